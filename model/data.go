@@ -1,0 +1,125 @@
+package model
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model/sparse"
+)
+
+// Data is the D×N data matrix X, one column per sample, entries ≥ 0.
+//
+// Implementations store samples as rows (DenseRows, SparseRows) so that a
+// sample is contiguous in memory; the methods speak in the X of DESIGN.md.
+type Data interface {
+	// Dims returns the number of features D and samples N.
+	Dims() (d, n int)
+	// MulTo stores X·V (D×K) into dst. V is N×K. dst must be empty or D×K.
+	MulTo(dst *mat.Dense, v mat.Matrix)
+	// TMulTo stores Xᵀ·U (N×K) into dst. U is D×K. dst must be empty or N×K.
+	TMulTo(dst *mat.Dense, u mat.Matrix)
+	// SqNorm returns ‖X‖²_F.
+	SqNorm() float64
+}
+
+// DenseRows returns x (N×D, one sample per row) as Data. x is not copied.
+func DenseRows(x *mat.Dense) Data { return &denseData{x: x} }
+
+// SparseRows returns x (N×D, one sample per row, e.g. TF-IDF) as Data.
+// x is not copied.
+func SparseRows(x *sparse.CSR) Data { return &sparseData{x: x} }
+
+type denseData struct {
+	x    *mat.Dense
+	norm float64 // cached ‖X‖²; NaN until computed
+	done bool
+}
+
+func (a *denseData) Dims() (d, n int) { n, d = a.x.Dims(); return d, n }
+
+func (a *denseData) MulTo(dst *mat.Dense, v mat.Matrix) { dst.Mul(a.x.T(), v) }
+
+func (a *denseData) TMulTo(dst *mat.Dense, u mat.Matrix) { dst.Mul(a.x, u) }
+
+func (a *denseData) SqNorm() float64 {
+	if !a.done {
+		f := mat.Norm(a.x, 2) // Frobenius norm for matrices
+		a.norm, a.done = f*f, true
+	}
+	return a.norm
+}
+
+type sparseData struct {
+	x    *sparse.CSR
+	norm float64
+	done bool
+}
+
+func (a *sparseData) Dims() (d, n int) { n, d = a.x.Dims(); return d, n }
+
+func (a *sparseData) MulTo(dst *mat.Dense, v mat.Matrix) { a.x.TMulDenseTo(dst, v) }
+
+func (a *sparseData) TMulTo(dst *mat.Dense, u mat.Matrix) { a.x.MulDenseTo(dst, u) }
+
+func (a *sparseData) SqNorm() float64 {
+	if !a.done {
+		a.norm, a.done = a.x.SqNorm(), true
+	}
+	return a.norm
+}
+
+// Rows returns the underlying sample-per-row matrix of x: a *mat.Dense for
+// DenseRows, a *sparse.CSR for SparseRows, and nil otherwise.
+func Rows(x Data) mat.Matrix {
+	switch a := x.(type) {
+	case *denseData:
+		return a.x
+	case *sparseData:
+		return a.x
+	}
+	return nil
+}
+
+// Validate checks that x is non-empty and that every entry is finite and
+// non-negative. The error names the first offending sample and feature.
+func Validate(x Data) error {
+	d, n := x.Dims()
+	if d == 0 || n == 0 {
+		return fmt.Errorf("model: empty data (%d features × %d samples)", d, n)
+	}
+	switch a := x.(type) {
+	case *denseData:
+		raw := a.x.RawMatrix()
+		for i := 0; i < raw.Rows; i++ {
+			for j, v := range raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols] {
+				if err := checkEntry(v, i, j); err != nil {
+					return err
+				}
+			}
+		}
+	case *sparseData:
+		for i := 0; i < n; i++ {
+			ind, val := a.x.Row(i)
+			for p, v := range val {
+				if err := checkEntry(v, i, ind[p]); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func checkEntry(v float64, i, j int) error {
+	switch {
+	case math.IsNaN(v):
+		return fmt.Errorf("model: NaN at sample %d, feature %d", i, j)
+	case math.IsInf(v, 0):
+		return fmt.Errorf("model: infinite entry at sample %d, feature %d", i, j)
+	case v < 0:
+		return fmt.Errorf("model: negative entry %g at sample %d, feature %d", v, i, j)
+	}
+	return nil
+}

@@ -1,0 +1,321 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// eps keeps multiplicative updates finite: denominators are floored at eps
+// (Cai's reference code uses 1e-10; scikit-learn's 'mu' solver uses
+// machine epsilon).
+const eps = 1e-10
+
+// Loss is the reconstruction part of an objective: ‖X − UVᵀ‖² on data
+// (Frobenius), or its kernel form. Its gradients are split into a positive
+// part pos and a negative part neg, so that a multiplicative update reads
+// W ← W ⊙ neg/pos.
+//
+// Gradients are halved: for ‖X − UVᵀ‖², ∂/∂V = 2(VUᵀU − XᵀU), and the
+// engine works with VUᵀU (pos) and XᵀU (neg). Terms follow the same scale.
+type Loss interface {
+	// Dims returns D (rows of U) and N (rows of V).
+	Dims() (d, n int)
+	// UGradTo stores the negative and positive parts of ½∂/∂U at (U, V)
+	// into neg and pos (both D×K).
+	UGradTo(neg, pos, u, v *mat.Dense)
+	// VGradTo stores the negative and positive parts of ½∂/∂V at (U, V)
+	// into neg and pos (both N×K).
+	VGradTo(neg, pos, u, v *mat.Dense)
+	// Value returns the loss at (U, V).
+	Value(u, v *mat.Dense) float64
+}
+
+// FastLoss is a Loss that can evaluate itself cheaply from the products
+// its last VGradTo call computed. The engine calls LastValue only when U has
+// not changed since that call.
+type FastLoss interface {
+	Loss
+	// LastValue returns the loss at (U, V), where U is the basis given to
+	// the last VGradTo call.
+	LastValue(v *mat.Dense) float64
+}
+
+// Term is a regularizer added to the loss, such as a graph term
+// Weight·tr(Vᵀ L V) on a block of V's columns.
+type Term interface {
+	// Name identifies the term in Stats.
+	Name() string
+	// AddVGrad adds the negative and positive parts of the term's ½∂/∂V
+	// at V into neg and pos (both N×K).
+	AddVGrad(neg, pos, v *mat.Dense)
+	// Value returns the term's contribution to the objective at V.
+	Value(v *mat.Dense) float64
+}
+
+// UTerm is a Term that also depends on U (for example, terms written on a
+// column-normalized basis).
+type UTerm interface {
+	Term
+	// AddUGrad adds the negative and positive parts of ½∂/∂U at (U, V)
+	// into neg and pos (both D×K).
+	AddUGrad(neg, pos, u, v *mat.Dense)
+}
+
+// Normalization says when the columns of U are rescaled to unit Euclidean
+// norm, with V's columns scaled inversely so that UVᵀ is unchanged.
+type Normalization int
+
+const (
+	// NormalizeNone never rescales.
+	NormalizeNone Normalization = iota
+	// NormalizeAtEnd rescales once after the last update, as Cai's GNMF
+	// code does. The objective of graph-regularized methods is not invariant
+	// to this rescaling, so it is left out of the iterations.
+	NormalizeAtEnd
+	// NormalizeEachIter rescales after every U update (methods whose
+	// objective is written on a column-normalized basis).
+	NormalizeEachIter
+)
+
+// Stats describes one iteration of the engine.
+type Stats struct {
+	// Iter counts completed iterations, from 1.
+	Iter int
+	// Objective is the loss plus all terms after the iteration.
+	Objective float64
+	// Parts holds the loss (first) and each term's value, in order.
+	Parts []float64
+	// Names labels Parts: "loss", then each term's Name.
+	Names []string
+}
+
+// Result summarizes an Engine run.
+type Result struct {
+	// Iters is the number of iterations run.
+	Iters int
+	// Objective is the final objective.
+	Objective float64
+	// Converged reports whether the relative change fell below Tol.
+	Converged bool
+	// Warnings collects numerical trouble that did not stop the run.
+	Warnings []error
+}
+
+// ErrDiverged is returned when the objective becomes NaN or infinite.
+var ErrDiverged = errors.New("model: objective is not finite")
+
+// Engine runs multiplicative updates on U (D×K) and V (N×K) for a Loss plus
+// a sum of Terms. Every algorithm in this package is an Engine with a
+// particular Loss, Terms and Normalization.
+//
+// The update for a factor W with gradient parts (neg, pos) is
+// W ← W ⊙ neg / max(pos, eps), which does not increase the objective for
+// the Frobenius loss with non-negative graph terms (Lee and Seung 2001;
+// Cai et al. 2011).
+//
+// An Engine is not safe for concurrent use. It keeps its workspaces between
+// calls to Run, so reuse one Engine for repeated partial updates.
+type Engine struct {
+	// Loss is the reconstruction part. It must be set.
+	Loss Loss
+	// Terms are added to the loss.
+	Terms []Term
+	// Normalize chooses when U's columns are normalized. Default NormalizeNone.
+	Normalize Normalization
+	// MaxIter bounds the iterations of one Run. If zero, it defaults to 200.
+	MaxIter int
+	// Tol stops a Run once |f_prev − f| ≤ Tol·|f_prev|. If zero, it
+	// defaults to 1e-5; a negative Tol disables the test.
+	Tol float64
+	// FixU keeps U fixed (projection of new samples on a learned basis).
+	FixU bool
+	// FixV keeps V fixed.
+	FixV bool
+	// Rows, if non-nil, restricts V's update to these rows (online
+	// updates of new samples and their graph neighbours). Other rows keep
+	// their values but still enter the gradients.
+	Rows []int
+	// Callback, if non-nil, is called after every iteration. Returning
+	// false stops the run.
+	Callback func(s Stats) bool
+
+	uNeg, uPos, vNeg, vPos mat.Dense
+	parts                  []float64
+	names                  []string
+}
+
+func (e *Engine) maxIter() int {
+	if e.MaxIter == 0 {
+		return 200
+	}
+	return e.MaxIter
+}
+
+func (e *Engine) tol() float64 {
+	if e.Tol == 0 {
+		return 1e-5
+	}
+	return e.Tol
+}
+
+// Objective returns the loss plus all terms at (U, V), and stores the parts
+// (loss first) into parts if it is non-nil and has the right length.
+func (e *Engine) Objective(u, v *mat.Dense, parts []float64) float64 {
+	return e.objective(u, v, parts, false)
+}
+
+func (e *Engine) objective(u, v *mat.Dense, parts []float64, fresh bool) float64 {
+	var f float64
+	if fl, ok := e.Loss.(FastLoss); ok && fresh {
+		f = fl.LastValue(v)
+	} else {
+		f = e.Loss.Value(u, v)
+	}
+	if parts != nil {
+		parts[0] = f
+	}
+	for i, t := range e.Terms {
+		x := t.Value(v)
+		if parts != nil {
+			parts[i+1] = x
+		}
+		f += x
+	}
+	return f
+}
+
+// Run updates u and v in place. u must be D×K and v N×K with D and N
+// those of the Loss, both non-negative; Run panics otherwise.
+func (e *Engine) Run(u, v *mat.Dense) (Result, error) {
+	d, n := e.Loss.Dims()
+	ur, k := u.Dims()
+	vr, vk := v.Dims()
+	if ur != d || vr != n || vk != k {
+		panic(fmt.Sprintf("model: Engine.Run: U is %d×%d and V is %d×%d, want %d×K and %d×K", ur, k, vr, vk, d, n))
+	}
+	e.uNeg.ReuseAs(d, k)
+	e.uPos.ReuseAs(d, k)
+	e.vNeg.ReuseAs(n, k)
+	e.vPos.ReuseAs(n, k)
+	if len(e.parts) != len(e.Terms)+1 {
+		e.parts = make([]float64, len(e.Terms)+1)
+		e.names = make([]string, len(e.Terms)+1)
+	}
+	e.names[0] = "loss"
+	for i, t := range e.Terms {
+		e.names[i+1] = t.Name()
+	}
+
+	var res Result
+	prev := e.Objective(u, v, nil)
+	if math.IsNaN(prev) || math.IsInf(prev, 0) {
+		return res, ErrDiverged
+	}
+	tol := e.tol()
+	for it := 1; it <= e.maxIter(); it++ {
+		if !e.FixU {
+			e.stepU(u, v)
+			if e.Normalize == NormalizeEachIter {
+				NormalizeColumns(u, v)
+			}
+		}
+		fresh := false
+		if !e.FixV {
+			e.stepV(u, v)
+			fresh = true
+		}
+		f := e.objective(u, v, e.parts, fresh)
+		res.Iters, res.Objective = it, f
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return res, ErrDiverged
+		}
+		if e.Callback != nil && !e.Callback(Stats{Iter: it, Objective: f, Parts: e.parts, Names: e.names}) {
+			break
+		}
+		if tol > 0 && math.Abs(prev-f) <= tol*math.Abs(prev) {
+			res.Converged = true
+			break
+		}
+		prev = f
+	}
+	if e.Normalize == NormalizeAtEnd && !e.FixU {
+		NormalizeColumns(u, v)
+		res.Objective = e.Objective(u, v, nil)
+	}
+	return res, nil
+}
+
+func (e *Engine) stepU(u, v *mat.Dense) {
+	e.Loss.UGradTo(&e.uNeg, &e.uPos, u, v)
+	for _, t := range e.Terms {
+		if ut, ok := t.(UTerm); ok {
+			ut.AddUGrad(&e.uNeg, &e.uPos, u, v)
+		}
+	}
+	mulUpdate(u, &e.uNeg, &e.uPos, nil)
+}
+
+func (e *Engine) stepV(u, v *mat.Dense) {
+	e.Loss.VGradTo(&e.vNeg, &e.vPos, u, v)
+	for _, t := range e.Terms {
+		t.AddVGrad(&e.vNeg, &e.vPos, v)
+	}
+	mulUpdate(v, &e.vNeg, &e.vPos, e.Rows)
+}
+
+// mulUpdate sets w ← w ⊙ neg / max(pos, eps) on the given rows (all if nil).
+// Negative parts below zero (possible only through rounding) are clamped so
+// that w stays non-negative.
+func mulUpdate(w, neg, pos *mat.Dense, rows []int) {
+	wr := w.RawMatrix()
+	nr := neg.RawMatrix()
+	pr := pos.RawMatrix()
+	row := func(i int) {
+		wi := wr.Data[i*wr.Stride : i*wr.Stride+wr.Cols]
+		ni := nr.Data[i*nr.Stride : i*nr.Stride+wr.Cols]
+		pi := pr.Data[i*pr.Stride : i*pr.Stride+wr.Cols]
+		for j, x := range wi {
+			num := ni[j]
+			if num < 0 {
+				num = 0
+			}
+			wi[j] = x * num / max(pi[j], eps)
+		}
+	}
+	if rows == nil {
+		for i := 0; i < wr.Rows; i++ {
+			row(i)
+		}
+		return
+	}
+	for _, i := range rows {
+		row(i)
+	}
+}
+
+// NormalizeColumns scales each column of U (D×K) to unit Euclidean norm and
+// multiplies the matching column of V (N×K) by the old norm, so that UVᵀ is
+// unchanged. Zero columns are left alone.
+func NormalizeColumns(u, v *mat.Dense) {
+	_, k := u.Dims()
+	for j := 0; j < k; j++ {
+		nrm := mat.Norm(u.ColView(j), 2)
+		if nrm == 0 {
+			continue
+		}
+		scaleCol(u, j, 1/nrm)
+		if v != nil {
+			scaleCol(v, j, nrm)
+		}
+	}
+}
+
+func scaleCol(m *mat.Dense, j int, s float64) {
+	raw := m.RawMatrix()
+	for i := 0; i < raw.Rows; i++ {
+		raw.Data[i*raw.Stride+j] *= s
+	}
+}

@@ -1,0 +1,77 @@
+package model
+
+import (
+	"gonum.org/v1/gonum/mat"
+)
+
+// Frobenius is the loss ‖X − UVᵀ‖²_F on data X (dense or sparse).
+//
+// Its gradient parts are XV and U(VᵀV) for U, XᵀU and V(UᵀU) for V. Its value
+// is computed as ‖X‖² − 2 tr(VᵀXᵀU) + tr((UᵀU)(VᵀV)), reusing XᵀU from the
+// V update, so an iteration costs two products with X.
+type Frobenius struct {
+	// X is the data. It must be set.
+	X Data
+
+	xtu, utu, vtv mat.Dense // cached products of the last VGradTo
+}
+
+var _ FastLoss = (*Frobenius)(nil)
+
+// NewFrobenius returns the Frobenius loss on x.
+func NewFrobenius(x Data) *Frobenius { return &Frobenius{X: x} }
+
+// Dims returns D and N of X.
+func (l *Frobenius) Dims() (d, n int) { return l.X.Dims() }
+
+// UGradTo stores XV into neg and U(VᵀV) into pos.
+func (l *Frobenius) UGradTo(neg, pos, u, v *mat.Dense) {
+	l.X.MulTo(neg, v)
+	l.vtv.Reset()
+	l.vtv.Mul(v.T(), v)
+	pos.Mul(u, &l.vtv)
+}
+
+// VGradTo stores XᵀU into neg and V(UᵀU) into pos.
+func (l *Frobenius) VGradTo(neg, pos, u, v *mat.Dense) {
+	l.X.TMulTo(neg, u)
+	l.xtu.Reset()
+	l.xtu.CloneFrom(neg)
+	l.utu.Reset()
+	l.utu.Mul(u.T(), u)
+	pos.Mul(v, &l.utu)
+}
+
+// Value returns ‖X − UVᵀ‖²_F.
+func (l *Frobenius) Value(u, v *mat.Dense) float64 {
+	l.xtu.Reset()
+	l.X.TMulTo(&l.xtu, u)
+	l.utu.Reset()
+	l.utu.Mul(u.T(), u)
+	return l.LastValue(v)
+}
+
+// LastValue returns ‖X − UVᵀ‖²_F using XᵀU and UᵀU from the last VGradTo.
+func (l *Frobenius) LastValue(v *mat.Dense) float64 {
+	l.vtv.Reset()
+	l.vtv.Mul(v.T(), v)
+	f := l.X.SqNorm() - 2*inner(v, &l.xtu) + inner(&l.utu, &l.vtv)
+	if f < 0 { // rounding on a near-exact fit
+		f = 0
+	}
+	return f
+}
+
+// inner returns Σ_ij a_ij b_ij for same-shaped a and b.
+func inner(a, b *mat.Dense) float64 {
+	ar, br := a.RawMatrix(), b.RawMatrix()
+	var s float64
+	for i := 0; i < ar.Rows; i++ {
+		x := ar.Data[i*ar.Stride : i*ar.Stride+ar.Cols]
+		y := br.Data[i*br.Stride : i*br.Stride+ar.Cols]
+		for j, v := range x {
+			s += v * y[j]
+		}
+	}
+	return s
+}

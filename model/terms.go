@@ -1,0 +1,256 @@
+package model
+
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model/sparse"
+)
+
+// GraphTerm is the graph regularizer Weight·tr(V_bᵀ L V_b) with L = D_S − S,
+// on the block b = [Lo, Hi) of V's columns. Since tr(VᵀLV) = ½ Σ_ij S_ij
+// ‖v_i − v_j‖², a positive Weight pulls neighbours' codes together and a
+// negative Weight pushes them apart (an inter-class or penalty graph).
+//
+// S may hold negative entries (the signed labeled graph of SSKNMF): the
+// gradient Weight·(D_S − S)V is split as (D⁺ + S⁻)V − (D⁻ + S⁺)V, where
+// S = S⁺ − S⁻ and D± = diag(S±·1), and each part goes to the side of the
+// multiplicative update that keeps it non-negative.
+//
+// The degrees are computed on first use; call Reset after changing S in place.
+type GraphTerm struct {
+	// Label names the term in Stats. If empty, "graph" is used.
+	Label string
+	// Weight multiplies the term (α or β in the papers). Its sign says
+	// whether the graph attracts (+) or repels (−).
+	Weight float64
+	// S is the N×N symmetric weight matrix.
+	S *sparse.CSR
+	// Lo and Hi select V's columns [Lo, Hi). Hi == 0 means all columns.
+	Lo, Hi int
+
+	s              *sparse.CSR // S the degrees were computed for
+	degPos, degNeg []float64
+}
+
+var _ Term = (*GraphTerm)(nil)
+
+// Name returns Label, or "graph".
+func (t *GraphTerm) Name() string {
+	if t.Label == "" {
+		return "graph"
+	}
+	return t.Label
+}
+
+// Reset drops the cached degrees; call it after modifying S in place.
+func (t *GraphTerm) Reset() { t.s = nil }
+
+func (t *GraphTerm) prepare(v *mat.Dense) (lo, hi int) {
+	n, k := v.Dims()
+	if r, c := t.S.Dims(); r != n || c != n {
+		panic(fmt.Sprintf("model: GraphTerm %q: S is %d×%d, V has %d rows", t.Name(), r, c, n))
+	}
+	lo, hi = t.Lo, t.Hi
+	if hi == 0 {
+		hi = k
+	}
+	if lo < 0 || lo >= hi || hi > k {
+		panic(fmt.Sprintf("model: GraphTerm %q: bad column block [%d, %d) for K = %d", t.Name(), lo, hi, k))
+	}
+	if t.s != t.S || len(t.degPos) != n {
+		t.degPos = resize(t.degPos, n)
+		t.degNeg = resize(t.degNeg, n)
+		for i := 0; i < n; i++ {
+			var p, q float64
+			_, val := t.S.Row(i)
+			for _, s := range val {
+				if s > 0 {
+					p += s
+				} else {
+					q -= s
+				}
+			}
+			t.degPos[i], t.degNeg[i] = p, q
+		}
+		t.s = t.S
+	}
+	return lo, hi
+}
+
+// AddVGrad adds the term's gradient parts at V to neg and pos.
+func (t *GraphTerm) AddVGrad(neg, pos, v *mat.Dense) {
+	if t.Weight == 0 {
+		return
+	}
+	lo, hi := t.prepare(v)
+	w := t.Weight
+	// attract collects Weight·(D⁻ + S⁺)V, repel collects Weight·(D⁺ + S⁻)V,
+	// up to the sign of Weight.
+	attract, repel := neg, pos
+	if w < 0 {
+		attract, repel, w = pos, neg, -w
+	}
+	vr := v.RawMatrix()
+	ar, rr := attract.RawMatrix(), repel.RawMatrix()
+	n := vr.Rows
+	for i := 0; i < n; i++ {
+		vi := vr.Data[i*vr.Stride+lo : i*vr.Stride+hi]
+		ai := ar.Data[i*ar.Stride+lo : i*ar.Stride+hi]
+		ri := rr.Data[i*rr.Stride+lo : i*rr.Stride+hi]
+		dp, dn := w*t.degPos[i], w*t.degNeg[i]
+		for c, x := range vi {
+			ri[c] += dp * x
+			ai[c] += dn * x
+		}
+		ind, val := t.S.Row(i)
+		for p, j := range ind {
+			s := w * val[p]
+			vj := vr.Data[j*vr.Stride+lo : j*vr.Stride+hi]
+			if s > 0 {
+				for c, x := range vj {
+					ai[c] += s * x
+				}
+			} else {
+				for c, x := range vj {
+					ri[c] -= s * x
+				}
+			}
+		}
+	}
+}
+
+// Value returns Weight·tr(V_bᵀ L V_b).
+func (t *GraphTerm) Value(v *mat.Dense) float64 {
+	if t.Weight == 0 {
+		return 0
+	}
+	lo, hi := t.prepare(v)
+	vr := v.RawMatrix()
+	var f float64
+	for i := 0; i < vr.Rows; i++ {
+		vi := vr.Data[i*vr.Stride+lo : i*vr.Stride+hi]
+		var sq float64
+		for _, x := range vi {
+			sq += x * x
+		}
+		f += (t.degPos[i] - t.degNeg[i]) * sq
+		ind, val := t.S.Row(i)
+		for p, j := range ind {
+			vj := vr.Data[j*vr.Stride+lo : j*vr.Stride+hi]
+			var dot float64
+			for c, x := range vi {
+				dot += x * vj[c]
+			}
+			f -= val[p] * dot
+		}
+	}
+	return t.Weight * f
+}
+
+// AnchorTerm is Weight·Σ_i Σ_j B_ij ‖v_i − c_j‖²: it pulls each row v_i of V
+// towards fixed codes c_j (rows of C), with non-negative weights B (N×M).
+// It is the graph term of out-of-sample projection, where a new sample
+// joins the graph of the training samples whose codes stay fixed.
+type AnchorTerm struct {
+	// Weight multiplies the term; it must not be negative.
+	Weight float64
+	// B holds the weights between V's rows and C's rows (N×M, ≥ 0).
+	B *sparse.CSR
+	// C holds the fixed codes (M×K).
+	C *mat.Dense
+
+	b       *sparse.CSR
+	deg     []float64
+	bc      mat.Dense // B·C
+	cNormSq []float64
+}
+
+var _ Term = (*AnchorTerm)(nil)
+
+// Name returns "anchor".
+func (t *AnchorTerm) Name() string { return "anchor" }
+
+func (t *AnchorTerm) prepare() {
+	if t.b == t.B {
+		return
+	}
+	n, m := t.B.Dims()
+	if cr, _ := t.C.Dims(); cr != m {
+		panic(fmt.Sprintf("model: AnchorTerm: B is %d×%d but C has %d rows", n, m, cr))
+	}
+	t.deg = resize(t.deg, n)
+	for i := range t.deg {
+		_, val := t.B.Row(i)
+		var s float64
+		for _, x := range val {
+			s += x
+		}
+		t.deg[i] = s
+	}
+	t.bc.Reset()
+	t.B.MulDenseTo(&t.bc, t.C)
+	t.cNormSq = resize(t.cNormSq, m)
+	cr := t.C.RawMatrix()
+	for j := range t.cNormSq {
+		var s float64
+		for _, x := range cr.Data[j*cr.Stride : j*cr.Stride+cr.Cols] {
+			s += x * x
+		}
+		t.cNormSq[j] = s
+	}
+	t.b = t.B
+}
+
+// AddVGrad adds Weight·B·C to neg and Weight·diag(B·1)·V to pos.
+func (t *AnchorTerm) AddVGrad(neg, pos, v *mat.Dense) {
+	if t.Weight == 0 {
+		return
+	}
+	t.prepare()
+	vr, nr, pr, br := v.RawMatrix(), neg.RawMatrix(), pos.RawMatrix(), t.bc.RawMatrix()
+	for i := 0; i < vr.Rows; i++ {
+		d := t.Weight * t.deg[i]
+		vi := vr.Data[i*vr.Stride : i*vr.Stride+vr.Cols]
+		ni := nr.Data[i*nr.Stride : i*nr.Stride+vr.Cols]
+		pi := pr.Data[i*pr.Stride : i*pr.Stride+vr.Cols]
+		bi := br.Data[i*br.Stride : i*br.Stride+vr.Cols]
+		for c, x := range vi {
+			pi[c] += d * x
+			ni[c] += t.Weight * bi[c]
+		}
+	}
+}
+
+// Value returns Weight·Σ_ij B_ij ‖v_i − c_j‖².
+func (t *AnchorTerm) Value(v *mat.Dense) float64 {
+	if t.Weight == 0 {
+		return 0
+	}
+	t.prepare()
+	vr, br := v.RawMatrix(), t.bc.RawMatrix()
+	var f float64
+	for i := 0; i < vr.Rows; i++ {
+		vi := vr.Data[i*vr.Stride : i*vr.Stride+vr.Cols]
+		bi := br.Data[i*br.Stride : i*br.Stride+vr.Cols]
+		var sq, dot float64
+		for c, x := range vi {
+			sq += x * x
+			dot += x * bi[c]
+		}
+		f += t.deg[i]*sq - 2*dot
+		ind, val := t.B.Row(i)
+		for p, j := range ind {
+			f += val[p] * t.cNormSq[j]
+		}
+	}
+	return t.Weight * f
+}
+
+func resize(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	return s[:n]
+}
