@@ -1,0 +1,138 @@
+package model
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Method is a factorization algorithm: it fits X ≈ UVᵀ to data, using the
+// labels it can. Labels hold one class in [0, C) per sample, or -1 for an
+// unlabeled sample; unsupervised methods accept nil.
+//
+// After a successful Fit, Basis returns U (D×K) and Codes returns V (N×K).
+// Both are owned by the method and valid until the next Fit: copy what you
+// keep past it.
+type Method interface {
+	Fit(x Data, labels []int) error
+	Basis() *mat.Dense
+	Codes() *mat.Dense
+}
+
+// fitted holds the state common to all methods.
+type fitted struct {
+	u, v mat.Dense
+	res  Result
+	ok   bool
+}
+
+// Basis returns U (D×K). It panics with ErrNotFitted before a successful Fit.
+func (f *fitted) Basis() *mat.Dense {
+	if !f.ok {
+		panic(ErrNotFitted)
+	}
+	return &f.u
+}
+
+// Codes returns V (N×K), one row per training sample. It panics with
+// ErrNotFitted before a successful Fit.
+func (f *fitted) Codes() *mat.Dense {
+	if !f.ok {
+		panic(ErrNotFitted)
+	}
+	return &f.v
+}
+
+// Result returns the summary of the last Fit.
+func (f *fitted) Result() Result { return f.res }
+
+// Common holds the settings shared by every factorization method.
+type Common struct {
+	// Rank is K, the number of latent factors. It must be in [1, min(D, N)].
+	Rank int
+	// MaxIter bounds the multiplicative updates. If zero, it defaults to 200.
+	MaxIter int
+	// Tol stops the updates when the relative objective change falls below
+	// it. If zero, it defaults to 1e-5; negative disables the test.
+	Tol float64
+	// Init chooses the initialization. The zero value is InitNNDSVDa.
+	Init Init
+	// Src drives initialization. If nil, a fixed seed is used, so that
+	// results are reproducible bit for bit.
+	Src rand.Source
+	// Callback, if non-nil, receives the statistics of every iteration;
+	// returning false stops the fit.
+	Callback func(Stats) bool
+}
+
+// start validates x and the rank and initializes U and V into f.
+func (c *Common) start(f *fitted, x Data) error {
+	f.ok = false
+	if err := Validate(x); err != nil {
+		return err
+	}
+	u, v, err := Initialize(x, c.Rank, c.Init, c.Src)
+	if err != nil {
+		return err
+	}
+	f.u.CloneFrom(u)
+	f.v.CloneFrom(v)
+	return nil
+}
+
+// run runs an engine built from c's settings, and marks f fitted.
+func (c *Common) run(f *fitted, e *Engine) error {
+	e.MaxIter, e.Tol, e.Callback = c.MaxIter, c.Tol, c.Callback
+	res, err := e.Run(&f.u, &f.v)
+	f.res = res
+	if err != nil {
+		return err
+	}
+	f.ok = true
+	return nil
+}
+
+// NMF is plain non-negative matrix factorization, X ≈ UVᵀ minimizing
+// ‖X − UVᵀ‖²_F by the multiplicative updates of Lee and Seung, "Algorithms
+// for non-negative matrix factorization", NIPS 2001:
+//
+//	U ← U ⊙ (XV) / (UVᵀV),   V ← V ⊙ (XᵀU) / (VUᵀU).
+//
+// NMF is not safe for concurrent use.
+type NMF struct {
+	Common
+	// NormalizeU rescales U's columns to unit norm after fitting (V is
+	// rescaled to keep UVᵀ). The zero value leaves them as fitted.
+	NormalizeU bool
+
+	fitted
+	eng Engine
+}
+
+var _ Method = (*NMF)(nil)
+
+// Fit factorizes x. labels is ignored.
+func (m *NMF) Fit(x Data, labels []int) error {
+	if err := m.start(&m.fitted, x); err != nil {
+		return err
+	}
+	m.eng = Engine{Loss: NewFrobenius(x)}
+	if m.NormalizeU {
+		m.eng.Normalize = NormalizeAtEnd
+	}
+	return m.run(&m.fitted, &m.eng)
+}
+
+// checkLabels reports whether labels fits n samples.
+func checkLabels(labels []int, n int) error {
+	if labels != nil && len(labels) != n {
+		return fmt.Errorf("model: %d labels for %d samples", len(labels), n)
+	}
+	for i, y := range labels {
+		if y < -1 {
+			return fmt.Errorf("model: label %d of sample %d is invalid (classes are ≥ 0, -1 means unlabeled)", y, i)
+		}
+	}
+	return nil
+}

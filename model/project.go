@@ -1,0 +1,195 @@
+package model
+
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model/sparse"
+)
+
+// Projection selects how new samples are coded on a learned basis U.
+// DESIGN.md §4 gives the measured accuracies that choose the default.
+type Projection int
+
+const (
+	// ProjectGraph is graph-aware out-of-sample projection: the new sample
+	// joins the k-NN graph of the training samples, whose codes stay fixed,
+	// and its code solves min ‖x − Uv‖² + α Σ_j S_j ‖v − v_j‖², v ≥ 0, by
+	// multiplicative updates with U fixed. It measures best and is the default.
+	ProjectGraph Projection = iota
+	// ProjectNNLS is non-negative least squares min ‖x − Uv‖², v ≥ 0, by
+	// multiplicative updates with U fixed, started from the clamped
+	// pseudo-inverse.
+	ProjectNNLS
+	// ProjectPinv is the least-squares code (UᵀU)⁻¹Uᵀx, which may be negative.
+	ProjectPinv
+	// ProjectClampedPinv is max(0, (UᵀU)⁻¹Uᵀx), as in Cai's GNMF code.
+	ProjectClampedPinv
+)
+
+// String returns the projection's command-line name.
+func (p Projection) String() string {
+	switch p {
+	case ProjectGraph:
+		return "graph"
+	case ProjectNNLS:
+		return "nnls"
+	case ProjectPinv:
+		return "pinv"
+	case ProjectClampedPinv:
+		return "clamped"
+	}
+	return fmt.Sprintf("Projection(%d)", int(p))
+}
+
+// ParseProjection returns the Projection named s ("graph", "nnls", "pinv",
+// "clamped").
+func ParseProjection(s string) (Projection, error) {
+	for p := ProjectGraph; p <= ProjectClampedPinv; p++ {
+		if p.String() == s {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("model: unknown projection %q (want graph, nnls, pinv or clamped)", s)
+}
+
+// Projector codes new samples on a fixed basis U (D×K).
+//
+// The Cholesky factor of UᵀU is computed once and cached. A Projector is
+// not safe for concurrent use; give each goroutine its own (they may share
+// U, which is only read).
+type Projector struct {
+	// Method selects the projection. The zero value is ProjectGraph.
+	Method Projection
+	// U is the basis (D×K). It must be set.
+	U *mat.Dense
+	// MaxIter bounds the multiplicative updates of NNLS and graph-aware
+	// projection. If zero, it defaults to 100.
+	MaxIter int
+	// Tol is the relative objective change that stops those updates. If
+	// zero, it defaults to 1e-6.
+	Tol float64
+
+	// Graph-aware projection needs the training samples' neighbourhoods:
+	// Neighbors(x) returns, for each new sample (row), a sparse row of
+	// weights to training samples, and TrainCodes their codes (M×K).
+	// Alpha is the weight of the anchor term; use the training α.
+	Neighbors  func(x Data) (*sparse.CSR, error)
+	TrainCodes *mat.Dense
+	Alpha      float64
+
+	chol    mat.Cholesky
+	cholFor *mat.Dense
+	xtu     mat.Dense
+	eng     Engine
+}
+
+// ProjectTo stores the codes of x's samples (N×K) into dst. dst must be
+// empty or N×K.
+func (p *Projector) ProjectTo(dst *mat.Dense, x Data) error {
+	d, n := x.Dims()
+	ud, k := p.U.Dims()
+	if d != ud {
+		return fmt.Errorf("model: project: data has %d features, basis has %d", d, ud)
+	}
+	if err := Validate(x); err != nil {
+		return err
+	}
+	if dst.IsEmpty() {
+		dst.ReuseAs(n, k)
+	} else if r, c := dst.Dims(); r != n || c != k {
+		panic(mat.ErrShape)
+	}
+	if err := p.pinvTo(dst, x); err != nil {
+		return err
+	}
+	if p.Method == ProjectPinv {
+		return nil
+	}
+	clampNonNeg(dst)
+	if p.Method == ProjectClampedPinv {
+		return nil
+	}
+	// Multiplicative updates cannot move an entry away from zero: start
+	// every entry from at least a small fraction of the row's mean.
+	floorRows(dst)
+	p.eng = Engine{Loss: NewFrobenius(x), FixU: true, MaxIter: p.MaxIter, Tol: p.Tol, Terms: p.eng.Terms[:0]}
+	if p.eng.MaxIter == 0 {
+		p.eng.MaxIter = 100
+	}
+	if p.eng.Tol == 0 {
+		p.eng.Tol = 1e-6
+	}
+	if p.Method == ProjectGraph {
+		if p.Neighbors == nil || p.TrainCodes == nil {
+			return fmt.Errorf("model: graph-aware projection needs the training graph; use ProjectNNLS without one")
+		}
+		b, err := p.Neighbors(x)
+		if err != nil {
+			return err
+		}
+		p.eng.Terms = append(p.eng.Terms, &AnchorTerm{Weight: p.Alpha, B: b, C: p.TrainCodes})
+	}
+	_, err := p.eng.Run(p.U, dst)
+	return err
+}
+
+// pinvTo stores XᵀU(UᵀU)⁻¹ into dst, through the cached Cholesky factor.
+func (p *Projector) pinvTo(dst *mat.Dense, x Data) error {
+	if p.cholFor != p.U {
+		var utu mat.SymDense
+		utu.SymOuterK(1, p.U.T())
+		if !p.chol.Factorize(&utu) {
+			return fmt.Errorf("model: project: UᵀU is singular (a basis column is zero or collinear); refit with a smaller rank")
+		}
+		p.cholFor = p.U
+	}
+	p.xtu.Reset()
+	x.TMulTo(&p.xtu, p.U) // N×K
+	// dst = XᵀU (UᵀU)⁻¹, i.e. dstᵀ = (UᵀU)⁻¹ (XᵀU)ᵀ.
+	var t mat.Dense
+	if err := p.chol.SolveTo(&t, p.xtu.T()); err != nil {
+		return fmt.Errorf("model: project: %w", err)
+	}
+	dst.Copy(t.T())
+	return nil
+}
+
+func clampNonNeg(m *mat.Dense) {
+	raw := m.RawMatrix()
+	for i := 0; i < raw.Rows; i++ {
+		row := raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols]
+		for j, x := range row {
+			if x < 0 {
+				row[j] = 0
+			}
+		}
+	}
+}
+
+// floorRows raises every entry of each row to at least 1e-3 of the row's
+// mean (or 1e-6 for an all-zero row), so multiplicative updates can move it.
+func floorRows(m *mat.Dense) {
+	const (
+		rel  = 1e-3 // small next to the row's scale, yet movable
+		zero = 1e-6 // for a row that projects to zero entirely
+	)
+	raw := m.RawMatrix()
+	for i := 0; i < raw.Rows; i++ {
+		row := raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols]
+		var s float64
+		for _, x := range row {
+			s += x
+		}
+		f := rel * s / float64(len(row))
+		if f == 0 {
+			f = zero
+		}
+		for j, x := range row {
+			if x < f {
+				row[j] = f
+			}
+		}
+	}
+}
