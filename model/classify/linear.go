@@ -148,7 +148,7 @@ func (o *softmaxObjective) eval(theta, grad []float64) float64 {
 		floats.Add(row, b)
 		zy := row[o.y[i]]
 		f += logSumExpSoftmax(row) - zy // row becomes the softmax P_i
-		row[o.y[i]]-- // row becomes P_i − Y_i
+		row[o.y[i]]--                   // row becomes P_i − Y_i
 	}
 	inv := 1 / float64(n)
 	f *= inv
