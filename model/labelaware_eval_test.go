@@ -1,0 +1,153 @@
+package model
+
+import (
+	"cmp"
+	"math/rand/v2"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/internal/datasets"
+	"github.com/nmfstream/nmfstream/model/classify"
+	"github.com/nmfstream/nmfstream/model/metrics"
+	"github.com/nmfstream/nmfstream/model/sparse"
+)
+
+// digitsTask is one evaluation split of DESIGN.md §7 on the digits: a
+// training pool with L labels per class (−1 for the rest) and held-out
+// samples.
+type digitsTask struct {
+	train      *mat.Dense // pool rows
+	trainY     []int      // −1 for unlabeled pool rows
+	test       *mat.Dense
+	testY      []int
+	labeledPos []int // positions of labeled rows in train
+}
+
+func gatherRows(x *mat.Dense, idx []int) *mat.Dense {
+	_, d := x.Dims()
+	out := mat.NewDense(len(idx), d, nil)
+	for r, i := range idx {
+		out.SetRow(r, x.RawRowView(i))
+	}
+	return out
+}
+
+// newDigitsTask splits the digits: one third held out, l labels per class
+// from the pool, with seed (s, s). If validation is true the held-out third
+// is discarded and the pool itself is split again the same way, so that
+// tuning never sees the test samples.
+func newDigitsTask(l int, seed uint64, validation bool) digitsTask {
+	x, y := datasets.Digits()
+	sp, err := metrics.Split(y, 1.0/3, l, rand.NewPCG(seed, seed))
+	if err != nil {
+		panic(err)
+	}
+	if validation {
+		pool := sp.Train
+		py := make([]int, len(pool))
+		for r, i := range pool {
+			py[r] = y[i]
+		}
+		vs, err := metrics.Split(py, 1.0/3, l, rand.NewPCG(seed+100, seed+100))
+		if err != nil {
+			panic(err)
+		}
+		remap := func(idx []int) []int {
+			out := make([]int, len(idx))
+			for r, i := range idx {
+				out[r] = pool[i]
+			}
+			return out
+		}
+		sp = metrics.SplitIndices{Train: remap(vs.Train), Test: remap(vs.Test), Labeled: remap(vs.Labeled)}
+	}
+	var t digitsTask
+	t.train = gatherRows(x, sp.Train)
+	t.test = gatherRows(x, sp.Test)
+	labeled := map[int]bool{}
+	for _, i := range sp.Labeled {
+		labeled[i] = true
+	}
+	for r, i := range sp.Train {
+		if labeled[i] {
+			t.trainY = append(t.trainY, y[i])
+			t.labeledPos = append(t.labeledPos, r)
+		} else {
+			t.trainY = append(t.trainY, -1)
+		}
+	}
+	for _, i := range sp.Test {
+		t.testY = append(t.testY, y[i])
+	}
+	return t
+}
+
+// knnRows returns, for each row of q, 0-1 weights to its k nearest rows of
+// r (brute force; test helper).
+func knnRows(q, r *mat.Dense, k int) *sparse.CSR {
+	nq, _ := q.Dims()
+	nr, _ := r.Dims()
+	b := sparse.NewBuilder(nq, nr)
+	idx := make([]int, nr)
+	d := make([]float64, nr)
+	for i := 0; i < nq; i++ {
+		qi := q.RawRowView(i)
+		for j := 0; j < nr; j++ {
+			rj := r.RawRowView(j)
+			var s float64
+			for c, v := range qi {
+				e := v - rj[c]
+				s += e * e
+			}
+			d[j], idx[j] = s, j
+		}
+		slices.SortFunc(idx, func(a, b int) int { return cmp.Or(cmp.Compare(d[a], d[b]), cmp.Compare(a, b)) })
+		for _, j := range idx[:k] {
+			b.Add(i, j, 1)
+		}
+		for j := range idx {
+			idx[j] = j
+		}
+	}
+	return b.CSR()
+}
+
+// score fits m on the task's pool, codes the held-out samples with proj
+// (graph-aware projection uses 5 neighbours among the pool and weight
+// alpha), and returns the 1-NN accuracy against the labeled pool codes.
+func (t digitsTask) score(m Method, proj Projection, alpha float64) (float64, error) {
+	if err := m.Fit(DenseRows(t.train), t.trainY); err != nil {
+		return 0, err
+	}
+	codes := t.codes(m, proj, alpha)
+	return t.nnAccuracy(m.Codes(), codes), nil
+}
+
+func (t digitsTask) codes(m Method, proj Projection, alpha float64) *mat.Dense {
+	p := Projector{Method: proj, U: m.Basis(), TrainCodes: m.Codes(), Alpha: alpha,
+		Neighbors: func(x Data) (*sparse.CSR, error) { return knnRows(t.test, t.train, 5), nil }}
+	var v mat.Dense
+	if err := p.ProjectTo(&v, DenseRows(t.test)); err != nil {
+		panic(err)
+	}
+	return &v
+}
+
+// nnAccuracy classifies test codes by 1-NN against the labeled training codes.
+func (t digitsTask) nnAccuracy(trainCodes, testCodes mat.Matrix) float64 {
+	_, k := trainCodes.Dims()
+	ref := mat.NewDense(len(t.labeledPos), k, nil)
+	ys := make([]int, len(t.labeledPos))
+	for r, i := range t.labeledPos {
+		for c := 0; c < k; c++ {
+			ref.Set(r, c, trainCodes.At(i, c))
+		}
+		ys[r] = t.trainY[i]
+	}
+	var nn classify.NearestNeighbor
+	if err := nn.Fit(ref, ys); err != nil {
+		panic(err)
+	}
+	return metrics.Accuracy(nn.PredictTo(nil, testCodes), t.testY)
+}

@@ -1,0 +1,203 @@
+package model
+
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model/sparse"
+)
+
+// N2S2L is non-negative semi-supervised learning (Wang, Yan, Zhang and
+// Zhang, "Non-Negative Semi-Supervised Learning", AISTATS 2009, §2). The
+// codes are split as V = [V¹ V²]: V¹ (N×q) carries the discriminative
+// information and V² (N×(K−q)) the rest of the reconstruction, and the
+// objective (eq. 12) is
+//
+//	‖X − UVᵀ‖² + tr(Q¹V¹ᵀ(αL + βLˢ)V¹Q¹) + tr(Q²V²ᵀ(αLᵖ)V²Q²),   U, V ≥ 0,
+//
+// with Q = diag(‖u_m‖), L the Laplacian of MFA's intrinsic graph (labeled
+// samples joined to same-class labeled samples), Lᵖ that of MFA's penalty
+// graph (the shortest between-class pairs of each class) and Lˢ that of
+// the k-NN graph over all samples. All three terms are positive: the
+// penalty graph is minimized on V², the complement of V¹ (eq. 6), which
+// approximates maximizing it on V¹.
+//
+// As a composition it is the Frobenius loss plus three NormalizedGraphTerms
+// (split, as in eq. 20–21) on the column blocks [0, q) and [q, K), with
+// U's columns normalized after every U update and the norms conveyed to V
+// (eq. 35–36). The U rule is eq. 25, U ← U ⊙ (XV + UY_u⁻)/(UVᵀV + UY_u⁺),
+// and the V rule eq. 44; the paper proves that eq. 12 does not increase, and
+// the tests check it.
+//
+// N2S2L is not safe for concurrent use.
+type N2S2L struct {
+	Common
+	// Alpha is α, the weight of the intrinsic and penalty graphs. If zero,
+	// it defaults to 10, the paper's value. It must not be negative.
+	Alpha float64
+	// Beta is β, the weight of the k-NN smoothness graph Lˢ on V¹. If zero,
+	// it defaults to 1000 (the paper searches 10⁻⁶…10³; 1000 measured best
+	// on a validation split of the digits). It must not be negative.
+	Beta float64
+	// Q is q, the number of discriminative columns V¹. If zero, it defaults
+	// to the number of classes among the labels, as in the paper. It must
+	// be below Rank.
+	Q int
+	// IntrinsicK is k₁, the number of same-class neighbours in the intrinsic
+	// graph. If zero, all same-class labeled samples are joined (the
+	// paper's n_c − 1).
+	IntrinsicK int
+	// PenaltyPairs is k₂, the number of shortest between-class pairs per
+	// class in the penalty graph. If zero, it defaults to 20 (the paper's).
+	PenaltyPairs int
+	// Neighbors is p, the size of the k-NN smoothness graph. If zero, it
+	// defaults to 5 (the paper does not give p; 5 is Cai et al.'s GNMF
+	// default).
+	Neighbors int
+
+	fitted
+	eng       Engine
+	s, sp, ss *sparse.CSR
+	q         int
+}
+
+var _ Method = (*N2S2L)(nil)
+
+// Fit factorizes x using labels (one per sample, −1 = unlabeled). With no
+// labels, only the smoothness graph acts; Q must then be set.
+func (m *N2S2L) Fit(x Data, labels []int) error {
+	m.ok = false
+	_, n := x.Dims()
+	ls, err := parseLabels(labels, n)
+	if err != nil {
+		return err
+	}
+	if m.Alpha < 0 || m.Beta < 0 || m.Q < 0 || m.IntrinsicK < 0 || m.PenaltyPairs < 0 || m.Neighbors < 0 {
+		return fmt.Errorf("model: N2S2L: negative hyperparameter")
+	}
+	q := orDefaultInt(m.Q, ls.classes)
+	if q <= 0 || q >= m.Rank {
+		return fmt.Errorf("model: N2S2L: q = %d discriminative columns, want 1 ≤ q < K = %d", q, m.Rank)
+	}
+	if err := m.start(&m.fitted, x); err != nil {
+		return err
+	}
+	m.q = q
+	k1 := m.IntrinsicK
+	if k1 == 0 {
+		k1 = -1
+	}
+	if m.s, m.sp, err = mfaGraphs(x, ls, k1, orDefaultInt(m.PenaltyPairs, 20)); err != nil {
+		return err
+	}
+	if m.ss, err = knnGraph(x, orDefaultInt(m.Neighbors, 5)); err != nil {
+		return err
+	}
+	a, b := orDefault(m.Alpha, 10), orDefault(m.Beta, 1000)
+	m.eng = Engine{
+		Loss: NewFrobenius(x),
+		Terms: []Term{
+			&NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "intrinsic", Weight: a, S: m.s, Hi: q}, Split: true},
+			&NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "smooth", Weight: b, S: m.ss, Hi: q}, Split: true},
+			&NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "penalty", Weight: a, S: m.sp, Lo: q, Hi: m.Rank}, Split: true},
+		},
+		Normalize: NormalizeEachIter,
+	}
+	// Eq. 12 is written on Q; normalizing first makes Q = I, so that the
+	// terms' values (taken at Q = I) are the objective from the start.
+	NormalizeColumns(&m.u, &m.v)
+	return m.run(&m.fitted, &m.eng)
+}
+
+// DiscriminativeCols returns q, the number of columns of V¹, of the last
+// Fit (Q, or its default).
+func (m *N2S2L) DiscriminativeCols() int { return m.q }
+
+// Graphs returns the intrinsic, penalty and smoothness graphs (N×N) of the
+// last Fit.
+func (m *N2S2L) Graphs() (s, sp, ss *sparse.CSR) { return m.s, m.sp, m.ss }
+
+// NormalizedGraphTerm is a GraphTerm written on a column-normalized basis:
+// its value is Weight·tr(Q V_bᵀ L V_b Q) = Weight·Σ_{m∈b} ‖u_m‖² (V_bᵀLV_b)_mm
+// with Q = diag(‖u_m‖), as in N²S²L (eq. 12) and NGE (eq. 12). It is a
+// UTerm: for fixed V it adds Weight·‖u_m‖²·c_m to the objective, whose
+// half-gradient with respect to U is U·diag(Weight·c_m) (N²S²L's UY_u).
+//
+// Value ignores U: it is the objective only while U's columns have unit
+// norm, so use it with NormalizeEachIter and normalize before the first
+// iteration. The engine evaluates the objective after the V update, when
+// that holds.
+type NormalizedGraphTerm struct {
+	GraphTerm
+	// Split selects the U rule. If true, U·diag(Vᵀ(D⁺+S⁻)V) goes to the
+	// denominator and U·diag(Vᵀ(D⁻+S⁺)V) to the numerator (N²S²L's Y_u⁺ and
+	// Y_u⁻, eq. 20–21). If false, the exact diagonal U·diag(VᵀLV) goes to
+	// the side its sign selects (NGE's D^h, eq. 15), a tighter bound.
+	Split bool
+
+	cpos, cneg []float64
+}
+
+var _ UTerm = (*NormalizedGraphTerm)(nil)
+
+// colQuad stores, for each column m in the block, the
+// repelling part cp[m] = v_mᵀ(D⁺ + S⁻)v_m and the attracting part
+// cn[m] = v_mᵀ(D⁻ + S⁺)v_m, so that v_mᵀLv_m = cp[m] − cn[m].
+func (t *NormalizedGraphTerm) colQuad(v *mat.Dense) (lo, hi int) {
+	lo, hi = t.prepare(v)
+	nb := hi - lo
+	t.cpos = resize(t.cpos, nb)
+	t.cneg = resize(t.cneg, nb)
+	clear(t.cpos)
+	clear(t.cneg)
+	vr := v.RawMatrix()
+	for i := 0; i < vr.Rows; i++ {
+		vi := vr.Data[i*vr.Stride+lo : i*vr.Stride+hi]
+		dp, dn := t.degPos[i], t.degNeg[i]
+		for c, x := range vi {
+			t.cpos[c] += dp * x * x
+			t.cneg[c] += dn * x * x
+		}
+		ind, val := t.S.Row(i)
+		for p, j := range ind {
+			s := val[p]
+			vj := vr.Data[j*vr.Stride+lo : j*vr.Stride+hi]
+			if s > 0 {
+				for c, x := range vi {
+					t.cneg[c] += s * x * vj[c]
+				}
+			} else {
+				for c, x := range vi {
+					t.cpos[c] -= s * x * vj[c]
+				}
+			}
+		}
+	}
+	return lo, hi
+}
+
+// AddUGrad adds U·diag(Weight·c) to the sides of the update (see Split).
+func (t *NormalizedGraphTerm) AddUGrad(neg, pos, u, v *mat.Dense) {
+	if t.Weight == 0 {
+		return
+	}
+	lo, hi := t.colQuad(v)
+	w := t.Weight
+	rep, att := t.cpos, t.cneg
+	if w < 0 {
+		rep, att, w = att, rep, -w
+	}
+	ur, nr, pr := u.RawMatrix(), neg.RawMatrix(), pos.RawMatrix()
+	for c := lo; c < hi; c++ {
+		p, q := w*rep[c-lo], w*att[c-lo]
+		if !t.Split {
+			p, q = max(p-q, 0), max(q-p, 0)
+		}
+		for i := 0; i < ur.Rows; i++ {
+			x := ur.Data[i*ur.Stride+c]
+			pr.Data[i*pr.Stride+c] += p * x
+			nr.Data[i*nr.Stride+c] += q * x
+		}
+	}
+}

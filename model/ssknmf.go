@@ -1,0 +1,81 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/nmfstream/nmfstream/model/sparse"
+)
+
+// SSKNMF is the semi-supervised extension of KNMF (An, thesis §2.3). It
+// minimizes
+//
+//	‖X − UVᵀ‖² + α tr(Vᵀ L¹ V) + β tr(Vᵀ L² V),   U, V ≥ 0,
+//
+// where W¹ is the signed labeled graph (+1 between intra-class k-NN pairs
+// of labeled samples, −1 between inter-class k-NN pairs, 0 elsewhere and
+// for unlabeled samples) and W² the k-NN graph over all samples. The thesis
+// uses one α for both; β is exposed separately and defaults to α's value
+// measured on digits. As a composition it is the Frobenius loss plus
+// GraphTerm{α, W¹} and GraphTerm{β, W²}; GraphTerm moves the negative
+// entries of W¹ (and the matching degree part) to the other side of the
+// multiplicative update, which the thesis' rule (2.11) leaves implicit.
+//
+// Like DGNMF, the repelling part of W¹ makes the objective unbounded below;
+// SSKNMF is not safe for concurrent use.
+type SSKNMF struct {
+	Common
+	// Alpha is α, the weight of the signed labeled graph W¹. If zero, it
+	// defaults to 0.1. It must not be negative.
+	Alpha float64
+	// Beta is β, the weight of the k-NN graph W² over all samples. If
+	// zero, it defaults to 1. It must not be negative.
+	Beta float64
+	// LabelNeighbors is the k of the intra- and inter-class neighbourhoods
+	// in W¹. If zero, it defaults to 5.
+	LabelNeighbors int
+	// Neighbors is the k of the k-NN graph W². If zero, it defaults to 5
+	// (Cai et al.'s GNMF default).
+	Neighbors int
+
+	fitted
+	eng    Engine
+	w1, w2 *sparse.CSR
+}
+
+var _ Method = (*SSKNMF)(nil)
+
+// Fit factorizes x using labels (one per sample, −1 = unlabeled; nil means
+// none, and then only W² acts, as in GNMF).
+func (m *SSKNMF) Fit(x Data, labels []int) error {
+	m.ok = false
+	_, n := x.Dims()
+	ls, err := parseLabels(labels, n)
+	if err != nil {
+		return err
+	}
+	if m.Alpha < 0 || m.Beta < 0 || m.Neighbors < 0 || m.LabelNeighbors < 0 {
+		return fmt.Errorf("model: SSKNMF: negative hyperparameter")
+	}
+	if err := m.start(&m.fitted, x); err != nil {
+		return err
+	}
+	kl := orDefaultInt(m.LabelNeighbors, 5)
+	if m.w1, err = signedLabelGraph(x, ls, kl, kl); err != nil {
+		return err
+	}
+	if m.w2, err = knnGraph(x, orDefaultInt(m.Neighbors, 5)); err != nil {
+		return err
+	}
+	m.eng = Engine{
+		Loss: NewFrobenius(x),
+		Terms: []Term{
+			&GraphTerm{Label: "labeled", Weight: orDefault(m.Alpha, 0.1), S: m.w1},
+			&GraphTerm{Label: "knn", Weight: orDefault(m.Beta, 1), S: m.w2},
+		},
+		Normalize: NormalizeAtEnd,
+	}
+	return m.run(&m.fitted, &m.eng)
+}
+
+// Graphs returns W¹ (signed, labeled) and W² (k-NN) of the last Fit.
+func (m *SSKNMF) Graphs() (w1, w2 *sparse.CSR) { return m.w1, m.w2 }
