@@ -1,0 +1,459 @@
+package graph
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model/sparse"
+)
+
+// Graph is an exact directed k-nearest-neighbour graph over a set of nodes
+// that can grow and shrink. It stores the data rows it needs to search, the
+// neighbour list of every node (ids and distances, nearest first, ties
+// broken by the smaller id), and optional class labels, from which it
+// keeps the intra- and inter-class neighbour lists of the labeled nodes.
+// Symmetric weight matrices are built on demand by Weights, IntraInter,
+// Signed and MFA.
+//
+// # Node ids
+//
+// A node's id is the index of its slot. The ids of live nodes never change.
+// Removing a node frees its slot, and a later insertion reuses the smallest
+// free slot, so ids stay below the largest number of nodes ever live at once
+// and a windowed stream uses flat memory. Gen(id) counts how many times the
+// slot has been freed: callers that keep ids across removals pair them with
+// Gen to detect reuse. Matrices built from a graph are Slots()×Slots(); the
+// rows and columns of free slots are empty.
+//
+// A Graph is not safe for concurrent mutation.
+type Graph struct {
+	cfg       KNN
+	blockSize int
+	st        store
+
+	knn   lists // k-NN lists over all live nodes
+	intra lists // same-class lists of labeled nodes (IntraK)
+	inter lists // different-class lists of labeled nodes (max(InterK, PenaltyPairs))
+
+	live  []bool
+	gen   []uint32
+	label []int
+	free  []int // free slots, ascending
+	nlive int
+
+	fifo []slotGen // insertion order, for the window
+	head int
+
+	// workspace
+	qs     qstate
+	dotBuf []float64
+	mark   []bool
+	marked []int
+}
+
+type slotGen struct {
+	slot int
+	gen  uint32
+}
+
+// Change reports what an Insert, Remove or SetLabel did.
+type Change struct {
+	// Added holds the ids given to the inserted rows, in input order.
+	Added []int
+	// Removed holds the ids of removed nodes (by Remove or the window).
+	Removed []int
+	// Changed holds, ascending, every live node whose row of a symmetric
+	// weight matrix may have changed: nodes whose own neighbour list changed,
+	// nodes that entered or left some list, and the added nodes. For
+	// SetLabel it refers to the label graphs. Callers update these nodes'
+	// codes.
+	Changed []int
+}
+
+// Config returns the graph's configuration with defaults filled in.
+func (g *Graph) Config() KNN { return g.cfg }
+
+// Len returns the number of live nodes.
+func (g *Graph) Len() int { return g.nlive }
+
+// Slots returns one more than the largest id ever used: the order of the
+// matrices built from g.
+func (g *Graph) Slots() int { return len(g.live) }
+
+// Dim returns the dimension of the stored rows.
+func (g *Graph) Dim() int { return g.st.dim }
+
+// Live reports whether id is a live node.
+func (g *Graph) Live(id int) bool { return id >= 0 && id < len(g.live) && g.live[id] }
+
+// Gen returns the number of times slot id has been freed.
+func (g *Graph) Gen(id int) uint32 { return g.gen[id] }
+
+// IDs returns the live node ids in ascending order, in a new slice.
+func (g *Graph) IDs() []int {
+	ids := make([]int, 0, g.nlive)
+	for i, l := range g.live {
+		if l {
+			ids = append(ids, i)
+		}
+	}
+	return ids
+}
+
+// Neighbors returns the neighbours of node id, nearest first, and their
+// distances (Euclidean distance, or 1 − cos for Cosine), in new slices.
+// It panics if id is not live.
+func (g *Graph) Neighbors(id int) (ids []int, dist []float64) {
+	if !g.Live(id) {
+		panic(fmt.Sprintf("graph: Neighbors: node %d is not live", id))
+	}
+	nb, key := g.knn.row(id)
+	ids = make([]int, len(nb))
+	dist = make([]float64, len(nb))
+	for i := range nb {
+		ids[i] = int(nb[i])
+		dist[i] = g.dist(key[i])
+	}
+	return ids, dist
+}
+
+// dist turns a canonical key into the metric's distance.
+func (g *Graph) dist(key float64) float64 {
+	if g.st.cosine {
+		return 1 - cosOf(key)
+	}
+	return math.Sqrt(key)
+}
+
+// cosOf inverts the cosine key −sgn(c)·c².
+func cosOf(key float64) float64 {
+	if key <= 0 {
+		return math.Sqrt(-key)
+	}
+	return -math.Sqrt(key)
+}
+
+func (g *Graph) touch(i int) {
+	if !g.mark[i] {
+		g.mark[i] = true
+		g.marked = append(g.marked, i)
+	}
+}
+
+// takeMarked returns the marked live nodes ascending and clears the marks.
+func (g *Graph) takeMarked() []int {
+	out := make([]int, 0, len(g.marked))
+	for _, i := range g.marked {
+		g.mark[i] = false
+		if g.live[i] {
+			out = append(out, i)
+		}
+	}
+	g.marked = g.marked[:0]
+	slices.Sort(out)
+	return out
+}
+
+// alloc assigns a slot to a new node.
+func (g *Graph) alloc() int {
+	var s int
+	if len(g.free) > 0 {
+		s = g.free[0]
+		g.free = g.free[1:]
+	} else {
+		s = len(g.live)
+		g.live = append(g.live, false)
+		g.gen = append(g.gen, 0)
+		g.label = append(g.label, -1)
+		g.mark = append(g.mark, false)
+		g.st.growTo(s + 1)
+		g.knn.grow(s + 1)
+		g.intra.grow(s + 1)
+		g.inter.grow(s + 1)
+	}
+	g.live[s] = true
+	g.label[s] = -1
+	g.knn.clear(s)
+	g.intra.clear(s)
+	g.inter.clear(s)
+	g.nlive++
+	g.fifo = append(g.fifo, slotGen{s, g.gen[s]})
+	return s
+}
+
+// liveIDs returns the live slots ascending, reusing buf.
+func (g *Graph) liveIDs(buf []int) []int {
+	buf = buf[:0]
+	for i, l := range g.live {
+		if l {
+			buf = append(buf, i)
+		}
+	}
+	return buf
+}
+
+// addDense validates and stores the rows of x, returning their ids. On a
+// validation error nothing is stored.
+func (g *Graph) addDense(x mat.Matrix) ([]int, error) {
+	if g.st.isSparse {
+		return nil, fmt.Errorf("graph: dense rows inserted into a sparse graph")
+	}
+	n, d := x.Dims()
+	if d != g.st.dim {
+		return nil, fmt.Errorf("graph: rows have %d columns, want %d", d, g.st.dim)
+	}
+	row := make([]float64, d)
+	norms := make([]float64, n)
+	getRow := func(i int) []float64 {
+		if xd, ok := x.(mat.RawRowViewer); ok {
+			return xd.RawRowView(i)
+		}
+		mat.Row(row, i, x)
+		return row
+	}
+	for i := 0; i < n; i++ {
+		nm, err := g.st.checkRow(i, nil, getRow(i))
+		if err != nil {
+			return nil, err
+		}
+		norms[i] = nm
+	}
+	ids := make([]int, n)
+	for i := 0; i < n; i++ {
+		s := g.alloc()
+		g.st.setDense(s, getRow(i), norms[i])
+		ids[i] = s
+	}
+	return ids, nil
+}
+
+func (g *Graph) addSparse(x *sparse.CSR) ([]int, error) {
+	if !g.st.isSparse {
+		return nil, fmt.Errorf("graph: sparse rows inserted into a dense graph")
+	}
+	n, d := x.Dims()
+	if d < g.st.dim {
+		return nil, fmt.Errorf("graph: rows have %d columns, want at least %d", d, g.st.dim)
+	}
+	norms := make([]float64, n)
+	for i := 0; i < n; i++ {
+		ind, val := x.Row(i)
+		nm, err := g.st.checkRow(i, ind, val)
+		if err != nil {
+			return nil, err
+		}
+		norms[i] = nm
+	}
+	g.st.dim = d
+	ids := make([]int, n)
+	for i := 0; i < n; i++ {
+		s := g.alloc()
+		ind, val := x.Row(i)
+		g.st.setSparse(s, ind, val, norms[i])
+		ids[i] = s
+	}
+	return ids, nil
+}
+
+// InsertDense adds the rows of x (one sample per row) to a dense graph and
+// updates the neighbour lists exactly: each new node gets its k nearest
+// among all live nodes, and an old node's list takes in a new node that
+// ranks before its current k-th neighbour. Inserting rows one at a time or
+// all at once gives the same lists as a batch build. With a Window, the
+// oldest nodes are removed first. On an error nothing changes.
+func (g *Graph) InsertDense(x mat.Matrix) (Change, error) {
+	n, _ := x.Dims()
+	if err := g.makeRoom(n); err != nil {
+		return Change{}, err
+	}
+	// Validate before evicting, so that a bad batch changes nothing.
+	if _, d := x.Dims(); d != g.st.dim || g.st.isSparse {
+		_, err := g.addDense(x) // returns the error
+		return Change{}, err
+	}
+	if err := g.checkDense(x); err != nil {
+		return Change{}, err
+	}
+	removed := g.evict(n)
+	ids, err := g.addDense(x)
+	if err != nil {
+		return Change{}, err // unreachable: rows were checked
+	}
+	return g.finishInsert(ids, removed), nil
+}
+
+// InsertSparse adds the rows of x to a sparse graph, as InsertDense does.
+// x may have more columns than earlier rows (a growing vocabulary).
+func (g *Graph) InsertSparse(x *sparse.CSR) (Change, error) {
+	n, d := x.Dims()
+	if err := g.makeRoom(n); err != nil {
+		return Change{}, err
+	}
+	if !g.st.isSparse || d < g.st.dim {
+		_, err := g.addSparse(x)
+		return Change{}, err
+	}
+	for i := 0; i < n; i++ {
+		ind, val := x.Row(i)
+		if _, err := g.st.checkRow(i, ind, val); err != nil {
+			return Change{}, err
+		}
+	}
+	removed := g.evict(n)
+	ids, err := g.addSparse(x)
+	if err != nil {
+		return Change{}, err
+	}
+	return g.finishInsert(ids, removed), nil
+}
+
+func (g *Graph) checkDense(x mat.Matrix) error {
+	n, d := x.Dims()
+	row := make([]float64, d)
+	for i := 0; i < n; i++ {
+		mat.Row(row, i, x)
+		if _, err := g.st.checkRow(i, nil, row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (g *Graph) makeRoom(n int) error {
+	if w := g.cfg.Window; w > 0 && n > w {
+		return fmt.Errorf("graph: batch of %d exceeds the window of %d", n, w)
+	}
+	return nil
+}
+
+// evict removes the oldest nodes so that n more fit in the window.
+func (g *Graph) evict(n int) []int {
+	w := g.cfg.Window
+	if w == 0 || g.nlive+n <= w {
+		return nil
+	}
+	var out []int
+	for g.nlive-len(out)+n > w {
+		sg := g.fifo[g.head]
+		g.head++
+		if g.live[sg.slot] && g.gen[sg.slot] == sg.gen {
+			out = append(out, sg.slot)
+		}
+	}
+	if g.head > len(g.fifo)/2 {
+		g.fifo = append(g.fifo[:0], g.fifo[g.head:]...)
+		g.head = 0
+	}
+	g.removeSlots(out)
+	return out
+}
+
+func (g *Graph) finishInsert(ids, removed []int) Change {
+	isNew := make([]bool, len(g.live))
+	old := make([]bool, len(g.live))
+	for i, l := range g.live {
+		old[i] = l
+	}
+	for _, s := range ids {
+		isNew[s] = true
+		old[s] = false
+		g.touch(s)
+	}
+	qs := slices.Clone(ids)
+	slices.Sort(qs)
+	refs := g.liveIDs(nil)
+	g.search(&g.knn, qs, refs, false, nil, old, g.touch)
+	return Change{Added: ids, Removed: removed, Changed: g.takeMarked()}
+}
+
+// Remove deletes the given live nodes. Every live node that had a removed
+// node as a neighbour is searched again exactly, so the lists equal those of
+// a fresh build on the remaining nodes. It returns an error, and changes
+// nothing, if an id is not live or repeated.
+func (g *Graph) Remove(ids ...int) (Change, error) {
+	seen := make(map[int]bool, len(ids))
+	for _, id := range ids {
+		if !g.Live(id) {
+			return Change{}, fmt.Errorf("graph: remove: node %d is not live", id)
+		}
+		if seen[id] {
+			return Change{}, fmt.Errorf("graph: remove: node %d repeated", id)
+		}
+		seen[id] = true
+	}
+	out := slices.Clone(ids)
+	g.removeSlots(out)
+	return Change{Removed: out, Changed: g.takeMarked()}, nil
+}
+
+// removeSlots removes live slots and repairs the lists that held them.
+// It marks the nodes it changes.
+func (g *Graph) removeSlots(ids []int) {
+	if len(ids) == 0 {
+		return
+	}
+	// Labels go first so the label lists are repaired too.
+	var unl []int
+	for _, id := range ids {
+		if g.label[id] >= 0 {
+			unl = append(unl, id)
+		}
+	}
+	g.unlabel(unl)
+	gone := make([]bool, len(g.live))
+	for _, id := range ids {
+		gone[id] = true
+		g.live[id] = false
+		g.nlive--
+		for _, j := range g.knnRow(id) {
+			g.touch(j)
+		}
+		g.knn.clear(id)
+		g.st.clearSlot(id)
+		g.gen[id]++
+		i, _ := slices.BinarySearch(g.free, id)
+		g.free = slices.Insert(g.free, i, id)
+	}
+	affected := g.holders(&g.knn, gone, nil)
+	refs := g.liveIDs(nil)
+	g.search(&g.knn, affected, refs, false, nil, nil, g.touch)
+}
+
+func (g *Graph) knnRow(id int) []int {
+	nb, _ := g.knn.row(id)
+	out := make([]int, len(nb))
+	for i, x := range nb {
+		out[i] = int(x)
+	}
+	return out
+}
+
+// holders returns the live nodes (ascending) among cands (nil: all live)
+// whose list in ls contains a node with gone set.
+func (g *Graph) holders(ls *lists, gone []bool, cands []int) []int {
+	var out []int
+	check := func(p int) {
+		nb, _ := ls.row(p)
+		for _, j := range nb {
+			if gone[j] {
+				out = append(out, p)
+				return
+			}
+		}
+	}
+	if cands == nil {
+		for p, l := range g.live {
+			if l {
+				check(p)
+			}
+		}
+	} else {
+		for _, p := range cands {
+			check(p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,262 @@
+package graph
+
+import (
+	"math"
+	"slices"
+)
+
+// cand is a candidate neighbour with its approximate key.
+type cand struct {
+	key float64
+	id  int32
+}
+
+// qstate is the per-query state of one search: a bounded max-heap of the k
+// best candidates by approximate key, plus the "side" candidates whose
+// approximate key is within the rounding margin of the heap's worst, which
+// refinement must also look at.
+type qstate struct {
+	k    int
+	heap []cand // q*k…, max-heap on (key, id)
+	n    []int32
+	thr  []float64 // accept threshold: heap max + 2δ, +Inf until the heap is full
+	del  []float64 // 2δ per query
+	side [][]cand
+}
+
+func (st *qstate) reset(nq, k int) {
+	st.k = k
+	st.heap = slices.Grow(st.heap[:0], nq*k)[:nq*k]
+	st.n = slices.Grow(st.n[:0], nq)[:nq]
+	st.thr = slices.Grow(st.thr[:0], nq)[:nq]
+	st.del = slices.Grow(st.del[:0], nq)[:nq]
+	clear(st.n)
+	for a := range st.thr {
+		st.thr[a] = math.Inf(1)
+	}
+	for len(st.side) < nq {
+		st.side = append(st.side, nil)
+	}
+	for a := 0; a < nq; a++ {
+		st.side[a] = st.side[a][:0]
+	}
+}
+
+func candLess(x, y cand) bool { return less(x.key, int(x.id), y.key, int(y.id)) }
+
+// push offers candidate c to query a. The caller has checked c.key ≤ thr[a].
+func (st *qstate) push(a int, c cand) {
+	k := st.k
+	h := st.heap[a*k : a*k+k]
+	n := int(st.n[a])
+	if n < k {
+		// sift up
+		i := n
+		h[i] = c
+		for i > 0 {
+			p := (i - 1) / 2
+			if !candLess(h[p], h[i]) {
+				break
+			}
+			h[p], h[i] = h[i], h[p]
+			i = p
+		}
+		n++
+		st.n[a] = int32(n)
+		if n == k {
+			st.thr[a] = h[0].key + st.del[a]
+		}
+		return
+	}
+	if !candLess(c, h[0]) {
+		st.addSide(a, c)
+		return
+	}
+	out := h[0]
+	h[0] = c
+	// sift down
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= k {
+			break
+		}
+		m := l
+		if r := l + 1; r < k && candLess(h[l], h[r]) {
+			m = r
+		}
+		if !candLess(h[i], h[m]) {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	st.thr[a] = h[0].key + st.del[a]
+	st.addSide(a, out)
+}
+
+func (st *qstate) addSide(a int, c cand) {
+	if c.key > st.thr[a] {
+		return
+	}
+	s := append(st.side[a], c)
+	if len(s) > 4*st.k+16 {
+		// prune what can no longer qualify; thr only decreases.
+		t := st.thr[a]
+		s = slices.DeleteFunc(s, func(x cand) bool { return x.key > t })
+	}
+	st.side[a] = s
+}
+
+// refine computes the exact k best neighbours of query slot q (state a)
+// by canonical key and writes them into ls. It returns whether q's list
+// changed, and reports ids entering or leaving the list through touch.
+func (g *Graph) refine(ls *lists, st *qstate, a, q int, buf []cand, touch func(int)) []cand {
+	k := st.k
+	buf = buf[:0]
+	buf = append(buf, st.heap[a*k:a*k+int(st.n[a])]...)
+	t := st.thr[a]
+	for _, c := range st.side[a] {
+		if c.key <= t {
+			buf = append(buf, c)
+		}
+	}
+	for i := range buf {
+		buf[i].key = g.st.canon(q, int(buf[i].id))
+	}
+	slices.SortFunc(buf, func(x, y cand) int {
+		if candLess(x, y) {
+			return -1
+		}
+		if candLess(y, x) {
+			return 1
+		}
+		return 0
+	})
+	if len(buf) > ls.k {
+		buf = buf[:ls.k]
+	}
+	if touch != nil {
+		old, _ := ls.row(q)
+		same := len(old) == len(buf)
+		for i := 0; same && i < len(buf); i++ {
+			same = old[i] == buf[i].id
+		}
+		if !same {
+			touch(q)
+			for _, o := range old {
+				touch(int(o))
+			}
+			for _, c := range buf {
+				touch(int(c.id))
+			}
+		}
+	}
+	base := q * ls.k
+	for i, c := range buf {
+		ls.nbr[base+i] = c.id
+		ls.key[base+i] = c.key
+	}
+	ls.n[q] = int32(len(buf))
+	return buf
+}
+
+// search recomputes exactly the lists of the query slots qs (ascending)
+// against the candidate slots refs (ascending), keeping candidates r ≠ q with
+// keep(q, r) (nil keeps all). If sym, qs and refs are the same set: only
+// blocks on or above the diagonal are computed and both sides are updated,
+// which halves the work. If old is non-nil, candidates r with old[r] (nodes
+// already in the graph) also get q offered to their own lists, which is the
+// reverse update of an incremental insertion. touch, if non-nil, is called
+// with every node whose list or whose in-edges changed.
+func (g *Graph) search(ls *lists, qs, refs []int, sym bool, keep func(q, r int) bool, old []bool, touch func(int)) {
+	if len(qs) == 0 {
+		return
+	}
+	k := ls.k
+	bs := g.blockSize
+	st := &g.qs
+	st.reset(len(qs), k)
+	for a, q := range qs {
+		st.del[a] = 2 * g.st.delta(q)
+	}
+	if len(refs) > 0 {
+		g.scan(ls, st, qs, refs, sym, keep, old, touch, bs)
+	}
+	var buf []cand
+	for a, q := range qs {
+		buf = g.refine(ls, st, a, q, buf, touch)
+	}
+}
+
+func (g *Graph) scan(ls *lists, st *qstate, qs, refs []int, sym bool, keep func(q, r int) bool, old []bool, touch func(int), bs int) {
+	need := bs * bs
+	if cap(g.dotBuf) < need {
+		g.dotBuf = make([]float64, need)
+	}
+	sq := g.st.sq
+	for i0 := 0; i0 < len(qs); i0 += bs {
+		qb := qs[i0:min(i0+bs, len(qs))]
+		j0 := 0
+		if sym {
+			j0 = i0
+		}
+		for ; j0 < len(refs); j0 += bs {
+			rb := refs[j0:min(j0+bs, len(refs))]
+			nr := len(rb)
+			dot := g.dotBuf[:len(qb)*nr]
+			g.st.dots(dot, qb, rb)
+			diag := sym && i0 == j0
+			for a, q := range qb {
+				sa := i0 + a
+				row := dot[a*nr : (a+1)*nr]
+				sqq := sq[q]
+				bstart := 0
+				if diag {
+					bstart = a + 1
+				}
+				for b := bstart; b < nr; b++ {
+					r := rb[b]
+					if r == q {
+						continue
+					}
+					if keep != nil && !keep(q, r) {
+						continue
+					}
+					key := g.st.approxKey(sqq, sq[r], row[b])
+					if key <= st.thr[sa] {
+						st.push(sa, cand{key, int32(r)})
+					}
+					if sym {
+						sb := j0 + b
+						if key <= st.thr[sb] {
+							st.push(sb, cand{key, int32(q)})
+						}
+					} else if old != nil && old[r] {
+						g.reverse(ls, r, q, key, touch)
+					}
+				}
+			}
+		}
+	}
+}
+
+// reverse offers new node q to old node p's list, given their approximate key.
+func (g *Graph) reverse(ls *lists, p, q int, approx float64, touch func(int)) {
+	wk, wid, full := ls.worst(p)
+	if full && approx > wk+g.st.delta(p)+g.st.delta(q) {
+		return
+	}
+	key := g.st.canon(p, q)
+	if full && !less(key, q, wk, wid) {
+		return
+	}
+	ls.offer(p, q, key)
+	if touch != nil {
+		touch(p)
+		touch(q)
+		if full {
+			touch(wid)
+		}
+	}
+}

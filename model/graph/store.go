@@ -1,0 +1,321 @@
+package graph
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// store keeps the data rows the search needs, one per slot, as given.
+type store struct {
+	isSparse bool
+	dim      int
+	cosine   bool
+
+	data []float64 // dense: slot*dim + l
+
+	ind [][]int     // sparse: column indices of slot's row
+	val [][]float64 // sparse: values of slot's row
+
+	sq    []float64 // canonical squared norm of the stored row
+	raw   []float64 // Euclidean norm of the row
+	maxNm float64   // largest stored norm ever seen; bounds rounding error
+
+	// workspaces
+	qbuf, rbuf, cbuf []float64
+	colPtr           []int
+	colRow           []int32
+	colVal           []float64
+}
+
+func (s *store) slots() int { return len(s.sq) }
+
+func (s *store) growTo(slots int) {
+	for len(s.sq) < slots {
+		s.sq = append(s.sq, 0)
+		s.raw = append(s.raw, 0)
+		if s.isSparse {
+			s.ind = append(s.ind, nil)
+			s.val = append(s.val, nil)
+		} else {
+			s.data = append(s.data, make([]float64, s.dim)...)
+		}
+	}
+}
+
+// checkRow validates values of a row before it is stored.
+func (s *store) checkRow(i int, ind []int, val []float64) (float64, error) {
+	var ss float64
+	for p, v := range val {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			j := p
+			if ind != nil {
+				j = ind[p]
+			}
+			return 0, fmt.Errorf("graph: non-finite value %g at (%d, %d)", v, i, j)
+		}
+		ss += v * v
+	}
+	nm := math.Sqrt(ss)
+	if s.cosine && nm == 0 {
+		return 0, fmt.Errorf("graph: row %d is zero and has no cosine direction", i)
+	}
+	return nm, nil
+}
+
+// setDense stores row at slot; the row must have been checked.
+func (s *store) setDense(slot int, row []float64, nm float64) {
+	dst := s.data[slot*s.dim : (slot+1)*s.dim]
+	copy(dst, row)
+	s.finish(slot, nm)
+}
+
+// setSparse stores a sparse row at slot, reusing the slot's old memory.
+func (s *store) setSparse(slot int, ind []int, val []float64, nm float64) {
+	s.ind[slot] = append(s.ind[slot][:0], ind...)
+	s.val[slot] = append(s.val[slot][:0], val...)
+	s.finish(slot, nm)
+}
+
+func (s *store) finish(slot int, nm float64) {
+	s.raw[slot] = nm
+	s.sq[slot] = s.canonDot(slot, slot)
+	if r := math.Sqrt(s.sq[slot]); r > s.maxNm {
+		s.maxNm = r
+	}
+}
+
+func (s *store) clearSlot(slot int) {
+	if s.isSparse {
+		s.ind[slot] = s.ind[slot][:0]
+		s.val[slot] = s.val[slot][:0]
+	} else {
+		clear(s.data[slot*s.dim : (slot+1)*s.dim])
+	}
+	s.sq[slot], s.raw[slot] = 0, 0
+}
+
+func (s *store) denseRow(i int) []float64 { return s.data[i*s.dim : (i+1)*s.dim] }
+
+// canon returns the canonical key of the pair of stored rows i and j, the
+// quantity neighbours are ranked by. For Euclidean it is the squared
+// distance Σₗ(aₗ − bₗ)²; for Cosine it is −sgn(c)·c², c = cos(a, b),
+// computed as −aᵀb·|aᵀb|/(‖a‖²‖b‖²) with a single final division, so that
+// equal cosines of integer-valued rows (counts, pixels) tie exactly. It is
+// computed in a fixed order that does not depend on how the pair was found,
+// and canon(i, j) == canon(j, i) bit for bit, so batch, incremental and
+// re-search agree exactly.
+func (s *store) canon(i, j int) float64 {
+	if s.cosine {
+		d := s.canonDot(i, j)
+		return -(d * math.Abs(d)) / (s.sq[i] * s.sq[j])
+	}
+	return s.canonSqDist(i, j)
+}
+
+// approxKey turns a fast inner product of rows i and j into the key of
+// canon, up to delta.
+func (s *store) approxKey(sqi, sqj, dot float64) float64 {
+	if s.cosine {
+		return -(dot * math.Abs(dot)) / (sqi * sqj)
+	}
+	return sqi + sqj - 2*dot
+}
+
+func (s *store) canonSqDist(i, j int) float64 {
+	if !s.isSparse {
+		return sqDist(s.denseRow(i), s.denseRow(j))
+	}
+	ai, av := s.ind[i], s.val[i]
+	bi, bv := s.ind[j], s.val[j]
+	var sum float64
+	p, q := 0, 0
+	for p < len(ai) && q < len(bi) {
+		switch {
+		case ai[p] < bi[q]:
+			sum += av[p] * av[p]
+			p++
+		case ai[p] > bi[q]:
+			sum += bv[q] * bv[q]
+			q++
+		default:
+			d := av[p] - bv[q]
+			sum += d * d
+			p++
+			q++
+		}
+	}
+	for ; p < len(ai); p++ {
+		sum += av[p] * av[p]
+	}
+	for ; q < len(bi); q++ {
+		sum += bv[q] * bv[q]
+	}
+	return sum
+}
+
+// canonDot returns the inner product of stored rows i and j in a fixed order.
+func (s *store) canonDot(i, j int) float64 {
+	if !s.isSparse {
+		a, b := s.denseRow(i), s.denseRow(j)
+		var s0, s1, s2, s3 float64
+		n := len(a)
+		l := 0
+		for ; l+4 <= n; l += 4 {
+			s0 += a[l] * b[l]
+			s1 += a[l+1] * b[l+1]
+			s2 += a[l+2] * b[l+2]
+			s3 += a[l+3] * b[l+3]
+		}
+		for ; l < n; l++ {
+			s0 += a[l] * b[l]
+		}
+		return (s0 + s1) + (s2 + s3)
+	}
+	ai, av := s.ind[i], s.val[i]
+	bi, bv := s.ind[j], s.val[j]
+	var sum float64
+	for p, q := 0, 0; p < len(ai) && q < len(bi); {
+		switch {
+		case ai[p] < bi[q]:
+			p++
+		case ai[p] > bi[q]:
+			q++
+		default:
+			sum += av[p] * bv[q]
+			p++
+			q++
+		}
+	}
+	return sum
+}
+
+func sqDist(a, b []float64) float64 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float64
+	n := len(a)
+	l := 0
+	for ; l+4 <= n; l += 4 {
+		d0 := a[l] - b[l]
+		d1 := a[l+1] - b[l+1]
+		d2 := a[l+2] - b[l+2]
+		d3 := a[l+3] - b[l+3]
+		s0 += d0 * d0
+		s1 += d1 * d1
+		s2 += d2 * d2
+		s3 += d3 * d3
+	}
+	for ; l < n; l++ {
+		d := a[l] - b[l]
+		s0 += d * d
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// delta bounds |approxKey − canon| for any pair involving slot i, where
+// the approximate inner product comes from BLAS or a sparse accumulation in
+// any order. With γₙ = n·u/(1 − n·u) (Higham, "Accuracy and Stability of
+// Numerical Algorithms", §3.1), n ≥ 8 + the number of terms:
+// Euclidean: the dot product, the norms and the direct sum Σ(aₗ − bₗ)² are
+// each within γₙ(‖a‖ + ‖b‖)² of exact, so 4γₙ(‖a‖ + ‖b‖)² covers both keys.
+// Cosine: each key is within 2γₙ + 6u ≤ 2.75γₙ of −sgn(c)c², so 8γₙ covers
+// the difference.
+func (s *store) delta(i int) float64 {
+	const u = 0x1p-53
+	n := float64(s.dim + 8)
+	g := n * u / (1 - n*u)
+	if s.cosine {
+		return 8 * g
+	}
+	r := math.Sqrt(s.sq[i]) + s.maxNm
+	return 4 * g * r * r
+}
+
+// contiguous reports whether ids is a run of consecutive slots.
+func contiguous(ids []int) bool {
+	return len(ids) > 0 && ids[len(ids)-1]-ids[0] == len(ids)-1
+}
+
+// gather returns the dense rows ids as a row-major block, a view when the ids
+// are consecutive slots.
+func (s *store) gather(buf *[]float64, ids []int) []float64 {
+	if contiguous(ids) {
+		return s.data[ids[0]*s.dim : (ids[len(ids)-1]+1)*s.dim]
+	}
+	need := len(ids) * s.dim
+	if cap(*buf) < need {
+		*buf = make([]float64, need)
+	}
+	b := (*buf)[:need]
+	for a, i := range ids {
+		copy(b[a*s.dim:(a+1)*s.dim], s.denseRow(i))
+	}
+	return b
+}
+
+// dots stores into dst (len(qs)×len(refs), row-major) the inner products of
+// the stored rows qs and refs, computed fast (BLAS dgemm for dense rows, an
+// inverted index for sparse rows). The values are approximate in the sense of
+// delta; callers refine with canon.
+func (s *store) dots(dst []float64, qs, refs []int) {
+	nq, nr := len(qs), len(refs)
+	dst = dst[:nq*nr]
+	if !s.isSparse {
+		if s.dim == 0 {
+			clear(dst)
+			return
+		}
+		a := blas64.General{Rows: nq, Cols: s.dim, Stride: s.dim, Data: s.gather(&s.qbuf, qs)}
+		b := blas64.General{Rows: nr, Cols: s.dim, Stride: s.dim, Data: s.gather(&s.rbuf, refs)}
+		c := blas64.General{Rows: nq, Cols: nr, Stride: nr, Data: dst}
+		blas64.Gemm(blas.NoTrans, blas.Trans, 1, a, b, 0, c)
+		return
+	}
+	// Sparse: transpose the reference block into column lists (CSC), then
+	// accumulate each query row term by term: Σ_t q_t · R[:, t].
+	ptr := s.colPtr[:0]
+	for len(ptr) < s.dim+1 {
+		ptr = append(ptr, 0)
+	}
+	clear(ptr)
+	total := 0
+	for _, r := range refs {
+		for _, t := range s.ind[r] {
+			ptr[t+1]++
+		}
+		total += len(s.ind[r])
+	}
+	for t := 0; t < s.dim; t++ {
+		ptr[t+1] += ptr[t]
+	}
+	if cap(s.colRow) < total {
+		s.colRow = make([]int32, total)
+		s.colVal = make([]float64, total)
+	}
+	crow, cval := s.colRow[:total], s.colVal[:total]
+	// Fill using ptr[t] as a cursor, then shift back.
+	for b, r := range refs {
+		for p, t := range s.ind[r] {
+			crow[ptr[t]] = int32(b)
+			cval[ptr[t]] = s.val[r][p]
+			ptr[t]++
+		}
+	}
+	for t := s.dim; t > 0; t-- {
+		ptr[t] = ptr[t-1]
+	}
+	ptr[0] = 0
+	s.colPtr = ptr
+	for a, q := range qs {
+		acc := dst[a*nr : (a+1)*nr]
+		clear(acc)
+		for p, t := range s.ind[q] {
+			v := s.val[q][p]
+			for c := ptr[t]; c < ptr[t+1]; c++ {
+				acc[crow[c]] += v * cval[c]
+			}
+		}
+	}
+}

@@ -1,0 +1,211 @@
+package graph
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/nmfstream/nmfstream/model/sparse"
+)
+
+// Scheme is how an edge between neighbours i and j is weighted.
+type Scheme int
+
+const (
+	// Binary gives every edge weight 1 (Cai et al.'s "0-1 weighting").
+	Binary Scheme = iota
+	// HeatKernel gives exp(−d²/(2t²)), d the Euclidean distance between the
+	// rows (for the Cosine metric, between the rows scaled to unit norm:
+	// d² = 2 − 2cos), t = Weighting.HeatT.
+	HeatKernel
+	// DotProduct gives xᵢᵀxⱼ of the rows as given.
+	DotProduct
+	// CosineSimilarity gives xᵢᵀxⱼ/(‖xᵢ‖‖xⱼ‖).
+	CosineSimilarity
+)
+
+// Symmetrize is how the directed k-NN weights W are made symmetric.
+type Symmetrize int
+
+const (
+	// Max gives S = max(W, Wᵀ): i and j are joined if either is among the
+	// other's neighbours. It is the rule of Cai et al.'s code and of the
+	// papers' "xᵢ ∈ N(xⱼ) or xⱼ ∈ N(xᵢ)".
+	Max Symmetrize = iota
+	// Mean gives S = (W + Wᵀ)/2.
+	Mean
+	// Mutual joins i and j only if each is among the other's neighbours,
+	// with weight min(Wᵢⱼ, Wⱼᵢ).
+	Mutual
+)
+
+// Weighting chooses edge weights and symmetrization. The zero value is
+// binary weights symmetrized by Max.
+type Weighting struct {
+	// Scheme is the edge weight. The zero value is Binary.
+	Scheme Scheme
+	// HeatT is the heat-kernel width t > 0. If zero, t is the mean distance
+	// between neighbours over the directed pairs of the graph being built,
+	// the sparse analogue of the default of Cai et al.'s code (the mean
+	// pairwise distance). Ignored by the other schemes.
+	HeatT float64
+	// Sym is the symmetrization. The zero value is Max.
+	Sym Symmetrize
+}
+
+func (w Weighting) check() error {
+	if w.Scheme < Binary || w.Scheme > CosineSimilarity {
+		return fmt.Errorf("graph: unknown weighting scheme %d", int(w.Scheme))
+	}
+	if w.Sym < Max || w.Sym > Mutual {
+		return fmt.Errorf("graph: unknown symmetrization %d", int(w.Sym))
+	}
+	if w.HeatT < 0 || math.IsNaN(w.HeatT) || math.IsInf(w.HeatT, 0) {
+		return fmt.Errorf("graph: invalid heat kernel width %g", w.HeatT)
+	}
+	return nil
+}
+
+// edge is a directed weighted edge.
+type edge struct {
+	i, j int32
+	w    float64
+}
+
+// sqDist turns a canonical key into the squared Euclidean distance used by
+// the heat kernel.
+func (g *Graph) sqDist(key float64) float64 {
+	if g.st.cosine {
+		return 2 - 2*cosOf(key)
+	}
+	return key
+}
+
+// edgeWeight returns the weight of the pair (i, j) whose canonical squared
+// distance is key. It is symmetric in i and j bit for bit.
+func (g *Graph) edgeWeight(w Weighting, t2 float64, i, j int, key float64) float64 {
+	switch w.Scheme {
+	case HeatKernel:
+		return math.Exp(-g.sqDist(key) / t2)
+	case DotProduct:
+		return g.st.canonDot(i, j)
+	case CosineSimilarity:
+		if g.st.cosine {
+			return cosOf(key)
+		}
+		d := g.st.canonDot(i, j)
+		if den := g.st.raw[i] * g.st.raw[j]; den > 0 {
+			return d / den
+		}
+		return 0
+	}
+	return 1
+}
+
+// directed collects the directed edges (i, j) for j among the first limit
+// entries of i's list in ls, for the live nodes i.
+func (g *Graph) directed(ls *lists, limit int, w Weighting) []edge {
+	var es []edge
+	for i, l := range g.live {
+		if !l {
+			continue
+		}
+		nb, key := ls.row(i)
+		if len(nb) > limit {
+			nb, key = nb[:limit], key[:limit]
+		}
+		for p := range nb {
+			es = append(es, edge{int32(i), nb[p], key[p]}) // w holds the key for now
+		}
+	}
+	t2 := 1.0
+	if w.Scheme == HeatKernel {
+		t := w.HeatT
+		if t == 0 {
+			var s float64
+			for _, e := range es {
+				s += math.Sqrt(g.sqDist(e.w))
+			}
+			if len(es) > 0 {
+				t = s / float64(len(es))
+			}
+		}
+		t2 = 2 * t * t
+		if t2 == 0 {
+			t2 = 1 // all neighbours coincide: every weight is exp(0) = 1
+		}
+	}
+	for p := range es {
+		e := &es[p]
+		e.w = g.edgeWeight(w, t2, int(e.i), int(e.j), e.w)
+	}
+	return es
+}
+
+// symmetric turns directed edges into the symmetric n×n matrix chosen by sym.
+func symmetric(n int, es []edge, sym Symmetrize) *sparse.CSR {
+	type half struct {
+		r, c int32
+		w    float64
+		out  bool // from r's own list
+	}
+	hs := make([]half, 0, 2*len(es))
+	for _, e := range es {
+		hs = append(hs, half{e.i, e.j, e.w, true}, half{e.j, e.i, e.w, false})
+	}
+	slices.SortFunc(hs, func(a, b half) int {
+		if a.r != b.r {
+			return int(a.r - b.r)
+		}
+		return int(a.c - b.c)
+	})
+	indptr := make([]int, n+1)
+	ind := make([]int, 0, len(hs))
+	val := make([]float64, 0, len(hs))
+	for p := 0; p < len(hs); {
+		h := hs[p]
+		var wo, wi float64 // Wᵣc and W_cr
+		var ho, hi bool
+		for ; p < len(hs) && hs[p].r == h.r && hs[p].c == h.c; p++ {
+			if hs[p].out {
+				wo, ho = hs[p].w, true
+			} else {
+				wi, hi = hs[p].w, true
+			}
+		}
+		var v float64
+		switch sym {
+		case Max:
+			v = max(wo, wi) // a missing direction counts as 0
+		case Mean:
+			v = (wo + wi) / 2
+		case Mutual:
+			if !(ho && hi) {
+				continue
+			}
+			v = min(wo, wi)
+		}
+		if v == 0 {
+			continue
+		}
+		ind = append(ind, int(h.c))
+		val = append(val, v)
+		indptr[h.r+1] = len(ind)
+	}
+	for i := 1; i <= n; i++ {
+		if indptr[i] < indptr[i-1] {
+			indptr[i] = indptr[i-1]
+		}
+	}
+	return sparse.NewCSR(n, n, indptr, ind, val)
+}
+
+// Weights returns the symmetric Slots()×Slots() weight matrix S of the k-NN
+// graph, weighted and symmetrized as w says. Rows of free slots are empty.
+// It panics if w is invalid (a programming error).
+func (g *Graph) Weights(w Weighting) *sparse.CSR {
+	if err := w.check(); err != nil {
+		panic(err)
+	}
+	return symmetric(len(g.live), g.directed(&g.knn, g.knn.k, w), w.Sym)
+}
