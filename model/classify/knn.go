@@ -47,6 +47,7 @@ type knnIndex struct {
 
 	q    mat.Dense // query workspace (unit rows for Cosine)
 	qsq  []float64
+	bad  []bool // query rows with a non-finite entry
 	tile mat.Dense
 }
 
@@ -114,7 +115,11 @@ func (ix *knnIndex) search(idx []int, dist []float64, x mat.Matrix, k int, self 
 		ix.q.ReuseAs(bq, d)
 		ix.q.Copy(sliceRows(x, q0, q1))
 		ix.qsq = prepareRows(&ix.q, ix.metric, ix.qsq)
-		bad := make([]bool, bq)
+		if cap(ix.bad) < bq {
+			ix.bad = make([]bool, queryBlock)
+		}
+		bad := ix.bad[:bq]
+		clear(bad)
 		for i := range bq {
 			for _, v := range ix.q.RawRowView(i) {
 				if math.IsNaN(v) || math.IsInf(v, 0) {

@@ -1,0 +1,62 @@
+// Package classify implements the classifiers and the clustering that
+// nmfstream runs on NMF codes (or on raw features, as baselines): k-nearest
+// neighbours, nearest centroid, label spreading over a kNN graph,
+// multinomial logistic regression, and k-means.
+//
+// Labels are ints in [0, C); −1 marks an unlabeled sample. The supervised
+// classifiers (NearestNeighbor, NearestCentroid, Linear) skip unlabeled rows
+// in Fit; LabelPropagation uses them, which is its point. C is one more than
+// the largest label seen by Fit. Every Fit returns ErrNoLabels when no row is
+// labeled, and an error for other data problems (a non-finite entry, K
+// larger than the data allows, a label below −1).
+//
+// Prediction methods come in two forms: PredictTo returns labels, and
+// PredictScoresTo also returns one score per row, whose meaning each type
+// documents (vote share, class probability, label share, or distance). A
+// row containing NaN or ±Inf is predicted −1 rather than stopping the batch.
+//
+// Neighbour searches are exact and blocked: squared Euclidean distances are
+// ‖a‖² + ‖b‖² − 2a·b with a·b taken from one matrix product per tile of 256
+// query rows × 1024 reference rows, and cosine distances are 1 − a·b on rows
+// scaled to unit length. The graph of LabelPropagation is built here too, so
+// that the package depends on nothing but gonum and model/sparse.
+//
+// # Shapes
+//
+// Samples are rows: Fit takes x as n×D with len(y) = n, prediction takes
+// m×D and writes m labels (and m scores). NearestNeighbor.NeighborsTo writes
+// m×K indices and distances, row-major. LabelPropagation's label
+// distributions are n×C, KMeans' centres K×D, NearestCentroid's centroids
+// C×D.
+//
+// # Ownership and reuse
+//
+// Fit copies what it keeps (the labeled rows for NearestNeighbor, all rows
+// for LabelPropagation); the caller may reuse x and y afterwards. Methods
+// ending in To write into the caller's dst: a nil slice or empty matrix is
+// allocated, a non-nil one must have the right size or the method panics,
+// as in gonum. Scratch space is kept on the receiver and reused across
+// calls.
+//
+// # Concurrency
+//
+// No type in this package is safe for concurrent use, prediction included,
+// because prediction reuses scratch space on the receiver. Use one value per
+// goroutine or serialize calls. The package starts no goroutines (gonum's
+// matrix product may use its own internally).
+//
+// # References
+//
+// D. Zhou, O. Bousquet, T. N. Lal, J. Weston and B. Schölkopf, "Learning
+// with local and global consistency", NIPS 16, 2004 (LabelPropagation).
+//
+// D. Arthur and S. Vassilvitskii, "k-means++: the advantages of careful
+// seeding", SODA 2007 (KMeans seeding); S. P. Lloyd, "Least squares
+// quantization in PCM", IEEE Trans. Inf. Theory 28(2), 1982.
+//
+// J. Nocedal and S. J. Wright, Numerical Optimization, 2nd ed., Springer,
+// 2006, Algorithms 7.4–7.5 (the L-BFGS of Linear).
+//
+// T. Cover and P. Hart, "Nearest neighbor pattern classification", IEEE
+// Trans. Inf. Theory 13(1), 1967.
+package classify
