@@ -1,0 +1,226 @@
+package graph
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model/sparse"
+)
+
+func rowsOf(x *mat.Dense, rows []int) *mat.Dense {
+	_, d := x.Dims()
+	out := mat.NewDense(len(rows), d, nil)
+	for a, i := range rows {
+		out.SetRow(a, x.RawRowView(i))
+	}
+	return out
+}
+
+// sameLists fails unless g (node ids) and ref (ids 0…) have equal lists
+// under the id map ids[refNode] = gNode, and equal distances bit for bit.
+func sameLists(t *testing.T, g, ref *Graph, ids []int) {
+	t.Helper()
+	if g.Len() != ref.Len() {
+		t.Fatalf("%d nodes, want %d", g.Len(), ref.Len())
+	}
+	for a, id := range ids {
+		got, gd := g.Neighbors(id)
+		want, wd := ref.Neighbors(a)
+		for p := range want {
+			want[p] = ids[want[p]]
+		}
+		if !slices.Equal(got, want) || !slices.Equal(gd, wd) {
+			t.Fatalf("node %d: %v %v, want %v %v", id, got, gd, want, wd)
+		}
+	}
+}
+
+func TestInsertEqualsBatch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, m := range []Metric{Euclidean, Cosine} {
+		t.Run(m.String(), func(t *testing.T) {
+			x := tieData(150, 6, rng)
+			cfg := KNN{K: 5, Metric: m, BlockSize: 32}
+			batch, err := cfg.Dense(x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// One at a time, from an empty graph.
+			one, err := cfg.NewDense(6)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 150; i++ {
+				ch, err := one.InsertDense(rowsOf(x, []int{i}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(ch.Added, []int{i}) {
+					t.Fatalf("added %v, want [%d]", ch.Added, i)
+				}
+			}
+			sameLists(t, one, batch, seq(150))
+			// A batch build on a prefix, then uneven batches.
+			g, err := cfg.Dense(rowsOf(x, seq(40)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for lo, step := 40, 1; lo < 150; lo, step = lo+step, step*2 {
+				hi := min(lo+step, 150)
+				if _, err := g.InsertDense(rowsOf(x, seq(hi)[lo:])); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sameLists(t, g, batch, seq(150))
+		})
+	}
+}
+
+func TestInsertSparseEqualsBatch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	x := sparseData(120, 40, 3, rng)
+	cfg := KNN{K: 4, Metric: Cosine, BlockSize: 16}
+	batch, err := cfg.Sparse(sparse.FromDense(x))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := cfg.NewSparse(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 120; i += 7 {
+		if _, err := g.InsertSparse(sparse.FromDense(rowsOf(x, seq(min(i+7, 120))[i:]))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sameLists(t, g, batch, seq(120))
+}
+
+// TestChangedIsComplete checks that Change.Changed names every node whose
+// row of S changed, by diffing S before and after.
+func TestChangedIsComplete(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	x := randData(80, 4, rng)
+	g, err := KNN{K: 3, Window: 60}.Dense(rowsOf(x, seq(50)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for lo := 50; lo < 80; lo += 5 {
+		before := g.Weights(Weighting{}).ToDense()
+		ch, err := g.InsertDense(rowsOf(x, seq(lo + 5)[lo:]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := g.Weights(Weighting{}).ToDense()
+		n, _ := after.Dims()
+		for i := 0; i < n; i++ {
+			if !g.Live(i) {
+				continue
+			}
+			differs := false
+			for j := 0; j < n; j++ {
+				var b float64
+				if bn, _ := before.Dims(); i < bn && j < bn {
+					b = before.At(i, j)
+				}
+				differs = differs || b != after.At(i, j)
+			}
+			if differs && !slices.Contains(ch.Changed, i) {
+				t.Fatalf("row %d of S changed but is not in Changed %v", i, ch.Changed)
+			}
+		}
+		if len(ch.Changed) > 5+3*20 {
+			t.Errorf("Changed has %d nodes, too many to be useful", len(ch.Changed))
+		}
+	}
+}
+
+func TestWindowEqualsFreshBuild(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	const n, w = 200, 50
+	x := tieData(n, 5, rng)
+	for _, m := range []Metric{Euclidean, Cosine} {
+		t.Run(m.String(), func(t *testing.T) {
+			cfg := KNN{K: 4, Metric: m, Window: w, BlockSize: 16}
+			g, err := cfg.NewDense(5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rowOf := map[int]int{} // node id → row of x
+			for lo := 0; lo < n; lo += 3 {
+				hi := min(lo+3, n)
+				ch, err := g.InsertDense(rowsOf(x, seq(hi)[lo:]))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for a, id := range ch.Added {
+					rowOf[id] = lo + a
+				}
+				if g.Len() > w {
+					t.Fatalf("%d live nodes exceed the window %d", g.Len(), w)
+				}
+				if g.Slots() > w {
+					t.Fatalf("%d slots: memory is not flat", g.Slots())
+				}
+				if lo%30 != 0 || g.Len() <= cfg.K {
+					continue
+				}
+				// Fresh build on the remaining rows, ordered by id (ids and rows
+				// are not in the same order once slots are reused; ties are
+				// broken by id, so the reference is built in id order).
+				ids := g.IDs()
+				rows := make([]int, len(ids))
+				for a, id := range ids {
+					rows[a] = rowOf[id]
+					if want := hi - w + 0; hi > w && rows[a] < want {
+						t.Fatalf("row %d should have left the window", rows[a])
+					}
+				}
+				ref, err := KNN{K: 4, Metric: m}.Dense(rowsOf(x, rows))
+				if err != nil {
+					t.Fatal(err)
+				}
+				sameLists(t, g, ref, ids)
+			}
+		})
+	}
+}
+
+func TestRemoveEqualsFreshBuild(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	x := tieData(120, 4, rng)
+	g, err := KNN{K: 6}.Dense(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := []int{3, 50, 51, 7, 119, 0}
+	ch, err := g.Remove(gone...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ch.Changed) == 0 {
+		t.Error("no node changed")
+	}
+	var keep []int
+	for i := 0; i < 120; i++ {
+		if !slices.Contains(gone, i) {
+			keep = append(keep, i)
+		}
+	}
+	ref, err := KNN{K: 6}.Dense(rowsOf(x, keep))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameLists(t, g, ref, keep)
+	// Slot reuse: the smallest free slot first, generation bumped.
+	ch, err = g.InsertDense(rowsOf(x, []int{0}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.Added[0] != 0 || g.Gen(0) != 1 {
+		t.Errorf("reinserted at %d gen %d, want 0 gen 1", ch.Added[0], g.Gen(0))
+	}
+}
