@@ -141,7 +141,20 @@ func (p *Projector) pinvTo(dst *mat.Dense, x Data) error {
 		var utu mat.SymDense
 		utu.SymOuterK(1, p.U.T())
 		if !p.chol.Factorize(&utu) {
-			return fmt.Errorf("model: project: UᵀU is singular (a basis column is zero or collinear); refit with a smaller rank")
+			// A basis column that multiplicative updates drove to zero
+			// makes UᵀU singular. A ridge of a relative 1e-8 solves the
+			// rest exactly enough and gives such a column a zero code.
+			_, k := p.U.Dims()
+			ridge := 1e-8 * mat.Trace(&utu) / float64(k)
+			if ridge == 0 {
+				return fmt.Errorf("model: project: the basis is zero; refit the model")
+			}
+			for i := 0; i < k; i++ {
+				utu.SetSym(i, i, utu.At(i, i)+ridge)
+			}
+			if !p.chol.Factorize(&utu) {
+				return fmt.Errorf("model: project: UᵀU is singular (collinear basis columns); refit with a smaller rank")
+			}
 		}
 		p.cholFor = p.U
 	}

@@ -1,0 +1,104 @@
+// Command nmfstream fits, evaluates and serves online, semi-supervised,
+// graph-regularized non-negative matrix factorizations.
+//
+// Usage:
+//
+//	nmfstream <command> [flags]
+//
+// Run "nmfstream help" for the list of commands and "nmfstream <command>
+// -help" for a command's flags.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// command is one sub-command of nmfstream.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+var commands = map[string]command{}
+
+func register(c command) { commands[c.name] = c }
+
+// errUsage marks an error whose message is a usage problem; the exit status is 2.
+var errUsage = errors.New("usage")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "nmfstream: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	err := c.run(ctx, args[1:], stdout, stderr)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "nmfstream %s: %v\n", c.name, err)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "nmfstream %s: %v\n", c.name, err)
+		return 1
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `nmfstream: online, semi-supervised, graph-regularized NMF.
+
+Usage:
+  nmfstream <command> [flags]
+
+Commands:
+`)
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprint(w, `
+Run "nmfstream <command> -help" for a command's flags.
+Start with "nmfstream demo": it needs no data and no flags.
+`)
+}
+
+// newFlags returns a FlagSet whose usage names the command and its synopsis.
+func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: nmfstream %s\n\nFlags:\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}

@@ -1,0 +1,165 @@
+package model
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model/graph"
+	"github.com/nmfstream/nmfstream/model/sparse"
+)
+
+// GNMF is graph-regularized NMF: it minimizes
+//
+//	‖X − UVᵀ‖²_F + α tr(Vᵀ L V),   U, V ≥ 0,
+//
+// where L = D − S is the Laplacian of a k-nearest-neighbour graph S over
+// the samples, so that neighbours get similar codes (Cai, He, Han, Huang,
+// "Graph Regularized Nonnegative Matrix Factorization for Data
+// Representation", IEEE TPAMI 33(8), 2011). It is the Frobenius loss plus
+// one GraphTerm on the engine:
+//
+//	U ← U ⊙ (XV) / (UVᵀV),   V ← V ⊙ (XᵀU + αSV) / (VUᵀU + αDV).
+//
+// Options reproduce what Cai's reference code does beyond the paper: U's
+// columns normalized to unit norm after fitting (NormalizeU, on by
+// default), α scaled by N (ScaleAlpha), heat-kernel width t defaulting to
+// the mean neighbour distance, max(W, Wᵀ) symmetrization (the graph
+// package's default), and the clamped pseudo-inverse projection
+// (ProjectClampedPinv). GNMF ignores labels; the label-aware methods of this
+// package add label graphs to the same engine.
+//
+// GNMF is not safe for concurrent use.
+type GNMF struct {
+	Common
+	// Alpha is α, the weight of the graph term. If zero, it defaults to
+	// DefaultGNMFAlpha; a negative value disables the term (plain NMF).
+	Alpha float64
+	// ScaleAlpha multiplies α by the number of samples N, as the option
+	// alpha_nSmp of Cai's code does, so that α means the same for any N.
+	ScaleAlpha bool
+	// Graph configures the k-NN graph. The zero value is k = 5, Euclidean.
+	Graph graph.KNN
+	// Weighting sets the edge weights. The zero value is 0-1 weights,
+	// symmetrized by max(W, Wᵀ).
+	Weighting graph.Weighting
+	// S, if non-nil, is a precomputed N×N symmetric weight matrix used
+	// instead of building the k-NN graph; Projector then needs
+	// ProjectNNLS or another projection that does not use the graph.
+	S *sparse.CSR
+	// KeepScale leaves U's columns as fitted instead of normalizing them
+	// to unit norm after the last update.
+	KeepScale bool
+
+	fitted
+	eng   Engine
+	x     Data
+	knn   *graph.Graph
+	alpha float64 // effective α of the last fit
+	heatT float64 // effective heat-kernel width of the last fit
+}
+
+// DefaultGNMFAlpha is GNMF's default α. It was chosen on a validation split
+// of the digits data (pixels in [0, 16]); α scales with ‖X‖², so rescaled
+// data wants a rescaled α.
+const DefaultGNMFAlpha = 100
+
+var _ Method = (*GNMF)(nil)
+
+// Fit factorizes x. labels is ignored (pass nil).
+func (g *GNMF) Fit(x Data, labels []int) error {
+	if err := g.start(&g.fitted, x); err != nil {
+		return err
+	}
+	_, n := x.Dims()
+	g.x = x
+	g.alpha = g.Alpha
+	if g.alpha == 0 {
+		g.alpha = DefaultGNMFAlpha
+	}
+	if g.alpha < 0 {
+		g.alpha = 0
+	}
+	if g.ScaleAlpha {
+		g.alpha *= float64(n)
+	}
+	s := g.S
+	g.knn = nil
+	if s == nil && g.alpha > 0 {
+		var err error
+		g.knn, err = BuildGraph(g.Graph, x)
+		if err != nil {
+			return err
+		}
+		g.heatT = g.Weighting.HeatT
+		if g.Weighting.Scheme == graph.HeatKernel && g.heatT == 0 {
+			g.heatT = meanNeighborDistance(g.knn)
+		}
+		w := g.Weighting
+		w.HeatT = g.heatT
+		s = g.knn.Weights(w)
+	}
+	g.eng = Engine{Loss: NewFrobenius(x), Normalize: NormalizeAtEnd}
+	if g.KeepScale {
+		g.eng.Normalize = NormalizeNone
+	}
+	if s != nil {
+		if r, c := s.Dims(); r != n || c != n {
+			return fmt.Errorf("model: GNMF: S is %d×%d for %d samples", r, c, n)
+		}
+		g.eng.Terms = []Term{&GraphTerm{Label: "graph", Weight: g.alpha, S: s}}
+	}
+	return g.run(&g.fitted, &g.eng)
+}
+
+// Projector returns a Projector for new samples on the fitted basis. For
+// ProjectGraph it searches each new sample's k nearest training samples
+// with the fit's metric and weighting, and uses the fit's α. The returned
+// Projector reads the training data given to Fit: do not modify it while
+// the Projector is in use. It panics with ErrNotFitted before a Fit.
+func (g *GNMF) Projector(p Projection) *Projector {
+	pr := &Projector{Method: p, U: g.Basis(), TrainCodes: g.Codes(), Alpha: g.alpha}
+	if g.knn != nil {
+		w := g.Weighting
+		w.HeatT = g.heatT
+		q := &Query{Train: g.x, K: g.knn.Config().K, Metric: g.knn.Config().Metric, Weighting: w}
+		pr.Neighbors = q.Weights
+	}
+	return pr
+}
+
+// BuildGraph builds the exact k-NN graph of x's samples with c.
+func BuildGraph(c graph.KNN, x Data) (*graph.Graph, error) {
+	switch r := Rows(x).(type) {
+	case *mat.Dense:
+		return c.Dense(r)
+	case *sparse.CSR:
+		return c.Sparse(r)
+	}
+	return nil, fmt.Errorf("model: cannot build a k-NN graph on %T: use DenseRows or SparseRows", x)
+}
+
+// meanNeighborDistance returns the mean Euclidean distance between
+// neighbours over the directed pairs of g (for the Cosine metric, between
+// unit-norm rows): the heat-kernel width the graph package uses by default,
+// computed here so that projection uses the same width.
+func meanNeighborDistance(g *graph.Graph) float64 {
+	var s float64
+	var n int
+	cos := g.Config().Metric == graph.Cosine
+	for _, id := range g.IDs() {
+		_, dist := g.Neighbors(id)
+		for _, d := range dist {
+			if cos {
+				d = math.Sqrt(2 * d) // Neighbors gives 1 − cos
+			}
+			s += d
+			n++
+		}
+	}
+	if n == 0 || s == 0 {
+		return 1
+	}
+	return s / float64(n)
+}
