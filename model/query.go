@@ -64,8 +64,8 @@ func (q *Query) Weights(x Data) (*sparse.CSR, error) {
 	}
 	out := sparse.Zeros(0, m)
 	type cand struct {
-		j int
-		d float64 // squared Euclidean distance, or 1 − cos
+		j   int
+		d   float64 // squared Euclidean distance, or 1 − cos
 		dot float64
 	}
 	cands := make([]cand, m)
