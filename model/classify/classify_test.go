@@ -454,12 +454,18 @@ func TestMisusePanics(t *testing.T) {
 	x := mat.NewDense(3, 2, []float64{0, 1, 2, 3, 4, 5})
 	var nn NearestNeighbor
 	nn.Fit(x, []int{0, 1, 1})
+	lp := LabelPropagation{K: 1}
+	if err := lp.Fit(x, []int{0, 1, -1}); err != nil {
+		t.Fatal(err)
+	}
 	for name, f := range map[string]func(){
-		"not fitted":     func() { (&NearestNeighbor{}).PredictTo(nil, x) },
-		"dst length":     func() { nn.PredictTo(make([]int, 2), x) },
-		"feature count":  func() { nn.PredictTo(nil, mat.NewDense(1, 3, nil)) },
-		"kmeans labels":  func() { (&KMeans{}).LabelsTo(nil) },
-		"centroid shape": func() { (&NearestCentroid{}).CentroidsTo(nil) },
+		"distributions shape": func() { lp.LabelDistributionsTo(mat.NewDense(3, 3, nil)) },
+		"transduction length": func() { lp.TransductionTo(make([]int, 4)) },
+		"not fitted":          func() { (&NearestNeighbor{}).PredictTo(nil, x) },
+		"dst length":          func() { nn.PredictTo(make([]int, 2), x) },
+		"feature count":       func() { nn.PredictTo(nil, mat.NewDense(1, 3, nil)) },
+		"kmeans labels":       func() { (&KMeans{}).LabelsTo(nil) },
+		"centroid shape":      func() { (&NearestCentroid{}).CentroidsTo(nil) },
 	} {
 		func() {
 			defer func() {

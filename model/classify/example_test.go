@@ -1,6 +1,7 @@
 package classify_test
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 
@@ -122,4 +123,16 @@ func ExampleKMeans() {
 	// [1 1 1 0 0 0]
 	// 0.080
 	// [1 0]
+}
+
+func ExampleErrNoLabels() {
+	var nn classify.NearestNeighbor
+	err := nn.Fit(codes, []int{-1, -1, -1, -1, -1, -1})
+	fmt.Println(errors.Is(err, classify.ErrNoLabels), err)
+	// Output: true classify: no labeled samples
+}
+
+func ExampleMetric_String() {
+	fmt.Println(classify.Euclidean, classify.Cosine)
+	// Output: euclidean cosine
 }

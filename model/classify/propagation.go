@@ -63,6 +63,7 @@ type LabelPropagation struct {
 
 	idx  []int
 	dist []float64
+	row  []float64
 }
 
 func (lp *LabelPropagation) params() (alpha float64, k, maxIter int, tol float64) {
@@ -248,13 +249,12 @@ func (lp *LabelPropagation) LabelDistributionsTo(dst *mat.Dense) *mat.Dense {
 		dst = &mat.Dense{}
 	}
 	if dst.IsEmpty() {
-		r, c := lp.f.Dims()
-		dst.ReuseAs(r, c)
+		dst.ReuseAs(lp.f.Dims())
 	}
-	dst.Copy(&lp.f)
 	if r, c := dst.Dims(); r != len(lp.trans) || c != lp.classes {
 		panic(mat.ErrShape)
 	}
+	dst.Copy(&lp.f)
 	return dst
 }
 
@@ -283,7 +283,8 @@ func (lp *LabelPropagation) PredictScoresTo(dst []int, score []float64, x mat.Ma
 	lp.idx = resizeInts(lp.idx, m*k)
 	lp.dist = resizeFloats(lp.dist, m*k)
 	lp.ix.search(lp.idx, lp.dist, x, k, false)
-	row := make([]float64, lp.classes)
+	lp.row = resizeFloats(lp.row, lp.classes)
+	row := lp.row
 	for i := range m {
 		clear(row)
 		for _, j := range lp.idx[i*k : (i+1)*k] {
