@@ -45,8 +45,12 @@ func tuneSpecs() []tuneSpec {
 		out = append(out, tuneSpec{"nmf", &NMF{Common: c}, 1})
 	}
 	if sel == "1" || sel == "dgnmf" {
-		for _, a := range []float64{0.01, 0.1, 1, 10} {
-			out = append(out, tuneSpec{fmtName("dgnmf a=%g", a), &DGNMF{Common: c, Alpha: a}, a})
+		for _, r := range []int{40, 64} {
+			for _, a := range []float64{0.003, 0.01, 0.03, 0.1} {
+				cc := c
+				cc.Rank = r
+				out = append(out, tuneSpec{fmtName("dgnmf K=%d a=%g", r, a), &DGNMF{Common: cc, Alpha: a}, 1})
+			}
 		}
 	}
 	if sel == "1" || sel == "ssknmf" {
@@ -63,7 +67,20 @@ func tuneSpecs() []tuneSpec {
 			}
 		}
 	}
+	if sel == "1" || sel == "nge" {
+		out = append(out, tuneSpecsNGE(c)...)
+	}
 	return out
 }
 
 func fmtName(f string, a ...any) string { return fmt.Sprintf(f, a...) }
+
+func tuneSpecsNGE(c Common) []tuneSpec {
+	var out []tuneSpec
+	for _, a := range []float64{2, 20, 200} {
+		for _, b := range []float64{0, 100, 1000} {
+			out = append(out, tuneSpec{fmtName("nge a=%g b=%g", a, b), &NGE{Common: c, Alpha: a, Beta: b}, max(b, 1)})
+		}
+	}
+	return out
+}

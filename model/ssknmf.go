@@ -15,12 +15,16 @@ import (
 // of labeled samples, −1 between inter-class k-NN pairs, 0 elsewhere and
 // for unlabeled samples) and W² the k-NN graph over all samples. The thesis
 // uses one α for both; β is exposed separately and defaults to α's value
-// measured on digits. As a composition it is the Frobenius loss plus
-// GraphTerm{α, W¹} and GraphTerm{β, W²}; GraphTerm moves the negative
+// measured on digits. As a composition it is the Frobenius loss plus graph
+// terms α·W¹ and β·W²; GraphTerm moves the negative
 // entries of W¹ (and the matching degree part) to the other side of the
 // multiplicative update, which the thesis' rule (2.11) leaves implicit.
 //
-// Like DGNMF, the repelling part of W¹ makes the objective unbounded below;
+// Like DGNMF, the repelling part of W¹ makes the thesis' objective
+// unbounded below, so both terms are written on a column-normalized basis
+// (NormalizedGraphTerm, U normalized after every U update), and α must stay
+// small enough for the objective to be bounded (see DGNMF).
+//
 // SSKNMF is not safe for concurrent use.
 type SSKNMF struct {
 	Common
@@ -69,11 +73,12 @@ func (m *SSKNMF) Fit(x Data, labels []int) error {
 	m.eng = Engine{
 		Loss: NewFrobenius(x),
 		Terms: []Term{
-			&GraphTerm{Label: "labeled", Weight: orDefault(m.Alpha, 0.1), S: m.w1},
-			&GraphTerm{Label: "knn", Weight: orDefault(m.Beta, 1), S: m.w2},
+			&NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "labeled", Weight: orDefault(m.Alpha, 0.1), S: m.w1}, Split: true},
+			&NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "knn", Weight: orDefault(m.Beta, 1), S: m.w2}, Split: true},
 		},
-		Normalize: NormalizeAtEnd,
+		Normalize: NormalizeEachIter,
 	}
+	NormalizeColumns(&m.u, &m.v)
 	return m.run(&m.fitted, &m.eng)
 }
 

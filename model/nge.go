@@ -1,0 +1,300 @@
+package model
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model/sparse"
+)
+
+// NGE is non-negative graph embedding (Yang, Yan, Fu, Li and Huang,
+// "Non-negative graph embedding", CVPR 2008) with Marginal Fisher
+// Analysis' graphs. In this package's notation (U = W, V = Hᵀ) the codes
+// are split as V = [V¹ V²], d and K − d columns, and the objective (eq. 12)
+// is
+//
+//	‖X − UVᵀ‖² + α tr(Q¹V¹ᵀ(L + (β/α)Lˢ)V¹Q¹) + α tr(Q²V²ᵀLᵖV²Q²),
+//
+// with L MFA's intrinsic graph, Lᵖ its penalty graph, Q = diag(‖u_m‖) and
+// Lˢ an optional k-NN smoothness graph (β = 0 by default, as in the paper;
+// it is N²S²L's term, added for the semi-supervised setting). These are the
+// same NormalizedGraphTerms as N2S2L's; what differs is the inner step:
+//
+//  1. U ← U ⊙ XV / (UVᵀV + U·diag(c)), c_m = α v_mᵀ L_b v_m, the row-wise
+//     solution of eq. 17 (K and D^h are diagonal);
+//  2. normalize U's columns and convey the norms to V (eq. 18);
+//  3. for every column c of V (row of H) solve the M-matrix system
+//     (diag(k_c) + G_b) v_c = Xᵀu_c, with k_c = (VUᵀU)_{·c} / V_{·c} and
+//     G_b = α L + β Lˢ or α Lᵖ (eq. 23 and 25), by Jacobi-preconditioned
+//     conjugate gradients on the sparse matrix, warm-started from v_c;
+//  4. reorder the columns: the d columns with the smallest
+//     v_cᵀ(G₁ − G₂)v_c form V¹, with U's columns permuted alike (§2.3.3).
+//
+// Each step does not increase the objective (Theorem 3); the tests check it.
+// The paper's factor 2 in front of L comes from summing over ordered pairs;
+// here α carries it.
+//
+// NGE is not safe for concurrent use.
+type NGE struct {
+	Common
+	// Alpha is α, the weight of the intrinsic and penalty graphs relative
+	// to ‖X − UVᵀ‖². If zero, it defaults to 2: the paper's λ = 1 with its
+	// sums over ordered pairs. It must not be negative.
+	Alpha float64
+	// Beta is β, the weight of an optional k-NN smoothness graph on V¹.
+	// Zero disables it (the paper's NGE). It must not be negative.
+	Beta float64
+	// Dim is d, the number of columns of V¹. If zero, it defaults to the
+	// number of classes, as in the paper. It must be below Rank.
+	Dim int
+	// IntrinsicK is k₁, the same-class neighbours of MFA's intrinsic graph.
+	// If zero, it defaults to 3 (the paper's, 2 for FERET).
+	IntrinsicK int
+	// PenaltyPairs is k₂, the shortest between-class pairs per class of the
+	// penalty graph. If zero, it defaults to 20 (the paper's).
+	PenaltyPairs int
+	// Neighbors is the k of the smoothness graph. If zero, it defaults to 5.
+	Neighbors int
+	// InnerIter bounds the CG iterations of one column solve. If zero, it
+	// defaults to 50.
+	InnerIter int
+	// InnerTol is the relative residual that stops a column solve. If zero,
+	// it defaults to 1e-6.
+	InnerTol float64
+
+	fitted
+	eng       Engine
+	blocks    [2]*mMatrix
+	s, sp, ss *sparse.CSR
+	d         int
+
+	xtu, utu, vutu mat.Dense
+	col, rhs, k    []float64
+	uNeg, uPos     mat.Dense
+}
+
+var _ Method = (*NGE)(nil)
+
+// Fit factorizes x using labels (one per sample, −1 = unlabeled). It
+// returns ErrNoLabels if no sample is labeled. Unlabeled samples have no
+// edges in the MFA graphs; they join the smoothness graph if Beta > 0.
+func (m *NGE) Fit(x Data, labels []int) error {
+	m.ok = false
+	_, n := x.Dims()
+	ls, err := parseLabels(labels, n)
+	if err != nil {
+		return err
+	}
+	if len(ls.ids) == 0 {
+		return fmt.Errorf("model: NGE: %w", ErrNoLabels)
+	}
+	if m.Alpha < 0 || m.Beta < 0 || m.Dim < 0 || m.IntrinsicK < 0 || m.PenaltyPairs < 0 ||
+		m.Neighbors < 0 || m.InnerIter < 0 || m.InnerTol < 0 {
+		return fmt.Errorf("model: NGE: negative hyperparameter")
+	}
+	d := orDefaultInt(m.Dim, ls.classes)
+	if d <= 0 || d >= m.Rank {
+		return fmt.Errorf("model: NGE: d = %d embedding columns, want 1 ≤ d < K = %d", d, m.Rank)
+	}
+	if err := m.start(&m.fitted, x); err != nil {
+		return err
+	}
+	m.d = d
+	if m.s, m.sp, err = mfaGraphs(x, ls, orDefaultInt(m.IntrinsicK, 3), orDefaultInt(m.PenaltyPairs, 20)); err != nil {
+		return err
+	}
+	a := orDefault(m.Alpha, 2)
+	intr := &NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "intrinsic", Weight: a, S: m.s, Hi: d}}
+	pen := &NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "penalty", Weight: a, S: m.sp, Lo: d, Hi: m.Rank}}
+	terms := []Term{intr, pen}
+	block1 := []*GraphTerm{&intr.GraphTerm}
+	if m.Beta > 0 {
+		if m.ss, err = knnGraph(x, orDefaultInt(m.Neighbors, 5)); err != nil {
+			return err
+		}
+		sm := &NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "smooth", Weight: m.Beta, S: m.ss, Hi: d}}
+		terms = append(terms, sm)
+		block1 = append(block1, &sm.GraphTerm)
+	} else {
+		m.ss = nil
+	}
+	m.eng = Engine{Loss: NewFrobenius(x), Terms: terms}
+	m.blocks = [2]*mMatrix{newMMatrix(n, block1), newMMatrix(n, []*GraphTerm{&pen.GraphTerm})}
+	NormalizeColumns(&m.u, &m.v) // Q = I from the start, as for N2S2L
+	m.res, err = m.iterate(&m.u, &m.v)
+	if err != nil {
+		return err
+	}
+	m.ok = true
+	return nil
+}
+
+// iterate runs Algorithm 1 of the paper on the engine's loss and terms.
+func (m *NGE) iterate(u, v *mat.Dense) (Result, error) {
+	e := &m.eng
+	maxIter := orDefaultInt(m.MaxIter, 200)
+	tol := orDefault(m.Tol, 1e-5)
+	parts := make([]float64, len(e.Terms)+1)
+	names := make([]string, len(e.Terms)+1)
+	names[0] = "loss"
+	for i, t := range e.Terms {
+		names[i+1] = t.Name()
+	}
+	var res Result
+	prev := e.Objective(u, v, nil)
+	if math.IsNaN(prev) || math.IsInf(prev, 0) {
+		return res, ErrDiverged
+	}
+	for it := 1; it <= maxIter; it++ {
+		m.stepU(u, v)
+		NormalizeColumns(u, v)
+		m.stepV(u, v)
+		m.reorder(u, v)
+		f := e.Objective(u, v, parts)
+		res.Iters, res.Objective = it, f
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return res, ErrDiverged
+		}
+		if m.Callback != nil && !m.Callback(Stats{Iter: it, Objective: f, Parts: parts, Names: names}) {
+			break
+		}
+		if tol > 0 && math.Abs(prev-f) <= tol*math.Abs(prev) {
+			res.Converged = true
+			break
+		}
+		prev = f
+	}
+	return res, nil
+}
+
+// stepU is step 1: the multiplicative U rule with the terms' exact
+// diagonal U·diag(c) (NormalizedGraphTerm with Split false).
+func (m *NGE) stepU(u, v *mat.Dense) {
+	d, k := u.Dims()
+	m.uNeg.ReuseAs(d, k)
+	m.uPos.ReuseAs(d, k)
+	m.eng.Loss.UGradTo(&m.uNeg, &m.uPos, u, v)
+	for _, t := range m.eng.Terms {
+		t.(UTerm).AddUGrad(&m.uNeg, &m.uPos, u, v)
+	}
+	mulUpdate(u, &m.uNeg, &m.uPos, nil)
+}
+
+// stepV is step 3: one M-matrix solve per column of V.
+func (m *NGE) stepV(u, v *mat.Dense) {
+	n, k := v.Dims()
+	m.xtu.Reset()
+	m.eng.Loss.(*Frobenius).X.TMulTo(&m.xtu, u)
+	m.utu.Reset()
+	m.utu.Mul(u.T(), u)
+	m.vutu.Reset()
+	m.vutu.Mul(v, &m.utu)
+	m.col = resize(m.col, n)
+	m.rhs = resize(m.rhs, n)
+	m.k = resize(m.k, n)
+	tol := orDefault(m.InnerTol, 1e-6)
+	maxIt := orDefaultInt(m.InnerIter, 50)
+	for c := 0; c < k; c++ {
+		mm := m.blocks[0]
+		if c >= m.d {
+			mm = m.blocks[1]
+		}
+		for j := 0; j < n; j++ {
+			x := v.At(j, c)
+			m.col[j] = x
+			m.rhs[j] = m.xtu.At(j, c)
+			// K^c_jj = (VUᵀU)_jc / V_jc ≥ ‖u_c‖² > 0 (eq. 26); a zero V_jc
+			// stays zero, as in a multiplicative update.
+			m.k[j] = m.vutu.At(j, c) / max(x, math.SmallestNonzeroFloat64)
+		}
+		mm.setK(m.k)
+		mm.solveCG(m.col, m.rhs, tol, maxIt)
+		for j, x := range m.col {
+			v.Set(j, c, x)
+		}
+	}
+}
+
+// reorder is step 4: move the d columns with the smallest
+// v_cᵀ(G₁ − G₂)v_c to V¹ (keeping their relative order), and permute U's
+// columns alike. The loss and the sum of the two costs over all columns
+// are unchanged, so this can only lower the objective.
+func (m *NGE) reorder(u, v *mat.Dense) {
+	_, k := v.Dims()
+	delta := make([]float64, k)
+	col := make([]float64, v.RawMatrix().Rows)
+	for c := 0; c < k; c++ {
+		mat.Col(col, c, v)
+		delta[c] = quadLaplacian(m.blocks[0], col) - quadLaplacian(m.blocks[1], col)
+	}
+	idx := make([]int, k)
+	for c := range idx {
+		idx[c] = c
+	}
+	// Ties keep the current block: a column already in V¹ goes first.
+	slices.SortStableFunc(idx, func(a, b int) int {
+		return cmp.Or(cmp.Compare(delta[a], delta[b]), cmp.Compare(blockOf(a, m.d), blockOf(b, m.d)))
+	})
+	first := slices.Clone(idx[:m.d])
+	rest := slices.Clone(idx[m.d:])
+	slices.Sort(first)
+	slices.Sort(rest)
+	perm := append(first, rest...)
+	same := true
+	for c, p := range perm {
+		if c != p {
+			same = false
+			break
+		}
+	}
+	if same {
+		return
+	}
+	permuteCols(u, perm)
+	permuteCols(v, perm)
+}
+
+func blockOf(c, d int) int {
+	if c < d {
+		return 0
+	}
+	return 1
+}
+
+// quadLaplacian returns xᵀ(M − diag(k))x = Σ_i deg_i x_i² − Σ_ij O_ij x_i x_j,
+// the graph part of an mMatrix.
+func quadLaplacian(m *mMatrix, x []float64) float64 {
+	var s float64
+	for i, xi := range x {
+		s += m.deg[i] * xi * xi
+		ind, val := m.off.Row(i)
+		for p, j := range ind {
+			s -= val[p] * xi * x[j]
+		}
+	}
+	return s
+}
+
+// permuteCols sets column c of a to its old column perm[c].
+func permuteCols(a *mat.Dense, perm []int) {
+	raw := a.RawMatrix()
+	tmp := make([]float64, raw.Cols)
+	for i := 0; i < raw.Rows; i++ {
+		row := raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols]
+		for c, p := range perm {
+			tmp[c] = row[p]
+		}
+		copy(row, tmp)
+	}
+}
+
+// EmbeddingDim returns d, the number of columns of V¹, of the last Fit.
+func (m *NGE) EmbeddingDim() int { return m.d }
+
+// Graphs returns MFA's intrinsic and penalty graphs and the smoothness
+// graph (nil when Beta is zero) of the last Fit.
+func (m *NGE) Graphs() (s, sp, ss *sparse.CSR) { return m.s, m.sp, m.ss }
