@@ -1,0 +1,139 @@
+package kernel_test
+
+import (
+	"compress/gzip"
+	"encoding/csv"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/classify"
+	"github.com/nmfstream/nmfstream/model/kernel"
+	"github.com/nmfstream/nmfstream/model/metrics"
+)
+
+const digitsPath = "../../internal/datasets/digits.csv.gz"
+
+// loadDigits reads the 1797 8×8 digits: 64 pixel values in 0..16, then the
+// label, per line.
+func loadDigits(tb testing.TB) (*mat.Dense, []int) {
+	tb.Helper()
+	f, err := os.Open(digitsPath)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	recs, err := csv.NewReader(zr).ReadAll()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	const d = 64
+	x := mat.NewDense(len(recs), d, nil)
+	y := make([]int, len(recs))
+	for i, rec := range recs {
+		if len(rec) != d+1 {
+			tb.Fatalf("line %d: %d fields, want %d", i+1, len(rec), d+1)
+		}
+		for j := range d {
+			v, err := strconv.ParseFloat(rec[j], 64)
+			if err != nil {
+				tb.Fatalf("line %d: %v", i+1, err)
+			}
+			x.Set(i, j, v)
+		}
+		if y[i], err = strconv.Atoi(rec[d]); err != nil {
+			tb.Fatalf("line %d: %v", i+1, err)
+		}
+	}
+	return x, y
+}
+
+type split struct {
+	xtr  *mat.Dense
+	ytr  []int // −1 on unlabeled training samples
+	xte  *mat.Dense
+	yte  []int
+	ytrT []int // true training labels
+}
+
+func gather(x *mat.Dense, y []int, rows []int) (*mat.Dense, []int) {
+	_, d := x.Dims()
+	out := mat.NewDense(len(rows), d, nil)
+	lab := make([]int, len(rows))
+	for k, i := range rows {
+		out.SetRow(k, x.RawRowView(i))
+		lab[k] = y[i]
+	}
+	return out, lab
+}
+
+func makeSplit(tb testing.TB, x *mat.Dense, y []int, src rand.Source) split {
+	tb.Helper()
+	s, err := metrics.Split(y, 1.0/3, 10, src)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var sp split
+	sp.xtr, sp.ytrT = gather(x, y, s.Train)
+	labeled := map[int]bool{}
+	for _, i := range s.Labeled {
+		labeled[i] = true
+	}
+	sp.ytr = make([]int, len(s.Train))
+	for k, i := range s.Train {
+		sp.ytr[k] = -1
+		if labeled[i] {
+			sp.ytr[k] = y[i]
+		}
+	}
+	sp.xte, sp.yte = gather(x, y, s.Test)
+	return sp
+}
+
+// digitsTest is DESIGN.md §7's split: seed 1, one third held out, 10
+// labels per class.
+func digitsTest(tb testing.TB) split {
+	x, y := loadDigits(tb)
+	return makeSplit(tb, x, y, rand.NewPCG(1, 1))
+}
+
+// digitsValidation splits the training pool of digitsTest again (seed 2):
+// one third of the pool is the validation set used for tuning, so the test
+// split is never looked at while choosing hyperparameters.
+func digitsValidation(tb testing.TB) split {
+	te := digitsTest(tb)
+	return makeSplit(tb, te.xtr, te.ytrT, rand.NewPCG(2, 2))
+}
+
+type fitProjector interface {
+	model.Method
+	kernel.Projector
+}
+
+// heldOut fits m on the training samples, projects the held-out ones and
+// returns the 1-NN accuracy of their codes against the labeled training
+// codes.
+func heldOut(tb testing.TB, m fitProjector, s split) float64 {
+	tb.Helper()
+	if err := m.Fit(model.DenseRows(s.xtr), nil); err != nil {
+		tb.Fatal(err)
+	}
+	var codes mat.Dense
+	if err := m.ProjectTo(&codes, model.DenseRows(s.xte)); err != nil {
+		tb.Fatal(err)
+	}
+	var nn classify.NearestNeighbor
+	if err := nn.Fit(m.Codes(), s.ytr); err != nil {
+		tb.Fatal(err)
+	}
+	pred := nn.PredictTo(nil, &codes)
+	return metrics.Accuracy(pred, s.yte)
+}

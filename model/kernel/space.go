@@ -1,0 +1,238 @@
+package kernel
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model"
+)
+
+// DefaultMaxExact is the default limit on N for exact kernel matrices: an
+// N×N float64 matrix takes 8N² bytes (3.0 GiB at N = 20000, per kernel), and
+// the methods hold one or more of them plus an O(N³) eigendecomposition for
+// Flexible.
+const DefaultMaxExact = 20000
+
+// ErrTooLarge is wrapped by Fit when N exceeds the exact path's limit and no
+// Nyström approximation is configured.
+var ErrTooLarge = errors.New("kernel: too many samples for an exact kernel matrix")
+
+// space is the (possibly multiple, scaled) kernel space of the training
+// samples: exact N×N matrices, or Nyström features.
+type space struct {
+	train   model.Data
+	kernels []Kernel  // bound
+	scale   []float64 // K_l is divided by scale_l (its mean diagonal)
+	mats    []*mat.Dense
+	maps    []*nystromMap
+	phis    []*mat.Dense // N×m_l non-negative Nyström features
+	buf     mat.Dense    // combined kernel or factor
+}
+
+// newSpace binds the kernels on x and builds their matrices, or their
+// Nyström features when ny is non-nil. Each kernel is divided by its mean
+// diagonal (trace normalization), unless raw is set, so that kernels of
+// different scales ((1 + xᵀy)⁴ against a Gaussian) can be mixed and compared.
+func newSpace(x model.Data, ks []Kernel, ny *Nystrom, maxExact int, raw bool) (*space, error) {
+	if model.Rows(x) == nil {
+		return nil, errRows
+	}
+	if err := model.Validate(x); err != nil {
+		return nil, err
+	}
+	_, n := x.Dims()
+	if maxExact == 0 {
+		maxExact = DefaultMaxExact
+	}
+	if ny == nil && n > maxExact {
+		return nil, fmt.Errorf("%w: N = %d > %d (%.1f GiB per kernel matrix); set Nystrom for a landmark approximation", ErrTooLarge, n, maxExact, 8*float64(n)*float64(n)/(1<<30))
+	}
+	s := &space{train: x}
+	sq := sqNorms(x)
+	for _, k := range ks {
+		if k == nil {
+			return nil, fmt.Errorf("kernel: nil kernel")
+		}
+		b, err := k.Bind(x)
+		if err != nil {
+			return nil, err
+		}
+		sc := 1.0
+		if !raw {
+			var tr float64
+			for _, v := range sq {
+				tr += b.Eval(v, v, v)
+			}
+			sc = tr / float64(n)
+			if !(sc > 0) || math.IsInf(sc, 0) {
+				return nil, fmt.Errorf("kernel: %v has mean diagonal %g on the training samples; cannot normalize", b, sc)
+			}
+		}
+		s.kernels = append(s.kernels, b)
+		s.scale = append(s.scale, sc)
+	}
+	if ny == nil {
+		for l, k := range s.kernels {
+			km := new(mat.Dense)
+			if err := MatrixTo(km, k, x); err != nil {
+				return nil, err
+			}
+			if s.scale[l] != 1 {
+				km.Scale(1/s.scale[l], km)
+			}
+			if err := checkFinite(km, k); err != nil {
+				return nil, err
+			}
+			s.mats = append(s.mats, km)
+		}
+		return s, nil
+	}
+	m := ny.Landmarks
+	if m == 0 {
+		m = min(n, 500)
+	}
+	if m < 1 || m > n {
+		return nil, fmt.Errorf("kernel: %d Nyström landmarks for %d samples", m, n)
+	}
+	lm, err := subsetRows(x, ny.selectLandmarks(x, m))
+	if err != nil {
+		return nil, err
+	}
+	for l, k := range s.kernels {
+		nm, err := newNystromMap(k, s.scale[l], lm)
+		if err != nil {
+			return nil, fmt.Errorf("kernel: %v: %w", k, err)
+		}
+		phi := new(mat.Dense)
+		if err := nm.featuresTo(phi, x); err != nil {
+			return nil, err
+		}
+		if err := checkFinite(phi, k); err != nil {
+			return nil, err
+		}
+		s.maps = append(s.maps, nm)
+		s.phis = append(s.phis, phi)
+	}
+	return s, nil
+}
+
+func checkFinite(m *mat.Dense, k Kernel) error {
+	for _, v := range m.RawMatrix().Data {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("kernel: %v overflows on these samples; rescale the data", k)
+		}
+	}
+	return nil
+}
+
+func (s *space) n() int { _, n := s.train.Dims(); return n }
+
+func (s *space) exact() bool { return s.maps == nil }
+
+// combined returns K^τ = Σ τ_l K_l as a dense matrix, or its factor
+// Φ^τ = [√τ_1 Φ_1, …] (kernels with τ_l = 0 are left out). The result is
+// valid until the next call.
+func (s *space) combined(tau []float64) (k, phi *mat.Dense) {
+	n := s.n()
+	if len(tau) == 1 {
+		if s.exact() {
+			return s.mats[0], nil
+		}
+		return nil, s.phis[0]
+	}
+	if s.exact() {
+		s.buf.ReuseAs(n, n)
+		s.buf.Zero()
+		for l, t := range tau {
+			if t > 0 {
+				addScaled(&s.buf, t, s.mats[l])
+			}
+		}
+		return &s.buf, nil
+	}
+	cols := 0
+	for l, t := range tau {
+		if t > 0 {
+			_, m := s.phis[l].Dims()
+			cols += m
+		}
+	}
+	s.buf.Reset()
+	s.buf.ReuseAs(n, cols)
+	c := 0
+	for l, t := range tau {
+		if t <= 0 {
+			continue
+		}
+		_, m := s.phis[l].Dims()
+		dst := s.buf.Slice(0, n, c, c+m).(*mat.Dense)
+		dst.Scale(math.Sqrt(t), s.phis[l])
+		c += m
+	}
+	return nil, &s.buf
+}
+
+// crossTo stores the combined cross-kernel K^τ(train, x) (N×M) into dst and
+// the self-similarities k^τ(x_j, x_j) into self (length M).
+func (s *space) crossTo(dst *mat.Dense, self []float64, tau []float64, x model.Data) error {
+	d, m := x.Dims()
+	if td, _ := s.train.Dims(); td != d {
+		return fmt.Errorf("kernel: samples have %d features, the model was fitted on %d", d, td)
+	}
+	if err := model.Validate(x); err != nil {
+		return err
+	}
+	n := s.n()
+	dst.ReuseAs(n, m)
+	dst.Zero()
+	for j := range self {
+		self[j] = 0
+	}
+	sq := sqNorms(x)
+	var tmp mat.Dense
+	for l, t := range tau {
+		if t <= 0 {
+			continue
+		}
+		tmp.Reset()
+		if s.exact() {
+			if err := CrossTo(&tmp, s.kernels[l], s.train, x); err != nil {
+				return err
+			}
+			addScaled(dst, t/s.scale[l], &tmp)
+			for j, v := range sq {
+				self[j] += t * s.kernels[l].Eval(v, v, v) / s.scale[l]
+			}
+			continue
+		}
+		if err := s.maps[l].featuresTo(&tmp, x); err != nil {
+			return err
+		}
+		var kt mat.Dense
+		kt.Mul(s.phis[l], tmp.T())
+		addScaled(dst, t, &kt)
+		for j := 0; j < m; j++ {
+			r := tmp.RawRowView(j)
+			var q float64
+			for _, v := range r {
+				q += v * v
+			}
+			self[j] += t * q
+		}
+	}
+	return nil
+}
+
+// addScaled sets dst += alpha·a (same shapes).
+func addScaled(dst *mat.Dense, alpha float64, a *mat.Dense) {
+	dr, ar := dst.RawMatrix(), a.RawMatrix()
+	for i := 0; i < dr.Rows; i++ {
+		d := dr.Data[i*dr.Stride : i*dr.Stride+dr.Cols]
+		for j, v := range ar.Data[i*ar.Stride : i*ar.Stride+dr.Cols] {
+			d[j] += alpha * v
+		}
+	}
+}
