@@ -184,6 +184,31 @@ func (g *Graph) alloc() int {
 	return s
 }
 
+// reserve makes room for n more slots without repeated reallocation.
+func (g *Graph) reserve(n int) {
+	n -= len(g.free)
+	if n <= 0 {
+		return
+	}
+	g.live = slices.Grow(g.live, n)
+	g.gen = slices.Grow(g.gen, n)
+	g.label = slices.Grow(g.label, n)
+	g.mark = slices.Grow(g.mark, n)
+	g.st.sq = slices.Grow(g.st.sq, n)
+	g.st.raw = slices.Grow(g.st.raw, n)
+	if g.st.isSparse {
+		g.st.ind = slices.Grow(g.st.ind, n)
+		g.st.val = slices.Grow(g.st.val, n)
+	} else {
+		g.st.data = slices.Grow(g.st.data, n*g.st.dim)
+	}
+	for _, l := range []*lists{&g.knn, &g.intra, &g.inter} {
+		l.n = slices.Grow(l.n, n)
+		l.nbr = slices.Grow(l.nbr, n*l.k)
+		l.key = slices.Grow(l.key, n*l.k)
+	}
+}
+
 // liveIDs returns the live slots ascending, reusing buf.
 func (g *Graph) liveIDs(buf []int) []int {
 	buf = buf[:0]
@@ -221,6 +246,7 @@ func (g *Graph) addDense(x mat.Matrix) ([]int, error) {
 		}
 		norms[i] = nm
 	}
+	g.reserve(n)
 	ids := make([]int, n)
 	for i := 0; i < n; i++ {
 		s := g.alloc()
@@ -248,6 +274,7 @@ func (g *Graph) addSparse(x *sparse.CSR) ([]int, error) {
 		norms[i] = nm
 	}
 	g.st.dim = d
+	g.reserve(n)
 	ids := make([]int, n)
 	for i := 0; i < n; i++ {
 		s := g.alloc()

@@ -277,3 +277,21 @@ func TestErrors(t *testing.T) {
 		t.Error("label -2: no error")
 	}
 }
+
+// TestCancellation uses points far from the origin and close to each other,
+// where ‖a‖² + ‖b‖² − 2aᵀb loses most digits: the exact refinement must
+// still rank by the true distance.
+func TestCancellation(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	x := mat.NewDense(200, 16, nil)
+	for i := 0; i < 200; i++ {
+		for j := 0; j < 16; j++ {
+			x.Set(i, j, 1e4+1e-4*rng.Float64())
+		}
+	}
+	g, err := KNN{K: 5, BlockSize: 64}.Dense(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkLists(t, g, seq(200), brute(x, 5, Euclidean))
+}

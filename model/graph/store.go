@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -40,7 +41,9 @@ func (s *store) growTo(slots int) {
 			s.ind = append(s.ind, nil)
 			s.val = append(s.val, nil)
 		} else {
-			s.data = append(s.data, make([]float64, s.dim)...)
+			s.data = slices.Grow(s.data, s.dim)
+			s.data = s.data[:len(s.data)+s.dim]
+			clear(s.data[len(s.data)-s.dim:])
 		}
 	}
 }

@@ -1,0 +1,123 @@
+package graph
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model/sparse"
+)
+
+func uniform(n, d int) *mat.Dense {
+	rng := rand.New(rand.NewPCG(1, 1))
+	x := mat.NewDense(n, d, nil)
+	raw := x.RawMatrix().Data
+	for i := range raw {
+		raw[i] = rng.Float64()
+	}
+	return x
+}
+
+// tfidfLike returns n rows over d columns with nnz non-zeros each, column
+// popularity skewed (Zipf-like) as in text.
+func tfidfLike(n, d, nnz int) *sparse.CSR {
+	rng := rand.New(rand.NewPCG(1, 1))
+	z := rand.NewZipf(rng, 1.1, 10, uint64(d-1))
+	m := sparse.Zeros(0, d)
+	for i := 0; i < n; i++ {
+		seen := map[int]bool{}
+		for len(seen) < nnz {
+			seen[int(z.Uint64())] = true
+		}
+		row := mat.NewVecDense(d, nil)
+		for j := range seen {
+			row.SetVec(j, 1+rng.Float64())
+		}
+		var ind []int
+		var val []float64
+		for j := 0; j < d; j++ {
+			if v := row.AtVec(j); v != 0 {
+				ind = append(ind, j)
+				val = append(val, v)
+			}
+		}
+		m.AppendRow(ind, val)
+	}
+	return m
+}
+
+// BenchmarkKNN20000x784 is the batch build of the shape of scikit-learn's
+// kneighbors_graph(X, 10) reference (MNIST-sized).
+func BenchmarkKNN20000x784(b *testing.B) {
+	x := uniform(20000, 784)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := (KNN{K: 10}).Dense(x); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkKNN5000x784(b *testing.B) {
+	x := uniform(5000, 784)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := (KNN{K: 10}).Dense(x); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkKNNSparse20000x20000 is a cosine graph on TF-IDF-like rows
+// (60 non-zeros each over 20000 terms).
+func BenchmarkKNNSparse20000x20000(b *testing.B) {
+	x := tfidfLike(20000, 20000, 60)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := (KNN{K: 10, Metric: Cosine}).Sparse(x); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkInsert1Window5000x784 inserts one point into a full sliding
+// window of 5000 nodes: the oldest is evicted (its holders re-searched) and
+// the newcomer searched, per op.
+func BenchmarkInsert1Window5000x784(b *testing.B) {
+	x := uniform(5000+1000, 784)
+	g, err := KNN{K: 10, Window: 5000}.Dense(x.Slice(0, 5000, 0, 784))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		r := 5000 + i%1000
+		if _, err := g.InsertDense(x.Slice(r, r+1, 0, 784)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkInsert100Window5000x784 inserts a batch of 100 points into a
+// full sliding window of 5000 nodes (100 evictions and their repairs, then
+// the 100 searches), per op.
+func BenchmarkInsert100Window5000x784(b *testing.B) {
+	x := uniform(5000+2000, 784)
+	g, err := KNN{K: 10, Window: 5000}.Dense(x.Slice(0, 5000, 0, 784))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		r := 5000 + (i%20)*100
+		if _, err := g.InsertDense(x.Slice(r, r+100, 0, 784)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
