@@ -224,3 +224,38 @@ func TestRemoveEqualsFreshBuild(t *testing.T) {
 		t.Errorf("reinserted at %d gen %d, want 0 gen 1", ch.Added[0], g.Gen(0))
 	}
 }
+
+// TestSparseVocabularyGrows inserts sparse rows whose vocabulary grows
+// along the stream and compares with a batch build over the final width.
+func TestSparseVocabularyGrows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	x := sparseData(90, 30, 3, rng)
+	for i := 0; i < 45; i++ { // the first half uses only the first 10 terms
+		for j := 10; j < 30; j++ {
+			x.Set(i, j, 0)
+		}
+		x.Set(i, i%10, 1)
+	}
+	g, err := KNN{K: 3, Metric: Euclidean}.NewSparse(10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := sparse.FromDense(x.Slice(0, 45, 0, 10))
+	if _, err := g.InsertSparse(first); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.InsertSparse(sparse.FromDense(x.Slice(45, 90, 0, 30))); err != nil {
+		t.Fatal(err)
+	}
+	if g.Dim() != 30 {
+		t.Errorf("dim %d, want 30", g.Dim())
+	}
+	batch, err := KNN{K: 3}.Sparse(sparse.FromDense(x))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameLists(t, g, batch, seq(90))
+	if _, err := g.InsertDense(x.Slice(0, 1, 0, 30)); err == nil {
+		t.Error("dense rows into a sparse graph: no error")
+	}
+}
