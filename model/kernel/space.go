@@ -144,6 +144,7 @@ func (s *space) combined(tau []float64) (k, phi *mat.Dense) {
 		return nil, s.phis[0]
 	}
 	if s.exact() {
+		s.buf.Reset()
 		s.buf.ReuseAs(n, n)
 		s.buf.Zero()
 		for l, t := range tau {
@@ -186,6 +187,7 @@ func (s *space) crossTo(dst *mat.Dense, self []float64, tau []float64, x model.D
 		return err
 	}
 	n := s.n()
+	dst.Reset()
 	dst.ReuseAs(n, m)
 	dst.Zero()
 	for j := range self {
