@@ -150,7 +150,7 @@ func TestTauStep(t *testing.T) {
 		z += math.Exp(-(x - 1))
 	}
 	for l, x := range g {
-		if want := math.Exp(-(x-1)) / z; math.Abs(tau[l]-want) > 1e-15 {
+		if want := math.Exp(-(x - 1)) / z; math.Abs(tau[l]-want) > 1e-15 {
 			t.Errorf("entropy τ_%d = %v, want %v", l, tau[l], want)
 		}
 	}
