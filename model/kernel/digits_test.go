@@ -137,3 +137,16 @@ func heldOut(tb testing.TB, m fitProjector, s split) float64 {
 	pred := nn.PredictTo(nil, &codes)
 	return metrics.Accuracy(pred, s.yte)
 }
+
+func strconvF(f float64) string { return strconv.FormatFloat(f, 'f', 3, 64) }
+
+func fmtTau(tau []float64) string {
+	var b []byte
+	for i, v := range tau {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = strconv.AppendFloat(b, v, 'f', 2, 64)
+	}
+	return "[" + string(b) + "]"
+}

@@ -2,6 +2,7 @@ package kernel_test
 
 import (
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,18 +11,57 @@ import (
 )
 
 // TestTune prints validation accuracies of candidate settings. It runs only
-// with NMFSTREAM_TUNE=1; it never looks at the test split.
+// with NMFSTREAM_TUNE set to a comma-separated list of groups (flex, nmfk,
+// multik, adap); it never looks at the test split.
 func TestTune(t *testing.T) {
-	if os.Getenv("NMFSTREAM_TUNE") == "" {
-		t.Skip("set NMFSTREAM_TUNE=1")
+	groups := os.Getenv("NMFSTREAM_TUNE")
+	if groups == "" {
+		t.Skip("set NMFSTREAM_TUNE=flex,nmfk,multik,adap")
 	}
 	s := digitsValidation(t)
-	for _, sc := range []float64{0.1, 0.2, 0.3, 0.5} {
-		for _, pr := range []kernel.Projection{kernel.ProjectNNLS, kernel.ProjectPaper, kernel.ProjectGraph} {
-			start := time.Now()
-			m := &kernel.Flexible{Common: model.Common{Rank: 40}, Kernel: kernel.Gaussian{Scale: sc, Rule: kernel.MeanDistance}, Projection: pr}
-			acc := heldOut(t, m, s)
-			t.Logf("flex gauss mean×%g %v: %.4f (%v, %d iters)", sc, pr, acc, time.Since(start).Round(time.Millisecond), m.Result().Iters)
+	run := func(name string, m fitProjector) {
+		start := time.Now()
+		acc := heldOut(t, m, s)
+		extra := ""
+		if mk, ok := m.(*kernel.MultiK); ok && len(mk.Tau()) > 1 {
+			extra = " τ=" + fmtTau(mk.Tau())
+		}
+		t.Logf("%-40s val %.4f (%v)%s", name, acc, time.Since(start).Round(time.Millisecond), extra)
+	}
+	has := func(g string) bool { return strings.Contains(groups, g) }
+	projs := []kernel.Projection{kernel.ProjectNNLS, kernel.ProjectPaper, kernel.ProjectGraph}
+	if has("flex") {
+		for _, sc := range []float64{0.5, 0.8, 1.2} {
+			for _, pr := range projs {
+				run("flex gauss mean×"+ftoa(sc)+" "+pr.String(), &kernel.Flexible{Common: model.Common{Rank: 40}, Kernel: kernel.Gaussian{Scale: sc, Rule: kernel.MeanDistance}, Projection: pr})
+			}
+		}
+		for _, p := range []int{2, 4} {
+			for _, pr := range projs {
+				run("flex poly "+ftoa(float64(p))+" "+pr.String(), &kernel.Flexible{Common: model.Common{Rank: 40}, Kernel: kernel.Polynomial{Degree: p}, Projection: pr})
+			}
+		}
+	}
+	if has("nmfk") {
+		for _, sc := range []float64{0.3, 0.5, 1, 2} {
+			for _, pr := range projs {
+				run("nmfk gauss mean×"+ftoa(sc)+" "+pr.String(), &kernel.MultiK{Common: model.Common{Rank: 40}, Kernels: []kernel.Kernel{kernel.Gaussian{Scale: sc, Rule: kernel.MeanDistance}}, Projection: pr})
+			}
+		}
+	}
+	if has("multik") {
+		for _, st := range []kernel.TauStep{kernel.TauLP, kernel.TauEntropy, kernel.TauSimplex} {
+			run("multik "+st.String()+" graph", &kernel.MultiK{Common: model.Common{Rank: 40}, Step: st, Projection: kernel.ProjectGraph})
+			run("multik "+st.String()+" nnls", &kernel.MultiK{Common: model.Common{Rank: 40}, Step: st})
+		}
+	}
+	if has("adap") {
+		for _, a := range []float64{1, 10, 100} {
+			for _, st := range []kernel.TauStep{kernel.TauLP, kernel.TauEntropy} {
+				run("adap α="+ftoa(a)+" "+st.String()+" graph", &kernel.MultiK{Common: model.Common{Rank: 40}, Alpha: a, Step: st, Projection: kernel.ProjectGraph})
+			}
 		}
 	}
 }
+
+func ftoa(f float64) string { return strings.TrimRight(strings.TrimRight(strconvF(f), "0"), ".") }
