@@ -64,6 +64,23 @@ type UTerm interface {
 	AddUGrad(neg, pos, u, v *mat.Dense)
 }
 
+// RowsLoss is a Loss that can compute V's gradient parts for some rows
+// only, so that an online update of a few rows costs in proportion to them.
+type RowsLoss interface {
+	Loss
+	// VGradRowsTo stores the gradient parts of the given rows of V into
+	// the same rows of neg and pos, leaving other rows untouched.
+	VGradRowsTo(neg, pos, u, v *mat.Dense, rows []int)
+}
+
+// RowsTerm is a Term that can add its V gradient for some rows only.
+type RowsTerm interface {
+	Term
+	// AddVGradRows adds the gradient parts of the given rows of V into the
+	// same rows of neg and pos, leaving other rows untouched.
+	AddVGradRows(neg, pos, v *mat.Dense, rows []int)
+}
+
 // Normalization says when the columns of U are rescaled to unit Euclidean
 // norm, with V's columns scaled inversely so that UVᵀ is unchanged.
 type Normalization int
@@ -96,7 +113,8 @@ type Stats struct {
 type Result struct {
 	// Iters is the number of iterations run.
 	Iters int
-	// Objective is the final objective.
+	// Objective is the final objective. It is left zero by a run with
+	// Rows set, a negative Tol and no Callback (an online step).
 	Objective float64
 	// Converged reports whether the relative change fell below Tol.
 	Converged bool
@@ -196,10 +214,15 @@ func (e *Engine) Run(u, v *mat.Dense) (Result, error) {
 	if ur != d || vr != n || vk != k {
 		panic(fmt.Sprintf("model: Engine.Run: U is %d×%d and V is %d×%d, want %d×K and %d×K", ur, k, vr, vk, d, n))
 	}
-	e.uNeg.ReuseAs(d, k)
-	e.uPos.ReuseAs(d, k)
-	e.vNeg.ReuseAs(n, k)
-	e.vPos.ReuseAs(n, k)
+	for _, w := range []struct {
+		m    *mat.Dense
+		r, c int
+	}{{&e.uNeg, d, k}, {&e.uPos, d, k}, {&e.vNeg, n, k}, {&e.vPos, n, k}} {
+		if r, c := w.m.Dims(); w.m.IsEmpty() || r != w.r || c != w.c {
+			w.m.Reset()
+			w.m.ReuseAs(w.r, w.c)
+		}
+	}
 	if len(e.parts) != len(e.Terms)+1 {
 		e.parts = make([]float64, len(e.Terms)+1)
 		e.names = make([]string, len(e.Terms)+1)
@@ -210,11 +233,17 @@ func (e *Engine) Run(u, v *mat.Dense) (Result, error) {
 	}
 
 	var res Result
-	prev := e.Objective(u, v, nil)
-	if math.IsNaN(prev) || math.IsInf(prev, 0) {
-		return res, ErrDiverged
-	}
 	tol := e.tol()
+	// Without a tolerance or a callback nobody reads the objective between
+	// iterations: compute it once at the end (online updates rely on this).
+	track := tol > 0 || e.Callback != nil
+	var prev float64
+	if track {
+		prev = e.Objective(u, v, nil)
+		if math.IsNaN(prev) || math.IsInf(prev, 0) {
+			return res, ErrDiverged
+		}
+	}
 	for it := 1; it <= e.maxIter(); it++ {
 		if !e.FixU {
 			e.stepU(u, v)
@@ -225,7 +254,11 @@ func (e *Engine) Run(u, v *mat.Dense) (Result, error) {
 		fresh := false
 		if !e.FixV {
 			e.stepV(u, v)
-			fresh = true
+			fresh = e.Rows == nil
+		}
+		res.Iters = it
+		if !track {
+			continue
 		}
 		f := e.objective(u, v, e.parts, fresh)
 		res.Iters, res.Objective = it, f
@@ -244,6 +277,13 @@ func (e *Engine) Run(u, v *mat.Dense) (Result, error) {
 	if e.Normalize == NormalizeAtEnd && !e.FixU {
 		NormalizeColumns(u, v)
 		res.Objective = e.Objective(u, v, nil)
+	} else if !track && e.Rows == nil {
+		// A row-restricted run without Tol or Callback is an online step
+		// whose cost must not scale with N: its objective is not computed.
+		res.Objective = e.Objective(u, v, nil)
+		if math.IsNaN(res.Objective) || math.IsInf(res.Objective, 0) {
+			return res, ErrDiverged
+		}
 	}
 	return res, nil
 }
@@ -259,9 +299,18 @@ func (e *Engine) stepU(u, v *mat.Dense) {
 }
 
 func (e *Engine) stepV(u, v *mat.Dense) {
-	e.Loss.VGradTo(&e.vNeg, &e.vPos, u, v)
+	rl, ok := e.Loss.(RowsLoss)
+	if e.Rows != nil && ok {
+		rl.VGradRowsTo(&e.vNeg, &e.vPos, u, v, e.Rows)
+	} else {
+		e.Loss.VGradTo(&e.vNeg, &e.vPos, u, v)
+	}
 	for _, t := range e.Terms {
-		t.AddVGrad(&e.vNeg, &e.vPos, v)
+		if rt, ok := t.(RowsTerm); ok && e.Rows != nil {
+			rt.AddVGradRows(&e.vNeg, &e.vPos, v, e.Rows)
+		} else {
+			t.AddVGrad(&e.vNeg, &e.vPos, v)
+		}
 	}
 	mulUpdate(v, &e.vNeg, &e.vPos, e.Rows)
 }

@@ -1,7 +1,11 @@
 package model
 
 import (
+	"fmt"
+
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
 // Frobenius is the loss ‖X − UVᵀ‖²_F on data X (dense or sparse).
@@ -14,9 +18,13 @@ type Frobenius struct {
 	X Data
 
 	xtu, utu, vtv mat.Dense // cached products of the last VGradTo
+	blk, out      mat.Dense // gathered rows for VGradRowsTo
 }
 
-var _ FastLoss = (*Frobenius)(nil)
+var (
+	_ FastLoss = (*Frobenius)(nil)
+	_ RowsLoss = (*Frobenius)(nil)
+)
 
 // NewFrobenius returns the Frobenius loss on x.
 func NewFrobenius(x Data) *Frobenius { return &Frobenius{X: x} }
@@ -74,4 +82,58 @@ func inner(a, b *mat.Dense) float64 {
 		}
 	}
 	return s
+}
+
+// VGradRowsTo stores x_iᵀU into row i of neg and v_i(UᵀU) into row i of
+// pos for the given rows i, gathering those samples into one product.
+func (l *Frobenius) VGradRowsTo(neg, pos, u, v *mat.Dense, rows []int) {
+	d, n := l.X.Dims()
+	_, k := u.Dims()
+	if nr, _ := neg.Dims(); nr != n {
+		panic(mat.ErrShape)
+	}
+	l.utu.Reset()
+	l.utu.Mul(u.T(), u)
+	if len(rows) == 0 {
+		return
+	}
+	l.out.Reset()
+	l.out.ReuseAs(len(rows), k)
+	switch x := Rows(l.X).(type) {
+	case *mat.Dense:
+		l.blk.Reset()
+		l.blk.ReuseAs(len(rows), d)
+		for r, i := range rows {
+			copy(l.blk.RawRowView(r), x.RawRowView(i))
+		}
+		l.out.Mul(&l.blk, u)
+	case *sparse.CSR:
+		ur := u.RawMatrix()
+		for r, i := range rows {
+			o := l.out.RawRowView(r)
+			for j := range o {
+				o[j] = 0
+			}
+			ind, val := x.Row(i)
+			for p, c := range ind {
+				for j, uv := range ur.Data[c*ur.Stride : c*ur.Stride+k] {
+					o[j] += val[p] * uv
+				}
+			}
+		}
+	default:
+		panic(fmt.Sprintf("model: VGradRowsTo on unsupported data %T", l.X))
+	}
+	for r, i := range rows {
+		copy(neg.RawRowView(i), l.out.RawRowView(r))
+		pi := pos.RawRowView(i)
+		vi := v.RawRowView(i)
+		for j := 0; j < k; j++ {
+			var s float64
+			for c, x := range vi {
+				s += x * l.utu.At(c, j)
+			}
+			pi[j] = s
+		}
+	}
 }

@@ -34,7 +34,7 @@ type GraphTerm struct {
 	degPos, degNeg []float64
 }
 
-var _ Term = (*GraphTerm)(nil)
+var _ RowsTerm = (*GraphTerm)(nil)
 
 // Name returns Label, or "graph".
 func (t *GraphTerm) Name() string {
@@ -80,7 +80,11 @@ func (t *GraphTerm) prepare(v *mat.Dense) (lo, hi int) {
 }
 
 // AddVGrad adds the term's gradient parts at V to neg and pos.
-func (t *GraphTerm) AddVGrad(neg, pos, v *mat.Dense) {
+func (t *GraphTerm) AddVGrad(neg, pos, v *mat.Dense) { t.AddVGradRows(neg, pos, v, nil) }
+
+// AddVGradRows adds the term's gradient parts for the given rows of V (all
+// if rows is nil) to the same rows of neg and pos.
+func (t *GraphTerm) AddVGradRows(neg, pos, v *mat.Dense, rows []int) {
 	if t.Weight == 0 {
 		return
 	}
@@ -94,8 +98,14 @@ func (t *GraphTerm) AddVGrad(neg, pos, v *mat.Dense) {
 	}
 	vr := v.RawMatrix()
 	ar, rr := attract.RawMatrix(), repel.RawMatrix()
-	n := vr.Rows
-	for i := 0; i < n; i++ {
+	for r := 0; r < vr.Rows; r++ {
+		i := r
+		if rows != nil {
+			if r >= len(rows) {
+				break
+			}
+			i = rows[r]
+		}
 		vi := vr.Data[i*vr.Stride+lo : i*vr.Stride+hi]
 		ai := ar.Data[i*ar.Stride+lo : i*ar.Stride+hi]
 		ri := rr.Data[i*rr.Stride+lo : i*rr.Stride+hi]

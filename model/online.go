@@ -1,0 +1,550 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model/graph"
+	"github.com/nmfstream/nmfstream/model/sparse"
+)
+
+// Online is GNMF that learns from a stream (DESIGN.md §3). Samples enter
+// an exact k-NN graph incrementally (model/graph); each batch warm-starts
+// the new samples' codes from their projection on U, runs a few
+// multiplicative sweeps on the rows whose neighbourhood changed, and takes
+// multiplicative steps on U from running sufficient statistics
+// B = XV (D×K) and A = VᵀV (K×K). With a Window in Graph, the oldest
+// samples leave the graph and the statistics, so memory stays flat.
+//
+// What is exact and what is not:
+//   - the graph is exact: inserting one at a time equals a batch build;
+//   - with Forget zero, B and A equal XV and VᵀV over the live window
+//     exactly (every changed code is subtracted and added back), so the U
+//     step is the batch GNMF U step;
+//   - codes of samples whose neighbourhood did not change are not revisited
+//     (block-coordinate descent); Refit runs the batch engine on the whole
+//     window, warm-started, when an exact optimum is wanted.
+//
+// Online is not safe for concurrent use: one goroutine owns it.
+type Online struct {
+	// Rank is K. It must be positive.
+	Rank int
+	// Alpha is the graph weight α. If zero, it defaults to DefaultGNMFAlpha.
+	Alpha float64
+	// Graph configures the incremental k-NN graph; Graph.Window bounds the
+	// number of live samples (zero: unbounded).
+	Graph graph.KNN
+	// Weighting sets edge weights; the zero value is 0-1 weights. A heat
+	// kernel needs HeatT > 0 here, since the stream has no global mean.
+	Weighting graph.Weighting
+	// Sweeps is the number of multiplicative updates of the affected codes
+	// per batch. If zero, it defaults to 30.
+	Sweeps int
+	// USteps is the number of U updates per batch. They cost O(DK²) each,
+	// independent of the window size. If zero, it defaults to 10.
+	USteps int
+	// Refresh is the number of older samples whose codes are revisited in
+	// each batch besides the affected ones, taken round-robin over the
+	// window, so that every code follows the basis as it moves. If zero, it
+	// defaults to 100; negative disables it.
+	Refresh int
+	// Scaling says when U's columns are normalized (see GNMF). The zero
+	// value normalizes after every U step; ScaleAtEnd means ScaleNone here.
+	Scaling Scaling
+	// Forget, if in (0, 1), multiplies B and A by Forget before each batch
+	// adds to them (scikit-learn's MiniBatchNMF uses 0.7), so the basis
+	// follows drift; samples that leave the window are then not subtracted.
+	// Zero keeps exact window statistics.
+	Forget float64
+	// InitSize is the number of samples gathered before the first fit, a
+	// batch GNMF on them. If zero, it defaults to max(2·Rank, 100).
+	InitSize int
+	// InitIter bounds the updates of that first fit. If zero, 200.
+	InitIter int
+	// Src drives initialization. If nil, a fixed seed is used.
+	Src rand.Source
+
+	g       *graph.Graph
+	dim     int
+	sparse  bool
+	xd      mat.Dense   // dense rows by slot (Slots×D)
+	xs      *sparse.CSR // sparse rows by slot, rebuilt on change
+	xsRows  [][]int     // sparse row indices by slot
+	xsVals  [][]float64 // sparse row values by slot
+	u, v    mat.Dense   // U (D×K), V (Slots×K)
+	a, b    mat.Dense   // A = VᵀV, B = XV
+	started bool
+	height  int // rows of the slot-indexed storage, ≥ Slots()
+	cursor  int // next slot for round-robin refresh
+	seen    int
+	eng     Engine
+	proj    Projector
+	old     mat.Dense // old codes of the rows being updated
+}
+
+func (o *Online) alpha() float64 {
+	if o.Alpha == 0 {
+		return DefaultGNMFAlpha
+	}
+	return max(o.Alpha, 0)
+}
+
+func (o *Online) initSize() int {
+	if o.InitSize > 0 {
+		return max(o.InitSize, o.Rank)
+	}
+	return max(2*o.Rank, 100)
+}
+
+// Started reports whether the first fit has run, so that codes are available.
+func (o *Online) Started() bool { return o.started }
+
+// KNN returns the k-NN graph (nil before the first PartialFit). Callers
+// may read it, and set labels on it, but must not insert or remove nodes.
+func (o *Online) KNN() *graph.Graph { return o.g }
+
+// Basis returns U (D×K). It panics with ErrNotFitted before Started.
+func (o *Online) Basis() *mat.Dense {
+	if !o.started {
+		panic(ErrNotFitted)
+	}
+	return &o.u
+}
+
+// Codes returns V (Slots×K): row id holds the code of node id; rows of free
+// slots are zero. It panics with ErrNotFitted before Started.
+func (o *Online) Codes() *mat.Dense {
+	if !o.started {
+		panic(ErrNotFitted)
+	}
+	return &o.v
+}
+
+// Data returns the window's samples by slot (free slots are empty rows).
+func (o *Online) Data() Data {
+	if o.sparse {
+		o.syncSparse()
+		return SparseRows(o.xs)
+	}
+	return DenseRows(&o.xd)
+}
+
+// PartialFit adds x's samples to the model and returns their node ids in
+// the graph (use them with Codes and SetLabel). Before InitSize samples
+// have arrived, samples are only stored; the batch that reaches InitSize
+// runs the first fit.
+func (o *Online) PartialFit(x Data) ([]int, error) {
+	if o.Rank <= 0 {
+		return nil, fmt.Errorf("model: online: rank %d must be positive", o.Rank)
+	}
+	if err := Validate(x); err != nil {
+		return nil, err
+	}
+	d, _ := x.Dims()
+	if err := o.ensureGraph(x, d); err != nil {
+		return nil, err
+	}
+	var ch graph.Change
+	var err error
+	switch r := Rows(x).(type) {
+	case *mat.Dense:
+		ch, err = o.g.InsertDense(r)
+	case *sparse.CSR:
+		ch, err = o.g.InsertSparse(r)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("model: online: %w", err)
+	}
+	o.seen += len(ch.Added)
+	o.growSlots()
+	if o.started {
+		o.forget(ch.Removed)
+	}
+	o.storeRows(x, ch.Added)
+	if !o.started {
+		if o.g.Len() >= o.initSize() {
+			return ch.Added, o.firstFit()
+		}
+		return ch.Added, nil
+	}
+	o.update(x, ch)
+	return ch.Added, nil
+}
+
+func (o *Online) ensureGraph(x Data, d int) error {
+	if o.g != nil {
+		if d != o.dim {
+			return fmt.Errorf("model: online: sample has %d features, the stream has %d", d, o.dim)
+		}
+		return nil
+	}
+	var err error
+	switch Rows(x).(type) {
+	case *mat.Dense:
+		o.g, err = o.Graph.NewDense(d)
+	case *sparse.CSR:
+		o.g, err = o.Graph.NewSparse(d)
+		o.sparse = true
+	default:
+		return fmt.Errorf("model: online: unsupported data %T", x)
+	}
+	if err != nil {
+		return fmt.Errorf("model: online: %w", err)
+	}
+	if o.Weighting.Scheme == graph.HeatKernel && o.Weighting.HeatT <= 0 {
+		return errors.New("model: online: a heat kernel needs Weighting.HeatT > 0 on a stream")
+	}
+	o.dim = d
+	return nil
+}
+
+// growSlots makes the row and code storage cover every slot of the graph.
+// Rows and codes share one height, doubled when outgrown, so that matrices
+// built on them line up.
+func (o *Online) growSlots() {
+	slots := o.g.Slots()
+	if slots <= o.height {
+		return
+	}
+	h := max(slots, 2*o.height)
+	grow := func(m *mat.Dense, cols int) {
+		n := mat.NewDense(h, cols, nil)
+		if !m.IsEmpty() {
+			r, _ := m.Dims()
+			n.Slice(0, r, 0, cols).(*mat.Dense).Copy(m)
+		}
+		*m = *n
+	}
+	if o.sparse {
+		for len(o.xsRows) < h {
+			o.xsRows = append(o.xsRows, nil)
+			o.xsVals = append(o.xsVals, nil)
+		}
+		o.xs = nil
+	} else {
+		grow(&o.xd, o.dim)
+	}
+	if o.started {
+		grow(&o.v, o.Rank)
+	}
+	o.height = h
+}
+
+func (o *Online) storeRows(x Data, ids []int) {
+	switch r := Rows(x).(type) {
+	case *mat.Dense:
+		for p, id := range ids {
+			copy(o.xd.RawRowView(id), r.RawRowView(p))
+		}
+	case *sparse.CSR:
+		for p, id := range ids {
+			ind, val := r.Row(p)
+			o.xsRows[id] = append(o.xsRows[id][:0], ind...)
+			o.xsVals[id] = append(o.xsVals[id][:0], val...)
+		}
+		o.xs = nil
+	}
+}
+
+// syncSparse rebuilds the CSR view of the sparse rows (Slots×D, using the
+// full storage height so that matrices and codes line up).
+func (o *Online) syncSparse() {
+	slots := o.slotRows()
+	if o.xs != nil {
+		if r, _ := o.xs.Dims(); r == slots {
+			return
+		}
+	}
+	m := sparse.Zeros(0, o.dim)
+	for id := 0; id < slots; id++ {
+		if id < len(o.xsRows) && o.g.Live(id) {
+			m.AppendRow(o.xsRows[id], o.xsVals[id])
+		} else {
+			m.AppendRow(nil, nil)
+		}
+	}
+	o.xs = m
+}
+
+// slotRows is the height of the stored matrices: at least Slots().
+func (o *Online) slotRows() int { return o.height }
+
+// weights returns the graph's weight matrix padded to the storage height.
+func (o *Online) weights() *sparse.CSR {
+	s := o.g.Weights(o.Weighting)
+	n := o.slotRows()
+	r, _ := s.Dims()
+	if r == n {
+		return s
+	}
+	ind := make([]int, n+1)
+	copy(ind, s.Indptr)
+	for i := r + 1; i <= n; i++ {
+		ind[i] = ind[r]
+	}
+	return sparse.NewCSR(n, n, ind, s.Ind, s.Val)
+}
+
+// firstFit runs a batch GNMF on the samples gathered so far.
+func (o *Online) firstFit() error {
+	ids := o.g.IDs()
+	k := o.Rank
+	var sub Data
+	if o.sparse {
+		m := sparse.Zeros(0, o.dim)
+		for _, id := range ids {
+			m.AppendRow(o.xsRows[id], o.xsVals[id])
+		}
+		sub = SparseRows(m)
+	} else {
+		m := mat.NewDense(len(ids), o.dim, nil)
+		for r, id := range ids {
+			m.SetRow(r, o.xd.RawRowView(id))
+		}
+		sub = DenseRows(m)
+	}
+	gn := &GNMF{Common: Common{Rank: k, MaxIter: o.InitIter, Src: o.Src}, Alpha: o.alpha(), Graph: o.Graph, Weighting: o.Weighting, Scaling: o.scaling()}
+	gn.Graph.Window = 0
+	if err := gn.Fit(sub, nil); err != nil {
+		return fmt.Errorf("model: online: first fit: %w", err)
+	}
+	o.u.CloneFrom(gn.Basis())
+	o.v = *mat.NewDense(o.height, k, nil)
+	for r, id := range ids {
+		o.v.SetRow(id, gn.Codes().RawRowView(r))
+	}
+	o.started = true
+	o.recomputeStats()
+	return nil
+}
+
+// recomputeStats sets B = XV and A = VᵀV over the window.
+func (o *Online) recomputeStats() {
+	o.b.Reset()
+	o.Data().MulTo(&o.b, &o.v)
+	o.a.Reset()
+	o.a.Mul(o.v.T(), &o.v)
+}
+
+// forget removes the contributions of removed nodes from the statistics
+// (exact mode) and clears their codes and rows.
+func (o *Online) forget(removed []int) {
+	for _, id := range removed {
+		if o.Forget == 0 {
+			o.addStats(id, -1)
+		}
+		vi := o.v.RawRowView(id)
+		for j := range vi {
+			vi[j] = 0
+		}
+		if o.sparse {
+			o.xsRows[id], o.xsVals[id] = o.xsRows[id][:0], o.xsVals[id][:0]
+		} else {
+			xi := o.xd.RawRowView(id)
+			for j := range xi {
+				xi[j] = 0
+			}
+		}
+	}
+	if len(removed) > 0 {
+		o.xs = nil
+	}
+}
+
+// addStats adds sign·x_i v_iᵀ to B and sign·v_i v_iᵀ to A.
+func (o *Online) addStats(id int, sign float64) {
+	vi := o.v.RawRowView(id)
+	br := o.b.RawMatrix()
+	if o.sparse {
+		for p, c := range o.xsRows[id] {
+			row := br.Data[c*br.Stride : c*br.Stride+o.Rank]
+			x := sign * o.xsVals[id][p]
+			for j, v := range vi {
+				row[j] += x * v
+			}
+		}
+	} else {
+		for c, xc := range o.xd.RawRowView(id) {
+			if xc == 0 {
+				continue
+			}
+			row := br.Data[c*br.Stride : c*br.Stride+o.Rank]
+			x := sign * xc
+			for j, v := range vi {
+				row[j] += x * v
+			}
+		}
+	}
+	ar := o.a.RawMatrix()
+	for r, x := range vi {
+		if x == 0 {
+			continue
+		}
+		row := ar.Data[r*ar.Stride : r*ar.Stride+o.Rank]
+		for j, v := range vi {
+			row[j] += sign * x * v
+		}
+	}
+}
+
+// update is one online step after an insertion.
+func (o *Online) update(x Data, ch graph.Change) {
+	// Warm start: the new samples' NNLS codes on the current basis.
+	o.proj = Projector{Method: ProjectNNLS, U: &o.u, MaxIter: 20, Tol: -1}
+	var init mat.Dense
+	if err := o.proj.ProjectTo(&init, x); err == nil {
+		for r, id := range ch.Added {
+			o.v.SetRow(id, init.RawRowView(r))
+		}
+	}
+	if o.Forget > 0 {
+		o.b.Scale(o.Forget, &o.b)
+		o.a.Scale(o.Forget, &o.a)
+	}
+	// Active rows: the new samples and every node whose row of S changed.
+	rows := slices.Clone(ch.Changed)
+	for _, id := range ch.Added {
+		if i, ok := slices.BinarySearch(rows, id); !ok {
+			rows = slices.Insert(rows, i, id)
+		}
+	}
+	rows = o.addRefresh(rows)
+	isNew := make(map[int]bool, len(ch.Added))
+	for _, id := range ch.Added {
+		isNew[id] = true
+	}
+	// Take the old codes of the active rows out of the statistics (new rows
+	// have not been added yet).
+	if o.Forget == 0 {
+		for _, id := range rows {
+			if !isNew[id] {
+				o.addStats(id, -1)
+			}
+		}
+	}
+	o.eng = Engine{
+		Loss:    NewFrobenius(o.Data()),
+		Terms:   []Term{&GraphTerm{Weight: o.alpha(), S: o.weights()}},
+		FixU:    true,
+		Rows:    rows,
+		MaxIter: o.sweeps(),
+		Tol:     -1,
+	}
+	o.eng.Run(&o.u, &o.v) // errors only on a non-finite objective, never here: inputs are validated
+	// Add the new codes back. With forgetting, old samples' contributions
+	// were counted when they arrived and decay; only newcomers add.
+	for _, id := range rows {
+		if o.Forget == 0 || isNew[id] {
+			o.addStats(id, 1)
+		}
+	}
+	o.stepU()
+}
+
+// addRefresh adds up to Refresh live slots, round-robin, to the sorted rows.
+func (o *Online) addRefresh(rows []int) []int {
+	n := o.Refresh
+	if n == 0 {
+		n = 100
+	}
+	slots := o.g.Slots()
+	for tried := 0; n > 0 && tried < slots; tried++ {
+		id := o.cursor
+		o.cursor = (o.cursor + 1) % slots
+		if !o.g.Live(id) {
+			continue
+		}
+		if i, ok := slices.BinarySearch(rows, id); !ok {
+			rows = slices.Insert(rows, i, id)
+			n--
+		}
+	}
+	return rows
+}
+
+func (o *Online) sweeps() int {
+	if o.Sweeps == 0 {
+		return 30
+	}
+	return o.Sweeps
+}
+
+// stepU runs USteps multiplicative updates U ← U ⊙ B / (UA).
+func (o *Online) stepU() {
+	steps := o.USteps
+	if steps == 0 {
+		steps = 10
+	}
+	var ua mat.Dense
+	for s := 0; s < steps; s++ { // a negative USteps leaves U fixed
+		ua.Reset()
+		ua.Mul(&o.u, &o.a)
+		mulUpdate(&o.u, &o.b, &ua, nil)
+	}
+	if o.Scaling == ScaleEachIter {
+		o.normalize()
+	}
+}
+
+func (o *Online) scaling() Scaling {
+	if o.Scaling == ScaleAtEnd {
+		return ScaleNone // a stream has no end
+	}
+	return o.Scaling
+}
+
+// normalize scales U's columns to unit norm, V's columns by the old norms,
+// and the statistics to match: B = XV → BΛ, A = VᵀV → ΛAΛ.
+func (o *Online) normalize() {
+	k := o.Rank
+	ar, br, ur, vr := o.a.RawMatrix(), o.b.RawMatrix(), o.u.RawMatrix(), o.v.RawMatrix()
+	for j := 0; j < k; j++ {
+		var s float64
+		for i := 0; i < ur.Rows; i++ {
+			x := ur.Data[i*ur.Stride+j]
+			s += x * x
+		}
+		nrm := math.Sqrt(s)
+		if nrm == 0 {
+			continue
+		}
+		for i := 0; i < ur.Rows; i++ {
+			ur.Data[i*ur.Stride+j] /= nrm
+			br.Data[i*br.Stride+j] *= nrm
+		}
+		for i := 0; i < vr.Rows; i++ {
+			vr.Data[i*vr.Stride+j] *= nrm
+		}
+		for i := 0; i < k; i++ {
+			ar.Data[i*ar.Stride+j] *= nrm
+			ar.Data[j*ar.Stride+i] *= nrm
+		}
+	}
+}
+
+// Refit runs the batch engine on the whole window, warm-started from the
+// current U and V, for at most iters updates, and recomputes the
+// statistics. It is the periodic refit that online updates approximate.
+func (o *Online) Refit(iters int) (Result, error) {
+	if !o.started {
+		return Result{}, ErrNotFitted
+	}
+	e := Engine{Loss: NewFrobenius(o.Data()), Terms: []Term{&GraphTerm{Weight: o.alpha(), S: o.weights()}}, MaxIter: iters, Normalize: o.scaling().engine()}
+	res, err := e.Run(&o.u, &o.v)
+	o.recomputeStats()
+	return res, err
+}
+
+// Objective returns the GNMF objective over the window at the current U, V.
+func (o *Online) Objective() float64 {
+	e := Engine{Loss: NewFrobenius(o.Data()), Terms: []Term{&GraphTerm{Weight: o.alpha(), S: o.weights()}}}
+	return e.Objective(&o.u, &o.v, nil)
+}
+
+// Seen returns the number of samples added so far.
+func (o *Online) Seen() int { return o.seen }

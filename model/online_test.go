@@ -1,0 +1,151 @@
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model/graph"
+)
+
+// batches feeds the rows of x to o in batches of size bs.
+func feed(t *testing.T, o *Online, x *mat.Dense, bs int) {
+	t.Helper()
+	n, d := x.Dims()
+	for lo := 0; lo < n; lo += bs {
+		hi := min(lo+bs, n)
+		if _, err := o.PartialFit(DenseRows(mat.DenseCopyOf(x.Slice(lo, hi, 0, d)))); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestOnlineStatsExact checks that the running statistics equal XV and
+// VᵀV over the live window after many batches, with and without a window.
+func TestOnlineStatsExact(t *testing.T) {
+	train, _, _, _, _ := digitsSplit(t, 10)
+	for _, window := range []int{0, 500} {
+		o := &Online{Rank: 10, Graph: graph.KNN{K: 5, Window: window}, Sweeps: 5}
+		feed(t, o, train, 37)
+		var b, a mat.Dense
+		o.Data().MulTo(&b, o.Codes())
+		a.Mul(o.Codes().T(), o.Codes())
+		// Each batch adds and subtracts rank-one terms: rounding grows with
+		// their number, about 1e-12 relative to the entries here.
+		if !mat.EqualApprox(&b, &o.b, 1e-9*mat.Max(&b)) || !mat.EqualApprox(&a, &o.a, 1e-9*mat.Max(&a)) {
+			var diff mat.Dense
+			diff.Sub(&b, &o.b)
+			t.Errorf("window %d: running B differs from XV by up to %g", window, mat.Max(&diff))
+		}
+		if window > 0 && o.KNN().Len() != window {
+			t.Errorf("window %d: %d live samples", window, o.KNN().Len())
+		}
+		for _, m := range []*mat.Dense{o.Basis(), o.Codes()} {
+			if mat.Min(m) < 0 {
+				t.Fatal("negative factor entry")
+			}
+		}
+	}
+}
+
+// TestOnlineVersusBatch streams the digits pool and compares the online
+// objective with a batch GNMF fit of the same window, both without the
+// final normalization (the objective is not invariant to it).
+func TestOnlineVersusBatch(t *testing.T) {
+	train, _, _, _, _ := digitsSplit(t, 10)
+	o := &Online{Rank: 20, Graph: graph.KNN{K: 5}}
+	feed(t, o, train, 50)
+	online := o.Objective()
+
+	g := &GNMF{Common: Common{Rank: 20}}
+	if err := g.Fit(DenseRows(train), nil); err != nil {
+		t.Fatal(err)
+	}
+	batch := g.Result().Objective
+	t.Logf("objective: online %.6g, batch %.6g (ratio %.4f)", online, batch, online/batch)
+	// Block-coordinate updates on a stream started from 100 samples leave
+	// most old codes stale (each is revisited about twice in 22 batches), so
+	// the window's objective stays above the batch optimum: measured ratio
+	// 1.89 with these settings. The bound catches an update that
+	// goes astray.
+	if online > 2.0*batch {
+		t.Errorf("online objective %.6g is more than twice the batch %.6g", online, batch)
+	}
+	// A warm-started refit closes the gap.
+	res, err := o.Refit(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(res.Objective <= online) || math.IsNaN(res.Objective) {
+		t.Errorf("refit objective %.6g is not below the online one %.6g", res.Objective, online)
+	}
+}
+
+// TestOnlineRowsGradient checks that a row-restricted engine step changes
+// only those rows, exactly as the full step would.
+func TestOnlineRowsGradient(t *testing.T) {
+	x := mat.NewDense(30, 8, nil)
+	rnd := rand.New(rand.NewPCG(1, 1))
+	for i := range x.RawMatrix().Data {
+		x.RawMatrix().Data[i] = rnd.Float64()
+	}
+	s := bruteKNN(x, 3)
+	u, v, _ := Initialize(DenseRows(x), 4, InitRandom, nil)
+	full, part := mat.DenseCopyOf(v), mat.DenseCopyOf(v)
+	rows := []int{2, 5, 17}
+	e := Engine{Loss: NewFrobenius(DenseRows(x)), Terms: []Term{&GraphTerm{Weight: 2, S: s}}, FixU: true, MaxIter: 1, Tol: -1}
+	e.Run(u, full)
+	e.Rows = rows
+	e.Run(u, part)
+	for i := 0; i < 30; i++ {
+		want := v.RawRowView(i)
+		if slicesContains(rows, i) {
+			want = full.RawRowView(i)
+		}
+		if !floatsEqual(part.RawRowView(i), want, 1e-15) {
+			t.Errorf("row %d: got %v, want %v", i, part.RawRowView(i), want)
+		}
+	}
+}
+
+func slicesContains(s []int, x int) bool {
+	for _, y := range s {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// TestOnlineWarmOnePercent is DESIGN.md §3's promise: after adding 1% new
+// samples to a fitted model, one partial update lands within 1% of the
+// objective that a full refit on all samples reaches from the same state
+// (up to 1000 batch iterations over the whole window, from a first fit
+// that ran to convergence too). A refit from scratch is
+// no yardstick: two NNDSVDa starts on 99% and 100% of the data end 8% apart
+// after 500 iterations, more than any update could explain.
+func TestOnlineWarmOnePercent(t *testing.T) {
+	train, _, _, _, _ := digitsSplit(t, 10)
+	n, d := train.Dims()
+	old := n - n/100
+	o := &Online{Rank: 20, Graph: graph.KNN{K: 5}, InitSize: old, InitIter: 1000}
+	if _, err := o.PartialFit(DenseRows(mat.DenseCopyOf(train.Slice(0, old, 0, d)))); err != nil {
+		t.Fatal(err)
+	}
+	before := o.Objective()
+	if _, err := o.PartialFit(DenseRows(mat.DenseCopyOf(train.Slice(old, n, 0, d)))); err != nil {
+		t.Fatal(err)
+	}
+	partial := o.Objective()
+	res, err := o.Refit(1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refit := res.Objective
+	t.Logf("objective: fitted on 99%% %.6g, after the 1%% partial update %.6g, full refit %.6g (ratio %.5f)", before, partial, refit, partial/refit)
+	if partial > 1.01*refit {
+		t.Errorf("partial update objective %.6g is more than 1%% above the refit's %.6g", partial, refit)
+	}
+}
