@@ -172,7 +172,7 @@ func (m *DPCA) Fit(x Data, labels []int) error {
 	var vecs mat.Dense
 	eig.VectorsTo(&vecs) // ascending eigenvalues
 	k := m.Rank
-	m.u.ReuseAs(d, k)
+	reuseAs(&m.u, d, k)
 	for c := 0; c < k; c++ {
 		src := d - 1 - c
 		// Fix the sign: the entry of largest magnitude is positive.

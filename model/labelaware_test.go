@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -299,7 +300,8 @@ func TestNGEOneIterationByHand(t *testing.T) {
 	}
 	g1 := mat.NewDense(8, 8, nil) // 0.5 L + 2 Lˢ
 	g1.Add(laplacian(s.ToDense(), 0.5), laplacian(ss.ToDense(), 2))
-	g2 := laplacian(sp.ToDense(), 0.5)
+	g2 := mat.NewDense(8, 8, nil) // 0.5 Lᵖ + 2 Lˢ
+	g2.Add(laplacian(sp.ToDense(), 0.5), laplacian(ss.ToDense(), 2))
 
 	u, v, err := Initialize(x, k, InitNNDSVDa, nil)
 	if err != nil {
@@ -403,4 +405,228 @@ func randomProblem(n, d, c, l int) (Data, []int) {
 		}
 	}
 	return DenseRows(x), y
+}
+
+// digitsSubset returns the first n samples of the digits' validation pool
+// with the task's labels.
+func digitsSubset(n int) (Data, []int) {
+	task := newDigitsTask(10, 1, true)
+	r, _ := task.train.Dims()
+	n = min(n, r)
+	return DenseRows(mat.DenseCopyOf(task.train.Slice(0, n, 0, 64))), task.trainY[:n]
+}
+
+// monotone fits m and reports the first iteration whose objective exceeds
+// the previous one by more than rel (relative), or 0.
+func monotone(t *testing.T, name string, m Method, x Data, y []int, rel float64, setCB func(func(Stats) bool)) {
+	t.Helper()
+	var prev []float64
+	bad := 0
+	setCB(func(s Stats) bool {
+		if len(prev) > 0 && s.Objective > prev[len(prev)-1]+rel*math.Abs(prev[len(prev)-1]) && bad == 0 {
+			bad = s.Iter
+		}
+		prev = append(prev, s.Objective)
+		return true
+	})
+	if err := m.Fit(x, y); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if bad != 0 {
+		t.Errorf("%s: objective rose at iteration %d: %.12g → %.12g", name, bad, prev[bad-2], prev[bad-1])
+	}
+	if len(prev) < 2 {
+		t.Errorf("%s: only %d iterations", name, len(prev))
+	}
+	checkNonNeg(t, name+" U", m.Basis())
+	checkNonNeg(t, name+" V", m.Codes())
+}
+
+func checkNonNeg(t *testing.T, name string, a *mat.Dense) {
+	t.Helper()
+	r, c := a.Dims()
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			if v := a.At(i, j); v < 0 || math.IsNaN(v) {
+				t.Fatalf("%s[%d,%d] = %g", name, i, j, v)
+			}
+		}
+	}
+}
+
+// TestObjectiveMonotone checks that the objective never rises where it is
+// proved (N²S²L eq. 25/44, NGE Theorem 3) and where it holds at the
+// default α (DGNMF, SSKNMF: bounded objective, see their docs), on random
+// data and on 400 digits, and that U, V ≥ 0.
+func TestObjectiveMonotone(t *testing.T) {
+	// Each update is a ratio of sums of products; 1e-10 relative allows
+	// for rounding in objectives of size ~1e5 and nothing more.
+	const rel = 1e-10
+	rx, ry := randomProblem(60, 12, 3, 15)
+	dx, dy := digitsSubset(400)
+	for _, p := range []struct {
+		name string
+		x    Data
+		y    []int
+		k    int
+	}{{"random", rx, ry, 6}, {"digits", dx, dy, 20}} {
+		c := Common{Rank: p.k, MaxIter: 60, Tol: -1}
+		n2 := &N2S2L{Common: c}
+		monotone(t, p.name+" n2s2l", n2, p.x, p.y, rel, func(f func(Stats) bool) { n2.Callback = f })
+		ng := &NGE{Common: c, Beta: -1, InnerTol: 1e-10}
+		monotone(t, p.name+" nge (paper)", ng, p.x, p.y, rel, func(f func(Stats) bool) { ng.Callback = f })
+		ngb := &NGE{Common: c} // default: smoothness, inexact CG solves
+		monotone(t, p.name+" nge+smooth", ngb, p.x, p.y, rel, func(f func(Stats) bool) { ngb.Callback = f })
+		dg := &DGNMF{Common: c}
+		monotone(t, p.name+" dgnmf", dg, p.x, p.y, rel, func(f func(Stats) bool) { dg.Callback = f })
+		ss := &SSKNMF{Common: c}
+		monotone(t, p.name+" ssknmf", ss, p.x, p.y, rel, func(f func(Stats) bool) { ss.Callback = f })
+	}
+}
+
+// TestNGEMMatrix checks Theorem 1 of the NGE paper on the matrices the
+// V step solves: positive diagonal, non-positive off-diagonal entries,
+// strict diagonal dominance (so M is a non-singular M-matrix), symmetry,
+// and, on a small case, a non-negative inverse.
+func TestNGEMMatrix(t *testing.T) {
+	check := func(name string, m *NGE, x Data, y []int, dense bool) {
+		t.Helper()
+		if err := m.Fit(x, y); err != nil {
+			t.Fatal(err)
+		}
+		u, v := m.Basis(), m.Codes()
+		var utu, vutu mat.Dense
+		utu.Mul(u.T(), u)
+		vutu.Mul(v, &utu)
+		n, k := v.Dims()
+		for c := 0; c < k; c++ {
+			mm := m.blocks[blockOf(c, m.d)]
+			kk := make([]float64, n)
+			for j := range kk {
+				kk[j] = vutu.At(j, c) / max(v.At(j, c), math.SmallestNonzeroFloat64)
+			}
+			mm.setK(kk)
+			for i := 0; i < n; i++ {
+				ind, val := mm.off.Row(i)
+				var off float64
+				for p, j := range ind {
+					if j == i || val[p] < 0 {
+						t.Fatalf("%s: column %d: O[%d,%d] = %g (diagonal or negative)", name, c, i, j, val[p])
+					}
+					if mm.off.At(j, i) != val[p] {
+						t.Fatalf("%s: O not symmetric at (%d, %d)", name, i, j)
+					}
+					off += val[p]
+				}
+				if !(mm.diag[i] > off) {
+					t.Fatalf("%s: column %d row %d: diagonal %g not above off-diagonal sum %g", name, c, i, mm.diag[i], off)
+				}
+			}
+			if dense {
+				var inv mat.Dense
+				if err := inv.Inverse(mm.Dense()); err != nil {
+					t.Fatal(err)
+				}
+				r, _ := inv.Dims()
+				for i := 0; i < r; i++ {
+					for j := 0; j < r; j++ {
+						// The inverse is ≥ 0 exactly; 1e-12 covers rounding of
+						// entries that are tiny positive numbers.
+						if inv.At(i, j) < -1e-12 {
+							t.Fatalf("%s: (M⁻¹)[%d,%d] = %g < 0", name, i, j, inv.At(i, j))
+						}
+					}
+				}
+			}
+		}
+	}
+	xr, y := smallProblem()
+	check("small", &NGE{Common: Common{Rank: 3, MaxIter: 5}, Beta: 2, Neighbors: 2, IntrinsicK: 1, PenaltyPairs: 2}, DenseRows(xr), y, true)
+	dx, dy := digitsSubset(400)
+	check("digits", &NGE{Common: Common{Rank: 20, MaxIter: 5}, Beta: 100}, dx, dy, false)
+}
+
+// TestBadInput checks that wrong labels and hyperparameters give errors,
+// not panics, and that the documented fallbacks run.
+func TestLabelAwareBadInput(t *testing.T) {
+	xr, y := smallProblem()
+	x := DenseRows(xr)
+	c := Common{Rank: 3, MaxIter: 5}
+	methods := func() map[string]Method {
+		return map[string]Method{
+			"dgnmf":  &DGNMF{Common: c, Neighbors: 2},
+			"ssknmf": &SSKNMF{Common: c, Neighbors: 2},
+			"n2s2l":  &N2S2L{Common: c, Neighbors: 2},
+			"nge":    &NGE{Common: c},
+			"dpca":   &DPCA{Rank: 3},
+		}
+	}
+	for name, m := range methods() {
+		if err := m.Fit(x, y[:5]); err == nil {
+			t.Errorf("%s: no error for 5 labels and 8 samples", name)
+		}
+		bad := append([]int(nil), y...)
+		bad[2] = -2
+		if err := m.Fit(x, bad); err == nil {
+			t.Errorf("%s: no error for label −2", name)
+		}
+	}
+	none := make([]int, 8)
+	for i := range none {
+		none[i] = -1
+	}
+	for _, name := range []string{"dgnmf", "nge"} {
+		if err := methods()[name].Fit(x, none); !errors.Is(err, ErrNoLabels) {
+			t.Errorf("%s: no labels: got %v, want ErrNoLabels", name, err)
+		}
+	}
+	// Semi-supervised methods run without labels: SSKNMF is then GNMF,
+	// N2S2L needs Q, DPCA is PCA.
+	if err := methods()["ssknmf"].Fit(x, none); err != nil {
+		t.Errorf("ssknmf without labels: %v", err)
+	}
+	if err := (&N2S2L{Common: c, Neighbors: 2}).Fit(x, none); err == nil {
+		t.Errorf("n2s2l without labels and Q: no error")
+	}
+	if err := (&N2S2L{Common: c, Neighbors: 2, Q: 1}).Fit(x, none); err != nil {
+		t.Errorf("n2s2l without labels, Q = 1: %v", err)
+	}
+	if err := methods()["dpca"].Fit(x, nil); err != nil {
+		t.Errorf("dpca without labels: %v", err)
+	}
+	// q ≥ K.
+	if err := (&N2S2L{Common: c, Q: 3}).Fit(x, y); err == nil {
+		t.Errorf("n2s2l: no error for q = K")
+	}
+	if err := (&NGE{Common: c, Dim: 4}).Fit(x, y); err == nil {
+		t.Errorf("nge: no error for d > K")
+	}
+	// Two classes at rank 2: q = 2 = K.
+	if err := (&N2S2L{Common: Common{Rank: 2}}).Fit(x, y); err == nil {
+		t.Errorf("n2s2l: no error for default q = classes = K")
+	}
+	// A class with one labeled sample has no intra-class edges: documented
+	// fallback, the fit runs.
+	one := append([]int(nil), y...)
+	one[6] = 2
+	c.Rank = 4 // three classes need K > 3 for N2S2L and NGE
+	for name, m := range methods() {
+		if err := m.Fit(x, one); err != nil {
+			t.Errorf("%s: class with one sample: %v", name, err)
+		}
+	}
+	// Negative hyperparameters.
+	if err := (&DGNMF{Common: c, Alpha: -1}).Fit(x, y); err == nil {
+		t.Errorf("dgnmf: no error for α < 0")
+	}
+	// DPCA constraints contradicting labels, out of range.
+	if err := (&DPCA{Rank: 2, MustLink: [][2]int{{0, 3}}}).Fit(x, y); err == nil {
+		t.Errorf("dpca: no error for a must-link across classes")
+	}
+	if err := (&DPCA{Rank: 2, CannotLink: [][2]int{{0, 9}}}).Fit(x, y); err == nil {
+		t.Errorf("dpca: no error for a pair out of range")
+	}
+	if err := (&DPCA{Rank: 5}).Fit(x, y); err == nil {
+		t.Errorf("dpca: no error for rank > D")
+	}
 }

@@ -55,7 +55,7 @@ func tuneSpecs() []tuneSpec {
 	}
 	if sel == "1" || sel == "ssknmf" {
 		for _, a := range []float64{0.1, 1, 10} {
-			for _, b := range []float64{1, 10, 100} {
+			for _, b := range []float64{10, 100, 1000} {
 				out = append(out, tuneSpec{fmtName("ssknmf a=%g b=%g", a, b), &SSKNMF{Common: c, Alpha: a, Beta: b}, b})
 			}
 		}
