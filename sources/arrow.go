@@ -1,0 +1,726 @@
+package sources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/ipc"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet"
+	"github.com/apache/arrow/go/v15/parquet/file"
+	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+
+	"github.com/nmfstream/nmfstream/model/sparse"
+)
+
+// Column names and the schema metadata key of the data contract
+// (DESIGN.md §5).
+const (
+	ColX       = "x"
+	ColIndices = "indices"
+	ColValues  = "values"
+	ColText    = "text"
+	ColImage   = "image"
+	ColLabel   = "label"
+	ColID      = "id"
+	MetaDim    = "dim"
+)
+
+// Arrow reads records of the nmfstream data contract (DESIGN.md §5) from an
+// Arrow IPC stream, an Arrow IPC file or a Parquet file. Each row is one
+// record with exactly one feature form:
+//
+//   - x: fixed_size_list, list or large_list of float32 or float64: dense
+//     features (FormDense). With a list type the first accepted record fixes
+//     the dimension.
+//   - indices (list of int32 or int64) and values (list of float32 or
+//     float64), with the dimension in schema metadata key "dim": sparse
+//     features (FormSparse). Indices may come in any order; they are sorted.
+//   - text: utf8 or large_utf8 (FormText).
+//   - image: binary or large_binary holding PNG, JPEG, GIF, BMP, PGM or PPM
+//     bytes, decoded to grayscale in [0, 1] (0 black, 1 white), resized to
+//     Width×Height by area averaging, row-major (FormDense, D = Width·Height).
+//
+// plus optional label and id columns (int8…int64, uint8…uint64, utf8 or
+// large_utf8; nullable). A null or empty label means unlabeled; a null or
+// empty id means none.
+//
+// A record whose features are null or empty is a late label if it has an id
+// and a label, and a reject otherwise. Records with negative or non-finite
+// values, null elements, a dimension other than the first record's (or
+// dim's), out-of-range or duplicate sparse indices, an undecodable image or a
+// blank document are rejected with the reason; reading goes on. A file that
+// cannot be used at all (not Arrow or Parquet, truncated, no feature column,
+// two feature forms, a column of the wrong type) makes Form fail, or Next
+// stop with Err set.
+//
+// Set the exported fields before the first call to Next or Form.
+type Arrow struct {
+	// BatchSize is the number of records per batch. If zero, it defaults
+	// to 256.
+	BatchSize int
+	// Width and Height give the size images are resized to. If both are
+	// zero (the default), the first decodable image fixes them.
+	Width, Height int
+	// MaxImagePixels rejects images with more pixels before decoding them.
+	// If zero, it defaults to 1<<24.
+	MaxImagePixels int
+	// Allocator allocates the Arrow buffers. If nil, memory.DefaultAllocator
+	// is used.
+	Allocator memory.Allocator
+
+	open   func(memory.Allocator) (recordReader, *arrow.Schema, error)
+	closer io.Closer // the input, when opened by Open
+
+	started bool
+	rr      recordReader
+	lay     layout
+	size    imageSize
+	rec     arrow.Record // current record, owned by rr
+	row     int64        // next row of rec
+	off     int64        // offset of the next record in the input
+	done    bool
+	err     error
+
+	batch   Batch
+	dense   denseRows
+	scratch []float64
+	pairs   []pair
+	ind     []int
+	val     []float64
+}
+
+var _ Source = (*Arrow)(nil)
+
+// recordReader is what Arrow needs of ipc.Reader, ipc.FileReader and
+// pqarrow.RecordReader.
+type recordReader interface {
+	Next() bool
+	Record() arrow.Record
+	Err() error
+	Release()
+}
+
+// NewArrowStream returns a source reading the Arrow IPC stream r.
+func NewArrowStream(r io.Reader) *Arrow {
+	return &Arrow{open: func(mem memory.Allocator) (recordReader, *arrow.Schema, error) {
+		rd, err := ipc.NewReader(r, ipc.WithAllocator(mem))
+		if err != nil {
+			return nil, nil, err
+		}
+		return rd, rd.Schema(), nil
+	}}
+}
+
+// NewArrowFile returns a source reading the Arrow IPC file r.
+func NewArrowFile(r ipc.ReadAtSeeker) *Arrow {
+	return &Arrow{open: func(mem memory.Allocator) (recordReader, *arrow.Schema, error) {
+		fr, err := ipc.NewFileReader(r, ipc.WithAllocator(mem))
+		if err != nil {
+			return nil, nil, err
+		}
+		return &fileRecords{fr: fr}, fr.Schema(), nil
+	}}
+}
+
+// NewParquet returns a source reading the Parquet file r through pqarrow.
+// The schema metadata key dim may be in the stored Arrow schema or in the
+// file's key-value metadata.
+func NewParquet(r parquet.ReaderAtSeeker) *Arrow {
+	a := &Arrow{}
+	a.open = func(mem memory.Allocator) (recordReader, *arrow.Schema, error) {
+		pf, err := file.NewParquetReader(r, file.WithReadProps(parquet.NewReaderProperties(mem)))
+		if err != nil {
+			return nil, nil, err
+		}
+		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(batchSize(a.BatchSize))}, mem)
+		if err != nil {
+			pf.Close()
+			return nil, nil, err
+		}
+		schema, err := fr.Schema()
+		if err != nil {
+			pf.Close()
+			return nil, nil, err
+		}
+		if _, ok := schema.Metadata().GetValue(MetaDim); !ok {
+			if v := pf.MetaData().KeyValueMetadata().FindValue(MetaDim); v != nil {
+				md := schema.Metadata()
+				keys := append(slices.Clone(md.Keys()), MetaDim)
+				vals := append(slices.Clone(md.Values()), *v)
+				schema = arrow.NewSchema(schema.Fields(), ptr(arrow.NewMetadata(keys, vals)))
+			}
+		}
+		rr, err := fr.GetRecordReader(context.Background(), nil, nil)
+		if err != nil {
+			pf.Close()
+			return nil, nil, err
+		}
+		return &parquetRecords{rr: rr, pf: pf}, schema, nil
+	}
+	return a
+}
+
+func ptr[T any](v T) *T { return &v }
+
+type fileRecords struct {
+	fr  *ipc.FileReader
+	i   int
+	cur arrow.Record
+	err error
+}
+
+func (f *fileRecords) Next() bool {
+	if f.cur != nil {
+		f.cur.Release()
+		f.cur = nil
+	}
+	if f.i >= f.fr.NumRecords() {
+		return false
+	}
+	rec, err := f.fr.RecordAt(f.i)
+	if err != nil {
+		f.err = err
+		return false
+	}
+	f.i++
+	f.cur = rec
+	return true
+}
+
+func (f *fileRecords) Record() arrow.Record { return f.cur }
+func (f *fileRecords) Err() error           { return f.err }
+func (f *fileRecords) Release() {
+	if f.cur != nil {
+		f.cur.Release()
+		f.cur = nil
+	}
+	f.fr.Close()
+}
+
+type parquetRecords struct {
+	rr pqarrow.RecordReader
+	pf *file.Reader
+}
+
+func (p *parquetRecords) Next() bool           { return p.rr.Next() }
+func (p *parquetRecords) Record() arrow.Record { return p.rr.Record() }
+func (p *parquetRecords) Err() error {
+	if err := p.rr.Err(); err != nil && err != io.EOF {
+		return err
+	}
+	return nil
+}
+func (p *parquetRecords) Release() {
+	p.rr.Release()
+	p.pf.Close()
+}
+
+// layout is where the contract's columns are in a schema (-1 if absent).
+type layout struct {
+	form                              Form
+	x, ind, val, text, img, label, id int
+	dim                               int // sparse dim or fixed_size_list width; 0 if variable
+}
+
+func columnIndex(s *arrow.Schema, name string) (int, error) {
+	idx := s.FieldIndices(name)
+	switch len(idx) {
+	case 0:
+		return -1, nil
+	case 1:
+		return idx[0], nil
+	}
+	return -1, fmt.Errorf("sources: %d columns named %q", len(idx), name)
+}
+
+func listElem(dt arrow.DataType) (arrow.DataType, int, bool) {
+	switch t := dt.(type) {
+	case *arrow.FixedSizeListType:
+		return t.Elem(), int(t.Len()), true
+	case *arrow.ListType:
+		return t.Elem(), 0, true
+	case *arrow.LargeListType:
+		return t.Elem(), 0, true
+	}
+	return nil, 0, false
+}
+
+func isFloat(dt arrow.DataType) bool {
+	return dt.ID() == arrow.FLOAT32 || dt.ID() == arrow.FLOAT64
+}
+
+func isKey(dt arrow.DataType) bool {
+	switch dt.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT8, arrow.UINT16, arrow.UINT32,
+		arrow.UINT64, arrow.STRING, arrow.LARGE_STRING:
+		return true
+	}
+	return false
+}
+
+// layoutOf checks a schema against the data contract.
+func layoutOf(s *arrow.Schema) (layout, error) {
+	var l layout
+	var err error
+	for _, c := range []struct {
+		name string
+		dst  *int
+	}{{ColX, &l.x}, {ColIndices, &l.ind}, {ColValues, &l.val}, {ColText, &l.text},
+		{ColImage, &l.img}, {ColLabel, &l.label}, {ColID, &l.id}} {
+		if *c.dst, err = columnIndex(s, c.name); err != nil {
+			return l, err
+		}
+	}
+	var forms []string
+	if l.x >= 0 {
+		forms = append(forms, ColX)
+		elem, n, ok := listElem(s.Field(l.x).Type)
+		if !ok || !isFloat(elem) {
+			return l, fmt.Errorf("sources: column x has type %s, want a (fixed-size) list of float32 or float64", s.Field(l.x).Type)
+		}
+		if _, fixed := s.Field(l.x).Type.(*arrow.FixedSizeListType); fixed && n <= 0 {
+			return l, fmt.Errorf("sources: column x has fixed size %d", n)
+		}
+		l.form, l.dim = FormDense, n
+	}
+	if l.ind >= 0 || l.val >= 0 {
+		forms = append(forms, "indices/values")
+		if l.ind < 0 || l.val < 0 {
+			return l, errors.New("sources: sparse features need both an indices and a values column")
+		}
+		if elem, _, ok := listElem(s.Field(l.ind).Type); !ok || (elem.ID() != arrow.INT32 && elem.ID() != arrow.INT64) {
+			return l, fmt.Errorf("sources: column indices has type %s, want a list of int32 or int64", s.Field(l.ind).Type)
+		}
+		if elem, _, ok := listElem(s.Field(l.val).Type); !ok || !isFloat(elem) {
+			return l, fmt.Errorf("sources: column values has type %s, want a list of float32 or float64", s.Field(l.val).Type)
+		}
+		v, ok := s.Metadata().GetValue(MetaDim)
+		if !ok {
+			return l, errors.New("sources: sparse features need the dimension in schema metadata key \"dim\"")
+		}
+		d, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || d <= 0 {
+			return l, fmt.Errorf("sources: schema metadata dim = %q, want a positive integer", v)
+		}
+		l.form, l.dim = FormSparse, d
+	}
+	if l.text >= 0 {
+		forms = append(forms, ColText)
+		if id := s.Field(l.text).Type.ID(); id != arrow.STRING && id != arrow.LARGE_STRING {
+			return l, fmt.Errorf("sources: column text has type %s, want utf8 or large_utf8", s.Field(l.text).Type)
+		}
+		l.form = FormText
+	}
+	if l.img >= 0 {
+		forms = append(forms, ColImage)
+		if id := s.Field(l.img).Type.ID(); id != arrow.BINARY && id != arrow.LARGE_BINARY {
+			return l, fmt.Errorf("sources: column image has type %s, want binary or large_binary", s.Field(l.img).Type)
+		}
+		l.form = FormDense
+	}
+	switch len(forms) {
+	case 0:
+		return l, errors.New("sources: no feature column (want x, indices/values, text or image)")
+	case 1:
+	default:
+		return l, fmt.Errorf("sources: several feature forms (%s); a file must have exactly one", strings.Join(forms, ", "))
+	}
+	for _, c := range []struct {
+		name string
+		i    int
+	}{{ColLabel, l.label}, {ColID, l.id}} {
+		if c.i >= 0 && !isKey(s.Field(c.i).Type) {
+			return l, fmt.Errorf("sources: column %s has type %s, want an integer or utf8", c.name, s.Field(c.i).Type)
+		}
+	}
+	return l, nil
+}
+
+// Form opens the input if needed and returns its feature form, or the
+// reason the input cannot be used.
+func (a *Arrow) Form() (Form, error) {
+	if !a.start() {
+		return 0, a.err
+	}
+	return a.lay.form, nil
+}
+
+func (a *Arrow) start() bool {
+	if a.started {
+		return a.err == nil
+	}
+	a.started = true
+	if a.size, a.err = newImageSize(a.Width, a.Height, a.MaxImagePixels); a.err != nil {
+		return false
+	}
+	mem := a.Allocator
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	var schema *arrow.Schema
+	err := catch(func() error {
+		var err error
+		a.rr, schema, err = a.open(mem)
+		return err
+	})
+	if err != nil {
+		a.err = fmt.Errorf("sources: cannot read arrow input: %w", err)
+		return false
+	}
+	if a.lay, a.err = layoutOf(schema); a.err != nil {
+		return false
+	}
+	if a.lay.form == FormDense && a.lay.img < 0 {
+		a.dense.d = a.lay.dim
+	}
+	return true
+}
+
+// catch runs f and turns a panic into an error: arrow-go and the parquet
+// reader may panic on malformed input, and a bad file must not crash us.
+func catch(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("malformed input: %v", r)
+		}
+	}()
+	return f()
+}
+
+// Next reads the next batch of up to BatchSize records.
+func (a *Arrow) Next() bool {
+	if !a.start() || a.done {
+		return false
+	}
+	bs := int64(batchSize(a.BatchSize))
+	a.batch.reset(a.lay.form)
+	var sp *sparse.CSR
+	if a.lay.form == FormSparse {
+		sp = sparse.Zeros(0, a.lay.dim)
+	}
+	n := int64(0)
+	for n < bs {
+		if a.rec == nil || a.row >= a.rec.NumRows() {
+			if !a.nextRecord() {
+				break
+			}
+			continue
+		}
+		k := min(bs-n, a.rec.NumRows()-a.row)
+		if err := catch(func() error { return a.rows(k, sp) }); err != nil {
+			a.err = fmt.Errorf("sources: record %d: %w", a.off, err)
+			a.done = true
+			break
+		}
+		n += k
+	}
+	if n == 0 {
+		return false
+	}
+	switch a.lay.form {
+	case FormDense:
+		a.batch.Dense = a.dense.take()
+	case FormSparse:
+		if a.batch.Len() > 0 {
+			a.batch.Sparse = sp
+		}
+	}
+	return true
+}
+
+func (a *Arrow) nextRecord() bool {
+	a.rec = nil
+	var ok bool
+	err := catch(func() error {
+		ok = a.rr.Next()
+		if !ok {
+			return a.rr.Err()
+		}
+		a.rec = a.rr.Record()
+		return checkRecord(a.rec, a.lay)
+	})
+	if err != nil {
+		a.err = fmt.Errorf("sources: cannot read arrow input after record %d: %w", a.off, err)
+		a.rec = nil
+	}
+	if a.rec == nil {
+		a.done = true
+		return false
+	}
+	a.row = 0
+	return ok
+}
+
+// checkRecord verifies that the record's columns are as long as it claims
+// and have the schema's types.
+func checkRecord(rec arrow.Record, l layout) error {
+	if rec.NumRows() < 0 {
+		return errors.New("negative row count")
+	}
+	for _, i := range []int{l.x, l.ind, l.val, l.text, l.img, l.label, l.id} {
+		if i < 0 {
+			continue
+		}
+		if i >= int(rec.NumCols()) {
+			return fmt.Errorf("record has %d columns, want more than %d", rec.NumCols(), i)
+		}
+		if int64(rec.Column(i).Len()) < rec.NumRows() {
+			return fmt.Errorf("column %q has %d rows, want %d", rec.ColumnName(i), rec.Column(i).Len(), rec.NumRows())
+		}
+	}
+	return nil
+}
+
+// rows turns the next k rows of the current record into batch entries.
+func (a *Arrow) rows(k int64, sp *sparse.CSR) error {
+	rec, l, b := a.rec, a.lay, &a.batch
+	for ; k > 0; k-- {
+		i := int(a.row)
+		off := a.off
+		a.row++
+		a.off++
+		var id, label string
+		var labeled bool
+		if l.id >= 0 {
+			id, _ = keyAt(rec.Column(l.id), i)
+		}
+		if l.label >= 0 {
+			label, labeled = keyAt(rec.Column(l.label), i)
+		}
+		var empty bool
+		var err error
+		switch {
+		case l.x >= 0:
+			var row []float64
+			row, empty, err = a.floats(rec.Column(l.x), i)
+			if err == nil && !empty {
+				if err = a.dense.check(row); err == nil {
+					a.dense.add(row)
+				}
+			}
+		case l.ind >= 0:
+			empty, err = a.sparseRow(rec.Column(l.ind), rec.Column(l.val), i, sp)
+		case l.text >= 0:
+			var doc string
+			doc, empty = textAt(rec.Column(l.text), i)
+			if !empty && strings.TrimSpace(doc) == "" {
+				err = errors.New("empty document")
+			} else if !empty {
+				b.Text = append(b.Text, strings.Clone(doc))
+			}
+		case l.img >= 0:
+			var data []byte
+			data, empty = bytesAt(rec.Column(l.img), i)
+			if !empty {
+				if a.scratch, err = a.size.decode(a.scratch[:0], data); err == nil {
+					if err = a.dense.check(a.scratch); err == nil {
+						a.dense.add(a.scratch)
+					}
+				}
+			}
+		}
+		switch {
+		case err != nil:
+			b.reject(off, id, "%v", err)
+		case empty && id != "" && labeled:
+			b.LateLabels = append(b.LateLabels, LateLabel{Offset: off, ID: id, Label: label})
+		case empty:
+			b.reject(off, id, "no features (a record without features must carry an id and a label)")
+		default:
+			b.addMeta(off, id, label, labeled)
+		}
+	}
+	return nil
+}
+
+// keyAt formats a label or id cell; ok is false for null or "".
+func keyAt(arr arrow.Array, i int) (string, bool) {
+	if arr.IsNull(i) {
+		return "", false
+	}
+	var s string
+	switch c := arr.(type) {
+	case *array.String:
+		s = strings.Clone(c.Value(i))
+	case *array.LargeString:
+		s = strings.Clone(c.Value(i))
+	case *array.Int64:
+		s = strconv.FormatInt(c.Value(i), 10)
+	case *array.Int32:
+		s = strconv.FormatInt(int64(c.Value(i)), 10)
+	case *array.Int16:
+		s = strconv.FormatInt(int64(c.Value(i)), 10)
+	case *array.Int8:
+		s = strconv.FormatInt(int64(c.Value(i)), 10)
+	case *array.Uint64:
+		s = strconv.FormatUint(c.Value(i), 10)
+	case *array.Uint32:
+		s = strconv.FormatUint(uint64(c.Value(i)), 10)
+	case *array.Uint16:
+		s = strconv.FormatUint(uint64(c.Value(i)), 10)
+	case *array.Uint8:
+		s = strconv.FormatUint(uint64(c.Value(i)), 10)
+	default:
+		panic(fmt.Sprintf("unexpected key array %T", arr))
+	}
+	return s, s != ""
+}
+
+// textAt returns the document of row i, which is only valid while the
+// record is; empty reports a null or "" cell.
+func textAt(arr arrow.Array, i int) (string, bool) {
+	if arr.IsNull(i) {
+		return "", true
+	}
+	var s string
+	switch c := arr.(type) {
+	case *array.String:
+		s = c.Value(i)
+	case *array.LargeString:
+		s = c.Value(i)
+	}
+	return s, s == ""
+}
+
+func bytesAt(arr arrow.Array, i int) ([]byte, bool) {
+	if arr.IsNull(i) {
+		return nil, true
+	}
+	var s []byte
+	switch c := arr.(type) {
+	case *array.Binary:
+		s = c.Value(i)
+	case *array.LargeBinary:
+		s = c.Value(i)
+	}
+	return s, len(s) == 0
+}
+
+// floats copies list cell i of arr into a.scratch as float64.
+func (a *Arrow) floats(arr arrow.Array, i int) (row []float64, empty bool, err error) {
+	if arr.IsNull(i) {
+		return nil, true, nil
+	}
+	list := arr.(array.ListLike)
+	lo, hi := list.ValueOffsets(i)
+	if lo == hi {
+		return nil, true, nil
+	}
+	if lo < 0 || hi < lo || hi > int64(list.ListValues().Len()) {
+		return nil, false, fmt.Errorf("list offsets [%d, %d) out of range", lo, hi)
+	}
+	row = a.scratch[:0]
+	vals := list.ListValues()
+	if vals.NullN() > 0 {
+		for p := lo; p < hi; p++ {
+			if vals.IsNull(int(p)) {
+				return nil, false, fmt.Errorf("null value at feature %d", p-lo)
+			}
+		}
+	}
+	switch v := vals.(type) {
+	case *array.Float64:
+		row = append(row, v.Float64Values()[lo:hi]...)
+	case *array.Float32:
+		for _, x := range v.Float32Values()[lo:hi] {
+			row = append(row, float64(x))
+		}
+	default:
+		return nil, false, fmt.Errorf("unexpected list values %T", vals)
+	}
+	a.scratch = row
+	return row, false, nil
+}
+
+type pair struct {
+	j int
+	v float64
+}
+
+// sparseRow appends cell i of the indices and values columns to sp.
+func (a *Arrow) sparseRow(ind, val arrow.Array, i int, sp *sparse.CSR) (empty bool, err error) {
+	ilist := ind.(array.ListLike)
+	var ilo, ihi int64
+	if !ind.IsNull(i) {
+		ilo, ihi = ilist.ValueOffsets(i)
+	}
+	vals, vempty, err := a.floats(val, i)
+	if err != nil {
+		return false, err
+	}
+	if ihi == ilo && vempty {
+		return true, nil
+	}
+	if ilo < 0 || ihi < ilo || ihi > int64(ilist.ListValues().Len()) {
+		return false, fmt.Errorf("list offsets [%d, %d) out of range", ilo, ihi)
+	}
+	if int64(len(vals)) != ihi-ilo {
+		return false, fmt.Errorf("%d indices but %d values", ihi-ilo, len(vals))
+	}
+	if err := checkValues(vals); err != nil {
+		return false, err
+	}
+	iv := ilist.ListValues()
+	for p := ilo; p < ihi; p++ {
+		if iv.IsNull(int(p)) {
+			return false, fmt.Errorf("null index at position %d", p-ilo)
+		}
+	}
+	a.pairs = a.pairs[:0]
+	for p := ilo; p < ihi; p++ {
+		var j int64
+		switch c := iv.(type) {
+		case *array.Int32:
+			j = int64(c.Value(int(p)))
+		case *array.Int64:
+			j = c.Value(int(p))
+		}
+		if j < 0 || j >= int64(a.lay.dim) {
+			return false, fmt.Errorf("index %d out of range [0, %d)", j, a.lay.dim)
+		}
+		a.pairs = append(a.pairs, pair{int(j), vals[p-ilo]})
+	}
+	slices.SortFunc(a.pairs, func(x, y pair) int { return x.j - y.j })
+	a.ind, a.val = a.ind[:0], a.val[:0]
+	for q, pr := range a.pairs {
+		if q > 0 && a.pairs[q-1].j == pr.j {
+			return false, fmt.Errorf("duplicate index %d", pr.j)
+		}
+		a.ind = append(a.ind, pr.j)
+		a.val = append(a.val, pr.v)
+	}
+	sp.AppendRow(a.ind, a.val)
+	return false, nil
+}
+
+// Batch returns the batch read by the last successful Next, valid until
+// the next call to Next or Close.
+func (a *Arrow) Batch() *Batch { return &a.batch }
+
+// Err returns the error that stopped Next, or nil at the end of the input.
+func (a *Arrow) Err() error { return a.err }
+
+// Close releases the Arrow buffers and closes the input if Open opened it.
+func (a *Arrow) Close() error {
+	a.rec = nil
+	if a.rr != nil {
+		a.rr.Release()
+		a.rr = nil
+	}
+	a.done = true
+	a.started = true
+	if a.closer != nil {
+		c := a.closer
+		a.closer = nil
+		return c.Close()
+	}
+	return nil
+}

@@ -1,0 +1,41 @@
+// Package sources implements the readers that turn nmfstream inputs into
+// batches of samples: Arrow IPC files and streams and Parquet files in the
+// data contract of DESIGN.md §5 (Arrow), image folders (Images), MNIST IDX
+// files (IDX) and numeric CSV (CSV). Open picks a reader by path.
+//
+// # Shapes
+//
+// A Batch stores samples one per row: Batch.Dense and Batch.Sparse are n×D,
+// the transpose of the D×N data matrix X of the factorization X ≈ U Vᵀ.
+// Batch.Text holds n documents for a TF-IDF stage. Per-sample metadata
+// (IDs, Labels, Labeled, Offsets) has length n. Late labels and rejects are
+// listed beside the samples, so every input record appears exactly once.
+//
+// Images decode to grayscale intensities in [0, 1] (0 black, 1 white),
+// row-major, resized to Width×Height by area averaging; IDX unsigned bytes
+// are scaled by 1/255 to the same range, so an MNIST digit read from IDX or
+// from a PNG of it gives the same row.
+//
+// # Ownership and reuse
+//
+// The Batch returned by Source.Batch, and the matrices and slices in it, are
+// valid until the next call to Next or Close: sources reuse their memory.
+// Copy what you keep. Strings in a Batch are copies and may be kept.
+// Constructors take readers that the caller keeps ownership of; sources
+// returned by Open own their files and Close closes them. Arrow sources
+// allocate through their Allocator and release every buffer by Close.
+//
+// # Concurrency
+//
+// A Source is not safe for concurrent use; one goroutine reads it. Sources
+// start no goroutines.
+//
+// # References
+//
+// Apache Arrow columnar format and IPC, https://arrow.apache.org/docs/format/;
+// Parquet through arrow/go/v15/parquet/pqarrow. IDX: Y. LeCun, C. Cortes,
+// C. Burges, "The MNIST database of handwritten digits",
+// http://yann.lecun.com/exdb/mnist/. Netpbm PGM/PPM,
+// https://netpbm.sourceforge.net/doc/. Luma weights: ITU-R BT.601, as in
+// image/color.Gray16Model.
+package sources

@@ -1,0 +1,279 @@
+package sources
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/ipc"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/graph"
+	"github.com/nmfstream/nmfstream/model/sparse"
+)
+
+// The metadata keys and format name of saved models; sinks.WriteModel
+// documents the layout. They are repeated here because sources must not
+// import sinks.
+const (
+	modelFormat      = "nmfstream-model"
+	modelMetaFormat  = "nmfstream.format"
+	modelMetaVersion = "nmfstream.version"
+	modelMetaHeader  = "nmfstream.header"
+)
+
+// modelHeader mirrors sinks.ModelHeader.
+type modelHeader struct {
+	Method      string            `json:"method"`
+	Params      map[string]string `json:"params,omitempty"`
+	K           int               `json:"neighbors"`
+	Metric      int               `json:"metric"`
+	Scheme      int               `json:"weighting"`
+	HeatT       float64           `json:"heat_t"`
+	Sym         int               `json:"symmetrize"`
+	Alpha       float64           `json:"alpha"`
+	Projection  string            `json:"projection"`
+	Linear      bool              `json:"linear"`
+	Classes     []string          `json:"classes"`
+	IntLabels   bool              `json:"int_labels"`
+	Form        string            `json:"form"`
+	ImageWidth  int               `json:"image_width,omitempty"`
+	ImageHeight int               `json:"image_height,omitempty"`
+}
+
+// LoadModel reads the saved model at path (written by sinks.SaveModel).
+// Errors name the file.
+func LoadModel(path string) (*model.Snapshot, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("sources: model: %w", err)
+	}
+	defer f.Close()
+	s, err := ReadModel(f, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w (file %s)", err, path)
+	}
+	return s, nil
+}
+
+// ReadModel reads a saved model from the Arrow IPC file r, checks its format
+// version and shapes (model.Snapshot.Validate), and returns it. The
+// matrices are copied out of the Arrow buffers, which mem allocates (nil
+// means memory.DefaultAllocator) and which are all released on return.
+// A file that is not a model, is truncated or has another version gives an
+// error that says so; a version mismatch wraps model.ErrSnapshotVersion.
+func ReadModel(r ipc.ReadAtSeeker, mem memory.Allocator) (s *model.Snapshot, err error) {
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	// Arrow's readers can panic on corrupt buffers; a bad file must give an
+	// error, not a crash.
+	defer func() {
+		if p := recover(); p != nil {
+			s, err = nil, fmt.Errorf("sources: model: corrupt file: %v", p)
+		}
+	}()
+	fr, err := ipc.NewFileReader(r, ipc.WithAllocator(mem))
+	if err != nil {
+		return nil, fmt.Errorf("sources: model: not an Arrow IPC file (truncated, or not written by \"nmfstream fit\"): %w", err)
+	}
+	defer fr.Close()
+	md := fr.Schema().Metadata()
+	if v, _ := metaValue(md, modelMetaFormat); v != modelFormat {
+		return nil, errors.New("sources: model: an Arrow file but not an nmfstream model (no nmfstream.format metadata): give the file written by \"nmfstream fit --model\"")
+	}
+	vs, _ := metaValue(md, modelMetaVersion)
+	version, err := strconv.Atoi(vs)
+	if err != nil {
+		return nil, fmt.Errorf("sources: model: bad version %q", vs)
+	}
+	if version != model.SnapshotVersion {
+		return nil, fmt.Errorf("sources: model: %w %d (this build reads version %d): refit the model with this build",
+			model.ErrSnapshotVersion, version, model.SnapshotVersion)
+	}
+	hs, _ := metaValue(md, modelMetaHeader)
+	var h modelHeader
+	if err := json.Unmarshal([]byte(hs), &h); err != nil {
+		return nil, fmt.Errorf("sources: model: bad header: %w", err)
+	}
+	proj, err := model.ParseProjection(h.Projection)
+	if err != nil {
+		return nil, fmt.Errorf("sources: model: %w", err)
+	}
+	s = &model.Snapshot{
+		Version:     version,
+		Method:      h.Method,
+		Params:      h.Params,
+		Graph:       graph.KNN{K: h.K, Metric: graph.Metric(h.Metric)},
+		Weighting:   graph.Weighting{Scheme: graph.Scheme(h.Scheme), HeatT: h.HeatT, Sym: graph.Symmetrize(h.Sym)},
+		Alpha:       h.Alpha,
+		Projection:  proj,
+		Linear:      h.Linear,
+		Classes:     h.Classes,
+		IntLabels:   h.IntLabels,
+		Form:        h.Form,
+		ImageWidth:  h.ImageWidth,
+		ImageHeight: h.ImageHeight,
+	}
+	if err := checkModelSchema(fr.Schema()); err != nil {
+		return nil, err
+	}
+	for i := 0; i < fr.NumRecords(); i++ {
+		rec, err := fr.Record(i)
+		if err != nil {
+			return nil, fmt.Errorf("sources: model: record batch %d: %w", i, err)
+		}
+		if err := readModelRecord(s, rec); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("sources: model: %w", err)
+	}
+	return s, nil
+}
+
+func metaValue(md arrow.Metadata, key string) (string, bool) {
+	i := md.FindKey(key)
+	if i < 0 {
+		return "", false
+	}
+	return md.Values()[i], true
+}
+
+func checkModelSchema(sc *arrow.Schema) error {
+	want := []struct {
+		name string
+		typ  arrow.DataType
+	}{
+		{"name", arrow.BinaryTypes.String},
+		{"kind", arrow.BinaryTypes.String},
+		{"rows", arrow.PrimitiveTypes.Int64},
+		{"cols", arrow.PrimitiveTypes.Int64},
+		{"data", arrow.LargeListOf(arrow.PrimitiveTypes.Float64)},
+		{"ints", arrow.LargeListOf(arrow.PrimitiveTypes.Int64)},
+		{"indptr", arrow.LargeListOf(arrow.PrimitiveTypes.Int64)},
+		{"bytes", arrow.BinaryTypes.LargeBinary},
+	}
+	if sc.NumFields() != len(want) {
+		return fmt.Errorf("sources: model: %d columns, want %d", sc.NumFields(), len(want))
+	}
+	for i, w := range want {
+		f := sc.Field(i)
+		if f.Name != w.name || !arrow.TypeEqual(f.Type, w.typ) {
+			return fmt.Errorf("sources: model: column %d is %s %s, want %s %s", i, f.Name, f.Type, w.name, w.typ)
+		}
+	}
+	return nil
+}
+
+func readModelRecord(s *model.Snapshot, rec arrow.Record) error {
+	names := rec.Column(0).(*array.String)
+	kinds := rec.Column(1).(*array.String)
+	rows := rec.Column(2).(*array.Int64)
+	cols := rec.Column(3).(*array.Int64)
+	data := rec.Column(4).(*array.LargeList)
+	ints := rec.Column(5).(*array.LargeList)
+	indptr := rec.Column(6).(*array.LargeList)
+	bytes := rec.Column(7).(*array.LargeBinary)
+	for i := 0; i < int(rec.NumRows()); i++ {
+		name, kind := names.Value(i), kinds.Value(i)
+		r, c := rows.Value(i), cols.Value(i)
+		fail := func(format string, args ...any) error {
+			return fmt.Errorf("sources: model: array %q: %s", name, fmt.Sprintf(format, args...))
+		}
+		if r < 0 || c < 0 {
+			return fail("negative shape %d×%d", r, c)
+		}
+		switch kind {
+		case "dense":
+			v := float64s(data, i)
+			if r*c != int64(len(v)) || (r == 0) != (c == 0) || r == 0 {
+				return fail("shape %d×%d but %d values", r, c, len(v))
+			}
+			m := mat.NewDense(int(r), int(c), v)
+			switch {
+			case name == "U":
+				s.U = m
+			case name == "V":
+				s.V = m
+			case name == "train":
+				s.TrainDense = m
+			case strings.HasPrefix(name, "extra."):
+				if s.Extra == nil {
+					s.Extra = map[string]*mat.Dense{}
+				}
+				s.Extra[strings.TrimPrefix(name, "extra.")] = m
+			default:
+				return fail("unknown dense array")
+			}
+		case "csr":
+			if name != "train" {
+				return fail("unknown sparse array")
+			}
+			val := float64s(data, i)
+			ind := int64s(ints, i)
+			ptr := int64s(indptr, i)
+			if int64(len(ptr)) != r+1 || len(ind) != len(val) {
+				return fail("sparse %d×%d with %d row pointers, %d indices, %d values", r, c, len(ptr), len(ind), len(val))
+			}
+			m := sparse.Zeros(int(r), int(c))
+			m.Indptr, m.Ind, m.Val = ptr, ind, val
+			if err := m.Validate(); err != nil {
+				return fail("%v", err)
+			}
+			s.TrainSparse = m
+		case "ints":
+			if name != "labels" {
+				return fail("unknown int array")
+			}
+			v := int64s(ints, i)
+			if int64(len(v)) != r {
+				return fail("%d values, header says %d", len(v), r)
+			}
+			s.Labels = v
+		case "bytes":
+			if name != "vectorizer" {
+				return fail("unknown bytes")
+			}
+			if bytes.IsNull(i) {
+				return fail("null")
+			}
+			s.Vectorizer = append([]byte(nil), bytes.Value(i)...)
+		default:
+			return fail("unknown kind %q", kind)
+		}
+	}
+	return nil
+}
+
+// float64s copies list element i of a large_list<float64>.
+func float64s(l *array.LargeList, i int) []float64 {
+	if l.IsNull(i) {
+		return nil
+	}
+	lo, hi := l.ValueOffsets(i)
+	vals := l.ListValues().(*array.Float64).Float64Values()
+	return append([]float64(nil), vals[lo:hi]...)
+}
+
+// int64s copies list element i of a large_list<int64> into ints.
+func int64s(l *array.LargeList, i int) []int {
+	if l.IsNull(i) {
+		return nil
+	}
+	lo, hi := l.ValueOffsets(i)
+	vals := l.ListValues().(*array.Int64).Int64Values()
+	out := make([]int, hi-lo)
+	for j, v := range vals[lo:hi] {
+		out[j] = int(v)
+	}
+	return out
+}

@@ -1,0 +1,129 @@
+package sources
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Source is a stream of batches, read like array.RecordReader or
+// bufio.Scanner:
+//
+//	for src.Next() {
+//		b := src.Batch() // valid until the next call to Next
+//		...
+//	}
+//	if err := src.Err(); err != nil { ... }
+//	src.Close()
+//
+// Next returns false at the end of the input or on an error that makes the
+// rest of the input unusable; Err then tells which (nil at the end). Bad
+// single records do not stop a source: they are in Batch.Rejects.
+type Source interface {
+	// Next reads the next batch and reports whether there is one.
+	Next() bool
+	// Batch returns the batch read by the last successful Next. It is valid
+	// until the next call to Next or Close.
+	Batch() *Batch
+	// Err returns the error that stopped Next, or nil.
+	Err() error
+	// Form returns the feature form of the source's batches. For
+	// self-describing inputs it reads the header (schema) first, so it may
+	// fail on an unusable file.
+	Form() (Form, error)
+	// Close releases the source's resources and closes the input it opened.
+	// It does not close readers passed to a constructor.
+	Close() error
+}
+
+const defaultBatchSize = 256
+
+func batchSize(n int) int {
+	if n <= 0 {
+		return defaultBatchSize
+	}
+	return n
+}
+
+// checkValues returns an error naming the first negative or non-finite value.
+func checkValues(row []float64) error {
+	for j, v := range row {
+		switch {
+		case math.IsNaN(v):
+			return fmt.Errorf("NaN at feature %d", j)
+		case math.IsInf(v, 0):
+			return fmt.Errorf("infinite value at feature %d", j)
+		case v < 0:
+			return fmt.Errorf("negative value %g at feature %d", v, j)
+		}
+	}
+	return nil
+}
+
+// denseRows accumulates the dense rows of a batch. The first row fixes the
+// dimension unless d is set beforehand.
+type denseRows struct {
+	d   int
+	buf []float64
+}
+
+// check reports why row cannot be added, or nil.
+func (a *denseRows) check(row []float64) error {
+	if a.d != 0 && len(row) != a.d {
+		return fmt.Errorf("dimension %d, want %d", len(row), a.d)
+	}
+	return checkValues(row)
+}
+
+func (a *denseRows) add(row []float64) {
+	if a.d == 0 {
+		a.d = len(row)
+	}
+	a.buf = append(a.buf, row...)
+}
+
+// take returns the rows added since the last take as a matrix sharing the
+// accumulator's memory (nil if there are none) and starts a new batch.
+func (a *denseRows) take() *mat.Dense {
+	if len(a.buf) == 0 {
+		return nil
+	}
+	m := mat.NewDense(len(a.buf)/a.d, a.d, a.buf)
+	a.buf = a.buf[:0]
+	return m
+}
+
+// imageSize holds a source's Width, Height and MaxImagePixels settings and
+// the size fixed by the first image.
+type imageSize struct {
+	w, h, max int
+}
+
+func newImageSize(w, h, maxPixels int) (imageSize, error) {
+	if w < 0 || h < 0 || (w == 0) != (h == 0) {
+		return imageSize{}, fmt.Errorf("sources: Width and Height must both be positive or both zero, got %d×%d", w, h)
+	}
+	if maxPixels <= 0 {
+		maxPixels = defaultMaxImagePixels
+	}
+	return imageSize{w: w, h: h, max: maxPixels}, nil
+}
+
+// decode decodes data and resizes it into dst (reused), fixing the size from
+// the first image when unset.
+func (s *imageSize) decode(dst []float64, data []byte) ([]float64, error) {
+	g, err := decodeImage(data, s.max)
+	if err != nil {
+		return dst, err
+	}
+	if s.w == 0 {
+		s.w, s.h = g.w, g.h
+	}
+	if cap(dst) < s.w*s.h {
+		dst = make([]float64, s.w*s.h)
+	}
+	dst = dst[:s.w*s.h]
+	resample(dst, s.w, s.h, g)
+	return dst, nil
+}
