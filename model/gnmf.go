@@ -23,14 +23,16 @@ import (
 //	U ← U ⊙ (XV) / (UVᵀV),   V ← V ⊙ (XᵀU + αSV) / (VUᵀU + αDV).
 //
 // The objective is not invariant to U → UΛ, V → VΛ⁻¹: unnormalized
-// updates slowly trade the graph term for scale, so accuracy depends on
-// where the iterations stop (on digits, 1-NN accuracy falls from 0.955 after
-// 100 iterations to 0.924 after 1000). By default U's columns are therefore
-// normalized after every U update, which makes the fit converge to the same
-// answer whatever the iteration budget (0.951 after 200 or 1000).
+// updates slowly trade the graph term for scale, so the result depends on
+// where the iterations stop. Following Cai's code, U's columns are
+// normalized once after the last update by default; on digits (5 seeds,
+// validation split) that gives 0.955 held-out 1-NN accuracy after 100–200
+// iterations but 0.924 after 1000. ScaleEachIter normalizes after every U
+// update instead: the fit then converges to the same answer whatever the
+// budget (0.951 after 200 or 1000 iterations).
 //
 // Options reproduce what Cai's reference code does beyond the paper: U's
-// columns normalized only after the last update (ScaleAtEnd), α scaled by N (ScaleAlpha), heat-kernel width t defaulting to
+// columns normalized after the last update (the default), α scaled by N (ScaleAlpha), heat-kernel width t defaulting to
 // the mean neighbour distance, max(W, Wᵀ) symmetrization (the graph
 // package's default), and the clamped pseudo-inverse projection
 // (ProjectClampedPinv). GNMF ignores labels; the label-aware methods of this
@@ -56,7 +58,7 @@ type GNMF struct {
 	S *sparse.CSR
 	// Scaling says when U's columns are normalized to unit norm, V's
 	// columns absorbing the scale so that UVᵀ is unchanged. The zero value
-	// normalizes after every U update.
+	// normalizes once, after the last update.
 	Scaling Scaling
 
 	fitted
@@ -71,10 +73,11 @@ type GNMF struct {
 type Scaling int
 
 const (
-	// ScaleEachIter normalizes after every U update (the default).
-	ScaleEachIter Scaling = iota
-	// ScaleAtEnd normalizes once after the last update, as Cai's code does.
-	ScaleAtEnd
+	// ScaleAtEnd normalizes once after the last update, as Cai's code
+	// does (the default).
+	ScaleAtEnd Scaling = iota
+	// ScaleEachIter normalizes after every U update.
+	ScaleEachIter
 	// ScaleNone never normalizes; the objective then is exactly the one
 	// the multiplicative updates never increase.
 	ScaleNone
@@ -82,12 +85,12 @@ const (
 
 func (s Scaling) engine() Normalization {
 	switch s {
-	case ScaleAtEnd:
-		return NormalizeAtEnd
+	case ScaleEachIter:
+		return NormalizeEachIter
 	case ScaleNone:
 		return NormalizeNone
 	}
-	return NormalizeEachIter
+	return NormalizeAtEnd
 }
 
 // DefaultGNMFAlpha is GNMF's default α. It was chosen on a validation split

@@ -54,7 +54,8 @@ type Online struct {
 	// defaults to 100; negative disables it.
 	Refresh int
 	// Scaling says when U's columns are normalized (see GNMF). The zero
-	// value normalizes after every U step; ScaleAtEnd means ScaleNone here.
+	// value (ScaleAtEnd) means ScaleEachIter here: after each batch's U
+	// steps and every iteration of the first fit and of Refit.
 	Scaling Scaling
 	// Forget, if in (0, 1), multiplies B and A by Forget before each batch
 	// adds to them (scikit-learn's MiniBatchNMF uses 0.7), so the basis
@@ -486,14 +487,16 @@ func (o *Online) stepU() {
 		ua.Mul(&o.u, &o.a)
 		mulUpdate(&o.u, &o.b, &ua, nil)
 	}
-	if o.Scaling == ScaleEachIter {
+	if o.scaling() == ScaleEachIter {
 		o.normalize()
 	}
 }
 
+// scaling maps the zero value to ScaleEachIter: a stream has no end to
+// normalize at.
 func (o *Online) scaling() Scaling {
 	if o.Scaling == ScaleAtEnd {
-		return ScaleNone // a stream has no end
+		return ScaleEachIter
 	}
 	return o.Scaling
 }

@@ -59,7 +59,7 @@ func TestOnlineVersusBatch(t *testing.T) {
 	feed(t, o, train, 50)
 	online := o.Objective()
 
-	g := &GNMF{Common: Common{Rank: 20}}
+	g := &GNMF{Common: Common{Rank: 20}, Scaling: ScaleEachIter}
 	if err := g.Fit(DenseRows(train), nil); err != nil {
 		t.Fatal(err)
 	}
