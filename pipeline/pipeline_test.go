@@ -611,8 +611,8 @@ func TestEOFFlushesSinks(t *testing.T) {
 type failingFlusher struct{ flushErr, closeErr error }
 
 func (f *failingFlusher) Write(context.Context, int) error { return nil }
-func (f *failingFlusher) Flush(context.Context) error     { return f.flushErr }
-func (f *failingFlusher) Close() error                    { return f.closeErr }
+func (f *failingFlusher) Flush(context.Context) error      { return f.flushErr }
+func (f *failingFlusher) Close() error                     { return f.closeErr }
 
 func TestFlushCloseErrors(t *testing.T) {
 	for _, tc := range []struct {
@@ -670,7 +670,7 @@ func TestBatch(t *testing.T) {
 		}))
 		out := newCollector[[]int]()
 		p := pipeline.New(src, []pipeline.Stage{
-			pipeline.Batch[int]("batch", 100, 10*time.Millisecond),
+			pipeline.Batch[int]("batch", 100, 50*time.Millisecond), // idle 50ms: far longer than the gap between items 4 and 5
 		}, pipeline.To("out", pipeline.WriteFunc[[]int](func(ctx context.Context, b []int) error {
 			if len(out.got()) == 0 {
 				close(gotBatch)
