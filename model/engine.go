@@ -238,6 +238,7 @@ func (e *Engine) Run(u, v *mat.Dense) (Result, error) {
 	// iterations: compute it once at the end (online updates rely on this).
 	track := tol > 0 || e.Callback != nil
 	var prev float64
+	fresh := false // the loss's cached products match the current U
 	if track {
 		prev = e.Objective(u, v, nil)
 		if math.IsNaN(prev) || math.IsInf(prev, 0) {
@@ -251,7 +252,7 @@ func (e *Engine) Run(u, v *mat.Dense) (Result, error) {
 				NormalizeColumns(u, v)
 			}
 		}
-		fresh := false
+		fresh = false
 		if !e.FixV {
 			e.stepV(u, v)
 			fresh = e.Rows == nil
@@ -280,7 +281,7 @@ func (e *Engine) Run(u, v *mat.Dense) (Result, error) {
 	} else if !track && e.Rows == nil {
 		// A row-restricted run without Tol or Callback is an online step
 		// whose cost must not scale with N: its objective is not computed.
-		res.Objective = e.Objective(u, v, nil)
+		res.Objective = e.objective(u, v, nil, fresh)
 		if math.IsNaN(res.Objective) || math.IsInf(res.Objective, 0) {
 			return res, ErrDiverged
 		}
@@ -345,14 +346,25 @@ func mulUpdate(w, neg, pos *mat.Dense, rows []int) {
 	}
 }
 
+// tinyNorm is the column norm below which a basis column counts as dead:
+// 1/tinyNorm is still far from overflow, and a column that small carries
+// nothing the data could show.
+const tinyNorm = 1e-150
+
 // NormalizeColumns scales each column of U (D×K) to unit Euclidean norm and
 // multiplies the matching column of V (N×K) by the old norm, so that UVᵀ is
-// unchanged. Zero columns are left alone.
+// unchanged. A column whose norm is below 1e-150 (multiplicative updates
+// drove it to zero) is set to zero in U and in V, since rescaling it would
+// overflow.
 func NormalizeColumns(u, v *mat.Dense) {
 	_, k := u.Dims()
 	for j := 0; j < k; j++ {
 		nrm := mat.Norm(u.ColView(j), 2)
-		if nrm == 0 {
+		if nrm < tinyNorm {
+			scaleCol(u, j, 0)
+			if v != nil {
+				scaleCol(v, j, 0)
+			}
 			continue
 		}
 		scaleCol(u, j, 1/nrm)
