@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/classify"
+	"github.com/nmfstream/nmfstream/model/metrics"
+)
+
+func init() {
+	register(command{
+		name:    "classify",
+		summary: "predict the class of the records of a file with a saved model",
+		run:     runClassify,
+	})
+}
+
+const classifySynopsis = `classify --model M --in F --out F.arrow [--projector P] [--rejects R]
+
+Codes every record of F on the saved model M (as "nmfstream project" does)
+and predicts its class: the label of the nearest labeled training record in
+code space (1-NN). Writes one row per record to F.arrow: id, offset, code,
+pred (int64 or utf8, like the training labels) and score, the share of the
+5 nearest labeled training codes that carry the predicted label (in (0, 1]).
+If F has labels, the accuracy on them is printed.
+
+Examples:
+  nmfstream classify --model digits.model --in test.arrow --out pred.arrow
+  nmfstream classify --model docs.model --in new.parquet --out pred.arrow --rejects bad.jsonl`
+
+func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("classify", classifySynopsis, stderr)
+	modelPath := fs.String("model", "", "saved model `file` (required)")
+	inPath := fs.String("in", "", "input `file` (required; - for an Arrow stream on stdin)")
+	outPath := fs.String("out", "", "output Arrow `file` (required)")
+	projector := fs.String("projector", "", "graph, nnls, clamped or pinv (default: the model's)")
+	rejects := fs.String("rejects", "", "write rejected records to this `file` (JSON lines)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	if *modelPath == "" || *inPath == "" || *outPath == "" {
+		return fmt.Errorf("%w: --model, --in and --out are required (see nmfstream classify -help)", errUsage)
+	}
+	snap, err := loadModel(*modelPath)
+	if err != nil {
+		return err
+	}
+	proj := snap.Projection
+	if *projector != "" {
+		if proj, err = model.ParseProjection(*projector); err != nil {
+			return fmt.Errorf("%w: --projector: %v", errUsage, err)
+		}
+	}
+	cl, err := newClassifier(snap.V, snap.Labels, snap.Classes, *modelPath)
+	if err != nil {
+		return err
+	}
+	in, codes, err := codeFile(ctx, snap, proj, *inPath, stderr)
+	if in != nil {
+		if rerr := reportRejects(stderr, in, *rejects, false); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	pred, score := cl.predict(codes)
+	names, err := cl.enc.Decode(nil, pred)
+	if err != nil {
+		return err
+	}
+	o := output{ids: in.ids, offsets: in.offsets, codes: codes, preds: names, intPred: snap.IntLabels, scores: score}
+	if err := o.write(*outPath); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "classified %d records of %s into %s; %d rejected\n", in.n(), *inPath, *outPath, len(in.rejects))
+	if truth, nt := cl.truth(in); nt > 0 {
+		fmt.Fprintf(stdout, "accuracy on the %d labeled records: %.4f\n", nt, metrics.Accuracy(pred, truth))
+	}
+	return nil
+}
+
+// scoreNeighbors is the number of nearest labeled codes whose agreement
+// with the prediction gives its score.
+const scoreNeighbors = 5
+
+// classifier predicts classes from codes: 1-NN over the labeled training
+// codes, the rule of DESIGN.md §4's measurements.
+type classifier struct {
+	enc    metrics.LabelEncoder
+	labels []int // class of each labeled training code, in nn's order
+	nn     classify.NearestNeighbor
+	votes  classify.NearestNeighbor
+}
+
+func newClassifier(v *mat.Dense, labels []int, classes []string, path string) (*classifier, error) {
+	var rows []int
+	for i, y := range labels {
+		if y >= 0 {
+			rows = append(rows, i)
+		}
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("%s: the model has no labeled training records, so it cannot classify: refit with labels (it can still project)", path)
+	}
+	c := &classifier{labels: make([]int, len(rows))}
+	c.enc.Fit(classes)
+	_, k := v.Dims()
+	lv := mat.NewDense(len(rows), k, nil)
+	for r, i := range rows {
+		lv.SetRow(r, v.RawRowView(i))
+		c.labels[r] = labels[i]
+	}
+	if err := c.nn.Fit(lv, c.labels); err != nil {
+		return nil, err
+	}
+	c.votes.K = min(scoreNeighbors, len(rows))
+	if err := c.votes.Fit(lv, c.labels); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// predict returns the class and score of each row of codes.
+func (c *classifier) predict(codes *mat.Dense) ([]int, []float64) {
+	pred := c.nn.PredictTo(nil, codes)
+	idx, _ := c.votes.NeighborsTo(nil, nil, codes)
+	k := c.votes.K
+	score := make([]float64, len(pred))
+	for i, p := range pred {
+		agree := 0
+		for _, j := range idx[i*k : (i+1)*k] {
+			if j >= 0 && c.labels[j] == p {
+				agree++
+			}
+		}
+		score[i] = float64(agree) / float64(k)
+	}
+	return pred, score
+}
+
+// truth encodes in's labels with the model's classes: −1 for an
+// unlabeled record (not scored), and C for a label the model never saw
+// (always wrong). It returns the number of scored records.
+func (c *classifier) truth(in *input) ([]int, int) {
+	nc := len(c.enc.Classes())
+	t := make([]int, in.n())
+	n := 0
+	for i := range t {
+		t[i] = -1
+		if !in.labeled[i] {
+			continue
+		}
+		n++
+		y, err := c.enc.Encode(nil, in.labels[i:i+1])
+		if err != nil {
+			t[i] = nc
+			continue
+		}
+		t[i] = y[0]
+	}
+	return t, n
+}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/metrics"
+	"github.com/nmfstream/nmfstream/model/sparse"
+)
+
+func init() {
+	register(command{
+		name:    "eval",
+		summary: "fit on a training file and report held-out accuracy on a test file",
+		run:     runEval,
+	})
+}
+
+const evalSynopsis = `eval --train F --test F [--method M] [--rank K] [--neighbors k] [--alpha a] [--beta b] [--iters T] [--seed s] [--projector P] [--rejects R] [--json]
+
+Fits a model on the training file as "nmfstream fit" does (labeled and
+unlabeled records; a null label means unlabeled), codes the test file as
+"nmfstream project" does, predicts each test record's class by 1-NN over
+the labeled training codes, and reports the accuracy on the test labels
+(DESIGN.md §7: the test set is never seen in training). The test file must
+have labels; test records without one are not scored.
+
+--json prints one JSON object:
+  method, accuracy, n_train, n_labeled, n_test, fit_seconds, project_seconds,
+  rejected, seed, projection, rank, classes, features
+
+Examples:
+  nmfstream eval --train digits-train.arrow --test digits-test.arrow
+  nmfstream eval --train digits-train.arrow --test digits-test.arrow --method gnmf --rank 40 --json
+  for m in nmf gnmf dgnmf ssknmf; do nmfstream eval --train tr.arrow --test te.arrow --method $m --json; done`
+
+// evalSummary is what eval --json prints.
+type evalSummary struct {
+	Method         string  `json:"method"`
+	Accuracy       float64 `json:"accuracy"`
+	NTrain         int     `json:"n_train"`
+	NLabeled       int     `json:"n_labeled"`
+	NTest          int     `json:"n_test"`
+	FitSeconds     float64 `json:"fit_seconds"`
+	ProjectSeconds float64 `json:"project_seconds"`
+	Rejected       int     `json:"rejected"`
+	Seed           uint64  `json:"seed"`
+	Projection     string  `json:"projection"`
+	Rank           int     `json:"rank"`
+	Classes        int     `json:"classes"`
+	Features       int     `json:"features"`
+}
+
+func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("eval", evalSynopsis, stderr)
+	var p fitParams
+	addFitFlags(fs, &p)
+	train := fs.String("train", "", "training `file` (required)")
+	test := fs.String("test", "", "test `file` with labels (required)")
+	rejects := fs.String("rejects", "", "write rejected records of both files to this `file` (JSON lines)")
+	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q (flags go before, as --flag value)", errUsage, fs.Arg(0))
+	}
+	if *train == "" || *test == "" {
+		return fmt.Errorf("%w: --train and --test are required (see nmfstream eval -help)", errUsage)
+	}
+	if *train == "-" && *test == "-" {
+		return fmt.Errorf("%w: --train and --test cannot both be stdin", errUsage)
+	}
+	if err := checkParams(p); err != nil {
+		return err
+	}
+	f, err := fitFile(ctx, *train, p, stderr)
+	if f != nil {
+		if rerr := reportRejects(stderr, f.in, *rejects, false); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	proj, _ := model.ParseProjection(p.projector)
+
+	pr := newProgress(stderr, "reading "+*test)
+	tin, err := readInput(ctx, *test, os.Stdin, 0, 0, pr)
+	pr.done()
+	if tin != nil {
+		if rerr := reportRejects(stderr, tin, *rejects, true); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	var codes *mat.Dense
+	var sp space
+	if f.snap != nil {
+		if sp, err = spaceOf(f.snap); err != nil {
+			return err
+		}
+	} else {
+		_, isSparse := model.Rows(f.x).(*sparse.CSR)
+		sp = space{form: formName(f.in.form), tf: f.tf, d: f.in.d, sparse: isSparse}
+	}
+	x, err := modelData(sp, tin)
+	if err != nil {
+		return err
+	}
+	if f.snap != nil {
+		codes, err = codeData(ctx, f.snap, proj, x, stderr)
+	} else {
+		codes = &mat.Dense{}
+		err = f.spec.project(f.m, codes, x)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", *test, err)
+	}
+	cl, err := newClassifier(f.m.Codes(), f.y, f.classes, *train)
+	if err != nil {
+		return err
+	}
+	pred, _ := cl.predict(codes)
+	truth, nTest := cl.truth(tin)
+	if nTest == 0 {
+		return fmt.Errorf("%s: no test record has a label, so accuracy cannot be measured: give a labeled test file", *test)
+	}
+	projSeconds := time.Since(start).Seconds()
+	projName := proj.String()
+	if f.spec.linear {
+		projName = "linear"
+	} else if f.spec.project != nil {
+		projName = "method"
+	}
+	sum := evalSummary{
+		Method:         f.method,
+		Accuracy:       metrics.Accuracy(pred, truth),
+		NTrain:         f.in.n(),
+		NLabeled:       f.in.nLabeled(),
+		NTest:          nTest,
+		FitSeconds:     f.seconds,
+		ProjectSeconds: projSeconds,
+		Rejected:       len(f.in.rejects) + len(tin.rejects),
+		Seed:           p.seed,
+		Projection:     projName,
+		Rank:           p.rank,
+		Classes:        len(f.classes),
+		Features:       f.in.d,
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(sum)
+	}
+	fmt.Fprintf(stdout, "%s (rank %d, %s projection, seed %d): held-out accuracy %.4f on %d test records\n",
+		sum.Method, sum.Rank, sum.Projection, sum.Seed, sum.Accuracy, sum.NTest)
+	fmt.Fprintf(stdout, "trained on %d records (%d labeled, %d classes, %d features) in %.2fs; %d records rejected\n",
+		sum.NTrain, sum.NLabeled, sum.Classes, sum.Features, sum.FitSeconds, sum.Rejected)
+	return nil
+}

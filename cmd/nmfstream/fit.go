@@ -1,0 +1,272 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/graph"
+	"github.com/nmfstream/nmfstream/model/metrics"
+	"github.com/nmfstream/nmfstream/model/sparse"
+	"github.com/nmfstream/nmfstream/sinks"
+	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/stages"
+)
+
+func init() {
+	register(command{
+		name:    "fit",
+		summary: "fit a factorization on a training file and save the model",
+		run:     runFit,
+	})
+}
+
+const fitSynopsis = `fit --train F --model OUT [--method M] [--rank K] [--neighbors k] [--alpha a] [--beta b] [--iters T] [--seed s] [--projector P] [--rejects R] [--json]
+
+Fits a non-negative factorization X ≈ UVᵀ to the records of F and saves
+the model to OUT (an Arrow IPC file) for "nmfstream project", "classify".
+
+F is an Arrow IPC file (.arrow), an Arrow stream (.arrows, or - for stdin)
+or Parquet, one record per row, with exactly one feature column:
+  x                dense features ≥ 0 (fixed_size_list or list of float)
+  indices, values  sparse features, the dimension in schema metadata "dim"
+  text             documents (turned into TF-IDF, which the model keeps)
+  image            PNG, JPEG, GIF, BMP or PGM/PPM bytes (grayscale pixels)
+and optional columns label (int64 or utf8; null = unlabeled) and id.
+Semi-supervised methods use the labeled records; every record shapes the
+factorization. Records that cannot be used are counted and skipped.
+
+Examples:
+  nmfstream fit --train train.arrow --model digits.model
+  nmfstream fit --train docs.parquet --model docs.model --method gnmf --rank 20 --neighbors 10
+  nmfstream fit --train train.arrow --model m.model --json > fit.json`
+
+func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("fit", fitSynopsis, stderr)
+	var p fitParams
+	addFitFlags(fs, &p)
+	train := fs.String("train", "", "training `file` (required)")
+	out := fs.String("model", "", "`file` to write the model to (required)")
+	rejects := fs.String("rejects", "", "write rejected records to this `file` (JSON lines)")
+	asJSON := fs.Bool("json", false, "print a JSON summary instead of text")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q (flags go before, as --flag value)", errUsage, fs.Arg(0))
+	}
+	if *train == "" || *out == "" {
+		return fmt.Errorf("%w: --train and --model are required (see nmfstream fit -help)", errUsage)
+	}
+	if err := checkParams(p); err != nil {
+		return err
+	}
+	name, spec, err := lookupMethod(p.method)
+	if err != nil {
+		return err
+	}
+	if spec.project != nil {
+		return fmt.Errorf("%w: method %s: %v; evaluate it with \"nmfstream eval\"", errUsage, name, errNotSavable)
+	}
+	f, err := fitFile(ctx, *train, p, stderr)
+	if f != nil {
+		if rerr := reportRejects(stderr, f.in, *rejects, false); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if err := sinks.SaveModel(*out, f.snap); err != nil {
+		return fmt.Errorf("%s: %w", *out, err)
+	}
+	sum := fitSummary{
+		Method: f.method, Model: *out, Rank: p.rank, NTrain: f.in.n(), NLabeled: f.in.nLabeled(),
+		Classes: len(f.snap.Classes), Features: f.in.d, Rejected: len(f.in.rejects),
+		FitSeconds: f.seconds, Iters: f.iters, Objective: f.objective, Seed: p.seed,
+		Projection: f.snap.Projection.String(),
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(sum)
+	}
+	fmt.Fprintf(stdout, "fitted %s (rank %d) on %d records of %s (%d labeled, %d classes, %d features) in %.2fs; %d rejected\nmodel written to %s\n",
+		sum.Method, sum.Rank, sum.NTrain, *train, sum.NLabeled, sum.Classes, sum.Features, sum.FitSeconds, sum.Rejected, *out)
+	return nil
+}
+
+// fitSummary is what fit --json prints.
+type fitSummary struct {
+	Method     string  `json:"method"`
+	Model      string  `json:"model"`
+	Rank       int     `json:"rank"`
+	NTrain     int     `json:"n_train"`
+	NLabeled   int     `json:"n_labeled"`
+	Classes    int     `json:"classes"`
+	Features   int     `json:"features"`
+	Rejected   int     `json:"rejected"`
+	FitSeconds float64 `json:"fit_seconds"`
+	Iters      int     `json:"iters"`
+	Objective  float64 `json:"objective"`
+	Seed       uint64  `json:"seed"`
+	Projection string  `json:"projection"`
+}
+
+// fitted is the outcome of fitFile.
+type fitted struct {
+	in        *input
+	method    string
+	spec      methodSpec
+	m         model.Method
+	x         model.Data
+	tf        *stages.TFIDF
+	y         []int    // class of each training sample, −1 unlabeled
+	classes   []string // label of each class
+	snap      *model.Snapshot
+	seconds   float64
+	iters     int
+	objective float64
+}
+
+// resulter is what the engine-based methods report after a fit.
+type resulter interface{ Result() model.Result }
+
+// fitFile reads the training file, fits the method of p and builds the
+// snapshot. On a data error it still returns what it read (for rejects).
+func fitFile(ctx context.Context, path string, p fitParams, stderr io.Writer) (*fitted, error) {
+	name, spec, err := lookupMethod(p.method)
+	if err != nil {
+		return nil, err
+	}
+	pr := newProgress(stderr, "reading "+path)
+	in, err := readInput(ctx, path, os.Stdin, 0, 0, pr)
+	pr.done()
+	if err != nil {
+		if in != nil {
+			return &fitted{in: in}, err
+		}
+		return nil, err
+	}
+	f := &fitted{in: in, method: name, spec: spec}
+	if in.form == sources.FormText {
+		f.tf = &stages.TFIDF{}
+	}
+	x, err := in.data(f.tf, true)
+	if err != nil {
+		return f, err
+	}
+	f.x = x
+	d, n := x.Dims()
+	if p.rank > min(d, n) {
+		return f, fmt.Errorf("%w: --rank %d is larger than min(features %d, records %d) of %s: pass --rank %d or less",
+			errUsage, p.rank, d, n, path, min(d, n))
+	}
+
+	// Labels: classes are the sorted distinct labels (metrics.LabelEncoder).
+	var enc metrics.LabelEncoder
+	var known []string
+	for i, l := range in.labels {
+		if in.labeled[i] {
+			known = append(known, l)
+		}
+	}
+	enc.Fit(known)
+	y := make([]int, n)
+	for i := range y {
+		y[i] = -1
+		if in.labeled[i] {
+			c, err := enc.Encode(nil, in.labels[i:i+1])
+			if err != nil {
+				return f, err
+			}
+			y[i] = c[0]
+		}
+	}
+	f.y, f.classes = y, append([]string{}, enc.Classes()...)
+	if spec.semi && len(known) == 0 {
+		return f, fmt.Errorf("method %s needs labeled records, and %s has none (every label is null): add labels or use --method gnmf", name, path)
+	}
+
+	pr = newProgress(stderr, "fitting "+name)
+	start := time.Now()
+	f.m = spec.build(newCommon(p, func() bool { return ctx.Err() != nil }, pr), p)
+	err = f.m.Fit(x, y)
+	pr.done()
+	f.seconds = time.Since(start).Seconds()
+	if cerr := ctx.Err(); cerr != nil {
+		return f, cerr
+	}
+	if err != nil {
+		if errors.Is(err, model.ErrNoLabels) {
+			return f, fmt.Errorf("method %s on %s: %w: add labels or use --method gnmf", name, path, err)
+		}
+		return f, fmt.Errorf("method %s on %s: %w", name, path, err)
+	}
+	if r, ok := f.m.(resulter); ok {
+		res := r.Result()
+		f.iters, f.objective = res.Iters, res.Objective
+	}
+	if spec.project != nil {
+		return f, nil // evaluated in memory, not saved
+	}
+	proj, _ := model.ParseProjection(p.projector) // checked by checkParams
+	s := &model.Snapshot{
+		Version:    model.SnapshotVersion,
+		Method:     name,
+		Params:     p.params(),
+		U:          mat.DenseCopyOf(f.m.Basis()),
+		V:          mat.DenseCopyOf(f.m.Codes()),
+		Projection: proj,
+		Linear:     spec.linear,
+		Classes:    f.classes,
+		IntLabels:  allInts(in.labels, in.labeled),
+		Labels:     y,
+		Form:       formName(in.form),
+	}
+	s.Params["method"] = name
+	if !spec.linear {
+		switch r := model.Rows(x).(type) {
+		case *mat.Dense:
+			s.TrainDense = r
+		case *sparse.CSR:
+			s.TrainSparse = r
+		}
+		if spec.anchor != nil {
+			s.Graph, s.Weighting, s.Alpha = spec.anchor(f.m, p)
+		} else {
+			k := p.neighbors
+			if k == 0 {
+				k = graph.DefaultK
+			}
+			s.Graph, s.Alpha = graph.KNN{K: k}, model.DefaultGNMFAlpha
+		}
+	}
+	if f.tf != nil {
+		b, err := f.tf.MarshalBinary()
+		if err != nil {
+			return f, err
+		}
+		s.Vectorizer = b
+	}
+	f.snap = s
+	return f, nil
+}
+
+func formName(f sources.Form) string {
+	switch f {
+	case sources.FormDense:
+		return "dense"
+	case sources.FormSparse:
+		return "sparse"
+	case sources.FormText:
+		return "text"
+	}
+	return strconv.Itoa(int(f))
+}

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/sparse"
+	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/stages"
+)
+
+// input is a whole data file read into memory: its usable samples in input
+// order, their ids and labels, and the records that could not be used.
+type input struct {
+	path    string
+	form    sources.Form
+	dense   []float64 // FormDense rows, row-major, d per row
+	d       int       // dense or sparse dimension
+	sp      *sparse.CSR
+	text    []string
+	ids     []string
+	labels  []string
+	labeled []bool
+	offsets []int64
+	rejects []sources.Reject
+	records int
+}
+
+func (in *input) n() int { return len(in.offsets) }
+
+func (in *input) nLabeled() int {
+	c := 0
+	for _, l := range in.labeled {
+		if l {
+			c++
+		}
+	}
+	return c
+}
+
+// readInput reads every record of path. Late labels are applied to the
+// earlier sample with the same id; a late label for an unknown id is a
+// reject. It returns an error when the file cannot be used at all.
+func readInput(ctx context.Context, path string, stdin io.Reader, width, height int, pr *progress) (*input, error) {
+	o := sources.Opener{Width: width, Height: height, Stdin: stdin}
+	src, err := o.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w\n(an input is Arrow IPC (.arrow), an Arrow stream (.arrows, - for stdin), Parquet, CSV or IDX; Arrow and Parquet need one feature column: x, indices+values, text or image, see \"nmfstream fit -help\")", path, err)
+	}
+	defer src.Close()
+	form, err := src.Form()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	in := &input{path: path, form: form}
+	byID := map[string]int{}
+	for src.Next() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		b := src.Batch()
+		in.records += b.Records()
+		switch b.Form {
+		case sources.FormDense:
+			if b.Dense != nil {
+				r, c := b.Dense.Dims()
+				if in.d == 0 {
+					in.d = c
+				}
+				for i := 0; i < r; i++ {
+					in.dense = append(in.dense, b.Dense.RawRowView(i)...)
+				}
+			}
+		case sources.FormSparse:
+			if b.Sparse != nil {
+				r, c := b.Sparse.Dims()
+				if in.sp == nil {
+					in.sp = sparse.Zeros(0, c)
+					in.d = c
+				}
+				if c > in.d {
+					in.sp.Grow(c)
+					in.d = c
+				}
+				for i := 0; i < r; i++ {
+					ind, val := b.Sparse.Row(i)
+					in.sp.AppendRow(ind, val)
+				}
+			}
+		case sources.FormText:
+			in.text = append(in.text, b.Text...)
+		}
+		for i := range b.Offsets {
+			if id := b.IDs[i]; id != "" {
+				byID[id] = len(in.offsets) + i
+			}
+		}
+		in.ids = append(in.ids, b.IDs...)
+		in.labels = append(in.labels, b.Labels...)
+		in.labeled = append(in.labeled, b.Labeled...)
+		in.offsets = append(in.offsets, b.Offsets...)
+		in.rejects = append(in.rejects, b.Rejects...)
+		for _, ll := range b.LateLabels {
+			j, ok := byID[ll.ID]
+			if !ok {
+				in.rejects = append(in.rejects, sources.Reject{Offset: ll.Offset, ID: ll.ID,
+					Reason: &sources.RecordError{Offset: ll.Offset, ID: ll.ID, Err: errors.New("late label for an id not seen before")}})
+				continue
+			}
+			in.labels[j], in.labeled[j] = ll.Label, true
+		}
+		pr.update(in.records, 0, "records read")
+	}
+	if err := src.Err(); err != nil {
+		return nil, fmt.Errorf("%s: after %d records: %w", path, in.records, err)
+	}
+	if in.n() == 0 {
+		if len(in.rejects) > 0 {
+			return in, fmt.Errorf("%s: all %d records rejected (first: %v); fix the data or see --rejects", path, len(in.rejects), in.rejects[0].Reason)
+		}
+		return in, fmt.Errorf("%s: no records", path)
+	}
+	return in, nil
+}
+
+// data returns the samples as model data, turning documents into TF-IDF
+// rows with tf (fitting it first if fit is set). Documents with no known
+// term become rejects, and are dropped from in.
+func (in *input) data(tf *stages.TFIDF, fit bool) (model.Data, error) {
+	switch in.form {
+	case sources.FormDense:
+		return model.DenseRows(mat.NewDense(in.n(), in.d, in.dense)), nil
+	case sources.FormSparse:
+		return model.SparseRows(in.sp), nil
+	case sources.FormText:
+		if fit {
+			if err := tf.Fit(in.text); err != nil {
+				return nil, fmt.Errorf("%s: tf-idf: %w", in.path, err)
+			}
+		}
+		x, err := tf.Transform(in.text)
+		if err != nil {
+			return nil, fmt.Errorf("%s: tf-idf: %w", in.path, err)
+		}
+		var keep []int
+		for i := 0; i < in.n(); i++ {
+			if x.Indptr[i+1] > x.Indptr[i] {
+				keep = append(keep, i)
+				continue
+			}
+			in.rejects = append(in.rejects, sources.Reject{Offset: in.offsets[i], ID: in.ids[i],
+				Reason: &sources.RecordError{Offset: in.offsets[i], ID: in.ids[i], Err: errors.New("document has no term of the model's vocabulary")}})
+		}
+		if len(keep) == 0 {
+			return nil, fmt.Errorf("%s: no document has a term of the vocabulary", in.path)
+		}
+		if len(keep) < in.n() {
+			_, d := x.Dims()
+			y := sparse.Zeros(0, d)
+			for _, i := range keep {
+				ind, val := x.Row(i)
+				y.AppendRow(ind, val)
+			}
+			x = y
+			in.keep(keep)
+		}
+		_, in.d = x.Dims()
+		return model.SparseRows(x), nil
+	}
+	return nil, fmt.Errorf("%s: unknown feature form %v", in.path, in.form)
+}
+
+// keep restricts the per-sample slices to the given rows.
+func (in *input) keep(rows []int) {
+	pick := func(s []string) []string {
+		out := make([]string, len(rows))
+		for r, i := range rows {
+			out[r] = s[i]
+		}
+		return out
+	}
+	in.ids, in.labels, in.text = pick(in.ids), pick(in.labels), pick(in.text)
+	lab := make([]bool, len(rows))
+	off := make([]int64, len(rows))
+	for r, i := range rows {
+		lab[r], off[r] = in.labeled[i], in.offsets[i]
+	}
+	in.labeled, in.offsets = lab, off
+}
+
+// reportRejects says on stderr how many records were rejected and writes
+// them as JSON lines to the file rejectsPath if it is set.
+func reportRejects(stderr io.Writer, in *input, rejectsPath string, appendTo bool) error {
+	if len(in.rejects) > 0 {
+		fmt.Fprintf(stderr, "nmfstream: %s: %d records rejected (first: %v)", in.path, len(in.rejects), in.rejects[0].Reason)
+		if rejectsPath == "" {
+			fmt.Fprint(stderr, "; pass --rejects FILE to list them all")
+		}
+		fmt.Fprintln(stderr)
+	}
+	if rejectsPath == "" {
+		return nil
+	}
+	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+	if appendTo {
+		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	}
+	f, err := os.OpenFile(rejectsPath, flags, 0o644)
+	if err != nil {
+		return fmt.Errorf("rejects: %w", err)
+	}
+	enc := json.NewEncoder(f)
+	for _, r := range in.rejects {
+		reason := r.Reason
+		var re *sources.RecordError
+		if errors.As(reason, &re) {
+			reason = re.Err
+		}
+		if err := enc.Encode(rejectLine{File: in.path, Offset: r.Offset, ID: r.ID, Reason: reason.Error()}); err != nil {
+			f.Close()
+			return fmt.Errorf("rejects: %w", err)
+		}
+	}
+	return f.Close()
+}
+
+// rejectLine is one line of a --rejects file.
+type rejectLine struct {
+	File   string `json:"file"`
+	Offset int64  `json:"offset"` // 0-based record position in the file
+	ID     string `json:"id,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// allInts reports whether every labeled label is a decimal integer, so that
+// predictions can be written as int64.
+func allInts(labels []string, labeled []bool) bool {
+	any := false
+	for i, l := range labels {
+		if !labeled[i] {
+			continue
+		}
+		if _, err := strconv.ParseInt(l, 10, 64); err != nil {
+			return false
+		}
+		any = true
+	}
+	return any
+}

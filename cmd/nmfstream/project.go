@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/sparse"
+	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/stages"
+)
+
+func init() {
+	register(command{
+		name:    "project",
+		summary: "code the records of a file on a saved model's basis",
+		run:     runProject,
+	})
+}
+
+const projectSynopsis = `project --model M --in F --out F.arrow [--projector P] [--rejects R]
+
+Codes every record of F on the basis U of the saved model M (from
+"nmfstream fit") and writes one row per record to F.arrow: id, offset
+(the record's position in F), code (fixed_size_list<float32>[K]).
+F has the same feature column as the training file (see "nmfstream fit
+-help"); its labels, if any, are ignored.
+
+Projections (--projector):
+  graph    the record joins the training k-NN graph, min ‖x − Uv‖² + α Σ S_j ‖v − v_j‖² (default, most accurate)
+  nnls     non-negative least squares, min ‖x − Uv‖², v ≥ 0
+  clamped  max(0, (UᵀU)⁻¹Uᵀx), as in Cai et al.'s code
+  pinv     (UᵀU)⁻¹Uᵀx, may be negative
+The default is the one the model was fitted with (fit --projector).
+
+Examples:
+  nmfstream project --model digits.model --in new.arrow --out codes.arrow
+  nmfstream project --model digits.model --in new.arrow --out codes.arrow --projector nnls`
+
+func runProject(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("project", projectSynopsis, stderr)
+	modelPath := fs.String("model", "", "saved model `file` (required)")
+	inPath := fs.String("in", "", "input `file` (required; - for an Arrow stream on stdin)")
+	outPath := fs.String("out", "", "output Arrow `file` (required)")
+	projector := fs.String("projector", "", "graph, nnls, clamped or pinv (default: the model's)")
+	rejects := fs.String("rejects", "", "write rejected records to this `file` (JSON lines)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	if *modelPath == "" || *inPath == "" || *outPath == "" {
+		return fmt.Errorf("%w: --model, --in and --out are required (see nmfstream project -help)", errUsage)
+	}
+	snap, err := loadModel(*modelPath)
+	if err != nil {
+		return err
+	}
+	proj := snap.Projection
+	if *projector != "" {
+		if proj, err = model.ParseProjection(*projector); err != nil {
+			return fmt.Errorf("%w: --projector: %v", errUsage, err)
+		}
+	}
+	in, codes, err := codeFile(ctx, snap, proj, *inPath, stderr)
+	if in != nil {
+		if rerr := reportRejects(stderr, in, *rejects, false); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	o := output{ids: in.ids, offsets: in.offsets, codes: codes}
+	if err := o.write(*outPath); err != nil {
+		return err
+	}
+	_, k := codes.Dims()
+	fmt.Fprintf(stdout, "coded %d records of %s (rank %d, %s projection) into %s; %d rejected\n",
+		in.n(), *inPath, k, proj, *outPath, len(in.rejects))
+	return nil
+}
+
+// loadModel reads a saved model, saying what to do when it cannot.
+func loadModel(path string) (*model.Snapshot, error) {
+	s, err := sources.LoadModel(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w\n(the --model file must be written by \"nmfstream fit --model\" with this version)", err)
+	}
+	return s, nil
+}
+
+// codeFile reads path and codes its samples with the model.
+func codeFile(ctx context.Context, s *model.Snapshot, proj model.Projection, path string, stderr io.Writer) (*input, *mat.Dense, error) {
+	pr := newProgress(stderr, "reading "+path)
+	in, err := readInput(ctx, path, os.Stdin, s.ImageWidth, s.ImageHeight, pr)
+	pr.done()
+	if err != nil {
+		return in, nil, err
+	}
+	sp, err := spaceOf(s)
+	if err != nil {
+		return in, nil, err
+	}
+	x, err := modelData(sp, in)
+	if err != nil {
+		return in, nil, err
+	}
+	codes, err := codeData(ctx, s, proj, x, stderr)
+	return in, codes, err
+}
+
+// space is the feature space of a fitted model: what new records must look
+// like to be coded.
+type space struct {
+	form   string        // "dense", "sparse" or "text"
+	tf     *stages.TFIDF // the vectorizer, for text
+	d      int           // number of features
+	sparse bool          // training rows were sparse
+}
+
+// spaceOf returns the feature space of a saved model.
+func spaceOf(s *model.Snapshot) (space, error) {
+	d, _ := s.U.Dims()
+	sp := space{form: s.Form, d: d, sparse: s.TrainSparse != nil || s.Form == "text" || s.Form == "sparse"}
+	if s.Form == "text" {
+		sp.tf = &stages.TFIDF{}
+		if err := sp.tf.UnmarshalBinary(s.Vectorizer); err != nil {
+			return space{}, fmt.Errorf("model's vectorizer: %w", err)
+		}
+	}
+	return sp, nil
+}
+
+// modelData turns in's samples into data in the model's feature space:
+// TF-IDF with the saved vectorizer for text, and a check of the dimension.
+func modelData(sp space, in *input) (model.Data, error) {
+	wantText := sp.form == "text"
+	if isText := in.form == sources.FormText; isText != wantText {
+		return nil, fmt.Errorf("%s: %s features, but the model was fitted on %s features: give a file with the training file's feature column",
+			in.path, formName(in.form), sp.form)
+	}
+	x, err := in.data(sp.tf, false)
+	if err != nil {
+		return nil, err
+	}
+	xd, _ := x.Dims()
+	_, isSparse := model.Rows(x).(*sparse.CSR)
+	if isSparse != sp.sparse {
+		return nil, fmt.Errorf("%s: %s features, but the model was fitted on %s ones: give a file with the training file's feature column",
+			in.path, formName(in.form), sp.form)
+	}
+	if r, ok := model.Rows(x).(*sparse.CSR); ok && xd < sp.d {
+		r.Grow(sp.d) // a smaller dim only means unused trailing features
+		x, xd = model.SparseRows(r), sp.d
+	}
+	if xd != sp.d {
+		return nil, fmt.Errorf("%s: records have %d features, the model was fitted on %d: give records of the training file's dimension", in.path, xd, sp.d)
+	}
+	return x, nil
+}
+
+// codeBlock is the number of samples projected per call, so that progress
+// moves and a cancel is noticed on large files.
+const codeBlock = 1024
+
+// codeData codes x's samples (N×K) with the snapshot.
+func codeData(ctx context.Context, s *model.Snapshot, proj model.Projection, x model.Data, stderr io.Writer) (*mat.Dense, error) {
+	_, n := x.Dims()
+	_, k := s.U.Dims()
+	codes := mat.NewDense(n, k, nil)
+	if s.Linear {
+		x.TMulTo(codes, s.U)
+		return codes, nil
+	}
+	p, err := s.Projector(proj)
+	if err != nil {
+		return nil, err
+	}
+	pr := newProgress(stderr, "projecting")
+	defer pr.done()
+	for lo := 0; lo < n; lo += codeBlock {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		hi := min(lo+codeBlock, n)
+		blk := rowBlock(x, lo, hi)
+		dst := codes.Slice(lo, hi, 0, k).(*mat.Dense)
+		var tmp mat.Dense
+		if err := p.ProjectTo(&tmp, blk); err != nil {
+			return nil, err
+		}
+		dst.Copy(&tmp)
+		pr.update(hi, n, "records")
+	}
+	return codes, nil
+}
+
+// rowBlock returns samples [lo, hi) of x as data.
+func rowBlock(x model.Data, lo, hi int) model.Data {
+	_, n := x.Dims()
+	if lo == 0 && hi == n {
+		return x
+	}
+	switch r := model.Rows(x).(type) {
+	case *mat.Dense:
+		_, d := r.Dims()
+		return model.DenseRows(r.Slice(lo, hi, 0, d).(*mat.Dense))
+	case *sparse.CSR:
+		_, d := r.Dims()
+		b := sparse.Zeros(0, d)
+		for i := lo; i < hi; i++ {
+			ind, val := r.Row(i)
+			b.AppendRow(ind, val)
+		}
+		return model.SparseRows(b)
+	}
+	panic(fmt.Sprintf("nmfstream: unsupported data %T", x))
+}

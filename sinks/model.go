@@ -1,0 +1,277 @@
+package sinks
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/ipc"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/sparse"
+)
+
+// Saved model files (written by WriteModel, read by sources.ReadModel) are
+// Arrow IPC files with one record batch in which each row is one named
+// array:
+//
+//	name    utf8                     "U", "V", "train", "labels", "vectorizer", "extra.<name>"
+//	kind    utf8                     "dense", "csr", "ints" or "bytes"
+//	rows    int64, cols int64        the shape (dense and csr)
+//	data    large_list<float64>      dense entries row-major, or csr values
+//	ints    large_list<int64>        csr column indices, or the ints
+//	indptr  large_list<int64>        csr row pointers (rows+1)
+//	bytes   large_binary             the bytes
+//
+// and the schema metadata holds the scalars: key ModelMetaFormat is
+// ModelFormat, key ModelMetaVersion the decimal model.SnapshotVersion, and
+// key ModelMetaHeader a JSON object (ModelHeader). Floats are stored as
+// float64 bits, so a round trip is exact.
+const (
+	ModelFormat      = "nmfstream-model"
+	ModelMetaFormat  = "nmfstream.format"
+	ModelMetaVersion = "nmfstream.version"
+	ModelMetaHeader  = "nmfstream.header"
+)
+
+// ModelHeader is the JSON object in the schema metadata of a saved model:
+// the scalar fields of model.Snapshot.
+type ModelHeader struct {
+	Method      string            `json:"method"`
+	Params      map[string]string `json:"params,omitempty"`
+	K           int               `json:"neighbors"`
+	Metric      int               `json:"metric"`
+	Scheme      int               `json:"weighting"`
+	HeatT       float64           `json:"heat_t"`
+	Sym         int               `json:"symmetrize"`
+	Alpha       float64           `json:"alpha"`
+	Projection  string            `json:"projection"`
+	Linear      bool              `json:"linear"`
+	Classes     []string          `json:"classes"`
+	IntLabels   bool              `json:"int_labels"`
+	Form        string            `json:"form"`
+	ImageWidth  int               `json:"image_width,omitempty"`
+	ImageHeight int               `json:"image_height,omitempty"`
+}
+
+// ModelSchema returns the schema of a saved model with the given metadata.
+func ModelSchema(md *arrow.Metadata) *arrow.Schema {
+	return arrow.NewSchema([]arrow.Field{
+		{Name: "name", Type: arrow.BinaryTypes.String},
+		{Name: "kind", Type: arrow.BinaryTypes.String},
+		{Name: "rows", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "cols", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "data", Type: arrow.LargeListOf(arrow.PrimitiveTypes.Float64), Nullable: true},
+		{Name: "ints", Type: arrow.LargeListOf(arrow.PrimitiveTypes.Int64), Nullable: true},
+		{Name: "indptr", Type: arrow.LargeListOf(arrow.PrimitiveTypes.Int64), Nullable: true},
+		{Name: "bytes", Type: arrow.BinaryTypes.LargeBinary, Nullable: true},
+	}, md)
+}
+
+// WriteModel validates s and writes it to w as an Arrow IPC file. mem
+// allocates the Arrow buffers; nil means memory.DefaultAllocator.
+func WriteModel(w io.Writer, s *model.Snapshot, mem memory.Allocator) error {
+	if err := s.Validate(); err != nil {
+		return fmt.Errorf("sinks: write model: %w", err)
+	}
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	h := ModelHeader{
+		Method:      s.Method,
+		Params:      s.Params,
+		K:           s.Graph.K,
+		Metric:      int(s.Graph.Metric),
+		Scheme:      int(s.Weighting.Scheme),
+		HeatT:       s.Weighting.HeatT,
+		Sym:         int(s.Weighting.Sym),
+		Alpha:       s.Alpha,
+		Projection:  s.Projection.String(),
+		Linear:      s.Linear,
+		Classes:     s.Classes,
+		IntLabels:   s.IntLabels,
+		Form:        s.Form,
+		ImageWidth:  s.ImageWidth,
+		ImageHeight: s.ImageHeight,
+	}
+	if h.Classes == nil {
+		h.Classes = []string{}
+	}
+	hj, err := json.Marshal(h)
+	if err != nil {
+		return fmt.Errorf("sinks: write model: %w", err)
+	}
+	md := arrow.NewMetadata(
+		[]string{ModelMetaFormat, ModelMetaVersion, ModelMetaHeader},
+		[]string{ModelFormat, strconv.Itoa(s.Version), string(hj)})
+	schema := ModelSchema(&md)
+
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	mb := modelRows{b: b}
+	mb.dense("U", s.U)
+	mb.dense("V", s.V)
+	if s.TrainDense != nil {
+		mb.dense("train", s.TrainDense)
+	}
+	if s.TrainSparse != nil {
+		mb.csr("train", s.TrainSparse)
+	}
+	mb.ints("labels", s.Labels)
+	if s.Vectorizer != nil {
+		mb.bytes("vectorizer", s.Vectorizer)
+	}
+	names := make([]string, 0, len(s.Extra))
+	for name := range s.Extra {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		mb.dense("extra."+name, s.Extra[name])
+	}
+	rec := b.NewRecord()
+	defer rec.Release()
+
+	fw, err := ipc.NewFileWriter(&posWriter{w: w}, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	if err != nil {
+		return fmt.Errorf("sinks: write model: %w", err)
+	}
+	if err := fw.Write(rec); err != nil {
+		fw.Close()
+		return fmt.Errorf("sinks: write model: %w", err)
+	}
+	if err := fw.Close(); err != nil {
+		return fmt.Errorf("sinks: write model: %w", err)
+	}
+	return nil
+}
+
+// SaveModel writes s to the file path, replacing it atomically: the model
+// goes to a temporary file in the same directory, which is renamed over
+// path once complete, so a crash never leaves a half-written model.
+func SaveModel(path string, s *model.Snapshot) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("sinks: save model: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err := WriteModel(f, s, nil); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sinks: save model: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("sinks: save model: %w", err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("sinks: save model: %w", err)
+	}
+	return nil
+}
+
+// modelRows appends the rows of a saved model to a record builder.
+type modelRows struct {
+	b *array.RecordBuilder
+}
+
+func (m modelRows) row(name, kind string, rows, cols int) {
+	m.b.Field(0).(*array.StringBuilder).Append(name)
+	m.b.Field(1).(*array.StringBuilder).Append(kind)
+	m.b.Field(2).(*array.Int64Builder).Append(int64(rows))
+	m.b.Field(3).(*array.Int64Builder).Append(int64(cols))
+}
+
+func (m modelRows) floats(i int, v []float64) {
+	lb := m.b.Field(i).(*array.LargeListBuilder)
+	lb.Append(true)
+	lb.ValueBuilder().(*array.Float64Builder).AppendValues(v, nil)
+}
+
+func (m modelRows) int64s(i int, v []int) {
+	lb := m.b.Field(i).(*array.LargeListBuilder)
+	lb.Append(true)
+	vb := lb.ValueBuilder().(*array.Int64Builder)
+	vb.Reserve(len(v))
+	for _, x := range v {
+		vb.UnsafeAppend(int64(x))
+	}
+}
+
+func (m modelRows) null(i int) { m.b.Field(i).AppendNull() }
+
+func (m modelRows) dense(name string, a *mat.Dense) {
+	r, c := a.Dims()
+	m.row(name, "dense", r, c)
+	raw := a.RawMatrix()
+	if raw.Stride == c {
+		m.floats(4, raw.Data[:r*c])
+	} else {
+		flat := make([]float64, 0, r*c)
+		for i := 0; i < r; i++ {
+			flat = append(flat, a.RawRowView(i)[:c]...)
+		}
+		m.floats(4, flat)
+	}
+	m.null(5)
+	m.null(6)
+	m.null(7)
+}
+
+func (m modelRows) csr(name string, a *sparse.CSR) {
+	r, c := a.Dims()
+	m.row(name, "csr", r, c)
+	m.floats(4, a.Val)
+	m.int64s(5, a.Ind)
+	m.int64s(6, a.Indptr)
+	m.null(7)
+}
+
+func (m modelRows) ints(name string, v []int) {
+	m.row(name, "ints", len(v), 1)
+	m.null(4)
+	m.int64s(5, v)
+	m.null(6)
+	m.null(7)
+}
+
+func (m modelRows) bytes(name string, v []byte) {
+	m.row(name, "bytes", len(v), 1)
+	m.null(4)
+	m.null(5)
+	m.null(6)
+	m.b.Field(7).(*array.BinaryBuilder).Append(v)
+}
+
+// posWriter gives an io.Writer the one Seek that ipc.FileWriter makes,
+// Seek(0, io.SeekCurrent), by counting the bytes written.
+type posWriter struct {
+	w   io.Writer
+	pos int64
+}
+
+func (p *posWriter) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	p.pos += int64(n)
+	return n, err
+}
+
+func (p *posWriter) Seek(offset int64, whence int) (int64, error) {
+	if offset != 0 || whence != io.SeekCurrent {
+		return p.pos, fmt.Errorf("sinks: cannot seek an output stream")
+	}
+	return p.pos, nil
+}
