@@ -19,6 +19,9 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	// With -tags openblas, gonum's BLAS becomes OpenBLAS (see the package).
+	_ "github.com/nmfstream/nmfstream/internal/openblas"
 )
 
 // command is one sub-command of nmfstream.
