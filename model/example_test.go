@@ -1,0 +1,129 @@
+package model_test
+
+import (
+	"fmt"
+	"log"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/graph"
+	"github.com/nmfstream/nmfstream/model/sparse"
+)
+
+// Two groups of samples over four features, one sample per row.
+var exampleRows = mat.NewDense(6, 4, []float64{
+	5, 4, 0, 0,
+	4, 5, 0, 1,
+	5, 5, 1, 0,
+	0, 0, 5, 4,
+	0, 1, 4, 5,
+	1, 0, 5, 5,
+})
+
+func ExampleNMF() {
+	m := &model.NMF{Common: model.Common{Rank: 2, MaxIter: 500}}
+	if err := m.Fit(model.DenseRows(exampleRows), nil); err != nil {
+		log.Fatal(err)
+	}
+	// Each sample's code puts its weight on the factor of its group.
+	v := m.Codes()
+	for i := 0; i < 6; i++ {
+		fmt.Println(i, v.At(i, 0) > v.At(i, 1))
+	}
+	// Output:
+	// 0 true
+	// 1 true
+	// 2 true
+	// 3 false
+	// 4 false
+	// 5 false
+}
+
+func ExampleGNMF() {
+	g := &model.GNMF{
+		Common: model.Common{Rank: 2, Src: rand.NewPCG(1, 1)},
+		Alpha:  1,
+		Graph:  graph.KNN{K: 2},
+	}
+	if err := g.Fit(model.DenseRows(exampleRows), nil); err != nil {
+		log.Fatal(err)
+	}
+	// Code a new sample on the learned basis: graph-aware projection puts
+	// it beside its nearest training samples.
+	var code mat.Dense
+	x := mat.NewDense(1, 4, []float64{0, 0, 4, 4})
+	if err := g.Projector(model.ProjectGraph).ProjectTo(&code, model.DenseRows(x)); err != nil {
+		log.Fatal(err)
+	}
+	v := g.Codes()
+	sameAs3 := (code.At(0, 0) > code.At(0, 1)) == (v.At(3, 0) > v.At(3, 1))
+	fmt.Println("coded like sample 3:", sameAs3)
+	// Output:
+	// coded like sample 3: true
+}
+
+func ExampleEngine() {
+	// GNMF written out on the engine: the Frobenius loss plus one graph term.
+	x := model.DenseRows(exampleRows)
+	s := sparse.FromDense(mat.NewDense(6, 6, []float64{
+		0, 1, 1, 0, 0, 0,
+		1, 0, 1, 0, 0, 0,
+		1, 1, 0, 0, 0, 0,
+		0, 0, 0, 0, 1, 1,
+		0, 0, 0, 1, 0, 1,
+		0, 0, 0, 1, 1, 0,
+	}))
+	u, v, err := model.Initialize(x, 2, model.InitNNDSVDa, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	e := model.Engine{
+		Loss:    model.NewFrobenius(x),
+		Terms:   []model.Term{&model.GraphTerm{Label: "knn", Weight: 0.5, S: s}},
+		MaxIter: 100,
+	}
+	before := e.Objective(u, v, nil)
+	res, err := e.Run(u, v)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("objective decreased:", res.Objective < before)
+	// Output:
+	// objective decreased: true
+}
+
+func ExampleProjector() {
+	u := mat.NewDense(3, 2, []float64{
+		1, 0,
+		0, 1,
+		1, 1,
+	})
+	x := mat.NewDense(1, 3, []float64{2, 3, 5}) // = 2·u₁ + 3·u₂
+	var code mat.Dense
+	p := &model.Projector{Method: model.ProjectPinv, U: u}
+	if err := p.ProjectTo(&code, model.DenseRows(x)); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%.3f %.3f\n", code.At(0, 0), code.At(0, 1))
+	// Output:
+	// 2.000 3.000
+}
+
+func ExampleOnline() {
+	o := &model.Online{Rank: 2, Graph: graph.KNN{K: 2}, InitSize: 6}
+	// The first batch reaches InitSize and runs the first fit.
+	if _, err := o.PartialFit(model.DenseRows(exampleRows)); err != nil {
+		log.Fatal(err)
+	}
+	// Later samples are inserted into the graph and coded at once.
+	ids, err := o.PartialFit(model.DenseRows(mat.NewDense(1, 4, []float64{4, 4, 0, 0})))
+	if err != nil {
+		log.Fatal(err)
+	}
+	v := o.Codes()
+	fmt.Println("new sample coded like sample 0:", (v.At(ids[0], 0) > v.At(ids[0], 1)) == (v.At(0, 0) > v.At(0, 1)))
+	// Output:
+	// new sample coded like sample 0: true
+}
