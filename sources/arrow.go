@@ -142,12 +142,10 @@ func NewParquet(r parquet.ReaderAtSeeker) *Arrow {
 		}
 		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(batchSize(a.BatchSize))}, mem)
 		if err != nil {
-			pf.Close()
 			return nil, nil, err
 		}
 		schema, err := fr.Schema()
 		if err != nil {
-			pf.Close()
 			return nil, nil, err
 		}
 		if _, ok := schema.Metadata().GetValue(MetaDim); !ok {
@@ -160,10 +158,9 @@ func NewParquet(r parquet.ReaderAtSeeker) *Arrow {
 		}
 		rr, err := fr.GetRecordReader(context.Background(), nil, nil)
 		if err != nil {
-			pf.Close()
 			return nil, nil, err
 		}
-		return &parquetRecords{rr: rr, pf: pf}, schema, nil
+		return &parquetRecords{rr: rr}, schema, nil
 	}
 	return a
 }
@@ -205,9 +202,10 @@ func (f *fileRecords) Release() {
 	f.fr.Close()
 }
 
+// parquetRecords adapts pqarrow.RecordReader. It never calls
+// file.Reader.Close, which would close the caller's input.
 type parquetRecords struct {
 	rr pqarrow.RecordReader
-	pf *file.Reader
 }
 
 func (p *parquetRecords) Next() bool           { return p.rr.Next() }
@@ -218,10 +216,7 @@ func (p *parquetRecords) Err() error {
 	}
 	return nil
 }
-func (p *parquetRecords) Release() {
-	p.rr.Release()
-	p.pf.Close()
-}
+func (p *parquetRecords) Release() { p.rr.Release() }
 
 // layout is where the contract's columns are in a schema (-1 if absent).
 type layout struct {
