@@ -42,12 +42,12 @@ type Flexible struct {
 	// default), Src and Callback. The callback sees ‖K^{½} − BH‖²_F, which is
 	// 2·J₃ up to a constant.
 	model.Common
-	// Kernel is the kernel. If nil, it defaults to Gaussian{Scale: 0.2,
-	// Rule: MeanDistance} (σ = 0.2 × the mean pairwise distance, the best
+	// Kernel is the kernel. If nil, it defaults to Gaussian{Scale: 0.8,
+	// Rule: MeanDistance} (σ = 0.8 × the mean pairwise distance, the best
 	// width on the digits validation split; see the package tests).
 	Kernel Kernel
 	// Projection chooses how ProjectTo codes new samples. The zero value is
-	// ProjectNNLS.
+	// ProjectGraph.
 	Projection Projection
 	// Neighbors and GraphAlpha configure ProjectGraph: the number of nearest
 	// training samples (default 5) and the weight of the anchor term
@@ -84,7 +84,7 @@ var (
 
 func (m *Flexible) kernel() Kernel {
 	if m.Kernel == nil {
-		return Gaussian{Scale: 0.2, Rule: MeanDistance}
+		return Gaussian{Scale: 0.8, Rule: MeanDistance}
 	}
 	return m.Kernel
 }
@@ -93,7 +93,7 @@ func (m *Flexible) kernel() Kernel {
 // entries ≥ 0). labels is ignored.
 func (m *Flexible) Fit(x model.Data, labels []int) error {
 	m.ok, m.cholReady, m.qrReady, m.warnings = false, false, false, nil
-	sp, err := newSpace(x, []Kernel{m.kernel()}, m.Nystrom, m.MaxExact, false)
+	sp, err := newSpace(x, []Kernel{m.kernel()}, m.Nystrom, m.MaxExact, ScaleTrace)
 	if err != nil {
 		return err
 	}

@@ -182,7 +182,7 @@ func TestAdaptiveGraph(t *testing.T) {
 	x := randData(25, 4, 5)
 	xd := model.DenseRows(x)
 	pool := []kernel.Kernel{kernel.Gaussian{Sigma: 1}, kernel.Cosine{}}
-	m := kernel.MultiK{Common: model.Common{Rank: 2, MaxIter: 20}, Kernels: pool, Alpha: 0.5, Neighbors: 3, Step: kernel.TauEntropy, Outer: 2, RawKernels: true}
+	m := kernel.MultiK{Common: model.Common{Rank: 2, MaxIter: 20}, Kernels: pool, Alpha: 0.5, Neighbors: 3, Step: kernel.TauEntropy, Outer: 2, Scaling: kernel.ScaleNone}
 	if err := m.Fit(xd, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,7 @@ func bruteGraph(k *mat.Dense, p int) *mat.Dense {
 func TestMultiKProjection(t *testing.T) {
 	x, _ := clusters(60, 8, 3, 4)
 	xd := model.DenseRows(x)
-	m := kernel.MultiK{Common: model.Common{Rank: 3, MaxIter: 400, Tol: 1e-9}, Kernels: []kernel.Kernel{kernel.Gaussian{Scale: 0.5}}}
+	m := kernel.MultiK{Common: model.Common{Rank: 3, MaxIter: 400, Tol: 1e-9}, Kernels: []kernel.Kernel{kernel.Gaussian{Scale: 0.5}}, Projection: kernel.ProjectNNLS}
 	m.Callback = monotone(t, "NMF_K")
 	if err := m.Fit(xd, nil); err != nil {
 		t.Fatal(err)

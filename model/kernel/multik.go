@@ -61,9 +61,9 @@ func (s TauStep) String() string {
 // published code, every node gets Neighbors neighbours, and the graph is
 // symmetric.
 //
-// The kernels are trace-normalized (divided by their mean diagonal) unless
-// RawKernels is set: without it, (1 + xᵀy)⁴ on pixel data dwarfs every
-// Gaussian and τ only reflects the scales.
+// The kernels are scaled (see Scaling; by default divided by their mean
+// diagonal): without it, (1 + xᵀy)⁴ on pixel data dwarfs every Gaussian and
+// τ only reflects the scales.
 //
 // MultiK is not safe for concurrent use.
 type MultiK struct {
@@ -92,7 +92,7 @@ type MultiK struct {
 	// for one kernel without graph (NMF_K, where nothing alternates).
 	Outer int
 	// Projection chooses how ProjectTo codes new samples. The zero value is
-	// ProjectNNLS.
+	// ProjectGraph.
 	Projection Projection
 	// GraphAlpha weights the anchor term of ProjectGraph. If zero, it
 	// defaults to Alpha, or 1 if Alpha is zero.
@@ -103,8 +103,9 @@ type MultiK struct {
 	// MaxExact bounds N on the exact path (default DefaultMaxExact); above
 	// it Fit returns an error wrapping ErrTooLarge.
 	MaxExact int
-	// RawKernels disables trace normalization.
-	RawKernels bool
+	// Scaling chooses how the kernels are scaled. The zero value is
+	// ScaleTrace.
+	Scaling Scaling
 
 	sp       *space
 	tau      []float64
@@ -155,7 +156,7 @@ func (m *MultiK) Fit(x model.Data, labels []int) error {
 	case m.Gamma < 0 || m.Outer < 0 || m.Neighbors < 0:
 		return fmt.Errorf("kernel: negative Gamma, Outer or Neighbors")
 	}
-	sp, err := newSpace(x, ks, m.Nystrom, m.MaxExact, m.RawKernels)
+	sp, err := newSpace(x, ks, m.Nystrom, m.MaxExact, m.Scaling)
 	if err != nil {
 		return err
 	}

@@ -32,11 +32,28 @@ type space struct {
 	buf     mat.Dense    // combined kernel or factor
 }
 
+// Scaling says how each kernel of a pool is scaled before kernels are
+// mixed and compared, so that kernels of different scales ((1 + xᵀy)⁴ on
+// pixel data against a Gaussian) are comparable.
+type Scaling int
+
+const (
+	// ScaleTrace divides K by its mean diagonal tr(K)/N: every sample has
+	// unit squared norm on average in feature space. The default.
+	ScaleTrace Scaling = iota
+	// ScaleVariance divides K by its mean centred diagonal tr(HKH)/N,
+	// H = I − 11ᵀ/N: the total variance of the mapped samples is N. A wide
+	// Gaussian, nearly constant, carries little variance and is scaled up,
+	// so its (small) reconstruction cost no longer wins the τ step by
+	// default.
+	ScaleVariance
+	// ScaleNone keeps the kernels as they are.
+	ScaleNone
+)
+
 // newSpace binds the kernels on x and builds their matrices, or their
-// Nyström features when ny is non-nil. Each kernel is divided by its mean
-// diagonal (trace normalization), unless raw is set, so that kernels of
-// different scales ((1 + xᵀy)⁴ against a Gaussian) can be mixed and compared.
-func newSpace(x model.Data, ks []Kernel, ny *Nystrom, maxExact int, raw bool) (*space, error) {
+// Nyström features when ny is non-nil, each scaled as sc says.
+func newSpace(x model.Data, ks []Kernel, ny *Nystrom, maxExact int, sc Scaling) (*space, error) {
 	if model.Rows(x) == nil {
 		return nil, errRows
 	}
@@ -60,19 +77,19 @@ func newSpace(x model.Data, ks []Kernel, ny *Nystrom, maxExact int, raw bool) (*
 		if err != nil {
 			return nil, err
 		}
-		sc := 1.0
-		if !raw {
+		s.kernels = append(s.kernels, b)
+		s.scale = append(s.scale, 1)
+		if sc == ScaleTrace {
 			var tr float64
 			for _, v := range sq {
 				tr += b.Eval(v, v, v)
 			}
-			sc = tr / float64(n)
-			if !(sc > 0) || math.IsInf(sc, 0) {
-				return nil, fmt.Errorf("kernel: %v has mean diagonal %g on the training samples; cannot normalize", b, sc)
+			f := tr / float64(n)
+			if !(f > 0) || math.IsInf(f, 0) {
+				return nil, fmt.Errorf("kernel: %v has mean diagonal %g on the training samples; cannot normalize", b, f)
 			}
+			s.scale[len(s.scale)-1] = f
 		}
-		s.kernels = append(s.kernels, b)
-		s.scale = append(s.scale, sc)
 	}
 	if ny == nil {
 		for l, k := range s.kernels {
@@ -88,7 +105,7 @@ func newSpace(x model.Data, ks []Kernel, ny *Nystrom, maxExact int, raw bool) (*
 			}
 			s.mats = append(s.mats, km)
 		}
-		return s, nil
+		return s, s.scaleVariance(sc)
 	}
 	m := ny.Landmarks
 	if m == 0 {
@@ -116,7 +133,48 @@ func newSpace(x model.Data, ks []Kernel, ny *Nystrom, maxExact int, raw bool) (*
 		s.maps = append(s.maps, nm)
 		s.phis = append(s.phis, phi)
 	}
-	return s, nil
+	return s, s.scaleVariance(sc)
+}
+
+// scaleVariance divides each kernel by tr(HKH)/N = (tr K − 1ᵀK1/N)/N when
+// sc is ScaleVariance.
+func (s *space) scaleVariance(sc Scaling) error {
+	if sc != ScaleVariance {
+		return nil
+	}
+	n := s.n()
+	for l := range s.kernels {
+		var tr, sum float64
+		if s.exact() {
+			k := s.mats[l]
+			tr = mat.Trace(k)
+			sum = mat.Sum(k)
+		} else {
+			phi := s.phis[l]
+			r, c := phi.Dims()
+			for j := 0; j < c; j++ {
+				var cs float64
+				for i := 0; i < r; i++ {
+					v := phi.At(i, j)
+					tr += v * v
+					cs += v
+				}
+				sum += cs * cs
+			}
+		}
+		f := (tr - sum/float64(n)) / float64(n)
+		if !(f > 0) {
+			return fmt.Errorf("kernel: %v has no variance on the training samples (all samples coincide in feature space)", s.kernels[l])
+		}
+		s.scale[l] = f
+		if s.exact() {
+			s.mats[l].Scale(1/f, s.mats[l])
+		} else {
+			s.phis[l].Scale(1/math.Sqrt(f), s.phis[l])
+			s.maps[l].scale = f
+		}
+	}
+	return nil
 }
 
 func checkFinite(m *mat.Dense, k Kernel) error {
