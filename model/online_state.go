@@ -1,0 +1,332 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model/sparse"
+)
+
+// OnlineState is the plain-data state of an Online model, for checkpoints:
+// everything Restore needs so that the model continues exactly, bit for bit,
+// as the one State was taken from. It holds no configuration; the caller
+// restores into an Online configured as the original one was.
+//
+// # Shapes
+//
+// Slots is the number of graph slots, Height (≥ Slots) the row count of the
+// slot-indexed storage. Dense holds Slots×Dim rows by slot, row-major, or
+// SparseInd/SparseVal one sparse row per slot; rows of free slots are empty.
+// U is Dim×K, V Height×K, A K×K and B Dim×K, all row-major.
+type OnlineState struct {
+	Dim     int
+	K       int
+	Sparse  bool
+	Started bool
+	Slots   int
+	Height  int
+	Cursor  int
+	Seen    int
+
+	// Live flags the live slots. Order lists the live slots from the oldest
+	// to the newest: the sliding window removes them in that order. Labels
+	// holds the graph label of each slot (−1 for none).
+	Live   []bool
+	Order  []int
+	Labels []int
+
+	Dense     []float64
+	SparseInd [][]int
+	SparseVal [][]float64
+
+	U, V, A, B []float64
+}
+
+// State returns o's state. order lists the live node ids from the oldest to
+// the newest (their insertion order): the graph keeps it privately, so the
+// caller that inserted the samples supplies it; nil means ascending ids,
+// which is right for a stream that has not yet reused a slot. State copies
+// everything; o may go on learning.
+func (o *Online) State(order []int) (*OnlineState, error) {
+	s := &OnlineState{K: o.Rank, Started: o.started, Cursor: o.cursor, Seen: o.seen, Height: o.height}
+	if o.g == nil {
+		return s, nil
+	}
+	ids := o.g.IDs()
+	if order == nil {
+		order = ids
+	}
+	sorted := slices.Clone(order)
+	slices.Sort(sorted)
+	if !slices.Equal(sorted, ids) {
+		return nil, errors.New("model: online: state order is not a permutation of the live ids")
+	}
+	s.Dim, s.Sparse, s.Slots = o.dim, o.sparse, o.g.Slots()
+	s.Order = slices.Clone(order)
+	s.Live = make([]bool, s.Slots)
+	s.Labels = make([]int, s.Slots)
+	for id := range s.Slots {
+		s.Live[id] = o.g.Live(id)
+		s.Labels[id] = -1
+		if s.Live[id] {
+			s.Labels[id] = o.g.Label(id)
+		}
+	}
+	if o.sparse {
+		s.SparseInd = make([][]int, s.Slots)
+		s.SparseVal = make([][]float64, s.Slots)
+		for id := range s.Slots {
+			if s.Live[id] {
+				s.SparseInd[id] = slices.Clone(o.xsRows[id])
+				s.SparseVal[id] = slices.Clone(o.xsVals[id])
+			}
+		}
+	} else {
+		s.Dense = make([]float64, s.Slots*s.Dim)
+		for id := range s.Slots {
+			copy(s.Dense[id*s.Dim:(id+1)*s.Dim], o.xd.RawRowView(id))
+		}
+	}
+	if o.started {
+		s.U, s.V, s.A, s.B = flat(&o.u), flat(&o.v), flat(&o.a), flat(&o.b)
+	}
+	return s, nil
+}
+
+// flat returns the entries of m row-major, in a new slice.
+func flat(m *mat.Dense) []float64 {
+	r, c := m.Dims()
+	out := make([]float64, 0, r*c)
+	for i := range r {
+		out = append(out, m.RawRowView(i)...)
+	}
+	return out
+}
+
+// Restore replaces o's state with s. o must be configured (Rank, Alpha,
+// Graph, Weighting, …) as the model s was taken from; Restore checks what
+// it can (Rank, the window). The k-NN graph is rebuilt exactly: the live
+// rows keep their ids, the window keeps its age order and the free slots
+// stay free, so later insertions and removals give the same ids and lists as
+// in the original model. Rebuilding costs about two batch builds of the
+// window (Slots²·Dim flops each).
+func (o *Online) Restore(s *OnlineState) error {
+	if s.K != o.Rank {
+		return fmt.Errorf("model: online: state has rank %d, the model %d", s.K, o.Rank)
+	}
+	if err := s.check(); err != nil {
+		return err
+	}
+	*o = Online{Rank: o.Rank, Alpha: o.Alpha, Graph: o.Graph, Weighting: o.Weighting, Sweeps: o.Sweeps,
+		USteps: o.USteps, Refresh: o.Refresh, Scaling: o.Scaling, Forget: o.Forget, InitSize: o.InitSize,
+		InitIter: o.InitIter, Src: o.Src}
+	o.started, o.cursor, o.seen = s.Started, s.Cursor, s.Seen
+	if s.Slots == 0 {
+		return nil
+	}
+	if w := o.Graph.Window; w > 0 && len(s.Order) > w {
+		return fmt.Errorf("model: online: state has %d live samples, the window is %d", len(s.Order), w)
+	}
+	o.dim, o.sparse, o.height = s.Dim, s.Sparse, s.Height
+	var err error
+	if s.Sparse {
+		o.g, err = o.Graph.NewSparse(s.Dim)
+	} else {
+		o.g, err = o.Graph.NewDense(s.Dim)
+	}
+	if err != nil {
+		return fmt.Errorf("model: online: restore: %w", err)
+	}
+	if err := o.rebuildGraph(s); err != nil {
+		return fmt.Errorf("model: online: restore: %w", err)
+	}
+	if s.Sparse {
+		o.xsRows = make([][]int, s.Height)
+		o.xsVals = make([][]float64, s.Height)
+		for id := range s.Slots {
+			o.xsRows[id] = slices.Clone(s.SparseInd[id])
+			o.xsVals[id] = slices.Clone(s.SparseVal[id])
+		}
+	} else {
+		o.xd = *mat.NewDense(s.Height, s.Dim, nil)
+		for id := range s.Slots {
+			copy(o.xd.RawRowView(id), s.Dense[id*s.Dim:(id+1)*s.Dim])
+		}
+	}
+	if s.Started {
+		k := s.K
+		o.u = *mat.NewDense(s.Dim, k, slices.Clone(s.U))
+		o.v = *mat.NewDense(s.Height, k, slices.Clone(s.V))
+		o.a = *mat.NewDense(k, k, slices.Clone(s.A))
+		o.b = *mat.NewDense(s.Dim, k, slices.Clone(s.B))
+	}
+	return nil
+}
+
+// check validates the shapes of s.
+func (s *OnlineState) check() error {
+	bad := func(what string) error { return fmt.Errorf("model: online: state: %s", what) }
+	if s.Slots == 0 {
+		if s.Started {
+			return bad("started without samples")
+		}
+		return nil
+	}
+	if s.Dim <= 0 || s.K <= 0 || s.Height < s.Slots {
+		return bad("bad dimensions")
+	}
+	if len(s.Live) != s.Slots || len(s.Labels) != s.Slots {
+		return bad("live flags or labels do not cover the slots")
+	}
+	live := 0
+	for _, l := range s.Live {
+		if l {
+			live++
+		}
+	}
+	seen := make([]bool, s.Slots)
+	for _, id := range s.Order {
+		if id < 0 || id >= s.Slots || !s.Live[id] || seen[id] {
+			return bad("order is not a permutation of the live slots")
+		}
+		seen[id] = true
+	}
+	if len(s.Order) != live || live == 0 {
+		return bad("order is not a permutation of the live slots")
+	}
+	if s.Sparse {
+		if len(s.SparseInd) != s.Slots || len(s.SparseVal) != s.Slots {
+			return bad("sparse rows do not cover the slots")
+		}
+		for id := range s.Slots {
+			if len(s.SparseInd[id]) != len(s.SparseVal[id]) {
+				return bad("sparse row lengths differ")
+			}
+			for _, c := range s.SparseInd[id] {
+				if c < 0 || c >= s.Dim {
+					return bad("sparse index out of range")
+				}
+			}
+		}
+	} else if len(s.Dense) != s.Slots*s.Dim {
+		return bad("dense rows do not cover the slots")
+	}
+	if s.Started && (len(s.U) != s.Dim*s.K || len(s.V) != s.Height*s.K || len(s.A) != s.K*s.K || len(s.B) != s.Dim*s.K) {
+		return bad("factor shapes do not match")
+	}
+	return nil
+}
+
+// rebuildGraph fills the empty graph o.g with the rows of s so that every
+// live row keeps its slot, the window's age order is s.Order and the free
+// slots are those of s.
+//
+// A fresh graph hands out the smallest free slot and remembers insertion
+// order, so: (1) insert every slot's row in one batch, in slot order (free
+// slots get a copy of a live row as a placeholder); (2) the oldest live
+// slots whose slot order already agrees with their age stay; the others
+// are removed and inserted again, in age order, in runs whose slots
+// ascend, so each reinsertion lands on its old slot and moves to the young
+// end of the window; (3) remove the placeholders; (4) set the labels. The
+// k-NN lists are exact however they were reached (model/graph), so they
+// equal the original ones.
+func (o *Online) rebuildGraph(s *OnlineState) error {
+	filler := s.Order[0]
+	rows := func(ids []int) (Data, error) {
+		if s.Sparse {
+			m := sparse.Zeros(0, s.Dim)
+			for _, id := range ids {
+				src := id
+				if !s.Live[id] {
+					src = filler
+				}
+				m.AppendRow(s.SparseInd[src], s.SparseVal[src])
+			}
+			return SparseRows(m), nil
+		}
+		m := mat.NewDense(len(ids), s.Dim, nil)
+		for r, id := range ids {
+			src := id
+			if !s.Live[id] {
+				src = filler
+			}
+			copy(m.RawRowView(r), s.Dense[src*s.Dim:(src+1)*s.Dim])
+		}
+		return DenseRows(m), nil
+	}
+	insert := func(ids []int) error {
+		x, _ := rows(ids)
+		var got []int
+		switch r := Rows(x).(type) {
+		case *mat.Dense:
+			ch, err := o.g.InsertDense(r)
+			if err != nil {
+				return err
+			}
+			got = ch.Added
+		case *sparse.CSR:
+			ch, err := o.g.InsertSparse(r)
+			if err != nil {
+				return err
+			}
+			got = ch.Added
+		}
+		if !slices.Equal(got, ids) {
+			return fmt.Errorf("graph gave slots %v, want %v", got, ids)
+		}
+		return nil
+	}
+	all := make([]int, s.Slots)
+	for i := range all {
+		all[i] = i
+	}
+	if err := insert(all); err != nil {
+		return err
+	}
+	// (2) keep the longest oldest prefix whose slots ascend.
+	keep := 1
+	for keep < len(s.Order) && s.Order[keep] > s.Order[keep-1] {
+		keep++
+	}
+	for lo := keep; lo < len(s.Order); {
+		hi := lo + 1
+		for hi < len(s.Order) && s.Order[hi] > s.Order[hi-1] {
+			hi++
+		}
+		run := s.Order[lo:hi]
+		if _, err := o.g.Remove(run...); err != nil {
+			return err
+		}
+		if err := insert(run); err != nil {
+			return err
+		}
+		lo = hi
+	}
+	var holes []int
+	for id, l := range s.Live {
+		if !l {
+			holes = append(holes, id)
+		}
+	}
+	if len(holes) > 0 {
+		if _, err := o.g.Remove(holes...); err != nil {
+			return err
+		}
+	}
+	var lid, lab []int
+	for _, id := range s.Order {
+		if s.Labels[id] >= 0 {
+			lid = append(lid, id)
+			lab = append(lab, s.Labels[id])
+		}
+	}
+	if len(lid) > 0 {
+		if _, err := o.g.SetLabels(lid, lab); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,155 @@
+package model
+
+import (
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model/graph"
+	"github.com/nmfstream/nmfstream/model/sparse"
+)
+
+// ageOrder tracks node ages the way a caller of State does.
+type ageOrder struct {
+	seq  []int
+	next int
+}
+
+func (a *ageOrder) add(ids []int) {
+	for _, id := range ids {
+		for len(a.seq) <= id {
+			a.seq = append(a.seq, 0)
+		}
+		a.seq[id] = a.next
+		a.next++
+	}
+}
+
+func (a *ageOrder) order(g *graph.Graph) []int {
+	ids := g.IDs()
+	slices.SortFunc(ids, func(i, j int) int { return a.seq[i] - a.seq[j] })
+	return ids
+}
+
+// TestOnlineRestoreExact checks that a model restored from State continues
+// bit for bit like the original: same ids, lists, codes and basis, also
+// after the window has wrapped (ids reused out of age order) and after
+// more evictions following the restore.
+func TestOnlineRestoreExact(t *testing.T) {
+	train, _, _, _, _ := digitsSplit(t, 10)
+	n, d := train.Dims()
+	cfg := func() *Online {
+		return &Online{Rank: 8, Graph: graph.KNN{K: 5, Window: 250}, Sweeps: 5, Refresh: 20}
+	}
+	orig := cfg()
+	var ages ageOrder
+	sizes := []int{37, 13, 50, 7}
+	lo, step := 0, 0
+	batch := func() *mat.Dense {
+		bs := sizes[step%len(sizes)]
+		step++
+		hi := min(lo+bs, n)
+		x := mat.DenseCopyOf(train.Slice(lo, hi, 0, d))
+		lo = hi
+		return x
+	}
+	for lo < 600 {
+		ids, err := orig.PartialFit(DenseRows(batch()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ages.add(ids)
+	}
+	orig.KNN().SetLabel(ages.order(orig.KNN())[3], 4)
+	st, err := orig.State(ages.order(orig.KNN()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.IsSorted(st.Order) {
+		t.Fatal("test does not exercise a wrapped window: age order is slot order")
+	}
+	re := cfg()
+	if err := re.Restore(st); err != nil {
+		t.Fatal(err)
+	}
+	same := func(when string) {
+		t.Helper()
+		g, h := orig.KNN(), re.KNN()
+		if !slices.Equal(g.IDs(), h.IDs()) || g.Slots() != h.Slots() {
+			t.Fatalf("%s: live ids differ", when)
+		}
+		for _, id := range g.IDs() {
+			a, da := g.Neighbors(id)
+			b, db := h.Neighbors(id)
+			if !slices.Equal(a, b) || !slices.Equal(da, db) || g.Label(id) != h.Label(id) {
+				t.Fatalf("%s: node %d: lists or labels differ", when, id)
+			}
+		}
+		// Exact equality: the restored model must replay the same arithmetic.
+		if !mat.Equal(orig.Basis(), re.Basis()) || !mat.Equal(orig.Codes(), re.Codes()) {
+			t.Fatalf("%s: factors differ", when)
+		}
+	}
+	same("after restore")
+	for lo < n {
+		x := batch()
+		a, err := orig.PartialFit(DenseRows(x))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := re.PartialFit(DenseRows(mat.DenseCopyOf(x)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(a, b) {
+			t.Fatalf("ids differ after restore: %v vs %v", a, b)
+		}
+	}
+	same("at the end")
+}
+
+// TestOnlineRestoreSparseHoles restores a sparse model whose graph has a
+// free slot, before the first fit.
+func TestOnlineRestoreSparseHoles(t *testing.T) {
+	m := sparse.Zeros(0, 6)
+	for i := 0; i < 12; i++ {
+		a, b := i%6, (i+1)%6
+		m.AppendRow([]int{min(a, b), max(a, b)}, []float64{1 + float64(i), 2})
+	}
+	o := &Online{Rank: 2, Graph: graph.KNN{K: 2}, InitSize: 50}
+	if _, err := o.PartialFit(SparseRows(m)); err != nil {
+		t.Fatal(err)
+	}
+	// Free a slot by hand to exercise the placeholder path of the rebuild.
+	if _, err := o.KNN().Remove(4); err != nil {
+		t.Fatal(err)
+	}
+	o.xsRows[4], o.xsVals[4] = nil, nil
+	st, err := o.State(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := &Online{Rank: 2, Graph: graph.KNN{K: 2}, InitSize: 50}
+	if err := re.Restore(st); err != nil {
+		t.Fatal(err)
+	}
+	if re.KNN().Live(4) || re.KNN().Len() != 11 || re.KNN().Slots() != 12 {
+		t.Fatalf("restored graph: live(4)=%v len %d slots %d", re.KNN().Live(4), re.KNN().Len(), re.KNN().Slots())
+	}
+	for _, id := range o.KNN().IDs() {
+		a, _ := o.KNN().Neighbors(id)
+		b, _ := re.KNN().Neighbors(id)
+		if !slices.Equal(a, b) {
+			t.Fatalf("node %d: %v vs %v", id, a, b)
+		}
+	}
+	// The next insertion reuses the free slot in both.
+	x := sparse.Zeros(0, 6)
+	x.AppendRow([]int{0}, []float64{3})
+	a, _ := o.PartialFit(SparseRows(x))
+	b, _ := re.PartialFit(SparseRows(x))
+	if !slices.Equal(a, b) || a[0] != 4 {
+		t.Fatalf("ids %v and %v, want [4]", a, b)
+	}
+}
