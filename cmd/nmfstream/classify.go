@@ -10,6 +10,7 @@ import (
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/metrics"
+	"github.com/nmfstream/nmfstream/sinks"
 )
 
 func init() {
@@ -24,9 +25,10 @@ const classifySynopsis = `classify --model M --in F --out F.arrow [--projector P
 
 Codes every record of F on the saved model M (as "nmfstream project" does)
 and predicts its class: the label of the nearest labeled training record in
-code space (1-NN). Writes one row per record to F.arrow: id, offset, code,
-pred (int64 or utf8, like the training labels) and score, the share of the
-5 nearest labeled training codes that carry the predicted label (in (0, 1]).
+code space (1-NN). Writes one row per usable record, in input order, to
+F.arrow: id, code, pred (the label, as text) and score, the share of the 5
+nearest labeled training codes that carry the predicted label (in (0, 1]).
+An output ending in .jsonl writes JSON lines instead.
 If F has labels, the accuracy on them is printed.
 
 Examples:
@@ -77,8 +79,8 @@ func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	o := output{ids: in.ids, offsets: in.offsets, codes: codes, preds: names, intPred: snap.IntLabels, scores: score}
-	if err := o.write(*outPath); err != nil {
+	_, k := codes.Dims()
+	if err := writeResults(*outPath, k, sinks.Results{IDs: in.ids, Codes: codes, Preds: names, Scores: score}); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "classified %d records of %s into %s; %d rejected\n", in.n(), *inPath, *outPath, len(in.rejects))

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/sparse"
+	"github.com/nmfstream/nmfstream/sinks"
 	"github.com/nmfstream/nmfstream/sources"
 	"github.com/nmfstream/nmfstream/stages"
 )
@@ -196,8 +196,9 @@ func (in *input) keep(rows []int) {
 	in.labeled, in.offsets = lab, off
 }
 
-// reportRejects says on stderr how many records were rejected and writes
-// them as JSON lines to the file rejectsPath if it is set.
+// reportRejects says on stderr how many records of in were rejected and,
+// if rejectsPath is set, writes them there as JSON lines (sinks.Rejects),
+// appending when appendTo is set. Each reason names the file.
 func reportRejects(stderr io.Writer, in *input, rejectsPath string, appendTo bool) error {
 	if len(in.rejects) > 0 {
 		fmt.Fprintf(stderr, "nmfstream: %s: %d records rejected (first: %v)", in.path, len(in.rejects), in.rejects[0].Reason)
@@ -215,29 +216,20 @@ func reportRejects(stderr io.Writer, in *input, rejectsPath string, appendTo boo
 	}
 	f, err := os.OpenFile(rejectsPath, flags, 0o644)
 	if err != nil {
-		return fmt.Errorf("rejects: %w", err)
+		return fmt.Errorf("--rejects: %w", err)
 	}
-	enc := json.NewEncoder(f)
+	w := sinks.NewRejects(f)
 	for _, r := range in.rejects {
-		reason := r.Reason
-		var re *sources.RecordError
-		if errors.As(reason, &re) {
-			reason = re.Err
-		}
-		if err := enc.Encode(rejectLine{File: in.path, Offset: r.Offset, ID: r.ID, Reason: reason.Error()}); err != nil {
+		if err := w.Write(r.Offset, r.ID, fmt.Errorf("%s: %w", in.path, r.Reason)); err != nil {
 			f.Close()
-			return fmt.Errorf("rejects: %w", err)
+			return fmt.Errorf("--rejects %s: %w", rejectsPath, err)
 		}
+	}
+	if err := w.Close(); err != nil {
+		f.Close()
+		return fmt.Errorf("--rejects %s: %w", rejectsPath, err)
 	}
 	return f.Close()
-}
-
-// rejectLine is one line of a --rejects file.
-type rejectLine struct {
-	File   string `json:"file"`
-	Offset int64  `json:"offset"` // 0-based record position in the file
-	ID     string `json:"id,omitempty"`
-	Reason string `json:"reason"`
 }
 
 // allInts reports whether every labeled label is a decimal integer, so that

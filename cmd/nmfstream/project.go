@@ -10,6 +10,7 @@ import (
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/sparse"
+	"github.com/nmfstream/nmfstream/sinks"
 	"github.com/nmfstream/nmfstream/sources"
 	"github.com/nmfstream/nmfstream/stages"
 )
@@ -25,8 +26,9 @@ func init() {
 const projectSynopsis = `project --model M --in F --out F.arrow [--projector P] [--rejects R]
 
 Codes every record of F on the basis U of the saved model M (from
-"nmfstream fit") and writes one row per record to F.arrow: id, offset
-(the record's position in F), code (fixed_size_list<float32>[K]).
+"nmfstream fit") and writes one row per usable record, in input order, to F.arrow: id and
+code (fixed_size_list<float32>[K]). An output ending in .jsonl writes JSON
+lines instead, and - an Arrow stream on stdout.
 F has the same feature column as the training file (see "nmfstream fit
 -help"); its labels, if any, are ignored.
 
@@ -76,13 +78,28 @@ func runProject(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	o := output{ids: in.ids, offsets: in.offsets, codes: codes}
-	if err := o.write(*outPath); err != nil {
+	_, k := codes.Dims()
+	if err := writeResults(*outPath, k, sinks.Results{IDs: in.ids, Codes: codes}); err != nil {
 		return err
 	}
-	_, k := codes.Dims()
 	fmt.Fprintf(stdout, "coded %d records of %s (rank %d, %s projection) into %s; %d rejected\n",
 		in.n(), *inPath, k, proj, *outPath, len(in.rejects))
+	return nil
+}
+
+// writeResults writes r to path (Arrow IPC by default; see sinks.Create).
+func writeResults(path string, k int, r sinks.Results) error {
+	w, err := sinks.Create(path, k)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := w.Write(r); err != nil {
+		w.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
 	return nil
 }
 
