@@ -52,6 +52,9 @@ func (in *input) nLabeled() int {
 func readInput(ctx context.Context, path string, stdin io.Reader, width, height int, pr *progress) (*input, error) {
 	o := sources.Opener{Width: width, Height: height, Stdin: stdin}
 	src, err := o.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s: no such file", path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w\n(an input is Arrow IPC (.arrow), an Arrow stream (.arrows, - for stdin), Parquet, CSV or IDX; Arrow and Parquet need one feature column: x, indices+values, text or image, see \"nmfstream fit -help\")", path, err)
 	}
