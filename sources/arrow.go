@@ -132,7 +132,9 @@ func NewArrowFile(r ipc.ReadAtSeeker) *Arrow {
 
 // NewParquet returns a source reading the Parquet file r through pqarrow.
 // The schema metadata key dim may be in the stored Arrow schema or in the
-// file's key-value metadata.
+// file's key-value metadata. Limitation of arrow-go v15: a null
+// fixed_size_list cell cannot be read back from Parquet (the read fails), so
+// Parquet files with late labels should store x as list<…>.
 func NewParquet(r parquet.ReaderAtSeeker) *Arrow {
 	a := &Arrow{}
 	a.open = func(mem memory.Allocator) (recordReader, *arrow.Schema, error) {
@@ -417,7 +419,7 @@ func (a *Arrow) Next() bool {
 		}
 		n += k
 	}
-	if n == 0 {
+	if a.batch.Records() == 0 {
 		return false
 	}
 	switch a.lay.form {

@@ -1,0 +1,56 @@
+package sources
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+)
+
+// BenchmarkArrowDense10000x784 reads an in-memory Arrow IPC stream of 10,000
+// MNIST-sized rows (x: fixed_size_list<float32>[784], label int64) in
+// batches of 256 and reports rows per second.
+func BenchmarkArrowDense10000x784(b *testing.B) {
+	const n, d = 10000, 784
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "x", Type: arrow.FixedSizeListOf(d, arrow.PrimitiveTypes.Float32)},
+		{Name: "label", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	}, nil)
+	rng := rand.New(rand.NewPCG(1, 1))
+	mem := memory.NewGoAllocator()
+	var recs []arrow.Record
+	for start := 0; start < n; start += 1000 { // 10 record batches of 1,000 rows
+		recs = append(recs, buildRecord(b, mem, schema, func(rb *array.RecordBuilder) {
+			xs := rb.Field(0).(*array.FixedSizeListBuilder)
+			xv := xs.ValueBuilder().(*array.Float32Builder)
+			for i := 0; i < 1000; i++ {
+				xs.Append(true)
+				for j := 0; j < d; j++ {
+					xv.Append(rng.Float32())
+				}
+				rb.Field(1).(*array.Int64Builder).Append(int64(i % 10))
+			}
+		}))
+	}
+	data := writeIPC(b, schema, false, recs...)
+	for _, r := range recs {
+		r.Release()
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		src := NewArrowStream(bytes.NewReader(data))
+		rows := 0
+		for src.Next() {
+			rows += src.Batch().Len()
+		}
+		if src.Err() != nil || rows != n {
+			b.Fatalf("read %d rows, err %v", rows, src.Err())
+		}
+		src.Close()
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "rows/s")
+}
