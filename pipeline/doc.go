@@ -109,8 +109,10 @@
 // A Pipeline owns its source and sinks for the duration of Run: it calls
 // Flush (if the sink's Writer is a Flusher) once at a soft stop, and Close
 // (if it is an io.Closer) exactly once when the sinks' goroutine ends, on
-// every path; the Rejects sink is flushed and closed the same way, after
-// all other goroutines have exited. Run may be called once per Pipeline;
+// every path (also when Run fails its type check and starts nothing); the
+// Rejects sink is flushed and closed the same way, after all other
+// goroutines have exited. Run does not close the source: its owner does,
+// after Run returns. Run may be called once per Pipeline;
 // Source, Stage and Sink values are descriptions and may be reused, but
 // sources and writers usually hold state of their own.
 //

@@ -149,6 +149,13 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		return errors.New("pipeline: Run called twice")
 	}
 	if err := p.check(); err != nil {
+		// Nothing started, but Run still owns the sinks: close them, as
+		// every other path does.
+		for _, k := range append(p.sinks, p.Rejects) {
+			if k.close != nil {
+				k.close()
+			}
+		}
 		return err
 	}
 	buf := p.Buffer
@@ -210,7 +217,10 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	return err
 }
 
-// run is the state shared by the goroutines of one Run.
+// run is the state shared by the goroutines of one Run. It lives exactly as
+// long as one call to Run, so holding that call's ctx here is the
+// call-scoped case that "no ctx in structs" allows (Go blog, "Contexts and
+// structs", 2021); it is never stored beyond Run.
 type run struct {
 	ctx    context.Context // cancelled on a fatal error or when the caller's ctx is
 	cancel context.CancelCauseFunc

@@ -380,16 +380,16 @@ func TestCancel(t *testing.T) {
 			src, _ := forever()
 			var received atomic.Int64
 			arrived := make(chan struct{})
+			var signal sync.Once
 			out := newCollector[[]int]()
 			p := pipeline.New(src, []pipeline.Stage{
 				pipeline.Ordered(pipeline.Map("work", 4, tc.work)),
 				pipeline.Batch[int]("batch", 5, 0),
 			}, pipeline.To("out", pipeline.WriteFunc[[]int](func(ctx context.Context, b []int) error {
 				if received.Add(int64(len(b))) >= 40 {
-					select {
-					case arrived <- struct{}{}:
-					default:
-					}
+					// Close, not a non-blocking send: the "stuck" case
+					// delivers only 50 items, so a signal must not be lost.
+					signal.Do(func() { close(arrived) })
 				}
 				return nil
 			})), pipeline.To("flushcheck", out))
@@ -438,6 +438,40 @@ func TestCancelCause(t *testing.T) {
 	}
 	if n.Load() < 10 {
 		t.Errorf("source produced %d items", n.Load())
+	}
+}
+
+func TestCancelledBeforeRun(t *testing.T) {
+	defer checkNoLeak(t)()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	src, n := forever()
+	out, rejects := newCollector[int](), newCollector[pipeline.Rejection]()
+	p := pipeline.New(src, []pipeline.Stage{
+		pipeline.Map("id", 2, func(_ context.Context, x int) (int, error) { return x, nil }),
+	}, pipeline.To("out", out))
+	p.Rejects = pipeline.To("rejects", rejects)
+	if err := p.Run(ctx); err != context.Canceled {
+		t.Errorf("Run = %v, want %v", err, context.Canceled)
+	}
+	if n.Load() != 0 {
+		t.Errorf("source read %d items from a cancelled run", n.Load())
+	}
+	for name, c := range map[string][2]int{"out": {out.flushes, out.closes}, "rejects": {rejects.flushes, rejects.closes}} {
+		if c != [2]int{0, 1} {
+			t.Errorf("sink %s flushed %d and closed %d times, want 0 and 1", name, c[0], c[1])
+		}
+	}
+}
+
+func TestCheckFailureClosesSinks(t *testing.T) {
+	out := newCollector[string]()
+	p := pipeline.New(pipeline.FromSlice("ints", seq(3)), nil, pipeline.To("out", out))
+	if err := p.Run(context.Background()); err == nil {
+		t.Fatal("Run accepted ints for a string sink")
+	}
+	if out.closes != 1 || out.flushes != 0 || len(out.items) != 0 {
+		t.Errorf("sink: %d items, flushed %d, closed %d times; want 0, 0, 1", len(out.items), out.flushes, out.closes)
 	}
 }
 

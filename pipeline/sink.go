@@ -46,9 +46,9 @@ type Flusher interface {
 // Ownership: a Pipeline that runs the Sink owns w for the duration of Run.
 // If w is a Flusher, Flush is called once at a soft stop (io.EOF), and never
 // after a hard stop (cancellation or a fatal error). If w is an io.Closer,
-// Close is called exactly once when the sink's goroutine ends, on every
-// path; its error fails an otherwise successful run. To panics if name is
-// empty.
+// Close is called exactly once by Run, on every path (even when Run fails
+// its type check before starting); its error fails an otherwise successful
+// run. To panics if name is empty.
 func To[T any](name string, w Writer[T]) Sink {
 	if name == "" {
 		panic("pipeline: empty sink name")
