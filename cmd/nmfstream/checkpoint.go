@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bufio"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+
+	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/classify"
+	"github.com/nmfstream/nmfstream/model/graph"
+	"github.com/nmfstream/nmfstream/stages"
+)
+
+// A checkpoint file is a gob stream: the magic string, then a checkpoint
+// value. gob stores float64 bits exactly, so a resumed stream continues with
+// the very same numbers.
+const (
+	checkpointMagic   = "nmfstream-checkpoint"
+	checkpointVersion = 1
+)
+
+// onlineConfig is the configuration of the online learner: the part of a
+// checkpoint that must not change across a resume.
+type onlineConfig struct {
+	Rank      int
+	Neighbors int
+	Window    int
+	Alpha     float64
+	Batch     int
+	Seed      uint64
+	Predictor int
+	Vote      int
+	Metric    int
+	Sweeps    int
+	Forget    float64
+}
+
+// checkpoint is the whole state of a stream.
+type checkpoint struct {
+	Version int
+	Config  onlineConfig
+	Input   string // the input path, for a sanity message
+	State   *stages.LearnerState
+}
+
+// learner returns a fresh Learner for c.
+func (c onlineConfig) learner() *stages.Learner {
+	return &stages.Learner{
+		Model: &model.Online{
+			Rank:   c.Rank,
+			Alpha:  c.Alpha,
+			Graph:  graph.KNN{K: c.Neighbors, Window: c.Window},
+			Sweeps: c.Sweeps,
+			Forget: c.Forget,
+			Src:    rand.NewPCG(c.Seed, c.Seed),
+		},
+		Predictor: stages.Predictor(c.Predictor),
+		Neighbors: c.Vote,
+		Metric:    classify.Metric(c.Metric),
+	}
+}
+
+// saveCheckpoint writes cp to path atomically: to a temporary file in the
+// same directory, synced, then renamed over path, so that a crash (even
+// kill -9) leaves either the old checkpoint or the new one, never half of
+// one.
+func saveCheckpoint(path string, cp *checkpoint) (err error) {
+	cp.Version = checkpointVersion
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	enc := gob.NewEncoder(bw)
+	if err := enc.Encode(checkpointMagic); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := enc.Encode(cp); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if d, err := os.Open(dir); err == nil { // make the rename durable
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// errNoCheckpoint reports that the checkpoint file does not exist.
+var errNoCheckpoint = errors.New("no checkpoint")
+
+// loadCheckpoint reads the checkpoint at path, or returns errNoCheckpoint.
+func loadCheckpoint(path string) (*checkpoint, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, errNoCheckpoint
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readCheckpoint(bufio.NewReaderSize(f, 1<<20), path)
+}
+
+func readCheckpoint(r io.Reader, name string) (*checkpoint, error) {
+	dec := gob.NewDecoder(r)
+	var magic string
+	if err := dec.Decode(&magic); err != nil || magic != checkpointMagic {
+		return nil, fmt.Errorf("%s: not an nmfstream checkpoint", name)
+	}
+	var cp checkpoint
+	if err := dec.Decode(&cp); err != nil {
+		return nil, fmt.Errorf("%s: corrupt checkpoint: %w", name, err)
+	}
+	if cp.Version != checkpointVersion {
+		return nil, fmt.Errorf("%s: checkpoint version %d, this nmfstream reads %d", name, cp.Version, checkpointVersion)
+	}
+	if cp.State == nil {
+		return nil, fmt.Errorf("%s: checkpoint has no state", name)
+	}
+	return &cp, nil
+}
+
+// restore returns a Learner in the state of cp.
+func (cp *checkpoint) restore() (*stages.Learner, error) {
+	l := cp.Config.learner()
+	if err := l.Restore(cp.State); err != nil {
+		return nil, err
+	}
+	return l, nil
+}

@@ -1,0 +1,430 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model/sparse"
+	"github.com/nmfstream/nmfstream/pipeline"
+	"github.com/nmfstream/nmfstream/sinks"
+	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/stages"
+)
+
+func init() {
+	register(command{
+		name:    "stream",
+		summary: "replay a stream in order: predict each record on arrival, then learn (prequential), with checkpoints",
+		run:     runStream,
+	})
+}
+
+// streamSummary is the JSON object stream --json prints (DESIGN.md §6).
+type streamSummary struct {
+	Accuracy         jsonFloat `json:"accuracy"`
+	AccuracyAll      jsonFloat `json:"accuracy_all"`
+	Records          int64     `json:"records"`
+	Rejected         int64     `json:"rejected"`
+	Samples          int64     `json:"samples"`
+	Duplicates       int64     `json:"duplicates"`
+	LateLabels       int64     `json:"late_labels"`
+	Labeled          int64     `json:"labeled"`
+	Correct          int64     `json:"correct"`
+	Unpredicted      int64     `json:"unpredicted"`
+	Pending          int       `json:"pending"`
+	Seconds          float64   `json:"seconds"`
+	RecordsPerSecond float64   `json:"records_per_second"`
+	RunRecords       int64     `json:"run_records"`
+	ResumedFrom      int64     `json:"resumed_from"`
+	Window           int       `json:"window"`
+	Rank             int       `json:"rank"`
+}
+
+// jsonFloat writes NaN as null.
+type jsonFloat float64
+
+func (f jsonFloat) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(float64(f))
+}
+
+// addOnlineFlags declares the flags of the online learner.
+func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
+	fs.IntVar(&c.Rank, "rank", 20, "rank K of the factorization")
+	fs.IntVar(&c.Neighbors, "neighbors", 5, "k of the k-NN graph")
+	fs.IntVar(&c.Window, "window", 10000, "samples kept in the sliding window (0: unbounded)")
+	fs.Float64Var(&c.Alpha, "alpha", 0, "graph weight α (0: GNMF's default)")
+	fs.IntVar(&c.Batch, "batch", 10, "records per learning step")
+	fs.Uint64Var(&c.Seed, "seed", 1, "seed of the initialization")
+	fs.IntVar(&c.Vote, "vote", 0, "labeled neighbours voting on a prediction (0: 1 for nearest, 7 for propagate)")
+	fs.IntVar(&c.Sweeps, "sweeps", 0, "multiplicative sweeps of the affected codes per step (0: 30)")
+	fs.Float64Var(&c.Forget, "forget", 0, "forgetting factor of the statistics in (0, 1) (0: exact window statistics)")
+}
+
+// predictorFlag maps -predictor names.
+func parsePredictor(s string) (int, error) {
+	switch s {
+	case "nearest":
+		return int(stages.PredictNearest), nil
+	case "propagate":
+		return int(stages.PredictPropagate), nil
+	}
+	return 0, fmt.Errorf("%w: -predictor %q: want nearest or propagate", errUsage, s)
+}
+
+func parseMetric(s string) (int, error) {
+	switch s {
+	case "euclidean":
+		return 0, nil
+	case "cosine":
+		return 1, nil
+	}
+	return 0, fmt.Errorf("%w: -metric %q: want euclidean or cosine", errUsage, s)
+}
+
+func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("stream", "stream --in F [--out P.arrow] [--model CKPT] [--batch n] [--seed s] [--json]", stderr)
+	in := fs.String("in", "", "input `file` replayed in order (required; - for an Arrow stream on stdin)")
+	out := fs.String("out", "", "write arrival-time predictions (id, pred, score) to this `file` (.arrow, .arrows, .jsonl)")
+	ckpt := fs.String("model", "", "checkpoint `file`: resumed from if it exists, written every -checkpoint-every records and at the end")
+	every := fs.Int64("checkpoint-every", 10000, "records between checkpoints (with -model)")
+	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
+	rejects := fs.String("rejects", "", "write rejected records to this `file` (JSON lines)")
+	predictor := fs.String("predictor", "nearest", "classifier on codes: nearest (k-NN vote) or propagate (label propagation over the window)")
+	metric := fs.String("metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
+	var cfg onlineConfig
+	addOnlineFlags(fs, &cfg)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *in == "" {
+		return fmt.Errorf("%w: -in is required", errUsage)
+	}
+	var err error
+	if cfg.Predictor, err = parsePredictor(*predictor); err != nil {
+		return err
+	}
+	if cfg.Metric, err = parseMetric(*metric); err != nil {
+		return err
+	}
+	if cfg.Rank <= 0 || cfg.Batch <= 0 || cfg.Window < 0 || cfg.Neighbors < 0 {
+		return fmt.Errorf("%w: -rank and -batch must be positive, -window and -neighbors not negative", errUsage)
+	}
+	if cfg.Window > 0 && cfg.Window < cfg.Batch {
+		return fmt.Errorf("%w: -window %d is smaller than -batch %d", errUsage, cfg.Window, cfg.Batch)
+	}
+
+	var l *stages.Learner
+	var resumed int64
+	if *ckpt != "" {
+		cp, err := loadCheckpoint(*ckpt)
+		switch {
+		case errors.Is(err, errNoCheckpoint):
+		case err != nil:
+			return err
+		default:
+			if err := sameConfig(fs, cfg, cp.Config); err != nil {
+				return fmt.Errorf("%w: %s: %v", errUsage, *ckpt, err)
+			}
+			cfg = cp.Config
+			if l, err = cp.restore(); err != nil {
+				return fmt.Errorf("%s: %w", *ckpt, err)
+			}
+			resumed = l.Counters().Offset
+		}
+	}
+	if l == nil {
+		l = cfg.learner()
+	}
+
+	opener := sources.Opener{BatchSize: cfg.Batch, Stdin: os.Stdin}
+	src, err := opener.Open(*in)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+
+	var outSink sinks.Sink
+	if *out != "" {
+		if outSink, err = sinks.Create(*out, 0); err != nil {
+			return err
+		}
+	}
+	var rejW *rejectWriter
+	if *rejects != "" {
+		if rejW, err = newRejectWriter(*rejects); err != nil {
+			if outSink != nil {
+				outSink.Close()
+			}
+			return err
+		}
+	}
+
+	pr := newProgress(stderr, "stream")
+	start := time.Now()
+	var runRecords int64
+	lastCkpt := l.Counters().Records
+	save := func() error {
+		if *ckpt == "" {
+			return nil
+		}
+		st, err := l.State()
+		if err != nil {
+			return err
+		}
+		if err := saveCheckpoint(*ckpt, &checkpoint{Config: cfg, Input: *in, State: st}); err != nil {
+			return err
+		}
+		lastCkpt = l.Counters().Records
+		return nil
+	}
+	learn := func(ctx context.Context, b *sources.Batch) (*stages.Step, error) {
+		st, err := l.Learn(b)
+		if err != nil {
+			return nil, err
+		}
+		runRecords += int64(b.Records())
+		c := l.Counters()
+		pr.update(int(c.Records), 0, "records")
+		if *ckpt != "" && *every > 0 && c.Records-lastCkpt >= *every {
+			if err := save(); err != nil {
+				return nil, err
+			}
+		}
+		return st, nil
+	}
+	p := pipeline.New(
+		pipeline.From("records", &batchReader{src: src, skip: resumed}),
+		[]pipeline.Stage{pipeline.Map("learn", 1, learn)},
+		pipeline.To("predictions", &stepWriter{out: outSink, rejects: rejW}),
+	)
+	runErr := p.Run(ctx)
+	pr.done()
+	elapsed := time.Since(start).Seconds()
+	if runErr != nil && !errors.Is(runErr, context.Canceled) && !errors.Is(runErr, context.DeadlineExceeded) {
+		return runErr // a failed run does not checkpoint: the last checkpoint stays valid
+	}
+	// At the end, and on SIGINT/SIGTERM: the pipeline has stopped, so the
+	// learner is quiet and consistent (each Learn call completes).
+	if err := save(); err != nil {
+		return err
+	}
+	c := l.Counters()
+	sum := streamSummary{
+		Accuracy: jsonFloat(c.Accuracy()), AccuracyAll: jsonFloat(c.AccuracyAll()),
+		Records: c.Records, Rejected: c.Rejected, Samples: c.Samples, Duplicates: c.Duplicates,
+		LateLabels: c.LateLabels, Labeled: c.Labeled, Correct: c.Correct, Unpredicted: c.Unpredicted,
+		Pending: l.Pending(), Seconds: elapsed, RunRecords: runRecords, ResumedFrom: resumed,
+		Window: cfg.Window, Rank: cfg.Rank,
+	}
+	if elapsed > 0 {
+		sum.RecordsPerSecond = float64(runRecords) / elapsed
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		if err := enc.Encode(sum); err != nil {
+			return err
+		}
+	} else {
+		if resumed > 0 {
+			fmt.Fprintf(stdout, "resumed at record %d\n", resumed)
+		}
+		fmt.Fprintf(stdout, "records %d (this run %d, %.0f/s), samples %d, rejected %d, duplicates %d, late labels %d, pending labels %d\n",
+			c.Records, runRecords, sum.RecordsPerSecond, c.Samples, c.Rejected, c.Duplicates, c.LateLabels, sum.Pending)
+		fmt.Fprintf(stdout, "prequential accuracy %.4f (%d of %d scored with a prediction; %d scored before any label: %.4f counting them wrong)\n",
+			c.Accuracy(), c.Correct, c.Labeled-c.Unpredicted, c.Unpredicted, c.AccuracyAll())
+	}
+	if c.Rejected > 0 && !*asJSON {
+		fmt.Fprintf(stderr, "nmfstream stream: %d records rejected\n", c.Rejected)
+	}
+	return runErr
+}
+
+// sameConfig checks that the flags set on the command line agree with the
+// checkpoint's configuration, which wins.
+func sameConfig(fs *flag.FlagSet, now, saved onlineConfig) error {
+	var errs []string
+	fs.Visit(func(f *flag.Flag) {
+		var a, b any
+		switch f.Name {
+		case "rank":
+			a, b = now.Rank, saved.Rank
+		case "neighbors":
+			a, b = now.Neighbors, saved.Neighbors
+		case "window":
+			a, b = now.Window, saved.Window
+		case "alpha":
+			a, b = now.Alpha, saved.Alpha
+		case "batch":
+			a, b = now.Batch, saved.Batch
+		case "seed":
+			a, b = now.Seed, saved.Seed
+		case "vote":
+			a, b = now.Vote, saved.Vote
+		case "sweeps":
+			a, b = now.Sweeps, saved.Sweeps
+		case "forget":
+			a, b = now.Forget, saved.Forget
+		case "predictor":
+			a, b = now.Predictor, saved.Predictor
+		case "metric":
+			a, b = now.Metric, saved.Metric
+		default:
+			return
+		}
+		if a != b {
+			errs = append(errs, fmt.Sprintf("-%s %v differs from the checkpoint's %v", f.Name, a, b))
+		}
+	})
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// batchReader reads a source's batches, skipping the records before skip
+// (already applied by the run a checkpoint came from), and copies each
+// batch, since the source reuses its memory and the pipeline reads ahead.
+type batchReader struct {
+	src  sources.Source
+	skip int64
+}
+
+func (r *batchReader) Read(ctx context.Context) (*sources.Batch, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if !r.src.Next() {
+			if err := r.src.Err(); err != nil {
+				return nil, err
+			}
+			return nil, io.EOF
+		}
+		b := r.src.Batch()
+		first, last := batchRange(b)
+		if last < r.skip {
+			continue
+		}
+		if first < r.skip {
+			return nil, fmt.Errorf("checkpoint offset %d falls inside a batch (records %d..%d): the input changed", r.skip, first, last)
+		}
+		return copyBatch(b), nil
+	}
+}
+
+func batchRange(b *sources.Batch) (first, last int64) {
+	first, last = math.MaxInt64, -1
+	for _, o := range b.Offsets {
+		first, last = min(first, o), max(last, o)
+	}
+	for _, x := range b.LateLabels {
+		first, last = min(first, x.Offset), max(last, x.Offset)
+	}
+	for _, x := range b.Rejects {
+		first, last = min(first, x.Offset), max(last, x.Offset)
+	}
+	return first, last
+}
+
+func copyBatch(b *sources.Batch) *sources.Batch {
+	c := &sources.Batch{
+		Form:       b.Form,
+		Text:       slices.Clone(b.Text),
+		IDs:        slices.Clone(b.IDs),
+		Labels:     slices.Clone(b.Labels),
+		Labeled:    slices.Clone(b.Labeled),
+		Offsets:    slices.Clone(b.Offsets),
+		LateLabels: slices.Clone(b.LateLabels),
+		Rejects:    slices.Clone(b.Rejects),
+	}
+	if b.Dense != nil {
+		c.Dense = mat.DenseCopyOf(b.Dense)
+	}
+	if b.Sparse != nil {
+		_, d := b.Sparse.Dims()
+		m := sparse.Zeros(0, d)
+		n, _ := b.Sparse.Dims()
+		for i := range n {
+			m.AppendRow(b.Sparse.Row(i))
+		}
+		c.Sparse = m
+	}
+	return c
+}
+
+// stepWriter writes each step's predictions and rejects.
+type stepWriter struct {
+	out     sinks.Sink
+	rejects *rejectWriter
+}
+
+func (w *stepWriter) Write(ctx context.Context, st *stages.Step) error {
+	if w.out != nil && len(st.Predictions) > 0 {
+		r := sinks.Results{}
+		for _, p := range st.Predictions {
+			r.IDs = append(r.IDs, p.ID)
+			r.Preds = append(r.Preds, p.Label)
+			r.Scores = append(r.Scores, p.Score)
+		}
+		if err := w.out.Write(r); err != nil {
+			return err
+		}
+	}
+	if w.rejects != nil {
+		for _, rj := range st.Rejects {
+			if err := w.rejects.write(rj); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (w *stepWriter) Close() error {
+	var errs []error
+	if w.out != nil {
+		errs = append(errs, w.out.Close())
+	}
+	if w.rejects != nil {
+		errs = append(errs, w.rejects.close())
+	}
+	return errors.Join(errs...)
+}
+
+// rejectWriter writes rejected records as JSON lines: offset, id, reason.
+type rejectWriter struct {
+	f   *os.File
+	enc *json.Encoder
+}
+
+func newRejectWriter(path string) (*rejectWriter, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	return &rejectWriter{f: f, enc: json.NewEncoder(f)}, nil
+}
+
+func (w *rejectWriter) write(r sources.Reject) error {
+	return w.enc.Encode(struct {
+		Offset int64  `json:"offset"`
+		ID     string `json:"id,omitempty"`
+		Reason string `json:"reason"`
+	}{r.Offset, r.ID, r.Reason.Error()})
+}
+
+func (w *rejectWriter) close() error { return w.f.Close() }

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/ipc"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+
+	"github.com/nmfstream/nmfstream/internal/datasets"
+)
+
+// writeDigitsStream writes the digits, shuffled with seed 1, as an Arrow IPC
+// file in stream order: frac of the samples are labeled, each label arriving
+// as a label-only record (null x) delay samples after its sample; every
+// 97th record is a sample with a negative pixel, which must be rejected.
+// It returns the number of records and of bad ones.
+func writeDigitsStream(t testing.TB, path string, frac float64, delay int) (records, bad int) {
+	t.Helper()
+	x, y := datasets.Digits()
+	n, d := x.Dims()
+	rnd := rand.New(rand.NewPCG(1, 1))
+	perm := rnd.Perm(n)
+	labeled := map[int]bool{}
+	for _, p := range rnd.Perm(n)[:int(frac*float64(n)+0.5)] {
+		labeled[p] = true
+	}
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "x", Type: arrow.FixedSizeListOf(int32(d), arrow.PrimitiveTypes.Float32), Nullable: true},
+		{Name: "label", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	}, nil)
+	mem := memory.NewGoAllocator()
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	xb := b.Field(0).(*array.FixedSizeListBuilder)
+	vb := xb.ValueBuilder().(*array.Float32Builder)
+	lb := b.Field(1).(*array.Int64Builder)
+	ib := b.Field(2).(*array.Int64Builder)
+	sample := func(row []float64, id int64) {
+		xb.Append(true)
+		for _, v := range row {
+			vb.Append(float32(v))
+		}
+		lb.AppendNull()
+		ib.Append(id)
+		records++
+		if records%97 == 0 {
+			// A bad record in the middle of the stream.
+			xb.Append(true)
+			for j := range row {
+				vb.Append(float32(-1 + 0*j))
+			}
+			lb.AppendNull()
+			ib.Append(int64(100000 + records))
+			records++
+			bad++
+		}
+	}
+	label := func(id, c int64) {
+		xb.AppendNull()
+		lb.Append(c)
+		ib.Append(id)
+		records++
+	}
+	due := map[int][]int{}
+	for t, i := range perm {
+		sample(x.RawRowView(i), int64(i))
+		if labeled[t] {
+			due[t+delay] = append(due[t+delay], i)
+		}
+		for _, j := range due[t] {
+			label(int64(j), int64(y[j]))
+		}
+		delete(due, t)
+	}
+	for t := n; len(due) > 0; t++ {
+		for _, j := range due[t] {
+			label(int64(j), int64(y[j]))
+		}
+		delete(due, t)
+	}
+	rec := b.NewRecord()
+	defer rec.Release()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return records, bad
+}
+
+func decodeSummary(t testing.TB, out []byte) streamSummary {
+	t.Helper()
+	var s streamSummary
+	if err := json.Unmarshal(bytes.TrimSpace(out), &s); err != nil {
+		t.Fatalf("stream --json printed %q: %v", out, err)
+	}
+	return s
+}
+
+// sameCounts compares everything but timings and the resume offset.
+func sameCounts(t *testing.T, what string, got, want streamSummary) {
+	t.Helper()
+	got.Seconds, got.RecordsPerSecond, got.RunRecords, got.ResumedFrom = 0, 0, 0, 0
+	want.Seconds, want.RecordsPerSecond, want.RunRecords, want.ResumedFrom = 0, 0, 0, 0
+	if got != want {
+		t.Errorf("%s:\n got %+v\nwant %+v", what, got, want)
+	}
+}
+
+// TestStreamKillResume kills `nmfstream stream` with SIGKILL after its
+// first checkpoint, runs the same command again, and checks that the
+// resumed run ends with exactly the counters and accuracy of an
+// uninterrupted run.
+func TestStreamKillResume(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "nmfstream")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	in := filepath.Join(dir, "digits.arrow")
+	records, bad := writeDigitsStream(t, in, 0.1, 100)
+	args := []string{"stream", "-in", in, "-json", "-batch", "10", "-window", "1000", "-seed", "1"}
+
+	whole, err := exec.Command(bin, args...).Output()
+	if err != nil {
+		t.Fatalf("uninterrupted run: %v", err)
+	}
+	want := decodeSummary(t, whole)
+	if want.Records != int64(records) || want.Rejected != int64(bad) {
+		t.Fatalf("uninterrupted run: %d records, %d rejected; the file has %d and %d", want.Records, want.Rejected, records, bad)
+	}
+
+	ckpt := filepath.Join(dir, "state.ckpt")
+	cargs := append(args, "-model", ckpt, "-checkpoint-every", "200")
+	cmd := exec.Command(bin, cargs...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err := os.Stat(ckpt); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatal("no checkpoint after 60 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("the run was not killed (it ended with %v): the stream is too short for this test", err)
+	}
+
+	again, err := exec.Command(bin, cargs...).Output()
+	if err != nil {
+		t.Fatalf("resumed run: %v", err)
+	}
+	got := decodeSummary(t, again)
+	if got.ResumedFrom <= 0 || got.ResumedFrom >= int64(records) {
+		t.Fatalf("resumed from record %d of %d", got.ResumedFrom, records)
+	}
+	if got.RunRecords != int64(records)-got.ResumedFrom {
+		t.Errorf("resumed run applied %d records, want %d", got.RunRecords, int64(records)-got.ResumedFrom)
+	}
+	t.Logf("killed after a checkpoint at record %d of %d; uninterrupted accuracy %.4f", got.ResumedFrom, records, float64(want.Accuracy))
+	sameCounts(t, "resumed run", got, want)
+
+	// Running it once more resumes at the end: nothing new, same counters.
+	final, err := exec.Command(bin, cargs...).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := decodeSummary(t, final)
+	if end.RunRecords != 0 {
+		t.Errorf("a finished stream applied %d records again", end.RunRecords)
+	}
+	sameCounts(t, "finished stream", end, want)
+}
+
+// TestStreamCancelResume cancels an in-process stream (as SIGINT does),
+// checks that it saved a checkpoint on the way out, and that resuming
+// gives the uninterrupted result.
+func TestStreamCancelResume(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "digits.arrow")
+	writeDigitsStream(t, in, 0.1, 100)
+	args := []string{"stream", "-in", in, "-json", "-batch", "20", "-window", "500", "-rank", "10"}
+	code, out, errs := runCmd(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	want := decodeSummary(t, []byte(out))
+
+	ckpt := filepath.Join(dir, "c.ckpt")
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	var ob, eb bytes.Buffer
+	code = run(ctx, append(args, "-model", ckpt, "-checkpoint-every", "0"), &ob, &eb)
+	if code == 0 {
+		t.Skip("the stream finished before the cancellation; nothing to resume")
+	}
+	part := decodeSummary(t, ob.Bytes())
+	if part.Records == 0 || part.Records >= want.Records {
+		t.Fatalf("cancelled run applied %d of %d records", part.Records, want.Records)
+	}
+	code, out, errs = runCmd(t, append(args, "-model", ckpt)...)
+	if code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, errs)
+	}
+	got := decodeSummary(t, []byte(out))
+	if got.ResumedFrom != part.Records {
+		t.Errorf("resumed from %d, the cancelled run applied %d", got.ResumedFrom, part.Records)
+	}
+	sameCounts(t, "resumed after cancel", got, want)
+}
+
+// TestStreamFlags checks usage errors and the checkpoint's configuration
+// taking precedence.
+func TestStreamFlags(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "d.arrow")
+	writeDigitsStream(t, in, 0.1, 100)
+	if code, _, _ := runCmd(t, "stream"); code != 2 {
+		t.Errorf("no -in: exit %d, want 2", code)
+	}
+	if code, _, _ := runCmd(t, "stream", "-in", in, "-predictor", "magic"); code != 2 {
+		t.Errorf("bad predictor: exit %d, want 2", code)
+	}
+	ckpt := filepath.Join(dir, "c")
+	out := filepath.Join(dir, "p.arrow")
+	if code, _, e := runCmd(t, "stream", "-in", in, "-model", ckpt, "-rank", "10", "-window", "300", "-out", out, "-json"); code != 0 {
+		t.Fatal(e)
+	}
+	if code, _, e := runCmd(t, "stream", "-in", in, "-model", ckpt, "-rank", "12"); code != 2 {
+		t.Errorf("rank differing from the checkpoint: exit %d (%s), want 2", code, e)
+	}
+	ids, _, preds, scores := readResults(t, out)
+	if len(ids) < 1700 || len(preds) != len(ids) || len(scores) != len(ids) {
+		t.Errorf("predictions file: %d ids, %d preds, %d scores", len(ids), len(preds), len(scores))
+	}
+}

@@ -1,0 +1,159 @@
+package stages
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/sparse"
+	"github.com/nmfstream/nmfstream/sources"
+)
+
+// DefaultHashFeatures is the number of hashed TF-IDF columns Featurize uses
+// for text when no TFIDF is given: 2¹⁸ columns keep hash collisions rare for
+// vocabularies of tens of thousands of terms while the sparse rows stay
+// small (their size depends on the words of a document, not on this).
+const DefaultHashFeatures = 1 << 18
+
+// Featurize turns the samples of a sources.Batch into rows for the model:
+// dense and sparse features pass through after a per-row check, text goes
+// through a TF-IDF vectorizer whose document frequencies follow the stream.
+//
+// The first batch fixes the dimension; a later row of another dimension is
+// rejected, not fatal. Featurize is not safe for concurrent use.
+type Featurize struct {
+	// TFIDF vectorizes FormText batches; Rows calls its Update and then
+	// Transform on each batch. If nil, the first text batch sets it to a
+	// hashing TF-IDF with DefaultHashFeatures columns and scikit-learn's
+	// English stop words, whose columns do not move as the vocabulary grows.
+	TFIDF *TFIDF
+
+	dim int
+}
+
+// RowError is the reason Featurize cannot use one sample.
+type RowError struct {
+	Row int   // the sample's index in the batch
+	Err error // the problem
+}
+
+func (e *RowError) Error() string { return fmt.Sprintf("stages: sample %d: %v", e.Row, e.Err) }
+func (e *RowError) Unwrap() error { return e.Err }
+
+// Dim returns the dimension fixed by the first batch, or 0 before it.
+func (f *Featurize) Dim() int { return f.dim }
+
+// Rows returns the model rows of b's usable samples, the indices of those
+// samples in b (ascending), and a *RowError for each unusable one: a
+// negative or non-finite value, a dimension other than the stream's, an
+// empty document. x is nil when no sample is usable. x is newly allocated.
+func (f *Featurize) Rows(b *sources.Batch) (x model.Data, keep []int, bad []error) {
+	n := b.Len()
+	if n == 0 {
+		return nil, nil, nil
+	}
+	switch b.Form {
+	case sources.FormDense:
+		if b.Dense == nil {
+			return nil, nil, nil
+		}
+		_, d := b.Dense.Dims()
+		if f.dim == 0 {
+			f.dim = d
+		}
+		for i := range n {
+			if d != f.dim {
+				bad = append(bad, &RowError{i, fmt.Errorf("%d features, the stream has %d", d, f.dim)})
+				continue
+			}
+			if err := checkRow(b.Dense.RawRowView(i)); err != nil {
+				bad = append(bad, &RowError{i, err})
+				continue
+			}
+			keep = append(keep, i)
+		}
+		if len(keep) == 0 {
+			return nil, nil, bad
+		}
+		m := mat.NewDense(len(keep), d, nil)
+		for r, i := range keep {
+			copy(m.RawRowView(r), b.Dense.RawRowView(i))
+		}
+		return model.DenseRows(m), keep, bad
+	case sources.FormSparse:
+		return f.sparseRows(b.Sparse, n, nil)
+	case sources.FormText:
+		if f.TFIDF == nil {
+			f.TFIDF = &TFIDF{Hashing: true, NFeatures: DefaultHashFeatures, StopWords: EnglishStopWords()}
+		}
+		if err := f.TFIDF.Update(b.Text); err != nil {
+			for i := range n {
+				bad = append(bad, &RowError{i, err})
+			}
+			return nil, nil, bad
+		}
+		m, err := f.TFIDF.Transform(b.Text)
+		if err != nil {
+			for i := range n {
+				bad = append(bad, &RowError{i, err})
+			}
+			return nil, nil, bad
+		}
+		return f.sparseRows(m, n, errEmptyDoc)
+	}
+	for i := range n {
+		bad = append(bad, &RowError{i, fmt.Errorf("unsupported feature form %v", b.Form)})
+	}
+	return nil, nil, bad
+}
+
+var errEmptyDoc = errors.New("document has no usable term")
+
+// sparseRows keeps the usable rows of m. empty, if not nil, rejects rows
+// without entries.
+func (f *Featurize) sparseRows(m *sparse.CSR, n int, empty error) (model.Data, []int, []error) {
+	if m == nil {
+		return nil, nil, nil
+	}
+	_, d := m.Dims()
+	if f.dim == 0 {
+		f.dim = d
+	}
+	var keep []int
+	var bad []error
+	for i := range n {
+		ind, val := m.Row(i)
+		switch {
+		case d != f.dim:
+			bad = append(bad, &RowError{i, fmt.Errorf("%d features, the stream has %d", d, f.dim)})
+		case empty != nil && len(ind) == 0:
+			bad = append(bad, &RowError{i, empty})
+		default:
+			if err := checkRow(val); err != nil {
+				bad = append(bad, &RowError{i, err})
+				continue
+			}
+			keep = append(keep, i)
+		}
+	}
+	if len(keep) == 0 {
+		return nil, nil, bad
+	}
+	out := sparse.Zeros(0, d)
+	for _, i := range keep {
+		out.AppendRow(m.Row(i))
+	}
+	return model.SparseRows(out), keep, bad
+}
+
+func checkRow(row []float64) error {
+	for j, v := range row {
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("value %g at feature %d: features must be finite and non-negative", v, j)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,122 @@
+package stages
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/nmfstream/nmfstream/model"
+)
+
+// LearnerState is the plain-data state of a Learner, for checkpoints: the
+// model's state, the vectorizer, the id bookkeeping, the labels waiting
+// for their sample, the predictions waiting for their label and the
+// counters. Restoring it into a Learner configured like the original one
+// continues the stream exactly as if it had not stopped.
+type LearnerState struct {
+	Online     *model.OnlineState
+	Vectorizer []byte // TFIDF.MarshalBinary, or nil
+	Dim        int    // the stream's dimension, 0 before the first sample
+
+	Nodes   []NodeState // by node id
+	Seq     int
+	Classes []string
+
+	PredIDs       []string // arrival predictions waiting for a label, oldest first
+	PredClasses   []int
+	PendingIDs    []string // labels waiting for their sample, oldest first
+	PendingLabels []string
+
+	Counters Counters
+}
+
+// NodeState is the bookkeeping of one graph node.
+type NodeState struct {
+	Live  bool
+	ID    string
+	Class int
+	Seq   int
+}
+
+// State returns a copy of l's state.
+func (l *Learner) State() (*LearnerState, error) {
+	if l.Model == nil {
+		return nil, errors.New("stages: learner: no model")
+	}
+	l.init()
+	s := &LearnerState{Dim: l.Featurize.dim, Seq: l.seq, Classes: slices.Clone(l.classes), Counters: l.c}
+	var live []int
+	for n, nd := range l.nodes {
+		s.Nodes = append(s.Nodes, NodeState{Live: nd.live, ID: nd.id, Class: nd.class, Seq: nd.seq})
+		if nd.live {
+			live = append(live, n)
+		}
+	}
+	slices.SortFunc(live, func(a, b int) int { return l.nodes[a].seq - l.nodes[b].seq })
+	var err error
+	if l.Model.KNN() == nil {
+		live = nil
+	}
+	if s.Online, err = l.Model.State(live); err != nil {
+		return nil, err
+	}
+	if l.Featurize.TFIDF != nil && l.Featurize.TFIDF.Dim() > 0 {
+		if s.Vectorizer, err = l.Featurize.TFIDF.MarshalBinary(); err != nil {
+			return nil, err
+		}
+	}
+	ids, ps := l.preds.items()
+	s.PredIDs = ids
+	for _, p := range ps {
+		s.PredClasses = append(s.PredClasses, p.Class)
+	}
+	s.PendingIDs, s.PendingLabels = l.pending.items()
+	return s, nil
+}
+
+// Restore replaces l's state with s. l.Model must be configured as the
+// model s was taken from, and l's other fields as the original Learner's.
+func (l *Learner) Restore(s *LearnerState) error {
+	if l.Model == nil {
+		return errors.New("stages: learner: no model")
+	}
+	if s.Online == nil || len(s.PredIDs) != len(s.PredClasses) || len(s.PendingIDs) != len(s.PendingLabels) {
+		return errors.New("stages: learner: malformed state")
+	}
+	if err := l.Model.Restore(s.Online); err != nil {
+		return err
+	}
+	l.byID, l.nodes = nil, nil
+	l.init()
+	l.seq, l.c, l.Featurize.dim = s.Seq, s.Counters, s.Dim
+	l.classes = slices.Clone(s.Classes)
+	l.classOf = map[string]int{}
+	for c, name := range l.classes {
+		l.classOf[name] = c
+	}
+	for n, nd := range s.Nodes {
+		if nd.Class >= len(l.classes) {
+			return fmt.Errorf("stages: learner: state: node %d has class %d of %d", n, nd.Class, len(l.classes))
+		}
+		l.nodes = append(l.nodes, node{live: nd.Live, id: nd.ID, class: nd.Class, seq: nd.Seq})
+		if nd.Live && nd.ID != "" {
+			l.byID[nd.ID] = n
+		}
+	}
+	lim := max(l.horizon(), len(s.PredIDs), len(s.PendingIDs))
+	for i, id := range s.PredIDs {
+		l.preds.put(id, pred{Class: s.PredClasses[i]}, lim)
+	}
+	for i, id := range s.PendingIDs {
+		l.pending.put(id, s.PendingLabels[i], lim)
+	}
+	if s.Vectorizer != nil {
+		if l.Featurize.TFIDF == nil {
+			l.Featurize.TFIDF = &TFIDF{}
+		}
+		if err := l.Featurize.TFIDF.UnmarshalBinary(s.Vectorizer); err != nil {
+			return fmt.Errorf("stages: learner: state: %w", err)
+		}
+	}
+	return nil
+}
