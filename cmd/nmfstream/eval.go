@@ -141,7 +141,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if f.spec.linear {
 		projName = "linear"
 	} else if f.spec.project != nil {
-		projName = "method"
+		projName = "kernel-" + kernelProjection(p.projector).String()
 	}
 	sum := evalSummary{
 		Method:         f.method,

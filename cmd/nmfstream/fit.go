@@ -194,6 +194,10 @@ func fitFile(ctx context.Context, path string, p fitParams, stderr io.Writer) (*
 		return f, fmt.Errorf("method %s needs labeled records, and %s has none (every label is null): add labels or use --method gnmf", name, path)
 	}
 
+	if spec.splitsCodes && p.rank <= len(f.classes) {
+		return f, fmt.Errorf("%w: method %s gives each of the %d classes of %s a code column, plus at least one more: pass --rank %d or more",
+			errUsage, name, len(f.classes), path, len(f.classes)+1)
+	}
 	pr = newProgress(stderr, "fitting "+name)
 	start := time.Now()
 	f.m = spec.build(newCommon(p, func() bool { return ctx.Err() != nil }, pr), p)

@@ -88,6 +88,9 @@ type methodSpec struct {
 	// from --neighbors (default 5), Euclidean 0-1 weights and
 	// model.DefaultGNMFAlpha, the weight GNMF's graph was tuned with.
 	anchor func(m model.Method, p fitParams) (graph.KNN, graph.Weighting, float64)
+	// splitsCodes marks methods whose codes are split V = [V¹ V²] with one
+	// column of V¹ per class, so that the rank must exceed the classes.
+	splitsCodes bool
 	// linear marks methods whose codes are x·U (DPCA), possibly negative.
 	linear bool
 	// project, if set, codes new samples in memory (eval only).
@@ -134,15 +137,17 @@ var methods = map[string]methodSpec{
 		},
 	},
 	"n2s2l": {
-		summary: "non-negative semi-supervised learning (Wang et al. 2009)",
-		semi:    true,
+		summary:     "non-negative semi-supervised learning (Wang et al. 2009)",
+		semi:        true,
+		splitsCodes: true,
 		build: func(c model.Common, p fitParams) model.Method {
 			return &model.N2S2L{Common: c, Alpha: p.alpha, Beta: p.beta, Neighbors: p.neighbors}
 		},
 	},
 	"nge": {
-		summary: "non-negative graph embedding (Yang et al. 2008), MFA graphs",
-		semi:    true,
+		summary:     "non-negative graph embedding (Yang et al. 2008), MFA graphs",
+		semi:        true,
+		splitsCodes: true,
 		build: func(c model.Common, p fitParams) model.Method {
 			return &model.NGE{Common: c, Alpha: p.alpha, Beta: p.beta, Neighbors: p.neighbors}
 		},
@@ -158,7 +163,7 @@ var methods = map[string]methodSpec{
 	"kernel": {
 		summary: "flexible-kernel NMF (Zhang and Liu 2009), Gaussian kernel (eval only: not saved yet)",
 		build: func(c model.Common, p fitParams) model.Method {
-			return &kernel.Flexible{Common: c, Neighbors: p.neighbors}
+			return &kernel.Flexible{Common: c, Neighbors: p.neighbors, Projection: kernelProjection(p.projector)}
 		},
 		project: func(m model.Method, dst *mat.Dense, x model.Data) error {
 			return m.(*kernel.Flexible).ProjectTo(dst, x)
@@ -167,7 +172,7 @@ var methods = map[string]methodSpec{
 	"multik": {
 		summary: "adaptive-graph multiple-kernel NMF (eval only: not saved yet)",
 		build: func(c model.Common, p fitParams) model.Method {
-			return &kernel.MultiK{Common: c, Alpha: p.alpha, Neighbors: p.neighbors}
+			return &kernel.MultiK{Common: c, Alpha: p.alpha, Neighbors: p.neighbors, Projection: kernelProjection(p.projector)}
 		},
 		project: func(m model.Method, dst *mat.Dense, x model.Data) error {
 			return m.(*kernel.MultiK).ProjectTo(dst, x)
@@ -231,6 +236,19 @@ func newCommon(p fitParams, stop func() bool, pr *progress) model.Common {
 			return !stop()
 		},
 	}
+}
+
+// kernelProjection maps --projector onto the kernel methods' projections:
+// graph and nnls are theirs, and pinv or clamped select the papers'
+// least-squares projection (kernel.ProjectPaper).
+func kernelProjection(name string) kernel.Projection {
+	switch name {
+	case "nnls":
+		return kernel.ProjectNNLS
+	case "pinv", "clamped":
+		return kernel.ProjectPaper
+	}
+	return kernel.ProjectGraph
 }
 
 var errNotSavable = errors.New("this method's state cannot be saved yet")
