@@ -55,6 +55,12 @@ func TestTune(t *testing.T) {
 			run("multik "+st.String()+" nnls", &kernel.MultiK{Common: model.Common{Rank: 40}, Step: st})
 		}
 	}
+	if has("var") {
+		for _, st := range []kernel.TauStep{kernel.TauLP, kernel.TauEntropy, kernel.TauSimplex} {
+			run("multik variance "+st.String()+" graph", &kernel.MultiK{Common: model.Common{Rank: 40}, Step: st, Scaling: kernel.ScaleVariance})
+			run("adap α=1 variance "+st.String()+" graph", &kernel.MultiK{Common: model.Common{Rank: 40}, Alpha: 1, Step: st, Scaling: kernel.ScaleVariance})
+		}
+	}
 	if has("adap") {
 		for _, a := range []float64{1, 10, 100} {
 			for _, st := range []kernel.TauStep{kernel.TauLP, kernel.TauEntropy} {
