@@ -171,6 +171,9 @@ func SaveModel(path string, s *model.Snapshot) (err error) {
 	if err := WriteModel(f, s, nil); err != nil {
 		return err
 	}
+	if err := f.Chmod(0o644); err != nil { // CreateTemp makes it 0600
+		return fmt.Errorf("sinks: save model: %w", err)
+	}
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("sinks: save model: %w", err)
 	}
