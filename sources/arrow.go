@@ -111,7 +111,7 @@ type recordReader interface {
 // NewArrowStream returns a source reading the Arrow IPC stream r.
 func NewArrowStream(r io.Reader) *Arrow {
 	return &Arrow{open: func(mem memory.Allocator) (recordReader, *arrow.Schema, error) {
-		rd, err := ipc.NewReader(r, ipc.WithAllocator(mem))
+		rd, err := ipc.NewReaderFromMessageReader(&guardedMessages{r: r}, ipc.WithAllocator(mem))
 		if err != nil {
 			return nil, nil, err
 		}

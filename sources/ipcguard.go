@@ -1,0 +1,249 @@
+package sources
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow/go/v15/arrow/ipc"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	flatbuffers "github.com/google/flatbuffers/go"
+)
+
+// Limits of guardedMessages. arrow-go v15 trusts the sizes and counts in IPC
+// metadata and allocates them up front (a corrupt stream can ask for
+// hundreds of gigabytes, which kills the process), so the stream reader
+// checks them first. Found by FuzzArrowStream.
+const (
+	maxIPCFields       = 1 << 16 // fields (with nested children) in a schema
+	maxIPCDepth        = 64      // nesting depth of a schema
+	maxIPCUncompressed = 1 << 30 // claimed size of one decompressed buffer
+)
+
+// guardedMessages is an ipc.MessageReader like ipc.NewMessageReader's, that
+// reads metadata and bodies only as far as the data goes (so a bogus length
+// fails at the end of the input instead of allocating it) and rejects
+// metadata whose counts and sizes do not fit in it.
+type guardedMessages struct {
+	r   io.Reader
+	msg *ipc.Message
+}
+
+var _ ipc.MessageReader = (*guardedMessages)(nil)
+
+func (g *guardedMessages) Retain() {}
+
+func (g *guardedMessages) Release() {
+	if g.msg != nil {
+		g.msg.Release()
+		g.msg = nil
+	}
+}
+
+// readN reads exactly n bytes, growing the buffer only as data arrives.
+func readN(r io.Reader, n int64) ([]byte, error) {
+	var b bytes.Buffer
+	if n < 1<<20 {
+		b.Grow(int(n))
+	}
+	got, err := io.CopyN(&b, r, n)
+	if got != n {
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// Message implements ipc.MessageReader.
+func (g *guardedMessages) Message() (*ipc.Message, error) {
+	var b [4]byte
+	if _, err := io.ReadFull(g.r, b[:]); err != nil {
+		if err == io.EOF {
+			return nil, io.EOF
+		}
+		return nil, fmt.Errorf("reading continuation marker: %w", err)
+	}
+	n := int32(binary.LittleEndian.Uint32(b[:]))
+	switch uint32(n) {
+	case 0:
+		return nil, io.EOF
+	case 0xFFFFFFFF:
+		if _, err := io.ReadFull(g.r, b[:]); err != nil {
+			return nil, fmt.Errorf("reading message length: %w", err)
+		}
+		n = int32(binary.LittleEndian.Uint32(b[:]))
+		if n == 0 {
+			return nil, io.EOF
+		}
+	}
+	if n < 8 {
+		return nil, fmt.Errorf("bad message metadata length %d", n)
+	}
+	meta, err := readN(g.r, int64(n))
+	if err != nil {
+		return nil, fmt.Errorf("reading message metadata: %w", err)
+	}
+	var typ byte
+	var bodyLen int64
+	var header flatbuffers.Table
+	if err := catch(func() error {
+		var err error
+		typ, bodyLen, header, err = messageHeader(meta)
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("bad message metadata: %w", err)
+	}
+	body, err := readN(g.r, bodyLen)
+	if err != nil {
+		return nil, fmt.Errorf("reading message body: %w", err)
+	}
+	if err := catch(func() error { return checkHeader(typ, header, body) }); err != nil {
+		return nil, fmt.Errorf("bad message metadata: %w", err)
+	}
+	g.Release()
+	mb, bb := memory.NewBufferBytes(meta), memory.NewBufferBytes(body)
+	g.msg = ipc.NewMessage(mb, bb)
+	mb.Release()
+	bb.Release()
+	return g.msg, nil
+}
+
+// Message header types and table slots of Arrow's Message.fbs and Schema.fbs.
+const (
+	headerSchema          = 1
+	headerDictionaryBatch = 2
+	headerRecordBatch     = 3
+)
+
+// slot returns the vtable offset of field i of a table.
+func slot(i int) flatbuffers.VOffsetT { return flatbuffers.VOffsetT(4 + 2*i) }
+
+func messageHeader(buf []byte) (typ byte, bodyLen int64, header flatbuffers.Table, err error) {
+	root := flatbuffers.Table{Bytes: buf, Pos: flatbuffers.GetUOffsetT(buf)}
+	checkTable(&root)
+	if o := root.Offset(slot(1)); o != 0 {
+		typ = root.GetByte(flatbuffers.UOffsetT(o) + root.Pos)
+	}
+	if o := root.Offset(slot(3)); o != 0 {
+		bodyLen = root.GetInt64(flatbuffers.UOffsetT(o) + root.Pos)
+	}
+	if bodyLen < 0 {
+		return 0, 0, header, fmt.Errorf("negative body length %d", bodyLen)
+	}
+	o := root.Offset(slot(2))
+	if o == 0 {
+		return 0, 0, header, errors.New("message without header")
+	}
+	root.Union(&header, flatbuffers.UOffsetT(o))
+	checkTable(&header)
+	return typ, bodyLen, header, nil
+}
+
+func checkHeader(typ byte, header flatbuffers.Table, body []byte) error {
+	switch typ {
+	case headerSchema:
+		n := 0
+		return checkFields(&header, slot(1), 0, &n)
+	case headerDictionaryBatch:
+		o := header.Offset(slot(1))
+		if o == 0 {
+			return errors.New("dictionary batch without data")
+		}
+		var data flatbuffers.Table
+		data.Bytes, data.Pos = header.Bytes, header.Indirect(flatbuffers.UOffsetT(o)+header.Pos)
+		checkTable(&data)
+		return checkBatch(&data, body)
+	case headerRecordBatch:
+		return checkBatch(&header, body)
+	}
+	return fmt.Errorf("unsupported message type %d", typ)
+}
+
+// checkTable panics (caught by the caller) if t's position is outside its
+// buffer.
+func checkTable(t *flatbuffers.Table) {
+	if int(t.Pos)+4 > len(t.Bytes) {
+		panic("table out of range")
+	}
+}
+
+// vector returns the start and length of the vector in field s of t, after
+// checking that n elements of the given size fit in the buffer.
+func vector(t *flatbuffers.Table, s flatbuffers.VOffsetT, size int) (start flatbuffers.UOffsetT, n int, err error) {
+	o := t.Offset(s)
+	if o == 0 {
+		return 0, 0, nil
+	}
+	start = t.Vector(flatbuffers.UOffsetT(o))
+	n = t.VectorLen(flatbuffers.UOffsetT(o))
+	if n < 0 || int64(start)+int64(n)*int64(size) > int64(len(t.Bytes)) {
+		return 0, 0, fmt.Errorf("vector of %d elements does not fit in %d bytes", n, len(t.Bytes))
+	}
+	return start, n, nil
+}
+
+// checkFields checks the Field vector in slot s of t (Schema.fields or
+// Field.children), recursively, and the custom metadata of each field.
+func checkFields(t *flatbuffers.Table, s flatbuffers.VOffsetT, depth int, count *int) error {
+	if depth > maxIPCDepth {
+		return fmt.Errorf("schema nested deeper than %d", maxIPCDepth)
+	}
+	if depth == 0 {
+		if _, _, err := vector(t, slot(2), 4); err != nil { // Schema.custom_metadata
+			return err
+		}
+	}
+	start, n, err := vector(t, s, 4)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		if *count++; *count > maxIPCFields {
+			return fmt.Errorf("schema has more than %d fields", maxIPCFields)
+		}
+		p := start + flatbuffers.UOffsetT(4*i)
+		f := flatbuffers.Table{Bytes: t.Bytes, Pos: p + flatbuffers.GetUOffsetT(t.Bytes[p:])}
+		checkTable(&f)
+		if _, _, err := vector(&f, slot(6), 4); err != nil { // Field.custom_metadata
+			return err
+		}
+		if err := checkFields(&f, slot(5), depth+1, count); err != nil { // Field.children
+			return err
+		}
+	}
+	return nil
+}
+
+// checkBatch checks a RecordBatch table: its buffers lie inside the body,
+// and compressed buffers claim a bounded decompressed size.
+func checkBatch(t *flatbuffers.Table, body []byte) error {
+	if _, _, err := vector(t, slot(1), 16); err != nil { // nodes: FieldNode structs
+		return err
+	}
+	if _, _, err := vector(t, slot(4), 8); err != nil { // variadicBufferCounts
+		return err
+	}
+	start, n, err := vector(t, slot(2), 16) // buffers: Buffer{offset, length int64}
+	if err != nil {
+		return err
+	}
+	compressed := t.Offset(slot(3)) != 0
+	for i := 0; i < n; i++ {
+		p := start + flatbuffers.UOffsetT(16*i)
+		off := flatbuffers.GetInt64(t.Bytes[p:])
+		length := flatbuffers.GetInt64(t.Bytes[p+8:])
+		if off < 0 || length < 0 || off > int64(len(body)) || length > int64(len(body))-off {
+			return fmt.Errorf("buffer %d [%d, +%d) outside the body of %d bytes", i, off, length, len(body))
+		}
+		if compressed && length >= 8 {
+			if u := int64(binary.LittleEndian.Uint64(body[off:])); u > maxIPCUncompressed || u < -1 {
+				return fmt.Errorf("buffer %d claims %d decompressed bytes", i, u)
+			}
+		}
+	}
+	return nil
+}
