@@ -1,10 +1,8 @@
 package model
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
-	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -15,16 +13,13 @@ import (
 // This file holds the label-aware graphs of DGNMF, SSKNMF, N²S²L and NGE:
 // intra- and inter-class k-NN graphs, the signed labeled graph, and Marginal
 // Fisher Analysis' intrinsic and penalty graphs (Yan et al., "Graph
-// embedding and extensions", IEEE TPAMI 29(1), 2007). They only join
-// labeled samples, so they are built from exact distances among the l
-// labeled samples, in blocks of labelBlock rows (l×labelBlock floats of
-// workspace). The k-NN graph over all samples comes from package graph.
+// embedding and extensions", IEEE TPAMI 29(1), 2007). All come from package
+// graph, whose builders follow the same papers: IntraInter, Signed and MFA
+// on a graph of the labeled samples only (they only join labeled samples),
+// and Weights for the k-NN graph over all samples.
 //
 // All graphs are N×N, symmetric, with 0-1 weights and "or" symmetrization
 // (i ~ j if i is among j's neighbours or j among i's), as in the papers.
-
-// labelBlock is the number of query rows per distance block.
-const labelBlock = 256
 
 // ErrNoLabels is returned by the supervised methods (DGNMF, NGE) when no
 // sample is labeled.
@@ -58,72 +53,6 @@ func parseLabels(labels []int, n int) (labelSet, error) {
 	return ls, nil
 }
 
-// labeledDists calls fn(a, d) for each labeled sample a (a position in
-// ls.ids), with d[b] the squared Euclidean distance between labeled samples
-// a and b. d is reused between calls.
-func labeledDists(x Data, ls labelSet, fn func(a int, d []float64)) error {
-	rows := Rows(x)
-	l := len(ls.ids)
-	if l == 0 {
-		return nil
-	}
-	var (
-		p      *mat.Dense  // dense labeled rows (l×D)
-		ps     *sparse.CSR // sparse labeled rows
-		sq     = make([]float64, l)
-		gram   mat.Dense
-		dist   = make([]float64, l)
-		_, dim = x.Dims()
-	)
-	switch r := rows.(type) {
-	case *mat.Dense:
-		p = mat.NewDense(l, dim, nil)
-		for a, i := range ls.ids {
-			p.SetRow(a, r.RawRowView(i))
-		}
-		for a := range sq {
-			row := p.RawRowView(a)
-			sq[a] = dot(row, row)
-		}
-	case *sparse.CSR:
-		ps = sparse.Zeros(0, dim)
-		for _, i := range ls.ids {
-			ind, val := r.Row(i)
-			ps.AppendRow(ind, val)
-		}
-		ps.RowSqNorms(sq)
-	default:
-		return fmt.Errorf("model: label graphs need DenseRows or SparseRows data, got %T", x)
-	}
-	for lo := 0; lo < l; lo += labelBlock {
-		hi := min(lo+labelBlock, l)
-		gram.Reset()
-		if p != nil {
-			gram.Mul(p, p.Slice(lo, hi, 0, dim).T()) // l×b
-		} else {
-			q := mat.NewDense(hi-lo, dim, nil)
-			for a := lo; a < hi; a++ {
-				ind, val := ps.Row(a)
-				for t, j := range ind {
-					q.Set(a-lo, j, val[t])
-				}
-			}
-			ps.MulDenseTo(&gram, q.T()) // l×b
-		}
-		for a := lo; a < hi; a++ {
-			for b := 0; b < l; b++ {
-				d := sq[a] + sq[b] - 2*gram.At(b, a-lo)
-				if d < 0 || a == b { // rounding
-					d = 0
-				}
-				dist[b] = d
-			}
-			fn(a, dist)
-		}
-	}
-	return nil
-}
-
 func dot(a, b []float64) float64 {
 	var s float64
 	for i, x := range a {
@@ -132,100 +61,112 @@ func dot(a, b []float64) float64 {
 	return s
 }
 
-// nearest returns the positions of the k smallest d[b] with keep(b),
-// nearest first, ties broken by the smaller position. k < 0 means all.
-func nearest(d []float64, k int, keep func(b int) bool, buf []int) []int {
-	buf = buf[:0]
-	for b := range d {
-		if keep(b) {
-			buf = append(buf, b)
+// labelGraph returns a graph.Graph over the labeled samples of x only,
+// node a being sample ls.ids[a], with their classes set. cfg gives the
+// sizes of the label lists (IntraK, InterK, PenaltyPairs); its K, the plain
+// k-NN lists, is not used and set to 1. Building the graph over the l
+// labeled samples costs l²D, not the N²D of a graph over all samples.
+// It returns nil if fewer than two samples are labeled.
+func labelGraph(x Data, ls labelSet, cfg graph.KNN) (*graph.Graph, error) {
+	if len(ls.ids) < 2 {
+		return nil, nil
+	}
+	cfg.K = 1
+	var (
+		g   *graph.Graph
+		err error
+	)
+	switch r := Rows(x).(type) {
+	case *mat.Dense:
+		_, dim := r.Dims()
+		p := mat.NewDense(len(ls.ids), dim, nil)
+		for a, i := range ls.ids {
+			p.SetRow(a, r.RawRowView(i))
 		}
-	}
-	slices.SortFunc(buf, func(a, b int) int {
-		if c := cmp.Compare(d[a], d[b]); c != 0 {
-			return c
+		// Insertion, unlike a batch build, allows l ≤ K.
+		if g, err = cfg.NewDense(dim); err == nil {
+			_, err = g.InsertDense(p)
 		}
-		return cmp.Compare(a, b)
-	})
-	if k >= 0 && len(buf) > k {
-		buf = buf[:k]
+	case *sparse.CSR:
+		_, dim := r.Dims()
+		p := sparse.Zeros(0, dim)
+		for _, i := range ls.ids {
+			ind, val := r.Row(i)
+			p.AppendRow(ind, val)
+		}
+		if g, err = cfg.NewSparse(dim); err == nil {
+			_, err = g.InsertSparse(p)
+		}
+	default:
+		return nil, fmt.Errorf("model: label graphs need DenseRows or SparseRows data, got %T", x)
 	}
-	return buf
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	ids := make([]int, len(ls.ids))
+	for a := range ids {
+		ids[a] = a
+	}
+	if _, err := g.SetLabels(ids, ls.y); err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	return g, nil
 }
 
-// pairSet collects undirected edges with a weight, then builds the N×N
-// symmetric CSR. An edge added twice keeps the last weight.
-type pairSet struct {
-	n int
-	w map[[2]int]float64
-}
-
-func newPairSet(n int) *pairSet { return &pairSet{n: n, w: map[[2]int]float64{}} }
-
-func (s *pairSet) add(i, j int, w float64) {
-	if i == j {
-		return
-	}
-	if i > j {
-		i, j = j, i
-	}
-	s.w[[2]int{i, j}] = w
-}
-
-func (s *pairSet) csr() *sparse.CSR {
-	b := sparse.NewBuilder(s.n, s.n)
-	for p, w := range s.w {
-		b.Add(p[0], p[1], w)
-		b.Add(p[1], p[0], w)
+// embed returns the N×N matrix whose entry (ids[a], ids[b]) is s's entry
+// (a, b): a graph over the labeled samples placed among all n samples.
+// A nil s gives the empty N×N matrix.
+func embed(s *sparse.CSR, ids []int, n int) *sparse.CSR {
+	b := sparse.NewBuilder(n, n)
+	if s != nil {
+		for a, i := range ids {
+			ind, val := s.Row(a)
+			for p, c := range ind {
+				b.Add(i, ids[c], val[p])
+			}
+		}
 	}
 	return b.CSR()
+}
+
+// maxClassCount returns the size of the largest labeled class.
+func (ls labelSet) maxClassCount() int {
+	m := 0
+	for _, c := range ls.count {
+		m = max(m, c)
+	}
+	return m
 }
 
 // intraInterGraphs returns the intra-class k-NN graph W_w (each labeled
 // sample joined to its kIntra nearest same-class labeled samples) and the
 // inter-class k-NN graph W_b (its kInter nearest labeled samples of other
 // classes), both N×N with 0-1 weights and "or" symmetrization (An, thesis
-// §2.2.1). kIntra < 0 joins all same-class labeled samples. Unlabeled
-// samples have no edges.
+// §2.2.1), from graph.Graph.IntraInter. Unlabeled samples have no edges.
 func intraInterGraphs(x Data, ls labelSet, kIntra, kInter int) (ww, wb *sparse.CSR, err error) {
-	sw, sb := newPairSet(ls.n), newPairSet(ls.n)
-	var buf []int
-	err = labeledDists(x, ls, func(a int, d []float64) {
-		buf = nearest(d, kIntra, func(b int) bool { return b != a && ls.y[b] == ls.y[a] }, buf)
-		for _, b := range buf {
-			sw.add(ls.ids[a], ls.ids[b], 1)
-		}
-		buf = nearest(d, kInter, func(b int) bool { return ls.y[b] != ls.y[a] }, buf)
-		for _, b := range buf {
-			sb.add(ls.ids[a], ls.ids[b], 1)
-		}
-	})
+	g, err := labelGraph(x, ls, graph.KNN{IntraK: kIntra, InterK: kInter})
 	if err != nil {
 		return nil, nil, err
 	}
-	return sw.csr(), sb.csr(), nil
+	if g != nil {
+		ww, wb = g.IntraInter(graph.Weighting{})
+	}
+	return embed(ww, ls.ids, ls.n), embed(wb, ls.ids, ls.n), nil
 }
 
 // signedLabelGraph returns SSKNMF's W¹: +1 between intra-class k-NN pairs,
-// −1 between inter-class k-NN pairs of labeled samples (An, thesis §2.3).
-// The two edge sets are disjoint since a pair is either same-class or not.
+// −1 between inter-class k-NN pairs of labeled samples (An, thesis §2.3),
+// from graph.Graph.Signed.
 func signedLabelGraph(x Data, ls labelSet, kIntra, kInter int) (*sparse.CSR, error) {
-	s := newPairSet(ls.n)
-	var buf []int
-	err := labeledDists(x, ls, func(a int, d []float64) {
-		buf = nearest(d, kIntra, func(b int) bool { return b != a && ls.y[b] == ls.y[a] }, buf)
-		for _, b := range buf {
-			s.add(ls.ids[a], ls.ids[b], 1)
-		}
-		buf = nearest(d, kInter, func(b int) bool { return ls.y[b] != ls.y[a] }, buf)
-		for _, b := range buf {
-			s.add(ls.ids[a], ls.ids[b], -1)
-		}
-	})
+	g, err := labelGraph(x, ls, graph.KNN{IntraK: kIntra, InterK: kInter})
 	if err != nil {
 		return nil, err
 	}
-	return s.csr(), nil
+	var w1 *sparse.CSR
+	if g != nil {
+		w1 = g.Signed(graph.Weighting{})
+	}
+	return embed(w1, ls.ids, ls.n), nil
 }
 
 // mfaGraphs returns Marginal Fisher Analysis' intrinsic graph S (each
@@ -233,50 +174,23 @@ func signedLabelGraph(x Data, ls labelSet, kIntra, kInter int) (*sparse.CSR, err
 // means all of them, the "n_c − 1" of N²S²L's experiments) and penalty graph
 // Sᵖ (for each class c, the k2 shortest pairs (i, j) with i in c and j
 // labeled in another class), both N×N, 0-1, symmetric (Yan et al. 2007,
-// eq. 13–14).
+// eq. 13–14), from graph.Graph.MFA.
 func mfaGraphs(x Data, ls labelSet, k1, k2 int) (s, sp *sparse.CSR, err error) {
-	si, spn := newPairSet(ls.n), newPairSet(ls.n)
-	type pair struct {
-		d    float64
-		a, b int
+	if k1 < 0 {
+		k1 = max(ls.maxClassCount()-1, 1)
 	}
-	cross := map[int][]pair{} // class → its between-class pairs
-	var buf []int
-	err = labeledDists(x, ls, func(a int, d []float64) {
-		buf = nearest(d, k1, func(b int) bool { return b != a && ls.y[b] == ls.y[a] }, buf)
-		for _, b := range buf {
-			si.add(ls.ids[a], ls.ids[b], 1)
-		}
-		// Keep only each sample's k2 nearest foreign samples: the k2
-		// shortest pairs of a class are among them.
-		buf = nearest(d, k2, func(b int) bool { return ls.y[b] != ls.y[a] }, buf)
-		c := ls.y[a]
-		for _, b := range buf {
-			cross[c] = append(cross[c], pair{d[b], a, b})
-		}
-	})
+	g, err := labelGraph(x, ls, graph.KNN{IntraK: k1, PenaltyPairs: k2})
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, ps := range cross {
-		slices.SortFunc(ps, func(p, q pair) int {
-			if c := cmp.Compare(p.d, q.d); c != 0 {
-				return c
-			}
-			if c := cmp.Compare(p.a, q.a); c != 0 {
-				return c
-			}
-			return cmp.Compare(p.b, q.b)
-		})
-		for _, p := range ps[:min(k2, len(ps))] {
-			spn.add(ls.ids[p.a], ls.ids[p.b], 1)
-		}
+	if g != nil {
+		s, sp = g.MFA(graph.Weighting{})
 	}
-	return si.csr(), spn.csr(), nil
+	return embed(s, ls.ids, ls.n), embed(sp, ls.ids, ls.n), nil
 }
 
-// knnGraph returns the k-NN graph over all samples of x, 0-1 weights, "or"
-// symmetrized, from package graph's exact search.
+// knnGraph returns the k-NN graph over all samples of x, 0-1 weights,
+// symmetrized by max(W, Wᵀ), from package graph's exact search.
 func knnGraph(x Data, k int) (*sparse.CSR, error) {
 	_, n := x.Dims()
 	if k >= n {
@@ -297,12 +211,5 @@ func knnGraph(x Data, k int) (*sparse.CSR, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
-	s := newPairSet(n)
-	for i := 0; i < n; i++ {
-		ids, _ := g.Neighbors(i)
-		for _, j := range ids {
-			s.add(i, j, 1)
-		}
-	}
-	return s.csr(), nil
+	return g.Weights(graph.Weighting{}), nil
 }
