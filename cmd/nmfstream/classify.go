@@ -7,7 +7,6 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/metrics"
 	"github.com/nmfstream/nmfstream/sinks"
@@ -37,40 +36,16 @@ Examples:
 
 func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("classify", classifySynopsis, stderr)
-	modelPath := fs.String("model", "", "saved model `file` (required)")
-	inPath := fs.String("in", "", "input `file` (required; - for an Arrow stream on stdin)")
-	outPath := fs.String("out", "", "output Arrow `file` (required)")
-	projector := fs.String("projector", "", "graph, nnls, clamped or pinv (default: the model's)")
-	rejects := fs.String("rejects", "", "write rejected records to this `file` (JSON lines)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
-	}
-	if *modelPath == "" || *inPath == "" || *outPath == "" {
-		return fmt.Errorf("%w: --model, --in and --out are required (see nmfstream classify -help)", errUsage)
-	}
-	snap, err := loadModel(*modelPath)
+	f := bindCodeFlags(fs)
+	snap, proj, err := f.load(fs, "classify", args)
 	if err != nil {
 		return err
 	}
-	proj := snap.Projection
-	if *projector != "" {
-		if proj, err = model.ParseProjection(*projector); err != nil {
-			return fmt.Errorf("%w: --projector: %v", errUsage, err)
-		}
-	}
-	cl, err := newClassifier(snap.V, snap.Labels, snap.Classes, *modelPath)
+	cl, err := newClassifier(snap.V, snap.Labels, snap.Classes, *f.model)
 	if err != nil {
 		return err
 	}
-	in, codes, err := codeFile(ctx, snap, proj, *inPath, stderr)
-	if in != nil {
-		if rerr := reportRejects(stderr, in, *rejects, false); rerr != nil && err == nil {
-			err = rerr
-		}
-	}
+	in, codes, err := f.codeInput(ctx, snap, proj, stderr)
 	if err != nil {
 		return err
 	}
@@ -80,10 +55,10 @@ func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	_, k := codes.Dims()
-	if err := writeResults(*outPath, k, sinks.Results{IDs: in.ids, Codes: codes, Preds: names, Scores: score}); err != nil {
+	if err := writeResults(*f.out, k, sinks.Results{IDs: in.ids, Codes: codes, Preds: names, Scores: score}); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "classified %d records of %s into %s; %d rejected\n", in.n(), *inPath, *outPath, len(in.rejects))
+	fmt.Fprintf(stdout, "classified %d records of %s into %s; %d rejected\n", in.n(), *f.in, *f.out, len(in.rejects))
 	if truth, nt := cl.truth(in); nt > 0 {
 		fmt.Fprintf(stdout, "accuracy on the %d labeled records: %.4f\n", nt, metrics.Accuracy(pred, truth))
 	}

@@ -45,45 +45,21 @@ Examples:
 
 func runProject(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("project", projectSynopsis, stderr)
-	modelPath := fs.String("model", "", "saved model `file` (required)")
-	inPath := fs.String("in", "", "input `file` (required; - for an Arrow stream on stdin)")
-	outPath := fs.String("out", "", "output Arrow `file` (required)")
-	projector := fs.String("projector", "", "graph, nnls, clamped or pinv (default: the model's)")
-	rejects := fs.String("rejects", "", "write rejected records to this `file` (JSON lines)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
-	}
-	if *modelPath == "" || *inPath == "" || *outPath == "" {
-		return fmt.Errorf("%w: --model, --in and --out are required (see nmfstream project -help)", errUsage)
-	}
-	snap, err := loadModel(*modelPath)
+	f := bindCodeFlags(fs)
+	snap, proj, err := f.load(fs, "project", args)
 	if err != nil {
 		return err
 	}
-	proj := snap.Projection
-	if *projector != "" {
-		if proj, err = model.ParseProjection(*projector); err != nil {
-			return fmt.Errorf("%w: --projector: %v", errUsage, err)
-		}
-	}
-	in, codes, err := codeFile(ctx, snap, proj, *inPath, stderr)
-	if in != nil {
-		if rerr := reportRejects(stderr, in, *rejects, false); rerr != nil && err == nil {
-			err = rerr
-		}
-	}
+	in, codes, err := f.codeInput(ctx, snap, proj, stderr)
 	if err != nil {
 		return err
 	}
 	_, k := codes.Dims()
-	if err := writeResults(*outPath, k, sinks.Results{IDs: in.ids, Codes: codes}); err != nil {
+	if err := writeResults(*f.out, k, sinks.Results{IDs: in.ids, Codes: codes}); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "coded %d records of %s (rank %d, %s projection) into %s; %d rejected\n",
-		in.n(), *inPath, k, proj, *outPath, len(in.rejects))
+		in.n(), *f.in, k, proj, *f.out, len(in.rejects))
 	return nil
 }
 

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model"
+)
+
+// codeFlags are the flags that project and classify share: both load a
+// model and code an input file with it.
+type codeFlags struct {
+	model, in, out, projector, rejects *string
+}
+
+func bindCodeFlags(fs *flag.FlagSet) codeFlags {
+	return codeFlags{
+		model:     fs.String("model", "", "saved model `file` (required)"),
+		in:        fs.String("in", "", "input `file` (required; - for an Arrow stream on stdin)"),
+		out:       fs.String("out", "", "output Arrow `file` (required)"),
+		projector: fs.String("projector", "", "graph, nnls, clamped or pinv (default: the model's)"),
+		rejects:   fs.String("rejects", "", "write rejected records to this `file` (JSON lines)"),
+	}
+}
+
+// load parses args, checks the required flags and loads the model.
+func (f codeFlags) load(fs *flag.FlagSet, name string, args []string) (*model.Snapshot, model.Projection, error) {
+	if err := fs.Parse(args); err != nil {
+		return nil, 0, err
+	}
+	if fs.NArg() > 0 {
+		return nil, 0, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	if *f.model == "" || *f.in == "" || *f.out == "" {
+		return nil, 0, fmt.Errorf("%w: --model, --in and --out are required (see nmfstream %s -help)", errUsage, name)
+	}
+	snap, err := loadModel(*f.model)
+	if err != nil {
+		return nil, 0, err
+	}
+	proj := snap.Projection
+	if *f.projector != "" {
+		if proj, err = model.ParseProjection(*f.projector); err != nil {
+			return nil, 0, fmt.Errorf("%w: --projector: %v", errUsage, err)
+		}
+	}
+	return snap, proj, nil
+}
+
+// codeInput reads the input file, codes its records with the model and
+// reports the rejected ones.
+func (f codeFlags) codeInput(ctx context.Context, snap *model.Snapshot, proj model.Projection, stderr io.Writer) (*input, *mat.Dense, error) {
+	in, codes, err := codeFile(ctx, snap, proj, *f.in, stderr)
+	if in != nil {
+		if rerr := reportRejects(stderr, in, *f.rejects, false); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	return in, codes, err
+}
