@@ -469,8 +469,17 @@ func checkRecord(rec arrow.Record, l layout) error {
 		if i >= int(rec.NumCols()) {
 			return fmt.Errorf("record has %d columns, want more than %d", rec.NumCols(), i)
 		}
-		if int64(rec.Column(i).Len()) < rec.NumRows() {
-			return fmt.Errorf("column %q has %d rows, want %d", rec.ColumnName(i), rec.Column(i).Len(), rec.NumRows())
+		col := rec.Column(i)
+		if int64(col.Len()) < rec.NumRows() {
+			return fmt.Errorf("column %q has %d rows, want %d", rec.ColumnName(i), col.Len(), rec.NumRows())
+		}
+		// A fixed_size_list has no offsets buffer to run out of, so check
+		// that its values cover its rows; else a corrupt length would make
+		// us reject rows one by one for ever.
+		if fl, ok := col.(*array.FixedSizeList); ok && fl.Len() > 0 {
+			if _, hi := fl.ValueOffsets(fl.Len() - 1); hi > int64(fl.ListValues().Len()) {
+				return fmt.Errorf("column %q: %d list values for %d rows", rec.ColumnName(i), fl.ListValues().Len(), fl.Len())
+			}
 		}
 	}
 	return nil
