@@ -1,7 +1,6 @@
 package sources
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -42,20 +41,25 @@ func (g *guardedMessages) Release() {
 	}
 }
 
-// readN reads exactly n bytes, growing the buffer only as data arrives.
+// readN reads exactly n bytes. It trusts a claimed length up to 64 MiB for
+// the first allocation; beyond that the buffer grows as data arrives.
 func readN(r io.Reader, n int64) ([]byte, error) {
-	var b bytes.Buffer
-	if n < 1<<20 {
-		b.Grow(int(n))
-	}
-	got, err := io.CopyN(&b, r, n)
-	if got != n {
-		if err == nil || err == io.EOF {
-			err = io.ErrUnexpectedEOF
+	buf := make([]byte, 0, min(n, 64<<20))
+	for int64(len(buf)) < n {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
 		}
-		return nil, err
+		m := int(min(n-int64(len(buf)), int64(cap(buf)-len(buf))))
+		got, err := io.ReadFull(r, buf[len(buf):len(buf)+m])
+		buf = buf[:len(buf)+got]
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
 	}
-	return b.Bytes(), nil
+	return buf, nil
 }
 
 // Message implements ipc.MessageReader.
