@@ -1,0 +1,250 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// Figure geometry: 7×4 in at 100 dpi, the legend in a column at the right
+// so that it never hides a curve.
+const (
+	figW    = 7 * vg.Inch
+	figH    = 4 * vg.Inch
+	figDPI  = 100
+	legendW = 2.1 * vg.Inch
+)
+
+// series is one curve.
+type series struct {
+	name string
+	x, y []float64
+	// peer draws the curve dashed (a baseline, not an nmfstream method).
+	peer bool
+}
+
+// palette gives every method and peer one colour and glyph across all
+// figures (dark, distinguishable colours, from Tableau 10 and ColorBrewer).
+var palette = []color.RGBA{
+	{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255},
+	{148, 103, 189, 255}, {140, 86, 75, 255}, {227, 119, 194, 255}, {23, 190, 207, 255},
+	{188, 189, 34, 255}, {60, 60, 60, 255}, {127, 127, 127, 255}, {0, 0, 128, 255}, {128, 0, 0, 255},
+}
+
+var styleOrder = append(append([]string{}, allMethods...), peerRaw, peerLabelProp, peerSkNMF, peerSkSpread)
+
+func styleIndex(name string) int {
+	for i, n := range styleOrder {
+		if n == name {
+			return i
+		}
+	}
+	return len(styleOrder)
+}
+
+var glyphs = []draw.GlyphDrawer{
+	draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{},
+	draw.PlusGlyph{}, draw.RingGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{},
+}
+
+// linePlot writes a line plot with one curve per series to path.
+func linePlot(path, title, xlabel, ylabel string, ss []series, logX, logY bool) error {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font.Size = vg.Points(13)
+	p.X.Label.Text = xlabel
+	p.Y.Label.Text = ylabel
+	p.X.Label.TextStyle.Font.Size = vg.Points(12)
+	p.Y.Label.TextStyle.Font.Size = vg.Points(12)
+	p.X.Tick.Label.Font.Size = vg.Points(10)
+	p.Y.Tick.Label.Font.Size = vg.Points(10)
+	if logX {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	if logY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	p.Add(plotter.NewGrid())
+	leg := plot.NewLegend()
+	leg.Top, leg.Left = true, true
+	leg.TextStyle.Font.Size = vg.Points(10)
+	leg.ThumbnailWidth = vg.Points(24)
+	any := false
+	for _, s := range ss {
+		var pts plotter.XYs
+		for i := range s.x {
+			x, y := s.x[i], s.y[i]
+			if math.IsNaN(x) || math.IsNaN(y) || math.IsInf(y, 0) || (logX && x <= 0) || (logY && y <= 0) {
+				continue
+			}
+			pts = append(pts, plotter.XY{X: x, Y: y})
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		any = true
+		k := styleIndex(s.name)
+		c := palette[k%len(palette)]
+		line, err := plotter.NewLine(pts)
+		if err != nil {
+			return err
+		}
+		line.Color = c
+		line.Width = vg.Points(1.6)
+		if s.peer {
+			line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		}
+		p.Add(line)
+		var thumbs []plot.Thumbnailer = []plot.Thumbnailer{line}
+		if len(pts) <= 30 {
+			sc, err := plotter.NewScatter(pts)
+			if err != nil {
+				return err
+			}
+			sc.Color = c
+			sc.Shape = glyphs[k%len(glyphs)]
+			sc.Radius = vg.Points(3)
+			p.Add(sc)
+			thumbs = append(thumbs, sc)
+		}
+		leg.Add(s.name, thumbs...)
+	}
+	if !any {
+		return fmt.Errorf("report: %s: nothing to plot", filepath.Base(path))
+	}
+	c := vgimg.NewWith(vgimg.UseWH(figW, figH), vgimg.UseDPI(figDPI))
+	dc := draw.New(c)
+	// White background: the PNG is read on light and dark pages alike.
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	p.Draw(draw.Crop(dc, 0, -legendW, 0, 0))
+	leg.Draw(draw.Crop(dc, figW-legendW+vg.Points(6), 0, 0, -vg.Points(30)))
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// pointSeries groups points by method into curves ordered by Value.
+func pointSeries(points []Point, dataset, param string) []series {
+	by := map[string]*series{}
+	var order []string
+	for _, p := range points {
+		if p.Dataset != dataset || p.Param != param {
+			continue
+		}
+		s := by[p.Method]
+		if s == nil {
+			s = &series{name: p.Method, peer: styleIndex(p.Method) >= len(allMethods)}
+			by[p.Method] = s
+			order = append(order, p.Method)
+		}
+		s.x = append(s.x, p.Value)
+		s.y = append(s.y, float64(p.Accuracy))
+	}
+	sort.SliceStable(order, func(i, j int) bool { return styleIndex(order[i]) < styleIndex(order[j]) })
+	out := make([]series, 0, len(order))
+	for _, n := range order {
+		out = append(out, *by[n])
+	}
+	return out
+}
+
+// plots draws every figure of the report from the measurements.
+func (r *runner) plots() error {
+	out := r.cfg.Out
+	type fig struct {
+		file, title, xlabel, ylabel string
+		ss                          []series
+		logX, logY                  bool
+	}
+	var figs []fig
+	for _, d := range r.datasets() {
+		figs = append(figs, fig{
+			file:   "accuracy-vs-labels-" + d.name + ".png",
+			title:  fmt.Sprintf("%s: held-out accuracy vs labels (K = %d)", d.name, r.g.rank),
+			xlabel: "labeled samples per class (L)", ylabel: "held-out accuracy",
+			ss: pointSeries(r.rep.Labels, d.name, paramLabels), logX: true,
+		})
+		figs = append(figs, fig{
+			file:   "occlusion-" + d.name + ".png",
+			title:  fmt.Sprintf("%s: accuracy vs occlusion (L = %d)", d.name, r.g.labels),
+			xlabel: "side of the square patch (pixels)", ylabel: "held-out accuracy",
+			ss: pointSeries(r.rep.Occlusion, d.name, paramPatch),
+		})
+		var obj []series
+		for _, c := range r.rep.Objective {
+			if c.Dataset != d.name || len(c.Objective) == 0 {
+				continue
+			}
+			s := series{name: c.Method}
+			f0 := float64(c.Objective[0])
+			for i, v := range c.Objective {
+				s.x = append(s.x, float64(i+1))
+				s.y = append(s.y, float64(v)/f0)
+			}
+			obj = append(obj, s)
+		}
+		figs = append(figs, fig{
+			file:   "objective-" + d.name + ".png",
+			title:  fmt.Sprintf("%s: objective per iteration (L = %d)", d.name, r.g.labels),
+			xlabel: "iteration", ylabel: "objective / objective at iteration 1",
+			ss: obj, logY: true,
+		})
+		for _, st := range r.rep.Stream {
+			if st.Dataset != d.name || len(st.At) == 0 {
+				continue
+			}
+			s := series{name: "gnmf"}
+			for i := range st.At {
+				s.x = append(s.x, float64(st.At[i]))
+				s.y = append(s.y, float64(st.Running[i]))
+			}
+			s.name = "model.Online (GNMF)"
+			figs = append(figs, fig{
+				file:   "stream-" + d.name + ".png",
+				title:  fmt.Sprintf("%s stream: prequential accuracy (%.0f%% labels, %d late)", d.name, 100*st.LabelFrac, st.LabelLag),
+				xlabel: "records seen", ylabel: "cumulative accuracy",
+				ss: []series{s},
+			})
+		}
+	}
+	for _, sw := range []struct {
+		param, label string
+		log          bool
+	}{{paramRank, "rank K", false}, {paramAlpha, "α (graph weight)", true}, {paramBeta, "β (smoothness weight)", true}} {
+		figs = append(figs, fig{
+			file:   "sensitivity-" + sw.param + ".png",
+			title:  fmt.Sprintf("digits: accuracy vs %s (L = %d)", sw.label, r.g.labels),
+			xlabel: sw.label, ylabel: "held-out accuracy",
+			ss: pointSeries(r.rep.Sensitivity, "digits", sw.param), logX: sw.log,
+		})
+	}
+	for _, f := range figs {
+		if len(f.ss) == 0 {
+			continue
+		}
+		if err := linePlot(filepath.Join(out, f.file), f.title, f.xlabel, f.ylabel, f.ss, f.logX, f.logY); err != nil {
+			r.note("figure %s not drawn: %v", f.file, err)
+			continue
+		}
+		r.figure(f.file, f.title)
+	}
+	return nil
+}
