@@ -13,10 +13,13 @@ import (
 )
 
 // DefaultHashFeatures is the number of hashed TF-IDF columns Featurize uses
-// for text when no TFIDF is given: 2¹⁸ columns keep hash collisions rare for
-// vocabularies of tens of thousands of terms while the sparse rows stay
-// small (their size depends on the words of a document, not on this).
-const DefaultHashFeatures = 1 << 18
+// for text when no TFIDF is given. The basis U is dense (D×K) and every
+// online step updates it at D·K² flops per U step, so D is kept far below
+// scikit-learn's 2²⁰. With 2¹⁴ columns a vocabulary of 5,000 terms has
+// about a quarter of its terms sharing a column with another
+// (1 − e^(−5000/16384)); rare terms collide mostly with rare terms, and
+// the cost per step does not grow with the vocabulary. Set TFIDF for more.
+const DefaultHashFeatures = 1 << 14
 
 // Featurize turns the samples of a sources.Batch into rows for the model:
 // dense and sparse features pass through after a per-row check, text goes

@@ -1,0 +1,619 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/sinks"
+	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/stages"
+)
+
+func init() {
+	register(command{
+		name:    "serve",
+		summary: "ingestion service: HTTP records in, codes and predictions out, learning as they arrive",
+		run:     runServe,
+	})
+}
+
+// Media types of the records and predictions bodies.
+const (
+	mediaArrow = "application/vnd.apache.arrow.stream"
+	mediaJSONL = "application/x-ndjson"
+)
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("serve", "serve --model M --addr 127.0.0.1:8080", stderr)
+	modelPath := fs.String("model", "", "checkpoint `file` (from stream or serve) to start from and to save to; a saved model from fit seeds a new stream with its training samples; a missing file starts a fresh model")
+	addr := fs.String("addr", "127.0.0.1:8080", "listen `address`")
+	every := fs.Int64("checkpoint-every", 10000, "records between checkpoints (with -model)")
+	maxBody := fs.Int64("max-body", 64<<20, "largest request body in `bytes`")
+	predictor := fs.String("predictor", "nearest", "classifier on codes: nearest or propagate")
+	metric := fs.String("metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
+	var cfg onlineConfig
+	addOnlineFlags(fs, &cfg)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var err error
+	if cfg.Predictor, err = parsePredictor(*predictor); err != nil {
+		return err
+	}
+	if cfg.Metric, err = parseMetric(*metric); err != nil {
+		return err
+	}
+	if cfg.Rank <= 0 {
+		return fmt.Errorf("%w: -rank must be positive", errUsage)
+	}
+	l, cfg, err := openLearner(*modelPath, fs, cfg)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "nmfstream serve: listening on http://%s\n", ln.Addr())
+	s := &server{learner: l, cfg: cfg, ckpt: *modelPath, every: *every, maxBody: *maxBody}
+	return s.serve(ctx, ln)
+}
+
+// openLearner starts from the checkpoint or saved model at path, or from a
+// fresh model if path is empty or does not exist.
+func openLearner(path string, fs *flag.FlagSet, cfg onlineConfig) (*stages.Learner, onlineConfig, error) {
+	if path == "" {
+		return cfg.learner(), cfg, nil
+	}
+	cp, err := loadCheckpoint(path)
+	if err == nil {
+		if ferr := sameConfig(fs, cfg, cp.Config); ferr != nil {
+			return nil, cfg, fmt.Errorf("%w: %s: %v", errUsage, path, ferr)
+		}
+		l, err := cp.restore()
+		if err != nil {
+			return nil, cfg, fmt.Errorf("%s: %w", path, err)
+		}
+		return l, cp.Config, nil
+	}
+	if errors.Is(err, errNoCheckpoint) {
+		return cfg.learner(), cfg, nil
+	}
+	// Not a checkpoint: perhaps a model saved by fit.
+	snap, serr := sources.LoadModel(path)
+	if serr != nil {
+		return nil, cfg, fmt.Errorf("%s: neither a checkpoint nor a saved model: %v; %v", path, err, serr)
+	}
+	l, err := seedFromSnapshot(snap, cfg)
+	return l, cfg, err
+}
+
+// seedFromSnapshot starts a stream from a fitted model's training samples
+// and labels: they are the first batch (a batch GNMF on them, the online
+// model's first fit), so the service predicts from its first request. The
+// fitted basis itself is not reused: model.Online has no way to start from
+// a given U.
+func seedFromSnapshot(s *model.Snapshot, cfg onlineConfig) (*stages.Learner, error) {
+	l := cfg.learner()
+	b := &sources.Batch{}
+	switch {
+	case s.TrainDense != nil:
+		b.Form, b.Dense = sources.FormDense, s.TrainDense
+	case s.TrainSparse != nil:
+		b.Form, b.Sparse = sources.FormSparse, s.TrainSparse
+	default:
+		return nil, errors.New("saved model has no training samples to seed a stream with")
+	}
+	if s.Vectorizer != nil {
+		l.Featurize.TFIDF = &stages.TFIDF{}
+		if err := l.Featurize.TFIDF.UnmarshalBinary(s.Vectorizer); err != nil {
+			return nil, err
+		}
+	}
+	n, _ := model.Rows(s.Train()).Dims()
+	if w := cfg.Window; w > 0 && n > w {
+		return nil, fmt.Errorf("saved model has %d training samples, more than -window %d", n, w)
+	}
+	l.Model.InitSize = n
+	for i := range n {
+		b.IDs = append(b.IDs, "")
+		b.Offsets = append(b.Offsets, int64(i))
+		lab := ""
+		if i < len(s.Labels) && s.Labels[i] >= 0 && s.Labels[i] < len(s.Classes) {
+			lab = s.Classes[s.Labels[i]]
+		}
+		b.Labels = append(b.Labels, lab)
+		b.Labeled = append(b.Labeled, lab != "")
+	}
+	if _, err := l.Learn(b); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// server is the ingestion service. One goroutine (own) owns the learner;
+// handlers send it jobs through work and wait for the reply.
+type server struct {
+	learner *stages.Learner
+	cfg     onlineConfig
+	ckpt    string
+	every   int64
+	maxBody int64
+
+	work chan job
+
+	mu      sync.Mutex // guards the fields below, written by the owner
+	counts  stages.Counters
+	pending int
+	lat     latency
+	saveErr error
+}
+
+type job struct {
+	batch  *sources.Batch
+	labels []labelRecord
+	reply  chan jobResult // buffered: the owner never blocks on it
+}
+
+type jobResult struct {
+	step *stages.Step
+	k    int
+	err  error
+}
+
+type labelRecord struct {
+	ID    string
+	Label string
+}
+
+// latency is a Prometheus histogram of batch latencies.
+type latency struct {
+	counts []int64 // per bucket, cumulative at exposition
+	sum    float64
+	n      int64
+}
+
+var latencyBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+
+func (h *latency) observe(s float64) {
+	if h.counts == nil {
+		h.counts = make([]int64, len(latencyBuckets))
+	}
+	for i, b := range latencyBuckets {
+		if s <= b {
+			h.counts[i]++
+		}
+	}
+	h.sum += s
+	h.n++
+}
+
+// serve runs the HTTP server on ln until ctx is cancelled, then shuts
+// down gracefully: requests in flight finish, the owner stops, and the
+// final checkpoint is written.
+func (s *server) serve(ctx context.Context, ln net.Listener) error {
+	s.work = make(chan job)
+	s.counts = s.learner.Counters()
+	s.pending = s.learner.Pending()
+	ownCtx, stopOwner := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { s.own(ownCtx) })
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/records", s.handleRecords)
+	mux.HandleFunc("POST /v1/labels", s.handleLabels)
+	mux.HandleFunc("GET /metrics", s.handleMetrics)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	var err error
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err = srv.Shutdown(sctx)
+		cancel()
+		<-errc // Serve has returned http.ErrServerClosed
+	}
+	stopOwner()
+	wg.Wait()
+	if serr := s.save(); serr != nil {
+		err = errors.Join(err, serr)
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// own is the single writer of the learner.
+func (s *server) own(ctx context.Context) {
+	lastSave := s.learner.Counters().Records
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case j := <-s.work:
+			start := time.Now()
+			var res jobResult
+			if j.batch != nil {
+				base := s.learner.Counters().Records
+				shiftOffsets(j.batch, base)
+				res.step, res.err = s.learner.Learn(j.batch)
+			}
+			for _, lr := range j.labels {
+				if err := s.learner.Label(lr.ID, lr.Label); err != nil && res.err == nil {
+					res.err = err
+				}
+			}
+			if s.learner.Model.Started() {
+				res.k = s.learner.Model.Rank
+			}
+			j.reply <- res
+			c := s.learner.Counters()
+			var saveErr error
+			if s.ckpt != "" && s.every > 0 && c.Records-lastSave >= s.every {
+				saveErr = s.save()
+				lastSave = c.Records
+			}
+			s.mu.Lock()
+			s.counts, s.pending = c, s.learner.Pending()
+			if j.batch != nil {
+				s.lat.observe(time.Since(start).Seconds())
+			}
+			if saveErr != nil {
+				s.saveErr = saveErr
+			}
+			s.mu.Unlock()
+		}
+	}
+}
+
+// save writes the checkpoint; only the owner, or serve after the owner
+// stopped, calls it.
+func (s *server) save() error {
+	if s.ckpt == "" {
+		return nil
+	}
+	st, err := s.learner.State()
+	if err != nil {
+		return err
+	}
+	return saveCheckpoint(s.ckpt, &checkpoint{Config: s.cfg, Input: "serve", State: st})
+}
+
+func shiftOffsets(b *sources.Batch, base int64) {
+	for i := range b.Offsets {
+		b.Offsets[i] += base
+	}
+	for i := range b.LateLabels {
+		b.LateLabels[i].Offset += base
+	}
+	for i := range b.Rejects {
+		b.Rejects[i].Offset += base
+	}
+}
+
+// submit hands j to the owner and waits for its result, giving up when the
+// request is cancelled.
+func (s *server) submit(ctx context.Context, j job) (jobResult, error) {
+	j.reply = make(chan jobResult, 1)
+	select {
+	case s.work <- j:
+	case <-ctx.Done():
+		return jobResult{}, ctx.Err()
+	}
+	select {
+	case r := <-j.reply:
+		return r, r.err
+	case <-ctx.Done():
+		return jobResult{}, ctx.Err()
+	}
+}
+
+// jsonRecord is one line of a JSON-lines records body.
+type jsonRecord struct {
+	ID    json.RawMessage `json:"id"`
+	X     []float64       `json:"x"`
+	Text  *string         `json:"text"`
+	Label json.RawMessage `json:"label"`
+}
+
+// rawString turns a JSON string or number into a string ("" for null).
+func rawString(r json.RawMessage) (string, error) {
+	r = bytes.TrimSpace(r)
+	if len(r) == 0 || string(r) == "null" {
+		return "", nil
+	}
+	if r[0] == '"' {
+		var s string
+		err := json.Unmarshal(r, &s)
+		return s, err
+	}
+	var n json.Number
+	if err := json.Unmarshal(r, &n); err != nil {
+		return "", fmt.Errorf("want a string or a number, got %s", r)
+	}
+	return n.String(), nil
+}
+
+// parseJSONRecords reads JSON lines into batches of at most size records:
+// each line has "x" (dense features) or "text", optional "id" and
+// "label"; a line with an id, a label and no features is a late label.
+// Bad lines become rejects.
+func parseJSONRecords(r io.Reader, size int) ([]*sources.Batch, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	var out []*sources.Batch
+	var cur *sources.Batch
+	var rows [][]float64
+	var off int64
+	flush := func() {
+		if cur == nil {
+			return
+		}
+		if len(rows) > 0 {
+			d := len(rows[0])
+			cur.Dense = mat.NewDense(len(rows), d, nil)
+			for i, row := range rows {
+				copy(cur.Dense.RawRowView(i), row)
+			}
+		}
+		out = append(out, cur)
+		cur, rows = nil, nil
+	}
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		if cur != nil && cur.Records() >= size {
+			flush()
+		}
+		var rec jsonRecord
+		err := json.Unmarshal(line, &rec)
+		var id, label string
+		if err == nil {
+			if id, err = rawString(rec.ID); err == nil {
+				label, err = rawString(rec.Label)
+			}
+		}
+		form := sources.FormDense
+		if rec.Text != nil {
+			form = sources.FormText
+		}
+		if cur == nil {
+			cur = &sources.Batch{Form: form}
+		}
+		reject := func(err error) {
+			cur.Rejects = append(cur.Rejects, sources.Reject{Offset: off, ID: id, Reason: &sources.RecordError{Offset: off, ID: id, Err: err}})
+		}
+		switch {
+		case err != nil:
+			reject(fmt.Errorf("bad JSON record: %v", err))
+		case rec.X == nil && rec.Text == nil:
+			if id != "" && label != "" {
+				cur.LateLabels = append(cur.LateLabels, sources.LateLabel{Offset: off, ID: id, Label: label})
+			} else {
+				reject(errors.New("no features, and not a late label (id and label)"))
+			}
+		case form != cur.Form:
+			reject(fmt.Errorf("%v record in a %v body: one feature form per request", form, cur.Form))
+		case form == sources.FormDense && len(rows) > 0 && len(rec.X) != len(rows[0]):
+			reject(fmt.Errorf("%d features, the request's first record has %d", len(rec.X), len(rows[0])))
+		case form == sources.FormDense && len(rec.X) == 0:
+			reject(errors.New("empty x"))
+		default:
+			if form == sources.FormDense {
+				rows = append(rows, rec.X)
+			} else {
+				cur.Text = append(cur.Text, *rec.Text)
+			}
+			cur.IDs = append(cur.IDs, id)
+			cur.Labels = append(cur.Labels, label)
+			cur.Labeled = append(cur.Labeled, label != "")
+			cur.Offsets = append(cur.Offsets, off)
+		}
+		off++
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	flush()
+	return out, nil
+}
+
+// readArrowRecords reads an Arrow IPC stream body into batches.
+func readArrowRecords(r io.Reader, size int) ([]*sources.Batch, error) {
+	a := sources.NewArrowStream(r)
+	a.BatchSize = size
+	defer a.Close()
+	var out []*sources.Batch
+	for a.Next() {
+		out = append(out, copyBatch(a.Batch()))
+	}
+	return out, a.Err()
+}
+
+// predictionJSON is one prediction in a JSON response.
+type predictionJSON struct {
+	ID     string    `json:"id,omitempty"`
+	Offset int64     `json:"offset"`
+	Node   int       `json:"node"`
+	Pred   *string   `json:"pred"`
+	Score  jsonFloat `json:"score"`
+	Code   []float64 `json:"code,omitempty"`
+}
+
+type rejectJSON struct {
+	Offset int64  `json:"offset"`
+	ID     string `json:"id,omitempty"`
+	Reason string `json:"reason"`
+}
+
+type recordsResponse struct {
+	Predictions []predictionJSON `json:"predictions"`
+	Rejected    []rejectJSON     `json:"rejected"`
+	Duplicates  int              `json:"duplicates"`
+}
+
+func (s *server) handleRecords(w http.ResponseWriter, r *http.Request) {
+	body := http.MaxBytesReader(w, r.Body, s.maxBody)
+	var batches []*sources.Batch
+	var err error
+	ct := r.Header.Get("Content-Type")
+	if strings.HasPrefix(ct, mediaArrow) || strings.HasPrefix(ct, "application/vnd.apache.arrow") {
+		batches, err = readArrowRecords(body, s.cfg.Batch)
+	} else {
+		batches, err = parseJSONRecords(body, s.cfg.Batch)
+	}
+	if err != nil {
+		http.Error(w, "nmfstream: cannot read records: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	var resp recordsResponse
+	resp.Predictions, resp.Rejected = []predictionJSON{}, []rejectJSON{}
+	var preds []stages.Prediction
+	k := 0
+	for _, b := range batches {
+		res, err := s.submit(r.Context(), job{batch: b})
+		if err != nil {
+			http.Error(w, "nmfstream: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		k = res.k
+		preds = append(preds, res.step.Predictions...)
+		for _, rj := range res.step.Rejects {
+			resp.Rejected = append(resp.Rejected, rejectJSON{rj.Offset, rj.ID, rj.Reason.Error()})
+		}
+		resp.Duplicates += len(res.step.Duplicates)
+	}
+	if strings.Contains(r.Header.Get("Accept"), "application/vnd.apache.arrow") {
+		w.Header().Set("Content-Type", mediaArrow)
+		res := sinks.Results{}
+		var codes *mat.Dense
+		if k > 0 && len(preds) > 0 {
+			codes = mat.NewDense(len(preds), k, nil)
+		}
+		for i, p := range preds {
+			res.IDs = append(res.IDs, p.ID)
+			res.Preds = append(res.Preds, p.Label)
+			res.Scores = append(res.Scores, p.Score)
+			if codes != nil && p.Code != nil {
+				codes.SetRow(i, p.Code)
+			}
+		}
+		res.Codes = codes
+		aw := sinks.NewArrow(w, k)
+		if err := aw.Write(res); err != nil {
+			http.Error(w, "nmfstream: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		aw.Close()
+		return
+	}
+	for _, p := range preds {
+		pj := predictionJSON{ID: p.ID, Offset: p.Offset, Node: p.Node, Score: jsonFloat(p.Score), Code: p.Code}
+		if p.Label != "" {
+			lab := p.Label
+			pj.Pred = &lab
+		}
+		resp.Predictions = append(resp.Predictions, pj)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(resp)
+}
+
+func (s *server) handleLabels(w http.ResponseWriter, r *http.Request) {
+	body := http.MaxBytesReader(w, r.Body, s.maxBody)
+	var labels []labelRecord
+	dec := json.NewDecoder(body)
+	for {
+		var rec struct {
+			ID    json.RawMessage `json:"id"`
+			Label json.RawMessage `json:"label"`
+		}
+		if err := dec.Decode(&rec); err == io.EOF {
+			break
+		} else if err != nil {
+			http.Error(w, "nmfstream: bad label record: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		id, err1 := rawString(rec.ID)
+		lab, err2 := rawString(rec.Label)
+		if err := errors.Join(err1, err2); err != nil || id == "" || lab == "" {
+			http.Error(w, "nmfstream: a label record needs an id and a label", http.StatusBadRequest)
+			return
+		}
+		labels = append(labels, labelRecord{id, lab})
+	}
+	if _, err := s.submit(r.Context(), job{labels: labels}); err != nil {
+		http.Error(w, "nmfstream: "+err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, "{\"applied\":%d}\n", len(labels))
+}
+
+func (s *server) handleMetrics(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	c, pending, lat := s.counts, s.pending, s.lat
+	lat.counts = append([]int64(nil), s.lat.counts...)
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	var b strings.Builder
+	metric := func(name, typ, help string, v float64) {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n%s %s\n", name, help, name, typ, name, promFloat(v))
+	}
+	metric("nmfstream_records_total", "counter", "Input records consumed (samples, late labels, duplicates, rejects).", float64(c.Records))
+	metric("nmfstream_samples_total", "counter", "Samples added to the model.", float64(c.Samples))
+	metric("nmfstream_rejected_total", "counter", "Records that could not be used.", float64(c.Rejected))
+	metric("nmfstream_duplicates_total", "counter", "Samples skipped because their id was in the window.", float64(c.Duplicates))
+	metric("nmfstream_late_labels_total", "counter", "Labels that arrived without features.", float64(c.LateLabels))
+	metric("nmfstream_labeled_total", "counter", "Arrival predictions scored against a known label.", float64(c.Labeled))
+	metric("nmfstream_correct_total", "counter", "Scored predictions that were right.", float64(c.Correct))
+	metric("nmfstream_accuracy", "gauge", "Prequential accuracy of the answered predictions.", c.Accuracy())
+	metric("nmfstream_pending_labels", "gauge", "Labels waiting for their sample.", float64(pending))
+	fmt.Fprintf(&b, "# HELP nmfstream_batch_seconds Time the model took per batch.\n# TYPE nmfstream_batch_seconds histogram\n")
+	for i, ub := range latencyBuckets {
+		var n int64
+		if lat.counts != nil {
+			n = lat.counts[i]
+		}
+		fmt.Fprintf(&b, "nmfstream_batch_seconds_bucket{le=\"%s\"} %d\n", promFloat(ub), n)
+	}
+	fmt.Fprintf(&b, "nmfstream_batch_seconds_bucket{le=\"+Inf\"} %d\n", lat.n)
+	fmt.Fprintf(&b, "nmfstream_batch_seconds_sum %s\nnmfstream_batch_seconds_count %d\n", promFloat(lat.sum), lat.n)
+	io.WriteString(w, b.String())
+}
+
+func promFloat(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "NaN"
+	case math.IsInf(v, 1):
+		return "+Inf"
+	case math.IsInf(v, -1):
+		return "-Inf"
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
