@@ -140,7 +140,7 @@ func WriteModel(w io.Writer, s *model.Snapshot, mem memory.Allocator) error {
 	rec := b.NewRecord()
 	defer rec.Release()
 
-	fw, err := ipc.NewFileWriter(&posWriter{w: w}, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	fw, err := ipc.NewFileWriter(&offsetWriter{w: w}, ipc.WithSchema(schema), ipc.WithAllocator(mem))
 	if err != nil {
 		return fmt.Errorf("sinks: write model: %w", err)
 	}
@@ -257,24 +257,4 @@ func (m modelRows) bytes(name string, v []byte) {
 	m.null(5)
 	m.null(6)
 	m.b.Field(7).(*array.BinaryBuilder).Append(v)
-}
-
-// posWriter gives an io.Writer the one Seek that ipc.FileWriter makes,
-// Seek(0, io.SeekCurrent), by counting the bytes written.
-type posWriter struct {
-	w   io.Writer
-	pos int64
-}
-
-func (p *posWriter) Write(b []byte) (int, error) {
-	n, err := p.w.Write(b)
-	p.pos += int64(n)
-	return n, err
-}
-
-func (p *posWriter) Seek(offset int64, whence int) (int64, error) {
-	if offset != 0 || whence != io.SeekCurrent {
-		return p.pos, fmt.Errorf("sinks: cannot seek an output stream")
-	}
-	return p.pos, nil
 }

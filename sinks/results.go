@@ -3,7 +3,6 @@ package sinks
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,24 +110,4 @@ func (s *fileSink) Close() error {
 		err = cerr
 	}
 	return err
-}
-
-// offsetWriter gives an io.Writer the one Seek that ipc.FileWriter makes,
-// Seek(0, io.SeekCurrent), by counting the bytes written.
-type offsetWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (o *offsetWriter) Write(b []byte) (int, error) {
-	n, err := o.w.Write(b)
-	o.n += int64(n)
-	return n, err
-}
-
-func (o *offsetWriter) Seek(off int64, whence int) (int64, error) {
-	if off != 0 || whence != io.SeekCurrent {
-		return o.n, fmt.Errorf("sinks: cannot seek an output stream")
-	}
-	return o.n, nil
 }
