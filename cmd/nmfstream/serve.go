@@ -616,4 +616,3 @@ func promFloat(v float64) string {
 	}
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }
-
