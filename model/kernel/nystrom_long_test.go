@@ -53,8 +53,8 @@ func TestNystromLarge(t *testing.T) {
 		t.Fatalf("exact path at N = %d: %v, want ErrTooLarge", n0*copies, err)
 	}
 	for _, tc := range []digitsConfig{
-		{"Flexible Gaussian + Nyström", &kernel.Flexible{Common: model.Common{Rank: 40, MaxIter: 100}, Nystrom: ny}},
-		{"NMF_K Gaussian + Nyström", &kernel.MultiK{Common: model.Common{Rank: 40, MaxIter: 100}, Kernels: []kernel.Kernel{kernel.Gaussian{Scale: 1, Rule: kernel.MeanDistance}}, Nystrom: ny}},
+		{name: "Flexible Gaussian + Nyström", m: &kernel.Flexible{Common: model.Common{Rank: 40, MaxIter: 100}, Nystrom: ny}},
+		{name: "NMF_K Gaussian + Nyström", m: &kernel.MultiK{Common: model.Common{Rank: 40, MaxIter: 100}, Kernels: []kernel.Kernel{kernel.Gaussian{Scale: 1, Rule: kernel.MeanDistance}}, Nystrom: ny}},
 	} {
 		start := time.Now()
 		if err := tc.m.Fit(xd, nil); err != nil {

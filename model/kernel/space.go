@@ -45,7 +45,9 @@ const (
 	// H = I − 11ᵀ/N: the total variance of the mapped samples is N. A wide
 	// Gaussian, nearly constant, carries little variance and is scaled up,
 	// so its (small) reconstruction cost no longer wins the τ step by
-	// default.
+	// default. Measured on the digits validation split it does worse
+	// (0.77 against 0.87 for NMF_MultiK): the scaled-up constant part of
+	// the wide kernels dominates the factorization instead.
 	ScaleVariance
 	// ScaleNone keeps the kernels as they are.
 	ScaleNone

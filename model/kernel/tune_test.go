@@ -61,6 +61,30 @@ func TestTune(t *testing.T) {
 			run("adap α=1 variance "+st.String()+" graph", &kernel.MultiK{Common: model.Common{Rank: 40}, Alpha: 1, Step: st, Scaling: kernel.ScaleVariance})
 		}
 	}
+	if has("round2") {
+		for _, ga := range []float64{10, 100} {
+			for _, st := range []kernel.TauStep{kernel.TauLP, kernel.TauEntropy} {
+				run("multik "+st.String()+" graph α_proj="+ftoa(ga), &kernel.MultiK{Common: model.Common{Rank: 40}, Step: st, GraphAlpha: ga})
+			}
+			run("nmfk gauss mean×1 graph α_proj="+ftoa(ga), &kernel.MultiK{Common: model.Common{Rank: 40}, Kernels: []kernel.Kernel{kernel.Gaussian{Scale: 1, Rule: kernel.MeanDistance}}, GraphAlpha: ga})
+			run("adap α=10 lp iters=400 α_proj="+ftoa(ga), &kernel.MultiK{Common: model.Common{Rank: 40, MaxIter: 400}, Alpha: 10, GraphAlpha: ga})
+		}
+		run("adap α=10 lp iters=400", &kernel.MultiK{Common: model.Common{Rank: 40, MaxIter: 400}, Alpha: 10})
+		run("flex gauss α_proj=10", &kernel.Flexible{Common: model.Common{Rank: 40}, GraphAlpha: 10})
+	}
+	if has("round3") {
+		for _, g := range []float64{0.3, 1} {
+			run("multik entropy γ="+ftoa(g), &kernel.MultiK{Common: model.Common{Rank: 40}, Step: kernel.TauEntropy, Gamma: g})
+			run("multik simplex γ="+ftoa(g), &kernel.MultiK{Common: model.Common{Rank: 40}, Step: kernel.TauSimplex, Gamma: g})
+		}
+		run("adap α=10 entropy γ=1", &kernel.MultiK{Common: model.Common{Rank: 40}, Alpha: 10, Step: kernel.TauEntropy, Gamma: 1})
+	}
+	if has("round4") {
+		run("adap α=1 lp P=10", &kernel.MultiK{Common: model.Common{Rank: 40}, Alpha: 1, Neighbors: 10})
+		run("adap α=1 lp rank 50", &kernel.MultiK{Common: model.Common{Rank: 50}, Alpha: 1})
+		run("adap α=1 lp kernel weights", &kernel.MultiK{Common: model.Common{Rank: 40}, Alpha: 1, Weighting: kernel.KernelWeight})
+		run("adap α=1 lp P=3", &kernel.MultiK{Common: model.Common{Rank: 40}, Alpha: 1, Neighbors: 3})
+	}
 	if has("adap") {
 		for _, a := range []float64{1, 10, 100} {
 			for _, st := range []kernel.TauStep{kernel.TauLP, kernel.TauEntropy} {
