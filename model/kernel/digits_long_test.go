@@ -64,13 +64,13 @@ type digitsConfig struct {
 func digitsConfigs() []digitsConfig {
 	common := model.Common{Rank: 40}
 	return []digitsConfig{
-		{"Flexible Gaussian (GNMF of Zhang-Liu)", &kernel.Flexible{Common: common}},
-		{"Flexible polynomial p=2 (pKNMF)", &kernel.Flexible{Common: common, Kernel: kernel.Polynomial{Degree: 2}}},
-		{"NMF_K Gaussian", &kernel.MultiK{Common: common, Kernels: []kernel.Kernel{kernel.Gaussian{Scale: 1, Rule: kernel.MeanDistance}}}},
+		{"Flexible Gaussian (GNMF of Zhang-Liu)", &kernel.Flexible{Common: common}, false},
+		{"Flexible polynomial p=2 (pKNMF)", &kernel.Flexible{Common: common, Kernel: kernel.Polynomial{Degree: 2}}, false},
+		{"NMF_K Gaussian", &kernel.MultiK{Common: common, Kernels: []kernel.Kernel{kernel.Gaussian{Scale: 1, Rule: kernel.MeanDistance}}}, false},
 		{"NMF_MultiK LP", &kernel.MultiK{Common: common, Step: kernel.TauLP}, true},
 		{"NMF_MultiK entropy", &kernel.MultiK{Common: common, Step: kernel.TauEntropy}, true},
 		{"NMF_MultiK simplex γ=1", &kernel.MultiK{Common: common, Step: kernel.TauSimplex, Gamma: 1}, true},
-		{"AdapGrNMF_MultiK LP", &kernel.MultiK{Common: common, Alpha: 1, Step: kernel.TauLP}},
-		{"AdapGrNMF_MultiK entropy", &kernel.MultiK{Common: common, Alpha: 1, Step: kernel.TauEntropy}},
+		{"AdapGrNMF_MultiK LP", &kernel.MultiK{Common: common, Alpha: 1, Step: kernel.TauLP}, false},
+		{"AdapGrNMF_MultiK entropy", &kernel.MultiK{Common: common, Alpha: 1, Step: kernel.TauEntropy}, false},
 	}
 }
