@@ -40,7 +40,7 @@ type KernelLoss struct {
 	g        gram
 	prepared bool
 	kf, fkf  mat.Dense // K·F and FᵀKF of the last VGradTo
-	kv, vtv  mat.Dense
+	vtv      mat.Dense
 	tmp      mat.Dense
 	tmp2     mat.Dense
 }
@@ -207,10 +207,6 @@ func (g *gram) mulPos(dst, b *mat.Dense) {
 	if g.hasNeg {
 		dst.Reset()
 		dst.Mul(g.kp, b)
-		return
-	}
-	if dst.IsEmpty() {
-		g.mulTo(dst, b)
 		return
 	}
 	g.mulTo(dst, b)
