@@ -1,5 +1,13 @@
 // Package stages implements the typed, synchronous per-batch steps of an
-// nmfstream pipeline, such as turning documents into TF-IDF rows (TFIDF).
+// nmfstream pipeline: turning documents into TF-IDF rows (TFIDF), turning
+// a source's batches into model rows (Featurize), and online,
+// prequential learning (Learner: predict each arriving sample from its
+// code, then learn the sample and the labels that arrived, late or not).
+//
+// A stream is the Learner called on each batch in input order, by one
+// goroutine; package pipeline runs it as a stage of parallelism 1 between
+// a source and the sinks, and cmd/nmfstream's stream and serve commands do
+// that with checkpoints (Learner.State, Learner.Restore) and HTTP.
 //
 // # Shapes
 //
@@ -7,17 +15,22 @@
 // samples with D features is n×D (the transpose of the D×N data matrix X of
 // the factorization X ≈ U Vᵀ). TFIDF.Transform returns an n×Dim
 // *sparse.CSR whose columns are vocabulary terms or hashed features.
+// A Prediction's Code is one row of V (K values).
 //
 // # Ownership and reuse
 //
 // Results are newly allocated and belong to the caller unless a method's doc
-// says otherwise. Inputs are not retained.
+// says otherwise. Inputs are not retained: Learner.Learn copies the rows it
+// keeps into the model, so the caller may reuse a sources.Batch afterwards.
 //
 // # Concurrency
 //
 // Stages are not safe for concurrent mutation: one goroutine fits or updates
 // a stage. Read-only methods (such as TFIDF.Transform) may run concurrently
 // with each other between mutations, so featurization can run in parallel.
+// A Learner and its model.Online have a single owner, which calls Learn,
+// Label and State; other goroutines talk to that owner (see cmd/nmfstream
+// serve). The package starts no goroutines.
 //
 // # References
 //
@@ -26,4 +39,13 @@
 // its English stop word list. Stemming uses the Snowball English (Porter2)
 // stemmer, https://snowballstem.org/algorithms/english/stemmer.html.
 // Hashing uses MurmurHash3 x86_32 (Austin Appleby, public domain).
+//
+// Prequential evaluation (predict, then learn; score when the label is
+// known): A. P. Dawid, "Present position and potential developments: some
+// personal views: statistical theory: the prequential approach", JRSS A
+// 147(2), 1984; J. Gama, R. Sebastião, P. P. Rodrigues, "On evaluating
+// stream learning algorithms", Machine Learning 90(3), 2013. Leaving
+// empty predictions out of the accuracy follows River's
+// evaluate.progressive_val_score. Label propagation: Zhou et al., NIPS 16,
+// 2004 (see model/classify).
 package stages
