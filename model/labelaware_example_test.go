@@ -105,3 +105,17 @@ func ExampleDPCA() {
 	// Output:
 	// codes 8×2; unlabeled 7 looks like class 1
 }
+
+func ExampleAuto() {
+	x, y := eightSamples()
+	m := model.Auto(2)
+	if err := m.Fit(x, y); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%s: %T\n", model.AutoMethod, m)
+	fmt.Println("unlabeled 6 and 7 look like classes", nearestLabeled(m.Codes(), y, 6), nearestLabeled(m.Codes(), y, 7))
+	// Output:
+	// ssknmf: *model.SSKNMF
+	// unlabeled 6 and 7 look like classes 0 1
+}

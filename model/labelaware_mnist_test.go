@@ -1,0 +1,132 @@
+package model
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// mnistDir returns the directory holding the MNIST IDX files, from
+// NMFSTREAM_DATA, $HOME/.cache/nmfstream-data or /tmp/nmfdata (the
+// destinations of /work/shared/data/fetch-data.sh), or "" if none has them.
+func mnistDir() string {
+	var dirs []string
+	if d := os.Getenv("NMFSTREAM_DATA"); d != "" {
+		dirs = append(dirs, d)
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		dirs = append(dirs, filepath.Join(h, ".cache", "nmfstream-data"))
+	}
+	dirs = append(dirs, "/tmp/nmfdata")
+	for _, d := range dirs {
+		d = filepath.Join(d, "mnist")
+		if _, err := os.Stat(filepath.Join(d, "train-images-idx3-ubyte")); err == nil {
+			return d
+		}
+	}
+	return ""
+}
+
+// readMNIST reads the first n training images (n×784, pixel/255) and labels
+// from the IDX files in dir (Y. LeCun's format: big-endian magic 0x803 /
+// 0x801, counts, then unsigned bytes).
+func readMNIST(dir string, n int) (*mat.Dense, []int, error) {
+	header := func(r io.Reader, magic uint32, dims int) ([]uint32, error) {
+		h := make([]uint32, 1+dims)
+		if err := binary.Read(r, binary.BigEndian, h); err != nil {
+			return nil, err
+		}
+		if h[0] != magic {
+			return nil, fmt.Errorf("mnist: magic %#x, want %#x", h[0], magic)
+		}
+		return h[1:], nil
+	}
+	fi, err := os.Open(filepath.Join(dir, "train-images-idx3-ubyte"))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer fi.Close()
+	fl, err := os.Open(filepath.Join(dir, "train-labels-idx1-ubyte"))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer fl.Close()
+	hi, err := header(fi, 0x803, 3)
+	if err != nil {
+		return nil, nil, err
+	}
+	hl, err := header(fl, 0x801, 1)
+	if err != nil {
+		return nil, nil, err
+	}
+	if int(hi[0]) < n || int(hl[0]) < n {
+		return nil, nil, fmt.Errorf("mnist: %d images, want %d", hi[0], n)
+	}
+	d := int(hi[1] * hi[2])
+	pix := make([]byte, n*d)
+	if _, err := io.ReadFull(fi, pix); err != nil {
+		return nil, nil, err
+	}
+	lab := make([]byte, n)
+	if _, err := io.ReadFull(fl, lab); err != nil {
+		return nil, nil, err
+	}
+	x := mat.NewDense(n, d, nil)
+	raw := x.RawMatrix().Data
+	for i, p := range pix {
+		raw[i] = float64(p) / 255
+	}
+	y := make([]int, n)
+	for i, l := range lab {
+		y[i] = int(l)
+	}
+	return x, y, nil
+}
+
+// TestMNISTAccuracy is DESIGN.md §7's protocol on the first 15,000 MNIST
+// training images (pixel/255): one third held out by metrics.Split with
+// seed 1 (10,000 pool, 5,000 test), 10 labels per class. It fits the
+// method of Auto with the default hyperparameters chosen on the digits,
+// codes held-out images by graph-aware projection and classifies them by
+// 1-NN against the self-labeled pool codes (see selfLabel). Run with
+// NMFSTREAM_LONG=1 after fetching the data; it skips without them.
+func TestMNISTAccuracy(t *testing.T) {
+	if os.Getenv("NMFSTREAM_LONG") == "" {
+		t.Skip("set NMFSTREAM_LONG=1")
+	}
+	dir := mnistDir()
+	if dir == "" {
+		t.Skip("MNIST not found; run /work/shared/data/fetch-data.sh")
+	}
+	x, y, err := readMNIST(dir, 15000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := newSplitTask(x, y, 10, 1, 0)
+	for _, s := range mnistSpecs() {
+		t0 := time.Now()
+		if err := s.m.Fit(DenseRows(task.train), task.trainY); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		fit := time.Since(t0)
+		codes := task.codes(s.m, ProjectGraph, s.anchor)
+		nn := task.nnAccuracy(s.m.Codes(), codes)
+		self := task.selfLabelAccuracy(s.m.Codes(), codes)
+		t.Logf("%-7s held-out accuracy: 1-NN on labeled codes %.4f, self-labeled 1-NN %.4f (fit %v, total %v)",
+			s.name, nn, self, fit.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
+	}
+}
+
+func mnistSpecs() []accuracySpec {
+	c := Common{Rank: 40}
+	return []accuracySpec{
+		{"ssknmf", &SSKNMF{Common: c}, 10},
+		{"n2s2l", &N2S2L{Common: c, Alpha: 100, Beta: 100}, 100},
+	}
+}
