@@ -100,7 +100,7 @@ func fullGrid() *grid {
 		imageMethods:     []string{"nmf", "gnmf", "n2s2l", "nge"},
 		mnistNystrom:     500,
 		mnist:            15000,
-		mnistMethods:     allMethods,
+		mnistMethods:     []string{"nmf", "gnmf", "dgnmf", "ssknmf", "n2s2l", "nge", "dpca", "kernel"},
 		brown:            true, docRank: 30, docFolds: 5,
 		stream: true, streamBatch: 50, streamMNIST: 15000,
 		speed: true, speedRepeat: 3,

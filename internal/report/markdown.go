@@ -20,7 +20,8 @@ var methodDesc = map[string]string{
 	"multik":      "AdapGrNMF_MultiK, entropy τ step (Wang & AbdulJabbar 2012), unsupervised",
 	peerRaw:       "1-NN on the raw pixels of the labeled samples",
 	peerLabelProp: "classify.LabelPropagation on pixels (Zhou et al. 2004), 7-NN graph",
-	peerSkNMF:     "sklearn.decomposition.NMF (nndsvda) + 1-NN on the labeled codes",
+	peerSkNMF:     "sklearn.decomposition.NMF (nndsvda, cd solver, 200 iterations) + 1-NN on the labeled codes, codes scaled to a unit-norm basis (as model.NMF normalizes U)",
+	peerSkNMFRaw:  "the same with sklearn's codes as returned: Euclidean 1-NN then weighs factor k by 1/‖h_k‖, which costs accuracy",
 	peerSkSpread:  "sklearn.semi_supervised.LabelSpreading(kernel='knn', n_neighbors=7)",
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -40,7 +41,13 @@ var palette = []color.RGBA{
 	{188, 189, 34, 255}, {60, 60, 60, 255}, {127, 127, 127, 255}, {0, 0, 128, 255}, {128, 0, 0, 255},
 }
 
-var styleOrder = append(append([]string{}, allMethods...), peerRaw, peerLabelProp, peerSkNMF, peerSkSpread)
+var styleOrder = append(append([]string{}, allMethods...), peerRaw, peerLabelProp, peerSkNMF, peerSkNMFRaw, peerSkSpread, streamCumulative, streamRecent)
+
+// Names of the stream curves.
+const (
+	streamCumulative = "cumulative"
+	streamRecent     = "last 500 records"
+)
 
 func styleIndex(name string) int {
 	for i, n := range styleOrder {
@@ -69,11 +76,9 @@ func linePlot(path, title, xlabel, ylabel string, ss []series, logX, logY bool) 
 	p.Y.Tick.Label.Font.Size = vg.Points(10)
 	if logX {
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
 	if logY {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
 	p.Add(plotter.NewGrid())
 	leg := plot.NewLegend()
@@ -122,6 +127,17 @@ func linePlot(path, title, xlabel, ylabel string, ss []series, logX, logY bool) 
 	}
 	if !any {
 		return fmt.Errorf("report: %s: nothing to plot", filepath.Base(path))
+	}
+	if logX {
+		p.X.Tick.Marker = valueTicks(ss)
+	}
+	if logY {
+		p.Y.Tick.Marker = plot.TickerFunc(oneTwoFive)
+	} else {
+		p.Y.Tick.Marker = gTicks{}
+	}
+	if !logX {
+		p.X.Tick.Marker = gTicks{}
 	}
 	c := vgimg.NewWith(vgimg.UseWH(figW, figH), vgimg.UseDPI(figDPI))
 	dc := draw.New(c)
@@ -211,17 +227,18 @@ func (r *runner) plots() error {
 			if st.Dataset != d.name || len(st.At) == 0 {
 				continue
 			}
-			s := series{name: "gnmf"}
+			cum, rec := series{name: streamCumulative}, series{name: streamRecent}
 			for i := range st.At {
-				s.x = append(s.x, float64(st.At[i]))
-				s.y = append(s.y, float64(st.Running[i]))
+				cum.x = append(cum.x, float64(st.At[i]))
+				cum.y = append(cum.y, float64(st.Running[i]))
+				rec.x = append(rec.x, float64(st.At[i]))
+				rec.y = append(rec.y, float64(st.Recent[i]))
 			}
-			s.name = "model.Online (GNMF)"
 			figs = append(figs, fig{
 				file:   "stream-" + d.name + ".png",
-				title:  fmt.Sprintf("%s stream: prequential accuracy (%.0f%% labels, %d late)", d.name, 100*st.LabelFrac, st.LabelLag),
-				xlabel: "records seen", ylabel: "cumulative accuracy",
-				ss: []series{s},
+				title:  fmt.Sprintf("%s stream, model.Online: %.0f%% labels, %d records late", d.name, 100*st.LabelFrac, st.LabelLag),
+				xlabel: "records seen", ylabel: "prequential accuracy",
+				ss: []series{cum, rec},
 			})
 		}
 	}
@@ -247,4 +264,57 @@ func (r *runner) plots() error {
 		r.figure(f.file, f.title)
 	}
 	return nil
+}
+
+// valueTicks labels a log axis at the swept values themselves (a few
+// values spread over decades, which LogTicks would label only at powers
+// of ten).
+func valueTicks(ss []series) plot.Ticker {
+	seen := map[float64]bool{}
+	var ticks []plot.Tick
+	for _, s := range ss {
+		for _, x := range s.x {
+			if x > 0 && !seen[x] {
+				seen[x] = true
+				ticks = append(ticks, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'g', -1, 64)})
+			}
+		}
+	}
+	sort.Slice(ticks, func(i, j int) bool { return ticks[i].Value < ticks[j].Value })
+	return plot.ConstantTicks(ticks)
+}
+
+// oneTwoFive labels a log axis at 1, 2, 5 × 10ⁿ within [lo, hi], so that
+// a range narrower than a decade still gets labels.
+func oneTwoFive(lo, hi float64) []plot.Tick {
+	var ticks []plot.Tick
+	mantissas := []float64{1, 2, 5}
+	if hi > 100*lo {
+		mantissas = mantissas[:1] // wide ranges: powers of ten only
+	}
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		for _, m := range mantissas {
+			v := m * math.Pow(10, e)
+			if v >= lo*(1-1e-9) && v <= hi*(1+1e-9) {
+				ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
+			}
+		}
+	}
+	if len(ticks) < 2 { // fewer than two labels: label the ends
+		ticks = append(ticks, plot.Tick{Value: lo, Label: strconv.FormatFloat(lo, 'g', 2, 64)}, plot.Tick{Value: hi, Label: strconv.FormatFloat(hi, 'g', 2, 64)})
+	}
+	return ticks
+}
+
+// gTicks is plot.DefaultTicks with labels in %g form ("250", not "250.00").
+type gTicks struct{}
+
+func (gTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'g', 6, 64)
+		}
+	}
+	return ticks
 }

@@ -25,6 +25,9 @@ type Config struct {
 	Data string
 	// Quick runs the reduced grid on the digits only (minutes).
 	Quick bool
+	// MNIST is the size of the MNIST draw of the full run (one third held
+	// out). If zero, it defaults to 15000.
+	MNIST int
 	// Seed drives every split, initialization and random draw. Zero means 1.
 	Seed uint64
 	// Python is the interpreter with scikit-learn that measures the peers.
@@ -150,9 +153,12 @@ type StreamResult struct {
 	Seconds          float64 `json:"seconds"`
 	RecordsPerSecond float64 `json:"records_per_second"`
 	// At and Running trace the cumulative accuracy after At records.
-	At      []int  `json:"at"`
-	Running []Num  `json:"running"`
-	Error   string `json:"error,omitempty"`
+	At      []int `json:"at"`
+	Running []Num `json:"running"`
+	// Recent is the accuracy over the last 500 records (as batches allow)
+	// after At records.
+	Recent []Num  `json:"recent"`
+	Error  string `json:"error,omitempty"`
 }
 
 // Documents holds the Brown corpus results.
@@ -260,6 +266,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if !cfg.Quick {
 			g = fullGrid()
 		}
+	}
+	if cfg.MNIST > 0 && g.mnist > 0 {
+		g.mnist, g.streamMNIST = cfg.MNIST, cfg.MNIST
 	}
 	r := &runner{
 		ctx: ctx, cfg: cfg, g: g, start: time.Now(), seed: cfg.Seed,

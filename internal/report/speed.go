@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"time"
@@ -31,7 +32,7 @@ func (r *runner) runSpeed() error {
 			nmf = &model.NMF{Common: common()}
 			return nmf.Fit(x, nil)
 		})
-		r.addSpeed(d.name, "NMF fit (200 multiplicative updates, K = 40)", "s", nmfSecs, r.peer(id, "nmf_fit_seconds"), false)
+		r.addSpeed(d.name, fmt.Sprintf("NMF fit (%d multiplicative updates, K = %d)", speedIters, r.g.rank), "s", nmfSecs, r.peer(id, "nmf_fit_seconds"), false)
 		var g *model.GNMF
 		gnmfSecs := bestOf(rep, func() error {
 			g = &model.GNMF{Common: common()}

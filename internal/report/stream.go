@@ -18,6 +18,8 @@ import (
 const (
 	streamLabelFrac = 0.1
 	streamLabelLag  = 100
+	// recentRecords is the span of the stream's recent-accuracy curve.
+	recentRecords = 500
 )
 
 // runObjective collects the objective after every iteration of the base
@@ -89,6 +91,7 @@ func (r *runner) stream(d *dataset, n, window int) StreamResult {
 	labeled := map[int]known{}
 	arrivalLabel := map[int]int{} // id → truth, for the queued ones
 	var correct, predicted int
+	var hist [][2]int // (correct, predicted) after each batch
 	var fitTime time.Duration
 	start := time.Now()
 	_, dim := d.x.Dims()
@@ -150,6 +153,9 @@ func (r *runner) stream(d *dataset, n, window int) StreamResult {
 		}
 		res.At = append(res.At, end)
 		res.Running = append(res.Running, Num(ratio(correct, predicted)))
+		hist = append(hist, [2]int{correct, predicted})
+		back := max(0, len(hist)-1-recentRecords/batch)
+		res.Recent = append(res.Recent, Num(ratio(correct-hist[back][0], predicted-hist[back][1])))
 	}
 	res.Seconds = time.Since(start).Seconds()
 	res.RecordsPerSecond = float64(n) / fitTime.Seconds()
