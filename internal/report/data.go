@@ -74,7 +74,7 @@ func (r *runner) loadData() error {
 				nystrom: r.g.mnistNystrom, splits: map[int]*split{}}
 			r.rep.Meta.MNIST = true
 			r.rep.Meta.MNISTSample = len(my)
-			r.note("MNIST: %d samples drawn (seed %d) from the 60,000 training images, pixels scaled by %.3g so that the mean ‖x‖² equals the digits' (graph weights α were tuned at that scale); the flexible-kernel method uses %d Nyström landmarks and runs at L = %d only; multik is not run on MNIST (its ten N×N kernels, or their Nyström features, take far longer than the other methods together).",
+			r.note("MNIST: %d samples drawn (seed %d) from the 60,000 training images, pixels scaled by %.3g so that the mean ‖x‖² equals the digits', on which the default hyperparameters were tuned; the flexible-kernel method uses %d Nyström landmarks and runs at L = %d only; multik is not run on MNIST (its ten N×N kernels, or their Nyström features, take far longer than the other methods together).",
 				len(my), r.seed, s, r.g.mnistNystrom, r.g.labels)
 		}
 	}

@@ -108,7 +108,7 @@ func (r *runner) runPeers() error {
 			tasks = append(tasks, peerTask{
 				ID: peerID("speed", name, 0), Kind: "speed", X: xf, Shape: [2]int{n, dim},
 				Rank: r.g.rank, MaxIter: speedIters, Seed: r.seed, KNN: 5,
-				ProjectRows: projectRows(n), StreamBatch: r.g.streamBatch, Repeat: max(r.g.speedRepeat, 1),
+				ProjectRows: projectRows(n), StreamBatch: r.g.streamBatch, Repeat: speedRepeat(r.g, name),
 			})
 		}
 	}
@@ -170,6 +170,14 @@ func peerID(kind, dataset string, l int) string {
 		return "speed/" + dataset
 	}
 	return fmt.Sprintf("%s/%s/L%d", kind, dataset, l)
+}
+
+// speedRepeat is the number of timed runs on dataset, as runSpeed does.
+func speedRepeat(g *grid, dataset string) int {
+	if dataset == "mnist" {
+		return 1 // MNIST fits take minutes
+	}
+	return max(g.speedRepeat, 1)
 }
 
 // projectRows is the number of samples whose projection is timed.
