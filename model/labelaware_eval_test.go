@@ -143,18 +143,22 @@ func (t digitsTask) score(m Method, proj Projection, alpha float64) (float64, er
 	if err := m.Fit(DenseRows(t.train), t.trainY); err != nil {
 		return 0, err
 	}
-	codes := t.codes(m, proj, alpha)
+	codes, err := t.codes(m, proj, alpha)
+	if err != nil {
+		return 0, err
+	}
 	return t.nnAccuracy(m.Codes(), codes), nil
 }
 
-func (t digitsTask) codes(m Method, proj Projection, alpha float64) *mat.Dense {
+// codes projects the held-out samples on m's basis.
+func (t digitsTask) codes(m Method, proj Projection, alpha float64) (*mat.Dense, error) {
 	q := Query{Train: DenseRows(t.train)}
 	p := Projector{Method: proj, U: m.Basis(), TrainCodes: m.Codes(), Alpha: alpha, Neighbors: q.Weights}
 	var v mat.Dense
 	if err := p.ProjectTo(&v, DenseRows(t.test)); err != nil {
-		panic(err)
+		return nil, err
 	}
-	return &v
+	return &v, nil
 }
 
 // nnAccuracy classifies test codes by 1-NN against the labeled training codes.

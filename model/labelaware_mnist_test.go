@@ -91,11 +91,18 @@ func readMNIST(dir string, n int) (*mat.Dense, []int, error) {
 
 // TestMNISTAccuracy is DESIGN.md §7's protocol on the first 15,000 MNIST
 // training images (pixel/255): one third held out by metrics.Split with
-// seed 1 (10,000 pool, 5,000 test), 10 labels per class. It fits the
-// method of Auto with the default hyperparameters chosen on the digits,
-// codes held-out images by graph-aware projection and classifies them by
-// 1-NN against the self-labeled pool codes (see selfLabel). Run with
-// NMFSTREAM_LONG=1 after fetching the data; it skips without them.
+// seed 1 (10,000 pool, 5,000 test), 10 labels per class. It fits Auto(40)
+// (SSKNMF) with the default hyperparameters chosen on the digits, codes
+// held-out images by graph-aware projection and classifies them by 1-NN
+// against the labeled pool codes and against the self-labeled pool codes
+// (selfLabel). Run with NMFSTREAM_LONG=1 after fetching the data; it skips
+// without them.
+//
+// Measured (seed 1; peers: raw 1-NN 0.708, NMF + 1-NN 0.660,
+// LabelSpreading 0.855; target 0.870): 1-NN 0.8748, self-labeled 1-NN
+// 0.8924; about 2 minutes of CPU for the fit (4.5 minutes wall on a
+// loaded 2-core machine), 6.5 minutes wall in all. N2S2L with α = β = 100
+// scored 0.592 there.
 func TestMNISTAccuracy(t *testing.T) {
 	if os.Getenv("NMFSTREAM_LONG") == "" {
 		t.Skip("set NMFSTREAM_LONG=1")
@@ -109,24 +116,26 @@ func TestMNISTAccuracy(t *testing.T) {
 		t.Fatal(err)
 	}
 	task := newSplitTask(x, y, 10, 1, 0)
-	for _, s := range mnistSpecs() {
-		t0 := time.Now()
-		if err := s.m.Fit(DenseRows(task.train), task.trainY); err != nil {
-			t.Fatalf("%s: %v", s.name, err)
-		}
-		fit := time.Since(t0)
-		codes := task.codes(s.m, ProjectGraph, s.anchor)
-		nn := task.nnAccuracy(s.m.Codes(), codes)
-		self := task.selfLabelAccuracy(s.m.Codes(), codes)
-		t.Logf("%-7s held-out accuracy: 1-NN on labeled codes %.4f, self-labeled 1-NN %.4f (fit %v, total %v)",
-			s.name, nn, self, fit.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
+	m := Auto(40)
+	t0 := time.Now()
+	if err := m.Fit(DenseRows(task.train), task.trainY); err != nil {
+		t.Fatal(err)
 	}
-}
-
-func mnistSpecs() []accuracySpec {
-	c := Common{Rank: 40}
-	return []accuracySpec{
-		{"ssknmf", &SSKNMF{Common: c}, 10},
-		{"n2s2l", &N2S2L{Common: c, Alpha: 100, Beta: 100}, 100},
+	fit := time.Since(t0)
+	// The anchor weight is the method's k-NN graph weight (SSKNMF's β).
+	codes, err := task.codes(m, ProjectGraph, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nn := task.nnAccuracy(m.Codes(), codes)
+	self := task.selfLabelAccuracy(m.Codes(), codes)
+	t.Logf("%s held-out accuracy: 1-NN on labeled codes %.4f, self-labeled 1-NN %.4f (fit %v, total %v)",
+		AutoMethod, nn, self, fit.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
+	// Floors 0.005 (25 images) under the measured figures.
+	if nn < 0.870 {
+		t.Errorf("1-NN accuracy %.4f < 0.870", nn)
+	}
+	if self < 0.887 {
+		t.Errorf("self-labeled 1-NN accuracy %.4f < 0.887", self)
 	}
 }

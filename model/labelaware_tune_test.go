@@ -49,7 +49,12 @@ func TestTuneLabelAware(t *testing.T) {
 				failed = true
 				break
 			}
-			codes := task.codes(m, ProjectGraph, spec.alpha)
+			codes, err := task.codes(m, ProjectGraph, spec.alpha)
+			if err != nil {
+				t.Logf("%s: %v", spec.name, err)
+				failed = true
+				break
+			}
 			nn += task.nnAccuracy(m.Codes(), codes)
 			self += task.selfLabelAccuracy(m.Codes(), codes)
 		}
@@ -80,7 +85,10 @@ func tuneSelfLabel(t *testing.T, tasks []digitsTask) {
 			if err := s.m.Fit(DenseRows(task.train), task.trainY); err != nil {
 				t.Fatalf("%s: %v", s.name, err)
 			}
-			codes := task.codes(s.m, ProjectGraph, s.anchor)
+			codes, err := task.codes(s.m, ProjectGraph, s.anchor)
+			if err != nil {
+				t.Fatalf("%s: %v", s.name, err)
+			}
 			for i, k := range keys {
 				y := selfLabel(s.m.Codes(), task.trainY, k.rounds, k.share)
 				var nn classify.NearestNeighbor
