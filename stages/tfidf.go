@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strings"
-
-	"github.com/kljensen/snowball/english"
 
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
@@ -128,6 +125,7 @@ type TFIDF struct {
 	terms  []string       // column → term, without Hashing
 	df     []int64        // column → number of documents containing it
 	n      int64          // documents seen
+	idfs   []float64      // column → idf, without Hashing; see cacheIDF
 }
 
 const defaultNFeatures = 1 << 20 // scikit-learn HashingVectorizer's default
@@ -192,7 +190,7 @@ func (t *TFIDF) idf(j int) float64 {
 
 // Reset forgets the fitted state, keeping the configuration.
 func (t *TFIDF) Reset() {
-	t.fitted, t.stop, t.vocab, t.terms, t.df, t.n = false, nil, nil, nil, nil, 0
+	t.fitted, t.stop, t.vocab, t.terms, t.df, t.n, t.idfs = false, nil, nil, nil, nil, 0, nil
 }
 
 func (t *TFIDF) check() error {
@@ -221,83 +219,142 @@ func (t *TFIDF) start() {
 	t.fitted = true
 }
 
-// analyze appends the terms of doc (lower-cased, tokenized, stop words
-// removed, stemmed) to dst.
-func (t *TFIDF) analyze(dst []string, doc string) []string {
-	if !t.KeepCase {
-		doc = strings.ToLower(doc)
+// analyzer returns an analyzer with t's settings. Without stops, it keeps
+// stop words, for callers that drop them otherwise.
+func (t *TFIDF) analyzer(stops bool) *analyzer {
+	a := &analyzer{keepCase: t.KeepCase, stem: t.Stem}
+	if stops && len(t.stop) > 0 {
+		a.stop = t.stop
 	}
-	start := len(dst)
-	dst = Tokenize(dst, doc)
-	kept := dst[:start]
-	for _, w := range dst[start:] {
-		if _, ok := t.stop[w]; ok {
-			continue
+	return a
+}
+
+// cacheIDF stores the idf weight of every column, after a mutation, so that
+// Transform does not compute a logarithm per entry. Hashing mode, whose
+// NFeatures columns are mostly empty, computes them per entry instead.
+func (t *TFIDF) cacheIDF() {
+	t.idfs = nil
+	if !t.Hashing && t.fitted {
+		t.idfs = make([]float64, len(t.df))
+		for j := range t.idfs {
+			t.idfs[j] = t.idf(j)
 		}
-		if t.Stem {
-			// Stop words were removed above, so the stemmer must not skip its own.
-			w = english.Stem(w, true)
-		}
-		kept = append(kept, w)
 	}
-	return kept
 }
 
 // Fit learns the vocabulary (unless Hashing) and the document frequencies
 // from docs, replacing any earlier state. Without Hashing, terms outside
 // [MinDF, MaxDF] are dropped, and it is an error if no term remains.
 func (t *TFIDF) Fit(docs []string) error {
+	_, _, _, err := t.fit(docs, false)
+	return err
+}
+
+// fit is Fit. With keep set and without Hashing, it also returns the terms
+// of every document as temporary ids, toks[ptr[i]:ptr[i+1]] for document i,
+// and the column of each temporary id (remap[id], or -1 if the term was
+// dropped), so that FitTransform reads every document once.
+func (t *TFIDF) fit(docs []string, keep bool) (toks []int32, ptr []int, remap []int32, err error) {
 	if err := t.check(); err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	t.Reset()
 	if t.Hashing {
-		return t.Update(docs)
+		return nil, nil, nil, t.Update(docs)
 	}
 	lo, err := t.MinDF.bound(len(docs), "MinDF")
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	hi := float64(len(docs))
 	if t.MaxDF.set() {
 		if hi, err = t.MaxDF.bound(len(docs), "MaxDF"); err != nil {
-			return err
+			return nil, nil, nil, err
 		}
 	}
 	if hi < lo {
-		return fmt.Errorf("stages: tfidf: MaxDF (%g documents) is below MinDF (%g documents)", hi, lo)
+		return nil, nil, nil, fmt.Errorf("stages: tfidf: MaxDF (%g documents) is below MinDF (%g documents)", hi, lo)
 	}
 	t.start()
-	counts := make(map[string]int64)
-	seen := make(map[string]struct{})
-	var toks []string
-	for _, doc := range docs {
-		toks = t.analyze(toks[:0], doc)
-		clear(seen)
-		for _, w := range toks {
-			if _, ok := seen[w]; !ok {
-				seen[w] = struct{}{}
-				counts[w]++
+	// ids maps every term seen to a temporary id (its order of first
+	// appearance). Without stemming, stop words are entered first with id
+	// -1, so that one map lookup per token both drops stop words and finds
+	// the term; with stemming the analyzer drops them before stemming.
+	ids := make(map[string]int, 1<<12)
+	if !t.Stem {
+		for w := range t.stop {
+			ids[w] = -1
+		}
+	}
+	var (
+		terms []string // temporary id → term
+		df    []int64  // temporary id → documents containing it
+		last  []int32  // temporary id → 1 + the last document counted in df
+	)
+	if keep {
+		ptr = make([]int, 1, len(docs)+1)
+	}
+	a := t.analyzer(t.Stem)
+	for d, doc := range docs {
+		a.reset(doc)
+		for a.next() {
+			id, ok := ids[string(a.term)]
+			if !ok {
+				w := string(a.term)
+				id = len(terms)
+				ids[w] = id
+				terms = append(terms, w)
+				df = append(df, 0)
+				last = append(last, 0)
+			}
+			if id < 0 {
+				continue
+			}
+			if last[id] != int32(d+1) {
+				last[id] = int32(d + 1)
+				df[id]++
+			}
+			if keep {
+				toks = append(toks, int32(id))
 			}
 		}
-	}
-	for w, c := range counts {
-		if f := float64(c); f >= lo && f <= hi {
-			t.terms = append(t.terms, w)
+		if keep {
+			ptr = append(ptr, len(toks))
 		}
 	}
-	if len(t.terms) == 0 {
+	var cols []int32 // temporary ids of the kept terms
+	for id, c := range df {
+		if f := float64(c); f >= lo && f <= hi {
+			cols = append(cols, int32(id))
+		}
+	}
+	if len(cols) == 0 {
 		t.Reset()
-		return errors.New("stages: tfidf: no terms remain after MinDF and MaxDF; lower MinDF or raise MaxDF")
+		return nil, nil, nil, errors.New("stages: tfidf: no terms remain after MinDF and MaxDF; lower MinDF or raise MaxDF")
 	}
-	sort.Strings(t.terms)
-	t.df = make([]int64, len(t.terms))
-	for j, w := range t.terms {
-		t.vocab[w] = j
-		t.df[j] = counts[w]
+	slices.SortFunc(cols, func(a, b int32) int { return strings.Compare(terms[a], terms[b]) })
+	remap = make([]int32, len(terms))
+	for id := range remap {
+		remap[id] = -1
 	}
+	t.terms = make([]string, len(cols))
+	t.df = make([]int64, len(cols))
+	for j, id := range cols {
+		remap[id] = int32(j)
+		t.terms[j], t.df[j] = terms[id], df[id]
+	}
+	// The vocabulary is ids without the stop words and dropped terms.
+	for w, id := range ids {
+		if id < 0 || remap[id] < 0 {
+			delete(ids, w)
+		} else {
+			ids[w] = int(remap[id])
+		}
+	}
+	t.vocab = ids
 	t.n = int64(len(docs))
-	return nil
+	t.cacheIDF()
+	return toks, ptr, remap, nil
 }
 
 // Update adds docs to the running document frequencies, for streams. Without
@@ -311,101 +368,153 @@ func (t *TFIDF) Update(docs []string) error {
 	if !t.fitted {
 		t.start()
 	}
-	var toks []string
-	seen := make(map[int]struct{})
+	a := t.analyzer(true)
+	var cols []int32
 	for _, doc := range docs {
-		toks = t.analyze(toks[:0], doc)
-		clear(seen)
-		for _, w := range toks {
-			j := t.column(w, true)
-			if _, ok := seen[j]; !ok {
-				seen[j] = struct{}{}
+		cols = t.columns(cols[:0], a, doc, true)
+		slices.Sort(cols)
+		for p, j := range cols {
+			if p == 0 || cols[p-1] != j {
 				t.df[j]++
 			}
 		}
 	}
 	t.n += int64(len(docs))
+	t.cacheIDF()
 	return nil
 }
 
-// column returns the column of term w, or -1 if it has none. With grow set,
-// a missing vocabulary term gets a new column.
-func (t *TFIDF) column(w string, grow bool) int {
+// columns appends the column of every term of doc to dst, skipping terms
+// without one. With grow set, a term missing from the vocabulary gets a new
+// column.
+func (t *TFIDF) columns(dst []int32, a *analyzer, doc string, grow bool) []int32 {
+	a.reset(doc)
 	if t.Hashing {
-		return hashIndex(w, len(t.df))
-	}
-	j, ok := t.vocab[w]
-	if !ok {
-		if !grow {
-			return -1
+		n := len(t.df)
+		for a.next() {
+			dst = append(dst, int32(hashIndex(a.term, n)))
 		}
-		j = len(t.terms)
-		t.vocab[w] = j
-		t.terms = append(t.terms, w)
-		t.df = append(t.df, 0)
+		return dst
 	}
-	return j
+	for a.next() {
+		j, ok := t.vocab[string(a.term)]
+		if !ok {
+			if !grow {
+				continue
+			}
+			w := string(a.term)
+			j = len(t.terms)
+			t.vocab[w] = j
+			t.terms = append(t.terms, w)
+			t.df = append(t.df, 0)
+		}
+		dst = append(dst, int32(j))
+	}
+	return dst
 }
 
-// Transform returns the TF-IDF rows of docs as a len(docs)×Dim matrix.
-// A document with no known term gives an empty row, which callers that
-// factorize should treat as unusable. Transform does not change t.
+// Transform returns the TF-IDF rows of docs as a new len(docs)×Dim matrix;
+// see TransformTo.
 func (t *TFIDF) Transform(docs []string) (*sparse.CSR, error) {
+	var m sparse.CSR
+	if err := t.TransformTo(&m, docs); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// TransformTo stores the TF-IDF rows of docs into dst as a len(docs)×Dim
+// matrix. It resets dst (sparse.CSR.Reset) and reuses its memory, so that a
+// stream of batches allocates nothing for its results once dst has grown. A
+// document with no known term gives an empty row, which callers that
+// factorize should treat as unusable. TransformTo does not change t.
+func (t *TFIDF) TransformTo(dst *sparse.CSR, docs []string) error {
 	if !t.fitted {
-		return nil, ErrNotFitted
+		return ErrNotFitted
+	}
+	dst.Reset()
+	dst.Grow(t.Dim())
+	// Without Hashing or Stem, stop words are not in the vocabulary, so the
+	// vocabulary lookup drops them and the analyzer need not.
+	a := t.analyzer(t.Hashing || t.Stem)
+	var w rowWork
+	for _, doc := range docs {
+		w.cols = t.columns(w.cols[:0], a, doc, false)
+		t.appendRow(dst, &w)
+	}
+	return nil
+}
+
+// FitTransform is Fit followed by Transform on the same documents, reading
+// each document once.
+func (t *TFIDF) FitTransform(docs []string) (*sparse.CSR, error) {
+	toks, ptr, remap, err := t.fit(docs, true)
+	if err != nil {
+		return nil, err
+	}
+	if t.Hashing {
+		return t.Transform(docs)
 	}
 	m := sparse.Zeros(0, t.Dim())
-	var (
-		toks []string
-		ind  []int
-		val  []float64
-	)
-	tf := make(map[int]float64)
-	for _, doc := range docs {
-		toks = t.analyze(toks[:0], doc)
-		clear(tf)
-		for _, w := range toks {
-			if j := t.column(w, false); j >= 0 {
-				tf[j]++
+	var w rowWork
+	for i := range docs {
+		w.cols = w.cols[:0]
+		for _, id := range toks[ptr[i]:ptr[i+1]] {
+			if j := remap[id]; j >= 0 {
+				w.cols = append(w.cols, j)
 			}
 		}
-		ind, val = ind[:0], val[:0]
-		for j := range tf {
-			ind = append(ind, j)
-		}
-		slices.Sort(ind)
-		var norm float64
-		for _, j := range ind {
-			v := tf[j]
-			if t.SublinearTF {
-				v = 1 + math.Log(v)
-			}
-			v *= t.idf(j)
-			val = append(val, v)
-			switch t.Norm {
-			case NormL2:
-				norm += v * v
-			case NormL1:
-				norm += math.Abs(v)
-			}
-		}
-		if t.Norm == NormL2 {
-			norm = math.Sqrt(norm)
-		}
-		if t.Norm != NormNone && norm > 0 {
-			for p := range val {
-				val[p] /= norm
-			}
-		}
-		m.AppendRow(ind, val)
+		t.appendRow(m, &w)
 	}
 	return m, nil
 }
 
-// FitTransform is Fit followed by Transform on the same documents.
-func (t *TFIDF) FitTransform(docs []string) (*sparse.CSR, error) {
-	if err := t.Fit(docs); err != nil {
-		return nil, err
+// rowWork is the workspace of appendRow.
+type rowWork struct {
+	cols []int32 // the column of every term of a document, in any order
+	ind  []int
+	val  []float64
+}
+
+// appendRow appends to m the TF-IDF row of a document whose terms have the
+// columns w.cols: sorting them gathers each column's count.
+func (t *TFIDF) appendRow(m *sparse.CSR, w *rowWork) {
+	cols := w.cols
+	slices.Sort(cols)
+	ind, val := w.ind[:0], w.val[:0]
+	var norm float64
+	for p := 0; p < len(cols); {
+		j, q := cols[p], p+1
+		for q < len(cols) && cols[q] == j {
+			q++
+		}
+		v := float64(q - p)
+		p = q
+		if t.SublinearTF {
+			v = 1 + math.Log(v)
+		}
+		if t.idfs != nil {
+			v *= t.idfs[j]
+		} else {
+			v *= t.idf(int(j))
+		}
+		ind = append(ind, int(j))
+		val = append(val, v)
+		switch t.Norm {
+		case NormL2:
+			norm += v * v
+		case NormL1:
+			norm += math.Abs(v)
+		}
 	}
-	return t.Transform(docs)
+	if t.Norm == NormL2 {
+		norm = math.Sqrt(norm)
+	}
+	if t.Norm != NormNone && norm > 0 {
+		for p := range val {
+			val[p] /= norm
+		}
+	}
+	m.AppendRow(ind, val)
+	w.ind, w.val = ind, val
 }

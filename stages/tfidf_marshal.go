@@ -113,6 +113,7 @@ func (t *TFIDF) UnmarshalBinary(data []byte) error {
 			u.df[j] = s.DFVals[p]
 		}
 	}
+	u.cacheIDF()
 	*t = u
 	return nil
 }

@@ -299,33 +299,8 @@ func TestTFIDFMarshalRoundTrip(t *testing.T) {
 	}
 }
 
-// BenchmarkTFIDF45Brown measures documents vectorized per second on the 45
-// golden Brown documents (about 2,000 words each) with the golden settings.
+// BenchmarkTFIDF45Brown runs benchTFIDF on the 45 golden Brown documents
+// (about 2,000 words each).
 func BenchmarkTFIDF45Brown(b *testing.B) {
-	texts := brownTexts(b)
-	newV := func() *TFIDF {
-		return &TFIDF{StopWords: EnglishStopWords(), MinDF: DocFreq{Count: 2}, MaxDF: DocFreq{Fraction: 0.9}, SublinearTF: true}
-	}
-	b.Run("FitTransform", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := newV().FitTransform(texts); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ReportMetric(float64(b.N*len(texts))/b.Elapsed().Seconds(), "docs/s")
-	})
-	b.Run("Transform", func(b *testing.B) {
-		v := newV()
-		if err := v.Fit(texts); err != nil {
-			b.Fatal(err)
-		}
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := v.Transform(texts); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ReportMetric(float64(b.N*len(texts))/b.Elapsed().Seconds(), "docs/s")
-	})
+	benchTFIDF(b, brownTexts(b))
 }

@@ -4,6 +4,8 @@ import (
 	"math/bits"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/kljensen/snowball/english"
 )
 
 // Tokenize appends the tokens of doc to dst and returns the extended slice.
@@ -41,6 +43,141 @@ func isWord(r rune) bool {
 	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsNumber(r))
 }
 
+// asciiWord classifies ASCII bytes for the scanner: 0 is not a word
+// character, 1 is a word character, 2 is an upper-case letter.
+var asciiWord = func() (t [utf8.RuneSelf]uint8) {
+	for c := range t {
+		switch {
+		case 'A' <= c && c <= 'Z':
+			t[c] = 2
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '_':
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
+// analyzer turns a document into terms: it lower-cases (unless keepCase),
+// finds the tokens of Tokenize, drops stop words (when stop is not nil) and
+// stems (when stem is set). It reads the document once, without regular
+// expressions and without copying it; the current term is in term, valid
+// until the next call to next. An analyzer is used by one goroutine.
+type analyzer struct {
+	keepCase bool
+	stop     map[string]struct{}
+	stem     bool
+
+	doc   string
+	pos   int
+	tok   []byte            // the current token, lower-cased
+	term  []byte            // the current term: tok, or its stem
+	stems map[string]string // token → stem cache, with stem
+}
+
+// reset starts reading doc.
+func (a *analyzer) reset(doc string) { a.doc, a.pos = doc, 0 }
+
+// next advances to the next term and reports whether there is one.
+func (a *analyzer) next() bool {
+	for a.nextToken() {
+		if a.stop != nil {
+			if _, ok := a.stop[string(a.tok)]; ok {
+				continue
+			}
+		}
+		if !a.stem {
+			a.term = a.tok
+			return true
+		}
+		s, ok := a.stems[string(a.tok)]
+		if !ok {
+			if a.stems == nil {
+				a.stems = make(map[string]string)
+			}
+			// Stop words were removed above, so the stemmer must not skip its own.
+			s = english.Stem(string(a.tok), true)
+			a.stems[string(a.tok)] = s
+		}
+		a.term = append(a.term[:0], s...)
+		return true
+	}
+	return false
+}
+
+// nextToken advances to the next token, as Tokenize would find it in
+// strings.ToLower(doc) (or doc, with keepCase), and stores it in a.tok.
+// The ASCII path classifies bytes by table; other runes are decoded,
+// lower-cased with unicode.ToLower (as strings.ToLower does rune by rune)
+// and then classified, so a rune whose lower case is (or is not) a word
+// character is treated exactly as in the lower-cased document.
+func (a *analyzer) nextToken() bool {
+	s, i := a.doc, a.pos
+	for {
+		// Skip to the start of a run of word characters.
+		for i < len(s) {
+			c := s[i]
+			if c < utf8.RuneSelf {
+				if asciiWord[c] != 0 {
+					break
+				}
+				i++
+				continue
+			}
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if !a.keepCase {
+				r = unicode.ToLower(r)
+			}
+			if isWord(r) {
+				break
+			}
+			i += size
+		}
+		if i >= len(s) {
+			a.pos = i
+			return false
+		}
+		// Collect the run, lower-casing it.
+		tok, n := a.tok[:0], 0
+		for i < len(s) {
+			j := i
+			for j < len(s) && s[j] < utf8.RuneSelf && asciiWord[s[j]] != 0 {
+				j++
+			}
+			if j > i {
+				k := len(tok)
+				tok = append(tok, s[i:j]...)
+				if !a.keepCase {
+					for p := k; p < len(tok); p++ {
+						if asciiWord[tok[p]] == 2 {
+							tok[p] += 'a' - 'A'
+						}
+					}
+				}
+				n += j - i
+				i = j
+			}
+			if i >= len(s) || s[i] < utf8.RuneSelf {
+				break
+			}
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if !a.keepCase {
+				r = unicode.ToLower(r)
+			}
+			if !isWord(r) {
+				break
+			}
+			tok = utf8.AppendRune(tok, r)
+			n++
+			i += size
+		}
+		a.tok = tok
+		if n >= 2 {
+			a.pos = i
+			return true
+		}
+	}
+}
+
 // EnglishStopWords returns a new copy of scikit-learn's English stop word
 // list (sklearn.feature_extraction.text.ENGLISH_STOP_WORDS, 318 words, sorted),
 // for TFIDF.StopWords.
@@ -51,7 +188,7 @@ func EnglishStopWords() []string {
 // murmur3 returns MurmurHash3 x86_32 of key with the given seed, as a signed
 // 32-bit integer, like sklearn.utils.murmurhash3_32(key, seed, positive=False).
 // Austin Appleby's public-domain reference, MurmurHash3_x86_32.
-func murmur3(key string, seed uint32) int32 {
+func murmur3[T string | []byte](key T, seed uint32) int32 {
 	const c1, c2 = 0xcc9e2d51, 0x1b873593
 	h := seed
 	n := len(key)
@@ -93,7 +230,7 @@ func murmur3(key string, seed uint32) int32 {
 // HashingVectorizer does (sklearn/feature_extraction/_hashing_fast.pyx):
 // abs(murmurhash3_32(term, seed=0)) mod n, with the most negative hash
 // folded explicitly because its absolute value overflows int32.
-func hashIndex(term string, n int) int {
+func hashIndex[T string | []byte](term T, n int) int {
 	h := murmur3(term, 0)
 	if h == -2147483648 {
 		return (2147483647 - (n - 1)) % n

@@ -1,0 +1,163 @@
+package stages
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/nmfstream/nmfstream/model/sparse"
+)
+
+// brownDir returns the folder of the tagged Brown corpus (500 files ca01 …
+// cr09, as fetched by /work/shared/data/fetch-data.sh): $NMFSTREAM_BROWN, or
+// /tmp/nmfdata/brown. It skips tb when the folder is missing.
+func brownDir(tb testing.TB) string {
+	dir := os.Getenv("NMFSTREAM_BROWN")
+	if dir == "" {
+		dir = "/tmp/nmfdata/brown"
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ca01")); err != nil {
+		tb.Skipf("Brown corpus not found in %s (run: bash /work/shared/data/fetch-data.sh /tmp/nmfdata, or set NMFSTREAM_BROWN)", dir)
+	}
+	return dir
+}
+
+// brownCorpus reads every Brown document of dir (files c<genre><nn>, sorted
+// by name) and preprocesses it as testdata/make_tfidf_golden.py and
+// testdata/bench_tfidf.py do: split on Python whitespace, keep what precedes
+// the last '/' of each token (the part-of-speech tag goes), join with single
+// spaces.
+func brownCorpus(tb testing.TB, dir string) (names, texts []string) {
+	tb.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if len(n) == 4 && n[0] == 'c' && isASCIIDigit(n[2]) && isASCIIDigit(n[3]) {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	var sb strings.Builder
+	for _, n := range names {
+		data, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if !utf8.Valid(data) {
+			tb.Fatalf("%s: not UTF-8", n)
+		}
+		sb.Reset()
+		for i, tok := range strings.FieldsFunc(string(data), isPySpace) {
+			if k := strings.LastIndexByte(tok, '/'); k >= 0 {
+				tok = tok[:k]
+			}
+			if i > 0 {
+				sb.WriteByte(' ')
+			}
+			sb.WriteString(tok)
+		}
+		texts = append(texts, sb.String())
+	}
+	return names, texts
+}
+
+func isASCIIDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// isPySpace reports whether Python's str.split() splits at r: Unicode
+// White_Space plus the ASCII separators U+001C–U+001F.
+func isPySpace(r rune) bool { return unicode.IsSpace(r) || 0x1c <= r && r <= 0x1f }
+
+// TestBrownCorpusPreprocessing checks that brownCorpus gives exactly the 45
+// golden documents written by make_tfidf_golden.py (the first three of each
+// genre), so the 500-document benchmark and bench_tfidf.py see the same text.
+func TestBrownCorpusPreprocessing(t *testing.T) {
+	names, texts := brownCorpus(t, brownDir(t))
+	if len(texts) != 500 {
+		t.Fatalf("got %d Brown documents, want 500", len(texts))
+	}
+	var in struct {
+		Names []string `json:"names"`
+		Texts []string `json:"texts"`
+	}
+	readGzipJSON(t, "testdata/brown_texts.json.gz", &in)
+	byName := make(map[string]string, len(names))
+	for i, n := range names {
+		byName[n] = texts[i]
+	}
+	for i, n := range in.Names {
+		if got := byName[n]; got != in.Texts[i] {
+			t.Errorf("%s: preprocessed text differs from the golden one (%d vs %d bytes)", n, len(got), len(in.Texts[i]))
+		}
+	}
+}
+
+// benchTFIDF benchmarks FitTransform and Transform of the golden settings
+// (English stop words, MinDF 2, MaxDF 0.9, sublinear tf) on texts, reporting
+// documents per second of wall-clock time (docs/s) and of process CPU time
+// (cpu-docs/s, which a busy machine disturbs less; with GOMAXPROCS=1 it is
+// the rate on one core, garbage collection included) and, so that runs can
+// be checked against scikit-learn's, the vocabulary size and the number of
+// stored entries.
+func benchTFIDF(b *testing.B, texts []string) {
+	newV := func() *TFIDF {
+		return &TFIDF{StopWords: EnglishStopWords(), MinDF: DocFreq{Count: 2}, MaxDF: DocFreq{Fraction: 0.9}, SublinearTF: true}
+	}
+	b.Run("FitTransform", func(b *testing.B) {
+		b.ReportAllocs()
+		var v *TFIDF
+		var nnz int
+		c0, _ := cpuTime()
+		for b.Loop() {
+			v = newV()
+			x, err := v.FitTransform(texts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			nnz = x.NNZ()
+		}
+		reportRates(b, len(texts), c0)
+		b.ReportMetric(float64(v.Dim()), "terms")
+		b.ReportMetric(float64(nnz), "nnz")
+	})
+	b.Run("Transform", func(b *testing.B) {
+		v := newV()
+		if err := v.Fit(texts); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		var x sparse.CSR
+		c0, _ := cpuTime()
+		for b.Loop() {
+			if err := v.TransformTo(&x, texts); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportRates(b, len(texts), c0)
+	})
+}
+
+// reportRates reports docs/s and, when the CPU time is known, cpu-docs/s
+// for b.N passes over n documents, the loop having started at CPU time c0.
+func reportRates(b *testing.B, n int, c0 time.Duration) {
+	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "docs/s")
+	if c1, ok := cpuTime(); ok && c1 > c0 {
+		b.ReportMetric(float64(b.N*n)/(c1-c0).Seconds(), "cpu-docs/s")
+	}
+}
+
+// BenchmarkTFIDF500Brown runs benchTFIDF on the full Brown corpus (500
+// documents, about 2,000 words each), skipped when the corpus is not on
+// disk; see brownDir. testdata/bench_tfidf.py times scikit-learn on the same
+// documents and runs this benchmark in the same session, for the ratio.
+func BenchmarkTFIDF500Brown(b *testing.B) {
+	_, texts := brownCorpus(b, brownDir(b))
+	benchTFIDF(b, texts)
+}
