@@ -20,12 +20,13 @@ func init() {
 }
 
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("report", "report --out DIR [--data DIR] [--quick] [--seed s] [--mnist N] [--python PATH]", stderr)
+	fs := newFlags("report", "report --out DIR [--data DIR] [--quick] [--seed s] [--mnist N] [--python PATH] [--rerender]", stderr)
 	out := fs.String("out", "", "output directory for report.md, report.json and the PNG figures (required)")
 	data := fs.String("data", defaultDataDir(), "directory of fetch-data.sh with mnist/ and brown/ (absent: digits only)")
 	quick := fs.Bool("quick", false, "reduced grid on the digits only, a few minutes (for CI)")
 	seed := fs.Uint64("seed", 1, "seed of every split, initialization and random draw")
 	mnist := fs.Int("mnist", 15000, "MNIST samples drawn for the full run (one third held out)")
+	rerender := fs.Bool("rerender", false, "only redraw the plots and rewrite report.md from --out's report.json (no measurement)")
 	python := fs.String("python", "", "python with scikit-learn for the peers (default /usr/bin/python3; - disables them)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -35,6 +36,13 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if *out == "" {
 		return fmt.Errorf("%w: --out is required (see nmfstream report -help)", errUsage)
+	}
+	if *rerender {
+		if err := report.Rerender(*out); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "rewrote %s\n", filepath.Join(*out, "report.md"))
+		return nil
 	}
 	if *mnist < 100 {
 		return fmt.Errorf("%w: --mnist must be at least 100, got %d", errUsage, *mnist)

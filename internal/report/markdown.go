@@ -51,6 +51,13 @@ func writeMarkdown(w *strings.Builder, rep *Report) {
 	p("| load average | %s at start, %s at end |\n", orDash(m.LoadAvg), orDash(m.LoadAvgEnd))
 	p("| BLAS | %s |\n", map[bool]string{true: "OpenBLAS (-tags openblas)", false: "gonum pure Go"}[m.OpenBLAS])
 	p("| module | %s |\n", m.Module)
+	var deps []string
+	for _, path := range []string{"gonum.org/v1/gonum", "gonum.org/v1/plot", "github.com/apache/arrow/go/v15"} {
+		if v, ok := m.Modules[path]; ok {
+			deps = append(deps, path+" "+v)
+		}
+	}
+	p("| key modules | %s (all in report.json) |\n", orDash(strings.Join(deps, ", ")))
 	p("| scikit-learn | %s |\n", orDash(m.Sklearn))
 	p("| data | digits (embedded, 1,797 8×8)%s%s |\n", ifs(m.MNIST, fmt.Sprintf(", MNIST (%d-sample draw)", m.MNISTSample)), ifs(m.Brown, ", Brown corpus"))
 	p("| protocol | DESIGN.md §7: %.0f%% held out, L labeled samples per class from the training pool, the rest of the pool unlabeled; K = %d; held-out accuracy of 1-NN on the labeled samples' codes (test samples projected graph-aware) |\n\n", 100*m.TestFrac, m.Rank)
@@ -80,7 +87,7 @@ func writeMarkdown(w *strings.Builder, rep *Report) {
 	figs(p, rep, "accuracy-vs-labels-")
 
 	p("## Sensitivity to K, α and β (digits, L = %d)\n\n", m.Labels)
-	p("Other parameters at their defaults; a dash is a fit that failed (the error is in report.json), e.g. DGNMF diverging for α ≥ 0.1 as its documentation says.\n\n")
+	p("Other parameters at their defaults; a dash is a fit that failed (the error is in report.json: for example a diverging objective, or N²S²L with K not above its q = 10 discriminative columns).\n\n")
 	for _, par := range []string{paramRank, paramAlpha, paramBeta} {
 		pointTables(p, rep.Sensitivity, par, par)
 	}

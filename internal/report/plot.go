@@ -85,6 +85,7 @@ func linePlot(path, title, xlabel, ylabel string, ss []series, logX, logY bool) 
 	leg.Top, leg.Left = true, true
 	leg.TextStyle.Font.Size = vg.Points(10)
 	leg.ThumbnailWidth = vg.Points(24)
+	leg.Padding = vg.Points(3)
 	any := false
 	for _, s := range ss {
 		var pts plotter.XYs
@@ -184,29 +185,42 @@ func pointSeries(points []Point, dataset, param string) []series {
 
 // plots draws every figure of the report from the measurements.
 func (r *runner) plots() error {
-	out := r.cfg.Out
+	figs, notes := drawPlots(r.cfg.Out, r.rep)
+	r.rep.Figures = append(r.rep.Figures, figs...)
+	r.rep.Notes = append(r.rep.Notes, notes...)
+	return nil
+}
+
+// drawPlots draws the line plots of rep into out and returns them, with a
+// note for each figure that could not be drawn. It reads nothing but rep,
+// so Rerender can redraw a finished report.
+func drawPlots(out string, rep *Report) (written []Figure, notes []string) {
+	sets := []string{"digits"}
+	if rep.Meta.MNIST {
+		sets = append(sets, "mnist")
+	}
 	type fig struct {
 		file, title, xlabel, ylabel string
 		ss                          []series
 		logX, logY                  bool
 	}
 	var figs []fig
-	for _, d := range r.datasets() {
+	for _, name := range sets {
 		figs = append(figs, fig{
-			file:   "accuracy-vs-labels-" + d.name + ".png",
-			title:  fmt.Sprintf("%s: held-out accuracy vs labels (K = %d)", d.name, r.g.rank),
+			file:   "accuracy-vs-labels-" + name + ".png",
+			title:  fmt.Sprintf("%s: held-out accuracy vs labels (K = %d)", name, rep.Meta.Rank),
 			xlabel: "labeled samples per class (L)", ylabel: "held-out accuracy",
-			ss: pointSeries(r.rep.Labels, d.name, paramLabels), logX: true,
+			ss: pointSeries(rep.Labels, name, paramLabels), logX: true,
 		})
 		figs = append(figs, fig{
-			file:   "occlusion-" + d.name + ".png",
-			title:  fmt.Sprintf("%s: accuracy vs occlusion (L = %d)", d.name, r.g.labels),
+			file:   "occlusion-" + name + ".png",
+			title:  fmt.Sprintf("%s: accuracy vs occlusion (L = %d)", name, rep.Meta.Labels),
 			xlabel: "side of the square patch (pixels)", ylabel: "held-out accuracy",
-			ss: pointSeries(r.rep.Occlusion, d.name, paramPatch),
+			ss: pointSeries(rep.Occlusion, name, paramPatch),
 		})
 		var obj []series
-		for _, c := range r.rep.Objective {
-			if c.Dataset != d.name || len(c.Objective) == 0 {
+		for _, c := range rep.Objective {
+			if c.Dataset != name || len(c.Objective) == 0 {
 				continue
 			}
 			s := series{name: c.Method}
@@ -218,13 +232,13 @@ func (r *runner) plots() error {
 			obj = append(obj, s)
 		}
 		figs = append(figs, fig{
-			file:   "objective-" + d.name + ".png",
-			title:  fmt.Sprintf("%s: objective per iteration (L = %d)", d.name, r.g.labels),
+			file:   "objective-" + name + ".png",
+			title:  fmt.Sprintf("%s: objective per iteration (L = %d)", name, rep.Meta.Labels),
 			xlabel: "iteration", ylabel: "objective / objective at iteration 1",
 			ss: obj, logY: true,
 		})
-		for _, st := range r.rep.Stream {
-			if st.Dataset != d.name || len(st.At) == 0 {
+		for _, st := range rep.Stream {
+			if st.Dataset != name || len(st.At) == 0 {
 				continue
 			}
 			cum, rec := series{name: streamCumulative}, series{name: streamRecent}
@@ -235,8 +249,8 @@ func (r *runner) plots() error {
 				rec.y = append(rec.y, float64(st.Recent[i]))
 			}
 			figs = append(figs, fig{
-				file:   "stream-" + d.name + ".png",
-				title:  fmt.Sprintf("%s stream, model.Online: %.0f%% labels, %d records late", d.name, 100*st.LabelFrac, st.LabelLag),
+				file:   "stream-" + name + ".png",
+				title:  fmt.Sprintf("%s stream, model.Online: %.0f%% labels, %d records late", name, 100*st.LabelFrac, st.LabelLag),
 				xlabel: "records seen", ylabel: "prequential accuracy",
 				ss: []series{cum, rec},
 			})
@@ -248,9 +262,9 @@ func (r *runner) plots() error {
 	}{{paramRank, "rank K", false}, {paramAlpha, "α (graph weight)", true}, {paramBeta, "β (smoothness weight)", true}} {
 		figs = append(figs, fig{
 			file:   "sensitivity-" + sw.param + ".png",
-			title:  fmt.Sprintf("digits: accuracy vs %s (L = %d)", sw.label, r.g.labels),
+			title:  fmt.Sprintf("digits: accuracy vs %s (L = %d)", sw.label, rep.Meta.Labels),
 			xlabel: sw.label, ylabel: "held-out accuracy",
-			ss: pointSeries(r.rep.Sensitivity, "digits", sw.param), logX: sw.log,
+			ss: pointSeries(rep.Sensitivity, "digits", sw.param), logX: sw.log,
 		})
 	}
 	for _, f := range figs {
@@ -258,12 +272,12 @@ func (r *runner) plots() error {
 			continue
 		}
 		if err := linePlot(filepath.Join(out, f.file), f.title, f.xlabel, f.ylabel, f.ss, f.logX, f.logY); err != nil {
-			r.note("figure %s not drawn: %v", f.file, err)
+			notes = append(notes, fmt.Sprintf("figure %s not drawn: %v", f.file, err))
 			continue
 		}
-		r.figure(f.file, f.title)
+		written = append(written, Figure{File: f.file, Title: f.title})
 	}
-	return nil
+	return written, notes
 }
 
 // valueTicks labels a log axis at the swept values themselves (a few

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -413,3 +414,37 @@ func loadAvg() string {
 
 // testFrac is the held-out fraction of DESIGN.md §7.
 const testFrac = 1.0 / 3
+
+// Rerender redraws the line plots and rewrites report.md and report.json
+// of a finished report in dir from its report.json, without measuring
+// anything: for changing how results are shown. The basis and occlusion
+// images, drawn from the data, are kept as they are.
+func Rerender(dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	rep := &Report{}
+	if err := json.Unmarshal(b, rep); err != nil {
+		return fmt.Errorf("report: %s: %w", filepath.Join(dir, "report.json"), err)
+	}
+	written, notes := drawPlots(dir, rep)
+	redrawn := map[string]bool{}
+	for _, f := range written {
+		redrawn[f.File] = true
+	}
+	kept := rep.Figures[:0]
+	for _, f := range rep.Figures {
+		if !redrawn[f.File] {
+			kept = append(kept, f)
+		}
+	}
+	rep.Figures = append(kept, written...)
+	for _, n := range notes {
+		if !slices.Contains(rep.Notes, n) {
+			rep.Notes = append(rep.Notes, n)
+		}
+	}
+	r := &runner{cfg: Config{Out: dir}, rep: rep}
+	return r.write()
+}

@@ -223,6 +223,22 @@ func TestRunTiny(t *testing.T) {
 	if len(pngs) != len(back.Figures) {
 		t.Errorf("%d PNG files, %d listed figures", len(pngs), len(back.Figures))
 	}
+	// Rerender redraws from report.json alone, listing each figure once.
+	if err := Rerender(out); err != nil {
+		t.Fatalf("Rerender: %v", err)
+	}
+	b, err = os.ReadFile(filepath.Join(out, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again Report
+	if err := json.Unmarshal(b, &again); err != nil {
+		t.Fatal(err)
+	}
+	if len(again.Figures) != len(back.Figures) || len(again.Headline) != len(back.Headline) {
+		t.Errorf("after Rerender: %d figures, %d headline rows; before: %d, %d",
+			len(again.Figures), len(again.Headline), len(back.Figures), len(back.Headline))
+	}
 	if !strings.Contains(progress.String(), "done in") {
 		t.Errorf("progress has no per-experiment line:\n%s", progress.String())
 	}
