@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -120,16 +121,17 @@ func (r *runner) runPeers() error {
 		return err
 	}
 	cmd := exec.CommandContext(r.ctx, py, filepath.Join(dir, "peers.py"), dir)
+	// Forward the script's lines as they come, and keep them for errors.
 	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	cmd.Stdout = &stderr
-	if err := cmd.Run(); err != nil {
+	lw := &lineWriter{line: func(s string) {
+		stderr.WriteString(s + "\n")
+		r.progress("%s", s)
+	}}
+	cmd.Stderr, cmd.Stdout = lw, lw
+	err = cmd.Run()
+	lw.flush()
+	if err != nil {
 		return fmt.Errorf("peers.py: %v: %s", err, lastLines(stderr.String(), 5))
-	}
-	for _, line := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
-		if line != "" {
-			r.progress("%s", line)
-		}
 	}
 	var res struct {
 		Sklearn string           `json:"sklearn"`
@@ -214,4 +216,37 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// lineWriter calls line for every complete line written to it. The
+// command's two streams may call Write from two goroutines (os/exec copies
+// each stream in its own), so it locks.
+type lineWriter struct {
+	mu   sync.Mutex
+	buf  []byte
+	line func(string)
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		w.line(string(w.buf[:i]))
+		w.buf = w.buf[i+1:]
+	}
+}
+
+// flush passes on a last line without a newline.
+func (w *lineWriter) flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.buf) > 0 {
+		w.line(string(w.buf))
+		w.buf = nil
+	}
 }
