@@ -2,7 +2,6 @@ package model
 
 import (
 	"cmp"
-	"math"
 	"math/rand/v2"
 	"slices"
 
@@ -180,78 +179,13 @@ func (t digitsTask) nnAccuracy(trainCodes, testCodes mat.Matrix) float64 {
 }
 
 // selfLabel extends the labels y (−1 = unlabeled) of the training codes by
-// self-training in code space. In round r of rounds, every still unlabeled
-// code is labeled like its nearest labeled code (true or from an earlier
-// round), and per predicted class the most confident of them keep that
-// label: share·r/rounds of the unlabeled codes divided by the number of
-// classes. Confidence is the ratio of the squared distance to the nearest
-// labeled code of another class over that to the predicted class.
+// self-training in code space (classify.SelfTraining).
 func selfLabel(codes *mat.Dense, y []int, rounds int, share float64) []int {
-	n, _ := codes.Dims()
-	c := 0
-	for _, v := range y {
-		c = max(c, v+1)
+	st := classify.SelfTraining{Rounds: rounds, Share: share}
+	if err := st.Fit(codes, y); err != nil {
+		panic(err)
 	}
-	sq := make([]float64, n)
-	for i := range sq {
-		r := codes.RawRowView(i)
-		sq[i] = dot(r, r)
-	}
-	out := slices.Clone(y)
-	type cand struct {
-		i    int
-		conf float64
-	}
-	const block = 512 // unlabeled rows per distance product
-	for r := 1; r <= rounds; r++ {
-		var lab, unl []int
-		for i, v := range out {
-			if v >= 0 {
-				lab = append(lab, i)
-			} else {
-				unl = append(unl, i)
-			}
-		}
-		lc := gatherRows(codes, lab)
-		per := make([][]cand, c)
-		best := make([]float64, c)
-		var g mat.Dense
-		for lo := 0; lo < len(unl); lo += block {
-			hi := min(lo+block, len(unl))
-			g.Reset()
-			g.Mul(gatherRows(codes, unl[lo:hi]), lc.T())
-			for a := lo; a < hi; a++ {
-				i := unl[a]
-				for cl := range best {
-					best[cl] = math.Inf(1)
-				}
-				for b, j := range lab {
-					d := sq[i] + sq[j] - 2*g.At(a-lo, b)
-					best[out[j]] = min(best[out[j]], d)
-				}
-				b1, b2 := 0, -1
-				for cl := 1; cl < c; cl++ {
-					if best[cl] < best[b1] {
-						b1, b2 = cl, b1
-					} else if b2 < 0 || best[cl] < best[b2] {
-						b2 = cl
-					}
-				}
-				if b2 < 0 {
-					b2 = b1
-				}
-				per[b1] = append(per[b1], cand{i, best[b2] / max(best[b1], 1e-300)})
-			}
-		}
-		take := int(share * float64(r) / float64(rounds) * float64(len(unl)) / float64(c))
-		for cl, ps := range per {
-			slices.SortStableFunc(ps, func(a, b cand) int { return cmp.Compare(b.conf, a.conf) })
-			for _, p := range ps[:min(take, len(ps))] {
-				out[p.i] = cl
-			}
-		}
-	}
-	return out
+	return st.Labels()
 }
 
 // selfLabelAccuracy scores test codes by 1-NN against the training codes

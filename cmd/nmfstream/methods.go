@@ -17,17 +17,9 @@ import (
 )
 
 // autoMethod is what --method auto (the default) runs: the semi-supervised
-// method with the best held-out accuracy as measured by the §7 protocol.
-// This is the one place the rule lives; change it when a measurement says
-// so, and record the command and the figure here.
-//
-// Measured (digits, one third held out, 10 labels per class, seed 1, rank
-// 40, graph projection, 1-NN on the labeled codes):
-//
-//	nmfstream eval --train digits-train.arrow --test digits-test.arrow --method gnmf   → 0.950
-//
-// (see TestEvalDigitsAccuracy, which writes those files).
-const autoMethod = "gnmf"
+// method that measured best under DESIGN.md §7's protocol. The rule and its
+// measurements live in one place, model.Auto.
+const autoMethod = model.AutoMethod
 
 // fitParams are the flags shared by fit and eval. A zero value means the
 // method's documented default.
