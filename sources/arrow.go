@@ -1,7 +1,9 @@
 package sources
 
 import (
+	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -120,14 +122,63 @@ func NewArrowStream(r io.Reader) *Arrow {
 }
 
 // NewArrowFile returns a source reading the Arrow IPC file r.
+//
+// An Arrow IPC file is an IPC stream between a leading magic number and a
+// trailing footer that indexes the record batches. NewArrowFile reads the
+// batches in stream order through the same guarded reader as NewArrowStream
+// and uses the footer only for its length, because arrow-go v15's
+// ipc.FileReader trusts the offsets and sizes in the footer and allocates
+// them up front (a corrupt file can ask for petabytes and kill the process;
+// found by FuzzArrowFile).
 func NewArrowFile(r ipc.ReadAtSeeker) *Arrow {
 	return &Arrow{open: func(mem memory.Allocator) (recordReader, *arrow.Schema, error) {
-		fr, err := ipc.NewFileReader(r, ipc.WithAllocator(mem))
+		body, err := fileStream(r)
 		if err != nil {
 			return nil, nil, err
 		}
-		return &fileRecords{fr: fr}, fr.Schema(), nil
+		rd, err := ipc.NewReaderFromMessageReader(&guardedMessages{r: bufio.NewReader(body)}, ipc.WithAllocator(mem))
+		if err != nil {
+			return nil, nil, err
+		}
+		return rd, rd.Schema(), nil
 	}}
+}
+
+// Arrow IPC file layout: magic, padding to 8 bytes, the stream, the footer,
+// the footer length (int32, little-endian), magic.
+const (
+	arrowMagic      = "ARROW1"
+	arrowFileHead   = 8     // magic and padding
+	arrowFileTail   = 4 + 6 // footer length and magic
+	arrowFileMinLen = arrowFileHead + arrowFileTail
+)
+
+// fileStream returns the IPC stream inside the Arrow IPC file r, the bytes
+// between the leading magic number and the footer.
+func fileStream(r ipc.ReadAtSeeker) (io.Reader, error) {
+	size, err := r.Seek(0, io.SeekEnd)
+	if err != nil {
+		return nil, err
+	}
+	if size < arrowFileMinLen {
+		return nil, fmt.Errorf("not an Arrow IPC file: %d bytes", size)
+	}
+	var head [6]byte // arrowMagic
+	var tail [arrowFileTail]byte
+	if _, err := r.ReadAt(head[:], 0); err != nil {
+		return nil, err
+	}
+	if _, err := r.ReadAt(tail[:], size-arrowFileTail); err != nil {
+		return nil, err
+	}
+	if string(head[:]) != arrowMagic || string(tail[4:]) != arrowMagic {
+		return nil, errors.New("not an Arrow IPC file: no ARROW1 magic number at both ends")
+	}
+	footer := int64(int32(binary.LittleEndian.Uint32(tail[:4])))
+	if footer <= 0 || footer > size-arrowFileMinLen {
+		return nil, fmt.Errorf("arrow IPC file footer length %d does not fit in %d bytes", footer, size)
+	}
+	return io.NewSectionReader(r, arrowFileHead, size-arrowFileMinLen-footer), nil
 }
 
 // NewParquet returns a source reading the Parquet file r through pqarrow.
@@ -138,6 +189,7 @@ func NewArrowFile(r ipc.ReadAtSeeker) *Arrow {
 func NewParquet(r parquet.ReaderAtSeeker) *Arrow {
 	a := &Arrow{}
 	a.open = func(mem memory.Allocator) (recordReader, *arrow.Schema, error) {
+		mem = limitedAllocator{mem, maxIPCUncompressed}
 		pf, err := file.NewParquetReader(r, file.WithReadProps(parquet.NewReaderProperties(mem)))
 		if err != nil {
 			return nil, nil, err
@@ -169,39 +221,30 @@ func NewParquet(r parquet.ReaderAtSeeker) *Arrow {
 
 func ptr[T any](v T) *T { return &v }
 
-type fileRecords struct {
-	fr  *ipc.FileReader
-	i   int
-	cur arrow.Record
-	err error
+// limitedAllocator refuses, by panicking (which catch turns into an error),
+// any single allocation above max bytes. The Parquet reader sizes page
+// buffers from the uncompressed sizes claimed in page headers, up to 2 GiB
+// per page of a file that may be a few bytes long; the limit keeps such a
+// file from taking the process's memory (FuzzParquet).
+type limitedAllocator struct {
+	memory.Allocator
+	max int
 }
 
-func (f *fileRecords) Next() bool {
-	if f.cur != nil {
-		f.cur.Release()
-		f.cur = nil
-	}
-	if f.i >= f.fr.NumRecords() {
-		return false
-	}
-	rec, err := f.fr.RecordAt(f.i)
-	if err != nil {
-		f.err = err
-		return false
-	}
-	f.i++
-	f.cur = rec
-	return true
+func (l limitedAllocator) Allocate(n int) []byte {
+	l.check(n)
+	return l.Allocator.Allocate(n)
 }
 
-func (f *fileRecords) Record() arrow.Record { return f.cur }
-func (f *fileRecords) Err() error           { return f.err }
-func (f *fileRecords) Release() {
-	if f.cur != nil {
-		f.cur.Release()
-		f.cur = nil
+func (l limitedAllocator) Reallocate(n int, b []byte) []byte {
+	l.check(n)
+	return l.Allocator.Reallocate(n, b)
+}
+
+func (l limitedAllocator) check(n int) {
+	if n > l.max {
+		panic(fmt.Sprintf("allocation of %d bytes exceeds the limit of %d", n, l.max))
 	}
-	f.fr.Close()
 }
 
 // parquetRecords adapts pqarrow.RecordReader. It never calls

@@ -63,11 +63,13 @@ func drain(t *testing.T, src Source) {
 	src.Close()
 }
 
-func FuzzArrowStream(f *testing.F) {
+// arrowSeeds returns one record of each feature form (dense, sparse with
+// ids, text with a null label, a PGM image) with its schema, as fuzz seeds.
+func arrowSeeds(f *testing.F) (schemas []*arrow.Schema, recs [][]arrow.Record) {
 	mem := memory.NewGoAllocator()
 	r1 := denseRecord(f, mem, denseRows1)
 	r2 := denseRecord(f, mem, denseRows2)
-	f.Add(writeIPC(f, denseSchema, false, r1, r2))
+	schemas, recs = append(schemas, denseSchema), append(recs, []arrow.Record{r1, r2})
 	md := arrow.NewMetadata([]string{"dim"}, []string{"6"})
 	sparseSchema := arrow.NewSchema([]arrow.Field{
 		{Name: "indices", Type: arrow.ListOf(arrow.PrimitiveTypes.Int32), Nullable: true},
@@ -82,18 +84,26 @@ func FuzzArrowStream(f *testing.F) {
 		vb.ValueBuilder().(*array.Float64Builder).AppendValues([]float64{1, 2}, nil)
 		b.Field(2).(*array.StringBuilder).Append("a")
 	})
-	f.Add(writeIPC(f, sparseSchema, false, sp))
+	schemas, recs = append(schemas, sparseSchema), append(recs, []arrow.Record{sp})
 	textSchema := arrow.NewSchema([]arrow.Field{{Name: "text", Type: arrow.BinaryTypes.String}, {Name: "label", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
 	tx := buildRecord(f, mem, textSchema, func(b *array.RecordBuilder) {
 		b.Field(0).(*array.StringBuilder).AppendValues([]string{"a doc", ""}, nil)
 		b.Field(1).(*array.Int64Builder).AppendValues([]int64{1, 2}, []bool{true, false})
 	})
-	f.Add(writeIPC(f, textSchema, false, tx))
+	schemas, recs = append(schemas, textSchema), append(recs, []arrow.Record{tx})
 	imgSchema := arrow.NewSchema([]arrow.Field{{Name: "image", Type: arrow.BinaryTypes.Binary}}, nil)
 	im := buildRecord(f, mem, imgSchema, func(b *array.RecordBuilder) {
 		b.Field(0).(*array.BinaryBuilder).Append(encodePGM(2, 2, func(x, y int) uint8 { return uint8(x + y) }))
 	})
-	f.Add(writeIPC(f, imgSchema, false, im))
+	schemas, recs = append(schemas, imgSchema), append(recs, []arrow.Record{im})
+	return schemas, recs
+}
+
+func FuzzArrowStream(f *testing.F) {
+	schemas, recs := arrowSeeds(f)
+	for i, s := range schemas {
+		f.Add(writeIPC(f, s, false, recs[i]...))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// The fuzzer reports crashes but not hangs: turn a hang into a crash.
 		tm := time.AfterFunc(10*time.Second, func() { panic("FuzzArrowStream: input took over 10 s") })
