@@ -113,11 +113,7 @@ type recordReader interface {
 // NewArrowStream returns a source reading the Arrow IPC stream r.
 func NewArrowStream(r io.Reader) *Arrow {
 	return &Arrow{open: func(mem memory.Allocator) (recordReader, *arrow.Schema, error) {
-		rd, err := ipc.NewReaderFromMessageReader(&guardedMessages{r: r}, ipc.WithAllocator(mem))
-		if err != nil {
-			return nil, nil, err
-		}
-		return rd, rd.Schema(), nil
+		return newGuardedReader(r, mem)
 	}}
 }
 
@@ -136,12 +132,20 @@ func NewArrowFile(r ipc.ReadAtSeeker) *Arrow {
 		if err != nil {
 			return nil, nil, err
 		}
-		rd, err := ipc.NewReaderFromMessageReader(&guardedMessages{r: bufio.NewReader(body)}, ipc.WithAllocator(mem))
-		if err != nil {
-			return nil, nil, err
-		}
-		return rd, rd.Schema(), nil
+		return newGuardedReader(bufio.NewReader(body), mem)
 	}}
+}
+
+// newGuardedReader returns an ipc.Reader of the stream r that reads its
+// messages through guardedMessages.
+func newGuardedReader(r io.Reader, mem memory.Allocator) (recordReader, *arrow.Schema, error) {
+	g := &guardedMessages{r: r}
+	rd, err := ipc.NewReaderFromMessageReader(g, ipc.WithAllocator(mem))
+	if err != nil {
+		return nil, nil, err
+	}
+	g.schema = rd.Schema() // ipc.Reader reads dictionaries and batches lazily, in Next
+	return rd, rd.Schema(), nil
 }
 
 // Arrow IPC file layout: magic, padding to 8 bytes, the stream, the footer,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	flatbuffers "github.com/google/flatbuffers/go"
@@ -28,6 +29,12 @@ const (
 type guardedMessages struct {
 	r   io.Reader
 	msg *ipc.Message
+	// schema is the stream's schema, set by the caller once ipc.Reader has
+	// read it, so that batches can be checked against it. dictIDs lists the
+	// dictionary ids of the schema's dictionary-encoded fields in
+	// depth-first order, from the schema message.
+	schema  *arrow.Schema
+	dictIDs []int64
 }
 
 var _ ipc.MessageReader = (*guardedMessages)(nil)
@@ -94,9 +101,10 @@ func (g *guardedMessages) Message() (*ipc.Message, error) {
 	var typ byte
 	var bodyLen int64
 	var header flatbuffers.Table
+	var version int16
 	if err := catch(func() error {
 		var err error
-		typ, bodyLen, header, err = messageHeader(meta)
+		typ, bodyLen, header, version, err = messageHeader(meta)
 		return err
 	}); err != nil {
 		return nil, fmt.Errorf("bad message metadata: %w", err)
@@ -105,7 +113,7 @@ func (g *guardedMessages) Message() (*ipc.Message, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading message body: %w", err)
 	}
-	if err := catch(func() error { return checkHeader(typ, header, body) }); err != nil {
+	if err := catch(func() error { return g.checkHeader(typ, header, version, body) }); err != nil {
 		return nil, fmt.Errorf("bad message metadata: %w", err)
 	}
 	g.Release()
@@ -126,9 +134,12 @@ const (
 // slot returns the vtable offset of field i of a table.
 func slot(i int) flatbuffers.VOffsetT { return flatbuffers.VOffsetT(4 + 2*i) }
 
-func messageHeader(buf []byte) (typ byte, bodyLen int64, header flatbuffers.Table, err error) {
+func messageHeader(buf []byte) (typ byte, bodyLen int64, header flatbuffers.Table, version int16, err error) {
 	root := flatbuffers.Table{Bytes: buf, Pos: flatbuffers.GetUOffsetT(buf)}
 	checkTable(&root)
+	if o := root.Offset(slot(0)); o != 0 {
+		version = root.GetInt16(flatbuffers.UOffsetT(o) + root.Pos)
+	}
 	if o := root.Offset(slot(1)); o != 0 {
 		typ = root.GetByte(flatbuffers.UOffsetT(o) + root.Pos)
 	}
@@ -136,35 +147,84 @@ func messageHeader(buf []byte) (typ byte, bodyLen int64, header flatbuffers.Tabl
 		bodyLen = root.GetInt64(flatbuffers.UOffsetT(o) + root.Pos)
 	}
 	if bodyLen < 0 {
-		return 0, 0, header, fmt.Errorf("negative body length %d", bodyLen)
+		return 0, 0, header, 0, fmt.Errorf("negative body length %d", bodyLen)
 	}
 	o := root.Offset(slot(2))
 	if o == 0 {
-		return 0, 0, header, errors.New("message without header")
+		return 0, 0, header, 0, errors.New("message without header")
 	}
 	root.Union(&header, flatbuffers.UOffsetT(o))
 	checkTable(&header)
-	return typ, bodyLen, header, nil
+	return typ, bodyLen, header, version, nil
 }
 
-func checkHeader(typ byte, header flatbuffers.Table, body []byte) error {
+func (g *guardedMessages) checkHeader(typ byte, header flatbuffers.Table, version int16, body []byte) error {
 	switch typ {
 	case headerSchema:
 		n := 0
-		return checkFields(&header, slot(1), 0, &n)
+		g.dictIDs = g.dictIDs[:0]
+		return checkFields(&header, slot(1), 0, &n, &g.dictIDs)
 	case headerDictionaryBatch:
 		o := header.Offset(slot(1))
 		if o == 0 {
 			return errors.New("dictionary batch without data")
 		}
+		var id int64
+		if o := header.Offset(slot(0)); o != 0 {
+			id = header.GetInt64(flatbuffers.UOffsetT(o) + header.Pos)
+		}
+		dt, err := g.dictionaryType(id)
+		if err != nil {
+			return err
+		}
 		var data flatbuffers.Table
 		data.Bytes, data.Pos = header.Bytes, header.Indirect(flatbuffers.UOffsetT(o)+header.Pos)
 		checkTable(&data)
-		return checkBatch(&data, body)
+		return checkBatch(&data, body, []arrow.DataType{dt}, version)
 	case headerRecordBatch:
-		return checkBatch(&header, body)
+		if g.schema == nil {
+			return errors.New("record batch before the schema")
+		}
+		types := make([]arrow.DataType, g.schema.NumFields())
+		for i, f := range g.schema.Fields() {
+			types[i] = f.Type
+		}
+		return checkBatch(&header, body, types, version)
 	}
 	return fmt.Errorf("unsupported message type %d", typ)
+}
+
+// dictionaryType returns the value type of dictionary id: the dictionary
+// types of the schema, in depth-first order, pair with g.dictIDs.
+func (g *guardedMessages) dictionaryType(id int64) (arrow.DataType, error) {
+	if g.schema == nil {
+		return nil, errors.New("dictionary batch before the schema")
+	}
+	var dicts []*arrow.DictionaryType
+	var walk func(dt arrow.DataType)
+	walk = func(dt arrow.DataType) {
+		if d, ok := dt.(*arrow.DictionaryType); ok {
+			dicts = append(dicts, d)
+			dt = d.ValueType
+		}
+		if n, ok := dt.(arrow.NestedType); ok {
+			for _, f := range n.Fields() {
+				walk(f.Type)
+			}
+		}
+	}
+	for _, f := range g.schema.Fields() {
+		walk(f.Type)
+	}
+	if len(dicts) != len(g.dictIDs) {
+		return nil, fmt.Errorf("schema has %d dictionaries, its metadata %d", len(dicts), len(g.dictIDs))
+	}
+	for i, d := range g.dictIDs {
+		if d == id {
+			return dicts[i].ValueType, nil
+		}
+	}
+	return nil, fmt.Errorf("dictionary batch for unknown id %d", id)
 }
 
 // checkTable panics (caught by the caller) if t's position is outside its
@@ -192,7 +252,7 @@ func vector(t *flatbuffers.Table, s flatbuffers.VOffsetT, size int) (start flatb
 
 // checkFields checks the Field vector in slot s of t (Schema.fields or
 // Field.children), recursively, and the custom metadata of each field.
-func checkFields(t *flatbuffers.Table, s flatbuffers.VOffsetT, depth int, count *int) error {
+func checkFields(t *flatbuffers.Table, s flatbuffers.VOffsetT, depth int, count *int, dictIDs *[]int64) error {
 	if depth > maxIPCDepth {
 		return fmt.Errorf("schema nested deeper than %d", maxIPCDepth)
 	}
@@ -215,25 +275,58 @@ func checkFields(t *flatbuffers.Table, s flatbuffers.VOffsetT, depth int, count 
 		if _, _, err := vector(&f, slot(6), 4); err != nil { // Field.custom_metadata
 			return err
 		}
-		if err := checkFields(&f, slot(5), depth+1, count); err != nil { // Field.children
+		if o := f.Offset(slot(4)); o != 0 { // Field.dictionary: DictionaryEncoding
+			d := flatbuffers.Table{Bytes: f.Bytes, Pos: f.Indirect(flatbuffers.UOffsetT(o) + f.Pos)}
+			checkTable(&d)
+			var id int64
+			if o := d.Offset(slot(0)); o != 0 {
+				id = d.GetInt64(flatbuffers.UOffsetT(o) + d.Pos)
+			}
+			*dictIDs = append(*dictIDs, id)
+		}
+		if err := checkFields(&f, slot(5), depth+1, count, dictIDs); err != nil { // Field.children
 			return err
 		}
 	}
 	return nil
 }
 
-// checkBatch checks a RecordBatch table: its buffers lie inside the body,
-// and compressed buffers claim a bounded decompressed size.
-func checkBatch(t *flatbuffers.Table, body []byte) error {
-	if _, _, err := vector(t, slot(1), 16); err != nil { // nodes: FieldNode structs
+// checkBatch checks a RecordBatch table whose columns have the given types:
+// it has a field node and a buffer entry for each that arrow-go will read
+// (its generated accessors do not check vector bounds, so a short vector
+// would make it read sizes from unrelated bytes; found by FuzzArrowFile),
+// its buffers lie inside the body, and compressed buffers claim a bounded
+// decompressed size.
+func checkBatch(t *flatbuffers.Table, body []byte, types []arrow.DataType, version int16) error {
+	_, nodes, err := vector(t, slot(1), 16) // nodes: FieldNode structs
+	if err != nil {
 		return err
 	}
-	if _, _, err := vector(t, slot(4), 8); err != nil { // variadicBufferCounts
+	vstart, nvar, err := vector(t, slot(4), 8) // variadicBufferCounts
+	if err != nil {
 		return err
 	}
 	start, n, err := vector(t, slot(2), 16) // buffers: Buffer{offset, length int64}
 	if err != nil {
 		return err
+	}
+	c := ipcCounts{v5: version >= v5, variadic: func(k int) (int64, error) {
+		if k >= nvar {
+			return 0, fmt.Errorf("%d variadic buffer counts, want more", nvar)
+		}
+		v := flatbuffers.GetInt64(t.Bytes[vstart+flatbuffers.UOffsetT(8*k):])
+		if v < 0 || v > int64(n) {
+			return 0, fmt.Errorf("variadic buffer count %d", v)
+		}
+		return v, nil
+	}}
+	for _, dt := range types {
+		if err := c.add(dt, 0); err != nil {
+			return err
+		}
+	}
+	if c.nodes > nodes || c.buffers > n {
+		return fmt.Errorf("%d field nodes and %d buffers, the schema needs %d and %d", nodes, n, c.nodes, c.buffers)
 	}
 	compressed := t.Offset(slot(3)) != 0
 	for i := 0; i < n; i++ {
@@ -248,6 +341,88 @@ func checkBatch(t *flatbuffers.Table, body []byte) error {
 				return fmt.Errorf("buffer %d claims %d decompressed bytes", i, u)
 			}
 		}
+	}
+	return nil
+}
+
+// v5 is flatbuf.MetadataVersionV5, from which on union and run-end encoded
+// arrays have no validity buffer.
+const v5 = 4
+
+// ipcCounts counts the field nodes and buffers that arrow-go v15's IPC
+// loader (arrow/ipc/file_reader.go, loadArray) reads for a column type.
+type ipcCounts struct {
+	v5                     bool
+	nodes, buffers, nviews int
+	variadic               func(k int) (int64, error)
+}
+
+func (c *ipcCounts) add(dt arrow.DataType, depth int) error {
+	if depth > maxIPCDepth {
+		return fmt.Errorf("type nested deeper than %d", maxIPCDepth)
+	}
+	validity := 1
+	switch dt.ID() {
+	case arrow.NULL:
+		c.nodes++
+		return nil
+	case arrow.SPARSE_UNION, arrow.DENSE_UNION, arrow.RUN_END_ENCODED:
+		if c.v5 {
+			validity = 0
+		}
+	}
+	switch dt := dt.(type) {
+	case *arrow.DictionaryType:
+		c.nodes, c.buffers = c.nodes+1, c.buffers+2 // the indices
+	case arrow.ExtensionType:
+		return c.add(dt.StorageType(), depth+1)
+	case *arrow.BinaryType, *arrow.StringType, *arrow.LargeStringType, *arrow.LargeBinaryType:
+		c.nodes, c.buffers = c.nodes+1, c.buffers+3
+	case arrow.BinaryViewDataType:
+		v, err := c.variadic(c.nviews)
+		if err != nil {
+			return err
+		}
+		c.nviews++
+		c.nodes, c.buffers = c.nodes+1, c.buffers+2+int(v)
+	case *arrow.FixedSizeBinaryType:
+		c.nodes, c.buffers = c.nodes+1, c.buffers+2
+	case *arrow.ListType, *arrow.LargeListType, *arrow.MapType:
+		c.nodes, c.buffers = c.nodes+1, c.buffers+2
+		return c.add(dt.(arrow.ListLikeType).Elem(), depth+1)
+	case *arrow.ListViewType, *arrow.LargeListViewType:
+		c.nodes, c.buffers = c.nodes+1, c.buffers+3
+		return c.add(dt.(arrow.ListLikeType).Elem(), depth+1)
+	case *arrow.FixedSizeListType:
+		c.nodes, c.buffers = c.nodes+1, c.buffers+1
+		return c.add(dt.Elem(), depth+1)
+	case *arrow.StructType:
+		c.nodes, c.buffers = c.nodes+1, c.buffers+1
+		for _, f := range dt.Fields() {
+			if err := c.add(f.Type, depth+1); err != nil {
+				return err
+			}
+		}
+	case *arrow.RunEndEncodedType:
+		c.nodes, c.buffers = c.nodes+1, c.buffers+validity
+		if err := c.add(dt.RunEnds(), depth+1); err != nil {
+			return err
+		}
+		return c.add(dt.Encoded(), depth+1)
+	case arrow.UnionType:
+		c.nodes, c.buffers = c.nodes+1, c.buffers+validity+1
+		if dt.Mode() == arrow.DenseMode {
+			c.buffers++
+		}
+		for _, f := range dt.Fields() {
+			if err := c.add(f.Type, depth+1); err != nil {
+				return err
+			}
+		}
+	case arrow.FixedWidthDataType: // booleans, numbers, temporal types, decimals
+		c.nodes, c.buffers = c.nodes+1, c.buffers+2
+	default:
+		return fmt.Errorf("unsupported column type %v", dt)
 	}
 	return nil
 }
