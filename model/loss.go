@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -16,9 +17,15 @@ import (
 type Frobenius struct {
 	// X is the data. It must be set.
 	X Data
+	// FixedU tells VGradRowsTo that U does not change between its calls
+	// (an Engine run with FixU, such as an online sweep), so that it
+	// computes x_iᵀU and UᵀU once and reuses them while the rows are the
+	// same.
+	FixedU bool
 
 	xtu, utu, vtv mat.Dense // cached products of the last VGradTo
 	blk, out      mat.Dense // gathered rows for VGradRowsTo
+	outRows       []int     // rows that out holds, when FixedU
 }
 
 var (
@@ -92,11 +99,30 @@ func (l *Frobenius) VGradRowsTo(neg, pos, u, v *mat.Dense, rows []int) {
 	if nr, _ := neg.Dims(); nr != n {
 		panic(mat.ErrShape)
 	}
-	l.utu.Reset()
-	l.utu.Mul(u.T(), u)
 	if len(rows) == 0 {
 		return
 	}
+	if !l.FixedU || !slices.Equal(rows, l.outRows) {
+		l.utu.Reset()
+		l.utu.Mul(u.T(), u)
+		l.rowProducts(u, rows, d, k)
+		if l.FixedU {
+			l.outRows = append(l.outRows[:0], rows...)
+		}
+	}
+	ur := l.utu.RawMatrix() // UᵀU is symmetric: row j is column j
+	for r, i := range rows {
+		copy(neg.RawRowView(i), l.out.RawRowView(r))
+		pi := pos.RawRowView(i)
+		vi := v.RawRowView(i)
+		for j := range pi {
+			pi[j] = floatsDot(vi, ur.Data[j*ur.Stride:j*ur.Stride+k])
+		}
+	}
+}
+
+// rowProducts stores x_iᵀU for the given rows into l.out.
+func (l *Frobenius) rowProducts(u *mat.Dense, rows []int, d, k int) {
 	l.out.Reset()
 	l.out.ReuseAs(len(rows), k)
 	switch x := Rows(l.X).(type) {
@@ -123,17 +149,5 @@ func (l *Frobenius) VGradRowsTo(neg, pos, u, v *mat.Dense, rows []int) {
 		}
 	default:
 		panic(fmt.Sprintf("model: VGradRowsTo on unsupported data %T", l.X))
-	}
-	for r, i := range rows {
-		copy(neg.RawRowView(i), l.out.RawRowView(r))
-		pi := pos.RawRowView(i)
-		vi := v.RawRowView(i)
-		for j := 0; j < k; j++ {
-			var s float64
-			for c, x := range vi {
-				s += x * l.utu.At(c, j)
-			}
-			pi[j] = s
-		}
 	}
 }

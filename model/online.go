@@ -57,6 +57,13 @@ type Online struct {
 	// value (ScaleAtEnd) means ScaleEachIter here: after each batch's U
 	// steps and every iteration of the first fit and of Refit.
 	Scaling Scaling
+	// SearchDim, if positive and below D, makes the k-NN graph search
+	// neighbours among the samples projected to SearchDim dimensions by a
+	// seeded Gaussian random projection (Johnson–Lindenstrauss), so that
+	// inserting a sample costs O(SearchDim) per window sample instead of
+	// O(D). The factorization still uses the full samples. The graph is
+	// then exact in the projected space, approximate in the original one.
+	SearchDim int
 	// Forget, if in (0, 1), multiplies B and A by Forget before each batch
 	// adds to them (scikit-learn's MiniBatchNMF uses 0.7), so the basis
 	// follows drift; samples that leave the window are then not subtracted.
@@ -85,7 +92,8 @@ type Online struct {
 	seen    int
 	eng     Engine
 	proj    Projector
-	old     mat.Dense // old codes of the rows being updated
+	r       *mat.Dense // D×SearchDim random projection for the graph, or nil
+	old     mat.Dense  // old codes of the rows being updated
 }
 
 func (o *Online) alpha() float64 {
@@ -150,14 +158,7 @@ func (o *Online) PartialFit(x Data) ([]int, error) {
 	if err := o.ensureGraph(x, d); err != nil {
 		return nil, err
 	}
-	var ch graph.Change
-	var err error
-	switch r := Rows(x).(type) {
-	case *mat.Dense:
-		ch, err = o.g.InsertDense(r)
-	case *sparse.CSR:
-		ch, err = o.g.InsertSparse(r)
-	}
+	ch, err := o.insert(x)
 	if err != nil {
 		return nil, fmt.Errorf("model: online: %w", err)
 	}
@@ -177,6 +178,57 @@ func (o *Online) PartialFit(x Data) ([]int, error) {
 	return ch.Added, nil
 }
 
+// insert adds x's samples to the graph, projected if SearchDim says so.
+func (o *Online) insert(x Data) (graph.Change, error) {
+	if o.r != nil {
+		var p mat.Dense
+		switch r := Rows(x).(type) {
+		case *mat.Dense:
+			p.Mul(r, o.r)
+		case *sparse.CSR:
+			r.MulDenseTo(&p, o.r)
+		}
+		return o.g.InsertDense(&p)
+	}
+	switch r := Rows(x).(type) {
+	case *mat.Dense:
+		return o.g.InsertDense(r)
+	case *sparse.CSR:
+		return o.g.InsertSparse(r)
+	}
+	return graph.Change{}, fmt.Errorf("unsupported data %T", x)
+}
+
+// newGraph makes the empty graph for d-dimensional samples, and the random
+// projection if SearchDim asks for one (r, if non-nil, is a projection to
+// reuse, as on Restore).
+func (o *Online) newGraph(d int, isSparse bool, r *mat.Dense) (err error) {
+	o.r = nil
+	if o.SearchDim > 0 && o.SearchDim < d {
+		if r == nil {
+			src := o.Src
+			if src == nil {
+				src = defaultSrc()
+			}
+			rnd := rand.New(src)
+			r = mat.NewDense(d, o.SearchDim, nil)
+			scale := 1 / math.Sqrt(float64(o.SearchDim))
+			for i := range r.RawMatrix().Data {
+				r.RawMatrix().Data[i] = scale * rnd.NormFloat64()
+			}
+		}
+		o.r = r
+		o.g, err = o.Graph.NewDense(o.SearchDim)
+		return err
+	}
+	if isSparse {
+		o.g, err = o.Graph.NewSparse(d)
+	} else {
+		o.g, err = o.Graph.NewDense(d)
+	}
+	return err
+}
+
 func (o *Online) ensureGraph(x Data, d int) error {
 	if o.g != nil {
 		if d != o.dim {
@@ -184,17 +236,14 @@ func (o *Online) ensureGraph(x Data, d int) error {
 		}
 		return nil
 	}
-	var err error
 	switch Rows(x).(type) {
 	case *mat.Dense:
-		o.g, err = o.Graph.NewDense(d)
 	case *sparse.CSR:
-		o.g, err = o.Graph.NewSparse(d)
 		o.sparse = true
 	default:
 		return fmt.Errorf("model: online: unsupported data %T", x)
 	}
-	if err != nil {
+	if err := o.newGraph(d, o.sparse, nil); err != nil {
 		return fmt.Errorf("model: online: %w", err)
 	}
 	if o.Weighting.Scheme == graph.HeatKernel && o.Weighting.HeatT <= 0 {
@@ -309,8 +358,9 @@ func (o *Online) firstFit() error {
 		}
 		sub = DenseRows(m)
 	}
-	gn := &GNMF{Common: Common{Rank: k, MaxIter: o.InitIter, Src: o.Src}, Alpha: o.alpha(), Graph: o.Graph, Weighting: o.Weighting, Scaling: o.scaling()}
-	gn.Graph.Window = 0
+	// The first fit uses the stream's own graph (searched in the projected
+	// space if SearchDim says so), restricted to the live samples.
+	gn := &GNMF{Common: Common{Rank: k, MaxIter: o.InitIter, Src: o.Src}, Alpha: o.alpha(), S: subgraph(o.g.Weights(o.Weighting), ids), Scaling: o.scaling()}
 	if err := gn.Fit(sub, nil); err != nil {
 		return fmt.Errorf("model: online: first fit: %w", err)
 	}
@@ -322,6 +372,41 @@ func (o *Online) firstFit() error {
 	o.started = true
 	o.recomputeStats()
 	return nil
+}
+
+// subgraph returns the rows and columns ids of s, in that order.
+func subgraph(s *sparse.CSR, ids []int) *sparse.CSR {
+	pos := make(map[int]int, len(ids))
+	for r, id := range ids {
+		pos[id] = r
+	}
+	out := sparse.Zeros(0, len(ids))
+	var ind []int
+	var val []float64
+	for _, id := range ids {
+		ind, val = ind[:0], val[:0]
+		ri, rv := s.Row(id)
+		for p, j := range ri {
+			if c, ok := pos[j]; ok {
+				ind = append(ind, c)
+				val = append(val, rv[p])
+			}
+		}
+		sortPairs(ind, val)
+		out.AppendRow(ind, val)
+	}
+	return out
+}
+
+// sortPairs sorts ind ascending, permuting val alike (insertion sort: rows
+// hold about k entries).
+func sortPairs(ind []int, val []float64) {
+	for a := 1; a < len(ind); a++ {
+		for b := a; b > 0 && ind[b] < ind[b-1]; b-- {
+			ind[b], ind[b-1] = ind[b-1], ind[b]
+			val[b], val[b-1] = val[b-1], val[b]
+		}
+	}
 }
 
 // recomputeStats sets B = XV and A = VᵀV over the window.
@@ -429,7 +514,7 @@ func (o *Online) update(x Data, ch graph.Change) {
 		}
 	}
 	o.eng = Engine{
-		Loss:    NewFrobenius(o.Data()),
+		Loss:    &Frobenius{X: o.Data(), FixedU: true},
 		Terms:   []Term{&GraphTerm{Weight: o.alpha(), S: o.weights()}},
 		FixU:    true,
 		Rows:    rows,

@@ -43,6 +43,10 @@ type OnlineState struct {
 	SparseVal [][]float64
 
 	U, V, A, B []float64
+
+	// Projection is the D×SearchDim random projection of the graph's
+	// search space, row-major, or nil.
+	Projection []float64
 }
 
 // State returns o's state. order lists the live node ids from the oldest to
@@ -93,6 +97,9 @@ func (o *Online) State(order []int) (*OnlineState, error) {
 	if o.started {
 		s.U, s.V, s.A, s.B = flat(&o.u), flat(&o.v), flat(&o.a), flat(&o.b)
 	}
+	if o.r != nil {
+		s.Projection = flat(o.r)
+	}
 	return s, nil
 }
 
@@ -122,7 +129,7 @@ func (o *Online) Restore(s *OnlineState) error {
 	}
 	*o = Online{Rank: o.Rank, Alpha: o.Alpha, Graph: o.Graph, Weighting: o.Weighting, Sweeps: o.Sweeps,
 		USteps: o.USteps, Refresh: o.Refresh, Scaling: o.Scaling, Forget: o.Forget, InitSize: o.InitSize,
-		InitIter: o.InitIter, Src: o.Src}
+		InitIter: o.InitIter, SearchDim: o.SearchDim, Src: o.Src}
 	o.started, o.cursor, o.seen = s.Started, s.Cursor, s.Seen
 	if s.Slots == 0 {
 		return nil
@@ -131,13 +138,14 @@ func (o *Online) Restore(s *OnlineState) error {
 		return fmt.Errorf("model: online: state has %d live samples, the window is %d", len(s.Order), w)
 	}
 	o.dim, o.sparse, o.height = s.Dim, s.Sparse, s.Height
-	var err error
-	if s.Sparse {
-		o.g, err = o.Graph.NewSparse(s.Dim)
-	} else {
-		o.g, err = o.Graph.NewDense(s.Dim)
+	var r *mat.Dense
+	if s.Projection != nil {
+		if o.SearchDim <= 0 || len(s.Projection) != s.Dim*o.SearchDim {
+			return fmt.Errorf("model: online: state searches in %d dimensions, the model's SearchDim is %d", len(s.Projection)/s.Dim, o.SearchDim)
+		}
+		r = mat.NewDense(s.Dim, o.SearchDim, slices.Clone(s.Projection))
 	}
-	if err != nil {
+	if err := o.newGraph(s.Dim, s.Sparse, r); err != nil {
 		return fmt.Errorf("model: online: restore: %w", err)
 	}
 	if err := o.rebuildGraph(s); err != nil {
@@ -259,22 +267,11 @@ func (o *Online) rebuildGraph(s *OnlineState) error {
 	}
 	insert := func(ids []int) error {
 		x, _ := rows(ids)
-		var got []int
-		switch r := Rows(x).(type) {
-		case *mat.Dense:
-			ch, err := o.g.InsertDense(r)
-			if err != nil {
-				return err
-			}
-			got = ch.Added
-		case *sparse.CSR:
-			ch, err := o.g.InsertSparse(r)
-			if err != nil {
-				return err
-			}
-			got = ch.Added
+		ch, err := o.insert(x)
+		if err != nil {
+			return err
 		}
-		if !slices.Equal(got, ids) {
+		if got := ch.Added; !slices.Equal(got, ids) {
 			return fmt.Errorf("graph gave slots %v, want %v", got, ids)
 		}
 		return nil

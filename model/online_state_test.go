@@ -37,10 +37,17 @@ func (a *ageOrder) order(g *graph.Graph) []int {
 // after the window has wrapped (ids reused out of age order) and after
 // more evictions following the restore.
 func TestOnlineRestoreExact(t *testing.T) {
+	t.Run("full", func(t *testing.T) { testOnlineRestoreExact(t, 0) })
+	// With SearchDim the graph lives in a random projection that the state
+	// must carry.
+	t.Run("search-dim", func(t *testing.T) { testOnlineRestoreExact(t, 16) })
+}
+
+func testOnlineRestoreExact(t *testing.T, searchDim int) {
 	train, _, _, _, _ := digitsSplit(t, 10)
 	n, d := train.Dims()
 	cfg := func() *Online {
-		return &Online{Rank: 8, Graph: graph.KNN{K: 5, Window: 250}, Sweeps: 5, Refresh: 20}
+		return &Online{Rank: 8, Graph: graph.KNN{K: 5, Window: 250}, Sweeps: 5, Refresh: 20, SearchDim: searchDim}
 	}
 	orig := cfg()
 	var ages ageOrder

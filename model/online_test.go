@@ -149,3 +149,33 @@ func TestOnlineWarmOnePercent(t *testing.T) {
 		t.Errorf("partial update objective %.6g is more than 1%% above the refit's %.6g", partial, refit)
 	}
 }
+
+// TestOnlineSearchDim checks the projected search: the graph is searched in
+// 16 dimensions instead of 64 and the statistics stay exact. Block-coordinate
+// updates do worse on the projected graph than on the exact one (measured
+// objective ratio to a batch fit on the same graph: 2.74, against 1.89 for
+// the exact graph in TestOnlineVersusBatch); the bound catches a broken path.
+func TestOnlineSearchDim(t *testing.T) {
+	train, _, _, _, _ := digitsSplit(t, 10)
+	o := &Online{Rank: 20, Graph: graph.KNN{K: 5}, SearchDim: 16}
+	feed(t, o, train, 50)
+	if got := o.KNN().Dim(); got != 16 {
+		t.Fatalf("graph searches in %d dimensions, want 16", got)
+	}
+	var b mat.Dense
+	o.Data().MulTo(&b, o.Codes())
+	if !mat.EqualApprox(&b, &o.b, 1e-9*mat.Max(&b)) {
+		t.Error("running B differs from XV")
+	}
+	// The yardstick is a batch fit on the same (projected-space) graph: the
+	// objective depends on the graph, not only on the factors.
+	g := &GNMF{Common: Common{Rank: 20}, Scaling: ScaleEachIter, S: o.KNN().Weights(graph.Weighting{})}
+	if err := g.Fit(DenseRows(train), nil); err != nil {
+		t.Fatal(err)
+	}
+	ratio := o.Objective() / g.Result().Objective
+	t.Logf("objective ratio to batch on the same graph, 16-dimensional search: %.4f", ratio)
+	if ratio > 3.0 {
+		t.Errorf("objective ratio %.4f above 3", ratio)
+	}
+}

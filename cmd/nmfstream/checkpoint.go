@@ -38,6 +38,7 @@ type onlineConfig struct {
 	Metric    int
 	Sweeps    int
 	Forget    float64
+	SearchDim int
 }
 
 // checkpoint is the whole state of a stream.
@@ -52,12 +53,13 @@ type checkpoint struct {
 func (c onlineConfig) learner() *stages.Learner {
 	return &stages.Learner{
 		Model: &model.Online{
-			Rank:   c.Rank,
-			Alpha:  c.Alpha,
-			Graph:  graph.KNN{K: c.Neighbors, Window: c.Window},
-			Sweeps: c.Sweeps,
-			Forget: c.Forget,
-			Src:    rand.NewPCG(c.Seed, c.Seed),
+			Rank:      c.Rank,
+			Alpha:     c.Alpha,
+			Graph:     graph.KNN{K: c.Neighbors, Window: c.Window},
+			Sweeps:    c.Sweeps,
+			Forget:    c.Forget,
+			SearchDim: c.SearchDim,
+			Src:       rand.NewPCG(c.Seed, c.Seed),
 		},
 		Predictor: stages.Predictor(c.Predictor),
 		Neighbors: c.Vote,

@@ -72,6 +72,7 @@ func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
 	fs.IntVar(&c.Vote, "vote", 0, "labeled neighbours voting on a prediction (0: 1 for nearest, 7 for propagate)")
 	fs.IntVar(&c.Sweeps, "sweeps", 0, "multiplicative sweeps of the affected codes per step (0: 30)")
 	fs.Float64Var(&c.Forget, "forget", 0, "forgetting factor of the statistics in (0, 1) (0: exact window statistics)")
+	fs.IntVar(&c.SearchDim, "search-dim", 0, "search neighbours in a random projection to this many dimensions (0: the full samples)")
 }
 
 // predictorFlag maps -predictor names.
