@@ -123,7 +123,17 @@ type fitProjector interface {
 // codes.
 func heldOut(tb testing.TB, m fitProjector, s split) float64 {
 	tb.Helper()
-	if err := m.Fit(model.DenseRows(s.xtr), nil); err != nil {
+	acc, _ := heldOut2(tb, m, s)
+	return acc
+}
+
+// heldOut2 is heldOut that also returns the accuracy of the CLI's
+// classifier, classify.SelfTraining over all training codes (labeled and
+// unlabeled). Fit gets the partial labels (−1 = unlabeled); only
+// CostAlignment reads them.
+func heldOut2(tb testing.TB, m fitProjector, s split) (nn1, self float64) {
+	tb.Helper()
+	if err := m.Fit(model.DenseRows(s.xtr), s.ytr); err != nil {
 		tb.Fatal(err)
 	}
 	var codes mat.Dense
@@ -135,7 +145,13 @@ func heldOut(tb testing.TB, m fitProjector, s split) float64 {
 		tb.Fatal(err)
 	}
 	pred := nn.PredictTo(nil, &codes)
-	return metrics.Accuracy(pred, s.yte)
+	nn1 = metrics.Accuracy(pred, s.yte)
+	var st classify.SelfTraining
+	if err := st.Fit(m.Codes(), s.ytr); err != nil {
+		tb.Fatal(err)
+	}
+	pred = st.PredictTo(pred, &codes)
+	return nn1, metrics.Accuracy(pred, s.yte)
 }
 
 func strconvF(f float64) string { return strconv.FormatFloat(f, 'f', 3, 64) }

@@ -236,3 +236,17 @@ var (
 	_ Kernel = Cosine{}
 	_ Kernel = Linear{}
 )
+
+// ScalePool returns a pool of kernels near the scale of the data: five
+// Gaussian kernels with σ = c·ρ, ρ the mean distance between samples and
+// c ∈ {0.1, 0.25, 0.5, 1, 2}, the polynomial kernel (1 + xᵀy)² and the
+// cosine kernel. Unlike DefaultPool, whose widest Gaussians (σ ≥ 10 × the
+// maximum distance) are nearly constant, every kernel of this pool varies
+// across the samples, so whichever kernel a τ step picks carries structure.
+func ScalePool() []Kernel {
+	pool := make([]Kernel, 0, 7)
+	for _, c := range []float64{0.1, 0.25, 0.5, 1, 2} {
+		pool = append(pool, Gaussian{Scale: c, Rule: MeanDistance})
+	}
+	return append(pool, Polynomial{Degree: 2}, Cosine{})
+}

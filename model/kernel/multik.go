@@ -112,8 +112,20 @@ type MultiK struct {
 	// Scaling chooses how the kernels are scaled. The zero value is
 	// ScaleTrace.
 	Scaling Scaling
+	// Cost chooses the cost g_l that Step minimizes. The zero value is
+	// CostReconstruction (the paper's); CostAlignment uses Fit's labels.
+	Cost TauCost
+	// MinVariance leaves out of the pool (τ_l = 0 throughout) every kernel
+	// whose centred variance fraction tr(HK_lH)/tr(K_l), H = I − 11ᵀ/N, is
+	// below it: nearly constant kernels (a Gaussian much wider than the
+	// data, whose fraction is about 10⁻⁴ for σ = 100 × the largest
+	// distance on digits) are cheap to reconstruct but carry no structure.
+	// Zero keeps every kernel (the paper). It must be in [0, 1).
+	MinVariance float64
 
 	sp       *space
+	active   []bool // kernels not left out by MinVariance
+	align    []float64
 	tau      []float64
 	history  [][]float64
 	gvals    []float64
@@ -150,7 +162,8 @@ func (m *MultiK) outer() int {
 }
 
 // Fit factorizes the samples of x (model.DenseRows or model.SparseRows,
-// entries ≥ 0). labels is ignored.
+// entries ≥ 0). labels (nil, or one per sample, −1 for unlabeled) is used
+// only by CostAlignment.
 func (m *MultiK) Fit(x model.Data, labels []int) error {
 	m.ok = false
 	ks := m.kernels()
@@ -161,6 +174,13 @@ func (m *MultiK) Fit(x model.Data, labels []int) error {
 		return fmt.Errorf("kernel: graph weight α = %v, want ≥ 0", m.Alpha)
 	case m.Gamma < 0 || m.Outer < 0 || m.Neighbors < 0:
 		return fmt.Errorf("kernel: negative Gamma, Outer or Neighbors")
+	case !(m.MinVariance >= 0 && m.MinVariance < 1):
+		return fmt.Errorf("kernel: MinVariance = %v, want in [0, 1)", m.MinVariance)
+	case m.Cost < CostReconstruction || m.Cost > CostAlignment:
+		return fmt.Errorf("kernel: unknown %v", m.Cost)
+	}
+	if _, n := x.Dims(); labels != nil && len(labels) != n {
+		return fmt.Errorf("kernel: %d labels for %d samples", len(labels), n)
 	}
 	sp, err := newSpace(x, ks, m.Nystrom, m.MaxExact, m.Scaling)
 	if err != nil {
@@ -172,9 +192,8 @@ func (m *MultiK) Fit(x model.Data, labels []int) error {
 		return fmt.Errorf("kernel: rank %d out of range [1, N=%d]", m.Rank, n)
 	}
 	nk := len(ks)
-	m.tau = make([]float64, nk)
-	for l := range m.tau {
-		m.tau[l] = 1 / float64(nk)
+	if err := m.selectKernels(labels); err != nil {
+		return err
 	}
 	m.history = [][]float64{slices.Clone(m.tau)}
 	if err := m.init(); err != nil {
@@ -297,13 +316,95 @@ func (m *MultiK) init() error {
 	return nil
 }
 
-// stepTau sets g_l = tr(K_l Z Zᵀ) and updates τ by Step.
+// selectKernels sets the active kernels (MinVariance), the alignments
+// (CostAlignment) and the initial τ: uniform over the active kernels, or
+// the step on the alignment costs.
+func (m *MultiK) selectKernels(labels []int) error {
+	nk := len(m.sp.kernels)
+	m.active = make([]bool, nk)
+	na := 0
+	for l := range m.active {
+		m.active[l] = nk == 1 || m.MinVariance == 0 || m.sp.varianceFraction(l) >= m.MinVariance
+		if m.active[l] {
+			na++
+		}
+	}
+	if na == 0 {
+		return fmt.Errorf("kernel: no kernel has a centred variance fraction ≥ MinVariance = %v", m.MinVariance)
+	}
+	m.tau = make([]float64, nk)
+	for l := range m.tau {
+		if m.active[l] {
+			m.tau[l] = 1 / float64(na)
+		}
+	}
+	m.align = nil
+	if m.Cost != CostAlignment || nk == 1 {
+		return nil
+	}
+	var ids, y []int
+	classes := map[int]bool{}
+	for i, c := range labels {
+		if c >= 0 {
+			ids, y = append(ids, i), append(y, c)
+			classes[c] = true
+		}
+	}
+	if len(classes) < 2 {
+		return fmt.Errorf("kernel: CostAlignment needs labeled samples of at least two classes, have %d", len(classes))
+	}
+	m.align = make([]float64, nk)
+	m.gvals = resize(m.gvals, nk)
+	for l := range m.align {
+		m.align[l] = m.sp.alignment(l, ids, y)
+		m.gvals[l] = 1 - m.align[l]
+	}
+	m.applyStep()
+	return nil
+}
+
+// applyStep updates τ by Step from m.gvals over the active kernels.
+func (m *MultiK) applyStep() {
+	var g, t []float64
+	for l, a := range m.active {
+		if a {
+			g = append(g, m.gvals[l])
+		}
+	}
+	t = make([]float64, len(g))
+	TauStepTo(t, g, m.Step, m.gamma())
+	j := 0
+	for l, a := range m.active {
+		m.tau[l] = 0
+		if a {
+			m.tau[l] = t[j]
+			j++
+		}
+	}
+}
+
+// Alignments returns the centred kernel-target alignment of each kernel
+// with the labeled samples, or nil unless Cost is CostAlignment.
+func (m *MultiK) Alignments() []float64 { m.mustFit(); return m.align }
+
+// Active reports which kernels of the pool MinVariance kept.
+func (m *MultiK) Active() []bool { m.mustFit(); return m.active }
+
+// stepTau sets g_l = tr(K_l Z Zᵀ) (or its Cost variant) and updates τ by
+// Step.
 func (m *MultiK) stepTau() {
+	if m.Cost == CostAlignment {
+		return // τ was set from the labels by selectKernels
+	}
 	nk := len(m.tau)
 	m.gvals = resize(m.gvals, nk)
 	var vtv, kf, fkf mat.Dense
 	vtv.Mul(m.v.T(), &m.v)
 	for l := 0; l < nk; l++ {
+		if !m.active[l] {
+			m.gvals[l] = math.Inf(1)
+			continue
+		}
 		var g gram
 		if m.sp.exact() {
 			g.set(m.sp.mats[l], nil)
@@ -315,8 +416,13 @@ func (m *MultiK) stepTau() {
 		fkf.Reset()
 		fkf.Mul(m.f.T(), &kf)
 		m.gvals[l] = g.trace - 2*inner(&m.v, &kf) + inner(&fkf, &vtv)
+		if m.Cost == CostRelative {
+			tr, sum := m.sp.centredStats(l)
+			// A floor on the variance keeps a constant kernel's cost finite.
+			m.gvals[l] /= max(tr-sum/float64(m.sp.n()), 1e-12*tr)
+		}
 	}
-	TauStepTo(m.tau, m.gvals, m.Step, m.gamma())
+	m.applyStep()
 }
 
 func (m *MultiK) gamma() float64 {
@@ -393,8 +499,8 @@ func (m *MultiK) Tau() []float64 { m.mustFit(); return m.tau }
 // TauHistory returns τ before Fit's first alternation and after each one.
 func (m *MultiK) TauHistory() [][]float64 { m.mustFit(); return m.history }
 
-// Costs returns the g_l = tr(K_l Z Zᵀ) of the last τ step (nil for one
-// kernel).
+// Costs returns the g_l of the last τ step (nil for one kernel; +Inf for
+// kernels left out by MinVariance).
 func (m *MultiK) Costs() []float64 { m.mustFit(); return m.gvals }
 
 // Graph returns the adaptive graph for the final τ (N×N), or nil when Alpha

@@ -12,7 +12,8 @@ import (
 
 // TestTune prints validation accuracies of candidate settings. It runs only
 // with NMFSTREAM_TUNE set to a comma-separated list of groups (flex, nmfk,
-// multik, adap); it never looks at the test split.
+// multik, adap, xmultik, xgraph; a group runs if its name is a substring
+// of the list); it never looks at the test split.
 func TestTune(t *testing.T) {
 	groups := os.Getenv("NMFSTREAM_TUNE")
 	if groups == "" {
@@ -21,12 +22,15 @@ func TestTune(t *testing.T) {
 	s := digitsValidation(t)
 	run := func(name string, m fitProjector) {
 		start := time.Now()
-		acc := heldOut(t, m, s)
+		acc, self := heldOut2(t, m, s)
 		extra := ""
 		if mk, ok := m.(*kernel.MultiK); ok && len(mk.Tau()) > 1 {
 			extra = " τ=" + fmtTau(mk.Tau())
+			if a := mk.Alignments(); a != nil {
+				extra += " A=" + fmtTau(a)
+			}
 		}
-		t.Logf("%-40s val %.4f (%v)%s", name, acc, time.Since(start).Round(time.Millisecond), extra)
+		t.Logf("%-40s val 1-NN %.4f self %.4f (%v)%s", name, acc, self, time.Since(start).Round(time.Millisecond), extra)
 	}
 	has := func(g string) bool { return strings.Contains(groups, g) }
 	projs := []kernel.Projection{kernel.ProjectNNLS, kernel.ProjectPaper, kernel.ProjectGraph}
@@ -84,6 +88,27 @@ func TestTune(t *testing.T) {
 		run("adap α=1 lp rank 50", &kernel.MultiK{Common: model.Common{Rank: 50}, Alpha: 1})
 		run("adap α=1 lp kernel weights", &kernel.MultiK{Common: model.Common{Rank: 40}, Alpha: 1, Weighting: kernel.KernelWeight})
 		run("adap α=1 lp P=3", &kernel.MultiK{Common: model.Common{Rank: 40}, Alpha: 1, Neighbors: 3})
+	}
+	mk := func(pool []kernel.Kernel, alpha float64, st kernel.TauStep, c kernel.TauCost, minVar float64) *kernel.MultiK {
+		return &kernel.MultiK{Common: model.Common{Rank: 40}, Kernels: pool, Alpha: alpha, Step: st, Cost: c, MinVariance: minVar}
+	}
+	if has("xmultik") {
+		for _, st := range []kernel.TauStep{kernel.TauLP, kernel.TauEntropy} {
+			run("multik minvar=0.05 "+st.String(), mk(nil, 0, st, kernel.CostReconstruction, 0.05))
+			run("multik relative "+st.String(), mk(nil, 0, st, kernel.CostRelative, 0))
+			run("multik align "+st.String(), mk(nil, 0, st, kernel.CostAlignment, 0))
+			run("multik scalepool "+st.String(), mk(kernel.ScalePool(), 0, st, kernel.CostReconstruction, 0))
+			run("multik scalepool relative "+st.String(), mk(kernel.ScalePool(), 0, st, kernel.CostRelative, 0))
+			run("multik scalepool align "+st.String(), mk(kernel.ScalePool(), 0, st, kernel.CostAlignment, 0))
+		}
+	}
+	if has("xgraph") {
+		for _, st := range []kernel.TauStep{kernel.TauLP, kernel.TauEntropy} {
+			run("adap α=1 relative "+st.String(), mk(nil, 1, st, kernel.CostRelative, 0))
+			run("adap α=1 scalepool relative "+st.String(), mk(kernel.ScalePool(), 1, st, kernel.CostRelative, 0))
+			run("adap α=10 scalepool relative "+st.String(), mk(kernel.ScalePool(), 10, st, kernel.CostRelative, 0))
+			run("adap α=1 scalepool align "+st.String(), mk(kernel.ScalePool(), 1, st, kernel.CostAlignment, 0))
+		}
 	}
 	if has("adap") {
 		for _, a := range []float64{1, 10, 100} {
