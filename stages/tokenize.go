@@ -43,15 +43,26 @@ func isWord(r rune) bool {
 	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsNumber(r))
 }
 
-// asciiWord classifies ASCII bytes for the scanner: 0 is not a word
-// character, 1 is a word character, 2 is an upper-case letter.
-var asciiWord = func() (t [utf8.RuneSelf]uint8) {
+// Byte classes of the scanner (byteClass): an ASCII byte that is not a
+// word character, a lower-case ASCII word character (letter, digit or '_'),
+// an upper-case ASCII letter, or a byte of a multi-byte UTF-8 sequence,
+// which is decoded.
+const (
+	classOther uint8 = iota
+	classLower
+	classUpper
+	classMulti
+)
+
+var byteClass = func() (t [256]uint8) {
 	for c := range t {
 		switch {
+		case c >= utf8.RuneSelf:
+			t[c] = classMulti
 		case 'A' <= c && c <= 'Z':
-			t[c] = 2
+			t[c] = classUpper
 		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '_':
-			t[c] = 1
+			t[c] = classLower
 		}
 	}
 	return t
@@ -115,22 +126,21 @@ func (a *analyzer) nextToken() bool {
 	for {
 		// Skip to the start of a run of word characters.
 		for i < len(s) {
-			c := s[i]
-			if c < utf8.RuneSelf {
-				if asciiWord[c] != 0 {
-					break
-				}
+			switch byteClass[s[i]] {
+			case classOther:
 				i++
 				continue
+			case classMulti:
+				r, size := utf8.DecodeRuneInString(s[i:])
+				if !a.keepCase {
+					r = unicode.ToLower(r)
+				}
+				if !isWord(r) {
+					i += size
+					continue
+				}
 			}
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if !a.keepCase {
-				r = unicode.ToLower(r)
-			}
-			if isWord(r) {
-				break
-			}
-			i += size
+			break
 		}
 		if i >= len(s) {
 			a.pos = i
@@ -139,16 +149,21 @@ func (a *analyzer) nextToken() bool {
 		// Collect the run, lower-casing it.
 		tok, n := a.tok[:0], 0
 		for i < len(s) {
-			j := i
-			for j < len(s) && s[j] < utf8.RuneSelf && asciiWord[s[j]] != 0 {
+			j, seen := i, uint8(0)
+			for j < len(s) {
+				c := byteClass[s[j]]
+				if c != classLower && c != classUpper {
+					break
+				}
+				seen |= c
 				j++
 			}
 			if j > i {
 				k := len(tok)
 				tok = append(tok, s[i:j]...)
-				if !a.keepCase {
+				if seen&classUpper != 0 && !a.keepCase {
 					for p := k; p < len(tok); p++ {
-						if asciiWord[tok[p]] == 2 {
+						if byteClass[tok[p]] == classUpper {
 							tok[p] += 'a' - 'A'
 						}
 					}
