@@ -189,7 +189,9 @@ func fileStream(r ipc.ReadAtSeeker) (io.Reader, error) {
 // The schema metadata key dim may be in the stored Arrow schema or in the
 // file's key-value metadata. Limitation of arrow-go v15: a null
 // fixed_size_list cell cannot be read back from Parquet (the read fails), so
-// Parquet files with late labels should store x as list<…>.
+// Parquet files with late labels should store x as list<…>. A single
+// allocation above 1 GiB (a page claiming that size) fails the read instead
+// of exhausting memory.
 func NewParquet(r parquet.ReaderAtSeeker) *Arrow {
 	a := &Arrow{}
 	a.open = func(mem memory.Allocator) (recordReader, *arrow.Schema, error) {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode"
@@ -160,4 +161,42 @@ func reportRates(b *testing.B, n int, c0 time.Duration) {
 func BenchmarkTFIDF500Brown(b *testing.B) {
 	_, texts := brownCorpus(b, brownDir(b))
 	benchTFIDF(b, texts)
+}
+
+// TestTFIDFConcurrentTransform runs TransformTo from several goroutines on
+// one fitted TFIDF (documented as safe between mutations; run with -race)
+// and checks that each gets the rows of a lone Transform.
+func TestTFIDFConcurrentTransform(t *testing.T) {
+	texts := brownTexts(t)
+	for _, v := range []*TFIDF{
+		{StopWords: EnglishStopWords(), SublinearTF: true},
+		{StopWords: EnglishStopWords(), Stem: true},
+		{Hashing: true, NFeatures: 1 << 12, StopWords: EnglishStopWords()},
+	} {
+		if err := v.Fit(texts); err != nil {
+			t.Fatal(err)
+		}
+		want, err := v.Transform(texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]sparse.CSR, 4)
+		errs := make([]error, len(got))
+		var wg sync.WaitGroup
+		for g := range got {
+			wg.Go(func() {
+				// Reuse: a first call on other documents, then the real one.
+				if errs[g] = v.TransformTo(&got[g], texts[:g+1]); errs[g] == nil {
+					errs[g] = v.TransformTo(&got[g], texts)
+				}
+			})
+		}
+		wg.Wait()
+		for g := range got {
+			if errs[g] != nil {
+				t.Fatal(errs[g])
+			}
+			compareCSR(t, &got[g], want)
+		}
+	}
 }
