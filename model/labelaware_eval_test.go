@@ -199,3 +199,13 @@ func (t digitsTask) selfLabelAccuracy(trainCodes *mat.Dense, testCodes mat.Matri
 	}
 	return metrics.Accuracy(nn.PredictTo(nil, testCodes), t.testY)
 }
+
+// jointAccuracy scores test codes by JointClassifier (self-training in code
+// space, then 5-NN on pixels and codes together) at its defaults.
+func (t digitsTask) jointAccuracy(trainCodes, testCodes *mat.Dense) float64 {
+	var j JointClassifier
+	if err := j.Fit(DenseRows(t.train), trainCodes, t.trainY); err != nil {
+		panic(err)
+	}
+	return metrics.Accuracy(j.PredictTo(nil, DenseRows(t.test), testCodes), t.testY)
+}

@@ -23,8 +23,9 @@ var tuneSeeds = []uint64{101, 102, 103}
 //
 //	NMFSTREAM_TUNE=<method> go test -run TuneLabelAware -v ./model
 //
-// where <method> is dgnmf, ssknmf, n2s2l, nge, nmf, selflabel (the
-// self-labeling classifier's rounds and share) or 1 (all).
+// where <method> is dgnmf, ssknmf, n2s2l, nge, nmf, auto (each method at
+// its defaults), selflabel (the self-labeling classifier's rounds and share)
+// or 1 (all).
 func TestTuneLabelAware(t *testing.T) {
 	sel := os.Getenv("NMFSTREAM_TUNE")
 	if sel == "" {
@@ -40,7 +41,7 @@ func TestTuneLabelAware(t *testing.T) {
 	}
 	for _, spec := range tuneSpecs(sel) {
 		t0 := time.Now()
-		var nn, self float64
+		var nn, self, joint float64
 		failed := false
 		for _, task := range tasks {
 			m := spec.mk()
@@ -57,12 +58,13 @@ func TestTuneLabelAware(t *testing.T) {
 			}
 			nn += task.nnAccuracy(m.Codes(), codes)
 			self += task.selfLabelAccuracy(m.Codes(), codes)
+			joint += task.jointAccuracy(m.Codes(), codes)
 		}
 		if failed {
 			continue
 		}
 		k := float64(len(tasks))
-		t.Logf("%-34s 1-NN %.4f  self-labeled 1-NN %.4f  (%v)", spec.name, nn/k, self/k, time.Since(t0).Round(time.Millisecond))
+		t.Logf("%-34s 1-NN %.4f  self-labeled 1-NN %.4f  joint 5-NN %.4f  (%v)", spec.name, nn/k, self/k, joint/k, time.Since(t0).Round(time.Millisecond))
 	}
 }
 
@@ -116,6 +118,11 @@ func tuneSpecs(sel string) []tuneSpec {
 		out = append(out, tuneSpec{name, mk, alpha})
 	}
 	c := Common{Rank: 40}
+	if sel == "auto" {
+		for _, s := range accuracySpecs() {
+			add(s.name, s.anchor, func() Method { return s.m })
+		}
+	}
 	if sel == "1" || sel == "nmf" {
 		add("nmf", 1, func() Method { return &NMF{Common: c} })
 		add("gnmf", 1, func() Method { return &GNMF{Common: c} })
