@@ -86,6 +86,18 @@ func rowNormalized(a *mat.Dense) *mat.Dense {
 	return out
 }
 
+// TestExpLabelAware holds the experiments of issue 4 on the validation
+// splits of the seed-1 pool (tuneSeeds), run with
+//
+//	NMFSTREAM_EXP=<mode> go test -run TestExpLabelAware -v ./model
+//
+// where <mode> is clf (label propagation vs self-training on codes and
+// pixels), refit (SSKNMF refit on self-labels), pseudo (self-labels, then
+// k-NN on codes, pixels or both), rank, ens (voting over methods),
+// transself (test rows join self-training), oracle and orefit (every pool
+// label known: the ceiling of each space), combo (JointClassifier's
+// settings) or chosen. NMFSTREAM_EXP_TEST=1 runs the test split instead; it
+// was used once, for "chosen".
 func TestExpLabelAware(t *testing.T) {
 	sel := os.Getenv("NMFSTREAM_EXP")
 	if sel == "" {
