@@ -63,7 +63,7 @@ func (f jsonFloat) MarshalJSON() ([]byte, error) {
 
 // addOnlineFlags declares the flags of the online learner.
 func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
-	fs.IntVar(&c.Rank, "rank", 20, "rank K of the factorization")
+	fs.IntVar(&c.Rank, "rank", 40, "rank K of the factorization")
 	fs.IntVar(&c.Neighbors, "neighbors", 5, "k of the k-NN graph")
 	fs.IntVar(&c.Window, "window", 10000, "samples kept in the sliding window (0: unbounded)")
 	fs.Float64Var(&c.Alpha, "alpha", 0, "graph weight α (0: GNMF's default)")
