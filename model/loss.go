@@ -26,6 +26,7 @@ type Frobenius struct {
 	xtu, utu, vtv mat.Dense // cached products of the last VGradTo
 	blk, out      mat.Dense // gathered rows for VGradRowsTo
 	outRows       []int     // rows that out holds, when FixedU
+	vblk, pblk    mat.Dense // gathered rows of V and of V(UᵀU)
 }
 
 var (
@@ -110,14 +111,17 @@ func (l *Frobenius) VGradRowsTo(neg, pos, u, v *mat.Dense, rows []int) {
 			l.outRows = append(l.outRows[:0], rows...)
 		}
 	}
-	ur := l.utu.RawMatrix() // UᵀU is symmetric: row j is column j
+	// pos rows = v_i(UᵀU): gather the rows and make it one product.
+	l.vblk.Reset()
+	l.vblk.ReuseAs(len(rows), k)
+	for r, i := range rows {
+		copy(l.vblk.RawRowView(r), v.RawRowView(i))
+	}
+	l.pblk.Reset()
+	l.pblk.Mul(&l.vblk, &l.utu)
 	for r, i := range rows {
 		copy(neg.RawRowView(i), l.out.RawRowView(r))
-		pi := pos.RawRowView(i)
-		vi := v.RawRowView(i)
-		for j := range pi {
-			pi[j] = floatsDot(vi, ur.Data[j*ur.Stride:j*ur.Stride+k])
-		}
+		copy(pos.RawRowView(i), l.pblk.RawRowView(r))
 	}
 }
 
