@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -13,82 +14,196 @@ import (
 	"github.com/nmfstream/nmfstream/internal/datasets"
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/classify"
+	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/model/metrics"
+	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/stages"
 )
 
 func init() {
 	register(command{
 		name:    "demo",
-		summary: "fit GNMF on the embedded 8×8 digits and print held-out accuracy (no data needed)",
+		summary: "fit and stream the embedded 8×8 digits and print held-out accuracy (no data needed)",
 		run:     runDemo,
 	})
 }
 
+// demoSplit is the evaluation split of DESIGN.md §7 on the digits.
+type demoSplit struct {
+	train, test   *mat.Dense
+	trainY, testY []int // trainY is −1 where the label is hidden
+	labeled       []int // rows of train that keep their label
+}
+
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("demo", "demo [-seed s] [-rank K] [-labels L]", stderr)
-	seed := fs.Uint64("seed", 1, "seed of the split and of the initialization")
-	rank := fs.Int("rank", 40, "rank K of the factorization")
+	seed := fs.Uint64("seed", 1, "seed of the split, the initialization and the stream order")
+	rank := fs.Int("rank", 40, "rank K of the factorizations")
 	labels := fs.Int("labels", 10, "labeled training samples per class")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	x, y := datasets.Digits()
-	split, err := metrics.Split(y, 1.0/3, *labels, rand.NewPCG(*seed, *seed))
+	sp, err := splitDigits(x, y, *labels, *seed)
 	if err != nil {
 		return err
 	}
-	train := rowsOf(x, split.Train)
-	test := rowsOf(x, split.Test)
-	// The model sees the whole pool; only the labeled part keeps its labels.
-	trainY := make([]int, len(split.Train))
-	isLabeled := make(map[int]bool, len(split.Labeled))
-	for _, i := range split.Labeled {
-		isLabeled[i] = true
+	fmt.Fprintf(stdout, "nmfstream demo: 8×8 digits, %d training samples (%d labeled, %d per class), %d held out, seed %d\n\n",
+		len(sp.trainY), len(sp.labeled), *labels, len(sp.testY), *seed)
+	if err := demoBatch(ctx, stdout, sp, *rank, *seed); err != nil {
+		return err
 	}
-	var labeledRows []int
-	for r, i := range split.Train {
-		trainY[r] = -1
-		if isLabeled[i] {
-			trainY[r] = y[i]
-			labeledRows = append(labeledRows, r)
+	fmt.Fprintln(stdout)
+	return demoStream(ctx, stdout, x, y, *seed)
+}
+
+// demoBatch fits GNMF and the default semi-supervised method on the
+// training pool and scores the held-out samples.
+func demoBatch(ctx context.Context, stdout io.Writer, sp demoSplit, rank int, seed uint64) error {
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "method\tprojection\t1-NN on labeled codes\tself-training (as classify)\tfit time")
+	raw := classify.NearestNeighbor{}
+	if err := raw.Fit(rowsOf(sp.train, sp.labeled), pick(sp.trainY, sp.labeled)); err != nil {
+		return err
+	}
+	fmt.Fprintf(tw, "raw pixels (peer)\t-\t%.3f\t-\t-\n", metrics.Accuracy(raw.PredictTo(nil, sp.test), sp.testY))
+
+	train, test := model.DenseRows(sp.train), model.DenseRows(sp.test)
+	src := func() rand.Source { return rand.NewPCG(seed, seed) }
+	g := &model.GNMF{Common: model.Common{Rank: rank, Src: src()}}
+	auto := model.Auto(rank)
+	for _, m := range []struct {
+		name   string
+		method model.Method
+		projs  []model.Projection
+	}{
+		{"gnmf", g, []model.Projection{model.ProjectGraph, model.ProjectNNLS, model.ProjectClampedPinv, model.ProjectPinv}},
+		{model.AutoMethod + " (auto)", auto, []model.Projection{model.ProjectGraph}},
+	} {
+		start := time.Now()
+		if err := m.method.Fit(train, sp.trainY); err != nil {
+			return fmt.Errorf("%s: %w", m.name, err)
+		}
+		fit := time.Since(start)
+		var st classify.SelfTraining
+		if err := st.Fit(m.method.Codes(), sp.trainY); err != nil {
+			return err
+		}
+		var nn classify.NearestNeighbor
+		if err := nn.Fit(rowsOf(m.method.Codes(), sp.labeled), pick(sp.trainY, sp.labeled)); err != nil {
+			return err
+		}
+		for _, p := range m.projs {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			pr := projectorFor(m.method, train, p)
+			var codes mat.Dense
+			if err := pr.ProjectTo(&codes, test); err != nil {
+				return fmt.Errorf("%s: %w", m.name, err)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f\t%.1fs\n", m.name, p,
+				metrics.Accuracy(nn.PredictTo(nil, &codes), sp.testY),
+				metrics.Accuracy(st.PredictTo(nil, &codes), sp.testY), fit.Seconds())
 		}
 	}
-	testY := pick(y, split.Test)
+	return tw.Flush()
+}
 
-	fmt.Fprintf(stdout, "nmfstream demo: 8×8 digits, %d training samples (%d labeled, %d per class), %d held out, seed %d\n\n",
-		len(split.Train), len(split.Labeled), *labels, len(split.Test), *seed)
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "method\tprojection\theld-out 1-NN accuracy\tfit time")
-
-	// Peer: 1-NN on raw pixels with the same labeled samples.
-	raw := classify.NearestNeighbor{}
-	if err := raw.Fit(rowsOf(train, labeledRows), pick(trainY, labeledRows)); err != nil {
-		return err
+// projectorFor returns a projector on m's basis. GNMF builds its own; other
+// methods get graph-aware projection on the training samples with GNMF's α.
+func projectorFor(m model.Method, train model.Data, p model.Projection) *model.Projector {
+	if g, ok := m.(*model.GNMF); ok {
+		return g.Projector(p)
 	}
-	fmt.Fprintf(tw, "raw pixels\t-\t%.3f\t-\n", metrics.Accuracy(raw.PredictTo(nil, test), testY))
+	q := &model.Query{Train: train, K: graph.DefaultK}
+	return &model.Projector{Method: p, U: m.Basis(), TrainCodes: m.Codes(), Alpha: model.DefaultGNMFAlpha, Neighbors: q.Weights}
+}
 
-	g := &model.GNMF{Common: model.Common{Rank: *rank, Src: rand.NewPCG(*seed, *seed)}}
+// demoStream replays the digits in a seeded random order through the
+// online learner, 10% of them labeled, each label arriving 100 records
+// after its sample, and reports the prequential accuracy.
+func demoStream(ctx context.Context, stdout io.Writer, x *mat.Dense, y []int, seed uint64) error {
+	const (
+		labeledShare = 0.1
+		delay        = 100
+		batchSize    = 10
+	)
+	n, d := x.Dims()
+	rnd := rand.New(rand.NewPCG(seed, seed))
+	order := rnd.Perm(n)
+	isLabeled := map[int]bool{}
+	for _, t := range rnd.Perm(n)[:int(labeledShare*float64(n)+0.5)] {
+		isLabeled[t] = true
+	}
+	l := &stages.Learner{Model: &model.Online{Rank: 40, Graph: graph.KNN{Window: 1000}, Src: rand.NewPCG(seed, seed)}}
+	due := map[int][]sources.LateLabel{}
 	start := time.Now()
-	if err := g.Fit(model.DenseRows(train), trainY); err != nil {
-		return err
-	}
-	fit := time.Since(start)
-	var codes mat.Dense
-	for _, p := range []model.Projection{model.ProjectGraph, model.ProjectNNLS, model.ProjectClampedPinv, model.ProjectPinv} {
+	var offset int64
+	for lo := 0; lo < n || len(due) > 0; lo += batchSize {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		codes.Reset()
-		if err := g.Projector(p).ProjectTo(&codes, model.DenseRows(test)); err != nil {
+		b := &sources.Batch{Form: sources.FormDense}
+		var rows []float64
+		for t := lo; t < lo+batchSize; t++ {
+			if t < n {
+				i := order[t]
+				rows = append(rows, x.RawRowView(i)...)
+				b.IDs = append(b.IDs, strconv.Itoa(i))
+				b.Labels = append(b.Labels, "")
+				b.Labeled = append(b.Labeled, false)
+				b.Offsets = append(b.Offsets, offset)
+				offset++
+				if isLabeled[t] {
+					due[t+delay] = append(due[t+delay], sources.LateLabel{ID: strconv.Itoa(i), Label: strconv.Itoa(y[i])})
+				}
+			}
+			for _, ll := range due[t] {
+				ll.Offset = offset
+				offset++
+				b.LateLabels = append(b.LateLabels, ll)
+			}
+			delete(due, t)
+		}
+		if len(rows) > 0 {
+			b.Dense = mat.NewDense(len(rows)/d, d, rows)
+		}
+		if _, err := l.Learn(b); err != nil {
 			return err
 		}
-		nn := classify.NearestNeighbor{}
-		if err := nn.Fit(rowsOf(g.Codes(), labeledRows), pick(trainY, labeledRows)); err != nil {
-			return err
-		}
-		fmt.Fprintf(tw, "gnmf\t%s\t%.3f\t%.2fs\n", p, metrics.Accuracy(nn.PredictTo(nil, &codes), testY), fit.Seconds())
 	}
-	return tw.Flush()
+	c := l.Counters()
+	secs := time.Since(start).Seconds()
+	fmt.Fprintf(stdout, "stream: %d digits in random order, %.0f%% labeled, each label %d records late, window 1000, rank 40\n",
+		c.Samples, 100*labeledShare, delay)
+	fmt.Fprintf(stdout, "  prequential accuracy %.3f: %d of the %d labeled samples with a prediction on arrival were right\n",
+		c.Accuracy(), c.Correct, c.Labeled-c.Unpredicted)
+	fmt.Fprintf(stdout, "  (%.3f counting the %d that arrived before any label as wrong)\n", c.AccuracyAll(), c.Unpredicted)
+	fmt.Fprintf(stdout, "  %d records in %.1fs (%.0f records/s)\n", c.Records, secs, float64(c.Records)/secs)
+	return nil
+}
+
+// splitDigits draws the split of DESIGN.md §7.
+func splitDigits(x *mat.Dense, y []int, perClass int, seed uint64) (demoSplit, error) {
+	s, err := metrics.Split(y, 1.0/3, perClass, rand.NewPCG(seed, seed))
+	if err != nil {
+		return demoSplit{}, err
+	}
+	sp := demoSplit{train: rowsOf(x, s.Train), test: rowsOf(x, s.Test), testY: pick(y, s.Test)}
+	isLabeled := make(map[int]bool, len(s.Labeled))
+	for _, i := range s.Labeled {
+		isLabeled[i] = true
+	}
+	for r, i := range s.Train {
+		if isLabeled[i] {
+			sp.trainY = append(sp.trainY, y[i])
+			sp.labeled = append(sp.labeled, r)
+		} else {
+			sp.trainY = append(sp.trainY, -1)
+		}
+	}
+	return sp, nil
 }
 
 // rowsOf returns the given rows of m as a new matrix.
