@@ -437,7 +437,7 @@ func (t *TFIDF) TransformTo(dst *sparse.CSR, docs []string) error {
 	// Without Hashing or Stem, stop words are not in the vocabulary, so the
 	// vocabulary lookup drops them and the analyzer need not.
 	a := t.analyzer(t.Hashing || t.Stem)
-	var w rowWork
+	w := newRowWork(t.Dim())
 	for _, doc := range docs {
 		w.cols = t.columns(w.cols[:0], a, doc, false)
 		t.appendRow(dst, &w)
@@ -456,7 +456,7 @@ func (t *TFIDF) FitTransform(docs []string) (*sparse.CSR, error) {
 		return t.Transform(docs)
 	}
 	m := sparse.Zeros(0, t.Dim())
-	var w rowWork
+	w := newRowWork(t.Dim())
 	for i := range docs {
 		w.cols = w.cols[:0]
 		for _, id := range toks[ptr[i]:ptr[i+1]] {
@@ -471,35 +471,70 @@ func (t *TFIDF) FitTransform(docs []string) (*sparse.CSR, error) {
 
 // rowWork is the workspace of appendRow.
 type rowWork struct {
-	cols []int32 // the column of every term of a document, in any order
-	ind  []int
-	val  []float64
+	cols  []int32 // the column of every term of a document, in any order
+	count []int32 // column → count in the document, zero between rows; nil to sort cols instead
+	ind   []int
+	val   []float64
+}
+
+// maxDenseCount bounds the number of columns for which rowWork counts terms
+// in a dense slice (4 bytes a column, allocated per TransformTo call) rather
+// than by sorting every term of a document; above it, as in hashing mode with
+// the default 2²⁰ columns, the slice would cost more than it saves.
+const maxDenseCount = 1 << 18
+
+// newRowWork returns a workspace for rows of d columns.
+func newRowWork(d int) rowWork {
+	var w rowWork
+	if d <= maxDenseCount {
+		w.count = make([]int32, d)
+	}
+	return w
 }
 
 // appendRow appends to m the TF-IDF row of a document whose terms have the
-// columns w.cols: sorting them gathers each column's count.
+// columns w.cols. It counts them in w.count and sorts the distinct columns
+// (about half as many as the terms, in English), or without w.count sorts
+// the terms to gather each column's count.
 func (t *TFIDF) appendRow(m *sparse.CSR, w *rowWork) {
-	cols := w.cols
-	slices.Sort(cols)
 	ind, val := w.ind[:0], w.val[:0]
-	var norm float64
-	for p := 0; p < len(cols); {
-		j, q := cols[p], p+1
-		for q < len(cols) && cols[q] == j {
-			q++
+	if w.count != nil {
+		for _, j := range w.cols {
+			if w.count[j] == 0 {
+				ind = append(ind, int(j))
+			}
+			w.count[j]++
 		}
-		v := float64(q - p)
-		p = q
+		slices.Sort(ind)
+		for _, j := range ind {
+			val = append(val, float64(w.count[j]))
+			w.count[j] = 0
+		}
+	} else {
+		cols := w.cols
+		slices.Sort(cols)
+		for p := 0; p < len(cols); {
+			j, q := cols[p], p+1
+			for q < len(cols) && cols[q] == j {
+				q++
+			}
+			ind = append(ind, int(j))
+			val = append(val, float64(q-p))
+			p = q
+		}
+	}
+	var norm float64
+	for p, j := range ind {
+		v := val[p]
 		if t.SublinearTF {
 			v = 1 + math.Log(v)
 		}
 		if t.idfs != nil {
 			v *= t.idfs[j]
 		} else {
-			v *= t.idf(int(j))
+			v *= t.idf(j)
 		}
-		ind = append(ind, int(j))
-		val = append(val, v)
+		val[p] = v
 		switch t.Norm {
 		case NormL2:
 			norm += v * v

@@ -200,3 +200,32 @@ func TestTFIDFConcurrentTransform(t *testing.T) {
 		}
 	}
 }
+
+// TestTFIDFRowCounting checks that the two ways appendRow counts terms
+// (a dense count slice, or sorting the terms when there are too many
+// columns for one) give the same rows.
+func TestTFIDFRowCounting(t *testing.T) {
+	texts := brownTexts(t)
+	v := &TFIDF{StopWords: EnglishStopWords(), SublinearTF: true}
+	if err := v.Fit(texts); err != nil {
+		t.Fatal(err)
+	}
+	dense, sorted := sparse.Zeros(0, v.Dim()), sparse.Zeros(0, v.Dim())
+	wd, ws := newRowWork(v.Dim()), rowWork{}
+	if wd.count == nil {
+		t.Fatal("no dense count slice for a vocabulary of", v.Dim())
+	}
+	a := v.analyzer(true)
+	for _, doc := range texts {
+		wd.cols = v.columns(wd.cols[:0], a, doc, false)
+		ws.cols = append(ws.cols[:0], wd.cols...)
+		v.appendRow(dense, &wd)
+		v.appendRow(sorted, &ws)
+	}
+	compareCSR(t, dense, sorted)
+	for j, c := range wd.count {
+		if c != 0 {
+			t.Fatalf("count[%d] = %d after the rows, want 0", j, c)
+		}
+	}
+}
