@@ -121,7 +121,7 @@ type TFIDF struct {
 
 	fitted bool
 	stop   map[string]struct{}
-	vocab  map[string]int // term → column, without Hashing
+	vocab  termTable      // term → column, without Hashing
 	terms  []string       // column → term, without Hashing
 	df     []int64        // column → number of documents containing it
 	n      int64          // documents seen
@@ -190,7 +190,7 @@ func (t *TFIDF) idf(j int) float64 {
 
 // Reset forgets the fitted state, keeping the configuration.
 func (t *TFIDF) Reset() {
-	t.fitted, t.stop, t.vocab, t.terms, t.df, t.n, t.idfs = false, nil, nil, nil, nil, 0, nil
+	t.fitted, t.stop, t.vocab, t.terms, t.df, t.n, t.idfs = false, nil, termTable{}, nil, nil, 0, nil
 }
 
 func (t *TFIDF) check() error {
@@ -213,8 +213,6 @@ func (t *TFIDF) start() {
 	}
 	if t.Hashing {
 		t.df = make([]int64, t.nFeatures())
-	} else {
-		t.vocab = make(map[string]int)
 	}
 	t.fitted = true
 }
@@ -280,10 +278,11 @@ func (t *TFIDF) fit(docs []string, keep bool) (toks []int32, ptr []int, remap []
 	// appearance). Without stemming, stop words are entered first with id
 	// -1, so that one map lookup per token both drops stop words and finds
 	// the term; with stemming the analyzer drops them before stemming.
-	ids := make(map[string]int, 1<<12)
+	var ids termTable
+	ids.reserve(1 << 12)
 	if !t.Stem {
 		for w := range t.stop {
-			ids[w] = -1
+			put(&ids, w, -1)
 		}
 	}
 	var (
@@ -298,12 +297,11 @@ func (t *TFIDF) fit(docs []string, keep bool) (toks []int32, ptr []int, remap []
 	for d, doc := range docs {
 		a.reset(doc)
 		for a.next() {
-			id, ok := ids[string(a.term)]
+			id, ok := get(&ids, a.term)
 			if !ok {
-				w := string(a.term)
-				id = len(terms)
-				ids[w] = id
-				terms = append(terms, w)
+				id = int32(len(terms))
+				put(&ids, a.term, id)
+				terms = append(terms, string(a.term))
 				df = append(df, 0)
 				last = append(last, 0)
 			}
@@ -315,7 +313,7 @@ func (t *TFIDF) fit(docs []string, keep bool) (toks []int32, ptr []int, remap []
 				df[id]++
 			}
 			if keep {
-				toks = append(toks, int32(id))
+				toks = append(toks, id)
 			}
 		}
 		if keep {
@@ -343,15 +341,10 @@ func (t *TFIDF) fit(docs []string, keep bool) (toks []int32, ptr []int, remap []
 		remap[id] = int32(j)
 		t.terms[j], t.df[j] = terms[id], df[id]
 	}
-	// The vocabulary is ids without the stop words and dropped terms.
-	for w, id := range ids {
-		if id < 0 || remap[id] < 0 {
-			delete(ids, w)
-		} else {
-			ids[w] = int(remap[id])
-		}
+	t.vocab.reserve(len(t.terms))
+	for j, w := range t.terms {
+		put(&t.vocab, w, int32(j))
 	}
-	t.vocab = ids
 	t.n = int64(len(docs))
 	t.cacheIDF()
 	return toks, ptr, remap, nil
@@ -397,18 +390,17 @@ func (t *TFIDF) columns(dst []int32, a *analyzer, doc string, grow bool) []int32
 		return dst
 	}
 	for a.next() {
-		j, ok := t.vocab[string(a.term)]
+		j, ok := get(&t.vocab, a.term)
 		if !ok {
 			if !grow {
 				continue
 			}
-			w := string(a.term)
-			j = len(t.terms)
-			t.vocab[w] = j
-			t.terms = append(t.terms, w)
+			j = int32(len(t.terms))
+			put(&t.vocab, a.term, j)
+			t.terms = append(t.terms, string(a.term))
 			t.df = append(t.df, 0)
 		}
-		dst = append(dst, int32(j))
+		dst = append(dst, j)
 	}
 	return dst
 }

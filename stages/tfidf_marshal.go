@@ -100,10 +100,10 @@ func (t *TFIDF) UnmarshalBinary(data []byte) error {
 			u.terms = s.Terms
 			u.df = make([]int64, s.Dim)
 			for j, w := range s.Terms {
-				if _, dup := u.vocab[w]; dup {
+				if _, dup := get(&u.vocab, w); dup {
 					return fmt.Errorf("stages: tfidf: unmarshal: duplicate term %q", w)
 				}
-				u.vocab[w] = j
+				put(&u.vocab, w, int32(j))
 			}
 		}
 		for p, j := range s.DFCols {
