@@ -121,11 +121,11 @@ type TFIDF struct {
 
 	fitted bool
 	stop   map[string]struct{}
-	vocab  termTable      // term → column, without Hashing
-	terms  []string       // column → term, without Hashing
-	df     []int64        // column → number of documents containing it
-	n      int64          // documents seen
-	idfs   []float64      // column → idf, without Hashing; see cacheIDF
+	vocab  termTable // term → column, without Hashing
+	terms  []string  // column → term, without Hashing
+	df     []int64   // column → number of documents containing it
+	n      int64     // documents seen
+	idfs   []float64 // column → idf, without Hashing; see cacheIDF
 }
 
 const defaultNFeatures = 1 << 20 // scikit-learn HashingVectorizer's default
