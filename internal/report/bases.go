@@ -75,8 +75,8 @@ func (r *runner) runBases() error {
 }
 
 // tileScale returns the upscaling of a w-pixel-wide image so that a tile
-// is about 48 pixels wide.
-func tileScale(w int) int { return max(1, 48/w) }
+// is about 56 pixels wide (7× for the 8×8 digits, 2× for 28×28 MNIST).
+func tileScale(w int) int { return max(1, (56+w/2)/w) }
 
 // writeBasisGrid draws the columns of u (D×K, D = w·h) as a grid of
 // images, 10 per row, each scaled to its own maximum absolute value,

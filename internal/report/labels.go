@@ -23,7 +23,7 @@ const (
 	peerRaw        = "raw pixels 1-NN"
 	peerLabelProp  = "label spreading (Go)"
 	peerSkNMF      = "scikit-learn NMF + 1-NN"
-	peerSkNMFRaw   = "scikit-learn NMF + 1-NN, raw codes"
+	peerSkNMFRaw   = "scikit-learn NMF, raw codes"
 	peerSkSpread   = "scikit-learn LabelSpreading"
 	paramLabels    = "labels_per_class"
 	paramRank      = "rank"

@@ -22,7 +22,7 @@ const (
 	figW    = 7 * vg.Inch
 	figH    = 4 * vg.Inch
 	figDPI  = 100
-	legendW = 2.1 * vg.Inch
+	legendW = 2.3 * vg.Inch
 )
 
 // series is one curve.
