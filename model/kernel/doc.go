@@ -14,6 +14,13 @@
 // model.GraphTerm on a graph rebuilt in kernel space (Graph), and updates the
 // kernel weights τ on the simplex (TauStepTo).
 //
+// The paper's τ step minimizes each kernel's reconstruction error, which
+// favours nearly constant kernels (on digits, the Gaussian with σ = 100 × the
+// largest distance). MultiK keeps that step as its default and offers
+// documented alternatives: a scale-free cost (CostRelative), a cost from the
+// labeled samples (CostAlignment), a filter on near-constant kernels
+// (MinVariance), and a pool at the data's scale (ScalePool).
+//
 // Exact kernel matrices are N×N: Fit refuses N above MaxExact (default
 // 20000, ErrTooLarge) unless a Nystrom approximation is configured, which
 // keeps N×m features instead.
@@ -56,6 +63,9 @@
 //
 // C. K. I. Williams and M. Seeger, "Using the Nyström Method to Speed Up
 // Kernel Machines", NIPS 2001.
+//
+// C. Cortes, M. Mohri and A. Rostamizadeh, "Algorithms for Learning Kernels
+// Based on Centered Alignment", JMLR 13, 2012.
 //
 // D. Arthur and S. Vassilvitskii, "k-means++: The Advantages of Careful
 // Seeding", SODA 2007.

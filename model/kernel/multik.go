@@ -71,6 +71,18 @@ func (s TauStep) String() string {
 // diagonal): without it, (1 + xᵀy)⁴ on pixel data dwarfs every Gaussian and
 // τ only reflects the scales.
 //
+// The zero value follows the paper (DefaultPool, TauLP, CostReconstruction).
+// Its τ step rewards the kernel that is easiest to reconstruct, which on
+// digits is the nearly constant Gaussian σ = 100ρ: without a graph, held-out
+// 1-NN accuracy on digits is 0.841, below scikit-learn NMF's 0.868. The
+// options Cost (CostRelative, CostAlignment), MinVariance and ScalePool
+// change that; on the digits test split (seed 1, rank 40, see the package
+// tests) NMF_MultiK with Cost: CostRelative measures 0.910 (it puts τ on
+// (1 + xᵀy)²). With the graph (Alpha = 1) the paper's step does well
+// (0.947; 0.943 with TauEntropy), because the graph carries the class
+// structure; the options did not improve it there (0.932 with ScalePool,
+// CostRelative, TauEntropy).
+//
 // MultiK is not safe for concurrent use.
 type MultiK struct {
 	// Common holds Rank (required, in [1, N]), MaxIter (the total number of
@@ -120,7 +132,9 @@ type MultiK struct {
 	// below it: nearly constant kernels (a Gaussian much wider than the
 	// data, whose fraction is about 10⁻⁴ for σ = 100 × the largest
 	// distance on digits) are cheap to reconstruct but carry no structure.
-	// Zero keeps every kernel (the paper). It must be in [0, 1).
+	// Zero keeps every kernel (the paper). It must be in [0, 1). Alone it
+	// is not enough on digits: with 0.05 the LP moves to the σ = ρ
+	// Gaussian and measures 0.785 (test split, 1-NN).
 	MinVariance float64
 
 	sp       *space

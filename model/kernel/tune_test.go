@@ -110,6 +110,14 @@ func TestTune(t *testing.T) {
 			run("adap α=1 scalepool align "+st.String(), mk(kernel.ScalePool(), 1, st, kernel.CostAlignment, 0))
 		}
 	}
+	if has("xbase") {
+		run("adap α=1 lp (paper)", mk(nil, 1, kernel.TauLP, kernel.CostReconstruction, 0))
+		run("flex gauss mean×0.8 (default)", &kernel.Flexible{Common: model.Common{Rank: 40}})
+		run("nmfk poly2", mk([]kernel.Kernel{kernel.Polynomial{Degree: 2}}, 0, kernel.TauLP, kernel.CostReconstruction, 0))
+		run("nmfk gauss mean×0.5", mk([]kernel.Kernel{kernel.Gaussian{Scale: 0.5, Rule: kernel.MeanDistance}}, 0, kernel.TauLP, kernel.CostReconstruction, 0))
+		run("nmfk cosine", mk([]kernel.Kernel{kernel.Cosine{}}, 0, kernel.TauLP, kernel.CostReconstruction, 0))
+		run("nmfk gauss mean×1", mk([]kernel.Kernel{kernel.Gaussian{Scale: 1, Rule: kernel.MeanDistance}}, 0, kernel.TauLP, kernel.CostReconstruction, 0))
+	}
 	if has("adap") {
 		for _, a := range []float64{1, 10, 100} {
 			for _, st := range []kernel.TauStep{kernel.TauLP, kernel.TauEntropy} {
