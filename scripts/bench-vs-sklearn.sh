@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Measures nmfstream and scikit-learn on the same shapes in one run and
+# prints the ratios (issue: GNMF iteration and k-NN graph at 20000×784,
+# K = 50, k = 10). Usage: scripts/bench-vs-sklearn.sh [openblas]
+# With "openblas", the Go side is built with -tags openblas (needs
+# libopenblas-dev). scikit-learn comes from Debian's python3-sklearn.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tags=()
+env=()
+if [ "${1:-}" = openblas ]; then
+  tags=(-tags openblas)
+  env=(CGO_LDFLAGS=-lopenblas)
+fi
+py=/usr/bin/python3
+$py -c 'import sklearn' 2>/dev/null || { echo "needs Debian's python3-sklearn (apt-get install python3-sklearn)" >&2; exit 1; }
+
+echo "== scikit-learn" >&2
+sk=$($py scripts/sklearn_bench.py)
+echo "$sk" >&2
+echo "== nmfstream ${1:-native}" >&2
+it=$(env "${env[@]}" go test "${tags[@]}" ./model -run '^$' -bench 'GNMFIter20000x784' -benchtime 5x | awk '/^BenchmarkGNMFIter/ {print $3/1e9}')
+knn=$(env "${env[@]}" go test "${tags[@]}" ./model/graph -run '^$' -bench 'KNN20000x784' -benchtime 1x -timeout 30m | awk '/^BenchmarkKNN20000x784/ {print $3/1e9}')
+$py - "$sk" "$it" "$knn" <<'PY'
+import json, sys
+sk = json.loads(sys.argv[1]); it = float(sys.argv[2]); knn = float(sys.argv[3])
+print(f"GNMF iteration: nmfstream {it:.3f} s, scikit-learn NMF mu {sk['nmf_mu_iter_seconds']:.3f} s, ratio {it / sk['nmf_mu_iter_seconds']:.2f}")
+print(f"k-NN graph:     nmfstream {knn:.1f} s, scikit-learn {sk['knn_graph_seconds']:.1f} s, ratio {knn / sk['knn_graph_seconds']:.2f}")
+PY
