@@ -64,9 +64,9 @@ type GNMF struct {
 	fitted
 	eng   Engine
 	x     Data
-	knn   *graph.Graph
-	alpha float64 // effective α of the last fit
-	heatT float64 // effective heat-kernel width of the last fit
+	knn   *graph.KNN // the graph's settings, nil without a k-NN graph
+	alpha float64    // effective α of the last fit
+	heatT float64    // effective heat-kernel width of the last fit
 }
 
 // Scaling says when a method normalizes U's columns.
@@ -120,18 +120,22 @@ func (g *GNMF) Fit(x Data, labels []int) error {
 	s := g.S
 	g.knn = nil
 	if s == nil && g.alpha > 0 {
-		var err error
-		g.knn, err = BuildGraph(g.Graph, x)
+		// The graph keeps its own copy of the rows for incremental search;
+		// a batch fit needs only its weights, so it is dropped after this
+		// block (a fit then holds about twice its input, not three times).
+		knn, err := BuildGraph(g.Graph, x)
 		if err != nil {
 			return err
 		}
 		g.heatT = g.Weighting.HeatT
 		if g.Weighting.Scheme == graph.HeatKernel && g.heatT == 0 {
-			g.heatT = meanNeighborDistance(g.knn)
+			g.heatT = meanNeighborDistance(knn)
 		}
 		w := g.Weighting
 		w.HeatT = g.heatT
-		s = g.knn.Weights(w)
+		s = knn.Weights(w)
+		cfg := knn.Config()
+		g.knn = &cfg
 	}
 	g.eng = Engine{Loss: NewFrobenius(x), Normalize: g.Scaling.engine()}
 	if s != nil {
@@ -153,7 +157,7 @@ func (g *GNMF) Projector(p Projection) *Projector {
 	if g.knn != nil {
 		w := g.Weighting
 		w.HeatT = g.heatT
-		q := &Query{Train: g.x, K: g.knn.Config().K, Metric: g.knn.Config().Metric, Weighting: w}
+		q := &Query{Train: g.x, K: g.knn.K, Metric: g.knn.Metric, Weighting: w}
 		pr.Neighbors = q.Weights
 	}
 	return pr
