@@ -1,59 +1,24 @@
 package kernel_test
 
 import (
-	"compress/gzip"
-	"encoding/csv"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/datasets"
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/kernel"
 	"github.com/nmfstream/nmfstream/model/metrics"
 )
 
-const digitsPath = "../../internal/datasets/digits.csv.gz"
-
-// loadDigits reads the 1797 8×8 digits: 64 pixel values in 0..16, then the
-// label, per line.
+// loadDigits returns the embedded 1797 8×8 digits (pixels in 0..16) and
+// their labels.
 func loadDigits(tb testing.TB) (*mat.Dense, []int) {
 	tb.Helper()
-	f, err := os.Open(digitsPath)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	recs, err := csv.NewReader(zr).ReadAll()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	const d = 64
-	x := mat.NewDense(len(recs), d, nil)
-	y := make([]int, len(recs))
-	for i, rec := range recs {
-		if len(rec) != d+1 {
-			tb.Fatalf("line %d: %d fields, want %d", i+1, len(rec), d+1)
-		}
-		for j := range d {
-			v, err := strconv.ParseFloat(rec[j], 64)
-			if err != nil {
-				tb.Fatalf("line %d: %v", i+1, err)
-			}
-			x.Set(i, j, v)
-		}
-		if y[i], err = strconv.Atoi(rec[d]); err != nil {
-			tb.Fatalf("line %d: %v", i+1, err)
-		}
-	}
-	return x, y
+	return datasets.Digits()
 }
 
 type split struct {
