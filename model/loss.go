@@ -43,34 +43,45 @@ func (l *Frobenius) Dims() (d, n int) { return l.X.Dims() }
 // UGradTo stores XV into neg and U(VᵀV) into pos.
 func (l *Frobenius) UGradTo(neg, pos, u, v *mat.Dense) {
 	l.X.MulTo(neg, v)
-	l.vtv.Reset()
-	l.vtv.Mul(v.T(), v)
+	reuse(&l.vtv, v.RawMatrix().Cols, v.RawMatrix().Cols).Mul(v.T(), v)
 	pos.Mul(u, &l.vtv)
 }
 
 // VGradTo stores XᵀU into neg and V(UᵀU) into pos.
 func (l *Frobenius) VGradTo(neg, pos, u, v *mat.Dense) {
 	l.X.TMulTo(neg, u)
-	l.xtu.Reset()
-	l.xtu.CloneFrom(neg)
-	l.utu.Reset()
-	l.utu.Mul(u.T(), u)
+	r, c := neg.Dims()
+	if x := reuse(&l.xtu, r, c); x.IsEmpty() {
+		x.CloneFrom(neg)
+	} else {
+		x.Copy(neg)
+	}
+	reuse(&l.utu, c, c).Mul(u.T(), u)
 	pos.Mul(v, &l.utu)
 }
 
 // Value returns ‖X − UVᵀ‖²_F.
 func (l *Frobenius) Value(u, v *mat.Dense) float64 {
-	l.xtu.Reset()
-	l.X.TMulTo(&l.xtu, u)
-	l.utu.Reset()
-	l.utu.Mul(u.T(), u)
+	_, n := l.X.Dims()
+	_, k := u.Dims()
+	l.X.TMulTo(reuse(&l.xtu, n, k), u)
+	reuse(&l.utu, k, k).Mul(u.T(), u)
 	return l.LastValue(v)
+}
+
+// reuse returns m ready to receive an r×c result: kept if it already has
+// that shape (no allocation on the hot path), emptied otherwise.
+func reuse(m *mat.Dense, r, c int) *mat.Dense {
+	if mr, mc := m.Dims(); m.IsEmpty() || mr != r || mc != c {
+		m.Reset()
+	}
+	return m
 }
 
 // LastValue returns ‖X − UVᵀ‖²_F using XᵀU and UᵀU from the last VGradTo.
 func (l *Frobenius) LastValue(v *mat.Dense) float64 {
-	l.vtv.Reset()
-	l.vtv.Mul(v.T(), v)
+	_, k := v.Dims()
+	reuse(&l.vtv, k, k).Mul(v.T(), v)
 	f := l.X.SqNorm() - 2*inner(v, &l.xtu) + inner(&l.utu, &l.vtv)
 	if f < 0 { // rounding on a near-exact fit
 		f = 0
