@@ -19,7 +19,7 @@ echo "== scikit-learn" >&2
 sk=$($py scripts/sklearn_bench.py)
 echo "$sk" >&2
 echo "== nmfstream ${1:-native}" >&2
-it=$(env "${env[@]}" go test "${tags[@]}" ./model -run '^$' -bench 'GNMFIter20000x784' -benchtime 5x | awk '/^BenchmarkGNMFIter/ {print $3/1e9}')
+it=$(env "${env[@]}" go test "${tags[@]}" ./model -run '^$' -bench 'GNMFIter20000x784' -benchtime 3x | awk '/^BenchmarkGNMFIter/ {for (i = 1; i < NF; i++) if ($(i+1) == "s/iter") print $i}')
 knn=$(env "${env[@]}" go test "${tags[@]}" ./model/graph -run '^$' -bench 'KNN20000x784' -benchtime 1x -timeout 30m | awk '/^BenchmarkKNN20000x784/ {print $3/1e9}')
 $py - "$sk" "$it" "$knn" <<'PY'
 import json, sys
