@@ -15,6 +15,7 @@ import (
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/graph"
+	"github.com/nmfstream/nmfstream/model/kernel"
 	"github.com/nmfstream/nmfstream/model/metrics"
 	"github.com/nmfstream/nmfstream/sources"
 	"github.com/nmfstream/nmfstream/stages"
@@ -72,6 +73,7 @@ func demoBatch(ctx context.Context, stdout io.Writer, sp demoSplit, rank int, se
 	src := func() rand.Source { return rand.NewPCG(seed, seed) }
 	g := &model.GNMF{Common: model.Common{Rank: rank, Src: src()}}
 	auto := model.Auto(rank)
+	flex := &kernel.Flexible{Common: model.Common{Rank: rank, Src: src()}}
 	for _, m := range []struct {
 		name   string
 		method model.Method
@@ -79,6 +81,7 @@ func demoBatch(ctx context.Context, stdout io.Writer, sp demoSplit, rank int, se
 	}{
 		{"gnmf", g, []model.Projection{model.ProjectGraph, model.ProjectNNLS, model.ProjectClampedPinv, model.ProjectPinv}},
 		{model.AutoMethod + " (auto)", auto, []model.Projection{model.ProjectGraph}},
+		{"kernel (flexible, Gaussian)", flex, []model.Projection{model.ProjectGraph}},
 	} {
 		start := time.Now()
 		if err := m.method.Fit(train, sp.trainY); err != nil {
@@ -97,9 +100,8 @@ func demoBatch(ctx context.Context, stdout io.Writer, sp demoSplit, rank int, se
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			pr := projectorFor(m.method, train, p)
 			var codes mat.Dense
-			if err := pr.ProjectTo(&codes, test); err != nil {
+			if err := projectWith(m.method, train, test, p, &codes); err != nil {
 				return fmt.Errorf("%s: %w", m.name, err)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f\t%.1fs\n", m.name, p,
@@ -110,14 +112,20 @@ func demoBatch(ctx context.Context, stdout io.Writer, sp demoSplit, rank int, se
 	return tw.Flush()
 }
 
-// projectorFor returns a projector on m's basis. GNMF builds its own; other
-// methods get graph-aware projection on the training samples with GNMF's α.
-func projectorFor(m model.Method, train model.Data, p model.Projection) *model.Projector {
-	if g, ok := m.(*model.GNMF); ok {
-		return g.Projector(p)
+// projectWith codes test on m's basis into dst. GNMF builds its own
+// projector and the kernel method projects in kernel space (graph-aware by
+// default); other methods get graph-aware projection on the training
+// samples with GNMF's α, as the command line does.
+func projectWith(m model.Method, train, test model.Data, p model.Projection, dst *mat.Dense) error {
+	switch m := m.(type) {
+	case *model.GNMF:
+		return m.Projector(p).ProjectTo(dst, test)
+	case *kernel.Flexible:
+		return m.ProjectTo(dst, test)
 	}
 	q := &model.Query{Train: train, K: graph.DefaultK}
-	return &model.Projector{Method: p, U: m.Basis(), TrainCodes: m.Codes(), Alpha: model.DefaultGNMFAlpha, Neighbors: q.Weights}
+	pr := &model.Projector{Method: p, U: m.Basis(), TrainCodes: m.Codes(), Alpha: model.DefaultGNMFAlpha, Neighbors: q.Weights}
+	return pr.ProjectTo(dst, test)
 }
 
 // demoStream replays the digits in a seeded random order through the
