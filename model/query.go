@@ -3,7 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -68,7 +68,9 @@ func (q *Query) Weights(x Data) (*sparse.CSR, error) {
 		d   float64 // squared Euclidean distance, or 1 − cos
 		dot float64
 	}
-	cands := make([]cand, m)
+	// top holds the k best candidates so far, best first: a bounded
+	// insertion keeps the selection O(M·k) per query instead of sorting M.
+	top := make([]cand, 0, k)
 	ind := make([]int, k)
 	val := make([]float64, k)
 	for lo := 0; lo < n; lo += bs {
@@ -78,6 +80,7 @@ func (q *Query) Weights(x Data) (*sparse.CSR, error) {
 		for r := 0; r < hi-lo; r++ {
 			row := pr.Data[r*pr.Stride : r*pr.Stride+m]
 			qs := querySq[lo+r]
+			top = top[:0]
 			for j, dot := range row {
 				var dist float64
 				if q.Metric == graph.Cosine {
@@ -85,16 +88,21 @@ func (q *Query) Weights(x Data) (*sparse.CSR, error) {
 				} else {
 					dist = max(qs+q.trainSq[j]-2*dot, 0)
 				}
-				cands[j] = cand{j, dist, dot}
-			}
-			sort.Slice(cands, func(a, b int) bool {
-				if cands[a].d != cands[b].d {
-					return cands[a].d < cands[b].d
+				// Candidates come in increasing j, so a tie never displaces
+				// an earlier one: ties go to the smaller index.
+				if len(top) == k && dist >= top[k-1].d {
+					continue
 				}
-				return cands[a].j < cands[b].j
-			})
-			top := cands[:k]
-			sort.Slice(top, func(a, b int) bool { return top[a].j < top[b].j })
+				if len(top) < k {
+					top = append(top, cand{})
+				}
+				p := len(top) - 1
+				for ; p > 0 && top[p-1].d > dist; p-- {
+					top[p] = top[p-1]
+				}
+				top[p] = cand{j, dist, dot}
+			}
+			slices.SortFunc(top, func(a, b cand) int { return a.j - b.j })
 			for p, c := range top {
 				ind[p] = c.j
 				switch w.Scheme {
