@@ -118,11 +118,11 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	if f.snap != nil {
-		codes, err = codeData(ctx, f.snap, proj, x, stderr)
-	} else {
+	if f.spec.project != nil { // in memory: no rebuild from the snapshot
 		codes = &mat.Dense{}
 		err = f.spec.project(f.m, codes, x)
+	} else {
+		codes, err = codeData(ctx, f.snap, proj, x, stderr)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", *test, err)

@@ -69,12 +69,8 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := checkParams(p); err != nil {
 		return err
 	}
-	name, spec, err := lookupMethod(p.method)
-	if err != nil {
+	if _, _, err := lookupMethod(p.method); err != nil {
 		return err
-	}
-	if spec.project != nil {
-		return fmt.Errorf("%w: method %s: %v; evaluate it with \"nmfstream eval\"", errUsage, name, errNotSavable)
 	}
 	f, err := fitFile(ctx, *train, p, stderr)
 	if f != nil {
@@ -217,9 +213,6 @@ func fitFile(ctx context.Context, path string, p fitParams, stderr io.Writer) (*
 		res := r.Result()
 		f.iters, f.objective = res.Iters, res.Objective
 	}
-	if spec.project != nil {
-		return f, nil // evaluated in memory, not saved
-	}
 	proj, _ := model.ParseProjection(p.projector) // checked by checkParams
 	s := &model.Snapshot{
 		Version:    model.SnapshotVersion,
@@ -250,6 +243,19 @@ func fitFile(ctx context.Context, path string, p fitParams, stderr io.Writer) (*
 				k = graph.DefaultK
 			}
 			s.Graph, s.Alpha = graph.KNN{K: k}, model.DefaultGNMFAlpha
+		}
+	}
+	if spec.state != nil {
+		// Kernel methods: the basis is N×K coefficients of the training
+		// samples; the snapshot gets their state, and U is set to an
+		// input-space summary (see kernel.State.MarshalSnapshot).
+		st, err := spec.state(f.m)
+		if err != nil {
+			return f, fmt.Errorf("method %s: %w", name, err)
+		}
+		s.U = nil
+		if err := st.MarshalSnapshot(s); err != nil {
+			return f, fmt.Errorf("method %s: %w", name, err)
 		}
 	}
 	if f.tf != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -66,8 +65,9 @@ func (p fitParams) params() map[string]string {
 // Adding a method takes one entry: a build function, and, if its codes
 // are to be saved, either graphK (the non-negative projections on U work
 // for it) or linear. A method whose new samples need more than U and the
-// training codes (the kernel methods) sets project instead, and can then be
-// evaluated but not saved until Snapshot carries its state.
+// training codes (the kernel methods) sets project, for eval, and state,
+// for saving: its state goes into the snapshot's named Extra matrices and
+// Params, and project and classify rebuild it (kernel.NewProjector).
 type methodSpec struct {
 	summary string
 	// semi marks methods that use labels.
@@ -85,8 +85,11 @@ type methodSpec struct {
 	splitsCodes bool
 	// linear marks methods whose codes are x·U (DPCA), possibly negative.
 	linear bool
-	// project, if set, codes new samples in memory (eval only).
+	// project, if set, codes new samples in memory (eval).
 	project func(m model.Method, dst *mat.Dense, x model.Data) error
+	// state, set with project, exports the fitted method's projection
+	// state for saving.
+	state func(m model.Method) (*kernel.State, error)
 }
 
 // methods is the method table of --method.
@@ -153,16 +156,17 @@ var methods = map[string]methodSpec{
 		},
 	},
 	"kernel": {
-		summary: "flexible-kernel NMF (Zhang and Liu 2009), Gaussian kernel (eval only: not saved yet)",
+		summary: "flexible-kernel NMF (Zhang and Liu 2009), Gaussian kernel",
 		build: func(c model.Common, p fitParams) model.Method {
 			return &kernel.Flexible{Common: c, Neighbors: p.neighbors, Projection: kernelProjection(p.projector)}
 		},
 		project: func(m model.Method, dst *mat.Dense, x model.Data) error {
 			return m.(*kernel.Flexible).ProjectTo(dst, x)
 		},
+		state: func(m model.Method) (*kernel.State, error) { return m.(*kernel.Flexible).State() },
 	},
 	"multik": {
-		summary: "adaptive-graph multiple-kernel NMF (eval only: not saved yet)",
+		summary: "adaptive-graph multiple-kernel NMF (Wang and AbdulJabbar 2012)",
 		build: func(c model.Common, p fitParams) model.Method {
 			m := &kernel.MultiK{Common: c, Alpha: p.alpha, Neighbors: p.neighbors, Projection: kernelProjection(p.projector)}
 			if p.alpha == 0 {
@@ -176,6 +180,7 @@ var methods = map[string]methodSpec{
 		project: func(m model.Method, dst *mat.Dense, x model.Data) error {
 			return m.(*kernel.MultiK).ProjectTo(dst, x)
 		},
+		state: func(m model.Method) (*kernel.State, error) { return m.(*kernel.MultiK).State() },
 	},
 }
 
@@ -249,5 +254,3 @@ func kernelProjection(name string) kernel.Projection {
 	}
 	return kernel.ProjectGraph
 }
-
-var errNotSavable = errors.New("this method's state cannot be saved yet")

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/kernel"
 	"github.com/nmfstream/nmfstream/model/sparse"
 	"github.com/nmfstream/nmfstream/sinks"
 	"github.com/nmfstream/nmfstream/sources"
@@ -171,7 +172,7 @@ func codeData(ctx context.Context, s *model.Snapshot, proj model.Projection, x m
 		x.TMulTo(codes, s.U)
 		return codes, nil
 	}
-	p, err := s.Projector(proj)
+	p, err := snapshotProjector(s, proj)
 	if err != nil {
 		return nil, err
 	}
@@ -192,6 +193,26 @@ func codeData(ctx context.Context, s *model.Snapshot, proj model.Projection, x m
 		pr.update(hi, n, "records")
 	}
 	return codes, nil
+}
+
+// projector codes a block of samples.
+type projector interface {
+	ProjectTo(dst *mat.Dense, x model.Data) error
+}
+
+// snapshotProjector returns the projector of a saved model: the kernel
+// methods' rebuilt from their state (--projector mapped as for fit, see
+// kernelProjection), the others' from U and the training codes.
+func snapshotProjector(s *model.Snapshot, proj model.Projection) (projector, error) {
+	if spec, ok := methods[s.Method]; ok && spec.state != nil {
+		st, err := kernel.StateFromSnapshot(s)
+		if err != nil {
+			return nil, err
+		}
+		st.Projection = kernelProjection(proj.String())
+		return kernel.NewProjector(st)
+	}
+	return s.Projector(proj)
 }
 
 // rowBlock returns samples [lo, hi) of x as data.

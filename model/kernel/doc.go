@@ -38,6 +38,9 @@
 // Fit keeps a reference to the training data (projection needs it for the
 // cross-kernel); do not modify it while the model is in use. Basis, B and
 // Codes return matrices owned by the method, valid until the next Fit.
+// State returns the method's own matrices; NewProjector keeps references to
+// a State's matrices, and MarshalSnapshot copies them into a model.Snapshot
+// (StateFromSnapshot keeps references to the snapshot's).
 // MatrixTo and CrossTo follow gonum: an empty dst is resized, a non-empty one
 // must fit. KernelLoss does not copy K or Phi.
 //
