@@ -208,6 +208,11 @@ func (s *Snapshot) Projector(p Projection) (*Projector, error) {
 	if s.Linear {
 		return nil, fmt.Errorf("model: snapshot: %s codes are linear (x·U), not projected", s.Method)
 	}
+	if _, ok := s.Params["kernel.method"]; ok {
+		// A kernel model's basis lives in kernel space; its U is descriptive
+		// only, so projecting on it would give wrong codes.
+		return nil, fmt.Errorf("model: snapshot: %s is a kernel model: project with kernel.StateFromSnapshot and kernel.NewProjector", s.Method)
+	}
 	pr := &Projector{Method: p, U: s.U, TrainCodes: s.V, Alpha: s.Alpha}
 	if p == ProjectGraph {
 		train := s.Train()
