@@ -221,15 +221,24 @@ func (o *Online) newGraph(d int, isSparse bool, r *mat.Dense) (err error) {
 			}
 		}
 		o.r = r
-		o.g, err = o.Graph.NewDense(o.SearchDim)
+		o.g, err = o.graphConfig().NewDense(o.SearchDim)
 		return err
 	}
 	if isSparse {
-		o.g, err = o.Graph.NewSparse(d)
+		o.g, err = o.graphConfig().NewSparse(d)
 	} else {
-		o.g, err = o.Graph.NewDense(d)
+		o.g, err = o.graphConfig().NewDense(d)
 	}
 	return err
+}
+
+// graphConfig is Graph with LabelsOnly set: online GNMF reads labels back
+// but uses no label graph, so the graph does not maintain label-aware
+// neighbour lists (each label would cost a search over the labeled nodes).
+func (o *Online) graphConfig() graph.KNN {
+	c := o.Graph
+	c.LabelsOnly = true
+	return c
 }
 
 func (o *Online) ensureGraph(x Data, d int) error {

@@ -64,6 +64,11 @@ type KNN struct {
 	// PenaltyPairs is k₂, the number of shortest between-class pairs per
 	// class in MFA's penalty graph. If zero, it defaults to 20.
 	PenaltyPairs int
+	// LabelsOnly keeps labels (Label, SetLabel) without the label-aware
+	// neighbour lists, for callers that only read labels back, such as an
+	// online GNMF: a label then costs O(1) instead of a search over the
+	// labeled nodes, and IntraInter, Signed and MFA panic.
+	LabelsOnly bool
 }
 
 func (c KNN) norm() (KNN, error) {

@@ -38,6 +38,12 @@ func (g *Graph) SetLabels(ids, labels []int) (Change, error) {
 			return Change{}, fmt.Errorf("graph: set label: invalid label %d for node %d", labels[i], id)
 		}
 	}
+	if g.cfg.LabelsOnly {
+		for i, id := range ids {
+			g.label[id] = labels[i]
+		}
+		return Change{}, nil
+	}
 	var drop, add []int
 	for i, id := range ids {
 		if g.label[id] == labels[i] {
@@ -78,6 +84,12 @@ func (g *Graph) labeledIDs() []int {
 // lists that held them.
 func (g *Graph) unlabel(ids []int) {
 	if len(ids) == 0 {
+		return
+	}
+	if g.cfg.LabelsOnly {
+		for _, id := range ids {
+			g.label[id] = -1
+		}
 		return
 	}
 	gone := make([]bool, len(g.live))
@@ -136,6 +148,7 @@ func (g *Graph) labelSearch(ids []int) {
 //
 // Reference: knmf thesis §2.2.1 (KNMF/DGNMF).
 func (g *Graph) IntraInter(w Weighting) (ww, wb *sparse.CSR) {
+	g.needLabelLists()
 	if err := w.check(); err != nil {
 		panic(err)
 	}
@@ -150,6 +163,7 @@ func (g *Graph) IntraInter(w Weighting) (ww, wb *sparse.CSR) {
 // (the two never share an edge, as one joins equal labels and the other
 // different ones). Reference: knmf thesis §2.3.
 func (g *Graph) Signed(w Weighting) *sparse.CSR {
+	g.needLabelLists()
 	ww, wb := g.IntraInter(w)
 	return addScaled(ww, wb, -1)
 }
@@ -163,6 +177,7 @@ func (g *Graph) Signed(w Weighting) *sparse.CSR {
 // between pairs go to the smaller (i, j). Weights follow w (binary in the
 // papers); w.Sym applies to the intrinsic graph only.
 func (g *Graph) MFA(w Weighting) (intrinsic, penalty *sparse.CSR) {
+	g.needLabelLists()
 	if err := w.check(); err != nil {
 		panic(err)
 	}
@@ -213,4 +228,12 @@ func (g *Graph) MFA(w Weighting) (intrinsic, penalty *sparse.CSR) {
 		}
 	}
 	return intrinsic, symmetric(n, chosen, Max)
+}
+
+// needLabelLists panics if g keeps no label-aware lists (KNN.LabelsOnly):
+// asking such a graph for label graphs is a programming error.
+func (g *Graph) needLabelLists() {
+	if g.cfg.LabelsOnly {
+		panic("graph: label graphs requested from a graph built with LabelsOnly")
+	}
 }

@@ -206,3 +206,44 @@ func TestFromPairs(t *testing.T) {
 		t.Error("conflicting constraints: no error")
 	}
 }
+
+// TestLabelsOnly checks that a LabelsOnly graph stores and clears labels
+// like a full one, with the same neighbour lists, and refuses label graphs.
+func TestLabelsOnly(t *testing.T) {
+	x := mat.NewDense(6, 1, []float64{0, 1, 2, 10, 11, 12})
+	full, err := KNN{K: 2}.Dense(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lean, err := KNN{K: 2, LabelsOnly: true}.Dense(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []*Graph{full, lean} {
+		if _, err := g.SetLabels([]int{0, 4}, []int{1, 2}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.Remove(4); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id := 0; id < 6; id++ {
+		if id == 4 {
+			continue
+		}
+		a, _ := full.Neighbors(id)
+		b, _ := lean.Neighbors(id)
+		if full.Label(id) != lean.Label(id) || len(a) != len(b) {
+			t.Errorf("node %d: labels %d/%d, lists %v/%v", id, full.Label(id), lean.Label(id), a, b)
+		}
+	}
+	if lean.Label(0) != 1 {
+		t.Errorf("label of node 0 is %d, want 1", lean.Label(0))
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("IntraInter on a LabelsOnly graph did not panic")
+		}
+	}()
+	lean.IntraInter(Weighting{})
+}
