@@ -105,35 +105,23 @@ func (c KNN) norm() (KNN, error) {
 // The graph keeps a copy of x for later insertions.
 func (c KNN) Dense(x mat.Matrix) (*Graph, error) {
 	n, d := x.Dims()
-	if n == 0 || d == 0 {
-		return nil, ErrEmpty
-	}
-	g, err := c.NewDense(d)
-	if err != nil {
-		return nil, err
-	}
-	if g.cfg.K >= n {
-		return nil, fmt.Errorf("graph: k = %d needs more than %d samples", g.cfg.K, n)
-	}
-	if g.cfg.Window > 0 && n > g.cfg.Window {
-		return nil, fmt.Errorf("graph: %d samples exceed the window of %d", n, g.cfg.Window)
-	}
-	ids, err := g.addDense(x)
-	if err != nil {
-		return nil, err
-	}
-	g.search(&g.knn, ids, ids, true, nil, nil, nil)
-	return g, nil
+	return c.build(n, d, c.NewDense, func(g *Graph) ([]int, error) { return g.addDense(x) })
 }
 
 // Sparse builds the exact k-NN graph of the rows of x (N×D, one sample per
 // row), as Dense does. Sparse data suit Cosine (TF-IDF); Euclidean works too.
 func (c KNN) Sparse(x *sparse.CSR) (*Graph, error) {
 	n, d := x.Dims()
+	return c.build(n, d, c.NewSparse, func(g *Graph) ([]int, error) { return g.addSparse(x) })
+}
+
+// build checks an n×d batch, makes the empty graph with newGraph, adds the
+// rows with add and searches every node's neighbours.
+func (c KNN) build(n, d int, newGraph func(int) (*Graph, error), add func(*Graph) ([]int, error)) (*Graph, error) {
 	if n == 0 || d == 0 {
 		return nil, ErrEmpty
 	}
-	g, err := c.NewSparse(d)
+	g, err := newGraph(d)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +131,7 @@ func (c KNN) Sparse(x *sparse.CSR) (*Graph, error) {
 	if g.cfg.Window > 0 && n > g.cfg.Window {
 		return nil, fmt.Errorf("graph: %d samples exceed the window of %d", n, g.cfg.Window)
 	}
-	ids, err := g.addSparse(x)
+	ids, err := add(g)
 	if err != nil {
 		return nil, err
 	}
