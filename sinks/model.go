@@ -36,31 +36,15 @@ import (
 // key ModelMetaHeader a JSON object (ModelHeader). Floats are stored as
 // float64 bits, so a round trip is exact.
 const (
-	ModelFormat      = "nmfstream-model"
-	ModelMetaFormat  = "nmfstream.format"
-	ModelMetaVersion = "nmfstream.version"
-	ModelMetaHeader  = "nmfstream.header"
+	ModelFormat      = model.SnapshotFormat
+	ModelMetaFormat  = model.SnapshotMetaFormat
+	ModelMetaVersion = model.SnapshotMetaVersion
+	ModelMetaHeader  = model.SnapshotMetaHeader
 )
 
 // ModelHeader is the JSON object in the schema metadata of a saved model:
 // the scalar fields of model.Snapshot.
-type ModelHeader struct {
-	Method      string            `json:"method"`
-	Params      map[string]string `json:"params,omitempty"`
-	K           int               `json:"neighbors"`
-	Metric      int               `json:"metric"`
-	Scheme      int               `json:"weighting"`
-	HeatT       float64           `json:"heat_t"`
-	Sym         int               `json:"symmetrize"`
-	Alpha       float64           `json:"alpha"`
-	Projection  string            `json:"projection"`
-	Linear      bool              `json:"linear"`
-	Classes     []string          `json:"classes"`
-	IntLabels   bool              `json:"int_labels"`
-	Form        string            `json:"form"`
-	ImageWidth  int               `json:"image_width,omitempty"`
-	ImageHeight int               `json:"image_height,omitempty"`
-}
+type ModelHeader = model.SnapshotHeader
 
 // ModelSchema returns the schema of a saved model with the given metadata.
 func ModelSchema(md *arrow.Metadata) *arrow.Schema {
@@ -85,26 +69,7 @@ func WriteModel(w io.Writer, s *model.Snapshot, mem memory.Allocator) error {
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
-	h := ModelHeader{
-		Method:      s.Method,
-		Params:      s.Params,
-		K:           s.Graph.K,
-		Metric:      int(s.Graph.Metric),
-		Scheme:      int(s.Weighting.Scheme),
-		HeatT:       s.Weighting.HeatT,
-		Sym:         int(s.Weighting.Sym),
-		Alpha:       s.Alpha,
-		Projection:  s.Projection.String(),
-		Linear:      s.Linear,
-		Classes:     s.Classes,
-		IntLabels:   s.IntLabels,
-		Form:        s.Form,
-		ImageWidth:  s.ImageWidth,
-		ImageHeight: s.ImageHeight,
-	}
-	if h.Classes == nil {
-		h.Classes = []string{}
-	}
+	h := s.Header()
 	hj, err := json.Marshal(h)
 	if err != nil {
 		return fmt.Errorf("sinks: write model: %w", err)

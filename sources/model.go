@@ -15,38 +15,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model"
-	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
-
-// The metadata keys and format name of saved models; sinks.WriteModel
-// documents the layout. They are repeated here because sources must not
-// import sinks.
-const (
-	modelFormat      = "nmfstream-model"
-	modelMetaFormat  = "nmfstream.format"
-	modelMetaVersion = "nmfstream.version"
-	modelMetaHeader  = "nmfstream.header"
-)
-
-// modelHeader mirrors sinks.ModelHeader.
-type modelHeader struct {
-	Method      string            `json:"method"`
-	Params      map[string]string `json:"params,omitempty"`
-	K           int               `json:"neighbors"`
-	Metric      int               `json:"metric"`
-	Scheme      int               `json:"weighting"`
-	HeatT       float64           `json:"heat_t"`
-	Sym         int               `json:"symmetrize"`
-	Alpha       float64           `json:"alpha"`
-	Projection  string            `json:"projection"`
-	Linear      bool              `json:"linear"`
-	Classes     []string          `json:"classes"`
-	IntLabels   bool              `json:"int_labels"`
-	Form        string            `json:"form"`
-	ImageWidth  int               `json:"image_width,omitempty"`
-	ImageHeight int               `json:"image_height,omitempty"`
-}
 
 // LoadModel reads the saved model at path (written by sinks.SaveModel).
 // Errors name the file.
@@ -86,10 +56,10 @@ func ReadModel(r ipc.ReadAtSeeker, mem memory.Allocator) (s *model.Snapshot, err
 	}
 	defer fr.Close()
 	md := fr.Schema().Metadata()
-	if v, _ := metaValue(md, modelMetaFormat); v != modelFormat {
+	if v, _ := metaValue(md, model.SnapshotMetaFormat); v != model.SnapshotFormat {
 		return nil, errors.New("sources: model: an Arrow file but not an nmfstream model (no nmfstream.format metadata): give the file written by \"nmfstream fit --model\"")
 	}
-	vs, _ := metaValue(md, modelMetaVersion)
+	vs, _ := metaValue(md, model.SnapshotMetaVersion)
 	version, err := strconv.Atoi(vs)
 	if err != nil {
 		return nil, fmt.Errorf("sources: model: bad version %q", vs)
@@ -98,29 +68,14 @@ func ReadModel(r ipc.ReadAtSeeker, mem memory.Allocator) (s *model.Snapshot, err
 		return nil, fmt.Errorf("sources: model: %w %d (this build reads version %d): refit the model with this build",
 			model.ErrSnapshotVersion, version, model.SnapshotVersion)
 	}
-	hs, _ := metaValue(md, modelMetaHeader)
-	var h modelHeader
+	hs, _ := metaValue(md, model.SnapshotMetaHeader)
+	var h model.SnapshotHeader
 	if err := json.Unmarshal([]byte(hs), &h); err != nil {
 		return nil, fmt.Errorf("sources: model: bad header: %w", err)
 	}
-	proj, err := model.ParseProjection(h.Projection)
-	if err != nil {
+	s = &model.Snapshot{Version: version}
+	if err := s.SetHeader(h); err != nil {
 		return nil, fmt.Errorf("sources: model: %w", err)
-	}
-	s = &model.Snapshot{
-		Version:     version,
-		Method:      h.Method,
-		Params:      h.Params,
-		Graph:       graph.KNN{K: h.K, Metric: graph.Metric(h.Metric)},
-		Weighting:   graph.Weighting{Scheme: graph.Scheme(h.Scheme), HeatT: h.HeatT, Sym: graph.Symmetrize(h.Sym)},
-		Alpha:       h.Alpha,
-		Projection:  proj,
-		Linear:      h.Linear,
-		Classes:     h.Classes,
-		IntLabels:   h.IntLabels,
-		Form:        h.Form,
-		ImageWidth:  h.ImageWidth,
-		ImageHeight: h.ImageHeight,
 	}
 	if err := checkModelSchema(fr.Schema()); err != nil {
 		return nil, err
