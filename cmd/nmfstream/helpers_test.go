@@ -33,6 +33,12 @@ func writeArrow(t testing.TB, path string, schema *arrow.Schema, rows [][]any) {
 			appendValue(t, b.Field(i), v)
 		}
 	}
+	writeRecordFile(t, path, schema, mem, b)
+}
+
+// writeRecordFile writes b's record as the only batch of an Arrow IPC file.
+func writeRecordFile(t testing.TB, path string, schema *arrow.Schema, mem memory.Allocator, b *array.RecordBuilder) {
+	t.Helper()
 	rec := b.NewRecord()
 	defer rec.Release()
 	f, err := os.Create(path)

@@ -14,7 +14,6 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
-	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 
 	"github.com/nmfstream/nmfstream/internal/datasets"
@@ -90,23 +89,7 @@ func writeDigitsStream(t testing.TB, path string, frac float64, delay int) (reco
 		}
 		delete(due, t)
 	}
-	rec := b.NewRecord()
-	defer rec.Release()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema), ipc.WithAllocator(mem))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeRecordFile(t, path, schema, mem, b)
 	return records, bad
 }
 
