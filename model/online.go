@@ -96,7 +96,8 @@ type Online struct {
 	eng     Engine
 	proj    Projector
 	r       *mat.Dense // D×SearchDim random projection for the graph, or nil
-	old     mat.Dense  // old codes of the rows being updated
+	old     mat.Dense  // codes of the rows being updated, as the statistics hold them
+	xblk    mat.Dense  // their dense samples, gathered
 }
 
 func (o *Online) alpha() float64 {
@@ -511,6 +512,59 @@ func (o *Online) addStats(id int, sign float64) {
 	}
 }
 
+// updateStats adds x_i (v_i − o_i)ᵀ to B and v_i v_iᵀ − o_i o_iᵀ to A for
+// the rows with use(i), where o_i is row r of o.old for rows[r]: one
+// product over the rows instead of a rank-one update per row.
+func (o *Online) updateStats(rows []int, use func(int) bool) {
+	k := o.Rank
+	var sel []int // positions in rows
+	for r, id := range rows {
+		if use(id) {
+			sel = append(sel, r)
+		}
+	}
+	if len(sel) == 0 {
+		return
+	}
+	var vn, vo, dv mat.Dense
+	vn.ReuseAs(len(sel), k)
+	vo.ReuseAs(len(sel), k)
+	dv.ReuseAs(len(sel), k)
+	for q, r := range sel {
+		copy(vn.RawRowView(q), o.v.RawRowView(rows[r]))
+		copy(vo.RawRowView(q), o.old.RawRowView(r))
+	}
+	dv.Sub(&vn, &vo)
+	var t mat.Dense
+	t.Mul(vn.T(), &vn)
+	o.a.Add(&o.a, &t)
+	t.Reset()
+	t.Mul(vo.T(), &vo)
+	o.a.Sub(&o.a, &t)
+	br := o.b.RawMatrix()
+	if o.sparse {
+		for q, r := range sel {
+			id, d := rows[r], dv.RawRowView(q)
+			for p, c := range o.xsRows[id] {
+				row := br.Data[c*br.Stride : c*br.Stride+k]
+				x := o.xsVals[id][p]
+				for j, v := range d {
+					row[j] += x * v
+				}
+			}
+		}
+		return
+	}
+	o.xblk.Reset()
+	o.xblk.ReuseAs(len(sel), o.dim)
+	for q, r := range sel {
+		copy(o.xblk.RawRowView(q), o.xd.RawRowView(rows[r]))
+	}
+	t.Reset()
+	t.Mul(o.xblk.T(), &dv)
+	o.b.Add(&o.b, &t)
+}
+
 // update is one online step after an insertion.
 func (o *Online) update(x Data, ch graph.Change) {
 	// Warm start: graph-aware projection of the new samples on the current
@@ -543,13 +597,14 @@ func (o *Online) update(x Data, ch graph.Change) {
 		}
 	}
 	rows = o.addRefresh(rows)
-	// Take the old codes of the active rows out of the statistics (new rows
-	// have not been added yet).
-	if o.Forget == 0 {
-		for _, id := range rows {
-			if !isNew[id] {
-				o.addStats(id, -1)
-			}
+	// Remember the active rows' codes as the statistics hold them: zero for
+	// new rows (not yet added), and, with forgetting, for every row whose
+	// past contribution is left to decay.
+	o.old.Reset()
+	o.old.ReuseAs(len(rows), o.Rank)
+	for r, id := range rows {
+		if !isNew[id] && o.Forget == 0 {
+			copy(o.old.RawRowView(r), o.v.RawRowView(id))
 		}
 	}
 	o.eng = Engine{
@@ -561,13 +616,10 @@ func (o *Online) update(x Data, ch graph.Change) {
 		Tol:     -1,
 	}
 	o.eng.Run(&o.u, &o.v) // errors only on a non-finite objective, never here: inputs are validated
-	// Add the new codes back. With forgetting, old samples' contributions
-	// were counted when they arrived and decay; only newcomers add.
-	for _, id := range rows {
-		if o.Forget == 0 || isNew[id] {
-			o.addStats(id, 1)
-		}
-	}
+	// Replace the old contributions by the new ones. With forgetting, old
+	// samples' contributions were counted when they arrived and decay;
+	// only newcomers add.
+	o.updateStats(rows, func(id int) bool { return o.Forget == 0 || isNew[id] })
 	o.stepU(len(ch.Added))
 }
 

@@ -8,15 +8,24 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model/graph"
+	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
 // batches feeds the rows of x to o in batches of size bs.
-func feed(t *testing.T, o *Online, x *mat.Dense, bs int) {
+func feed(t *testing.T, o *Online, x *mat.Dense, bs int) { feedAs(t, o, x, bs, false) }
+
+// feedAs feeds the rows of x to o in batches of size bs, as CSR rows if
+// asSparse.
+func feedAs(t *testing.T, o *Online, x *mat.Dense, bs int, asSparse bool) {
 	t.Helper()
 	n, d := x.Dims()
 	for lo := 0; lo < n; lo += bs {
 		hi := min(lo+bs, n)
-		if _, err := o.PartialFit(DenseRows(mat.DenseCopyOf(x.Slice(lo, hi, 0, d)))); err != nil {
+		batch := DenseRows(mat.DenseCopyOf(x.Slice(lo, hi, 0, d)))
+		if asSparse {
+			batch = SparseRows(sparse.FromDense(x.Slice(lo, hi, 0, d)))
+		}
+		if _, err := o.PartialFit(batch); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -26,9 +35,13 @@ func feed(t *testing.T, o *Online, x *mat.Dense, bs int) {
 // VᵀV over the live window after many batches, with and without a window.
 func TestOnlineStatsExact(t *testing.T) {
 	train, _, _, _, _ := digitsSplit(t, 10)
-	for _, window := range []int{0, 500} {
+	for _, c := range []struct {
+		window   int
+		asSparse bool
+	}{{0, false}, {500, false}, {500, true}} {
+		window := c.window
 		o := &Online{Rank: 10, Graph: graph.KNN{K: 5, Window: window}, Sweeps: 5}
-		feed(t, o, train, 37)
+		feedAs(t, o, train, 37, c.asSparse)
 		var b, a mat.Dense
 		o.Data().MulTo(&b, o.Codes())
 		a.Mul(o.Codes().T(), o.Codes())
@@ -37,7 +50,7 @@ func TestOnlineStatsExact(t *testing.T) {
 		if !mat.EqualApprox(&b, &o.b, 1e-9*mat.Max(&b)) || !mat.EqualApprox(&a, &o.a, 1e-9*mat.Max(&a)) {
 			var diff mat.Dense
 			diff.Sub(&b, &o.b)
-			t.Errorf("window %d: running B differs from XV by up to %g", window, mat.Max(&diff))
+			t.Errorf("window %d, sparse %v: running B differs from XV by up to %g", window, c.asSparse, mat.Max(&diff))
 		}
 		if window > 0 && o.KNN().Len() != window {
 			t.Errorf("window %d: %d live samples", window, o.KNN().Len())

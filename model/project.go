@@ -81,8 +81,45 @@ type Projector struct {
 
 	chol    mat.Cholesky
 	cholFor *mat.Dense
-	xtu     mat.Dense
+	xtu     mat.Dense // XᵀU of the samples being projected
+	loss    fixedBasisLoss
 	eng     Engine
+}
+
+// fixedBasisLoss is the Frobenius loss ‖X − UVᵀ‖²_F for a basis that does
+// not change: XᵀU and UᵀU are computed once per projection instead of once
+// per update (the engine runs with FixU).
+type fixedBasisLoss struct {
+	x   Data
+	xtu *mat.Dense // N×K, XᵀU
+	utu mat.Dense  // K×K, UᵀU
+	vtv mat.Dense
+}
+
+var _ FastLoss = (*fixedBasisLoss)(nil)
+
+func (l *fixedBasisLoss) Dims() (d, n int) { return l.x.Dims() }
+
+// UGradTo is never called: the engine keeps U fixed.
+func (l *fixedBasisLoss) UGradTo(neg, pos, u, v *mat.Dense) {
+	panic("model: fixedBasisLoss.UGradTo called with U fixed")
+}
+
+// VGradTo stores XᵀU into neg and V(UᵀU) into pos.
+func (l *fixedBasisLoss) VGradTo(neg, pos, u, v *mat.Dense) {
+	neg.Copy(l.xtu)
+	pos.Mul(v, &l.utu)
+}
+
+// Value returns the loss at V; u is the fixed basis.
+func (l *fixedBasisLoss) Value(u, v *mat.Dense) float64 { return l.LastValue(v) }
+
+// LastValue returns ‖X‖² − 2⟨V, XᵀU⟩ + ⟨UᵀU, VᵀV⟩.
+func (l *fixedBasisLoss) LastValue(v *mat.Dense) float64 {
+	l.vtv.Reset()
+	l.vtv.Mul(v.T(), v)
+	f := l.x.SqNorm() - 2*inner(v, l.xtu) + inner(&l.utu, &l.vtv)
+	return max(f, 0) // rounding on a near-exact fit
 }
 
 // ProjectTo stores the codes of x's samples (N×K) into dst. dst must be
@@ -114,7 +151,10 @@ func (p *Projector) ProjectTo(dst *mat.Dense, x Data) error {
 	// Multiplicative updates cannot move an entry away from zero: start
 	// every entry from at least a small fraction of the row's mean.
 	floorRows(dst)
-	p.eng = Engine{Loss: NewFrobenius(x), FixU: true, MaxIter: p.MaxIter, Tol: p.Tol, Terms: p.eng.Terms[:0]}
+	p.loss.x, p.loss.xtu = x, &p.xtu
+	p.loss.utu.Reset()
+	p.loss.utu.Mul(p.U.T(), p.U)
+	p.eng = Engine{Loss: &p.loss, FixU: true, MaxIter: p.MaxIter, Tol: p.Tol, Terms: p.eng.Terms[:0]}
 	if p.eng.MaxIter == 0 {
 		p.eng.MaxIter = 100
 	}

@@ -105,7 +105,7 @@ func (g *Graph) edgeWeight(w Weighting, t2 float64, i, j int, key float64) float
 // directed collects the directed edges (i, j) for j among the first limit
 // entries of i's list in ls, for the live nodes i.
 func (g *Graph) directed(ls *lists, limit int, w Weighting) []edge {
-	var es []edge
+	es := make([]edge, 0, g.nlive*limit)
 	for i, l := range g.live {
 		if !l {
 			continue
@@ -143,59 +143,70 @@ func (g *Graph) directed(ls *lists, limit int, w Weighting) []edge {
 }
 
 // symmetric turns directed edges into the symmetric n×n matrix chosen by sym.
+// Each edge gives two half-edges, one in each endpoint's row; they are
+// bucketed by row (counting sort) and each short row is sorted by column.
 func symmetric(n int, es []edge, sym Symmetrize) *sparse.CSR {
 	type half struct {
-		r, c int32
-		w    float64
-		out  bool // from r's own list
+		c   int32
+		out bool // from the row's own list
+		w   float64
 	}
-	hs := make([]half, 0, 2*len(es))
+	start := make([]int, n+1)
 	for _, e := range es {
-		hs = append(hs, half{e.i, e.j, e.w, true}, half{e.j, e.i, e.w, false})
+		start[e.i+1]++
+		start[e.j+1]++
 	}
-	slices.SortFunc(hs, func(a, b half) int {
-		if a.r != b.r {
-			return int(a.r - b.r)
-		}
-		return int(a.c - b.c)
-	})
+	for i := 1; i <= n; i++ {
+		start[i] += start[i-1]
+	}
+	hs := make([]half, 2*len(es))
+	next := slices.Clone(start[:n])
+	for _, e := range es {
+		hs[next[e.i]] = half{e.j, true, e.w}
+		next[e.i]++
+		hs[next[e.j]] = half{e.i, false, e.w}
+		next[e.j]++
+	}
 	indptr := make([]int, n+1)
 	ind := make([]int, 0, len(hs))
 	val := make([]float64, 0, len(hs))
-	for p := 0; p < len(hs); {
-		h := hs[p]
-		var wo, wi float64 // Wᵣc and W_cr
-		var ho, hi bool
-		for ; p < len(hs) && hs[p].r == h.r && hs[p].c == h.c; p++ {
-			if hs[p].out {
-				wo, ho = hs[p].w, true
-			} else {
-				wi, hi = hs[p].w, true
+	for r := 0; r < n; r++ {
+		row := hs[start[r]:start[r+1]]
+		for a := 1; a < len(row); a++ { // insertion sort: rows are short
+			for b := a; b > 0 && row[b].c < row[b-1].c; b-- {
+				row[b], row[b-1] = row[b-1], row[b]
 			}
 		}
-		var v float64
-		switch sym {
-		case Max:
-			v = max(wo, wi) // a missing direction counts as 0
-		case Mean:
-			v = (wo + wi) / 2
-		case Mutual:
-			if !(ho && hi) {
+		for p := 0; p < len(row); {
+			c := row[p].c
+			var wo, wi float64 // W_rc and W_cr
+			var ho, hi bool
+			for ; p < len(row) && row[p].c == c; p++ {
+				if row[p].out {
+					wo, ho = row[p].w, true
+				} else {
+					wi, hi = row[p].w, true
+				}
+			}
+			var v float64
+			switch sym {
+			case Max:
+				v = max(wo, wi) // a missing direction counts as 0
+			case Mean:
+				v = (wo + wi) / 2
+			case Mutual:
+				if !(ho && hi) {
+					continue
+				}
+				v = min(wo, wi)
+			}
+			if v == 0 {
 				continue
 			}
-			v = min(wo, wi)
+			ind = append(ind, int(c))
+			val = append(val, v)
 		}
-		if v == 0 {
-			continue
-		}
-		ind = append(ind, int(h.c))
-		val = append(val, v)
-		indptr[h.r+1] = len(ind)
-	}
-	for i := 1; i <= n; i++ {
-		if indptr[i] < indptr[i-1] {
-			indptr[i] = indptr[i-1]
-		}
+		indptr[r+1] = len(ind)
 	}
 	return sparse.NewCSR(n, n, indptr, ind, val)
 }
