@@ -49,16 +49,17 @@ func cloneBatch(b *sources.Batch) *sources.Batch {
 // labeled) through a window of 20,000 at rank 50, batches of 100, and
 // reports records per second over the measured part, after the window has
 // filled when the run is long enough (NMFSTREAM_MNIST_N records, default
-// 3,000).
+// 3,000). NMFSTREAM_SEARCH_DIM sets Online.SearchDim.
 func BenchmarkLearnMNIST20000x50(b *testing.B) {
 	b.ReportAllocs()
 	n := 3000
 	if v, err := strconv.Atoi(os.Getenv("NMFSTREAM_MNIST_N")); err == nil {
 		n = v
 	}
+	sd, _ := strconv.Atoi(os.Getenv("NMFSTREAM_SEARCH_DIM"))
 	bs := mnistBatches(b, n, 100)
 	for range b.N {
-		l := &Learner{Model: &model.Online{Rank: 50, Graph: graph.KNN{K: 5, Window: 20000}, Src: rand.NewPCG(1, 1)}}
+		l := &Learner{Model: &model.Online{Rank: 50, Graph: graph.KNN{K: 5, Window: 20000}, SearchDim: sd, Src: rand.NewPCG(1, 1)}}
 		for _, x := range bs {
 			if _, err := l.Learn(x); err != nil {
 				b.Fatal(err)

@@ -110,7 +110,7 @@ func (g *Graph) Neighbors(id int) (ids []int, dist []float64) {
 	if !g.Live(id) {
 		panic(fmt.Sprintf("graph: Neighbors: node %d is not live", id))
 	}
-	nb, key := g.knn.row(id)
+	nb, key := g.knn.visRow(id)
 	ids = make([]int, len(nb))
 	dist = make([]float64, len(nb))
 	for i := range nb {
@@ -204,6 +204,7 @@ func (g *Graph) reserve(n int) {
 	}
 	for _, l := range []*lists{&g.knn, &g.intra, &g.inter} {
 		l.n = slices.Grow(l.n, n)
+		l.cut = slices.Grow(l.cut, n)
 		l.nbr = slices.Grow(l.nbr, n*l.k)
 		l.key = slices.Grow(l.key, n*l.k)
 	}
@@ -444,13 +445,13 @@ func (g *Graph) removeSlots(ids []int) {
 		i, _ := slices.BinarySearch(g.free, id)
 		g.free = slices.Insert(g.free, i, id)
 	}
-	affected := g.holders(&g.knn, gone, nil)
+	affected := g.drop(&g.knn, gone, nil)
 	refs := g.liveIDs(nil)
 	g.search(&g.knn, affected, refs, false, nil, nil, g.touch)
 }
 
 func (g *Graph) knnRow(id int) []int {
-	nb, _ := g.knn.row(id)
+	nb, _ := g.knn.visRow(id)
 	out := make([]int, len(nb))
 	for i, x := range nb {
 		out[i] = int(x)
@@ -458,17 +459,16 @@ func (g *Graph) knnRow(id int) []int {
 	return out
 }
 
-// holders returns the live nodes (ascending) among cands (nil: all live)
-// whose list in ls contains a node with gone set.
-func (g *Graph) holders(ls *lists, gone []bool, cands []int) []int {
+// drop deletes the nodes with gone set from the lists in ls of the live
+// nodes among cands (nil: all live), marking the nodes whose edges change,
+// and returns (ascending) those whose lists must be searched again: lists
+// left with fewer than the visible number of entries while candidates were
+// left out of them. With slack entries, most lists need no search.
+func (g *Graph) drop(ls *lists, gone []bool, cands []int) []int {
 	var out []int
 	check := func(p int) {
-		nb, _ := ls.row(p)
-		for _, j := range nb {
-			if gone[j] {
-				out = append(out, p)
-				return
-			}
+		if ls.drop(p, gone, g.touch) {
+			out = append(out, p)
 		}
 	}
 	if cands == nil {

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -257,5 +258,87 @@ func TestSparseVocabularyGrows(t *testing.T) {
 	sameLists(t, g, batch, seq(90))
 	if _, err := g.InsertDense(x.Slice(0, 1, 0, 30)); err == nil {
 		t.Error("dense rows into a sparse graph: no error")
+	}
+}
+
+// TestSlackEqualsFreshBuild streams rows through a window while removing
+// random nodes, with several slack sizes, and checks after every step that
+// the lists equal a fresh build on the live rows and that Changed holds
+// every node whose row of S changed.
+func TestSlackEqualsFreshBuild(t *testing.T) {
+	const n, w, k = 160, 40, 4
+	x := tieData(n, 3, rand.New(rand.NewPCG(3, 3)))
+	for _, slack := range []int{-1, 1, 3, 8} {
+		t.Run(fmt.Sprint("slack", slack), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(4, 4))
+			g, err := KNN{K: k, Window: w, Slack: slack, BlockSize: 8}.NewDense(3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rowOf := map[int]int{}
+			for lo := 0; lo < n; lo += 7 {
+				hi := min(lo+7, n)
+				var before *mat.Dense
+				if g.Slots() > 0 {
+					before = g.Weights(Weighting{}).ToDense()
+				}
+				ch, err := g.InsertDense(rowsOf(x, seq(hi)[lo:]))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for a, id := range ch.Added {
+					rowOf[id] = lo + a
+				}
+				changed := ch.Changed
+				if ids := g.IDs(); len(ids) > 2*k && rng.IntN(2) == 0 {
+					// Remove two random live nodes as well.
+					rc, err := g.Remove(ids[rng.IntN(len(ids)/2)], ids[len(ids)/2+rng.IntN(len(ids)/2)])
+					if err != nil {
+						t.Fatal(err)
+					}
+					changed = append(slices.Clone(changed), rc.Changed...)
+				}
+				checkChanged(t, g, before, changed)
+				if g.Len() <= k {
+					continue
+				}
+				ids := g.IDs()
+				rows := make([]int, len(ids))
+				for a, id := range ids {
+					rows[a] = rowOf[id]
+				}
+				ref, err := KNN{K: k}.Dense(rowsOf(x, rows))
+				if err != nil {
+					t.Fatal(err)
+				}
+				sameLists(t, g, ref, ids)
+			}
+		})
+	}
+}
+
+// checkChanged fails if a live node's row of g's weights differs from its
+// row in before (the weights earlier) and the node is not in changed.
+func checkChanged(t *testing.T, g *Graph, before *mat.Dense, changed []int) {
+	t.Helper()
+	after := g.Weights(Weighting{}).ToDense()
+	n, _ := after.Dims()
+	bn := 0
+	if before != nil {
+		bn, _ = before.Dims()
+	}
+	for i := 0; i < n; i++ {
+		if !g.Live(i) {
+			continue
+		}
+		for j := 0; j < n; j++ {
+			var b float64
+			if i < bn && j < bn {
+				b = before.At(i, j)
+			}
+			if b != after.At(i, j) && !slices.Contains(changed, i) {
+				t.Fatalf("row %d of S changed but is not in Changed %v", i, changed)
+			}
+		}
 	}
 }

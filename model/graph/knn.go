@@ -64,6 +64,13 @@ type KNN struct {
 	// PenaltyPairs is k₂, the number of shortest between-class pairs per
 	// class in MFA's penalty graph. If zero, it defaults to 20.
 	PenaltyPairs int
+	// Slack is the number of extra neighbours each node keeps beyond K, the
+	// next nearest ones, maintained exactly: when nodes leave the graph
+	// (Remove, or the Window), a list that still holds K entries needs no
+	// new search, and the lists stay equal to a fresh build. If zero, it
+	// defaults to K when Window is set (a sliding window removes as many
+	// nodes as it adds) and to none otherwise; a negative value means none.
+	Slack int
 	// LabelsOnly keeps labels (Label, SetLabel) without the label-aware
 	// neighbour lists, for callers that only read labels back, such as an
 	// online GNMF: a label then costs O(1) instead of a search over the
@@ -92,6 +99,9 @@ func (c KNN) norm() (KNN, error) {
 	}
 	if c.PenaltyPairs == 0 {
 		c.PenaltyPairs = DefaultPenaltyPairs
+	}
+	if c.Slack == 0 && c.Window > 0 {
+		c.Slack = c.K
 	}
 	if c.Window > 0 && c.Window <= c.K {
 		return c, fmt.Errorf("graph: window %d must exceed k = %d", c.Window, c.K)
@@ -165,8 +175,9 @@ func (c KNN) newGraph(dim int, isSparse bool) (*Graph, error) {
 	}
 	g := &Graph{cfg: c, blockSize: c.BlockSize}
 	g.st = store{isSparse: isSparse, dim: dim, cosine: c.Metric == Cosine}
-	g.knn.k = c.K
+	g.knn.k, g.knn.vis = c.K+max(c.Slack, 0), c.K
 	g.intra.k = c.IntraK
 	g.inter.k = max(c.InterK, c.PenaltyPairs)
+	g.intra.vis, g.inter.vis = g.intra.k, g.inter.k
 	return g, nil
 }

@@ -106,8 +106,8 @@ func (g *Graph) unlabel(ids []int) {
 		g.label[id] = -1
 	}
 	refs := g.labeledIDs()
-	g.search(&g.intra, g.holders(&g.intra, gone, refs), refs, false, g.sameLabel, nil, g.touch)
-	g.search(&g.inter, g.holders(&g.inter, gone, refs), refs, false, g.diffLabel, nil, g.touch)
+	g.search(&g.intra, g.drop(&g.intra, gone, refs), refs, false, g.sameLabel, nil, g.touch)
+	g.search(&g.inter, g.drop(&g.inter, gone, refs), refs, false, g.diffLabel, nil, g.touch)
 }
 
 // labelSearch computes the label lists of newly labeled nodes ids and

@@ -21,6 +21,7 @@ type qstate struct {
 	n    []int32
 	thr  []float64 // accept threshold: heap max + 2δ, +Inf until the heap is full
 	del  []float64 // 2δ per query
+	cnt  []int     // candidates seen per query
 	side [][]cand
 }
 
@@ -30,7 +31,9 @@ func (st *qstate) reset(nq, k int) {
 	st.n = slices.Grow(st.n[:0], nq)[:nq]
 	st.thr = slices.Grow(st.thr[:0], nq)[:nq]
 	st.del = slices.Grow(st.del[:0], nq)[:nq]
+	st.cnt = slices.Grow(st.cnt[:0], nq)[:nq]
 	clear(st.n)
+	clear(st.cnt)
 	for a := range st.thr {
 		st.thr[a] = math.Inf(1)
 	}
@@ -137,19 +140,29 @@ func (g *Graph) refine(ls *lists, st *qstate, a, q int, buf []cand, touch func(i
 		buf = buf[:ls.k]
 	}
 	if touch != nil {
-		old, _ := ls.row(q)
-		same := len(old) == len(buf)
-		for i := 0; same && i < len(buf); i++ {
-			same = old[i] == buf[i].id
+		// Only the visible part makes edges. Marking exactly the nodes
+		// whose edges change keeps Changed independent of the route that
+		// reached the lists (a search here, slack elsewhere).
+		old, _ := ls.visRow(q)
+		vis := buf[:min(len(buf), ls.vis)]
+		in := func(id int32) bool {
+			return slices.ContainsFunc(vis, func(c cand) bool { return c.id == id })
+		}
+		same := len(old) == len(vis)
+		for _, o := range old {
+			if !in(o) {
+				touch(int(o))
+				same = false
+			}
+		}
+		for _, c := range vis {
+			if !slices.Contains(old, c.id) {
+				touch(int(c.id))
+				same = false
+			}
 		}
 		if !same {
 			touch(q)
-			for _, o := range old {
-				touch(int(o))
-			}
-			for _, c := range buf {
-				touch(int(c.id))
-			}
 		}
 	}
 	base := q * ls.k
@@ -158,6 +171,7 @@ func (g *Graph) refine(ls *lists, st *qstate, a, q int, buf []cand, touch func(i
 		ls.key[base+i] = c.key
 	}
 	ls.n[q] = int32(len(buf))
+	ls.cut[q] = st.cnt[a] > len(buf)
 	return buf
 }
 
@@ -223,12 +237,14 @@ func (g *Graph) scan(ls *lists, st *qstate, qs, refs []int, sym bool, keep func(
 					if keep != nil && !keep(q, r) {
 						continue
 					}
+					st.cnt[sa]++
 					key := g.st.approxKey(sqq, sq[r], row[b])
 					if key <= st.thr[sa] {
 						st.push(sa, cand{key, int32(r)})
 					}
 					if sym {
 						sb := j0 + b
+						st.cnt[sb]++
 						if key <= st.thr[sb] {
 							st.push(sb, cand{key, int32(q)})
 						}
@@ -243,20 +259,24 @@ func (g *Graph) scan(ls *lists, st *qstate, qs, refs []int, sym bool, keep func(
 
 // reverse offers new node q to old node p's list, given their approximate key.
 func (g *Graph) reverse(ls *lists, p, q int, approx float64, touch func(int)) {
-	wk, wid, full := ls.worst(p)
-	if full && approx > wk+g.st.delta(p)+g.st.delta(q) {
-		return
+	wk, wid, bounded := ls.worst(p)
+	if bounded {
+		if approx > wk+g.st.delta(p)+g.st.delta(q) {
+			ls.cut[p] = true
+			return
+		}
 	}
 	key := g.st.canon(p, q)
-	if full && !less(key, q, wk, wid) {
+	if bounded && !less(key, q, wk, wid) {
+		ls.cut[p] = true
 		return
 	}
-	ls.offer(p, q, key)
-	if touch != nil {
+	pos, out := ls.offer(p, q, key)
+	if touch != nil && pos < ls.vis {
 		touch(p)
 		touch(q)
-		if full {
-			touch(wid)
+		if out >= 0 {
+			touch(out)
 		}
 	}
 }

@@ -218,5 +218,5 @@ func (g *Graph) Weights(w Weighting) *sparse.CSR {
 	if err := w.check(); err != nil {
 		panic(err)
 	}
-	return symmetric(len(g.live), g.directed(&g.knn, g.knn.k, w), w.Sym)
+	return symmetric(len(g.live), g.directed(&g.knn, g.knn.vis, w), w.Sym)
 }
