@@ -135,3 +135,32 @@ func BenchmarkGNMFFitMemory(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGraphTermVGrad20000x50 times the graph term's gradient, the
+// part of a GNMF iteration outside BLAS: S·V for a random 10-NN-sized graph
+// on N = 20000 codes of K = 50.
+func BenchmarkGraphTermVGrad20000x50(b *testing.B) {
+	t := &GraphTerm{Weight: 100, S: randomGraph(20000, 10)}
+	v := uniformRows(20000, 50)
+	neg, pos := mat.NewDense(20000, 50, nil), mat.NewDense(20000, 50, nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		t.AddVGrad(neg, pos, v)
+	}
+}
+
+// BenchmarkGraphTermVGradRows100of20000x50 is the online learner's case:
+// the gradient of 100 rows of V.
+func BenchmarkGraphTermVGradRows100of20000x50(b *testing.B) {
+	t := &GraphTerm{Weight: 100, S: randomGraph(20000, 10)}
+	v := uniformRows(20000, 50)
+	neg, pos := mat.NewDense(20000, 50, nil), mat.NewDense(20000, 50, nil)
+	rows := make([]int, 100)
+	for i := range rows {
+		rows[i] = 19900 + i
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		t.AddVGradRows(neg, pos, v, rows)
+	}
+}
