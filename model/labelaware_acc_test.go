@@ -53,29 +53,46 @@ func TestDPCADigits(t *testing.T) {
 	}
 }
 
+// digitsCodes fits s's method on the task and codes the held-out samples
+// (graph-aware projection; DPCA: its linear map).
+func (t digitsTask) digitsCodes(s accuracySpec) (*mat.Dense, error) {
+	if err := s.m.Fit(DenseRows(t.train), t.trainY); err != nil {
+		return nil, err
+	}
+	if d, ok := s.m.(*DPCA); ok {
+		codes := new(mat.Dense)
+		return codes, d.TransformTo(codes, DenseRows(t.test))
+	}
+	return t.codes(s.m, ProjectGraph, s.anchor)
+}
+
 // TestDigitsAccuracy is DESIGN.md §7's protocol on the test split with the
 // default hyperparameters (chosen on validation splits of the pool, see
-// TestTuneLabelAware): one third held out, 10 labels per class, seed 1;
-// graph-aware projection of held-out samples (DPCA: its linear map). Each
-// method is scored by three classifiers on the codes: 1-NN against the 100
-// labeled training codes; 1-NN against the training codes labeled by
-// self-training in code space (selfLabel, 5 rounds, share 0.8, chosen on
-// the validation splits); and JointClassifier, the same self-labels with a
-// 5-NN vote on pixels and codes together. Run with NMFSTREAM_LONG=1 (about
-// 15 s).
+// TestTuneLabelAware and TestTuneKernelST): one third held out, 10 labels
+// per class, seed 1; graph-aware projection of held-out samples (DPCA: its
+// linear map). Each method is scored by four classifiers on the codes: 1-NN
+// against the 100 labeled training codes; 1-NN against the training codes
+// labeled by self-training in code space (selfLabel, 5 rounds, share 0.8);
+// JointClassifier with Vote (the same self-labels, then a 5-NN vote on
+// pixels and codes together); and JointClassifier at its defaults (kernel
+// self-training on pixels and codes, then a kernel classifier on pixels).
+// With NMFSTREAM_SEEDS=1 it also prints the mean over the test splits of
+// seeds 1–5. Run with NMFSTREAM_LONG=1 (about 25 s; 2 minutes with seeds).
 //
 // Measured (seed 1; peers on the same split: raw 1-NN 0.917, scikit-learn
 // NMF + 1-NN 0.868, LabelSpreading 0.963):
 //
-//	         1-NN    self-labeled 1-NN   joint 5-NN   (validation mean of the last two)
-//	dgnmf    0.9199  0.9533              0.9616       0.9507  0.9574
-//	ssknmf   0.9482  0.9499              0.9583       0.9683  0.9741
-//	n2s2l    0.9382  0.9499              0.9616       0.9607  0.9699
-//	nge      0.9449  0.9466              0.9583       0.9657  0.9691
-//	dpca     0.9249  0.9549              0.9533
+//	         1-NN    self-labeled 1-NN   joint 5-NN vote   joint kernel   (mean of seeds 1–5: vote, kernel)
+//	dgnmf    0.9199  0.9533              0.9616            0.9733         0.9573  0.9609
+//	ssknmf   0.9482  0.9499              0.9583            0.9633         0.9613  0.9713
+//	n2s2l    0.9382  0.9499              0.9616            0.9649         0.9629  0.9693
+//	nge      0.9449  0.9466              0.9583            0.9649         0.9623  0.9710
+//	dpca     0.9249  0.9549              0.9533            0.9716         0.9639  0.9726
 //
-// The target of 0.970 for the best method is not met on this
-// split (the best is 0.962); the test logs the gap instead of failing.
+// The target of 0.970 is met by the mean over seeds of Auto's
+// method (SSKNMF, chosen on validation splits: TestTuneAuto) and of NGE and
+// DPCA, and on seed 1 by DGNMF and DPCA, but not on seed 1 by SSKNMF
+// (0.9633); the test logs the gap instead of failing.
 func TestDigitsAccuracy(t *testing.T) {
 	if os.Getenv("NMFSTREAM_LONG") == "" {
 		t.Skip("set NMFSTREAM_LONG=1")
@@ -85,50 +102,54 @@ func TestDigitsAccuracy(t *testing.T) {
 	specs := append(accuracySpecs(), accuracySpec{"dpca", &DPCA{Rank: 40}, 0})
 	for _, s := range specs {
 		t0 := time.Now()
-		if err := s.m.Fit(DenseRows(task.train), task.trainY); err != nil {
+		codes, err := task.digitsCodes(s)
+		if err != nil {
 			t.Fatalf("%s: %v", s.name, err)
-		}
-		var codes *mat.Dense
-		if d, ok := s.m.(*DPCA); ok {
-			codes = new(mat.Dense)
-			if err := d.TransformTo(codes, DenseRows(task.test)); err != nil {
-				t.Fatalf("%s: %v", s.name, err)
-			}
-		} else {
-			var err error
-			if codes, err = task.codes(s.m, ProjectGraph, s.anchor); err != nil {
-				t.Fatalf("%s: %v", s.name, err)
-			}
 		}
 		nn := task.nnAccuracy(s.m.Codes(), codes)
 		self := task.selfLabelAccuracy(s.m.Codes(), codes)
+		vote := task.voteAccuracy(s.m.Codes(), codes)
 		joint := task.jointAccuracy(s.m.Codes(), codes)
-		t.Logf("%-7s held-out accuracy: 1-NN %.4f, self-labeled 1-NN %.4f, joint 5-NN %.4f (%v)", s.name, nn, self, joint, time.Since(t0).Round(time.Millisecond))
+		t.Logf("%-7s held-out accuracy: 1-NN %.4f, self-labeled 1-NN %.4f, joint 5-NN vote %.4f, joint kernel %.4f (%v)",
+			s.name, nn, self, vote, joint, time.Since(t0).Round(time.Millisecond))
 		f := digitsFloors[s.name]
-		if nn < f[0] {
-			t.Errorf("%s: 1-NN accuracy %.4f < %.3f", s.name, nn, f[0])
+		for i, a := range []float64{nn, self, vote, joint} {
+			if a < f[i] {
+				t.Errorf("%s: accuracy %.4f of classifier %d < %.3f", s.name, a, i, f[i])
+			}
 		}
-		if self < f[1] {
-			t.Errorf("%s: self-labeled 1-NN accuracy %.4f < %.3f", s.name, self, f[1])
-		}
-		if joint < f[2] {
-			t.Errorf("%s: joint 5-NN accuracy %.4f < %.3f", s.name, joint, f[2])
-		}
-		best = max(best, nn, self, joint)
+		best = max(best, nn, self, vote, joint)
 	}
 	if best < 0.97 {
 		t.Logf("best accuracy %.4f is below the target 0.970", best)
 	}
+	if os.Getenv("NMFSTREAM_SEEDS") == "" {
+		return
+	}
+	for _, s := range specs {
+		var vote, joint float64
+		for seed := uint64(1); seed <= 5; seed++ {
+			task := newDigitsTask(10, seed, false)
+			codes, err := task.digitsCodes(s)
+			if err != nil {
+				t.Fatalf("%s: %v", s.name, err)
+			}
+			vote += task.voteAccuracy(s.m.Codes(), codes) / 5
+			joint += task.jointAccuracy(s.m.Codes(), codes) / 5
+		}
+		t.Logf("%-7s mean held-out accuracy over seeds 1–5: joint 5-NN vote %.4f, joint kernel %.4f", s.name, vote, joint)
+	}
 }
 
 // digitsFloors are TestDigitsAccuracy's floors per method, {1-NN,
-// self-labeled 1-NN, joint 5-NN}: 0.005 (three held-out samples) under the measured
-// figures, so that a change in the BLAS's rounding passes and a real loss
-// does not. All are above the 0.90 every method must reach.
-var digitsFloors = map[string][3]float64{
-	"dgnmf":  {0.915, 0.948, 0.956},
-	"ssknmf": {0.943, 0.945, 0.953},
-	"n2s2l":  {0.933, 0.945, 0.956},
-	"nge":    {0.940, 0.941, 0.953},
-	"dpca":   {0.920, 0.950, 0.948},
+// self-labeled 1-NN, joint 5-NN vote, joint kernel}: 0.005 (three held-out
+// samples) under the measured figures, so that a change in the BLAS's
+// rounding passes and a real loss does not. All are above the 0.90 every
+// method must reach.
+var digitsFloors = map[string][4]float64{
+	"dgnmf":  {0.915, 0.948, 0.956, 0.968},
+	"ssknmf": {0.943, 0.945, 0.953, 0.958},
+	"n2s2l":  {0.933, 0.945, 0.956, 0.959},
+	"nge":    {0.940, 0.941, 0.953, 0.959},
+	"dpca":   {0.920, 0.950, 0.948, 0.966},
 }

@@ -200,10 +200,20 @@ func (t digitsTask) selfLabelAccuracy(trainCodes *mat.Dense, testCodes mat.Matri
 	return metrics.Accuracy(nn.PredictTo(nil, testCodes), t.testY)
 }
 
-// jointAccuracy scores test codes by JointClassifier (self-training in code
-// space, then 5-NN on pixels and codes together) at its defaults.
+// jointAccuracy scores test codes by JointClassifier at its defaults
+// (kernel self-training on pixels and codes, then a kernel classifier on
+// pixels).
 func (t digitsTask) jointAccuracy(trainCodes, testCodes *mat.Dense) float64 {
-	var j JointClassifier
+	return t.jointWith(JointClassifier{}, trainCodes, testCodes)
+}
+
+// voteAccuracy scores test codes by JointClassifier's previous algorithm
+// (Vote: self-training in code space, then 5-NN on pixels and codes).
+func (t digitsTask) voteAccuracy(trainCodes, testCodes *mat.Dense) float64 {
+	return t.jointWith(JointClassifier{Vote: true}, trainCodes, testCodes)
+}
+
+func (t digitsTask) jointWith(j JointClassifier, trainCodes, testCodes *mat.Dense) float64 {
 	if err := j.Fit(DenseRows(t.train), trainCodes, t.trainY); err != nil {
 		panic(err)
 	}

@@ -1,7 +1,9 @@
 // Package classify implements the classifiers and the clustering that
 // nmfstream runs on NMF codes (or on raw features, as baselines): k-nearest
 // neighbours, nearest centroid, label spreading over a kNN graph,
-// multinomial logistic regression, and k-means.
+// multinomial logistic regression, Gaussian kernel least squares
+// (KernelRidge), self-training with 1-NN or the kernel classifier, and
+// k-means.
 //
 // Labels are ints in [0, C); −1 marks an unlabeled sample. The supervised
 // classifiers (NearestNeighbor, NearestCentroid, Linear) skip unlabeled rows
@@ -56,6 +58,12 @@
 //
 // J. Nocedal and S. J. Wright, Numerical Optimization, 2nd ed., Springer,
 // 2006, Algorithms 7.4–7.5 (the L-BFGS of Linear).
+//
+// R. Rifkin and A. Klautau, "In defense of one-vs-all classification",
+// JMLR 5, 2004 (KernelRidge: regularized least-squares classification);
+// C. E. Rasmussen and C. K. I. Williams, Gaussian Processes for Machine
+// Learning, MIT Press, 2006, §8.3.1 (its subset-of-regressors
+// approximation).
 //
 // T. Cover and P. Hart, "Nearest neighbor pattern classification", IEEE
 // Trans. Inf. Theory 13(1), 1967.

@@ -1,0 +1,406 @@
+package classify
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+)
+
+// KernelRidge is one-vs-rest kernel least-squares classification (kernel
+// ridge regression on one-hot targets) with the Gaussian kernel
+// k(a, b) = exp(−γ‖a − b‖²). Fit solves
+//
+//	(K + λ I) A = Y
+//
+// by Cholesky, where K (n×n) is the kernel matrix of the n labeled rows and
+// Y (n×C) one-hot; a new row x gets the scores k(x, X)·A and the label of
+// the largest. Unlike k-NN it averages over many training rows, so it
+// tolerates a few wrong labels in the training set, which is what the
+// labels inferred by self-training have (see model.JointClassifier).
+//
+// γ is relative to the data: γ = Gamma/s², where s² is the mean squared
+// distance between two labeled rows (2·the sum of the column variances), so
+// rescaling the features changes nothing. With more than MaxRows labeled
+// rows, Fit uses the subset-of-regressors approximation: m = MaxRows
+// centres C taken at an even stride among the labeled rows, and solves
+// (K_XCᵀ K_XC + λ K_CC) A = K_XCᵀ Y, which equals the exact solution when
+// C = X.
+//
+// The zero value uses the defaults below. A KernelRidge is not safe for
+// concurrent use.
+type KernelRidge struct {
+	// Gamma is the kernel width γ times s² (see above). If zero, it
+	// defaults to 4.
+	Gamma float64
+	// Lambda is the ridge λ. If zero, it defaults to 0.1.
+	Lambda float64
+	// MaxRows bounds the number of kernel centres (memory n², time n³/3).
+	// If zero, it defaults to 3000.
+	MaxRows int
+
+	centres mat.Dense // m×D
+	sq      []float64 // squared norms of the centres
+	a       mat.Dense // m×C coefficients
+	gamma   float64
+	classes int
+	d       int
+	fitted  bool
+
+	kx mat.Dense
+}
+
+func (kr *KernelRidge) params() (gamma, lambda float64, maxRows int) {
+	gamma, lambda, maxRows = kr.Gamma, kr.Lambda, kr.MaxRows
+	if gamma == 0 {
+		gamma = 4
+	}
+	if lambda == 0 {
+		lambda = 0.1
+	}
+	if maxRows == 0 {
+		maxRows = 3000
+	}
+	return
+}
+
+// Fit trains on the labeled rows of x (n×D) with labels y (length n, in
+// [0, C) or −1 for unlabeled, which Fit skips). It returns ErrNoLabels if
+// no row is labeled, and an error if a parameter is out of range, len(y) ≠
+// n, or x has a non-finite entry.
+func (kr *KernelRidge) Fit(x mat.Matrix, y []int) error {
+	kr.fitted = false
+	gamma, lambda, maxRows := kr.params()
+	switch {
+	case !(gamma > 0) || math.IsInf(gamma, 0):
+		return fmt.Errorf("classify: KernelRidge Gamma = %v, must be positive and finite", kr.Gamma)
+	case !(lambda > 0) || math.IsInf(lambda, 0):
+		return fmt.Errorf("classify: KernelRidge Lambda = %v, must be positive and finite", kr.Lambda)
+	case maxRows < 0:
+		return fmt.Errorf("classify: negative MaxRows %d", kr.MaxRows)
+	}
+	n, d := x.Dims()
+	classes, labeled, err := checkLabels(n, y)
+	if err != nil {
+		return err
+	}
+	if err := checkFinite(x); err != nil {
+		return err
+	}
+	var xl mat.Dense
+	lab := labeledRows(&xl, nil, x, y, labeled)
+
+	// s² = 2 Σ_j var_j, the mean squared distance between two rows.
+	var s2 float64
+	col := make([]float64, labeled)
+	for j := range d {
+		mat.Col(col, j, &xl)
+		m := floats.Sum(col) / float64(labeled)
+		for _, v := range col {
+			s2 += (v - m) * (v - m)
+		}
+	}
+	s2 = 2 * s2 / float64(labeled)
+	if s2 == 0 {
+		s2 = 1
+	}
+	kr.gamma = gamma / s2
+	kr.d, kr.classes = d, classes
+
+	yl := mat.NewDense(labeled, classes, nil)
+	for i, v := range lab {
+		yl.Set(i, v, 1)
+	}
+	xsq := rowSqNorms(&xl)
+	m := min(labeled, maxRows)
+	kr.centres.Reset()
+	kr.centres.ReuseAs(m, d)
+	kr.sq = kr.sq[:0]
+	for c := range m {
+		i := c * labeled / m
+		kr.centres.SetRow(c, xl.RawRowView(i))
+		kr.sq = append(kr.sq, xsq[i])
+	}
+	var lhs mat.SymDense
+	var rhs mat.Dense
+	if m == labeled {
+		kxx := kr.kernel(nil, &xl, xsq)
+		lhs = *mat.NewSymDense(m, kxx.RawMatrix().Data)
+		for i := range m {
+			lhs.SetSym(i, i, lhs.At(i, i)+lambda)
+		}
+		rhs.CloneFrom(yl)
+	} else {
+		kxc := kr.kernel(nil, &xl, xsq) // n×m
+		kcc := kr.kernel(nil, &kr.centres, kr.sq)
+		lhs = *mat.NewSymDense(m, nil)
+		lhs.SymOuterK(1, kxc.T())
+		var tr float64
+		for i := range m {
+			tr += lhs.At(i, i)
+		}
+		jitter := 1e-10 * tr / float64(m)
+		for i := range m {
+			for j := i; j < m; j++ {
+				v := lhs.At(i, j) + lambda*kcc.At(i, j)
+				if i == j {
+					v += jitter
+				}
+				lhs.SetSym(i, j, v)
+			}
+		}
+		rhs.Mul(kxc.T(), yl)
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(&lhs) {
+		return fmt.Errorf("classify: KernelRidge: kernel system not positive definite (raise Lambda)")
+	}
+	kr.a.Reset()
+	if err := ch.SolveTo(&kr.a, &rhs); err != nil {
+		return fmt.Errorf("classify: KernelRidge: %w", err)
+	}
+	kr.fitted = true
+	return nil
+}
+
+// kernel returns k(x_i, c_j) for the rows of x (with squared norms xsq)
+// and the centres, in dst (resized).
+func (kr *KernelRidge) kernel(dst *mat.Dense, x mat.Matrix, xsq []float64) *mat.Dense {
+	if dst == nil {
+		dst = &mat.Dense{}
+	}
+	r, _ := x.Dims()
+	m, _ := kr.centres.Dims()
+	dst.Reset()
+	dst.ReuseAs(r, m)
+	dst.Mul(x, kr.centres.T())
+	for i := range r {
+		row := dst.RawRowView(i)
+		for j, g := range row {
+			row[j] = math.Exp(-kr.gamma * max(xsq[i]+kr.sq[j]-2*g, 0))
+		}
+	}
+	return dst
+}
+
+func rowSqNorms(x mat.Matrix) []float64 {
+	r, c := x.Dims()
+	out := make([]float64, r)
+	row := make([]float64, c)
+	for i := range r {
+		mat.Row(row, i, x)
+		out[i] = floats.Dot(row, row)
+	}
+	return out
+}
+
+// Classes returns C, one more than the largest label seen by Fit.
+func (kr *KernelRidge) Classes() int { return kr.classes }
+
+// PredictTo stores the label of the largest score of each row of x (m×D) in
+// dst and returns it. A nil dst is allocated; a non-nil one must have
+// length m. A row with a non-finite entry is predicted −1. It panics if kr
+// is not fitted or x does not have D columns.
+func (kr *KernelRidge) PredictTo(dst []int, x mat.Matrix) []int {
+	dst, _ = kr.PredictScoresTo(dst, nil, x)
+	return dst
+}
+
+// PredictScoresTo is PredictTo that also stores the largest score in
+// score: the regression output of the predicted class, near 1 for a row
+// like the training rows of that class and near 0 far from all training
+// rows (0 for rows predicted −1).
+func (kr *KernelRidge) PredictScoresTo(dst []int, score []float64, x mat.Matrix) ([]int, []float64) {
+	if !kr.fitted {
+		panic(ErrNotFitted)
+	}
+	checkDims(x, kr.d)
+	r, _ := x.Dims()
+	dst = intsTo(dst, r)
+	score = floatsTo(score, r)
+	var f mat.Dense
+	for lo := 0; lo < r; lo += kernelBlock {
+		hi := min(lo+kernelBlock, r)
+		kr.decision(&f, sliceRows(x, lo, hi))
+		for i := range hi - lo {
+			row := f.RawRowView(i)
+			b := floats.MaxIdx(row)
+			if math.IsNaN(row[b]) {
+				dst[lo+i], score[lo+i] = -1, 0
+				continue
+			}
+			dst[lo+i], score[lo+i] = b, row[b]
+		}
+	}
+	return dst, score
+}
+
+// kernelBlock is the number of rows whose kernel row block is held at once.
+const kernelBlock = 1024
+
+// DecisionTo stores the scores k(x, X)·A of every row of x (m×D) and class
+// (m×C) in dst and returns it: the one-vs-rest regression outputs whose
+// arg max PredictTo returns. An empty dst is allocated; otherwise it must
+// be m×C. It panics if kr is not fitted or x does not have D columns.
+func (kr *KernelRidge) DecisionTo(dst *mat.Dense, x mat.Matrix) *mat.Dense {
+	if !kr.fitted {
+		panic(ErrNotFitted)
+	}
+	checkDims(x, kr.d)
+	r, _ := x.Dims()
+	if dst == nil {
+		dst = &mat.Dense{}
+	}
+	if dst.IsEmpty() {
+		dst.ReuseAs(r, kr.classes)
+	} else if dr, dc := dst.Dims(); dr != r || dc != kr.classes {
+		panic(mat.ErrShape)
+	}
+	var f mat.Dense
+	for lo := 0; lo < r; lo += kernelBlock {
+		hi := min(lo+kernelBlock, r)
+		kr.decision(&f, sliceRows(x, lo, hi))
+		dst.Slice(lo, hi, 0, kr.classes).(*mat.Dense).Copy(&f)
+	}
+	return dst
+}
+
+// decision stores the m×C scores of the rows of x in f (resized).
+func (kr *KernelRidge) decision(f *mat.Dense, x mat.Matrix) {
+	kr.kernel(&kr.kx, x, rowSqNorms(x))
+	f.Reset()
+	f.Mul(&kr.kx, &kr.a)
+}
+
+// KernelSelfTraining labels the unlabeled training rows by self-training
+// with a KernelRidge, then classifies new rows with a KernelRidge fitted on
+// all rows that have a label.
+//
+// Each of Rounds rounds fits the kernel classifier on the rows labeled so
+// far (given or inferred in the previous round), scores every unlabeled
+// row, ranks the rows assigned to each class by margin (best score minus
+// second best), and keeps the most confident: after round r, up to
+// ⌊Share·(r/Rounds)·U/C⌋ rows per class, for U unlabeled rows and C
+// classes. Inferred labels are revised every round; given labels never
+// change. Rows never kept stay unlabeled, so even with Share 1 the least
+// confident rows of a class with more than U/C candidates stay unlabeled
+// (labeling them with the final classifier measured no better on the
+// digits).
+//
+// On the digits pool (SSKNMF codes next to the pixels, 10 labels per class,
+// see model.JointClassifier) it labels 98.2–98.6% of the pool rows
+// correctly, against 97.5–98.2% for SelfTraining (1-NN).
+//
+// A KernelSelfTraining is not safe for concurrent use.
+type KernelSelfTraining struct {
+	// Rounds is the number of self-labeling rounds. If zero, it defaults to 5.
+	Rounds int
+	// Share is the fraction of unlabeled rows labeled after the last round,
+	// in (0, 1]. If zero, it defaults to 1.
+	Share float64
+	// Kernel is the classifier fitted in every round and for prediction;
+	// its zero value uses KernelRidge's defaults.
+	Kernel KernelRidge
+
+	labels []int
+	scores mat.Dense
+}
+
+// Fit labels x's unlabeled rows (y = −1) and fits Kernel on all rows that
+// have a label then. It returns ErrNoLabels if no row is labeled, and an
+// error if a parameter is out of range, y does not match x, or x has a
+// non-finite entry.
+func (s *KernelSelfTraining) Fit(x mat.Matrix, y []int) error {
+	s.labels = nil
+	rounds, share := s.Rounds, s.Share
+	if rounds == 0 {
+		rounds = 5
+	}
+	if share == 0 {
+		share = 1
+	}
+	if rounds < 0 || !(share > 0 && share <= 1) {
+		return fmt.Errorf("classify: kernel self-training: invalid Rounds %d or Share %g", s.Rounds, s.Share)
+	}
+	n, _ := x.Dims()
+	c, _, err := checkLabels(n, y)
+	if err != nil {
+		return err
+	}
+	var unl []int
+	for i, v := range y {
+		if v < 0 {
+			unl = append(unl, i)
+		}
+	}
+	out := slices.Clone(y)
+	type cand struct {
+		i      int
+		margin float64
+	}
+	per := make([][]cand, c)
+	xu := rowsOf(mat.DenseCopyOf(x), unl)
+	for r := 1; r <= rounds && len(unl) > 0; r++ {
+		if err := s.Kernel.Fit(x, out); err != nil {
+			return err
+		}
+		s.scores.Reset()
+		f := s.Kernel.DecisionTo(&s.scores, xu)
+		for cl := range per {
+			per[cl] = per[cl][:0]
+		}
+		for a, i := range unl {
+			row := f.RawRowView(a)
+			b1, b2 := 0, -1
+			for cl := 1; cl < len(row); cl++ {
+				if row[cl] > row[b1] {
+					b1, b2 = cl, b1
+				} else if b2 < 0 || row[cl] > row[b2] {
+					b2 = cl
+				}
+			}
+			m := row[b1]
+			if b2 >= 0 {
+				m -= row[b2]
+			}
+			per[b1] = append(per[b1], cand{i, m})
+			out[i] = -1
+		}
+		take := int(share * float64(r) / float64(rounds) * float64(len(unl)) / float64(c))
+		for cl, ps := range per {
+			slices.SortStableFunc(ps, func(a, b cand) int { return cmp.Compare(b.margin, a.margin) })
+			for _, p := range ps[:min(take, len(ps))] {
+				out[p.i] = cl
+			}
+		}
+	}
+	if err := s.Kernel.Fit(x, out); err != nil {
+		return err
+	}
+	s.labels = out
+	return nil
+}
+
+// Labels returns the label of every training row after self-training (−1
+// for rows left unlabeled). The slice belongs to s; it is valid until the
+// next Fit.
+func (s *KernelSelfTraining) Labels() []int {
+	if s.labels == nil {
+		panic(ErrNotFitted)
+	}
+	return s.labels
+}
+
+// PredictTo stores the predicted class of each row of x into dst and
+// returns it (KernelRidge.PredictTo of the final fit).
+func (s *KernelSelfTraining) PredictTo(dst []int, x mat.Matrix) []int {
+	return s.Kernel.PredictTo(dst, x)
+}
+
+// PredictScoresTo is KernelRidge.PredictScoresTo of the final fit.
+func (s *KernelSelfTraining) PredictScoresTo(dst []int, score []float64, x mat.Matrix) ([]int, []float64) {
+	return s.Kernel.PredictScoresTo(dst, score, x)
+}

@@ -1,0 +1,246 @@
+package classify
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// TestKernelRidgeSolution checks the exact fit against the closed form
+// scores K(x, X)(K + λI)⁻¹Y solved densely, and that the
+// subset-of-regressors path with every row a centre gives the same scores.
+func TestKernelRidgeSolution(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 1))
+	x, y := blobs(rnd, 3, 10, 4)
+	y[4] = -1 // skipped
+	q := randDense(rnd, 5, 4)
+	kr := KernelRidge{Gamma: 1, Lambda: 0.1}
+	if err := kr.Fit(x, y); err != nil {
+		t.Fatal(err)
+	}
+	got := kr.DecisionTo(nil, q)
+
+	// Dense reference on the 29 labeled rows.
+	var lab []int
+	for i, v := range y {
+		if v >= 0 {
+			lab = append(lab, i)
+		}
+	}
+	n := len(lab)
+	var s2 float64 // mean squared distance over all ordered pairs
+	for _, i := range lab {
+		for _, j := range lab {
+			s2 += sqDist(x.RawRowView(i), x.RawRowView(j))
+		}
+	}
+	s2 /= float64(n * n)
+	g := 1 / s2
+	k := mat.NewDense(n, n, nil)
+	yy := mat.NewDense(n, 3, nil)
+	for a, i := range lab {
+		yy.Set(a, y[i], 1)
+		for b, j := range lab {
+			v := math.Exp(-g * sqDist(x.RawRowView(i), x.RawRowView(j)))
+			if a == b {
+				v += 0.1
+			}
+			k.Set(a, b, v)
+		}
+	}
+	var alpha mat.Dense
+	if err := alpha.Solve(k, yy); err != nil {
+		t.Fatal(err)
+	}
+	kq := mat.NewDense(5, n, nil)
+	for r := range 5 {
+		for b, j := range lab {
+			kq.Set(r, b, math.Exp(-g*sqDist(q.RawRowView(r), x.RawRowView(j))))
+		}
+	}
+	var want mat.Dense
+	want.Mul(kq, &alpha)
+	// Cholesky against LU on a system with condition number below 1e3:
+	// agreement to 1e-9 leaves room for rounding and catches any slip in
+	// the kernel width or the ridge.
+	if !mat.EqualApprox(got, &want, 1e-9) {
+		t.Errorf("scores\n%v\nwant\n%v", mat.Formatted(got), mat.Formatted(&want))
+	}
+	// Subset of regressors with all rows as centres solves the same
+	// problem through the normal equations, whose squared condition number
+	// costs digits: 1e-6.
+	sor := KernelRidge{Gamma: 1, Lambda: 0.1, MaxRows: n}
+	x2 := mat.DenseCopyOf(x)
+	y2 := slices.Clone(y)
+	y2[4] = 0 // one more row than MaxRows forces the approximation
+	if err := sor.Fit(x2, y2); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := sor.centres.Dims(); m != n {
+		t.Fatalf("%d centres, want %d", m, n)
+	}
+	pe, ps := kr.PredictTo(nil, x), sor.PredictTo(nil, x)
+	if a := accuracy(ps, pe); a < 0.99 {
+		t.Errorf("subset of regressors agrees with the exact fit on %.3f of the rows", a)
+	}
+}
+
+func sqDist(a, b []float64) float64 {
+	var s float64
+	for i, v := range a {
+		s += (v - b[i]) * (v - b[i])
+	}
+	return s
+}
+
+func TestKernelRidgeBlobs(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 1))
+	x, y := blobs(rnd, 4, 40, 5)
+	var kr KernelRidge
+	if err := kr.Fit(x, y); err != nil {
+		t.Fatal(err)
+	}
+	pred, score := kr.PredictScoresTo(nil, nil, x)
+	if a := accuracy(pred, y); a != 1 {
+		t.Errorf("training accuracy on separable blobs %.4f, want 1", a)
+	}
+	for i, s := range score {
+		// A training row's own score is near its one-hot target 1.
+		if !(s > 0.5 && s < 1.5) {
+			t.Fatalf("row %d: score %v", i, s)
+		}
+	}
+	// Scale invariance: the width follows the data.
+	xs := mat.NewDense(160, 5, nil)
+	xs.Scale(1000, x)
+	var ks KernelRidge
+	if err := ks.Fit(xs, y); err != nil {
+		t.Fatal(err)
+	}
+	if !mat.EqualApprox(kr.DecisionTo(nil, x), ks.DecisionTo(nil, xs), 1e-8) {
+		t.Error("scores change when the features are scaled by 1000")
+	}
+	// Far from every training row the scores fall to 0; a NaN row is −1.
+	far := mat.NewDense(2, 5, []float64{1e3, 1e3, 1e3, 1e3, 1e3, math.NaN(), 0, 0, 0, 0})
+	p, s := kr.PredictScoresTo(nil, nil, far)
+	if math.Abs(s[0]) > 1e-6 || p[1] != -1 || s[1] != 0 {
+		t.Errorf("far row score %v, NaN row (%d, %v)", s[0], p[1], s[1])
+	}
+	// Subset of regressors with a quarter of the rows as centres.
+	sor := KernelRidge{MaxRows: 40}
+	if err := sor.Fit(x, y); err != nil {
+		t.Fatal(err)
+	}
+	if a := accuracy(sor.PredictTo(nil, x), y); a != 1 {
+		t.Errorf("subset of regressors: training accuracy %.4f, want 1", a)
+	}
+}
+
+// TestKernelSelfTraining: two labels per blob label the rest of each blob,
+// given labels never change, and a wrong given label stays as given.
+func TestKernelSelfTraining(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 1))
+	x, truth := blobs(rnd, 3, 30, 3)
+	y := make([]int, len(truth))
+	for i := range y {
+		y[i] = -1
+		if i < 6 {
+			y[i] = truth[i]
+		}
+	}
+	y[6] = (truth[6] + 1) % 3 // a wrong given label
+	var st KernelSelfTraining
+	if err := st.Fit(x, y); err != nil {
+		t.Fatal(err)
+	}
+	// Each class takes ⌊83/3⌋ = 27 rows: classes 1 and 2 have 28
+	// unlabeled rows each, so one row of each stays unlabeled.
+	unl := 0
+	for i, v := range st.Labels() {
+		want := truth[i]
+		if i == 6 {
+			want = y[6]
+		}
+		if v < 0 {
+			unl++
+		} else if v != want {
+			t.Errorf("row %d labeled %d, want %d", i, v, want)
+		}
+	}
+	if unl != 2 {
+		t.Errorf("%d rows left unlabeled, want 2", unl)
+	}
+	if a := accuracy(st.PredictTo(nil, x), truth); a < 0.98 {
+		t.Errorf("prediction accuracy %.3f on the blobs", a)
+	}
+	// Share 0.5 leaves about half of the unlabeled rows unlabeled.
+	half := KernelSelfTraining{Share: 0.5}
+	if err := half.Fit(x, y); err != nil {
+		t.Fatal(err)
+	}
+	unl = 0
+	for _, v := range half.Labels() {
+		if v < 0 {
+			unl++
+		}
+	}
+	if unl != 83-3*13 {
+		t.Errorf("share 0.5: %d of 83 unlabeled rows left unlabeled, want 83 − 3·⌊0.5·83/3⌋ = 44", unl)
+	}
+}
+
+func TestKernelErrors(t *testing.T) {
+	x := mat.NewDense(3, 2, []float64{0, 1, 2, 3, 4, 5})
+	for name, f := range (fits{
+		"KernelRidge":        (&KernelRidge{}).Fit,
+		"KernelSelfTraining": (&KernelSelfTraining{}).Fit,
+	}).withX(x) {
+		if err := f([]int{-1, -1, -1}); !errors.Is(err, ErrNoLabels) {
+			t.Errorf("%s with no labels: %v, want ErrNoLabels", name, err)
+		}
+		if err := f([]int{0, 1}); err == nil {
+			t.Errorf("%s with 2 labels for 3 rows: no error", name)
+		}
+		if err := f([]int{0, -2, 1}); err == nil {
+			t.Errorf("%s with label −2: no error", name)
+		}
+	}
+	y := []int{0, 1, -1}
+	for _, kr := range []KernelRidge{{Gamma: -1}, {Lambda: -1}, {MaxRows: -1}, {Gamma: math.Inf(1)}} {
+		if err := kr.Fit(x, y); err == nil {
+			t.Errorf("%+v: no error", kr)
+		}
+	}
+	for _, st := range []KernelSelfTraining{{Rounds: -1}, {Share: 2}, {Share: -0.5}} {
+		if err := st.Fit(x, y); err == nil {
+			t.Errorf("Rounds %d Share %g: no error", st.Rounds, st.Share)
+		}
+	}
+	bad := mat.NewDense(2, 1, []float64{0, math.NaN()})
+	if err := (&KernelRidge{}).Fit(bad, []int{0, 1}); err == nil {
+		t.Error("KernelRidge NaN: no error")
+	}
+	var kr KernelRidge
+	if err := kr.Fit(x, y); err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range map[string]func(){
+		"not fitted":     func() { (&KernelRidge{}).PredictTo(nil, x) },
+		"labels":         func() { (&KernelSelfTraining{}).Labels() },
+		"feature count":  func() { kr.PredictTo(nil, mat.NewDense(1, 3, nil)) },
+		"decision shape": func() { kr.DecisionTo(mat.NewDense(3, 3, nil), x) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}

@@ -1,0 +1,462 @@
+package model
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model/classify"
+	"github.com/nmfstream/nmfstream/model/metrics"
+)
+
+// The tests of this file are how JointClassifier's kernel defaults were
+// chosen; each runs only with its NMFSTREAM_TUNE value. Their tasks are the
+// three validation splits of the seed-1 pool (tuneSeeds) and, reported
+// apart, the test splits of seeds 1–5 (to check that the choice holds).
+//
+//	NMFSTREAM_TUNE=kernel   KernelRidge's γ × λ on 1-NN self-labels (pixels / joint rows)
+//	NMFSTREAM_TUNE=klabels  self-labelers of the pool (1-NN, kernel, label spreading; oracle)
+//	NMFSTREAM_TUNE=kst      kernel self-training's rounds, share, γ, λ; final space
+//	NMFSTREAM_TUNE=kst2     the code weight in kernel self-training
+//	NMFSTREAM_TUNE=auto2    every method with JointClassifier (Vote and kernel)
+//	NMFSTREAM_TUNE=kconf    confusion matrices on the seed-1 test split
+
+// TestTuneKernel scores the kernel classifier grid (NMFSTREAM_TUNE=kernel).
+func TestTuneKernel(t *testing.T) {
+	if os.Getenv("NMFSTREAM_TUNE") != "kernel" {
+		t.Skip("set NMFSTREAM_TUNE=kernel")
+	}
+	type tk struct {
+		name string
+		task digitsTask
+	}
+	var tasks []tk
+	for _, s := range tuneSeeds {
+		tasks = append(tasks, tk{fmt.Sprintf("val%d", s), newDigitsSplit(10, 1, s)})
+	}
+	for s := uint64(1); s <= 5; s++ {
+		tasks = append(tasks, tk{fmt.Sprintf("test%d", s), newDigitsSplit(10, s, 0)})
+	}
+	res := map[string][]float64{}
+	var order []string
+	add := func(k string, v float64) {
+		if _, ok := res[k]; !ok {
+			order = append(order, k)
+		}
+		res[k] = append(res[k], v)
+	}
+	for _, tt := range tasks {
+		task := tt.task
+		m := &SSKNMF{Common: Common{Rank: 40}}
+		if err := m.Fit(DenseRows(task.train), task.trainY); err != nil {
+			t.Fatal(err)
+		}
+		codes, err := task.codes(m, ProjectGraph, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		add("joint5nn", task.jointAccuracy(m.Codes(), codes))
+		for _, share := range []float64{0.8, 1} {
+			y := selfLabel(m.Codes(), task.trainY, 5, share)
+			add(fmt.Sprintf("selflabel acc share %.1f", share), labelAcc(y, task.trainTrue))
+			var j JointClassifier
+			j.sx, j.sv = meanRowNorm(task.train), meanRowNorm(m.Codes())
+			jtr := j.joint(task.train, m.Codes(), 1)
+			jte := j.joint(task.test, codes, 1)
+			for _, g := range []float64{1, 2, 4, 8} {
+				for _, l := range []float64{0.01, 0.1, 1} {
+					kr := classify.KernelRidge{Gamma: g, Lambda: l}
+					if err := kr.Fit(task.train, y); err != nil {
+						t.Fatal(err)
+					}
+					add(fmt.Sprintf("krr pix  sh%.1f g%g l%g", share, g, l), metrics.Accuracy(kr.PredictTo(nil, task.test), task.testY))
+					if err := kr.Fit(jtr, y); err != nil {
+						t.Fatal(err)
+					}
+					add(fmt.Sprintf("krr jnt  sh%.1f g%g l%g", share, g, l), metrics.Accuracy(kr.PredictTo(nil, jte), task.testY))
+				}
+			}
+		}
+		t.Logf("%s done", tt.name)
+	}
+	nv := len(tuneSeeds)
+	for _, k := range order {
+		v := res[k]
+		var a, b float64
+		for i, x := range v {
+			if i < nv {
+				a += x / float64(nv)
+			} else {
+				b += x / float64(len(v)-nv)
+			}
+		}
+		t.Logf("%-30s val %.4f  test-mean %.4f  test1 %.4f", k, a, b, v[nv])
+	}
+}
+
+func labelAcc(y, truth []int) float64 {
+	n, ok := 0, 0
+	for i, v := range y {
+		if v >= 0 {
+			n++
+			if v == truth[i] {
+				ok++
+			}
+		}
+	}
+	return float64(ok) / float64(max(n, 1))
+}
+
+var _ = mat.Dense{}
+
+// krrSelfTrain self-trains a KernelRidge: each round fits it on the labels so
+// far and keeps, per class, the most confident (margin between the best and
+// second score) of the rows it assigns to that class.
+func krrSelfTrain(x *mat.Dense, y []int, rounds int, share, g, l float64) []int {
+	out := append([]int(nil), y...)
+	n, _ := x.Dims()
+	nunl := 0
+	for _, v := range y {
+		if v < 0 {
+			nunl++
+		}
+	}
+	for r := 1; r <= rounds; r++ {
+		kr := classify.KernelRidge{Gamma: g, Lambda: l}
+		if err := kr.Fit(x, out); err != nil {
+			panic(err)
+		}
+		f := kr.DecisionTo(nil, x)
+		c := kr.Classes()
+		type cand struct {
+			i int
+			m float64
+		}
+		per := make([][]cand, c)
+		for i := 0; i < n; i++ {
+			if y[i] >= 0 {
+				continue
+			}
+			row := f.RawRowView(i)
+			b1, b2 := 0, -1
+			for k := 1; k < c; k++ {
+				if row[k] > row[b1] {
+					b1, b2 = k, b1
+				} else if b2 < 0 || row[k] > row[b2] {
+					b2 = k
+				}
+			}
+			per[b1] = append(per[b1], cand{i, row[b1] - row[b2]})
+		}
+		for i := range out {
+			if y[i] < 0 {
+				out[i] = -1
+			}
+		}
+		take := int(share * float64(r) / float64(rounds) * float64(nunl) / float64(c))
+		for cl, ps := range per {
+			sortCands := func(a, b cand) int {
+				if a.m > b.m {
+					return -1
+				}
+				if a.m < b.m {
+					return 1
+				}
+				return a.i - b.i
+			}
+			slices.SortFunc(ps, sortCands)
+			for _, p := range ps[:min(take, len(ps))] {
+				out[p.i] = cl
+			}
+		}
+	}
+	return out
+}
+
+func TestTuneKernelLabels(t *testing.T) {
+	if os.Getenv("NMFSTREAM_TUNE") != "klabels" {
+		t.Skip("set NMFSTREAM_TUNE=klabels")
+	}
+	var tasks []digitsTask
+	for _, s := range tuneSeeds {
+		tasks = append(tasks, newDigitsSplit(10, 1, s))
+	}
+	for s := uint64(1); s <= 5; s++ {
+		tasks = append(tasks, newDigitsSplit(10, s, 0))
+	}
+	res := map[string][]float64{}
+	var order []string
+	add := func(k string, v float64) {
+		if _, ok := res[k]; !ok {
+			order = append(order, k)
+		}
+		res[k] = append(res[k], v)
+	}
+	for ti, task := range tasks {
+		m := &SSKNMF{Common: Common{Rank: 40}}
+		if err := m.Fit(DenseRows(task.train), task.trainY); err != nil {
+			t.Fatal(err)
+		}
+		v := m.Codes()
+		var j JointClassifier
+		j.sx, j.sv = meanRowNorm(task.train), meanRowNorm(v)
+		jtr := j.joint(task.train, v, 1)
+		labelers := map[string][]int{}
+		labelers["a st08"] = selfLabel(v, task.trainY, 5, 0.8)
+		labelers["b oracle"] = task.trainTrue
+		kr := classify.KernelRidge{Gamma: 2, Lambda: 0.01}
+		if err := kr.Fit(task.train, labelers["a st08"]); err != nil {
+			t.Fatal(err)
+		}
+		labelers["c relabel"] = kr.PredictTo(nil, task.train)
+		labelers["d krrST pix"] = krrSelfTrain(task.train, task.trainY, 5, 1, 2, 0.01)
+		labelers["e krrST jnt"] = krrSelfTrain(jtr, task.trainY, 5, 1, 2, 0.01)
+		labelers["e2 krrST code"] = krrSelfTrain(v, task.trainY, 5, 1, 2, 0.01)
+		for _, src := range []struct {
+			n string
+			x *mat.Dense
+		}{{"pix", task.train}, {"code", v}, {"jnt", jtr}} {
+			lp := classify.LabelPropagation{}
+			if err := lp.Fit(src.x, task.trainY); err != nil {
+				t.Fatal(err)
+			}
+			labelers["f lp "+src.n] = lp.TransductionTo(nil)
+		}
+		keys := []string{"a st08", "b oracle", "c relabel", "d krrST pix", "e krrST jnt", "e2 krrST code", "f lp pix", "f lp code", "f lp jnt"}
+		for _, k := range keys {
+			y := labelers[k]
+			add(k+" poolacc", labelAcc(y, task.trainTrue))
+			for _, gl := range [][2]float64{{2, 0.01}, {1, 0.1}} {
+				kr := classify.KernelRidge{Gamma: gl[0], Lambda: gl[1]}
+				if err := kr.Fit(task.train, y); err != nil {
+					t.Fatal(err)
+				}
+				add(fmt.Sprintf("%s krr g%g l%g", k, gl[0], gl[1]), metrics.Accuracy(kr.PredictTo(nil, task.test), task.testY))
+			}
+		}
+		t.Logf("task %d done", ti)
+	}
+	nv := len(tuneSeeds)
+	for _, k := range order {
+		v := res[k]
+		var a, b float64
+		for i, x := range v {
+			if i < nv {
+				a += x / float64(nv)
+			} else {
+				b += x / float64(len(v)-nv)
+			}
+		}
+		t.Logf("%-36s val %.4f  test-mean %.4f  test1 %.4f", k, a, b, v[nv])
+	}
+}
+
+func TestTuneKernelST(t *testing.T) {
+	if os.Getenv("NMFSTREAM_TUNE") != "kst" {
+		t.Skip("set NMFSTREAM_TUNE=kst")
+	}
+	var tasks []digitsTask
+	for _, s := range tuneSeeds {
+		tasks = append(tasks, newDigitsSplit(10, 1, s))
+	}
+	for s := uint64(1); s <= 5; s++ {
+		tasks = append(tasks, newDigitsSplit(10, s, 0))
+	}
+	res := map[string][]float64{}
+	var order []string
+	add := func(k string, v float64) {
+		if _, ok := res[k]; !ok {
+			order = append(order, k)
+		}
+		res[k] = append(res[k], v)
+	}
+	for ti, task := range tasks {
+		m := &SSKNMF{Common: Common{Rank: 40}}
+		if err := m.Fit(DenseRows(task.train), task.trainY); err != nil {
+			t.Fatal(err)
+		}
+		v := m.Codes()
+		tc, err := task.codes(m, ProjectGraph, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var j JointClassifier
+		j.sx, j.sv = meanRowNorm(task.train), meanRowNorm(v)
+		jtr := j.joint(task.train, v, 1)
+		jte := j.joint(task.test, tc, 1)
+		st08 := selfLabel(v, task.trainY, 5, 0.8)
+		final := func(k string, y []int) {
+			add(k+" poolacc", labelAcc(y, task.trainTrue))
+			kr := classify.KernelRidge{Gamma: 2, Lambda: 0.01}
+			if err := kr.Fit(task.train, y); err != nil {
+				t.Fatal(err)
+			}
+			add(k+" -> pix", metrics.Accuracy(kr.PredictTo(nil, task.test), task.testY))
+			if err := kr.Fit(jtr, y); err != nil {
+				t.Fatal(err)
+			}
+			add(k+" -> jnt", metrics.Accuracy(kr.PredictTo(nil, jte), task.testY))
+		}
+		for _, rounds := range []int{5, 10} {
+			for _, share := range []float64{0.9, 1} {
+				for _, gl := range [][2]float64{{2, 0.01}, {1, 0.1}} {
+					y := krrSelfTrain(jtr, task.trainY, rounds, share, gl[0], gl[1])
+					k := fmt.Sprintf("kst r%d s%.1f g%g l%g", rounds, share, gl[0], gl[1])
+					final(k, y)
+					if rounds == 5 && share == 1 && gl[0] == 2 {
+						agree := append([]int(nil), y...)
+						for i := range agree {
+							if st08[i] != y[i] {
+								agree[i] = -1
+							}
+						}
+						final("agree st08", agree)
+					}
+				}
+			}
+		}
+		t.Logf("task %d done", ti)
+	}
+	nv := len(tuneSeeds)
+	for _, k := range order {
+		v := res[k]
+		var a, b float64
+		for i, x := range v {
+			if i < nv {
+				a += x / float64(nv)
+			} else {
+				b += x / float64(len(v)-nv)
+			}
+		}
+		t.Logf("%-36s val %.4f  test-mean %.4f  test1 %.4f", k, a, b, v[nv])
+	}
+}
+
+func TestKernelConfusion(t *testing.T) {
+	if os.Getenv("NMFSTREAM_TUNE") != "kconf" {
+		t.Skip("set NMFSTREAM_TUNE=kconf")
+	}
+	task := newDigitsSplit(10, 1, 0)
+	m := &SSKNMF{Common: Common{Rank: 40}}
+	if err := m.Fit(DenseRows(task.train), task.trainY); err != nil {
+		t.Fatal(err)
+	}
+	v := m.Codes()
+	var j JointClassifier
+	j.sx, j.sv = meanRowNorm(task.train), meanRowNorm(v)
+	jtr := j.joint(task.train, v, 1)
+	y := krrSelfTrain(jtr, task.trainY, 5, 1, 2, 0.01)
+	kr := classify.KernelRidge{Gamma: 2, Lambda: 0.01}
+	if err := kr.Fit(task.train, y); err != nil {
+		t.Fatal(err)
+	}
+	p := kr.PredictTo(nil, task.test)
+	t.Logf("test acc %.4f", metrics.Accuracy(p, task.testY))
+	for _, r := range metrics.ConfusionMatrix(p, task.testY, 10) {
+		t.Log(r)
+	}
+	t.Log("pool")
+	for _, r := range metrics.ConfusionMatrix(y, task.trainTrue, 10) {
+		t.Log(r)
+	}
+}
+
+func TestTuneKernelST2(t *testing.T) {
+	if os.Getenv("NMFSTREAM_TUNE") != "kst2" {
+		t.Skip("set NMFSTREAM_TUNE=kst2")
+	}
+	var tasks []digitsTask
+	for _, s := range tuneSeeds {
+		tasks = append(tasks, newDigitsSplit(10, 1, s))
+	}
+	for s := uint64(1); s <= 5; s++ {
+		tasks = append(tasks, newDigitsSplit(10, s, 0))
+	}
+	res := map[string][]float64{}
+	var order []string
+	add := func(k string, v float64) {
+		if _, ok := res[k]; !ok {
+			order = append(order, k)
+		}
+		res[k] = append(res[k], v)
+	}
+	for ti, task := range tasks {
+		m := &SSKNMF{Common: Common{Rank: 40}}
+		if err := m.Fit(DenseRows(task.train), task.trainY); err != nil {
+			t.Fatal(err)
+		}
+		v := m.Codes()
+		final := func(k string, y []int) {
+			add(k+" poolacc", labelAcc(y, task.trainTrue))
+			kr := classify.KernelRidge{Gamma: 2, Lambda: 0.01}
+			if err := kr.Fit(task.train, y); err != nil {
+				t.Fatal(err)
+			}
+			add(k+" -> pix", metrics.Accuracy(kr.PredictTo(nil, task.test), task.testY))
+		}
+		for _, w := range []float64{0.5, 1, 2, 4} {
+			j := JointClassifier{CodeWeight: w}
+			j.sx, j.sv = meanRowNorm(task.train), meanRowNorm(v)
+			jtr := j.joint(task.train, v, w)
+			y := krrSelfTrain(jtr, task.trainY, 5, 1, 2, 0.01)
+			final(fmt.Sprintf("w%g", w), y)
+			kr := classify.KernelRidge{Gamma: 2, Lambda: 0.01}
+			if err := kr.Fit(jtr, y); err != nil {
+				t.Fatal(err)
+			}
+			p := kr.PredictTo(nil, jtr)
+			fill := append([]int(nil), y...)
+			for i := range fill {
+				if fill[i] < 0 {
+					fill[i] = p[i]
+				}
+			}
+			final(fmt.Sprintf("w%g fill", w), fill)
+		}
+		t.Logf("task %d done", ti)
+	}
+	nv := len(tuneSeeds)
+	for _, k := range order {
+		v := res[k]
+		var a, b float64
+		for i, x := range v {
+			if i < nv {
+				a += x / float64(nv)
+			} else {
+				b += x / float64(len(v)-nv)
+			}
+		}
+		t.Logf("%-36s val %.4f  test-mean %.4f  test1 %.4f", k, a, b, v[nv])
+	}
+}
+
+// TestTuneAuto scores every method's codes with JointClassifier (kernel, and
+// Vote) on validation splits of the pools of seeds 1–5 (inner seed 100+s),
+// never their test splits (NMFSTREAM_TUNE=auto2).
+func TestTuneAuto(t *testing.T) {
+	if os.Getenv("NMFSTREAM_TUNE") != "auto2" {
+		t.Skip("set NMFSTREAM_TUNE=auto2")
+	}
+	specs := append(accuracySpecs(), accuracySpec{"dpca", &DPCA{Rank: 40}, 0})
+	for _, s := range specs {
+		var vote, joint, st float64
+		for seed := uint64(1); seed <= 5; seed++ {
+			task := newDigitsSplit(10, seed, 100+seed)
+			codes, err := task.digitsCodes(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vote += task.voteAccuracy(s.m.Codes(), codes) / 5
+			joint += task.jointAccuracy(s.m.Codes(), codes) / 5
+			var j JointClassifier
+			if err := j.Fit(DenseRows(task.train), s.m.Codes(), task.trainY); err != nil {
+				t.Fatal(err)
+			}
+			st += labelAcc(j.Labels(), task.trainTrue) / 5
+		}
+		t.Logf("%-7s validation mean (seeds 1–5): joint vote %.4f, joint kernel %.4f, pool self-label accuracy %.4f", s.name, vote, joint, st)
+	}
+}
