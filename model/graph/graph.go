@@ -50,6 +50,7 @@ type Graph struct {
 	// workspace
 	qs     qstate
 	dotBuf []float64
+	rthr   []float64 // per slot, see scan
 	mark   []bool
 	marked []int
 }

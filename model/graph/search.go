@@ -209,6 +209,17 @@ func (g *Graph) scan(ls *lists, st *qstate, qs, refs []int, sym bool, keep func(
 		g.dotBuf = make([]float64, need)
 	}
 	sq := g.st.sq
+	// rthr[r] bounds the approximate key at which old node r's list can
+	// take a newcomer q (before q's own margin is added): most pairs fail
+	// it, and the test costs one load instead of reverse's work.
+	if old != nil {
+		g.rthr = slices.Grow(g.rthr[:0], len(g.live))[:len(g.live)]
+		for _, r := range refs {
+			if old[r] {
+				g.rthr[r] = g.revThr(ls, r)
+			}
+		}
+	}
 	for i0 := 0; i0 < len(qs); i0 += bs {
 		qb := qs[i0:min(i0+bs, len(qs))]
 		j0 := 0
@@ -225,6 +236,10 @@ func (g *Graph) scan(ls *lists, st *qstate, qs, refs []int, sym bool, keep func(
 				sa := i0 + a
 				row := dot[a*nr : (a+1)*nr]
 				sqq := sq[q]
+				var dq float64
+				if old != nil {
+					dq = g.st.delta(q)
+				}
 				bstart := 0
 				if diag {
 					bstart = a + 1
@@ -248,13 +263,25 @@ func (g *Graph) scan(ls *lists, st *qstate, qs, refs []int, sym bool, keep func(
 						if key <= st.thr[sb] {
 							st.push(sb, cand{key, int32(q)})
 						}
-					} else if old != nil && old[r] {
+					} else if old != nil && old[r] && key <= g.rthr[r]+dq {
 						g.reverse(ls, r, q, key, touch)
+						g.rthr[r] = g.revThr(ls, r)
 					}
 				}
 			}
 		}
 	}
+}
+
+// revThr returns the approximate key above which no newcomer can enter
+// p's list, less the newcomer's own margin: +Inf for an unbounded list.
+// reverse decides exactly; this only screens.
+func (g *Graph) revThr(ls *lists, p int) float64 {
+	wk, _, bounded := ls.worst(p)
+	if !bounded {
+		return math.Inf(1)
+	}
+	return wk + g.st.delta(p)
 }
 
 // reverse offers new node q to old node p's list, given their approximate key.
