@@ -611,14 +611,11 @@ func (o *Online) update(x Data, ch graph.Change) {
 			copy(o.old.RawRowView(r), o.v.RawRowView(id))
 		}
 	}
-	o.eng = Engine{
-		Loss:    &Frobenius{X: o.Data(), FixedU: true},
-		Terms:   []Term{&GraphTerm{Weight: o.alpha(), S: s}},
-		FixU:    true,
-		Rows:    rows,
-		MaxIter: o.sweeps(),
-		Tol:     -1,
-	}
+	// Set the fields one by one: the engine keeps its N×K workspace
+	// across steps instead of allocating and zeroing it each time.
+	o.eng.Loss = &Frobenius{X: o.Data(), FixedU: true}
+	o.eng.Terms = append(o.eng.Terms[:0], &GraphTerm{Weight: o.alpha(), S: s})
+	o.eng.FixU, o.eng.Rows, o.eng.MaxIter, o.eng.Tol = true, rows, o.sweeps(), -1
 	o.eng.Run(&o.u, &o.v) // errors only on a non-finite objective, never here: inputs are validated
 	// Replace the old contributions by the new ones. With forgetting, old
 	// samples' contributions were counted when they arrived and decay;
