@@ -1,4 +1,4 @@
-// Package openblas switches gonum's BLAS to OpenBLAS (through cgo and
+// Package openblas switches gonum's BLAS (blas64 and blas32) to OpenBLAS (through cgo and
 // gonum.org/v1/netlib) when the program is built with the tag openblas:
 //
 //	apt-get install -y libopenblas-dev

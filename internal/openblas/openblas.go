@@ -3,6 +3,7 @@
 package openblas
 
 import (
+	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/netlib/blas/netlib"
 )
@@ -10,4 +11,7 @@ import (
 // Enabled reports whether OpenBLAS replaced gonum's BLAS.
 const Enabled = true
 
-func init() { blas64.Use(netlib.Implementation{}) }
+func init() {
+	blas64.Use(netlib.Implementation{})
+	blas32.Use(netlib.Implementation{})
+}

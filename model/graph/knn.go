@@ -145,6 +145,11 @@ func (c KNN) build(n, d int, newGraph func(int) (*Graph, error), add func(*Graph
 	if err != nil {
 		return nil, err
 	}
+	// The batch search is the one big enough for float32 dots to pay for
+	// the copy; later insertions search in float64.
+	if g.st.beginFast32(ids) {
+		defer g.st.endFast32()
+	}
 	g.search(&g.knn, ids, ids, true, nil, nil, nil)
 	return g, nil
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 )
 
@@ -23,6 +24,14 @@ type store struct {
 	sq    []float64 // canonical squared norm of the stored row
 	raw   []float64 // Euclidean norm of the row
 	maxNm float64   // largest stored norm ever seen; bounds rounding error
+
+	// fast32, set by a batch build (beginFast32), makes dense dots run in
+	// float32 on data32, a float32 copy of data, with delta widened to
+	// match: single precision doubles BLAS's speed, and refinement by
+	// canon keeps the result exact.
+	fast32 bool
+	data32 []float32
+	c32    []float32
 
 	// workspaces
 	qbuf, rbuf, cbuf []float64
@@ -225,15 +234,86 @@ func sqDist(a, b []float64) float64 {
 // each within γₙ(‖a‖ + ‖b‖)² of exact, so 4γₙ(‖a‖ + ‖b‖)² covers both keys.
 // Cosine: each key is within 2γₙ + 6u ≤ 2.75γₙ of −sgn(c)c², so 8γₙ covers
 // the difference.
+//
+// With fast32, the inner products come from float32 copies of the rows, and
+// the same bounds hold with u = 2⁻²⁴ and n ≥ 3 + the number of terms (the
+// two roundings of the inputs count as terms), plus, for entries or products
+// below float32's normal range, an absolute error of at most 2⁻¹⁵⁰ per
+// rounding: 2⁻¹⁴⁶(n + √n(‖a‖ + ‖b‖)) covers it with room to spare.
 func (s *store) delta(i int) float64 {
-	const u = 0x1p-53
+	u := 0x1p-53
+	if s.fast32 {
+		u = 0x1p-24
+	}
 	n := float64(s.dim + 8)
 	g := n * u / (1 - n*u)
 	if s.cosine {
 		return 8 * g
 	}
 	r := math.Sqrt(s.sq[i]) + s.maxNm
-	return 4 * g * r * r
+	d := 4 * g * r * r
+	if s.fast32 {
+		d += 0x1p-146 * (n + math.Sqrt(n)*r)
+	}
+	return d
+}
+
+// maxNorm32 bounds the row norms for which float32 dots cannot overflow:
+// every entry, product and partial sum stays below 2¹²² < 2¹²⁸.
+const maxNorm32 = 0x1p60
+
+// minDim32 is the dimension from which float32 dots pay: below it the dot
+// products are not the search's main cost.
+const minDim32 = 64
+
+// beginFast32 switches dense Euclidean dots to float32 for a batch search
+// of the slots ids and reports whether it did; endFast32 switches back and
+// frees the copy. Cosine keys, sparse rows, short rows and rows too long for
+// float32 stay in float64, and so do data whose float32 margin δ would not
+// be small against the mean squared distance between rows (points far from
+// the origin and close together): there every pair would fall within the
+// margin and need exact refinement.
+func (s *store) beginFast32(ids []int) bool {
+	if s.isSparse || s.cosine || s.dim < minDim32 || s.maxNm > maxNorm32 || len(ids) < 2 {
+		return false
+	}
+	// Mean squared distance between rows = 2(mean ‖x‖² − ‖mean x‖²).
+	mean := make([]float64, s.dim)
+	var sumSq float64
+	for _, i := range ids {
+		sumSq += s.sq[i]
+		for l, x := range s.denseRow(i) {
+			mean[l] += x
+		}
+	}
+	n := float64(len(ids))
+	var mm float64
+	for _, x := range mean {
+		mm += (x / n) * (x / n)
+	}
+	spread := 2 * (sumSq/n - mm)
+	s.fast32 = true
+	worst := s.delta(ids[0])
+	for _, i := range ids {
+		worst = max(worst, s.delta(i))
+	}
+	s.fast32 = false
+	// 1/64: side lists stay a few entries long on such data (uniform
+	// [0, 1)⁷⁸⁴ has δ/spread ≈ 2e-3).
+	if !(worst <= spread/64) {
+		return false
+	}
+	s.data32 = slices.Grow(s.data32[:0], len(s.data))[:len(s.data)]
+	for l, x := range s.data {
+		s.data32[l] = float32(x)
+	}
+	s.fast32 = true
+	return true
+}
+
+func (s *store) endFast32() {
+	s.fast32 = false
+	s.data32, s.c32 = nil, nil
 }
 
 // contiguous reports whether ids is a run of consecutive slots.
@@ -258,6 +338,20 @@ func (s *store) gather(buf *[]float64, ids []int) []float64 {
 	return b
 }
 
+// dots32 is dots for contiguous dense slots, in float32.
+func (s *store) dots32(dst []float64, qs, refs []int) {
+	nq, nr := len(qs), len(refs)
+	q0, r0 := qs[0]*s.dim, refs[0]*s.dim
+	a := blas32.General{Rows: nq, Cols: s.dim, Stride: s.dim, Data: s.data32[q0 : q0+nq*s.dim]}
+	b := blas32.General{Rows: nr, Cols: s.dim, Stride: s.dim, Data: s.data32[r0 : r0+nr*s.dim]}
+	s.c32 = slices.Grow(s.c32[:0], nq*nr)[:nq*nr]
+	c := blas32.General{Rows: nq, Cols: nr, Stride: nr, Data: s.c32}
+	blas32.Gemm(blas.NoTrans, blas.Trans, 1, a, b, 0, c)
+	for l, x := range s.c32 {
+		dst[l] = float64(x)
+	}
+}
+
 // dots stores into dst (len(qs)×len(refs), row-major) the inner products of
 // the stored rows qs and refs, computed fast (BLAS dgemm for dense rows, an
 // inverted index for sparse rows). The values are approximate in the sense of
@@ -268,6 +362,10 @@ func (s *store) dots(dst []float64, qs, refs []int) {
 	if !s.isSparse {
 		if s.dim == 0 {
 			clear(dst)
+			return
+		}
+		if s.fast32 && contiguous(qs) && contiguous(refs) {
+			s.dots32(dst, qs, refs)
 			return
 		}
 		a := blas64.General{Rows: nq, Cols: s.dim, Stride: s.dim, Data: s.gather(&s.qbuf, qs)}

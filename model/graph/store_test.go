@@ -1,0 +1,115 @@
+package graph
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// TestFloat32BatchMatchesBrute checks the batch build with float32 dots
+// (dense Euclidean rows of dimension ≥ 64) against a plain double loop:
+// exact ties, near-duplicates closer than float32 can tell apart, and
+// random rows, with blocks that do not divide N.
+func TestFloat32BatchMatchesBrute(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	near := randData(150, 80, rng)
+	for i := 1; i < 150; i += 2 {
+		for j := 0; j < 80; j++ {
+			// 1e-9 apart: below float32's resolution of values near 0.5.
+			near.Set(i, j, near.At(i-1, j)+1e-9*rng.Float64())
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		x    *mat.Dense
+		k    int
+		bs   int
+	}{
+		{"rings", rings(10, 14, 80, rng), 5, 48},
+		{"ties", tieData(300, 100, rng), 6, 64},
+		{"near-duplicates", near, 3, 40},
+		{"random", randData(257, 96, rng), 5, 50},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n, d := tc.x.Dims()
+			g, err := KNN{K: tc.k, BlockSize: tc.bs}.NewDense(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids, err := g.addDense(tc.x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !g.st.beginFast32(ids) {
+				t.Fatal("float32 dots not enabled: the test would not exercise them")
+			}
+			g.st.endFast32()
+			g, err = KNN{K: tc.k, BlockSize: tc.bs}.Dense(tc.x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkLists(t, g, seq(n), brute(tc.x, tc.k, Euclidean))
+			if g.st.fast32 || g.st.data32 != nil {
+				t.Error("float32 mode left on after the build")
+			}
+		})
+	}
+}
+
+// rings returns c random centers in [0, 1)ᵈ, each followed by m points at
+// distances 1 + j·10⁻⁷ (j = 0…m−1) in random directions: the centers' lists
+// rank gaps far below float32's rounding of ‖a‖² + ‖b‖² − 2aᵀb.
+func rings(c, m, d int, rng *rand.Rand) *mat.Dense {
+	x := mat.NewDense(c*(m+1), d, nil)
+	dir := make([]float64, d)
+	for a := 0; a < c; a++ {
+		ctr := x.RawRowView(a * (m + 1))
+		for l := range ctr {
+			ctr[l] = rng.Float64()
+		}
+		for j := 0; j < m; j++ {
+			var nrm float64
+			for l := range dir {
+				dir[l] = rng.NormFloat64()
+				nrm += dir[l] * dir[l]
+			}
+			r := (1 + float64(j)*1e-7) / math.Sqrt(nrm)
+			row := x.RawRowView(a*(m+1) + 1 + j)
+			for l := range row {
+				row[l] = ctr[l] + r*dir[l]
+			}
+		}
+	}
+	return x
+}
+
+// TestFloat32Declines checks that points far from the origin and close
+// together, where float32 keeps no digit of their differences, stay in
+// float64 (else every pair would need refinement).
+func TestFloat32Declines(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	x := mat.NewDense(100, 64, nil)
+	for i := 0; i < 100; i++ {
+		for j := 0; j < 64; j++ {
+			x.Set(i, j, 1e4+1e-4*rng.Float64())
+		}
+	}
+	g, err := KNN{K: 5}.NewDense(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := g.addDense(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.st.beginFast32(ids) {
+		t.Fatal("float32 dots enabled on data they cannot resolve")
+	}
+	g2, err := KNN{K: 5, BlockSize: 32}.Dense(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkLists(t, g2, seq(100), brute(x, 5, Euclidean))
+}
