@@ -347,8 +347,15 @@ func (s *store) dots32(dst []float64, qs, refs []int) {
 	s.c32 = slices.Grow(s.c32[:0], nq*nr)[:nq*nr]
 	c := blas32.General{Rows: nq, Cols: nr, Stride: nr, Data: s.c32}
 	blas32.Gemm(blas.NoTrans, blas.Trans, 1, a, b, 0, c)
-	for l, x := range s.c32 {
-		dst[l] = float64(x)
+	src := s.c32
+	dst = dst[:len(src)]
+	l := 0
+	for ; l+4 <= len(src); l += 4 {
+		d, c := dst[l:l+4:l+4], src[l:l+4:l+4]
+		d[0], d[1], d[2], d[3] = float64(c[0]), float64(c[1]), float64(c[2]), float64(c[3])
+	}
+	for ; l < len(src); l++ {
+		dst[l] = float64(src[l])
 	}
 }
 
