@@ -97,7 +97,7 @@ type Online struct {
 	height  int // rows of the slot-indexed storage, ≥ Slots()
 	cursor  int // next slot for round-robin refresh
 	seen    int
-	eng     Engine
+	sw      sweep
 	proj    Projector
 	r       *mat.Dense // D×SearchDim random projection for the graph, or nil
 	old     mat.Dense  // codes of the rows being updated, as the statistics hold them
@@ -611,12 +611,7 @@ func (o *Online) update(x Data, ch graph.Change) {
 			copy(o.old.RawRowView(r), o.v.RawRowView(id))
 		}
 	}
-	// Set the fields one by one: the engine keeps its N×K workspace
-	// across steps instead of allocating and zeroing it each time.
-	o.eng.Loss = &Frobenius{X: o.Data(), FixedU: true}
-	o.eng.Terms = append(o.eng.Terms[:0], &GraphTerm{Weight: o.alpha(), S: s})
-	o.eng.FixU, o.eng.Rows, o.eng.MaxIter, o.eng.Tol = true, rows, o.sweeps(), -1
-	o.eng.Run(&o.u, &o.v) // errors only on a non-finite objective, never here: inputs are validated
+	o.sweepRows(rows, s)
 	// Replace the old contributions by the new ones. With forgetting, old
 	// samples' contributions were counted when they arrived and decay;
 	// only newcomers add.
