@@ -4,6 +4,8 @@
 # K = 50, k = 10). Usage: scripts/bench-vs-sklearn.sh [openblas]
 # With "openblas", the Go side is built with -tags openblas (needs
 # libopenblas-dev). scikit-learn comes from Debian's python3-sklearn.
+# REPS=n (default 1) times each side n times and keeps the best, the same
+# rule on both sides: on a shared machine other processes only add time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tags=()
@@ -16,11 +18,12 @@ py=/usr/bin/python3
 $py -c 'import sklearn' 2>/dev/null || { echo "needs Debian's python3-sklearn (apt-get install python3-sklearn)" >&2; exit 1; }
 
 echo "== scikit-learn" >&2
-sk=$($py scripts/sklearn_bench.py)
+reps=${REPS:-1}
+sk=$($py scripts/sklearn_bench.py "$reps")
 echo "$sk" >&2
 echo "== nmfstream ${1:-native}" >&2
-it=$(env "${env[@]}" go test "${tags[@]}" ./model -run '^$' -bench 'GNMFIter20000x784' -benchtime 3x | awk '/^BenchmarkGNMFIter/ {for (i = 1; i < NF; i++) if ($(i+1) == "s/iter") print $i}')
-knn=$(env "${env[@]}" go test "${tags[@]}" ./model/graph -run '^$' -bench 'KNN20000x784' -benchtime 1x -timeout 30m | awk '/^BenchmarkKNN20000x784/ {print $3/1e9}')
+it=$(env "${env[@]}" go test "${tags[@]}" ./model -run '^$' -bench 'GNMFIter20000x784' -benchtime 3x -count "$reps" | awk '/^BenchmarkGNMFIter/ {for (i = 1; i < NF; i++) if ($(i+1) == "s/iter" && (m == "" || $i < m)) m = $i} END {print m}')
+knn=$(env "${env[@]}" go test "${tags[@]}" ./model/graph -run '^$' -bench 'KNN20000x784' -benchtime 1x -count "$reps" -timeout 30m | awk '/^BenchmarkKNN20000x784/ {if (m == "" || $3 < m) m = $3} END {print m/1e9}')
 $py - "$sk" "$it" "$knn" <<'PY'
 import json, sys
 sk = json.loads(sys.argv[1]); it = float(sys.argv[2]); knn = float(sys.argv[3])
