@@ -84,24 +84,25 @@ type Online struct {
 	// Src drives initialization. If nil, a fixed seed is used.
 	Src rand.Source
 
-	g       *graph.Graph
-	dim     int
-	sparse  bool
-	xd      mat.Dense   // dense rows by slot (Slots×D)
-	xs      *sparse.CSR // sparse rows by slot, rebuilt on change
-	xsRows  [][]int     // sparse row indices by slot
-	xsVals  [][]float64 // sparse row values by slot
-	u, v    mat.Dense   // U (D×K), V (Slots×K)
-	a, b    mat.Dense   // A = VᵀV, B = XV
-	started bool
-	height  int // rows of the slot-indexed storage, ≥ Slots()
-	cursor  int // next slot for round-robin refresh
-	seen    int
-	sw      sweep
-	proj    Projector
-	r       *mat.Dense // D×SearchDim random projection for the graph, or nil
-	old     mat.Dense  // codes of the rows being updated, as the statistics hold them
-	xblk    mat.Dense  // their dense samples, gathered
+	g        *graph.Graph
+	dim      int
+	sparse   bool
+	xd       mat.Dense   // dense rows by slot (Slots×D)
+	xs       *sparse.CSR // sparse rows by slot, rebuilt on change
+	xsRows   [][]int     // sparse row indices by slot
+	xsVals   [][]float64 // sparse row values by slot
+	u, v     mat.Dense   // U (D×K), V (Slots×K)
+	a, b     mat.Dense   // A = VᵀV, B = XV
+	started  bool
+	height   int // rows of the slot-indexed storage, ≥ Slots()
+	cursor   int // next slot for round-robin refresh
+	seen     int
+	sw       sweep
+	proj     Projector
+	r        *mat.Dense // D×SearchDim random projection for the graph, or nil
+	old      mat.Dense  // codes of the rows being updated, as the statistics hold them
+	xblk     mat.Dense  // their dense samples, gathered
+	xblkRows []int      // the slots whose rows xblk holds, in order
 }
 
 func (o *Online) alpha() float64 {
@@ -559,14 +560,22 @@ func (o *Online) updateStats(rows []int, use func(int) bool) {
 		}
 		return
 	}
-	o.xblk.Reset()
-	o.xblk.ReuseAs(len(sel), o.dim)
-	for q, r := range sel {
-		copy(o.xblk.RawRowView(q), o.xd.RawRowView(rows[r]))
+	if !o.xblkHolds(rows) || len(sel) != len(rows) {
+		o.xblk.Reset()
+		o.xblk.ReuseAs(len(sel), o.dim)
+		for q, r := range sel {
+			copy(o.xblk.RawRowView(q), o.xd.RawRowView(rows[r]))
+		}
+		o.xblkRows = nil
 	}
 	t.Reset()
 	t.Mul(o.xblk.T(), &dv)
 	o.b.Add(&o.b, &t)
+}
+
+// xblkHolds reports whether o.xblk holds the dense rows of the given slots.
+func (o *Online) xblkHolds(rows []int) bool {
+	return len(rows) > 0 && len(o.xblkRows) == len(rows) && &o.xblkRows[0] == &rows[0]
 }
 
 // update is one online step after an insertion.

@@ -135,5 +135,6 @@ func (o *Online) rowProductsTo(dst *mat.Dense, rows []int) {
 	for p, id := range rows {
 		copy(o.xblk.RawRowView(p), o.xd.RawRowView(id))
 	}
+	o.xblkRows = rows // updateStats reuses the gathered rows
 	dst.Mul(&o.xblk, &o.u)
 }
