@@ -164,3 +164,14 @@ func BenchmarkGraphTermVGradRows100of20000x50(b *testing.B) {
 		t.AddVGradRows(neg, pos, v, rows)
 	}
 }
+
+// BenchmarkGraphTermValue20000x50 times the graph term's value
+// Weight·tr(VᵀLV), computed once per Engine run.
+func BenchmarkGraphTermValue20000x50(b *testing.B) {
+	t := &GraphTerm{Weight: 100, S: randomGraph(20000, 10)}
+	v := uniformRows(20000, 50)
+	b.ReportAllocs()
+	for b.Loop() {
+		t.Value(v)
+	}
+}
