@@ -59,8 +59,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if cfg.Metric, err = parseMetric(*metric); err != nil {
 		return err
 	}
-	if cfg.Rank <= 0 {
-		return fmt.Errorf("%w: -rank must be positive", errUsage)
+	if cfg.Rank <= 0 || cfg.Batch < 0 {
+		return fmt.Errorf("%w: -rank must be positive and -batch not negative", errUsage)
+	}
+	if cfg.Batch == 0 {
+		cfg.Batch = autoBatch(cfg.Window)
 	}
 	l, cfg, err := openLearner(*modelPath, fs, cfg)
 	if err != nil {

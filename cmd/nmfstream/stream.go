@@ -61,13 +61,22 @@ func (f jsonFloat) MarshalJSON() ([]byte, error) {
 	return json.Marshal(float64(f))
 }
 
+// autoBatch is the number of records per learning step when -batch is 0.
+// Besides its records, a step costs O(window) (graph weights, the basis
+// normalization, the classifier's index), so steps grow with the window:
+// max(10, window/200), i.e. 10 for the demo's window of 1,000 (smaller
+// steps keep prequential predictions fresh on a short stream) and 100 for
+// a window of 20,000, where steps of 10 would spend most of their time on
+// the window.
+func autoBatch(window int) int { return max(10, window/200) }
+
 // addOnlineFlags declares the flags of the online learner.
 func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
 	fs.IntVar(&c.Rank, "rank", 40, "rank K of the factorization")
 	fs.IntVar(&c.Neighbors, "neighbors", 5, "k of the k-NN graph")
 	fs.IntVar(&c.Window, "window", 10000, "samples kept in the sliding window (0: unbounded)")
 	fs.Float64Var(&c.Alpha, "alpha", 0, "graph weight α (0: GNMF's default)")
-	fs.IntVar(&c.Batch, "batch", 10, "records per learning step")
+	fs.IntVar(&c.Batch, "batch", 0, "records per learning step (0: max(10, window/200))")
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of the initialization")
 	fs.IntVar(&c.Vote, "vote", 0, "labeled neighbours voting on a prediction (0: 1 for nearest, 7 for propagate)")
 	fs.IntVar(&c.Sweeps, "sweeps", 0, "multiplicative sweeps of the affected codes per step (0: 10)")
@@ -121,8 +130,11 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if cfg.Metric, err = parseMetric(*metric); err != nil {
 		return err
 	}
-	if cfg.Rank <= 0 || cfg.Batch <= 0 || cfg.Window < 0 || cfg.Neighbors < 0 {
-		return fmt.Errorf("%w: -rank and -batch must be positive, -window and -neighbors not negative", errUsage)
+	if cfg.Rank <= 0 || cfg.Batch < 0 || cfg.Window < 0 || cfg.Neighbors < 0 {
+		return fmt.Errorf("%w: -rank must be positive, -batch, -window and -neighbors not negative", errUsage)
+	}
+	if cfg.Batch == 0 {
+		cfg.Batch = autoBatch(cfg.Window)
 	}
 	if cfg.Window > 0 && cfg.Window < cfg.Batch {
 		return fmt.Errorf("%w: -window %d is smaller than -batch %d", errUsage, cfg.Window, cfg.Batch)
