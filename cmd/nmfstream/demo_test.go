@@ -11,7 +11,8 @@ import (
 // graph-aware projection ≥ 0.945 on the held-out digits (seed 1), the
 // default semi-supervised method above raw-pixel 1-NN, the kernel method
 // above scikit-learn NMF + 1-NN, and the stream's
-// prequential accuracy ≥ 0.92 (measured 0.924).
+// prequential accuracy ≥ 0.93, the goal of the online-learning issue
+// (measured 0.930: 147 of 158; one prediction fewer is 0.924).
 func TestDemo(t *testing.T) {
 	out := mustRun(t, "demo")
 	t.Log("\n" + out)
@@ -47,7 +48,7 @@ func TestDemo(t *testing.T) {
 	if kern[0] < 0.868 || kern[1] < 0.868 {
 		t.Errorf("kernel method accuracy %v, want ≥ 0.868", kern)
 	}
-	if stream < 0.92 {
-		t.Errorf("prequential accuracy %.3f, want ≥ 0.92", stream)
+	if stream < 0.93 {
+		t.Errorf("prequential accuracy %.3f, want ≥ 0.93", stream)
 	}
 }
