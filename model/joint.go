@@ -32,7 +32,10 @@ import (
 //	1-NN self-training (codes) + 5-NN vote (joint; Vote)       0.9613 / 0.9583
 //
 // With every pool label known the kernel classifier on pixels reaches
-// 0.9907 / 0.9950, so what is left is the quality of the self-labels.
+// 0.9907 / 0.9950, so what is left is the quality of the self-labels. On
+// MNIST (first 15,000 training images, 10 labels per class, seed 1;
+// TestMNISTAccuracy) it scores 0.9146, against 0.8924 for 1-NN on
+// self-labeled SSKNMF codes and 0.855 for LabelSpreading.
 //
 // Set Vote for the previous algorithm: self-training by 1-NN in code space
 // (classify.SelfTraining), then a K-NN vote in the joint space.
@@ -60,7 +63,11 @@ type JointClassifier struct {
 	// digits with every pool label known and with self-labels.
 	Gamma, Lambda float64
 	// MaxRows bounds the kernel centres (classify.KernelRidge). If zero,
-	// it defaults to 3000.
+	// it defaults to 3000. Fit costs six kernel fits, each O(n·m²) for n
+	// training samples and m = min(n, MaxRows) centres: on a 10,000-image
+	// MNIST pool, MaxRows 1000, 2000, 3000 scored 0.897, 0.910, 0.915
+	// held-out accuracy (1-NN on self-labeled codes: 0.892) in 1.3, 4.3,
+	// 8.7 minutes on a loaded 2-core machine. Lower it for speed.
 	MaxRows int
 
 	// Vote selects the previous algorithm: 1-NN self-training in code

