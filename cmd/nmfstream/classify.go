@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/metrics"
 	"github.com/nmfstream/nmfstream/sinks"
@@ -24,10 +25,20 @@ func init() {
 const classifySynopsis = `classify --model M --in F --out F.arrow [--projector P] [--rejects R]
 
 Codes every record of F on the saved model M (as "nmfstream project" does)
-and predicts its class: the label of the nearest labeled training record in
-code space (1-NN). Writes one row per usable record, in input order, to
-F.arrow: id, code, pred (the label, as text) and score, the share of the 5
-nearest labeled training codes that carry the predicted label (in (0, 1]).
+and predicts its class. If the model keeps dense training records (every
+method but dpca, on dense or image features), the classifier is
+model.JointClassifier: the unlabeled training records are labeled by
+kernel self-training on their features and codes together, then a
+Gaussian kernel classifier on the features predicts (on the digits, 10
+labels per class: 0.971 held-out accuracy, mean of 5 splits, against 0.961
+for the previous 5-NN vote and 0.950 for 1-NN on codes). Otherwise (sparse
+or text features, dpca) it is 1-NN against the training codes, self-labeled
+in code space (classify.SelfTraining).
+Writes one row per usable record, in input order, to F.arrow: id, code,
+pred (the label, as text) and score in [0, 1]: the kernel classifier's
+output for the predicted label (about 1 for a record like the training
+records of that class), or for the code-space classifier the share of the 5
+nearest labeled training codes that carry the predicted label.
 An output ending in .jsonl writes JSON lines instead.
 If F has labels, the accuracy on them is printed.
 
@@ -42,7 +53,11 @@ func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	cl, err := newClassifier(snap.V, snap.Labels, snap.Classes, *f.model)
+	var train model.Data
+	if snap.TrainDense != nil {
+		train = model.DenseRows(snap.TrainDense)
+	}
+	cl, err := newDataClassifier(train, snap.V, snap.Labels, snap.Classes, *f.model)
 	if err != nil {
 		return err
 	}
@@ -50,7 +65,17 @@ func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	pred, score := cl.predict(codes)
+	var x model.Data
+	if cl.joint != nil {
+		sp, err := spaceOf(snap)
+		if err != nil {
+			return err
+		}
+		if x, err = modelData(sp, in); err != nil {
+			return err
+		}
+	}
+	pred, score := cl.predictData(x, codes)
 	names, err := cl.enc.Decode(nil, pred)
 	if err != nil {
 		return err
@@ -66,20 +91,45 @@ func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	return nil
 }
 
-// classifier predicts classes from codes: 1-NN against all training codes,
-// the unlabeled ones labeled first by self-training in code space
-// (classify.SelfTraining), which measured 0.5–1.8 points above 1-NN on the
-// labeled codes alone (see model.Auto). A prediction's score is the share of
-// the 5 nearest labeled training codes that carry it.
+// classifier predicts classes from features and codes. With dense training
+// features it is model.JointClassifier at its defaults (kernel
+// self-training on features and codes, then a kernel classifier on the
+// features; see its doc for the digits figures: 0.971 mean held-out
+// accuracy over 5 splits against 0.961 for the previous 5-NN vote). Without
+// them (sparse or text features, whose densified N×D rows may not fit in
+// memory, or a linear model that keeps no training rows) it is 1-NN
+// against all training codes, the unlabeled ones labeled first by
+// self-training in code space (classify.SelfTraining, 0.5–1.8 points above
+// 1-NN on the labeled codes alone, see model.Auto).
 type classifier struct {
-	enc metrics.LabelEncoder
-	st  classify.SelfTraining
+	enc   metrics.LabelEncoder
+	joint *model.JointClassifier // nil: the codes-only classifier st
+	st    classify.SelfTraining
 }
 
+// newClassifier returns the codes-only classifier.
 func newClassifier(v *mat.Dense, labels []int, classes []string, path string) (*classifier, error) {
+	return newDataClassifier(nil, v, labels, classes, path)
+}
+
+// newDataClassifier returns the joint classifier if train (the training
+// features, one sample per column of train as in model.Data) has dense
+// rows, and the codes-only classifier otherwise.
+func newDataClassifier(train model.Data, v *mat.Dense, labels []int, classes []string, path string) (*classifier, error) {
 	c := &classifier{}
 	c.enc.Fit(classes)
-	if err := c.st.Fit(v, labels); err != nil {
+	dense := false
+	if train != nil {
+		_, dense = model.Rows(train).(*mat.Dense)
+	}
+	var err error
+	if dense {
+		c.joint = &model.JointClassifier{}
+		err = c.joint.Fit(train, v, labels)
+	} else {
+		err = c.st.Fit(v, labels)
+	}
+	if err != nil {
 		if errors.Is(err, classify.ErrNoLabels) {
 			return nil, fmt.Errorf("%s: the model has no labeled training records, so it cannot classify: refit with labels (it can still project)", path)
 		}
@@ -88,9 +138,27 @@ func newClassifier(v *mat.Dense, labels []int, classes []string, path string) (*
 	return c, nil
 }
 
-// predict returns the class and score of each row of codes.
+// predict returns the class and score of each row of codes with the
+// codes-only classifier.
 func (c *classifier) predict(codes *mat.Dense) ([]int, []float64) {
+	if c.joint != nil {
+		panic("nmfstream: the joint classifier needs the records' features")
+	}
 	return c.st.PredictScoresTo(nil, nil, codes)
+}
+
+// predictData returns the class and score of each record of x, whose codes
+// are given; x is used only by the joint classifier (it may be nil
+// otherwise). Scores are clamped to [0, 1].
+func (c *classifier) predictData(x model.Data, codes *mat.Dense) ([]int, []float64) {
+	if c.joint == nil {
+		return c.predict(codes)
+	}
+	pred, score := c.joint.PredictScoresTo(nil, nil, x, codes)
+	for i, s := range score {
+		score[i] = min(max(s, 0), 1)
+	}
+	return pred, score
 }
 
 func (c *classifier) truth(in *input) ([]int, int) {

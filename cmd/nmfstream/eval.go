@@ -27,8 +27,10 @@ const evalSynopsis = `eval --train F --test F [--method M] [--rank K] [--neighbo
 
 Fits a model on the training file as "nmfstream fit" does (labeled and
 unlabeled records; a null label means unlabeled), codes the test file as
-"nmfstream project" does, predicts each test record's class by 1-NN over
-the labeled training codes, and reports the accuracy on the test labels
+"nmfstream project" does, predicts each test record's class as
+"nmfstream classify" does (with dense features: kernel self-training on
+the training features and codes, then a kernel classifier; otherwise 1-NN
+over the self-labeled training codes), and reports the accuracy on the test labels
 (DESIGN.md §7: the test set is never seen in training). The test file must
 have labels; test records without one are not scored.
 
@@ -127,11 +129,15 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return fmt.Errorf("%s: %w", *test, err)
 	}
-	cl, err := newClassifier(f.m.Codes(), f.y, f.classes, *train)
+	var trainX model.Data
+	if !f.spec.linear { // as classify: a saved linear model keeps no training rows
+		trainX = f.x
+	}
+	cl, err := newDataClassifier(trainX, f.m.Codes(), f.y, f.classes, *train)
 	if err != nil {
 		return err
 	}
-	pred, _ := cl.predict(codes)
+	pred, _ := cl.predictData(x, codes)
 	truth, nTest := cl.truth(tin)
 	if nTest == 0 {
 		return fmt.Errorf("%s: no test record has a label, so accuracy cannot be measured: give a labeled test file", *test)
