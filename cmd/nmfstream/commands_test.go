@@ -210,19 +210,19 @@ func TestFitProjectClassify(t *testing.T) {
 		t.Errorf("classify on a labeled file prints no accuracy: %q", out)
 	}
 	_, _, preds, scores := readResults(t, predPath)
-	cl, err := newClassifier(f.m.Codes(), f.y, f.classes, "")
+	cl, err := newDataClassifier(f.x, f.m.Codes(), f.y, f.classes, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	wp, ws := cl.predict(want)
+	wp, ws := cl.predictData(x, want)
 	names, _ := cl.enc.Decode(nil, wp)
 	right := 0
 	for i := range names {
 		if preds[i] != names[i] || scores[i] != ws[i] {
 			t.Fatalf("record %d: pred %q score %v, want %q %v", i, preds[i], scores[i], names[i], ws[i])
 		}
-		if scores[i] <= 0 || scores[i] > 1 {
-			t.Errorf("score %v outside (0, 1]", scores[i])
+		if scores[i] < 0 || scores[i] > 1 {
+			t.Errorf("score %v outside [0, 1]", scores[i])
 		}
 		if preds[i] == tin.labels[i] {
 			right++
