@@ -31,8 +31,12 @@ import (
 //	  same, final classifier on pixels and codes               0.9686 / 0.9649
 //	1-NN self-training (codes) + 5-NN vote (joint; Vote)       0.9613 / 0.9583
 //
-// With every pool label known the kernel classifier on pixels reaches
-// 0.9907 / 0.9950, so what is left is the quality of the self-labels. On
+// The same kernel self-training and classifier on the pixels alone, without
+// codes, score 0.9710 / 0.9683 (TestDigitsPixelsKernelPeer): on the digits
+// the kernel classifier, not the codes, carries the accuracy past 0.970,
+// and the codes add nothing measurable to it on average. With every pool
+// label known the kernel classifier on pixels reaches 0.9907 / 0.9950, so
+// what is left is the quality of the self-labels. On
 // MNIST (first 15,000 training images, 10 labels per class, seed 1;
 // TestMNISTAccuracy) it scores 0.9146, against 0.8924 for 1-NN on
 // self-labeled SSKNMF codes and 0.855 for LabelSpreading.
