@@ -3,7 +3,7 @@ package model
 import (
 	"fmt"
 
-	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/blas/gonum"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model/sparse"
@@ -33,8 +33,7 @@ type GraphTerm struct {
 
 	s              *sparse.CSR // S the degrees were computed for
 	degPos, degNeg []float64
-	signed         bool      // S has a negative entry
-	panel          []float64 // 8 columns of V, packed, for addSV
+	signed         bool // S has a negative entry
 }
 
 var _ RowsTerm = (*GraphTerm)(nil)
@@ -108,6 +107,9 @@ func (t *GraphTerm) AddVGradRows(neg, pos, v *mat.Dense, rows []int) {
 	if rows != nil {
 		nr = len(rows)
 	}
+	// gonum's own Daxpy runs its SIMD kernel whatever BLAS blas64 uses: a
+	// cgo call per K entries would cost more than the work.
+	var b gonum.Implementation
 	for r := 0; r < nr; r++ {
 		i := r
 		if rows != nil {
@@ -116,132 +118,20 @@ func (t *GraphTerm) AddVGradRows(neg, pos, v *mat.Dense, rows []int) {
 		vi := vr.Data[i*vr.Stride+lo : i*vr.Stride+lo+m]
 		ai := ar.Data[i*ar.Stride+lo : i*ar.Stride+lo+m]
 		ri := rr.Data[i*rr.Stride+lo : i*rr.Stride+lo+m]
-		axpy(w*t.degPos[i], vi, ri)
-		if !t.signed {
-			continue // neighbours below, by column blocks
+		b.Daxpy(m, w*t.degPos[i], vi, 1, ri, 1)
+		if t.signed {
+			b.Daxpy(m, w*t.degNeg[i], vi, 1, ai, 1)
 		}
 		ind, val := t.S.Row(i)
-		axpy(w*t.degNeg[i], vi, ai)
 		for p, j := range ind {
 			s := w * val[p]
 			vj := vr.Data[j*vr.Stride+lo : j*vr.Stride+lo+m]
-			if s > 0 {
-				axpy(s, vj, ai)
+			if s >= 0 {
+				b.Daxpy(m, s, vj, 1, ai, 1)
 			} else {
-				axpy(-s, vj, ri)
+				b.Daxpy(m, -s, vj, 1, ri, 1)
 			}
 		}
-	}
-	if !t.signed {
-		t.addSV(ar, vr, w, lo, hi, rows)
-	}
-}
-
-// addSV adds w·S·V[:, lo:hi] to the same rows and columns of a, for the
-// given rows (all if nil), when S has no negative entry. It runs by blocks
-// of 8 columns, whose sums stay in registers: the neighbours' rows are read
-// once per block and a's rows written once, instead of once per neighbour.
-// Each entry is w·Σ_p s_p·v_jc summed in the order of S's row, whatever the
-// rows asked, so a rows subset gets the same bits as a full pass.
-func (t *GraphTerm) addSV(ar, vr blas64.General, w float64, lo, hi int, rows []int) {
-	nr := vr.Rows
-	if rows != nil {
-		nr = len(rows)
-	}
-	c0 := lo
-	for ; c0+8 <= hi; c0 += 8 {
-		// A full pass packs the block's columns of V N×8: one cache line
-		// per row, and 8·N float64 that stay in a core's L2 cache for N up
-		// to ~30000. A few rows read V in place.
-		src, stride, off := vr.Data, vr.Stride, c0
-		if rows == nil {
-			t.panel = resize(t.panel, 8*vr.Rows)
-			for j := 0; j < vr.Rows; j++ {
-				copy(t.panel[8*j:8*j+8], vr.Data[j*vr.Stride+c0:])
-			}
-			src, stride, off = t.panel, 8, 0
-		}
-		for r := 0; r < nr; r++ {
-			i := r
-			if rows != nil {
-				i = rows[r]
-			}
-			ind, val := t.S.Row(i)
-			var a0, a1, a2, a3, a4, a5, a6, a7 float64
-			for p, j := range ind {
-				s := val[p]
-				o := j*stride + off
-				vj := src[o : o+8 : o+8]
-				a0 += s * vj[0]
-				a1 += s * vj[1]
-				a2 += s * vj[2]
-				a3 += s * vj[3]
-				a4 += s * vj[4]
-				a5 += s * vj[5]
-				a6 += s * vj[6]
-				a7 += s * vj[7]
-			}
-			o := i*ar.Stride + c0
-			ai := ar.Data[o : o+8 : o+8]
-			ai[0] += w * a0
-			ai[1] += w * a1
-			ai[2] += w * a2
-			ai[3] += w * a3
-			ai[4] += w * a4
-			ai[5] += w * a5
-			ai[6] += w * a6
-			ai[7] += w * a7
-		}
-	}
-	for ; c0 < hi; c0++ {
-		for r := 0; r < nr; r++ {
-			i := r
-			if rows != nil {
-				i = rows[r]
-			}
-			ind, val := t.S.Row(i)
-			var a float64
-			for p, j := range ind {
-				a += val[p] * vr.Data[j*vr.Stride+c0]
-			}
-			ar.Data[i*ar.Stride+c0] += w * a
-		}
-	}
-}
-
-// axpy sets y ← y + a·x; x must be at least as long as y.
-func axpy(a float64, x, y []float64) {
-	x = x[:len(y)]
-	c := 0
-	for ; c+4 <= len(y); c += 4 {
-		yy := y[c : c+4 : c+4]
-		xx := x[c : c+4 : c+4]
-		yy[0] += a * xx[0]
-		yy[1] += a * xx[1]
-		yy[2] += a * xx[2]
-		yy[3] += a * xx[3]
-	}
-	for ; c < len(y); c++ {
-		y[c] += a * x[c]
-	}
-}
-
-// axpy2 sets y ← y + (a·x + b·z); x and z must be at least as long as y.
-func axpy2(a float64, x []float64, b float64, z, y []float64) {
-	x = x[:len(y)]
-	z = z[:len(y)]
-	c := 0
-	for ; c+4 <= len(y); c += 4 {
-		yy := y[c : c+4 : c+4]
-		xx := x[c : c+4 : c+4]
-		zz := z[c : c+4 : c+4]
-		yy[0] += a*xx[0] + b*zz[0]
-		yy[1] += a*xx[1] + b*zz[1]
-		yy[2] += a*xx[2] + b*zz[2]
-		yy[3] += a*xx[3] + b*zz[3]
-	}
-	for ; c < len(y); c++ {
-		y[c] += a*x[c] + b*z[c]
 	}
 }
 
