@@ -82,8 +82,8 @@ func TestMemoryFlat(t *testing.T) {
 	total, horizon := 50_000, 5_000
 	if os.Getenv("NMFSTREAM_LONG") != "" {
 		total, horizon = 1_000_000, 0
-	} else if testing.Short() {
-		t.Skip("streams 50,000 records")
+	} else if testing.Short() || raceEnabled {
+		t.Skip("streams 50,000 records on one goroutine")
 	}
 	l := &Learner{
 		Model:   &model.Online{Rank: 5, Graph: graph.KNN{K: 5, Window: 1000}, Src: rand.NewPCG(1, 1)},
