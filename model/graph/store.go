@@ -235,16 +235,16 @@ func sqDist(a, b []float64) float64 {
 // Cosine: each key is within 2γₙ + 6u ≤ 2.75γₙ of −sgn(c)c², so 8γₙ covers
 // the difference.
 //
-// With fast32, the inner products come from float32 copies of the rows, and
-// the same bounds hold with u = 2⁻²⁴ and n ≥ 3 + the number of terms (the
-// two roundings of the inputs count as terms), plus, for entries or products
-// below float32's normal range, an absolute error of at most 2⁻¹⁵⁰ per
-// rounding: 2⁻¹⁴⁶(n + √n(‖a‖ + ‖b‖)) covers it with room to spare.
+// With fast32 (Euclidean only), the inner product comes from float32 copies
+// of the rows: it is within γ'ₙ‖a‖‖b‖ ≤ γ'ₙ(‖a‖ + ‖b‖)²/4 of aᵀb, where γ'
+// uses u = 2⁻²⁴ and n ≥ 3 + the number of terms (the roundings of the
+// inputs count as terms), so the key, which doubles it, is within
+// γ'ₙ(‖a‖ + ‖b‖)²/2 plus the float64 parts above; γ'ₙ(‖a‖ + ‖b‖)² covers
+// that twice over. Entries or products below float32's normal range add an
+// absolute error of at most 2⁻¹⁵⁰ per rounding, which 2⁻¹⁴⁶(n + √n(‖a‖ +
+// ‖b‖)) covers with room to spare.
 func (s *store) delta(i int) float64 {
-	u := 0x1p-53
-	if s.fast32 {
-		u = 0x1p-24
-	}
+	const u = 0x1p-53
 	n := float64(s.dim + 8)
 	g := n * u / (1 - n*u)
 	if s.cosine {
@@ -253,7 +253,9 @@ func (s *store) delta(i int) float64 {
 	r := math.Sqrt(s.sq[i]) + s.maxNm
 	d := 4 * g * r * r
 	if s.fast32 {
-		d += 0x1p-146 * (n + math.Sqrt(n)*r)
+		const u32 = 0x1p-24
+		g32 := n * u32 / (1 - n*u32)
+		d += g32*r*r + 0x1p-146*(n+math.Sqrt(n)*r)
 	}
 	return d
 }
@@ -298,8 +300,8 @@ func (s *store) beginFast32(ids []int) bool {
 		worst = max(worst, s.delta(i))
 	}
 	s.fast32 = false
-	// 1/64: side lists stay a few entries long on such data (uniform
-	// [0, 1)⁷⁸⁴ has δ/spread ≈ 2e-3).
+	// 1/64: side lists stay short on such data (uniform [0, 1)⁷⁸⁴ has
+	// δ/spread ≈ 5e-4).
 	if !(worst <= spread/64) {
 		return false
 	}
