@@ -380,6 +380,11 @@ func (g *Graph) evict(n int) []int {
 	return out
 }
 
+// min32Nodes is the number of live nodes from which an incrementally grown
+// graph decides on float32 dots (store.enable32): enough rows to judge the
+// data's spread, and below it the dots are cheap anyway.
+var min32Nodes = 256 // a variable for the tests
+
 func (g *Graph) finishInsert(ids, removed []int) Change {
 	isNew := make([]bool, len(g.live))
 	old := make([]bool, len(g.live))
@@ -394,6 +399,9 @@ func (g *Graph) finishInsert(ids, removed []int) Change {
 	qs := slices.Clone(ids)
 	slices.Sort(qs)
 	refs := g.liveIDs(nil)
+	if g.nlive >= min32Nodes {
+		g.st.enable32(refs)
+	}
 	g.search(&g.knn, qs, refs, false, nil, old, g.touch)
 	return Change{Added: ids, Removed: removed, Changed: g.takeMarked()}
 }

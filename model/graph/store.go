@@ -32,6 +32,10 @@ type store struct {
 	fast32 bool
 	data32 []float32
 	c32    []float32
+	// keep32 keeps fast32 on after a build and for the insertions that
+	// follow (enable32): setDense then writes data32 too. decided32 records
+	// that the choice was made.
+	keep32, decided32 bool
 
 	// workspaces
 	qbuf, rbuf, cbuf []float64
@@ -82,6 +86,21 @@ func (s *store) setDense(slot int, row []float64, nm float64) {
 	dst := s.data[slot*s.dim : (slot+1)*s.dim]
 	copy(dst, row)
 	s.finish(slot, nm)
+	if !s.keep32 {
+		return
+	}
+	if s.maxNm > maxNorm32 {
+		// float32 dots could overflow from now on: back to float64.
+		s.keep32 = false
+		s.endFast32()
+		return
+	}
+	if need := (slot + 1) * s.dim; len(s.data32) < need {
+		s.data32 = append(s.data32, make([]float32, need-len(s.data32))...)
+	}
+	for l, x := range row {
+		s.data32[slot*s.dim+l] = float32(x)
+	}
 }
 
 // setSparse stores a sparse row at slot, reusing the slot's old memory.
@@ -314,8 +333,26 @@ func (s *store) beginFast32(ids []int) bool {
 }
 
 func (s *store) endFast32() {
+	if s.keep32 {
+		return
+	}
 	s.fast32 = false
 	s.data32, s.c32 = nil, nil
+}
+
+// enable32 decides, once, whether dense dots stay in float32 for good,
+// from the rows ids (as beginFast32 decides for a batch build): insertions
+// into a large window then search at float32 speed, at the cost of a
+// float32 copy of the stored rows (half their size). The lists stay exact:
+// the margins follow the float32 bound and refinement is in float64.
+func (s *store) enable32(ids []int) {
+	if s.decided32 {
+		return
+	}
+	s.decided32 = true
+	if s.fast32 || s.beginFast32(ids) {
+		s.keep32 = true
+	}
 }
 
 // contiguous reports whether ids is a run of consecutive slots.

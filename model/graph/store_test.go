@@ -113,3 +113,62 @@ func TestFloat32Declines(t *testing.T) {
 	}
 	checkLists(t, g2, seq(100), brute(x, 5, Euclidean))
 }
+
+// TestFloat32InsertMatchesFresh grows graphs by insertion through a window
+// with float32 dots kept on (store.enable32) and compares the lists with a
+// fresh float64 build on the live rows: exact ties, near-duplicates closer
+// than float32 can tell apart, rings and random rows.
+func TestFloat32InsertMatchesFresh(t *testing.T) {
+	defer func(m int) { min32Nodes = m }(min32Nodes)
+	min32Nodes = 16
+	rng := rand.New(rand.NewPCG(2, 2))
+	near := randData(150, 80, rng)
+	for i := 1; i < 150; i += 2 {
+		for j := 0; j < 80; j++ {
+			near.Set(i, j, near.At(i-1, j)+1e-9*rng.Float64())
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		x    *mat.Dense
+		k    int
+	}{
+		{"rings", rings(10, 14, 80, rng), 5},
+		{"ties", tieData(300, 100, rng), 6},
+		{"near-duplicates", near, 3},
+		{"random", randData(257, 96, rng), 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n, d := tc.x.Dims()
+			cfg := KNN{K: tc.k, BlockSize: 32, Window: 3 * n / 4}
+			g, err := cfg.NewDense(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rowOf := map[int]int{}
+			for lo := 0; lo < n; lo += 7 {
+				hi := min(lo+7, n)
+				ch, err := g.InsertDense(rowsOf(tc.x, seq(hi)[lo:]))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for a, id := range ch.Added {
+					rowOf[id] = lo + a
+				}
+			}
+			if !g.st.keep32 {
+				t.Fatal("float32 dots not kept on: the test would not exercise them")
+			}
+			ids := g.IDs()
+			rows := make([]int, len(ids))
+			for a, id := range ids {
+				rows[a] = rowOf[id]
+			}
+			ref, err := KNN{K: tc.k}.Dense(rowsOf(tc.x, rows))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameLists(t, g, ref, ids)
+		})
+	}
+}
