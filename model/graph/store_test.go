@@ -14,13 +14,7 @@ import (
 // random rows, with blocks that do not divide N.
 func TestFloat32BatchMatchesBrute(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	near := randData(150, 80, rng)
-	for i := 1; i < 150; i += 2 {
-		for j := 0; j < 80; j++ {
-			// 1e-9 apart: below float32's resolution of values near 0.5.
-			near.Set(i, j, near.At(i-1, j)+1e-9*rng.Float64())
-		}
-	}
+	near := nearDuplicates(rng)
 	for _, tc := range []struct {
 		name string
 		x    *mat.Dense
@@ -122,12 +116,7 @@ func TestFloat32InsertMatchesFresh(t *testing.T) {
 	defer func(m int) { min32Nodes = m }(min32Nodes)
 	min32Nodes = 16
 	rng := rand.New(rand.NewPCG(2, 2))
-	near := randData(150, 80, rng)
-	for i := 1; i < 150; i += 2 {
-		for j := 0; j < 80; j++ {
-			near.Set(i, j, near.At(i-1, j)+1e-9*rng.Float64())
-		}
-	}
+	near := nearDuplicates(rng)
 	for _, tc := range []struct {
 		name string
 		x    *mat.Dense
@@ -171,4 +160,16 @@ func TestFloat32InsertMatchesFresh(t *testing.T) {
 			sameLists(t, g, ref, ids)
 		})
 	}
+}
+
+// nearDuplicates returns 150 random rows of dimension 80 in pairs 1e-9
+// apart: below float32's resolution of values near 0.5.
+func nearDuplicates(rng *rand.Rand) *mat.Dense {
+	near := randData(150, 80, rng)
+	for i := 1; i < 150; i += 2 {
+		for j := 0; j < 80; j++ {
+			near.Set(i, j, near.At(i-1, j)+1e-9*rng.Float64())
+		}
+	}
+	return near
 }
