@@ -48,14 +48,8 @@ func TestTuneKernel(t *testing.T) {
 	for s := uint64(1); s <= 5; s++ {
 		tasks = append(tasks, tk{fmt.Sprintf("test%d", s), newDigitsSplit(10, s, 0)})
 	}
-	res := map[string][]float64{}
-	var order []string
-	add := func(k string, v float64) {
-		if _, ok := res[k]; !ok {
-			order = append(order, k)
-		}
-		res[k] = append(res[k], v)
-	}
+	var tab tuneTable
+	add := tab.add
 	for _, tt := range tasks {
 		task := tt.task
 		m := &SSKNMF{Common: Common{Rank: 40}}
@@ -90,19 +84,7 @@ func TestTuneKernel(t *testing.T) {
 		}
 		t.Logf("%s done", tt.name)
 	}
-	nv := len(tuneSeeds)
-	for _, k := range order {
-		v := res[k]
-		var a, b float64
-		for i, x := range v {
-			if i < nv {
-				a += x / float64(nv)
-			} else {
-				b += x / float64(len(v)-nv)
-			}
-		}
-		t.Logf("%-30s val %.4f  test-mean %.4f  test1 %.4f", k, a, b, v[nv])
-	}
+	tab.log(t)
 }
 
 func labelAcc(y, truth []int) float64 {
@@ -188,30 +170,11 @@ func TestTuneKernelLabels(t *testing.T) {
 	if os.Getenv("NMFSTREAM_TUNE") != "klabels" {
 		t.Skip("set NMFSTREAM_TUNE=klabels")
 	}
-	var tasks []digitsTask
-	for _, s := range tuneSeeds {
-		tasks = append(tasks, newDigitsSplit(10, 1, s))
-	}
-	for s := uint64(1); s <= 5; s++ {
-		tasks = append(tasks, newDigitsSplit(10, s, 0))
-	}
-	res := map[string][]float64{}
-	var order []string
-	add := func(k string, v float64) {
-		if _, ok := res[k]; !ok {
-			order = append(order, k)
-		}
-		res[k] = append(res[k], v)
-	}
+	tasks := tuneTasks()
+	var tab tuneTable
+	add := tab.add
 	for ti, task := range tasks {
-		m := &SSKNMF{Common: Common{Rank: 40}}
-		if err := m.Fit(DenseRows(task.train), task.trainY); err != nil {
-			t.Fatal(err)
-		}
-		v := m.Codes()
-		var j JointClassifier
-		j.sx, j.sv = meanRowNorm(task.train), meanRowNorm(v)
-		jtr := j.joint(task.train, v, 1)
+		v, jtr := tuneJoint(t, task)
 		labelers := map[string][]int{}
 		labelers["a st08"] = selfLabel(v, task.trainY, 5, 0.8)
 		labelers["b oracle"] = task.trainTrue
@@ -247,40 +210,16 @@ func TestTuneKernelLabels(t *testing.T) {
 		}
 		t.Logf("task %d done", ti)
 	}
-	nv := len(tuneSeeds)
-	for _, k := range order {
-		v := res[k]
-		var a, b float64
-		for i, x := range v {
-			if i < nv {
-				a += x / float64(nv)
-			} else {
-				b += x / float64(len(v)-nv)
-			}
-		}
-		t.Logf("%-36s val %.4f  test-mean %.4f  test1 %.4f", k, a, b, v[nv])
-	}
+	tab.log(t)
 }
 
 func TestTuneKernelST(t *testing.T) {
 	if os.Getenv("NMFSTREAM_TUNE") != "kst" {
 		t.Skip("set NMFSTREAM_TUNE=kst")
 	}
-	var tasks []digitsTask
-	for _, s := range tuneSeeds {
-		tasks = append(tasks, newDigitsSplit(10, 1, s))
-	}
-	for s := uint64(1); s <= 5; s++ {
-		tasks = append(tasks, newDigitsSplit(10, s, 0))
-	}
-	res := map[string][]float64{}
-	var order []string
-	add := func(k string, v float64) {
-		if _, ok := res[k]; !ok {
-			order = append(order, k)
-		}
-		res[k] = append(res[k], v)
-	}
+	tasks := tuneTasks()
+	var tab tuneTable
+	add := tab.add
 	for ti, task := range tasks {
 		m := &SSKNMF{Common: Common{Rank: 40}}
 		if err := m.Fit(DenseRows(task.train), task.trainY); err != nil {
@@ -328,19 +267,7 @@ func TestTuneKernelST(t *testing.T) {
 		}
 		t.Logf("task %d done", ti)
 	}
-	nv := len(tuneSeeds)
-	for _, k := range order {
-		v := res[k]
-		var a, b float64
-		for i, x := range v {
-			if i < nv {
-				a += x / float64(nv)
-			} else {
-				b += x / float64(len(v)-nv)
-			}
-		}
-		t.Logf("%-36s val %.4f  test-mean %.4f  test1 %.4f", k, a, b, v[nv])
-	}
+	tab.log(t)
 }
 
 func TestKernelConfusion(t *testing.T) {
@@ -376,21 +303,9 @@ func TestTuneKernelST2(t *testing.T) {
 	if os.Getenv("NMFSTREAM_TUNE") != "kst2" {
 		t.Skip("set NMFSTREAM_TUNE=kst2")
 	}
-	var tasks []digitsTask
-	for _, s := range tuneSeeds {
-		tasks = append(tasks, newDigitsSplit(10, 1, s))
-	}
-	for s := uint64(1); s <= 5; s++ {
-		tasks = append(tasks, newDigitsSplit(10, s, 0))
-	}
-	res := map[string][]float64{}
-	var order []string
-	add := func(k string, v float64) {
-		if _, ok := res[k]; !ok {
-			order = append(order, k)
-		}
-		res[k] = append(res[k], v)
-	}
+	tasks := tuneTasks()
+	var tab tuneTable
+	add := tab.add
 	for ti, task := range tasks {
 		m := &SSKNMF{Common: Common{Rank: 40}}
 		if err := m.Fit(DenseRows(task.train), task.trainY); err != nil {
@@ -426,19 +341,7 @@ func TestTuneKernelST2(t *testing.T) {
 		}
 		t.Logf("task %d done", ti)
 	}
-	nv := len(tuneSeeds)
-	for _, k := range order {
-		v := res[k]
-		var a, b float64
-		for i, x := range v {
-			if i < nv {
-				a += x / float64(nv)
-			} else {
-				b += x / float64(len(v)-nv)
-			}
-		}
-		t.Logf("%-36s val %.4f  test-mean %.4f  test1 %.4f", k, a, b, v[nv])
-	}
+	tab.log(t)
 }
 
 // TestTuneAuto scores every method's codes with JointClassifier (kernel, and
@@ -477,30 +380,11 @@ func TestTuneKernelFill(t *testing.T) {
 	if os.Getenv("NMFSTREAM_TUNE") != "kfill" {
 		t.Skip("set NMFSTREAM_TUNE=kfill")
 	}
-	var tasks []digitsTask
-	for _, s := range tuneSeeds {
-		tasks = append(tasks, newDigitsSplit(10, 1, s))
-	}
-	for s := uint64(1); s <= 5; s++ {
-		tasks = append(tasks, newDigitsSplit(10, s, 0))
-	}
-	res := map[string][]float64{}
-	var order []string
-	add := func(k string, v float64) {
-		if _, ok := res[k]; !ok {
-			order = append(order, k)
-		}
-		res[k] = append(res[k], v)
-	}
+	tasks := tuneTasks()
+	var tab tuneTable
+	add := tab.add
 	for _, task := range tasks {
-		m := &SSKNMF{Common: Common{Rank: 40}}
-		if err := m.Fit(DenseRows(task.train), task.trainY); err != nil {
-			t.Fatal(err)
-		}
-		v := m.Codes()
-		var j JointClassifier
-		j.sx, j.sv = meanRowNorm(task.train), meanRowNorm(v)
-		jtr := j.joint(task.train, v, 1)
+		_, jtr := tuneJoint(t, task)
 		final := func(k string, y []int) {
 			add(k+" poolacc", labelAcc(y, task.trainTrue))
 			kr := classify.KernelRidge{Gamma: 2, Lambda: 0.01}
@@ -567,19 +451,7 @@ func TestTuneKernelFill(t *testing.T) {
 		final("argmax", argmax)
 		final("capacity", capy)
 	}
-	nv := len(tuneSeeds)
-	for _, k := range order {
-		v := res[k]
-		var a, b float64
-		for i, x := range v {
-			if i < nv {
-				a += x / float64(nv)
-			} else {
-				b += x / float64(len(v)-nv)
-			}
-		}
-		t.Logf("%-24s val %.4f  test-mean %.4f  test1 %.4f", k, a, b, v[nv])
-	}
+	tab.log(t)
 }
 
 // TestTuneMNISTRows scores JointClassifier's MaxRows (the kernel centres)
@@ -610,4 +482,66 @@ func TestTuneMNISTRows(t *testing.T) {
 		acc := task.jointWith(JointClassifier{MaxRows: rows}, m.Codes(), codes)
 		t.Logf("MaxRows %d: held-out accuracy %.4f (%v)", rows, acc, time.Since(t0).Round(time.Millisecond))
 	}
+}
+
+// tuneTasks returns the tuning tasks: one validation split inside the pool
+// of seed 1 per tuneSeeds entry, then the test splits of seeds 1–5.
+func tuneTasks() []digitsTask {
+	var tasks []digitsTask
+	for _, s := range tuneSeeds {
+		tasks = append(tasks, newDigitsSplit(10, 1, s))
+	}
+	for s := uint64(1); s <= 5; s++ {
+		tasks = append(tasks, newDigitsSplit(10, s, 0))
+	}
+	return tasks
+}
+
+// tuneTable collects one accuracy per task and configuration, in the order
+// of tuneTasks.
+type tuneTable struct {
+	res   map[string][]float64
+	order []string
+}
+
+func (tab *tuneTable) add(k string, v float64) {
+	if tab.res == nil {
+		tab.res = map[string][]float64{}
+	}
+	if _, ok := tab.res[k]; !ok {
+		tab.order = append(tab.order, k)
+	}
+	tab.res[k] = append(tab.res[k], v)
+}
+
+// log prints per configuration the mean over the validation splits, the
+// mean over the test splits and the seed-1 test split.
+func (tab *tuneTable) log(t *testing.T) {
+	nv := len(tuneSeeds)
+	for _, k := range tab.order {
+		v := tab.res[k]
+		var a, b float64
+		for i, x := range v {
+			if i < nv {
+				a += x / float64(nv)
+			} else {
+				b += x / float64(len(v)-nv)
+			}
+		}
+		t.Logf("%-36s val %.4f  test-mean %.4f  test1 %.4f", k, a, b, v[nv])
+	}
+}
+
+// tuneJoint fits SSKNMF (K = 40) on the task's pool and returns the codes
+// and the joint rows [x/s_x, v/s_v] JointClassifier self-trains on.
+func tuneJoint(t *testing.T, task digitsTask) (v, joint *mat.Dense) {
+	t.Helper()
+	m := &SSKNMF{Common: Common{Rank: 40}}
+	if err := m.Fit(DenseRows(task.train), task.trainY); err != nil {
+		t.Fatal(err)
+	}
+	v = m.Codes()
+	var j JointClassifier
+	j.sx, j.sv = meanRowNorm(task.train), meanRowNorm(v)
+	return v, j.joint(task.train, v, 1)
 }
