@@ -86,18 +86,9 @@ func newSplitTask(x *mat.Dense, y []int, l int, seed, inner uint64) digitsTask {
 	var t digitsTask
 	t.train = gatherRows(x, sp.Train)
 	t.test = gatherRows(x, sp.Test)
-	labeled := map[int]bool{}
-	for _, i := range sp.Labeled {
-		labeled[i] = true
-	}
-	for r, i := range sp.Train {
+	t.trainY, t.labeledPos = sp.PoolLabels(y)
+	for _, i := range sp.Train {
 		t.trainTrue = append(t.trainTrue, y[i])
-		if labeled[i] {
-			t.trainY = append(t.trainY, y[i])
-			t.labeledPos = append(t.labeledPos, r)
-		} else {
-			t.trainY = append(t.trainY, -1)
-		}
 	}
 	for _, i := range sp.Test {
 		t.testY = append(t.testY, y[i])

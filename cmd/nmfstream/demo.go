@@ -210,18 +210,7 @@ func splitDigits(x *mat.Dense, y []int, perClass int, seed uint64) (demoSplit, e
 		return demoSplit{}, err
 	}
 	sp := demoSplit{train: rowsOf(x, s.Train), test: rowsOf(x, s.Test), testY: pick(y, s.Test)}
-	isLabeled := make(map[int]bool, len(s.Labeled))
-	for _, i := range s.Labeled {
-		isLabeled[i] = true
-	}
-	for r, i := range s.Train {
-		if isLabeled[i] {
-			sp.trainY = append(sp.trainY, y[i])
-			sp.labeled = append(sp.labeled, r)
-		} else {
-			sp.trainY = append(sp.trainY, -1)
-		}
-	}
+	sp.trainY, sp.labeled = s.PoolLabels(y)
 	return sp, nil
 }
 

@@ -142,19 +142,8 @@ func makeSplit(x *mat.Dense, y []int, testFrac float64, l int, seed uint64) (*sp
 		return nil, err
 	}
 	s := &split{idx: idx, train: rowsOf(x, idx.Train), test: rowsOf(x, idx.Test)}
-	isLabeled := make(map[int]bool, len(idx.Labeled))
-	for _, i := range idx.Labeled {
-		isLabeled[i] = true
-	}
-	s.trainY = make([]int, len(idx.Train))
+	s.trainY, s.labeled = idx.PoolLabels(y)
 	s.fullTrainY = pick(y, idx.Train)
-	for r, i := range idx.Train {
-		s.trainY[r] = -1
-		if isLabeled[i] {
-			s.trainY[r] = y[i]
-			s.labeled = append(s.labeled, r)
-		}
-	}
 	s.testY = pick(y, idx.Test)
 	return s, nil
 }

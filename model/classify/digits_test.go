@@ -31,16 +31,8 @@ func digitsSplit(tb testing.TB) (xtr *mat.Dense, ytr []int, xte *mat.Dense, yte 
 	if err != nil {
 		tb.Fatal(err)
 	}
-	labeled := map[int]bool{}
-	for _, i := range s.Labeled {
-		labeled[i] = true
-	}
-	xtr, ytr = gather(x, y, s.Train)
-	for k, i := range s.Train {
-		if !labeled[i] {
-			ytr[k] = -1
-		}
-	}
+	xtr, _ = gather(x, y, s.Train)
+	ytr, _ = s.PoolLabels(y)
 	xte, yte = gather(x, y, s.Test)
 	return xtr, ytr, xte, yte, s
 }

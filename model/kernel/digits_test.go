@@ -48,17 +48,7 @@ func makeSplit(tb testing.TB, x *mat.Dense, y []int, src rand.Source) split {
 	}
 	var sp split
 	sp.xtr, sp.ytrT = gather(x, y, s.Train)
-	labeled := map[int]bool{}
-	for _, i := range s.Labeled {
-		labeled[i] = true
-	}
-	sp.ytr = make([]int, len(s.Train))
-	for k, i := range s.Train {
-		sp.ytr[k] = -1
-		if labeled[i] {
-			sp.ytr[k] = y[i]
-		}
-	}
+	sp.ytr, _ = s.PoolLabels(y)
 	sp.xte, sp.yte = gather(x, y, s.Test)
 	return sp
 }

@@ -74,3 +74,23 @@ func Split(y []int, testFrac float64, l int, src rand.Source) (SplitIndices, err
 	slices.Sort(s.Train)
 	return s, nil
 }
+
+// PoolLabels returns the labels a semi-supervised method sees for the
+// training pool: for each row of s.Train in order, y of that row if it is
+// in s.Labeled and −1 otherwise, and the positions in s.Train of the
+// labeled rows.
+func (s SplitIndices) PoolLabels(y []int) (labels, labeled []int) {
+	isLabeled := make(map[int]bool, len(s.Labeled))
+	for _, i := range s.Labeled {
+		isLabeled[i] = true
+	}
+	labels = make([]int, len(s.Train))
+	for r, i := range s.Train {
+		labels[r] = -1
+		if isLabeled[i] {
+			labels[r] = y[i]
+			labeled = append(labeled, r)
+		}
+	}
+	return labels, labeled
+}
