@@ -219,10 +219,7 @@ func (m *MultiK) Fit(x model.Data, labels []int) error {
 		maxIter = 200
 	}
 	per := max(1, (maxIter+outer-1)/outer)
-	p := m.Neighbors
-	if p == 0 {
-		p = 5
-	}
+	p, _ := m.projGraph()
 	m.res = model.Result{}
 	for t := 0; t < outer; t++ {
 		k, phi := sp.combined(m.tau)
@@ -575,21 +572,29 @@ func (m *MultiK) ProjectTo(dst *mat.Dense, x model.Data) error {
 	floorCodes(dst)
 	eng := model.Engine{Loss: newCrossLoss(&m.kte, &m.f, &m.fkf, self), FixU: true, MaxIter: projMaxIter, Tol: projTol}
 	if m.Projection == ProjectGraph {
-		p := m.Neighbors
-		if p == 0 {
-			p = 5
-		}
-		alpha := m.GraphAlpha
-		if alpha == 0 {
-			alpha = m.Alpha
-		}
-		if alpha == 0 {
-			alpha = 1
-		}
+		p, alpha := m.projGraph()
 		eng.Terms = []model.Term{&model.AnchorTerm{Weight: alpha, B: anchorGraph(&m.kte, m.diag, self, p), C: &m.v}}
 	}
 	_, err := eng.Run(&m.f, dst)
 	return err
+}
+
+// projGraph returns the neighbours per sample and the anchor weight of
+// graph-aware projection, defaults filled in: Neighbors or 5, GraphAlpha,
+// else Alpha, else 1.
+func (m *MultiK) projGraph() (p int, alpha float64) {
+	p = m.Neighbors
+	if p == 0 {
+		p = 5
+	}
+	alpha = m.GraphAlpha
+	if alpha == 0 {
+		alpha = m.Alpha
+	}
+	if alpha == 0 {
+		alpha = 1
+	}
+	return p, alpha
 }
 
 func scaleCol(m *mat.Dense, j int, s float64) {

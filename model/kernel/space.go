@@ -146,24 +146,7 @@ func (s *space) scaleVariance(sc Scaling) error {
 	}
 	n := s.n()
 	for l := range s.kernels {
-		var tr, sum float64
-		if s.exact() {
-			k := s.mats[l]
-			tr = mat.Trace(k)
-			sum = mat.Sum(k)
-		} else {
-			phi := s.phis[l]
-			r, c := phi.Dims()
-			for j := 0; j < c; j++ {
-				var cs float64
-				for i := 0; i < r; i++ {
-					v := phi.At(i, j)
-					tr += v * v
-					cs += v
-				}
-				sum += cs * cs
-			}
-		}
+		tr, sum := s.centredStats(l)
 		f := (tr - sum/float64(n)) / float64(n)
 		if !(f > 0) {
 			return fmt.Errorf("kernel: %v has no variance on the training samples (all samples coincide in feature space)", s.kernels[l])

@@ -88,17 +88,7 @@ func (m *MultiK) State() (*State, error) {
 	if !m.sp.exact() {
 		return nil, errNystromState
 	}
-	p := m.Neighbors
-	if p == 0 {
-		p = 5
-	}
-	alpha := m.GraphAlpha
-	if alpha == 0 {
-		alpha = m.Alpha
-	}
-	if alpha == 0 {
-		alpha = 1
-	}
+	p, alpha := m.projGraph()
 	return &State{
 		Method: "multik", Kernels: m.sp.kernels, Scale: m.sp.scale, Tau: m.tau,
 		Train: m.sp.train, Codes: &m.v, Coef: &m.f, FKF: &m.fkf, Diag: m.diag,
