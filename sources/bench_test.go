@@ -8,6 +8,8 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+
+	"github.com/nmfstream/nmfstream/internal/cputime"
 )
 
 // BenchmarkArrowDense10000x784 reads an in-memory Arrow IPC stream, and the
@@ -52,7 +54,7 @@ func BenchmarkArrowDense10000x784(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(c.data)))
 			b.ReportAllocs()
-			c0, _ := cpuTime()
+			c0, _ := cputime.Used()
 			for b.Loop() {
 				src := c.open(c.data)
 				rows := 0
@@ -65,7 +67,7 @@ func BenchmarkArrowDense10000x784(b *testing.B) {
 				src.Close()
 			}
 			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "rows/s")
-			if c1, ok := cpuTime(); ok && c1 > c0 {
+			if c1, ok := cputime.Used(); ok && c1 > c0 {
 				b.ReportMetric(float64(n*b.N)/(c1-c0).Seconds(), "cpu-rows/s")
 			}
 		})

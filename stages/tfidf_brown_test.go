@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/nmfstream/nmfstream/internal/cputime"
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
@@ -115,7 +116,7 @@ func benchTFIDF(b *testing.B, texts []string) {
 		b.ReportAllocs()
 		var v *TFIDF
 		var nnz int
-		c0, _ := cpuTime()
+		c0, _ := cputime.Used()
 		for b.Loop() {
 			v = newV()
 			x, err := v.FitTransform(texts)
@@ -135,7 +136,7 @@ func benchTFIDF(b *testing.B, texts []string) {
 		}
 		b.ReportAllocs()
 		var x sparse.CSR
-		c0, _ := cpuTime()
+		c0, _ := cputime.Used()
 		for b.Loop() {
 			if err := v.TransformTo(&x, texts); err != nil {
 				b.Fatal(err)
@@ -149,7 +150,7 @@ func benchTFIDF(b *testing.B, texts []string) {
 // for b.N passes over n documents, the loop having started at CPU time c0.
 func reportRates(b *testing.B, n int, c0 time.Duration) {
 	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "docs/s")
-	if c1, ok := cpuTime(); ok && c1 > c0 {
+	if c1, ok := cputime.Used(); ok && c1 > c0 {
 		b.ReportMetric(float64(b.N*n)/(c1-c0).Seconds(), "cpu-docs/s")
 	}
 }
