@@ -56,7 +56,8 @@ type Online struct {
 	// 30 sweeps give the same prequential accuracy and every-sample
 	// accuracy within 0.001, while the window's objective ends at 1.71×
 	// (10 sweeps) or 1.36× (30) that of a batch fit of the same samples
-	// (2.06× with 5; TestOnlineVersusBatch's setting). The sweeps dominate
+	// (2.06× with 5; NMFSTREAM_LONG=1 go test -run TestOnlineSweepsTradeoff
+	// ./model). The sweeps dominate
 	// the cost of a step: raise Sweeps, or call Refit now and then, when
 	// the factorization itself matters more than throughput.
 	Sweeps int
