@@ -57,8 +57,8 @@ type Online struct {
 	// accuracy within 0.001, while the window's objective ends at 1.71×
 	// (10 sweeps) or 1.36× (30) that of a batch fit of the same samples
 	// (2.06× with 5; NMFSTREAM_LONG=1 go test -run TestOnlineSweepsTradeoff
-	// ./model). The sweeps dominate
-	// the cost of a step: raise Sweeps, or call Refit now and then, when
+	// ./model). The sweeps dominate the cost of a step: raise Sweeps, or
+	// call Refit now and then, when
 	// the factorization itself matters more than throughput.
 	Sweeps int
 	// USteps is the number of U updates per batch. They cost O(DK²) each,

@@ -2,8 +2,8 @@ package model
 
 import (
 	"math"
-	"os"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
