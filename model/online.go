@@ -58,8 +58,8 @@ type Online struct {
 	// (10 sweeps) or 1.36× (30) that of a batch fit of the same samples
 	// (2.06× with 5; NMFSTREAM_LONG=1 go test -run TestOnlineSweepsTradeoff
 	// ./model). The sweeps dominate the cost of a step: raise Sweeps, or
-	// call Refit now and then, when
-	// the factorization itself matters more than throughput.
+	// call Refit now and then, when the factorization itself matters more
+	// than throughput.
 	Sweeps int
 	// USteps is the number of U updates per batch. They cost O(DK²) each,
 	// independent of the window size. If zero, it is one per 10 new samples,
