@@ -34,8 +34,10 @@ import (
 // O(b·N·D) (float32 products for dense Euclidean data, O(b·N·SearchDim)
 // with SearchDim); the sweeps and statistics touch the new samples and
 // every node whose edges changed, about 10–25 per new sample on MNIST
-// (k = 5), at O(D·K + Sweeps·K²) each; weights and normalization are
-// O(N·k + N·K) per batch, which is why larger windows want larger batches.
+// (k = 5), at O(D·K + Sweeps·K²) each, and read only those nodes' rows of
+// the graph's weights (graph.WeightRows); normalizing U rescales the
+// codes, O(N·K) per batch, which is why larger windows want larger
+// batches.
 //
 // Online is not safe for concurrent use: one goroutine owns it.
 type Online struct {
@@ -404,20 +406,20 @@ func (o *Online) firstFit() error {
 	return nil
 }
 
-// anchorRows returns the rows ids of s without the columns in skip: the
-// weights between new samples and the samples already coded.
-func anchorRows(s *sparse.CSR, ids []int, skip map[int]bool) *sparse.CSR {
-	_, n := s.Dims()
-	out := sparse.Zeros(0, n)
+// anchorRows returns the rows at positions pos of s (R×Slots) without the
+// columns in skip, as a len(pos)×cols matrix: the weights between new
+// samples and the samples already coded.
+func anchorRows(s *sparse.CSR, pos []int, skip map[int]bool, cols int) *sparse.CSR {
+	out := sparse.Zeros(0, cols)
 	var ind []int
 	var val []float64
-	for _, id := range ids {
+	for _, p := range pos {
 		ind, val = ind[:0], val[:0]
-		ri, rv := s.Row(id)
-		for p, j := range ri {
+		ri, rv := s.Row(p)
+		for q, j := range ri {
 			if !skip[j] {
 				ind = append(ind, j)
-				val = append(val, rv[p])
+				val = append(val, rv[q])
 			}
 		}
 		out.AppendRow(ind, val)
@@ -592,18 +594,31 @@ func (o *Online) xblkHolds(rows []int) bool {
 
 // update is one online step after an insertion.
 func (o *Online) update(x Data, ch graph.Change) {
+	isNew := make(map[int]bool, len(ch.Added))
+	for _, id := range ch.Added {
+		isNew[id] = true
+	}
+	// Active rows: the new samples, every node whose row of S changed, and
+	// a few older rows in turn (Refresh). Only their rows of S are needed.
+	rows := slices.Clone(ch.Changed)
+	for _, id := range ch.Added {
+		if i, ok := slices.BinarySearch(rows, id); !ok {
+			rows = slices.Insert(rows, i, id)
+		}
+	}
+	rows = o.addRefresh(rows)
+	s := o.g.WeightRows(o.Weighting, rows)
+	newPos := make([]int, len(ch.Added))
+	for p, id := range ch.Added {
+		newPos[p], _ = slices.BinarySearch(rows, id)
+	}
 	// Warm start: graph-aware projection of the new samples on the current
 	// basis, anchored to the codes of their neighbours already in the
 	// window (DESIGN.md §4: the projection that measures best). Starting
 	// from plain NNLS codes instead leaves new codes far from their
 	// neighbours' at larger ranks, and the sweeps do not close the gap.
-	s := o.weights()
-	isNew := make(map[int]bool, len(ch.Added))
-	for _, id := range ch.Added {
-		isNew[id] = true
-	}
 	o.proj = Projector{Method: ProjectGraph, U: &o.u, MaxIter: 20, Tol: -1, TrainCodes: &o.v, Alpha: o.alpha(),
-		Neighbors: func(Data) (*sparse.CSR, error) { return anchorRows(s, ch.Added, isNew), nil }}
+		Neighbors: func(Data) (*sparse.CSR, error) { return anchorRows(s, newPos, isNew, o.height), nil }}
 	var init mat.Dense
 	if err := o.proj.ProjectTo(&init, x); err == nil {
 		for r, id := range ch.Added {
@@ -614,14 +629,6 @@ func (o *Online) update(x Data, ch graph.Change) {
 		o.b.Scale(o.Forget, &o.b)
 		o.a.Scale(o.Forget, &o.a)
 	}
-	// Active rows: the new samples and every node whose row of S changed.
-	rows := slices.Clone(ch.Changed)
-	for _, id := range ch.Added {
-		if i, ok := slices.BinarySearch(rows, id); !ok {
-			rows = slices.Insert(rows, i, id)
-		}
-	}
-	rows = o.addRefresh(rows)
 	// Remember the active rows' codes as the statistics hold them: zero for
 	// new rows (not yet added), and, with forgetting, for every row whose
 	// past contribution is left to decay.
@@ -696,30 +703,40 @@ func (o *Online) scaling() Scaling {
 }
 
 // normalize scales U's columns to unit norm, V's columns by the old norms,
-// and the statistics to match: B = XV → BΛ, A = VᵀV → ΛAΛ.
+// and the statistics to match: B = XV → BΛ, A = VᵀV → ΛAΛ. Every matrix is
+// read row by row, once.
 func (o *Online) normalize() {
 	k := o.Rank
-	ar, br, ur, vr := o.a.RawMatrix(), o.b.RawMatrix(), o.u.RawMatrix(), o.v.RawMatrix()
-	for j := 0; j < k; j++ {
-		var s float64
-		for i := 0; i < ur.Rows; i++ {
-			x := ur.Data[i*ur.Stride+j]
-			s += x * x
+	nrm := make([]float64, k)
+	for i := range o.dim {
+		for j, x := range o.u.RawRowView(i) {
+			nrm[j] += x * x
 		}
-		nrm := math.Sqrt(s)
-		if nrm == 0 {
-			continue
+	}
+	inv := make([]float64, k)
+	for j, s := range nrm {
+		nrm[j] = math.Sqrt(s)
+		if nrm[j] == 0 {
+			nrm[j] = 1 // a zero column stays as it is
 		}
-		for i := 0; i < ur.Rows; i++ {
-			ur.Data[i*ur.Stride+j] /= nrm
-			br.Data[i*br.Stride+j] *= nrm
+		inv[j] = 1 / nrm[j]
+	}
+	scaleRows := func(m *mat.Dense, f []float64) {
+		r, _ := m.Dims()
+		for i := range r {
+			row := m.RawRowView(i)
+			for j := range row {
+				row[j] *= f[j]
+			}
 		}
-		for i := 0; i < vr.Rows; i++ {
-			vr.Data[i*vr.Stride+j] *= nrm
-		}
-		for i := 0; i < k; i++ {
-			ar.Data[i*ar.Stride+j] *= nrm
-			ar.Data[j*ar.Stride+i] *= nrm
+	}
+	scaleRows(&o.u, inv)
+	scaleRows(&o.b, nrm)
+	scaleRows(&o.v, nrm)
+	for i := range k {
+		row := o.a.RawRowView(i)
+		for j := range row {
+			row[j] *= nrm[i] * nrm[j]
 		}
 	}
 }

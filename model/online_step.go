@@ -19,7 +19,8 @@ type sweep struct {
 }
 
 // sweepRows runs Sweeps multiplicative updates of GNMF's V rule on the
-// given rows of V (ascending slots), with U and the other rows fixed:
+// given rows of V (ascending slots), whose rows of the graph's weights are
+// the rows of s in the same order, with U and the other rows fixed:
 //
 //	v_i ← v_i ⊙ (x_iᵀU + α (SV)_i) / (v_i UᵀU + α d_i v_i),
 //
@@ -63,8 +64,8 @@ func (o *Online) sweepRows(rows []int, s *sparse.CSR) {
 	// inactive ones; columns stay ascending since rows are. New matrices
 	// each step: the terms cache on them.
 	in, out := csrParts{indptr: []int{0}}, csrParts{indptr: []int{0}}
-	for _, id := range rows {
-		js, ss := s.Row(id)
+	for p := range rows {
+		js, ss := s.Row(p)
 		for q, j := range js {
 			if l := w.local[j]; l >= 0 {
 				in.add(int(l), ss[q])

@@ -216,7 +216,7 @@ func TestOnlineSweepMatchesEngine(t *testing.T) {
 		if _, err := e.Run(mat.DenseCopyOf(&o.u), want); err != nil {
 			t.Fatal(err)
 		}
-		o.sweepRows(rows, s)
+		o.sweepRows(rows, o.KNN().WeightRows(graph.Weighting{}, rows))
 		// Sums in another order: rounding of about 1e-15 per update,
 		// amplified a little over 7 sweeps.
 		if !mat.EqualApprox(&o.v, want, 1e-9*mat.Max(want)) {

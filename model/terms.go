@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"gonum.org/v1/gonum/blas/gonum"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model/sparse"
@@ -178,7 +179,7 @@ type AnchorTerm struct {
 	b       *sparse.CSR
 	deg     []float64
 	bc      mat.Dense // B·C
-	cNormSq []float64
+	constSq float64   // Σ_ij B_ij ‖c_j‖², the part of Value that V does not change
 }
 
 var _ Term = (*AnchorTerm)(nil)
@@ -205,14 +206,15 @@ func (t *AnchorTerm) prepare() {
 	}
 	t.bc.Reset()
 	t.B.MulDenseTo(&t.bc, t.C)
-	t.cNormSq = resize(t.cNormSq, m)
-	cr := t.C.RawMatrix()
-	for j := range t.cNormSq {
-		var s float64
-		for _, x := range cr.Data[j*cr.Stride : j*cr.Stride+cr.Cols] {
-			s += x * x
+	// Per stored entry rather than per row of C: C may be the codes of a
+	// whole window of which B reaches a few rows.
+	t.constSq = 0
+	for i := range n {
+		ind, val := t.B.Row(i)
+		for p, j := range ind {
+			cj := t.C.RawRowView(j)
+			t.constSq += val[p] * floats.Dot(cj, cj)
 		}
-		t.cNormSq[j] = s
 	}
 	t.b = t.B
 }
@@ -254,12 +256,8 @@ func (t *AnchorTerm) Value(v *mat.Dense) float64 {
 			dot += x * bi[c]
 		}
 		f += t.deg[i]*sq - 2*dot
-		ind, val := t.B.Row(i)
-		for p, j := range ind {
-			f += val[p] * t.cNormSq[j]
-		}
 	}
-	return t.Weight * f
+	return t.Weight * (f + t.constSq)
 }
 
 func resize(s []float64, n int) []float64 {

@@ -28,6 +28,14 @@ const (
 	// their neighbours. It costs about N²·K per batch for a window of N:
 	// for windows of a few thousand samples.
 	PredictPropagate
+	// PredictWalk votes, like PredictNearest, among the Neighbors nearest
+	// labeled samples in code space, but looks for them by a best-first
+	// walk of the k-NN graph from the new sample (HNSW's search on one
+	// layer) instead of reading every labeled code: it costs n·Walk·k·K
+	// per batch, independent of the window size. A sample whose walk
+	// reaches fewer than Neighbors labeled samples is predicted as
+	// PredictNearest does.
+	PredictWalk
 )
 
 // Learner is the online learning stage of a stream: it featurizes each
@@ -75,6 +83,7 @@ type Learner struct {
 	seq     int            // insertion counter, for age order
 	classes []string
 	classOf map[string]int
+	walker  walker
 	preds   fifo[pred]   // arrival predictions waiting for a label
 	pending fifo[string] // labels waiting for their sample
 	c       Counters
@@ -394,6 +403,8 @@ func (l *Learner) predict(ids []int, b *sources.Batch, keep, fresh []int) []Pred
 	switch l.Predictor {
 	case PredictPropagate:
 		classes, scores = l.propagate(ids)
+	case PredictWalk:
+		classes, scores = l.walk(ids, q)
 	default:
 		classes, scores = l.nearest(q)
 	}
@@ -434,6 +445,58 @@ func (l *Learner) nearest(q *mat.Dense) ([]int, []float64) {
 		return nil, nil // zero code rows under Cosine, for instance: no prediction
 	}
 	return nn.PredictScoresTo(nil, nil, q)
+}
+
+// walk predicts the new nodes ids (codes in the rows of q) by PredictWalk.
+func (l *Learner) walk(ids []int, q *mat.Dense) ([]int, []float64) {
+	kk := l.Neighbors
+	if kk == 0 {
+		kk = 1
+	}
+	l.walker.ef, l.walker.metric = max(64, kk), l.Metric
+	g, v := l.Model.KNN(), l.Model.Codes()
+	class := func(n int) int { return l.nodes[n].class }
+	classes := make([]int, len(ids))
+	scores := make([]float64, len(ids))
+	var rest []int // positions the walk could not predict
+	var nb []distItem
+	votes := make([]float64, len(l.classes))
+	for p, n := range ids {
+		nb = l.walker.nearest(nb[:0], g, v, n, kk, class)
+		if len(nb) < kk {
+			rest = append(rest, p)
+			continue
+		}
+		clear(votes)
+		top := 0.0
+		for _, it := range nb {
+			c := class(it.id)
+			votes[c]++
+			top = max(top, votes[c])
+		}
+		// Nearest first: among tied classes, the one with the nearest member.
+		for _, it := range nb {
+			if c := class(it.id); votes[c] == top {
+				classes[p], scores[p] = c, top/float64(kk)
+				break
+			}
+		}
+	}
+	if len(rest) > 0 {
+		sub := mat.NewDense(len(rest), q.RawMatrix().Cols, nil)
+		for r, p := range rest {
+			copy(sub.RawRowView(r), q.RawRowView(p))
+		}
+		c, s := l.nearest(sub)
+		for r, p := range rest {
+			if c == nil {
+				classes[p] = -1
+				continue
+			}
+			classes[p], scores[p] = c[r], s[r]
+		}
+	}
+	return classes, scores
 }
 
 // propagate runs label propagation over the window's codes.

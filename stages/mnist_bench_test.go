@@ -64,8 +64,12 @@ func BenchmarkLearnMNIST20000x50(b *testing.B) {
 	const window = 20000
 	var steady time.Duration
 	var steadyRecords int
+	var acc float64
 	for range b.N {
 		l := &Learner{Model: &model.Online{Rank: 50, Graph: graph.KNN{K: 5, Window: window}, SearchDim: sd, Src: rand.NewPCG(1, 1)}}
+		if os.Getenv("NMFSTREAM_PREDICTOR") == "walk" {
+			l.Predictor = PredictWalk
+		}
 		for i, x := range bs {
 			start := time.Now()
 			if _, err := l.Learn(x); err != nil {
@@ -76,7 +80,9 @@ func BenchmarkLearnMNIST20000x50(b *testing.B) {
 				steadyRecords += x.Len()
 			}
 		}
+		acc = l.Counters().Accuracy()
 	}
+	b.ReportMetric(acc, "prequential-accuracy")
 	b.ReportMetric(float64(len(bs)*100*b.N)/b.Elapsed().Seconds(), "records/s")
 	if steadyRecords > 0 {
 		b.ReportMetric(float64(steadyRecords)/steady.Seconds(), "full-window-records/s")

@@ -45,7 +45,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	addr := fs.String("addr", "127.0.0.1:8080", "listen `address`")
 	every := fs.Int64("checkpoint-every", 10000, "records between checkpoints (with -model)")
 	maxBody := fs.Int64("max-body", 64<<20, "largest request body in `bytes`")
-	predictor := fs.String("predictor", "nearest", "classifier on codes: nearest or propagate")
+	predictor := fs.String("predictor", "nearest", "classifier on codes: nearest, walk or propagate (see stream -help)")
 	metric := fs.String("metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
 	var cfg onlineConfig
 	addOnlineFlags(fs, &cfg)

@@ -91,8 +91,10 @@ func parsePredictor(s string) (int, error) {
 		return int(stages.PredictNearest), nil
 	case "propagate":
 		return int(stages.PredictPropagate), nil
+	case "walk":
+		return int(stages.PredictWalk), nil
 	}
-	return 0, fmt.Errorf("%w: -predictor %q: want nearest or propagate", errUsage, s)
+	return 0, fmt.Errorf("%w: -predictor %q: want nearest, walk or propagate", errUsage, s)
 }
 
 func parseMetric(s string) (int, error) {
@@ -113,7 +115,7 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	every := fs.Int64("checkpoint-every", 10000, "records between checkpoints (with -model)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
 	rejects := fs.String("rejects", "", "write rejected records to this `file` (JSON lines)")
-	predictor := fs.String("predictor", "nearest", "classifier on codes: nearest (k-NN vote) or propagate (label propagation over the window)")
+	predictor := fs.String("predictor", "nearest", "classifier on codes: nearest (k-NN vote over every labeled code), walk (the same vote, its neighbours found by a walk of the k-NN graph: cost independent of the window) or propagate (label propagation over the window)")
 	metric := fs.String("metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
 	var cfg onlineConfig
 	addOnlineFlags(fs, &cfg)

@@ -53,6 +53,7 @@ type Graph struct {
 	rthr   []float64 // per slot, see scan
 	mark   []bool
 	marked []int
+	sym    symCache // reverse lists for WeightRows, once it is used
 }
 
 type slotGen struct {
@@ -121,6 +122,20 @@ func (g *Graph) Neighbors(id int) (ids []int, dist []float64) {
 	return ids, dist
 }
 
+// AppendNeighbors appends the neighbours of node id, nearest first, to dst
+// and returns it: Neighbors without the distances or an allocation when
+// dst has room. It panics if id is not live.
+func (g *Graph) AppendNeighbors(dst []int, id int) []int {
+	if !g.Live(id) {
+		panic(fmt.Sprintf("graph: AppendNeighbors: node %d is not live", id))
+	}
+	nb, _ := g.knn.visRow(id)
+	for _, j := range nb {
+		dst = append(dst, int(j))
+	}
+	return dst
+}
+
 // dist turns a canonical key into the metric's distance.
 func (g *Graph) dist(key float64) float64 {
 	if g.st.cosine {
@@ -146,6 +161,7 @@ func (g *Graph) touch(i int) {
 
 // takeMarked returns the marked live nodes ascending and clears the marks.
 func (g *Graph) takeMarked() []int {
+	g.noteDirty(g.marked)
 	out := make([]int, 0, len(g.marked))
 	for _, i := range g.marked {
 		g.mark[i] = false
@@ -440,6 +456,7 @@ func (g *Graph) removeSlots(ids []int) {
 		}
 	}
 	g.unlabel(unl)
+	g.noteDirty(ids)
 	gone := make([]bool, len(g.live))
 	for _, id := range ids {
 		gone[id] = true

@@ -299,6 +299,7 @@ func TestSlackEqualsFreshBuild(t *testing.T) {
 					changed = append(slices.Clone(changed), rc.Changed...)
 				}
 				checkChanged(t, g, before, changed)
+				sameWeightRows(t, g)
 				if g.Len() <= k {
 					continue
 				}
@@ -314,6 +315,27 @@ func TestSlackEqualsFreshBuild(t *testing.T) {
 				sameLists(t, g, ref, ids)
 			}
 		})
+	}
+}
+
+// sameWeightRows fails unless WeightRows gives the rows of Weights bit for
+// bit, for every slot (in a scrambled order) and several weightings. Called
+// after each step of a stream, it checks that the reverse lists follow
+// every insertion, removal and eviction.
+func sameWeightRows(t *testing.T, g *Graph) {
+	t.Helper()
+	ids := seq(g.Slots())
+	rand.New(rand.NewPCG(uint64(len(ids)), 5)).Shuffle(len(ids), func(a, b int) { ids[a], ids[b] = ids[b], ids[a] })
+	for _, w := range []Weighting{{}, {Scheme: HeatKernel, HeatT: 0.7, Sym: Mean}, {Scheme: HeatKernel, Sym: Mutual}, {Scheme: DotProduct}} {
+		all := g.Weights(w)
+		rows := g.WeightRows(w, ids)
+		for r, id := range ids {
+			wi, wv := all.Row(id)
+			gi, gv := rows.Row(r)
+			if !slices.Equal(wi, gi) || !slices.Equal(wv, gv) {
+				t.Fatalf("%+v: WeightRows row of node %d is %v %v, Weights has %v %v", w, id, gi, gv, wi, wv)
+			}
+		}
 	}
 }
 

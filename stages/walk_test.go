@@ -1,0 +1,116 @@
+package stages
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model/classify"
+	"github.com/nmfstream/nmfstream/model/graph"
+)
+
+// TestWalkerNearest checks the graph walk against a brute-force search on
+// points whose codes are the points themselves, so that the graph links
+// code-space neighbours: with ef at least the number of nodes the walk
+// reaches every node of the (connected) graph and must return the exact
+// nearest labeled nodes; with a small ef it must still find most of them
+// (measured: all 400 queries exact at ef 64, 355 at ef 16).
+func TestWalkerNearest(t *testing.T) {
+	const n, kk = 400, 3
+	rng := rand.New(rand.NewPCG(7, 7))
+	x := mat.NewDense(n, 2, nil)
+	for i := range x.RawMatrix().Data {
+		x.RawMatrix().Data[i] = rng.Float64()
+	}
+	g, err := graph.KNN{K: 6}.Dense(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	class := func(i int) int {
+		if i%5 == 0 {
+			return i % 3
+		}
+		return -1
+	}
+	brute := func(q int) []int {
+		var best []distItem
+		for i := range n {
+			if i == q || class(i) < 0 {
+				continue
+			}
+			d := (&walker{}).dist(x.RawRowView(q), x.RawRowView(i))
+			best = append(best, distItem{d, i})
+			for a := len(best) - 1; a > 0 && (best[a].d < best[a-1].d || best[a].d == best[a-1].d && best[a].id < best[a-1].id); a-- {
+				best[a], best[a-1] = best[a-1], best[a]
+			}
+			if len(best) > kk {
+				best = best[:kk]
+			}
+		}
+		ids := make([]int, len(best))
+		for a, b := range best {
+			ids[a] = b.id
+		}
+		return ids
+	}
+	for _, tc := range []struct {
+		ef      int
+		minHits float64 // share of queries whose result equals brute force
+	}{{n, 1}, {64, 0.97}, {16, 0.85}} {
+		w := &walker{ef: tc.ef, metric: classify.Euclidean}
+		hits := 0
+		for q := range n {
+			got := w.nearest(nil, g, x, q, kk, class)
+			want := brute(q)
+			same := len(got) == len(want)
+			for a := 0; same && a < len(got); a++ {
+				same = got[a].id == want[a]
+			}
+			if same {
+				hits++
+			} else if tc.ef >= n {
+				t.Fatalf("ef %d, node %d: walk found %v, brute force %v", tc.ef, q, got, want)
+			}
+		}
+		t.Logf("ef %d: %d of %d queries exact", tc.ef, hits, n)
+		if float64(hits) < tc.minHits*n {
+			t.Errorf("ef %d: %d of %d queries exact, want ≥ %.0f%%", tc.ef, hits, n, 100*tc.minHits)
+		}
+	}
+}
+
+// TestPredictWalkAgrees streams the shuffled digits (all labeled, window
+// 500) twice, predicting by PredictNearest and by PredictWalk: the model
+// is the same (predictions do not feed back), so the two predictors must
+// agree on nearly every sample.
+func TestPredictWalkAgrees(t *testing.T) {
+	recs, truth := digitsStream(1, 0)
+	var preds [2][]string
+	var acc [2]float64
+	for v, p := range []Predictor{PredictNearest, PredictWalk} {
+		l := newDigitsLearner(500)
+		l.Predictor = p
+		for _, b := range batches(recs, 10) {
+			st, err := l.Learn(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, pr := range st.Predictions {
+				preds[v] = append(preds[v], pr.Label)
+			}
+		}
+		acc[v] = l.Counters().Accuracy()
+	}
+	same := 0
+	for i := range preds[0] {
+		if preds[0][i] == preds[1][i] {
+			same++
+		}
+	}
+	agree := float64(same) / float64(len(preds[0]))
+	t.Logf("agreement %.4f; prequential accuracy nearest %.4f, walk %.4f (%d samples)", agree, acc[0], acc[1], len(truth))
+	if agree < 0.97 {
+		t.Errorf("PredictWalk agrees with PredictNearest on %.4f of the samples, want ≥ 0.97", agree)
+	}
+}
