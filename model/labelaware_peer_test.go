@@ -31,7 +31,9 @@ func (t digitsTask) pixelsKernelPeer() float64 {
 // TestMNISTPixelsKernelPeer is TestDigitsPixelsKernelPeer on
 // TestMNISTAccuracy's split (first 15,000 training images, seed 1, 10,000
 // pool / 5,000 test, 10 labels per class): the kernel self-training and
-// kernel classifier of JointClassifier on the pixels alone. Run with
+// kernel classifier of JointClassifier on the pixels alone. Measured
+// 0.8944 against JointClassifier's 0.9146 on SSKNMF codes: on MNIST the
+// codes add 2 points. About 9 minutes at GOMAXPROCS=1. Run with
 // NMFSTREAM_LONG=1 after fetching the data; it skips without them.
 func TestMNISTPixelsKernelPeer(t *testing.T) {
 	if os.Getenv("NMFSTREAM_LONG") == "" {
@@ -49,13 +51,21 @@ func TestMNISTPixelsKernelPeer(t *testing.T) {
 	t0 := time.Now()
 	acc := task.pixelsKernelPeer()
 	t.Logf("pixels-only kernel peer held-out accuracy %.4f (%v)", acc, time.Since(t0).Round(time.Millisecond))
+	// Measured 0.8944 (JointClassifier on SSKNMF codes: 0.9146); the floor
+	// is 0.005 (25 images) under it, a sanity check that the peer stays
+	// the strong one it is.
+	if acc < 0.889 {
+		t.Errorf("pixels-only kernel peer %.4f < 0.889", acc)
+	}
 }
 
 // TestDigitsCodesGain measures what the codes add to JointClassifier on
 // the test splits of many seeds: per seed, JointClassifier at its defaults
 // on Auto(40)'s codes (SSKNMF, graph-aware projection) and its pixels-only
 // kernel peer, then the mean paired difference and its standard error.
-// Nothing is chosen from these figures; they only report. Run with
+// Nothing is chosen from these figures; they only report. Measured:
+// seeds 1–5 0.9713 against 0.9710, seeds 1–20 0.9737 against 0.9735,
+// difference +0.0003 ± 0.0016. Run with
 // NMFSTREAM_LONG=1; NMFSTREAM_SEEDS=n sets the number of seeds (default 5,
 // about 10 s each).
 func TestDigitsCodesGain(t *testing.T) {
@@ -90,4 +100,9 @@ func TestDigitsCodesGain(t *testing.T) {
 	mean, std := stat.MeanStdDev(d, nil)
 	t.Logf("mean over seeds 1–%d: joint %.4f, pixels-only %.4f, difference %+.4f ± %.4f (standard error)",
 		n, mj, mp, mean, std/math.Sqrt(float64(n)))
+	// The codes must not cost accuracy: measured +0.0003 over seeds 1–5
+	// and 1–20; −0.005 is three held-out samples per split.
+	if mean < -0.005 {
+		t.Errorf("JointClassifier is %.4f below its pixels-only peer on average", -mean)
+	}
 }
