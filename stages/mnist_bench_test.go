@@ -47,7 +47,7 @@ func cloneBatch(b *sources.Batch) *sources.Batch {
 }
 
 // BenchmarkLearnMNIST20000x50 streams MNIST records (784 features, all
-// labeled) through a window of 20,000 at rank 50, batches of 100, and
+// labeled) through a window of 20,000 at rank 50, in steps of 100, and
 // reports records per second over the measured part, after the window has
 // filled when the run is long enough (NMFSTREAM_MNIST_N records, default
 // 3,000), and the rate over the batches that arrive once the window is
@@ -60,7 +60,11 @@ func BenchmarkLearnMNIST20000x50(b *testing.B) {
 		n = v
 	}
 	sd, _ := strconv.Atoi(os.Getenv("NMFSTREAM_SEARCH_DIM"))
-	bs := mnistBatches(b, n, 100)
+	size := 100
+	if v, err := strconv.Atoi(os.Getenv("NMFSTREAM_BATCH")); err == nil {
+		size = v
+	}
+	bs := mnistBatches(b, n, size)
 	const window = 20000
 	var steady time.Duration
 	var steadyRecords int
@@ -75,7 +79,7 @@ func BenchmarkLearnMNIST20000x50(b *testing.B) {
 			if _, err := l.Learn(x); err != nil {
 				b.Fatal(err)
 			}
-			if i*100 >= window {
+			if i*size >= window {
 				steady += time.Since(start)
 				steadyRecords += x.Len()
 			}
@@ -83,7 +87,7 @@ func BenchmarkLearnMNIST20000x50(b *testing.B) {
 		acc = l.Counters().Accuracy()
 	}
 	b.ReportMetric(acc, "prequential-accuracy")
-	b.ReportMetric(float64(len(bs)*100*b.N)/b.Elapsed().Seconds(), "records/s")
+	b.ReportMetric(float64(len(bs)*size*b.N)/b.Elapsed().Seconds(), "records/s")
 	if steadyRecords > 0 {
 		b.ReportMetric(float64(steadyRecords)/steady.Seconds(), "full-window-records/s")
 	}

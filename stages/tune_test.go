@@ -27,7 +27,8 @@ func envInts(name, def string) []int {
 }
 
 // TestTunePrequential is the tuning harness behind the defaults; it runs
-// only with NMFSTREAM_TUNE=1 (lists of values in TUNE_* variables).
+// only with NMFSTREAM_TUNE=1 (lists of values in TUNE_* variables;
+// TUNE_WINDOW and TUNE_PREDICTOR take one value).
 func TestTunePrequential(t *testing.T) {
 	if os.Getenv("NMFSTREAM_TUNE") == "" {
 		t.Skip("set NMFSTREAM_TUNE=1")
@@ -40,7 +41,9 @@ func TestTunePrequential(t *testing.T) {
 					for _, bs := range envInts("TUNE_BATCH", "10") {
 						for _, sw := range envInts("TUNE_SWEEPS", "0") {
 							start := time.Now()
-							l := &Learner{Model: &model.Online{Rank: rank, Graph: graph.KNN{K: k}, Sweeps: sw, Src: rand.NewPCG(1, 1)}, Neighbors: vote, Metric: classify.Metric(met)}
+							win := envInts("TUNE_WINDOW", "0")[0]
+							pred := Predictor(envInts("TUNE_PREDICTOR", "0")[0])
+							l := &Learner{Model: &model.Online{Rank: rank, Graph: graph.KNN{K: k, Window: win}, Sweeps: sw, Src: rand.NewPCG(1, 1)}, Neighbors: vote, Metric: classify.Metric(met), Predictor: pred}
 							all, right := 0, 0
 							for _, b := range batches(recs, bs) {
 								st, err := l.Learn(b)
