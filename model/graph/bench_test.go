@@ -121,3 +121,23 @@ func BenchmarkInsert100Window5000x784(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkInsert200Window20000x64 inserts batches of 200 points into a
+// full sliding window of 20,000 nodes in 64 dimensions with K = 5, as a
+// stream searching a 64-dimensional random projection does (Online with
+// SearchDim 64), per op.
+func BenchmarkInsert200Window20000x64(b *testing.B) {
+	x := uniform(20000+4000, 64)
+	g, err := KNN{K: 5, Window: 20000}.Dense(x.Slice(0, 20000, 0, 64))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		r := 20000 + (i%20)*200
+		if _, err := g.InsertDense(x.Slice(r, r+200, 0, 64)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

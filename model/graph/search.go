@@ -212,11 +212,14 @@ func (g *Graph) scan(ls *lists, st *qstate, qs, refs []int, sym bool, keep func(
 	// rthr[r] bounds the approximate key at which old node r's list can
 	// take a newcomer q (before q's own margin is added): most pairs fail
 	// it, and the test costs one load instead of reverse's work.
+	// New nodes get −Inf, so that one comparison screens them out too.
 	if old != nil {
 		g.rthr = slices.Grow(g.rthr[:0], len(g.live))[:len(g.live)]
 		for _, r := range refs {
 			if old[r] {
 				g.rthr[r] = g.revThr(ls, r)
+			} else {
+				g.rthr[r] = math.Inf(-1)
 			}
 		}
 	}
@@ -231,6 +234,10 @@ func (g *Graph) scan(ls *lists, st *qstate, qs, refs []int, sym bool, keep func(
 			nr := len(rb)
 			dot := g.dotBuf[:len(qb)*nr]
 			g.st.dots(dot, qb, rb)
+			if !sym && keep == nil && !g.st.cosine {
+				g.scanEuclid(ls, st, i0, qb, rb, dot, old != nil, touch)
+				continue
+			}
 			diag := sym && i0 == j0
 			for a, q := range qb {
 				sa := i0 + a
@@ -270,6 +277,44 @@ func (g *Graph) scan(ls *lists, st *qstate, qs, refs []int, sym bool, keep func(
 				}
 			}
 		}
+	}
+}
+
+// scanEuclid is the inner loop of scan for the common case of an insertion
+// (or re-search) under the Euclidean metric: no symmetric pass, no filter.
+// It does what the general loop does, with the per-candidate branches
+// hoisted: the squared-distance key, the query's threshold kept in a
+// register until a push lowers it, and the reverse screen against rthr
+// (−Inf for new nodes) when reverse is set.
+func (g *Graph) scanEuclid(ls *lists, st *qstate, i0 int, qb, rb []int, dot []float64, reverse bool, touch func(int)) {
+	sq := g.st.sq
+	nr := len(rb)
+	for a, q := range qb {
+		sa := i0 + a
+		row := dot[a*nr : (a+1)*nr]
+		sqq := sq[q]
+		var dq float64
+		if reverse {
+			dq = g.st.delta(q)
+		}
+		thr := st.thr[sa]
+		seen := 0
+		for b, r := range rb {
+			if r == q {
+				continue
+			}
+			seen++
+			key := sqq + sq[r] - 2*row[b]
+			if key <= thr {
+				st.push(sa, cand{key, int32(r)})
+				thr = st.thr[sa]
+			}
+			if reverse && key <= g.rthr[r]+dq {
+				g.reverse(ls, r, q, key, touch)
+				g.rthr[r] = g.revThr(ls, r)
+			}
+		}
+		st.cnt[sa] += seen
 	}
 }
 
