@@ -31,15 +31,40 @@ import (
 //	  same, final classifier on pixels and codes               0.9686 / 0.9649
 //	1-NN self-training (codes) + 5-NN vote (joint; Vote)       0.9613 / 0.9583
 //
-// The same kernel self-training and classifier on the pixels alone, without
-// codes, score 0.9710 / 0.9683 (TestDigitsPixelsKernelPeer): on the digits
-// the kernel classifier, not the codes, carries the accuracy past 0.970,
-// and the codes add nothing measurable to it on average. With every pool
-// label known the kernel classifier on pixels reaches 0.9907 / 0.9950, so
-// what is left is the quality of the self-labels. On
-// MNIST (first 15,000 training images, 10 labels per class, seed 1;
-// TestMNISTAccuracy) it scores 0.9146, against 0.8924 for 1-NN on
-// self-labeled SSKNMF codes and 0.855 for LabelSpreading.
+// What the codes add is measured against the pixels-only peer: the same
+// kernel self-training and kernel classifier on the features alone, on the
+// same splits.
+//
+//	                                   joint (codes)  pixels only  command
+//	digits, seed 1                     0.9633         0.9683       TestDigitsCodesGain
+//	digits, mean of seeds 1–5          0.9713         0.9710       TestDigitsCodesGain, TestDigitsPixelsKernelPeer
+//	digits, mean of seeds 1–20         0.9737         0.9735       TestDigitsCodesGain with NMFSTREAM_SEEDS=20
+//	MNIST 15,000, seed 1               0.9146         0.8944       TestMNISTAccuracy, TestMNISTPixelsKernelPeer
+//
+// (all with NMFSTREAM_LONG=1 go test -run '<name>$' -v ./model). On the
+// digits the kernel classifier, not the codes, carries the accuracy past
+// 0.970: the paired difference over 20 seeds is +0.0003 ± 0.0016 (standard
+// error), nothing measurable. On MNIST the codes earn their place: 2.0
+// points over the pixels alone (101 of 5,000 held-out images), which is
+// why the joint classifier, not its pixels-only peer, is the default. With
+// every pool label known the kernel classifier on the digits' pixels
+// reaches 0.9907 / 0.9950, so what is left is the quality of the
+// self-labels. On six validation splits of the
+// seed-1 digits pool (each divides that pool again: about 800 pool and 400
+// held-out samples; the test splits chose nothing) the codes did add 0.7
+// points (0.9683 against 0.9612 for pixels only), which the larger test
+// pools do not confirm. On those validation splits these were tried and
+// not adopted, none beating this default by more than noise (TestExpFusion,
+// TestExpMultiView, TestExpCodeTuning): a kernel classifier on the codes
+// alone (0–1.5 points lower), the sum of a pixel and a code kernel
+// classifier's outputs instead of one kernel on the joint rows, self-labels
+// kept only where the pixel and code classifiers agree, the codes of two
+// methods at once, and SSKNMF's α, β and rank. Bad codes do hurt: SSKNMF
+// with β = 3 or α = 10 costs 4–7 points there, since self-training trusts
+// the codes as much as the pixels.
+//
+// On MNIST it scores 0.9146 against 0.8924 for 1-NN on self-labeled
+// SSKNMF codes and 0.855 for LabelSpreading.
 //
 // Set Vote for the previous algorithm: self-training by 1-NN in code space
 // (classify.SelfTraining), then a K-NN vote in the joint space.
