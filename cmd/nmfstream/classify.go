@@ -31,7 +31,9 @@ model.JointClassifier: the unlabeled training records are labeled by
 kernel self-training on their features and codes together, then a
 Gaussian kernel classifier on the features predicts (on the digits, 10
 labels per class: 0.971 held-out accuracy, mean of 5 splits, against 0.961
-for the previous 5-NN vote and 0.950 for 1-NN on codes). Otherwise (sparse
+for the previous 5-NN vote and 0.950 for 1-NN on codes, as its pixels-only
+peer scores on the digits; on MNIST 0.915 against 0.894 for pixels alone).
+Otherwise (sparse
 or text features, dpca) it is 1-NN against the training codes, self-labeled
 in code space (classify.SelfTraining).
 Writes one row per usable record, in input order, to F.arrow: id, code,
@@ -95,7 +97,8 @@ func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // features it is model.JointClassifier at its defaults (kernel
 // self-training on features and codes, then a kernel classifier on the
 // features; see its doc for the digits figures: 0.971 mean held-out
-// accuracy over 5 splits against 0.961 for the previous 5-NN vote). Without
+// accuracy over 5 splits against 0.961 for the previous 5-NN vote; on MNIST
+// 0.915 against 0.894 for the same classifier on pixels alone). Without
 // them (sparse or text features, whose densified N×D rows may not fit in
 // memory, or a linear model that keeps no training rows) it is 1-NN
 // against all training codes, the unlabeled ones labeled first by
