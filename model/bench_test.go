@@ -175,3 +175,19 @@ func BenchmarkGraphTermValue20000x50(b *testing.B) {
 		t.Value(v)
 	}
 }
+
+// BenchmarkGraphTermGrad20000x50 is the graph term's share of a GNMF
+// iteration: α(S·V) and α(D·V) for a random 10-NN graph (about 20 entries
+// per row once symmetric) and V of 20,000×50.
+func BenchmarkGraphTermGrad20000x50(b *testing.B) {
+	const n, k = 20000, 50
+	v := uniformRows(n, k)
+	t := &GraphTerm{Weight: 100, S: randomGraph(n, 10)}
+	neg, pos := mat.NewDense(n, k, nil), mat.NewDense(n, k, nil)
+	t.AddVGrad(neg, pos, v)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		t.AddVGrad(neg, pos, v)
+	}
+}
