@@ -1,7 +1,6 @@
 package stages
 
 import (
-	"container/heap"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
@@ -36,28 +35,57 @@ type distItem struct {
 	id int
 }
 
-// distHeap is a heap of distItems, a min-heap or (max) a max-heap by d,
-// ties broken by id so that results do not depend on visiting order.
+// distHeap is a binary heap of distItems, a min-heap or (max) a max-heap
+// by d, ties broken by id so that results do not depend on visiting order.
+// It is typed, unlike container/heap, so that pushes do not allocate.
 type distHeap struct {
 	items []distItem
 	max   bool
 }
 
 func (h *distHeap) Len() int { return len(h.items) }
-func (h *distHeap) Less(a, b int) bool {
-	x, y := h.items[a], h.items[b]
-	if x.d != y.d {
-		return (x.d < y.d) != h.max
+
+// before reports whether item a belongs above item b.
+func (h *distHeap) before(a, b distItem) bool {
+	if a.d != b.d {
+		return (a.d < b.d) != h.max
 	}
-	return (x.id < y.id) != h.max
+	return (a.id < b.id) != h.max
 }
-func (h *distHeap) Swap(a, b int) { h.items[a], h.items[b] = h.items[b], h.items[a] }
-func (h *distHeap) Push(x any)    { h.items = append(h.items, x.(distItem)) }
-func (h *distHeap) Pop() any {
+
+func (h *distHeap) push(x distItem) {
+	h.items = append(h.items, x)
+	i := len(h.items) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.before(h.items[i], h.items[p]) {
+			break
+		}
+		h.items[i], h.items[p] = h.items[p], h.items[i]
+		i = p
+	}
+}
+
+func (h *distHeap) pop() distItem {
+	top := h.items[0]
 	n := len(h.items) - 1
-	x := h.items[n]
+	h.items[0] = h.items[n]
 	h.items = h.items[:n]
-	return x
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && h.before(h.items[c+1], h.items[c]) {
+			c++
+		}
+		if !h.before(h.items[c], h.items[i]) {
+			break
+		}
+		h.items[i], h.items[c] = h.items[c], h.items[i]
+		i = c
+	}
+	return top
 }
 
 // worse reports whether an item (d, id) ranks after the top of a max-heap.
@@ -115,16 +143,16 @@ func (w *walker) nearest(dst []distItem, g *graph.Graph, v *mat.Dense, q, kk int
 		w.seen[id] = w.stamp
 		d := w.dist(qv, v.RawRowView(id))
 		if w.res.Len() < w.ef || !w.res.worse(d, id) {
-			heap.Push(&w.cand, distItem{d, id})
-			heap.Push(&w.res, distItem{d, id})
+			w.cand.push(distItem{d, id})
+			w.res.push(distItem{d, id})
 			if w.res.Len() > w.ef {
-				heap.Pop(&w.res)
+				w.res.pop()
 			}
 		}
 		if class(id) >= 0 && (w.lab.Len() < kk || !w.lab.worse(d, id)) {
-			heap.Push(&w.lab, distItem{d, id})
+			w.lab.push(distItem{d, id})
 			if w.lab.Len() > kk {
-				heap.Pop(&w.lab)
+				w.lab.pop()
 			}
 		}
 	}
@@ -133,7 +161,7 @@ func (w *walker) nearest(dst []distItem, g *graph.Graph, v *mat.Dense, q, kk int
 		visit(id)
 	}
 	for w.cand.Len() > 0 {
-		c := heap.Pop(&w.cand).(distItem)
+		c := w.cand.pop()
 		if w.res.Len() >= w.ef && w.res.worse(c.d, c.id) {
 			break // the frontier is farther than every result: done
 		}
@@ -144,7 +172,7 @@ func (w *walker) nearest(dst []distItem, g *graph.Graph, v *mat.Dense, q, kk int
 	}
 	n := len(dst)
 	for w.lab.Len() > 0 {
-		dst = append(dst, heap.Pop(&w.lab).(distItem))
+		dst = append(dst, w.lab.pop())
 	}
 	// Popped farthest first: reverse to nearest first.
 	for a, b := n, len(dst)-1; a < b; a, b = a+1, b-1 {
