@@ -460,15 +460,7 @@ func TestTuneMNISTRows(t *testing.T) {
 	if os.Getenv("NMFSTREAM_TUNE") != "mnistrows" {
 		t.Skip("set NMFSTREAM_TUNE=mnistrows")
 	}
-	dir := mnistDir()
-	if dir == "" {
-		t.Skip("MNIST not found")
-	}
-	x, y, err := readMNIST(dir, 15000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	task := newSplitTask(x, y, 10, 1, 0)
+	task := mnistTask(t)
 	m := Auto(40)
 	if err := m.Fit(DenseRows(task.train), task.trainY); err != nil {
 		t.Fatal(err)

@@ -36,6 +36,21 @@ func mnistDir() string {
 // readMNIST reads the first n training images (n×784, pixel/255) and labels
 // from the IDX files in dir (Y. LeCun's format: big-endian magic 0x803 /
 // 0x801, counts, then unsigned bytes).
+// mnistTask returns the task of TestMNISTAccuracy (first 15,000 training
+// images, seed 1, 10 labels per class), or skips without the data.
+func mnistTask(t *testing.T) digitsTask {
+	t.Helper()
+	dir := mnistDir()
+	if dir == "" {
+		t.Skip("MNIST not found; run /work/shared/data/fetch-data.sh")
+	}
+	x, y, err := readMNIST(dir, 15000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newSplitTask(x, y, 10, 1, 0)
+}
+
 func readMNIST(dir string, n int) (*mat.Dense, []int, error) {
 	header := func(r io.Reader, magic uint32, dims int) ([]uint32, error) {
 		h := make([]uint32, 1+dims)
@@ -111,15 +126,7 @@ func TestMNISTAccuracy(t *testing.T) {
 	if os.Getenv("NMFSTREAM_LONG") == "" {
 		t.Skip("set NMFSTREAM_LONG=1")
 	}
-	dir := mnistDir()
-	if dir == "" {
-		t.Skip("MNIST not found; run /work/shared/data/fetch-data.sh")
-	}
-	x, y, err := readMNIST(dir, 15000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	task := newSplitTask(x, y, 10, 1, 0)
+	task := mnistTask(t)
 	m := Auto(40)
 	t0 := time.Now()
 	if err := m.Fit(DenseRows(task.train), task.trainY); err != nil {

@@ -39,15 +39,7 @@ func TestMNISTPixelsKernelPeer(t *testing.T) {
 	if os.Getenv("NMFSTREAM_LONG") == "" {
 		t.Skip("set NMFSTREAM_LONG=1")
 	}
-	dir := mnistDir()
-	if dir == "" {
-		t.Skip("MNIST not found; run /work/shared/data/fetch-data.sh")
-	}
-	x, y, err := readMNIST(dir, 15000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	task := newSplitTask(x, y, 10, 1, 0)
+	task := mnistTask(t)
 	t0 := time.Now()
 	acc := task.pixelsKernelPeer()
 	t.Logf("pixels-only kernel peer held-out accuracy %.4f (%v)", acc, time.Since(t0).Round(time.Millisecond))

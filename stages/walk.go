@@ -3,6 +3,7 @@ package stages
 import (
 	"math"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model/classify"
@@ -133,7 +134,7 @@ func (w *walker) nearest(dst []distItem, g *graph.Graph, v *mat.Dense, q, kk int
 	qv := v.RawRowView(q)
 	w.qnorm = 0
 	if w.metric == classify.Cosine {
-		w.qnorm = math.Sqrt(dot(qv, qv))
+		w.qnorm = math.Sqrt(floats.Dot(qv, qv))
 	}
 	w.seen[q] = w.stamp
 	visit := func(id int) {
@@ -179,12 +180,4 @@ func (w *walker) nearest(dst []distItem, g *graph.Graph, v *mat.Dense, q, kk int
 		dst[a], dst[b] = dst[b], dst[a]
 	}
 	return dst
-}
-
-func dot(a, b []float64) float64 {
-	var s float64
-	for j, x := range a {
-		s += x * b[j]
-	}
-	return s
 }
