@@ -30,6 +30,13 @@ import (
 //     (block-coordinate descent); Refit runs the batch engine on the whole
 //     window, warm-started, when an exact optimum is wanted.
 //
+// Online learns GNMF, or NMF with a negative Alpha. The label-aware
+// methods (DGNMF, SSKNMF, N2S2L, NGE) are not updated online: a stream
+// uses labels, late ones included, in its classifier (stages.Learner),
+// and model/graph keeps their label graphs exact under insertion, removal
+// and late labels, but their factorizations are refit in batch. DPCA (an
+// eigenproblem) and the kernel methods (N×N kernels) are batch only.
+//
 // Cost of a batch of b samples with N in the window: the exact search is
 // O(b·N·D) (float32 products for dense Euclidean data, O(b·N·SearchDim)
 // with SearchDim); the sweeps and statistics touch the new samples and
