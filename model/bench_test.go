@@ -178,16 +178,30 @@ func BenchmarkGraphTermValue20000x50(b *testing.B) {
 
 // BenchmarkGraphTermGrad20000x50 is the graph term's share of a GNMF
 // iteration: α(S·V) and α(D·V) for a random 10-NN graph (about 20 entries
-// per row once symmetric) and V of 20,000×50.
-func BenchmarkGraphTermGrad20000x50(b *testing.B) {
+// per row once symmetric) and V of 20,000×50, through S's tiles.
+func BenchmarkGraphTermGrad20000x50(b *testing.B) { benchGraphGrad(b, false) }
+
+// BenchmarkGraphTermGradRows20000x50 is the same with every row listed,
+// which takes the row-by-row CSR loop (the online sweeps' path): the
+// tiles' gain is the ratio of the two.
+func BenchmarkGraphTermGradRows20000x50(b *testing.B) { benchGraphGrad(b, true) }
+
+func benchGraphGrad(b *testing.B, listRows bool) {
 	const n, k = 20000, 50
 	v := uniformRows(n, k)
 	t := &GraphTerm{Weight: 100, S: randomGraph(n, 10)}
 	neg, pos := mat.NewDense(n, k, nil), mat.NewDense(n, k, nil)
-	t.AddVGrad(neg, pos, v)
+	var rows []int
+	if listRows {
+		rows = make([]int, n)
+		for i := range rows {
+			rows[i] = i
+		}
+	}
+	t.AddVGradRows(neg, pos, v, rows)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		t.AddVGrad(neg, pos, v)
+		t.AddVGradRows(neg, pos, v, rows)
 	}
 }

@@ -59,9 +59,11 @@ type sEntry struct {
 }
 
 // tileBytes bounds the slice of V, and of the result, that one tile
-// touches. Measured on BenchmarkGraphTermGrad20000x50 (2 MiB of L2 per
-// core), best of 3 in each of 2–3 alternating rounds: 32 KiB 55–64 ms,
-// 64 KiB 43–51 ms, 128 KiB 25–43 ms, 512 KiB 33–53 ms, untiled 55–65 ms.
+// touches. Measured on BenchmarkGraphTermGrad20000x50 with the constant
+// edited (2 MiB of L2 per core), best of 3 in each of 2–3 alternating
+// rounds: 32 KiB 55–64 ms, 64 KiB 43–51 ms, 128 KiB 25–43 ms, 512 KiB
+// 33–53 ms. Against the CSR loop (BenchmarkGraphTermGradRows20000x50),
+// best of 6 in two later rounds: 23.8 and 28.1 ms against 34.9 and 41.0.
 const tileBytes = 128 << 10
 
 // build tiles s for products with m columns of V, row-block by row-block,
