@@ -31,10 +31,12 @@ const (
 	// PredictWalk votes, like PredictNearest, among the Neighbors nearest
 	// labeled samples in code space, but looks for them by a best-first
 	// walk of the k-NN graph from the new sample (HNSW's search on one
-	// layer) instead of reading every labeled code: it costs n·Walk·k·K
-	// per batch, independent of the window size. A sample whose walk
-	// reaches fewer than Neighbors labeled samples is predicted as
-	// PredictNearest does.
+	// layer, keeping the ef = max(64, Neighbors) nearest nodes reached)
+	// instead of reading every labeled code: it costs about n·ef·k·K per
+	// batch of n samples for a graph of k neighbours, independent of the
+	// window size. A sample whose walk reaches fewer than Neighbors
+	// labeled samples is predicted as PredictNearest does. On MNIST
+	// (README.md) it was the faster and the more accurate of the two.
 	PredictWalk
 )
 
