@@ -72,6 +72,10 @@ func (t *sTiles) build(s *sparse.CSR, m int) {
 	n, _ := s.Dims()
 	b := max(tileBytes/(8*m), 64)
 	nb := (n + b - 1) / b
+	for nb*nb > 4*n { // very large n: keep the tile counts O(n)
+		b *= 2
+		nb = (n + b - 1) / b
+	}
 	count := make([]int, nb*nb+1)
 	for i := range n {
 		ind, _ := s.Row(i)
