@@ -219,6 +219,12 @@ func TestExpFusion(t *testing.T) {
 		}
 		t.Logf("task %d done (%v)", ti, time.Since(t0).Round(time.Millisecond))
 	}
+	tab.logMeans(t)
+}
+
+// logMeans prints per configuration the mean over all splits and every
+// split's accuracy.
+func (tab *tuneTable) logMeans(t *testing.T) {
 	for _, k := range tab.order {
 		v := tab.res[k]
 		var a float64
@@ -309,14 +315,7 @@ func TestExpMultiView(t *testing.T) {
 		}
 		tab.add("agree(ssk,n2) -> pix", fusedAccuracy([]view{pix}, one, yv2, task.testY))
 	}
-	for _, k := range tab.order {
-		v := tab.res[k]
-		var a float64
-		for _, x := range v {
-			a += x / float64(len(v))
-		}
-		t.Logf("%-32s mean %.4f  %v", k, a, fmtAll(v))
-	}
+	tab.logMeans(t)
 }
 
 // TestExpCodeTuning varies SSKNMF's α and β and the rank under
@@ -344,12 +343,5 @@ func TestExpCodeTuning(t *testing.T) {
 			tab.add(fmt.Sprintf("ssknmf a%g b%g K%d joint", c.a, c.b, c.k), task.jointAccuracy(m.Codes(), te))
 		}
 	}
-	for _, k := range tab.order {
-		v := tab.res[k]
-		var a float64
-		for _, x := range v {
-			a += x / float64(len(v))
-		}
-		t.Logf("%-32s mean %.4f  %v", k, a, fmtAll(v))
-	}
+	tab.logMeans(t)
 }
