@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model/classify"
@@ -14,7 +15,7 @@ import (
 // points whose codes are the points themselves, so that the graph links
 // code-space neighbours: with ef at least the number of nodes the walk
 // reaches every node of the (connected) graph and must return the exact
-// nearest labeled nodes; with a small ef it must still find most of them
+// nearest labeled nodes, under either metric; with a small ef it must still find most of them
 // (measured: all 400 queries exact at ef 64, 355 at ef 16).
 func TestWalkerNearest(t *testing.T) {
 	const n, kk = 400, 3
@@ -33,13 +34,17 @@ func TestWalkerNearest(t *testing.T) {
 		}
 		return -1
 	}
-	brute := func(q int) []int {
+	brute := func(q int, metric classify.Metric) []int {
 		var best []distItem
+		w := &walker{metric: metric}
+		if metric == classify.Cosine {
+			w.qnorm = floats.Norm(x.RawRowView(q), 2)
+		}
 		for i := range n {
 			if i == q || class(i) < 0 {
 				continue
 			}
-			d := (&walker{}).dist(x.RawRowView(q), x.RawRowView(i))
+			d := w.dist(x.RawRowView(q), x.RawRowView(i))
 			best = append(best, distItem{d, i})
 			for a := len(best) - 1; a > 0 && (best[a].d < best[a-1].d || best[a].d == best[a-1].d && best[a].id < best[a-1].id); a-- {
 				best[a], best[a-1] = best[a-1], best[a]
@@ -56,13 +61,14 @@ func TestWalkerNearest(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		ef      int
+		metric  classify.Metric
 		minHits float64 // share of queries whose result equals brute force
-	}{{n, 1}, {64, 0.97}, {16, 0.85}} {
-		w := &walker{ef: tc.ef, metric: classify.Euclidean}
+	}{{n, classify.Euclidean, 1}, {n, classify.Cosine, 1}, {64, classify.Euclidean, 0.97}, {16, classify.Euclidean, 0.85}} {
+		w := &walker{ef: tc.ef, metric: tc.metric}
 		hits := 0
 		for q := range n {
 			got := w.nearest(nil, g, x, q, kk, class)
-			want := brute(q)
+			want := brute(q, tc.metric)
 			same := len(got) == len(want)
 			for a := 0; same && a < len(got); a++ {
 				same = got[a].id == want[a]
@@ -73,7 +79,7 @@ func TestWalkerNearest(t *testing.T) {
 				t.Fatalf("ef %d, node %d: walk found %v, brute force %v", tc.ef, q, got, want)
 			}
 		}
-		t.Logf("ef %d: %d of %d queries exact", tc.ef, hits, n)
+		t.Logf("ef %d, metric %d: %d of %d queries exact", tc.ef, tc.metric, hits, n)
 		if float64(hits) < tc.minHits*n {
 			t.Errorf("ef %d: %d of %d queries exact, want ≥ %.0f%%", tc.ef, hits, n, 100*tc.minHits)
 		}
