@@ -174,7 +174,8 @@ func TestTuneKernelLabels(t *testing.T) {
 	var tab tuneTable
 	add := tab.add
 	for ti, task := range tasks {
-		v, jtr := tuneJoint(t, task)
+		m, _, jtr := tuneJoint(t, task)
+		v := m.Codes()
 		labelers := map[string][]int{}
 		labelers["a st08"] = selfLabel(v, task.trainY, 5, 0.8)
 		labelers["b oracle"] = task.trainTrue
@@ -221,27 +222,16 @@ func TestTuneKernelST(t *testing.T) {
 	var tab tuneTable
 	add := tab.add
 	for ti, task := range tasks {
-		m := &SSKNMF{Common: Common{Rank: 40}}
-		if err := m.Fit(DenseRows(task.train), task.trainY); err != nil {
-			t.Fatal(err)
-		}
-		v := m.Codes()
+		m, j, jtr := tuneJoint(t, task)
 		tc, err := task.codes(m, ProjectGraph, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var j JointClassifier
-		j.sx, j.sv = meanRowNorm(task.train), meanRowNorm(v)
-		jtr := j.joint(task.train, v, 1)
 		jte := j.joint(task.test, tc, 1)
-		st08 := selfLabel(v, task.trainY, 5, 0.8)
+		st08 := selfLabel(m.Codes(), task.trainY, 5, 0.8)
 		final := func(k string, y []int) {
-			add(k+" poolacc", labelAcc(y, task.trainTrue))
+			tab.addPixels(t, task, k, y)
 			kr := classify.KernelRidge{Gamma: 2, Lambda: 0.01}
-			if err := kr.Fit(task.train, y); err != nil {
-				t.Fatal(err)
-			}
-			add(k+" -> pix", metrics.Accuracy(kr.PredictTo(nil, task.test), task.testY))
 			if err := kr.Fit(jtr, y); err != nil {
 				t.Fatal(err)
 			}
@@ -275,14 +265,7 @@ func TestKernelConfusion(t *testing.T) {
 		t.Skip("set NMFSTREAM_TUNE=kconf")
 	}
 	task := newDigitsSplit(10, 1, 0)
-	m := &SSKNMF{Common: Common{Rank: 40}}
-	if err := m.Fit(DenseRows(task.train), task.trainY); err != nil {
-		t.Fatal(err)
-	}
-	v := m.Codes()
-	var j JointClassifier
-	j.sx, j.sv = meanRowNorm(task.train), meanRowNorm(v)
-	jtr := j.joint(task.train, v, 1)
+	_, _, jtr := tuneJoint(t, task)
 	y := krrSelfTrain(jtr, task.trainY, 5, 1, 2, 0.01)
 	kr := classify.KernelRidge{Gamma: 2, Lambda: 0.01}
 	if err := kr.Fit(task.train, y); err != nil {
@@ -305,24 +288,11 @@ func TestTuneKernelST2(t *testing.T) {
 	}
 	tasks := tuneTasks()
 	var tab tuneTable
-	add := tab.add
 	for ti, task := range tasks {
-		m := &SSKNMF{Common: Common{Rank: 40}}
-		if err := m.Fit(DenseRows(task.train), task.trainY); err != nil {
-			t.Fatal(err)
-		}
+		m, j, _ := tuneJoint(t, task)
 		v := m.Codes()
-		final := func(k string, y []int) {
-			add(k+" poolacc", labelAcc(y, task.trainTrue))
-			kr := classify.KernelRidge{Gamma: 2, Lambda: 0.01}
-			if err := kr.Fit(task.train, y); err != nil {
-				t.Fatal(err)
-			}
-			add(k+" -> pix", metrics.Accuracy(kr.PredictTo(nil, task.test), task.testY))
-		}
+		final := func(k string, y []int) { tab.addPixels(t, task, k, y) }
 		for _, w := range []float64{0.5, 1, 2, 4} {
-			j := JointClassifier{CodeWeight: w}
-			j.sx, j.sv = meanRowNorm(task.train), meanRowNorm(v)
 			jtr := j.joint(task.train, v, w)
 			y := krrSelfTrain(jtr, task.trainY, 5, 1, 2, 0.01)
 			final(fmt.Sprintf("w%g", w), y)
@@ -382,17 +352,9 @@ func TestTuneKernelFill(t *testing.T) {
 	}
 	tasks := tuneTasks()
 	var tab tuneTable
-	add := tab.add
 	for _, task := range tasks {
-		_, jtr := tuneJoint(t, task)
-		final := func(k string, y []int) {
-			add(k+" poolacc", labelAcc(y, task.trainTrue))
-			kr := classify.KernelRidge{Gamma: 2, Lambda: 0.01}
-			if err := kr.Fit(task.train, y); err != nil {
-				t.Fatal(err)
-			}
-			add(k+" -> pix", metrics.Accuracy(kr.PredictTo(nil, task.test), task.testY))
-		}
+		_, _, jtr := tuneJoint(t, task)
+		final := func(k string, y []int) { tab.addPixels(t, task, k, y) }
 		st := classify.KernelSelfTraining{Kernel: classify.KernelRidge{Gamma: 2, Lambda: 0.01}}
 		if err := st.Fit(jtr, task.trainY); err != nil {
 			t.Fatal(err)
@@ -524,16 +486,29 @@ func (tab *tuneTable) log(t *testing.T) {
 	}
 }
 
-// tuneJoint fits SSKNMF (K = 40) on the task's pool and returns the codes
-// and the joint rows [x/s_x, v/s_v] JointClassifier self-trains on.
-func tuneJoint(t *testing.T, task digitsTask) (v, joint *mat.Dense) {
+// tuneJoint fits SSKNMF (K = 40) on the task's pool and returns it, a
+// JointClassifier holding the scales of the pool's features and codes, and
+// the joint rows [x/s_x, v/s_v] JointClassifier self-trains on.
+func tuneJoint(t *testing.T, task digitsTask) (m *SSKNMF, j JointClassifier, joint *mat.Dense) {
 	t.Helper()
-	m := &SSKNMF{Common: Common{Rank: 40}}
+	m = &SSKNMF{Common: Common{Rank: 40}}
 	if err := m.Fit(DenseRows(task.train), task.trainY); err != nil {
 		t.Fatal(err)
 	}
-	v = m.Codes()
-	var j JointClassifier
+	v := m.Codes()
 	j.sx, j.sv = meanRowNorm(task.train), meanRowNorm(v)
-	return v, j.joint(task.train, v, 1)
+	return m, j, j.joint(task.train, v, 1)
+}
+
+// addPixels adds to tab, under k, the accuracy of the pool labels y and the
+// test accuracy of JointClassifier's final kernel classifier fitted on the
+// pool's pixels with them.
+func (tab *tuneTable) addPixels(t *testing.T, task digitsTask, k string, y []int) {
+	t.Helper()
+	tab.add(k+" poolacc", labelAcc(y, task.trainTrue))
+	kr := classify.KernelRidge{Gamma: 2, Lambda: 0.01}
+	if err := kr.Fit(task.train, y); err != nil {
+		t.Fatal(err)
+	}
+	tab.add(k+" -> pix", metrics.Accuracy(kr.PredictTo(nil, task.test), task.testY))
 }
