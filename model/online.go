@@ -41,8 +41,9 @@ import (
 // O(b·N·D) (float32 products for dense Euclidean data, O(b·N·SearchDim)
 // with SearchDim); the sweeps and statistics touch the new samples and
 // every node whose edges changed, about 10–25 per new sample on MNIST
-// (k = 5), at O(D·K + Sweeps·K²) each, and read only those nodes' rows of
-// the graph's weights (graph.WeightRows); normalizing U rescales the
+// (k = 5), at O(D·K + Sweeps·K²) each (Revisit trades this for accuracy:
+// RevisitNone touches the new samples only), and read only those nodes'
+// rows of the graph's weights (graph.WeightRows); normalizing U rescales the
 // codes, O(N·K) per batch, which is why larger windows want larger
 // batches.
 //
@@ -81,6 +82,10 @@ type Online struct {
 	// window, so that every code follows the basis as it moves. If zero, it
 	// defaults to 100; negative disables it.
 	Refresh int
+	// Revisit chooses which older codes a batch sweeps besides the new
+	// samples' and Refresh's. The zero value, RevisitChanged, sweeps every
+	// node whose row of the graph's weights changed.
+	Revisit Revisit
 	// Scaling says when U's columns are normalized (see GNMF). The zero
 	// value (ScaleAtEnd) means ScaleEachIter here: after each batch's U
 	// steps and every iteration of the first fit and of Refit.
@@ -125,6 +130,28 @@ type Online struct {
 	xblk     mat.Dense  // their dense samples, gathered
 	xblkRows []int      // the slots whose rows xblk holds, in order
 }
+
+// Revisit says which older codes an online batch sweeps with the new
+// samples'. Whatever it names, the statistics stay exact: a code that is
+// not swept does not change.
+type Revisit int
+
+const (
+	// RevisitChanged sweeps every node whose row of the graph's weights
+	// changed: the new samples' neighbours, the nodes whose lists a new
+	// sample entered or left, and those that lost an edge to a sample
+	// leaving the window. About 10–25 nodes per new sample on MNIST (k = 5,
+	// window 20,000), each costing a row of each product with X.
+	RevisitChanged Revisit = iota
+	// RevisitNeighbors sweeps the nodes adjacent to a new sample only
+	// (either direction): nodes that merely lost an edge to a removed
+	// sample keep their codes until Refresh reaches them.
+	RevisitNeighbors
+	// RevisitNone sweeps the new samples only (and Refresh's rows): older
+	// codes follow the basis through Refresh alone. The cheapest: a step
+	// costs O(b) rows of X whatever the graph does.
+	RevisitNone
+)
 
 func (o *Online) alpha() float64 {
 	if o.Alpha == 0 {
@@ -605,9 +632,9 @@ func (o *Online) update(x Data, ch graph.Change) {
 	for _, id := range ch.Added {
 		isNew[id] = true
 	}
-	// Active rows: the new samples, every node whose row of S changed, and
-	// a few older rows in turn (Refresh). Only their rows of S are needed.
-	rows := slices.Clone(ch.Changed)
+	// Active rows: the new samples, the older nodes Revisit names, and a
+	// few older rows in turn (Refresh). Only their rows of S are needed.
+	rows := o.revisited(ch)
 	for _, id := range ch.Added {
 		if i, ok := slices.BinarySearch(rows, id); !ok {
 			rows = slices.Insert(rows, i, id)
@@ -652,6 +679,23 @@ func (o *Online) update(x Data, ch graph.Change) {
 	// only newcomers add.
 	o.updateStats(rows, func(id int) bool { return o.Forget == 0 || isNew[id] })
 	o.stepU(len(ch.Added))
+}
+
+// revisited returns, ascending, the older nodes that Revisit sweeps
+// after the insertion ch.
+func (o *Online) revisited(ch graph.Change) []int {
+	switch o.Revisit {
+	case RevisitNeighbors:
+		// The new samples' rows of S list exactly the nodes adjacent to
+		// them, in either direction.
+		s := o.g.WeightRows(o.Weighting, ch.Added)
+		ind := slices.Clone(s.Ind)
+		slices.Sort(ind)
+		return slices.Compact(ind)
+	case RevisitNone:
+		return nil
+	}
+	return slices.Clone(ch.Changed)
 }
 
 // addRefresh adds up to Refresh live slots, round-robin, to the sorted rows.

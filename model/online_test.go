@@ -39,9 +39,11 @@ func TestOnlineStatsExact(t *testing.T) {
 	for _, c := range []struct {
 		window   int
 		asSparse bool
-	}{{0, false}, {500, false}, {500, true}} {
+		revisit  Revisit
+	}{{0, false, RevisitChanged}, {500, false, RevisitChanged}, {500, true, RevisitChanged},
+		{500, false, RevisitNeighbors}, {500, false, RevisitNone}} {
 		window := c.window
-		o := &Online{Rank: 10, Graph: graph.KNN{K: 5, Window: window}, Sweeps: 5}
+		o := &Online{Rank: 10, Graph: graph.KNN{K: 5, Window: window}, Sweeps: 5, Revisit: c.revisit}
 		feedAs(t, o, train, 37, c.asSparse)
 		var b, a mat.Dense
 		o.Data().MulTo(&b, o.Codes())
@@ -51,7 +53,7 @@ func TestOnlineStatsExact(t *testing.T) {
 		if !mat.EqualApprox(&b, &o.b, 1e-9*mat.Max(&b)) || !mat.EqualApprox(&a, &o.a, 1e-9*mat.Max(&a)) {
 			var diff mat.Dense
 			diff.Sub(&b, &o.b)
-			t.Errorf("window %d, sparse %v: running B differs from XV by up to %g", window, c.asSparse, mat.Max(&diff))
+			t.Errorf("window %d, sparse %v, revisit %d: running B differs from XV by up to %g", window, c.asSparse, c.revisit, mat.Max(&diff))
 		}
 		if window > 0 && o.KNN().Len() != window {
 			t.Errorf("window %d: %d live samples", window, o.KNN().Len())
@@ -60,6 +62,57 @@ func TestOnlineStatsExact(t *testing.T) {
 			if mat.Min(m) < 0 {
 				t.Fatal("negative factor entry")
 			}
+		}
+	}
+}
+
+// TestOnlineRevisit checks which older codes a batch sweeps: with U and
+// its scaling held (USteps < 0, ScaleNone) and no refresh, a code changes
+// only if Revisit names its node. RevisitNone leaves every older code as
+// it was, RevisitNeighbors moves only nodes adjacent to a new sample, and
+// RevisitChanged also moves nodes that merely lost an edge to a sample
+// leaving the window (the test fails if it finds none such).
+func TestOnlineRevisit(t *testing.T) {
+	train, _, _, _, _ := digitsSplit(t, 10)
+	n, d := train.Dims()
+	const window, bs = 300, 20
+	for _, rv := range []Revisit{RevisitChanged, RevisitNeighbors, RevisitNone} {
+		o := &Online{Rank: 10, Graph: graph.KNN{K: 5, Window: window}, Sweeps: 5, Revisit: rv,
+			Refresh: -1, USteps: -1, Scaling: ScaleNone}
+		feed(t, o, train.Slice(0, 400, 0, d).(*mat.Dense), bs)
+		var evictionOnly int // older nodes moved though not adjacent to a new sample
+		for lo := 400; lo+bs <= min(n, 600); lo += bs {
+			before := mat.DenseCopyOf(o.Codes())
+			ids, err := o.PartialFit(DenseRows(mat.DenseCopyOf(train.Slice(lo, lo+bs, 0, d))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			isNew := make(map[int]bool)
+			for _, id := range ids {
+				isNew[id] = true
+			}
+			adjacent := make(map[int]bool)
+			w := o.KNN().WeightRows(graph.Weighting{}, ids)
+			for _, j := range w.Ind {
+				adjacent[j] = true
+			}
+			for id := range o.KNN().Slots() {
+				if isNew[id] || !o.KNN().Live(id) {
+					continue
+				}
+				moved := !mat.Equal(before.RowView(id), o.Codes().RowView(id))
+				switch {
+				case moved && rv == RevisitNone:
+					t.Fatalf("RevisitNone: older node %d moved", id)
+				case moved && rv == RevisitNeighbors && !adjacent[id]:
+					t.Fatalf("RevisitNeighbors: node %d, not adjacent to a new sample, moved", id)
+				case moved && !adjacent[id]:
+					evictionOnly++
+				}
+			}
+		}
+		if rv == RevisitChanged && evictionOnly == 0 {
+			t.Error("RevisitChanged moved no node that only lost an edge to an evicted sample")
 		}
 	}
 }

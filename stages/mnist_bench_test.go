@@ -60,6 +60,7 @@ func BenchmarkLearnMNIST20000x50(b *testing.B) {
 		n = v
 	}
 	sd, _ := strconv.Atoi(os.Getenv("NMFSTREAM_SEARCH_DIM"))
+	revisit, _ := strconv.Atoi(os.Getenv("NMFSTREAM_REVISIT"))
 	size := 100
 	if v, err := strconv.Atoi(os.Getenv("NMFSTREAM_BATCH")); err == nil {
 		size = v
@@ -70,7 +71,7 @@ func BenchmarkLearnMNIST20000x50(b *testing.B) {
 	var steadyRecords int
 	var acc float64
 	for range b.N {
-		l := &Learner{Model: &model.Online{Rank: 50, Graph: graph.KNN{K: 5, Window: window}, SearchDim: sd, Src: rand.NewPCG(1, 1)}}
+		l := &Learner{Model: &model.Online{Rank: 50, Graph: graph.KNN{K: 5, Window: window}, SearchDim: sd, Revisit: model.Revisit(revisit), Src: rand.NewPCG(1, 1)}}
 		if os.Getenv("NMFSTREAM_PREDICTOR") == "walk" {
 			l.Predictor = PredictWalk
 		}

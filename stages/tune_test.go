@@ -28,7 +28,7 @@ func envInts(name, def string) []int {
 
 // TestTunePrequential is the tuning harness behind the defaults; it runs
 // only with NMFSTREAM_TUNE=1 (lists of values in TUNE_* variables;
-// TUNE_WINDOW and TUNE_PREDICTOR take one value).
+// TUNE_WINDOW, TUNE_PREDICTOR and TUNE_REVISIT take one value).
 func TestTunePrequential(t *testing.T) {
 	if os.Getenv("NMFSTREAM_TUNE") == "" {
 		t.Skip("set NMFSTREAM_TUNE=1")
@@ -43,7 +43,8 @@ func TestTunePrequential(t *testing.T) {
 							start := time.Now()
 							win := envInts("TUNE_WINDOW", "0")[0]
 							pred := Predictor(envInts("TUNE_PREDICTOR", "0")[0])
-							l := &Learner{Model: &model.Online{Rank: rank, Graph: graph.KNN{K: k, Window: win}, Sweeps: sw, Src: rand.NewPCG(1, 1)}, Neighbors: vote, Metric: classify.Metric(met), Predictor: pred}
+							rv := model.Revisit(envInts("TUNE_REVISIT", "0")[0])
+							l := &Learner{Model: &model.Online{Rank: rank, Graph: graph.KNN{K: k, Window: win}, Sweeps: sw, Revisit: rv, Src: rand.NewPCG(1, 1)}, Neighbors: vote, Metric: classify.Metric(met), Predictor: pred}
 							all, right := 0, 0
 							for _, b := range batches(recs, bs) {
 								st, err := l.Learn(b)

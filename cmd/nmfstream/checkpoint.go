@@ -39,6 +39,7 @@ type onlineConfig struct {
 	Sweeps    int
 	Forget    float64
 	SearchDim int
+	Revisit   int
 }
 
 // checkpoint is the whole state of a stream.
@@ -59,6 +60,7 @@ func (c onlineConfig) learner() *stages.Learner {
 			Sweeps:    c.Sweeps,
 			Forget:    c.Forget,
 			SearchDim: c.SearchDim,
+			Revisit:   model.Revisit(c.Revisit),
 			Src:       rand.NewPCG(c.Seed, c.Seed),
 		},
 		Predictor: stages.Predictor(c.Predictor),

@@ -15,6 +15,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/sparse"
 	"github.com/nmfstream/nmfstream/pipeline"
 	"github.com/nmfstream/nmfstream/sinks"
@@ -86,6 +87,24 @@ func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
 	fs.IntVar(&c.Sweeps, "sweeps", 0, "multiplicative sweeps of the affected codes per step (0: 10)")
 	fs.Float64Var(&c.Forget, "forget", 0, "forgetting factor of the statistics in (0, 1) (0: exact window statistics)")
 	fs.IntVar(&c.SearchDim, "search-dim", 0, "search neighbours in a random projection to this many dimensions (0: the full samples)")
+	fs.Func("revisit", "older codes swept with each step's new ones: changed (every node whose graph edges changed; the default), neighbors (the new samples' neighbours) or none (only the new samples and a round-robin refresh: fastest)", func(s string) error {
+		r, err := parseRevisit(s)
+		c.Revisit = int(r)
+		return err
+	})
+}
+
+// parseRevisit maps -revisit names.
+func parseRevisit(s string) (model.Revisit, error) {
+	switch s {
+	case "changed":
+		return model.RevisitChanged, nil
+	case "neighbors":
+		return model.RevisitNeighbors, nil
+	case "none":
+		return model.RevisitNone, nil
+	}
+	return 0, fmt.Errorf("want changed, neighbors or none, not %q", s)
 }
 
 // predictorFlag maps -predictor names.
@@ -123,7 +142,7 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	metric := fs.String("metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
 	var cfg onlineConfig
 	addOnlineFlags(fs, &cfg)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *in == "" {
@@ -297,6 +316,10 @@ func sameConfig(fs *flag.FlagSet, now, saved onlineConfig) error {
 			a, b = now.Sweeps, saved.Sweeps
 		case "forget":
 			a, b = now.Forget, saved.Forget
+		case "search-dim":
+			a, b = now.SearchDim, saved.SearchDim
+		case "revisit":
+			a, b = now.Revisit, saved.Revisit
 		case "predictor":
 			a, b = now.Predictor, saved.Predictor
 		case "metric":
