@@ -29,7 +29,7 @@ func bindCodeFlags(fs *flag.FlagSet) codeFlags {
 
 // load parses args, checks the required flags and loads the model.
 func (f codeFlags) load(fs *flag.FlagSet, name string, args []string) (*model.Snapshot, model.Projection, error) {
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return nil, 0, err
 	}
 	if fs.NArg() > 0 {

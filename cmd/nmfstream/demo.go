@@ -41,7 +41,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	seed := fs.Uint64("seed", 1, "seed of the split, the initialization and the stream order")
 	rank := fs.Int("rank", 40, "rank K of the factorizations")
 	labels := fs.Int("labels", 10, "labeled training samples per class")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	x, y := datasets.Digits()

@@ -68,7 +68,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	test := fs.String("test", "", "test `file` with labels (required)")
 	rejects := fs.String("rejects", "", "write rejected records of both files to this `file` (JSON lines)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -57,7 +57,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	out := fs.String("model", "", "`file` to write the model to (required)")
 	rejects := fs.String("rejects", "", "write rejected records to this `file` (JSON lines)")
 	asJSON := fs.Bool("json", false, "print a JSON summary instead of text")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

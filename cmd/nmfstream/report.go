@@ -28,7 +28,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	mnist := fs.Int("mnist", 15000, "MNIST samples drawn for the full run (one third held out)")
 	rerender := fs.Bool("rerender", false, "only redraw the plots and rewrite report.md from --out's report.json (no measurement)")
 	python := fs.String("python", "", "python with scikit-learn for the peers (default /usr/bin/python3; - disables them)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -236,6 +237,9 @@ func TestStreamFlags(t *testing.T) {
 	if code, _, _ := runCmd(t, "stream", "-in", in, "-predictor", "magic"); code != 2 {
 		t.Errorf("bad predictor: exit %d, want 2", code)
 	}
+	if code, _, e := runCmd(t, "stream", "-in", in, "-revisit", "sometimes"); code != 2 || !strings.Contains(e, "want changed, neighbors or none") {
+		t.Errorf("bad -revisit: exit %d (%s), want 2 and the choices", code, e)
+	}
 	ckpt := filepath.Join(dir, "c")
 	out := filepath.Join(dir, "p.arrow")
 	if code, _, e := runCmd(t, "stream", "-in", in, "-model", ckpt, "-rank", "10", "-window", "300", "-out", out, "-json"); code != 0 {
@@ -243,6 +247,9 @@ func TestStreamFlags(t *testing.T) {
 	}
 	if code, _, e := runCmd(t, "stream", "-in", in, "-model", ckpt, "-rank", "12"); code != 2 {
 		t.Errorf("rank differing from the checkpoint: exit %d (%s), want 2", code, e)
+	}
+	if code, _, e := runCmd(t, "stream", "-in", in, "-model", ckpt, "-rank", "10", "-window", "300", "-revisit", "none"); code != 2 || !strings.Contains(e, "-revisit") {
+		t.Errorf("-revisit differing from the checkpoint: exit %d (%s), want 2", code, e)
 	}
 	ids, _, preds, scores := readResults(t, out)
 	if len(ids) < 1700 || len(preds) != len(ids) || len(scores) != len(ids) {
