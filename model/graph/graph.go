@@ -47,9 +47,13 @@ type Graph struct {
 	fifo []slotGen // insertion order, for the window
 	head int
 
+	split func(n int, body func(lo, hi int)) // see SetSplit
+
 	// workspace
-	qs     qstate
-	dotBuf []float64
+	qs       qstate
+	dotBuf   []float64
+	parts    []*scanPart // by first block, see scanSplit
+	partUsed []bool
 	rthr   []float64 // per slot, see scan
 	mark   []bool
 	marked []int
@@ -74,6 +78,16 @@ type Change struct {
 	// codes.
 	Changed []int
 }
+
+// SetSplit lets insertions into g search in parts at once. split(n, body)
+// must call body on disjoint ranges [lo, hi) covering [0, n), possibly on
+// several goroutines, and return once every call has returned; the same n
+// should be cut the same way every time (the parts keep workspaces by lo).
+// The Euclidean search of dense insertions then scans the window's
+// blocks in those parts, each with its own candidates, merged in order:
+// the graph is the same as with nil (the default: one part, on the
+// caller's goroutine). pipeline.Split provides one.
+func (g *Graph) SetSplit(split func(n int, body func(lo, hi int))) { g.split = split }
 
 // Config returns the graph's configuration with defaults filled in.
 func (g *Graph) Config() KNN { return g.cfg }

@@ -364,3 +364,76 @@ func checkChanged(t *testing.T, g *Graph, before *mat.Dense, changed []int) {
 		}
 	}
 }
+
+// nearTies is tieData moved by up to 1e-9: distances that float32 cannot
+// order, so that the search's margin candidates decide the lists.
+func nearTies(n, d int, rng *rand.Rand) *mat.Dense {
+	x := tieData(n, d, rng)
+	raw := x.RawMatrix().Data
+	for i := range raw {
+		raw[i] += 1e-9 * rng.Float64()
+	}
+	return x
+}
+
+// reverseSplit cuts [0, n) into three uneven parts and runs them last
+// first, one after another: the parts' order differs from the serial scan.
+func reverseSplit(n int, body func(lo, hi int)) {
+	cuts := []int{0, n / 5, n / 2, n}
+	for p := len(cuts) - 2; p >= 0; p-- {
+		if cuts[p] < cuts[p+1] {
+			body(cuts[p], cuts[p+1])
+		}
+	}
+}
+
+// TestSplitEqualsSerial checks that a search split into parts
+// (SetSplit) gives the serial graph exactly: the same changes, lists and
+// distances after every insertion into a sliding window, on data with
+// ties, in float64 and in the float32 search of wide data (with near-ties
+// there, the candidates within the float32 margin decide the lists).
+func TestSplitEqualsSerial(t *testing.T) {
+	defer func(m int) { min32Nodes = m }(min32Nodes)
+	min32Nodes = 16
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, c := range []struct {
+		name string
+		x    *mat.Dense
+	}{{"ties", tieData(300, 5, rng)}, {"float32", randData(300, 64, rng)}, {"float32 near-ties", nearTies(300, 64, rng)}} {
+		t.Run(c.name, func(t *testing.T) {
+			_, d := c.x.Dims()
+			cfg := KNN{K: 4, Window: 60, BlockSize: 8}
+			serial, err := cfg.NewDense(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			split, _ := cfg.NewDense(d)
+			split.SetSplit(reverseSplit)
+			for lo := 0; lo < 300; lo += 7 {
+				rows := rowsOf(c.x, seq(min(lo+7, 300))[lo:])
+				want, err := serial.InsertDense(rows)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := split.InsertDense(rows)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got.Added, want.Added) || !slices.Equal(got.Removed, want.Removed) || !slices.Equal(got.Changed, want.Changed) {
+					t.Fatalf("rows %d…: split change %+v, serial %+v", lo, got, want)
+				}
+				for _, id := range serial.IDs() {
+					gn, gd := split.Neighbors(id)
+					wn, wd := serial.Neighbors(id)
+					if !slices.Equal(gn, wn) || !slices.Equal(gd, wd) {
+						t.Fatalf("rows %d…: node %d: split %v %v, serial %v %v", lo, id, gn, gd, wn, wd)
+					}
+				}
+				sameWeightRows(t, split)
+			}
+			if c.name != "ties" && !split.st.fast32 {
+				t.Error("the wide data did not take the float32 search")
+			}
+		})
+	}
+}

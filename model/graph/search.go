@@ -223,6 +223,10 @@ func (g *Graph) scan(ls *lists, st *qstate, qs, refs []int, sym bool, keep func(
 			}
 		}
 	}
+	if g.split != nil && !sym && keep == nil && !g.st.cosine && !g.st.isSparse {
+		g.scanSplit(ls, st, qs, refs, old != nil, touch, bs)
+		return
+	}
 	for i0 := 0; i0 < len(qs); i0 += bs {
 		qb := qs[i0:min(i0+bs, len(qs))]
 		j0 := 0
@@ -275,6 +279,81 @@ func (g *Graph) scan(ls *lists, st *qstate, qs, refs []int, sym bool, keep func(
 						g.rthr[r] = g.revThr(ls, r)
 					}
 				}
+			}
+		}
+	}
+}
+
+// scanPart is the state of one part of scanSplit: its own candidates for
+// the queries of a block, distances, BLAS workspace and touched nodes.
+type scanPart struct {
+	st      qstate
+	dot     []float64
+	bufs    dotBufs
+	touched []int
+}
+
+// scanSplit is scan's Euclidean insertion path with the reference blocks
+// cut into parts by g.split. Each part keeps its own candidates per query
+// and offers the queries to its own old nodes (the reverse update touches
+// only the offered node's list and rthr entry, and each old node is in one
+// part, where it meets the queries in the serial order). The parts'
+// candidates are then pushed into st in part order and touched nodes
+// replayed: st ends with the same k best and a superset of the margin
+// candidates, which refine narrows to the same lists, so the graph equals
+// the serial one.
+func (g *Graph) scanSplit(ls *lists, st *qstate, qs, refs []int, reverse bool, touch func(int), bs int) {
+	nb := (len(refs) + bs - 1) / bs
+	for len(g.parts) < nb {
+		g.parts = append(g.parts, nil)
+		g.partUsed = append(g.partUsed, false)
+	}
+	k := st.k
+	for i0 := 0; i0 < len(qs); i0 += bs {
+		qb := qs[i0:min(i0+bs, len(qs))]
+		g.split(nb, func(lo, hi int) {
+			p := g.parts[lo]
+			if p == nil {
+				p = new(scanPart)
+				g.parts[lo] = p
+			}
+			p.st.reset(len(qb), k)
+			copy(p.st.del, st.del[i0:i0+len(qb)])
+			p.touched = p.touched[:0]
+			var tch func(int)
+			if touch != nil {
+				tch = func(i int) { p.touched = append(p.touched, i) }
+			}
+			for j := lo; j < hi; j++ {
+				rb := refs[j*bs : min((j+1)*bs, len(refs))]
+				p.dot = slices.Grow(p.dot[:0], len(qb)*len(rb))[:len(qb)*len(rb)]
+				g.st.denseDots(p.dot, qb, rb, &p.bufs)
+				g.scanEuclid(ls, &p.st, 0, qb, rb, p.dot, reverse, tch)
+			}
+			g.partUsed[lo] = true
+		})
+		for lo, used := range g.partUsed[:nb] {
+			if !used {
+				continue
+			}
+			g.partUsed[lo] = false
+			p := g.parts[lo]
+			for a := range qb {
+				sa := i0 + a
+				st.cnt[sa] += p.st.cnt[a]
+				for _, c := range p.st.heap[a*k : a*k+int(p.st.n[a])] {
+					if c.key <= st.thr[sa] {
+						st.push(sa, c)
+					}
+				}
+				for _, c := range p.st.side[a] {
+					if c.key <= st.thr[sa] {
+						st.push(sa, c)
+					}
+				}
+			}
+			for _, i := range p.touched {
+				touch(i)
 			}
 		}
 	}

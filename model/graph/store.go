@@ -31,17 +31,24 @@ type store struct {
 	// canon keeps the result exact.
 	fast32 bool
 	data32 []float32
-	c32    []float32
 	// keep32 keeps fast32 on after a build and for the insertions that
 	// follow (enable32): setDense then writes data32 too. decided32 records
 	// that the choice was made.
 	keep32, decided32 bool
 
 	// workspaces
-	qbuf, rbuf, cbuf []float64
-	colPtr           []int
-	colRow           []int32
-	colVal           []float64
+	bufs   dotBufs
+	cbuf   []float64
+	colPtr []int
+	colRow []int32
+	colVal []float64
+}
+
+// dotBufs is the workspace of dense dots: parts of a search that run at
+// once (Graph.SetSplit) each bring their own.
+type dotBufs struct {
+	q, r []float64
+	c32  []float32
 }
 
 func (s *store) slots() int { return len(s.sq) }
@@ -337,7 +344,7 @@ func (s *store) endFast32() {
 		return
 	}
 	s.fast32 = false
-	s.data32, s.c32 = nil, nil
+	s.data32, s.bufs.c32 = nil, nil
 }
 
 // enable32 decides, once, whether dense dots stay in float32 for good,
@@ -378,15 +385,15 @@ func (s *store) gather(buf *[]float64, ids []int) []float64 {
 }
 
 // dots32 is dots for contiguous dense slots, in float32.
-func (s *store) dots32(dst []float64, qs, refs []int) {
+func (s *store) dots32(dst []float64, qs, refs []int, w *dotBufs) {
 	nq, nr := len(qs), len(refs)
 	q0, r0 := qs[0]*s.dim, refs[0]*s.dim
 	a := blas32.General{Rows: nq, Cols: s.dim, Stride: s.dim, Data: s.data32[q0 : q0+nq*s.dim]}
 	b := blas32.General{Rows: nr, Cols: s.dim, Stride: s.dim, Data: s.data32[r0 : r0+nr*s.dim]}
-	s.c32 = slices.Grow(s.c32[:0], nq*nr)[:nq*nr]
-	c := blas32.General{Rows: nq, Cols: nr, Stride: nr, Data: s.c32}
+	w.c32 = slices.Grow(w.c32[:0], nq*nr)[:nq*nr]
+	c := blas32.General{Rows: nq, Cols: nr, Stride: nr, Data: w.c32}
 	blas32.Gemm(blas.NoTrans, blas.Trans, 1, a, b, 0, c)
-	src := s.c32
+	src := w.c32
 	dst = dst[:len(src)]
 	l := 0
 	for ; l+4 <= len(src); l += 4 {
@@ -398,6 +405,25 @@ func (s *store) dots32(dst []float64, qs, refs []int) {
 	}
 }
 
+// denseDots is dots for dense rows, with workspace w: calls with their own
+// w may run at once.
+func (s *store) denseDots(dst []float64, qs, refs []int, w *dotBufs) {
+	nq, nr := len(qs), len(refs)
+	dst = dst[:nq*nr]
+	if s.dim == 0 {
+		clear(dst)
+		return
+	}
+	if s.fast32 && contiguous(qs) && contiguous(refs) {
+		s.dots32(dst, qs, refs, w)
+		return
+	}
+	a := blas64.General{Rows: nq, Cols: s.dim, Stride: s.dim, Data: s.gather(&w.q, qs)}
+	b := blas64.General{Rows: nr, Cols: s.dim, Stride: s.dim, Data: s.gather(&w.r, refs)}
+	c := blas64.General{Rows: nq, Cols: nr, Stride: nr, Data: dst}
+	blas64.Gemm(blas.NoTrans, blas.Trans, 1, a, b, 0, c)
+}
+
 // dots stores into dst (len(qs)×len(refs), row-major) the inner products of
 // the stored rows qs and refs, computed fast (BLAS dgemm for dense rows, an
 // inverted index for sparse rows). The values are approximate in the sense of
@@ -406,18 +432,7 @@ func (s *store) dots(dst []float64, qs, refs []int) {
 	nq, nr := len(qs), len(refs)
 	dst = dst[:nq*nr]
 	if !s.isSparse {
-		if s.dim == 0 {
-			clear(dst)
-			return
-		}
-		if s.fast32 && contiguous(qs) && contiguous(refs) {
-			s.dots32(dst, qs, refs)
-			return
-		}
-		a := blas64.General{Rows: nq, Cols: s.dim, Stride: s.dim, Data: s.gather(&s.qbuf, qs)}
-		b := blas64.General{Rows: nr, Cols: s.dim, Stride: s.dim, Data: s.gather(&s.rbuf, refs)}
-		c := blas64.General{Rows: nq, Cols: nr, Stride: nr, Data: dst}
-		blas64.Gemm(blas.NoTrans, blas.Trans, 1, a, b, 0, c)
+		s.denseDots(dst, qs, refs, &s.bufs)
 		return
 	}
 	// Sparse: transpose the reference block into column lists (CSC), then
