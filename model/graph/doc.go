@@ -63,7 +63,9 @@
 //
 // A Graph is not safe for concurrent use, not even for reads that build
 // matrices (they share workspace). The BLAS may use several goroutines
-// inside a dgemm call; the package starts none itself.
+// inside a dgemm call, and the function given to SetSplit may run the
+// parts of an insertion's search on several; the package starts none
+// itself.
 //
 // # References
 //

@@ -54,10 +54,10 @@ type Graph struct {
 	dotBuf   []float64
 	parts    []*scanPart // by first block, see scanSplit
 	partUsed []bool
-	rthr   []float64 // per slot, see scan
-	mark   []bool
-	marked []int
-	sym    symCache // reverse lists for WeightRows, once it is used
+	rthr     []float64 // per slot, see scan
+	mark     []bool
+	marked   []int
+	sym      symCache // reverse lists for WeightRows, once it is used
 }
 
 type slotGen struct {
