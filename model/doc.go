@@ -32,7 +32,9 @@
 //
 // # Concurrency
 //
-// Nothing in this package starts goroutines (gonum's BLAS may). Methods,
+// Nothing in this package starts goroutines (gonum's BLAS may; so may a
+// Split function that the caller gives Online, such as pipeline.Split, to
+// run disjoint parts of one step's graph search at once). Methods,
 // Engine, Projector and Online are not safe for concurrent mutation: one
 // goroutine owns a model; give each projecting goroutine its own Projector.
 //

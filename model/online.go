@@ -109,6 +109,10 @@ type Online struct {
 	InitIter int
 	// Src drives initialization. If nil, a fixed seed is used.
 	Src rand.Source
+	// Split, if set, runs parts of a step's graph search at once
+	// (graph.Graph.SetSplit; pipeline.Split provides one). Results are the
+	// same as without it; Online itself starts no goroutines.
+	Split func(n int, body func(lo, hi int))
 
 	g        *graph.Graph
 	dim      int
@@ -237,6 +241,7 @@ func (o *Online) PartialFit(x Data) ([]int, error) {
 
 // insert adds x's samples to the graph, projected if SearchDim says so.
 func (o *Online) insert(x Data) (graph.Change, error) {
+	o.g.SetSplit(o.Split)
 	if o.r != nil {
 		var p mat.Dense
 		switch r := Rows(x).(type) {

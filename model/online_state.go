@@ -129,7 +129,7 @@ func (o *Online) Restore(s *OnlineState) error {
 	}
 	*o = Online{Rank: o.Rank, Alpha: o.Alpha, Graph: o.Graph, Weighting: o.Weighting, Sweeps: o.Sweeps,
 		USteps: o.USteps, Refresh: o.Refresh, Revisit: o.Revisit, Scaling: o.Scaling, Forget: o.Forget, InitSize: o.InitSize,
-		InitIter: o.InitIter, SearchDim: o.SearchDim, Src: o.Src}
+		InitIter: o.InitIter, SearchDim: o.SearchDim, Src: o.Src, Split: o.Split}
 	o.started, o.cursor, o.seen = s.Started, s.Cursor, s.Seen
 	if s.Slots == 0 {
 		return nil

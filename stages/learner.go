@@ -79,13 +79,18 @@ type Learner struct {
 	// predictions waiting for their label. If zero, it defaults to
 	// max(10·Window, 100000) (Window from Model.Graph; 100000 without one).
 	Horizon int
+	// Split, if set, runs the PredictWalk walks of a batch in parts at
+	// once (pipeline.Split provides one), each part with its own walker;
+	// the predictions are the same as without it.
+	Split func(n int, body func(lo, hi int))
 
 	nodes   []node         // by node id (graph slot)
 	byID    map[string]int // record id → node id, for live nodes
 	seq     int            // insertion counter, for age order
 	classes []string
 	classOf map[string]int
-	walker  walker
+	walks   []*walkPart // by first position, see walk
+	walked  []bool
 	preds   fifo[pred]   // arrival predictions waiting for a label
 	pending fifo[string] // labels waiting for their sample
 	c       Counters
@@ -449,39 +454,70 @@ func (l *Learner) nearest(q *mat.Dense) ([]int, []float64) {
 	return nn.PredictScoresTo(nil, nil, q)
 }
 
-// walk predicts the new nodes ids (codes in the rows of q) by PredictWalk.
+// walkPart is the workspace of one part of walk's batch.
+type walkPart struct {
+	w     walker
+	nb    []distItem
+	votes []float64
+	rest  []int // positions the walk could not predict
+}
+
+// walk predicts the new nodes ids (codes in the rows of q) by PredictWalk,
+// the batch cut into parts by Split (walks only read the graph and codes).
 func (l *Learner) walk(ids []int, q *mat.Dense) ([]int, []float64) {
 	kk := l.Neighbors
 	if kk == 0 {
 		kk = 1
 	}
-	l.walker.ef, l.walker.metric = max(64, kk), l.Metric
 	g, v := l.Model.KNN(), l.Model.Codes()
 	class := func(n int) int { return l.nodes[n].class }
 	classes := make([]int, len(ids))
 	scores := make([]float64, len(ids))
-	var rest []int // positions the walk could not predict
-	var nb []distItem
-	votes := make([]float64, len(l.classes))
-	for p, n := range ids {
-		nb = l.walker.nearest(nb[:0], g, v, n, kk, class)
-		if len(nb) < kk {
-			rest = append(rest, p)
-			continue
+	for len(l.walks) < len(ids) {
+		l.walks = append(l.walks, nil)
+		l.walked = append(l.walked, false)
+	}
+	split := l.Split
+	if split == nil {
+		split = func(n int, body func(lo, hi int)) { body(0, n) }
+	}
+	split(len(ids), func(lo, hi int) {
+		wp := l.walks[lo]
+		if wp == nil {
+			wp = new(walkPart)
+			l.walks[lo] = wp
 		}
-		clear(votes)
-		top := 0.0
-		for _, it := range nb {
-			c := class(it.id)
-			votes[c]++
-			top = max(top, votes[c])
-		}
-		// Nearest first: among tied classes, the one with the nearest member.
-		for _, it := range nb {
-			if c := class(it.id); votes[c] == top {
-				classes[p], scores[p] = c, top/float64(kk)
-				break
+		wp.w.ef, wp.w.metric = max(64, kk), l.Metric
+		wp.votes = slices.Grow(wp.votes[:0], len(l.classes))[:len(l.classes)]
+		wp.rest = wp.rest[:0]
+		for p := lo; p < hi; p++ {
+			wp.nb = wp.w.nearest(wp.nb[:0], g, v, ids[p], kk, class)
+			if len(wp.nb) < kk {
+				wp.rest = append(wp.rest, p)
+				continue
 			}
+			clear(wp.votes)
+			top := 0.0
+			for _, it := range wp.nb {
+				c := class(it.id)
+				wp.votes[c]++
+				top = max(top, wp.votes[c])
+			}
+			// Nearest first: among tied classes, the one with the nearest member.
+			for _, it := range wp.nb {
+				if c := class(it.id); wp.votes[c] == top {
+					classes[p], scores[p] = c, top/float64(kk)
+					break
+				}
+			}
+		}
+		l.walked[lo] = true
+	})
+	var rest []int
+	for lo, done := range l.walked[:len(ids)] {
+		if done {
+			l.walked[lo] = false
+			rest = append(rest, l.walks[lo].rest...)
 		}
 	}
 	if len(rest) > 0 {

@@ -1,7 +1,9 @@
 package stages
 
 import (
+	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/floats"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/graph"
+	"github.com/nmfstream/nmfstream/pipeline"
 )
 
 // TestWalkerNearest checks the graph walk against a brute-force search on
@@ -120,3 +123,40 @@ func TestPredictWalkAgrees(t *testing.T) {
 		t.Errorf("PredictWalk agrees with PredictNearest on %.4f of the samples, want ≥ 0.97", agree)
 	}
 }
+
+// TestSplitSameStream replays the digits stream with the graph search and
+// the walks split over goroutines (pipeline.Split, as the command line
+// does) and without: every prediction, score and code must be the same.
+// Under -race it also checks that the parts share nothing they write.
+func TestSplitSameStream(t *testing.T) {
+	recs, _ := digitsStream(0.5, 20)
+	var runs [2][]Prediction
+	for r := range runs {
+		l := newDigitsLearner(400)
+		l.Predictor = PredictWalk
+		l.Model.Graph.BlockSize = 64 // several blocks to split
+		if r == 1 {
+			l.Split = pipeline.Split(3)
+			l.Model.Split = pipeline.Split(3)
+		}
+		for _, b := range batches(recs[:900], 50) {
+			st, err := l.Learn(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runs[r] = append(runs[r], st.Predictions...)
+		}
+	}
+	if len(runs[0]) != len(runs[1]) || len(runs[0]) < 500 {
+		t.Fatalf("%d and %d predictions", len(runs[0]), len(runs[1]))
+	}
+	for i, want := range runs[0] {
+		got := runs[1][i]
+		if got.Label != want.Label || !sameFloat(got.Score, want.Score) || !slices.Equal(got.Code, want.Code) {
+			t.Fatalf("prediction %d: split %+v, serial %+v", i, got, want)
+		}
+	}
+}
+
+// sameFloat reports whether a and b are equal or both NaN.
+func sameFloat(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }

@@ -9,10 +9,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/graph"
+	"github.com/nmfstream/nmfstream/pipeline"
 	"github.com/nmfstream/nmfstream/stages"
 )
 
@@ -50,8 +52,11 @@ type checkpoint struct {
 	State   *stages.LearnerState
 }
 
-// learner returns a fresh Learner for c.
+// learner returns a fresh Learner for c. Its graph search and walks use
+// every core (pipeline.Split over GOMAXPROCS); the results are those of
+// one core.
 func (c onlineConfig) learner() *stages.Learner {
+	split := pipeline.Split(runtime.GOMAXPROCS(0))
 	return &stages.Learner{
 		Model: &model.Online{
 			Rank:      c.Rank,
@@ -62,7 +67,9 @@ func (c onlineConfig) learner() *stages.Learner {
 			SearchDim: c.SearchDim,
 			Revisit:   model.Revisit(c.Revisit),
 			Src:       rand.NewPCG(c.Seed, c.Seed),
+			Split:     split,
 		},
+		Split:     split,
 		Predictor: stages.Predictor(c.Predictor),
 		Neighbors: c.Vote,
 		Metric:    classify.Metric(c.Metric),
