@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -138,6 +139,7 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	every := fs.Int64("checkpoint-every", 10000, "records between checkpoints (with -model)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
 	rejects := fs.String("rejects", "", "write rejected records to this `file` (JSON lines)")
+	profile := fs.String("cpuprofile", "", "write a CPU profile of the run to this `file` (go tool pprof)")
 	predictor := fs.String("predictor", "nearest", "classifier on codes: nearest (k-NN vote over every labeled code), walk (the same vote, its neighbours found by a walk of the k-NN graph: cost independent of the window) or propagate (label propagation over the window)")
 	metric := fs.String("metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
 	var cfg onlineConfig
@@ -211,6 +213,17 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	pr := newProgress(stderr, "stream")
 	start := time.Now()
 	var runRecords int64
