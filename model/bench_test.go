@@ -10,8 +10,10 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/openblas"
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/model/sparse"
+	"github.com/nmfstream/nmfstream/pipeline"
 )
 
 // uniformRows returns n×d entries drawn from U[0, 1) with a fixed seed.
@@ -62,14 +64,24 @@ func BenchmarkGNMFIter20000x784(b *testing.B) {
 // BenchmarkNMFIter20000x784 is the same without the graph term.
 func BenchmarkNMFIter20000x784(b *testing.B) { benchIter(b, nil) }
 
-func benchIter(b *testing.B, terms []Term) {
+// BenchmarkGNMFIterSplit20000x784 is BenchmarkGNMFIter20000x784 with
+// Engine.Split over GOMAXPROCS goroutines (pipeline.Split), OpenBLAS (with
+// -tags openblas) running each part's products on one thread.
+func BenchmarkGNMFIterSplit20000x784(b *testing.B) {
+	defer openblas.SetThreads(openblas.SetThreads(1))
+	benchIterSplit(b, []Term{&GraphTerm{Weight: 100, S: randomGraph(20000, 10)}}, pipeline.Split(runtime.GOMAXPROCS(0)))
+}
+
+func benchIter(b *testing.B, terms []Term) { benchIterSplit(b, terms, nil) }
+
+func benchIterSplit(b *testing.B, terms []Term, split func(int, func(int, int))) {
 	const n, d, k = 20000, 784, 50
 	x := DenseRows(uniformRows(n, d))
 	u, v, err := Initialize(x, k, InitRandom, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	e := Engine{Loss: NewFrobenius(x), Terms: terms, MaxIter: benchIters, Tol: -1}
+	e := Engine{Loss: NewFrobenius(x), Terms: terms, MaxIter: benchIters, Tol: -1, Split: split}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {

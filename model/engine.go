@@ -159,6 +159,16 @@ type Engine struct {
 	// Callback, if non-nil, is called after every iteration. Returning
 	// false stops the run.
 	Callback func(s Stats) bool
+	// Split, if set, runs the row-wise parts of each iteration at once:
+	// the products with dense X (in row chunks), the graph terms'
+	// products (in row blocks) and the updates themselves. split(n, body)
+	// must call body on disjoint ranges covering [0, n), possibly on
+	// several goroutines, and return once all have returned
+	// (pipeline.Split provides one; with OpenBLAS, give it one thread,
+	// internal/openblas.SetThreads). VᵀX and VᵀV are then summed over 8
+	// fixed row chunks, so results differ from a run without Split by
+	// rounding only, and do not depend on the number of parts.
+	Split func(n int, body func(lo, hi int))
 
 	uNeg, uPos, vNeg, vPos mat.Dense
 	parts                  []float64
@@ -232,6 +242,14 @@ func (e *Engine) Run(u, v *mat.Dense) (Result, error) {
 		e.names[i+1] = t.Name()
 	}
 
+	if su, ok := e.Loss.(splitUser); ok {
+		su.setSplit(e.Split)
+	}
+	for _, t := range e.Terms {
+		if su, ok := t.(splitUser); ok {
+			su.setSplit(e.Split)
+		}
+	}
 	var res Result
 	tol := e.tol()
 	// Without a tolerance or a callback nobody reads the objective between
@@ -296,7 +314,20 @@ func (e *Engine) stepU(u, v *mat.Dense) {
 			ut.AddUGrad(&e.uNeg, &e.uPos, u, v)
 		}
 	}
-	mulUpdate(u, &e.uNeg, &e.uPos, nil)
+	e.mulUpdate(u, &e.uNeg, &e.uPos, nil)
+}
+
+// mulUpdate is mulUpdate on all rows in parts (Split), or on the given
+// rows.
+func (e *Engine) mulUpdate(w, neg, pos *mat.Dense, rows []int) {
+	if rows != nil || e.Split == nil {
+		mulUpdate(w, neg, pos, rows)
+		return
+	}
+	r, _ := w.Dims()
+	e.Split(r, func(lo, hi int) {
+		mulUpdate(rowsOf(w, lo, hi), rowsOf(neg, lo, hi), rowsOf(pos, lo, hi), nil)
+	})
 }
 
 func (e *Engine) stepV(u, v *mat.Dense) {
@@ -313,7 +344,7 @@ func (e *Engine) stepV(u, v *mat.Dense) {
 			t.AddVGrad(&e.vNeg, &e.vPos, v)
 		}
 	}
-	mulUpdate(v, &e.vNeg, &e.vPos, e.Rows)
+	e.mulUpdate(v, &e.vNeg, &e.vPos, e.Rows)
 }
 
 // mulUpdate sets w ← w ⊙ neg / max(pos, eps) on the given rows (all if nil).

@@ -29,6 +29,40 @@ type Frobenius struct {
 	blk, out      mat.Dense // gathered rows for VGradRowsTo
 	outRows       []int     // rows that out holds, when FixedU
 	vblk, pblk    mat.Dense // gathered rows of V and of V(UᵀU)
+
+	split              func(n int, body func(lo, hi int)) // see Engine.Split
+	kdParts, gramParts []mat.Dense                        // row chunks' VᵀX and VᵀV under split
+}
+
+func (l *Frobenius) setSplit(split func(n int, body func(lo, hi int))) { l.split = split }
+
+// chunkSumsTo stores aᵀb into dst as the sum, in order, of splitChunks
+// products over row chunks, computed in parts by l.split.
+func (l *Frobenius) chunkSumsTo(dst *mat.Dense, parts *[]mat.Dense, a, b *mat.Dense) {
+	n, ka := a.Dims()
+	_, kb := b.Dims()
+	if len(*parts) < splitChunks {
+		*parts = make([]mat.Dense, splitChunks)
+	}
+	ps := *parts
+	inParts(l.split, splitChunks, func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			p := reuse(&ps[c], ka, kb)
+			r0, r1 := chunk(c, n)
+			if r0 == r1 {
+				if p.IsEmpty() {
+					p.ReuseAs(ka, kb)
+				}
+				p.Zero()
+				continue
+			}
+			p.Mul(rowsOf(a, r0, r1).T(), rowsOf(b, r0, r1))
+		}
+	})
+	if dst.IsEmpty() {
+		dst.ReuseAs(ka, kb)
+	}
+	sumChunksTo(dst, ps)
 }
 
 var (
@@ -51,7 +85,11 @@ func (l *Frobenius) UGradTo(neg, pos, u, v *mat.Dense) {
 		_, d := x.Dims()
 		_, k := v.Dims()
 		kd := reuse(&l.kd, k, d)
-		kd.Mul(v.T(), x)
+		if l.split != nil {
+			l.chunkSumsTo(kd, &l.kdParts, v, x)
+		} else {
+			kd.Mul(v.T(), x)
+		}
 		if neg.IsEmpty() {
 			neg.ReuseAs(d, k)
 		}
@@ -59,7 +97,12 @@ func (l *Frobenius) UGradTo(neg, pos, u, v *mat.Dense) {
 	} else {
 		l.X.MulTo(neg, v)
 	}
-	gramTo(&l.vtv, v)
+	if l.split != nil {
+		_, k := v.Dims()
+		l.chunkSumsTo(reuse(&l.vtv, k, k), &l.gramParts, v, v)
+	} else {
+		gramTo(&l.vtv, v)
+	}
 	pos.Mul(u, &l.vtv)
 }
 
@@ -67,9 +110,20 @@ func (l *Frobenius) UGradTo(neg, pos, u, v *mat.Dense) {
 func (l *Frobenius) VGradTo(neg, pos, u, v *mat.Dense) {
 	_, k := u.Dims()
 	if l.xtuTo(u) {
+		_, n := l.X.Dims()
 		if neg.IsEmpty() {
-			_, n := l.X.Dims()
 			neg.ReuseAs(n, k)
+		}
+		if l.split != nil {
+			gramTo(&l.utu, u)
+			if pos.IsEmpty() {
+				pos.ReuseAs(n, k)
+			}
+			l.split(n, func(lo, hi int) {
+				transposeTo(rowsOf(neg, lo, hi), l.xtu.Slice(0, k, lo, hi).(*mat.Dense))
+				rowsOf(pos, lo, hi).Mul(rowsOf(v, lo, hi), &l.utu)
+			})
+			return
 		}
 		transposeTo(neg, &l.xtu)
 	} else {
@@ -102,7 +156,17 @@ func (l *Frobenius) xtuTo(u *mat.Dense) bool {
 		ut.ReuseAs(k, d)
 	}
 	transposeTo(ut, u)
-	reuse(&l.xtu, k, n).Mul(ut, x.T())
+	xtu := reuse(&l.xtu, k, n)
+	if l.split == nil {
+		xtu.Mul(ut, x.T())
+	} else {
+		if xtu.IsEmpty() {
+			xtu.ReuseAs(k, n)
+		}
+		l.split(n, func(lo, hi int) {
+			xtu.Slice(0, k, lo, hi).(*mat.Dense).Mul(ut, rowsOf(x, lo, hi).T())
+		})
+	}
 	l.xtuT = true
 	return true
 }

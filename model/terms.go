@@ -37,6 +37,7 @@ type GraphTerm struct {
 	degPos, degNeg []float64
 	signed         bool // S has a negative entry
 	tiles          sTiles
+	split          func(n int, body func(lo, hi int)) // see Engine.Split
 }
 
 // sTiles holds S's entries tiled for a cache-blocked product S·V over all
@@ -48,9 +49,11 @@ type GraphTerm struct {
 // keep their order (columns ascending), so it is the CSR loop's bit for
 // bit; the objective sums in another order.
 type sTiles struct {
-	s   *sparse.CSR // S the tiles were built for
-	m   int         // columns of V the blocks were sized for
-	ent []sEntry    // by row block, then column block, then CSR order
+	s     *sparse.CSR // S the tiles were built for
+	m     int         // columns of V the blocks were sized for
+	b     int         // rows (and columns) per block
+	ent   []sEntry    // by row block, then column block, then CSR order
+	start []int       // ent[start[r]:start[r+1]] is row block r
 }
 
 type sEntry struct {
@@ -87,6 +90,11 @@ func (t *sTiles) build(s *sparse.CSR, m int) {
 		count[q] += count[q-1]
 	}
 	t.ent = make([]sEntry, count[len(count)-1])
+	t.start = make([]int, nb+1)
+	for r := range t.start {
+		t.start[r] = count[r*nb]
+	}
+	t.b = b
 	next := slices.Clone(count[:nb*nb])
 	for i := range n {
 		ind, val := s.Row(i)
@@ -108,6 +116,8 @@ func (t *GraphTerm) Name() string {
 	}
 	return t.Label
 }
+
+func (t *GraphTerm) setSplit(split func(n int, body func(lo, hi int))) { t.split = split }
 
 // Reset drops the cached degrees; call it after modifying S in place.
 func (t *GraphTerm) Reset() { t.s = nil }
@@ -194,22 +204,27 @@ func (t *GraphTerm) AddVGradRows(neg, pos, v *mat.Dense, rows []int) {
 	// cgo call per K entries would cost more than the work.
 	var b gonum.Implementation
 	if rows == nil && t.tiled(nr, m) {
-		for i := range nr {
-			vi := vr.Data[i*vr.Stride+lo : i*vr.Stride+lo+m]
-			b.Daxpy(m, w*t.degPos[i], vi, 1, rr.Data[i*rr.Stride+lo:i*rr.Stride+lo+m], 1)
-			if t.signed {
-				b.Daxpy(m, w*t.degNeg[i], vi, 1, ar.Data[i*ar.Stride+lo:i*ar.Stride+lo+m], 1)
+		// Row blocks are independent: Split may run them in parts, each
+		// row summed in the serial order.
+		tl := &t.tiles
+		inParts(t.split, len(tl.start)-1, func(rb0, rb1 int) {
+			for i := rb0 * tl.b; i < min(rb1*tl.b, nr); i++ {
+				vi := vr.Data[i*vr.Stride+lo : i*vr.Stride+lo+m]
+				b.Daxpy(m, w*t.degPos[i], vi, 1, rr.Data[i*rr.Stride+lo:i*rr.Stride+lo+m], 1)
+				if t.signed {
+					b.Daxpy(m, w*t.degNeg[i], vi, 1, ar.Data[i*ar.Stride+lo:i*ar.Stride+lo+m], 1)
+				}
 			}
-		}
-		for _, e := range t.tiles.ent {
-			s := w * e.s
-			vj := vr.Data[int(e.j)*vr.Stride+lo : int(e.j)*vr.Stride+lo+m]
-			if s >= 0 {
-				b.Daxpy(m, s, vj, 1, ar.Data[int(e.i)*ar.Stride+lo:int(e.i)*ar.Stride+lo+m], 1)
-			} else {
-				b.Daxpy(m, -s, vj, 1, rr.Data[int(e.i)*rr.Stride+lo:int(e.i)*rr.Stride+lo+m], 1)
+			for _, e := range tl.ent[tl.start[rb0]:tl.start[rb1]] {
+				s := w * e.s
+				vj := vr.Data[int(e.j)*vr.Stride+lo : int(e.j)*vr.Stride+lo+m]
+				if s >= 0 {
+					b.Daxpy(m, s, vj, 1, ar.Data[int(e.i)*ar.Stride+lo:int(e.i)*ar.Stride+lo+m], 1)
+				} else {
+					b.Daxpy(m, -s, vj, 1, rr.Data[int(e.i)*rr.Stride+lo:int(e.i)*rr.Stride+lo+m], 1)
+				}
 			}
-		}
+		})
 		return
 	}
 	for r := 0; r < nr; r++ {
