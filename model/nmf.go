@@ -64,6 +64,9 @@ type Common struct {
 	// Callback, if non-nil, receives the statistics of every iteration;
 	// returning false stops the fit.
 	Callback func(Stats) bool
+	// Split, if set, runs the parts of each iteration at once (see
+	// Engine.Split; pipeline.Split provides one).
+	Split func(n int, body func(lo, hi int))
 }
 
 // start validates x and the rank and initializes U and V into f.
@@ -83,7 +86,7 @@ func (c *Common) start(f *fitted, x Data) error {
 
 // run runs an engine built from c's settings, and marks f fitted.
 func (c *Common) run(f *fitted, e *Engine) error {
-	e.MaxIter, e.Tol, e.Callback = c.MaxIter, c.Tol, c.Callback
+	e.MaxIter, e.Tol, e.Callback, e.Split = c.MaxIter, c.Tol, c.Callback, c.Split
 	res, err := e.Run(&f.u, &f.v)
 	f.res = res
 	if err != nil {

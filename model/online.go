@@ -110,8 +110,10 @@ type Online struct {
 	// Src drives initialization. If nil, a fixed seed is used.
 	Src rand.Source
 	// Split, if set, runs parts of a step's graph search at once
-	// (graph.Graph.SetSplit; pipeline.Split provides one). Results are the
-	// same as without it; Online itself starts no goroutines.
+	// (graph.Graph.SetSplit), and of the first fit's and Refit's
+	// iterations (Engine.Split); pipeline.Split provides one. The graph is
+	// the same as without it, the fits equal up to rounding; Online itself
+	// starts no goroutines.
 	Split func(n int, body func(lo, hi int))
 
 	g        *graph.Graph
@@ -431,7 +433,7 @@ func (o *Online) firstFit() error {
 	}
 	// The first fit uses the stream's own graph (searched in the projected
 	// space if SearchDim says so), restricted to the live samples.
-	gn := &GNMF{Common: Common{Rank: k, MaxIter: o.InitIter, Src: o.Src}, Alpha: o.alpha(), S: subgraph(o.g.Weights(o.Weighting), ids), Scaling: o.scaling()}
+	gn := &GNMF{Common: Common{Rank: k, MaxIter: o.InitIter, Src: o.Src, Split: o.Split}, Alpha: o.alpha(), S: subgraph(o.g.Weights(o.Weighting), ids), Scaling: o.scaling()}
 	if err := gn.Fit(sub, nil); err != nil {
 		return fmt.Errorf("model: online: first fit: %w", err)
 	}
@@ -804,7 +806,7 @@ func (o *Online) Refit(iters int) (Result, error) {
 	if !o.started {
 		return Result{}, ErrNotFitted
 	}
-	e := Engine{Loss: NewFrobenius(o.Data()), Terms: []Term{&GraphTerm{Weight: o.alpha(), S: o.weights()}}, MaxIter: iters, Normalize: o.scaling().engine()}
+	e := Engine{Loss: NewFrobenius(o.Data()), Terms: []Term{&GraphTerm{Weight: o.alpha(), S: o.weights()}}, MaxIter: iters, Normalize: o.scaling().engine(), Split: o.Split}
 	res, err := e.Run(&o.u, &o.v)
 	o.recomputeStats()
 	return res, err

@@ -4,15 +4,18 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/openblas"
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/model/kernel"
+	"github.com/nmfstream/nmfstream/pipeline"
 )
 
 // autoMethod is what --method auto (the default) runs: the semi-supervised
@@ -231,10 +234,19 @@ func newCommon(p fitParams, stop func() bool, pr *progress) model.Common {
 	if maxIter == 0 {
 		maxIter = 200 // model.Common's default, for the progress bar
 	}
+	var split func(int, func(int, int))
+	if !openblas.Enabled {
+		// Products and graph terms in parts over the cores: about 1.7×
+		// faster per GNMF iteration than gonum's own parallel dgemm
+		// (BenchmarkGNMFIterSplit20000x784). OpenBLAS already keeps both
+		// cores busy, and its idle threads would spin against the parts.
+		split = pipeline.Split(runtime.GOMAXPROCS(0))
+	}
 	return model.Common{
 		Rank:    p.rank,
 		MaxIter: p.iters,
 		Src:     rand.NewPCG(p.seed, p.seed),
+		Split:   split,
 		Callback: func(s model.Stats) bool {
 			pr.update(s.Iter, maxIter, "updates")
 			return !stop()
