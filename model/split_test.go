@@ -8,19 +8,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/internal/datasets"
+	"github.com/nmfstream/nmfstream/internal/splittest"
 	"github.com/nmfstream/nmfstream/pipeline"
 )
-
-// reverseParts cuts [0, n) into three uneven parts and runs them last
-// first, one after another.
-func reverseParts(n int, body func(lo, hi int)) {
-	cuts := []int{0, n / 5, n / 2, n}
-	for p := len(cuts) - 2; p >= 0; p-- {
-		if cuts[p] < cuts[p+1] {
-			body(cuts[p], cuts[p+1])
-		}
-	}
-}
 
 // TestEngineSplit runs GNMF on the digits with Engine.Split: the objective
 // never rises, U and V do not depend on the number of parts or their order
@@ -45,7 +35,7 @@ func TestEngineSplit(t *testing.T) {
 		return u, v
 	}
 	u0, v0 := run("serial", nil)
-	u1, v1 := run("reverse parts", reverseParts)
+	u1, v1 := run("reverse parts", splittest.Reverse)
 	for _, w := range []int{2, 3} {
 		u, v := run(fmt.Sprint(w, " goroutines"), pipeline.Split(w))
 		if !mat.Equal(u, u1) || !mat.Equal(v, v1) {
@@ -71,7 +61,7 @@ func TestGraphTermSplit(t *testing.T) {
 	}
 	serial := &GraphTerm{Weight: 0.7, S: s}
 	split := &GraphTerm{Weight: 0.7, S: s}
-	split.setSplit(reverseParts)
+	split.setSplit(splittest.Reverse)
 	if !split.tiled(n, k) || len(split.tiles.start) < 4 {
 		t.Fatalf("%d row blocks: the test needs more", len(split.tiles.start)-1)
 	}

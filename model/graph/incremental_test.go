@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/splittest"
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
@@ -376,17 +377,6 @@ func nearTies(n, d int, rng *rand.Rand) *mat.Dense {
 	return x
 }
 
-// reverseSplit cuts [0, n) into three uneven parts and runs them last
-// first, one after another: the parts' order differs from the serial scan.
-func reverseSplit(n int, body func(lo, hi int)) {
-	cuts := []int{0, n / 5, n / 2, n}
-	for p := len(cuts) - 2; p >= 0; p-- {
-		if cuts[p] < cuts[p+1] {
-			body(cuts[p], cuts[p+1])
-		}
-	}
-}
-
 // TestSplitEqualsSerial checks that a search split into parts
 // (SetSplit) gives the serial graph exactly: the same changes, lists and
 // distances after every insertion into a sliding window, on data with
@@ -408,7 +398,7 @@ func TestSplitEqualsSerial(t *testing.T) {
 				t.Fatal(err)
 			}
 			split, _ := cfg.NewDense(d)
-			split.SetSplit(reverseSplit)
+			split.SetSplit(splittest.Reverse)
 			for lo := 0; lo < 300; lo += 7 {
 				rows := rowsOf(c.x, seq(min(lo+7, 300))[lo:])
 				want, err := serial.InsertDense(rows)
