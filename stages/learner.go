@@ -477,6 +477,7 @@ func (l *Learner) walk(ids []int, q *mat.Dense) ([]int, []float64) {
 		l.walks = append(l.walks, nil)
 		l.walked = append(l.walked, false)
 	}
+	clear(l.walks[len(ids):]) // from a larger batch
 	split := l.Split
 	if split == nil {
 		split = func(n int, body func(lo, hi int)) { body(0, n) }
@@ -515,10 +516,12 @@ func (l *Learner) walk(ids []int, q *mat.Dense) ([]int, []float64) {
 	})
 	var rest []int
 	for lo, done := range l.walked[:len(ids)] {
-		if done {
-			l.walked[lo] = false
-			rest = append(rest, l.walks[lo].rest...)
+		if !done {
+			l.walks[lo] = nil // keep the workspaces of this cut only
+			continue
 		}
+		l.walked[lo] = false
+		rest = append(rest, l.walks[lo].rest...)
 	}
 	if len(rest) > 0 {
 		sub := mat.NewDense(len(rest), q.RawMatrix().Cols, nil)

@@ -308,6 +308,7 @@ func (g *Graph) scanSplit(ls *lists, st *qstate, qs, refs []int, reverse bool, t
 		g.parts = append(g.parts, nil)
 		g.partUsed = append(g.partUsed, false)
 	}
+	clear(g.parts[nb:]) // from a larger window
 	k := st.k
 	for i0 := 0; i0 < len(qs); i0 += bs {
 		qb := qs[i0:min(i0+bs, len(qs))]
@@ -334,6 +335,9 @@ func (g *Graph) scanSplit(ls *lists, st *qstate, qs, refs []int, reverse bool, t
 		})
 		for lo, used := range g.partUsed[:nb] {
 			if !used {
+				// Keep the workspaces of this cut only: the cut moves as
+				// the window grows, and a part holds a block of distances.
+				g.parts[lo] = nil
 				continue
 			}
 			g.partUsed[lo] = false
