@@ -28,6 +28,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"sync"
 	"syscall"
@@ -78,7 +79,13 @@ func main() {
 			return record{}, ctx.Err()
 		}
 	})
-	learner := &stages.Learner{Model: &model.Online{Rank: 20, Graph: graph.KNN{K: 5, Window: 5000}, Src: rand.NewPCG(1, 1)}}
+	// Split spreads each step's neighbour search (and PredictWalk's walks)
+	// over the cores, with the results of one core.
+	split := pipeline.Split(runtime.GOMAXPROCS(0))
+	learner := &stages.Learner{
+		Model: &model.Online{Rank: 20, Graph: graph.KNN{K: 5, Window: 5000}, Src: rand.NewPCG(1, 1), Split: split},
+		Split: split,
+	}
 	var off int64
 	learn := func(ctx context.Context, rs []record) (*stages.Step, error) {
 		b := &sources.Batch{Form: sources.FormDense}
