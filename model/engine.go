@@ -162,12 +162,13 @@ type Engine struct {
 	// Split, if set, runs the row-wise parts of each iteration at once:
 	// the products with dense X (in row chunks), the graph terms'
 	// products (in row blocks) and the updates themselves. split(n, body)
-	// must call body on disjoint ranges covering [0, n), possibly on
-	// several goroutines, and return once all have returned
-	// (pipeline.Split provides one; with OpenBLAS, give it one thread,
-	// internal/openblas.SetThreads). VᵀX and VᵀV are then summed over 8
-	// fixed row chunks, so results differ from a run without Split by
-	// rounding only, and do not depend on the number of parts.
+	// must call body on disjoint, non-empty ranges covering [0, n),
+	// possibly on several goroutines, and return once all have returned
+	// (pipeline.Split provides one). With OpenBLAS, run OpenBLAS on one
+	// thread (openblas_set_num_threads(1)), or its idle threads spin on
+	// the cores the parts need. VᵀX and VᵀV are summed over 8 fixed row
+	// chunks, so results differ from a run without Split by rounding
+	// only, and do not depend on the number of parts.
 	Split func(n int, body func(lo, hi int))
 
 	uNeg, uPos, vNeg, vPos mat.Dense

@@ -80,9 +80,10 @@ type Change struct {
 }
 
 // SetSplit lets insertions into g search in parts at once. split(n, body)
-// must call body on disjoint ranges [lo, hi) covering [0, n), possibly on
-// several goroutines, and return once every call has returned; the same n
-// should be cut the same way every time (the parts keep workspaces by lo).
+// must call body on disjoint, non-empty ranges [lo, hi) covering [0, n),
+// possibly on several goroutines, and return once every call has
+// returned; cutting the same n the same way every time lets the parts
+// keep their workspaces (by lo).
 // The Euclidean search of dense insertions then scans the window's
 // blocks in those parts, each with its own candidates, merged in order:
 // the graph is the same as with nil (the default: one part, on the
