@@ -236,10 +236,11 @@ func newCommon(p fitParams, stop func() bool, pr *progress) model.Common {
 	}
 	var split func(int, func(int, int))
 	if !openblas.Enabled {
-		// Products and graph terms in parts over the cores: about 1.7×
-		// faster per GNMF iteration than gonum's own parallel dgemm
-		// (BenchmarkGNMFIterSplit20000x784). OpenBLAS already keeps both
-		// cores busy, and its idle threads would spin against the parts.
+		// Products and graph terms in parts over the cores: 1.3–1.9×
+		// faster per GNMF iteration than gonum's own parallel dgemm in
+		// the runs measured (BenchmarkGNMFIterSplit20000x784 against
+		// BenchmarkGNMFIter20000x784). OpenBLAS already keeps both cores
+		// busy, and its idle threads would spin against the parts.
 		split = pipeline.Split(runtime.GOMAXPROCS(0))
 	}
 	return model.Common{
