@@ -95,7 +95,6 @@ Start with "nmfstream demo": it needs no data and no flags.
 `)
 }
 
-// newFlags returns a FlagSet whose usage names the command and its synopsis.
 // parseFlags parses args into fs; a malformed flag is a usage error (exit
 // status 2), -h is not an error.
 func parseFlags(fs *flag.FlagSet, args []string) error {
@@ -106,6 +105,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	return fmt.Errorf("%w: %v", errUsage, err)
 }
 
+// newFlags returns a FlagSet whose usage names the command and its synopsis.
 func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)

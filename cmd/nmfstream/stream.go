@@ -190,6 +190,18 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		l = cfg.learner()
 	}
 
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+
 	opener := sources.Opener{BatchSize: cfg.Batch, Stdin: os.Stdin}
 	src, err := opener.Open(*in)
 	if err != nil {
@@ -213,17 +225,6 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 
-	if *profile != "" {
-		f, err := os.Create(*profile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
 	pr := newProgress(stderr, "stream")
 	start := time.Now()
 	var runRecords int64

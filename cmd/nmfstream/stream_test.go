@@ -242,8 +242,12 @@ func TestStreamFlags(t *testing.T) {
 	}
 	ckpt := filepath.Join(dir, "c")
 	out := filepath.Join(dir, "p.arrow")
-	if code, _, e := runCmd(t, "stream", "-in", in, "-model", ckpt, "-rank", "10", "-window", "300", "-out", out, "-json"); code != 0 {
+	prof := filepath.Join(dir, "cpu.prof")
+	if code, _, e := runCmd(t, "stream", "-in", in, "-model", ckpt, "-rank", "10", "-window", "300", "-out", out, "-json", "-cpuprofile", prof); code != 0 {
 		t.Fatal(e)
+	}
+	if st, err := os.Stat(prof); err != nil || st.Size() == 0 {
+		t.Errorf("-cpuprofile: %v, %v", st, err)
 	}
 	if code, _, e := runCmd(t, "stream", "-in", in, "-model", ckpt, "-rank", "12"); code != 2 {
 		t.Errorf("rank differing from the checkpoint: exit %d (%s), want 2", code, e)
