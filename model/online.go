@@ -335,6 +335,9 @@ func (o *Online) growSlots() {
 		return
 	}
 	h := max(slots, 2*o.height)
+	if w := o.Graph.Window; w > 0 {
+		h = max(slots, min(h, w)) // a window's slots never exceed it
+	}
 	grow := func(m *mat.Dense, cols int) {
 		n := mat.NewDense(h, cols, nil)
 		if !m.IsEmpty() {

@@ -58,6 +58,9 @@ func TestOnlineStatsExact(t *testing.T) {
 		if window > 0 && o.KNN().Len() != window {
 			t.Errorf("window %d: %d live samples", window, o.KNN().Len())
 		}
+		if window > 0 && o.height > window {
+			t.Errorf("window %d: storage for %d samples", window, o.height)
+		}
 		for _, m := range []*mat.Dense{o.Basis(), o.Codes()} {
 			if mat.Min(m) < 0 {
 				t.Fatal("negative factor entry")

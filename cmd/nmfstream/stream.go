@@ -263,6 +263,9 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		[]pipeline.Stage{pipeline.Map("learn", 1, learn)},
 		pipeline.To("predictions", &stepWriter{out: outSink, rejects: rejW}),
 	)
+	// The learner is the slow step: batches read further ahead only take
+	// memory (a batch of 1,000 MNIST images is 6 MB as float64).
+	p.Buffer = 2
 	runErr := p.Run(ctx)
 	pr.done()
 	elapsed := time.Since(start).Seconds()
