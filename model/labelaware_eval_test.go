@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math/rand/v2"
 	"slices"
+	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -138,6 +139,22 @@ func (t digitsTask) score(m Method, proj Projection, alpha float64) (float64, er
 		return 0, err
 	}
 	return t.nnAccuracy(m.Codes(), codes), nil
+}
+
+// autoCodes fits the default method, Auto(40), on the training part and
+// projects the held-out part graph-aware, anchored with the method's k-NN
+// graph weight (SSKNMF's β = 10).
+func (t digitsTask) autoCodes(tb testing.TB) (Method, *mat.Dense) {
+	tb.Helper()
+	m := Auto(40)
+	if err := m.Fit(DenseRows(t.train), t.trainY); err != nil {
+		tb.Fatal(err)
+	}
+	codes, err := t.codes(m, ProjectGraph, 10)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return m, codes
 }
 
 // codes projects the held-out samples on m's basis.

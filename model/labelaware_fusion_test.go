@@ -85,21 +85,6 @@ func fusedSelfTrain(views []view, w []float64, y []int, rounds int, agree bool) 
 		m float64
 	}
 	per := make([][]cand, c)
-	argmax := func(row []float64) (int, float64) {
-		b1, b2 := 0, -1
-		for k := 1; k < len(row); k++ {
-			if row[k] > row[b1] {
-				b1, b2 = k, b1
-			} else if b2 < 0 || row[k] > row[b2] {
-				b2 = k
-			}
-		}
-		m := row[b1]
-		if b2 >= 0 {
-			m -= row[b2]
-		}
-		return b1, m
-	}
 	for r := 1; r <= rounds; r++ {
 		f := fusedDecision(views, w, out, false, 2, 0.01)
 		var each []*mat.Dense
@@ -114,11 +99,11 @@ func fusedSelfTrain(views []view, w []float64, y []int, rounds int, agree bool) 
 			per[k] = per[k][:0]
 		}
 		for _, i := range unl {
-			b, m := argmax(f.RawRowView(i))
+			b, m := classify.Margin(f.RawRowView(i))
 			out[i] = -1
 			ok := true
 			for _, e := range each {
-				if eb, _ := argmax(e.RawRowView(i)); eb != b {
+				if eb, _ := classify.Margin(e.RawRowView(i)); eb != b {
 					ok = false
 				}
 			}
@@ -157,24 +142,32 @@ func floatsMaxIdx(a []float64) int {
 	return b
 }
 
-// TestExpFusion compares ways for the codes to enter kernel self-training
-// and the final kernel classifier (NMFSTREAM_EXP=fusion), on validation
-// splits of the seed-1 pool (inner seeds 101–106) unless
-// NMFSTREAM_EXP_TEST=1 (the test splits of seeds 1–5).
-func TestExpFusion(t *testing.T) {
-	if os.Getenv("NMFSTREAM_EXP") != "fusion" {
-		t.Skip("set NMFSTREAM_EXP=fusion")
+// expTasks skips t unless NMFSTREAM_EXP=mode, and returns the splits the
+// experiments run on: validation splits of the seed-1 pool (inner seeds
+// 101–106), or with NMFSTREAM_EXP_TEST=1 the test splits of seeds 1–5.
+func expTasks(t *testing.T, mode string) []digitsTask {
+	if os.Getenv("NMFSTREAM_EXP") != mode {
+		t.Skip("set NMFSTREAM_EXP=" + mode)
 	}
 	var tasks []digitsTask
 	if os.Getenv("NMFSTREAM_EXP_TEST") != "" {
 		for s := uint64(1); s <= 5; s++ {
 			tasks = append(tasks, newDigitsSplit(10, s, 0))
 		}
-	} else {
-		for s := uint64(101); s <= 106; s++ {
-			tasks = append(tasks, newDigitsSplit(10, 1, s))
-		}
+		return tasks
 	}
+	for s := uint64(101); s <= 106; s++ {
+		tasks = append(tasks, newDigitsSplit(10, 1, s))
+	}
+	return tasks
+}
+
+// TestExpFusion compares ways for the codes to enter kernel self-training
+// and the final kernel classifier (NMFSTREAM_EXP=fusion), on validation
+// splits of the seed-1 pool (inner seeds 101–106) unless
+// NMFSTREAM_EXP_TEST=1 (the test splits of seeds 1–5).
+func TestExpFusion(t *testing.T) {
+	tasks := expTasks(t, "fusion")
 	methods := append(accuracySpecs(), accuracySpec{"dpca", &DPCA{Rank: 40}, 0})
 	if m := os.Getenv("NMFSTREAM_EXP_METHOD"); m != "" {
 		methods = slices.DeleteFunc(methods, func(s accuracySpec) bool { return s.name != m })
@@ -244,14 +237,10 @@ func fmtAll(v []float64) string {
 }
 
 // TestExpMultiView tries several codes at once (NMFSTREAM_EXP=multi), on the
-// validation splits of TestExpFusion.
+// splits of TestExpFusion (expTasks).
 func TestExpMultiView(t *testing.T) {
-	if os.Getenv("NMFSTREAM_EXP") != "multi" {
-		t.Skip("set NMFSTREAM_EXP=multi")
-	}
 	var tab tuneTable
-	for s := uint64(101); s <= 106; s++ {
-		task := newDigitsSplit(10, 1, s)
+	for _, task := range expTasks(t, "multi") {
 		pix := view{"pix", task.train, task.test}
 		specs := accuracySpecs()
 		codes := map[string]view{}
@@ -319,15 +308,11 @@ func TestExpMultiView(t *testing.T) {
 }
 
 // TestExpCodeTuning varies SSKNMF's α and β and the rank under
-// JointClassifier (NMFSTREAM_EXP=codetune), on the validation splits of
-// TestExpFusion.
+// JointClassifier (NMFSTREAM_EXP=codetune), on the splits of TestExpFusion
+// (expTasks).
 func TestExpCodeTuning(t *testing.T) {
-	if os.Getenv("NMFSTREAM_EXP") != "codetune" {
-		t.Skip("set NMFSTREAM_EXP=codetune")
-	}
 	var tab tuneTable
-	for s := uint64(101); s <= 106; s++ {
-		task := newDigitsSplit(10, 1, s)
+	for _, task := range expTasks(t, "codetune") {
 		for _, c := range []struct {
 			a, b float64
 			k    int

@@ -122,14 +122,7 @@ func TestJointClassifierBadInput(t *testing.T) {
 // the mean over seeds, 0.9713); about 3 s.
 func TestDigitsJoint(t *testing.T) {
 	task := newDigitsTask(10, 1, false)
-	m := Auto(40)
-	if err := m.Fit(DenseRows(task.train), task.trainY); err != nil {
-		t.Fatal(err)
-	}
-	codes, err := task.codes(m, ProjectGraph, 10) // SSKNMF's β: the anchor weight
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, codes := task.autoCodes(t)
 	var j JointClassifier
 	if err := j.Fit(DenseRows(task.train), m.Codes(), task.trainY); err != nil {
 		t.Fatal(err)

@@ -423,14 +423,7 @@ func TestTuneMNISTRows(t *testing.T) {
 		t.Skip("set NMFSTREAM_TUNE=mnistrows")
 	}
 	task := mnistTask(t)
-	m := Auto(40)
-	if err := m.Fit(DenseRows(task.train), task.trainY); err != nil {
-		t.Fatal(err)
-	}
-	codes, err := task.codes(m, ProjectGraph, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, codes := task.autoCodes(t)
 	for _, rows := range []int{1000, 2000} {
 		t0 := time.Now()
 		acc := task.jointWith(JointClassifier{MaxRows: rows}, m.Codes(), codes)

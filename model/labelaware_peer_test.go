@@ -74,14 +74,7 @@ func TestDigitsCodesGain(t *testing.T) {
 	var mj, mp float64
 	for seed := uint64(1); seed <= uint64(n); seed++ {
 		task := newDigitsTask(10, seed, false)
-		m := Auto(40)
-		if err := m.Fit(DenseRows(task.train), task.trainY); err != nil {
-			t.Fatal(err)
-		}
-		codes, err := task.codes(m, ProjectGraph, 10)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m, codes := task.autoCodes(t)
 		joint := task.jointAccuracy(m.Codes(), codes)
 		pix := task.pixelsKernelPeer()
 		t.Logf("seed %2d: joint %.4f  pixels-only %.4f  difference %+.4f", seed, joint, pix, joint-pix)

@@ -357,19 +357,7 @@ func (s *KernelSelfTraining) Fit(x mat.Matrix, y []int) error {
 			per[cl] = per[cl][:0]
 		}
 		for a, i := range unl {
-			row := f.RawRowView(a)
-			b1, b2 := 0, -1
-			for cl := 1; cl < len(row); cl++ {
-				if row[cl] > row[b1] {
-					b1, b2 = cl, b1
-				} else if b2 < 0 || row[cl] > row[b2] {
-					b2 = cl
-				}
-			}
-			m := row[b1]
-			if b2 >= 0 {
-				m -= row[b2]
-			}
+			b1, m := Margin(f.RawRowView(a))
 			per[b1] = append(per[b1], cand{i, m})
 			out[i] = -1
 		}
@@ -407,4 +395,24 @@ func (s *KernelSelfTraining) PredictTo(dst []int, x mat.Matrix) []int {
 // PredictScoresTo is KernelRidge.PredictScoresTo of the final fit.
 func (s *KernelSelfTraining) PredictScoresTo(dst []int, score []float64, x mat.Matrix) ([]int, []float64) {
 	return s.Kernel.PredictScoresTo(dst, score, x)
+}
+
+// Margin returns the class with the highest score in scores (the first
+// of equals) and its lead over the runner-up: the confidence by which
+// self-training ranks its candidate labels. With one class the lead is the
+// score itself.
+func Margin(scores []float64) (best int, lead float64) {
+	b2 := -1
+	for c := 1; c < len(scores); c++ {
+		if scores[c] > scores[best] {
+			best, b2 = c, best
+		} else if b2 < 0 || scores[c] > scores[b2] {
+			b2 = c
+		}
+	}
+	lead = scores[best]
+	if b2 >= 0 {
+		lead -= scores[b2]
+	}
+	return best, lead
 }

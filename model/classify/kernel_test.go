@@ -244,3 +244,24 @@ func TestKernelErrors(t *testing.T) {
 		}()
 	}
 }
+
+// TestMargin checks Margin on cases worked by hand: the best class and its
+// lead over the runner-up, the first of equals, a single class.
+func TestMargin(t *testing.T) {
+	for _, c := range []struct {
+		scores []float64
+		best   int
+		lead   float64
+	}{
+		{[]float64{0.1, 0.7, 0.3}, 1, 0.4},
+		{[]float64{0.9, 0.2, 0.5}, 0, 0.4},
+		{[]float64{-1, -3, -2}, 0, 1},
+		{[]float64{0.5, 0.5, 0.1}, 0, 0},
+		{[]float64{2}, 0, 2},
+	} {
+		best, lead := Margin(c.scores)
+		if best != c.best || math.Abs(lead-c.lead) > 1e-12 {
+			t.Errorf("Margin(%v) = %d, %g; want %d, %g", c.scores, best, lead, c.best, c.lead)
+		}
+	}
+}

@@ -87,56 +87,34 @@ func BenchmarkKNNSparse20000x20000(b *testing.B) {
 // BenchmarkInsert1Window5000x784 inserts one point into a full sliding
 // window of 5000 nodes: the oldest is evicted (its holders re-searched) and
 // the newcomer searched, per op.
-func BenchmarkInsert1Window5000x784(b *testing.B) {
-	x := uniform(5000+1000, 784)
-	g, err := KNN{K: 10, Window: 5000}.Dense(x.Slice(0, 5000, 0, 784))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := range b.N {
-		r := 5000 + i%1000
-		if _, err := g.InsertDense(x.Slice(r, r+1, 0, 784)); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func BenchmarkInsert1Window5000x784(b *testing.B) { benchInsert(b, 10, 5000, 784, 1) }
 
 // BenchmarkInsert100Window5000x784 inserts a batch of 100 points into a
 // full sliding window of 5000 nodes (100 evictions and their repairs, then
 // the 100 searches), per op.
-func BenchmarkInsert100Window5000x784(b *testing.B) {
-	x := uniform(5000+2000, 784)
-	g, err := KNN{K: 10, Window: 5000}.Dense(x.Slice(0, 5000, 0, 784))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := range b.N {
-		r := 5000 + (i%20)*100
-		if _, err := g.InsertDense(x.Slice(r, r+100, 0, 784)); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func BenchmarkInsert100Window5000x784(b *testing.B) { benchInsert(b, 10, 5000, 784, 100) }
 
 // BenchmarkInsert200Window20000x64 inserts batches of 200 points into a
 // full sliding window of 20,000 nodes in 64 dimensions with K = 5, as a
 // stream searching a 64-dimensional random projection does (Online with
 // SearchDim 64), per op.
-func BenchmarkInsert200Window20000x64(b *testing.B) {
-	x := uniform(20000+4000, 64)
-	g, err := KNN{K: 5, Window: 20000}.Dense(x.Slice(0, 20000, 0, 64))
+func BenchmarkInsert200Window20000x64(b *testing.B) { benchInsert(b, 5, 20000, 64, 200) }
+
+// benchInsert inserts batches of batch uniform points of dimension d into
+// a k-NN graph (K = k) whose sliding window of w nodes is full, cycling
+// over max(1000, 20·batch) fresh points, one batch per op.
+func benchInsert(b *testing.B, k, w, d, batch int) {
+	fresh := max(1000, 20*batch)
+	x := uniform(w+fresh, d)
+	g, err := KNN{K: k, Window: w}.Dense(x.Slice(0, w, 0, d))
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
-		r := 20000 + (i%20)*200
-		if _, err := g.InsertDense(x.Slice(r, r+200, 0, 64)); err != nil {
+		r := w + (i*batch)%fresh
+		if _, err := g.InsertDense(x.Slice(r, r+batch, 0, d)); err != nil {
 			b.Fatal(err)
 		}
 	}
