@@ -8,6 +8,7 @@ require (
 	github.com/kljensen/snowball v0.10.0
 	github.com/reugn/go-streams v0.13.0
 	golang.org/x/image v0.25.0
+	golang.org/x/sys v0.31.0
 	golang.org/x/term v0.30.0
 	gonum.org/v1/gonum v0.17.0
 	gonum.org/v1/netlib v0.0.0-20230729102104-8b8060e7531f
@@ -40,7 +41,6 @@ require (
 	golang.org/x/mod v0.23.0 // indirect
 	golang.org/x/net v0.35.0 // indirect
 	golang.org/x/sync v0.12.0 // indirect
-	golang.org/x/sys v0.31.0 // indirect
 	golang.org/x/text v0.23.0 // indirect
 	golang.org/x/tools v0.30.0 // indirect
 	golang.org/x/xerrors v0.0.0-20220907171357-04be3eba64a2 // indirect

@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/vec"
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
@@ -66,7 +67,9 @@ type sEntry struct {
 // edited (2 MiB of L2 per core), best of 3 in each of 2–3 alternating
 // rounds: 32 KiB 55–64 ms, 64 KiB 43–51 ms, 128 KiB 25–43 ms, 512 KiB
 // 33–53 ms. Against the CSR loop (BenchmarkGraphTermGradRows20000x50),
-// best of 6 in two later rounds: 23.8 and 28.1 ms against 34.9 and 41.0.
+// three alternating rounds of 40 runs once both use internal/vec (the CSR
+// loop four entries a pass): 23.9–27.4 ms against 26.1–35.7 (with gonum's
+// Daxpy before: 30.5–31.4 against 47.8–54.9).
 const tileBytes = 128 << 10
 
 // build tiles s for products with m columns of V, row-block by row-block,
@@ -200,9 +203,6 @@ func (t *GraphTerm) AddVGradRows(neg, pos, v *mat.Dense, rows []int) {
 	if rows != nil {
 		nr = len(rows)
 	}
-	// gonum's own Daxpy runs its SIMD kernel whatever BLAS blas64 uses: a
-	// cgo call per K entries would cost more than the work.
-	var b gonum.Implementation
 	if rows == nil && t.tiled(nr, m) {
 		// Row blocks are independent: Split may run them in parts, each
 		// row summed in the serial order.
@@ -210,23 +210,24 @@ func (t *GraphTerm) AddVGradRows(neg, pos, v *mat.Dense, rows []int) {
 		inParts(t.split, len(tl.start)-1, func(rb0, rb1 int) {
 			for i := rb0 * tl.b; i < min(rb1*tl.b, nr); i++ {
 				vi := vr.Data[i*vr.Stride+lo : i*vr.Stride+lo+m]
-				b.Daxpy(m, w*t.degPos[i], vi, 1, rr.Data[i*rr.Stride+lo:i*rr.Stride+lo+m], 1)
+				vec.Axpy(w*t.degPos[i], vi, rr.Data[i*rr.Stride+lo:i*rr.Stride+lo+m])
 				if t.signed {
-					b.Daxpy(m, w*t.degNeg[i], vi, 1, ar.Data[i*ar.Stride+lo:i*ar.Stride+lo+m], 1)
+					vec.Axpy(w*t.degNeg[i], vi, ar.Data[i*ar.Stride+lo:i*ar.Stride+lo+m])
 				}
 			}
 			for _, e := range tl.ent[tl.start[rb0]:tl.start[rb1]] {
 				s := w * e.s
 				vj := vr.Data[int(e.j)*vr.Stride+lo : int(e.j)*vr.Stride+lo+m]
 				if s >= 0 {
-					b.Daxpy(m, s, vj, 1, ar.Data[int(e.i)*ar.Stride+lo:int(e.i)*ar.Stride+lo+m], 1)
+					vec.Axpy(s, vj, ar.Data[int(e.i)*ar.Stride+lo:int(e.i)*ar.Stride+lo+m])
 				} else {
-					b.Daxpy(m, -s, vj, 1, rr.Data[int(e.i)*rr.Stride+lo:int(e.i)*rr.Stride+lo+m], 1)
+					vec.Axpy(-s, vj, rr.Data[int(e.i)*rr.Stride+lo:int(e.i)*rr.Stride+lo+m])
 				}
 			}
 		})
 		return
 	}
+	var g rowSum
 	for r := 0; r < nr; r++ {
 		i := r
 		if rows != nil {
@@ -235,21 +236,48 @@ func (t *GraphTerm) AddVGradRows(neg, pos, v *mat.Dense, rows []int) {
 		vi := vr.Data[i*vr.Stride+lo : i*vr.Stride+lo+m]
 		ai := ar.Data[i*ar.Stride+lo : i*ar.Stride+lo+m]
 		ri := rr.Data[i*rr.Stride+lo : i*rr.Stride+lo+m]
-		b.Daxpy(m, w*t.degPos[i], vi, 1, ri, 1)
+		vec.Axpy(w*t.degPos[i], vi, ri)
 		if t.signed {
-			b.Daxpy(m, w*t.degNeg[i], vi, 1, ai, 1)
+			vec.Axpy(w*t.degNeg[i], vi, ai)
 		}
 		ind, val := t.S.Row(i)
+		g.dst = ai
 		for p, j := range ind {
 			s := w * val[p]
 			vj := vr.Data[j*vr.Stride+lo : j*vr.Stride+lo+m]
 			if s >= 0 {
-				b.Daxpy(m, s, vj, 1, ai, 1)
+				g.add(s, vj)
 			} else {
-				b.Daxpy(m, -s, vj, 1, ri, 1)
+				vec.Axpy(-s, vj, ri)
 			}
 		}
+		g.flush()
 	}
+}
+
+// rowSum adds s·x to dst for a run of (s, x), four at a time through
+// vec.Axpy4, in the order given: the same sum, bit for bit, as one Axpy
+// per term.
+type rowSum struct {
+	dst []float64
+	a   [4]float64
+	x   [4][]float64
+	n   int
+}
+
+func (g *rowSum) add(s float64, x []float64) {
+	g.a[g.n], g.x[g.n] = s, x
+	if g.n++; g.n == 4 {
+		vec.Axpy4(g.dst, &g.a, g.x[0], g.x[1], g.x[2], g.x[3])
+		g.n = 0
+	}
+}
+
+func (g *rowSum) flush() {
+	for q := range g.n {
+		vec.Axpy(g.a[q], g.x[q], g.dst)
+	}
+	g.n = 0
 }
 
 // Value returns Weight·tr(V_bᵀ L V_b).

@@ -1,0 +1,47 @@
+//go:build amd64 && !purego
+
+package vec
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// hasAVX2 is whether the assembly kernels may run.
+var hasAVX2 = cpu.X86.HasAVX2
+
+//go:noescape
+func axpyAVX2(a float64, x, y []float64)
+
+//go:noescape
+func axpy4AVX2(y []float64, a *[4]float64, x0, x1, x2, x3 *float64)
+
+func axpy(a float64, x, y []float64) {
+	if hasAVX2 {
+		axpyAVX2(a, x, y)
+		return
+	}
+	axpyGeneric(a, x, y)
+}
+
+// axpy4 takes the x rows by their first entry: the caller has checked
+// that each holds len(y) entries.
+func axpy4(y []float64, a *[4]float64, x0, x1, x2, x3 *float64) {
+	if hasAVX2 {
+		axpy4AVX2(y, a, x0, x1, x2, x3)
+		return
+	}
+	n := len(y)
+	axpy4Generic(y, a, unsafe.Slice(x0, n), unsafe.Slice(x1, n), unsafe.Slice(x2, n), unsafe.Slice(x3, n))
+}
+
+//go:noescape
+func prefetchAVX2(x *float64, n int)
+
+// Prefetch asks the processor to bring x into cache.
+func Prefetch(x []float64) {
+	if len(x) > 0 {
+		prefetchAVX2(&x[0], len(x))
+	}
+}

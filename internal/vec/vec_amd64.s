@@ -1,0 +1,153 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func axpyAVX2(a float64, x, y []float64)
+// y[i] += a·x[i] for i < len(y): the product rounded, then the sum (no FMA).
+TEXT ·axpyAVX2(SB), NOSPLIT, $0-56
+	VBROADCASTSD a+0(FP), Y0
+	MOVQ x_base+8(FP), SI
+	MOVQ y_base+32(FP), DI
+	MOVQ y_len+40(FP), CX
+	XORQ AX, AX
+	MOVQ CX, DX
+	ANDQ $-16, DX             // entries in blocks of 16
+
+loop16:
+	CMPQ AX, DX
+	JGE  tail4
+	VMULPD (SI)(AX*8), Y0, Y1
+	VMULPD 32(SI)(AX*8), Y0, Y2
+	VMULPD 64(SI)(AX*8), Y0, Y3
+	VMULPD 96(SI)(AX*8), Y0, Y4
+	VADDPD (DI)(AX*8), Y1, Y1
+	VADDPD 32(DI)(AX*8), Y2, Y2
+	VADDPD 64(DI)(AX*8), Y3, Y3
+	VADDPD 96(DI)(AX*8), Y4, Y4
+	VMOVUPD Y1, (DI)(AX*8)
+	VMOVUPD Y2, 32(DI)(AX*8)
+	VMOVUPD Y3, 64(DI)(AX*8)
+	VMOVUPD Y4, 96(DI)(AX*8)
+	ADDQ $16, AX
+	JMP  loop16
+
+tail4:
+	MOVQ CX, DX
+	ANDQ $-4, DX
+
+loop4:
+	CMPQ AX, DX
+	JGE  tail1
+	VMULPD (SI)(AX*8), Y0, Y1
+	VADDPD (DI)(AX*8), Y1, Y1
+	VMOVUPD Y1, (DI)(AX*8)
+	ADDQ $4, AX
+	JMP  loop4
+
+tail1:
+	CMPQ AX, CX
+	JGE  done
+	VMOVSD (SI)(AX*8), X1
+	VMULSD X0, X1, X1
+	VADDSD (DI)(AX*8), X1, X1
+	VMOVSD X1, (DI)(AX*8)
+	INCQ AX
+	JMP  tail1
+
+done:
+	VZEROUPPER
+	RET
+
+// func axpy4AVX2(y []float64, a *[4]float64, x0, x1, x2, x3 *float64)
+// y[i] = (((y[i] + a0·x0[i]) + a1·x1[i]) + a2·x2[i]) + a3·x3[i], each
+// product and sum rounded in that order (no FMA).
+TEXT ·axpy4AVX2(SB), NOSPLIT, $0-64
+	MOVQ y_base+0(FP), DI
+	MOVQ y_len+8(FP), CX
+	MOVQ a+24(FP), BX
+	VBROADCASTSD (BX), Y0
+	VBROADCASTSD 8(BX), Y1
+	VBROADCASTSD 16(BX), Y2
+	VBROADCASTSD 24(BX), Y3
+	MOVQ x0+32(FP), R8
+	MOVQ x1+40(FP), R9
+	MOVQ x2+48(FP), R10
+	MOVQ x3+56(FP), R11
+	XORQ AX, AX
+	MOVQ CX, DX
+	ANDQ $-8, DX              // entries in blocks of 8: two chains
+
+loop8:
+	CMPQ AX, DX
+	JGE  tail4
+	VMOVUPD (DI)(AX*8), Y4
+	VMOVUPD 32(DI)(AX*8), Y5
+	VMULPD (R8)(AX*8), Y0, Y6
+	VMULPD 32(R8)(AX*8), Y0, Y7
+	VADDPD Y6, Y4, Y4
+	VADDPD Y7, Y5, Y5
+	VMULPD (R9)(AX*8), Y1, Y8
+	VMULPD 32(R9)(AX*8), Y1, Y9
+	VADDPD Y8, Y4, Y4
+	VADDPD Y9, Y5, Y5
+	VMULPD (R10)(AX*8), Y2, Y6
+	VMULPD 32(R10)(AX*8), Y2, Y7
+	VADDPD Y6, Y4, Y4
+	VADDPD Y7, Y5, Y5
+	VMULPD (R11)(AX*8), Y3, Y8
+	VMULPD 32(R11)(AX*8), Y3, Y9
+	VADDPD Y8, Y4, Y4
+	VADDPD Y9, Y5, Y5
+	VMOVUPD Y4, (DI)(AX*8)
+	VMOVUPD Y5, 32(DI)(AX*8)
+	ADDQ $8, AX
+	JMP  loop8
+
+tail4:
+	MOVQ CX, DX
+	ANDQ $-4, DX
+	CMPQ AX, DX
+	JGE  tail1
+	VMOVUPD (DI)(AX*8), Y4
+	VMULPD (R8)(AX*8), Y0, Y6
+	VADDPD Y6, Y4, Y4
+	VMULPD (R9)(AX*8), Y1, Y6
+	VADDPD Y6, Y4, Y4
+	VMULPD (R10)(AX*8), Y2, Y6
+	VADDPD Y6, Y4, Y4
+	VMULPD (R11)(AX*8), Y3, Y6
+	VADDPD Y6, Y4, Y4
+	VMOVUPD Y4, (DI)(AX*8)
+	ADDQ $4, AX
+
+tail1:
+	CMPQ AX, CX
+	JGE  done4
+	VMOVSD (DI)(AX*8), X4
+	VMULSD (R8)(AX*8), X0, X6
+	VADDSD X6, X4, X4
+	VMULSD (R9)(AX*8), X1, X6
+	VADDSD X6, X4, X4
+	VMULSD (R10)(AX*8), X2, X6
+	VADDSD X6, X4, X4
+	VMULSD (R11)(AX*8), X3, X6
+	VADDSD X6, X4, X4
+	VMOVSD X4, (DI)(AX*8)
+	INCQ AX
+	JMP  tail1
+
+done4:
+	VZEROUPPER
+	RET
+
+// func prefetchAVX2(x *float64, n int)
+TEXT ·prefetchAVX2(SB), NOSPLIT, $0-16
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	LEAQ (SI)(CX*8), CX
+pf:
+	PREFETCHT0 (SI)
+	ADDQ $64, SI
+	CMPQ SI, CX
+	JLT  pf
+	RET

@@ -1,0 +1,12 @@
+//go:build !amd64 || purego
+
+package vec
+
+import "unsafe"
+
+func axpy(a float64, x, y []float64) { axpyGeneric(a, x, y) }
+
+func axpy4(y []float64, a *[4]float64, x0, x1, x2, x3 *float64) {
+	n := len(y)
+	axpy4Generic(y, a, unsafe.Slice(x0, n), unsafe.Slice(x1, n), unsafe.Slice(x2, n), unsafe.Slice(x3, n))
+}

@@ -1,0 +1,116 @@
+package vec
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// scalarAxpy is the loop the kernels replace, as the graph term wrote it.
+func scalarAxpy(a float64, x, y []float64) {
+	for i := range y {
+		y[i] += a * x[i]
+	}
+}
+
+func randSlice(rnd *rand.Rand, n int) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		// Mixed magnitudes and signs, so that a different rounding order
+		// would show in the last bits.
+		s[i] = (rnd.Float64() - 0.3) * math.Pow(10, float64(rnd.IntN(12)-6))
+	}
+	return s
+}
+
+// TestAxpyBits checks both kernels against the scalar loops bit for bit,
+// at every length up to 70 and at offsets that unalign the vectors.
+func TestAxpyBits(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n <= 70; n++ {
+		for off := 0; off < 3; off++ {
+			x := randSlice(rnd, n+off+2)[off:]
+			y := randSlice(rnd, n+off)[off:]
+			a := randSlice(rnd, 1)[0]
+			want := append([]float64(nil), y...)
+			scalarAxpy(a, x, want)
+			got := append([]float64(nil), y...)
+			Axpy(a, x, got)
+			for i := range got {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("Axpy n=%d off=%d: y[%d] = %v, want %v", n, off, i, got[i], want[i])
+				}
+			}
+
+			var c [4]float64
+			xs := make([][]float64, 4)
+			for j := range xs {
+				c[j] = randSlice(rnd, 1)[0]
+				xs[j] = randSlice(rnd, n+off+1)[off:]
+			}
+			want = append(want[:0], y...)
+			for j := range xs {
+				scalarAxpy(c[j], xs[j], want)
+			}
+			got = append(got[:0], y...)
+			Axpy4(got, &c, xs[0], xs[1], xs[2], xs[3])
+			for i := range got {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("Axpy4 n=%d off=%d: y[%d] = %v, want %v", n, off, i, got[i], want[i])
+				}
+			}
+			// Nothing past len(y) is written.
+			if n > 0 {
+				full := y[:n:n]
+				Axpy(a, x, full[:n-1])
+				if math.Float64bits(full[n-1]) != math.Float64bits(y[n-1]) {
+					t.Fatalf("Axpy n=%d wrote past len(y)", n)
+				}
+			}
+		}
+	}
+}
+
+func TestAxpyShortX(t *testing.T) {
+	for name, f := range map[string]func(){
+		"Axpy":  func() { Axpy(1, make([]float64, 3), make([]float64, 4)) },
+		"Axpy4": func() { x := make([]float64, 4); Axpy4(make([]float64, 5), &[4]float64{}, x, x, x, x) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s with x shorter than y did not panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+// BenchmarkAxpy50 times a row of K = 50, the graph term's unit of work:
+// one Axpy per entry, or Axpy4 per four entries, against the scalar loop.
+func BenchmarkAxpy50(b *testing.B) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	x := [4][]float64{randSlice(rnd, 50), randSlice(rnd, 50), randSlice(rnd, 50), randSlice(rnd, 50)}
+	y := randSlice(rnd, 50)
+	b.Run("scalar", func(b *testing.B) {
+		for b.Loop() {
+			for j := range x {
+				scalarAxpy(1e-9, x[j], y)
+			}
+		}
+	})
+	b.Run("Axpy", func(b *testing.B) {
+		for b.Loop() {
+			for j := range x {
+				Axpy(1e-9, x[j], y)
+			}
+		}
+	})
+	b.Run("Axpy4", func(b *testing.B) {
+		a := [4]float64{1e-9, 1e-9, 1e-9, 1e-9}
+		for b.Loop() {
+			Axpy4(y, &a, x[0], x[1], x[2], x[3])
+		}
+	})
+}
