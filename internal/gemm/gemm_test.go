@@ -1,0 +1,216 @@
+package gemm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// randGeneral returns an r×c matrix of entries in [0, 1) with stride
+// c+pad, its padding set to sentinel.
+func randGeneral(rnd *rand.Rand, r, c, pad int, sentinel float64) blas64.General {
+	m := blas64.General{Rows: r, Cols: c, Stride: c + pad, Data: make([]float64, r*(c+pad))}
+	for i := range r {
+		for j := range c + pad {
+			if j < c {
+				m.Data[i*m.Stride+j] = rnd.Float64()
+			} else {
+				m.Data[i*m.Stride+j] = sentinel
+			}
+		}
+	}
+	return m
+}
+
+// naive returns op(a)·b summed in float64 in the plain order.
+func naive(ta bool, a, b blas64.General) [][]float64 {
+	r, inner := a.Rows, a.Cols
+	if ta {
+		r, inner = a.Cols, a.Rows
+	}
+	out := make([][]float64, r)
+	for i := range out {
+		out[i] = make([]float64, b.Cols)
+		for j := range b.Cols {
+			var s float64
+			for t := range inner {
+				var av float64
+				if ta {
+					av = a.Data[t*a.Stride+i]
+				} else {
+					av = a.Data[i*a.Stride+t]
+				}
+				s += av * b.Data[t*b.Stride+j]
+			}
+			out[i][j] = s
+		}
+	}
+	return out
+}
+
+// check compares c with want entry by entry (relative 1e-13 of the sum of
+// magnitudes, which here is the sum itself) and checks that c's padding
+// still holds the sentinel.
+func check(t *testing.T, name string, c blas64.General, want [][]float64, sentinel float64) {
+	t.Helper()
+	for i := range c.Rows {
+		for j := range c.Stride {
+			got := c.Data[i*c.Stride+j]
+			if j >= c.Cols {
+				if got != sentinel && !(math.IsNaN(got) && math.IsNaN(sentinel)) {
+					t.Fatalf("%s: padding (%d, %d) overwritten with %v", name, i, j, got)
+				}
+				continue
+			}
+			if w := want[i][j]; math.Abs(got-w) > 1e-13*math.Max(1, w) {
+				t.Fatalf("%s: (%d, %d) = %v, want %v", name, i, j, got, w)
+			}
+		}
+	}
+}
+
+var shapes = []struct{ rows, d, k int }{
+	{0, 5, 3}, {4, 0, 9}, {1, 1, 1}, {2, 7, 8}, {3, 9, 9}, {4, 16, 7}, {7, 33, 50}, {61, 64, 56},
+	{62, 65, 57}, {125, 130, 100}, {40, 200, 113}, {121, 784, 50},
+}
+
+func TestMulPacked(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(3, 4))
+	var p Packed
+	for _, s := range shapes {
+		name := fmt.Sprintf("%d×%d·%d×%d", s.rows, s.d, s.d, s.k)
+		x := randGeneral(rnd, s.rows, s.d, 3, 0)
+		b := randGeneral(rnd, s.d, s.k, 2, 0)
+		c := randGeneral(rnd, s.rows, s.k, 5, math.NaN())
+		for i := range c.Rows { // c's own entries are overwritten
+			for j := range c.Cols {
+				c.Data[i*c.Stride+j] = math.Inf(1)
+			}
+		}
+		p.Pack(b)
+		MulPacked(c, x, &p)
+		check(t, name, c, naive(false, x, b), math.NaN())
+
+		// Each row is its own: the rows in two calls, bit for bit.
+		if s.rows >= 2 {
+			cut := s.rows / 2
+			c2 := randGeneral(rnd, s.rows, s.k, 5, math.NaN())
+			MulPacked(rowsOf(c2, 0, cut), rowsOf(x, 0, cut), &p)
+			MulPacked(rowsOf(c2, cut, s.rows), rowsOf(x, cut, s.rows), &p)
+			for i := range s.rows {
+				for j := range s.k {
+					if a, b := c.Data[i*c.Stride+j], c2.Data[i*c2.Stride+j]; math.Float64bits(a) != math.Float64bits(b) {
+						t.Fatalf("%s: row %d differs when the rows are cut at %d: %v against %v", name, i, cut, b, a)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestMulXTA(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(5, 6))
+	var ws Workspace
+	for _, s := range shapes {
+		name := fmt.Sprintf("(%d×%d)ᵀ·%d×%d", s.rows, s.d, s.rows, s.k)
+		x := randGeneral(rnd, s.rows, s.d, 3, 0)
+		a := randGeneral(rnd, s.rows, s.k, 2, 0)
+		c := randGeneral(rnd, s.d, s.k, 4, -7)
+		MulXTA(c, x, a, &ws)
+		check(t, name, c, naive(true, x, a), -7)
+	}
+}
+
+func TestShapeErrors(t *testing.T) {
+	var p Packed
+	p.Pack(blas64.General{Rows: 3, Cols: 2, Stride: 2, Data: make([]float64, 6)})
+	for name, f := range map[string]func(){
+		"MulPacked inner": func() {
+			MulPacked(blas64.General{Rows: 1, Cols: 2, Stride: 2, Data: make([]float64, 2)}, blas64.General{Rows: 1, Cols: 4, Stride: 4, Data: make([]float64, 4)}, &p)
+		},
+		"MulPacked short data": func() {
+			MulPacked(blas64.General{Rows: 2, Cols: 2, Stride: 2, Data: make([]float64, 3)}, blas64.General{Rows: 2, Cols: 3, Stride: 3, Data: make([]float64, 6)}, &p)
+		},
+		"MulXTA rows": func() {
+			MulXTA(blas64.General{Rows: 3, Cols: 2, Stride: 2, Data: make([]float64, 6)}, blas64.General{Rows: 5, Cols: 3, Stride: 3, Data: make([]float64, 15)}, blas64.General{Rows: 4, Cols: 2, Stride: 2, Data: make([]float64, 8)}, &Workspace{})
+		},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+func rowsOf(m blas64.General, lo, hi int) blas64.General {
+	if lo == hi {
+		return blas64.General{Cols: m.Cols, Stride: m.Stride}
+	}
+	return blas64.General{Rows: hi - lo, Cols: m.Cols, Stride: m.Stride, Data: m.Data[lo*m.Stride:]}
+}
+
+// The benchmarks time the shapes, 20000×784 data and K = 50,
+// against blas64 (gonum's native BLAS, or OpenBLAS with -tags openblas
+// and CGO_LDFLAGS=-lopenblas) on the same products, in GFLOP/s.
+func benchShapes() (x, u, v blas64.General) {
+	rnd := rand.New(rand.NewPCG(1, 1))
+	return randGeneral(rnd, 20000, 784, 0, 0), randGeneral(rnd, 784, 50, 0, 0), randGeneral(rnd, 20000, 50, 0, 0)
+}
+
+func gflops(b *testing.B, flops float64) {
+	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+// BenchmarkMulPacked20000x784x50 is X·U; the blas64 line computes the
+// same product as UᵀXᵀ (K×N), the faster of the two BLAS layouts here.
+func BenchmarkMulPacked20000x784x50(b *testing.B) {
+	x, u, _ := benchShapes()
+	c := blas64.General{Rows: 20000, Cols: 50, Stride: 50, Data: make([]float64, 20000*50)}
+	flops := 2.0 * 20000 * 784 * 50
+	b.Run("gemm", func(b *testing.B) {
+		var p Packed
+		for b.Loop() {
+			p.Pack(u)
+			MulPacked(c, x, &p)
+		}
+		gflops(b, flops)
+	})
+	b.Run("blas64", func(b *testing.B) {
+		ut := blas64.General{Rows: 50, Cols: 784, Stride: 784, Data: make([]float64, 50*784)}
+		ct := blas64.General{Rows: 50, Cols: 20000, Stride: 20000, Data: make([]float64, 50*20000)}
+		for b.Loop() {
+			blas64.Gemm(blas.NoTrans, blas.Trans, 1, ut, x, 0, ct)
+		}
+		gflops(b, flops)
+	})
+}
+
+// BenchmarkMulXTA20000x784x50 is XᵀV (D×K); the blas64 line computes
+// the same product as VᵀX (K×D), the faster of the two BLAS layouts here.
+func BenchmarkMulXTA20000x784x50(b *testing.B) {
+	x, _, v := benchShapes()
+	flops := 2.0 * 20000 * 784 * 50
+	b.Run("gemm", func(b *testing.B) {
+		c := blas64.General{Rows: 784, Cols: 50, Stride: 50, Data: make([]float64, 50*784)}
+		var ws Workspace
+		for b.Loop() {
+			MulXTA(c, x, v, &ws)
+		}
+		gflops(b, flops)
+	})
+	b.Run("blas64", func(b *testing.B) {
+		c := blas64.General{Rows: 50, Cols: 784, Stride: 784, Data: make([]float64, 50*784)}
+		for b.Loop() {
+			blas64.Gemm(blas.Trans, blas.NoTrans, 1, v, x, 0, c)
+		}
+		gflops(b, flops)
+	})
+}
