@@ -27,10 +27,14 @@ func ExampleNMF() {
 	if err := m.Fit(model.DenseRows(exampleRows), nil); err != nil {
 		log.Fatal(err)
 	}
-	// Each sample's code puts its weight on the factor of its group.
+	// Each sample's code puts its weight on the factor of its group: the
+	// first three on one factor, the last three on the other. Which factor
+	// comes first depends on the initialization (an SVD, whose signs
+	// differ between BLAS libraries), so compare with sample 0.
 	v := m.Codes()
+	first := v.At(0, 0) > v.At(0, 1)
 	for i := 0; i < 6; i++ {
-		fmt.Println(i, v.At(i, 0) > v.At(i, 1))
+		fmt.Println(i, (v.At(i, 0) > v.At(i, 1)) == first)
 	}
 	// Output:
 	// 0 true
