@@ -4,8 +4,10 @@
 # K = 50, k = 10). Usage: scripts/bench-vs-sklearn.sh [openblas]
 # With "openblas", the Go side is built with -tags openblas (needs
 # libopenblas-dev). scikit-learn comes from Debian's python3-sklearn.
-# REPS=n (default 1) times each side n times and keeps the best, the same
-# rule on both sides: on a shared machine other processes only add time.
+#
+# This machine's speed drifts by a third within minutes, so the two sides
+# are measured in pairs, back to back: PAIRS=n (default 3) pairs of each
+# kind, one ratio per pair; the summary is the median pair and the range.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tags=()
@@ -16,22 +18,42 @@ if [ "${1:-}" = openblas ]; then
 fi
 py=/usr/bin/python3
 $py -c 'import sklearn' 2>/dev/null || { echo "needs Debian's python3-sklearn (apt-get install python3-sklearn)" >&2; exit 1; }
+pairs=${PAIRS:-3}
 
-echo "== scikit-learn" >&2
-reps=${REPS:-1}
-sk=$($py scripts/sklearn_bench.py "$reps")
-echo "$sk" >&2
-echo "== nmfstream ${1:-native}" >&2
-iters=$(env "${env[@]}" go test "${tags[@]}" ./model -run '^$' -bench 'GNMFIter(Split)?20000x784' -benchtime 3x -count "$reps")
-best() { awk -v name="$1" '$1 ~ "^"name"-" {for (i = 1; i < NF; i++) if ($(i+1) == "s/iter" && (m == "" || $i < m)) m = $i} END {print m}'; }
-it=$(best BenchmarkGNMFIter20000x784 <<<"$iters")
-its=$(best BenchmarkGNMFIterSplit20000x784 <<<"$iters")
-knn=$(env "${env[@]}" go test "${tags[@]}" ./model/graph -run '^$' -bench 'KNN20000x784' -benchtime 1x -count "$reps" -timeout 30m | awk '/^BenchmarkKNN20000x784/ {if (m == "" || $3 < m) m = $3} END {print m/1e9}')
-$py - "$sk" "$it" "$knn" "$its" <<'PY'
-import json, sys
-sk = json.loads(sys.argv[1]); it = float(sys.argv[2]); knn = float(sys.argv[3]); its = float(sys.argv[4])
-mu = sk['nmf_mu_iter_seconds']
-print(f"GNMF iteration: nmfstream {it:.3f} s, scikit-learn NMF mu {mu:.3f} s, ratio {it / mu:.2f}")
-print(f"  with Engine.Split over the cores: nmfstream {its:.3f} s, ratio {its / mu:.2f}")
-print(f"k-NN graph:     nmfstream {knn:.1f} s, scikit-learn {sk['knn_graph_seconds']:.1f} s, ratio {knn / sk['knn_graph_seconds']:.2f}")
-PY
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+env "${env[@]}" go test "${tags[@]}" -c -o "$bin/model.test" ./model
+env "${env[@]}" go test "${tags[@]}" -c -o "$bin/graph.test" ./model/graph
+
+# s/iter of a benchmark, from its one line of output.
+siter() { awk -v name="$1" '$1 ~ "^"name"-" {for (i = 1; i < NF; i++) if ($(i+1) == "s/iter") print $i}'; }
+json() { $py -c 'import json, sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
+
+results=()
+for p in $(seq "$pairs"); do
+  sk=$(json "$($py scripts/sklearn_bench.py nmf)" nmf_mu_iter_seconds)
+  out=$(cd model && "$bin/model.test" -test.run '^$' -test.bench 'GNMFIter(Split)?20000x784$' -test.benchtime 3x)
+  it=$(siter BenchmarkGNMFIter20000x784 <<<"$out")
+  its=$(siter BenchmarkGNMFIterSplit20000x784 <<<"$out")
+  echo "pair $p: scikit-learn NMF mu ${sk}s/iter, nmfstream GNMF ${it}s/iter, split ${its}s/iter" >&2
+  results+=("iter $sk $it $its")
+done
+for p in $(seq "$pairs"); do
+  sk=$(json "$($py scripts/sklearn_bench.py knn)" knn_graph_seconds)
+  knn=$(cd model/graph && "$bin/graph.test" -test.run '^$' -test.bench 'KNN20000x784$' -test.benchtime 1x -test.timeout 30m | awk '/^BenchmarkKNN20000x784/ {print $3 / 1e9}')
+  echo "pair $p: scikit-learn kneighbors_graph ${sk}s, nmfstream ${knn}s" >&2
+  results+=("knn $sk $knn")
+done
+printf '%s\n' "${results[@]}" | $py -c '
+import statistics, sys
+iters, knns = [], []
+for line in sys.stdin:
+    f = line.split()
+    (iters if f[0] == "iter" else knns).append([float(x) for x in f[1:]])
+def show(name, ratios):
+    ratios = sorted(ratios)
+    print(f"{name}: median ratio {statistics.median(ratios):.2f} over {len(ratios)} pairs (" + ", ".join(f"{r:.2f}" for r in ratios) + ")")
+show("GNMF iteration / scikit-learn NMF mu iteration", [it / sk for sk, it, _ in iters])
+show("  the same with Engine.Split over the cores", [its / sk for sk, _, its in iters])
+show("k-NN graph / kneighbors_graph", [knn / sk for sk, knn in knns])
+'
