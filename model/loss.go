@@ -123,11 +123,7 @@ func (l *Frobenius) Dims() (d, n int) { return l.X.Dims() }
 // UGradTo stores XV into neg and U(VᵀV) into pos.
 func (l *Frobenius) UGradTo(neg, pos, u, v *mat.Dense) {
 	_, k := v.Dims()
-	// xᵀV through gemm only in place of gonum's BLAS: OpenBLAS, one
-	// thread a part, runs VᵀX about a tenth faster than gemm.MulXTA here
-	// (35 against 40 ms a split iteration), while gemm.MulPacked beats it
-	// on x·U.
-	if x, ok := l.fastDense(); ok && nativeBLAS() {
+	if x, ok := l.fastDense(); ok {
 		_, d := x.Dims()
 		if neg.IsEmpty() {
 			neg.ReuseAs(d, k)

@@ -30,23 +30,30 @@ import (
 // Fast reports whether the AVX-512 kernels run on this machine.
 var Fast = hasAVX512
 
-// panelCols is the widest column panel: 7 vectors of 8 entries, the most
-// a three-row tile keeps in registers.
-const panelCols = 56
+// panelCols is the widest column panel: 4 vectors of 8 entries, so that a
+// tile of six rows fits in the 32 vector registers with the operands it
+// reads. Six rows of four vectors read one vector of the packed operand
+// per six FMAs; three rows of seven vectors (K up to 56 in one panel) read
+// one per three, and ran x·U at 32–37 GFLOP/s against 42–44 in a C
+// prototype of both on K = 50.
+const panelCols = 32
 
-// MulXTA's tiles: rows of x per block (a multiple of 3) and columns of x
+// tileRows is the number of rows of x a kernel call takes at once.
+const tileRows = 6
+
+// MulXTA's tiles: rows of x per block (a multiple of 6) and columns of x
 // per pass, so that a block's packed rows of a, the pass's slice of c and
 // the lines of x in use stay within L1. Measured on
-// BenchmarkMulXTA20000x784x50 (GFLOP/s, two runs each): rows 30, 60, 120
-// with 48 columns 25–26, 26–28, 19–20; with 96 columns 21–22, 16–18,
-// 12–16; rows 45, 60, 90 with 32 columns 27–30, 27–29, 23.
+// BenchmarkMulXTA20000x784x50 (GFLOP/s, 2–3 runs each, K = 50): rows ×
+// columns 30×32 33–36, 30×64 33–35, 60×16 27–28, 60×32 30–34, 60×48
+// 29–36, 60×64 33–34, 96×32 30, 120×32 13–18.
 const (
 	xtaRows = 60
-	xtaCols = 32
+	xtaCols = 64
 )
 
 // Packed is a D×K matrix B packed for MulPacked: in column panels of at
-// most 56, each row of a panel padded to a whole number of 8-entry
+// most 32, each row of a panel padded to a whole number of 8-entry
 // vectors.
 type Packed struct {
 	d, k int
@@ -101,30 +108,39 @@ func MulPacked(c, x blas64.General, b *Packed) {
 	}
 	checkRows(c, "c")
 	checkRows(x, "x")
-	for q := range panels(b.k) {
-		w, nv, k0 := panelOf(q, b.k)
-		mask := uint16(1)<<(w-8*(nv-1)) - 1
-		i := 0
-		if b.d == 0 {
-			// Nothing to read from x: the kernels only store zeros.
-			for ; i < x.Rows; i++ {
-				clear(c.Data[i*c.Stride+k0 : i*c.Stride+k0+w])
+	if b.d == 0 {
+		// Nothing to read from x: c is zero.
+		for i := range x.Rows {
+			clear(c.Data[i*c.Stride : i*c.Stride+b.k])
+		}
+		return
+	}
+	// Each group of six rows goes through every panel while its rows of x
+	// are in cache.
+	var a, cc [tileRows]*float64
+	i := 0
+	for ; i+tileRows <= x.Rows; i += tileRows {
+		for q := range panels(b.k) {
+			w, nv, k0 := panelOf(q, b.k)
+			for r := range tileRows {
+				a[r] = &x.Data[(i+r)*x.Stride]
+				cc[r] = &c.Data[(i+r)*c.Stride+k0]
 			}
-			continue
+			mulRows6(nv, b.d, &a, &b.data[b.off[q]], 8*nv, &cc, lastMask(w, nv))
 		}
-		bp := &b.data[b.off[q]]
-		for ; i+3 <= x.Rows; i += 3 {
-			a := [3]*float64{&x.Data[i*x.Stride], &x.Data[(i+1)*x.Stride], &x.Data[(i+2)*x.Stride]}
-			cc := [3]*float64{&c.Data[i*c.Stride+k0], &c.Data[(i+1)*c.Stride+k0], &c.Data[(i+2)*c.Stride+k0]}
-			mulRows3(nv, b.d, &a, bp, 8*nv, &cc, mask)
-		}
-		for ; i < x.Rows; i++ {
-			a := [3]*float64{&x.Data[i*x.Stride]}
-			cc := [3]*float64{&c.Data[i*c.Stride+k0]}
-			mulRows1(nv, b.d, &a, bp, 8*nv, &cc, mask)
+	}
+	for ; i < x.Rows; i++ {
+		for q := range panels(b.k) {
+			w, nv, k0 := panelOf(q, b.k)
+			a[0], cc[0] = &x.Data[i*x.Stride], &c.Data[i*c.Stride+k0]
+			mulRows1(nv, b.d, &a, &b.data[b.off[q]], 8*nv, &cc, lastMask(w, nv))
 		}
 	}
 }
+
+// lastMask is the mask of the entries of a w-wide panel in its last of nv
+// vectors.
+func lastMask(w, nv int) uint16 { return uint16(1)<<(w-8*(nv-1)) - 1 }
 
 // Workspace holds MulXTA's scratch between calls.
 type Workspace struct {
@@ -146,39 +162,64 @@ func MulXTA(c, x, a blas64.General, ws *Workspace) {
 		checkRows(x, "x")
 	}
 	checkRows(c, "c")
-	for q := range panels(k) {
-		w, nv, k0 := panelOf(q, k)
-		vw := 8 * nv
-		// acc is c's panel, rows padded to whole vectors; ap holds a block
-		// of a's rows packed the same way.
-		ws.acc = alignedResize(ws.acc, d*vw)
-		acc := ws.acc
-		clear(acc)
-		ws.a = alignedResize(ws.a, xtaRows*vw)
-		ap := ws.a
-		for i0 := 0; i0 < n; i0 += xtaRows {
-			i1 := min(i0+xtaRows, n)
+	// acc holds c's panels one after the other, each d rows padded to
+	// whole vectors (vw entries); ap holds a block of a's rows packed the
+	// same way. Panel q starts at d·off and xtaRows·off of them.
+	np := panels(k)
+	vws := make([]int, 0, 8)
+	total := 0
+	for q := range np {
+		_, nv, _ := panelOf(q, k)
+		vws = append(vws, 8*nv)
+		total += 8 * nv
+	}
+	ws.acc = alignedResize(ws.acc, d*total)
+	acc := ws.acc
+	clear(acc)
+	ws.a = alignedResize(ws.a, xtaRows*total)
+	ap := ws.a
+	var xs [tileRows]*float64
+	for i0 := 0; i0 < n; i0 += xtaRows {
+		i1 := min(i0+xtaRows, n)
+		off := 0
+		for q, vw := range vws {
+			w, _, k0 := panelOf(q, k)
 			for i := i0; i < i1; i++ {
-				row := ap[(i-i0)*vw : (i-i0+1)*vw]
+				row := ap[xtaRows*off+(i-i0)*vw : xtaRows*off+(i-i0+1)*vw]
 				copy(row, a.Data[i*a.Stride+k0:i*a.Stride+k0+w])
 				clear(row[w:])
 			}
-			for p0 := 0; p0 < d; p0 += xtaCols {
-				np := min(xtaCols, d-p0)
+			off += vw
+		}
+		for p0 := 0; p0 < d; p0 += xtaCols {
+			cols := min(xtaCols, d-p0)
+			off := 0
+			for _, vw := range vws {
+				nv := vw / 8
+				aq, cq := ap[xtaRows*off:], acc[d*off+p0*vw:]
 				i := i0
-				for ; i+3 <= i1; i += 3 {
-					xs := [3]*float64{&x.Data[i*x.Stride+p0], &x.Data[(i+1)*x.Stride+p0], &x.Data[(i+2)*x.Stride+p0]}
-					addOuter3(nv, np, &xs, &ap[(i-i0)*vw], &acc[p0*vw], vw)
+				for ; i+tileRows <= i1; i += tileRows {
+					for r := range tileRows {
+						xs[r] = &x.Data[(i+r)*x.Stride+p0]
+					}
+					addOuter6(nv, cols, &xs, &aq[(i-i0)*vw], &cq[0], vw)
 				}
 				for ; i < i1; i++ {
-					xs := [3]*float64{&x.Data[i*x.Stride+p0]}
-					addOuter1(nv, np, &xs, &ap[(i-i0)*vw], &acc[p0*vw], vw)
+					xs[0] = &x.Data[i*x.Stride+p0]
+					addOuter1(nv, cols, &xs, &aq[(i-i0)*vw], &cq[0], vw)
 				}
+				off += vw
 			}
 		}
+	}
+	off := 0
+	for q, vw := range vws {
+		w, _, k0 := panelOf(q, k)
+		aq := acc[d*off:]
 		for p := range d {
-			copy(c.Data[p*c.Stride+k0:p*c.Stride+k0+w], acc[p*vw:])
+			copy(c.Data[p*c.Stride+k0:p*c.Stride+k0+w], aq[p*vw:])
 		}
+		off += vw
 	}
 }
 
@@ -207,7 +248,7 @@ func alignedResize(s []float64, n int) []float64 {
 // mulRowsGeneric is the kernels' plain-Go form: for r < rows,
 // c_r[0:w] = Σ_t a_r[t]·b[t·ldb : t·ldb+w], where w is the width the mask
 // leaves in the last of nv vectors.
-func mulRowsGeneric(rows, nv, n int, a *[3]*float64, b *float64, ldb int, c *[3]*float64, mask uint16) {
+func mulRowsGeneric(rows, nv, n int, a *[6]*float64, b *float64, ldb int, c *[6]*float64, mask uint16) {
 	w := 8*(nv-1) + bitsLen(mask)
 	bs := unsafe.Slice(b, max((n-1)*ldb+8*nv, 0))
 	for r := range rows {
@@ -224,7 +265,7 @@ func mulRowsGeneric(rows, nv, n int, a *[3]*float64, b *float64, ldb int, c *[3]
 
 // addOuterGeneric is the plain-Go form of the addOuter kernels: for i < n,
 // c[i·ldc : i·ldc+8nv] += x_0[i]·v_0 + … + x_{rows−1}[i]·v_{rows−1}.
-func addOuterGeneric(rows, nv, n int, x *[3]*float64, v *float64, c *float64, ldc int) {
+func addOuterGeneric(rows, nv, n int, x *[6]*float64, v *float64, c *float64, ldc int) {
 	vw := 8 * nv
 	vs := unsafe.Slice(v, rows*vw)
 	cs := unsafe.Slice(c, max((n-1)*ldc+vw, 0))

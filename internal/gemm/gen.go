@@ -17,25 +17,31 @@ func p(format string, args ...any) { fmt.Fprintf(&out, "\t"+format+"\n", args...
 func label(l string)               { fmt.Fprintf(&out, "%s:\n", l) }
 
 // Registers: Z15 is left alone (ABI0 wrappers restore it, but nothing here
-// needs it). Row r of a three-row tile keeps its vectors in accRegs[r].
-var accRegs = [3][7]string{
-	{"Z0", "Z1", "Z2", "Z3", "Z4", "Z5", "Z6"},
-	{"Z7", "Z8", "Z9", "Z10", "Z11", "Z12", "Z13"},
-	{"Z16", "Z17", "Z18", "Z19", "Z20", "Z21", "Z22"},
+// needs it). Row r of a six-row tile keeps its (up to) four vectors in
+// tileRegs[r]; the kernels also use the general registers R8–R13 for the
+// rows' pointers.
+var tileRegs = [6][4]string{
+	{"Z0", "Z1", "Z2", "Z3"},
+	{"Z4", "Z5", "Z6", "Z7"},
+	{"Z8", "Z9", "Z10", "Z11"},
+	{"Z12", "Z13", "Z14", "Z16"},
+	{"Z17", "Z18", "Z19", "Z20"},
+	{"Z21", "Z22", "Z23", "Z24"},
 }
-var bRegs = [7]string{"Z23", "Z24", "Z25", "Z26", "Z27", "Z28", "Z29"}
+var rowPtrs = [6]string{"R8", "R9", "R10", "R11", "R12", "R13"}
 
 // mulRows writes mulRows{R}x{V}: c_r[0:w] = Σ_t a_r[t]·b[t·ldb : t·ldb+8V]
-// for r < R, the last of the V vectors of c stored under mask.
+// for r < R, the last of the V vectors of each c_r stored under mask. The
+// accumulators live in tileRegs, b's vectors in Z25–Z28, the broadcast
+// a_r[t] in Z29/Z30.
 func mulRows(rows, nv int) {
 	name := fmt.Sprintf("mulRows%dx%d", rows, nv)
-	fmt.Fprintf(&out, "// func %s(n int, a *[3]*float64, b *float64, ldb int, c *[3]*float64, mask uint16)\n", name)
+	fmt.Fprintf(&out, "// func %s(n int, a *[6]*float64, b *float64, ldb int, c *[6]*float64, mask uint16)\n", name)
 	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-42\n", name)
 	p("MOVQ n+0(FP), CX")
 	p("MOVQ a+8(FP), AX")
-	aReg := []string{"R8", "R9", "R10"}
 	for r := 0; r < rows; r++ {
-		p("MOVQ %d(AX), %s", 8*r, aReg[r])
+		p("MOVQ %d(AX), %s", 8*r, rowPtrs[r])
 	}
 	p("MOVQ b+16(FP), SI")
 	p("MOVQ ldb+24(FP), DX")
@@ -44,9 +50,10 @@ func mulRows(rows, nv int) {
 	p("KMOVW BX, K1")
 	for r := 0; r < rows; r++ {
 		for v := 0; v < nv; v++ {
-			p("VPXORQ %[1]s, %[1]s, %[1]s", accRegs[r][v])
+			p("VPXORQ %[1]s, %[1]s, %[1]s", tileRegs[r][v])
 		}
 	}
+	bRegs := []string{"Z25", "Z26", "Z27", "Z28"}
 	loop, done := name+"_loop", name+"_done"
 	p("TESTQ CX, CX")
 	p("JEQ %s", done)
@@ -55,15 +62,15 @@ func mulRows(rows, nv int) {
 		p("VMOVUPD %d(SI), %s", 64*v, bRegs[v])
 	}
 	for r := 0; r < rows; r++ {
-		bc := "Z30"
+		bc := "Z29"
 		if r%2 == 1 {
-			bc = "Z31"
+			bc = "Z30"
 		}
-		p("VBROADCASTSD (%s), %s", aReg[r], bc)
+		p("VBROADCASTSD (%s), %s", rowPtrs[r], bc)
 		for v := 0; v < nv; v++ {
-			p("VFMADD231PD %s, %s, %s", bRegs[v], bc, accRegs[r][v])
+			p("VFMADD231PD %s, %s, %s", bRegs[v], bc, tileRegs[r][v])
 		}
-		p("ADDQ $8, %s", aReg[r])
+		p("ADDQ $8, %s", rowPtrs[r])
 	}
 	p("ADDQ DX, SI")
 	p("DECQ CX")
@@ -73,9 +80,9 @@ func mulRows(rows, nv int) {
 	for r := 0; r < rows; r++ {
 		p("MOVQ %d(AX), DI", 8*r)
 		for v := 0; v < nv-1; v++ {
-			p("VMOVUPD %s, %d(DI)", accRegs[r][v], 64*v)
+			p("VMOVUPD %s, %d(DI)", tileRegs[r][v], 64*v)
 		}
-		p("VMOVUPD %s, K1, %d(DI)", accRegs[r][nv-1], 64*(nv-1))
+		p("VMOVUPD %s, K1, %d(DI)", tileRegs[r][nv-1], 64*(nv-1))
 	}
 	p("VZEROUPPER")
 	p("RET")
@@ -84,21 +91,21 @@ func mulRows(rows, nv int) {
 
 // addOuter writes addOuter{R}x{V}: for i < n,
 // c[i·ldc : i·ldc+8V] += x_0[i]·v_0 + … + x_{R−1}[i]·v_{R−1}, summed in
-// that order, where v_r is the r-th run of 8V entries of v.
+// that order, where v_r is the r-th run of 8V entries of v. The v_r live
+// in tileRegs, the broadcast x_r[i] in Z25–Z30, c's vector in Z31.
 func addOuter(rows, nv int) {
 	name := fmt.Sprintf("addOuter%dx%d", rows, nv)
-	fmt.Fprintf(&out, "// func %s(n int, x *[3]*float64, v *float64, c *float64, ldc int)\n", name)
+	fmt.Fprintf(&out, "// func %s(n int, x *[6]*float64, v *float64, c *float64, ldc int)\n", name)
 	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-40\n", name)
 	p("MOVQ n+0(FP), CX")
 	p("MOVQ x+8(FP), AX")
-	xReg := []string{"R8", "R9", "R10"}
 	for r := 0; r < rows; r++ {
-		p("MOVQ %d(AX), %s", 8*r, xReg[r])
+		p("MOVQ %d(AX), %s", 8*r, rowPtrs[r])
 	}
 	p("MOVQ v+16(FP), SI")
 	for r := 0; r < rows; r++ {
 		for v := 0; v < nv; v++ {
-			p("VMOVUPD %d(SI), %s", 64*(r*nv+v), accRegs[r][v])
+			p("VMOVUPD %d(SI), %s", 64*(r*nv+v), tileRegs[r][v])
 		}
 	}
 	p("MOVQ c+24(FP), DI")
@@ -108,19 +115,17 @@ func addOuter(rows, nv int) {
 	p("TESTQ CX, CX")
 	p("JEQ %s", done)
 	label(loop)
-	bc := []string{"Z23", "Z24", "Z25"}
+	bc := []string{"Z25", "Z26", "Z27", "Z28", "Z29", "Z30"}
 	for r := 0; r < rows; r++ {
-		p("VBROADCASTSD (%s), %s", xReg[r], bc[r])
-		p("ADDQ $8, %s", xReg[r])
+		p("VBROADCASTSD (%s), %s", rowPtrs[r], bc[r])
+		p("ADDQ $8, %s", rowPtrs[r])
 	}
-	tmp := []string{"Z26", "Z27", "Z28", "Z29"}
 	for v := 0; v < nv; v++ {
-		t := tmp[v%len(tmp)]
-		p("VMOVUPD %d(DI), %s", 64*v, t)
+		p("VMOVUPD %d(DI), Z31", 64*v)
 		for r := 0; r < rows; r++ {
-			p("VFMADD231PD %s, %s, %s", accRegs[r][v], bc[r], t)
+			p("VFMADD231PD %s, %s, Z31", tileRegs[r][v], bc[r])
 		}
-		p("VMOVUPD %s, %d(DI)", t, 64*v)
+		p("VMOVUPD Z31, %d(DI)", 64*v)
 	}
 	p("ADDQ DX, DI")
 	p("DECQ CX")
@@ -133,13 +138,13 @@ func addOuter(rows, nv int) {
 
 func main() {
 	out.WriteString("// Code generated by gen.go; DO NOT EDIT.\n\n//go:build amd64 && !purego\n\n#include \"textflag.h\"\n\n")
-	for _, rows := range []int{3, 1} {
-		for nv := 1; nv <= 7; nv++ {
+	for _, rows := range []int{6, 1} {
+		for nv := 1; nv <= 4; nv++ {
 			mulRows(rows, nv)
 		}
 	}
-	for _, rows := range []int{3, 1} {
-		for nv := 1; nv <= 7; nv++ {
+	for _, rows := range []int{6, 1} {
+		for nv := 1; nv <= 4; nv++ {
 			addOuter(rows, nv)
 		}
 	}
