@@ -402,7 +402,12 @@ func (l *Frobenius) rowProducts(u *mat.Dense, rows []int, d, k int) {
 		for r, i := range rows {
 			copy(l.blk.RawRowView(r), x.RawRowView(i))
 		}
-		l.out.Mul(&l.blk, u)
+		if l.useGemm() {
+			l.upk.Pack(u.RawMatrix())
+			gemm.MulPacked(l.out.RawMatrix(), l.blk.RawMatrix(), &l.upk)
+		} else {
+			l.out.Mul(&l.blk, u)
+		}
 	case *sparse.CSR:
 		ur := u.RawMatrix()
 		for r, i := range rows {
