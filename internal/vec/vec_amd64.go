@@ -39,9 +39,10 @@ func axpy4(y []float64, a *[4]float64, x0, x1, x2, x3 *float64) {
 //go:noescape
 func prefetchAVX2(x *float64, n int)
 
-// Prefetch asks the processor to bring x into cache.
+// Prefetch asks the processor to bring x into cache (PREFETCHT0 on each
+// of its cache lines): a hint, which never faults and changes no result.
 func Prefetch(x []float64) {
-	if len(x) > 0 {
+	if len(x) > 0 && hasAVX2 {
 		prefetchAVX2(&x[0], len(x))
 	}
 }

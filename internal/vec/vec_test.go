@@ -114,3 +114,20 @@ func BenchmarkAxpy50(b *testing.B) {
 		}
 	})
 }
+
+// TestPrefetch checks that Prefetch, a hint, reads nothing past x and
+// changes nothing, at every length up to a few cache lines.
+func TestPrefetch(t *testing.T) {
+	buf := make([]float64, 64)
+	for i := range buf {
+		buf[i] = float64(i)
+	}
+	for n := 0; n <= 40; n++ {
+		Prefetch(buf[3 : 3+n])
+	}
+	for i, x := range buf {
+		if x != float64(i) {
+			t.Fatalf("buf[%d] = %v after Prefetch", i, x)
+		}
+	}
+}
