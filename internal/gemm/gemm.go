@@ -234,7 +234,7 @@ func checkRows(m blas64.General, name string) {
 // 64-byte boundary (a cache line, and the width of a vector), reusing s if
 // it is one already and large enough.
 func alignedResize(s []float64, n int) []float64 {
-	if cap(s) >= n && (len(s) == 0 || uintptr(unsafe.Pointer(unsafe.SliceData(s)))%64 == 0) {
+	if cap(s) >= n && (cap(s) == 0 || uintptr(unsafe.Pointer(unsafe.SliceData(s)))%64 == 0) {
 		return s[:n]
 	}
 	buf := make([]float64, n+8)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 )
 
@@ -210,6 +211,100 @@ func BenchmarkMulXTA20000x784x50(b *testing.B) {
 		c := blas64.General{Rows: 50, Cols: 784, Stride: 784, Data: make([]float64, 50*784)}
 		for b.Loop() {
 			blas64.Gemm(blas.Trans, blas.NoTrans, 1, v, x, 0, c)
+		}
+		gflops(b, flops)
+	})
+}
+
+func TestMulPacked32(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(7, 8))
+	var p Packed32
+	for _, s := range []struct{ rows, d, k int }{
+		{0, 5, 3}, {4, 0, 9}, {1, 1, 1}, {2, 7, 16}, {7, 33, 17}, {13, 64, 64}, {61, 65, 65}, {125, 130, 200}, {40, 784, 512},
+	} {
+		name := fmt.Sprintf("%d×%d·(%d×%d)ᵀ", s.rows, s.d, s.k, s.d)
+		x32 := rand32(rnd, s.rows, s.d, 3, 0)
+		b32 := rand32(rnd, s.k, s.d, 1, 0)
+		c32 := rand32(rnd, s.rows, s.k, 5, -3)
+		p.PackT(b32)
+		MulPacked32(c32, x32, &p)
+		for i := range s.rows {
+			for j := range s.k + 5 {
+				got := float64(c32.Data[i*c32.Stride+j])
+				if j >= s.k {
+					if got != -3 {
+						t.Fatalf("%s: padding (%d, %d) overwritten with %v", name, i, j, got)
+					}
+					continue
+				}
+				var want, mag float64
+				for l := range s.d {
+					pr := float64(x32.Data[i*x32.Stride+l]) * float64(b32.Data[j*b32.Stride+l])
+					want += pr
+					mag += math.Abs(pr)
+				}
+				// γ_d·Σ|products| bounds a float32 sum in any order.
+				if tol := float64(s.d+1) * 0x1p-24 * mag; math.Abs(got-want) > tol {
+					t.Fatalf("%s: (%d, %d) = %v, want %v within %g", name, i, j, got, want, tol)
+				}
+			}
+		}
+		if s.rows >= 2 {
+			cut := s.rows / 2
+			c2 := rand32(rnd, s.rows, s.k, 5, -3)
+			MulPacked32(rows32(c2, 0, cut), rows32(x32, 0, cut), &p)
+			MulPacked32(rows32(c2, cut, s.rows), rows32(x32, cut, s.rows), &p)
+			for i := range s.rows {
+				for j := range s.k {
+					if a, b := c32.Data[i*c32.Stride+j], c2.Data[i*c2.Stride+j]; math.Float32bits(a) != math.Float32bits(b) {
+						t.Fatalf("%s: row %d differs when the rows are cut at %d", name, i, cut)
+					}
+				}
+			}
+		}
+	}
+}
+
+func rand32(rnd *rand.Rand, r, c, pad int, sentinel float32) blas32.General {
+	m := blas32.General{Rows: r, Cols: c, Stride: c + pad, Data: make([]float32, r*(c+pad))}
+	for i := range r {
+		for j := range c + pad {
+			if j < c {
+				m.Data[i*m.Stride+j] = float32(rnd.Float64() - 0.2)
+			} else {
+				m.Data[i*m.Stride+j] = sentinel
+			}
+		}
+	}
+	return m
+}
+
+func rows32(m blas32.General, lo, hi int) blas32.General {
+	if lo == hi {
+		return blas32.General{Cols: m.Cols, Stride: m.Stride}
+	}
+	return blas32.General{Rows: hi - lo, Cols: m.Cols, Stride: m.Stride, Data: m.Data[lo*m.Stride:]}
+}
+
+// BenchmarkMulPacked32Block512x784 is one block of the k-NN search's
+// float32 inner products: 512 rows against 512, D = 784, packing
+// included, against blas32.
+func BenchmarkMulPacked32Block512x784(b *testing.B) {
+	rnd := rand.New(rand.NewPCG(1, 1))
+	x, r := rand32(rnd, 512, 784, 0, 0), rand32(rnd, 512, 784, 0, 0)
+	c := blas32.General{Rows: 512, Cols: 512, Stride: 512, Data: make([]float32, 512*512)}
+	flops := 2.0 * 512 * 512 * 784
+	b.Run("gemm", func(b *testing.B) {
+		var p Packed32
+		for b.Loop() {
+			p.PackT(r)
+			MulPacked32(c, x, &p)
+		}
+		gflops(b, flops)
+	})
+	b.Run("blas32", func(b *testing.B) {
+		for b.Loop() {
+			blas32.Gemm(blas.NoTrans, blas.Trans, 1, x, r, 0, c)
 		}
 		gflops(b, flops)
 	})

@@ -99,3 +99,50 @@ func addOuter1x3(n int, x *[6]*float64, v *float64, c *float64, ldc int)
 
 //go:noescape
 func addOuter1x4(n int, x *[6]*float64, v *float64, c *float64, ldc int)
+
+func mulRows32x6(nv, n int, a *[6]*float32, b *float32, ldb int, c *[6]*float32, mask uint16) {
+	if !hasAVX512 {
+		mulRows32Generic(6, nv, n, a, b, ldb, c, mask)
+		return
+	}
+	mulRows32x6Kernels[nv-1](n, a, b, ldb, c, mask)
+}
+
+func mulRows32x1(nv, n int, a *[6]*float32, b *float32, ldb int, c *[6]*float32, mask uint16) {
+	if !hasAVX512 {
+		mulRows32Generic(1, nv, n, a, b, ldb, c, mask)
+		return
+	}
+	mulRows32x1Kernels[nv-1](n, a, b, ldb, c, mask)
+}
+
+type mulRows32Kernel func(n int, a *[6]*float32, b *float32, ldb int, c *[6]*float32, mask uint16)
+
+var (
+	mulRows32x6Kernels = [4]mulRows32Kernel{mulRows32_6x1, mulRows32_6x2, mulRows32_6x3, mulRows32_6x4}
+	mulRows32x1Kernels = [4]mulRows32Kernel{mulRows32_1x1, mulRows32_1x2, mulRows32_1x3, mulRows32_1x4}
+)
+
+//go:noescape
+func mulRows32_6x1(n int, a *[6]*float32, b *float32, ldb int, c *[6]*float32, mask uint16)
+
+//go:noescape
+func mulRows32_6x2(n int, a *[6]*float32, b *float32, ldb int, c *[6]*float32, mask uint16)
+
+//go:noescape
+func mulRows32_6x3(n int, a *[6]*float32, b *float32, ldb int, c *[6]*float32, mask uint16)
+
+//go:noescape
+func mulRows32_6x4(n int, a *[6]*float32, b *float32, ldb int, c *[6]*float32, mask uint16)
+
+//go:noescape
+func mulRows32_1x1(n int, a *[6]*float32, b *float32, ldb int, c *[6]*float32, mask uint16)
+
+//go:noescape
+func mulRows32_1x2(n int, a *[6]*float32, b *float32, ldb int, c *[6]*float32, mask uint16)
+
+//go:noescape
+func mulRows32_1x3(n int, a *[6]*float32, b *float32, ldb int, c *[6]*float32, mask uint16)
+
+//go:noescape
+func mulRows32_1x4(n int, a *[6]*float32, b *float32, ldb int, c *[6]*float32, mask uint16)
