@@ -236,9 +236,9 @@ func newCommon(p fitParams, stop func() bool, pr *progress) model.Common {
 	}
 	var split func(int, func(int, int))
 	if !openblas.Enabled {
-		// Products and graph terms in parts over the cores: 1.3–1.9×
-		// faster per GNMF iteration than gonum's own parallel dgemm in
-		// the runs measured (BenchmarkGNMFIterSplit20000x784 against
+		// Products and graph terms in parts over the cores: 1.5–1.6×
+		// faster per GNMF iteration than one core running internal/gemm
+		// (BenchmarkGNMFIterSplit20000x784 against
 		// BenchmarkGNMFIter20000x784). OpenBLAS already keeps both cores
 		// busy, and its idle threads would spin against the parts.
 		split = pipeline.Split(runtime.GOMAXPROCS(0))
