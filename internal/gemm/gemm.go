@@ -14,6 +14,9 @@
 // functions run in plain Go, correct but slow, and Fast is false: callers
 // should then use BLAS.
 //
+// MulPacked32 and Packed32 do x·Bᵀ in float32 for the k-NN search's
+// inner products between rows.
+//
 // Results are deterministic: every entry is summed over the shared
 // dimension in increasing order, whatever the number of rows a call is
 // given, so that splitting the rows of X across goroutines does not change
@@ -30,13 +33,81 @@ import (
 // Fast reports whether the AVX-512 kernels run on this machine.
 var Fast = hasAVX512
 
-// panelCols is the widest column panel: 4 vectors of 8 entries, so that a
-// tile of six rows fits in the 32 vector registers with the operands it
-// reads. Six rows of four vectors read one vector of the packed operand
-// per six FMAs; three rows of seven vectors (K up to 56 in one panel) read
-// one per three, and ran x·U at 32–37 GFLOP/s against 42–44 in a C
-// prototype of both on K = 50.
-const panelCols = 32
+// Panels: each is at most 4 vectors wide (32 float64, 64 float32), so
+// that a tile of six rows fits in the 32 vector registers with the
+// operands it reads. Six rows of four vectors read one vector of the
+// packed operand per six FMAs; three rows of seven vectors (K up to 56 in
+// one panel) read one per three, and ran x·U at 32–37 GFLOP/s against
+// 42–44 in a C prototype of both on K = 50.
+const panelVectors = 4
+
+// float is an element type of the kernels.
+type float interface{ float32 | float64 }
+
+// lanes returns the number of T in a 512-bit vector.
+func lanes[T float]() int {
+	var z T
+	return 64 / int(unsafe.Sizeof(z))
+}
+
+// panelOf returns the width, vector count and first column of panel q of
+// k columns of T.
+func panelOf[T float](q, k int) (w, nv, k0 int) {
+	l := lanes[T]()
+	k0 = q * panelVectors * l
+	w = min(panelVectors*l, k-k0)
+	return w, (w + l - 1) / l, k0
+}
+
+// panels returns the number of panels of k columns of T.
+func panels[T float](k int) int {
+	pc := panelVectors * lanes[T]()
+	return (k + pc - 1) / pc
+}
+
+// lastMask is the mask of the entries of a w-wide panel of T in its last
+// of nv vectors.
+func lastMask[T float](w, nv int) uint16 {
+	return uint16(uint32(1)<<(w-lanes[T]()*(nv-1)) - 1)
+}
+
+// rowsKernel is a mulRows kernel: c_r[0:w] = Σ_t a_r[t]·b[t·ldb : …] for
+// the rows r of a tile, the last vector of each c_r stored under mask.
+type rowsKernel[T float] func(nv, n int, a *[tileRows]*T, b *T, ldb int, c *[tileRows]*T, mask uint16)
+
+// mulPacked is the body of MulPacked and MulPacked32: c = x·B for r rows,
+// B (d×k) packed in panels starting at off in data, six rows at a time by
+// six and the rest by one.
+func mulPacked[T float](c []T, ldc int, x []T, ldx int, r, d, k int, data []T, off []int, six, one rowsKernel[T]) {
+	if d == 0 {
+		// Nothing to read from x: c is zero.
+		for i := range r {
+			clear(c[i*ldc : i*ldc+k])
+		}
+		return
+	}
+	// Each group of six rows goes through every panel while its rows of x
+	// are in cache.
+	var a, cc [tileRows]*T
+	i := 0
+	for ; i+tileRows <= r; i += tileRows {
+		for q := range panels[T](k) {
+			w, nv, k0 := panelOf[T](q, k)
+			for t := range tileRows {
+				a[t] = &x[(i+t)*ldx]
+				cc[t] = &c[(i+t)*ldc+k0]
+			}
+			six(nv, d, &a, &data[off[q]], lanes[T]()*nv, &cc, lastMask[T](w, nv))
+		}
+	}
+	for ; i < r; i++ {
+		for q := range panels[T](k) {
+			w, nv, k0 := panelOf[T](q, k)
+			a[0], cc[0] = &x[i*ldx], &c[i*ldc+k0]
+			one(nv, d, &a, &data[off[q]], lanes[T]()*nv, &cc, lastMask[T](w, nv))
+		}
+	}
+}
 
 // tileRows is the number of rows of x a kernel call takes at once.
 const tileRows = 6
@@ -54,7 +125,7 @@ const (
 
 // Packed is a D×K matrix B packed for MulPacked: in column panels of at
 // most 32, each row of a panel padded to a whole number of 8-entry
-// vectors.
+// vectors (zeros).
 type Packed struct {
 	d, k int
 	data []float64
@@ -64,30 +135,26 @@ type Packed struct {
 // Dims returns the dimensions of the packed matrix.
 func (p *Packed) Dims() (d, k int) { return p.d, p.k }
 
-// vectors returns the width, vector count and first column of panel q of
-// k columns.
-func panelOf(q, k int) (w, nv, k0 int) {
-	k0 = q * panelCols
-	w = min(panelCols, k-k0)
-	return w, (w + 7) / 8, k0
+// layoutPanels sizes data for a packed d×k matrix of T and stores the
+// start of each panel in *off, reusing both.
+func layoutPanels[T float](data *[]T, off *[]int, d, k int) {
+	*off = (*off)[:0]
+	size := 0
+	for q := range panels[T](k) {
+		_, nv, _ := panelOf[T](q, k)
+		*off = append(*off, size)
+		size += d * lanes[T]() * nv
+	}
+	*data = alignedResize(*data, size)
 }
-
-func panels(k int) int { return (k + panelCols - 1) / panelCols }
 
 // Pack stores b into p, reusing p's storage.
 func (p *Packed) Pack(b blas64.General) {
 	d, k := b.Rows, b.Cols
 	p.d, p.k = d, k
-	p.off = p.off[:0]
-	size := 0
-	for q := range panels(k) {
-		_, nv, _ := panelOf(q, k)
-		p.off = append(p.off, size)
-		size += d * 8 * nv
-	}
-	p.data = alignedResize(p.data, size)
-	for q := range panels(k) {
-		w, nv, k0 := panelOf(q, k)
+	layoutPanels(&p.data, &p.off, d, k)
+	for q := range panels[float64](k) {
+		w, nv, k0 := panelOf[float64](q, k)
 		dst := p.data[p.off[q]:]
 		for t := range d {
 			row := dst[t*8*nv : (t+1)*8*nv]
@@ -106,41 +173,10 @@ func MulPacked(c, x blas64.General, b *Packed) {
 	if x.Rows == 0 || b.k == 0 {
 		return
 	}
-	checkRows(c, "c")
-	checkRows(x, "x")
-	if b.d == 0 {
-		// Nothing to read from x: c is zero.
-		for i := range x.Rows {
-			clear(c.Data[i*c.Stride : i*c.Stride+b.k])
-		}
-		return
-	}
-	// Each group of six rows goes through every panel while its rows of x
-	// are in cache.
-	var a, cc [tileRows]*float64
-	i := 0
-	for ; i+tileRows <= x.Rows; i += tileRows {
-		for q := range panels(b.k) {
-			w, nv, k0 := panelOf(q, b.k)
-			for r := range tileRows {
-				a[r] = &x.Data[(i+r)*x.Stride]
-				cc[r] = &c.Data[(i+r)*c.Stride+k0]
-			}
-			mulRows6(nv, b.d, &a, &b.data[b.off[q]], 8*nv, &cc, lastMask(w, nv))
-		}
-	}
-	for ; i < x.Rows; i++ {
-		for q := range panels(b.k) {
-			w, nv, k0 := panelOf(q, b.k)
-			a[0], cc[0] = &x.Data[i*x.Stride], &c.Data[i*c.Stride+k0]
-			mulRows1(nv, b.d, &a, &b.data[b.off[q]], 8*nv, &cc, lastMask(w, nv))
-		}
-	}
+	checkRows(c.Rows, c.Cols, c.Stride, c.Data, "c")
+	checkRows(x.Rows, x.Cols, x.Stride, x.Data, "x")
+	mulPacked(c.Data, c.Stride, x.Data, x.Stride, x.Rows, b.d, b.k, b.data, b.off, mulRows6, mulRows1)
 }
-
-// lastMask is the mask of the entries of a w-wide panel in its last of nv
-// vectors.
-func lastMask(w, nv int) uint16 { return uint16(1)<<(w-8*(nv-1)) - 1 }
 
 // Workspace holds MulXTA's scratch between calls.
 type Workspace struct {
@@ -158,18 +194,18 @@ func MulXTA(c, x, a blas64.General, ws *Workspace) {
 		return
 	}
 	if n > 0 {
-		checkRows(a, "a")
-		checkRows(x, "x")
+		checkRows(a.Rows, a.Cols, a.Stride, a.Data, "a")
+		checkRows(x.Rows, x.Cols, x.Stride, x.Data, "x")
 	}
-	checkRows(c, "c")
+	checkRows(c.Rows, c.Cols, c.Stride, c.Data, "c")
 	// acc holds c's panels one after the other, each d rows padded to
 	// whole vectors (vw entries); ap holds a block of a's rows packed the
 	// same way. Panel q starts at d·off and xtaRows·off of them.
-	np := panels(k)
+	np := panels[float64](k)
 	vws := make([]int, 0, 8)
 	total := 0
 	for q := range np {
-		_, nv, _ := panelOf(q, k)
+		_, nv, _ := panelOf[float64](q, k)
 		vws = append(vws, 8*nv)
 		total += 8 * nv
 	}
@@ -183,7 +219,7 @@ func MulXTA(c, x, a blas64.General, ws *Workspace) {
 		i1 := min(i0+xtaRows, n)
 		off := 0
 		for q, vw := range vws {
-			w, _, k0 := panelOf(q, k)
+			w, _, k0 := panelOf[float64](q, k)
 			for i := i0; i < i1; i++ {
 				row := ap[xtaRows*off+(i-i0)*vw : xtaRows*off+(i-i0+1)*vw]
 				copy(row, a.Data[i*a.Stride+k0:i*a.Stride+k0+w])
@@ -214,7 +250,7 @@ func MulXTA(c, x, a blas64.General, ws *Workspace) {
 	}
 	off := 0
 	for q, vw := range vws {
-		w, _, k0 := panelOf(q, k)
+		w, _, k0 := panelOf[float64](q, k)
 		aq := acc[d*off:]
 		for p := range d {
 			copy(c.Data[p*c.Stride+k0:p*c.Stride+k0+w], aq[p*vw:])
@@ -223,34 +259,37 @@ func MulXTA(c, x, a blas64.General, ws *Workspace) {
 	}
 }
 
-// checkRows panics unless every row of m lies within m.Data.
-func checkRows(m blas64.General, name string) {
-	if m.Rows > 0 && m.Cols > 0 && (m.Stride < m.Cols || len(m.Data) < (m.Rows-1)*m.Stride+m.Cols) {
-		panic(fmt.Sprintf("gemm: %s: %d×%d with stride %d needs more than its %d entries", name, m.Rows, m.Cols, m.Stride, len(m.Data)))
+// checkRows panics unless every row of an r×c matrix with the given
+// stride lies within data.
+func checkRows[T float](r, c, stride int, data []T, name string) {
+	if r > 0 && c > 0 && (stride < c || len(data) < (r-1)*stride+c) {
+		panic(fmt.Sprintf("gemm: %s: %d×%d with stride %d needs more than its %d entries", name, r, c, stride, len(data)))
 	}
 }
 
 // alignedResize returns a slice of n entries whose first entry lies on a
 // 64-byte boundary (a cache line, and the width of a vector), reusing s if
 // it is one already and large enough.
-func alignedResize(s []float64, n int) []float64 {
+func alignedResize[T float](s []T, n int) []T {
 	if cap(s) >= n && (cap(s) == 0 || uintptr(unsafe.Pointer(unsafe.SliceData(s)))%64 == 0) {
 		return s[:n]
 	}
-	buf := make([]float64, n+8)
+	l := lanes[T]()
+	buf := make([]T, n+l)
 	off := 0
 	if r := uintptr(unsafe.Pointer(unsafe.SliceData(buf))) % 64; r != 0 {
-		off = int(64-r) / 8
+		off = int(64-r) / (64 / l)
 	}
 	return buf[off : off+n : off+n]
 }
 
-// mulRowsGeneric is the kernels' plain-Go form: for r < rows,
-// c_r[0:w] = Σ_t a_r[t]·b[t·ldb : t·ldb+w], where w is the width the mask
-// leaves in the last of nv vectors.
-func mulRowsGeneric(rows, nv, n int, a *[6]*float64, b *float64, ldb int, c *[6]*float64, mask uint16) {
-	w := 8*(nv-1) + bitsLen(mask)
-	bs := unsafe.Slice(b, max((n-1)*ldb+8*nv, 0))
+// mulRowsGeneric is the plain-Go form of the mulRows kernels: for
+// r < rows, c_r[0:w] = Σ_t a_r[t]·b[t·ldb : t·ldb+w], where w is the width
+// the mask leaves in the last of nv vectors.
+func mulRowsGeneric[T float](rows, nv, n int, a *[tileRows]*T, b *T, ldb int, c *[tileRows]*T, mask uint16) {
+	l := lanes[T]()
+	w := l*(nv-1) + bitsLen(mask)
+	bs := unsafe.Slice(b, max((n-1)*ldb+l*nv, 0))
 	for r := range rows {
 		as := unsafe.Slice(a[r], n)
 		cs := unsafe.Slice(c[r], w)
@@ -265,7 +304,7 @@ func mulRowsGeneric(rows, nv, n int, a *[6]*float64, b *float64, ldb int, c *[6]
 
 // addOuterGeneric is the plain-Go form of the addOuter kernels: for i < n,
 // c[i·ldc : i·ldc+8nv] += x_0[i]·v_0 + … + x_{rows−1}[i]·v_{rows−1}.
-func addOuterGeneric(rows, nv, n int, x *[6]*float64, v *float64, c *float64, ldc int) {
+func addOuterGeneric(rows, nv, n int, x *[tileRows]*float64, v *float64, c *float64, ldc int) {
 	vw := 8 * nv
 	vs := unsafe.Slice(v, rows*vw)
 	cs := unsafe.Slice(c, max((n-1)*ldc+vw, 0))

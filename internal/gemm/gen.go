@@ -30,6 +30,18 @@ var tileRegs = [6][4]string{
 }
 var rowPtrs = [6]string{"R8", "R9", "R10", "R11", "R12", "R13"}
 
+// header starts a kernel: its comment and TEXT line, the row count n in
+// CX, and the rows' pointers (the array argument at 8(FP)) in rowPtrs.
+func header(name, sig string, argSize, rows int, arg string) {
+	fmt.Fprintf(&out, "// func %s%s\n", name, sig)
+	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-%d\n", name, argSize)
+	p("MOVQ n+0(FP), CX")
+	p("MOVQ %s+8(FP), AX", arg)
+	for r := 0; r < rows; r++ {
+		p("MOVQ %d(AX), %s", 8*r, rowPtrs[r])
+	}
+}
+
 // mulRows writes mulRows{R}x{V} (float64, 8 entries a vector) or, with
 // f32, mulRows32_{R}x{V} (float32, 16): c_r[0:w] = Σ_t a_r[t]·b[t·ldb :
 // t·ldb+V vectors] for r < R, the last of the V vectors of each c_r
@@ -43,13 +55,7 @@ func mulRows(rows, nv int, f32 bool) {
 		name = fmt.Sprintf("mulRows32_%dx%d", rows, nv)
 		elem, shift, mov, bcast, fma = "float32", 2, "VMOVUPS", "VBROADCASTSS", "VFMADD231PS"
 	}
-	fmt.Fprintf(&out, "// func %s(n int, a *[6]*%s, b *%s, ldb int, c *[6]*%s, mask uint16)\n", name, elem, elem, elem)
-	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-42\n", name)
-	p("MOVQ n+0(FP), CX")
-	p("MOVQ a+8(FP), AX")
-	for r := 0; r < rows; r++ {
-		p("MOVQ %d(AX), %s", 8*r, rowPtrs[r])
-	}
+	header(name, fmt.Sprintf("(n int, a *[6]*%s, b *%s, ldb int, c *[6]*%s, mask uint16)", elem, elem, elem), 42, rows, "a")
 	p("MOVQ b+16(FP), SI")
 	p("MOVQ ldb+24(FP), DX")
 	p("SHLQ $%d, DX", shift)
@@ -102,13 +108,7 @@ func mulRows(rows, nv int, f32 bool) {
 // in tileRegs, the broadcast x_r[i] in Z25–Z30, c's vector in Z31.
 func addOuter(rows, nv int) {
 	name := fmt.Sprintf("addOuter%dx%d", rows, nv)
-	fmt.Fprintf(&out, "// func %s(n int, x *[6]*float64, v *float64, c *float64, ldc int)\n", name)
-	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-40\n", name)
-	p("MOVQ n+0(FP), CX")
-	p("MOVQ x+8(FP), AX")
-	for r := 0; r < rows; r++ {
-		p("MOVQ %d(AX), %s", 8*r, rowPtrs[r])
-	}
+	header(name, "(n int, x *[6]*float64, v *float64, c *float64, ldc int)", 40, rows, "x")
 	p("MOVQ v+16(FP), SI")
 	for r := 0; r < rows; r++ {
 		for v := 0; v < nv; v++ {
