@@ -164,6 +164,38 @@ func (p *Packed) Pack(b blas64.General) {
 	}
 }
 
+// PackT stores bᵀ into p, for b of K×D: the product x·bᵀ of two sets of
+// rows (inner products between rows) is then MulPacked(c, x, p).
+func (p *Packed) PackT(b blas64.General) {
+	p.d, p.k = b.Cols, b.Rows
+	packT(&p.data, &p.off, b.Data, b.Stride, b.Rows, b.Cols)
+}
+
+// packT packs the transpose of b (k rows of d with the given stride) into
+// panels. It goes through b a block of rows and columns at a time, so that
+// the rows of b being read and the packed rows being written stay in L1.
+func packT[T float](data *[]T, off *[]int, b []T, stride, k, d int) {
+	layoutPanels(data, off, d, k)
+	const tb = 64 // columns of b (packed rows) per block
+	for q := range panels[T](k) {
+		w, nv, k0 := panelOf[T](q, k)
+		vw := lanes[T]() * nv
+		dst := (*data)[(*off)[q] : (*off)[q]+d*vw]
+		if w < vw {
+			clear(dst)
+		}
+		for t0 := 0; t0 < d; t0 += tb {
+			t1 := min(t0+tb, d)
+			for j := range w {
+				row := b[(k0+j)*stride+t0 : (k0+j)*stride+t1]
+				for t, v := range row {
+					dst[(t0+t)*vw+j] = v
+				}
+			}
+		}
+	}
+}
+
 // MulPacked sets c = x·B, for x of r×D and c of r×K. Each row of c
 // depends only on the same row of x.
 func MulPacked(c, x blas64.General, b *Packed) {

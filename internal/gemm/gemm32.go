@@ -18,23 +18,8 @@ type Packed32 struct {
 // PackT stores bᵀ into p, for b of K×D: the product x·bᵀ of two sets of
 // rows (inner products between rows) is then MulPacked32(c, x, p).
 func (p *Packed32) PackT(b blas32.General) {
-	k, d := b.Rows, b.Cols
-	p.d, p.k = d, k
-	layoutPanels(&p.data, &p.off, d, k)
-	for q := range panels[float32](k) {
-		w, nv, k0 := panelOf[float32](q, k)
-		vw := 16 * nv
-		dst := p.data[p.off[q] : p.off[q]+d*vw]
-		if w < vw {
-			clear(dst)
-		}
-		for j := range w {
-			row := b.Data[(k0+j)*b.Stride : (k0+j)*b.Stride+d]
-			for t, v := range row {
-				dst[t*vw+j] = v
-			}
-		}
-	}
+	p.d, p.k = b.Cols, b.Rows
+	packT(&p.data, &p.off, b.Data, b.Stride, b.Rows, b.Cols)
 }
 
 // MulPacked32 sets c = x·B in float32, for x of r×D and c of r×K. Each row

@@ -96,6 +96,25 @@ func TestMulPacked(t *testing.T) {
 		MulPacked(c, x, &p)
 		check(t, name, c, naive(false, x, b), math.NaN())
 
+		// The same product from bᵀ, packed transposed.
+		bt := randGeneral(rnd, s.k, s.d, 1, 0)
+		for i := range s.k {
+			for j := range s.d {
+				bt.Data[i*bt.Stride+j] = b.Data[j*b.Stride+i]
+			}
+		}
+		var pt Packed
+		pt.PackT(bt)
+		ct := randGeneral(rnd, s.rows, s.k, 5, math.NaN())
+		MulPacked(ct, x, &pt)
+		for i := range s.rows {
+			for j := range s.k {
+				if a, b := c.Data[i*c.Stride+j], ct.Data[i*ct.Stride+j]; math.Float64bits(a) != math.Float64bits(b) {
+					t.Fatalf("%s: (%d, %d) from PackT %v, from Pack %v", name, i, j, b, a)
+				}
+			}
+		}
+
 		// Each row is its own: the rows in two calls, bit for bit.
 		if s.rows >= 2 {
 			cut := s.rows / 2
@@ -308,4 +327,61 @@ func BenchmarkMulPacked32Block512x784(b *testing.B) {
 		}
 		gflops(b, flops)
 	})
+}
+
+// TestMulABT checks both orientations (a the larger set, then b) against
+// each other bit for bit and against the plain sum, in float64 and
+// float32.
+func TestMulABT(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(9, 10))
+	var ws ABTWorkspace
+	var ws32 ABTWorkspace32
+	for _, s := range []struct{ m, n, d int }{{1, 1, 1}, {3, 40, 70}, {40, 3, 70}, {7, 7, 9}, {100, 513, 64}, {0, 5, 3}, {5, 0, 3}} {
+		a, b := randGeneral(rnd, s.m, s.d, 2, 0), randGeneral(rnd, s.n, s.d, 1, 0)
+		c := randGeneral(rnd, s.m, s.n, 3, -1)
+		MulABT(c, a, b, &ws)
+		bt := randGeneral(rnd, s.d, s.n, 0, 0)
+		for i := range s.n {
+			for j := range s.d {
+				bt.Data[j*bt.Stride+i] = b.Data[i*b.Stride+j]
+			}
+		}
+		check(t, fmt.Sprintf("%d×%d·(%d×%d)ᵀ", s.m, s.d, s.n, s.d), c, naive(false, a, bt), -1)
+		// The other orientation: cᵀ = b·aᵀ.
+		ct := randGeneral(rnd, s.n, s.m, 0, 0)
+		MulABT(ct, b, a, &ws)
+		for i := range s.m {
+			for j := range s.n {
+				if x, y := c.Data[i*c.Stride+j], ct.Data[j*ct.Stride+i]; math.Float64bits(x) != math.Float64bits(y) {
+					t.Fatalf("%d×%d against %d×%d: (%d, %d) = %v one way, %v the other", s.m, s.d, s.n, s.d, i, j, x, y)
+				}
+			}
+		}
+
+		a32, b32 := rand32(rnd, s.m, s.d, 2, 0), rand32(rnd, s.n, s.d, 1, 0)
+		c32, ct32 := rand32(rnd, s.m, s.n, 3, -1), rand32(rnd, s.n, s.m, 0, 0)
+		MulABT32(c32, a32, b32, &ws32)
+		MulABT32(ct32, b32, a32, &ws32)
+		for i := range s.m {
+			for j := range s.n + 3 {
+				x := c32.Data[i*c32.Stride+j]
+				if j >= s.n {
+					if x != -1 {
+						t.Fatalf("float32 %d×%d: padding (%d, %d) overwritten", s.m, s.n, i, j)
+					}
+					continue
+				}
+				if y := ct32.Data[j*ct32.Stride+i]; math.Float32bits(x) != math.Float32bits(y) {
+					t.Fatalf("float32 %d×%d against %d×%d: (%d, %d) = %v one way, %v the other", s.m, s.d, s.n, s.d, i, j, x, y)
+				}
+				var want float64
+				for l := range s.d {
+					want += float64(a32.Data[i*a32.Stride+l]) * float64(b32.Data[j*b32.Stride+l])
+				}
+				if math.Abs(float64(x)-want) > float64(s.d+1)*0x1p-24*float64(s.d) {
+					t.Fatalf("float32 (%d, %d) = %v, want %v", i, j, x, want)
+				}
+			}
+		}
+	}
 }
