@@ -41,7 +41,7 @@ func (a *denseData) Dims() (d, n int) { n, d = a.x.Dims(); return d, n }
 
 func (a *denseData) MulTo(dst *mat.Dense, v mat.Matrix) { dst.Mul(a.x.T(), v) }
 
-func (a *denseData) TMulTo(dst *mat.Dense, u mat.Matrix) { dst.Mul(a.x, u) }
+func (a *denseData) TMulTo(dst *mat.Dense, u mat.Matrix) { mulTo(dst, a.x, u) }
 
 func (a *denseData) SqNorm() float64 {
 	if !a.done {

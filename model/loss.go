@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"slices"
+	"sync"
 
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/blas/gonum"
@@ -43,15 +44,55 @@ type Frobenius struct {
 }
 
 // useGemm reports whether the gemm kernels serve the products with X and
-// V better than BLAS: when they run on this machine (gemm.Fast) and either
-// BLAS is gonum's own or the products run in parts on all cores
-// (Engine.Split). A serial run with OpenBLAS keeps OpenBLAS, whose threads
-// use all cores.
-func (l *Frobenius) useGemm() bool {
-	if !gemm.Fast {
-		return false
+// V better than BLAS (gemmServes).
+func (l *Frobenius) useGemm() bool { return gemmServes(l.split != nil) }
+
+// gemmServes reports whether internal/gemm serves a product better than
+// BLAS: when its kernels run on this machine (gemm.Fast) and either BLAS
+// is gonum's own or the product runs in parts on all cores (split). A
+// serial product with OpenBLAS keeps OpenBLAS, whose threads use all
+// cores.
+func gemmServes(split bool) bool { return gemm.Fast && (nativeBLAS() || split) }
+
+// packPool holds packed operands for mulTo, which may run on several
+// goroutines at once.
+var packPool = sync.Pool{New: func() any { return new(gemm.Packed) }}
+
+// mulTo sets dst = a·b, for a of n×d and b of d×k, serially: through
+// internal/gemm where it serves and b is dense, else BLAS. dst must not
+// share storage with a or b.
+func mulTo(dst, a *mat.Dense, b mat.Matrix) {
+	bd, ok := b.(*mat.Dense)
+	if !ok || !gemmServes(false) {
+		dst.Mul(a, b)
+		return
 	}
-	return nativeBLAS() || l.split != nil
+	n, _ := a.Dims()
+	_, k := bd.Dims()
+	reuse(dst, n, k)
+	if dst.IsEmpty() {
+		dst.ReuseAs(n, k)
+	}
+	p := packPool.Get().(*gemm.Packed)
+	p.Pack(bd.RawMatrix())
+	gemm.MulPacked(dst.RawMatrix(), a.RawMatrix(), p)
+	packPool.Put(p)
+}
+
+// mulTransTo sets dst = aᵀb, for a of n×p and b of n×q, serially: through
+// internal/gemm where it serves, else BLAS.
+func mulTransTo(dst, a, b *mat.Dense, ws *gemm.Workspace) {
+	_, p := a.Dims()
+	_, q := b.Dims()
+	reuse(dst, p, q)
+	if !gemmServes(false) {
+		dst.Mul(a.T(), b)
+		return
+	}
+	if dst.IsEmpty() {
+		dst.ReuseAs(p, q)
+	}
+	gemm.MulXTA(dst.RawMatrix(), a.RawMatrix(), b.RawMatrix(), ws)
 }
 
 // nativeBLAS reports whether blas64 runs gonum's own BLAS.
@@ -384,7 +425,7 @@ func (l *Frobenius) VGradRowsTo(neg, pos, u, v *mat.Dense, rows []int) {
 		copy(l.vblk.RawRowView(r), v.RawRowView(i))
 	}
 	l.pblk.Reset()
-	l.pblk.Mul(&l.vblk, &l.utu)
+	mulTo(&l.pblk, &l.vblk, &l.utu)
 	for r, i := range rows {
 		copy(neg.RawRowView(i), l.out.RawRowView(r))
 		copy(pos.RawRowView(i), l.pblk.RawRowView(r))

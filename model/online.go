@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/gemm"
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
@@ -134,7 +135,8 @@ type Online struct {
 	r        *mat.Dense // D×SearchDim random projection for the graph, or nil
 	old      mat.Dense  // codes of the rows being updated, as the statistics hold them
 	xblk     mat.Dense  // their dense samples, gathered
-	xblkRows []int      // the slots whose rows xblk holds, in order
+	statsWS  gemm.Workspace
+	xblkRows []int // the slots whose rows xblk holds, in order
 }
 
 // Revisit says which older codes an online batch sweeps with the new
@@ -599,10 +601,9 @@ func (o *Online) updateStats(rows []int, use func(int) bool) {
 	}
 	dv.Sub(&vn, &vo)
 	var t mat.Dense
-	t.Mul(vn.T(), &vn)
+	mulTransTo(&t, &vn, &vn, &o.statsWS)
 	o.a.Add(&o.a, &t)
-	t.Reset()
-	t.Mul(vo.T(), &vo)
+	mulTransTo(&t, &vo, &vo, &o.statsWS)
 	o.a.Sub(&o.a, &t)
 	br := o.b.RawMatrix()
 	if o.sparse {
@@ -626,8 +627,7 @@ func (o *Online) updateStats(rows []int, use func(int) bool) {
 		}
 		o.xblkRows = nil
 	}
-	t.Reset()
-	t.Mul(o.xblk.T(), &dv)
+	mulTransTo(&t, &o.xblk, &dv, &o.statsWS)
 	o.b.Add(&o.b, &t)
 }
 

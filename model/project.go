@@ -108,7 +108,7 @@ func (l *fixedBasisLoss) UGradTo(neg, pos, u, v *mat.Dense) {
 // VGradTo stores XᵀU into neg and V(UᵀU) into pos.
 func (l *fixedBasisLoss) VGradTo(neg, pos, u, v *mat.Dense) {
 	neg.Copy(l.xtu)
-	pos.Mul(v, &l.utu)
+	mulTo(pos, v, &l.utu)
 }
 
 // Value returns the loss at V; u is the fixed basis.
