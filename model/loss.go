@@ -195,24 +195,17 @@ func (l *Frobenius) UGradTo(neg, pos, u, v *mat.Dense) {
 	} else {
 		l.X.MulTo(neg, v)
 	}
-	fast := l.useGemm()
 	switch {
-	case fast && l.split != nil:
+	case l.split != nil && l.useGemm():
 		n, _ := v.Dims()
 		l.chunkSums(reuse(&l.vtv, k, k), &l.gramParts, n, k, k, func(p *mat.Dense, r0, r1, ch int) {
 			vc := rowsOf(v, r0, r1).RawMatrix()
 			gemm.MulXTA(p.RawMatrix(), vc, vc, &l.vtvWS[ch])
 		})
-	case fast:
-		vtv := reuse(&l.vtv, k, k)
-		if vtv.IsEmpty() {
-			vtv.ReuseAs(k, k)
-		}
-		gemm.MulXTA(vtv.RawMatrix(), v.RawMatrix(), v.RawMatrix(), &l.vtvWS[0])
 	case l.split != nil:
 		l.chunkSumsTo(reuse(&l.vtv, k, k), &l.gramParts, v, v)
 	default:
-		gramTo(&l.vtv, v)
+		mulTransTo(&l.vtv, v, v, &l.vtvWS[0])
 	}
 	pos.Mul(u, &l.vtv)
 }

@@ -7,18 +7,18 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 )
 
-// ABTWorkspace holds MulABT's packed operand and transposed result
-// between calls.
-type ABTWorkspace struct {
-	p  Packed
-	ct []float64
+// abtWorkspace holds mulABT's packed operand and transposed result.
+type abtWorkspace[T float] struct {
+	p  packed[T]
+	ct []T
 }
 
+// ABTWorkspace holds MulABT's packed operand and transposed result
+// between calls.
+type ABTWorkspace struct{ abtWorkspace[float64] }
+
 // ABTWorkspace32 is ABTWorkspace for MulABT32.
-type ABTWorkspace32 struct {
-	p  Packed32
-	ct []float32
-}
+type ABTWorkspace32 struct{ abtWorkspace[float32] }
 
 // MulABT sets c = a·bᵀ, for a of m×D, b of n×D and c of m×n: the inner
 // products between two sets of rows. It packs the smaller set and streams
@@ -26,36 +26,27 @@ type ABTWorkspace32 struct {
 // little more than their products; either way each entry is the same sum,
 // bit for bit.
 func MulABT(c, a, b blas64.General, ws *ABTWorkspace) {
-	if a.Cols != b.Cols || c.Rows != a.Rows || c.Cols != b.Rows {
-		panic(fmt.Sprintf("gemm: MulABT: a is %d×%d, b %d×%d, c %d×%d", a.Rows, a.Cols, b.Rows, b.Cols, c.Rows, c.Cols))
-	}
-	if a.Rows >= b.Rows {
-		ws.p.PackT(b)
-		MulPacked(c, a, &ws.p)
-		return
-	}
-	ws.p.PackT(a)
-	ws.ct = alignedResize(ws.ct, b.Rows*a.Rows)
-	ct := blas64.General{Rows: b.Rows, Cols: a.Rows, Stride: a.Rows, Data: ws.ct}
-	MulPacked(ct, b, &ws.p)
-	transposeInto(c.Data, c.Stride, ws.ct, b.Rows, a.Rows)
+	mulABT("MulABT", of64(c), of64(a), of64(b), &ws.abtWorkspace)
 }
 
 // MulABT32 is MulABT in float32.
 func MulABT32(c, a, b blas32.General, ws *ABTWorkspace32) {
-	if a.Cols != b.Cols || c.Rows != a.Rows || c.Cols != b.Rows {
-		panic(fmt.Sprintf("gemm: MulABT32: a is %d×%d, b %d×%d, c %d×%d", a.Rows, a.Cols, b.Rows, b.Cols, c.Rows, c.Cols))
+	mulABT("MulABT32", of32(c), of32(a), of32(b), &ws.abtWorkspace)
+}
+
+func mulABT[T float](name string, c, a, b matrix[T], ws *abtWorkspace[T]) {
+	if a.cols != b.cols || c.rows != a.rows || c.cols != b.rows {
+		panic(fmt.Sprintf("gemm: %s: a is %d×%d, b %d×%d, c %d×%d", name, a.rows, a.cols, b.rows, b.cols, c.rows, c.cols))
 	}
-	if a.Rows >= b.Rows {
-		ws.p.PackT(b)
-		MulPacked32(c, a, &ws.p)
+	if a.rows >= b.rows {
+		ws.p.packT(b)
+		mulPacked(name, c, a, &ws.p)
 		return
 	}
-	ws.p.PackT(a)
-	ws.ct = alignedResize(ws.ct, b.Rows*a.Rows)
-	ct := blas32.General{Rows: b.Rows, Cols: a.Rows, Stride: a.Rows, Data: ws.ct}
-	MulPacked32(ct, b, &ws.p)
-	transposeInto(c.Data, c.Stride, ws.ct, b.Rows, a.Rows)
+	ws.p.packT(a)
+	ws.ct = alignedResize(ws.ct, b.rows*a.rows)
+	mulPacked(name, matrix[T]{b.rows, a.rows, a.rows, ws.ct}, b, &ws.p)
+	transposeInto(c.data, c.stride, ws.ct, b.rows, a.rows)
 }
 
 // transposeInto stores the transpose of src (r×c, packed) into dst, whose

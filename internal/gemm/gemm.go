@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 )
 
@@ -75,36 +76,90 @@ func lastMask[T float](w, nv int) uint16 {
 // the rows r of a tile, the last vector of each c_r stored under mask.
 type rowsKernel[T float] func(nv, n int, a *[tileRows]*T, b *T, ldb int, c *[tileRows]*T, mask uint16)
 
-// mulPacked is the body of MulPacked and MulPacked32: c = x·B for r rows,
-// B (d×k) packed in panels starting at off in data, six rows at a time by
-// six and the rest by one.
-func mulPacked[T float](c []T, ldc int, x []T, ldx int, r, d, k int, data []T, off []int, six, one rowsKernel[T]) {
-	if d == 0 {
+// matrix is a row-major matrix of T: the fields of blas64.General or
+// blas32.General.
+type matrix[T float] struct {
+	rows, cols, stride int
+	data               []T
+}
+
+func of64(m blas64.General) matrix[float64] { return matrix[float64]{m.Rows, m.Cols, m.Stride, m.Data} }
+func of32(m blas32.General) matrix[float32] { return matrix[float32]{m.Rows, m.Cols, m.Stride, m.Data} }
+
+// check panics unless every row of m lies within its data.
+func (m matrix[T]) check(name string) {
+	if m.rows > 0 && m.cols > 0 && (m.stride < m.cols || len(m.data) < (m.rows-1)*m.stride+m.cols) {
+		panic(fmt.Sprintf("gemm: %s: %d×%d with stride %d needs more than its %d entries", name, m.rows, m.cols, m.stride, len(m.data)))
+	}
+}
+
+// rowKernels returns the mulRows kernels of T for six rows and for one.
+func rowKernels[T float]() (six, one rowsKernel[T]) {
+	var s, o any
+	switch any(*new(T)).(type) {
+	case float64:
+		s, o = mulRows6, mulRows1
+	case float32:
+		s, o = mulRows32x6, mulRows32x1
+	}
+	return s.(rowsKernel[T]), o.(rowsKernel[T])
+}
+
+// plainRows and plainOuter return the plain-Go forms of the kernels for
+// the given number of rows.
+func plainRows[T float](rows int) rowsKernel[T] {
+	return func(nv, n int, a *[tileRows]*T, b *T, ldb int, c *[tileRows]*T, mask uint16) {
+		mulRowsGeneric(rows, nv, n, a, b, ldb, c, mask)
+	}
+}
+
+func plainOuter(rows int) outerKernel {
+	return func(nv, n int, x *[tileRows]*float64, v *float64, c *float64, ldc int) {
+		addOuterGeneric(rows, nv, n, x, v, c, ldc)
+	}
+}
+
+// outerKernel is an addOuter kernel (see addOuterGeneric).
+type outerKernel func(nv, n int, x *[tileRows]*float64, v *float64, c *float64, ldc int)
+
+// mulPacked is MulPacked and MulPacked32 (name, for errors): c = x·B,
+// six rows at a time and the rest one by one.
+func mulPacked[T float](name string, c, x matrix[T], b *packed[T]) {
+	if x.cols != b.d || c.rows != x.rows || c.cols != b.k {
+		panic(fmt.Sprintf("gemm: %s: x is %d×%d, B %d×%d, c %d×%d", name, x.rows, x.cols, b.d, b.k, c.rows, c.cols))
+	}
+	if x.rows == 0 || b.k == 0 {
+		return
+	}
+	c.check("c")
+	x.check("x")
+	if b.d == 0 {
 		// Nothing to read from x: c is zero.
-		for i := range r {
-			clear(c[i*ldc : i*ldc+k])
+		for i := range x.rows {
+			clear(c.data[i*c.stride : i*c.stride+b.k])
 		}
 		return
 	}
+	six, one := rowKernels[T]()
 	// Each group of six rows goes through every panel while its rows of x
 	// are in cache.
 	var a, cc [tileRows]*T
 	i := 0
-	for ; i+tileRows <= r; i += tileRows {
-		for q := range panels[T](k) {
-			w, nv, k0 := panelOf[T](q, k)
+	for ; i+tileRows <= x.rows; i += tileRows {
+		for q := range panels[T](b.k) {
+			w, nv, k0 := panelOf[T](q, b.k)
 			for t := range tileRows {
-				a[t] = &x[(i+t)*ldx]
-				cc[t] = &c[(i+t)*ldc+k0]
+				a[t] = &x.data[(i+t)*x.stride]
+				cc[t] = &c.data[(i+t)*c.stride+k0]
 			}
-			six(nv, d, &a, &data[off[q]], lanes[T]()*nv, &cc, lastMask[T](w, nv))
+			six(nv, b.d, &a, &b.data[b.off[q]], lanes[T]()*nv, &cc, lastMask[T](w, nv))
 		}
 	}
-	for ; i < r; i++ {
-		for q := range panels[T](k) {
-			w, nv, k0 := panelOf[T](q, k)
-			a[0], cc[0] = &x[i*ldx], &c[i*ldc+k0]
-			one(nv, d, &a, &data[off[q]], lanes[T]()*nv, &cc, lastMask[T](w, nv))
+	for ; i < x.rows; i++ {
+		for q := range panels[T](b.k) {
+			w, nv, k0 := panelOf[T](q, b.k)
+			a[0], cc[0] = &x.data[i*x.stride], &c.data[i*c.stride+k0]
+			one(nv, b.d, &a, &b.data[b.off[q]], lanes[T]()*nv, &cc, lastMask[T](w, nv))
 		}
 	}
 }
@@ -123,36 +178,40 @@ const (
 	xtaCols = 64
 )
 
-// Packed is a D×K matrix B packed for MulPacked: in column panels of at
-// most 32, each row of a panel padded to a whole number of 8-entry
-// vectors (zeros).
-type Packed struct {
+// packed is a D×K matrix of T packed for the mulRows kernels: in column
+// panels of at most 4 vectors, each row of a panel padded with zeros to a
+// whole number of vectors.
+type packed[T float] struct {
 	d, k int
-	data []float64
+	data []T
 	off  []int // start of each panel in data
 }
 
 // Dims returns the dimensions of the packed matrix.
-func (p *Packed) Dims() (d, k int) { return p.d, p.k }
+func (p *packed[T]) Dims() (d, k int) { return p.d, p.k }
 
-// layoutPanels sizes data for a packed d×k matrix of T and stores the
-// start of each panel in *off, reusing both.
-func layoutPanels[T float](data *[]T, off *[]int, d, k int) {
-	*off = (*off)[:0]
+// Packed is a D×K matrix B packed for MulPacked: panels of at most 32
+// columns of 8-entry vectors.
+type Packed struct{ packed[float64] }
+
+// layout sizes p's storage for a d×k matrix and stores the start of
+// each panel, reusing both.
+func (p *packed[T]) layout(d, k int) {
+	p.d, p.k = d, k
+	p.off = p.off[:0]
 	size := 0
 	for q := range panels[T](k) {
 		_, nv, _ := panelOf[T](q, k)
-		*off = append(*off, size)
+		p.off = append(p.off, size)
 		size += d * lanes[T]() * nv
 	}
-	*data = alignedResize(*data, size)
+	p.data = alignedResize(p.data, size)
 }
 
 // Pack stores b into p, reusing p's storage.
 func (p *Packed) Pack(b blas64.General) {
 	d, k := b.Rows, b.Cols
-	p.d, p.k = d, k
-	layoutPanels(&p.data, &p.off, d, k)
+	p.layout(d, k)
 	for q := range panels[float64](k) {
 		w, nv, k0 := panelOf[float64](q, k)
 		dst := p.data[p.off[q]:]
@@ -166,28 +225,26 @@ func (p *Packed) Pack(b blas64.General) {
 
 // PackT stores bᵀ into p, for b of K×D: the product x·bᵀ of two sets of
 // rows (inner products between rows) is then MulPacked(c, x, p).
-func (p *Packed) PackT(b blas64.General) {
-	p.d, p.k = b.Cols, b.Rows
-	packT(&p.data, &p.off, b.Data, b.Stride, b.Rows, b.Cols)
-}
+func (p *Packed) PackT(b blas64.General) { p.packT(of64(b)) }
 
-// packT packs the transpose of b (k rows of d with the given stride) into
-// panels. It goes through b a block of rows and columns at a time, so that
-// the rows of b being read and the packed rows being written stay in L1.
-func packT[T float](data *[]T, off *[]int, b []T, stride, k, d int) {
-	layoutPanels(data, off, d, k)
+// packT packs the transpose of b (K×D) into panels. It goes through b a
+// block of rows and columns at a time, so that the rows of b being read
+// and the packed rows being written stay in L1.
+func (p *packed[T]) packT(b matrix[T]) {
+	k, d := b.rows, b.cols
+	p.layout(d, k)
 	const tb = 64 // columns of b (packed rows) per block
 	for q := range panels[T](k) {
 		w, nv, k0 := panelOf[T](q, k)
 		vw := lanes[T]() * nv
-		dst := (*data)[(*off)[q] : (*off)[q]+d*vw]
+		dst := p.data[p.off[q] : p.off[q]+d*vw]
 		if w < vw {
 			clear(dst)
 		}
 		for t0 := 0; t0 < d; t0 += tb {
 			t1 := min(t0+tb, d)
 			for j := range w {
-				row := b[(k0+j)*stride+t0 : (k0+j)*stride+t1]
+				row := b.data[(k0+j)*b.stride+t0 : (k0+j)*b.stride+t1]
 				for t, v := range row {
 					dst[(t0+t)*vw+j] = v
 				}
@@ -198,17 +255,7 @@ func packT[T float](data *[]T, off *[]int, b []T, stride, k, d int) {
 
 // MulPacked sets c = x·B, for x of r×D and c of r×K. Each row of c
 // depends only on the same row of x.
-func MulPacked(c, x blas64.General, b *Packed) {
-	if x.Cols != b.d || c.Rows != x.Rows || c.Cols != b.k {
-		panic(fmt.Sprintf("gemm: MulPacked: x is %d×%d, B %d×%d, c %d×%d", x.Rows, x.Cols, b.d, b.k, c.Rows, c.Cols))
-	}
-	if x.Rows == 0 || b.k == 0 {
-		return
-	}
-	checkRows(c.Rows, c.Cols, c.Stride, c.Data, "c")
-	checkRows(x.Rows, x.Cols, x.Stride, x.Data, "x")
-	mulPacked(c.Data, c.Stride, x.Data, x.Stride, x.Rows, b.d, b.k, b.data, b.off, mulRows6, mulRows1)
-}
+func MulPacked(c, x blas64.General, b *Packed) { mulPacked("MulPacked", of64(c), of64(x), &b.packed) }
 
 // Workspace holds MulXTA's scratch between calls.
 type Workspace struct {
@@ -226,10 +273,10 @@ func MulXTA(c, x, a blas64.General, ws *Workspace) {
 		return
 	}
 	if n > 0 {
-		checkRows(a.Rows, a.Cols, a.Stride, a.Data, "a")
-		checkRows(x.Rows, x.Cols, x.Stride, x.Data, "x")
+		of64(a).check("a")
+		of64(x).check("x")
 	}
-	checkRows(c.Rows, c.Cols, c.Stride, c.Data, "c")
+	of64(c).check("c")
 	// acc holds c's panels one after the other, each d rows padded to
 	// whole vectors (vw entries); ap holds a block of a's rows packed the
 	// same way. Panel q starts at d·off and xtaRows·off of them.
@@ -288,14 +335,6 @@ func MulXTA(c, x, a blas64.General, ws *Workspace) {
 			copy(c.Data[p*c.Stride+k0:p*c.Stride+k0+w], aq[p*vw:])
 		}
 		off += vw
-	}
-}
-
-// checkRows panics unless every row of an r×c matrix with the given
-// stride lies within data.
-func checkRows[T float](r, c, stride int, data []T, name string) {
-	if r > 0 && c > 0 && (stride < c || len(data) < (r-1)*stride+c) {
-		panic(fmt.Sprintf("gemm: %s: %d×%d with stride %d needs more than its %d entries", name, r, c, stride, len(data)))
 	}
 }
 
