@@ -5,8 +5,6 @@ import (
 	"slices"
 	"sync"
 
-	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/blas/gonum"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/internal/gemm"
@@ -48,11 +46,14 @@ type Frobenius struct {
 func (l *Frobenius) useGemm() bool { return gemmServes(l.split != nil) }
 
 // gemmServes reports whether internal/gemm serves a product better than
-// BLAS: when its kernels run on this machine (gemm.Fast) and either BLAS
-// is gonum's own or the product runs in parts on all cores (split). A
-// serial product with OpenBLAS keeps OpenBLAS, whose threads use all
-// cores.
-func gemmServes(split bool) bool { return gemm.Fast && (nativeBLAS() || split) }
+// BLAS: run in parts on all cores (split) whenever its kernels run here,
+// and serially where gemm.Serial64 says so.
+func gemmServes(split bool) bool {
+	if split {
+		return gemm.Fast
+	}
+	return gemm.Serial64()
+}
 
 // packPool holds packed operands for mulTo, which may run on several
 // goroutines at once.
@@ -93,12 +94,6 @@ func mulTransTo(dst, a, b *mat.Dense, ws *gemm.Workspace) {
 		dst.ReuseAs(p, q)
 	}
 	gemm.MulXTA(dst.RawMatrix(), a.RawMatrix(), b.RawMatrix(), ws)
-}
-
-// nativeBLAS reports whether blas64 runs gonum's own BLAS.
-func nativeBLAS() bool {
-	_, ok := blas64.Implementation().(gonum.Implementation)
-	return ok
 }
 
 // fastDense returns the rows of X when they are dense and useGemm holds.

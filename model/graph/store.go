@@ -8,7 +8,6 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/blas/gonum"
 
 	"github.com/nmfstream/nmfstream/internal/gemm"
 )
@@ -54,20 +53,6 @@ type dotBufs struct {
 	c32   []float32
 	abt32 gemm.ABTWorkspace32 // gemm.MulABT32's
 	abt   gemm.ABTWorkspace   // gemm.MulABT's
-}
-
-// gemm32 and gemm64 report whether inner products go through
-// internal/gemm: its kernels run here and BLAS is gonum's own, which they
-// outrun fourfold and more (BenchmarkMulPacked32Block512x784,
-// BenchmarkMulPacked20000x784x50); OpenBLAS's threads are kept.
-func gemm32() bool {
-	_, native := blas32.Implementation().(gonum.Implementation)
-	return gemm.Fast && native
-}
-
-func gemm64() bool {
-	_, native := blas64.Implementation().(gonum.Implementation)
-	return gemm.Fast && native
 }
 
 func (s *store) slots() int { return len(s.sq) }
@@ -411,7 +396,7 @@ func (s *store) dots32(dst []float64, qs, refs []int, w *dotBufs) {
 	b := blas32.General{Rows: nr, Cols: s.dim, Stride: s.dim, Data: s.data32[r0 : r0+nr*s.dim]}
 	w.c32 = slices.Grow(w.c32[:0], nq*nr)[:nq*nr]
 	c := blas32.General{Rows: nq, Cols: nr, Stride: nr, Data: w.c32}
-	if gemm32() {
+	if gemm.Serial32() {
 		gemm.MulABT32(c, a, b, &w.abt32)
 	} else {
 		blas32.Gemm(blas.NoTrans, blas.Trans, 1, a, b, 0, c)
@@ -444,7 +429,7 @@ func (s *store) denseDots(dst []float64, qs, refs []int, w *dotBufs) {
 	a := blas64.General{Rows: nq, Cols: s.dim, Stride: s.dim, Data: s.gather(&w.q, qs)}
 	b := blas64.General{Rows: nr, Cols: s.dim, Stride: s.dim, Data: s.gather(&w.r, refs)}
 	c := blas64.General{Rows: nq, Cols: nr, Stride: nr, Data: dst}
-	if gemm64() {
+	if gemm.Serial64() {
 		gemm.MulABT(c, a, b, &w.abt)
 		return
 	}
