@@ -122,22 +122,24 @@ func rowKernels[T float]() (six, one rowsKernel[T]) {
 	return s.(rowsKernel[T]), o.(rowsKernel[T])
 }
 
-// plainRows and plainOuter return the plain-Go forms of the kernels for
-// the given number of rows.
+// plainRows returns the plain-Go form of the mulRows kernels for the
+// given number of rows.
 func plainRows[T float](rows int) rowsKernel[T] {
 	return func(nv, n int, a *[tileRows]*T, b *T, ldb int, c *[tileRows]*T, mask uint16) {
 		mulRowsGeneric(rows, nv, n, a, b, ldb, c, mask)
 	}
 }
 
-func plainOuter(rows int) outerKernel {
-	return func(nv, n int, x *[tileRows]*float64, v *float64, c *float64, ldc int) {
-		addOuterGeneric(rows, nv, n, x, v, c, ldc)
+// colsKernel is a mulCols kernel (see mulColsGeneric).
+type colsKernel func(n int, x *float64, ldx int, a *float64, lda int, c *float64, ldc int, pf uintptr, pfn int)
+
+// plainCols returns the plain-Go form of the mulCols kernel for the given
+// rows and vectors.
+func plainCols(rows, nv int) colsKernel {
+	return func(n int, x *float64, ldx int, a *float64, lda int, c *float64, ldc int, _ uintptr, _ int) {
+		mulColsGeneric(rows, nv, n, x, ldx, a, lda, c, ldc)
 	}
 }
-
-// outerKernel is an addOuter kernel (see addOuterGeneric).
-type outerKernel func(nv, n int, x *[tileRows]*float64, v *float64, c *float64, ldc int)
 
 // mulPacked is MulPacked and MulPacked32 (name, for errors): c = x·B,
 // six rows at a time and the rest one by one.
@@ -184,15 +186,18 @@ func mulPacked[T float](name string, c, x matrix[T], b *packed[T]) {
 // tileRows is the number of rows of x a kernel call takes at once.
 const tileRows = 6
 
-// MulXTA's tiles: rows of x per block (a multiple of 6) and columns of x
-// per pass, so that a block's packed rows of a, the pass's slice of c and
-// the lines of x in use stay within L1. Measured on
-// BenchmarkMulXTA20000x784x50 (GFLOP/s, 2–3 runs each, K = 50): rows ×
-// columns 30×32 33–36, 30×64 33–35, 60×16 27–28, 60×32 30–34, 60×48
-// 29–36, 60×64 33–34, 96×32 30, 120×32 13–18.
+// MulXTA's blocks: rows of x (and a) per block, and how many lines of
+// the next block each kernel call asks for (see mulCols in gen.go).
+// Measured on four 2-goroutine runs of the product at 20000×784, K = 50,
+// against the addOuter kernels that MulXTA had before (GFLOP/s, both
+// cores): 24 rows 56–64, 36 rows 53–64, 48 rows 53–70, 60 rows 52–62, all
+// with 12 lines a call; 48 rows with 6 lines 50–59, with 24 lines 61–66;
+// addOuter 27–52. Without the prefetch, 24 rows ran at 33–50; with more
+// rows per block, the lines of x a call reads lie on more pages than the
+// TLB holds (96 rows: 25–36).
 const (
-	xtaRows = 60
-	xtaCols = 64
+	xtaRows     = 48
+	xtaPrefetch = 24
 )
 
 // packed is a D×K matrix of T packed for the mulRows kernels: in column
@@ -281,6 +286,12 @@ type Workspace struct {
 
 // MulXTA sets c = xᵀ·a, for x of N×D, a of N×K and c of D×K. Each entry
 // of c is summed over the N rows in increasing order.
+//
+// It goes through x a block of rows at a time: the block's rows of a are
+// packed, and each tile of six columns of x by one panel of a sums over
+// the block's rows in registers, reading x down its columns (mulCols);
+// meanwhile the kernels ask for the next block's lines, which the
+// hardware would not fetch ahead on such a walk.
 func MulXTA(c, x, a blas64.General, ws *Workspace) {
 	n, k, d := a.Rows, a.Cols, x.Cols
 	if x.Rows != n || c.Rows != d || c.Cols != k {
@@ -295,12 +306,11 @@ func MulXTA(c, x, a blas64.General, ws *Workspace) {
 	}
 	of64(c).check("c")
 	// acc holds c's panels one after the other, each d rows padded to
-	// whole vectors (vw entries); ap holds a block of a's rows packed the
+	// whole vectors (vw entries); ws.a holds a block of a's rows packed the
 	// same way. Panel q starts at d·off and xtaRows·off of them.
-	np := panels[float64](k)
 	vws := make([]int, 0, 8)
 	total := 0
-	for q := range np {
+	for q := range panels[float64](k) {
 		_, nv, _ := panelOf[float64](q, k)
 		vws = append(vws, 8*nv)
 		total += 8 * nv
@@ -310,7 +320,6 @@ func MulXTA(c, x, a blas64.General, ws *Workspace) {
 	clear(acc)
 	ws.a = alignedResize(ws.a, xtaRows*total)
 	ap := ws.a
-	var xs [tileRows]*float64
 	for i0 := 0; i0 < n; i0 += xtaRows {
 		i1 := min(i0+xtaRows, n)
 		off := 0
@@ -323,25 +332,30 @@ func MulXTA(c, x, a blas64.General, ws *Workspace) {
 			}
 			off += vw
 		}
-		for p0 := 0; p0 < d; p0 += xtaCols {
-			cols := min(xtaCols, d-p0)
-			off := 0
-			for _, vw := range vws {
-				nv := vw / 8
-				aq, cq := ap[xtaRows*off:], acc[d*off+p0*vw:]
-				i := i0
-				for ; i+tileRows <= i1; i += tileRows {
-					for r := range tileRows {
-						xs[r] = &x.Data[(i+r)*x.Stride+p0]
-					}
-					addOuter6(nv, cols, &xs, &aq[(i-i0)*vw], &cq[0], vw)
+		// The next block's lines, when x's rows follow one another.
+		var pf, pfEnd uintptr
+		if x.Stride == d && i1 < n {
+			pf = uintptr(unsafe.Pointer(&x.Data[i1*x.Stride]))
+			pfEnd = pf + uintptr((min(i1+xtaRows, n)-i1)*d*8)
+		}
+		off = 0
+		for _, vw := range vws {
+			nv := vw / 8
+			six, one := mulCols6(nv), mulCols1(nv)
+			aq, cq := &ap[xtaRows*off], acc[d*off:]
+			p := 0
+			for ; p+tileRows <= d; p += tileRows {
+				pfn := 0
+				if pf < pfEnd {
+					pfn = min(xtaPrefetch, int((pfEnd-pf+63)/64))
 				}
-				for ; i < i1; i++ {
-					xs[0] = &x.Data[i*x.Stride+p0]
-					addOuter1(nv, cols, &xs, &aq[(i-i0)*vw], &cq[0], vw)
-				}
-				off += vw
+				six(i1-i0, &x.Data[i0*x.Stride+p], x.Stride, aq, vw, &cq[p*vw], vw, pf, pfn)
+				pf += uintptr(64 * pfn)
 			}
+			for ; p < d; p++ {
+				one(i1-i0, &x.Data[i0*x.Stride+p], x.Stride, aq, vw, &cq[p*vw], vw, 0, 0)
+			}
+			off += vw
 		}
 	}
 	off := 0
@@ -390,18 +404,23 @@ func mulRowsGeneric[T float](rows, nv, n int, a *[tileRows]*T, b *T, ldb int, c 
 	}
 }
 
-// addOuterGeneric is the plain-Go form of the addOuter kernels: for i < n,
-// c[i·ldc : i·ldc+8nv] += x_0[i]·v_0 + … + x_{rows−1}[i]·v_{rows−1}.
-func addOuterGeneric(rows, nv, n int, x *[tileRows]*float64, v *float64, c *float64, ldc int) {
+// mulColsGeneric is the plain-Go form of the mulCols kernels: for
+// r < rows, c[r·ldc : r·ldc+8nv] += Σ_i x[i·ldx + r]·a[i·lda : i·lda+8nv]
+// over i < n, in increasing i.
+func mulColsGeneric(rows, nv, n int, x *float64, ldx int, a *float64, lda int, c *float64, ldc int) {
+	if n == 0 {
+		return
+	}
 	vw := 8 * nv
-	vs := unsafe.Slice(v, rows*vw)
-	cs := unsafe.Slice(c, max((n-1)*ldc+vw, 0))
-	for i := range n {
-		row := cs[i*ldc : i*ldc+vw]
-		for r := range rows {
-			xi := unsafe.Slice(x[r], n)[i]
+	xs := unsafe.Slice(x, (n-1)*ldx+rows)
+	as := unsafe.Slice(a, (n-1)*lda+vw)
+	cs := unsafe.Slice(c, (rows-1)*ldc+vw)
+	for r := range rows {
+		row := cs[r*ldc : r*ldc+vw]
+		for i := range n {
+			xi := xs[i*ldx+r]
 			for j := range row {
-				row[j] += xi * vs[r*vw+j]
+				row[j] += xi * as[i*lda+j]
 			}
 		}
 	}

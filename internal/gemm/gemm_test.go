@@ -132,16 +132,21 @@ func TestMulPacked(t *testing.T) {
 	}
 }
 
+// TestMulXTA checks MulXTA against plain sums, with x's rows apart (a
+// stride wider than the rows) and one after the other (the layout for
+// which it prefetches the next block of rows).
 func TestMulXTA(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(5, 6))
 	var ws Workspace
-	for _, s := range shapes {
-		name := fmt.Sprintf("(%d×%d)ᵀ·%d×%d", s.rows, s.d, s.rows, s.k)
-		x := randGeneral(rnd, s.rows, s.d, 3, 0)
-		a := randGeneral(rnd, s.rows, s.k, 2, 0)
-		c := randGeneral(rnd, s.d, s.k, 4, -7)
-		MulXTA(c, x, a, &ws)
-		check(t, name, c, naive(true, x, a), -7)
+	for _, pad := range []int{3, 0} {
+		for _, s := range shapes {
+			name := fmt.Sprintf("(%d×%d)ᵀ·%d×%d, x's stride %d", s.rows, s.d, s.rows, s.k, s.d+pad)
+			x := randGeneral(rnd, s.rows, s.d, pad, 0)
+			a := randGeneral(rnd, s.rows, s.k, 2, 0)
+			c := randGeneral(rnd, s.d, s.k, 4, -7)
+			MulXTA(c, x, a, &ws)
+			check(t, name, c, naive(true, x, a), -7)
+		}
 	}
 }
 

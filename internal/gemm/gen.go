@@ -105,42 +105,79 @@ func mulRows(rows, nv int, f32 bool) {
 	out.WriteString("\n")
 }
 
-// addOuter writes addOuter{R}x{V}: for i < n,
-// c[i·ldc : i·ldc+8V] += x_0[i]·v_0 + … + x_{R−1}[i]·v_{R−1}, summed in
-// that order, where v_r is the r-th run of 8V entries of v. The v_r live
-// in tileRegs, the broadcast x_r[i] in Z25–Z30, c's vector in Z31.
-func addOuter(rows, nv int) {
-	name := fmt.Sprintf("addOuter%dx%d", rows, nv)
-	header(name, "(n int, x *[6]*float64, v *float64, c *float64, ldc int)", 40, rows, "x")
-	p("MOVQ v+16(FP), SI")
+// mulCols writes mulCols{R}x{V}: for r < R,
+// c_r[0:8V] += Σ_i x[i·ldx + r]·a[i·lda : i·lda+8V] over i < n, summed in
+// increasing i by FMA, where c_r starts at c + r·ldc. Row r of c is column
+// r of a block of x's rows, times a: the tile of xᵀa stays in tileRegs
+// for the whole run of rows, as in mulRows. a's vectors live in Z25–Z28,
+// the broadcast x[i·ldx + r] in Z29/Z30. The first pfn steps each ask for
+// one line from pf on into L2 (PREFETCHT1): the caller's way of bringing
+// the next block of x's rows in while this one is summed.
+func mulCols(rows, nv int) {
+	name := fmt.Sprintf("mulCols%dx%d", rows, nv)
+	sig := "(n int, x *float64, ldx int, a *float64, lda int, c *float64, ldc int, pf uintptr, pfn int)"
+	fmt.Fprintf(&out, "// func %s%s\n", name, sig)
+	fmt.Fprintf(&decls, "\n//go:noescape\nfunc %s%s\n", name, sig)
+	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-72\n", name)
+	p("MOVQ n+0(FP), CX")
+	p("MOVQ x+8(FP), AX")
+	p("MOVQ ldx+16(FP), BX")
+	p("SHLQ $3, BX")
+	p("MOVQ a+24(FP), SI")
+	p("MOVQ lda+32(FP), DX")
+	p("SHLQ $3, DX")
+	p("MOVQ c+40(FP), DI")
+	p("MOVQ ldc+48(FP), R8")
+	p("SHLQ $3, R8")
+	p("MOVQ DI, R9")
 	for r := 0; r < rows; r++ {
+		if r > 0 {
+			p("ADDQ R8, R9")
+		}
 		for v := 0; v < nv; v++ {
-			p("VMOVUPD %d(SI), %s", 64*(r*nv+v), tileRegs[r][v])
+			p("VMOVUPD %d(R9), %s", 64*v, tileRegs[r][v])
 		}
 	}
-	p("MOVQ c+24(FP), DI")
-	p("MOVQ ldc+32(FP), DX")
-	p("SHLQ $3, DX")
-	loop, done := name+"_loop", name+"_done"
+	aRegs := []string{"Z25", "Z26", "Z27", "Z28"}
+	loop, done, nopf := name+"_loop", name+"_done", name+"_nopf"
+	p("MOVQ pf+56(FP), R10")
+	p("MOVQ pfn+64(FP), R11")
 	p("TESTQ CX, CX")
 	p("JEQ %s", done)
 	label(loop)
-	bc := []string{"Z25", "Z26", "Z27", "Z28", "Z29", "Z30"}
-	for r := 0; r < rows; r++ {
-		p("VBROADCASTSD (%s), %s", rowPtrs[r], bc[r])
-		p("ADDQ $8, %s", rowPtrs[r])
-	}
+	p("TESTQ R11, R11")
+	p("JEQ %s", nopf)
+	p("PREFETCHT1 (R10)")
+	p("ADDQ $64, R10")
+	p("DECQ R11")
+	label(nopf)
 	for v := 0; v < nv; v++ {
-		p("VMOVUPD %d(DI), Z31", 64*v)
-		for r := 0; r < rows; r++ {
-			p("VFMADD231PD %s, %s, Z31", tileRegs[r][v], bc[r])
-		}
-		p("VMOVUPD Z31, %d(DI)", 64*v)
+		p("VMOVUPD %d(SI), %s", 64*v, aRegs[v])
 	}
-	p("ADDQ DX, DI")
+	for r := 0; r < rows; r++ {
+		bc := "Z29"
+		if r%2 == 1 {
+			bc = "Z30"
+		}
+		p("VBROADCASTSD %d(AX), %s", 8*r, bc)
+		for v := 0; v < nv; v++ {
+			p("VFMADD231PD %s, %s, %s", aRegs[v], bc, tileRegs[r][v])
+		}
+	}
+	p("ADDQ BX, AX")
+	p("ADDQ DX, SI")
 	p("DECQ CX")
 	p("JNE %s", loop)
 	label(done)
+	p("MOVQ DI, R9")
+	for r := 0; r < rows; r++ {
+		if r > 0 {
+			p("ADDQ R8, R9")
+		}
+		for v := 0; v < nv; v++ {
+			p("VMOVUPD %s, %d(R9)", tileRegs[r][v], 64*v)
+		}
+	}
 	p("VZEROUPPER")
 	p("RET")
 	out.WriteString("\n")
@@ -157,7 +194,7 @@ func main() {
 	}
 	for _, rows := range []int{6, 1} {
 		for nv := 1; nv <= 4; nv++ {
-			addOuter(rows, nv)
+			mulCols(rows, nv)
 		}
 	}
 	if err := os.WriteFile("kernels_amd64.s", out.Bytes(), 0o644); err != nil {

@@ -15,14 +15,11 @@ var (
 	mulRows1    = viaRows(&[4]asmRows[float64]{mulRows1x1, mulRows1x2, mulRows1x3, mulRows1x4}, 1)
 	mulRows32x6 = viaRows(&[4]asmRows[float32]{mulRows32_6x1, mulRows32_6x2, mulRows32_6x3, mulRows32_6x4}, 6)
 	mulRows32x1 = viaRows(&[4]asmRows[float32]{mulRows32_1x1, mulRows32_1x2, mulRows32_1x3, mulRows32_1x4}, 1)
-	addOuter6   = viaOuter(&[4]asmOuter{addOuter6x1, addOuter6x2, addOuter6x3, addOuter6x4}, 6)
-	addOuter1   = viaOuter(&[4]asmOuter{addOuter1x1, addOuter1x2, addOuter1x3, addOuter1x4}, 1)
+	mulCols6    = viaCols(&[4]colsKernel{mulCols6x1, mulCols6x2, mulCols6x3, mulCols6x4}, 6)
+	mulCols1    = viaCols(&[4]colsKernel{mulCols1x1, mulCols1x2, mulCols1x3, mulCols1x4}, 1)
 )
 
-type (
-	asmRows[T float] func(n int, a *[tileRows]*T, b *T, ldb int, c *[tileRows]*T, mask uint16)
-	asmOuter         func(n int, x *[tileRows]*float64, v *float64, c *float64, ldc int)
-)
+type asmRows[T float] func(n int, a *[tileRows]*T, b *T, ldb int, c *[tileRows]*T, mask uint16)
 
 // viaRows returns the kernel that calls table[nv−1], or the plain-Go form
 // for the given rows without AVX-512.
@@ -35,12 +32,10 @@ func viaRows[T float](table *[4]asmRows[T], rows int) rowsKernel[T] {
 	}
 }
 
-// viaOuter is viaRows for the addOuter kernels.
-func viaOuter(table *[4]asmOuter, rows int) outerKernel {
+// viaCols is viaRows for the mulCols kernels.
+func viaCols(table *[4]colsKernel, rows int) func(nv int) colsKernel {
 	if !hasAVX512 {
-		return plainOuter(rows)
+		return func(nv int) colsKernel { return plainCols(rows, nv) }
 	}
-	return func(nv, n int, x *[tileRows]*float64, v *float64, c *float64, ldc int) {
-		table[nv-1](n, x, v, c, ldc)
-	}
+	return func(nv int) colsKernel { return table[nv-1] }
 }

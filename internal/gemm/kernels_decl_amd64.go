@@ -55,25 +55,25 @@ func mulRows32_1x3(n int, a *[tileRows]*float32, b *float32, ldb int, c *[tileRo
 func mulRows32_1x4(n int, a *[tileRows]*float32, b *float32, ldb int, c *[tileRows]*float32, mask uint16)
 
 //go:noescape
-func addOuter6x1(n int, x *[tileRows]*float64, v *float64, c *float64, ldc int)
+func mulCols6x1(n int, x *float64, ldx int, a *float64, lda int, c *float64, ldc int, pf uintptr, pfn int)
 
 //go:noescape
-func addOuter6x2(n int, x *[tileRows]*float64, v *float64, c *float64, ldc int)
+func mulCols6x2(n int, x *float64, ldx int, a *float64, lda int, c *float64, ldc int, pf uintptr, pfn int)
 
 //go:noescape
-func addOuter6x3(n int, x *[tileRows]*float64, v *float64, c *float64, ldc int)
+func mulCols6x3(n int, x *float64, ldx int, a *float64, lda int, c *float64, ldc int, pf uintptr, pfn int)
 
 //go:noescape
-func addOuter6x4(n int, x *[tileRows]*float64, v *float64, c *float64, ldc int)
+func mulCols6x4(n int, x *float64, ldx int, a *float64, lda int, c *float64, ldc int, pf uintptr, pfn int)
 
 //go:noescape
-func addOuter1x1(n int, x *[tileRows]*float64, v *float64, c *float64, ldc int)
+func mulCols1x1(n int, x *float64, ldx int, a *float64, lda int, c *float64, ldc int, pf uintptr, pfn int)
 
 //go:noescape
-func addOuter1x2(n int, x *[tileRows]*float64, v *float64, c *float64, ldc int)
+func mulCols1x2(n int, x *float64, ldx int, a *float64, lda int, c *float64, ldc int, pf uintptr, pfn int)
 
 //go:noescape
-func addOuter1x3(n int, x *[tileRows]*float64, v *float64, c *float64, ldc int)
+func mulCols1x3(n int, x *float64, ldx int, a *float64, lda int, c *float64, ldc int, pf uintptr, pfn int)
 
 //go:noescape
-func addOuter1x4(n int, x *[tileRows]*float64, v *float64, c *float64, ldc int)
+func mulCols1x4(n int, x *float64, ldx int, a *float64, lda int, c *float64, ldc int, pf uintptr, pfn int)

@@ -131,3 +131,82 @@ func TestPrefetch(t *testing.T) {
 		}
 	}
 }
+
+// TestSumRowsBits checks SumRows against one scalar Axpy per entry, bit
+// for bit, for widths up to 70 (so more than one block of 64 columns),
+// with empty rows, row ranges that start inside the matrix, strides wider
+// than the rows, and sentinels around the rows of dst that must stay
+// untouched.
+func TestSumRowsBits(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(3, 4))
+	const n, cols, ldv = 40, 25, 73
+	ptr := []int32{0}
+	var idx []int32
+	var val []float64
+	for r := range n {
+		for range rnd.IntN(25) * min(r%5, 1) { // every fifth row empty
+			idx = append(idx, int32(rnd.IntN(cols)))
+			val = append(val, randSlice(rnd, 1)[0])
+		}
+		ptr = append(ptr, int32(len(idx)))
+	}
+	s := NewRows(cols, ptr, idx, val)
+	v := randSlice(rnd, cols*ldv)
+	const sentinel = -7.5
+	for m := 0; m <= 70; m++ {
+		for _, rr := range [][2]int{{0, n}, {3, 17}, {9, 10}, {5, 5}} {
+			r0, r1 := rr[0], rr[1]
+			ldd := m + 3
+			dst := make([]float64, (r1-r0)*ldd)
+			for i := range dst {
+				if i%ldd < m {
+					dst[i] = randSlice(rnd, 1)[0]
+				} else {
+					dst[i] = sentinel
+				}
+			}
+			want := append([]float64(nil), dst...)
+			w := randSlice(rnd, 1)[0]
+			for r := r0; r < r1; r++ {
+				for p := ptr[r]; p < ptr[r+1]; p++ {
+					j := int(idx[p])
+					scalarAxpy(w*val[p], v[j*ldv:j*ldv+m], want[(r-r0)*ldd:(r-r0)*ldd+m])
+				}
+			}
+			SumRows(dst, ldd, m, w, s, r0, r1, v, ldv)
+			for i := range dst {
+				if math.Float64bits(dst[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("%d columns, rows [%d, %d): entry %d is %v, want %v", m, r0, r1, i, dst[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestRowsChecks checks that a malformed matrix or call panics before a
+// kernel could read or write out of bounds.
+func TestRowsChecks(t *testing.T) {
+	ok := NewRows(3, []int32{0, 1, 2}, []int32{0, 2}, []float64{1, 1})
+	v := make([]float64, 3*8)
+	for name, f := range map[string]func(){
+		"index":    func() { NewRows(3, []int32{0, 1}, []int32{3}, []float64{1}) },
+		"negative": func() { NewRows(3, []int32{0, 1}, []int32{-1}, []float64{1}) },
+		"order":    func() { NewRows(3, []int32{0, 2, 1}, []int32{0, 1}, []float64{1, 1}) },
+		"end":      func() { NewRows(3, []int32{0, 1}, []int32{0, 1}, []float64{1, 1}) },
+		"values":   func() { NewRows(3, []int32{0, 1}, []int32{0}, nil) },
+		"v":        func() { SumRows(make([]float64, 16), 8, 8, 1, ok, 0, 2, v[:20], 8) },
+		"dst":      func() { SumRows(make([]float64, 15), 8, 8, 1, ok, 0, 2, v, 8) },
+		"rows":     func() { SumRows(make([]float64, 24), 8, 8, 1, ok, 1, 3, v, 8) },
+		"ldd":      func() { SumRows(make([]float64, 24), 7, 8, 1, ok, 0, 2, v, 8) },
+		"ldv":      func() { SumRows(make([]float64, 24), 8, 8, 1, ok, 0, 2, v, 7) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
