@@ -39,6 +39,7 @@ type Frobenius struct {
 	// and V(UᵀU), and one workspace per row chunk for xᵀ·V and VᵀV.
 	upk, gpk   gemm.Packed
 	xtv, vtvWS [splitChunks]gemm.Workspace
+	utuWS      gemm.Workspace
 }
 
 // useGemm reports whether the gemm kernels serve the products with X and
@@ -190,9 +191,16 @@ func (l *Frobenius) UGradTo(neg, pos, u, v *mat.Dense) {
 	} else {
 		l.X.MulTo(neg, v)
 	}
+	l.vtvTo(v)
+	pos.Mul(u, &l.vtv)
+}
+
+// vtvTo stores VᵀV into l.vtv: in row chunks under split, through the
+// gemm kernels where they serve.
+func (l *Frobenius) vtvTo(v *mat.Dense) {
+	n, k := v.Dims()
 	switch {
 	case l.split != nil && l.useGemm():
-		n, _ := v.Dims()
 		l.chunkSums(reuse(&l.vtv, k, k), &l.gramParts, n, k, k, func(p *mat.Dense, r0, r1, ch int) {
 			vc := rowsOf(v, r0, r1).RawMatrix()
 			gemm.MulXTA(p.RawMatrix(), vc, vc, &l.vtvWS[ch])
@@ -202,7 +210,6 @@ func (l *Frobenius) UGradTo(neg, pos, u, v *mat.Dense) {
 	default:
 		mulTransTo(&l.vtv, v, v, &l.vtvWS[0])
 	}
-	pos.Mul(u, &l.vtv)
 }
 
 // VGradTo stores XᵀU into neg and V(UᵀU) into pos.
@@ -225,7 +232,7 @@ func (l *Frobenius) VGradTo(neg, pos, u, v *mat.Dense) {
 			x.Copy(neg)
 		}
 	}
-	gramTo(&l.utu, u)
+	mulTransTo(&l.utu, u, u, &l.utuWS)
 	fast := l.useGemm()
 	if fast {
 		l.gpk.Pack(l.utu.RawMatrix())
@@ -298,14 +305,8 @@ func (l *Frobenius) Value(u, v *mat.Dense) float64 {
 	if !l.xtuTo(u) {
 		l.X.TMulTo(reuse(&l.xtu, n, k), u)
 	}
-	gramTo(&l.utu, u)
+	mulTransTo(&l.utu, u, u, &l.utuWS)
 	return l.LastValue(v)
-}
-
-// gramTo stores wᵀw (K×K) into dst.
-func gramTo(dst, w *mat.Dense) {
-	_, k := w.Dims()
-	reuse(dst, k, k).Mul(w.T(), w)
 }
 
 // transposeTo stores srcᵀ into dst, which must have the transposed shape.
@@ -339,7 +340,7 @@ func reuse(m *mat.Dense, r, c int) *mat.Dense {
 
 // LastValue returns ‖X − UVᵀ‖²_F using XᵀU and UᵀU from the last VGradTo.
 func (l *Frobenius) LastValue(v *mat.Dense) float64 {
-	gramTo(&l.vtv, v)
+	l.vtvTo(v)
 	var vxu float64 // tr(VᵀXᵀU)
 	if l.xtuT {
 		vxu = innerT(v, &l.xtu)
