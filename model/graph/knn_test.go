@@ -295,3 +295,22 @@ func TestCancellation(t *testing.T) {
 	}
 	checkLists(t, g, seq(200), brute(x, 5, Euclidean))
 }
+
+// TestHeatKernelCosineDuplicates checks that heat-kernel weights stay
+// finite on a Cosine graph of near-duplicate rows: rounding put the cosine
+// of such rows above 1 and the squared distance below 0, and the default
+// width t, the mean distance, came out NaN.
+func TestHeatKernelCosineDuplicates(t *testing.T) {
+	g, err := KNN{K: 4, Metric: Cosine}.Dense(nearTies(300, 64, rand.New(rand.NewPCG(1, 1))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sym := range []Symmetrize{Max, Mean, Mutual} {
+		w := g.Weights(Weighting{Scheme: HeatKernel, Sym: sym})
+		for p, v := range w.Val {
+			if math.IsNaN(v) || v <= 0 || v > 1 {
+				t.Fatalf("symmetrized %v: weight %d is %v, want it in (0, 1]", sym, p, v)
+			}
+		}
+	}
+}

@@ -76,7 +76,8 @@ type edge struct {
 // the heat kernel.
 func (g *Graph) sqDist(key float64) float64 {
 	if g.st.cosine {
-		return 2 - 2*cosOf(key)
+		// Rounding can put the cosine of near-parallel rows just above 1.
+		return max(0, 2-2*cosOf(key))
 	}
 	return key
 }
