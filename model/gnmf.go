@@ -123,7 +123,11 @@ func (g *GNMF) Fit(x Data, labels []int) error {
 		// The graph keeps its own copy of the rows for incremental search;
 		// a batch fit needs only its weights, so it is dropped after this
 		// block (a fit then holds about twice its input, not three times).
-		knn, err := BuildGraph(g.Graph, x)
+		gc := g.Graph
+		if gc.Split == nil {
+			gc.Split = g.Split // the graph's search runs in parts too
+		}
+		knn, err := BuildGraph(gc, x)
 		if err != nil {
 			return err
 		}

@@ -2,11 +2,13 @@ package graph
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model/sparse"
+	"github.com/nmfstream/nmfstream/pipeline"
 )
 
 func uniform(n, d int) *mat.Dense {
@@ -115,6 +117,19 @@ func benchInsert(b *testing.B, k, w, d, batch int) {
 	for i := range b.N {
 		r := w + (i*batch)%fresh
 		if _, err := g.InsertDense(x.Slice(r, r+batch, 0, d)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkKNNSplit20000x784 is BenchmarkKNN20000x784 with KNN.Split over
+// GOMAXPROCS goroutines (pipeline.Split).
+func BenchmarkKNNSplit20000x784(b *testing.B) {
+	x := uniform(20000, 784)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := (KNN{K: 10, Split: pipeline.Split(runtime.GOMAXPROCS(0))}).Dense(x); err != nil {
 			b.Fatal(err)
 		}
 	}

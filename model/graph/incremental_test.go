@@ -10,6 +10,7 @@ import (
 
 	"github.com/nmfstream/nmfstream/internal/splittest"
 	"github.com/nmfstream/nmfstream/model/sparse"
+	"github.com/nmfstream/nmfstream/pipeline"
 )
 
 func rowsOf(x *mat.Dense, rows []int) *mat.Dense {
@@ -425,5 +426,43 @@ func TestSplitEqualsSerial(t *testing.T) {
 				t.Error("the wide data did not take the float32 search")
 			}
 		})
+	}
+}
+
+// TestBatchSplitEqualsSerial checks that a batch build whose symmetric
+// search runs in parts (KNN.Split) gives the serial graph exactly, with
+// parts cut unevenly and run last first (splittest.Reverse) and on two
+// and three goroutines, under both metrics, on data with ties and in the
+// float32 search of wide data with near-ties.
+func TestBatchSplitEqualsSerial(t *testing.T) {
+	defer func(m int) { min32Nodes = m }(min32Nodes)
+	min32Nodes = 16
+	rng := rand.New(rand.NewPCG(6, 6))
+	for _, c := range []struct {
+		name string
+		x    *mat.Dense
+	}{{"ties", tieData(300, 5, rng)}, {"float32", randData(300, 64, rng)}, {"float32 near-ties", nearTies(300, 64, rng)}} {
+		for _, metric := range []Metric{Euclidean, Cosine} {
+			serial, err := KNN{K: 4, BlockSize: 8, Metric: metric}.Dense(c.x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, split := range map[string]func(int, func(int, int)){
+				"reverse": splittest.Reverse, "2 goroutines": pipeline.Split(2), "3 goroutines": pipeline.Split(3),
+			} {
+				got, err := KNN{K: 4, BlockSize: 8, Metric: metric, Split: split}.Dense(c.x)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, id := range serial.IDs() {
+					gn, gd := got.Neighbors(id)
+					wn, wd := serial.Neighbors(id)
+					if !slices.Equal(gn, wn) || !slices.Equal(gd, wd) {
+						t.Fatalf("%s, metric %v, %s: node %d: split %v %v, serial %v %v", c.name, metric, name, id, gn, gd, wn, wd)
+					}
+				}
+				sameWeightRows(t, got)
+			}
+		}
 	}
 }

@@ -76,6 +76,13 @@ type KNN struct {
 	// online GNMF: a label then costs O(1) instead of a search over the
 	// labeled nodes, and IntraInter, Signed and MFA panic.
 	LabelsOnly bool
+	// Split, if set, runs searches in parts at once: split(n, body) must
+	// call body on disjoint, non-empty ranges [lo, hi) covering [0, n),
+	// possibly on several goroutines, and return once every call has
+	// returned. A batch build (Dense) then scans its pairs of blocks in
+	// parts, and the graph keeps Split for its insertions (SetSplit). The
+	// graph is the same as without. pipeline.Split provides one.
+	Split func(n int, body func(lo, hi int))
 }
 
 func (c KNN) norm() (KNN, error) {
@@ -178,7 +185,7 @@ func (c KNN) newGraph(dim int, isSparse bool) (*Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Graph{cfg: c, blockSize: c.BlockSize}
+	g := &Graph{cfg: c, blockSize: c.BlockSize, split: c.Split}
 	g.st = store{isSparse: isSparse, dim: dim, cosine: c.Metric == Cosine}
 	g.knn.k, g.knn.vis = c.K+max(c.Slack, 0), c.K
 	g.intra.k = c.IntraK

@@ -3,6 +3,7 @@ package graph
 import (
 	"math"
 	"slices"
+	"sync"
 )
 
 // cand is a candidate neighbour with its approximate key.
@@ -208,7 +209,6 @@ func (g *Graph) scan(ls *lists, st *qstate, qs, refs []int, sym bool, keep func(
 	if cap(g.dotBuf) < need {
 		g.dotBuf = make([]float64, need)
 	}
-	sq := g.st.sq
 	// rthr[r] bounds the approximate key at which old node r's list can
 	// take a newcomer q (before q's own margin is added): most pairs fail
 	// it, and the test costs one load instead of reverse's work.
@@ -227,6 +227,10 @@ func (g *Graph) scan(ls *lists, st *qstate, qs, refs []int, sym bool, keep func(
 		g.scanSplit(ls, st, qs, refs, old != nil, touch, bs)
 		return
 	}
+	if g.split != nil && sym && keep == nil && old == nil && touch == nil && !g.st.isSparse {
+		g.scanSymSplit(ls, st, qs, bs)
+		return
+	}
 	for i0 := 0; i0 < len(qs); i0 += bs {
 		qb := qs[i0:min(i0+bs, len(qs))]
 		j0 := 0
@@ -235,49 +239,112 @@ func (g *Graph) scan(ls *lists, st *qstate, qs, refs []int, sym bool, keep func(
 		}
 		for ; j0 < len(refs); j0 += bs {
 			rb := refs[j0:min(j0+bs, len(refs))]
-			nr := len(rb)
-			dot := g.dotBuf[:len(qb)*nr]
+			dot := g.dotBuf[:len(qb)*len(rb)]
 			g.st.dots(dot, qb, rb)
 			if !sym && keep == nil && !g.st.cosine {
 				g.scanEuclid(ls, st, i0, qb, rb, dot, old != nil, touch)
 				continue
 			}
-			diag := sym && i0 == j0
-			for a, q := range qb {
-				sa := i0 + a
-				row := dot[a*nr : (a+1)*nr]
-				sqq := sq[q]
-				var dq float64
-				if old != nil {
-					dq = g.st.delta(q)
+			g.scanBlock(ls, st, i0, j0, qb, rb, dot, sym, keep, old, touch)
+		}
+	}
+}
+
+// scanBlock is scan's general loop over one block of queries qb (slots
+// i0… of st) against one block of candidates rb (slots j0… when sym).
+func (g *Graph) scanBlock(ls *lists, st *qstate, i0, j0 int, qb, rb []int, dot []float64, sym bool, keep func(q, r int) bool, old []bool, touch func(int)) {
+	sq := g.st.sq
+	nr := len(rb)
+	diag := sym && i0 == j0
+	for a, q := range qb {
+		sa := i0 + a
+		row := dot[a*nr : (a+1)*nr]
+		sqq := sq[q]
+		var dq float64
+		if old != nil {
+			dq = g.st.delta(q)
+		}
+		bstart := 0
+		if diag {
+			bstart = a + 1
+		}
+		for b := bstart; b < nr; b++ {
+			r := rb[b]
+			if r == q {
+				continue
+			}
+			if keep != nil && !keep(q, r) {
+				continue
+			}
+			st.cnt[sa]++
+			key := g.st.approxKey(sqq, sq[r], row[b])
+			if key <= st.thr[sa] {
+				st.push(sa, cand{key, int32(r)})
+			}
+			if sym {
+				sb := j0 + b
+				st.cnt[sb]++
+				if key <= st.thr[sb] {
+					st.push(sb, cand{key, int32(q)})
 				}
-				bstart := 0
-				if diag {
-					bstart = a + 1
+			} else if old != nil && old[r] && key <= g.rthr[r]+dq {
+				g.reverse(ls, r, q, key, touch)
+				g.rthr[r] = g.revThr(ls, r)
+			}
+		}
+	}
+}
+
+// scanSymSplit is scan's symmetric pass (a batch build: every query
+// against every other, each pair once) with the pairs of blocks on and
+// above the diagonal cut into parts by g.split. A pair updates both its
+// queries' candidates, so each part keeps candidates for every query; the
+// parts' candidates are then pushed into st in part order, as scanSplit
+// does, and refine narrows them to the serial lists.
+func (g *Graph) scanSymSplit(ls *lists, st *qstate, qs []int, bs int) {
+	nb := (len(qs) + bs - 1) / bs
+	npairs := nb * (nb + 1) / 2
+	// pair returns the blocks (I, J ≥ I) of pair number t, row by row.
+	pair := func(t int) (int, int) {
+		i := 0
+		for t >= nb-i {
+			t -= nb - i
+			i++
+		}
+		return i, i + t
+	}
+	k := st.k
+	var mu sync.Mutex
+	var used []*scanPart
+	g.split(npairs, func(lo, hi int) {
+		p := &scanPart{bufs: dotBufs{part: true}}
+		p.st.reset(len(qs), k)
+		copy(p.st.del, st.del)
+		for t := lo; t < hi; t++ {
+			bi, bj := pair(t)
+			i0, j0 := bi*bs, bj*bs
+			qb, rb := qs[i0:min(i0+bs, len(qs))], qs[j0:min(j0+bs, len(qs))]
+			p.dot = slices.Grow(p.dot[:0], len(qb)*len(rb))[:len(qb)*len(rb)]
+			g.st.denseDots(p.dot, qb, rb, &p.bufs)
+			g.scanBlock(ls, &p.st, i0, j0, qb, rb, p.dot, true, nil, nil, nil)
+		}
+		p.first = lo
+		mu.Lock()
+		used = append(used, p)
+		mu.Unlock()
+	})
+	slices.SortFunc(used, func(a, b *scanPart) int { return a.first - b.first })
+	for _, p := range used {
+		for sa := range qs {
+			st.cnt[sa] += p.st.cnt[sa]
+			for _, c := range p.st.heap[sa*k : sa*k+int(p.st.n[sa])] {
+				if c.key <= st.thr[sa] {
+					st.push(sa, c)
 				}
-				for b := bstart; b < nr; b++ {
-					r := rb[b]
-					if r == q {
-						continue
-					}
-					if keep != nil && !keep(q, r) {
-						continue
-					}
-					st.cnt[sa]++
-					key := g.st.approxKey(sqq, sq[r], row[b])
-					if key <= st.thr[sa] {
-						st.push(sa, cand{key, int32(r)})
-					}
-					if sym {
-						sb := j0 + b
-						st.cnt[sb]++
-						if key <= st.thr[sb] {
-							st.push(sb, cand{key, int32(q)})
-						}
-					} else if old != nil && old[r] && key <= g.rthr[r]+dq {
-						g.reverse(ls, r, q, key, touch)
-						g.rthr[r] = g.revThr(ls, r)
-					}
+			}
+			for _, c := range p.st.side[sa] {
+				if c.key <= st.thr[sa] {
+					st.push(sa, c)
 				}
 			}
 		}
@@ -291,6 +358,7 @@ type scanPart struct {
 	dot     []float64
 	bufs    dotBufs
 	touched []int
+	first   int // scanSymSplit: the first pair of the part
 }
 
 // scanSplit is scan's Euclidean insertion path with the reference blocks
@@ -315,7 +383,7 @@ func (g *Graph) scanSplit(ls *lists, st *qstate, qs, refs []int, reverse bool, t
 		g.split(nb, func(lo, hi int) {
 			p := g.parts[lo]
 			if p == nil {
-				p = new(scanPart)
+				p = &scanPart{bufs: dotBufs{part: true}}
 				g.parts[lo] = p
 			}
 			p.st.reset(len(qb), k)
