@@ -6,6 +6,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/internal/vec"
 )
 
 // eps keeps multiplicative updates finite: denominators are floored at eps
@@ -359,13 +361,7 @@ func mulUpdate(w, neg, pos *mat.Dense, rows []int) {
 		wi := wr.Data[i*wr.Stride : i*wr.Stride+wr.Cols]
 		ni := nr.Data[i*nr.Stride : i*nr.Stride+wr.Cols]
 		pi := pr.Data[i*pr.Stride : i*pr.Stride+wr.Cols]
-		for j, x := range wi {
-			num := ni[j]
-			if num < 0 {
-				num = 0
-			}
-			wi[j] = x * num / max(pi[j], eps)
-		}
+		vec.MulDiv(wi, ni, pi, eps)
 	}
 	if rows == nil {
 		for i := 0; i < wr.Rows; i++ {

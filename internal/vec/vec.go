@@ -53,3 +53,28 @@ func axpy4Generic(y []float64, a *[4]float64, x0, x1, x2, x3 []float64) {
 		y[i] = s + a[3]*x3[i]
 	}
 }
+
+// MulDiv sets w[i] = w[i]·n/max(den[i], eps) for i < len(w), where n is
+// num[i], or 0 if num[i] < 0: the multiplicative update's rule. It rounds
+// as the scalar loop does, NaN included (a NaN num or den gives NaN). num
+// and den must be at least as long as w.
+func MulDiv(w, num, den []float64, eps float64) {
+	if len(num) < len(w) || len(den) < len(w) {
+		panic("vec: MulDiv: num or den shorter than w")
+	}
+	if len(w) == 0 {
+		return
+	}
+	mulDiv(w, num[:len(w)], den[:len(w)], eps)
+}
+
+func mulDivGeneric(w, num, den []float64, eps float64) {
+	num, den = num[:len(w)], den[:len(w)]
+	for i, x := range w {
+		n := num[i]
+		if n < 0 {
+			n = 0
+		}
+		w[i] = x * n / max(den[i], eps)
+	}
+}

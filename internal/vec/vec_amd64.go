@@ -46,3 +46,14 @@ func Prefetch(x []float64) {
 		prefetchAVX2(&x[0], len(x))
 	}
 }
+
+//go:noescape
+func mulDivAVX2(w, num, den []float64, eps float64)
+
+func mulDiv(w, num, den []float64, eps float64) {
+	if hasAVX2 {
+		mulDivAVX2(w, num, den, eps)
+		return
+	}
+	mulDivGeneric(w, num, den, eps)
+}

@@ -151,3 +151,49 @@ pf:
 	CMPQ SI, CX
 	JLT  pf
 	RET
+
+// func mulDivAVX2(w, num, den []float64, eps float64)
+// w[i] = w[i]·n / max(den[i], eps) for i < len(w), where n is num[i], or 0
+// if num[i] < 0: each product and quotient rounded as the scalar code
+// rounds them. VMAXPD returns its second source (den) when either is NaN,
+// as Go's max does; VCMPPD's LT_OQ is false on NaN, so a NaN num stays.
+TEXT ·mulDivAVX2(SB), NOSPLIT, $0-80
+	MOVQ w_base+0(FP), DI
+	MOVQ w_len+8(FP), CX
+	MOVQ num_base+24(FP), SI
+	MOVQ den_base+48(FP), DX
+	VBROADCASTSD eps+72(FP), Y0
+	VXORPD Y1, Y1, Y1
+	XORQ AX, AX
+	MOVQ CX, BX
+	ANDQ $-4, BX
+
+md4:
+	CMPQ AX, BX
+	JGE  md1
+	VMOVUPD (SI)(AX*8), Y2
+	VCMPPD $0x11, Y1, Y2, Y3       // num < 0 (LT_OQ)
+	VANDNPD Y2, Y3, Y2             // those lanes to 0
+	VMULPD (DI)(AX*8), Y2, Y2      // w·n
+	VMAXPD (DX)(AX*8), Y0, Y4      // max(eps, den), den on NaN
+	VDIVPD Y4, Y2, Y2
+	VMOVUPD Y2, (DI)(AX*8)
+	ADDQ $4, AX
+	JMP  md4
+
+md1:
+	CMPQ AX, CX
+	JGE  mddone
+	VMOVSD (SI)(AX*8), X2
+	VCMPSD $0x11, X1, X2, X3
+	VANDNPD X2, X3, X2
+	VMULSD (DI)(AX*8), X2, X2
+	VMAXSD (DX)(AX*8), X0, X4
+	VDIVSD X4, X2, X2
+	VMOVSD X2, (DI)(AX*8)
+	INCQ AX
+	JMP  md1
+
+mddone:
+	VZEROUPPER
+	RET
