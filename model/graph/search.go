@@ -46,6 +46,23 @@ func (st *qstate) reset(nq, k int) {
 	}
 }
 
+// absorb adds to query sa the candidates that part p holds for its query
+// a (its heap and its side list), as far as they pass sa's threshold, and
+// p's count of candidates seen.
+func (st *qstate) absorb(sa int, p *qstate, a int) {
+	st.cnt[sa] += p.cnt[a]
+	for _, c := range p.heap[a*p.k : a*p.k+int(p.n[a])] {
+		if c.key <= st.thr[sa] {
+			st.push(sa, c)
+		}
+	}
+	for _, c := range p.side[a] {
+		if c.key <= st.thr[sa] {
+			st.push(sa, c)
+		}
+	}
+}
+
 func candLess(x, y cand) bool { return less(x.key, int(x.id), y.key, int(y.id)) }
 
 // push offers candidate c to query a. The caller has checked c.key ≤ thr[a].
@@ -336,17 +353,7 @@ func (g *Graph) scanSymSplit(ls *lists, st *qstate, qs []int, bs int) {
 	slices.SortFunc(used, func(a, b *scanPart) int { return a.first - b.first })
 	for _, p := range used {
 		for sa := range qs {
-			st.cnt[sa] += p.st.cnt[sa]
-			for _, c := range p.st.heap[sa*k : sa*k+int(p.st.n[sa])] {
-				if c.key <= st.thr[sa] {
-					st.push(sa, c)
-				}
-			}
-			for _, c := range p.st.side[sa] {
-				if c.key <= st.thr[sa] {
-					st.push(sa, c)
-				}
-			}
+			st.absorb(sa, &p.st, sa)
 		}
 	}
 }
@@ -411,18 +418,7 @@ func (g *Graph) scanSplit(ls *lists, st *qstate, qs, refs []int, reverse bool, t
 			g.partUsed[lo] = false
 			p := g.parts[lo]
 			for a := range qb {
-				sa := i0 + a
-				st.cnt[sa] += p.st.cnt[a]
-				for _, c := range p.st.heap[a*k : a*k+int(p.st.n[a])] {
-					if c.key <= st.thr[sa] {
-						st.push(sa, c)
-					}
-				}
-				for _, c := range p.st.side[a] {
-					if c.key <= st.thr[sa] {
-						st.push(sa, c)
-					}
-				}
+				st.absorb(i0+a, &p.st, a)
 			}
 			for _, i := range p.touched {
 				touch(i)
