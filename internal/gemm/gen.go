@@ -32,12 +32,18 @@ var tileRegs = [6][4]string{
 }
 var rowPtrs = [6]string{"R8", "R9", "R10", "R11", "R12", "R13"}
 
-// header starts a kernel: its comment and TEXT line, the row count n in
-// CX, and the rows' pointers (the array argument at 8(FP)) in rowPtrs.
-func header(name, sig string, argSize, rows int, arg string) {
+// text starts a kernel: its comment, its Go declaration (sig with [6]
+// written as [tileRows]) and its TEXT line.
+func text(name, sig string, argSize int) {
 	fmt.Fprintf(&out, "// func %s%s\n", name, sig)
 	fmt.Fprintf(&decls, "\n//go:noescape\nfunc %s%s\n", name, strings.ReplaceAll(sig, "[6]", "[tileRows]"))
 	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-%d\n", name, argSize)
+}
+
+// header starts a kernel (text), then loads the row count n into CX and
+// the rows' pointers (the array argument at 8(FP)) into rowPtrs.
+func header(name, sig string, argSize, rows int, arg string) {
+	text(name, sig, argSize)
 	p("MOVQ n+0(FP), CX")
 	p("MOVQ %s+8(FP), AX", arg)
 	for r := 0; r < rows; r++ {
@@ -115,10 +121,7 @@ func mulRows(rows, nv int, f32 bool) {
 // the next block of x's rows in while this one is summed.
 func mulCols(rows, nv int) {
 	name := fmt.Sprintf("mulCols%dx%d", rows, nv)
-	sig := "(n int, x *float64, ldx int, a *float64, lda int, c *float64, ldc int, pf uintptr, pfn int)"
-	fmt.Fprintf(&out, "// func %s%s\n", name, sig)
-	fmt.Fprintf(&decls, "\n//go:noescape\nfunc %s%s\n", name, sig)
-	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-72\n", name)
+	text(name, "(n int, x *float64, ldx int, a *float64, lda int, c *float64, ldc int, pf uintptr, pfn int)", 72)
 	p("MOVQ n+0(FP), CX")
 	p("MOVQ x+8(FP), AX")
 	p("MOVQ ldx+16(FP), BX")
