@@ -316,10 +316,12 @@ func TestNormalizeColumns(t *testing.T) {
 	}
 }
 
-// TestGraphTermTiled checks the tiled product over all rows against the
-// row-by-row CSR loop (AddVGradRows with every row listed) on a signed
-// graph large enough to be tiled: the gradient bit for bit, the objective
-// against ½Σ S_ij‖v_i − v_j‖² computed directly.
+// TestGraphTermTiled checks the product over all rows against the
+// row-by-row one (AddVGradRows with every row listed) on a signed graph
+// large enough to be tiled: the gradient bit for bit (vec.SumRows's
+// blocks of rows against its single rows with AVX-512, the tiles against
+// the CSR loop without), the objective (through the tiles) against
+// ½Σ S_ij‖v_i − v_j‖² computed directly.
 func TestGraphTermTiled(t *testing.T) {
 	const n, k = 5000, 20
 	rnd := rand.New(rand.NewPCG(9, 9))
