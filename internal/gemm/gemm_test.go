@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
@@ -190,6 +191,15 @@ func benchShapes() (x, u, v blas64.General) {
 	return randGeneral(rnd, 20000, 784, 0, 0), randGeneral(rnd, 784, 50, 0, 0), randGeneral(rnd, 20000, 50, 0, 0)
 }
 
+// inTwo runs f(0) and f(1) on two goroutines at once.
+func inTwo(f func(g int)) {
+	var wg sync.WaitGroup
+	for g := range 2 {
+		wg.Go(func() { f(g) })
+	}
+	wg.Wait()
+}
+
 func gflops(b *testing.B, flops float64) {
 	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
@@ -205,6 +215,17 @@ func BenchmarkMulPacked20000x784x50(b *testing.B) {
 		for b.Loop() {
 			p.Pack(u)
 			MulPacked(c, x, &p)
+		}
+		gflops(b, flops)
+	})
+	b.Run("gemm-2parts", func(b *testing.B) {
+		var p Packed
+		for b.Loop() {
+			p.Pack(u)
+			inTwo(func(g int) {
+				lo, hi := g*x.Rows/2, (g+1)*x.Rows/2
+				MulPacked(rowsOf(c, lo, hi), rowsOf(x, lo, hi), &p)
+			})
 		}
 		gflops(b, flops)
 	})
@@ -228,6 +249,24 @@ func BenchmarkMulXTA20000x784x50(b *testing.B) {
 		var ws Workspace
 		for b.Loop() {
 			MulXTA(c, x, v, &ws)
+		}
+		gflops(b, flops)
+	})
+	b.Run("gemm-2parts", func(b *testing.B) {
+		// As model.Frobenius runs it under Engine.Split on two cores: eight
+		// row chunks, four on each goroutine, each with its own result.
+		var ws [8]Workspace
+		cs := make([]blas64.General, 8)
+		for i := range cs {
+			cs[i] = blas64.General{Rows: 784, Cols: 50, Stride: 50, Data: make([]float64, 50*784)}
+		}
+		for b.Loop() {
+			inTwo(func(g int) {
+				for ch := 4 * g; ch < 4*g+4; ch++ {
+					lo, hi := ch*x.Rows/8, (ch+1)*x.Rows/8
+					MulXTA(cs[ch], rowsOf(x, lo, hi), rowsOf(v, lo, hi), &ws[ch])
+				}
+			})
 		}
 		gflops(b, flops)
 	})
