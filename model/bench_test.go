@@ -65,9 +65,16 @@ func BenchmarkGNMFIter20000x784(b *testing.B) {
 func BenchmarkNMFIter20000x784(b *testing.B) { benchIter(b, nil) }
 
 // BenchmarkGNMFIterSplit20000x784 is BenchmarkGNMFIter20000x784 with
-// Engine.Split over GOMAXPROCS goroutines (pipeline.Split), OpenBLAS (with
+// Engine.Split over GOMAXPROCS goroutines (pipeline.Share), OpenBLAS (with
 // -tags openblas) running each part's products on one thread.
 func BenchmarkGNMFIterSplit20000x784(b *testing.B) {
+	defer openblas.SetThreads(openblas.SetThreads(1))
+	benchIterSplit(b, []Term{&GraphTerm{Weight: 100, S: randomGraph(20000, 10)}}, pipeline.Share(runtime.GOMAXPROCS(0)))
+}
+
+// BenchmarkGNMFIterSplitStatic20000x784 is the same with pipeline.Split:
+// one part per goroutine.
+func BenchmarkGNMFIterSplitStatic20000x784(b *testing.B) {
 	defer openblas.SetThreads(openblas.SetThreads(1))
 	benchIterSplit(b, []Term{&GraphTerm{Weight: 100, S: randomGraph(20000, 10)}}, pipeline.Split(runtime.GOMAXPROCS(0)))
 }

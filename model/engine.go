@@ -166,7 +166,8 @@ type Engine struct {
 	// products (in row blocks) and the updates themselves. split(n, body)
 	// must call body on disjoint, non-empty ranges covering [0, n),
 	// possibly on several goroutines, and return once all have returned
-	// (pipeline.Split provides one). With OpenBLAS, run OpenBLAS on one
+	// (pipeline.Share provides one, whose pieces go to whichever core is
+	// free; pipeline.Split, one part per core). With OpenBLAS, run OpenBLAS on one
 	// thread (openblas_set_num_threads(1)), or its idle threads spin on
 	// the cores the parts need. VᵀX and VᵀV are summed over 8 fixed row
 	// chunks, so results differ from a run without Split by rounding

@@ -65,7 +65,7 @@ type Common struct {
 	// returning false stops the fit.
 	Callback func(Stats) bool
 	// Split, if set, runs the parts of each iteration at once (see
-	// Engine.Split; pipeline.Split provides one).
+	// Engine.Split; pipeline.Share provides one).
 	Split func(n int, body func(lo, hi int))
 }
 

@@ -14,9 +14,9 @@ import (
 
 // TestEngineSplit runs GNMF on the digits with Engine.Split: the objective
 // never rises, U and V do not depend on the number of parts or their order
-// (bit for bit: goroutines from pipeline.Split with 2 and 3 parts, and
-// three parts run last first), and they are those of the serial run up to
-// rounding.
+// (bit for bit: goroutines from pipeline.Split with 2 and 3 parts, from
+// pipeline.Share with 2 and 3 goroutines, and three parts run last
+// first), and they are those of the serial run up to rounding.
 func TestEngineSplit(t *testing.T) {
 	x, _ := datasets.Digits()
 	data := DenseRows(x)
@@ -40,6 +40,10 @@ func TestEngineSplit(t *testing.T) {
 		u, v := run(fmt.Sprint(w, " goroutines"), pipeline.Split(w))
 		if !mat.Equal(u, u1) || !mat.Equal(v, v1) {
 			t.Errorf("%d goroutines: U, V differ from three parts run last first", w)
+		}
+		u, v = run(fmt.Sprint(w, " goroutines sharing pieces"), pipeline.Share(w))
+		if !mat.Equal(u, u1) || !mat.Equal(v, v1) {
+			t.Errorf("%d goroutines sharing pieces: U, V differ from three parts run last first", w)
 		}
 	}
 	if !mat.EqualApprox(u0, u1, 1e-9*mat.Max(u0)) || !mat.EqualApprox(v0, v1, 1e-9*mat.Max(v0)) {

@@ -1,6 +1,9 @@
 package pipeline
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // Split returns a function that runs body over [0, n) cut into at most
 // workers contiguous parts of near-equal size, each on its own goroutine,
@@ -34,6 +37,54 @@ func Split(workers int) func(n int, body func(lo, hi int)) {
 			wg.Go(func() { body(lo, hi) })
 		}
 		body(0, n/parts) // the first part on the caller's goroutine
+		wg.Wait()
+	}
+}
+
+// sharePieces is how many pieces per worker Share cuts.
+const sharePieces = 4
+
+// Share returns a function with Split's contract that cuts [0, n) into up
+// to 4·workers contiguous pieces of near-equal size, the same way for the
+// same n, and runs them on workers goroutines (the caller's among them),
+// each taking the next piece as soon as it is done with one. Each piece
+// runs exactly once; which goroutine runs it varies from call to call.
+//
+// Where a core can be taken away for a while, as on a virtual machine
+// whose host runs other tenants, the other goroutines take over its
+// pieces instead of waiting for it: model.Engine.Split's parts (products
+// in row chunks, the graph term in row blocks) fit it, and a GNMF
+// iteration at 20000×784 ran 5–9% faster with it than with Split's one
+// part per worker on this 2-core machine (four alternating rounds).
+// Where each part keeps a workspace (graph.Graph.SetSplit), Split's fewer
+// parts keep fewer.
+func Share(workers int) func(n int, body func(lo, hi int)) {
+	if workers <= 1 {
+		return Split(1)
+	}
+	return func(n int, body func(lo, hi int)) {
+		pieces := min(sharePieces*workers, n)
+		if pieces <= 1 {
+			if n > 0 {
+				body(0, n)
+			}
+			return
+		}
+		var next atomic.Int64
+		run := func() {
+			for {
+				p := int(next.Add(1) - 1)
+				if p >= pieces {
+					return
+				}
+				body(p*n/pieces, (p+1)*n/pieces)
+			}
+		}
+		var wg sync.WaitGroup
+		for range min(workers, pieces) - 1 {
+			wg.Go(run)
+		}
+		run()
 		wg.Wait()
 	}
 }

@@ -6,40 +6,51 @@ import (
 	"testing"
 )
 
-// TestSplit checks that the parts of a call cover [0, n) exactly once, that
-// the same n is cut the same way every time, and that no part is still
-// running when Split returns (run it with -race).
+// TestSplit checks, for Split and Share, that the parts of a call cover
+// [0, n) exactly once, that the same n is cut the same way every time,
+// into no more parts than promised, and that no part is still running
+// when the call returns (run it with -race).
 func TestSplit(t *testing.T) {
-	for _, workers := range []int{0, 1, 2, 3, 8} {
-		split := Split(workers)
-		for _, n := range []int{0, 1, 2, 5, 7, 100} {
-			var first [][2]int
-			for round := range 2 {
-				var mu sync.Mutex
-				var parts [][2]int
-				seen := make([]int, n)
-				split(n, func(lo, hi int) {
-					for i := lo; i < hi; i++ {
-						seen[i]++ // disjoint parts: no race
-					}
-					mu.Lock()
-					parts = append(parts, [2]int{lo, hi})
-					mu.Unlock()
-				})
-				for i, c := range seen {
-					if c != 1 {
-						t.Fatalf("workers %d, n %d: index %d visited %d times", workers, n, i, c)
-					}
+	for _, c := range []struct {
+		name      string
+		make      func(int) func(int, func(int, int))
+		perWorker int
+	}{{"Split", Split, 1}, {"Share", Share, sharePieces}} {
+		for _, workers := range []int{0, 1, 2, 3, 8} {
+			testSplit(t, c.name, c.make(workers), workers, c.perWorker)
+		}
+	}
+}
+
+func testSplit(t *testing.T, name string, split func(int, func(int, int)), workers, perWorker int) {
+	t.Helper()
+	for _, n := range []int{0, 1, 2, 5, 7, 100} {
+		var first [][2]int
+		for round := range 2 {
+			var mu sync.Mutex
+			var parts [][2]int
+			seen := make([]int, n)
+			split(n, func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					seen[i]++ // disjoint parts: no race
 				}
-				slices.SortFunc(parts, func(a, b [2]int) int { return a[0] - b[0] })
-				if len(parts) > max(workers, 1) {
-					t.Errorf("workers %d, n %d: %d parts", workers, n, len(parts))
+				mu.Lock()
+				parts = append(parts, [2]int{lo, hi})
+				mu.Unlock()
+			})
+			for i, c := range seen {
+				if c != 1 {
+					t.Fatalf("%s, workers %d, n %d: index %d visited %d times", name, workers, n, i, c)
 				}
-				if round == 0 {
-					first = parts
-				} else if !slices.Equal(parts, first) {
-					t.Errorf("workers %d, n %d: cut %v, then %v", workers, n, first, parts)
-				}
+			}
+			slices.SortFunc(parts, func(a, b [2]int) int { return a[0] - b[0] })
+			if len(parts) > max(workers*perWorker, 1) {
+				t.Errorf("%s, workers %d, n %d: %d parts", name, workers, n, len(parts))
+			}
+			if round == 0 {
+				first = parts
+			} else if !slices.Equal(parts, first) {
+				t.Errorf("%s, workers %d, n %d: cut %v, then %v", name, workers, n, first, parts)
 			}
 		}
 	}

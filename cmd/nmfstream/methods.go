@@ -240,8 +240,9 @@ func newCommon(p fitParams, stop func() bool, pr *progress) model.Common {
 		// faster per GNMF iteration than one core running internal/gemm
 		// (BenchmarkGNMFIterSplit20000x784 against
 		// BenchmarkGNMFIter20000x784). OpenBLAS already keeps both cores
-		// busy, and its idle threads would spin against the parts.
-		split = pipeline.Split(runtime.GOMAXPROCS(0))
+		// busy, and its idle threads would spin against the parts. Share
+		// rather than Split: pieces go to whichever core is free.
+		split = pipeline.Share(runtime.GOMAXPROCS(0))
 	}
 	return model.Common{
 		Rank:    p.rank,

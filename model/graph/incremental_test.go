@@ -449,6 +449,7 @@ func TestBatchSplitEqualsSerial(t *testing.T) {
 			}
 			for name, split := range map[string]func(int, func(int, int)){
 				"reverse": splittest.Reverse, "2 goroutines": pipeline.Split(2), "3 goroutines": pipeline.Split(3),
+				"2 goroutines sharing pieces": pipeline.Share(2),
 			} {
 				got, err := KNN{K: 4, BlockSize: 8, Metric: metric, Split: split}.Dense(c.x)
 				if err != nil {
