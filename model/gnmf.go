@@ -123,11 +123,7 @@ func (g *GNMF) Fit(x Data, labels []int) error {
 		// The graph keeps its own copy of the rows for incremental search;
 		// a batch fit needs only its weights, so it is dropped after this
 		// block (a fit then holds about twice its input, not three times).
-		gc := g.Graph
-		if gc.Split == nil {
-			gc.Split = g.Split // the graph's search runs in parts too
-		}
-		knn, err := BuildGraph(gc, x)
+		knn, err := buildGraph(g.Graph, x, g.Split) // the search in parts too
 		if err != nil {
 			return err
 		}
@@ -168,10 +164,14 @@ func (g *GNMF) Projector(p Projection) *Projector {
 }
 
 // BuildGraph builds the exact k-NN graph of x's samples with c.
-func BuildGraph(c graph.KNN, x Data) (*graph.Graph, error) {
+func BuildGraph(c graph.KNN, x Data) (*graph.Graph, error) { return buildGraph(c, x, nil) }
+
+// buildGraph is BuildGraph with the search of dense rows in parts by split
+// (graph.KNN.DenseSplit), if it is set.
+func buildGraph(c graph.KNN, x Data, split func(n int, body func(lo, hi int))) (*graph.Graph, error) {
 	switch r := Rows(x).(type) {
 	case *mat.Dense:
-		return c.Dense(r)
+		return c.DenseSplit(r, split)
 	case *sparse.CSR:
 		return c.Sparse(r)
 	}

@@ -58,5 +58,5 @@ def show(name, ratios):
 show("GNMF iteration / scikit-learn NMF mu iteration", [it / sk for sk, it, _ in iters])
 show("  the same with Engine.Split over the cores", [its / sk for sk, _, its in iters])
 show("k-NN graph / kneighbors_graph", [knn / sk for sk, knn, _ in knns])
-show("  the same with KNN.Split over the cores", [ks / sk for sk, _, ks in knns])
+show("  the same with KNN.DenseSplit over the cores", [ks / sk for sk, _, ks in knns])
 '

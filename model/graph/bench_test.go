@@ -122,14 +122,14 @@ func benchInsert(b *testing.B, k, w, d, batch int) {
 	}
 }
 
-// BenchmarkKNNSplit20000x784 is BenchmarkKNN20000x784 with KNN.Split over
-// GOMAXPROCS goroutines (pipeline.Split).
+// BenchmarkKNNSplit20000x784 is BenchmarkKNN20000x784 through DenseSplit
+// over GOMAXPROCS goroutines (pipeline.Split).
 func BenchmarkKNNSplit20000x784(b *testing.B) {
 	x := uniform(20000, 784)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		if _, err := (KNN{K: 10, Split: pipeline.Split(runtime.GOMAXPROCS(0))}).Dense(x); err != nil {
+		if _, err := (KNN{K: 10}).DenseSplit(x, pipeline.Split(runtime.GOMAXPROCS(0))); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -430,7 +430,7 @@ func TestSplitEqualsSerial(t *testing.T) {
 }
 
 // TestBatchSplitEqualsSerial checks that a batch build whose symmetric
-// search runs in parts (KNN.Split) gives the serial graph exactly, with
+// search runs in parts (KNN.DenseSplit) gives the serial graph exactly, with
 // parts cut unevenly and run last first (splittest.Reverse) and on two
 // and three goroutines, under both metrics, on data with ties and in the
 // float32 search of wide data with near-ties.
@@ -451,7 +451,7 @@ func TestBatchSplitEqualsSerial(t *testing.T) {
 				"reverse": splittest.Reverse, "2 goroutines": pipeline.Split(2), "3 goroutines": pipeline.Split(3),
 				"2 goroutines sharing pieces": pipeline.Share(2),
 			} {
-				got, err := KNN{K: 4, BlockSize: 8, Metric: metric, Split: split}.Dense(c.x)
+				got, err := KNN{K: 4, BlockSize: 8, Metric: metric}.DenseSplit(c.x, split)
 				if err != nil {
 					t.Fatal(err)
 				}

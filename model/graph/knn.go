@@ -76,13 +76,6 @@ type KNN struct {
 	// online GNMF: a label then costs O(1) instead of a search over the
 	// labeled nodes, and IntraInter, Signed and MFA panic.
 	LabelsOnly bool
-	// Split, if set, runs searches in parts at once: split(n, body) must
-	// call body on disjoint, non-empty ranges [lo, hi) covering [0, n),
-	// possibly on several goroutines, and return once every call has
-	// returned. A batch build (Dense) then scans its pairs of blocks in
-	// parts, and the graph keeps Split for its insertions (SetSplit). The
-	// graph is the same as without. pipeline.Split provides one.
-	Split func(n int, body func(lo, hi int))
 }
 
 func (c KNN) norm() (KNN, error) {
@@ -120,9 +113,24 @@ func (c KNN) norm() (KNN, error) {
 // row, i.e. Xᵀ in DESIGN.md's notation). Node i is row i. It returns an
 // error for empty data, non-finite values, K ≥ N, or (Cosine) zero rows.
 // The graph keeps a copy of x for later insertions.
-func (c KNN) Dense(x mat.Matrix) (*Graph, error) {
+func (c KNN) Dense(x mat.Matrix) (*Graph, error) { return c.DenseSplit(x, nil) }
+
+// DenseSplit is Dense with the search run in parts at once: split(n, body)
+// must call body on disjoint, non-empty ranges [lo, hi) covering [0, n),
+// possibly on several goroutines, and return once every call has
+// returned (pipeline.Split provides one). The pairs of distance blocks
+// are cut into parts, each with its own candidates, merged in order: the
+// graph is Dense's exactly. It keeps split for its insertions (SetSplit).
+func (c KNN) DenseSplit(x mat.Matrix, split func(n int, body func(lo, hi int))) (*Graph, error) {
 	n, d := x.Dims()
-	return c.build(n, d, c.NewDense, func(g *Graph) ([]int, error) { return g.addDense(x) })
+	newGraph := func(dim int) (*Graph, error) {
+		g, err := c.NewDense(dim)
+		if g != nil {
+			g.split = split
+		}
+		return g, err
+	}
+	return c.build(n, d, newGraph, func(g *Graph) ([]int, error) { return g.addDense(x) })
 }
 
 // Sparse builds the exact k-NN graph of the rows of x (N×D, one sample per
@@ -185,7 +193,7 @@ func (c KNN) newGraph(dim int, isSparse bool) (*Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Graph{cfg: c, blockSize: c.BlockSize, split: c.Split}
+	g := &Graph{cfg: c, blockSize: c.BlockSize}
 	g.st = store{isSparse: isSparse, dim: dim, cosine: c.Metric == Cosine}
 	g.knn.k, g.knn.vis = c.K+max(c.Slack, 0), c.K
 	g.intra.k = c.IntraK
