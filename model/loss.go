@@ -63,9 +63,13 @@ var packPool = sync.Pool{New: func() any { return new(gemm.Packed) }}
 // mulTo sets dst = a·b, for a of n×d and b of d×k, serially: through
 // internal/gemm where it serves and b is dense, else BLAS. dst must not
 // share storage with a or b.
-func mulTo(dst, a *mat.Dense, b mat.Matrix) {
+func mulTo(dst, a *mat.Dense, b mat.Matrix) { mulToVia(dst, a, b, gemmServes(false)) }
+
+// mulToVia is mulTo through internal/gemm if useGemm (and b is dense),
+// else BLAS.
+func mulToVia(dst, a *mat.Dense, b mat.Matrix, useGemm bool) {
 	bd, ok := b.(*mat.Dense)
-	if !ok || !gemmServes(false) {
+	if !ok || !useGemm {
 		dst.Mul(a, b)
 		return
 	}
@@ -84,10 +88,15 @@ func mulTo(dst, a *mat.Dense, b mat.Matrix) {
 // mulTransTo sets dst = aᵀb, for a of n×p and b of n×q, serially: through
 // internal/gemm where it serves, else BLAS.
 func mulTransTo(dst, a, b *mat.Dense, ws *gemm.Workspace) {
+	mulTransToVia(dst, a, b, ws, gemmServes(false))
+}
+
+// mulTransToVia is mulTransTo through internal/gemm if useGemm, else BLAS.
+func mulTransToVia(dst, a, b *mat.Dense, ws *gemm.Workspace, useGemm bool) {
 	_, p := a.Dims()
 	_, q := b.Dims()
 	reuse(dst, p, q)
-	if !gemmServes(false) {
+	if !useGemm {
 		dst.Mul(a.T(), b)
 		return
 	}
@@ -192,7 +201,10 @@ func (l *Frobenius) UGradTo(neg, pos, u, v *mat.Dense) {
 		l.X.MulTo(neg, v)
 	}
 	l.vtvTo(v)
-	pos.Mul(u, &l.vtv)
+	// The small products too go through gemm under Split, so that a split
+	// iteration makes no BLAS call (with OpenBLAS, its pool's threads
+	// would otherwise wake beside the parts).
+	mulToVia(pos, u, &l.vtv, l.useGemm())
 }
 
 // vtvTo stores VᵀV into l.vtv: in row chunks under split, through the
@@ -232,7 +244,7 @@ func (l *Frobenius) VGradTo(neg, pos, u, v *mat.Dense) {
 			x.Copy(neg)
 		}
 	}
-	mulTransTo(&l.utu, u, u, &l.utuWS)
+	mulTransToVia(&l.utu, u, u, &l.utuWS, l.useGemm())
 	fast := l.useGemm()
 	if fast {
 		l.gpk.Pack(l.utu.RawMatrix())
@@ -305,7 +317,7 @@ func (l *Frobenius) Value(u, v *mat.Dense) float64 {
 	if !l.xtuTo(u) {
 		l.X.TMulTo(reuse(&l.xtu, n, k), u)
 	}
-	mulTransTo(&l.utu, u, u, &l.utuWS)
+	mulTransToVia(&l.utu, u, u, &l.utuWS, l.useGemm())
 	return l.LastValue(v)
 }
 
