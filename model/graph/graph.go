@@ -231,7 +231,7 @@ func (g *Graph) reserve(n int) {
 	if g.st.isSparse {
 		g.st.ind = slices.Grow(g.st.ind, n)
 		g.st.val = slices.Grow(g.st.val, n)
-	} else {
+	} else if !g.st.borrowed {
 		g.st.data = slices.Grow(g.st.data, n*g.st.dim)
 	}
 	for _, l := range []*lists{&g.knn, &g.intra, &g.inter} {
@@ -255,7 +255,12 @@ func (g *Graph) liveIDs(buf []int) []int {
 
 // addDense validates and stores the rows of x, returning their ids. On a
 // validation error nothing is stored.
-func (g *Graph) addDense(x mat.Matrix) ([]int, error) {
+func (g *Graph) addDense(x mat.Matrix) ([]int, error) { return g.addDenseBorrow(x, false) }
+
+// addDenseBorrow is addDense that, if borrow is set, may read x's rows in
+// place (a batch build, whose caller promises not to modify x: see
+// KNN.Dense).
+func (g *Graph) addDenseBorrow(x mat.Matrix, borrow bool) ([]int, error) {
 	if g.st.isSparse {
 		return nil, fmt.Errorf("graph: dense rows inserted into a sparse graph")
 	}
@@ -279,11 +284,24 @@ func (g *Graph) addDense(x mat.Matrix) ([]int, error) {
 		}
 		norms[i] = nm
 	}
+	// A batch build into an empty graph reads x's rows in place, when they
+	// lie one after the other: the graph's own copy, the size of x, would
+	// be dropped unused by a batch fit (GNMF keeps only the weights). The
+	// first write (an insertion or removal) copies them (store.own).
+	if xd, ok := x.(*mat.Dense); borrow && ok && len(g.live) == 0 && !g.st.keep32 && n > 0 && xd.RawMatrix().Stride == d {
+		g.st.data, g.st.borrowed = xd.RawMatrix().Data[:n*d:n*d], true
+	} else {
+		borrow = false
+	}
 	g.reserve(n)
 	ids := make([]int, n)
 	for i := 0; i < n; i++ {
 		s := g.alloc()
-		g.st.setDense(s, getRow(i), norms[i])
+		if borrow {
+			g.st.finish(s, norms[i]) // slot s = i: its row is x's row i
+		} else {
+			g.st.setDense(s, getRow(i), norms[i])
+		}
 		ids[i] = s
 	}
 	return ids, nil

@@ -467,3 +467,48 @@ func TestBatchSplitEqualsSerial(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchBorrowsRows checks that a batch build reads the rows of a
+// contiguous *mat.Dense in place, and that the first insertion and the
+// first removal copy them instead of writing into the caller's matrix;
+// the graph then equals one built from a copy.
+func TestBatchBorrowsRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	x := randData(60, 4, rng)
+	orig := mat.DenseCopyOf(x)
+	for name, change := range map[string]func(g *Graph) error{
+		"insert": func(g *Graph) error { _, err := g.InsertDense(randData(3, 4, rng)); return err },
+		"remove": func(g *Graph) error { _, err := g.Remove(5, 17); return err },
+	} {
+		g, err := KNN{K: 3}.Dense(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !g.st.borrowed || &g.st.data[0] != &x.RawMatrix().Data[0] {
+			t.Fatalf("%s: the batch build copied the rows", name)
+		}
+		if err := change(g); err != nil {
+			t.Fatal(err)
+		}
+		if g.st.borrowed || &g.st.data[0] == &x.RawMatrix().Data[0] {
+			t.Errorf("%s: the graph still reads the caller's rows", name)
+		}
+		if !mat.Equal(x, orig) {
+			t.Fatalf("%s: the caller's matrix changed", name)
+		}
+		for i := range 60 {
+			if g.Live(i) && !slices.Equal(g.st.denseRow(i), orig.RawRowView(i)) {
+				t.Fatalf("%s: row %d is %v, want %v", name, i, g.st.denseRow(i), orig.RawRowView(i))
+			}
+		}
+	}
+	// An insertion into an empty graph copies: the caller may reuse its
+	// buffer.
+	g, _ := KNN{K: 3}.NewDense(4)
+	if _, err := g.InsertDense(x); err != nil {
+		t.Fatal(err)
+	}
+	if g.st.borrowed {
+		t.Error("an insertion borrowed the caller's rows")
+	}
+}

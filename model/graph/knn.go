@@ -112,7 +112,9 @@ func (c KNN) norm() (KNN, error) {
 // Dense builds the exact k-NN graph of the rows of x (N×D, one sample per
 // row, i.e. Xᵀ in DESIGN.md's notation). Node i is row i. It returns an
 // error for empty data, non-finite values, K ≥ N, or (Cosine) zero rows.
-// The graph keeps a copy of x for later insertions.
+// If x is a *mat.Dense whose rows follow one another, the graph reads
+// them in place, without a copy, until its first insertion or removal,
+// which copies them: do not modify x meanwhile. Otherwise it keeps a copy.
 func (c KNN) Dense(x mat.Matrix) (*Graph, error) { return c.DenseSplit(x, nil) }
 
 // DenseSplit is Dense with the search run in parts at once: split(n, body)
@@ -130,7 +132,7 @@ func (c KNN) DenseSplit(x mat.Matrix, split func(n int, body func(lo, hi int))) 
 		}
 		return g, err
 	}
-	return c.build(n, d, newGraph, func(g *Graph) ([]int, error) { return g.addDense(x) })
+	return c.build(n, d, newGraph, func(g *Graph) ([]int, error) { return g.addDenseBorrow(x, true) })
 }
 
 // Sparse builds the exact k-NN graph of the rows of x (N×D, one sample per

@@ -19,6 +19,9 @@ type store struct {
 	cosine   bool
 
 	data []float64 // dense: slot*dim + l
+	// borrowed: data is the rows of a batch build's input, read in place
+	// (KNN.Dense), until the first write makes the store its own copy.
+	borrowed bool
 
 	ind [][]int     // sparse: column indices of slot's row
 	val [][]float64 // sparse: values of slot's row
@@ -74,11 +77,20 @@ func (s *store) growTo(slots int) {
 		if s.isSparse {
 			s.ind = append(s.ind, nil)
 			s.val = append(s.val, nil)
-		} else {
+		} else if need := len(s.sq) * s.dim; len(s.data) < need {
+			s.own()
 			s.data = slices.Grow(s.data, s.dim)
 			s.data = s.data[:len(s.data)+s.dim]
 			clear(s.data[len(s.data)-s.dim:])
 		}
+	}
+}
+
+// own makes borrowed rows the store's own copy, before a write.
+func (s *store) own() {
+	if s.borrowed {
+		s.data = slices.Clone(s.data)
+		s.borrowed = false
 	}
 }
 
@@ -104,6 +116,7 @@ func (s *store) checkRow(i int, ind []int, val []float64) (float64, error) {
 
 // setDense stores row at slot; the row must have been checked.
 func (s *store) setDense(slot int, row []float64, nm float64) {
+	s.own()
 	dst := s.data[slot*s.dim : (slot+1)*s.dim]
 	copy(dst, row)
 	s.finish(slot, nm)
@@ -144,6 +157,7 @@ func (s *store) clearSlot(slot int) {
 		s.ind[slot] = s.ind[slot][:0]
 		s.val[slot] = s.val[slot][:0]
 	} else {
+		s.own()
 		clear(s.data[slot*s.dim : (slot+1)*s.dim])
 	}
 	s.sq[slot], s.raw[slot] = 0, 0
