@@ -120,9 +120,9 @@ func (g *GNMF) Fit(x Data, labels []int) error {
 	s := g.S
 	g.knn = nil
 	if s == nil && g.alpha > 0 {
-		// The graph keeps its own copy of the rows for incremental search;
-		// a batch fit needs only its weights, so it is dropped after this
-		// block (a fit then holds about twice its input, not three times).
+		// The batch build reads x's rows in place; a batch fit needs only
+		// the graph's weights, so the graph (its lists, and its float32
+		// rows while it searches) is dropped after this block.
 		knn, err := buildGraph(g.Graph, x, g.Split) // the search in parts too
 		if err != nil {
 			return err
