@@ -43,18 +43,8 @@ type Frobenius struct {
 }
 
 // useGemm reports whether the gemm kernels serve the products with X and
-// V better than BLAS (gemmServes).
-func (l *Frobenius) useGemm() bool { return gemmServes(l.split != nil) }
-
-// gemmServes reports whether internal/gemm serves a product better than
-// BLAS: run in parts on all cores (split) whenever its kernels run here,
-// and serially where gemm.Serial64 says so.
-func gemmServes(split bool) bool {
-	if split {
-		return gemm.Fast
-	}
-	return gemm.Serial64()
-}
+// V better than BLAS (gemm.Serves64, in parts under Split).
+func (l *Frobenius) useGemm() bool { return gemm.Serves64(l.split != nil) }
 
 // packPool holds packed operands for mulTo, which may run on several
 // goroutines at once.
@@ -63,7 +53,7 @@ var packPool = sync.Pool{New: func() any { return new(gemm.Packed) }}
 // mulTo sets dst = a·b, for a of n×d and b of d×k, serially: through
 // internal/gemm where it serves and b is dense, else BLAS. dst must not
 // share storage with a or b.
-func mulTo(dst, a *mat.Dense, b mat.Matrix) { mulToVia(dst, a, b, gemmServes(false)) }
+func mulTo(dst, a *mat.Dense, b mat.Matrix) { mulToVia(dst, a, b, gemm.Serves64(false)) }
 
 // mulToVia is mulTo through internal/gemm if useGemm (and b is dense),
 // else BLAS.
@@ -88,7 +78,7 @@ func mulToVia(dst, a *mat.Dense, b mat.Matrix, useGemm bool) {
 // mulTransTo sets dst = aᵀb, for a of n×p and b of n×q, serially: through
 // internal/gemm where it serves, else BLAS.
 func mulTransTo(dst, a, b *mat.Dense, ws *gemm.Workspace) {
-	mulTransToVia(dst, a, b, ws, gemmServes(false))
+	mulTransToVia(dst, a, b, ws, gemm.Serves64(false))
 }
 
 // mulTransToVia is mulTransTo through internal/gemm if useGemm, else BLAS.
@@ -118,38 +108,32 @@ func (l *Frobenius) fastDense() (*mat.Dense, bool) {
 func (l *Frobenius) setSplit(split func(n int, body func(lo, hi int))) { l.split = split }
 
 // chunkSumsTo stores aᵀb into dst as the sum, in order, of splitChunks
-// products over row chunks, computed in parts by l.split.
-func (l *Frobenius) chunkSumsTo(dst *mat.Dense, parts *[]mat.Dense, a, b *mat.Dense) {
-	n, ka := a.Dims()
-	_, kb := b.Dims()
-	l.chunkSums(dst, parts, n, ka, kb, func(p *mat.Dense, r0, r1, _ int) {
-		p.Mul(rowsOf(a, r0, r1).T(), rowsOf(b, r0, r1))
-	})
-}
-
-// chunkSums stores into dst (r×c) the sum, in order, of splitChunks
-// partial results over row chunks of n rows, computed in parts by l.split:
-// part stores the partial result of rows [r0, r1), chunk c, into p (r×c).
-func (l *Frobenius) chunkSums(dst *mat.Dense, parts *[]mat.Dense, n, r, c int, part func(p *mat.Dense, r0, r1, chunk int)) {
+// products over row chunks, computed in parts by l.split: through the
+// gemm kernels where they serve (each chunk with its workspace in ws),
+// else BLAS.
+func (l *Frobenius) chunkSumsTo(dst *mat.Dense, parts *[]mat.Dense, a, b *mat.Dense, ws *[splitChunks]gemm.Workspace) {
+	n, r := a.Dims()
+	_, c := b.Dims()
 	if len(*parts) < splitChunks {
 		*parts = make([]mat.Dense, splitChunks)
 	}
 	ps := *parts
+	fast := l.useGemm()
 	inParts(l.split, splitChunks, func(lo, hi int) {
 		for ch := lo; ch < hi; ch++ {
 			p := reuse(&ps[ch], r, c)
-			if p.IsEmpty() {
-				p.ReuseAs(r, c)
-			}
 			r0, r1 := chunk(ch, n)
 			if r0 == r1 {
+				if p.IsEmpty() {
+					p.ReuseAs(r, c)
+				}
 				p.Zero()
 				continue
 			}
-			part(p, r0, r1, ch)
+			mulTransToVia(p, rowsOf(a, r0, r1), rowsOf(b, r0, r1), &ws[ch], fast)
 		}
 	})
-	if dst.IsEmpty() {
+	if reuse(dst, r, c).IsEmpty() {
 		dst.ReuseAs(r, c)
 	}
 	sumChunksTo(dst, ps)
@@ -170,17 +154,10 @@ func (l *Frobenius) Dims() (d, n int) { return l.X.Dims() }
 func (l *Frobenius) UGradTo(neg, pos, u, v *mat.Dense) {
 	_, k := v.Dims()
 	if x, ok := l.fastDense(); ok {
-		_, d := x.Dims()
-		if neg.IsEmpty() {
-			neg.ReuseAs(d, k)
-		}
 		if l.split != nil {
-			n, _ := x.Dims()
-			l.chunkSums(neg, &l.kdParts, n, d, k, func(p *mat.Dense, r0, r1, ch int) {
-				gemm.MulXTA(p.RawMatrix(), rowsOf(x, r0, r1).RawMatrix(), rowsOf(v, r0, r1).RawMatrix(), &l.xtv[ch])
-			})
+			l.chunkSumsTo(neg, &l.kdParts, x, v, &l.xtv)
 		} else {
-			gemm.MulXTA(neg.RawMatrix(), x.RawMatrix(), v.RawMatrix(), &l.xtv[0])
+			mulTransToVia(neg, x, v, &l.xtv[0], true)
 		}
 	} else if x, ok := Rows(l.X).(*mat.Dense); ok {
 		// (XV)ᵀ = VᵀX as a K×D product: BLAS (OpenBLAS above all) runs
@@ -189,7 +166,7 @@ func (l *Frobenius) UGradTo(neg, pos, u, v *mat.Dense) {
 		_, d := x.Dims()
 		kd := reuse(&l.kd, k, d)
 		if l.split != nil {
-			l.chunkSumsTo(kd, &l.kdParts, v, x)
+			l.chunkSumsTo(kd, &l.kdParts, v, x, &l.xtv)
 		} else {
 			kd.Mul(v.T(), x)
 		}
@@ -210,16 +187,9 @@ func (l *Frobenius) UGradTo(neg, pos, u, v *mat.Dense) {
 // vtvTo stores VᵀV into l.vtv: in row chunks under split, through the
 // gemm kernels where they serve.
 func (l *Frobenius) vtvTo(v *mat.Dense) {
-	n, k := v.Dims()
-	switch {
-	case l.split != nil && l.useGemm():
-		l.chunkSums(reuse(&l.vtv, k, k), &l.gramParts, n, k, k, func(p *mat.Dense, r0, r1, ch int) {
-			vc := rowsOf(v, r0, r1).RawMatrix()
-			gemm.MulXTA(p.RawMatrix(), vc, vc, &l.vtvWS[ch])
-		})
-	case l.split != nil:
-		l.chunkSumsTo(reuse(&l.vtv, k, k), &l.gramParts, v, v)
-	default:
+	if l.split != nil {
+		l.chunkSumsTo(&l.vtv, &l.gramParts, v, v, &l.vtvWS)
+	} else {
 		mulTransTo(&l.vtv, v, v, &l.vtvWS[0])
 	}
 }
@@ -444,12 +414,7 @@ func (l *Frobenius) rowProducts(u *mat.Dense, rows []int, d, k int) {
 		for r, i := range rows {
 			copy(l.blk.RawRowView(r), x.RawRowView(i))
 		}
-		if l.useGemm() {
-			l.upk.Pack(u.RawMatrix())
-			gemm.MulPacked(l.out.RawMatrix(), l.blk.RawMatrix(), &l.upk)
-		} else {
-			l.out.Mul(&l.blk, u)
-		}
+		mulToVia(&l.out, &l.blk, u, l.useGemm())
 	case *sparse.CSR:
 		ur := u.RawMatrix()
 		for r, i := range rows {

@@ -132,11 +132,11 @@ type Online struct {
 	seen     int
 	sw       sweep
 	proj     Projector
-	r        *mat.Dense // D×SearchDim random projection for the graph, or nil
-	old      mat.Dense  // codes of the rows being updated, as the statistics hold them
-	xblk     mat.Dense  // their dense samples, gathered
-	statsWS  gemm.Workspace
-	xblkRows []int // the slots whose rows xblk holds, in order
+	r        *mat.Dense     // D×SearchDim random projection for the graph, or nil
+	old      mat.Dense      // codes of the rows being updated, as the statistics hold them
+	xblk     mat.Dense      // their dense samples, gathered
+	xblkRows []int          // the slots whose rows xblk holds, in order
+	statsWS  gemm.Workspace // updateStats's products
 }
 
 // Revisit says which older codes an online batch sweeps with the new

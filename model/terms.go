@@ -43,14 +43,15 @@ type GraphTerm struct {
 }
 
 // sTiles holds S's entries tiled for a cache-blocked product S·V over all
-// rows: the objective's path, and the gradient's where vec.SumRows runs in
-// plain Go (no AVX-512; see sBySign). Row i gathers the rows j of V it links to; in CSR order those
-// reads jump over the whole of V (8 MB at N = 20,000, K = 50), each a
-// cache and TLB miss. Tiled, the entries between a block of rows and a
-// block of columns come together, so that the rows of the result and of V
-// that they touch lie within tileBytes each. The gradient's sums per row
-// keep their order (columns ascending), so it is the CSR loop's bit for
-// bit; the objective sums in another order.
+// rows: the objective's path, and the gradient's where vec.SumRows runs
+// in plain Go (no AVX-512; see sBySign). Row i gathers the rows j of V it
+// links to; in CSR order those reads jump over the whole of V (8 MB at
+// N = 20,000, K = 50), each a cache and TLB miss. Tiled, the entries
+// between a block of rows and a block of columns come together, so that
+// the rows of the result and of V that they touch lie within tileBytes
+// each. The gradient's sums per row keep their order (columns ascending),
+// so it is the CSR loop's bit for bit; the objective sums in another
+// order.
 type sTiles struct {
 	s     *sparse.CSR // S the tiles were built for
 	m     int         // columns of V the blocks were sized for
@@ -245,23 +246,24 @@ func (t *GraphTerm) AddVGradRows(neg, pos, v *mat.Dense, rows []int) {
 	if rows != nil {
 		nr = len(rows)
 	}
+	// degrees adds row i's degree terms, which every path adds before the
+	// row's entries.
+	degrees := func(i int) {
+		vi := vr.Data[i*vr.Stride+lo : i*vr.Stride+lo+m]
+		vec.Axpy(w*t.degPos[i], vi, rr.Data[i*rr.Stride+lo:i*rr.Stride+lo+m])
+		if t.signed {
+			vec.Axpy(w*t.degNeg[i], vi, ar.Data[i*ar.Stride+lo:i*ar.Stride+lo+m])
+		}
+	}
 	if vec.Fast {
 		b := &t.bySign
 		if b.s != t.S {
 			b.build(t.S)
 		}
 		vs := vr.Data[lo:]
-		// row adds row i's part: the degrees' terms, then its entries.
-		row := func(i int) {
-			vi := vr.Data[i*vr.Stride+lo : i*vr.Stride+lo+m]
-			vec.Axpy(w*t.degPos[i], vi, rr.Data[i*rr.Stride+lo:i*rr.Stride+lo+m])
-			if t.signed {
-				vec.Axpy(w*t.degNeg[i], vi, ar.Data[i*ar.Stride+lo:i*ar.Stride+lo+m])
-			}
-		}
 		if rows != nil {
 			for _, i := range rows {
-				row(i)
+				degrees(i)
 				vec.SumRows(ar.Data[i*ar.Stride+lo:], ar.Stride, m, w, b.pos, i, i+1, vs, vr.Stride)
 				if t.signed {
 					vec.SumRows(rr.Data[i*rr.Stride+lo:], rr.Stride, m, w, b.neg, i, i+1, vs, vr.Stride)
@@ -273,7 +275,7 @@ func (t *GraphTerm) AddVGradRows(neg, pos, v *mat.Dense, rows []int) {
 		inParts(t.split, (nr+sumRowsBlock-1)/sumRowsBlock, func(b0, b1 int) {
 			i0, i1 := b0*sumRowsBlock, min(b1*sumRowsBlock, nr)
 			for i := i0; i < i1; i++ {
-				row(i)
+				degrees(i)
 			}
 			vec.SumRows(ar.Data[i0*ar.Stride+lo:], ar.Stride, m, w, b.pos, i0, i1, vs, vr.Stride)
 			if t.signed {
@@ -288,11 +290,7 @@ func (t *GraphTerm) AddVGradRows(neg, pos, v *mat.Dense, rows []int) {
 		tl := &t.tiles
 		inParts(t.split, len(tl.start)-1, func(rb0, rb1 int) {
 			for i := rb0 * tl.b; i < min(rb1*tl.b, nr); i++ {
-				vi := vr.Data[i*vr.Stride+lo : i*vr.Stride+lo+m]
-				vec.Axpy(w*t.degPos[i], vi, rr.Data[i*rr.Stride+lo:i*rr.Stride+lo+m])
-				if t.signed {
-					vec.Axpy(w*t.degNeg[i], vi, ar.Data[i*ar.Stride+lo:i*ar.Stride+lo+m])
-				}
+				degrees(i)
 			}
 			// The rows of V come from anywhere in V: ask for the row of
 			// the entry 8 ahead while this one is summed (the split
@@ -321,13 +319,9 @@ func (t *GraphTerm) AddVGradRows(neg, pos, v *mat.Dense, rows []int) {
 		if rows != nil {
 			i = rows[r]
 		}
-		vi := vr.Data[i*vr.Stride+lo : i*vr.Stride+lo+m]
+		degrees(i)
 		ai := ar.Data[i*ar.Stride+lo : i*ar.Stride+lo+m]
 		ri := rr.Data[i*rr.Stride+lo : i*rr.Stride+lo+m]
-		vec.Axpy(w*t.degPos[i], vi, ri)
-		if t.signed {
-			vec.Axpy(w*t.degNeg[i], vi, ai)
-		}
 		ind, val := t.S.Row(i)
 		g.dst = ai
 		for p, j := range ind {

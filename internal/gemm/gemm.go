@@ -35,20 +35,21 @@ import (
 // Fast reports whether the AVX-512 kernels run on this machine.
 var Fast = hasAVX512
 
-// Serial64 and Serial32 report whether the kernels serve a product run on
-// one goroutine better than blas64 or blas32: when Fast and the BLAS is
-// gonum's own, which they outrun fourfold and more on every shape
-// benchmarked here. OpenBLAS keeps such products, since its threads use
-// all cores; products cut into parts across cores take the kernels
-// whenever Fast.
-func Serial64() bool {
+// Serves64 and Serves32 report whether the kernels serve a product better
+// than blas64 or blas32. A product run in parts, one beside the other on
+// every core (inParts), takes them whenever Fast: a BLAS would start
+// threads of its own against the parts. A product run serially takes them
+// when Fast and the BLAS is gonum's own, which they outrun fourfold and
+// more on every shape benchmarked here; OpenBLAS keeps such products,
+// since its threads use all cores.
+func Serves64(inParts bool) bool {
 	_, native := blas64.Implementation().(gonum.Implementation)
-	return Fast && native
+	return Fast && (inParts || native)
 }
 
-func Serial32() bool {
+func Serves32(inParts bool) bool {
 	_, native := blas32.Implementation().(gonum.Implementation)
-	return Fast && native
+	return Fast && (inParts || native)
 }
 
 // Panels: each is at most 4 vectors wide (32 float64, 64 float32), so

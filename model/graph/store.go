@@ -57,16 +57,9 @@ type dotBufs struct {
 	abt32 gemm.ABTWorkspace32 // gemm.MulABT32's
 	abt   gemm.ABTWorkspace   // gemm.MulABT's
 	// part is set for a part of a split search, which runs beside the
-	// others on its own core: it takes internal/gemm's kernels whenever
-	// they run here, rather than a BLAS that would start threads of its
-	// own (as model's Frobenius does under Engine.Split).
+	// others on its own core (see gemm.Serves64).
 	part bool
 }
-
-// useGemm32 and useGemm64 report whether dots with workspace w go
-// through internal/gemm rather than BLAS.
-func (w *dotBufs) useGemm32() bool { return gemm.Serial32() || (w.part && gemm.Fast) }
-func (w *dotBufs) useGemm64() bool { return gemm.Serial64() || (w.part && gemm.Fast) }
 
 func (s *store) slots() int { return len(s.sq) }
 
@@ -420,7 +413,7 @@ func (s *store) dots32(dst []float64, qs, refs []int, w *dotBufs) {
 	b := blas32.General{Rows: nr, Cols: s.dim, Stride: s.dim, Data: s.data32[r0 : r0+nr*s.dim]}
 	w.c32 = slices.Grow(w.c32[:0], nq*nr)[:nq*nr]
 	c := blas32.General{Rows: nq, Cols: nr, Stride: nr, Data: w.c32}
-	if w.useGemm32() {
+	if gemm.Serves32(w.part) {
 		gemm.MulABT32(c, a, b, &w.abt32)
 	} else {
 		blas32.Gemm(blas.NoTrans, blas.Trans, 1, a, b, 0, c)
@@ -453,7 +446,7 @@ func (s *store) denseDots(dst []float64, qs, refs []int, w *dotBufs) {
 	a := blas64.General{Rows: nq, Cols: s.dim, Stride: s.dim, Data: s.gather(&w.q, qs)}
 	b := blas64.General{Rows: nr, Cols: s.dim, Stride: s.dim, Data: s.gather(&w.r, refs)}
 	c := blas64.General{Rows: nq, Cols: nr, Stride: nr, Data: dst}
-	if w.useGemm64() {
+	if gemm.Serves64(w.part) {
 		gemm.MulABT(c, a, b, &w.abt)
 		return
 	}
