@@ -39,11 +39,12 @@ func ExampleLearner() {
 		fmt.Println(p.ID, p.Label)
 	}
 	c := l.Counters()
-	fmt.Println("samples", c.Samples, "late labels", c.LateLabels, "scored", c.Labeled)
+	// Samples 0 and 1 arrived before any label was known: not scored.
+	fmt.Println("samples", c.Samples, "late labels", c.LateLabels, "scored", c.Labeled, "early", c.Early)
 	// Output:
 	// 20 left
 	// 21 right
 	// 22 left
 	// 23 right
-	// samples 40 late labels 2 scored 2
+	// samples 40 late labels 2 scored 0 early 2
 }

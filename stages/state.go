@@ -27,7 +27,11 @@ type LearnerState struct {
 	PendingIDs    []string // labels waiting for their sample, oldest first
 	PendingLabels []string
 
-	Counters Counters
+	Counters  Counters
+	Confusion [][]int64 // scored predictions by true class, then predicted class (last: none)
+
+	Spread        []float64 // PredictGraph's label scores, Slots×SpreadClasses
+	SpreadClasses int
 }
 
 // NodeState is the bookkeeping of one graph node.
@@ -71,6 +75,10 @@ func (l *Learner) State() (*LearnerState, error) {
 		s.PredClasses = append(s.PredClasses, p.Class)
 	}
 	s.PendingIDs, s.PendingLabels = l.pending.items()
+	for _, row := range l.conf.n {
+		s.Confusion = append(s.Confusion, slices.Clone(row))
+	}
+	s.Spread, s.SpreadClasses = slices.Clone(l.sp.f), l.sp.c
 	return s, nil
 }
 
@@ -102,6 +110,18 @@ func (l *Learner) Restore(s *LearnerState) error {
 		if nd.Live && nd.ID != "" {
 			l.byID[nd.ID] = n
 		}
+	}
+	if s.SpreadClasses < 0 || s.SpreadClasses > len(l.classes) || (s.SpreadClasses == 0) != (len(s.Spread) == 0) ||
+		(s.SpreadClasses > 0 && len(s.Spread)%s.SpreadClasses != 0) {
+		return errors.New("stages: learner: state: malformed label scores")
+	}
+	l.sp = spreader{f: slices.Clone(s.Spread), c: s.SpreadClasses}
+	l.conf = confusion{}
+	for i, row := range s.Confusion {
+		if len(row) != len(s.Confusion)+1 {
+			return fmt.Errorf("stages: learner: state: confusion row %d has %d entries, want %d", i, len(row), len(s.Confusion)+1)
+		}
+		l.conf.n = append(l.conf.n, slices.Clone(row))
 	}
 	lim := max(l.horizon(), len(s.PredIDs), len(s.PendingIDs))
 	for i, id := range s.PredIDs {

@@ -59,7 +59,7 @@ func TestTunePrequential(t *testing.T) {
 								}
 							}
 							c := l.Counters()
-							t.Logf("rank %d k %d vote %d metric %d batch %d sweeps %d: prequential %.4f all %.4f (%d/%d, unpred %d) every-sample %.4f  %v", rank, k, vote, met, bs, sw, c.Accuracy(), c.AccuracyAll(), c.Correct, c.Labeled, c.Unpredicted, float64(right)/float64(all), time.Since(start).Round(time.Millisecond))
+							t.Logf("rank %d k %d vote %d metric %d batch %d sweeps %d: prequential %.4f (%d/%d, unpred %d) every-sample %.4f  %v", rank, k, vote, met, bs, sw, c.Accuracy(), c.Correct, c.Labeled, c.Unpredicted, float64(right)/float64(all), time.Since(start).Round(time.Millisecond))
 						}
 					}
 				}

@@ -23,7 +23,7 @@ import (
 // the very same numbers.
 const (
 	checkpointMagic   = "nmfstream-checkpoint"
-	checkpointVersion = 1
+	checkpointVersion = 2
 )
 
 // onlineConfig is the configuration of the online learner: the part of a

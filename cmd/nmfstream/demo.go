@@ -196,9 +196,9 @@ func demoStream(ctx context.Context, stdout io.Writer, x *mat.Dense, y []int, se
 	secs := time.Since(start).Seconds()
 	fmt.Fprintf(stdout, "stream: %d digits in random order, %.0f%% labeled, each label %d records late, window 1000, rank 40\n",
 		c.Samples, 100*labeledShare, delay)
-	fmt.Fprintf(stdout, "  prequential accuracy %.3f: %d of the %d labeled samples with a prediction on arrival were right\n",
-		c.Accuracy(), c.Correct, c.Labeled-c.Unpredicted)
-	fmt.Fprintf(stdout, "  (%.3f counting the %d that arrived before any label as wrong)\n", c.AccuracyAll(), c.Unpredicted)
+	lo, hi := c.Interval(1.96)
+	fmt.Fprintf(stdout, "  prequential accuracy %.3f (95%% interval %.3f–%.3f): %d of the %d labeled samples after the first label right on arrival\n",
+		c.Accuracy(), lo, hi, c.Correct, c.Labeled)
 	fmt.Fprintf(stdout, "  %d records in %.1fs (%.0f records/s)\n", c.Records, secs, float64(c.Records)/secs)
 	return nil
 }

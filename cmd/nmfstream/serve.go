@@ -45,7 +45,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	addr := fs.String("addr", "127.0.0.1:8080", "listen `address`")
 	every := fs.Int64("checkpoint-every", 10000, "records between checkpoints (with -model)")
 	maxBody := fs.Int64("max-body", 64<<20, "largest request body in `bytes`")
-	predictor := fs.String("predictor", "nearest", "classifier on codes: nearest, walk or propagate (see stream -help)")
+	predictor := fs.String("predictor", "graph", "classifier: graph, nearest, walk or propagate (see stream -help)")
 	metric := fs.String("metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
 	var cfg onlineConfig
 	addOnlineFlags(fs, &cfg)
@@ -591,7 +591,8 @@ func (s *server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	metric("nmfstream_rejected_total", "counter", "Records that could not be used.", float64(c.Rejected))
 	metric("nmfstream_duplicates_total", "counter", "Samples skipped because their id was in the window.", float64(c.Duplicates))
 	metric("nmfstream_late_labels_total", "counter", "Labels that arrived without features.", float64(c.LateLabels))
-	metric("nmfstream_labeled_total", "counter", "Arrival predictions scored against a known label.", float64(c.Labeled))
+	metric("nmfstream_labeled_total", "counter", "Arrival predictions scored against a known label (samples that arrived after the first label).", float64(c.Labeled))
+	metric("nmfstream_early_total", "counter", "Labeled samples that arrived before any label was known: not scored.", float64(c.Early))
 	metric("nmfstream_correct_total", "counter", "Scored predictions that were right.", float64(c.Correct))
 	metric("nmfstream_accuracy", "gauge", "Prequential accuracy of the answered predictions.", c.Accuracy())
 	metric("nmfstream_pending_labels", "gauge", "Labels waiting for their sample.", float64(pending))

@@ -34,23 +34,30 @@ func init() {
 
 // streamSummary is the JSON object stream --json prints (DESIGN.md §6).
 type streamSummary struct {
-	Accuracy         jsonFloat `json:"accuracy"`
-	AccuracyAll      jsonFloat `json:"accuracy_all"`
-	Records          int64     `json:"records"`
-	Rejected         int64     `json:"rejected"`
-	Samples          int64     `json:"samples"`
-	Duplicates       int64     `json:"duplicates"`
-	LateLabels       int64     `json:"late_labels"`
-	Labeled          int64     `json:"labeled"`
-	Correct          int64     `json:"correct"`
-	Unpredicted      int64     `json:"unpredicted"`
-	Pending          int       `json:"pending"`
-	Seconds          float64   `json:"seconds"`
-	RecordsPerSecond float64   `json:"records_per_second"`
-	RunRecords       int64     `json:"run_records"`
-	ResumedFrom      int64     `json:"resumed_from"`
-	Window           int       `json:"window"`
-	Rank             int       `json:"rank"`
+	// Accuracy is prequential: Correct over NScored, the labeled samples
+	// that arrived after the first label, each predicted on arrival; a
+	// sample left without a prediction counts as wrong.
+	Accuracy         jsonFloat    `json:"accuracy"`
+	AccuracyCI95     [2]jsonFloat `json:"accuracy_ci95"` // Wilson score interval
+	NScored          int64        `json:"n_scored"`
+	BalancedAccuracy jsonFloat    `json:"balanced_accuracy"`
+	MacroF1          jsonFloat    `json:"macro_f1"`
+	Early            int64        `json:"early"` // labeled samples that arrived before any label: not scored
+	Records          int64        `json:"records"`
+	Rejected         int64        `json:"rejected"`
+	Samples          int64        `json:"samples"`
+	Duplicates       int64        `json:"duplicates"`
+	LateLabels       int64        `json:"late_labels"`
+	Labeled          int64        `json:"labeled"`
+	Correct          int64        `json:"correct"`
+	Unpredicted      int64        `json:"unpredicted"`
+	Pending          int          `json:"pending"`
+	Seconds          float64      `json:"seconds"`
+	RecordsPerSecond float64      `json:"records_per_second"`
+	RunRecords       int64        `json:"run_records"`
+	ResumedFrom      int64        `json:"resumed_from"`
+	Window           int          `json:"window"`
+	Rank             int          `json:"rank"`
 }
 
 // jsonFloat writes NaN as null.
@@ -111,6 +118,8 @@ func parseRevisit(s string) (model.Revisit, error) {
 // predictorFlag maps -predictor names.
 func parsePredictor(s string) (int, error) {
 	switch s {
+	case "graph":
+		return int(stages.PredictGraph), nil
 	case "nearest":
 		return int(stages.PredictNearest), nil
 	case "propagate":
@@ -118,7 +127,7 @@ func parsePredictor(s string) (int, error) {
 	case "walk":
 		return int(stages.PredictWalk), nil
 	}
-	return 0, fmt.Errorf("%w: -predictor %q: want nearest, walk or propagate", errUsage, s)
+	return 0, fmt.Errorf("%w: -predictor %q: want graph, nearest, walk or propagate", errUsage, s)
 }
 
 func parseMetric(s string) (int, error) {
@@ -140,7 +149,7 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
 	rejects := fs.String("rejects", "", "write rejected records to this `file` (JSON lines)")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the run to this `file` (go tool pprof)")
-	predictor := fs.String("predictor", "nearest", "classifier on codes: nearest (k-NN vote over every labeled code), walk (the same vote, its neighbours found by a walk of the k-NN graph: cost independent of the window) or propagate (label propagation over the window)")
+	predictor := fs.String("predictor", "graph", "classifier: graph (the labels spread over the k-NN graph of every sample in the window; the default), nearest (k-NN vote over every labeled code), walk (the same vote, its neighbours found by a walk of the k-NN graph: cost independent of the window) or propagate (label propagation over the window)")
 	metric := fs.String("metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
 	var cfg onlineConfig
 	addOnlineFlags(fs, &cfg)
@@ -278,8 +287,12 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	c := l.Counters()
+	sc := l.Scores()
+	lo, hi := c.Interval(1.96)
 	sum := streamSummary{
-		Accuracy: jsonFloat(c.Accuracy()), AccuracyAll: jsonFloat(c.AccuracyAll()),
+		AccuracyCI95: [2]jsonFloat{jsonFloat(lo), jsonFloat(hi)},
+		Accuracy:     jsonFloat(c.Accuracy()), NScored: c.Labeled, Early: c.Early,
+		BalancedAccuracy: jsonFloat(sc.BalancedAccuracy), MacroF1: jsonFloat(sc.MacroF1),
 		Records: c.Records, Rejected: c.Rejected, Samples: c.Samples, Duplicates: c.Duplicates,
 		LateLabels: c.LateLabels, Labeled: c.Labeled, Correct: c.Correct, Unpredicted: c.Unpredicted,
 		Pending: l.Pending(), Seconds: elapsed, RunRecords: runRecords, ResumedFrom: resumed,
@@ -299,8 +312,8 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		fmt.Fprintf(stdout, "records %d (this run %d, %.0f/s), samples %d, rejected %d, duplicates %d, late labels %d, pending labels %d\n",
 			c.Records, runRecords, sum.RecordsPerSecond, c.Samples, c.Rejected, c.Duplicates, c.LateLabels, sum.Pending)
-		fmt.Fprintf(stdout, "prequential accuracy %.4f (%d of %d scored with a prediction; %d scored before any label: %.4f counting them wrong)\n",
-			c.Accuracy(), c.Correct, c.Labeled-c.Unpredicted, c.Unpredicted, c.AccuracyAll())
+		fmt.Fprintf(stdout, "prequential accuracy %.4f (95%% interval %.4f–%.4f): %d of the %d labeled samples after the first label right on arrival (%d without a prediction, counted wrong); balanced accuracy %.4f, macro-F1 %.4f\n",
+			c.Accuracy(), lo, hi, c.Correct, c.Labeled, c.Unpredicted, sc.BalancedAccuracy, sc.MacroF1)
 	}
 	if c.Rejected > 0 && !*asJSON {
 		fmt.Fprintf(stderr, "nmfstream stream: %d records rejected\n", c.Rejected)

@@ -105,6 +105,7 @@ func main() {
 		log.Fatal(err)
 	}
 	c := learner.Counters()
-	fmt.Printf("\n%d samples, %d labels (each %d samples late): prequential accuracy %.4f on %d answered predictions (%.4f counting the %d made before any label as wrong)\n",
-		c.Samples, c.Labeled, *delay, c.Accuracy(), c.Labeled-c.Unpredicted, c.AccuracyAll(), c.Unpredicted)
+	lo, hi := c.Interval(1.96)
+	fmt.Printf("\n%d samples, labels each %d samples late: prequential accuracy %.4f (95%% interval %.4f–%.4f) over the %d labeled samples after the first label (%d before it not scored)\n",
+		c.Samples, *delay, c.Accuracy(), lo, hi, c.Labeled, c.Early)
 }

@@ -111,8 +111,9 @@ func main() {
 	c := learner.Counters()
 	fmt.Printf("%d documents (%d rejected), %d hashed features, %d labels arriving %d documents late\n",
 		c.Samples, c.Rejected, learner.Featurize.Dim(), c.Labeled, *delay)
-	fmt.Printf("prequential accuracy %.4f on %d answered predictions (%.4f counting the %d made before any label as wrong); classes %v\n",
-		c.Accuracy(), c.Labeled-c.Unpredicted, c.AccuracyAll(), c.Unpredicted, learner.Classes())
+	sc := learner.Scores()
+	fmt.Printf("prequential accuracy %.4f over %d labeled documents after the first label (balanced accuracy %.4f, macro-F1 %.4f); classes %v\n",
+		c.Accuracy(), c.Labeled, sc.BalancedAccuracy, sc.MacroF1, learner.Classes())
 }
 
 // brown reads the Brown corpus files of the given genres: one document per

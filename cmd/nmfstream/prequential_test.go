@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/nmfstream/nmfstream/sources"
+)
+
+// outsideScore scores the arrival predictions in out (stream --out, JSON
+// lines) as an outside scorer does: every sample of the input that arrived
+// after its first label record and whose label the input reveals counts,
+// and a sample without a prediction counts as wrong. It returns the number
+// right and the number scored.
+func outsideScore(t *testing.T, in, out string) (right, n int) {
+	t.Helper()
+	src, err := sources.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	firstLabel := int64(-1)
+	arrival := map[string]int64{} // sample id → offset
+	truth := map[string]string{}
+	for src.Next() {
+		b := src.Batch()
+		for i, id := range b.IDs {
+			arrival[id] = b.Offsets[i]
+			if b.Labeled[i] {
+				truth[id] = b.Labels[i]
+				if firstLabel < 0 {
+					firstLabel = b.Offsets[i]
+				}
+			}
+		}
+		for _, ll := range b.LateLabels {
+			truth[ll.ID] = ll.Label
+			if firstLabel < 0 {
+				firstLabel = ll.Offset
+			}
+		}
+	}
+	if err := src.Err(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pred := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r struct {
+			ID   string  `json:"id"`
+			Pred *string `json:"pred"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("%s: %v", out, err)
+		}
+		if r.Pred != nil {
+			pred[r.ID] = *r.Pred
+		}
+	}
+	for id, label := range truth {
+		if off, ok := arrival[id]; !ok || off < firstLabel {
+			continue
+		}
+		n++
+		if pred[id] == label {
+			right++
+		}
+	}
+	return right, n
+}
+
+// TestStreamAccuracyIsOutsideScore checks that the accuracy stream --json
+// reports is what an outside scorer computes from its --out, and that
+// every scored sample got a prediction.
+func TestStreamAccuracyIsOutsideScore(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "digits.arrow")
+	writeDigitsStream(t, in, 0.1, 100)
+	out := filepath.Join(dir, "pred.jsonl")
+	s := decodeSummary(t, []byte(mustRun(t, "stream", "--in", in, "--out", out, "--window", "1000", "--batch", "50", "--json")))
+	right, n := outsideScore(t, in, out)
+	if n == 0 {
+		t.Fatal("the outside scorer found nothing to score")
+	}
+	if s.NScored != int64(n) || s.Correct != int64(right) || float64(s.Accuracy) != float64(right)/float64(n) {
+		t.Errorf("stream reports %d of %d right (%.4f), the outside scorer %d of %d", s.Correct, s.NScored, float64(s.Accuracy), right, n)
+	}
+	if s.Unpredicted != 0 {
+		t.Errorf("%d scored samples had no prediction", s.Unpredicted)
+	}
+	if lo, hi := float64(s.AccuracyCI95[0]), float64(s.AccuracyCI95[1]); !(lo < float64(s.Accuracy) && float64(s.Accuracy) < hi) {
+		t.Errorf("95%% interval [%.4f, %.4f] does not hold the accuracy %.4f", lo, hi, float64(s.Accuracy))
+	}
+}

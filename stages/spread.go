@@ -1,0 +1,245 @@
+package stages
+
+import (
+	"slices"
+
+	"github.com/nmfstream/nmfstream/model/sparse"
+)
+
+// defaultSpreadSweeps is the number of Gauss–Seidel sweeps of the label
+// scores over the whole window per batch when Learner.SpreadSweeps is
+// zero. The scores are warm-started from the previous batch, so a few
+// sweeps per batch follow the graph as it grows: on the shuffled digits
+// stream 3, 10 and 30 sweeps score within 0.005 of each other
+// (BENCHMARKS.md).
+const defaultSpreadSweeps = 3
+
+// spreader keeps label scores F (Slots×C) on the nodes of the stream's
+// k-NN graph, propagated from the labeled nodes by the harmonic function
+// of Zhu, Ghahramani and Lafferty ("Semi-supervised learning using
+// Gaussian fields and harmonic functions", ICML 2003): labeled rows are
+// clamped to their class, and every unlabeled row is the weighted mean of
+// its neighbours' rows. F is solved by Gauss–Seidel sweeps warm-started
+// from the previous batch's F.
+//
+// A batch sweeps the whole window once its graph is known (sweepAll); the
+// labels learned within the batch then update the rows within two hops of
+// the labeled nodes (sweepLocal), so that a sample is predicted with every
+// label that arrived before it at O(k²·C) per label.
+type spreader struct {
+	f     []float64   // Slots×c, row-major
+	c     int         // classes (columns of f)
+	w     *sparse.CSR // this batch's weights, nil until sweepAll
+	dirty []int       // nodes labeled since the last sweep
+	mark  []bool      // workspace of around
+	near  []int       // workspace of around
+	mass  []float64   // workspace of predict: Σ_i F_ic over live nodes
+}
+
+// resize makes f cover slots rows and c columns, keeping old values.
+func (s *spreader) resize(slots, c int) {
+	if c == s.c {
+		if len(s.f) < slots*c {
+			s.f = append(s.f, make([]float64, slots*c-len(s.f))...)
+		}
+		return
+	}
+	nf := make([]float64, slots*c)
+	if s.c > 0 {
+		for i := range min(len(s.f)/s.c, slots) {
+			copy(nf[i*c:i*c+s.c], s.f[i*s.c:(i+1)*s.c])
+		}
+	}
+	s.f, s.c = nf, c
+}
+
+// row returns node i's scores.
+func (s *spreader) row(i int) []float64 { return s.f[i*s.c : (i+1)*s.c] }
+
+// newBatch forgets the previous batch's weights: the next prediction
+// sweeps the whole window again.
+func (s *spreader) newBatch() { s.w = nil }
+
+// sweepAll sets the batch's weights w and runs sweeps Gauss–Seidel sweeps
+// over the nodes (the live ones, in slot order).
+func (s *spreader) sweepAll(w *sparse.CSR, nodes []int, sweeps int, class func(int) int) {
+	s.w = w
+	for range sweeps {
+		s.sweep(nodes, class)
+	}
+	s.dirty = s.dirty[:0]
+}
+
+// sweepLocal updates the rows within two hops of the nodes labeled since
+// the last sweep, then the rows of ids.
+func (s *spreader) sweepLocal(ids []int, class func(int) int) {
+	s.sweep(s.around(s.dirty, 2), class)
+	s.sweep(ids, class)
+	s.dirty = s.dirty[:0]
+}
+
+// sweep runs one Gauss–Seidel sweep over the given nodes, with class(i)
+// the label of node i (−1: unlabeled).
+func (s *spreader) sweep(nodes []int, class func(int) int) {
+	for _, i := range nodes {
+		fi := s.row(i)
+		clear(fi)
+		if c := class(i); c >= 0 {
+			fi[c] = 1
+			continue
+		}
+		ind, val := s.w.Row(i)
+		var deg float64
+		for _, x := range val {
+			deg += x
+		}
+		if deg == 0 {
+			continue
+		}
+		for p, j := range ind {
+			a := val[p] / deg
+			for c, x := range s.row(j) {
+				fi[c] += a * x
+			}
+		}
+	}
+}
+
+// around returns the nodes within hops edges of the nodes in from, each
+// once, in a slice valid until the next call.
+func (s *spreader) around(from []int, hops int) []int {
+	n, _ := s.w.Dims()
+	if len(s.mark) < n {
+		s.mark = make([]bool, n)
+	}
+	out := s.near[:0]
+	for _, i := range from {
+		if i < n && !s.mark[i] {
+			s.mark[i] = true
+			out = append(out, i)
+		}
+	}
+	lo := 0
+	for range hops {
+		hi := len(out)
+		for _, i := range out[lo:hi] {
+			ind, _ := s.w.Row(i)
+			for _, j := range ind {
+				if !s.mark[j] {
+					s.mark[j] = true
+					out = append(out, j)
+				}
+			}
+		}
+		lo = hi
+	}
+	for _, i := range out {
+		s.mark[i] = false
+	}
+	s.near = out
+	return out
+}
+
+// classMass sets s.mass to the column sums of F over the live nodes.
+func (s *spreader) classMass(live []int) []float64 {
+	s.mass = slices.Grow(s.mass[:0], s.c)[:s.c]
+	clear(s.mass)
+	for _, n := range live {
+		for c, x := range s.row(n) {
+			s.mass[c] += x
+		}
+	}
+	return s.mass
+}
+
+// predictGraph fills out for the new nodes ids by PredictGraph: the class
+// whose share of its total mass is largest at the node, ties to the
+// lower class. Class mass normalization (Zhu et al. 2003, §4) divides each
+// class's scores by its total over the window, so that a class that has
+// few labels so far is not drowned by one that has many: a uniform prior
+// over the classes seen. A node that no label reaches (a component of the
+// graph without labels) is predicted as PredictNearest would, or, before
+// the model has codes, as the class with the most labels.
+func (l *Learner) predictGraph(ids []int, out []Prediction) {
+	g := l.Model.KNN()
+	if g == nil || len(l.classes) == 0 {
+		return
+	}
+	l.sp.resize(g.Slots(), len(l.classes))
+	for _, n := range ids {
+		clear(l.sp.row(n)) // a reused slot's old scores
+	}
+	class := func(n int) int { return l.nodes[n].class }
+	live := g.IDs()
+	if l.sp.w == nil {
+		sweeps := l.SpreadSweeps
+		if sweeps == 0 {
+			sweeps = defaultSpreadSweeps
+		}
+		l.sp.sweepAll(g.Weights(l.Model.Weighting), live, sweeps, class)
+	} else {
+		l.sp.sweepLocal(ids, class)
+	}
+	mass := l.sp.classMass(live)
+	var rest []int // positions no label reaches
+	for p, n := range ids {
+		best, bv, tot := -1, 0.0, 0.0
+		for c, x := range l.sp.row(n) {
+			if mass[c] == 0 {
+				continue
+			}
+			tot += x / mass[c]
+			if y := x / mass[c]; y > bv {
+				best, bv = c, y
+			}
+		}
+		if best < 0 {
+			rest = append(rest, p)
+			continue
+		}
+		out[p].Label, out[p].Score = l.classes[best], bv/tot
+	}
+	if len(rest) > 0 {
+		l.predictUnreached(ids, out, rest)
+	}
+}
+
+// predictUnreached predicts the nodes ids[p] for p in rest, which no label
+// reaches in the graph: by the code-space vote once the model has codes,
+// else as the class with the most labels in the window.
+func (l *Learner) predictUnreached(ids []int, out []Prediction, rest []int) {
+	sub := make([]int, len(rest))
+	for r, p := range rest {
+		sub[r] = ids[p]
+	}
+	if l.Model.Started() {
+		if classes, scores := l.nearest(l.codesOf(sub)); classes != nil {
+			for r, p := range rest {
+				if classes[r] >= 0 {
+					out[p].Label, out[p].Score = l.classes[classes[r]], scores[r]
+				}
+			}
+			return
+		}
+	}
+	count := make([]int, len(l.classes))
+	total := 0
+	for _, nd := range l.nodes {
+		if nd.live && nd.class >= 0 {
+			count[nd.class]++
+			total++
+		}
+	}
+	if total == 0 {
+		return
+	}
+	best := 0
+	for c, k := range count {
+		if k > count[best] {
+			best = c
+		}
+	}
+	for _, p := range rest {
+		out[p].Label, out[p].Score = l.classes[best], float64(count[best])/float64(total)
+	}
+}
