@@ -1,0 +1,355 @@
+// Command prequential builds labeled streams for `nmfstream stream` and
+// scores its arrival predictions as an outside scorer does.
+//
+//	prequential make  --data digits|mnist[:N] [--mnist DIR] [--shuffle SEED] [--frac 0.1] [--delay 100] [--seed 1] --out F.arrow
+//	prequential score --in F.arrow --truth F.truth.csv --pred P.jsonl
+//
+// make writes the samples in stream order as an Arrow IPC file (columns x,
+// label, id): a fraction frac of the samples are labeled, each label
+// arriving as a label-only record delay samples after its sample. It also
+// writes every sample's true label to F.truth.csv (id,label), which the
+// stream never sees.
+//
+// score reads the stream, the truth and the predictions (stream --out, as
+// JSON lines) and prints, as JSON, the accuracy over every sample that
+// arrived after the first label record (a sample without a prediction is
+// wrong), by quarter of those samples and over their second half, with
+// balanced accuracy and macro-F1.
+package main
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/ipc"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/internal/datasets"
+	"github.com/nmfstream/nmfstream/sources"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: prequential make|score [flags]")
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "make":
+		err = runMake(os.Args[2:])
+	case "score":
+		err = runScore(os.Args[2:])
+	default:
+		err = fmt.Errorf("unknown command %q: want make or score", os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "prequential:", err)
+		os.Exit(1)
+	}
+}
+
+func runMake(args []string) error {
+	fs := flag.NewFlagSet("make", flag.ExitOnError)
+	data := fs.String("data", "digits", "digits, or mnist:N for the first N MNIST training images")
+	mnist := fs.String("mnist", filepath.Join(os.Getenv("HOME"), ".cache/nmfstream-data/mnist"), "folder of the MNIST IDX files")
+	shuffle := fs.Uint64("shuffle", 0, "seed of a random order of the samples (0: file order)")
+	frac := fs.Float64("frac", 0.1, "fraction of the samples labeled")
+	delay := fs.Int("delay", 100, "samples between a sample and its label")
+	seed := fs.Uint64("seed", 1, "seed of the choice of labeled samples")
+	out := fs.String("out", "", "output Arrow IPC file (required)")
+	fs.Parse(args)
+	if *out == "" {
+		return errors.New("make: --out is required")
+	}
+	x, y, err := load(*data, *mnist)
+	if err != nil {
+		return err
+	}
+	n, d := x.Dims()
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	if *shuffle != 0 {
+		order = rand.New(rand.NewPCG(*shuffle, *shuffle)).Perm(n)
+	}
+	labeled := map[int]bool{}
+	for _, t := range rand.New(rand.NewPCG(*seed, 7)).Perm(n)[:int(*frac*float64(n)+0.5)] {
+		labeled[t] = true
+	}
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "x", Type: arrow.FixedSizeListOf(int32(d), arrow.PrimitiveTypes.Float32), Nullable: true},
+		{Name: "label", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	mem := memory.NewGoAllocator()
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	xb := b.Field(0).(*array.FixedSizeListBuilder)
+	vb := xb.ValueBuilder().(*array.Float32Builder)
+	lb := b.Field(1).(*array.Int64Builder)
+	ib := b.Field(2).(*array.Int64Builder)
+	label := func(i int) {
+		xb.AppendNull()
+		lb.Append(int64(y[i]))
+		ib.Append(int64(i))
+	}
+	due := map[int][]int{}
+	for t, i := range order {
+		xb.Append(true)
+		for _, v := range x.RawRowView(i) {
+			vb.Append(float32(v))
+		}
+		lb.AppendNull()
+		ib.Append(int64(i))
+		if labeled[t] {
+			due[t+*delay] = append(due[t+*delay], i)
+		}
+		for _, j := range due[t] {
+			label(j)
+		}
+		delete(due, t)
+	}
+	for t := n; len(due) > 0; t++ {
+		for _, j := range due[t] {
+			label(j)
+		}
+		delete(due, t)
+	}
+	rec := b.NewRecord()
+	defer rec.Release()
+	f, err := os.Create(*out)
+	if err != nil {
+		return err
+	}
+	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	if err != nil {
+		f.Close()
+		return err
+	}
+	if err := w.Write(rec); err != nil {
+		f.Close()
+		return err
+	}
+	if err := w.Close(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	tf, err := os.Create(strings.TrimSuffix(*out, filepath.Ext(*out)) + ".truth.csv")
+	if err != nil {
+		return err
+	}
+	cw := csv.NewWriter(tf)
+	cw.Write([]string{"id", "label"})
+	for i, c := range y {
+		cw.Write([]string{strconv.Itoa(i), strconv.Itoa(c)})
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		tf.Close()
+		return err
+	}
+	return tf.Close()
+}
+
+// load returns the samples (one per row) and their classes.
+func load(data, mnistDir string) (*mat.Dense, []int, error) {
+	if data == "digits" {
+		x, y := datasets.Digits()
+		return x, y, nil
+	}
+	name, count, _ := strings.Cut(data, ":")
+	if name != "mnist" {
+		return nil, nil, fmt.Errorf("make: unknown data %q", data)
+	}
+	n := 60000
+	if count != "" {
+		var err error
+		if n, err = strconv.Atoi(count); err != nil || n <= 0 {
+			return nil, nil, fmt.Errorf("make: bad count in %q", data)
+		}
+	}
+	img, err := os.Open(filepath.Join(mnistDir, "train-images-idx3-ubyte"))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer img.Close()
+	lab, err := os.Open(filepath.Join(mnistDir, "train-labels-idx1-ubyte"))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer lab.Close()
+	src := sources.NewIDX(img, lab)
+	defer src.Close()
+	var rows []float64
+	var y []int
+	for len(y) < n && src.Next() {
+		b := src.Batch()
+		for i := 0; i < b.Len() && len(y) < n; i++ {
+			rows = append(rows, b.Dense.RawRowView(i)...)
+			c, err := strconv.Atoi(b.Labels[i])
+			if err != nil {
+				return nil, nil, err
+			}
+			y = append(y, c)
+		}
+	}
+	if err := src.Err(); err != nil {
+		return nil, nil, err
+	}
+	return mat.NewDense(len(y), 784, rows), y, nil
+}
+
+type report struct {
+	Accuracy         float64    `json:"accuracy"`
+	N                int        `json:"n"`
+	Quarters         [4]float64 `json:"quarters"`
+	SecondHalf       float64    `json:"second_half"`
+	BalancedAccuracy float64    `json:"balanced_accuracy"`
+	MacroF1          float64    `json:"macro_f1"`
+	Missing          int        `json:"missing"`
+}
+
+func runScore(args []string) error {
+	fs := flag.NewFlagSet("score", flag.ExitOnError)
+	in := fs.String("in", "", "the stream (Arrow IPC file)")
+	truthPath := fs.String("truth", "", "id,label of every sample (default: the stream's name with .truth.csv)")
+	predPath := fs.String("pred", "", "predictions (stream --out, JSON lines)")
+	fs.Parse(args)
+	if *in == "" || *predPath == "" {
+		return errors.New("score: --in and --pred are required")
+	}
+	if *truthPath == "" {
+		*truthPath = strings.TrimSuffix(*in, filepath.Ext(*in)) + ".truth.csv"
+	}
+	// The samples after the first label record, in stream order.
+	src, err := sources.Open(*in)
+	if err != nil {
+		return err
+	}
+	var ids []string
+	seenLabel := false
+	for src.Next() {
+		b := src.Batch()
+		// Records of a batch in offset order: samples and late labels.
+		si, li := 0, 0
+		for si < len(b.Offsets) || li < len(b.LateLabels) {
+			if li < len(b.LateLabels) && (si == len(b.Offsets) || b.LateLabels[li].Offset < b.Offsets[si]) {
+				seenLabel = true
+				li++
+				continue
+			}
+			if seenLabel {
+				ids = append(ids, b.IDs[si])
+			}
+			if b.Labeled[si] {
+				seenLabel = true
+			}
+			si++
+		}
+	}
+	src.Close()
+	if err := src.Err(); err != nil {
+		return err
+	}
+	truth := map[string]string{}
+	tf, err := os.Open(*truthPath)
+	if err != nil {
+		return err
+	}
+	rows, err := csv.NewReader(tf).ReadAll()
+	tf.Close()
+	if err != nil {
+		return err
+	}
+	for _, r := range rows[1:] {
+		truth[r[0]] = r[1]
+	}
+	pred := map[string]string{}
+	pf, err := os.Open(*predPath)
+	if err != nil {
+		return err
+	}
+	sc := bufio.NewScanner(pf)
+	sc.Buffer(nil, 1<<26)
+	for sc.Scan() {
+		var r struct {
+			ID   string  `json:"id"`
+			Pred *string `json:"pred"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			pf.Close()
+			return fmt.Errorf("%s: %v", *predPath, err)
+		}
+		if r.Pred != nil {
+			pred[r.ID] = *r.Pred
+		}
+	}
+	pf.Close()
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return errors.New("score: no sample after the first label")
+	}
+	var rep report
+	rep.N = len(ids)
+	var qr, qn [4]int
+	classes := map[string]bool{}
+	tp, tot, predicted := map[string]int{}, map[string]int{}, map[string]int{}
+	right := 0
+	for i, id := range ids {
+		want, ok := truth[id]
+		if !ok {
+			return fmt.Errorf("score: no truth for id %q", id)
+		}
+		classes[want] = true
+		tot[want]++
+		q := 4 * i / len(ids)
+		qn[q]++
+		got, ok := pred[id]
+		if !ok {
+			rep.Missing++
+			continue
+		}
+		predicted[got]++
+		if got == want {
+			right++
+			qr[q]++
+			tp[want]++
+		}
+	}
+	rep.Accuracy = float64(right) / float64(len(ids))
+	for q := range qr {
+		rep.Quarters[q] = float64(qr[q]) / float64(qn[q])
+	}
+	rep.SecondHalf = float64(qr[2]+qr[3]) / float64(qn[2]+qn[3])
+	for c := range classes {
+		r := float64(tp[c]) / float64(tot[c])
+		rep.BalancedAccuracy += r
+		if tp[c] > 0 {
+			p := float64(tp[c]) / float64(predicted[c])
+			rep.MacroF1 += 2 * p * r / (p + r)
+		}
+	}
+	rep.BalancedAccuracy /= float64(len(classes))
+	rep.MacroF1 /= float64(len(classes))
+	out, _ := json.Marshal(rep)
+	fmt.Println(string(out))
+	return nil
+}
