@@ -9,10 +9,11 @@ import (
 // TestDemo runs the demo as README.md tells a new user to, and checks the
 // figures it prints against the floors DESIGN.md sets: GNMF with
 // graph-aware projection ≥ 0.945 on the held-out digits (seed 1), the
-// default semi-supervised method above raw-pixel 1-NN, the kernel method
-// above scikit-learn NMF + 1-NN, and the stream's
-// prequential accuracy ≥ 0.93, the goal of the online-learning issue
-// (measured 0.930: 147 of 158; one prediction fewer is 0.924).
+// default semi-supervised method above raw-pixel 1-NN, and the stream's
+// prequential accuracy: over the labeled digits after the first label
+// (measured 0.937, 148 of 158), and over every digit after the first label
+// against its true class, the online-learning issue's goal: ≥ 0.90 over
+// the stream and ≥ 0.96 over its second half (measured 0.921 and 0.974).
 func TestDemo(t *testing.T) {
 	out := mustRun(t, "demo")
 	t.Log("\n" + out)
@@ -35,20 +36,18 @@ func TestDemo(t *testing.T) {
 	raw := row(`raw pixels \(peer\)\s+-\s+([0-9.]+)`)[0]
 	gnmf := row(`gnmf\s+graph\s+([0-9.]+)\s+([0-9.]+)`)
 	auto := row(`\(auto\)\s+graph\s+([0-9.]+)\s+([0-9.]+)`)
-	kern := row(`kernel \(flexible, Gaussian\)\s+graph\s+([0-9.]+)\s+([0-9.]+)`)
 	stream := row(`prequential accuracy ([0-9.]+)`)[0]
+	every := row(`every digit after the first label against its true class: ([0-9.]+) .*second half ([0-9.]+)\)`)
 	if gnmf[0] < 0.945 {
 		t.Errorf("GNMF graph-aware 1-NN accuracy %.3f, want ≥ 0.945", gnmf[0])
 	}
 	if auto[1] <= raw {
 		t.Errorf("auto method accuracy %.3f not above raw pixels %.3f", auto[1], raw)
 	}
-	// Kernel methods must beat scikit-learn NMF + 1-NN (0.868, DESIGN.md §7);
-	// measured 0.940 and 0.952.
-	if kern[0] < 0.868 || kern[1] < 0.868 {
-		t.Errorf("kernel method accuracy %v, want ≥ 0.868", kern)
-	}
 	if stream < 0.93 {
 		t.Errorf("prequential accuracy %.3f, want ≥ 0.93", stream)
+	}
+	if every[0] < 0.90 || every[1] < 0.96 {
+		t.Errorf("every digit after the first label: %.3f, second half %.3f; want ≥ 0.90 and ≥ 0.96", every[0], every[1])
 	}
 }
