@@ -10,6 +10,7 @@ import (
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/kernel"
+	"github.com/nmfstream/nmfstream/model/methods"
 	"github.com/nmfstream/nmfstream/model/sparse"
 	"github.com/nmfstream/nmfstream/sinks"
 	"github.com/nmfstream/nmfstream/sources"
@@ -204,12 +205,12 @@ type projector interface {
 // methods' rebuilt from their state (--projector mapped as for fit, see
 // kernelProjection), the others' from U and the training codes.
 func snapshotProjector(s *model.Snapshot, proj model.Projection) (projector, error) {
-	if spec, ok := methods[s.Method]; ok && spec.state != nil {
+	if i, err := methods.Lookup(s.Method); err == nil && i.Kernel {
 		st, err := kernel.StateFromSnapshot(s)
 		if err != nil {
 			return nil, err
 		}
-		st.Projection = kernelProjection(proj.String())
+		st.Projection = methods.KernelProjection(proj)
 		return kernel.NewProjector(st)
 	}
 	return s.Projector(proj)
