@@ -130,8 +130,8 @@ type Result struct {
 var ErrDiverged = errors.New("model: objective diverged")
 
 // DivergedError reports a fit stopped because its objective became NaN or
-// infinite, or ran away to −∞: it fell below minus the largest magnitude it
-// had had. The loss and every attracting term are non-negative, so a
+// infinite, or ran away to −∞: it fell below −10 times its scale (its
+// magnitude at the start, or its largest positive value since). The loss and every attracting term are non-negative, so a
 // negative objective is the gain of repelling terms (DGNMF's inter-class
 // graph, SSKNMF's signed graph, the penalty graphs); a gain larger than all
 // the fit started from comes from codes scaled up for the repulsion's sake,
@@ -181,18 +181,32 @@ func diverged(err error, method, hint string) error {
 	return err
 }
 
+// runawayFactor is how far below zero, relative to the objective's scale,
+// an objective may fall before it counts as running away. A bounded
+// problem's repelling terms gain less than what the fit started from;
+// a runaway grows geometrically (about 2× per iteration for SSKNMF's
+// Laplacian form on the digits), so a factor of 10 costs a few iterations
+// of detection and leaves room for bounded objectives that go negative.
+const runawayFactor = 10
+
 // runaway detects a diverging objective (see DivergedError).
 type runaway struct {
-	peak float64 // the largest |objective| seen
+	scale float64 // |objective at the start|, or the largest positive one since
 }
 
-// check returns a *DivergedError if f, the objective at iteration it, is
-// not finite or below −peak, and records |f| otherwise.
+// check returns a *DivergedError if f, the objective at iteration it (0:
+// the starting point), is not finite, or below −runawayFactor × the
+// objective's scale: its magnitude at the start, or its largest positive
+// value since. Negative values do not raise the scale, so that a runaway
+// cannot lift its own bar.
 func (r *runaway) check(it int, f float64) error {
-	if math.IsNaN(f) || math.IsInf(f, 0) || f < -r.peak {
+	if math.IsNaN(f) || math.IsInf(f, 0) || (it > 0 && f < -runawayFactor*r.scale) {
 		return &DivergedError{Iter: it, Objective: f}
 	}
-	r.peak = max(r.peak, math.Abs(f))
+	if it == 0 {
+		r.scale = math.Abs(f)
+	}
+	r.scale = max(r.scale, f)
 	return nil
 }
 
