@@ -207,6 +207,9 @@ func fitFile(ctx context.Context, path string, p fitParams, stderr io.Writer) (*
 		if errors.Is(err, model.ErrNoLabels) {
 			return f, fmt.Errorf("method %s on %s: %w: add labels or use --method gnmf", name, path, err)
 		}
+		if errors.Is(err, model.ErrDiverged) {
+			return f, fmt.Errorf("method %s on %s: %w (--alpha, --beta), or use another --method; no model was written", name, path, err)
+		}
 		return f, fmt.Errorf("method %s on %s: %w", name, path, err)
 	}
 	if r, ok := f.m.(resulter); ok {
