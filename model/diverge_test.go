@@ -3,11 +3,13 @@ package model
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model/metrics"
+	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
 // TestAutoAllLabeled fits the default method (Auto, at its defaults) on
@@ -114,4 +116,90 @@ func TestRunaway(t *testing.T) {
 			t.Errorf("%v: stopped at %d, want %d", tc.seq, got, tc.fail)
 		}
 	}
+}
+
+// TestDotRepulsion checks GraphTerm.DotRepulsion against dense formulas:
+// with the repelling edges' degree dropped, the value is
+// Weight·(tr(VᵀD_attVV) − tr(VᵀSV)) and the gradient parts are
+// |Weight|·S_att·V (numerator) and |Weight|·(D_att + S_rep)·V
+// (denominator), for a signed S with a positive Weight and for a
+// non-negative S with a negative Weight (then the value is non-negative).
+func TestDotRepulsion(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 1))
+	const n, k = 6, 3
+	v := mat.NewDense(n, k, nil)
+	for i := range n {
+		for j := range k {
+			v.Set(i, j, rnd.Float64())
+		}
+	}
+	signed := mat.NewDense(n, n, nil)
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			if s := float64(rnd.IntN(3) - 1); s != 0 { // −1, 0 or +1
+				signed.Set(i, j, s)
+				signed.Set(j, i, s)
+			}
+		}
+	}
+	plain := mat.NewDense(n, n, nil)
+	plain.Apply(func(_, _ int, s float64) float64 { return math.Abs(s) }, signed)
+	for _, tc := range []struct {
+		name string
+		w    float64
+		s    *mat.Dense
+	}{{"signed", 2, signed}, {"repelling weight", -2, plain}} {
+		g := &GraphTerm{Weight: tc.w, S: sparse.FromDense(tc.s), DotRepulsion: true}
+		// Split S by the sign of Weight·S_ij: att attracts, rep repels.
+		att, rep := mat.NewDense(n, n, nil), mat.NewDense(n, n, nil)
+		for i := range n {
+			for j := range n {
+				if x := tc.w * tc.s.At(i, j); x > 0 {
+					att.Set(i, j, x)
+				} else if x < 0 {
+					rep.Set(i, j, -x)
+				}
+			}
+		}
+		dAtt := degrees(att)
+		var num, den, tmp mat.Dense
+		num.Mul(att, v)
+		den.Mul(dAtt, v)
+		tmp.Mul(rep, v)
+		den.Add(&den, &tmp)
+		// Value: ½Σ att_ij‖v_i − v_j‖² + Σ rep_ij v_iᵀv_j = tr(VᵀD_att V) − tr(VᵀAV) + tr(VᵀRV).
+		var q mat.Dense
+		q.Mul(dAtt, v)
+		want := frob(v, &q)
+		q.Mul(att, v)
+		want -= frob(v, &q)
+		q.Mul(rep, v)
+		want += frob(v, &q)
+
+		neg, pos := mat.NewDense(n, k, nil), mat.NewDense(n, k, nil)
+		g.AddVGrad(neg, pos, v)
+		// Sums of a few products of numbers below 2: 1e-12 is far above
+		// rounding.
+		if !mat.EqualApprox(neg, &num, 1e-12) || !mat.EqualApprox(pos, &den, 1e-12) {
+			t.Errorf("%s: gradient parts\n%v\n%v\nwant\n%v\n%v", tc.name, mat.Formatted(neg), mat.Formatted(pos), mat.Formatted(&num), mat.Formatted(&den))
+		}
+		if got := g.Value(v); math.Abs(got-want) > 1e-12*math.Abs(want) {
+			t.Errorf("%s: value %g, want %g", tc.name, got, want)
+		}
+		if tc.w < 0 && g.Value(v) < 0 {
+			t.Errorf("%s: value %g < 0 for V ≥ 0", tc.name, g.Value(v))
+		}
+	}
+}
+
+// frob returns Σ_ij a_ij b_ij = tr(AᵀB).
+func frob(a, b *mat.Dense) float64 {
+	r, c := a.Dims()
+	var s float64
+	for i := range r {
+		for j := range c {
+			s += a.At(i, j) * b.At(i, j)
+		}
+	}
+	return s
 }

@@ -63,8 +63,13 @@ type Info struct {
 	// NeedsLabels says whether Fit returns an error wrapping
 	// model.ErrNoLabels when no sample is labeled.
 	NeedsLabels bool
-	// Online says whether the method's terms can be learned online
-	// (model.Online); the others are refit in batch.
+	// Online says whether the method can learn online: its terms are
+	// graph terms on the k-NN and label graphs that model/graph keeps
+	// exact under insertion and late labels, so partial updates of the
+	// new rows and their neighbours apply (DESIGN.md §3). It records the
+	// capability; which methods model.Online runs today is its own
+	// documentation's to say. DPCA (an eigenproblem), NGE (a row-wise
+	// M-matrix solve) and the kernel methods (N×N kernels) are batch only.
 	Online bool
 	// SplitsCodes says whether the codes are split V = [V¹ V²] with one
 	// column of V¹ per class, so that Rank must exceed the classes.
@@ -84,7 +89,7 @@ type Info struct {
 }
 
 // New returns the method described by i, built from o. It does not check
-// o; the method's Fit does.
+// o; the method's Fit does. It panics for the zero Info.
 func (i Info) New(o Options) model.Method { return i.build(o) }
 
 // List returns every method, sorted by name, followed by "auto" (a copy of
