@@ -60,7 +60,9 @@ func (m *DGNMF) alpha() float64 { return orDefault(m.Alpha, 0.01) }
 func (m *DGNMF) neighbors() int { return orDefaultInt(m.Neighbors, 5) }
 
 // Fit factorizes x using labels (one per sample, −1 = unlabeled). It
-// returns ErrNoLabels if no sample is labeled.
+// returns an error wrapping ErrNoLabels if no sample is labeled, and one
+// wrapping ErrDiverged (a *DivergedError) if the objective runs away (lower
+// Alpha).
 func (m *DGNMF) Fit(x Data, labels []int) error {
 	m.ok = false
 	_, n := x.Dims()
@@ -91,7 +93,7 @@ func (m *DGNMF) Fit(x Data, labels []int) error {
 		Normalize: NormalizeEachIter,
 	}
 	NormalizeColumns(&m.u, &m.v)
-	return m.run(&m.fitted, &m.eng)
+	return diverged(m.run(&m.fitted, &m.eng), "DGNMF", "lower Alpha")
 }
 
 // Graphs returns the intra-class and inter-class graphs W_w and W_b (N×N)

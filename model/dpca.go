@@ -193,6 +193,12 @@ func (m *DPCA) Fit(x Data, labels []int) error {
 	m.v.Reset()
 	x.TMulTo(&m.v, &m.u)
 	m.res = Result{}
+	if err := CheckFinite("DPCA basis", &m.u); err != nil {
+		return err
+	}
+	if err := CheckFinite("DPCA codes", &m.v); err != nil {
+		return err
+	}
 	m.ok = true
 	return nil
 }

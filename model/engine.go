@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -124,8 +125,90 @@ type Result struct {
 	Warnings []error
 }
 
-// ErrDiverged is returned when the objective becomes NaN or infinite.
-var ErrDiverged = errors.New("model: objective is not finite")
+// ErrDiverged is wrapped by every error of a fit whose objective became
+// NaN or infinite or ran away to −∞ (see DivergedError).
+var ErrDiverged = errors.New("model: objective diverged")
+
+// DivergedError reports a fit stopped because its objective became NaN or
+// infinite, or ran away to −∞: it fell below −10 times its scale (its
+// magnitude at the start, or its largest positive value since). The loss and every attracting term are non-negative, so a
+// negative objective is the gain of repelling terms (DGNMF's inter-class
+// graph, SSKNMF's signed graph, the penalty graphs); a gain larger than all
+// the fit started from comes from codes scaled up for the repulsion's sake,
+// which the multiplicative updates then do without bound (the objective is
+// unbounded below). Nothing the fit produced is usable then.
+//
+// It unwraps to ErrDiverged.
+type DivergedError struct {
+	// Method names the method ("SSKNMF"); empty when Engine.Run returns it.
+	Method string
+	// Iter is the iteration at which it was detected, from 1 (0: the
+	// starting point).
+	Iter int
+	// Objective is the objective then.
+	Objective float64
+	// Hint says what to change, such as "lower Alpha"; it may be empty.
+	Hint string
+}
+
+func (e *DivergedError) Error() string {
+	var b strings.Builder
+	b.WriteString("model: ")
+	if e.Method != "" {
+		b.WriteString(e.Method + ": ")
+	}
+	what := "diverging"
+	if math.IsNaN(e.Objective) || math.IsInf(e.Objective, 0) {
+		what = "not finite"
+	}
+	fmt.Fprintf(&b, "objective %s (%.3g at iteration %d)", what, e.Objective, e.Iter)
+	if e.Hint != "" {
+		b.WriteString(": " + e.Hint)
+	}
+	return b.String()
+}
+
+// Unwrap returns ErrDiverged.
+func (e *DivergedError) Unwrap() error { return ErrDiverged }
+
+// diverged names the method and the hint in err if it is a DivergedError,
+// and returns err.
+func diverged(err error, method, hint string) error {
+	var d *DivergedError
+	if errors.As(err, &d) {
+		d.Method, d.Hint = method, hint
+	}
+	return err
+}
+
+// runawayFactor is how far below zero, relative to the objective's scale,
+// an objective may fall before it counts as running away. A bounded
+// problem's repelling terms gain less than what the fit started from;
+// a runaway grows geometrically (about 2× per iteration for SSKNMF's
+// Laplacian form on the digits), so a factor of 10 costs a few iterations
+// of detection and leaves room for bounded objectives that go negative.
+const runawayFactor = 10
+
+// runaway detects a diverging objective (see DivergedError).
+type runaway struct {
+	scale float64 // |objective at the start|, or the largest positive one since
+}
+
+// check returns a *DivergedError if f, the objective at iteration it (0:
+// the starting point), is not finite, or below −runawayFactor × the
+// objective's scale: its magnitude at the start, or its largest positive
+// value since. Negative values do not raise the scale, so that a runaway
+// cannot lift its own bar.
+func (r *runaway) check(it int, f float64) error {
+	if math.IsNaN(f) || math.IsInf(f, 0) || (it > 0 && f < -runawayFactor*r.scale) {
+		return &DivergedError{Iter: it, Objective: f}
+	}
+	if it == 0 {
+		r.scale = math.Abs(f)
+	}
+	r.scale = max(r.scale, f)
+	return nil
+}
 
 // Engine runs multiplicative updates on U (D×K) and V (N×K) for a Loss plus
 // a sum of Terms. Every algorithm in this package is an Engine with a
@@ -260,11 +343,12 @@ func (e *Engine) Run(u, v *mat.Dense) (Result, error) {
 	// iterations: compute it once at the end (online updates rely on this).
 	track := tol > 0 || e.Callback != nil
 	var prev float64
+	var ra runaway
 	fresh := false // the loss's cached products match the current U
 	if track {
 		prev = e.Objective(u, v, nil)
-		if math.IsNaN(prev) || math.IsInf(prev, 0) {
-			return res, ErrDiverged
+		if err := ra.check(0, prev); err != nil {
+			return res, err
 		}
 	}
 	for it := 1; it <= e.maxIter(); it++ {
@@ -285,8 +369,8 @@ func (e *Engine) Run(u, v *mat.Dense) (Result, error) {
 		}
 		f := e.objective(u, v, e.parts, fresh)
 		res.Iters, res.Objective = it, f
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return res, ErrDiverged
+		if err := ra.check(it, f); err != nil {
+			return res, err
 		}
 		if e.Callback != nil && !e.Callback(Stats{Iter: it, Objective: f, Parts: e.parts, Names: e.names}) {
 			break
@@ -300,12 +384,15 @@ func (e *Engine) Run(u, v *mat.Dense) (Result, error) {
 	if e.Normalize == NormalizeAtEnd && !e.FixU {
 		NormalizeColumns(u, v)
 		res.Objective = e.Objective(u, v, nil)
+		if math.IsNaN(res.Objective) || math.IsInf(res.Objective, 0) {
+			return res, &DivergedError{Iter: res.Iters, Objective: res.Objective}
+		}
 	} else if !track && e.Rows == nil {
 		// A row-restricted run without Tol or Callback is an online step
 		// whose cost must not scale with N: its objective is not computed.
 		res.Objective = e.objective(u, v, nil, fresh)
 		if math.IsNaN(res.Objective) || math.IsInf(res.Objective, 0) {
-			return res, ErrDiverged
+			return res, &DivergedError{Iter: res.Iters, Objective: res.Objective}
 		}
 	}
 	return res, nil

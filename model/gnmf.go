@@ -144,7 +144,7 @@ func (g *GNMF) Fit(x Data, labels []int) error {
 		}
 		g.eng.Terms = []Term{&GraphTerm{Label: "graph", Weight: g.alpha, S: s}}
 	}
-	return g.run(&g.fitted, &g.eng)
+	return diverged(g.run(&g.fitted, &g.eng), "GNMF", "lower Alpha")
 }
 
 // Projector returns a Projector for new samples on the fitted basis. For

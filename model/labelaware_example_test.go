@@ -109,6 +109,11 @@ func ExampleDPCA() {
 func ExampleAuto() {
 	x, y := eightSamples()
 	m := model.Auto(2)
+	// Eight samples: the default neighbourhoods (5) would join almost
+	// every pair, and the k-NN graph (β = 10) would pull all codes
+	// together.
+	s := m.(*model.SSKNMF)
+	s.Neighbors, s.LabelNeighbors = 2, 2
 	if err := m.Fit(x, y); err != nil {
 		fmt.Println(err)
 		return

@@ -107,6 +107,22 @@ type denseTerm struct {
 	w      float64
 	s      *mat.Dense
 	lo, hi int
+	// dot drops the degree of the repelling edges (GraphTerm.DotRepulsion).
+	dot bool
+}
+
+// termDegrees returns D⁺ and D⁻ of t's graph, the repelling one zero if
+// t.dot.
+func termDegrees(t denseTerm, sp, sn *mat.Dense) (dp, dn *mat.Dense) {
+	dp, dn = degrees(sp), degrees(sn)
+	if t.dot {
+		if t.w < 0 {
+			dp.Zero()
+		} else {
+			dn.Zero()
+		}
+	}
+	return dp, dn
 }
 
 // refIteration is one iteration of the normalized-terms rule written with
@@ -123,7 +139,7 @@ func refIteration(x, u, v *mat.Dense, terms []denseTerm) {
 	yNeg, yPos := make([]float64, k), make([]float64, k)
 	for _, t := range terms {
 		sp, sn := posNegParts(t.s)
-		dp, dn := degrees(sp), degrees(sn)
+		dp, dn := termDegrees(t, sp, sn)
 		rep := new(mat.Dense) // D⁺ + S⁻
 		rep.Add(dp, sn)
 		att := new(mat.Dense) // D⁻ + S⁺
@@ -164,7 +180,7 @@ func refIteration(x, u, v *mat.Dense, terms []denseTerm) {
 	den.Mul(v, &utu)
 	for _, t := range terms {
 		sp, sn := posNegParts(t.s)
-		dp, dn := degrees(sp), degrees(sn)
+		dp, dn := termDegrees(t, sp, sn)
 		rep, att := new(mat.Dense), new(mat.Dense)
 		rep.Add(dp, sn)
 		att.Add(dn, sp)
@@ -255,17 +271,17 @@ func TestOneIterationByHand(t *testing.T) {
 		switch m := tc.m.(type) {
 		case *DGNMF:
 			ww, wb := m.Graphs()
-			terms = []denseTerm{{0.5, dense(ww), 0, k}, {-0.5, dense(wb), 0, k}}
+			terms = []denseTerm{{0.5, dense(ww), 0, k, false}, {-0.5, dense(wb), 0, k, false}}
 		case *SSKNMF:
 			w1, w2 := m.Graphs()
-			terms = []denseTerm{{0.5, dense(w1), 0, k}, {2, dense(w2), 0, k}}
+			terms = []denseTerm{{0.5, dense(w1), 0, k, true}, {2, dense(w2), 0, k, false}}
 		case *N2S2L:
 			s, sp, ss := m.Graphs()
 			q := m.DiscriminativeCols()
 			if q != 2 {
 				t.Fatalf("n2s2l: q = %d, want 2 classes", q)
 			}
-			terms = []denseTerm{{0.5, dense(s), 0, q}, {2, dense(ss), 0, q}, {0.5, dense(sp), q, k}}
+			terms = []denseTerm{{0.5, dense(s), 0, q, false}, {2, dense(ss), 0, q, false}, {0.5, dense(sp), q, k, false}}
 		}
 		u0, v0, err := Initialize(x, k, InitNNDSVDa, nil)
 		if err != nil {

@@ -68,7 +68,9 @@ type N2S2L struct {
 var _ Method = (*N2S2L)(nil)
 
 // Fit factorizes x using labels (one per sample, −1 = unlabeled). With no
-// labels, only the smoothness graph acts; Q must then be set.
+// labels, only the smoothness graph acts; Q must then be set, or Fit
+// returns an error wrapping ErrNoLabels. It returns an error wrapping
+// ErrDiverged if the objective runs away (lower Alpha).
 func (m *N2S2L) Fit(x Data, labels []int) error {
 	m.ok = false
 	_, n := x.Dims()
@@ -78,6 +80,9 @@ func (m *N2S2L) Fit(x Data, labels []int) error {
 	}
 	if m.Alpha < 0 || m.Beta < 0 || m.Q < 0 || m.IntrinsicK < 0 || m.PenaltyPairs < 0 || m.Neighbors < 0 {
 		return fmt.Errorf("model: N2S2L: negative hyperparameter")
+	}
+	if m.Q == 0 && len(ls.ids) == 0 {
+		return fmt.Errorf("model: N2S2L: %w (set Q to fit without labels)", ErrNoLabels)
 	}
 	q := orDefaultInt(m.Q, ls.classes)
 	if q <= 0 || q >= m.Rank {
@@ -110,7 +115,7 @@ func (m *N2S2L) Fit(x Data, labels []int) error {
 	// Eq. 12 is written on Q; normalizing first makes Q = I, so that the
 	// terms' values (taken at Q = I) are the objective from the start.
 	NormalizeColumns(&m.u, &m.v)
-	return m.run(&m.fitted, &m.eng)
+	return diverged(m.run(&m.fitted, &m.eng), "N2S2L", "lower Alpha")
 }
 
 // DiscriminativeCols returns q, the number of columns of V¹, of the last

@@ -89,7 +89,8 @@ type NGE struct {
 var _ Method = (*NGE)(nil)
 
 // Fit factorizes x using labels (one per sample, −1 = unlabeled). It
-// returns ErrNoLabels if no sample is labeled. Unlabeled samples have no
+// returns an error wrapping ErrNoLabels if no sample is labeled, and one
+// wrapping ErrDiverged if the objective runs away. Unlabeled samples have no
 // edges in the MFA graphs; they join the smoothness graph.
 func (m *NGE) Fit(x Data, labels []int) error {
 	m.ok = false
@@ -138,7 +139,7 @@ func (m *NGE) Fit(x Data, labels []int) error {
 	NormalizeColumns(&m.u, &m.v) // Q = I from the start, as for N2S2L
 	m.res, err = m.iterate(&m.u, &m.v)
 	if err != nil {
-		return err
+		return diverged(err, "NGE", "lower Alpha")
 	}
 	m.ok = true
 	return nil
@@ -157,8 +158,9 @@ func (m *NGE) iterate(u, v *mat.Dense) (Result, error) {
 	}
 	var res Result
 	prev := e.Objective(u, v, nil)
-	if math.IsNaN(prev) || math.IsInf(prev, 0) {
-		return res, ErrDiverged
+	var ra runaway
+	if err := ra.check(0, prev); err != nil {
+		return res, err
 	}
 	for it := 1; it <= maxIter; it++ {
 		m.stepU(u, v)
@@ -167,8 +169,8 @@ func (m *NGE) iterate(u, v *mat.Dense) (Result, error) {
 		m.reorder(u, v)
 		f := e.Objective(u, v, parts)
 		res.Iters, res.Objective = it, f
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return res, ErrDiverged
+		if err := ra.check(it, f); err != nil {
+			return res, err
 		}
 		if m.Callback != nil && !m.Callback(Stats{Iter: it, Objective: f, Parts: parts, Names: names}) {
 			break

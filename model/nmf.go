@@ -11,6 +11,9 @@ import (
 // labels it can. Labels hold one class in [0, C) per sample, or -1 for an
 // unlabeled sample; unsupervised methods accept nil.
 //
+// Fit returns an error wrapping ErrDiverged (a *DivergedError naming the
+// method) if the objective becomes NaN or infinite or runs away to −∞, and
+// the method is then not fitted: nothing non-finite is ever returned.
 // After a successful Fit, Basis returns U (D×K) and Codes returns V (N×K).
 // Both are owned by the method and valid until the next Fit: copy what you
 // keep past it.
@@ -124,7 +127,7 @@ func (m *NMF) Fit(x Data, labels []int) error {
 	if m.NormalizeU {
 		m.eng.Normalize = NormalizeAtEnd
 	}
-	return m.run(&m.fitted, &m.eng)
+	return diverged(m.run(&m.fitted, &m.eng), "NMF", "")
 }
 
 // checkLabels reports whether labels fits n samples.

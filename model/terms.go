@@ -22,6 +22,10 @@ import (
 // S = S⁺ − S⁻ and D± = diag(S±·1), and each part goes to the side of the
 // multiplicative update that keeps it non-negative.
 //
+// A repelling edge (Weight·S_ij < 0) contributes −|Weight·S_ij|·½‖v_i − v_j‖²,
+// which grows without bound as the codes grow: with enough repulsion the
+// objective is unbounded below. DotRepulsion bounds it (see there).
+//
 // The degrees are computed on first use; call Reset after changing S in place.
 type GraphTerm struct {
 	// Label names the term in Stats. If empty, "graph" is used.
@@ -33,8 +37,18 @@ type GraphTerm struct {
 	S *sparse.CSR
 	// Lo and Hi select V's columns [Lo, Hi). Hi == 0 means all columns.
 	Lo, Hi int
+	// DotRepulsion, if true, writes each repelling edge as the inner
+	// product |Weight·S_ij|·v_iᵀv_j instead of −|Weight·S_ij|·½‖v_i − v_j‖²:
+	// the degree part of the repelling edges, −|Weight|·D_rep·‖v_i‖², which
+	// rewards large codes, is dropped. For V ≥ 0 the repelling part is then
+	// non-negative, so the term is bounded below by 0, and repelled samples
+	// are pushed onto disjoint columns of V rather than apart in scale. The
+	// sign of Weight must not change while DotRepulsion is set. The zero
+	// value keeps the Laplacian form.
+	DotRepulsion bool
 
 	s              *sparse.CSR // S the degrees were computed for
+	dot            bool        // DotRepulsion the degrees were computed for
 	degPos, degNeg []float64
 	signed         bool // S has a negative entry
 	tiles          sTiles
@@ -180,7 +194,7 @@ func (t *GraphTerm) prepare(v *mat.Dense) (lo, hi int) {
 	if lo < 0 || lo >= hi || hi > k {
 		panic(fmt.Sprintf("model: GraphTerm %q: bad column block [%d, %d) for K = %d", t.Name(), lo, hi, k))
 	}
-	if t.s != t.S || len(t.degPos) != n {
+	if t.s != t.S || len(t.degPos) != n || t.dot != t.DotRepulsion {
 		t.degPos = resize(t.degPos, n)
 		t.degNeg = resize(t.degNeg, n)
 		t.signed = false
@@ -195,9 +209,18 @@ func (t *GraphTerm) prepare(v *mat.Dense) (lo, hi int) {
 					t.signed = t.signed || s < 0
 				}
 			}
+			if t.DotRepulsion {
+				// Drop the degree of the repelling edges: those of S⁻
+				// for an attracting Weight, of S⁺ for a repelling one.
+				if t.Weight < 0 {
+					p = 0
+				} else {
+					q = 0
+				}
+			}
 			t.degPos[i], t.degNeg[i] = p, q
 		}
-		t.s = t.S
+		t.s, t.dot = t.S, t.DotRepulsion
 	}
 	return lo, hi
 }

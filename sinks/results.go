@@ -3,6 +3,7 @@ package sinks
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +17,9 @@ type Results struct {
 	// IDs holds each sample's id; its length is n.
 	IDs []string
 	// Codes holds the samples' codes, one row each (n×K, rows of V), or is
-	// nil when codes are not written. Codes are written as float32.
+	// nil when codes are not written. Codes are written as float32; Write
+	// returns an error, writing nothing, if one is NaN or beyond float32's
+	// range.
 	Codes *mat.Dense
 	// Preds holds each sample's predicted label, or is nil for none. An
 	// empty string is written as null.
@@ -42,6 +45,15 @@ func (r *Results) check(k int) error {
 		rows, cols := r.Codes.Dims()
 		if rows != n || cols != k {
 			return fmt.Errorf("sinks: codes are %d×%d, want %d×%d", rows, cols, n, k)
+		}
+		// Codes are written as float32: a code beyond its range would be
+		// written as ±Inf (Arrow) or null (JSON lines), not as a number.
+		for i := 0; i < rows; i++ {
+			for j, v := range r.Codes.RawRowView(i) {
+				if math.IsNaN(v) || math.Abs(v) > math.MaxFloat32 {
+					return fmt.Errorf("sinks: code %d of sample %q is %g, not a finite float32", j, r.IDs[i], v)
+				}
+			}
 		}
 	}
 	return nil

@@ -641,7 +641,7 @@ func TestMethods(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("fit: exit %d: %s", code, errs)
 			}
-			if spec := methods[wantName]; spec.state != nil {
+			if _, spec, _ := lookupMethod(wantName); spec.state != nil {
 				p := fitParams{method: wantName, rank: 4, iters: 30, neighbors: 3, seed: 1, projector: "graph"}
 				kernelRoundTrip(t, m, train, test, p, spec)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/model/kernel"
+	"github.com/nmfstream/nmfstream/model/methods"
 	"github.com/nmfstream/nmfstream/model/metrics"
 	"github.com/nmfstream/nmfstream/sources"
 	"github.com/nmfstream/nmfstream/stages"
@@ -83,8 +84,17 @@ func demoBatch(ctx context.Context, stdout io.Writer, sp demoSplit, rank int, se
 
 	train, test := model.DenseRows(sp.train), model.DenseRows(sp.test)
 	src := func() rand.Source { return rand.NewPCG(seed, seed) }
-	g := &model.GNMF{Common: model.Common{Rank: rank, Src: src()}}
-	auto := model.Auto(rank)
+	build := func(name string, src rand.Source) (model.Method, error) {
+		return methods.New(name, methods.Options{Common: model.Common{Rank: rank, Src: src}})
+	}
+	g, err := build("gnmf", src())
+	if err != nil {
+		return err
+	}
+	auto, err := build(methods.Auto, nil) // model.Auto's fixed seed
+	if err != nil {
+		return err
+	}
 	type fit struct {
 		name   string
 		method model.Method
@@ -95,7 +105,10 @@ func demoBatch(ctx context.Context, stdout io.Writer, sp demoSplit, rank int, se
 		{model.AutoMethod + " (auto)", auto, []model.Projection{model.ProjectGraph}},
 	}
 	if all {
-		flex := &kernel.Flexible{Common: model.Common{Rank: rank, Src: src()}}
+		flex, err := build("kernel", src())
+		if err != nil {
+			return err
+		}
 		fits = append(fits, fit{"kernel (flexible, Gaussian)", flex, []model.Projection{model.ProjectGraph}})
 	}
 	for _, m := range fits {

@@ -130,7 +130,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("%s: %w", *test, err)
 	}
 	var trainX model.Data
-	if !f.spec.linear { // as classify: a saved linear model keeps no training rows
+	if !f.spec.Linear { // as classify: a saved linear model keeps no training rows
 		trainX = f.x
 	}
 	cl, err := newDataClassifier(trainX, f.m.Codes(), f.y, f.classes, *train)
@@ -144,7 +144,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	projSeconds := time.Since(start).Seconds()
 	projName := proj.String()
-	if f.spec.linear {
+	if f.spec.Linear {
 		projName = "linear"
 	} else if f.spec.project != nil {
 		projName = "kernel-" + kernelProjection(p.projector).String()

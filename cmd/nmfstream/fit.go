@@ -186,11 +186,11 @@ func fitFile(ctx context.Context, path string, p fitParams, stderr io.Writer) (*
 		}
 	}
 	f.y, f.classes = y, append([]string{}, enc.Classes()...)
-	if spec.semi && len(known) == 0 {
+	if spec.UsesLabels && len(known) == 0 {
 		return f, fmt.Errorf("method %s needs labeled records, and %s has none (every label is null): add labels or use --method gnmf", name, path)
 	}
 
-	if spec.splitsCodes && p.rank <= len(f.classes) {
+	if spec.SplitsCodes && p.rank <= len(f.classes) {
 		return f, fmt.Errorf("%w: method %s gives each of the %d classes of %s a code column, plus at least one more: pass --rank %d or more",
 			errUsage, name, len(f.classes), path, len(f.classes)+1)
 	}
@@ -207,6 +207,9 @@ func fitFile(ctx context.Context, path string, p fitParams, stderr io.Writer) (*
 		if errors.Is(err, model.ErrNoLabels) {
 			return f, fmt.Errorf("method %s on %s: %w: add labels or use --method gnmf", name, path, err)
 		}
+		if errors.Is(err, model.ErrDiverged) {
+			return f, fmt.Errorf("method %s on %s: %w (--alpha, --beta), or use another --method; no model was written", name, path, err)
+		}
 		return f, fmt.Errorf("method %s on %s: %w", name, path, err)
 	}
 	if r, ok := f.m.(resulter); ok {
@@ -221,14 +224,14 @@ func fitFile(ctx context.Context, path string, p fitParams, stderr io.Writer) (*
 		U:          mat.DenseCopyOf(f.m.Basis()),
 		V:          mat.DenseCopyOf(f.m.Codes()),
 		Projection: proj,
-		Linear:     spec.linear,
+		Linear:     spec.Linear,
 		Classes:    f.classes,
 		IntLabels:  allInts(in.labels, in.labeled),
 		Labels:     y,
 		Form:       formName(in.form),
 	}
 	s.Params["method"] = name
-	if !spec.linear {
+	if !spec.Linear {
 		switch r := model.Rows(x).(type) {
 		case *mat.Dense:
 			s.TrainDense = r

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/model/kernel"
+	"github.com/nmfstream/nmfstream/model/methods"
 	"github.com/nmfstream/nmfstream/pipeline"
 )
 
@@ -62,32 +62,19 @@ func (p fitParams) params() map[string]string {
 	}
 }
 
-// methodSpec is one row of the method table: how to build a method from
-// the common flags, and how to save and project what it fitted.
-//
-// Adding a method takes one entry: a build function, and, if its codes
-// are to be saved, either graphK (the non-negative projections on U work
-// for it) or linear. A method whose new samples need more than U and the
-// training codes (the kernel methods) sets project, for eval, and state,
-// for saving: its state goes into the snapshot's named Extra matrices and
-// Params, and project and classify rebuild it (kernel.NewProjector).
+// methodSpec is a method of the registry (package model/methods) with what
+// the command line adds to it: how to save and project what it fitted.
+// Methods whose new samples need more than U and the training codes (the
+// kernel methods, methods.Info.Kernel) set project, for eval, and state,
+// for saving: their state goes into the snapshot's named Extra matrices
+// and Params, and project and classify rebuild it (kernel.NewProjector).
 type methodSpec struct {
-	summary string
-	// semi marks methods that use labels.
-	semi bool
-	// build returns the method with c (rank, iterations, seed, progress
-	// callback) and the method-specific flags of p.
-	build func(c model.Common, p fitParams) model.Method
+	methods.Info
 	// anchor returns the fitted method's k-NN settings and the weight of
 	// the anchor term of graph projection. Nil: graph projection uses k
 	// from --neighbors (default 5), Euclidean 0-1 weights and
 	// model.DefaultGNMFAlpha, the weight GNMF's graph was tuned with.
 	anchor func(m model.Method, p fitParams) (graph.KNN, graph.Weighting, float64)
-	// splitsCodes marks methods whose codes are split V = [V¹ V²] with one
-	// column of V¹ per class, so that the rank must exceed the classes.
-	splitsCodes bool
-	// linear marks methods whose codes are x·U (DPCA), possibly negative.
-	linear bool
 	// project, if set, codes new samples in memory (eval).
 	project func(m model.Method, dst *mat.Dense, x model.Data) error
 	// state, set with project, exports the fitted method's projection
@@ -95,22 +82,25 @@ type methodSpec struct {
 	state func(m model.Method) (*kernel.State, error)
 }
 
-// methods is the method table of --method.
-var methods = map[string]methodSpec{
-	"nmf": {
-		summary: "plain NMF (Lee and Seung), ignores labels",
-		build: func(c model.Common, p fitParams) model.Method {
-			return &model.NMF{Common: c, NormalizeU: true}
-		},
-	},
-	"gnmf": {
-		summary: "graph-regularized NMF (Cai et al. 2011): α·tr(VᵀLV) over the k-NN graph",
-		build: func(c model.Common, p fitParams) model.Method {
-			g := &model.GNMF{Common: c, Alpha: p.alpha}
-			g.Graph.K = p.neighbors
-			return g
-		},
-		anchor: func(m model.Method, p fitParams) (graph.KNN, graph.Weighting, float64) {
+// kernelMethod is what the kernel methods (kernel.Flexible, kernel.MultiK)
+// offer beyond model.Method.
+type kernelMethod interface {
+	model.Method
+	ProjectTo(dst *mat.Dense, x model.Data) error
+	State() (*kernel.State, error)
+}
+
+// specOf adds the command line's saving and projection rules to i.
+func specOf(i methods.Info) methodSpec {
+	s := methodSpec{Info: i}
+	if i.Kernel {
+		s.project = func(m model.Method, dst *mat.Dense, x model.Data) error {
+			return m.(kernelMethod).ProjectTo(dst, x)
+		}
+		s.state = func(m model.Method) (*kernel.State, error) { return m.(kernelMethod).State() }
+	}
+	if i.Name == "gnmf" {
+		s.anchor = func(m model.Method, p fitParams) (graph.KNN, graph.Weighting, float64) {
 			g := m.(*model.GNMF)
 			pr := g.Projector(model.ProjectGraph)
 			k := g.Graph
@@ -118,95 +108,36 @@ var methods = map[string]methodSpec{
 				k.K = graph.DefaultK
 			}
 			return graph.KNN{K: k.K, Metric: k.Metric}, g.Weighting, pr.Alpha
-		},
-	},
-	"dgnmf": {
-		summary: "discriminant GNMF (KNMF, An 2009 §2.2): intra-class attraction, inter-class repulsion",
-		semi:    true,
-		build: func(c model.Common, p fitParams) model.Method {
-			return &model.DGNMF{Common: c, Alpha: p.alpha, Neighbors: p.neighbors}
-		},
-	},
-	"ssknmf": {
-		summary: "semi-supervised KNMF (An 2009 §2.3): signed label graph (α) + k-NN graph (β)",
-		semi:    true,
-		build: func(c model.Common, p fitParams) model.Method {
-			return &model.SSKNMF{Common: c, Alpha: p.alpha, Beta: p.beta, LabelNeighbors: p.neighbors, Neighbors: p.neighbors}
-		},
-	},
-	"n2s2l": {
-		summary:     "non-negative semi-supervised learning (Wang et al. 2009)",
-		semi:        true,
-		splitsCodes: true,
-		build: func(c model.Common, p fitParams) model.Method {
-			return &model.N2S2L{Common: c, Alpha: p.alpha, Beta: p.beta, Neighbors: p.neighbors}
-		},
-	},
-	"nge": {
-		summary:     "non-negative graph embedding (Yang et al. 2008), MFA graphs",
-		semi:        true,
-		splitsCodes: true,
-		build: func(c model.Common, p fitParams) model.Method {
-			return &model.NGE{Common: c, Alpha: p.alpha, Beta: p.beta, Neighbors: p.neighbors}
-		},
-	},
-	"dpca": {
-		summary: "discriminant PCA with partial supervision (Sun and Zhang 2009), a linear baseline",
-		semi:    true,
-		linear:  true,
-		build: func(c model.Common, p fitParams) model.Method {
-			return &model.DPCA{Rank: c.Rank}
-		},
-	},
-	"kernel": {
-		summary: "flexible-kernel NMF (Zhang and Liu 2009), Gaussian kernel",
-		build: func(c model.Common, p fitParams) model.Method {
-			return &kernel.Flexible{Common: c, Neighbors: p.neighbors, Projection: kernelProjection(p.projector)}
-		},
-		project: func(m model.Method, dst *mat.Dense, x model.Data) error {
-			return m.(*kernel.Flexible).ProjectTo(dst, x)
-		},
-		state: func(m model.Method) (*kernel.State, error) { return m.(*kernel.Flexible).State() },
-	},
-	"multik": {
-		summary: "adaptive-graph multiple-kernel NMF (Wang and AbdulJabbar 2012)",
-		build: func(c model.Common, p fitParams) model.Method {
-			m := &kernel.MultiK{Common: c, Alpha: p.alpha, Neighbors: p.neighbors, Projection: kernelProjection(p.projector)}
-			if p.alpha == 0 {
-				// Without the graph (NMF_MultiK), the paper's τ step picks a
-				// near-constant kernel (0.841 on the digits); the scale-free
-				// cost measures 0.910 (see kernel.CostRelative).
-				m.Cost = kernel.CostRelative
-			}
-			return m
-		},
-		project: func(m model.Method, dst *mat.Dense, x model.Data) error {
-			return m.(*kernel.MultiK).ProjectTo(dst, x)
-		},
-		state: func(m model.Method) (*kernel.State, error) { return m.(*kernel.MultiK).State() },
-	},
+		}
+	}
+	return s
 }
 
-// methodNames returns the names of the method table, sorted.
+// build returns the method with c (rank, iterations, seed, progress
+// callback) and the method-specific flags of p.
+func (s methodSpec) build(c model.Common, p fitParams) model.Method {
+	proj, _ := model.ParseProjection(p.projector) // unknown: graph, as checkParams reports
+	return s.New(methods.Options{Common: c, Neighbors: p.neighbors, Alpha: p.alpha, Beta: p.beta, Projection: proj})
+}
+
+// methodNames returns the names --method takes besides auto, sorted.
 func methodNames() []string {
-	names := make([]string, 0, len(methods))
-	for n := range methods {
-		names = append(names, n)
+	var names []string
+	for _, m := range methods.List() {
+		if m.Alias == "" {
+			names = append(names, m.Name)
+		}
 	}
-	sort.Strings(names)
 	return names
 }
 
 // lookupMethod resolves --method, auto included.
 func lookupMethod(name string) (string, methodSpec, error) {
-	if name == "auto" || name == "" {
-		name = autoMethod
+	i, err := methods.Lookup(name)
+	if err != nil {
+		return "", methodSpec{}, fmt.Errorf("%w: %v", errUsage, err)
 	}
-	m, ok := methods[name]
-	if !ok {
-		return "", methodSpec{}, fmt.Errorf("%w: unknown method %q (want auto, %s)", errUsage, name, strings.Join(methodNames(), ", "))
-	}
-	return name, m, nil
+	return i.Name, specOf(i), nil
 }
 
 // checkParams validates the flags common to fit and eval.
@@ -258,13 +189,8 @@ func newCommon(p fitParams, stop func() bool, pr *progress) model.Common {
 
 // kernelProjection maps --projector onto the kernel methods' projections:
 // graph and nnls are theirs, and pinv or clamped select the papers'
-// least-squares projection (kernel.ProjectPaper).
+// least-squares projection (methods.KernelProjection).
 func kernelProjection(name string) kernel.Projection {
-	switch name {
-	case "nnls":
-		return kernel.ProjectNNLS
-	case "pinv", "clamped":
-		return kernel.ProjectPaper
-	}
-	return kernel.ProjectGraph
+	p, _ := model.ParseProjection(name) // unknown: graph
+	return methods.KernelProjection(p)
 }

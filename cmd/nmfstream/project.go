@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/kernel"
+	"github.com/nmfstream/nmfstream/model/methods"
 	"github.com/nmfstream/nmfstream/model/sparse"
 	"github.com/nmfstream/nmfstream/sinks"
 	"github.com/nmfstream/nmfstream/sources"
@@ -170,6 +172,9 @@ func codeData(ctx context.Context, s *model.Snapshot, proj model.Projection, x m
 	codes := mat.NewDense(n, k, nil)
 	if s.Linear {
 		x.TMulTo(codes, s.U)
+		if err := checkCodes(codes); err != nil {
+			return nil, err
+		}
 		return codes, nil
 	}
 	p, err := snapshotProjector(s, proj)
@@ -192,7 +197,25 @@ func codeData(ctx context.Context, s *model.Snapshot, proj model.Projection, x m
 		dst.Copy(&tmp)
 		pr.update(hi, n, "records")
 	}
+	if err := checkCodes(codes); err != nil {
+		return nil, err
+	}
 	return codes, nil
+}
+
+// checkCodes returns an error if a code is not finite or too large to be
+// written as float32 (the output's code type): a model that produces such
+// codes is broken, and its codes must not be written or classified.
+func checkCodes(codes *mat.Dense) error {
+	r, _ := codes.Dims()
+	for i := 0; i < r; i++ {
+		for j, v := range codes.RawRowView(i) {
+			if math.IsNaN(v) || math.Abs(v) > math.MaxFloat32 {
+				return fmt.Errorf("the model codes record %d as %g in column %d, which is not a finite float32: refit it (a fit that diverged?)", i+1, v, j)
+			}
+		}
+	}
+	return nil
 }
 
 // projector codes a block of samples.
@@ -204,12 +227,12 @@ type projector interface {
 // methods' rebuilt from their state (--projector mapped as for fit, see
 // kernelProjection), the others' from U and the training codes.
 func snapshotProjector(s *model.Snapshot, proj model.Projection) (projector, error) {
-	if spec, ok := methods[s.Method]; ok && spec.state != nil {
+	if i, err := methods.Lookup(s.Method); err == nil && i.Kernel {
 		st, err := kernel.StateFromSnapshot(s)
 		if err != nil {
 			return nil, err
 		}
-		st.Projection = kernelProjection(proj.String())
+		st.Projection = methods.KernelProjection(proj)
 		return kernel.NewProjector(st)
 	}
 	return s.Projector(proj)

@@ -169,7 +169,7 @@ func (r *runner) docFold(name string, x *sparse.CSR, y, trainIdx, testIdx []int)
 			g.Graph.Metric = graph.Cosine
 		}
 		var labels []int
-		if me.semi {
+		if me.semi() {
 			labels = ytr
 		}
 		if err := m.Fit(model.SparseRows(xtr), labels); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/model/kernel"
+	"github.com/nmfstream/nmfstream/model/methods"
 	"github.com/nmfstream/nmfstream/model/metrics"
 )
 
@@ -28,82 +29,68 @@ type hyper struct {
 	Nystrom int
 }
 
-// method is one row of the report's method table.
+// method is a method of the registry (package model/methods) as the
+// report runs it.
 type method struct {
 	name string
-	// semi marks methods that use the labels of the training pool.
-	semi bool
-	// alpha, beta say whether the method has an α or a β to sweep.
-	alpha, beta bool
-	build       func(c model.Common, h hyper) model.Method
+	info methods.Info
+	// tune, if set, adjusts the built method to the report's settings.
+	tune func(m model.Method, h hyper)
 	// project codes new samples; nil means the shared graph-aware
 	// projection on U (projectGraph).
 	project func(m model.Method, train model.Data, dst *mat.Dense, test model.Data) error
-	// linear marks codes that are x·U (DPCA).
-	linear bool
 }
 
-// methodTable lists every method of the report in display order.
-var methodTable = []method{
-	{name: "nmf", build: func(c model.Common, h hyper) model.Method {
-		return &model.NMF{Common: c, NormalizeU: true}
-	}},
-	{name: "gnmf", alpha: true, build: func(c model.Common, h hyper) model.Method {
-		return &model.GNMF{Common: c, Alpha: h.Alpha}
-	}, project: func(m model.Method, _ model.Data, dst *mat.Dense, test model.Data) error {
-		return m.(*model.GNMF).Projector(model.ProjectGraph).ProjectTo(dst, test)
-	}},
-	{name: "dgnmf", semi: true, alpha: true, build: func(c model.Common, h hyper) model.Method {
-		return &model.DGNMF{Common: c, Alpha: h.Alpha}
-	}},
-	{name: "ssknmf", semi: true, alpha: true, beta: true, build: func(c model.Common, h hyper) model.Method {
-		return &model.SSKNMF{Common: c, Alpha: h.Alpha, Beta: h.Beta}
-	}},
-	{name: "n2s2l", semi: true, alpha: true, beta: true, build: func(c model.Common, h hyper) model.Method {
-		return &model.N2S2L{Common: c, Alpha: h.Alpha, Beta: h.Beta}
-	}},
-	{name: "nge", semi: true, alpha: true, beta: true, build: func(c model.Common, h hyper) model.Method {
-		return &model.NGE{Common: c, Alpha: h.Alpha, Beta: h.Beta}
-	}},
-	{name: "dpca", semi: true, linear: true, build: func(c model.Common, h hyper) model.Method {
-		return &model.DPCA{Rank: c.Rank}
-	}, project: func(m model.Method, _ model.Data, dst *mat.Dense, test model.Data) error {
-		return m.(*model.DPCA).TransformTo(dst, test)
-	}},
-	{name: "kernel", build: func(c model.Common, h hyper) model.Method {
-		f := &kernel.Flexible{Common: c}
-		if h.Nystrom > 0 {
-			f.Nystrom = &kernel.Nystrom{Landmarks: h.Nystrom, Src: rand.NewPCG(1, 1)}
-		}
-		return f
-	}, project: func(m model.Method, _ model.Data, dst *mat.Dense, test model.Data) error {
-		return m.(*kernel.Flexible).ProjectTo(dst, test)
-	}},
-	// multik is AdapGrNMF_MultiK with the smooth (entropy) τ step, α = 1,
-	// the kernel package's digits settings (model/kernel digits_long_test).
-	{name: "multik", alpha: true, build: func(c model.Common, h hyper) model.Method {
-		a := h.Alpha
-		if a == 0 {
-			a = 1
-		}
-		mk := &kernel.MultiK{Common: c, Alpha: a, Step: kernel.TauEntropy}
-		if h.Nystrom > 0 {
-			mk.Nystrom = &kernel.Nystrom{Landmarks: h.Nystrom, Src: rand.NewPCG(1, 1)}
-		}
-		return mk
-	}, project: func(m model.Method, _ model.Data, dst *mat.Dense, test model.Data) error {
-		return m.(*kernel.MultiK).ProjectTo(dst, test)
-	}},
+// semi reports whether the method uses the labels of the training pool.
+func (me method) semi() bool { return me.info.UsesLabels }
+
+// build returns the method with c and h.
+func (me method) build(c model.Common, h hyper) model.Method {
+	m := me.info.New(methods.Options{Common: c, Alpha: h.Alpha, Beta: h.Beta, Nystrom: h.Nystrom})
+	if me.tune != nil {
+		me.tune(m, h)
+	}
+	return m
 }
 
-// lookup returns the method called name.
+// lookup returns the method called name ("auto" included), as the report
+// runs it: the registry's, coded as the command line's eval codes it (GNMF by its own
+// graph projection, DPCA by its linear map, the kernel methods by theirs,
+// the others by projectGraph), except for multik (see below).
 func lookup(name string) (method, bool) {
-	for _, m := range methodTable {
-		if m.name == name {
-			return m, true
+	i, err := methods.Lookup(name)
+	if err != nil {
+		return method{}, false
+	}
+	me := method{name: name, info: i}
+	switch {
+	case name == "gnmf":
+		me.project = func(m model.Method, _ model.Data, dst *mat.Dense, test model.Data) error {
+			return m.(*model.GNMF).Projector(model.ProjectGraph).ProjectTo(dst, test)
+		}
+	case i.Linear:
+		me.project = func(m model.Method, _ model.Data, dst *mat.Dense, test model.Data) error {
+			return m.(*model.DPCA).TransformTo(dst, test)
+		}
+	case i.Kernel:
+		me.project = func(m model.Method, _ model.Data, dst *mat.Dense, test model.Data) error {
+			return m.(kernel.Projector).ProjectTo(dst, test)
 		}
 	}
-	return method{}, false
+	if name == "multik" {
+		// The report runs AdapGrNMF_MultiK with the smooth (entropy) τ
+		// step and α = 1 by default, the kernel package's digits settings
+		// (model/kernel digits_long_test); the registry's default is the
+		// command line's NMF_MultiK.
+		me.tune = func(m model.Method, h hyper) {
+			mk := m.(*kernel.MultiK)
+			if h.Alpha == 0 {
+				mk.Alpha = 1
+			}
+			mk.Step, mk.Cost = kernel.TauEntropy, kernel.CostReconstruction
+		}
+	}
+	return me, true
 }
 
 // projectGraph is graph-aware out-of-sample projection (DESIGN.md §4) for
@@ -170,7 +157,7 @@ func fit(me method, h hyper, s *split, seed uint64) (*fitResult, error) {
 	}
 	r.m = me.build(c, h)
 	var labels []int
-	if me.semi {
+	if me.semi() {
 		labels = s.trainY
 	}
 	start := time.Now()

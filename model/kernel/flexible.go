@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -118,7 +119,7 @@ func (m *Flexible) Fit(x model.Data, labels []int) error {
 	res, err := eng.Run(u, v)
 	m.res = res
 	if err != nil {
-		return err
+		return diverged(err, "kernel.Flexible")
 	}
 	m.b.CloneFrom(u)
 	m.v.CloneFrom(v)
@@ -130,6 +131,9 @@ func (m *Flexible) Fit(x model.Data, labels []int) error {
 		if ridge > 0 {
 			m.warnings = append(m.warnings, fmt.Errorf("kernel: K^{½} is singular (duplicate samples?); A solved with ridge %.3g", ridge))
 		}
+	}
+	if err := model.CheckFinite("kernel.Flexible codes", &m.v); err != nil {
+		return err
 	}
 	m.ok = true
 	return nil
@@ -304,4 +308,14 @@ func (m *Flexible) paperTo(dst *mat.Dense) error {
 		}
 	}
 	return nil
+}
+
+// diverged names method in err if it is a *model.DivergedError, and
+// returns err.
+func diverged(err error, method string) error {
+	var d *model.DivergedError
+	if errors.As(err, &d) {
+		d.Method = method
+	}
+	return err
 }

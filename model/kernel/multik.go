@@ -240,7 +240,7 @@ func (m *MultiK) Fit(x model.Data, labels []int) error {
 		m.res.Objective, m.res.Converged = res.Objective, res.Converged
 		m.res.Warnings = append(m.res.Warnings, res.Warnings...)
 		if err != nil {
-			return err
+			return diverged(err, "kernel.MultiK")
 		}
 		if nk > 1 {
 			m.stepTau()
@@ -275,6 +275,9 @@ func (m *MultiK) Fit(x model.Data, labels []int) error {
 			return err
 		}
 		m.graph = &model.GraphTerm{Label: "adaptive graph", Weight: m.Alpha, S: s}
+	}
+	if err := model.CheckFinite("kernel.MultiK codes", &m.v); err != nil {
+		return err
 	}
 	m.ok = true
 	return nil
