@@ -25,14 +25,15 @@ import (
 // dropped or reused after it returns.
 type Featurized struct {
 	// X holds the rows of the usable samples (n×Dim, one sample per row),
-	// in input order. It is nil when the batch has no usable sample, and
-	// when Text is set.
+	// in input order, finite and non-negative (the model refuses other
+	// values: LearnFeatures then fails). It is nil when the batch has no
+	// usable sample, and when Text is set.
 	X model.Data
 	// Dim is the number of features of the batch (the columns of its
 	// feature matrix), or 0 when it has no feature matrix (a text batch, or
-	// one without samples). LearnFeatures rejects every sample of a batch
-	// whose Dim differs from the stream's, which the first batch with a
-	// nonzero Dim fixes.
+	// one without samples); when X is set, 0 means X's. LearnFeatures
+	// rejects every sample of a batch whose dimension differs from the
+	// stream's, which the first batch with a dimension fixes.
 	Dim int
 	// Text holds the documents of a text batch, one per sample, not yet
 	// vectorized: their TF-IDF rows depend on the document frequencies of
@@ -41,7 +42,9 @@ type Featurized struct {
 	Text []string
 
 	// IDs, Labels, Labeled and Offsets describe the samples: one entry per
-	// row of X (or document of Text), as in sources.Batch.
+	// row of X (or document of Text), as in sources.Batch. LearnFeatures
+	// panics if their lengths, X's rows and Text's length disagree, or if
+	// there are samples and neither X nor Text.
 	IDs     []string
 	Labels  []string
 	Labeled []bool
@@ -166,6 +169,25 @@ func Prepare(b *sources.Batch) *Featurized {
 	return f
 }
 
+// check panics if f's lengths disagree (see Featurized.IDs).
+func (f *Featurized) check() {
+	n := len(f.Offsets)
+	if len(f.IDs) != n || len(f.Labels) != n || len(f.Labeled) != n {
+		panic(fmt.Sprintf("stages: featurized batch has %d offsets, %d ids, %d labels and %d labeled flags", n, len(f.IDs), len(f.Labels), len(f.Labeled)))
+	}
+	switch {
+	case f.Text != nil && len(f.Text) != n:
+		panic(fmt.Sprintf("stages: featurized batch has %d documents and %d samples", len(f.Text), n))
+	case f.Text == nil && f.X == nil && n > 0:
+		panic(fmt.Sprintf("stages: featurized batch has %d samples and neither X nor Text", n))
+	case f.X != nil:
+		d, rows := f.X.Dims()
+		if rows != n || f.Dim != 0 && d != f.Dim {
+			panic(fmt.Sprintf("stages: featurized batch of %d samples has %d rows of %d features, Dim %d", n, rows, d, f.Dim))
+		}
+	}
+}
+
 // rows returns the model rows of f's usable samples, their positions among
 // f's samples, and the samples f and the stream's dimension reject, in input
 // order. It fixes the stream's dimension and vectorizes text with
@@ -184,16 +206,20 @@ func (l *Learner) rows(f *Featurized) (x model.Data, keep []int, bad []sources.R
 		}
 		return x, keep, mergeRejects(bad, f.Unusable)
 	}
-	if f.Dim == 0 {
+	dim := f.Dim
+	if f.X != nil {
+		dim, _ = f.X.Dims()
+	}
+	if dim == 0 {
 		return nil, nil, f.Unusable
 	}
 	if l.Featurize.dim == 0 {
-		l.Featurize.dim = f.Dim
+		l.Featurize.dim = dim
 	}
-	if f.Dim != l.Featurize.dim {
+	if dim != l.Featurize.dim {
 		// The dimension is checked before the values (Featurize.Rows): every
 		// sample of the batch, usable or not, is rejected for it.
-		err := fmt.Errorf("%d features, the stream has %d", f.Dim, l.Featurize.dim)
+		err := fmt.Errorf("%d features, the stream has %d", dim, l.Featurize.dim)
 		for i := range f.Offsets {
 			bad = append(bad, reject(i, err))
 		}

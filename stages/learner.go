@@ -243,15 +243,17 @@ var errNoModel = errors.New("stages: learner: no model")
 // insertion and partial fit), predicts their labels, then learns the labels
 // of the batch, with the samples or late. Batches must come in input order.
 //
-// LearnFeatures reads f and keeps no reference to it. Like every method of
-// Learner it must be called from the goroutine that owns the Learner: in a
-// pipeline, a stage of parallelism 1. An error means the model cannot go on
-// (it is not a data error: those are rejects in Step); the Learner must
-// not be used after one, except to read its Counters.
+// LearnFeatures reads f and keeps no reference to it; it panics, before
+// changing anything, if f's lengths disagree (see Featurized.IDs). Like
+// every method of Learner it must be called from the goroutine that owns
+// the Learner: in a pipeline, a stage of parallelism 1. An error means the
+// model cannot go on (it is not a data error: those are rejects in Step);
+// the Learner must not be used after one, except to read its Counters.
 func (l *Learner) LearnFeatures(f *Featurized) (*Step, error) {
 	if l.Model == nil {
 		return nil, errNoModel
 	}
+	f.check()
 	l.init()
 	st := &Step{Rejects: slices.Clone(f.Rejects)}
 	l.c.Records += int64(f.Records())

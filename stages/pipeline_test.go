@@ -174,3 +174,49 @@ func TestStagesFail(t *testing.T) {
 		checkNoLeak(t)
 	}
 }
+
+// TestLearnFeaturesDirect feeds LearnFeatures batches featurized by the
+// caller instead of Prepare: X's dimension stands for a zero Dim, a batch
+// of another dimension is rejected sample by sample, and inconsistent
+// lengths panic (misuse visible in the caller's code).
+func TestLearnFeaturesDirect(t *testing.T) {
+	l := &stages.Learner{Model: &model.Online{Rank: 2, Graph: graph.KNN{K: 2}, Src: rand.NewPCG(1, 1)}}
+	rows := func(n, d, off int) *stages.Featurized {
+		x := mat.NewDense(n, d, nil)
+		f := &stages.Featurized{X: model.DenseRows(x)}
+		for i := range n {
+			for j := range d {
+				x.Set(i, j, float64(1+(i+j)%3))
+			}
+			f.IDs = append(f.IDs, fmt.Sprint(off+i))
+			f.Labels = append(f.Labels, "")
+			f.Labeled = append(f.Labeled, false)
+			f.Offsets = append(f.Offsets, int64(off+i))
+		}
+		return f
+	}
+	st, err := l.LearnFeatures(rows(6, 4, 0))
+	if err != nil || len(st.Predictions) != 6 {
+		t.Fatalf("first batch: %v, %d predictions", err, len(st.Predictions))
+	}
+	st, err = l.LearnFeatures(rows(3, 5, 6))
+	if err != nil || len(st.Predictions) != 0 || len(st.Rejects) != 3 || !strings.Contains(st.Rejects[0].Reason.Error(), "5 features, the stream has 4") {
+		t.Fatalf("other dimension: %v, %d predictions, rejects %v", err, len(st.Predictions), st.Rejects)
+	}
+	if c := l.Counters(); c.Records != 9 || c.Samples != 6 || c.Rejected != 3 || c.Offset != 9 {
+		t.Errorf("counters %+v", c)
+	}
+	bad := rows(2, 4, 9)
+	bad.IDs = bad.IDs[:1]
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("no panic for 2 samples and 1 id")
+			}
+		}()
+		l.LearnFeatures(bad)
+	}()
+	if c := l.Counters(); c.Records != 9 {
+		t.Errorf("the misuse changed the counters: %+v", c)
+	}
+}
