@@ -2,9 +2,9 @@
 // on top of github.com/reugn/go-streams, adding errors, rejections, context
 // cancellation and bounded memory.
 //
-// A Pipeline is built from a Source (From, FromScanner, FromSlice), a list
-// of Stages (Map, Filter, FlatMap, Batch, optionally wrapped in Ordered) and
-// Sinks (To), then run once with Run:
+// A Pipeline is built from a Source (From, FromChan, FromScanner,
+// FromSlice), a list of Stages (Map, Filter, FlatMap, Batch, optionally
+// wrapped in Ordered) and Sinks (To), then run once with Run:
 //
 //	p := pipeline.New(pipeline.From("rows", rows),
 //		[]pipeline.Stage{

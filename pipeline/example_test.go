@@ -142,3 +142,31 @@ func ExampleFromScanner() {
 	// REGULARIZED
 	// NMF
 }
+
+// A service feeds a running pipeline from other goroutines through a
+// channel; closing the channel ends the stream softly, so everything sent
+// goes through.
+func ExampleFromChan() {
+	in := make(chan int)
+	p := pipeline.New(
+		pipeline.FromChan("requests", in),
+		[]pipeline.Stage{pipeline.Map("square", 1, func(_ context.Context, x int) (int, error) { return x * x, nil })},
+		pipeline.To("print", pipeline.WriteFunc[int](func(_ context.Context, x int) error {
+			fmt.Println(x)
+			return nil
+		})),
+	)
+	go func() {
+		defer close(in) // the sender closes the channel
+		for x := range 3 {
+			in <- x + 1
+		}
+	}()
+	if err := p.Run(context.Background()); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// 1
+	// 4
+	// 9
+}

@@ -7,7 +7,7 @@ import (
 )
 
 // Source is where a Pipeline's items come from, with the item type erased.
-// Build one with From, FromScanner or FromSlice. Building it starts nothing;
+// Build one with From, FromChan, FromScanner or FromSlice. Building it starts nothing;
 // Run reads it from a single goroutine.
 type Source struct {
 	name string
@@ -80,6 +80,33 @@ func FromScanner[T any](name string, s Scanner[T]) Source {
 			return zero, err
 		}
 		return zero, io.EOF
+	}))
+}
+
+// FromChan returns a Source that yields the values received on ch, in
+// order, and io.EOF once ch is closed: a soft stop, so every value received
+// goes through and the sinks are flushed. It is how a service feeds a
+// pipeline from other goroutines (HTTP handlers, say): they send on ch, and
+// Run reads it from its one source goroutine.
+//
+// The pipeline never closes ch; its sender does, when there is nothing
+// more to send. Values left in a buffered ch after a hard stop are not
+// read. A send on ch blocks while the pipeline is busy (that is its
+// backpressure), so senders should select on their own context too.
+// FromChan panics if name is empty.
+func FromChan[T any](name string, ch <-chan T) Source {
+	return From(name, ReadFunc[T](func(ctx context.Context) (T, error) {
+		select {
+		case v, ok := <-ch:
+			if !ok {
+				var zero T
+				return zero, io.EOF
+			}
+			return v, nil
+		case <-ctx.Done():
+			var zero T
+			return zero, ctx.Err()
+		}
 	}))
 }
 

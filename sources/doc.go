@@ -20,7 +20,8 @@
 //
 // The Batch returned by Source.Batch, and the matrices and slices in it, are
 // valid until the next call to Next or Close: sources reuse their memory.
-// Copy what you keep. Strings in a Batch are copies and may be kept.
+// Copy what you keep (Batch.Clone); a Reader hands out copies, for a
+// pipeline that reads ahead. Strings in a Batch are copies and may be kept.
 // Constructors take readers that the caller keeps ownership of; sources
 // returned by Open own their files and Close closes them. Arrow sources
 // allocate through their Allocator and release every buffer by Close.

@@ -4,10 +4,15 @@
 // prequential learning (Learner: predict each arriving sample from its
 // code, then learn the sample and the labels that arrived, late or not).
 //
-// A stream is the Learner called on each batch in input order, by one
-// goroutine; package pipeline runs it as a stage of parallelism 1 between
-// a source and the sinks, and cmd/nmfstream's stream and serve commands do
-// that with checkpoints (Learner.State, Learner.Restore) and HTTP.
+// A stream is a chain of stages: decode (package sources) → featurize
+// (Prepare: per-sample checks and row copies into a Featurized; it has no
+// state, so it runs in parallel) → learn (Learner.LearnFeatures: the
+// stream's dimension, TF-IDF in stream order, graph insertion, partial
+// fit, prediction and labels, by the one goroutine that owns the Learner)
+// → sinks. Learner.Learn is the last two in one call. Package pipeline
+// runs the chain (see the package example); cmd/nmfstream's stream and
+// serve commands are two drivers of it, with checkpoints (Learner.State,
+// Learner.Restore) and HTTP.
 //
 // # Shapes
 //
@@ -20,17 +25,22 @@
 // # Ownership and reuse
 //
 // Results are newly allocated and belong to the caller unless a method's doc
-// says otherwise. Inputs are not retained: Learner.Learn copies the rows it
-// keeps into the model, so the caller may reuse a sources.Batch afterwards.
+// says otherwise. Inputs are not retained: Prepare copies the rows it keeps
+// and Learner.LearnFeatures copies them into the model, so the caller may
+// reuse a sources.Batch once Prepare (or Learner.Learn) returns.
 //
 // # Concurrency
 //
 // Stages are not safe for concurrent mutation: one goroutine fits or updates
 // a stage. Read-only methods (such as TFIDF.Transform) may run concurrently
 // with each other between mutations, so featurization can run in parallel.
-// A Learner and its model.Online have a single owner, which calls Learn,
-// Label and State; other goroutines talk to that owner (see cmd/nmfstream
-// serve). The package starts no goroutines.
+// Prepare may be called from any number of goroutines at once. A Learner
+// and its model.Online have a single owner, which calls LearnFeatures,
+// Learn, Label and State; other goroutines talk to that owner (in a
+// pipeline, the learn stage of parallelism 1). Text is vectorized by the
+// owner, not by Prepare: its document frequencies follow the stream, and a
+// checkpoint (State) must hold the vectorizer as of the last batch learned.
+// The package starts no goroutines.
 //
 // # References
 //

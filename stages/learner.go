@@ -254,21 +254,43 @@ func (l *Learner) class(label string) int {
 // the samples or late). Records must come in input order; b's Offsets say
 // where Learn resumes (Counters.Offset). An error means the model cannot go
 // on (it is not a data error: those are rejects in Step).
+//
+// Learn is LearnFeatures(Prepare(b)). A pipeline runs Prepare in parallel
+// and LearnFeatures on one goroutine instead.
 func (l *Learner) Learn(b *sources.Batch) (*Step, error) {
 	if l.Model == nil {
-		return nil, errors.New("stages: learner: no model")
+		return nil, errNoModel
 	}
+	return l.LearnFeatures(Prepare(b))
+}
+
+var errNoModel = errors.New("stages: learner: no model")
+
+// LearnFeatures is the learning stage of a stream, on a batch Prepare (or
+// the caller) featurized: it vectorizes text, rejects the samples whose
+// dimension is not the stream's, adds the others to the model (graph
+// insertion and partial fit), predicts their labels, then learns the labels
+// of the batch, with the samples or late. Batches must come in input order.
+//
+// LearnFeatures reads f and keeps no reference to it; it panics, before
+// changing anything, if f's lengths disagree (see Featurized.IDs). Like
+// every method of Learner it must be called from the goroutine that owns
+// the Learner: in a pipeline, a stage of parallelism 1. An error means the
+// model cannot go on (it is not a data error: those are rejects in Step);
+// the Learner must not be used after one, except to read its Counters.
+func (l *Learner) LearnFeatures(f *Featurized) (*Step, error) {
+	if l.Model == nil {
+		return nil, errNoModel
+	}
+	f.check()
 	l.init()
-	st := &Step{Rejects: slices.Clone(b.Rejects)}
-	l.c.Records += int64(b.Records())
-	x, keep, bad := l.Featurize.Rows(b)
-	for _, err := range bad {
-		var re *RowError
-		errors.As(err, &re)
-		off, id := b.Offsets[re.Row], b.IDs[re.Row]
-		st.Rejects = append(st.Rejects, sources.Reject{Offset: off, ID: id, Reason: &sources.RecordError{Offset: off, ID: id, Err: re.Err}})
-	}
+	st := &Step{Rejects: slices.Clone(f.Rejects)}
+	l.c.Records += int64(f.Records())
+	x, keep, bad := l.rows(f)
+	st.Rejects = append(st.Rejects, bad...)
 	l.c.Rejected += int64(len(st.Rejects))
+	// The samples' bookkeeping, in the shape track and predict read.
+	b := &sources.Batch{IDs: f.IDs, Labels: f.Labels, Labeled: f.Labeled, Offsets: f.Offsets}
 	// Duplicates: ids already in the window, or repeated in this batch.
 	var late []sources.LateLabel
 	inBatch := map[string]bool{}
@@ -300,7 +322,7 @@ func (l *Learner) Learn(b *sources.Batch) (*Step, error) {
 		l.track(ids, b, keep, fresh)
 		l.c.Samples += int64(len(fresh))
 	}
-	for _, ll := range b.LateLabels {
+	for _, ll := range f.LateLabels {
 		late = append(late, ll)
 		l.c.LateLabels++
 	}
@@ -308,8 +330,8 @@ func (l *Learner) Learn(b *sources.Batch) (*Step, error) {
 	if st.Predictions, err = l.predictInOrder(ids, b, keep, fresh, late); err != nil {
 		return nil, err
 	}
-	if n := b.Records(); n > 0 {
-		l.c.Offset = max(l.c.Offset, lastOffset(b)+1)
+	if f.Records() > 0 {
+		l.c.Offset = max(l.c.Offset, f.lastOffset()+1)
 	}
 	return st, nil
 }
@@ -318,7 +340,7 @@ func (l *Learner) Learn(b *sources.Batch) (*Step, error) {
 // a label-only record), scoring the arrival prediction of id if it waits.
 func (l *Learner) Label(id, label string) error {
 	if l.Model == nil {
-		return errors.New("stages: learner: no model")
+		return errNoModel
 	}
 	l.init()
 	l.c.LateLabels++
@@ -696,20 +718,6 @@ func (l *Learner) propagate(ids []int) ([]int, []float64) {
 		classes[p], scores[p] = best, bv
 	}
 	return classes, scores
-}
-
-func lastOffset(b *sources.Batch) int64 {
-	last := int64(-1)
-	if n := len(b.Offsets); n > 0 {
-		last = max(last, b.Offsets[n-1])
-	}
-	if n := len(b.LateLabels); n > 0 {
-		last = max(last, b.LateLabels[n-1].Offset)
-	}
-	if n := len(b.Rejects); n > 0 {
-		last = max(last, b.Rejects[n-1].Offset)
-	}
-	return last
 }
 
 // subRows returns the rows of x at positions pos.

@@ -20,6 +20,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/pipeline"
 	"github.com/nmfstream/nmfstream/sinks"
 	"github.com/nmfstream/nmfstream/sources"
 	"github.com/nmfstream/nmfstream/stages"
@@ -150,8 +151,17 @@ func seedFromSnapshot(s *model.Snapshot, cfg onlineConfig) (*stages.Learner, err
 	return l, nil
 }
 
-// server is the ingestion service. One goroutine (own) owns the learner;
-// handlers send it jobs through work and wait for the reply.
+// server is the ingestion service. Its handlers decode requests and hand
+// them to a pipeline that runs the stages of stream (chain.go):
+//
+//	http → split → featurize → learn → respond
+//
+// http is a pipeline.FromChan of the handlers' requests; split cuts a
+// request into its batches (parts) and numbers its records; featurize is
+// stages.Prepare, in parallel, order kept; learn is the one goroutine that
+// owns the learner (and writes the checkpoints and the metrics); respond
+// completes a request once every part of it has been learned and counted,
+// so that a client that got a 2xx reads its own writes in /metrics.
 type server struct {
 	learner *stages.Learner
 	cfg     onlineConfig
@@ -159,25 +169,42 @@ type server struct {
 	every   int64
 	maxBody int64
 
-	work chan job
+	requests chan *request // handlers → the pipeline; closed by serve under inMu
+	inMu     sync.RWMutex  // senders hold it for reading, the closer for writing
+	closed   bool          // requests is closed; guarded by inMu
+	stopped  chan struct{} // closed once the pipeline has stopped
+	runErr   error         // why it stopped; read only after stopped is closed
 
-	mu      sync.Mutex // guards the fields below, written by the owner
+	mu      sync.Mutex // guards the fields below, written by the learn stage
 	counts  stages.Counters
 	pending int
 	lat     latency
 	saveErr error
 }
 
-type job struct {
-	batch  *sources.Batch
-	labels []labelRecord
-	reply  chan jobResult // buffered: the owner never blocks on it
+// request is the work of one HTTP request. Its handler sets batches (the
+// records, offsets numbered from 0 across the body) or labels, submits it,
+// and reads steps and k once done is closed: the pipeline writes them
+// before it closes done.
+type request struct {
+	batches []*sources.Batch
+	labels  []labelRecord
+	done    chan struct{}
+
+	steps []*stages.Step // one per batch, in order
+	k     int            // the rank of the codes, 0 before the model's first fit
 }
 
-type jobResult struct {
-	step *stages.Step
-	k    int
-	err  error
+// part is the item of serve's pipeline: one batch of a request, and on the
+// request's last part its labels.
+type part struct {
+	req   *request
+	batch *sources.Batch     // nil for a request without records
+	feat  *stages.Featurized // set by featurize when batch is not nil
+	step  *stages.Step       // set by learn when batch is not nil
+	last  bool               // the request's last part: learn applies req.labels, respond completes req
+	k     int
+	took  time.Duration // featurize and learn time of batch
 }
 
 type labelRecord struct {
@@ -207,16 +234,26 @@ func (h *latency) observe(s float64) {
 	h.n++
 }
 
-// serve runs the HTTP server on ln until ctx is cancelled, then shuts
-// down gracefully: requests in flight finish, the owner stops, and the
-// final checkpoint is written.
+// serve runs the HTTP server and the pipeline until ctx is cancelled, then
+// shuts down gracefully: requests in flight finish, the pipeline drains,
+// and the final checkpoint is written. If the pipeline fails (the learner
+// cannot go on), serve stops the HTTP server, writes no checkpoint (the
+// last one stays valid) and returns the pipeline's error, which names the
+// failing stage; requests waiting for it get 503.
 func (s *server) serve(ctx context.Context, ln net.Listener) error {
-	s.work = make(chan job)
+	s.requests = make(chan *request)
+	s.stopped = make(chan struct{})
 	s.counts = s.learner.Counters()
 	s.pending = s.learner.Pending()
-	ownCtx, stopOwner := context.WithCancel(context.Background())
+	p := s.pipeline()
 	var wg sync.WaitGroup
-	wg.Go(func() { s.own(ownCtx) })
+	wg.Go(func() {
+		// Not ctx: a cancelled ctx ends the stream softly, by closing
+		// requests once the handlers are done, so that everything accepted
+		// is learned and answered.
+		s.runErr = p.Run(context.Background())
+		close(s.stopped)
+	})
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/records", s.handleRecords)
@@ -226,72 +263,136 @@ func (s *server) serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	wg.Go(func() { errc <- srv.Serve(ln) })
 	var err error
 	select {
 	case err = <-errc:
 	case <-ctx.Done():
+	case <-s.stopped:
+	}
+	if err == nil {
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err = srv.Shutdown(sctx)
 		cancel()
-		<-errc // Serve has returned http.ErrServerClosed
+		if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
+			err = errors.Join(err, serr)
+		}
 	}
-	stopOwner()
+	// No handler sends any more (a late one finds closed set): end the
+	// stream, let the pipeline drain, and wait for it.
+	s.inMu.Lock()
+	s.closed = true
+	close(s.requests)
+	s.inMu.Unlock()
 	wg.Wait()
+	if s.runErr != nil {
+		return errors.Join(s.runErr, ignoreClosed(err))
+	}
 	if serr := s.save(); serr != nil {
 		err = errors.Join(err, serr)
 	}
+	return ignoreClosed(err)
+}
+
+func ignoreClosed(err error) error {
 	if errors.Is(err, http.ErrServerClosed) {
-		err = nil
+		return nil
 	}
 	return err
 }
 
-// own is the single writer of the learner.
-func (s *server) own(ctx context.Context) {
-	lastSave := s.learner.Counters().Records
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case j := <-s.work:
+// pipeline builds serve's pipeline; Run starts it.
+func (s *server) pipeline() *pipeline.Pipeline {
+	next := s.learner.Counters().Records // offset of the next record
+	split := func(_ context.Context, r *request) ([]*part, error) {
+		// The records of a request are contiguous in the stream: their
+		// offsets follow the records counted before them.
+		parts := make([]*part, 0, max(1, len(r.batches)))
+		for _, b := range r.batches {
+			shiftOffsets(b, next)
+			parts = append(parts, &part{req: r, batch: b})
+		}
+		for _, b := range r.batches {
+			next += int64(b.Records())
+		}
+		if len(parts) == 0 {
+			parts = append(parts, &part{req: r})
+		}
+		parts[len(parts)-1].last = true
+		return parts, nil
+	}
+	featurize := func(_ context.Context, p *part) (*part, error) {
+		if p.batch != nil {
 			start := time.Now()
-			var res jobResult
-			if j.batch != nil {
-				base := s.learner.Counters().Records
-				shiftOffsets(j.batch, base)
-				res.step, res.err = s.learner.Learn(j.batch)
+			p.feat = stages.Prepare(p.batch)
+			p.batch = nil
+			p.took = time.Since(start)
+		}
+		return p, nil
+	}
+	lastSave := s.learner.Counters().Records
+	learn := func(_ context.Context, p *part) (*part, error) {
+		l := s.learner
+		if p.feat != nil {
+			start := time.Now()
+			st, err := l.LearnFeatures(p.feat)
+			if err != nil {
+				return nil, err
 			}
-			for _, lr := range j.labels {
-				if err := s.learner.Label(lr.ID, lr.Label); err != nil && res.err == nil {
-					res.err = err
+			p.step, p.feat = st, nil
+			p.took += time.Since(start)
+		}
+		if p.last {
+			for _, lr := range p.req.labels {
+				if err := l.Label(lr.ID, lr.Label); err != nil {
+					return nil, err
 				}
 			}
-			if s.learner.Model.Started() {
-				res.k = s.learner.Model.Rank
-			}
-			j.reply <- res
-			c := s.learner.Counters()
-			var saveErr error
-			if s.ckpt != "" && s.every > 0 && c.Records-lastSave >= s.every {
-				saveErr = s.save()
-				lastSave = c.Records
-			}
-			s.mu.Lock()
-			s.counts, s.pending = c, s.learner.Pending()
-			if j.batch != nil {
-				s.lat.observe(time.Since(start).Seconds())
-			}
-			if saveErr != nil {
-				s.saveErr = saveErr
-			}
-			s.mu.Unlock()
 		}
+		if l.Model.Started() {
+			p.k = l.Model.Rank
+		}
+		c := l.Counters()
+		var saveErr error
+		if s.ckpt != "" && s.every > 0 && c.Records-lastSave >= s.every {
+			saveErr = s.save()
+			lastSave = c.Records
+		}
+		s.mu.Lock()
+		s.counts, s.pending = c, l.Pending()
+		if p.step != nil {
+			s.lat.observe(p.took.Seconds())
+		}
+		if saveErr != nil {
+			s.saveErr = saveErr
+		}
+		s.mu.Unlock()
+		return p, nil
 	}
+	respond := func(_ context.Context, p *part) error {
+		r := p.req
+		if p.step != nil {
+			r.steps = append(r.steps, p.step)
+		}
+		r.k = p.k
+		if p.last {
+			close(r.done)
+		}
+		return nil
+	}
+	return pipeline.New(
+		pipeline.FromChan("http", s.requests),
+		[]pipeline.Stage{
+			pipeline.FlatMap("split", 1, split),
+			pipeline.Ordered(pipeline.Map("featurize", featurizers(), featurize)),
+			pipeline.Map("learn", 1, learn),
+		},
+		pipeline.To("respond", pipeline.WriteFunc[*part](respond)),
+	)
 }
 
-// save writes the checkpoint; only the owner, or serve after the owner
-// stopped, calls it.
+// save writes the checkpoint; only the learn stage, or serve after the
+// pipeline stopped, calls it.
 func (s *server) save() error {
 	if s.ckpt == "" {
 		return nil
@@ -312,24 +413,62 @@ func shiftOffsets(b *sources.Batch, base int64) {
 	}
 	for i := range b.Rejects {
 		b.Rejects[i].Offset += base
+		if re, ok := b.Rejects[i].Reason.(*sources.RecordError); ok {
+			re.Offset += base
+		}
 	}
 }
 
-// submit hands j to the owner and waits for its result, giving up when the
-// request is cancelled.
-func (s *server) submit(ctx context.Context, j job) (jobResult, error) {
-	j.reply = make(chan jobResult, 1)
-	select {
-	case s.work <- j:
-	case <-ctx.Done():
-		return jobResult{}, ctx.Err()
+// errStopping answers requests that arrive while the service shuts down.
+var errStopping = errors.New("the service is shutting down")
+
+// submit hands r to the pipeline and waits until it has been learned and
+// counted. It gives up when the request is cancelled (what was handed over
+// is still learned) or when the pipeline stops.
+func (s *server) submit(ctx context.Context, r *request) error {
+	r.done = make(chan struct{})
+	if err := s.send(ctx, r); err != nil {
+		return err
 	}
 	select {
-	case r := <-j.reply:
-		return r, r.err
+	case <-r.done:
+		return nil
+	case <-s.stopped:
+		select {
+		case <-r.done: // completed just before a soft stop
+			return nil
+		default:
+			return s.stopErr()
+		}
 	case <-ctx.Done():
-		return jobResult{}, ctx.Err()
+		return ctx.Err()
 	}
+}
+
+// send delivers r to the pipeline's source, holding inMu for reading so
+// that serve does not close requests under it.
+func (s *server) send(ctx context.Context, r *request) error {
+	s.inMu.RLock()
+	defer s.inMu.RUnlock()
+	if s.closed {
+		return errStopping
+	}
+	select {
+	case s.requests <- r:
+		return nil
+	case <-s.stopped:
+		return s.stopErr()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// stopErr says why the pipeline stopped; call it after stopped is closed.
+func (s *server) stopErr() error {
+	if s.runErr != nil {
+		return s.runErr
+	}
+	return errStopping
 }
 
 // jsonRecord is one line of a JSON-lines records body.
@@ -451,7 +590,7 @@ func readArrowRecords(r io.Reader, size int) ([]*sources.Batch, error) {
 	defer a.Close()
 	var out []*sources.Batch
 	for a.Next() {
-		out = append(out, copyBatch(a.Batch()))
+		out = append(out, a.Batch().Clone())
 	}
 	return out, a.Err()
 }
@@ -496,18 +635,20 @@ func (s *server) handleRecords(w http.ResponseWriter, r *http.Request) {
 	resp.Predictions, resp.Rejected = []predictionJSON{}, []rejectJSON{}
 	var preds []stages.Prediction
 	k := 0
-	for _, b := range batches {
-		res, err := s.submit(r.Context(), job{batch: b})
-		if err != nil {
+	if len(batches) > 0 {
+		req := &request{batches: batches}
+		if err := s.submit(r.Context(), req); err != nil {
 			http.Error(w, "nmfstream: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}
-		k = res.k
-		preds = append(preds, res.step.Predictions...)
-		for _, rj := range res.step.Rejects {
-			resp.Rejected = append(resp.Rejected, rejectJSON{rj.Offset, rj.ID, rj.Reason.Error()})
+		k = req.k
+		for _, st := range req.steps {
+			preds = append(preds, st.Predictions...)
+			for _, rj := range st.Rejects {
+				resp.Rejected = append(resp.Rejected, rejectJSON{rj.Offset, rj.ID, rj.Reason.Error()})
+			}
+			resp.Duplicates += len(st.Duplicates)
 		}
-		resp.Duplicates += len(res.step.Duplicates)
 	}
 	if strings.Contains(r.Header.Get("Accept"), "application/vnd.apache.arrow") {
 		w.Header().Set("Content-Type", mediaArrow)
@@ -568,7 +709,7 @@ func (s *server) handleLabels(w http.ResponseWriter, r *http.Request) {
 		}
 		labels = append(labels, labelRecord{id, lab})
 	}
-	if _, err := s.submit(r.Context(), job{labels: labels}); err != nil {
+	if err := s.submit(r.Context(), &request{labels: labels}); err != nil {
 		http.Error(w, "nmfstream: "+err.Error(), http.StatusServiceUnavailable)
 		return
 	}

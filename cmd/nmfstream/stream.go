@@ -10,14 +10,10 @@ import (
 	"math"
 	"os"
 	"runtime/pprof"
-	"slices"
 	"strings"
 	"time"
 
-	"gonum.org/v1/gonum/mat"
-
 	"github.com/nmfstream/nmfstream/model"
-	"github.com/nmfstream/nmfstream/model/sparse"
 	"github.com/nmfstream/nmfstream/pipeline"
 	"github.com/nmfstream/nmfstream/sinks"
 	"github.com/nmfstream/nmfstream/sources"
@@ -252,12 +248,12 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		lastCkpt = l.Counters().Records
 		return nil
 	}
-	learn := func(ctx context.Context, b *sources.Batch) (*stages.Step, error) {
-		st, err := l.Learn(b)
+	learn := func(ctx context.Context, f *stages.Featurized) (*stages.Step, error) {
+		st, err := l.LearnFeatures(f)
 		if err != nil {
 			return nil, err
 		}
-		runRecords += int64(b.Records())
+		runRecords += int64(f.Records())
 		c := l.Counters()
 		pr.update(int(c.Records), 0, "records")
 		if *ckpt != "" && *every > 0 && c.Records-lastCkpt >= *every {
@@ -267,9 +263,11 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		return st, nil
 	}
+	rd := sources.NewReader(src)
+	rd.Skip = resumed
 	p := pipeline.New(
-		pipeline.From("records", &batchReader{src: src, skip: resumed}),
-		[]pipeline.Stage{pipeline.Map("learn", 1, learn)},
+		pipeline.From("records", rd),
+		[]pipeline.Stage{featurizeStage(), pipeline.Map("learn", 1, learn)},
 		pipeline.To("predictions", &stepWriter{out: outSink, rejects: rejW}),
 	)
 	// The learner is the slow step: batches read further ahead only take
@@ -365,77 +363,6 @@ func sameConfig(fs *flag.FlagSet, now, saved onlineConfig) error {
 		return errors.New(strings.Join(errs, "; "))
 	}
 	return nil
-}
-
-// batchReader reads a source's batches, skipping the records before skip
-// (already applied by the run a checkpoint came from), and copies each
-// batch, since the source reuses its memory and the pipeline reads ahead.
-type batchReader struct {
-	src  sources.Source
-	skip int64
-}
-
-func (r *batchReader) Read(ctx context.Context) (*sources.Batch, error) {
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if !r.src.Next() {
-			if err := r.src.Err(); err != nil {
-				return nil, err
-			}
-			return nil, io.EOF
-		}
-		b := r.src.Batch()
-		first, last := batchRange(b)
-		if last < r.skip {
-			continue
-		}
-		if first < r.skip {
-			return nil, fmt.Errorf("checkpoint offset %d falls inside a batch (records %d..%d): the input changed", r.skip, first, last)
-		}
-		return copyBatch(b), nil
-	}
-}
-
-func batchRange(b *sources.Batch) (first, last int64) {
-	first, last = math.MaxInt64, -1
-	for _, o := range b.Offsets {
-		first, last = min(first, o), max(last, o)
-	}
-	for _, x := range b.LateLabels {
-		first, last = min(first, x.Offset), max(last, x.Offset)
-	}
-	for _, x := range b.Rejects {
-		first, last = min(first, x.Offset), max(last, x.Offset)
-	}
-	return first, last
-}
-
-func copyBatch(b *sources.Batch) *sources.Batch {
-	c := &sources.Batch{
-		Form:       b.Form,
-		Text:       slices.Clone(b.Text),
-		IDs:        slices.Clone(b.IDs),
-		Labels:     slices.Clone(b.Labels),
-		Labeled:    slices.Clone(b.Labeled),
-		Offsets:    slices.Clone(b.Offsets),
-		LateLabels: slices.Clone(b.LateLabels),
-		Rejects:    slices.Clone(b.Rejects),
-	}
-	if b.Dense != nil {
-		c.Dense = mat.DenseCopyOf(b.Dense)
-	}
-	if b.Sparse != nil {
-		_, d := b.Sparse.Dims()
-		m := sparse.Zeros(0, d)
-		n, _ := b.Sparse.Dims()
-		for i := range n {
-			m.AppendRow(b.Sparse.Row(i))
-		}
-		c.Sparse = m
-	}
-	return c
 }
 
 // stepWriter writes each step's predictions and rejects.
