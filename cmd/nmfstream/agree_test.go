@@ -34,8 +34,10 @@ func sameOutcome(a, b outcome) bool {
 // TestServeStreamAgree replays a recorded stream (digits with late labels
 // and bad records) twice: through `stream --out`, and by posting the same
 // records in order to serve, each stream batch as one request, its late
-// labels inline as label-only records for even batches and through
-// /v1/labels right after the records for odd ones. Both drivers run the
+// labels inline as label-only records for even batches and, for odd ones,
+// through /v1/labels right after the records when they come after the
+// batch's last sample (a label between two samples is learned before the
+// later one is predicted, so it travels inline). Both drivers run the
 // same stages, so every id must get the same prediction and score, bit
 // for bit; the counters must agree too, but for the labels posted to
 // /v1/labels, which serve does not count as records.
@@ -101,8 +103,14 @@ func TestServeStreamAgree(t *testing.T) {
 			// The source's reject, sent as a record that serve rejects.
 			lines = append(lines, line{r.Offset, map[string]any{"id": r.ID, "x": slices.Repeat([]float64{-1}, d)}})
 		}
+		lastSample := int64(-1)
+		if len(b.Offsets) > 0 {
+			lastSample = b.Offsets[len(b.Offsets)-1]
+		}
 		for _, ll := range b.LateLabels {
-			if n%2 == 0 {
+			// A label between two samples of the batch is learned before
+			// the later one is predicted: it must travel with the records.
+			if n%2 == 0 || ll.Offset < lastSample {
 				lines = append(lines, line{ll.Offset, map[string]any{"id": ll.ID, "label": ll.Label}})
 			} else {
 				json.NewEncoder(&labels).Encode(map[string]any{"id": ll.ID, "label": ll.Label})
