@@ -30,6 +30,9 @@ type OnlineState struct {
 	Height  int
 	Cursor  int
 	Seen    int
+	// Q is N2S2L's number of discriminative columns, fixed at the first
+	// fit (zero for the other methods).
+	Q int
 
 	// Live flags the live slots. Order lists the live slots from the oldest
 	// to the newest: the sliding window removes them in that order. Labels
@@ -55,7 +58,7 @@ type OnlineState struct {
 // which is right for a stream that has not yet reused a slot. State copies
 // everything; o may go on learning.
 func (o *Online) State(order []int) (*OnlineState, error) {
-	s := &OnlineState{K: o.Rank, Started: o.started, Cursor: o.cursor, Seen: o.seen, Height: o.height}
+	s := &OnlineState{K: o.Rank, Started: o.started, Cursor: o.cursor, Seen: o.seen, Height: o.height, Q: o.q}
 	if o.g == nil {
 		return s, nil
 	}
@@ -127,10 +130,10 @@ func (o *Online) Restore(s *OnlineState) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	*o = Online{Rank: o.Rank, Alpha: o.Alpha, Graph: o.Graph, Weighting: o.Weighting, Sweeps: o.Sweeps,
+	*o = Online{Rank: o.Rank, Method: o.Method, Alpha: o.Alpha, Beta: o.Beta, Q: o.Q, Graph: o.Graph, Weighting: o.Weighting, Sweeps: o.Sweeps,
 		USteps: o.USteps, Refresh: o.Refresh, Revisit: o.Revisit, Scaling: o.Scaling, Forget: o.Forget, InitSize: o.InitSize,
 		InitIter: o.InitIter, SearchDim: o.SearchDim, Src: o.Src, Split: o.Split}
-	o.started, o.cursor, o.seen = s.Started, s.Cursor, s.Seen
+	o.started, o.cursor, o.seen, o.q = s.Started, s.Cursor, s.Seen, s.Q
 	if s.Slots == 0 {
 		return nil
 	}
