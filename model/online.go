@@ -37,7 +37,7 @@ import (
 //   - the graph is exact: inserting one at a time equals a batch build;
 //   - with Forget zero, B and A equal XV and VᵀV over the live window
 //     exactly (every changed code is subtracted and added back), so the U
-//     step is the batch GNMF U step;
+//     step is the batch method's U step;
 //   - codes of samples whose neighbourhood did not change are not revisited
 //     (block-coordinate descent); Refit runs the batch engine on the whole
 //     window, warm-started, when an exact optimum is wanted.
@@ -284,7 +284,10 @@ func (o *Online) Data() Data {
 // PartialFit adds x's samples to the model and returns their node ids in
 // the graph (use them with Codes and SetLabel). Before InitSize samples
 // have arrived, samples are only stored; the batch that reaches InitSize
-// runs the first fit.
+// runs the first fit, and if that fails (N2S2L without Q or labels, a
+// non-finite objective), the samples stay stored, the error is returned
+// and the next batch tries again. It returns an error wrapping
+// ErrNotOnline, and stores nothing, if Method cannot be learned online.
 func (o *Online) PartialFit(x Data) ([]int, error) {
 	if o.Rank <= 0 {
 		return nil, fmt.Errorf("model: online: rank %d must be positive", o.Rank)
@@ -943,9 +946,10 @@ func (o *Online) normalize() {
 	}
 }
 
-// Refit runs the batch engine on the whole window, warm-started from the
-// current U and V, for at most iters updates, and recomputes the
-// statistics. It is the periodic refit that online updates approximate.
+// Refit runs the batch engine with the method's full terms on the whole
+// window (its current graphs and labels), warm-started from the current U
+// and V, for at most iters updates, and recomputes the statistics. It is
+// the periodic refit that online updates approximate.
 func (o *Online) Refit(iters int) (Result, error) {
 	if !o.started {
 		return Result{}, ErrNotFitted
