@@ -15,7 +15,7 @@ import (
 )
 
 // Online learns a factorization from a stream (DESIGN.md §3): GNMF by
-// default, or NMF, DGNMF, SSKNMF or N2S2L (Method). Samples enter an exact
+// default, or NMF, DGNMF, SSKNMF, N2S2L or NGE (Method). Samples enter an exact
 // k-NN graph incrementally (model/graph), which also keeps the label
 // graphs of the label-aware methods exact under insertion, removal and late
 // labels. Each batch warm-starts the new samples' codes from their
@@ -31,7 +31,11 @@ import (
 // the other rows as AnchorTerms towards those rows' fixed codes), the U
 // step an Engine run with FixV on a Loss that reads B and A, plus the
 // terms' U parts, and Refit and Objective use the method's full terms over
-// the window.
+// the window. NGE's sweeps are its own V step instead (NGE.solveRows: one
+// M-matrix solve per column on the swept rows, the edges to the other rows
+// on the right-hand side), and each step ends with its column reordering
+// over the window, which permutes U, V, B and A alike; its Refit is NGE's
+// iteration.
 //
 // What is exact and what is not:
 //   - the graph is exact: inserting one at a time equals a batch build;
@@ -52,10 +56,9 @@ import (
 // effect at the next PartialFit: the nodes whose label-graph rows changed
 // are swept then, and the U step reads the new graphs.
 //
-// NGE is not learned online (its V step solves an M-matrix system per
-// column and reorders columns over the whole window), nor are DPCA (an
-// eigenproblem) and the kernel methods (N×N kernels): PartialFit returns
-// an error wrapping ErrNotOnline for them.
+// DPCA (an eigenproblem) and the kernel methods (N×N kernels) are not
+// learned online: PartialFit returns an error wrapping ErrNotOnline for
+// them.
 //
 // Cost of a batch of b samples with N in the window: the exact search is
 // O(b·N·D) (float32 products for dense Euclidean data, O(b·N·SearchDim)
@@ -72,27 +75,28 @@ type Online struct {
 	// Rank is K. It must be positive.
 	Rank int
 	// Method names the algorithm as the command line does: "gnmf" (also
-	// the empty string, the default), "nmf", "dgnmf", "ssknmf" or "n2s2l",
-	// with the batch types' terms and defaults (GNMF, NMF, DGNMF, SSKNMF,
-	// N2S2L). "nge", "kernel", "multik" and "dpca" make PartialFit return
-	// an error wrapping ErrNotOnline. The label methods' k-NN graph, where
-	// they have one, is the stream's (Graph.K, Weighting); their label
-	// graphs use Graph.IntraK, InterK and PenaltyPairs, IntraK defaulting
-	// to 5 for DGNMF and SSKNMF (their batch defaults) and to 10 for N2S2L
-	// (whose batch default, every same-class labeled sample, has no bound
-	// on a stream).
+	// the empty string, the default), "nmf", "dgnmf", "ssknmf", "n2s2l" or
+	// "nge", with the batch types' terms and defaults (GNMF, NMF, DGNMF,
+	// SSKNMF, N2S2L, NGE). "kernel", "multik" and "dpca" make PartialFit
+	// return an error wrapping ErrNotOnline. The label methods' k-NN graph,
+	// where they have one, is the stream's (Graph.K, Weighting); their
+	// label graphs use Graph.IntraK, InterK and PenaltyPairs, IntraK
+	// defaulting to 5 for DGNMF and SSKNMF and to 3 for NGE (their batch
+	// defaults) and to 10 for N2S2L (whose batch default, every same-class
+	// labeled sample, has no bound on a stream).
 	Method string
 	// Alpha is the method's α. If zero, it defaults to the batch type's:
 	// DefaultGNMFAlpha for GNMF (a negative value disables the graph:
-	// plain NMF), 0.01 for DGNMF, 1 for SSKNMF, 10 for N2S2L. NMF ignores
-	// it; the label methods reject a negative value.
+	// plain NMF), 0.01 for DGNMF, 1 for SSKNMF, 10 for N2S2L, 2 for NGE.
+	// NMF ignores it; the label methods reject a negative value.
 	Alpha float64
-	// Beta is β, the k-NN graph's weight in SSKNMF (default 10) and
-	// N2S2L (default 100); zero means the default. Other methods ignore
-	// it; it must not be negative.
+	// Beta is β, the k-NN graph's weight in SSKNMF (default 10), N2S2L
+	// (default 100) and NGE (default 100; negative disables it, as in
+	// NGE); zero means the default. Other methods ignore it; SSKNMF and
+	// N2S2L reject a negative value.
 	Beta float64
-	// Q is N2S2L's q, the number of discriminative columns V¹, fixed at
-	// the first fit. If zero, it is the number of classes among the labels
+	// Q is N2S2L's q or NGE's d, the number of columns of V¹, fixed at the
+	// first fit. If zero, it is the number of classes among the labels
 	// known at the first fit, which then fails (and is retried with the
 	// next batch) while no sample is labeled. It must be below Rank.
 	Q int
@@ -183,6 +187,7 @@ type Online struct {
 	statsWS  gemm.Workspace // updateStats's products
 	q        int            // N2S2L's discriminative columns, fixed at the first fit
 	marked   []int          // nodes whose label-graph rows changed since the last step
+	lastLG   windowGraphs   // the label graphs of the last step (Slots×Slots), no k-NN graph
 	uEng     Engine         // the U step
 	uLoss    statsLoss
 }
@@ -229,17 +234,20 @@ func (o *Online) Started() bool { return o.started }
 
 // KNN returns the k-NN graph (nil before the first PartialFit). Callers
 // may read it, and set labels on it, but must not insert or remove nodes.
-// A label set on it directly is not seen by the next step's sweeps: use
-// SetLabel, which also marks the nodes whose label-graph rows changed.
+// A label set on it directly takes effect as one set by SetLabel: the next
+// step compares the label graphs with the last step's.
 func (o *Online) KNN() *graph.Graph { return o.g }
 
 // SetLabel sets the class of node (an id returned by PartialFit): class
 // ≥ 0 is a class, −1 clears the label. The label is kept on the graph
 // (before the first fit too, which then uses it). For a label-aware
 // method, the node and every node whose row of the label graphs changed
-// are swept by the next PartialFit, whose U step also reads the new
-// graphs: a late label takes effect at the next partial update, and codes
-// do not change before it. It returns an error if node is not live.
+// (those graph.Change lists, and those the next step finds by comparing
+// the label graphs with the last step's, such as pairs leaving MFA's
+// penalty graph) are swept by the next PartialFit, whose U step also reads
+// the new graphs: a late label takes effect at the next partial update,
+// and codes do not change before it. It returns an error if node is not
+// live.
 func (o *Online) SetLabel(node, class int) error {
 	if o.g == nil {
 		return fmt.Errorf("model: online: set label: node %d is not in the graph", node)
@@ -284,7 +292,7 @@ func (o *Online) Data() Data {
 // PartialFit adds x's samples to the model and returns their node ids in
 // the graph (use them with Codes and SetLabel). Before InitSize samples
 // have arrived, samples are only stored; the batch that reaches InitSize
-// runs the first fit, and if that fails (N2S2L without Q or labels, a
+// runs the first fit, and if that fails (N2S2L or NGE without Q or labels, a
 // non-finite objective), the samples stay stored, the error is returned
 // and the next batch tries again. It returns an error wrapping
 // ErrNotOnline, and stores nothing, if Method cannot be learned online.
@@ -520,7 +528,7 @@ func (o *Online) firstFit() error {
 			err = sk.fitGraphs(sub)
 		}
 		m = sk
-	case methodN2S2L:
+	case methodN2S2L, methodNGE:
 		o.q = o.Q
 		if o.q == 0 {
 			classes := map[int]bool{}
@@ -532,7 +540,17 @@ func (o *Online) firstFit() error {
 			o.q = len(classes)
 		}
 		if o.q <= 0 || o.q >= k {
-			return fmt.Errorf("model: online: first fit: n2s2l: q = %d discriminative columns (classes among the labels so far), want 1 ≤ q < K = %d: set Q or label samples first", o.q, k)
+			return fmt.Errorf("model: online: first fit: %s: q = %d discriminative columns (classes among the labels so far), want 1 ≤ q < K = %d: set Q or label samples first", o.meth(), o.q, k)
+		}
+		if o.meth() == methodNGE {
+			ng := o.nge()
+			ng.Common = c
+			ng.s, ng.sp, ng.ss, ng.d = gs.intrinsic, gs.penalty, gs.knn, o.q
+			if err = ng.start(&ng.fitted, sub); err == nil {
+				err = ng.fitGraphs(sub)
+			}
+			m = ng
+			break
 		}
 		ns := &N2S2L{Common: c, Alpha: o.Alpha, Beta: o.Beta}
 		ns.s, ns.sp, ns.ss, ns.q = gs.intrinsic, gs.penalty, gs.knn, o.q
@@ -551,6 +569,7 @@ func (o *Online) firstFit() error {
 	}
 	o.started = true
 	o.marked = o.marked[:0]
+	o.keepLabelGraphs(o.graphs())
 	o.recomputeStats()
 	return nil
 }
@@ -754,6 +773,16 @@ func (o *Online) update(x Data, ch graph.Change) {
 			rows = slices.Insert(rows, i, id)
 		}
 	}
+	// The label methods' graphs, built once for the step; every node whose
+	// row of a label graph differs from the last step's is swept, which
+	// also catches what no graph.Change lists (a pair leaving MFA's
+	// penalty graph of a class) and labels set on KNN() directly.
+	var gs windowGraphs
+	if labelAware(o.meth()) {
+		gs = o.graphs()
+		o.marked = o.labelRowsChanged(o.marked, gs)
+		o.keepLabelGraphs(gs)
+	}
 	for _, id := range o.marked {
 		if i, ok := slices.BinarySearch(rows, id); !ok && o.g.Live(id) {
 			rows = slices.Insert(rows, i, id)
@@ -766,7 +795,7 @@ func (o *Online) update(x Data, ch graph.Change) {
 	for p, id := range ch.Added {
 		newPos[p], _ = slices.BinarySearch(rows, id)
 	}
-	terms, st := o.stepTerms(rows, s)
+	terms, st := o.stepTerms(rows, s, gs)
 	// Warm start: graph-aware projection of the new samples on the current
 	// basis, anchored to the codes of their neighbours already in the
 	// window (DESIGN.md §4: the projection that measures best), with the
@@ -798,28 +827,39 @@ func (o *Online) update(x Data, ch graph.Change) {
 			copy(o.old.RawRowView(r), o.v.RawRowView(id))
 		}
 	}
-	o.sweepRows(rows, st)
+	if o.meth() == methodNGE {
+		o.sweepNGE(rows, terms)
+	} else {
+		o.sweepRows(rows, st)
+	}
 	// Replace the old contributions by the new ones. With forgetting, old
 	// samples' contributions were counted when they arrived and decay;
 	// only newcomers add.
 	o.updateStats(rows, func(id int) bool { return o.Forget == 0 || isNew[id] })
 	o.stepU(len(ch.Added), terms)
+	if o.meth() == methodNGE {
+		o.reorderNGE(terms)
+	}
 }
 
 // stepTerms returns the terms of a step on the active rows (ascending),
 // whose rows of the k-NN graph's weights are s: the method's terms over
-// the window, for the U step (nil for NMF and GNMF, which have no U
-// parts), and the sweep's view of them. GNMF's k-NN graph comes from its
-// rows alone; the other methods' graphs are built whole, since their U
-// step needs them too.
-func (o *Online) stepTerms(rows []int, s *sparse.CSR) (terms []Term, st []sweepTerm) {
+// the window on its graphs gs (Slots×Slots, from graphs), for the U step
+// (nil for NMF and GNMF, which have no U parts), and the sweep's view of
+// them. GNMF's k-NN graph comes from its rows alone; the other methods'
+// graphs are built whole, since their U step needs them too.
+func (o *Online) stepTerms(rows []int, s *sparse.CSR, gs windowGraphs) (terms []Term, st []sweepTerm) {
 	switch o.meth() {
 	case methodGNMF:
 		return nil, []sweepTerm{{weight: o.alpha(), s: s}}
 	case methodNMF:
 		return nil, nil
 	}
-	terms = o.windowTerms()
+	gs.each(o.pad)
+	terms = o.terms(gs)
+	if o.meth() == methodNGE {
+		return terms, nil // NGE sweeps with its own V step
+	}
 	for _, t := range terms {
 		g := graphOf(t)
 		st = append(st, sweepTerm{weight: g.Weight, lo: g.Lo, hi: g.Hi, s: pickRows(g.S, rows, o.height)})
@@ -954,8 +994,22 @@ func (o *Online) Refit(iters int) (Result, error) {
 	if !o.started {
 		return Result{}, ErrNotFitted
 	}
-	e := Engine{Loss: NewFrobenius(o.Data()), Terms: o.windowTerms(), MaxIter: iters, Normalize: o.engineScaling(), Split: o.Split}
-	res, err := e.Run(&o.u, &o.v)
+	var res Result
+	var err error
+	if o.meth() == methodNGE {
+		// NGE's own iteration (M-matrix solves and reordering) on the
+		// window's terms.
+		m := o.nge()
+		m.MaxIter, m.d = iters, o.q
+		terms := o.windowTerms()
+		blocks := ngeBlocks(terms)
+		m.eng = Engine{Loss: NewFrobenius(o.Data()), Terms: terms}
+		m.blocks = [2]*mMatrix{newMMatrix(o.height, blocks[0]), newMMatrix(o.height, blocks[1])}
+		res, err = m.iterate(&o.u, &o.v)
+	} else {
+		e := Engine{Loss: NewFrobenius(o.Data()), Terms: o.windowTerms(), MaxIter: iters, Normalize: o.engineScaling(), Split: o.Split}
+		res, err = e.Run(&o.u, &o.v)
+	}
 	o.recomputeStats()
 	return res, err
 }

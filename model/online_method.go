@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
@@ -22,6 +23,7 @@ const (
 	methodDGNMF  = "dgnmf"
 	methodSSKNMF = "ssknmf"
 	methodN2S2L  = "n2s2l"
+	methodNGE    = "nge"
 )
 
 // n2s2lIntraK is the default size of N²S²L's same-class lists online. The
@@ -41,16 +43,14 @@ func (o *Online) method() (string, error) {
 		return methodGNMF, nil
 	case methodNMF:
 		return m, nil
-	case methodDGNMF, methodSSKNMF, methodN2S2L:
-		if o.Alpha < 0 || o.Beta < 0 || o.Q < 0 {
+	case methodDGNMF, methodSSKNMF, methodN2S2L, methodNGE:
+		if o.Alpha < 0 || (o.Beta < 0 && m != methodNGE) || o.Q < 0 {
 			return "", fmt.Errorf("model: online: %s: negative Alpha, Beta or Q", m)
 		}
 		if o.Q > 0 && o.Q >= o.Rank {
 			return "", fmt.Errorf("model: online: %s: q = %d discriminative columns, want q < K = %d", m, o.Q, o.Rank)
 		}
 		return m, nil
-	case "nge":
-		return "", fmt.Errorf("model: online: method %q %w: its V step solves one M-matrix system per column and reorders the columns over the whole window (use N2S2L, which has the same terms, or refit NGE in batch)", m, ErrNotOnline)
 	case "kernel", "multik":
 		return "", fmt.Errorf("model: online: method %q %w: its reconstruction is written on the N×N kernel of the window", m, ErrNotOnline)
 	case "dpca":
@@ -70,7 +70,7 @@ func (o *Online) meth() string {
 // labelAware reports whether the method has label terms, so that the graph
 // keeps label-aware lists and labels mark nodes for the next step.
 func labelAware(m string) bool {
-	return m == methodDGNMF || m == methodSSKNMF || m == methodN2S2L
+	return m == methodDGNMF || m == methodSSKNMF || m == methodN2S2L || m == methodNGE
 }
 
 // normalized reports whether the method's terms are written on a
@@ -89,9 +89,18 @@ func (o *Online) graphConfig() graph.KNN {
 		if c.IntraK == 0 {
 			c.IntraK = 5 // DGNMF.Neighbors's and SSKNMF.LabelNeighbors's default
 		}
+		if c.PenaltyPairs == 0 {
+			// Their graphs have no penalty pairs: keep the inter-class
+			// lists at InterK, so that a label searches and marks no more.
+			c.PenaltyPairs = 1
+		}
 	case methodN2S2L:
 		if c.IntraK == 0 {
 			c.IntraK = n2s2lIntraK
+		}
+	case methodNGE:
+		if c.IntraK == 0 {
+			c.IntraK = 3 // NGE.IntrinsicK's default
 		}
 	default:
 		c.LabelsOnly = true
@@ -109,6 +118,8 @@ func (o *Online) knnWeight() float64 {
 		return orDefault(o.Beta, 10)
 	case methodN2S2L:
 		return orDefault(o.Beta, 100)
+	case methodNGE:
+		return max(orDefault(o.Beta, 100), 0)
 	}
 	return 0
 }
@@ -153,6 +164,11 @@ func (o *Online) graphs() windowGraphs {
 	case methodN2S2L:
 		gs.intrinsic, gs.penalty = o.g.MFA(lw)
 		gs.knn = o.g.Weights(o.Weighting)
+	case methodNGE:
+		gs.intrinsic, gs.penalty = o.g.MFA(lw)
+		if o.knnWeight() > 0 {
+			gs.knn = o.g.Weights(o.Weighting)
+		}
 	}
 	return gs
 }
@@ -178,8 +194,29 @@ func (o *Online) terms(gs windowGraphs) []Term {
 		return (&SSKNMF{Alpha: o.Alpha, Beta: o.Beta}).terms(gs.signed, gs.knn)
 	case methodN2S2L:
 		return (&N2S2L{Common: Common{Rank: o.Rank}, Alpha: o.Alpha, Beta: o.Beta}).terms(gs.intrinsic, gs.penalty, gs.knn, o.q)
+	case methodNGE:
+		terms, _, _ := o.nge().terms(gs.intrinsic, gs.penalty, gs.knn, o.q)
+		return terms
 	}
 	return nil
+}
+
+// nge is the NGE whose hyperparameters o's configure.
+func (o *Online) nge() *NGE {
+	return &NGE{Common: Common{Rank: o.Rank}, Alpha: o.Alpha, Beta: o.Beta, Dim: o.q}
+}
+
+// ngeBlocks returns the graph terms of NGE's two column blocks among
+// terms (as NGE.terms orders them: intrinsic, penalty, then smoothness if
+// any).
+func ngeBlocks(terms []Term) (blocks [2][]*GraphTerm) {
+	blocks[0] = []*GraphTerm{graphOf(terms[0])}
+	blocks[1] = []*GraphTerm{graphOf(terms[1])}
+	if len(terms) > 2 {
+		blocks[0] = append(blocks[0], graphOf(terms[2]))
+		blocks[1] = append(blocks[1], graphOf(terms[2]))
+	}
+	return blocks
 }
 
 // windowTerms returns the method's terms over the whole window, their
@@ -278,4 +315,41 @@ func (f frozenUTerm) AddUGrad(neg, pos, u, v *mat.Dense) {
 		return
 	}
 	f.addUParts(neg, pos, u, f.lo, f.hi)
+}
+
+// keepLabelGraphs remembers the label graphs of gs for the next step's
+// comparison (labelRowsChanged).
+func (o *Online) keepLabelGraphs(gs windowGraphs) {
+	gs.knn = nil
+	o.lastLG = gs
+}
+
+// labelRowsChanged appends to dst the live nodes whose row of a label
+// graph in gs differs from the last step's, at O(nnz) per graph. Without
+// a last step (after Restore) it appends nothing.
+func (o *Online) labelRowsChanged(dst []int, gs windowGraphs) []int {
+	pairs := [][2]*sparse.CSR{{o.lastLG.intra, gs.intra}, {o.lastLG.inter, gs.inter}, {o.lastLG.signed, gs.signed},
+		{o.lastLG.intrinsic, gs.intrinsic}, {o.lastLG.penalty, gs.penalty}}
+	for _, p := range pairs {
+		if p[0] == nil || p[1] == nil {
+			continue
+		}
+		r0, _ := p[0].Dims()
+		r1, _ := p[1].Dims()
+		for id := range r1 {
+			if !o.g.Live(id) {
+				continue
+			}
+			if id >= r0 {
+				dst = append(dst, id) // a slot new since: swept as a new sample
+				continue
+			}
+			i0, v0 := p[0].Row(id)
+			i1, v1 := p[1].Row(id)
+			if !slices.Equal(i0, i1) || !slices.Equal(v0, v1) {
+				dst = append(dst, id)
+			}
+		}
+	}
+	return dst
 }

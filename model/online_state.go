@@ -30,9 +30,12 @@ type OnlineState struct {
 	Height  int
 	Cursor  int
 	Seen    int
-	// Q is N2S2L's number of discriminative columns, fixed at the first
+	// Q is N2S2L's and NGE's number of columns of V¹, fixed at the first
 	// fit (zero for the other methods).
 	Q int
+	// Marked lists the nodes that the next step sweeps because their rows
+	// of the label graphs changed since the last step (label methods).
+	Marked []int
 
 	// Live flags the live slots. Order lists the live slots from the oldest
 	// to the newest: the sliding window removes them in that order. Labels
@@ -99,6 +102,9 @@ func (o *Online) State(order []int) (*OnlineState, error) {
 	}
 	if o.started {
 		s.U, s.V, s.A, s.B = flat(&o.u), flat(&o.v), flat(&o.a), flat(&o.b)
+		if labelAware(o.meth()) {
+			s.Marked = o.labelRowsChanged(slices.Clone(o.marked), o.graphs())
+		}
 	}
 	if o.r != nil {
 		s.Projection = flat(o.r)
@@ -173,6 +179,10 @@ func (o *Online) Restore(s *OnlineState) error {
 		o.v = *mat.NewDense(s.Height, k, slices.Clone(s.V))
 		o.a = *mat.NewDense(k, k, slices.Clone(s.A))
 		o.b = *mat.NewDense(s.Dim, k, slices.Clone(s.B))
+		if labelAware(o.meth()) {
+			o.marked = slices.Clone(s.Marked)
+			o.keepLabelGraphs(o.graphs())
+		}
 	}
 	return nil
 }

@@ -147,3 +147,54 @@ func resizeTerms[T any](ts []T, n int) []T {
 	}
 	return ts[:n]
 }
+
+// sweepNGE is sweepRows for NGE: Sweeps passes of NGE's V step (one
+// M-matrix solve per column, NGE.solveRows) on the given rows, with U and
+// the other rows fixed, on the method's terms over the window.
+func (o *Online) sweepNGE(rows []int, terms []Term) {
+	w := &o.sw
+	if len(w.local) < o.height {
+		w.local = make([]int32, o.height)
+		for i := range w.local {
+			w.local[i] = -1
+		}
+	}
+	for p, id := range rows {
+		w.local[id] = int32(p)
+	}
+	defer func() {
+		for _, id := range rows {
+			w.local[id] = -1
+		}
+	}()
+	xr := o.gatherRows(rows)
+	w.xtu.Reset()
+	xr.TMulTo(&w.xtu, &o.u)
+	var utu mat.Dense
+	utu.Mul(o.u.T(), &o.u)
+	o.nge().solveRows(&o.v, rows, w.local, &w.xtu, &utu, ngeBlocks(terms), o.q, o.sweeps())
+}
+
+// reorderNGE is NGE's step 4 over the window: the d columns with the
+// smallest v_cᵀ(G₁ − G₂)v_c move to V¹, and U, V and the statistics B
+// (columns) and A (rows and columns) are permuted alike, so that the
+// statistics stay those of the codes.
+func (o *Online) reorderNGE(terms []Term) {
+	m := o.nge()
+	m.d = o.q
+	blocks := ngeBlocks(terms)
+	m.blocks = [2]*mMatrix{newMMatrix(o.height, blocks[0]), newMMatrix(o.height, blocks[1])}
+	perm := m.reorderPerm(&o.v)
+	if perm == nil {
+		return
+	}
+	permuteCols(&o.u, perm)
+	permuteCols(&o.v, perm)
+	permuteCols(&o.b, perm)
+	permuteCols(&o.a, perm)
+	var t mat.Dense
+	t.CloneFrom(&o.a)
+	for c, p := range perm {
+		copy(o.a.RawRowView(c), t.RawRowView(p))
+	}
+}

@@ -271,7 +271,7 @@ func TestOnlineSweepMatchesEngine(t *testing.T) {
 		if _, err := e.Run(mat.DenseCopyOf(&o.u), want); err != nil {
 			t.Fatal(err)
 		}
-		_, st := o.stepTerms(rows, o.KNN().WeightRows(graph.Weighting{}, rows))
+		_, st := o.stepTerms(rows, o.KNN().WeightRows(graph.Weighting{}, rows), o.graphs())
 		o.sweepRows(rows, st)
 		// Sums in another order: rounding of about 1e-15 per update,
 		// amplified a little over 7 sweeps.
