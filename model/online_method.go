@@ -14,7 +14,7 @@ import (
 
 // ErrNotOnline is returned, wrapped with the method's name, by
 // Online.PartialFit for a method that Online cannot learn on a stream.
-var ErrNotOnline = errors.New("not supported online")
+var ErrNotOnline = errors.New("model: method not supported online")
 
 // Method names that Online learns, as DESIGN.md §6's --method spells them.
 const (
@@ -52,11 +52,11 @@ func (o *Online) method() (string, error) {
 		}
 		return m, nil
 	case "kernel", "multik":
-		return "", fmt.Errorf("model: online: method %q %w: its reconstruction is written on the N×N kernel of the window", m, ErrNotOnline)
+		return "", fmt.Errorf("model: online: %q: %w (its reconstruction is written on the N×N kernel of the window)", m, ErrNotOnline)
 	case "dpca":
-		return "", fmt.Errorf("model: online: method %q %w: it is a closed-form eigenproblem over the window, not a factorization", m, ErrNotOnline)
+		return "", fmt.Errorf("model: online: %q: %w (a closed-form eigenproblem over the window, not a factorization)", m, ErrNotOnline)
 	default:
-		return "", fmt.Errorf("model: online: unknown method %q (want nmf, gnmf, dgnmf, ssknmf or n2s2l)", o.Method)
+		return "", fmt.Errorf("model: online: unknown method %q (want nmf, gnmf, dgnmf, ssknmf, n2s2l or nge)", o.Method)
 	}
 }
 
