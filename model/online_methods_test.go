@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -191,7 +192,7 @@ func TestOnlineUnsupported(t *testing.T) {
 			t.Errorf("%s: no error", m)
 			continue
 		}
-		if !contains(err.Error(), m) {
+		if !strings.Contains(err.Error(), m) {
 			t.Errorf("%s: error %q does not name the method", m, err)
 		}
 		if wantNotOnline := m != "nosuch"; errors.Is(err, ErrNotOnline) != wantNotOnline {
@@ -207,15 +208,6 @@ func TestOnlineUnsupported(t *testing.T) {
 	if _, err := (&Online{Rank: 2, Method: methodN2S2L, Q: 2}).PartialFit(x); err == nil {
 		t.Error("n2s2l with Q = Rank: no error")
 	}
-}
-
-func contains(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return true
-		}
-	}
-	return false
 }
 
 // TestOnlineSweepMatchesEngineMethods checks the compact sweeps of every
