@@ -83,15 +83,24 @@ func (m *DGNMF) Fit(x Data, labels []int) error {
 	if m.ww, m.wb, err = intraInterGraphs(x, ls, k, k); err != nil {
 		return err
 	}
+	return m.fitGraphs(x)
+}
+
+// terms returns DGNMF's terms on the graphs W_w and W_b: +α·W_w and −α·W_b
+// on all columns, written on a column-normalized basis.
+func (m *DGNMF) terms(ww, wb *sparse.CSR) []Term {
 	a := m.alpha()
-	m.eng = Engine{
-		Loss: NewFrobenius(x),
-		Terms: []Term{
-			&NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "intra", Weight: a, S: m.ww}, Split: true},
-			&NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "inter", Weight: -a, S: m.wb}, Split: true},
-		},
-		Normalize: NormalizeEachIter,
+	return []Term{
+		&NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "intra", Weight: a, S: ww}, Split: true},
+		&NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "inter", Weight: -a, S: wb}, Split: true},
 	}
+}
+
+// fitGraphs runs the updates from the initialized U, V on the graphs
+// m.ww and m.wb: the part of Fit after the graphs are built, which
+// Online's first fit runs on the stream's graphs.
+func (m *DGNMF) fitGraphs(x Data) error {
+	m.eng = Engine{Loss: NewFrobenius(x), Terms: m.terms(m.ww, m.wb), Normalize: NormalizeEachIter}
 	NormalizeColumns(&m.u, &m.v)
 	return diverged(m.run(&m.fitted, &m.eng), "DGNMF", "lower Alpha")
 }

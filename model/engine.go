@@ -117,7 +117,7 @@ type Result struct {
 	// Iters is the number of iterations run.
 	Iters int
 	// Objective is the final objective. It is left zero by a run with
-	// Rows set, a negative Tol and no Callback (an online step).
+	// Rows set or FixV, a negative Tol and no Callback (an online step).
 	Objective float64
 	// Converged reports whether the relative change fell below Tol.
 	Converged bool
@@ -235,7 +235,9 @@ type Engine struct {
 	Tol float64
 	// FixU keeps U fixed (projection of new samples on a learned basis).
 	FixU bool
-	// FixV keeps V fixed.
+	// FixV keeps V fixed (the U step of an online update, whose Loss
+	// reads running statistics). V's gradient workspaces are then not
+	// allocated.
 	FixV bool
 	// Rows, if non-nil, restricts V's update to these rows (online
 	// updates of new samples and their graph neighbours). Other rows keep
@@ -314,8 +316,9 @@ func (e *Engine) Run(u, v *mat.Dense) (Result, error) {
 	for _, w := range []struct {
 		m    *mat.Dense
 		r, c int
-	}{{&e.uNeg, d, k}, {&e.uPos, d, k}, {&e.vNeg, n, k}, {&e.vPos, n, k}} {
-		if r, c := w.m.Dims(); w.m.IsEmpty() || r != w.r || c != w.c {
+		used bool
+	}{{&e.uNeg, d, k, !e.FixU}, {&e.uPos, d, k, !e.FixU}, {&e.vNeg, n, k, !e.FixV}, {&e.vPos, n, k, !e.FixV}} {
+		if r, c := w.m.Dims(); w.used && (w.m.IsEmpty() || r != w.r || c != w.c) {
 			w.m.Reset()
 			w.m.ReuseAs(w.r, w.c)
 		}
@@ -387,9 +390,10 @@ func (e *Engine) Run(u, v *mat.Dense) (Result, error) {
 		if math.IsNaN(res.Objective) || math.IsInf(res.Objective, 0) {
 			return res, &DivergedError{Iter: res.Iters, Objective: res.Objective}
 		}
-	} else if !track && e.Rows == nil {
-		// A row-restricted run without Tol or Callback is an online step
-		// whose cost must not scale with N: its objective is not computed.
+	} else if !track && e.Rows == nil && !e.FixV {
+		// A row-restricted run, or one with V fixed, without Tol or
+		// Callback is an online step whose cost must not scale with N: its
+		// objective is not computed.
 		res.Objective = e.objective(u, v, nil, fresh)
 		if math.IsNaN(res.Objective) || math.IsInf(res.Objective, 0) {
 			return res, &DivergedError{Iter: res.Iters, Objective: res.Objective}

@@ -1,6 +1,7 @@
 package model_test
 
 import (
+	"errors"
 	"fmt"
 	"log"
 	"math/rand/v2"
@@ -130,4 +131,41 @@ func ExampleOnline() {
 	fmt.Println("new sample coded like sample 0:", (v.At(ids[0], 0) > v.At(ids[0], 1)) == (v.At(0, 0) > v.At(0, 1)))
 	// Output:
 	// new sample coded like sample 0: true
+}
+
+func ExampleOnline_SetLabel() {
+	// SSKNMF online: labels shape the codes through its signed label graph.
+	o := &model.Online{Rank: 2, Method: "ssknmf", Graph: graph.KNN{K: 2, IntraK: 1}, InitSize: 6}
+	// The first three samples are only stored; a label set now is used by
+	// the first fit.
+	ids, err := o.PartialFit(model.DenseRows(mat.DenseCopyOf(exampleRows.Slice(0, 3, 0, 4))))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := o.SetLabel(ids[0], 0); err != nil {
+		log.Fatal(err)
+	}
+	// These reach InitSize: the first fit runs.
+	ids, err = o.PartialFit(model.DenseRows(mat.DenseCopyOf(exampleRows.Slice(3, 6, 0, 4))))
+	if err != nil {
+		log.Fatal(err)
+	}
+	// A late label: the codes change at the next PartialFit, not before.
+	before := mat.DenseCopyOf(o.Codes())
+	if err := o.SetLabel(ids[0], 1); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("codes changed by SetLabel:", !mat.Equal(before, o.Codes()))
+	if _, err := o.PartialFit(model.DenseRows(mat.NewDense(1, 4, []float64{4, 4, 0, 0}))); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("labeled node's code changed at the next PartialFit:", !mat.Equal(before.RowView(ids[0]), o.Codes().RowView(ids[0])))
+
+	// Methods without an online form say so.
+	_, err = (&model.Online{Rank: 2, Method: "dpca"}).PartialFit(model.DenseRows(exampleRows))
+	fmt.Println(errors.Is(err, model.ErrNotOnline))
+	// Output:
+	// codes changed by SetLabel: false
+	// labeled node's code changed at the next PartialFit: true
+	// true
 }

@@ -102,16 +102,26 @@ func (m *N2S2L) Fit(x Data, labels []int) error {
 	if m.ss, err = knnGraph(x, orDefaultInt(m.Neighbors, 5)); err != nil {
 		return err
 	}
+	return m.fitGraphs(x)
+}
+
+// terms returns N²S²L's terms on the intrinsic, penalty and smoothness
+// graphs with q discriminative columns: (αS + βSˢ) on [0, q) and αSᵖ on
+// [q, K), written on a column-normalized basis.
+func (m *N2S2L) terms(s, sp, ss *sparse.CSR, q int) []Term {
 	a, b := orDefault(m.Alpha, 10), orDefault(m.Beta, 100)
-	m.eng = Engine{
-		Loss: NewFrobenius(x),
-		Terms: []Term{
-			&NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "intrinsic", Weight: a, S: m.s, Hi: q}, Split: true},
-			&NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "smooth", Weight: b, S: m.ss, Hi: q}, Split: true},
-			&NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "penalty", Weight: a, S: m.sp, Lo: q, Hi: m.Rank}, Split: true},
-		},
-		Normalize: NormalizeEachIter,
+	return []Term{
+		&NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "intrinsic", Weight: a, S: s, Hi: q}, Split: true},
+		&NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "smooth", Weight: b, S: ss, Hi: q}, Split: true},
+		&NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "penalty", Weight: a, S: sp, Lo: q, Hi: m.Rank}, Split: true},
 	}
+}
+
+// fitGraphs runs the updates from the initialized U, V on the graphs
+// m.s, m.sp and m.ss with m.q discriminative columns (see
+// DGNMF.fitGraphs).
+func (m *N2S2L) fitGraphs(x Data) error {
+	m.eng = Engine{Loss: NewFrobenius(x), Terms: m.terms(m.s, m.sp, m.ss, m.q), Normalize: NormalizeEachIter}
 	// Eq. 12 is written on Q; normalizing first makes Q = I, so that the
 	// terms' values (taken at Q = I) are the objective from the start.
 	NormalizeColumns(&m.u, &m.v)
@@ -191,6 +201,12 @@ func (t *NormalizedGraphTerm) AddUGrad(neg, pos, u, v *mat.Dense) {
 		return
 	}
 	lo, hi := t.colQuad(v)
+	t.addUParts(neg, pos, u, lo, hi)
+}
+
+// addUParts adds U·diag(Weight·c) for the column quadratic forms of the
+// last colQuad, on the columns [lo, hi).
+func (t *NormalizedGraphTerm) addUParts(neg, pos, u *mat.Dense, lo, hi int) {
 	w := t.Weight
 	rep, att := t.cpos, t.cneg
 	if w < 0 {

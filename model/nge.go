@@ -117,23 +117,42 @@ func (m *NGE) Fit(x Data, labels []int) error {
 	if m.s, m.sp, err = mfaGraphs(x, ls, orDefaultInt(m.IntrinsicK, 3), orDefaultInt(m.PenaltyPairs, 20)); err != nil {
 		return err
 	}
-	a := orDefault(m.Alpha, 2)
-	intr := &NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "intrinsic", Weight: a, S: m.s, Hi: d}}
-	pen := &NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "penalty", Weight: a, S: m.sp, Lo: d, Hi: m.Rank}}
-	terms := []Term{intr, pen}
-	block1 := []*GraphTerm{&intr.GraphTerm}
-	block2 := []*GraphTerm{&pen.GraphTerm}
-	if beta := orDefault(m.Beta, 100); beta > 0 {
+	m.ss = nil
+	if m.beta() > 0 {
 		if m.ss, err = knnGraph(x, orDefaultInt(m.Neighbors, 5)); err != nil {
 			return err
 		}
-		sm := &NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "smooth", Weight: beta, S: m.ss}}
+	}
+	return m.fitGraphs(x)
+}
+
+func (m *NGE) beta() float64 { return orDefault(m.Beta, 100) }
+
+// terms returns NGE's terms on the intrinsic, penalty and smoothness
+// graphs (ss is ignored when Beta is negative) with d columns in V¹, and
+// the graph terms of the M-matrices of the two column blocks.
+func (m *NGE) terms(s, sp, ss *sparse.CSR, d int) (terms []Term, block1, block2 []*GraphTerm) {
+	a := orDefault(m.Alpha, 2)
+	intr := &NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "intrinsic", Weight: a, S: s, Hi: d}}
+	pen := &NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "penalty", Weight: a, S: sp, Lo: d, Hi: m.Rank}}
+	terms = []Term{intr, pen}
+	block1 = []*GraphTerm{&intr.GraphTerm}
+	block2 = []*GraphTerm{&pen.GraphTerm}
+	if beta := m.beta(); beta > 0 {
+		sm := &NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "smooth", Weight: beta, S: ss}}
 		terms = append(terms, sm)
 		block1 = append(block1, &sm.GraphTerm)
 		block2 = append(block2, &sm.GraphTerm)
-	} else {
-		m.ss = nil
 	}
+	return terms, block1, block2
+}
+
+// fitGraphs runs Algorithm 1 from the initialized U, V on the graphs m.s,
+// m.sp and m.ss with m.d columns in V¹: the part of Fit after the graphs
+// are built, which Online's first fit runs on the stream's graphs.
+func (m *NGE) fitGraphs(x Data) (err error) {
+	_, n := x.Dims()
+	terms, block1, block2 := m.terms(m.s, m.sp, m.ss, m.d)
 	m.eng = Engine{Loss: NewFrobenius(x), Terms: terms}
 	m.blocks = [2]*mMatrix{newMMatrix(n, block1), newMMatrix(n, block2)}
 	NormalizeColumns(&m.u, &m.v) // Q = I from the start, as for N2S2L
@@ -238,6 +257,15 @@ func (m *NGE) stepV(u, v *mat.Dense) {
 // columns alike. The loss and the sum of the two costs over all columns
 // are unchanged, so this can only lower the objective.
 func (m *NGE) reorder(u, v *mat.Dense) {
+	if perm := m.reorderPerm(v); perm != nil {
+		permuteCols(u, perm)
+		permuteCols(v, perm)
+	}
+}
+
+// reorderPerm returns the column permutation of step 4 (column c becomes
+// old column perm[c]), or nil if it is the identity.
+func (m *NGE) reorderPerm(v *mat.Dense) []int {
 	_, k := v.Dims()
 	delta := make([]float64, k)
 	col := make([]float64, v.RawMatrix().Rows)
@@ -266,10 +294,9 @@ func (m *NGE) reorder(u, v *mat.Dense) {
 		}
 	}
 	if same {
-		return
+		return nil
 	}
-	permuteCols(u, perm)
-	permuteCols(v, perm)
+	return perm
 }
 
 func blockOf(c, d int) int {
@@ -320,4 +347,84 @@ func reuseAs(a *mat.Dense, r, c int) {
 	}
 	a.Reset()
 	a.ReuseAs(r, c)
+}
+
+// solveRows runs step 3 on the given rows of V (R ascending slots) with U
+// and the other rows fixed, sweeps times: for every column c,
+//
+//	(diag(k_c) + G_b)_AA v_A,c = (XᵀU)_A,c + (O_b)_AI v_I,c,
+//
+// where A are the rows, I the others, G_b = diag(deg) − O_b the block's
+// graph matrix and k_c = (V_A UᵀU)_{·c} / V_A,c. The restricted matrix
+// keeps each row's full degree, so it is still an M-matrix (strictly
+// diagonally dominant with non-positive off-diagonal entries), and the
+// edges to the fixed rows move to the right-hand side, which stays
+// non-negative: this is the batch step's column solve with the fixed rows'
+// values substituted, so it lowers the same auxiliary function. Rows of
+// the block graphs are read through the terms' S (N×N). xtu holds x_iᵀU
+// for the rows (R×K), local maps a slot to its position among the rows
+// (−1 if fixed). blocks holds the graph terms of V¹'s and V²'s matrices.
+func (m *NGE) solveRows(v *mat.Dense, rows []int, local []int32, xtu, utu *mat.Dense, blocks [2][]*GraphTerm, d, sweeps int) {
+	r := len(rows)
+	_, k := v.Dims()
+	var mm [2]*mMatrix
+	var out [2]mat.Dense // (O_b)_AI V_I, R×K
+	for b, terms := range blocks {
+		bld := sparse.NewBuilder(r, r)
+		deg := make([]float64, r)
+		out[b].ReuseAs(r, k)
+		for _, t := range terms {
+			if t.Weight <= 0 || t.S == nil {
+				continue
+			}
+			for p, i := range rows {
+				ind, val := t.S.Row(i)
+				o := out[b].RawRowView(p)
+				for q, j := range ind {
+					x := t.Weight * val[q]
+					if j == i || x == 0 {
+						continue
+					}
+					deg[p] += x
+					if l := local[j]; l >= 0 {
+						bld.Add(p, int(l), x)
+					} else {
+						for c, vj := range v.RawRowView(j) {
+							o[c] += x * vj
+						}
+					}
+				}
+			}
+		}
+		mm[b] = &mMatrix{off: bld.CSR(), deg: deg, diag: make([]float64, r)}
+	}
+	tol := orDefault(m.InnerTol, 1e-4)
+	maxIt := orDefaultInt(m.InnerIter, 10)
+	va := mat.NewDense(r, k, nil)
+	for p, i := range rows {
+		copy(va.RawRowView(p), v.RawRowView(i))
+	}
+	var vutu mat.Dense
+	col, rhs, kc := make([]float64, r), make([]float64, r), make([]float64, r)
+	for range sweeps {
+		vutu.Reset()
+		vutu.Mul(va, utu)
+		for c := 0; c < k; c++ {
+			b := blockOf(c, d)
+			for p := range r {
+				x := va.At(p, c)
+				col[p] = x
+				rhs[p] = xtu.At(p, c) + out[b].At(p, c)
+				kc[p] = vutu.At(p, c) / max(x, math.SmallestNonzeroFloat64)
+			}
+			mm[b].setK(kc)
+			mm[b].solveCG(col, rhs, tol, maxIt)
+			for p, x := range col {
+				va.Set(p, c, x)
+			}
+		}
+	}
+	for p, i := range rows {
+		copy(v.RawRowView(i), va.RawRowView(p))
+	}
 }

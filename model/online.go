@@ -14,29 +14,51 @@ import (
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
-// Online is GNMF that learns from a stream (DESIGN.md §3). Samples enter
-// an exact k-NN graph incrementally (model/graph); each batch warm-starts
-// the new samples' codes from their projection on U, runs a few
-// multiplicative sweeps on the rows whose neighbourhood changed, and takes
-// multiplicative steps on U from running sufficient statistics
-// B = XV (D×K) and A = VᵀV (K×K). With a Window in Graph, the oldest
-// samples leave the graph and the statistics, so memory stays flat.
+// Online learns a factorization from a stream (DESIGN.md §3): GNMF by
+// default, or NMF, DGNMF, SSKNMF, N2S2L or NGE (Method). Samples enter an exact
+// k-NN graph incrementally (model/graph), which also keeps the label
+// graphs of the label-aware methods exact under insertion, removal and late
+// labels. Each batch warm-starts the new samples' codes from their
+// projection on U, runs a few multiplicative sweeps on the rows whose
+// neighbourhood or label graphs changed, and takes multiplicative steps on
+// U from running sufficient statistics B = XV (D×K) and A = VᵀV (K×K).
+// With a Window in Graph, the oldest samples leave the graph and the
+// statistics, so memory stays flat.
+//
+// Online has no update rule of its own: the first fit is the method's
+// batch type on the stream's graphs, the sweeps are an Engine run with FixU
+// on the swept rows (the method's terms restricted to them, their edges to
+// the other rows as AnchorTerms towards those rows' fixed codes), the U
+// step an Engine run with FixV on a Loss that reads B and A, plus the
+// terms' U parts, and Refit and Objective use the method's full terms over
+// the window. NGE's sweeps are its own V step instead (NGE.solveRows: one
+// M-matrix solve per column on the swept rows, the edges to the other rows
+// on the right-hand side), and each step ends with its column reordering
+// over the window, which permutes U, V, B and A alike; its Refit is NGE's
+// iteration.
 //
 // What is exact and what is not:
 //   - the graph is exact: inserting one at a time equals a batch build;
 //   - with Forget zero, B and A equal XV and VᵀV over the live window
 //     exactly (every changed code is subtracted and added back), so the U
-//     step is the batch GNMF U step;
+//     step is the batch method's U step;
 //   - codes of samples whose neighbourhood did not change are not revisited
 //     (block-coordinate descent); Refit runs the batch engine on the whole
 //     window, warm-started, when an exact optimum is wanted.
 //
-// Online learns GNMF, or NMF with a negative Alpha. The label-aware
-// methods (DGNMF, SSKNMF, N2S2L, NGE) are not updated online: a stream
-// uses labels, late ones included, in its classifier (stages.Learner),
-// and model/graph keeps their label graphs exact under insertion, removal
-// and late labels, but their factorizations are refit in batch. DPCA (an
-// eigenproblem) and the kernel methods (N×N kernels) are batch only.
+// The label-aware methods' terms are written on a column-normalized basis
+// (NormalizedGraphTerm), whose U parts U·diag(c) need the quadratic forms
+// c_m = v_mᵀLv_m over the whole window: each step recomputes them from
+// the current graphs and codes, O(nnz(S)·K) per label and k-NN graph, so a
+// step of these methods costs O(N·k·K) besides the swept rows, where
+// GNMF's costs O(N·K) (the normalization). With Forget set, B and A decay
+// but these forms are the window's current ones. Labels (SetLabel) take
+// effect at the next PartialFit: the nodes whose label-graph rows changed
+// are swept then, and the U step reads the new graphs.
+//
+// DPCA (an eigenproblem) and the kernel methods (N×N kernels) are not
+// learned online: PartialFit returns an error wrapping ErrNotOnline for
+// them.
 //
 // Cost of a batch of b samples with N in the window: the exact search is
 // O(b·N·D) (float32 products for dense Euclidean data, O(b·N·SearchDim)
@@ -52,8 +74,32 @@ import (
 type Online struct {
 	// Rank is K. It must be positive.
 	Rank int
-	// Alpha is the graph weight α. If zero, it defaults to DefaultGNMFAlpha.
+	// Method names the algorithm as the command line does: "gnmf" (also
+	// the empty string, the default), "nmf", "dgnmf", "ssknmf", "n2s2l" or
+	// "nge", with the batch types' terms and defaults (GNMF, NMF, DGNMF,
+	// SSKNMF, N2S2L, NGE). "kernel", "multik" and "dpca" make PartialFit
+	// return an error wrapping ErrNotOnline. The label methods' k-NN graph,
+	// where they have one, is the stream's (Graph.K, Weighting); their
+	// label graphs use Graph.IntraK, InterK and PenaltyPairs, IntraK
+	// defaulting to 5 for DGNMF and SSKNMF and to 3 for NGE (their batch
+	// defaults) and to 10 for N2S2L (whose batch default, every same-class
+	// labeled sample, has no bound on a stream).
+	Method string
+	// Alpha is the method's α. If zero, it defaults to the batch type's:
+	// DefaultGNMFAlpha for GNMF (a negative value disables the graph:
+	// plain NMF), 0.01 for DGNMF, 1 for SSKNMF, 10 for N2S2L, 2 for NGE.
+	// NMF ignores it; the label methods reject a negative value.
 	Alpha float64
+	// Beta is β, the k-NN graph's weight in SSKNMF (default 10), N2S2L
+	// (default 100) and NGE (default 100; negative disables it, as in
+	// NGE); zero means the default. Other methods ignore it; SSKNMF and
+	// N2S2L reject a negative value.
+	Beta float64
+	// Q is N2S2L's q or NGE's d, the number of columns of V¹, fixed at the
+	// first fit. If zero, it is the number of classes among the labels
+	// known at the first fit, which then fails (and is retried with the
+	// next batch) while no sample is labeled. It must be below Rank.
+	Q int
 	// Graph configures the incremental k-NN graph; Graph.Window bounds the
 	// number of live samples (zero: unbounded).
 	Graph graph.KNN
@@ -89,7 +135,8 @@ type Online struct {
 	Revisit Revisit
 	// Scaling says when U's columns are normalized (see GNMF). The zero
 	// value (ScaleAtEnd) means ScaleEachIter here: after each batch's U
-	// steps and every iteration of the first fit and of Refit.
+	// steps and every iteration of the first fit and of Refit. The label
+	// methods always normalize so.
 	Scaling Scaling
 	// SearchDim, if positive and below D, makes the k-NN graph search
 	// neighbours among the samples projected to SearchDim dimensions by a
@@ -104,7 +151,8 @@ type Online struct {
 	// Zero keeps exact window statistics.
 	Forget float64
 	// InitSize is the number of samples gathered before the first fit, a
-	// batch GNMF on them. If zero, it defaults to max(2·Rank, 100).
+	// batch fit of the method on them with the labels set so far (on the
+	// stream's graphs). If zero, it defaults to max(2·Rank, 100).
 	InitSize int
 	// InitIter bounds the updates of that first fit. If zero, 200.
 	InitIter int
@@ -137,6 +185,11 @@ type Online struct {
 	xblk     mat.Dense      // their dense samples, gathered
 	xblkRows []int          // the slots whose rows xblk holds, in order
 	statsWS  gemm.Workspace // updateStats's products
+	q        int            // N2S2L's discriminative columns, fixed at the first fit
+	marked   []int          // nodes whose label-graph rows changed since the last step
+	lastLG   windowGraphs   // the label graphs of the last step (Slots×Slots), no k-NN graph
+	uEng     Engine         // the U step
+	uLoss    statsLoss
 }
 
 // Revisit says which older codes an online batch sweeps with the new
@@ -161,6 +214,7 @@ const (
 	RevisitNone
 )
 
+// alpha is GNMF's α (zero when a negative Alpha selects NMF).
 func (o *Online) alpha() float64 {
 	if o.Alpha == 0 {
 		return DefaultGNMFAlpha
@@ -180,7 +234,34 @@ func (o *Online) Started() bool { return o.started }
 
 // KNN returns the k-NN graph (nil before the first PartialFit). Callers
 // may read it, and set labels on it, but must not insert or remove nodes.
+// A label set on it directly takes effect as one set by SetLabel: the next
+// step compares the label graphs with the last step's.
 func (o *Online) KNN() *graph.Graph { return o.g }
+
+// SetLabel sets the class of node (an id returned by PartialFit): class
+// ≥ 0 is a class, −1 clears the label. The label is kept on the graph
+// (before the first fit too, which then uses it). For a label-aware
+// method, the node and every node whose row of the label graphs changed
+// (those graph.Change lists, and those the next step finds by comparing
+// the label graphs with the last step's, such as pairs leaving MFA's
+// penalty graph) are swept by the next PartialFit, whose U step also reads
+// the new graphs: a late label takes effect at the next partial update,
+// and codes do not change before it. It returns an error if node is not
+// live.
+func (o *Online) SetLabel(node, class int) error {
+	if o.g == nil {
+		return fmt.Errorf("model: online: set label: node %d is not in the graph", node)
+	}
+	ch, err := o.g.SetLabel(node, class)
+	if err != nil {
+		return fmt.Errorf("model: online: %w", err)
+	}
+	if labelAware(o.meth()) && o.started {
+		o.marked = append(o.marked, node)
+		o.marked = append(o.marked, ch.Changed...)
+	}
+	return nil
+}
 
 // Basis returns U (D×K). It panics with ErrNotFitted before Started.
 func (o *Online) Basis() *mat.Dense {
@@ -211,10 +292,16 @@ func (o *Online) Data() Data {
 // PartialFit adds x's samples to the model and returns their node ids in
 // the graph (use them with Codes and SetLabel). Before InitSize samples
 // have arrived, samples are only stored; the batch that reaches InitSize
-// runs the first fit.
+// runs the first fit, and if that fails (N2S2L or NGE without Q or labels, a
+// non-finite objective), the samples stay stored, the error is returned
+// and the next batch tries again. It returns an error wrapping
+// ErrNotOnline, and stores nothing, if Method cannot be learned online.
 func (o *Online) PartialFit(x Data) ([]int, error) {
 	if o.Rank <= 0 {
 		return nil, fmt.Errorf("model: online: rank %d must be positive", o.Rank)
+	}
+	if _, err := o.method(); err != nil {
+		return nil, err
 	}
 	if err := Validate(x); err != nil {
 		return nil, err
@@ -293,15 +380,6 @@ func (o *Online) newGraph(d int, isSparse bool, r *mat.Dense) (err error) {
 		o.g, err = o.graphConfig().NewDense(d)
 	}
 	return err
-}
-
-// graphConfig is Graph with LabelsOnly set: online GNMF reads labels back
-// but uses no label graph, so the graph does not maintain label-aware
-// neighbour lists (each label would cost a search over the labeled nodes).
-func (o *Online) graphConfig() graph.KNN {
-	c := o.Graph
-	c.LabelsOnly = true
-	return c
 }
 
 func (o *Online) ensureGraph(x Data, d int) error {
@@ -402,23 +480,8 @@ func (o *Online) syncSparse() {
 // slotRows is the height of the stored matrices: at least Slots().
 func (o *Online) slotRows() int { return o.height }
 
-// weights returns the graph's weight matrix padded to the storage height.
-func (o *Online) weights() *sparse.CSR {
-	s := o.g.Weights(o.Weighting)
-	n := o.slotRows()
-	r, _ := s.Dims()
-	if r == n {
-		return s
-	}
-	ind := make([]int, n+1)
-	copy(ind, s.Indptr)
-	for i := r + 1; i <= n; i++ {
-		ind[i] = ind[r]
-	}
-	return sparse.NewCSR(n, n, ind, s.Ind, s.Val)
-}
-
-// firstFit runs a batch GNMF on the samples gathered so far.
+// firstFit runs the method's batch type on the samples gathered so far,
+// with their labels, on the stream's graphs restricted to them.
 func (o *Online) firstFit() error {
 	ids := o.g.IDs()
 	k := o.Rank
@@ -436,18 +499,77 @@ func (o *Online) firstFit() error {
 		}
 		sub = DenseRows(m)
 	}
-	// The first fit uses the stream's own graph (searched in the projected
-	// space if SearchDim says so), restricted to the live samples.
-	gn := &GNMF{Common: Common{Rank: k, MaxIter: o.InitIter, Src: o.Src, Split: o.Split}, Alpha: o.alpha(), S: subgraph(o.g.Weights(o.Weighting), ids), Scaling: o.scaling()}
-	if err := gn.Fit(sub, nil); err != nil {
+	// The first fit uses the stream's own graphs (searched in the
+	// projected space if SearchDim says so), restricted to the live
+	// samples.
+	gs := o.graphs()
+	gs.each(func(s *sparse.CSR) *sparse.CSR { return subgraph(s, ids) })
+	c := Common{Rank: k, MaxIter: o.InitIter, Src: o.Src, Split: o.Split}
+	var m Method
+	var err error
+	switch o.meth() {
+	case methodNMF:
+		nm := &NMF{Common: c, NormalizeU: o.scaling() != ScaleNone}
+		err, m = nm.Fit(sub, nil), nm
+	case methodGNMF:
+		gn := &GNMF{Common: c, Alpha: o.alpha(), S: gs.knn, Scaling: o.scaling()}
+		err, m = gn.Fit(sub, nil), gn
+	case methodDGNMF:
+		dg := &DGNMF{Common: c, Alpha: o.Alpha}
+		dg.ww, dg.wb = gs.intra, gs.inter
+		if err = dg.start(&dg.fitted, sub); err == nil {
+			err = dg.fitGraphs(sub)
+		}
+		m = dg
+	case methodSSKNMF:
+		sk := &SSKNMF{Common: c, Alpha: o.Alpha, Beta: o.Beta}
+		sk.w1, sk.w2 = gs.signed, gs.knn
+		if err = sk.start(&sk.fitted, sub); err == nil {
+			err = sk.fitGraphs(sub)
+		}
+		m = sk
+	case methodN2S2L, methodNGE:
+		o.q = o.Q
+		if o.q == 0 {
+			classes := map[int]bool{}
+			for _, id := range ids {
+				if l := o.g.Label(id); l >= 0 {
+					classes[l] = true
+				}
+			}
+			o.q = len(classes)
+		}
+		if o.q <= 0 || o.q >= k {
+			return fmt.Errorf("model: online: first fit: %s: q = %d discriminative columns (classes among the labels so far), want 1 ≤ q < K = %d: set Q or label samples first", o.meth(), o.q, k)
+		}
+		if o.meth() == methodNGE {
+			ng := o.nge()
+			ng.Common = c
+			ng.s, ng.sp, ng.ss, ng.d = gs.intrinsic, gs.penalty, gs.knn, o.q
+			if err = ng.start(&ng.fitted, sub); err == nil {
+				err = ng.fitGraphs(sub)
+			}
+			m = ng
+			break
+		}
+		ns := &N2S2L{Common: c, Alpha: o.Alpha, Beta: o.Beta}
+		ns.s, ns.sp, ns.ss, ns.q = gs.intrinsic, gs.penalty, gs.knn, o.q
+		if err = ns.start(&ns.fitted, sub); err == nil {
+			err = ns.fitGraphs(sub)
+		}
+		m = ns
+	}
+	if err != nil {
 		return fmt.Errorf("model: online: first fit: %w", err)
 	}
-	o.u.CloneFrom(gn.Basis())
+	o.u.CloneFrom(m.Basis())
 	o.v = *mat.NewDense(o.height, k, nil)
 	for r, id := range ids {
-		o.v.SetRow(id, gn.Codes().RawRowView(r))
+		o.v.SetRow(id, m.Codes().RawRowView(r))
 	}
 	o.started = true
+	o.marked = o.marked[:0]
+	o.keepLabelGraphs(o.graphs())
 	o.recomputeStats()
 	return nil
 }
@@ -642,7 +764,8 @@ func (o *Online) update(x Data, ch graph.Change) {
 	for _, id := range ch.Added {
 		isNew[id] = true
 	}
-	// Active rows: the new samples, the older nodes Revisit names, and a
+	// Active rows: the new samples, the older nodes Revisit names, those
+	// whose label-graph rows changed since the last step (SetLabel), and a
 	// few older rows in turn (Refresh). Only their rows of S are needed.
 	rows := o.revisited(ch)
 	for _, id := range ch.Added {
@@ -650,19 +773,40 @@ func (o *Online) update(x Data, ch graph.Change) {
 			rows = slices.Insert(rows, i, id)
 		}
 	}
+	// The label methods' graphs, built once for the step; every node whose
+	// row of a label graph differs from the last step's is swept, which
+	// also catches what no graph.Change lists (a pair leaving MFA's
+	// penalty graph of a class) and labels set on KNN() directly.
+	var gs windowGraphs
+	if labelAware(o.meth()) {
+		gs = o.graphs()
+		o.marked = o.labelRowsChanged(o.marked, gs)
+		o.keepLabelGraphs(gs)
+	}
+	for _, id := range o.marked {
+		if i, ok := slices.BinarySearch(rows, id); !ok && o.g.Live(id) {
+			rows = slices.Insert(rows, i, id)
+		}
+	}
+	o.marked = o.marked[:0]
 	rows = o.addRefresh(rows)
 	s := o.g.WeightRows(o.Weighting, rows)
 	newPos := make([]int, len(ch.Added))
 	for p, id := range ch.Added {
 		newPos[p], _ = slices.BinarySearch(rows, id)
 	}
+	terms, st := o.stepTerms(rows, s, gs)
 	// Warm start: graph-aware projection of the new samples on the current
 	// basis, anchored to the codes of their neighbours already in the
-	// window (DESIGN.md §4: the projection that measures best). Starting
+	// window (DESIGN.md §4: the projection that measures best), with the
+	// weight of the method's k-NN term (plain NNLS without one). Starting
 	// from plain NNLS codes instead leaves new codes far from their
 	// neighbours' at larger ranks, and the sweeps do not close the gap.
-	o.proj = Projector{Method: ProjectGraph, U: &o.u, MaxIter: 20, Tol: -1, TrainCodes: &o.v, Alpha: o.alpha(),
+	o.proj = Projector{Method: ProjectGraph, U: &o.u, MaxIter: 20, Tol: -1, TrainCodes: &o.v, Alpha: o.knnWeight(),
 		Neighbors: func(Data) (*sparse.CSR, error) { return anchorRows(s, newPos, isNew, o.height), nil }}
+	if o.proj.Alpha == 0 {
+		o.proj.Method = ProjectNNLS
+	}
 	var init mat.Dense
 	if err := o.proj.ProjectTo(&init, x); err == nil {
 		for r, id := range ch.Added {
@@ -683,12 +827,44 @@ func (o *Online) update(x Data, ch graph.Change) {
 			copy(o.old.RawRowView(r), o.v.RawRowView(id))
 		}
 	}
-	o.sweepRows(rows, s)
+	if o.meth() == methodNGE {
+		o.sweepNGE(rows, terms)
+	} else {
+		o.sweepRows(rows, st)
+	}
 	// Replace the old contributions by the new ones. With forgetting, old
 	// samples' contributions were counted when they arrived and decay;
 	// only newcomers add.
 	o.updateStats(rows, func(id int) bool { return o.Forget == 0 || isNew[id] })
-	o.stepU(len(ch.Added))
+	o.stepU(len(ch.Added), terms)
+	if o.meth() == methodNGE {
+		o.reorderNGE(terms)
+	}
+}
+
+// stepTerms returns the terms of a step on the active rows (ascending),
+// whose rows of the k-NN graph's weights are s: the method's terms over
+// the window on its graphs gs (Slots×Slots, from graphs), for the U step
+// (nil for NMF and GNMF, which have no U parts), and the sweep's view of
+// them. GNMF's k-NN graph comes from its rows alone; the other methods'
+// graphs are built whole, since their U step needs them too.
+func (o *Online) stepTerms(rows []int, s *sparse.CSR, gs windowGraphs) (terms []Term, st []sweepTerm) {
+	switch o.meth() {
+	case methodGNMF:
+		return nil, []sweepTerm{{weight: o.alpha(), s: s}}
+	case methodNMF:
+		return nil, nil
+	}
+	gs.each(o.pad)
+	terms = o.terms(gs)
+	if o.meth() == methodNGE {
+		return terms, nil // NGE sweeps with its own V step
+	}
+	for _, t := range terms {
+		g := graphOf(t)
+		st = append(st, sweepTerm{weight: g.Weight, lo: g.Lo, hi: g.Hi, s: pickRows(g.S, rows, o.height), dot: g.DotRepulsion})
+	}
+	return terms, st
 }
 
 // revisited returns, ascending, the older nodes that Revisit sweeps
@@ -736,20 +912,28 @@ func (o *Online) sweeps() int {
 	return o.Sweeps
 }
 
-// stepU runs USteps multiplicative updates U ← U ⊙ B / (UA) after a batch
-// of added samples.
-func (o *Online) stepU(added int) {
+// stepU runs USteps multiplicative updates of U after a batch of added
+// samples: the engine with V fixed on the statistics' loss (statsLoss),
+// U ← U ⊙ (B + U·C⁻) / (UA + U·C⁺), where C± = diag(c±) are the U parts of
+// the method's terms (none for NMF and GNMF) at the current codes.
+func (o *Online) stepU(added int, terms []Term) {
 	steps := o.USteps
 	if steps == 0 {
 		steps = min(max(added/10, 1), 10)
 	}
-	var ua mat.Dense
-	for s := 0; s < steps; s++ { // a negative USteps leaves U fixed
-		ua.Reset()
-		ua.Mul(&o.u, &o.a)
-		mulUpdate(&o.u, &o.b, &ua, nil)
+	if steps > 0 { // a negative USteps leaves U fixed
+		e := &o.uEng
+		o.uLoss.o = o
+		e.Loss, e.FixV, e.MaxIter, e.Tol = &o.uLoss, true, steps, -1
+		e.Terms = e.Terms[:0]
+		for _, t := range terms {
+			if nt, ok := t.(*NormalizedGraphTerm); ok {
+				e.Terms = append(e.Terms, freeze(nt, &o.v))
+			}
+		}
+		e.Run(&o.u, &o.v) // errors only on a non-finite objective, never computed here
 	}
-	if o.scaling() == ScaleEachIter {
+	if o.scaling() == ScaleEachIter || normalized(o.meth()) {
 		o.normalize()
 	}
 }
@@ -802,22 +986,38 @@ func (o *Online) normalize() {
 	}
 }
 
-// Refit runs the batch engine on the whole window, warm-started from the
-// current U and V, for at most iters updates, and recomputes the
-// statistics. It is the periodic refit that online updates approximate.
+// Refit runs the batch engine with the method's full terms on the whole
+// window (its current graphs and labels), warm-started from the current U
+// and V, for at most iters updates, and recomputes the statistics. It is
+// the periodic refit that online updates approximate.
 func (o *Online) Refit(iters int) (Result, error) {
 	if !o.started {
 		return Result{}, ErrNotFitted
 	}
-	e := Engine{Loss: NewFrobenius(o.Data()), Terms: []Term{&GraphTerm{Weight: o.alpha(), S: o.weights()}}, MaxIter: iters, Normalize: o.scaling().engine(), Split: o.Split}
-	res, err := e.Run(&o.u, &o.v)
+	var res Result
+	var err error
+	if o.meth() == methodNGE {
+		// NGE's own iteration (M-matrix solves and reordering) on the
+		// window's terms.
+		m := o.nge()
+		m.MaxIter, m.d = iters, o.q
+		terms := o.windowTerms()
+		blocks := ngeBlocks(terms)
+		m.eng = Engine{Loss: NewFrobenius(o.Data()), Terms: terms}
+		m.blocks = [2]*mMatrix{newMMatrix(o.height, blocks[0]), newMMatrix(o.height, blocks[1])}
+		res, err = m.iterate(&o.u, &o.v)
+	} else {
+		e := Engine{Loss: NewFrobenius(o.Data()), Terms: o.windowTerms(), MaxIter: iters, Normalize: o.engineScaling(), Split: o.Split}
+		res, err = e.Run(&o.u, &o.v)
+	}
 	o.recomputeStats()
 	return res, err
 }
 
-// Objective returns the GNMF objective over the window at the current U, V.
+// Objective returns the method's objective over the window at the current
+// U, V: the batch type's loss and terms on the window's graphs.
 func (o *Online) Objective() float64 {
-	e := Engine{Loss: NewFrobenius(o.Data()), Terms: []Term{&GraphTerm{Weight: o.alpha(), S: o.weights()}}}
+	e := Engine{Loss: NewFrobenius(o.Data()), Terms: o.windowTerms()}
 	return e.Objective(&o.u, &o.v, nil)
 }
 

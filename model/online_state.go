@@ -30,6 +30,12 @@ type OnlineState struct {
 	Height  int
 	Cursor  int
 	Seen    int
+	// Q is N2S2L's and NGE's number of columns of V¹, fixed at the first
+	// fit (zero for the other methods).
+	Q int
+	// Marked lists the nodes that the next step sweeps because their rows
+	// of the label graphs changed since the last step (label methods).
+	Marked []int
 
 	// Live flags the live slots. Order lists the live slots from the oldest
 	// to the newest: the sliding window removes them in that order. Labels
@@ -55,7 +61,7 @@ type OnlineState struct {
 // which is right for a stream that has not yet reused a slot. State copies
 // everything; o may go on learning.
 func (o *Online) State(order []int) (*OnlineState, error) {
-	s := &OnlineState{K: o.Rank, Started: o.started, Cursor: o.cursor, Seen: o.seen, Height: o.height}
+	s := &OnlineState{K: o.Rank, Started: o.started, Cursor: o.cursor, Seen: o.seen, Height: o.height, Q: o.q}
 	if o.g == nil {
 		return s, nil
 	}
@@ -96,6 +102,9 @@ func (o *Online) State(order []int) (*OnlineState, error) {
 	}
 	if o.started {
 		s.U, s.V, s.A, s.B = flat(&o.u), flat(&o.v), flat(&o.a), flat(&o.b)
+		if labelAware(o.meth()) {
+			s.Marked = o.labelRowsChanged(slices.Clone(o.marked), o.graphs())
+		}
 	}
 	if o.r != nil {
 		s.Projection = flat(o.r)
@@ -127,10 +136,10 @@ func (o *Online) Restore(s *OnlineState) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	*o = Online{Rank: o.Rank, Alpha: o.Alpha, Graph: o.Graph, Weighting: o.Weighting, Sweeps: o.Sweeps,
+	*o = Online{Rank: o.Rank, Method: o.Method, Alpha: o.Alpha, Beta: o.Beta, Q: o.Q, Graph: o.Graph, Weighting: o.Weighting, Sweeps: o.Sweeps,
 		USteps: o.USteps, Refresh: o.Refresh, Revisit: o.Revisit, Scaling: o.Scaling, Forget: o.Forget, InitSize: o.InitSize,
 		InitIter: o.InitIter, SearchDim: o.SearchDim, Src: o.Src, Split: o.Split}
-	o.started, o.cursor, o.seen = s.Started, s.Cursor, s.Seen
+	o.started, o.cursor, o.seen, o.q = s.Started, s.Cursor, s.Seen, s.Q
 	if s.Slots == 0 {
 		return nil
 	}
@@ -170,6 +179,10 @@ func (o *Online) Restore(s *OnlineState) error {
 		o.v = *mat.NewDense(s.Height, k, slices.Clone(s.V))
 		o.a = *mat.NewDense(k, k, slices.Clone(s.A))
 		o.b = *mat.NewDense(s.Dim, k, slices.Clone(s.B))
+		if labelAware(o.meth()) {
+			o.marked = slices.Clone(s.Marked)
+			o.keepLabelGraphs(o.graphs())
+		}
 	}
 	return nil
 }

@@ -37,17 +37,22 @@ func (a *ageOrder) order(g *graph.Graph) []int {
 // after the window has wrapped (ids reused out of age order) and after
 // more evictions following the restore.
 func TestOnlineRestoreExact(t *testing.T) {
-	t.Run("full", func(t *testing.T) { testOnlineRestoreExact(t, 0) })
+	t.Run("full", func(t *testing.T) { testOnlineRestoreExact(t, 0, "") })
 	// With SearchDim the graph lives in a random projection that the state
 	// must carry.
-	t.Run("search-dim", func(t *testing.T) { testOnlineRestoreExact(t, 16) })
+	t.Run("search-dim", func(t *testing.T) { testOnlineRestoreExact(t, 16, "") })
+	// Label methods: labels set between steps, whose label-graph changes
+	// the next step sweeps, must survive the checkpoint; NGE also reorders
+	// columns.
+	t.Run("ssknmf", func(t *testing.T) { testOnlineRestoreExact(t, 0, methodSSKNMF) })
+	t.Run("nge", func(t *testing.T) { testOnlineRestoreExact(t, 0, methodNGE) })
 }
 
-func testOnlineRestoreExact(t *testing.T, searchDim int) {
+func testOnlineRestoreExact(t *testing.T, searchDim int, method string) {
 	train, _, _, _, _ := digitsSplit(t, 10)
 	n, d := train.Dims()
 	cfg := func() *Online {
-		return &Online{Rank: 8, Graph: graph.KNN{K: 5, Window: 250}, Sweeps: 5, Refresh: 20, SearchDim: searchDim}
+		return &Online{Rank: 8, Method: method, Q: 3, Graph: graph.KNN{K: 5, Window: 250}, Sweeps: 5, Refresh: 20, SearchDim: searchDim}
 	}
 	orig := cfg()
 	var ages ageOrder
@@ -67,6 +72,15 @@ func testOnlineRestoreExact(t *testing.T, searchDim int) {
 			t.Fatal(err)
 		}
 		ages.add(ids)
+		if method != "" {
+			for p, id := range ids {
+				if p%4 == 0 {
+					if err := orig.SetLabel(id, id%5); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
 	}
 	orig.KNN().SetLabel(ages.order(orig.KNN())[3], 4)
 	st, err := orig.State(ages.order(orig.KNN()))

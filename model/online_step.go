@@ -13,25 +13,36 @@ type sweep struct {
 	v      mat.Dense // R×K codes of the active rows
 	xtu    mat.Dense // R×K: x_iᵀU
 	loss   fixedBasisLoss
-	graph  GraphTerm  // α·S between active rows
-	anchor AnchorTerm // α·S from active to inactive rows, whose codes stay fixed
+	graph  []GraphTerm  // w·S between active rows, per term
+	anchor []AnchorTerm // w·S from active to inactive rows, whose codes stay fixed
 	eng    Engine
 }
 
-// sweepRows runs Sweeps multiplicative updates of GNMF's V rule on the
-// given rows of V (ascending slots), whose rows of the graph's weights are
-// the rows of s in the same order, with U and the other rows fixed:
+// sweepTerm is a graph term of the method as a sweep sees it: its weight,
+// its column block [lo, hi) (hi zero: all), and the rows of its graph
+// (R×Slots or wider) for the active rows.
+type sweepTerm struct {
+	weight float64
+	lo, hi int
+	s      *sparse.CSR
+	dot    bool // GraphTerm.DotRepulsion
+}
+
+// sweepRows runs Sweeps multiplicative updates of the method's V rule on
+// the given rows of V (ascending slots), with U and the other rows fixed;
+// for GNMF, whose one term's rows of the graph's weights are the rows of s,
 //
 //	v_i ← v_i ⊙ (x_iᵀU + α (SV)_i) / (v_i UᵀU + α d_i v_i),
 //
 // all rows at once per sweep, as Engine does with Rows. It is the engine on
-// a compact problem: the active rows' samples and codes gathered (R×K), the
-// graph term on the edges between active rows, and the edges to inactive
-// rows as an AnchorTerm towards their fixed codes, whose products the term
-// computes once. Each sweep then reads the active rows only, in cache,
+// a compact problem: the active rows' samples and codes gathered (R×K), and
+// for each term a GraphTerm on the edges between active rows and an
+// AnchorTerm on the edges to inactive rows, towards their fixed codes,
+// whose products the term computes once (signed and repelling terms split
+// their parts alike). Each sweep then reads the active rows only, in cache,
 // instead of R random rows of the N×K codes per neighbour (about 4× faster
 // at R = 2,000, N = 20,000).
-func (o *Online) sweepRows(rows []int, s *sparse.CSR) {
+func (o *Online) sweepRows(rows []int, terms []sweepTerm) {
 	w := &o.sw
 	k, r := o.Rank, len(rows)
 	if len(w.local) < o.height {
@@ -60,30 +71,35 @@ func (o *Online) sweepRows(rows []int, s *sparse.CSR) {
 	w.loss.utu.Reset()
 	w.loss.utu.Mul(o.u.T(), &o.u)
 
-	// Split each row of S into its edges between active rows and those to
-	// inactive ones; columns stay ascending since rows are. New matrices
-	// each step: the terms cache on them.
-	in, out := csrParts{indptr: []int{0}}, csrParts{indptr: []int{0}}
-	for p := range rows {
-		js, ss := s.Row(p)
-		for q, j := range js {
-			if l := w.local[j]; l >= 0 {
-				in.add(int(l), ss[q])
-			} else {
-				out.add(j, ss[q])
+	// Split each row of each S into its edges between active rows and
+	// those to inactive ones; columns stay ascending since rows are. New
+	// matrices each step: the terms cache on them.
+	w.graph = resizeTerms(w.graph, len(terms))
+	w.anchor = resizeTerms(w.anchor, len(terms))
+	w.eng.Terms = w.eng.Terms[:0]
+	for t, tm := range terms {
+		in, out := csrParts{indptr: []int{0}}, csrParts{indptr: []int{0}}
+		for p := range rows {
+			js, ss := tm.s.Row(p)
+			for q, j := range js {
+				if l := w.local[j]; l >= 0 {
+					in.add(int(l), ss[q])
+				} else {
+					out.add(j, ss[q])
+				}
 			}
+			in.endRow()
+			out.endRow()
 		}
-		in.endRow()
-		out.endRow()
+		w.graph[t] = GraphTerm{Weight: tm.weight, S: in.csr(r, r), Lo: tm.lo, Hi: tm.hi, DotRepulsion: tm.dot}
+		w.anchor[t] = AnchorTerm{Weight: tm.weight, B: out.csr(r, o.height), C: &o.v, Lo: tm.lo, Hi: tm.hi, DotRepulsion: tm.dot}
+		w.eng.Terms = append(w.eng.Terms, &w.graph[t], &w.anchor[t])
 	}
-	alpha := o.alpha()
-	w.graph = GraphTerm{Weight: alpha, S: in.csr(r, r)}
-	w.anchor = AnchorTerm{Weight: alpha, B: out.csr(r, o.height), C: &o.v}
 	for len(w.all) < r {
 		w.all = append(w.all, len(w.all))
 	}
 	// All rows listed: a row-restricted run, which skips the objective.
-	w.eng.Loss, w.eng.Terms = &w.loss, append(w.eng.Terms[:0], &w.graph, &w.anchor)
+	w.eng.Loss = &w.loss
 	w.eng.FixU, w.eng.Rows, w.eng.MaxIter, w.eng.Tol = true, w.all[:r], o.sweeps(), -1
 	w.eng.Run(&o.u, &w.v) // errors only on a non-finite objective, never here
 	for p, id := range rows {
@@ -123,4 +139,63 @@ func (c *csrParts) endRow() { c.indptr = append(c.indptr, len(c.ind)) }
 
 func (c *csrParts) csr(r, cols int) *sparse.CSR {
 	return sparse.NewCSR(r, cols, c.indptr, c.ind, c.val)
+}
+
+// resizeTerms returns ts with length n, reusing its memory.
+func resizeTerms[T any](ts []T, n int) []T {
+	if cap(ts) < n {
+		return make([]T, n)
+	}
+	return ts[:n]
+}
+
+// sweepNGE is sweepRows for NGE: Sweeps passes of NGE's V step (one
+// M-matrix solve per column, NGE.solveRows) on the given rows, with U and
+// the other rows fixed, on the method's terms over the window.
+func (o *Online) sweepNGE(rows []int, terms []Term) {
+	w := &o.sw
+	if len(w.local) < o.height {
+		w.local = make([]int32, o.height)
+		for i := range w.local {
+			w.local[i] = -1
+		}
+	}
+	for p, id := range rows {
+		w.local[id] = int32(p)
+	}
+	defer func() {
+		for _, id := range rows {
+			w.local[id] = -1
+		}
+	}()
+	xr := o.gatherRows(rows)
+	w.xtu.Reset()
+	xr.TMulTo(&w.xtu, &o.u)
+	var utu mat.Dense
+	utu.Mul(o.u.T(), &o.u)
+	o.nge().solveRows(&o.v, rows, w.local, &w.xtu, &utu, ngeBlocks(terms), o.q, o.sweeps())
+}
+
+// reorderNGE is NGE's step 4 over the window: the d columns with the
+// smallest v_cᵀ(G₁ − G₂)v_c move to V¹, and U, V and the statistics B
+// (columns) and A (rows and columns) are permuted alike, so that the
+// statistics stay those of the codes.
+func (o *Online) reorderNGE(terms []Term) {
+	m := o.nge()
+	m.d = o.q
+	blocks := ngeBlocks(terms)
+	m.blocks = [2]*mMatrix{newMMatrix(o.height, blocks[0]), newMMatrix(o.height, blocks[1])}
+	perm := m.reorderPerm(&o.v)
+	if perm == nil {
+		return
+	}
+	permuteCols(&o.u, perm)
+	permuteCols(&o.v, perm)
+	permuteCols(&o.b, perm)
+	permuteCols(&o.a, perm)
+	var t mat.Dense
+	t.CloneFrom(&o.a)
+	for c, p := range perm {
+		copy(o.a.RawRowView(c), t.RawRowView(p))
+	}
 }

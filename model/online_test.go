@@ -265,14 +265,14 @@ func TestOnlineSweepMatchesEngine(t *testing.T) {
 				rows = append(rows, id)
 			}
 		}
-		s := o.weights()
 		want := mat.DenseCopyOf(&o.v)
-		e := Engine{Loss: &Frobenius{X: o.Data(), FixedU: true}, Terms: []Term{&GraphTerm{Weight: o.alpha(), S: s}},
+		e := Engine{Loss: &Frobenius{X: o.Data(), FixedU: true}, Terms: o.windowTerms(),
 			FixU: true, Rows: rows, MaxIter: 7, Tol: -1}
 		if _, err := e.Run(mat.DenseCopyOf(&o.u), want); err != nil {
 			t.Fatal(err)
 		}
-		o.sweepRows(rows, o.KNN().WeightRows(graph.Weighting{}, rows))
+		_, st := o.stepTerms(rows, o.KNN().WeightRows(graph.Weighting{}, rows), o.graphs())
+		o.sweepRows(rows, st)
 		// Sums in another order: rounding of about 1e-15 per update,
 		// amplified a little over 7 sweeps.
 		if !mat.EqualApprox(&o.v, want, 1e-9*mat.Max(want)) {

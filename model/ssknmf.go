@@ -88,14 +88,23 @@ func (m *SSKNMF) Fit(x Data, labels []int) error {
 	if m.w2, err = knnGraph(x, orDefaultInt(m.Neighbors, 5)); err != nil {
 		return err
 	}
-	m.eng = Engine{
-		Loss: NewFrobenius(x),
-		Terms: []Term{
-			&NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "labeled", Weight: orDefault(m.Alpha, 1), S: m.w1, DotRepulsion: true}, Split: true},
-			&NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "knn", Weight: orDefault(m.Beta, 10), S: m.w2}, Split: true},
-		},
-		Normalize: NormalizeEachIter,
+	return m.fitGraphs(x)
+}
+
+// terms returns SSKNMF's terms on the graphs W¹ and W²: α·W¹ and β·W² on
+// all columns, written on a column-normalized basis, W¹'s repulsion in its
+// inner-product form (GraphTerm.DotRepulsion).
+func (m *SSKNMF) terms(w1, w2 *sparse.CSR) []Term {
+	return []Term{
+		&NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "labeled", Weight: orDefault(m.Alpha, 1), S: w1, DotRepulsion: true}, Split: true},
+		&NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "knn", Weight: orDefault(m.Beta, 10), S: w2}, Split: true},
 	}
+}
+
+// fitGraphs runs the updates from the initialized U, V on the graphs
+// m.w1 and m.w2 (see DGNMF.fitGraphs).
+func (m *SSKNMF) fitGraphs(x Data) error {
+	m.eng = Engine{Loss: NewFrobenius(x), Terms: m.terms(m.w1, m.w2), Normalize: NormalizeEachIter}
 	NormalizeColumns(&m.u, &m.v)
 	return diverged(m.run(&m.fitted, &m.eng), "SSKNMF", "lower Alpha or Beta")
 }

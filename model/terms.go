@@ -426,22 +426,39 @@ func (t *GraphTerm) Value(v *mat.Dense) float64 {
 	return t.Weight * f
 }
 
-// AnchorTerm is Weight·Σ_i Σ_j B_ij ‖v_i − c_j‖²: it pulls each row v_i of V
-// towards fixed codes c_j (rows of C), with non-negative weights B (N×M).
-// It is the graph term of out-of-sample projection, where a new sample
-// joins the graph of the training samples whose codes stay fixed.
+// AnchorTerm is Weight·Σ_i Σ_j B_ij ‖v_i,b − c_j,b‖² on the block b = [Lo, Hi)
+// of V's columns: it pulls each row v_i of V towards fixed codes c_j (rows
+// of C). It is the graph term of out-of-sample projection, where a new
+// sample joins the graph of the training samples whose codes stay fixed,
+// and of an online sweep, where the edges from the rows being updated to
+// the others become anchors.
+//
+// B may hold negative entries and Weight may be negative (the signed and
+// repelling label graphs of SSKNMF and DGNMF): as in GraphTerm, the
+// gradient Weight·(diag(B·1)V − BC) is split with B = B⁺ − B⁻ into
+// Weight·(D⁺V + B⁻C) and Weight·(B⁺C + D⁻V), each part going to the side
+// of the multiplicative update that keeps it non-negative.
 type AnchorTerm struct {
-	// Weight multiplies the term; it must not be negative.
+	// Weight multiplies the term. Its sign says whether the anchors
+	// attract (+) or repel (−).
 	Weight float64
-	// B holds the weights between V's rows and C's rows (N×M, ≥ 0).
+	// B holds the weights between V's rows and C's rows (N×M).
 	B *sparse.CSR
 	// C holds the fixed codes (M×K).
 	C *mat.Dense
+	// Lo and Hi select V's (and C's) columns [Lo, Hi). Hi == 0 means all
+	// columns.
+	Lo, Hi int
+	// DotRepulsion writes each repelling entry as GraphTerm.DotRepulsion
+	// does: its degree part is dropped, so that the term matches a
+	// GraphTerm with DotRepulsion on the same edges.
+	DotRepulsion bool
 
-	b       *sparse.CSR
-	deg     []float64
-	bc      mat.Dense // B·C
-	constSq float64   // Σ_ij B_ij ‖c_j‖², the part of Value that V does not change
+	b           *sparse.CSR
+	deg, degNeg []float64 // B⁺·1 and B⁻·1
+	signed      bool      // B has a negative entry
+	bc, bcNeg   mat.Dense // B⁺·C and B⁻·C
+	constSq     float64   // Σ_ij B_ij ‖c_j‖², the part of Value that V does not change
 }
 
 var _ Term = (*AnchorTerm)(nil)
@@ -449,75 +466,162 @@ var _ Term = (*AnchorTerm)(nil)
 // Name returns "anchor".
 func (t *AnchorTerm) Name() string { return "anchor" }
 
+// block returns the columns [lo, hi) of the term for V with k columns.
+func (t *AnchorTerm) block(k int) (lo, hi int) {
+	lo, hi = t.Lo, t.Hi
+	if hi == 0 {
+		hi = k
+	}
+	if lo < 0 || lo >= hi || hi > k {
+		panic(fmt.Sprintf("model: AnchorTerm: bad column block [%d, %d) for K = %d", lo, hi, k))
+	}
+	return lo, hi
+}
+
 func (t *AnchorTerm) prepare() {
 	if t.b == t.B {
 		return
 	}
 	n, m := t.B.Dims()
-	if cr, _ := t.C.Dims(); cr != m {
+	cr, k := t.C.Dims()
+	if cr != m {
 		panic(fmt.Sprintf("model: AnchorTerm: B is %d×%d but C has %d rows", n, m, cr))
 	}
+	lo, hi := t.block(k)
 	t.deg = resize(t.deg, n)
+	t.degNeg = resize(t.degNeg, n)
+	t.signed = false
 	for i := range t.deg {
 		_, val := t.B.Row(i)
-		var s float64
+		var s, q float64
 		for _, x := range val {
-			s += x
+			if x >= 0 {
+				s += x
+			} else {
+				q -= x
+				t.signed = true
+			}
 		}
-		t.deg[i] = s
+		if t.DotRepulsion {
+			// The repelling entries' degree: B⁻'s for an attracting
+			// Weight, B⁺'s for a repelling one.
+			if t.Weight < 0 {
+				s = 0
+			} else {
+				q = 0
+			}
+		}
+		t.deg[i], t.degNeg[i] = s, q
+	}
+	c := t.C
+	if lo != 0 || hi != k {
+		c = t.C.Slice(0, cr, lo, hi).(*mat.Dense)
 	}
 	t.bc.Reset()
-	t.B.MulDenseTo(&t.bc, t.C)
+	t.bcNeg.Reset()
+	if !t.signed {
+		t.B.MulDenseTo(&t.bc, c)
+	} else {
+		pos, neg := splitSign(t.B)
+		pos.MulDenseTo(&t.bc, c)
+		neg.MulDenseTo(&t.bcNeg, c)
+	}
 	// Per stored entry rather than per row of C: C may be the codes of a
 	// whole window of which B reaches a few rows.
 	t.constSq = 0
 	for i := range n {
 		ind, val := t.B.Row(i)
 		for p, j := range ind {
-			cj := t.C.RawRowView(j)
+			if t.DotRepulsion && (val[p] < 0) == (t.Weight > 0) {
+				continue // a repelling entry has no ‖c_j‖² part
+			}
+			cj := t.C.RawRowView(j)[lo:hi]
 			t.constSq += val[p] * floats.Dot(cj, cj)
 		}
 	}
 	t.b = t.B
 }
 
-// AddVGrad adds Weight·B·C to neg and Weight·diag(B·1)·V to pos.
+// splitSign returns B⁺ and B⁻ (both ≥ 0) with B = B⁺ − B⁻.
+func splitSign(b *sparse.CSR) (pos, neg *sparse.CSR) {
+	n, m := b.Dims()
+	pos, neg = sparse.Zeros(0, m), sparse.Zeros(0, m)
+	var pi, ni []int
+	var pv, nv []float64
+	for i := range n {
+		pi, ni, pv, nv = pi[:0], ni[:0], pv[:0], nv[:0]
+		ind, val := b.Row(i)
+		for q, j := range ind {
+			if val[q] >= 0 {
+				pi, pv = append(pi, j), append(pv, val[q])
+			} else {
+				ni, nv = append(ni, j), append(nv, -val[q])
+			}
+		}
+		pos.AppendRow(pi, pv)
+		neg.AppendRow(ni, nv)
+	}
+	return pos, neg
+}
+
+// AddVGrad adds Weight·(B⁺C + D⁻V) to neg and Weight·(D⁺V + B⁻C) to pos on
+// the term's columns, with the two sides swapped for a negative Weight.
 func (t *AnchorTerm) AddVGrad(neg, pos, v *mat.Dense) {
 	if t.Weight == 0 {
 		return
 	}
 	t.prepare()
+	w := t.Weight
+	if w < 0 {
+		neg, pos, w = pos, neg, -w
+	}
+	lo, hi := t.block(v.RawMatrix().Cols)
 	vr, nr, pr, br := v.RawMatrix(), neg.RawMatrix(), pos.RawMatrix(), t.bc.RawMatrix()
+	m := hi - lo
 	for i := 0; i < vr.Rows; i++ {
-		d := t.Weight * t.deg[i]
-		vi := vr.Data[i*vr.Stride : i*vr.Stride+vr.Cols]
-		ni := nr.Data[i*nr.Stride : i*nr.Stride+vr.Cols]
-		pi := pr.Data[i*pr.Stride : i*pr.Stride+vr.Cols]
-		bi := br.Data[i*br.Stride : i*br.Stride+vr.Cols]
+		d := w * t.deg[i]
+		vi := vr.Data[i*vr.Stride+lo : i*vr.Stride+lo+m]
+		ni := nr.Data[i*nr.Stride+lo : i*nr.Stride+lo+m]
+		pi := pr.Data[i*pr.Stride+lo : i*pr.Stride+lo+m]
+		bi := br.Data[i*br.Stride : i*br.Stride+m]
 		for c, x := range vi {
 			pi[c] += d * x
-			ni[c] += t.Weight * bi[c]
+			ni[c] += w * bi[c]
+		}
+		if t.signed {
+			e := w * t.degNeg[i]
+			bn := t.bcNeg.RawRowView(i)
+			for c, x := range vi {
+				ni[c] += e * x
+				pi[c] += w * bn[c]
+			}
 		}
 	}
 }
 
-// Value returns Weight·Σ_ij B_ij ‖v_i − c_j‖².
+// Value returns Weight·Σ_ij B_ij ‖v_i,b − c_j,b‖².
 func (t *AnchorTerm) Value(v *mat.Dense) float64 {
 	if t.Weight == 0 {
 		return 0
 	}
 	t.prepare()
+	lo, hi := t.block(v.RawMatrix().Cols)
 	vr, br := v.RawMatrix(), t.bc.RawMatrix()
 	var f float64
 	for i := 0; i < vr.Rows; i++ {
-		vi := vr.Data[i*vr.Stride : i*vr.Stride+vr.Cols]
-		bi := br.Data[i*br.Stride : i*br.Stride+vr.Cols]
+		vi := vr.Data[i*vr.Stride+lo : i*vr.Stride+hi]
+		bi := br.Data[i*br.Stride : i*br.Stride+hi-lo]
 		var sq, dot float64
 		for c, x := range vi {
 			sq += x * x
 			dot += x * bi[c]
 		}
-		f += t.deg[i]*sq - 2*dot
+		if t.signed {
+			for c, x := range t.bcNeg.RawRowView(i) {
+				dot -= vi[c] * x
+			}
+		}
+		f += (t.deg[i]-t.degNeg[i])*sq - 2*dot
 	}
 	return t.Weight * (f + t.constSq)
 }
