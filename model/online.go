@@ -97,8 +97,10 @@ type Online struct {
 	Beta float64
 	// Q is N2S2L's q or NGE's d, the number of columns of V¹, fixed at the
 	// first fit. If zero, it is the number of classes among the labels
-	// known at the first fit, which then fails (and is retried with the
-	// next batch) while no sample is labeled. It must be below Rank.
+	// known at the first fit or Rank/4, whichever is larger: a stream does
+	// not know its classes in advance, and early labels name few of them.
+	// (With Rank below 4 and no label yet, the first fit waits for the
+	// next batch.) It must be below Rank.
 	Q int
 	// Graph configures the incremental k-NN graph; Graph.Window bounds the
 	// number of live samples (zero: unbounded).
@@ -537,9 +539,14 @@ func (o *Online) firstFit() error {
 					classes[l] = true
 				}
 			}
-			o.q = len(classes)
+			o.q = max(len(classes), k/4)
 		}
-		if o.q <= 0 || o.q >= k {
+		if o.q <= 0 {
+			// Too small a rank to guess q, and no label yet: keep storing
+			// samples and try again with the next batch.
+			return nil
+		}
+		if o.q >= k {
 			return fmt.Errorf("model: online: first fit: %s: q = %d discriminative columns (classes among the labels so far), want 1 ≤ q < K = %d: set Q or label samples first", o.meth(), o.q, k)
 		}
 		if o.meth() == methodNGE {

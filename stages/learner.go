@@ -62,8 +62,8 @@ const (
 //
 // Ids: a sample with a non-empty id that is already in the window is a
 // duplicate and is skipped (its label, if any, counts as a late label).
-// A label that arrives for an id in the window labels that node (SetLabel
-// on the graph); a label for an id not yet seen waits, up to Horizon labels,
+// A label that arrives for an id in the window labels that node
+// (model.Online.SetLabel); a label for an id not yet seen waits, up to Horizon labels,
 // until its sample arrives. Arrival predictions wait for their label for up
 // to Horizon samples, even after the sample left the window.
 //
@@ -403,7 +403,7 @@ func (l *Learner) setLabel(n, c int) error {
 	if l.nodes[n].class == c {
 		return nil
 	}
-	if _, err := l.Model.KNN().SetLabel(n, c); err != nil {
+	if err := l.Model.SetLabel(n, c); err != nil {
 		return fmt.Errorf("stages: learner: %w", err)
 	}
 	l.nodes[n].class = c

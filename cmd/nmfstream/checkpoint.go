@@ -29,6 +29,8 @@ const (
 // onlineConfig is the configuration of the online learner: the part of a
 // checkpoint that must not change across a resume.
 type onlineConfig struct {
+	Method    string // as --method names it; "" means gnmf
+	Beta      float64
 	Rank      int
 	Neighbors int
 	Window    int
@@ -59,8 +61,10 @@ func (c onlineConfig) learner() *stages.Learner {
 	split := pipeline.Split(runtime.GOMAXPROCS(0))
 	return &stages.Learner{
 		Model: &model.Online{
+			Method:    c.Method,
 			Rank:      c.Rank,
 			Alpha:     c.Alpha,
+			Beta:      c.Beta,
 			Graph:     graph.KNN{K: c.Neighbors, Window: c.Window},
 			Sweeps:    c.Sweeps,
 			Forget:    c.Forget,

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/methods"
 	"github.com/nmfstream/nmfstream/pipeline"
 	"github.com/nmfstream/nmfstream/sinks"
 	"github.com/nmfstream/nmfstream/sources"
@@ -81,6 +82,19 @@ func autoBatch(window int) int { return max(10, window/100) }
 
 // addOnlineFlags declares the flags of the online learner.
 func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
+	c.Method = "gnmf"
+	fs.Func("method", "algorithm learned online: gnmf (the default), nmf, dgnmf, ssknmf, n2s2l, nge or auto (see fit -help); the graph predictor does not depend on it, the codes do", func(s string) error {
+		m, err := methods.Lookup(s)
+		if err != nil {
+			return err
+		}
+		if !m.Online {
+			return fmt.Errorf("method %q cannot learn online (kernel and dpca are batch only: use fit)", s)
+		}
+		c.Method = m.Name
+		return nil
+	})
+	fs.Float64Var(&c.Beta, "beta", 0, "second graph weight β of ssknmf and n2s2l (0: the method's default)")
 	fs.IntVar(&c.Rank, "rank", 40, "rank K of the factorization")
 	fs.IntVar(&c.Neighbors, "neighbors", 5, "k of the k-NN graph")
 	fs.IntVar(&c.Window, "window", 10000, "samples kept in the sliding window (0: unbounded)")
@@ -326,6 +340,10 @@ func sameConfig(fs *flag.FlagSet, now, saved onlineConfig) error {
 	fs.Visit(func(f *flag.Flag) {
 		var a, b any
 		switch f.Name {
+		case "method":
+			a, b = now.Method, saved.Method
+		case "beta":
+			a, b = now.Beta, saved.Beta
 		case "rank":
 			a, b = now.Rank, saved.Rank
 		case "neighbors":

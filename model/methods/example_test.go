@@ -20,7 +20,7 @@ func ExampleList() {
 	// kernel  labels false needs false online false
 	// multik  labels false needs false online false
 	// n2s2l   labels true  needs true  online true
-	// nge     labels true  needs true  online false
+	// nge     labels true  needs true  online true
 	// nmf     labels false needs false online true
 	// ssknmf  labels true  needs false online true
 	// auto    labels true  needs false online true

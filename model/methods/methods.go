@@ -68,8 +68,9 @@ type Info struct {
 	// exact under insertion and late labels, so partial updates of the
 	// new rows and their neighbours apply (DESIGN.md §3). It records the
 	// capability; which methods model.Online runs today is its own
-	// documentation's to say. DPCA (an eigenproblem), NGE (a row-wise
-	// M-matrix solve) and the kernel methods (N×N kernels) are batch only.
+	// documentation's to say. DPCA (an eigenproblem) and the kernel
+	// methods (N×N kernels) are batch only; NGE's row-wise M-matrix solve
+	// runs on the rows a step sweeps.
 	Online bool
 	// SplitsCodes says whether the codes are split V = [V¹ V²] with one
 	// column of V¹ per class, so that Rank must exceed the classes.
@@ -166,7 +167,7 @@ func List() []Info {
 		{
 			Name:       "nge",
 			Summary:    "non-negative graph embedding (Yang et al. 2008), MFA graphs",
-			UsesLabels: true, NeedsLabels: true, SplitsCodes: true,
+			UsesLabels: true, NeedsLabels: true, SplitsCodes: true, Online: true,
 			Alpha:     Param{true, 2},
 			Beta:      Param{true, 100},
 			Neighbors: Param{true, 5},
