@@ -32,6 +32,16 @@ func DefaultStreamTFIDF() *TFIDF {
 	return &TFIDF{Hashing: true, NFeatures: DefaultHashFeatures, StopWords: EnglishStopWords(), SublinearTF: true}
 }
 
+// DefaultDocumentTFIDF returns the vectorizer that batch fits (nmfstream
+// fit and eval) use for text: a vocabulary of the terms found in at least
+// two training documents (MinDF), scikit-learn's English stop words,
+// sublinear tf (1 + ln tf), l2-normalized rows and no stemming. Each
+// choice was measured on three corpora (Brown genres, SpamAssassin, State
+// of the Union parties; BENCHMARKS.md, "Documents").
+func DefaultDocumentTFIDF() *TFIDF {
+	return &TFIDF{StopWords: EnglishStopWords(), SublinearTF: true, MinDF: DocFreq{Count: 2}}
+}
+
 // Featurize turns the samples of a sources.Batch into rows for the model:
 // dense and sparse features pass through after a per-row check, text goes
 // through a TF-IDF vectorizer whose document frequencies follow the stream.
