@@ -2,8 +2,9 @@
 // nmfstream runs on NMF codes (or on raw features, as baselines): k-nearest
 // neighbours, nearest centroid, label spreading over a kNN graph,
 // multinomial logistic regression, Gaussian kernel least squares
-// (KernelRidge), self-training with 1-NN or the kernel classifier, and
-// k-means.
+// (KernelRidge), self-training with 1-NN or the kernel classifier,
+// Laplacian-regularized least squares on sparse rows (LapRLS, the
+// semi-supervised classifier for documents), and k-means.
 //
 // Labels are ints in [0, C); −1 marks an unlabeled sample. The supervised
 // classifiers (NearestNeighbor, NearestCentroid, Linear) skip unlabeled rows
@@ -64,6 +65,12 @@
 // C. E. Rasmussen and C. K. I. Williams, Gaussian Processes for Machine
 // Learning, MIT Press, 2006, §8.3.1 (its subset-of-regressors
 // approximation).
+//
+// M. Belkin, P. Niyogi and V. Sindhwani, "Manifold regularization: a
+// geometric framework for learning from labeled and unlabeled examples",
+// JMLR 7, 2006, §4.2 (LapRLS, here linear and in its primal form);
+// J. R. Shewchuk, "An introduction to the conjugate gradient method
+// without the agonizing pain", 1994 (its solver).
 //
 // T. Cover and P. Hart, "Nearest neighbor pattern classification", IEEE
 // Trans. Inf. Theory 13(1), 1967.

@@ -3,11 +3,13 @@ package classify_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model/classify"
+	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
 // codes: two groups of 2-D codes; rows 1 and 4 are unlabeled.
@@ -135,4 +137,24 @@ func ExampleErrNoLabels() {
 func ExampleMetric_String() {
 	fmt.Println(classify.Euclidean, classify.Cosine)
 	// Output: euclidean cosine
+}
+
+func ExampleLapRLS() {
+	// Six short documents over five terms, as l2-normalized TF-IDF rows:
+	// three use terms 0–2, three terms 2–4; one of each group is labeled.
+	x := sparse.Zeros(0, 5)
+	for _, terms := range [][]int{{0, 1}, {0, 2}, {1, 2}, {3, 4}, {2, 3}, {2, 4}} {
+		x.AppendRow(terms, []float64{math.Sqrt2 / 2, math.Sqrt2 / 2})
+	}
+	y := []int{0, -1, -1, 1, -1, -1}
+	lr := classify.LapRLS{K: 2}
+	if err := lr.Fit(x, y); err != nil {
+		fmt.Println(err)
+		return
+	}
+	query := sparse.Zeros(0, 5)
+	query.AppendRow([]int{1}, []float64{1}) // only term 1: first group
+	query.AppendRow([]int{4}, []float64{1}) // only term 4: second group
+	fmt.Println(lr.PredictTo(nil, query))
+	// Output: [0 1]
 }

@@ -1,0 +1,237 @@
+package classify_test
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nmfstream/nmfstream/model/classify"
+	"github.com/nmfstream/nmfstream/model/sparse"
+)
+
+// topicRows returns n l2-normalized sparse rows of dimension d, row i of
+// topic i%c: each row draws nnz distinct columns, a share own of them from
+// its topic's block of d/c columns and the rest anywhere.
+func topicRows(n, d, c, nnz int, own float64, r *rand.Rand) (*sparse.CSR, []int) {
+	x := sparse.Zeros(0, d)
+	y := make([]int, n)
+	block := d / c
+	for i := range n {
+		y[i] = i % c
+		seen := map[int]bool{}
+		var ind []int
+		for len(ind) < nnz {
+			j := r.IntN(d)
+			if r.Float64() < own {
+				j = y[i]*block + r.IntN(block)
+			}
+			if !seen[j] {
+				seen[j] = true
+				ind = append(ind, j)
+			}
+		}
+		sortInts(ind)
+		val := make([]float64, nnz)
+		for k := range val {
+			val[k] = 1 / math.Sqrt(float64(nnz))
+		}
+		x.AppendRow(ind, val)
+	}
+	return x, y
+}
+
+func sortInts(a []int) {
+	for i := 1; i < len(a); i++ {
+		for j := i; j > 0 && a[j] < a[j-1]; j-- {
+			a[j], a[j-1] = a[j-1], a[j]
+		}
+	}
+}
+
+// hide keeps the labels of the first l rows of each class.
+func hide(y []int, c, l int) []int {
+	out := make([]int, len(y))
+	seen := make([]int, c)
+	for i, v := range y {
+		out[i] = -1
+		if seen[v] < l {
+			out[i] = v
+			seen[v]++
+		}
+	}
+	return out
+}
+
+func accuracy(pred, y []int) float64 {
+	ok := 0
+	for i := range y {
+		if pred[i] == y[i] {
+			ok++
+		}
+	}
+	return float64(ok) / float64(len(y))
+}
+
+// TestLapRLSTopics: three topics, five labels each, and held-out rows of
+// the same topics. Both the supervised fit and the graph fit must classify
+// nearly all of them, and cross-validation must report a score per choice.
+func TestLapRLSTopics(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	x, y := topicRows(300, 300, 3, 20, 0.8, r)
+	xt, yt := topicRows(150, 300, 3, 20, 0.8, r)
+	for _, lr := range []*classify.LapRLS{
+		{GammaI: -1},
+		{},
+		{Choices: []float64{classify.DefaultLapRLSGammaI, 0}},
+	} {
+		if err := lr.Fit(x, hide(y, 3, 5)); err != nil {
+			t.Fatal(err)
+		}
+		pred, score := lr.PredictScoresTo(nil, nil, xt)
+		acc := accuracy(pred, yt)
+		t.Logf("γ_I %g: held-out accuracy %.3f", lr.GammaIChosen(), acc)
+		// 0.9: a fifth of each row's terms are drawn from every topic.
+		if acc < 0.9 {
+			t.Errorf("γ_I %g: held-out accuracy %.3f, want ≥ 0.9", lr.GammaIChosen(), acc)
+		}
+		for i, s := range score {
+			if !(s > -1 && s < 1) {
+				t.Fatalf("score[%d] = %g outside (−1, 1)", i, s)
+			}
+		}
+		if got, want := len(lr.Scores()), len(lr.Choices); got != want {
+			t.Errorf("%d cross-validation scores, want %d", got, want)
+		}
+		if lr.Classes() != 3 || lr.Iterations() == 0 {
+			t.Errorf("Classes %d, Iterations %d", lr.Classes(), lr.Iterations())
+		}
+	}
+}
+
+// TestLapRLSGraphCarriesLabels: rows on a chain of topics (each row shares
+// terms with its neighbours along the chain only), one label at each end.
+// The supervised fit sees two rows; the graph term carries their labels
+// along the chain, so it must do better on the held-out rows.
+func TestLapRLSGraphCarriesLabels(t *testing.T) {
+	const n, d, nnz = 200, 400, 12
+	r := rand.New(rand.NewPCG(1, 1))
+	row := func(pos int) ([]int, []float64) {
+		seen := map[int]bool{}
+		var ind []int
+		for len(ind) < nnz {
+			j := 2*pos + r.IntN(32) - 16 // a window of terms around the position
+			if j < 0 || j >= d || seen[j] {
+				continue
+			}
+			seen[j] = true
+			ind = append(ind, j)
+		}
+		sortInts(ind)
+		val := make([]float64, nnz)
+		for k := range val {
+			val[k] = 1 / math.Sqrt(nnz)
+		}
+		return ind, val
+	}
+	x, xt := sparse.Zeros(0, d), sparse.Zeros(0, d)
+	y, yt := make([]int, n), make([]int, n)
+	for i := range n {
+		x.AppendRow(row(i))
+		y[i] = -1
+		yt[i] = 0
+		if i >= n/2 {
+			yt[i] = 1
+		}
+		xt.AppendRow(row(i))
+	}
+	y[0], y[n-1] = 0, 1
+	acc := func(lr *classify.LapRLS) float64 {
+		if err := lr.Fit(x, y); err != nil {
+			t.Fatal(err)
+		}
+		return accuracy(lr.PredictTo(nil, xt), yt)
+	}
+	sup, lap := acc(&classify.LapRLS{GammaI: -1}), acc(&classify.LapRLS{})
+	t.Logf("chain: supervised %.3f, graph %.3f", sup, lap)
+	if lap < sup+0.1 {
+		t.Errorf("graph %.3f, want at least 0.1 above the supervised %.3f", lap, sup)
+	}
+}
+
+func TestLapRLSErrors(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	x, y := topicRows(30, 60, 3, 5, 0.8, r)
+	none := make([]int, 30)
+	for i := range none {
+		none[i] = -1
+	}
+	if err := (&classify.LapRLS{}).Fit(x, none); !errors.Is(err, classify.ErrNoLabels) {
+		t.Errorf("no labels: %v, want ErrNoLabels", err)
+	}
+	for name, lr := range map[string]*classify.LapRLS{
+		"negative GammaA": {GammaA: -1},
+		"NaN GammaI":      {GammaI: math.NaN()},
+		"K ≥ n":           {K: 30},
+		"Inf choice":      {Choices: []float64{math.Inf(1)}},
+		"negative Folds":  {Folds: -1},
+	} {
+		if err := lr.Fit(x, y); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	if err := (&classify.LapRLS{}).Fit(x, y[:10]); err == nil {
+		t.Error("short y: no error")
+	}
+}
+
+// TestLapRLSMemory fits 2,000 rows of 10⁵ columns (a dense n×D copy would
+// take 1.6 GB) and checks that the heap never grows by more than a tenth of
+// that; run with -v for the peak.
+func TestLapRLSMemory(t *testing.T) {
+	const n, d, c = 2000, 100_000, 5
+	r := rand.New(rand.NewPCG(1, 1))
+	x, y := topicRows(n, d, c, 60, 0.5, r)
+	runtime.GC()
+	var base runtime.MemStats
+	runtime.ReadMemStats(&base)
+	var peak uint64
+	var mu sync.Mutex
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // sample the live heap while Fit runs
+		defer wg.Done()
+		var m runtime.MemStats
+		for {
+			runtime.ReadMemStats(&m)
+			mu.Lock()
+			peak = max(peak, m.HeapAlloc)
+			mu.Unlock()
+			select {
+			case <-done:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	}()
+	lr := &classify.LapRLS{Choices: []float64{classify.DefaultLapRLSGammaI, 0}}
+	err := lr.Fit(x, hide(y, c, 10))
+	close(done)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	grew := int64(peak) - int64(base.HeapAlloc)
+	dense := int64(n) * d * 8
+	t.Logf("%d×%d, %d nonzeros: heap peak %.1f MB above the %.1f MB before Fit (a dense n×D copy: %.0f MB); %.1f MB allocated in all",
+		n, d, x.NNZ(), float64(grew)/1e6, float64(base.HeapAlloc)/1e6, float64(dense)/1e6, float64(after.TotalAlloc-base.TotalAlloc)/1e6)
+	if grew > dense/10 {
+		t.Errorf("heap grew by %d bytes, want below %d", grew, dense/10)
+	}
+}
