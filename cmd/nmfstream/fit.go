@@ -29,7 +29,7 @@ func init() {
 	})
 }
 
-const fitSynopsis = `fit --train F --model OUT [--method M] [--rank K] [--neighbors k] [--alpha a] [--beta b] [--iters T] [--seed s] [--projector P] [--rejects R] [--json]
+const fitSynopsis = `fit --train F --model OUT [--method M] [--rank K] [--neighbors k] [--alpha a] [--beta b] [--iters T] [--seed s] [--projector P] [--sublinear-tf=true|false] [--min-df n] [--stop-words english|none] [--stem] [--rejects R] [--json]
 
 Fits a non-negative factorization X ≈ UVᵀ to the records of F and saves
 the model to OUT (an Arrow IPC file) for "nmfstream project", "classify".
@@ -41,6 +41,9 @@ or Parquet, one record per row, with exactly one feature column:
   text             documents (turned into TF-IDF, which the model keeps)
   image            PNG, JPEG, GIF, BMP or PGM/PPM bytes (grayscale pixels)
 and optional columns label (int64 or utf8; null = unlabeled) and id.
+Documents become TF-IDF rows over the terms of at least --min-df training
+documents, without --stop-words, with sublinear tf (--sublinear-tf) and
+unit-length rows; --stem stems the terms. The model keeps the vectorizer.
 Semi-supervised methods use the labeled records; every record shapes the
 factorization. Records that cannot be used are counted and skipped.
 
@@ -53,6 +56,8 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := newFlags("fit", fitSynopsis, stderr)
 	var p fitParams
 	addFitFlags(fs, &p)
+	var tp textParams
+	addTextFlags(fs, &tp)
 	train := fs.String("train", "", "training `file` (required)")
 	out := fs.String("model", "", "`file` to write the model to (required)")
 	rejects := fs.String("rejects", "", "write rejected records to this `file` (JSON lines)")
@@ -72,7 +77,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if _, _, err := lookupMethod(p.method); err != nil {
 		return err
 	}
-	f, err := fitFile(ctx, *train, p, stderr)
+	f, err := fitFileText(ctx, *train, p, tp, stderr)
 	if f != nil {
 		if rerr := reportRejects(stderr, f.in, *rejects, false); rerr != nil && err == nil {
 			err = rerr
@@ -135,8 +140,14 @@ type fitted struct {
 type resulter interface{ Result() model.Result }
 
 // fitFile reads the training file, fits the method of p and builds the
-// snapshot. On a data error it still returns what it read (for rejects).
+// snapshot, documents vectorized by the default text flags. On a data
+// error it still returns what it read (for rejects).
 func fitFile(ctx context.Context, path string, p fitParams, stderr io.Writer) (*fitted, error) {
+	return fitFileText(ctx, path, p, defaultTextParams(), stderr)
+}
+
+// fitFileText is fitFile with documents vectorized as tp says.
+func fitFileText(ctx context.Context, path string, p fitParams, tp textParams, stderr io.Writer) (*fitted, error) {
 	name, spec, err := lookupMethod(p.method)
 	if err != nil {
 		return nil, err
@@ -152,7 +163,9 @@ func fitFile(ctx context.Context, path string, p fitParams, stderr io.Writer) (*
 	}
 	f := &fitted{in: in, method: name, spec: spec}
 	if in.form == sources.FormText {
-		f.tf = &stages.TFIDF{}
+		if f.tf, err = tp.tfidf(); err != nil {
+			return f, err
+		}
 	}
 	x, err := in.data(f.tf, true)
 	if err != nil {
