@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"time"
 
@@ -23,20 +24,31 @@ func init() {
 	})
 }
 
-const evalSynopsis = `eval --train F --test F [--method M] [--rank K] [--neighbors k] [--alpha a] [--beta b] [--iters T] [--seed s] [--projector P] [--rejects R] [--json]
+const evalSynopsis = `eval --train F --test F [--method M] [--rank K] [--neighbors k] [--alpha a] [--beta b] [--iters T] [--seed s] [--projector P] [text flags] [--rejects R] [--json]
 
 Fits a model on the training file as "nmfstream fit" does (labeled and
 unlabeled records; a null label means unlabeled), codes the test file as
 "nmfstream project" does, predicts each test record's class as
-"nmfstream classify" does (with dense features: kernel self-training on
-the training features and codes, then a kernel classifier; otherwise 1-NN
-over the self-labeled training codes), and reports the accuracy on the test labels
+"nmfstream classify" does, and reports the accuracy on the test labels
 (DESIGN.md §7: the test set is never seen in training). The test file must
 have labels; test records without one are not scored.
 
+The classifier depends on the features:
+  dense       kernel self-training on the training features and codes,
+              then a kernel classifier (model.JointClassifier)
+  text/sparse LapRLS: a linear classifier on the TF-IDF (or sparse) rows
+              whose scores are smoothed over the cosine k-NN graph of all
+              training records, labeled or not; whether the graph is used
+              is picked by cross-validation on the labels (said on stderr)
+  otherwise   1-NN over the self-labeled training codes
+Documents are vectorized as fit's text flags say (--sublinear-tf, --min-df,
+--stop-words, --stem; see "nmfstream fit -help").
+
 --json prints one JSON object:
-  method, accuracy, n_train, n_labeled, n_test, fit_seconds, project_seconds,
-  rejected, seed, projection, rank, classes, features
+  method, accuracy, balanced_accuracy, macro_f1, classifier, n_train,
+  n_labeled, n_test, fit_seconds, project_seconds, rejected, seed,
+  projection, rank, classes, features
+(classifier: joint, laprls-graph, laprls-supervised or codes-1nn)
 
 Examples:
   nmfstream eval --train digits-train.arrow --test digits-test.arrow
@@ -45,25 +57,30 @@ Examples:
 
 // evalSummary is what eval --json prints.
 type evalSummary struct {
-	Method         string  `json:"method"`
-	Accuracy       float64 `json:"accuracy"`
-	NTrain         int     `json:"n_train"`
-	NLabeled       int     `json:"n_labeled"`
-	NTest          int     `json:"n_test"`
-	FitSeconds     float64 `json:"fit_seconds"`
-	ProjectSeconds float64 `json:"project_seconds"`
-	Rejected       int     `json:"rejected"`
-	Seed           uint64  `json:"seed"`
-	Projection     string  `json:"projection"`
-	Rank           int     `json:"rank"`
-	Classes        int     `json:"classes"`
-	Features       int     `json:"features"`
+	Method           string  `json:"method"`
+	Accuracy         float64 `json:"accuracy"`
+	BalancedAccuracy float64 `json:"balanced_accuracy"`
+	MacroF1          float64 `json:"macro_f1"`
+	Classifier       string  `json:"classifier"`
+	NTrain           int     `json:"n_train"`
+	NLabeled         int     `json:"n_labeled"`
+	NTest            int     `json:"n_test"`
+	FitSeconds       float64 `json:"fit_seconds"`
+	ProjectSeconds   float64 `json:"project_seconds"`
+	Rejected         int     `json:"rejected"`
+	Seed             uint64  `json:"seed"`
+	Projection       string  `json:"projection"`
+	Rank             int     `json:"rank"`
+	Classes          int     `json:"classes"`
+	Features         int     `json:"features"`
 }
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("eval", evalSynopsis, stderr)
 	var p fitParams
 	addFitFlags(fs, &p)
+	var tp textParams
+	addTextFlags(fs, &tp)
 	train := fs.String("train", "", "training `file` (required)")
 	test := fs.String("test", "", "test `file` with labels (required)")
 	rejects := fs.String("rejects", "", "write rejected records of both files to this `file` (JSON lines)")
@@ -83,7 +100,10 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := checkParams(p); err != nil {
 		return err
 	}
-	f, err := fitFile(ctx, *train, p, stderr)
+	if _, err := tp.tfidf(); err != nil {
+		return err
+	}
+	f, err := fitFileText(ctx, *train, p, tp, stderr)
 	if f != nil {
 		if rerr := reportRejects(stderr, f.in, *rejects, false); rerr != nil && err == nil {
 			err = rerr
@@ -137,6 +157,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	if cl.lap != nil { // a choice was made: say which
+		fmt.Fprintf(stderr, "nmfstream: classifier: %s\n", cl.describe())
+	}
 	pred, _ := cl.predictData(x, codes)
 	truth, nTest := cl.truth(tin)
 	if nTest == 0 {
@@ -149,27 +172,70 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	} else if f.spec.project != nil {
 		projName = "kernel-" + kernelProjection(p.projector).String()
 	}
+	bal, f1 := classScores(pred, truth, len(f.classes)+1)
 	sum := evalSummary{
-		Method:         f.method,
-		Accuracy:       metrics.Accuracy(pred, truth),
-		NTrain:         f.in.n(),
-		NLabeled:       f.in.nLabeled(),
-		NTest:          nTest,
-		FitSeconds:     f.seconds,
-		ProjectSeconds: projSeconds,
-		Rejected:       len(f.in.rejects) + len(tin.rejects),
-		Seed:           p.seed,
-		Projection:     projName,
-		Rank:           p.rank,
-		Classes:        len(f.classes),
-		Features:       f.in.d,
+		Method:           f.method,
+		Accuracy:         metrics.Accuracy(pred, truth),
+		BalancedAccuracy: bal,
+		MacroF1:          f1,
+		Classifier:       cl.name(),
+		NTrain:           f.in.n(),
+		NLabeled:         f.in.nLabeled(),
+		NTest:            nTest,
+		FitSeconds:       f.seconds,
+		ProjectSeconds:   projSeconds,
+		Rejected:         len(f.in.rejects) + len(tin.rejects),
+		Seed:             p.seed,
+		Projection:       projName,
+		Rank:             p.rank,
+		Classes:          len(f.classes),
+		Features:         f.in.d,
 	}
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(sum)
 	}
-	fmt.Fprintf(stdout, "%s (rank %d, %s projection, seed %d): held-out accuracy %.4f on %d test records\n",
-		sum.Method, sum.Rank, sum.Projection, sum.Seed, sum.Accuracy, sum.NTest)
+	fmt.Fprintf(stdout, "%s (rank %d, %s projection, seed %d): held-out accuracy %.4f on %d test records (balanced accuracy %.4f, macro-F1 %.4f; classifier %s)\n",
+		sum.Method, sum.Rank, sum.Projection, sum.Seed, sum.Accuracy, sum.NTest, sum.BalancedAccuracy, sum.MacroF1, sum.Classifier)
 	fmt.Fprintf(stdout, "trained on %d records (%d labeled, %d classes, %d features) in %.2fs; %d records rejected\n",
 		sum.NTrain, sum.NLabeled, sum.Classes, sum.Features, sum.FitSeconds, sum.Rejected)
 	return nil
+}
+
+// classScores returns the balanced accuracy (the mean recall over the
+// classes with a test record) and the macro-F1 (the mean F1 over the same
+// classes, a class never predicted having precision 0) of pred against
+// truth, classes in [0, c); truth −1 is not scored, a prediction of −1
+// counts as wrong. Both are NaN without a scored record.
+func classScores(pred, truth []int, c int) (balanced, macroF1 float64) {
+	conf := metrics.ConfusionMatrix(pred, truth, c)
+	predicted := make([]int, c)
+	for _, row := range conf {
+		for j, v := range row {
+			predicted[j] += v
+		}
+	}
+	tot := make([]int, c)
+	for _, t := range truth {
+		if t >= 0 {
+			tot[t]++
+		}
+	}
+	k := 0
+	for i := range c {
+		if tot[i] == 0 {
+			continue
+		}
+		k++
+		tp := float64(conf[i][i])
+		r := tp / float64(tot[i])
+		balanced += r
+		if tp > 0 {
+			p := tp / float64(predicted[i])
+			macroF1 += 2 * p * r / (p + r)
+		}
+	}
+	if k == 0 {
+		return math.NaN(), math.NaN()
+	}
+	return balanced / float64(k), macroF1 / float64(k)
 }
