@@ -153,7 +153,7 @@ func newDataClassifier(train model.Data, v *mat.Dense, labels []int, classes []s
 		c.joint = &model.JointClassifier{}
 		err = c.joint.Fit(train, v, labels)
 	case isSparse:
-		c.lap = &classify.LapRLS{Choices: []float64{classify.DefaultLapRLSGammaI, 0}}
+		c.lap = lapRLSFor(rows)
 		err = c.lap.Fit(rows, labels)
 	default:
 		err = c.st.Fit(v, labels)
@@ -165,6 +165,23 @@ func newDataClassifier(train model.Data, v *mat.Dense, labels []int, classes []s
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return c, nil
+}
+
+// lapRLSFor returns the LapRLS that classifies with the training rows x:
+// the graph term on or off as cross-validation decides, with k at most
+// one below the number of non-zero rows, and no graph with fewer than 3.
+func lapRLSFor(x *sparse.CSR) *classify.LapRLS {
+	n, _ := x.Dims()
+	nz := 0
+	for i := range n {
+		if x.Indptr[i+1] > x.Indptr[i] {
+			nz++
+		}
+	}
+	if nz < 3 {
+		return &classify.LapRLS{GammaI: -1}
+	}
+	return &classify.LapRLS{K: min(classify.DefaultLapRLSK, nz-1), Choices: []float64{classify.DefaultLapRLSGammaI, 0}}
 }
 
 // predict returns the class and score of each row of codes with the
@@ -204,6 +221,9 @@ func (c *classifier) describe() string {
 		return "joint kernel classifier on the features and codes (model.JointClassifier)"
 	case c.lap != nil:
 		sc := c.lap.Scores()
+		if len(sc) < 2 {
+			return "LapRLS on the features without the graph (γ_I = 0, supervised): too few training records for a graph"
+		}
 		if g := c.lap.GammaIChosen(); g > 0 {
 			return fmt.Sprintf("LapRLS on the features with the cosine k-NN graph of the training records (γ_I = %g), picked by cross-validation on the labels: balanced accuracy %.3f against %.3f without the graph", g, sc[0], sc[1])
 		}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -198,5 +200,63 @@ func TestEvalSpamDocuments(t *testing.T) {
 	sum, _, _ := evalDocs(t, texts, labels, 10)
 	if sum.Accuracy < 0.92 {
 		t.Errorf("accuracy %.4f, want ≥ 0.92", sum.Accuracy)
+	}
+}
+
+// TestEvalTextSmall runs eval on the 45 Brown texts kept in the repository
+// (3 per genre: 1 held out, 1 labeled, 1 unlabeled per genre) and checks
+// the summary's fields: the text path (vectorizer, LapRLS, scores) without
+// the full corpus.
+func TestEvalTextSmall(t *testing.T) {
+	f, err := os.Open("../../stages/testdata/brown_texts.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in struct{ Names, Texts []string }
+	if err := json.NewDecoder(zr).Decode(&in); err != nil {
+		t.Fatal(err)
+	}
+	labels := make([]string, len(in.Names))
+	for i, n := range in.Names {
+		labels[i] = n[1:2]
+	}
+	train, test := docFiles(t, t.TempDir(), in.Texts, labels, 1)
+	out := mustRun(t, "eval", "--train", train, "--test", test, "--rank", "10", "--json")
+	var sum evalSummary
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatalf("eval --json output %q: %v", out, err)
+	}
+	t.Logf("%+v", sum)
+	if sum.NTest != 15 || sum.NLabeled != 15 || sum.NTrain != 30 {
+		t.Errorf("n_test %d, n_labeled %d, n_train %d, want 15, 15, 30", sum.NTest, sum.NLabeled, sum.NTrain)
+	}
+	if !strings.HasPrefix(sum.Classifier, "laprls") {
+		t.Errorf("classifier %q, want laprls-…", sum.Classifier)
+	}
+	for name, v := range map[string]float64{"accuracy": sum.Accuracy, "balanced_accuracy": sum.BalancedAccuracy, "macro_f1": sum.MacroF1} {
+		if !(v >= 0 && v <= 1) {
+			t.Errorf("%s %g outside [0, 1]", name, v)
+		}
+	}
+	// One test text per genre: balanced accuracy is the accuracy.
+	if sum.BalancedAccuracy != sum.Accuracy {
+		t.Errorf("balanced accuracy %g, want the accuracy %g (one test record per class)", sum.BalancedAccuracy, sum.Accuracy)
+	}
+}
+
+func TestClassScores(t *testing.T) {
+	// truth: class 0 ×3, class 1 ×1, one unscored; class 2 never true.
+	pred := []int{0, 0, 1, 1, 2}
+	truth := []int{0, 0, 0, 1, -1}
+	bal, f1 := classScores(pred, truth, 3)
+	// recall 2/3 and 1: balanced 5/6; F1 of class 0 = 0.8 (p 1, r 2/3),
+	// of class 1 = 2/3 (p 1/2, r 1).
+	if math.Abs(bal-5.0/6) > 1e-12 || math.Abs(f1-(0.8+2.0/3)/2) > 1e-12 {
+		t.Errorf("classScores = %g, %g, want %g, %g", bal, f1, 5.0/6, (0.8+2.0/3)/2)
 	}
 }

@@ -47,7 +47,7 @@ import (
 type LapRLS struct {
 	// K is the number of nearest neighbours (cosine) linked to each
 	// training row before symmetrization. If zero, it defaults to 10. It
-	// must be below the number of training rows.
+	// must be below the number of non-zero training rows.
 	K int
 	// GammaA is γ_A, the ridge weight on ‖W‖². If zero, it defaults to
 	// 0.01. It must be positive.
@@ -123,9 +123,10 @@ func (lr *LapRLS) params() (k int, gammaA, gammaI float64, maxIter int, tol floa
 // −1 for unlabeled): the labeled rows give the targets and every row the
 // graph. With Choices set it first picks γ_I by cross-validation (see
 // Choices). It returns ErrNoLabels if no row is labeled, and an error if a
-// parameter is out of range, len(y) ≠ n, x has a non-finite entry, or a
-// row of x is zero (it has no cosine neighbours). Reaching MaxIter is not
-// an error; see Iterations. Fit keeps only W.
+// parameter is out of range, len(y) ≠ n, x has a non-finite entry, or K
+// is not below the number of non-zero rows (a zero row has no cosine
+// neighbours and stays out of the graph). Reaching MaxIter is not an
+// error; see Iterations. Fit keeps only W.
 func (lr *LapRLS) Fit(x *sparse.CSR, y []int) error {
 	k, gammaA, gammaI, maxIter, tol := lr.params()
 	n, d := x.Dims()
@@ -155,14 +156,11 @@ func (lr *LapRLS) Fit(x *sparse.CSR, y []int) error {
 		needGraph = needGraph || g > 0
 	}
 	if needGraph {
-		if k >= n {
-			return fmt.Errorf("classify: laprls: K = %d needs more than %d training rows", k, n)
-		}
-		g, err := graph.KNN{K: k, Metric: graph.Cosine}.Sparse(x)
+		s, err := cosineGraph(x, k)
 		if err != nil {
-			return fmt.Errorf("classify: laprls: %w", err)
+			return err
 		}
-		sys.s = g.Weights(graph.Weighting{Scheme: graph.CosineSimilarity})
+		sys.s = s
 		sys.deg = make([]float64, n)
 		for i := range n {
 			for p := sys.s.Indptr[i]; p < sys.s.Indptr[i+1]; p++ {
@@ -190,6 +188,39 @@ func (lr *LapRLS) Fit(x *sparse.CSR, y []int) error {
 	lr.iter = sys.solve(&lr.w, y, gammaI)
 	lr.classes, lr.d, lr.fitted = classes, d, true
 	return nil
+}
+
+// cosineGraph returns the symmetric cosine k-NN graph of x's rows
+// (cosine-similarity weights, symmetrized by max); a zero row has no
+// direction, so it gets no edge.
+func cosineGraph(x *sparse.CSR, k int) (*sparse.CSR, error) {
+	n, d := x.Dims()
+	var nz []int
+	sub := sparse.Zeros(0, d)
+	for i := range n {
+		if ind, val := x.Row(i); len(ind) > 0 {
+			nz = append(nz, i)
+			sub.AppendRow(ind, val)
+		}
+	}
+	if k >= len(nz) {
+		return nil, fmt.Errorf("classify: laprls: K = %d needs more than %d non-zero training rows", k, len(nz))
+	}
+	g, err := graph.KNN{K: k, Metric: graph.Cosine}.Sparse(sub)
+	if err != nil {
+		return nil, fmt.Errorf("classify: laprls: %w", err)
+	}
+	s := g.Weights(graph.Weighting{Scheme: graph.CosineSimilarity})
+	if len(nz) == n {
+		return s, nil
+	}
+	b := sparse.NewBuilder(n, n)
+	for r, i := range nz {
+		for p := s.Indptr[r]; p < s.Indptr[r+1]; p++ {
+			b.Add(i, nz[s.Ind[p]], s.Val[p])
+		}
+	}
+	return b.CSR(), nil
 }
 
 // lapSystem holds what the fits of one training set share: the rows, the

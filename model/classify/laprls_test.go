@@ -235,3 +235,21 @@ func TestLapRLSMemory(t *testing.T) {
 		t.Errorf("heap grew by %d bytes, want below %d", grew, dense/10)
 	}
 }
+
+// TestLapRLSZeroRow: a zero row (a document with no known term) stays out
+// of the graph instead of failing the fit, and gets the scores 0.
+func TestLapRLSZeroRow(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	x, y := topicRows(60, 90, 3, 10, 0.8, r)
+	x.AppendRow(nil, nil)
+	y = append(hide(y, 3, 5), -1)
+	lr := classify.LapRLS{}
+	if err := lr.Fit(x, y); err != nil {
+		t.Fatal(err)
+	}
+	zero := sparse.Zeros(0, 90)
+	zero.AppendRow(nil, nil)
+	if _, score := lr.PredictScoresTo(nil, nil, zero); score[0] != 0 {
+		t.Errorf("zero row's score %g, want 0", score[0])
+	}
+}
