@@ -62,3 +62,15 @@ func ExampleEnglishStopWords() {
 	// Output:
 	// 318 a yourselves
 }
+
+func ExampleDefaultDocumentTFIDF() {
+	tf := stages.DefaultDocumentTFIDF()
+	x, err := tf.FitTransform([]string{"The cats sat on the mat.", "Cats and dogs.", "The dog sat."})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r, c := x.Dims()
+	fmt.Println(tf.Vocabulary(), r, c) // terms of at least two documents, stop words dropped
+	// Output: [cats sat] 3 2
+}
