@@ -253,3 +253,24 @@ func TestLapRLSZeroRow(t *testing.T) {
 		t.Errorf("zero row's score %g, want 0", score[0])
 	}
 }
+
+// TestLapRLSOneLabel: with a single label, cross-validation has a fold
+// without any label; Fit must still succeed, and predict that label.
+func TestLapRLSOneLabel(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	x, _ := topicRows(40, 60, 2, 8, 0.8, r)
+	y := make([]int, 40)
+	for i := range y {
+		y[i] = -1
+	}
+	y[3] = 1
+	lr := classify.LapRLS{K: 5, Choices: []float64{classify.DefaultLapRLSGammaI, 0}}
+	if err := lr.Fit(x, y); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range lr.PredictTo(nil, x) {
+		if p != 1 {
+			t.Fatalf("row %d predicted %d, want 1 (the only label)", i, p)
+		}
+	}
+}
