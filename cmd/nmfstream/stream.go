@@ -330,6 +330,9 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if c.Rejected > 0 && !*asJSON {
 		fmt.Fprintf(stderr, "nmfstream stream: %d records rejected\n", c.Rejected)
 	}
+	if runErr == nil && c.Records > 0 && c.Samples == 0 && c.LateLabels == 0 {
+		return fmt.Errorf("no usable record: all %d were rejected (see -rejects for the reasons)", c.Rejected)
+	}
 	return runErr
 }
 
