@@ -401,7 +401,7 @@ func (s *server) save() error {
 	if err != nil {
 		return err
 	}
-	return saveCheckpoint(s.ckpt, &checkpoint{Config: s.cfg, Input: "serve", State: st})
+	return saveCheckpoint(s.ckpt, &checkpoint{Config: s.cfg, State: st})
 }
 
 func shiftOffsets(b *sources.Batch, base int64) {

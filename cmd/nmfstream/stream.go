@@ -188,6 +188,10 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 	var l *stages.Learner
 	var resumed int64
+	inID, err := identify(*in)
+	if err != nil {
+		return err
+	}
 	if *ckpt != "" {
 		cp, err := loadCheckpoint(*ckpt)
 		switch {
@@ -197,6 +201,9 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		default:
 			if err := sameConfig(fs, cfg, cp.Config); err != nil {
 				return fmt.Errorf("%w: %s: %v", errUsage, *ckpt, err)
+			}
+			if err := cp.Input.sameInput(inID, *ckpt); err != nil {
+				return err
 			}
 			cfg = cp.Config
 			if l, err = cp.restore(); err != nil {
@@ -256,7 +263,7 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err != nil {
 			return err
 		}
-		if err := saveCheckpoint(*ckpt, &checkpoint{Config: cfg, Input: *in, State: st}); err != nil {
+		if err := saveCheckpoint(*ckpt, &checkpoint{Config: cfg, Input: inID, State: st}); err != nil {
 			return err
 		}
 		lastCkpt = l.Counters().Records
