@@ -61,7 +61,16 @@ type checkpoint struct {
 	Version int
 	Config  onlineConfig
 	Input   inputID // what stream read; zero for serve
+	Output  outputState
 	State   *stages.LearnerState
+}
+
+// outputState is how far stream's outputs had been written, and made
+// durable, when the checkpoint was taken: a resumed run continues them
+// from there, dropping what a crashed run wrote after it.
+type outputState struct {
+	Out, Rejects           string // paths, "" for none
+	OutBytes, RejectsBytes int64
 }
 
 // inputID identifies a stream's input file, so that a resume on another

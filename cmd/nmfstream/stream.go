@@ -188,6 +188,7 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 	var l *stages.Learner
 	var resumed int64
+	var resumedFrom *checkpoint
 	inID, err := identify(*in)
 	if err != nil {
 		return err
@@ -206,6 +207,7 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 				return err
 			}
 			cfg = cp.Config
+			resumedFrom = cp
 			if l, err = cp.restore(); err != nil {
 				return fmt.Errorf("%s: %w", *ckpt, err)
 			}
@@ -235,15 +237,29 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	defer src.Close()
 
+	// Outputs: a resumed run continues them where its checkpoint says.
+	var done outputState
+	if cp := resumedFrom; cp != nil {
+		done = cp.Output
+	}
 	var outSink sinks.Sink
 	if *out != "" {
-		if outSink, err = sinks.Create(*out, 0); err != nil {
+		if done.Out == *out {
+			outSink, err = sinks.Continue(*out, 0, done.OutBytes)
+		} else {
+			outSink, err = sinks.Create(*out, 0)
+		}
+		if err != nil {
 			return err
 		}
 	}
 	var rejW *rejectWriter
 	if *rejects != "" {
-		if rejW, err = newRejectWriter(*rejects); err != nil {
+		size := int64(-1)
+		if done.Rejects == *rejects {
+			size = done.RejectsBytes
+		}
+		if rejW, err = newRejectWriter(*rejects, size); err != nil {
 			if outSink != nil {
 				outSink.Close()
 			}
@@ -255,21 +271,17 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	start := time.Now()
 	var runRecords int64
 	lastCkpt := l.Counters().Records
-	save := func() error {
-		if *ckpt == "" {
-			return nil
-		}
+	// snapshot returns the checkpoint of the learner's state now, its
+	// outputs to be filled in once they hold every step before it.
+	snapshot := func() (*checkpoint, error) {
 		st, err := l.State()
 		if err != nil {
-			return err
-		}
-		if err := saveCheckpoint(*ckpt, &checkpoint{Config: cfg, Input: inID, State: st}); err != nil {
-			return err
+			return nil, err
 		}
 		lastCkpt = l.Counters().Records
-		return nil
+		return &checkpoint{Config: cfg, Input: inID, Output: outputState{Out: *out, Rejects: *rejects}, State: st}, nil
 	}
-	learn := func(ctx context.Context, f *stages.Featurized) (*stages.Step, error) {
+	learn := func(ctx context.Context, f *stages.Featurized) (*streamStep, error) {
 		st, err := l.LearnFeatures(f)
 		if err != nil {
 			return nil, err
@@ -277,19 +289,22 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		runRecords += int64(f.Records())
 		c := l.Counters()
 		pr.update(int(c.Records), 0, "records")
+		ss := &streamStep{Step: st}
 		if *ckpt != "" && *every > 0 && c.Records-lastCkpt >= *every {
-			if err := save(); err != nil {
+			// Saved by the sink once the outputs hold this step, so
+			// that the checkpoint and the outputs agree.
+			if ss.ckpt, err = snapshot(); err != nil {
 				return nil, err
 			}
 		}
-		return st, nil
+		return ss, nil
 	}
 	rd := sources.NewReader(src)
 	rd.Skip = resumed
 	p := pipeline.New(
 		pipeline.From("records", rd),
 		[]pipeline.Stage{featurizeStage(), pipeline.Map("learn", 1, learn)},
-		pipeline.To("predictions", &stepWriter{out: outSink, rejects: rejW}),
+		pipeline.To("predictions", &stepWriter{out: outSink, rejects: rejW, ckpt: *ckpt}),
 	)
 	// The learner is the slow step: batches read further ahead only take
 	// memory (a batch of 1,000 MNIST images is 6 MB as float64).
@@ -300,10 +315,23 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if runErr != nil && !errors.Is(runErr, context.Canceled) && !errors.Is(runErr, context.DeadlineExceeded) {
 		return runErr // a failed run does not checkpoint: the last checkpoint stays valid
 	}
-	// At the end, and on SIGINT/SIGTERM: the pipeline has stopped, so the
-	// learner is quiet and consistent (each Learn call completes).
-	if err := save(); err != nil {
-		return err
+	// At the end, and on SIGINT/SIGTERM: the pipeline has stopped and the
+	// sink has closed the outputs, so the learner is quiet and consistent
+	// (each Learn call completes) and the outputs hold every step.
+	if *ckpt != "" {
+		cp, err := snapshot()
+		if err != nil {
+			return err
+		}
+		if cp.Output.OutBytes, err = fileSize(*out); err != nil {
+			return err
+		}
+		if cp.Output.RejectsBytes, err = fileSize(*rejects); err != nil {
+			return err
+		}
+		if err := saveCheckpoint(*ckpt, cp); err != nil {
+			return err
+		}
 	}
 	c := l.Counters()
 	sc := l.Scores()
@@ -393,13 +421,62 @@ func sameConfig(fs *flag.FlagSet, now, saved onlineConfig) error {
 	return nil
 }
 
-// stepWriter writes each step's predictions and rejects.
+// streamStep is a step of stream's learner, with the checkpoint to save
+// once the outputs hold it, if one is due.
+type streamStep struct {
+	*stages.Step
+	ckpt *checkpoint
+}
+
+// fileSize returns the size of the file at path, 0 for no path.
+func fileSize(path string) (int64, error) {
+	if path == "" || path == "-" {
+		return 0, nil
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
+
+// stepWriter writes each step's predictions and rejects, then saves the
+// step's checkpoint, if it carries one, with the outputs synced to stable
+// storage and their lengths in it.
 type stepWriter struct {
 	out     sinks.Sink
 	rejects *rejectWriter
+	ckpt    string
 }
 
-func (w *stepWriter) Write(ctx context.Context, st *stages.Step) error {
+func (w *stepWriter) Write(ctx context.Context, ss *streamStep) error {
+	if err := w.write(ss.Step); err != nil {
+		return err
+	}
+	cp := ss.ckpt
+	if cp == nil {
+		return nil
+	}
+	if w.out != nil {
+		sy, ok := w.out.(sinks.Syncer)
+		if !ok {
+			return fmt.Errorf("checkpoint: the output %s cannot be synced: write JSON lines (.jsonl) with a checkpoint", cp.Output.Out)
+		}
+		var err error
+		if cp.Output.OutBytes, err = sy.Sync(); err != nil {
+			return err
+		}
+	}
+	if w.rejects != nil {
+		var err error
+		if cp.Output.RejectsBytes, err = w.rejects.sync(); err != nil {
+			return err
+		}
+	}
+	return saveCheckpoint(w.ckpt, cp)
+}
+
+func (w *stepWriter) write(st *stages.Step) error {
 	if w.out != nil && len(st.Predictions) > 0 {
 		r := sinks.Results{}
 		for _, p := range st.Predictions {
@@ -438,12 +515,38 @@ type rejectWriter struct {
 	enc *json.Encoder
 }
 
-func newRejectWriter(path string) (*rejectWriter, error) {
-	f, err := os.Create(path)
+// newRejectWriter creates the file at path, or, if size ≥ 0, continues it
+// from its first size bytes (see sinks.Continue).
+func newRejectWriter(path string, size int64) (*rejectWriter, error) {
+	if size < 0 {
+		f, err := os.Create(path)
+		if err != nil {
+			return nil, err
+		}
+		return &rejectWriter{f: f, enc: json.NewEncoder(f)}, nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, err
 	}
+	if err := f.Truncate(size); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.Seek(size, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
 	return &rejectWriter{f: f, enc: json.NewEncoder(f)}, nil
+}
+
+// sync forces the rejects written so far to stable storage and returns the
+// file's length.
+func (w *rejectWriter) sync() (int64, error) {
+	if err := w.f.Sync(); err != nil {
+		return 0, err
+	}
+	return w.f.Seek(0, io.SeekCurrent)
 }
 
 func (w *rejectWriter) write(r sources.Reject) error {
