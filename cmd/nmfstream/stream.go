@@ -68,16 +68,11 @@ func (f jsonFloat) MarshalJSON() ([]byte, error) {
 }
 
 // autoBatch is the number of records per learning step when -batch is 0:
-// max(10, window/100), i.e. 10 for the demo's window of 1,000 and 200 for
-// a window of 20,000. A step costs O(window) besides its records (the
-// basis normalization rescales every code), and the nodes that several
-// new records change are updated once per step, so larger windows want
-// larger steps; smaller steps keep predictions fresh. On the shuffled
-// digits stream (window 1,000, 10% labeled, labels 100 records late, rank
-// 40) steps of 10, 25 and 50 answer 146, 143 and 141 of about 157 scored
-// samples right (NMFSTREAM_TUNE=1 TUNE_RANK=40 TUNE_WINDOW=1000
-// TUNE_BATCH=10,25,50 go test ./stages -run TestTunePrequential -v); on
-// MNIST larger steps are faster and no less accurate (README.md).
+// max(10, window/100), i.e. 10 for a window of 1,000 and 200 for a window
+// of 20,000. A step costs O(window) besides its records (the basis
+// normalization rescales every code), so larger windows want larger
+// steps; labels are learned in input order within a step, so a larger
+// step delays no label (BENCHMARKS.md, "Streams").
 func autoBatch(window int) int { return max(10, window/100) }
 
 // addOnlineFlags declares the flags of the online learner.
