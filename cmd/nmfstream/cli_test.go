@@ -319,4 +319,16 @@ func TestCSVColumnFlags(t *testing.T) {
 	if code, _, errs := runCmd(t, "fit", "--train", docs, "--save", dm, "--label-column", "0"); code != 2 || !strings.Contains(errs, "from 1") {
 		t.Errorf("--label-column 0: exit %d, stderr %q", code, errs)
 	}
+	// CSV flags on an input that is not CSV would be ignored: an error.
+	arrowFile, _, _ := digitsFiles(t, dir, 8)
+	if code, _, errs := runCmd(t, "fit", "--train", arrowFile, "--save", dm, "--label-column", "2"); code != 2 || !strings.Contains(errs, "CSV inputs only") {
+		t.Errorf("--label-column on Arrow: exit %d, stderr %q", code, errs)
+	}
+
+	// stream reads CSV documents too.
+	out = mustRun(t, "stream", "--in", docs, "--text-column", "body", "--label-column", "topic", "--rank", "3", "--window", "100", "--json")
+	var sum streamSummary
+	if err := json.Unmarshal([]byte(out), &sum); err != nil || sum.Samples != 45 || sum.Rejected != 0 {
+		t.Errorf("stream on CSV documents: %v: %s", err, out)
+	}
 }

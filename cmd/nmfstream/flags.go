@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/nmfstream/nmfstream/sources"
 )
@@ -106,4 +107,17 @@ func addCSVFlags(fs *flag.FlagSet, c *csvFlags) {
 // opener returns the Opener of an input with these CSV options.
 func (c csvFlags) opener(stdin io.Reader) sources.Opener {
 	return sources.Opener{Stdin: stdin, LabelColumn: c.label, IDColumn: c.id, TextColumn: c.text, Unlabeled: c.unlabeled}
+}
+
+// csvOnly reports CSV options given for an input that is not CSV, which
+// would otherwise be ignored silently.
+func csvOnly(o sources.Opener, path string) error {
+	if o.LabelColumn == (sources.Column{}) && o.IDColumn == (sources.Column{}) && o.TextColumn == (sources.Column{}) && o.Unlabeled == "" {
+		return nil
+	}
+	base := strings.TrimSuffix(strings.ToLower(path), ".gz")
+	if strings.HasSuffix(base, ".csv") {
+		return nil
+	}
+	return fmt.Errorf("%w: %s is not a CSV file (.csv, .csv.gz): --label-column, --id-column, --text-column and --unlabeled apply to CSV inputs only (Arrow and Parquet name their columns label, id and text)", errUsage, path)
 }

@@ -51,6 +51,9 @@ func (in *input) nLabeled() int {
 // reject. It returns an error when the file cannot be used at all.
 // o gives the options of the input (CSV columns, image size, stdin).
 func readInput(ctx context.Context, path string, o sources.Opener, pr *progress) (*input, error) {
+	if err := csvOnly(o, path); err != nil {
+		return nil, err
+	}
 	src, err := o.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%s: no such file", path)

@@ -258,6 +258,9 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 	opener := csvf.opener(os.Stdin)
 	opener.BatchSize = cfg.Batch
+	if err := csvOnly(opener, *in); err != nil {
+		return err
+	}
 	src, err := opener.Open(*in)
 	if err != nil {
 		return err
