@@ -174,6 +174,7 @@ func TestStartChecks(t *testing.T) {
 		want string
 	}{
 		{"fit: missing input", []string{"fit", "--train", filepath.Join(dir, "nope.arrow"), "--save", m}, "no such file"},
+		{"eval: missing test file", []string{"eval", "--train", train, "--test", filepath.Join(dir, "nope.arrow")}, "--test"},
 		{"fit: --save in a missing directory", []string{"fit", "--train", train, "--save", filepath.Join(nodir, "m")}, "does not exist"},
 		{"fit: --save is a directory", []string{"fit", "--train", train, "--save", dir}, "is a directory"},
 		{"fit: --rejects in a missing directory", []string{"fit", "--train", train, "--save", m, "--rejects", filepath.Join(nodir, "r")}, "--rejects"},

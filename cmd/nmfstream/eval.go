@@ -80,6 +80,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *train == "-" && *test == "-" {
 		return fmt.Errorf("%w: --train and --test cannot both be stdin", errUsage)
 	}
+	if err := checkStart(checkInput("--train", *train), checkInput("--test", *test), checkOutput("--rejects", *rejects)); err != nil {
+		return err
+	}
 	if err := checkParams(p); err != nil {
 		return err
 	}

@@ -121,3 +121,6 @@ func csvOnly(o sources.Opener, path string) error {
 	}
 	return fmt.Errorf("%w: %s is not a CSV file (.csv, .csv.gz): --label-column, --id-column, --text-column and --unlabeled apply to CSV inputs only (Arrow and Parquet name their columns label, id and text)", errUsage, path)
 }
+
+// checkStart joins the start checks of a command (checkInput, checkOutput).
+func checkStart(errs ...error) error { return errors.Join(errs...) }
