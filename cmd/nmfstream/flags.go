@@ -60,11 +60,11 @@ func checkOutput(flagName, path string) error {
 		// An existing file is replaced: it must be writable (a checkpoint
 		// is renamed over it, which the directory allows; a model or
 		// results file is truncated, which the file must allow).
-		if f, err := os.OpenFile(path, os.O_WRONLY, 0); err != nil {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
 			return fmt.Errorf("%s %s: cannot write it: %w", flagName, path, err)
-		} else {
-			f.Close()
 		}
+		f.Close()
 	}
 	return nil
 }

@@ -69,7 +69,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	addr := fs.String("addr", "127.0.0.1:8080", "listen `address`")
 	every := fs.Int64("checkpoint-every", 10000, "records between checkpoints (with --checkpoint)")
 	maxBody := fs.Int64("max-body", 64<<20, "largest request body in `bytes`")
-	recent := fs.Int("recent", 10000, "records whose code and prediction GET /v1/records/{id} returns (the most recent ones with an id)")
+	recent := fs.Int("recent", 10000, "records whose code and prediction GET /v1/records/{id} returns: the most recent ones with an id (0: none)")
 	predictor := fs.String("predictor", "graph", "classifier: graph, nearest, walk or propagate (see stream -help)")
 	metric := fs.String("metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
 	var cfg onlineConfig
