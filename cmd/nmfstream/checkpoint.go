@@ -18,6 +18,7 @@ import (
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/pipeline"
+	"github.com/nmfstream/nmfstream/sources"
 	"github.com/nmfstream/nmfstream/stages"
 )
 
@@ -283,4 +284,51 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// isCheckpoint reports whether the file at path begins as a checkpoint
+// does; a missing file is not one.
+func isCheckpoint(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	var magic [len(checkpointMagic)]byte
+	if _, err := io.ReadFull(f, magic[:]); err != nil {
+		return false, nil
+	}
+	return string(magic[:]) == checkpointMagic, nil
+}
+
+// modelOrCheckpoint sorts out --model and --checkpoint of stream and serve
+// (DESIGN.md §6). --checkpoint C is the state they resume from and write.
+// --model M names a fitted model, which is read and never written; the old
+// spelling --model CKPT, M being a checkpoint or not existing yet, is a
+// deprecated alias of --checkpoint and is warned about on stderr. It
+// returns the checkpoint path to use ("" for none) and the fitted model
+// (nil for none).
+func modelOrCheckpoint(cmd, modelPath, ckptPath string, stderr io.Writer) (string, *model.Snapshot, error) {
+	if modelPath == "" {
+		return ckptPath, nil, nil
+	}
+	ck, err := isCheckpoint(modelPath)
+	if errors.Is(err, os.ErrNotExist) || ck {
+		if ckptPath != "" {
+			if ck {
+				return "", nil, fmt.Errorf("%w: --model %s is a checkpoint, and --checkpoint %s is given too: give the checkpoint once, as --checkpoint", errUsage, modelPath, ckptPath)
+			}
+			return "", nil, fmt.Errorf("--model %s: no such file (--model names a fitted model to read, written by fit --save)", modelPath)
+		}
+		warnDeprecated(stderr, cmd, "--model CKPT", "--checkpoint CKPT")
+		return modelPath, nil, nil
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("--model %s: %w", modelPath, err)
+	}
+	snap, err := sources.LoadModel(modelPath)
+	if err != nil {
+		return "", nil, fmt.Errorf("--model %s: neither a fitted model (fit --save) nor a checkpoint (--checkpoint): %w", modelPath, err)
+	}
+	return ckptPath, snap, nil
 }

@@ -17,7 +17,7 @@ func TestCheckpointIntegrity(t *testing.T) {
 	in := filepath.Join(dir, "digits.arrow")
 	writeDigitsStream(t, in, 0.1, 100)
 	ckpt := filepath.Join(dir, "state.ckpt")
-	mustRun(t, "stream", "--in", in, "--model", ckpt, "--window", "300", "--json")
+	mustRun(t, "stream", "--in", in, "--checkpoint", ckpt, "--window", "300", "--json")
 	good, err := os.ReadFile(ckpt)
 	if err != nil {
 		t.Fatal(err)
@@ -46,11 +46,11 @@ func TestCheckpointIntegrity(t *testing.T) {
 
 	other := filepath.Join(dir, "other.arrow")
 	writeDigitsStream(t, other, 0.2, 50)
-	code, _, stderr := runCmd(t, "stream", "--in", other, "--model", ckpt, "--window", "300")
+	code, _, stderr := runCmd(t, "stream", "--in", other, "--checkpoint", ckpt, "--window", "300")
 	if code == 0 || !strings.Contains(stderr, "another input") {
 		t.Errorf("resume on another input: exit %d, %q; want a refusal naming the inputs", code, stderr)
 	}
-	if code, _, stderr := runCmd(t, "stream", "--in", in, "--model", ckpt, "--window", "300"); code != 0 {
+	if code, _, stderr := runCmd(t, "stream", "--in", in, "--checkpoint", ckpt, "--window", "300"); code != 0 {
 		t.Errorf("resume on the same input: exit %d: %s", code, stderr)
 	}
 }

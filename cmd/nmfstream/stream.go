@@ -145,12 +145,34 @@ func parseMetric(s string) (int, error) {
 	return 0, fmt.Errorf("%w: -metric %q: want euclidean or cosine", errUsage, s)
 }
 
+const streamSynopsis = `stream --in F [--out P.arrow] [--checkpoint C] [--method M] [--window n] [--batch n] [--seed s] [--json] [CSV flags]
+
+Replays the records of F in order as a stream: each record is predicted on
+arrival, before anything learns from it, then the online model (GNMF by
+default, --method) learns from it; labels may come late, as a later
+record with the same id, a label and no features. It prints the
+prequential accuracy (each labeled record's arrival-time prediction
+scored, late labels included) and, with --out, writes every arrival-time
+prediction (id, pred, score). With --checkpoint C it saves its whole state
+to C atomically every --checkpoint-every records and at the end, and
+resumes from C when it exists, skipping the records already applied.
+F is read as fit reads it (see "nmfstream fit -help"; CSV columns with
+--label-column, --id-column, --text-column). --model CKPT is the
+deprecated spelling of --checkpoint CKPT.
+
+Examples:
+  nmfstream stream --in stream.arrow --out pred.jsonl
+  nmfstream stream --in stream.arrow --checkpoint run.ckpt --json
+  nmfstream stream --in train-images-idx3-ubyte --window 20000 --search-dim 32 --json
+  nmfstream stream --in mails.csv --text-column body --label-column spam --id-column id`
+
 func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("stream", "stream --in F [--out P.arrow] [--model CKPT] [--batch n] [--seed s] [--json]", stderr)
+	fs := newFlags("stream", streamSynopsis, stderr)
 	in := fs.String("in", "", "input `file` replayed in order (required; - for an Arrow stream on stdin)")
 	out := fs.String("out", "", "write arrival-time predictions (id, pred, score) to this `file` (.arrow, .arrows, .jsonl)")
-	ckpt := fs.String("model", "", "checkpoint `file`: resumed from if it exists, written every -checkpoint-every records and at the end")
-	every := fs.Int64("checkpoint-every", 10000, "records between checkpoints (with -model)")
+	ckpt := fs.String("checkpoint", "", "checkpoint `file`: resumed from if it exists, written every --checkpoint-every records and at the end")
+	oldCkpt := fs.String("model", "", "deprecated spelling of --checkpoint (stream does not start from a fitted model)")
+	every := fs.Int64("checkpoint-every", 10000, "records between checkpoints (with --checkpoint)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
 	rejects := fs.String("rejects", "", "write rejected records to this `file` (JSON lines)")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the run to this `file` (go tool pprof)")
@@ -158,13 +180,26 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	metric := fs.String("metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
 	var cfg onlineConfig
 	addOnlineFlags(fs, &cfg)
+	var csvf csvFlags
+	addCSVFlags(fs, &csvf)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *in == "" {
-		return fmt.Errorf("%w: -in is required", errUsage)
+		return fmt.Errorf("%w: --in is required (see nmfstream stream -help)", errUsage)
 	}
-	var err error
+	cpath, seed, err := modelOrCheckpoint("stream", *oldCkpt, *ckpt, stderr)
+	if err != nil {
+		return err
+	}
+	if seed != nil {
+		return fmt.Errorf("%w: --model %s is a fitted model, and stream cannot start from one yet (serve --model can); to resume a stream give its checkpoint as --checkpoint", errUsage, *oldCkpt)
+	}
+	*ckpt = cpath
+	if err := errors.Join(checkInput("--in", *in), checkOutput("--out", *out), checkOutput("--checkpoint", *ckpt),
+		checkOutput("--rejects", *rejects), checkOutput("--cpuprofile", *profile)); err != nil {
+		return err
+	}
 	if cfg.Predictor, err = parsePredictor(*predictor); err != nil {
 		return err
 	}
@@ -225,7 +260,11 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		defer pprof.StopCPUProfile()
 	}
 
-	opener := sources.Opener{BatchSize: cfg.Batch, Stdin: os.Stdin}
+	opener := csvf.opener(os.Stdin)
+	opener.BatchSize = cfg.Batch
+	if err := csvOnly(opener, *in); err != nil {
+		return err
+	}
 	src, err := opener.Open(*in)
 	if err != nil {
 		return err

@@ -139,7 +139,7 @@ func TestStreamKillResume(t *testing.T) {
 
 	ckpt := filepath.Join(dir, "state.ckpt")
 	gotOut, gotRej := filepath.Join(dir, "resumed.jsonl"), filepath.Join(dir, "resumed.rejects")
-	cargs := append(args, "-model", ckpt, "-checkpoint-every", "200", "-out", gotOut, "-rejects", gotRej)
+	cargs := append(args, "-checkpoint", ckpt, "-checkpoint-every", "200", "-out", gotOut, "-rejects", gotRej)
 	cmd := exec.Command(bin, cargs...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -237,7 +237,7 @@ func TestStreamCancelResume(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	var ob, eb bytes.Buffer
-	code = run(ctx, append(args, "-model", ckpt, "-checkpoint-every", "0"), &ob, &eb)
+	code = run(ctx, append(args, "-checkpoint", ckpt, "-checkpoint-every", "0"), &ob, &eb)
 	if code == 0 {
 		t.Skip("the stream finished before the cancellation; nothing to resume")
 	}
@@ -245,7 +245,7 @@ func TestStreamCancelResume(t *testing.T) {
 	if part.Records == 0 || part.Records >= want.Records {
 		t.Fatalf("cancelled run applied %d of %d records", part.Records, want.Records)
 	}
-	code, out, errs = runCmd(t, append(args, "-model", ckpt)...)
+	code, out, errs = runCmd(t, append(args, "-checkpoint", ckpt)...)
 	if code != 0 {
 		t.Fatalf("resume: exit %d: %s", code, errs)
 	}
@@ -274,16 +274,16 @@ func TestStreamFlags(t *testing.T) {
 	ckpt := filepath.Join(dir, "c")
 	out := filepath.Join(dir, "p.arrow")
 	prof := filepath.Join(dir, "cpu.prof")
-	if code, _, e := runCmd(t, "stream", "-in", in, "-model", ckpt, "-rank", "10", "-window", "300", "-out", out, "-json", "-cpuprofile", prof); code != 0 {
+	if code, _, e := runCmd(t, "stream", "-in", in, "-checkpoint", ckpt, "-rank", "10", "-window", "300", "-out", out, "-json", "-cpuprofile", prof); code != 0 {
 		t.Fatal(e)
 	}
 	if st, err := os.Stat(prof); err != nil || st.Size() == 0 {
 		t.Errorf("-cpuprofile: %v, %v", st, err)
 	}
-	if code, _, e := runCmd(t, "stream", "-in", in, "-model", ckpt, "-rank", "12"); code != 2 {
+	if code, _, e := runCmd(t, "stream", "-in", in, "-checkpoint", ckpt, "-rank", "12"); code != 2 {
 		t.Errorf("rank differing from the checkpoint: exit %d (%s), want 2", code, e)
 	}
-	if code, _, e := runCmd(t, "stream", "-in", in, "-model", ckpt, "-rank", "10", "-window", "300", "-revisit", "none"); code != 2 || !strings.Contains(e, "-revisit") {
+	if code, _, e := runCmd(t, "stream", "-in", in, "-checkpoint", ckpt, "-rank", "10", "-window", "300", "-revisit", "none"); code != 2 || !strings.Contains(e, "-revisit") {
 		t.Errorf("-revisit differing from the checkpoint: exit %d (%s), want 2", code, e)
 	}
 	ids, _, preds, scores := readResults(t, out)
