@@ -10,9 +10,10 @@
 // OpenBLAS. The kernels here keep the narrow operand packed in cache and
 // stream X as it lies in memory, with no copy of it: on amd64 with
 // AVX-512 they beat OpenBLAS on these shapes (BenchmarkMulPacked,
-// BenchmarkMulXTA). Elsewhere (or with build tag purego) the same
-// functions run in plain Go, correct but slow, and Fast is false: callers
-// should then use BLAS.
+// BenchmarkMulXTA). On amd64 with AVX2 and FMA but no AVX-512, kernels
+// of half the width give the same bits. Elsewhere (or with build tag
+// purego) the same functions run in plain Go, correct but slow, and Fast
+// is false: callers should then use BLAS.
 //
 // MulPacked32 and Packed32 do x·Bᵀ in float32 for the k-NN search's
 // inner products between rows.
@@ -20,7 +21,10 @@
 // Results are deterministic: every entry is summed over the shared
 // dimension in increasing order, whatever the number of rows a call is
 // given, so that splitting the rows of X across goroutines does not change
-// a bit of any row's result.
+// a bit of any row's result. The kernels sum by fused multiply-add, so on
+// any machine with kernels an entry is the same chain of FMAs, bit for
+// bit; the plain-Go forms round each product (unless the compiler fuses
+// them, as it may for GOAMD64=v3) and agree with the kernels to rounding.
 package gemm
 
 import (
@@ -32,8 +36,9 @@ import (
 	"gonum.org/v1/gonum/blas/gonum"
 )
 
-// Fast reports whether the AVX-512 kernels run on this machine.
-var Fast = hasAVX512
+// Fast reports whether assembly kernels (AVX-512, or AVX2 with FMA) run
+// on this machine.
+var Fast = hasKernels
 
 // Serves64 and Serves32 report whether the kernels serve a product better
 // than blas64 or blas32. A product run in parts, one beside the other on
