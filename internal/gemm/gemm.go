@@ -45,8 +45,11 @@ var Fast = hasKernels
 // every core (inParts), takes them whenever Fast: a BLAS would start
 // threads of its own against the parts. A product run serially takes them
 // when Fast and the BLAS is gonum's own, which they outrun fourfold and
-// more on every shape benchmarked here; OpenBLAS keeps such products,
-// since its threads use all cores.
+// more on every shape benchmarked here with AVX-512; with AVX2 alone
+// (BenchmarkMulPacked*, BenchmarkMulXTA*, BenchmarkMulABT32Rows512x784)
+// by 4–10× from three rows against many on, and about even on one row
+// against many, where both wait on memory. OpenBLAS keeps such
+// products, since its threads use all cores.
 func Serves64(inParts bool) bool {
 	_, native := blas64.Implementation().(gonum.Implementation)
 	return Fast && (inParts || native)

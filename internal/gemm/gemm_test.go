@@ -429,3 +429,33 @@ func TestMulABT(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkMulABT32Rows512x784 is the k-NN search's float32 inner
+// products of m query rows against a block of 512 window rows, D = 784
+// (model/graph's dots32: MulABT32 packs the smaller set), for the batch
+// sizes of a stream (100, 200) and the few rows of a repair or a single
+// insertion, against blas32.
+func BenchmarkMulABT32Rows512x784(b *testing.B) {
+	rnd := rand.New(rand.NewPCG(1, 1))
+	r := rand32(rnd, 512, 784, 0, 0)
+	for _, m := range []int{1, 3, 8, 16, 100, 200} {
+		x := rand32(rnd, m, 784, 0, 0)
+		c := blas32.General{Rows: m, Cols: 512, Stride: 512, Data: make([]float32, m*512)}
+		flops := 2.0 * float64(m) * 512 * 784
+		b.Run(fmt.Sprintf("m=%d/gemm", m), func(b *testing.B) {
+			b.ReportAllocs()
+			var ws ABTWorkspace32
+			for b.Loop() {
+				MulABT32(c, x, r, &ws)
+			}
+			gflops(b, flops)
+		})
+		b.Run(fmt.Sprintf("m=%d/blas32", m), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				blas32.Gemm(blas.NoTrans, blas.Trans, 1, x, r, 0, c)
+			}
+			gflops(b, flops)
+		})
+	}
+}

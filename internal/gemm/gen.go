@@ -194,7 +194,8 @@ func mulCols(rows, nv int) {
 // (twelve accumulators, ymmTile; the vector's halves in Y12/Y13, the
 // broadcast in Y14/Y15), reading the rows of a (or x) again for each
 // vector, from L1. The one-row kernels keep the whole panel (up to eight
-// halves) and let the FMAs read b. The last vector is stored under the
+// halves) and let the FMAs read b; a six-row kernel on a panel of half a
+// vector or less sums that half only. The last vector is stored under the
 // mask, made a vector mask for VMASKMOVPS/VMASKMOVPD by shifting bit i of
 // it to the sign bit of lane i (shifts32, shifts64); a full mask takes
 // plain stores.
@@ -308,36 +309,49 @@ func mulRowsAVX2(rows, nv int, f32 bool) {
 		return
 	}
 	// Six rows, one vector at a time; BX steps along the rows of a.
-	for v := 0; v < nv; v++ {
-		loop, done := fmt.Sprintf("%s_loop%d", name, v), fmt.Sprintf("%s_done%d", name, v)
+	// pass(v, h) sums vector v, or its first h halves.
+	pass := func(v, h int, tag string) {
+		loop, done := name+"_loop"+tag, name+"_done"+tag
 		for r := 0; r < rows; r++ {
-			p("%[1]s %[2]s, %[2]s, %[2]s", o.xor, ymmTile[r][0])
-			p("%[1]s %[2]s, %[2]s, %[2]s", o.xor, ymmTile[r][1])
+			for _, acc := range ymmTile[r][:h] {
+				p("%[1]s %[2]s, %[2]s, %[2]s", o.xor, acc)
+			}
 		}
-		if v > 0 {
-			p("MOVQ n+0(FP), CX")
-		}
+		p("MOVQ n+0(FP), CX")
 		p("MOVQ b+16(FP), SI")
 		p("XORQ BX, BX")
 		p("TESTQ CX, CX")
 		p("JEQ %s", done)
 		label(loop)
-		p("%s %d(SI), Y12", o.mov, 64*v)
-		p("%s %d(SI), Y13", o.mov, 64*v+32)
+		for i := range h {
+			p("%s %d(SI), Y%d", o.mov, 64*v+32*i, 12+i)
+		}
 		for r := 0; r < rows; r++ {
 			bc := "Y14"
 			if r%2 == 1 {
 				bc = "Y15"
 			}
 			p("%s (%s)(BX*1), %s", o.bcast, rowPtrs[r], bc)
-			p("%s Y12, %s, %s", o.fma, bc, ymmTile[r][0])
-			p("%s Y13, %s, %s", o.fma, bc, ymmTile[r][1])
+			for i, acc := range ymmTile[r][:h] {
+				p("%s Y%d, %s, %s", o.fma, 12+i, bc, acc)
+			}
 		}
 		p("ADDQ $%d, BX", 1<<o.shift)
 		p("ADDQ DX, SI")
 		p("DECQ CX")
 		p("JNE %s", loop)
 		label(done)
+	}
+	half := name + "_half"
+	if nv == 1 {
+		// A panel of at most half a vector (K ≤ 8 float32 or 4 float64:
+		// a product with few rows packed) skips the upper half.
+		p("MOVWLZX mask+40(FP), BX")
+		p("CMPQ BX, $%d", 1<<(o.lanes/2)-1)
+		p("JLS %s", half)
+	}
+	for v := 0; v < nv; v++ {
+		pass(v, 2, fmt.Sprint(v))
 		if v < nv-1 {
 			for r := 0; r < rows; r++ {
 				reg := cRow(r)
@@ -349,6 +363,20 @@ func mulRowsAVX2(rows, nv int, f32 bool) {
 	storeLast(name, o, ymmTile[:rows], cRow, 64*(nv-1))
 	p("VZEROUPPER")
 	p("RET")
+	if nv == 1 {
+		label(half)
+		pass(0, 1, "_half")
+		p("MOVWLZX mask+40(FP), BX")
+		p("MOVQ BX, X12")
+		p("%s X12, Y12", o.pbcast)
+		p("%s %s+0(SB), Y12, Y12", o.shlv, o.shiftsSym)
+		for r := 0; r < rows; r++ {
+			reg := cRow(r)
+			p("%s %s, Y12, 0(%s)", o.maskmov, ymmTile[r][0], reg)
+		}
+		p("VZEROUPPER")
+		p("RET")
+	}
 	out.WriteString("\n")
 }
 
