@@ -194,8 +194,8 @@ func mulCols(rows, nv int) {
 // (twelve accumulators, ymmTile; the vector's halves in Y12/Y13, the
 // broadcast in Y14/Y15), reading the rows of a (or x) again for each
 // vector, from L1. The one-row kernels keep the whole panel (up to eight
-// halves) and let the FMAs read b; a six-row kernel on a panel of half a
-// vector or less sums that half only. The last vector is stored under the
+// halves) and let the FMAs read b; a six-row kernel whose last vector is
+// half empty sums its lower half only. The last vector is stored under the
 // mask, made a vector mask for VMASKMOVPS/VMASKMOVPD by shifting bit i of
 // it to the sign bit of lane i (shifts32, shifts64); a full mask takes
 // plain stores.
@@ -342,15 +342,17 @@ func mulRowsAVX2(rows, nv int, f32 bool) {
 		p("JNE %s", loop)
 		label(done)
 	}
+	// The last vector, when the mask leaves its upper half empty (a
+	// panel's last columns: K ≤ 8 float32 or 4 float64 of a product with
+	// few rows packed, or the rest of a wider one), sums its lower half
+	// only.
 	half := name + "_half"
-	if nv == 1 {
-		// A panel of at most half a vector (K ≤ 8 float32 or 4 float64:
-		// a product with few rows packed) skips the upper half.
-		p("MOVWLZX mask+40(FP), BX")
-		p("CMPQ BX, $%d", 1<<(o.lanes/2)-1)
-		p("JLS %s", half)
-	}
 	for v := 0; v < nv; v++ {
+		if v == nv-1 {
+			p("MOVWLZX mask+40(FP), BX")
+			p("CMPQ BX, $%d", 1<<(o.lanes/2)-1)
+			p("JLS %s", half)
+		}
 		pass(v, 2, fmt.Sprint(v))
 		if v < nv-1 {
 			for r := 0; r < rows; r++ {
@@ -363,20 +365,18 @@ func mulRowsAVX2(rows, nv int, f32 bool) {
 	storeLast(name, o, ymmTile[:rows], cRow, 64*(nv-1))
 	p("VZEROUPPER")
 	p("RET")
-	if nv == 1 {
-		label(half)
-		pass(0, 1, "_half")
-		p("MOVWLZX mask+40(FP), BX")
-		p("MOVQ BX, X12")
-		p("%s X12, Y12", o.pbcast)
-		p("%s %s+0(SB), Y12, Y12", o.shlv, o.shiftsSym)
-		for r := 0; r < rows; r++ {
-			reg := cRow(r)
-			p("%s %s, Y12, 0(%s)", o.maskmov, ymmTile[r][0], reg)
-		}
-		p("VZEROUPPER")
-		p("RET")
+	label(half)
+	pass(nv-1, 1, "_half")
+	p("MOVWLZX mask+40(FP), BX")
+	p("MOVQ BX, X12")
+	p("%s X12, Y12", o.pbcast)
+	p("%s %s+0(SB), Y12, Y12", o.shlv, o.shiftsSym)
+	for r := 0; r < rows; r++ {
+		reg := cRow(r)
+		p("%s %s, Y12, %d(%s)", o.maskmov, ymmTile[r][0], 64*(nv-1), reg)
 	}
+	p("VZEROUPPER")
+	p("RET")
 	out.WriteString("\n")
 }
 
