@@ -6,10 +6,13 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
+
+	"github.com/nmfstream/nmfstream/internal/cputime"
 )
 
 // randGeneral returns an r×c matrix of entries in [0, 1) with stride
@@ -200,8 +203,22 @@ func inTwo(f func(g int)) {
 	wg.Wait()
 }
 
-func gflops(b *testing.B, flops float64) {
+// cpuNow returns the process's CPU time so far, or −1 if unknown.
+func cpuNow() time.Duration {
+	if t, ok := cputime.Used(); ok {
+		return t
+	}
+	return -1
+}
+
+// gflops reports the rate of b's loop of flops an op in GFLOP/s of wall
+// time and, from the process's CPU time since cpu0, in GFLOP/cpu-s: a
+// shared machine stretches wall time, not CPU time.
+func gflops(b *testing.B, flops float64, cpu0 time.Duration) {
 	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	if cpu1 := cpuNow(); cpu0 >= 0 && cpu1 > cpu0 {
+		b.ReportMetric(flops*float64(b.N)/(cpu1-cpu0).Seconds()/1e9, "GFLOP/cpu-s")
+	}
 }
 
 // BenchmarkMulPacked20000x784x50 is X·U; the blas64 line computes the
@@ -212,14 +229,16 @@ func BenchmarkMulPacked20000x784x50(b *testing.B) {
 	flops := 2.0 * 20000 * 784 * 50
 	b.Run("gemm", func(b *testing.B) {
 		var p Packed
+		cpu0 := cpuNow()
 		for b.Loop() {
 			p.Pack(u)
 			MulPacked(c, x, &p)
 		}
-		gflops(b, flops)
+		gflops(b, flops, cpu0)
 	})
 	b.Run("gemm-2parts", func(b *testing.B) {
 		var p Packed
+		cpu0 := cpuNow()
 		for b.Loop() {
 			p.Pack(u)
 			inTwo(func(g int) {
@@ -227,15 +246,16 @@ func BenchmarkMulPacked20000x784x50(b *testing.B) {
 				MulPacked(rowsOf(c, lo, hi), rowsOf(x, lo, hi), &p)
 			})
 		}
-		gflops(b, flops)
+		gflops(b, flops, cpu0)
 	})
 	b.Run("blas64", func(b *testing.B) {
 		ut := blas64.General{Rows: 50, Cols: 784, Stride: 784, Data: make([]float64, 50*784)}
 		ct := blas64.General{Rows: 50, Cols: 20000, Stride: 20000, Data: make([]float64, 50*20000)}
+		cpu0 := cpuNow()
 		for b.Loop() {
 			blas64.Gemm(blas.NoTrans, blas.Trans, 1, ut, x, 0, ct)
 		}
-		gflops(b, flops)
+		gflops(b, flops, cpu0)
 	})
 }
 
@@ -247,10 +267,11 @@ func BenchmarkMulXTA20000x784x50(b *testing.B) {
 	b.Run("gemm", func(b *testing.B) {
 		c := blas64.General{Rows: 784, Cols: 50, Stride: 50, Data: make([]float64, 50*784)}
 		var ws Workspace
+		cpu0 := cpuNow()
 		for b.Loop() {
 			MulXTA(c, x, v, &ws)
 		}
-		gflops(b, flops)
+		gflops(b, flops, cpu0)
 	})
 	b.Run("gemm-2parts", func(b *testing.B) {
 		// As model.Frobenius runs it under Engine.Split on two cores: eight
@@ -260,6 +281,7 @@ func BenchmarkMulXTA20000x784x50(b *testing.B) {
 		for i := range cs {
 			cs[i] = blas64.General{Rows: 784, Cols: 50, Stride: 50, Data: make([]float64, 50*784)}
 		}
+		cpu0 := cpuNow()
 		for b.Loop() {
 			inTwo(func(g int) {
 				for ch := 4 * g; ch < 4*g+4; ch++ {
@@ -268,14 +290,15 @@ func BenchmarkMulXTA20000x784x50(b *testing.B) {
 				}
 			})
 		}
-		gflops(b, flops)
+		gflops(b, flops, cpu0)
 	})
 	b.Run("blas64", func(b *testing.B) {
 		c := blas64.General{Rows: 50, Cols: 784, Stride: 784, Data: make([]float64, 50*784)}
+		cpu0 := cpuNow()
 		for b.Loop() {
 			blas64.Gemm(blas.Trans, blas.NoTrans, 1, v, x, 0, c)
 		}
-		gflops(b, flops)
+		gflops(b, flops, cpu0)
 	})
 }
 
@@ -359,17 +382,19 @@ func BenchmarkMulPacked32Block512x784(b *testing.B) {
 	flops := 2.0 * 512 * 512 * 784
 	b.Run("gemm", func(b *testing.B) {
 		var p Packed32
+		cpu0 := cpuNow()
 		for b.Loop() {
 			p.PackT(r)
 			MulPacked32(c, x, &p)
 		}
-		gflops(b, flops)
+		gflops(b, flops, cpu0)
 	})
 	b.Run("blas32", func(b *testing.B) {
+		cpu0 := cpuNow()
 		for b.Loop() {
 			blas32.Gemm(blas.NoTrans, blas.Trans, 1, x, r, 0, c)
 		}
-		gflops(b, flops)
+		gflops(b, flops, cpu0)
 	})
 }
 
@@ -445,17 +470,19 @@ func BenchmarkMulABT32Rows512x784(b *testing.B) {
 		b.Run(fmt.Sprintf("m=%d/gemm", m), func(b *testing.B) {
 			b.ReportAllocs()
 			var ws ABTWorkspace32
+			cpu0 := cpuNow()
 			for b.Loop() {
 				MulABT32(c, x, r, &ws)
 			}
-			gflops(b, flops)
+			gflops(b, flops, cpu0)
 		})
 		b.Run(fmt.Sprintf("m=%d/blas32", m), func(b *testing.B) {
 			b.ReportAllocs()
+			cpu0 := cpuNow()
 			for b.Loop() {
 				blas32.Gemm(blas.NoTrans, blas.Trans, 1, x, r, 0, c)
 			}
-			gflops(b, flops)
+			gflops(b, flops, cpu0)
 		})
 	}
 }

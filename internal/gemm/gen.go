@@ -310,8 +310,30 @@ func mulRowsAVX2(rows, nv int, f32 bool) {
 	}
 	// Six rows, one vector at a time; BX steps along the rows of a.
 	// pass(v, h) sums vector v, or its first h halves.
+	// Steps go two at a time (fewer instructions per FMA), the second
+	// reading b one row on (DX) and a one entry on, and an odd last step
+	// alone.
+	step := func(v, h int, second bool) {
+		bAt, aOff := "(SI)", 0
+		if second {
+			bAt, aOff = "(SI)(DX*1)", 1<<o.shift
+		}
+		for i := range h {
+			p("%s %d%s, Y%d", o.mov, 64*v+32*i, bAt, 12+i)
+		}
+		for r := 0; r < rows; r++ {
+			bc := "Y14"
+			if r%2 == 1 {
+				bc = "Y15"
+			}
+			p("%s %d(%s)(BX*1), %s", o.bcast, aOff, rowPtrs[r], bc)
+			for i, acc := range ymmTile[r][:h] {
+				p("%s Y%d, %s, %s", o.fma, 12+i, bc, acc)
+			}
+		}
+	}
 	pass := func(v, h int, tag string) {
-		loop, done := name+"_loop"+tag, name+"_done"+tag
+		loop, odd, done := name+"_loop"+tag, name+"_odd"+tag, name+"_done"+tag
 		for r := 0; r < rows; r++ {
 			for _, acc := range ymmTile[r][:h] {
 				p("%[1]s %[2]s, %[2]s, %[2]s", o.xor, acc)
@@ -320,26 +342,20 @@ func mulRowsAVX2(rows, nv int, f32 bool) {
 		p("MOVQ n+0(FP), CX")
 		p("MOVQ b+16(FP), SI")
 		p("XORQ BX, BX")
+		p("CMPQ CX, $2")
+		p("JLT %s", odd)
+		label(loop)
+		step(v, h, false)
+		step(v, h, true)
+		p("ADDQ $%d, BX", 2<<o.shift)
+		p("LEAQ (SI)(DX*2), SI")
+		p("SUBQ $2, CX")
+		p("CMPQ CX, $2")
+		p("JGE %s", loop)
+		label(odd)
 		p("TESTQ CX, CX")
 		p("JEQ %s", done)
-		label(loop)
-		for i := range h {
-			p("%s %d(SI), Y%d", o.mov, 64*v+32*i, 12+i)
-		}
-		for r := 0; r < rows; r++ {
-			bc := "Y14"
-			if r%2 == 1 {
-				bc = "Y15"
-			}
-			p("%s (%s)(BX*1), %s", o.bcast, rowPtrs[r], bc)
-			for i, acc := range ymmTile[r][:h] {
-				p("%s Y%d, %s, %s", o.fma, 12+i, bc, acc)
-			}
-		}
-		p("ADDQ $%d, BX", 1<<o.shift)
-		p("ADDQ DX, SI")
-		p("DECQ CX")
-		p("JNE %s", loop)
+		step(v, h, false)
 		label(done)
 	}
 	// The last vector, when the mask leaves its upper half empty (a
