@@ -413,9 +413,19 @@ func mulColsAVX2(rows, nv int) {
 	p("MOVQ pfn+64(FP), R11")
 	// pass writes one run over the n rows of x, with the accumulators
 	// accs[r] of row r of c (at byte offset off) loaded before and stored
-	// after, and body(t) the FMAs of one step.
-	pass := func(tag string, accs [][]string, off int, body func()) {
-		loop, done, nopf := name+"_loop"+tag, name+"_done"+tag, name+"_nopf"+tag
+	// after, and body(x, a) the FMAs of one step, x and a the addressing
+	// of the step's row of x and of a (with an offset before them). Steps
+	// go two at a time, as in mulRowsAVX2, each with its prefetch.
+	pass := func(tag string, accs [][]string, off int, body func(x, a string)) {
+		loop, odd, done := name+"_loop"+tag, name+"_odd"+tag, name+"_done"+tag
+		prefetch := func(l string) {
+			p("TESTQ R11, R11")
+			p("JEQ %s", l)
+			p("PREFETCHT1 (R10)")
+			p("ADDQ $64, R10")
+			p("DECQ R11")
+			label(l)
+		}
 		p("MOVQ DI, R9")
 		for r, acc := range accs {
 			if r > 0 {
@@ -428,20 +438,23 @@ func mulColsAVX2(rows, nv int) {
 		p("MOVQ n+0(FP), CX")
 		p("MOVQ x+8(FP), AX")
 		p("MOVQ a+24(FP), SI")
+		p("CMPQ CX, $2")
+		p("JLT %s", odd)
+		label(loop)
+		prefetch(name + "_nopf" + tag + "a")
+		body("(AX)", "(SI)")
+		prefetch(name + "_nopf" + tag + "b")
+		body("(AX)(BX*1)", "(SI)(DX*1)")
+		p("LEAQ (AX)(BX*2), AX")
+		p("LEAQ (SI)(DX*2), SI")
+		p("SUBQ $2, CX")
+		p("CMPQ CX, $2")
+		p("JGE %s", loop)
+		label(odd)
 		p("TESTQ CX, CX")
 		p("JEQ %s", done)
-		label(loop)
-		p("TESTQ R11, R11")
-		p("JEQ %s", nopf)
-		p("PREFETCHT1 (R10)")
-		p("ADDQ $64, R10")
-		p("DECQ R11")
-		label(nopf)
-		body()
-		p("ADDQ BX, AX")
-		p("ADDQ DX, SI")
-		p("DECQ CX")
-		p("JNE %s", loop)
+		prefetch(name + "_nopf" + tag + "c")
+		body("(AX)", "(SI)")
 		label(done)
 		p("MOVQ DI, R9")
 		for r, acc := range accs {
@@ -458,10 +471,10 @@ func mulColsAVX2(rows, nv int) {
 		for h := range acc {
 			acc[h] = fmt.Sprintf("Y%d", h)
 		}
-		pass("", [][]string{acc}, 0, func() {
-			p("VBROADCASTSD (AX), Y14")
+		pass("", [][]string{acc}, 0, func(x, a string) {
+			p("VBROADCASTSD %s, Y14", x)
 			for h, reg := range acc {
-				p("VFMADD231PD %d(SI), Y14, %s", 32*h, reg)
+				p("VFMADD231PD %d%s, Y14, %s", 32*h, a, reg)
 			}
 		})
 	} else {
@@ -470,15 +483,15 @@ func mulColsAVX2(rows, nv int) {
 			accs[r] = ymmTile[r][:]
 		}
 		for v := 0; v < nv; v++ {
-			pass(fmt.Sprint(v), accs, 64*v, func() {
-				p("VMOVUPD %d(SI), Y12", 64*v)
-				p("VMOVUPD %d(SI), Y13", 64*v+32)
+			pass(fmt.Sprint(v), accs, 64*v, func(x, a string) {
+				p("VMOVUPD %d%s, Y12", 64*v, a)
+				p("VMOVUPD %d%s, Y13", 64*v+32, a)
 				for r := 0; r < rows; r++ {
 					bc := "Y14"
 					if r%2 == 1 {
 						bc = "Y15"
 					}
-					p("VBROADCASTSD %d(AX), %s", 8*r, bc)
+					p("VBROADCASTSD %d%s, %s", 8*r, x, bc)
 					p("VFMADD231PD Y12, %s, %s", bc, accs[r][0])
 					p("VFMADD231PD Y13, %s, %s", bc, accs[r][1])
 				}
