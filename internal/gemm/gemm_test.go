@@ -486,3 +486,40 @@ func BenchmarkMulABT32Rows512x784(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPackT32Rows100x784 is MulABT32's packing of the search's 100
+// query rows (D = 784), done once per block of 512 window rows.
+func BenchmarkPackT32Rows100x784(b *testing.B) {
+	rnd := rand.New(rand.NewPCG(1, 1))
+	x := rand32(rnd, 100, 784, 0, 0)
+	var p Packed32
+	b.ReportAllocs()
+	for b.Loop() {
+		p.PackT(x)
+	}
+	b.ReportMetric(float64(100*784*b.N)/b.Elapsed().Seconds()/1e9, "Gentries/s")
+}
+
+// BenchmarkTranspose32Rows512x100 is MulABT32's transpose of a block of
+// the search's products (512 window rows by 100 queries) into c.
+func BenchmarkTranspose32Rows512x100(b *testing.B) {
+	src := make([]float32, 512*100)
+	dst := make([]float32, 100*512)
+	b.ReportAllocs()
+	for b.Loop() {
+		transposeInto(dst, 512, src, 512, 100)
+	}
+	b.ReportMetric(float64(512*100*b.N)/b.Elapsed().Seconds()/1e9, "Gentries/s")
+}
+
+// BenchmarkTranspose32Rows512x100Stride1024 is BenchmarkTranspose32Rows512x100
+// into rows 4 KiB apart, whose lines share an L1 set.
+func BenchmarkTranspose32Rows512x100Stride1024(b *testing.B) {
+	src := make([]float32, 512*100)
+	dst := make([]float32, 100*1024)
+	b.ReportAllocs()
+	for b.Loop() {
+		transposeInto(dst, 1024, src, 512, 100)
+	}
+	b.ReportMetric(float64(512*100*b.N)/b.Elapsed().Seconds()/1e9, "Gentries/s")
+}

@@ -219,3 +219,34 @@ func TestFMA32(t *testing.T) {
 		t.Errorf("fma32 near a midpoint = %v, want %v", got, want)
 	}
 }
+
+// TestTransposeTo checks transposeTo on rows 0–19 (eight at a time and the
+// rest) by columns 0–70 (blocks of columns and the rest), with strides wider
+// than the rows, against the plain loop; dst's other entries keep a
+// sentinel.
+func TestTransposeTo(t *testing.T) {
+	for rows := range 20 {
+		for cols := range 71 {
+			lds, ldd := cols+3, rows+2
+			src := make([]float32, rows*lds)
+			for i := range src {
+				src[i] = float32(i)
+			}
+			dst := make([]float32, cols*ldd+1)
+			for i := range dst {
+				dst[i] = -1
+			}
+			transposeTo(dst, ldd, src, lds, rows, cols)
+			for l, got := range dst {
+				j, i := l/ldd, l%ldd
+				want := float32(-1)
+				if j < cols && i < rows {
+					want = src[i*lds+j]
+				}
+				if got != want {
+					t.Fatalf("%d×%d: dst[%d] (row %d, column %d) = %v, want %v", rows, cols, l, j, i, got, want)
+				}
+			}
+		}
+	}
+}
