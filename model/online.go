@@ -110,15 +110,10 @@ type Online struct {
 	Weighting graph.Weighting
 	// Sweeps is the number of multiplicative updates of the affected codes
 	// per batch. If zero, it defaults to 10. Sweeps trade the window's
-	// objective for speed, not prediction: on the shuffled digits stream
-	// (stages' TestTunePrequential, ranks 20 and 40, batches of 10), 10 and
-	// 30 sweeps give the same prequential accuracy and every-sample
-	// accuracy within 0.001, while the window's objective ends at 1.71×
-	// (10 sweeps) or 1.36× (30) that of a batch fit of the same samples
-	// (2.06× with 5; NMFSTREAM_LONG=1 go test -run TestOnlineSweepsTradeoff
-	// ./model). The sweeps dominate the cost of a step: raise Sweeps, or
-	// call Refit now and then, when the factorization itself matters more
-	// than throughput.
+	// objective for speed: more sweeps bring the codes closer to a batch
+	// fit's at a cost proportional to them (BENCHMARKS.md, "Online
+	// learning"). Raise Sweeps, or call Refit now and then, when the
+	// factorization itself matters more than throughput.
 	Sweeps int
 	// USteps is the number of U updates per batch. They cost O(DK²) each,
 	// independent of the window size. If zero, it is one per 10 new samples,

@@ -273,7 +273,7 @@ func (l *statsLoss) Dims() (d, n int) { return l.o.dim, l.o.slotRows() }
 // UGradTo stores B into neg and U·A into pos.
 func (l *statsLoss) UGradTo(neg, pos, u, v *mat.Dense) {
 	neg.Copy(&l.o.b)
-	pos.Mul(u, &l.o.a)
+	mulTo(pos, u, &l.o.a)
 }
 
 // VGradTo panics: the statistics hold no gradient for V.

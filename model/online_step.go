@@ -69,7 +69,7 @@ func (o *Online) sweepRows(rows []int, terms []sweepTerm) {
 	xr.TMulTo(&w.xtu, &o.u)
 	w.loss.x, w.loss.xtu = xr, &w.xtu
 	w.loss.utu.Reset()
-	w.loss.utu.Mul(o.u.T(), &o.u)
+	mulTransTo(&w.loss.utu, &o.u, &o.u, &w.loss.ws)
 
 	// Split each row of each S into its edges between active rows and
 	// those to inactive ones; columns stay ascending since rows are. New

@@ -5,6 +5,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/gemm"
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
@@ -94,6 +95,7 @@ type fixedBasisLoss struct {
 	xtu *mat.Dense // N×K, XᵀU
 	utu mat.Dense  // K×K, UᵀU
 	vtv mat.Dense
+	ws  gemm.Workspace // mulTransTo's, for UᵀU and VᵀV
 }
 
 var _ FastLoss = (*fixedBasisLoss)(nil)
@@ -117,7 +119,7 @@ func (l *fixedBasisLoss) Value(u, v *mat.Dense) float64 { return l.LastValue(v) 
 // LastValue returns ‖X‖² − 2⟨V, XᵀU⟩ + ⟨UᵀU, VᵀV⟩.
 func (l *fixedBasisLoss) LastValue(v *mat.Dense) float64 {
 	l.vtv.Reset()
-	l.vtv.Mul(v.T(), v)
+	mulTransTo(&l.vtv, v, v, &l.ws)
 	f := l.x.SqNorm() - 2*inner(v, l.xtu) + inner(&l.utu, &l.vtv)
 	return max(f, 0) // rounding on a near-exact fit
 }
@@ -153,7 +155,7 @@ func (p *Projector) ProjectTo(dst *mat.Dense, x Data) error {
 	floorRows(dst)
 	p.loss.x, p.loss.xtu = x, &p.xtu
 	p.loss.utu.Reset()
-	p.loss.utu.Mul(p.U.T(), p.U)
+	mulTransTo(&p.loss.utu, p.U, p.U, &p.loss.ws)
 	p.eng = Engine{Loss: &p.loss, FixU: true, MaxIter: p.MaxIter, Tol: p.Tol, Terms: p.eng.Terms[:0]}
 	if p.eng.MaxIter == 0 {
 		p.eng.MaxIter = 100

@@ -3,6 +3,7 @@ package sinks
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -102,8 +103,50 @@ func Create(path string, k int) (Sink, error) {
 		s = NewArrow(bw, k)
 	default:
 		s = NewJSONL(bw, k)
+		return &fileSink{Sink: s, bw: bw, f: f, cw: true}, nil
 	}
 	return &fileSink{Sink: s, bw: bw, f: f}, nil
+}
+
+// Continue returns a JSON-lines sink that continues the output at path
+// from its first size bytes, dropping whatever follows them (the lines a
+// crashed run wrote after its last checkpoint). The file must exist and
+// hold at least size bytes. Arrow outputs cannot be continued (their
+// footer or end marker closes them): Continue returns an error for them.
+func Continue(path string, k int, size int64) (Sink, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".jsonl", ".ndjson", ".json":
+	default:
+		return nil, fmt.Errorf("sinks: %s: an Arrow output cannot be continued after a restart; write JSON lines (.jsonl) to resume a stream", path)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && fi.Size() < size {
+		err = fmt.Errorf("sinks: %s holds %d bytes, fewer than the %d already written: it is not the output of this stream", path, fi.Size(), size)
+	}
+	if err == nil {
+		err = f.Truncate(size)
+	}
+	if err == nil {
+		_, err = f.Seek(size, io.SeekStart)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	bw := bufio.NewWriter(f)
+	return &fileSink{Sink: NewJSONL(bw, k), bw: bw, f: f, cw: true}, nil
+}
+
+// Syncer is a sink whose output can be made durable at a point between
+// writes, as a checkpoint needs: Sync flushes what was written, forces it
+// to stable storage, and returns the output's length in bytes. The sinks
+// of Create and Continue for JSON lines implement it.
+type Syncer interface {
+	Sync() (int64, error)
 }
 
 // fileSink closes the file that Create opened.
@@ -111,6 +154,21 @@ type fileSink struct {
 	Sink
 	bw *bufio.Writer
 	f  *os.File
+	cw bool // JSON lines: Sync applies
+}
+
+// Sync implements Syncer for JSON-lines files.
+func (s *fileSink) Sync() (int64, error) {
+	if !s.cw {
+		return 0, fmt.Errorf("sinks: %s: only JSON-lines outputs can be synced between writes", s.f.Name())
+	}
+	if err := s.bw.Flush(); err != nil {
+		return 0, err
+	}
+	if err := s.f.Sync(); err != nil {
+		return 0, err
+	}
+	return s.f.Seek(0, io.SeekCurrent)
 }
 
 func (s *fileSink) Close() error {

@@ -10,15 +10,56 @@ import (
 	"strings"
 )
 
-// NoLabel as CSV.LabelColumn means the file has no label column.
+// NoLabel as the Index of CSV.LabelColumn means the file has no label
+// column, even if its header has one named "label".
 const NoLabel = -1
+
+// Column selects a CSV column: by its name in the header, or by its
+// position. The zero Column selects none, so the CSV field's default
+// applies.
+type Column struct {
+	// Name is the column's name in the header. Naming a column makes the
+	// first record a header.
+	Name string
+	// Index is the column's position counting from 1, used when Name is
+	// empty.
+	Index int
+}
+
+// ParseColumn reads a column the way the command line writes it: a
+// positive decimal number is a position counting from 1, anything else a
+// header name.
+func ParseColumn(s string) (Column, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return Column{}, errors.New("sources: csv: empty column name")
+	}
+	if n, err := strconv.Atoi(s); err == nil {
+		if n <= 0 {
+			return Column{}, fmt.Errorf("sources: csv: column %d: positions count from 1", n)
+		}
+		return Column{Index: n}, nil
+	}
+	return Column{Name: s}, nil
+}
+
+// String returns the column as ParseColumn reads it.
+func (c Column) String() string {
+	if c.Name != "" {
+		return c.Name
+	}
+	return strconv.Itoa(c.Index)
+}
+
+func (c Column) isZero() bool { return c.Name == "" && c.Index == 0 }
 
 // Header says whether the first CSV record is a header.
 type Header int
 
 const (
 	// HeaderAuto (the default) takes the first record as a header when one
-	// of its feature fields is neither empty nor a number.
+	// of its feature fields is neither empty nor a number, or when a column
+	// is chosen by name.
 	HeaderAuto Header = iota
 	// HeaderPresent means the first record is a header.
 	HeaderPresent
@@ -26,29 +67,48 @@ const (
 	HeaderAbsent
 )
 
-// CSV reads numeric features from comma-separated values, one record per
-// line, as FormDense batches. By default the last column is the label, which
-// is the layout of digits.csv.gz (64 pixel values, then the digit).
+// CSV reads comma-separated values, one record per line: numeric features
+// as FormDense batches, or documents as FormText batches when there is a
+// text column.
 //
-// With a header, a column named "id" holds ids and, when LabelColumn is 0, a
-// column named "label" is the label column (else the last one is). Every
-// other column is a feature. An empty label field means unlabeled; a label
-// that is an integral number is formatted in decimal ("3.0" becomes "3").
+// Which column is what:
+//   - the label is LabelColumn; by default the header column named
+//     "label", and without one the file has no labels (so that the last
+//     feature is never taken for a label). An empty field, or one equal to
+//     Unlabeled, means unlabeled; a label that is an integral number is
+//     formatted in decimal ("3.0" becomes "3").
+//   - the id is IDColumn; by default the header column named "id", and
+//     without one each record's id is its offset in decimal ("0", "1", …).
+//   - the document is TextColumn; by default the header column named
+//     "text", and without one the records are numeric features. With a
+//     text column, the columns other than label and id are ignored.
+//   - every other column is a feature.
 //
 // A record with a field count other than the first record's, a field that is
 // not a number, or a negative or non-finite value is rejected; a record whose
-// feature fields are all empty is a late label if it has an id and a label.
-// Offsets count data records from 0, not lines.
+// feature fields (or document) are all empty is a late label if it has an
+// id (from an id column) and a label. Offsets count data records from 0, not
+// lines.
 //
 // Set the exported fields before the first call to Next or Form.
 type CSV struct {
 	// BatchSize is the number of records per batch. If zero, it defaults
 	// to 256.
 	BatchSize int
-	// LabelColumn selects the label column: 0 (the default) means the
-	// column named "label" if the header has one, else the last column;
-	// n > 0 means the n-th column, counting from 1; NoLabel means none.
-	LabelColumn int
+	// LabelColumn selects the label column. The zero Column means the
+	// header column named "label" if there is one, else none; an Index of
+	// NoLabel means none.
+	LabelColumn Column
+	// IDColumn selects the id column. The zero Column means the header
+	// column named "id" if there is one, else ids are record offsets.
+	IDColumn Column
+	// TextColumn selects a column of documents. The zero Column means the
+	// header column named "text" if there is one, else none.
+	TextColumn Column
+	// Unlabeled is a label value that means unlabeled, besides the empty
+	// field (for example "-1"). It is compared after integral numbers are
+	// formatted in decimal, so "-1" also matches "-1.0".
+	Unlabeled string
 	// Header says whether the first record is a header. The default is
 	// HeaderAuto.
 	Header Header
@@ -58,17 +118,19 @@ type CSV struct {
 	r      *csv.Reader
 	closer io.Closer // the input, when opened by Open
 
-	started bool
-	first   []string // the first data record, read while detecting the header
-	nfields int
-	label   int // column index of the label, or -1
-	id      int // column index of the id, or -1
-	off     int64
-	done    bool
-	err     error
-	row     []float64
-	dense   denseRows
-	batch   Batch
+	started   bool
+	first     []string // the first data record, read while detecting the header
+	nfields   int
+	label     int // column index of the label, or -1
+	id        int // column index of the id, or -1
+	text      int // column index of the documents, or -1
+	unlabeled string
+	off       int64
+	done      bool
+	err       error
+	row       []float64
+	dense     denseRows
+	batch     Batch
 }
 
 var _ Source = (*CSV)(nil)
@@ -78,13 +140,32 @@ func NewCSV(r io.Reader) *CSV {
 	return &CSV{r: csv.NewReader(r)}
 }
 
-// Form reads the first record (and header) and returns FormDense, or why
-// the input cannot be used.
+// Form reads the first record (and header) and returns FormDense, or
+// FormText with a text column, or why the input cannot be used.
 func (c *CSV) Form() (Form, error) {
 	if !c.start() {
 		return 0, c.err
 	}
-	return FormDense, nil
+	return c.form(), nil
+}
+
+func (c *CSV) form() Form {
+	if c.text >= 0 {
+		return FormText
+	}
+	return FormDense
+}
+
+// position returns the 0-based index of a column chosen by position, -1
+// for none, or an error when the first record is too short.
+func (c *CSV) position(what string, col Column) (int, error) {
+	if col.Name != "" || col.Index <= 0 {
+		return -1, nil
+	}
+	if col.Index > c.nfields {
+		return -1, fmt.Errorf("sources: csv: %s column %d, but the first record has %d fields", what, col.Index, c.nfields)
+	}
+	return col.Index - 1, nil
 }
 
 func (c *CSV) start() bool {
@@ -97,13 +178,30 @@ func (c *CSV) start() bool {
 	}
 	c.r.FieldsPerRecord = -1
 	c.r.TrimLeadingSpace = true
-	if c.LabelColumn < NoLabel || c.Header < HeaderAuto || c.Header > HeaderAbsent {
-		c.err = fmt.Errorf("sources: csv: bad LabelColumn %d or Header %d", c.LabelColumn, c.Header)
+	cols := []struct {
+		what string
+		col  Column
+		idx  *int
+		def  string
+	}{{"label", c.LabelColumn, &c.label, "label"}, {"id", c.IDColumn, &c.id, "id"}, {"text", c.TextColumn, &c.text, "text"}}
+	for _, k := range cols {
+		if k.col.Name == "" && k.col.Index < 0 && !(k.what == "label" && k.col.Index == NoLabel) {
+			c.err = fmt.Errorf("sources: csv: bad %s column %d", k.what, k.col.Index)
+			return false
+		}
+	}
+	if c.Header < HeaderAuto || c.Header > HeaderAbsent {
+		c.err = fmt.Errorf("sources: csv: bad Header %d", c.Header)
 		return false
 	}
+	c.unlabeled = normalizeLabel(strings.TrimSpace(c.Unlabeled))
 	rec, err := c.r.Read()
 	if err == io.EOF {
 		c.done = true
+		c.label, c.id, c.text = -1, -1, -1
+		if !c.TextColumn.isZero() {
+			c.text = 0
+		}
 		return true
 	}
 	if err != nil {
@@ -111,21 +209,18 @@ func (c *CSV) start() bool {
 		return false
 	}
 	c.nfields = len(rec)
-	c.label, c.id = -1, -1
-	switch {
-	case c.LabelColumn > 0:
-		if c.LabelColumn > c.nfields {
-			c.err = fmt.Errorf("sources: csv: LabelColumn %d but the first record has %d fields", c.LabelColumn, c.nfields)
+	byName := false
+	for _, k := range cols {
+		if *k.idx, err = c.position(k.what, k.col); err != nil {
+			c.err = err
 			return false
 		}
-		c.label = c.LabelColumn - 1
-	case c.LabelColumn == 0:
-		c.label = c.nfields - 1
+		byName = byName || k.col.Name != ""
 	}
-	header := c.Header == HeaderPresent
-	if c.Header == HeaderAuto {
+	header := c.Header == HeaderPresent || (c.Header == HeaderAuto && byName)
+	if c.Header == HeaderAuto && !header {
 		for j, f := range rec {
-			if j == c.label {
+			if j == c.label || j == c.id || j == c.text {
 				continue
 			}
 			if f = strings.TrimSpace(f); f != "" {
@@ -135,24 +230,42 @@ func (c *CSV) start() bool {
 			}
 		}
 	}
+	if byName && !header {
+		c.err = errors.New("sources: csv: a column is chosen by name, but the file has no header (Header is HeaderAbsent)")
+		return false
+	}
 	if header {
+		names := map[string]int{}
 		for j, f := range rec {
-			switch strings.TrimSpace(f) {
-			case "id":
-				c.id = j
-			case "label":
-				if c.LabelColumn == 0 {
-					c.label = j
+			if f = strings.TrimSpace(f); f != "" {
+				if _, dup := names[f]; !dup {
+					names[f] = j
 				}
 			}
 		}
-		if c.id == c.label {
-			c.id = -1
+		for _, k := range cols {
+			switch {
+			case k.col.Name != "":
+				j, ok := names[k.col.Name]
+				if !ok {
+					c.err = fmt.Errorf("sources: csv: no %s column named %q in the header %q", k.what, k.col.Name, rec)
+					return false
+				}
+				*k.idx = j
+			case k.col.isZero():
+				if j, ok := names[k.def]; ok {
+					*k.idx = j
+				}
+			}
 		}
 	} else {
 		c.first = append([]string(nil), rec...)
 	}
-	if c.nfields-b2i(c.label >= 0)-b2i(c.id >= 0) <= 0 {
+	switch {
+	case c.label >= 0 && (c.label == c.id || c.label == c.text), c.id >= 0 && c.id == c.text:
+		c.err = errors.New("sources: csv: the label, id and text columns must differ")
+		return false
+	case c.text < 0 && c.nfields-b2i(c.label >= 0)-b2i(c.id >= 0) <= 0:
 		c.err = errors.New("sources: csv: no feature columns")
 		return false
 	}
@@ -172,7 +285,7 @@ func (c *CSV) Next() bool {
 	if !c.start() || c.done {
 		return false
 	}
-	c.batch.reset(FormDense)
+	c.batch.reset(c.form())
 	bs := batchSize(c.BatchSize)
 	for k := 0; k < bs; k++ {
 		rec := c.first
@@ -215,6 +328,26 @@ func (c *CSV) record(rec []string) {
 	}
 	if c.label >= 0 {
 		label = normalizeLabel(strings.TrimSpace(rec[c.label]))
+		if label == c.unlabeled {
+			label = ""
+		}
+	}
+	sampleID := id
+	if c.id < 0 {
+		sampleID = strconv.FormatInt(off, 10)
+	}
+	if c.text >= 0 {
+		doc := rec[c.text]
+		switch {
+		case strings.TrimSpace(doc) != "":
+			c.batch.Text = append(c.batch.Text, strings.Clone(doc))
+			c.batch.addMeta(off, sampleID, label, label != "")
+		case id != "" && label != "":
+			c.batch.LateLabels = append(c.batch.LateLabels, LateLabel{Offset: off, ID: id, Label: label})
+		default:
+			c.batch.reject(off, id, "empty document (a record without a document must carry an id and a label)")
+		}
+		return
 	}
 	row := c.row[:0]
 	blank := 0
@@ -249,7 +382,7 @@ func (c *CSV) record(rec []string) {
 			return
 		}
 		c.dense.add(row)
-		c.batch.addMeta(off, id, label, label != "")
+		c.batch.addMeta(off, sampleID, label, label != "")
 	}
 }
 

@@ -22,9 +22,11 @@ func ExampleOpen() {
 	dir, _ := os.MkdirTemp("", "example")
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "digits.csv")
+	// No header: the label column is given (an empty label is unlabeled).
 	os.WriteFile(path, []byte("0,1,2,7\n3,4,-5,1\n6,7,8,\n"), 0o644)
 
-	src, err := sources.Open(path)
+	o := sources.Opener{LabelColumn: sources.Column{Index: 4}}
+	src, err := o.Open(path)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -74,6 +76,19 @@ func ExampleNewArrowStream() {
 	// Output:
 	// text [graph NMF streams] [d1 d2] [false false]
 	// [{Offset:2 ID:d1 Label:4}]
+}
+
+func ExampleCSV_textColumn() {
+	// Documents with their class in the first column and -1 for
+	// unlabeled; no id column, so the ids are the record offsets.
+	src := sources.NewCSV(strings.NewReader("-1,graph regularized NMF\nspam,buy cheap pills now\n"))
+	src.LabelColumn, src.TextColumn, src.Unlabeled = sources.Column{Index: 1}, sources.Column{Index: 2}, "-1"
+	for src.Next() {
+		b := src.Batch()
+		fmt.Println(b.Form, b.IDs, b.Labels, b.Labeled, b.Text)
+	}
+	// Output:
+	// text [0 1] [ spam] [false true] [graph regularized NMF buy cheap pills now]
 }
 
 func ExampleNewCSV() {

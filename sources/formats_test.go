@@ -134,7 +134,10 @@ func TestMNIST(t *testing.T) {
 }
 
 func TestCSVDigits(t *testing.T) {
-	src, err := Open("../internal/datasets/digits.csv.gz")
+	// 64 pixels, then the digit: the label column is given, as the file
+	// has no header to name it.
+	o := Opener{LabelColumn: Column{Index: 65}}
+	src, err := o.Open("../datasets/digits.csv.gz")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,19 +198,128 @@ func TestCSV(t *testing.T) {
 
 	// No header, label in the first column, semicolons.
 	src = NewCSV(strings.NewReader("1;0.5;0.25\n2;1;1\n"))
-	src.LabelColumn, src.Comma = 1, ';'
+	src.LabelColumn, src.Comma = Column{Index: 1}, ';'
 	c = readAll(t, src)
 	if w := [][]float64{{0.5, 0.25}, {1, 1}}; !slices.EqualFunc(c.dense, w, slices.Equal) || !slices.Equal(c.labels, []string{"1", "2"}) {
 		t.Errorf("label column 1: dense %v labels %q", c.dense, c.labels)
 	}
-	src = NewCSV(strings.NewReader("1,2\n3,4\n"))
-	src.LabelColumn = NoLabel
+	src = NewCSV(strings.NewReader("a,label\n1,2\n3,4\n"))
+	src.LabelColumn = Column{Index: NoLabel}
 	c = readAll(t, src)
 	if len(c.dense) != 2 || c.dim != 2 || c.labeled[0] {
 		t.Errorf("NoLabel: %v %v", c.dense, c.labeled)
 	}
 	if _, err := (&CSV{r: NewCSV(strings.NewReader("label\n1\n")).r}).Form(); err == nil {
 		t.Error("CSV with only a label column: no error")
+	}
+}
+
+// TestCSVColumns checks the choice of the label, id and text columns
+// (by position, by name, by the header's default names, or none), the
+// unlabeled value and the ids given by record offsets.
+func TestCSVColumns(t *testing.T) {
+	col := func(s string) Column {
+		c, err := ParseColumn(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	for _, c := range []struct {
+		name           string
+		in             string
+		label, id, txt string
+		unlabeled      string
+		form           Form
+		dense          [][]float64
+		text           []string
+		ids, labels    []string
+		labeled        []bool
+	}{
+		{name: "no label column: the last column is a feature", in: "1,2,3\n4,5,6\n", form: FormDense,
+			dense: [][]float64{{1, 2, 3}, {4, 5, 6}}, ids: []string{"0", "1"}, labels: []string{"", ""}, labeled: []bool{false, false}},
+		{name: "label in the first column", in: "7,1,2\n,3,4\n8,5,6\n", label: "1", form: FormDense,
+			dense: [][]float64{{1, 2}, {3, 4}, {5, 6}}, ids: []string{"0", "1", "2"}, labels: []string{"7", "", "8"}, labeled: []bool{true, false, true}},
+		{name: "unlabeled value", in: "7,1,2\n-1,3,4\n-1.0,5,6\n", label: "1", unlabeled: "-1", form: FormDense,
+			dense: [][]float64{{1, 2}, {3, 4}, {5, 6}}, ids: []string{"0", "1", "2"}, labels: []string{"7", "", ""}, labeled: []bool{true, false, false}},
+		{name: "header label by default", in: "a,label,b\n1,x,2\n3,,4\n", form: FormDense,
+			dense: [][]float64{{1, 2}, {3, 4}}, ids: []string{"0", "1"}, labels: []string{"x", ""}, labeled: []bool{true, false}},
+		{name: "columns by name", in: "key,a,class\nk1,1,x\nk2,3,y\n", label: "class", id: "key", form: FormDense,
+			dense: [][]float64{{1}, {3}}, ids: []string{"k1", "k2"}, labels: []string{"x", "y"}, labeled: []bool{true, true}},
+		{name: "text column by position", in: "1,hello world,9\n2,graph NMF,9\n", label: "1", txt: "2", form: FormText,
+			text: []string{"hello world", "graph NMF"}, ids: []string{"0", "1"}, labels: []string{"1", "2"}, labeled: []bool{true, true}},
+		{name: "header text by default", in: "id,text,label\nd1,some words,a\nd2,more words,\n", form: FormText,
+			text: []string{"some words", "more words"}, ids: []string{"d1", "d2"}, labels: []string{"a", ""}, labeled: []bool{true, false}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := NewCSV(strings.NewReader(c.in))
+			if c.label != "" {
+				src.LabelColumn = col(c.label)
+			}
+			if c.id != "" {
+				src.IDColumn = col(c.id)
+			}
+			if c.txt != "" {
+				src.TextColumn = col(c.txt)
+			}
+			src.Unlabeled = c.unlabeled
+			f, err := src.Form()
+			if err != nil || f != c.form {
+				t.Fatalf("Form() = %v, %v; want %v", f, err, c.form)
+			}
+			got := readAll(t, src)
+			if err := src.Err(); err != nil {
+				t.Fatal(err)
+			}
+			if len(got.rejects) > 0 {
+				t.Errorf("rejects: %v", got.rejects[0].Reason)
+			}
+			if !slices.EqualFunc(got.dense, c.dense, slices.Equal) || !slices.Equal(got.text, c.text) {
+				t.Errorf("dense %v text %q, want %v %q", got.dense, got.text, c.dense, c.text)
+			}
+			if !slices.Equal(got.ids, c.ids) || !slices.Equal(got.labels, c.labels) || !slices.Equal(got.labeled, c.labeled) {
+				t.Errorf("ids %q labels %q labeled %v, want %q %q %v", got.ids, got.labels, got.labeled, c.ids, c.labels, c.labeled)
+			}
+		})
+	}
+
+	// A document-less record with an id and a label is a late label; one
+	// without is rejected.
+	src := NewCSV(strings.NewReader("id,text,label\nd1,words,\nd1,,a\n,,\n"))
+	got := readAll(t, src)
+	if w := []LateLabel{{Offset: 1, ID: "d1", Label: "a"}}; !slices.Equal(got.late, w) {
+		t.Errorf("late = %v, want %v", got.late, w)
+	}
+	wantRejects(t, got.rejects, map[int64]string{2: "empty document"})
+
+	for _, c := range []struct {
+		name      string
+		in        string
+		set       func(*CSV)
+		wantError string
+	}{
+		{"position past the end", "1,2\n", func(s *CSV) { s.LabelColumn = Column{Index: 3} }, "label column 3"},
+		{"name not in the header", "a,b\n1,2\n", func(s *CSV) { s.LabelColumn = Column{Name: "class"} }, `no label column named "class"`},
+		{"name without a header", "1,2\n", func(s *CSV) { s.IDColumn, s.Header = Column{Name: "id"}, HeaderAbsent }, "no header"},
+		{"same column twice", "1,2,3\n", func(s *CSV) { s.LabelColumn, s.IDColumn = Column{Index: 1}, Column{Index: 1} }, "must differ"},
+		{"negative id column", "1,2\n", func(s *CSV) { s.IDColumn = Column{Index: -1} }, "bad id column"},
+	} {
+		src := NewCSV(strings.NewReader(c.in))
+		c.set(src)
+		if _, err := src.Form(); err == nil || !strings.Contains(err.Error(), c.wantError) {
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.wantError)
+		}
+	}
+	for _, s := range []string{"", "0", "-2"} {
+		if _, err := ParseColumn(s); err == nil {
+			t.Errorf("ParseColumn(%q): no error", s)
+		}
+	}
+	if c, err := ParseColumn("3"); err != nil || c != (Column{Index: 3}) || c.String() != "3" {
+		t.Errorf(`ParseColumn("3") = %+v, %v`, c, err)
+	}
+	if c, err := ParseColumn("label"); err != nil || c != (Column{Name: "label"}) || c.String() != "label" {
+		t.Errorf(`ParseColumn("label") = %+v, %v`, c, err)
 	}
 }
 

@@ -57,7 +57,7 @@ func ReadModel(r ipc.ReadAtSeeker, mem memory.Allocator) (s *model.Snapshot, err
 	defer fr.Close()
 	md := fr.Schema().Metadata()
 	if v, _ := metaValue(md, model.SnapshotMetaFormat); v != model.SnapshotFormat {
-		return nil, errors.New("sources: model: an Arrow file but not an nmfstream model (no nmfstream.format metadata): give the file written by \"nmfstream fit --model\"")
+		return nil, errors.New("sources: model: an Arrow file but not an nmfstream model (no nmfstream.format metadata): give the file written by \"nmfstream fit --save\"")
 	}
 	vs, _ := metaValue(md, model.SnapshotMetaVersion)
 	version, err := strconv.Atoi(vs)

@@ -26,9 +26,11 @@ type Opener struct {
 	MaxImagePixels int
 	// Allocator allocates Arrow buffers. If nil, memory.DefaultAllocator.
 	Allocator memory.Allocator
-	// LabelColumn and Header configure CSV inputs; see CSV.
-	LabelColumn int
-	Header      Header
+	// LabelColumn, IDColumn, TextColumn, Unlabeled and Header configure
+	// CSV inputs; see CSV.
+	LabelColumn, IDColumn, TextColumn Column
+	Unlabeled                         string
+	Header                            Header
 	// Stdin is read for the path "-". If nil, os.Stdin.
 	Stdin io.Reader
 }
@@ -112,7 +114,8 @@ func (o *Opener) Open(path string) (src Source, err error) {
 		}
 		s := NewCSV(r)
 		s.closer = c
-		s.BatchSize, s.LabelColumn, s.Header = o.BatchSize, o.LabelColumn, o.Header
+		s.BatchSize, s.Header = o.BatchSize, o.Header
+		s.LabelColumn, s.IDColumn, s.TextColumn, s.Unlabeled = o.LabelColumn, o.IDColumn, o.TextColumn, o.Unlabeled
 		return o.ready(s)
 	case strings.HasSuffix(base, ".idx"), strings.Contains(base, "idx3-ubyte"):
 		r, c, err := openMaybeGzip(path, gz)

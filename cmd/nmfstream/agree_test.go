@@ -306,7 +306,7 @@ func TestServeStageFails(t *testing.T) {
 			t.Logf("a client found the service gone: %v", a.err)
 		case a.status != http.StatusServiceUnavailable:
 			t.Errorf("status %d, want 503: %s", a.status, a.body)
-		case !strings.Contains(a.body, `stage "learn"`):
+		case !strings.Contains(errorMessage(a.body), `stage "learn"`):
 			t.Errorf("503 without the failing stage: %s", a.body)
 		default:
 			failed++

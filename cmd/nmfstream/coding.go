@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -15,11 +17,15 @@ import (
 // model and code an input file with it.
 type codeFlags struct {
 	model, in, out, projector, rejects *string
+	csv                                *csvFlags
 }
 
 func bindCodeFlags(fs *flag.FlagSet) codeFlags {
+	c := &csvFlags{}
+	addCSVFlags(fs, c)
 	return codeFlags{
-		model:     fs.String("model", "", "saved model `file` (required)"),
+		csv:       c,
+		model:     fs.String("model", "", "fitted model `file` to read, written by fit --save (required)"),
 		in:        fs.String("in", "", "input `file` (required; - for an Arrow stream on stdin)"),
 		out:       fs.String("out", "", "output Arrow `file` (required)"),
 		projector: fs.String("projector", "", "graph, nnls, clamped or pinv (default: the model's)"),
@@ -38,6 +44,10 @@ func (f codeFlags) load(fs *flag.FlagSet, name string, args []string) (*model.Sn
 	if *f.model == "" || *f.in == "" || *f.out == "" {
 		return nil, 0, fmt.Errorf("%w: --model, --in and --out are required (see nmfstream %s -help)", errUsage, name)
 	}
+	if err := errors.Join(checkInput("--model", *f.model), checkInput("--in", *f.in),
+		checkOutput("--out", *f.out), checkOutput("--rejects", *f.rejects)); err != nil {
+		return nil, 0, err
+	}
 	snap, err := loadModel(*f.model)
 	if err != nil {
 		return nil, 0, err
@@ -54,7 +64,7 @@ func (f codeFlags) load(fs *flag.FlagSet, name string, args []string) (*model.Sn
 // codeInput reads the input file, codes its records with the model and
 // reports the rejected ones.
 func (f codeFlags) codeInput(ctx context.Context, snap *model.Snapshot, proj model.Projection, stderr io.Writer) (*input, *mat.Dense, error) {
-	in, codes, err := codeFile(ctx, snap, proj, *f.in, stderr)
+	in, codes, err := codeFile(ctx, snap, proj, *f.in, f.csv.opener(os.Stdin), stderr)
 	if in != nil {
 		if rerr := reportRejects(stderr, in, *f.rejects, false); rerr != nil && err == nil {
 			err = rerr

@@ -25,10 +25,11 @@ import (
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/kernel"
+	"github.com/nmfstream/nmfstream/sources"
 )
 
 func TestHelp(t *testing.T) {
-	for _, name := range []string{"fit", "project", "classify", "eval"} {
+	for _, name := range []string{"demo", "fit", "project", "classify", "eval", "stream", "serve", "report"} {
 		code, _, errs := runCmd(t, name, "-help")
 		if code != 0 {
 			t.Errorf("%s -help: exit %d", name, code)
@@ -145,7 +146,7 @@ func TestFitProjectClassify(t *testing.T) {
 	dir := t.TempDir()
 	train, test, split := digitsFiles(t, dir, 4)
 	modelPath := filepath.Join(dir, "digits.model")
-	out := mustRun(t, "fit", "--train", train, "--model", modelPath, "--method", "gnmf", "--rank", "20", "--iters", "60", "--json")
+	out := mustRun(t, "fit", "--train", train, "--save", modelPath, "--method", "gnmf", "--rank", "20", "--iters", "60", "--json")
 	var sum map[string]any
 	if err := json.Unmarshal([]byte(out), &sum); err != nil {
 		t.Fatalf("fit --json: %q: %v", out, err)
@@ -160,7 +161,7 @@ func TestFitProjectClassify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tin, err := readInput(context.Background(), test, nil, 0, 0, nil)
+	tin, err := readInput(context.Background(), test, sources.Opener{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -396,7 +397,7 @@ func TestInputForms(t *testing.T) {
 				t.Errorf("accuracy %.3f, want ≥ 0.9: %s", acc, out)
 			}
 			m := filepath.Join(dir, "m.model")
-			mustRun(t, append([]string{"fit", "--train", train, "--model", m}, args...)...)
+			mustRun(t, append([]string{"fit", "--train", train, "--save", m}, args...)...)
 			pred := filepath.Join(dir, "pred.arrow")
 			out = mustRun(t, "classify", "--model", m, "--in", test, "--out", pred)
 			_, codes, preds, _ := readResults(t, pred)
@@ -440,7 +441,7 @@ func TestBadInputs(t *testing.T) {
 		9: {1, 2, 3}, // wrong dimension
 	}))
 	rej := filepath.Join(dir, "rejects.jsonl")
-	code, out, errs := runCmd(t, "fit", "--train", some, "--model", filepath.Join(dir, "m"), "--rank", "2", "--rejects", rej, "--json")
+	code, out, errs := runCmd(t, "fit", "--train", some, "--save", filepath.Join(dir, "m"), "--rank", "2", "--rejects", rej, "--json")
 	if code != 0 {
 		t.Fatalf("fit with 3 bad records: exit %d: %s", code, errs)
 	}
@@ -506,7 +507,7 @@ func TestBadInputs(t *testing.T) {
 	}
 	// A model fitted on 8 features, and a file with 5.
 	m8 := filepath.Join(dir, "m8.model")
-	mustRun(t, "fit", "--train", good, "--model", m8, "--rank", "2")
+	mustRun(t, "fit", "--train", good, "--save", m8, "--rank", "2")
 	five := filepath.Join(dir, "five.arrow")
 	writeArrow(t, five, schema, [][]any{{[]float64{1, 2, 3, 4, 5}, nil, int64(1)}})
 
@@ -516,13 +517,13 @@ func TestBadInputs(t *testing.T) {
 		exit int
 		want []string // substrings of stderr
 	}{
-		{"all rejected", []string{"fit", "--train", all, "--model", filepath.Join(dir, "x")}, 1, []string{all, "all 30 records rejected", "negative"}},
-		{"truncated", []string{"fit", "--train", trunc, "--model", filepath.Join(dir, "x")}, 1, []string{trunc}},
+		{"all rejected", []string{"fit", "--train", all, "--save", filepath.Join(dir, "x")}, 1, []string{all, "all 30 records rejected", "negative"}},
+		{"truncated", []string{"fit", "--train", trunc, "--save", filepath.Join(dir, "x")}, 1, []string{trunc}},
 		{"no feature column", []string{"eval", "--train", nofeat, "--test", good}, 1, []string{nofeat, "feature"}},
-		{"mixed forms", []string{"fit", "--train", mixed, "--model", filepath.Join(dir, "x")}, 1, []string{mixed}},
-		{"float labels", []string{"fit", "--train", flabel, "--model", filepath.Join(dir, "x")}, 1, []string{flabel, "label"}},
-		{"not arrow", []string{"fit", "--train", junk, "--model", filepath.Join(dir, "x")}, 1, []string{junk}},
-		{"missing file", []string{"fit", "--train", filepath.Join(dir, "nope.arrow"), "--model", filepath.Join(dir, "x")}, 1, []string{"nope.arrow"}},
+		{"mixed forms", []string{"fit", "--train", mixed, "--save", filepath.Join(dir, "x")}, 1, []string{mixed}},
+		{"float labels", []string{"fit", "--train", flabel, "--save", filepath.Join(dir, "x")}, 1, []string{flabel, "label"}},
+		{"not arrow", []string{"fit", "--train", junk, "--save", filepath.Join(dir, "x")}, 1, []string{junk}},
+		{"missing file", []string{"fit", "--train", filepath.Join(dir, "nope.arrow"), "--save", filepath.Join(dir, "x")}, 1, []string{"nope.arrow"}},
 		{"model is data", []string{"project", "--model", good, "--in", good, "--out", filepath.Join(dir, "o.arrow")}, 1, []string{good, "not an nmfstream model"}},
 		{"model truncated", []string{"classify", "--model", trunc, "--in", good, "--out", filepath.Join(dir, "o.arrow")}, 1, []string{trunc}},
 		{"dimension", []string{"project", "--model", m8, "--in", five, "--out", filepath.Join(dir, "o.arrow")}, 1, []string{five, "5 features", "8"}},
@@ -531,7 +532,7 @@ func TestBadInputs(t *testing.T) {
 		{"missing flags", []string{"project", "--model", m8}, 2, []string{"--in"}},
 		{"bad projector", []string{"project", "--model", m8, "--in", good, "--out", filepath.Join(dir, "o.arrow"), "--projector", "best"}, 2, []string{"best"}},
 		{"rank within classes", []string{"eval", "--train", good, "--test", good, "--method", "nge", "--rank", "3"}, 2, []string{"--rank 4"}},
-		{"supervised without labels", []string{"fit", "--train", five, "--model", filepath.Join(dir, "x"), "--method", "dgnmf", "--rank", "1"}, 1, []string{"labeled"}},
+		{"supervised without labels", []string{"fit", "--train", five, "--save", filepath.Join(dir, "x"), "--method", "dgnmf", "--rank", "1"}, 1, []string{"labeled"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -637,7 +638,7 @@ func TestMethods(t *testing.T) {
 				t.Errorf("accuracy %.3f, want ≥ %.1f", acc, floor)
 			}
 			m := filepath.Join(dir, name+".model")
-			code, _, errs = runCmd(t, append([]string{"fit", "--train", train, "--model", m}, args...)...)
+			code, _, errs = runCmd(t, append([]string{"fit", "--train", train, "--save", m}, args...)...)
 			if code != 0 {
 				t.Fatalf("fit: exit %d: %s", code, errs)
 			}
@@ -673,7 +674,7 @@ func kernelRoundTrip(t *testing.T, path, train, test string, p fitParams, spec m
 	}
 	for _, name := range []string{"graph", "nnls", "pinv"} {
 		proj, _ := model.ParseProjection(name)
-		in, got, err := codeFile(ctx, snap, proj, test, io.Discard)
+		in, got, err := codeFile(ctx, snap, proj, test, sources.Opener{}, io.Discard)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

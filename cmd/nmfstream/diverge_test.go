@@ -54,7 +54,7 @@ func TestFitAllLabeled(t *testing.T) {
 	dir := t.TempDir()
 	train, test := labeledDigitsFiles(t, dir)
 	m := filepath.Join(dir, "m.model")
-	mustRun(t, "fit", "--train", train, "--model", m, "--rank", "20", "--iters", "100")
+	mustRun(t, "fit", "--train", train, "--save", m, "--rank", "20", "--iters", "100")
 	codes := filepath.Join(dir, "codes.arrow")
 	mustRun(t, "project", "--model", m, "--in", test, "--out", codes)
 	ids, v, _, _ := readResults(t, codes)
@@ -100,7 +100,7 @@ func TestFitDiverged(t *testing.T) {
 	dir := t.TempDir()
 	train, _ := labeledDigitsFiles(t, dir)
 	m := filepath.Join(dir, "m.model")
-	code, _, errs := runCmd(t, "fit", "--train", train, "--model", m, "--method", "dgnmf", "--alpha", "1000", "--rank", "20", "--iters", "100")
+	code, _, errs := runCmd(t, "fit", "--train", train, "--save", m, "--method", "dgnmf", "--alpha", "1000", "--rank", "20", "--iters", "100")
 	if code == 0 {
 		t.Fatalf("fit exited 0 on a diverging fit; stderr:\n%s", errs)
 	}

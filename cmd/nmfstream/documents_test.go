@@ -182,7 +182,7 @@ func TestEvalBrownDocuments(t *testing.T) {
 	// the training TF-IDF rows and labels, and LapRLS is refitted on them.
 	dir := filepath.Dir(train)
 	m := filepath.Join(dir, "docs.model")
-	mustRun(t, "fit", "--train", train, "--model", m)
+	mustRun(t, "fit", "--train", train, "--save", m)
 	out := mustRun(t, "classify", "--model", m, "--in", test, "--out", filepath.Join(dir, "pred.arrow"))
 	if want := fmt.Sprintf("accuracy on the %d labeled records: %.4f", sum.NTest, sum.Accuracy); !strings.Contains(out, want) {
 		t.Errorf("classify printed %q, want %q", out, want)

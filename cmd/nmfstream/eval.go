@@ -97,6 +97,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *train == "-" && *test == "-" {
 		return fmt.Errorf("%w: --train and --test cannot both be stdin", errUsage)
 	}
+	if err := checkStart(checkInput("--train", *train), checkInput("--test", *test), checkOutput("--rejects", *rejects)); err != nil {
+		return err
+	}
 	if err := checkParams(p); err != nil {
 		return err
 	}
@@ -115,7 +118,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	proj, _ := model.ParseProjection(p.projector)
 
 	pr := newProgress(stderr, "reading "+*test)
-	tin, err := readInput(ctx, *test, os.Stdin, 0, 0, pr)
+	tin, err := readInput(ctx, *test, p.csv.opener(os.Stdin), pr)
 	pr.done()
 	if tin != nil {
 		if rerr := reportRejects(stderr, tin, *rejects, true); rerr != nil && err == nil {

@@ -29,28 +29,37 @@ func init() {
 	})
 }
 
-const fitSynopsis = `fit --train F --model OUT [--method M] [--rank K] [--neighbors k] [--alpha a] [--beta b] [--iters T] [--seed s] [--projector P] [--sublinear-tf=true|false] [--min-df n] [--stop-words english|none] [--stem] [--rejects R] [--json]
+const fitSynopsis = `fit --train F --save OUT [--method M] [--rank K] [--neighbors k] [--alpha a] [--beta b] [--iters T] [--seed s] [--projector P] [--rejects R] [--json] [CSV flags] [text flags]
 
 Fits a non-negative factorization X ≈ UVᵀ to the records of F and saves
-the model to OUT (an Arrow IPC file) for "nmfstream project", "classify".
+the model to OUT (an Arrow IPC file) for "nmfstream project", "classify"
+and "serve --model".
 
-F is an Arrow IPC file (.arrow), an Arrow stream (.arrows, or - for stdin)
-or Parquet, one record per row, with exactly one feature column:
+F is an Arrow IPC file (.arrow), an Arrow stream (.arrows, or - for stdin),
+Parquet or CSV (.csv, .csv.gz), one record per row, with exactly one
+feature column:
   x                dense features ≥ 0 (fixed_size_list or list of float)
   indices, values  sparse features, the dimension in schema metadata "dim"
   text             documents (turned into TF-IDF, which the model keeps)
   image            PNG, JPEG, GIF, BMP or PGM/PPM bytes (grayscale pixels)
 and optional columns label (int64 or utf8; null = unlabeled) and id.
+A CSV holds numeric features, or documents with --text-column; it has a
+label only with --label-column or a header column named "label"
+(--label-column NAME|N, --id-column NAME|N, --text-column NAME|N,
+--unlabeled V).
 Documents become TF-IDF rows over the terms of at least --min-df training
 documents, without --stop-words, with sublinear tf (--sublinear-tf) and
-unit-length rows; --stem stems the terms. The model keeps the vectorizer.
+unit-length rows; --stem stems the terms (text flags: --sublinear-tf=true|false,
+--min-df n, --stop-words english|none, --stem). The model keeps the vectorizer.
 Semi-supervised methods use the labeled records; every record shapes the
 factorization. Records that cannot be used are counted and skipped.
+--model OUT is the deprecated spelling of --save OUT.
 
 Examples:
-  nmfstream fit --train train.arrow --model digits.model
-  nmfstream fit --train docs.parquet --model docs.model --method gnmf --rank 20 --neighbors 10
-  nmfstream fit --train train.arrow --model m.model --json > fit.json`
+  nmfstream fit --train train.arrow --save digits.model
+  nmfstream fit --train docs.parquet --save docs.model --method gnmf --rank 20 --neighbors 10
+  nmfstream fit --train digits.csv.gz --label-column 65 --save digits.model
+  nmfstream fit --train train.arrow --save m.model --json > fit.json`
 
 func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("fit", fitSynopsis, stderr)
@@ -59,7 +68,8 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var tp textParams
 	addTextFlags(fs, &tp)
 	train := fs.String("train", "", "training `file` (required)")
-	out := fs.String("model", "", "`file` to write the model to (required)")
+	out := fs.String("save", "", "`file` to write the model to (required)")
+	oldOut := fs.String("model", "", "deprecated spelling of --save")
 	rejects := fs.String("rejects", "", "write rejected records to this `file` (JSON lines)")
 	asJSON := fs.Bool("json", false, "print a JSON summary instead of text")
 	if err := parseFlags(fs, args); err != nil {
@@ -68,10 +78,23 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q (flags go before, as --flag value)", errUsage, fs.Arg(0))
 	}
+	if *oldOut != "" {
+		if *out != "" {
+			return fmt.Errorf("%w: --model is the deprecated spelling of --save: give only --save", errUsage)
+		}
+		warnDeprecated(stderr, "fit", "--model OUT", "--save OUT")
+		*out = *oldOut
+	}
 	if *train == "" || *out == "" {
-		return fmt.Errorf("%w: --train and --model are required (see nmfstream fit -help)", errUsage)
+		return fmt.Errorf("%w: --train and --save are required (see nmfstream fit -help)", errUsage)
+	}
+	if err := errors.Join(checkInput("--train", *train), checkOutput("--save", *out), checkOutput("--rejects", *rejects)); err != nil {
+		return err
 	}
 	if err := checkParams(p); err != nil {
+		return err
+	}
+	if _, err := tp.tfidf(); err != nil {
 		return err
 	}
 	if _, _, err := lookupMethod(p.method); err != nil {
@@ -153,7 +176,7 @@ func fitFileText(ctx context.Context, path string, p fitParams, tp textParams, s
 		return nil, err
 	}
 	pr := newProgress(stderr, "reading "+path)
-	in, err := readInput(ctx, path, os.Stdin, 0, 0, pr)
+	in, err := readInput(ctx, path, p.csv.opener(os.Stdin), pr)
 	pr.done()
 	if err != nil {
 		if in != nil {

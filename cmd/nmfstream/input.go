@@ -49,8 +49,11 @@ func (in *input) nLabeled() int {
 // readInput reads every record of path. Late labels are applied to the
 // earlier sample with the same id; a late label for an unknown id is a
 // reject. It returns an error when the file cannot be used at all.
-func readInput(ctx context.Context, path string, stdin io.Reader, width, height int, pr *progress) (*input, error) {
-	o := sources.Opener{Width: width, Height: height, Stdin: stdin}
+// o gives the options of the input (CSV columns, image size, stdin).
+func readInput(ctx context.Context, path string, o sources.Opener, pr *progress) (*input, error) {
+	if err := csvOnly(o, path); err != nil {
+		return nil, err
+	}
 	src, err := o.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%s: no such file", path)

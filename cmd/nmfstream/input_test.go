@@ -46,13 +46,14 @@ func TestInputContainers(t *testing.T) {
 	}
 
 	writeCSV := func(path string, rows []int, isTest bool) {
+		// The label first, read with --label-column 1; no header.
 		var sb strings.Builder
 		for _, i := range rows {
-			for _, v := range x[i] {
-				fmt.Fprintf(&sb, "%g,", v)
-			}
 			if isTest || labeled(i) {
 				fmt.Fprintf(&sb, "%d", y[i])
+			}
+			for _, v := range x[i] {
+				fmt.Fprintf(&sb, ",%g", v)
 			}
 			sb.WriteByte('\n')
 		}
@@ -121,36 +122,37 @@ func TestInputContainers(t *testing.T) {
 		write       func(dir string) (train, test string)
 		allLabeled  bool
 		accuracyMin float64
+		flags       []string // input flags of eval, fit and classify
 	}{
 		{"csv", func(dir string) (string, string) {
 			a, b := filepath.Join(dir, "train.csv"), filepath.Join(dir, "test.csv")
 			writeCSV(a, train, false)
 			writeCSV(b, test, true)
 			return a, b
-		}, false, 0.9},
+		}, false, 0.9, []string{"--label-column", "1"}},
 		{"idx", func(dir string) (string, string) {
 			a, b := filepath.Join(dir, "train.idx"), filepath.Join(dir, "test.idx")
 			writeIDX(a, train)
 			writeIDX(b, test)
 			return a, b
-		}, true, 0.9},
+		}, true, 0.9, nil},
 		{"image folders", func(dir string) (string, string) {
 			a, b := filepath.Join(dir, "train"), filepath.Join(dir, "test")
 			writeFolder(a, train, false)
 			writeFolder(b, test, true)
 			return a, b
-		}, false, 0.9},
+		}, false, 0.9, nil},
 		{"arrow stream named .arrow", func(dir string) (string, string) {
 			a, b := filepath.Join(dir, "train.arrow"), filepath.Join(dir, "test.arrow")
 			writeStream(a, train, false)
 			writeStream(b, test, true)
 			return a, b
-		}, false, 0.9},
+		}, false, 0.9, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			trainPath, testPath := c.write(dir)
-			args := []string{"--rank", "3", "--iters", "50", "--neighbors", "4"}
+			args := append([]string{"--rank", "3", "--iters", "50", "--neighbors", "4"}, c.flags...)
 			out := mustRun(t, append([]string{"eval", "--train", trainPath, "--test", testPath, "--json"}, args...)...)
 			var got map[string]any
 			if err := json.Unmarshal([]byte(out), &got); err != nil {
@@ -166,12 +168,15 @@ func TestInputContainers(t *testing.T) {
 				t.Errorf("accuracy %v, want ≥ %v: %s", got["accuracy"], c.accuracyMin, out)
 			}
 			m := filepath.Join(dir, "m.model")
-			mustRun(t, append([]string{"fit", "--train", trainPath, "--model", m}, args...)...)
+			mustRun(t, append([]string{"fit", "--train", trainPath, "--save", m}, args...)...)
 			pred := filepath.Join(dir, "pred.arrow")
-			mustRun(t, "classify", "--model", m, "--in", testPath, "--out", pred)
+			out = mustRun(t, append([]string{"classify", "--model", m, "--in", testPath, "--out", pred}, c.flags...)...)
 			_, codes, preds, _ := readResults(t, pred)
 			if len(codes) != len(test) || len(preds) != len(test) {
 				t.Errorf("classify wrote %d codes, %d preds for %d records", len(codes), len(preds), len(test))
+			}
+			if !strings.Contains(out, "accuracy") {
+				t.Errorf("classify found no labels in %s: %s", testPath, out)
 			}
 		})
 	}

@@ -45,6 +45,14 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version" || args[0] == "version") {
+		if len(args) > 1 {
+			fmt.Fprintf(stderr, "nmfstream version: unexpected argument %q\n", args[1])
+			return 2
+		}
+		fmt.Fprintln(stdout, versionString())
+		return 0
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		usage(stderr)
 		if len(args) == 0 {
@@ -89,8 +97,9 @@ Commands:
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
 	}
+	fmt.Fprintf(w, "  %-9s %s\n", "version", "print the version and VCS revision (also --version)")
 	fmt.Fprint(w, `
-Run "nmfstream <command> -help" for a command's flags.
+Run "nmfstream <command> -help" for a command's description, flags and examples.
 Start with "nmfstream demo": it needs no data and no flags.
 `)
 }
@@ -110,6 +119,8 @@ func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
+		// synopsis is the usage line, a description and an Examples
+		// section; the flags follow.
 		fmt.Fprintf(stderr, "Usage: nmfstream %s\n\nFlags:\n", synopsis)
 		fs.PrintDefaults()
 	}

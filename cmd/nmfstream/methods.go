@@ -34,6 +34,7 @@ type fitParams struct {
 	iters     int
 	seed      uint64
 	projector string
+	csv       csvFlags // how CSV inputs are read
 }
 
 // addFitFlags registers the fit flags on fs.
@@ -46,6 +47,7 @@ func addFitFlags(fs *flag.FlagSet, p *fitParams) {
 	fs.IntVar(&p.iters, "iters", 0, "maximum number of multiplicative updates (0: the method's default, 200)")
 	fs.Uint64Var(&p.seed, "seed", 1, "seed of the initialization")
 	fs.StringVar(&p.projector, "projector", "graph", "how new samples are coded: graph, nnls, clamped or pinv")
+	addCSVFlags(fs, &p.csv)
 }
 
 // params returns the flags as the map stored in a saved model.

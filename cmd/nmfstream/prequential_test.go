@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/nmfstream/nmfstream/sources"
@@ -98,5 +99,18 @@ func TestStreamAccuracyIsOutsideScore(t *testing.T) {
 	}
 	if lo, hi := float64(s.AccuracyCI95[0]), float64(s.AccuracyCI95[1]); !(lo < float64(s.Accuracy) && float64(s.Accuracy) < hi) {
 		t.Errorf("95%% interval [%.4f, %.4f] does not hold the accuracy %.4f", lo, hi, float64(s.Accuracy))
+	}
+}
+
+// TestStreamNothingUsable checks that a stream whose every record is
+// rejected exits non-zero and says why.
+func TestStreamNothingUsable(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "bad.csv")
+	if err := os.WriteFile(in, []byte("a,b,label\n-1,2,x\n3,-4,y\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCmd(t, "stream", "--in", in)
+	if code == 0 || !strings.Contains(stderr, "no usable record") {
+		t.Errorf("exit %d, stderr %q; want a non-zero exit naming the problem", code, stderr)
 	}
 }

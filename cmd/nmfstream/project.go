@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -86,15 +85,17 @@ func writeResults(path string, k int, r sinks.Results) error {
 func loadModel(path string) (*model.Snapshot, error) {
 	s, err := sources.LoadModel(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w\n(the --model file must be written by \"nmfstream fit --model\" with this version)", err)
+		return nil, fmt.Errorf("%w\n(the --model file must be written by \"nmfstream fit --save\" with this version)", err)
 	}
 	return s, nil
 }
 
 // codeFile reads path and codes its samples with the model.
-func codeFile(ctx context.Context, s *model.Snapshot, proj model.Projection, path string, stderr io.Writer) (*input, *mat.Dense, error) {
+// o gives the input's options; its image size is the model's.
+func codeFile(ctx context.Context, s *model.Snapshot, proj model.Projection, path string, o sources.Opener, stderr io.Writer) (*input, *mat.Dense, error) {
 	pr := newProgress(stderr, "reading "+path)
-	in, err := readInput(ctx, path, os.Stdin, s.ImageWidth, s.ImageHeight, pr)
+	o.Width, o.Height = s.ImageWidth, s.ImageHeight
+	in, err := readInput(ctx, path, o, pr)
 	pr.done()
 	if err != nil {
 		return in, nil, err

@@ -20,7 +20,19 @@ func init() {
 }
 
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("report", "report --out DIR [--data DIR] [--quick] [--seed s] [--mnist N] [--python PATH] [--rerender]", stderr)
+	fs := newFlags("report", `report --out DIR [--data DIR] [--quick] [--seed s] [--mnist N] [--python PATH] [--rerender]
+
+Runs the evaluation behind BENCHMARKS.md: every method's held-out accuracy
+on the digits (and on MNIST and the Brown corpus when --data has them,
+from scripts/fetch-data.sh), against scikit-learn peers when Python has
+it, the sensitivity to the rank and the graph weight, occlusion, the
+stream and the speed; it writes report.md, report.json and PNG figures to
+DIR. --quick is the reduced digits-only run of CI (a few minutes).
+
+Examples:
+  nmfstream report --quick --out /tmp/report
+  nmfstream report --out report --data data
+  nmfstream report --out report --rerender`, stderr)
 	out := fs.String("out", "", "output directory for report.md, report.json and the PNG figures (required)")
 	data := fs.String("data", defaultDataDir(), "directory of fetch-data.sh with mnist/ and brown/ (absent: digits only)")
 	quick := fs.Bool("quick", false, "reduced grid on the digits only, a few minutes (for CI)")

@@ -40,18 +40,45 @@ const (
 	mediaJSONL = "application/x-ndjson"
 )
 
+const serveSynopsis = `serve [--addr 127.0.0.1:8080] [--checkpoint C] [--model M] [--method M] [--window n] [--batch n]
+
+Runs the stream of "nmfstream stream" behind HTTP, as an ingestion
+service: POST /v1/records takes records (JSON lines, or an Arrow IPC
+stream) and answers each one's code and arrival-time prediction once it
+has been learned; POST /v1/labels takes late labels; GET /v1/records/{id}
+returns a recent record's code and prediction; GET /metrics (Prometheus),
+GET /healthz and GET /openapi.json (the API's OpenAPI 3 document).
+With --checkpoint C it resumes from C when C exists and saves its state to
+C every --checkpoint-every records and at shutdown. --model M starts a new
+stream from a fitted model (fit --save) and its training records; M is
+read, never written. --model CKPT (a checkpoint, or a file that does not
+exist yet) is the deprecated spelling of --checkpoint CKPT. It listens on
+loopback unless --addr says otherwise; SIGINT or SIGTERM stop it
+gracefully.
+
+Examples:
+  nmfstream serve
+  nmfstream serve --addr 127.0.0.1:9000 --checkpoint service.ckpt
+  nmfstream serve --model digits.model --checkpoint service.ckpt
+  curl -s --data-binary '{"id":"a","x":[0,3,16,2]}' http://127.0.0.1:8080/v1/records`
+
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("serve", "serve --model M --addr 127.0.0.1:8080", stderr)
-	modelPath := fs.String("model", "", "checkpoint `file` (from stream or serve) to start from and to save to; a saved model from fit seeds a new stream with its training samples; a missing file starts a fresh model")
+	fs := newFlags("serve", serveSynopsis, stderr)
+	ckpt := fs.String("checkpoint", "", "checkpoint `file` (from stream or serve) to resume from if it exists, and to save to")
+	modelPath := fs.String("model", "", "fitted model `file` (fit --save) that seeds a new stream with its training records; read, never written")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen `address`")
-	every := fs.Int64("checkpoint-every", 10000, "records between checkpoints (with -model)")
+	every := fs.Int64("checkpoint-every", 10000, "records between checkpoints (with --checkpoint)")
 	maxBody := fs.Int64("max-body", 64<<20, "largest request body in `bytes`")
+	recent := fs.Int("recent", 10000, "records whose code and prediction GET /v1/records/{id} returns: the most recent ones with an id (0: none)")
 	predictor := fs.String("predictor", "graph", "classifier: graph, nearest, walk or propagate (see stream -help)")
 	metric := fs.String("metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
 	var cfg onlineConfig
 	addOnlineFlags(fs, &cfg)
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q (flags go before, as --flag value)", errUsage, fs.Arg(0))
 	}
 	var err error
 	if cfg.Predictor, err = parsePredictor(*predictor); err != nil {
@@ -60,13 +87,20 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if cfg.Metric, err = parseMetric(*metric); err != nil {
 		return err
 	}
-	if cfg.Rank <= 0 || cfg.Batch < 0 {
-		return fmt.Errorf("%w: -rank must be positive and -batch not negative", errUsage)
+	if cfg.Rank <= 0 || cfg.Batch < 0 || *recent < 0 {
+		return fmt.Errorf("%w: -rank must be positive, -batch and -recent not negative", errUsage)
 	}
 	if cfg.Batch == 0 {
 		cfg.Batch = autoBatch(cfg.Window)
 	}
-	l, cfg, err := openLearner(*modelPath, fs, cfg)
+	cpath, seed, err := modelOrCheckpoint("serve", *modelPath, *ckpt, stderr)
+	if err != nil {
+		return err
+	}
+	if err := checkOutput("--checkpoint", cpath); err != nil {
+		return err
+	}
+	l, cfg, err := openLearner(cpath, seed, fs, cfg, stderr)
 	if err != nil {
 		return err
 	}
@@ -75,37 +109,39 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	fmt.Fprintf(stderr, "nmfstream serve: listening on http://%s\n", ln.Addr())
-	s := &server{learner: l, cfg: cfg, ckpt: *modelPath, every: *every, maxBody: *maxBody}
+	s := &server{learner: l, cfg: cfg, ckpt: cpath, every: *every, maxBody: *maxBody, recentMax: *recent}
 	return s.serve(ctx, ln)
 }
 
-// openLearner starts from the checkpoint or saved model at path, or from a
-// fresh model if path is empty or does not exist.
-func openLearner(path string, fs *flag.FlagSet, cfg onlineConfig) (*stages.Learner, onlineConfig, error) {
-	if path == "" {
-		return cfg.learner(), cfg, nil
-	}
-	cp, err := loadCheckpoint(path)
-	if err == nil {
-		if ferr := sameConfig(fs, cfg, cp.Config); ferr != nil {
-			return nil, cfg, fmt.Errorf("%w: %s: %v", errUsage, path, ferr)
+// openLearner resumes from the checkpoint at ckpt if it exists; else it
+// starts from the fitted model seed if not nil, else from a fresh model.
+// The checkpoint is never the fitted model's file (modelOrCheckpoint), so
+// serve never overwrites a model given as input.
+func openLearner(ckpt string, seed *model.Snapshot, fs *flag.FlagSet, cfg onlineConfig, stderr io.Writer) (*stages.Learner, onlineConfig, error) {
+	if ckpt != "" {
+		cp, err := loadCheckpoint(ckpt)
+		switch {
+		case err == nil:
+			if ferr := sameConfig(fs, cfg, cp.Config); ferr != nil {
+				return nil, cfg, fmt.Errorf("%w: %s: %v", errUsage, ckpt, ferr)
+			}
+			l, err := cp.restore()
+			if err != nil {
+				return nil, cfg, fmt.Errorf("%s: %w", ckpt, err)
+			}
+			if seed != nil {
+				fmt.Fprintf(stderr, "nmfstream serve: resuming from checkpoint %s; --model is used only to start a new stream\n", ckpt)
+			}
+			return l, cp.Config, nil
+		case !errors.Is(err, errNoCheckpoint):
+			return nil, cfg, fmt.Errorf("--checkpoint: %w", err)
 		}
-		l, err := cp.restore()
-		if err != nil {
-			return nil, cfg, fmt.Errorf("%s: %w", path, err)
-		}
-		return l, cp.Config, nil
 	}
-	if errors.Is(err, errNoCheckpoint) {
-		return cfg.learner(), cfg, nil
+	if seed != nil {
+		l, err := seedFromSnapshot(seed, cfg)
+		return l, cfg, err
 	}
-	// Not a checkpoint: perhaps a model saved by fit.
-	snap, serr := sources.LoadModel(path)
-	if serr != nil {
-		return nil, cfg, fmt.Errorf("%s: neither a checkpoint nor a saved model: %v; %v", path, err, serr)
-	}
-	l, err := seedFromSnapshot(snap, cfg)
-	return l, cfg, err
+	return cfg.learner(), cfg, nil
 }
 
 // seedFromSnapshot starts a stream from a fitted model's training samples
@@ -168,6 +204,9 @@ type server struct {
 	ckpt    string
 	every   int64
 	maxBody int64
+	// recentMax bounds the records GET /v1/records/{id} remembers; 0
+	// remembers none.
+	recentMax int
 
 	requests chan *request // handlers → the pipeline; closed by serve under inMu
 	inMu     sync.RWMutex  // senders hold it for reading, the closer for writing
@@ -180,6 +219,7 @@ type server struct {
 	pending int
 	lat     latency
 	saveErr error
+	recent  recentRecords
 }
 
 // request is the work of one HTTP request. Its handler sets batches (the
@@ -255,12 +295,7 @@ func (s *server) serve(ctx context.Context, ln net.Listener) error {
 		close(s.stopped)
 	})
 
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/records", s.handleRecords)
-	mux.HandleFunc("POST /v1/labels", s.handleLabels)
-	mux.HandleFunc("GET /metrics", s.handleMetrics)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second}
 
 	errc := make(chan error, 1)
 	wg.Go(func() { errc <- srv.Serve(ln) })
@@ -362,6 +397,9 @@ func (s *server) pipeline() *pipeline.Pipeline {
 		s.counts, s.pending = c, l.Pending()
 		if p.step != nil {
 			s.lat.observe(p.took.Seconds())
+			for _, pr := range p.step.Predictions {
+				s.recent.add(s.recentMax, pr)
+			}
 		}
 		if saveErr != nil {
 			s.saveErr = saveErr
@@ -401,7 +439,7 @@ func (s *server) save() error {
 	if err != nil {
 		return err
 	}
-	return saveCheckpoint(s.ckpt, &checkpoint{Config: s.cfg, Input: "serve", State: st})
+	return saveCheckpoint(s.ckpt, &checkpoint{Config: s.cfg, State: st})
 }
 
 func shiftOffsets(b *sources.Batch, base int64) {
@@ -628,7 +666,7 @@ func (s *server) handleRecords(w http.ResponseWriter, r *http.Request) {
 		batches, err = parseJSONRecords(body, s.cfg.Batch)
 	}
 	if err != nil {
-		http.Error(w, "nmfstream: cannot read records: "+err.Error(), http.StatusBadRequest)
+		writeBodyError(w, "cannot read records", err)
 		return
 	}
 	var resp recordsResponse
@@ -638,7 +676,7 @@ func (s *server) handleRecords(w http.ResponseWriter, r *http.Request) {
 	if len(batches) > 0 {
 		req := &request{batches: batches}
 		if err := s.submit(r.Context(), req); err != nil {
-			http.Error(w, "nmfstream: "+err.Error(), http.StatusServiceUnavailable)
+			writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
 			return
 		}
 		k = req.k
@@ -668,19 +706,14 @@ func (s *server) handleRecords(w http.ResponseWriter, r *http.Request) {
 		res.Codes = codes
 		aw := sinks.NewArrow(w, k)
 		if err := aw.Write(res); err != nil {
-			http.Error(w, "nmfstream: "+err.Error(), http.StatusInternalServerError)
+			writeError(w, http.StatusInternalServerError, "internal", err.Error())
 			return
 		}
 		aw.Close()
 		return
 	}
 	for _, p := range preds {
-		pj := predictionJSON{ID: p.ID, Offset: p.Offset, Node: p.Node, Score: jsonFloat(p.Score), Code: p.Code}
-		if p.Label != "" {
-			lab := p.Label
-			pj.Pred = &lab
-		}
-		resp.Predictions = append(resp.Predictions, pj)
+		resp.Predictions = append(resp.Predictions, predictionOf(p))
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(resp)
@@ -698,19 +731,19 @@ func (s *server) handleLabels(w http.ResponseWriter, r *http.Request) {
 		if err := dec.Decode(&rec); err == io.EOF {
 			break
 		} else if err != nil {
-			http.Error(w, "nmfstream: bad label record: "+err.Error(), http.StatusBadRequest)
+			writeBodyError(w, "bad label record", err)
 			return
 		}
 		id, err1 := rawString(rec.ID)
 		lab, err2 := rawString(rec.Label)
 		if err := errors.Join(err1, err2); err != nil || id == "" || lab == "" {
-			http.Error(w, "nmfstream: a label record needs an id and a label", http.StatusBadRequest)
+			writeError(w, http.StatusBadRequest, "bad_request", "a label record needs an id and a label")
 			return
 		}
 		labels = append(labels, labelRecord{id, lab})
 	}
 	if err := s.submit(r.Context(), &request{labels: labels}); err != nil {
-		http.Error(w, "nmfstream: "+err.Error(), http.StatusServiceUnavailable)
+		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -68,16 +68,11 @@ func (f jsonFloat) MarshalJSON() ([]byte, error) {
 }
 
 // autoBatch is the number of records per learning step when -batch is 0:
-// max(10, window/100), i.e. 10 for the demo's window of 1,000 and 200 for
-// a window of 20,000. A step costs O(window) besides its records (the
-// basis normalization rescales every code), and the nodes that several
-// new records change are updated once per step, so larger windows want
-// larger steps; smaller steps keep predictions fresh. On the shuffled
-// digits stream (window 1,000, 10% labeled, labels 100 records late, rank
-// 40) steps of 10, 25 and 50 answer 146, 143 and 141 of about 157 scored
-// samples right (NMFSTREAM_TUNE=1 TUNE_RANK=40 TUNE_WINDOW=1000
-// TUNE_BATCH=10,25,50 go test ./stages -run TestTunePrequential -v); on
-// MNIST larger steps are faster and no less accurate (README.md).
+// max(10, window/100), i.e. 10 for a window of 1,000 and 200 for a window
+// of 20,000. A step costs O(window) besides its records (the basis
+// normalization rescales every code), so larger windows want larger
+// steps; labels are learned in input order within a step, so a larger
+// step delays no label (BENCHMARKS.md, "Streams").
 func autoBatch(window int) int { return max(10, window/100) }
 
 // addOnlineFlags declares the flags of the online learner.
@@ -150,12 +145,34 @@ func parseMetric(s string) (int, error) {
 	return 0, fmt.Errorf("%w: -metric %q: want euclidean or cosine", errUsage, s)
 }
 
+const streamSynopsis = `stream --in F [--out P.arrow] [--checkpoint C] [--method M] [--window n] [--batch n] [--seed s] [--json] [CSV flags]
+
+Replays the records of F in order as a stream: each record is predicted on
+arrival, before anything learns from it, then the online model (GNMF by
+default, --method) learns from it; labels may come late, as a later
+record with the same id, a label and no features. It prints the
+prequential accuracy (each labeled record's arrival-time prediction
+scored, late labels included) and, with --out, writes every arrival-time
+prediction (id, pred, score). With --checkpoint C it saves its whole state
+to C atomically every --checkpoint-every records and at the end, and
+resumes from C when it exists, skipping the records already applied.
+F is read as fit reads it (see "nmfstream fit -help"; CSV columns with
+--label-column, --id-column, --text-column). --model CKPT is the
+deprecated spelling of --checkpoint CKPT.
+
+Examples:
+  nmfstream stream --in stream.arrow --out pred.jsonl
+  nmfstream stream --in stream.arrow --checkpoint run.ckpt --json
+  nmfstream stream --in train-images-idx3-ubyte --window 20000 --search-dim 32 --json
+  nmfstream stream --in mails.csv --text-column body --label-column spam --id-column id`
+
 func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("stream", "stream --in F [--out P.arrow] [--model CKPT] [--batch n] [--seed s] [--json]", stderr)
+	fs := newFlags("stream", streamSynopsis, stderr)
 	in := fs.String("in", "", "input `file` replayed in order (required; - for an Arrow stream on stdin)")
 	out := fs.String("out", "", "write arrival-time predictions (id, pred, score) to this `file` (.arrow, .arrows, .jsonl)")
-	ckpt := fs.String("model", "", "checkpoint `file`: resumed from if it exists, written every -checkpoint-every records and at the end")
-	every := fs.Int64("checkpoint-every", 10000, "records between checkpoints (with -model)")
+	ckpt := fs.String("checkpoint", "", "checkpoint `file`: resumed from if it exists, written every --checkpoint-every records and at the end")
+	oldCkpt := fs.String("model", "", "deprecated spelling of --checkpoint (stream does not start from a fitted model)")
+	every := fs.Int64("checkpoint-every", 10000, "records between checkpoints (with --checkpoint)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
 	rejects := fs.String("rejects", "", "write rejected records to this `file` (JSON lines)")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the run to this `file` (go tool pprof)")
@@ -163,13 +180,26 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	metric := fs.String("metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
 	var cfg onlineConfig
 	addOnlineFlags(fs, &cfg)
+	var csvf csvFlags
+	addCSVFlags(fs, &csvf)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *in == "" {
-		return fmt.Errorf("%w: -in is required", errUsage)
+		return fmt.Errorf("%w: --in is required (see nmfstream stream -help)", errUsage)
 	}
-	var err error
+	cpath, seed, err := modelOrCheckpoint("stream", *oldCkpt, *ckpt, stderr)
+	if err != nil {
+		return err
+	}
+	if seed != nil {
+		return fmt.Errorf("%w: --model %s is a fitted model, and stream cannot start from one yet (serve --model can); to resume a stream give its checkpoint as --checkpoint", errUsage, *oldCkpt)
+	}
+	*ckpt = cpath
+	if err := errors.Join(checkInput("--in", *in), checkOutput("--out", *out), checkOutput("--checkpoint", *ckpt),
+		checkOutput("--rejects", *rejects), checkOutput("--cpuprofile", *profile)); err != nil {
+		return err
+	}
 	if cfg.Predictor, err = parsePredictor(*predictor); err != nil {
 		return err
 	}
@@ -188,6 +218,11 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 	var l *stages.Learner
 	var resumed int64
+	var resumedFrom *checkpoint
+	inID, err := identify(*in)
+	if err != nil {
+		return err
+	}
 	if *ckpt != "" {
 		cp, err := loadCheckpoint(*ckpt)
 		switch {
@@ -198,7 +233,11 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			if err := sameConfig(fs, cfg, cp.Config); err != nil {
 				return fmt.Errorf("%w: %s: %v", errUsage, *ckpt, err)
 			}
+			if err := cp.Input.sameInput(inID, *ckpt); err != nil {
+				return err
+			}
 			cfg = cp.Config
+			resumedFrom = cp
 			if l, err = cp.restore(); err != nil {
 				return fmt.Errorf("%s: %w", *ckpt, err)
 			}
@@ -221,22 +260,40 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		defer pprof.StopCPUProfile()
 	}
 
-	opener := sources.Opener{BatchSize: cfg.Batch, Stdin: os.Stdin}
+	opener := csvf.opener(os.Stdin)
+	opener.BatchSize = cfg.Batch
+	if err := csvOnly(opener, *in); err != nil {
+		return err
+	}
 	src, err := opener.Open(*in)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
 
+	// Outputs: a resumed run continues them where its checkpoint says.
+	var done outputState
+	if cp := resumedFrom; cp != nil {
+		done = cp.Output
+	}
 	var outSink sinks.Sink
 	if *out != "" {
-		if outSink, err = sinks.Create(*out, 0); err != nil {
+		if done.Out == *out {
+			outSink, err = sinks.Continue(*out, 0, done.OutBytes)
+		} else {
+			outSink, err = sinks.Create(*out, 0)
+		}
+		if err != nil {
 			return err
 		}
 	}
 	var rejW *rejectWriter
 	if *rejects != "" {
-		if rejW, err = newRejectWriter(*rejects); err != nil {
+		size := int64(-1)
+		if done.Rejects == *rejects {
+			size = done.RejectsBytes
+		}
+		if rejW, err = newRejectWriter(*rejects, size); err != nil {
 			if outSink != nil {
 				outSink.Close()
 			}
@@ -248,21 +305,17 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	start := time.Now()
 	var runRecords int64
 	lastCkpt := l.Counters().Records
-	save := func() error {
-		if *ckpt == "" {
-			return nil
-		}
+	// snapshot returns the checkpoint of the learner's state now, its
+	// outputs to be filled in once they hold every step before it.
+	snapshot := func() (*checkpoint, error) {
 		st, err := l.State()
 		if err != nil {
-			return err
-		}
-		if err := saveCheckpoint(*ckpt, &checkpoint{Config: cfg, Input: *in, State: st}); err != nil {
-			return err
+			return nil, err
 		}
 		lastCkpt = l.Counters().Records
-		return nil
+		return &checkpoint{Config: cfg, Input: inID, Output: outputState{Out: *out, Rejects: *rejects}, State: st}, nil
 	}
-	learn := func(ctx context.Context, f *stages.Featurized) (*stages.Step, error) {
+	learn := func(ctx context.Context, f *stages.Featurized) (*streamStep, error) {
 		st, err := l.LearnFeatures(f)
 		if err != nil {
 			return nil, err
@@ -270,19 +323,22 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		runRecords += int64(f.Records())
 		c := l.Counters()
 		pr.update(int(c.Records), 0, "records")
+		ss := &streamStep{Step: st}
 		if *ckpt != "" && *every > 0 && c.Records-lastCkpt >= *every {
-			if err := save(); err != nil {
+			// Saved by the sink once the outputs hold this step, so
+			// that the checkpoint and the outputs agree.
+			if ss.ckpt, err = snapshot(); err != nil {
 				return nil, err
 			}
 		}
-		return st, nil
+		return ss, nil
 	}
 	rd := sources.NewReader(src)
 	rd.Skip = resumed
 	p := pipeline.New(
 		pipeline.From("records", rd),
 		[]pipeline.Stage{featurizeStage(), pipeline.Map("learn", 1, learn)},
-		pipeline.To("predictions", &stepWriter{out: outSink, rejects: rejW}),
+		pipeline.To("predictions", &stepWriter{out: outSink, rejects: rejW, ckpt: *ckpt}),
 	)
 	// The learner is the slow step: batches read further ahead only take
 	// memory (a batch of 1,000 MNIST images is 6 MB as float64).
@@ -293,10 +349,23 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if runErr != nil && !errors.Is(runErr, context.Canceled) && !errors.Is(runErr, context.DeadlineExceeded) {
 		return runErr // a failed run does not checkpoint: the last checkpoint stays valid
 	}
-	// At the end, and on SIGINT/SIGTERM: the pipeline has stopped, so the
-	// learner is quiet and consistent (each Learn call completes).
-	if err := save(); err != nil {
-		return err
+	// At the end, and on SIGINT/SIGTERM: the pipeline has stopped and the
+	// sink has closed the outputs, so the learner is quiet and consistent
+	// (each Learn call completes) and the outputs hold every step.
+	if *ckpt != "" {
+		cp, err := snapshot()
+		if err != nil {
+			return err
+		}
+		if cp.Output.OutBytes, err = fileSize(*out); err != nil {
+			return err
+		}
+		if cp.Output.RejectsBytes, err = fileSize(*rejects); err != nil {
+			return err
+		}
+		if err := saveCheckpoint(*ckpt, cp); err != nil {
+			return err
+		}
 	}
 	c := l.Counters()
 	sc := l.Scores()
@@ -329,6 +398,9 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if c.Rejected > 0 && !*asJSON {
 		fmt.Fprintf(stderr, "nmfstream stream: %d records rejected\n", c.Rejected)
+	}
+	if runErr == nil && c.Records > 0 && c.Samples == 0 && c.LateLabels == 0 {
+		return fmt.Errorf("no usable record: all %d were rejected (see -rejects for the reasons)", c.Rejected)
 	}
 	return runErr
 }
@@ -383,13 +455,62 @@ func sameConfig(fs *flag.FlagSet, now, saved onlineConfig) error {
 	return nil
 }
 
-// stepWriter writes each step's predictions and rejects.
+// streamStep is a step of stream's learner, with the checkpoint to save
+// once the outputs hold it, if one is due.
+type streamStep struct {
+	*stages.Step
+	ckpt *checkpoint
+}
+
+// fileSize returns the size of the file at path, 0 for no path.
+func fileSize(path string) (int64, error) {
+	if path == "" || path == "-" {
+		return 0, nil
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
+
+// stepWriter writes each step's predictions and rejects, then saves the
+// step's checkpoint, if it carries one, with the outputs synced to stable
+// storage and their lengths in it.
 type stepWriter struct {
 	out     sinks.Sink
 	rejects *rejectWriter
+	ckpt    string
 }
 
-func (w *stepWriter) Write(ctx context.Context, st *stages.Step) error {
+func (w *stepWriter) Write(ctx context.Context, ss *streamStep) error {
+	if err := w.write(ss.Step); err != nil {
+		return err
+	}
+	cp := ss.ckpt
+	if cp == nil {
+		return nil
+	}
+	if w.out != nil {
+		sy, ok := w.out.(sinks.Syncer)
+		if !ok {
+			return fmt.Errorf("checkpoint: the output %s cannot be synced: write JSON lines (.jsonl) with a checkpoint", cp.Output.Out)
+		}
+		var err error
+		if cp.Output.OutBytes, err = sy.Sync(); err != nil {
+			return err
+		}
+	}
+	if w.rejects != nil {
+		var err error
+		if cp.Output.RejectsBytes, err = w.rejects.sync(); err != nil {
+			return err
+		}
+	}
+	return saveCheckpoint(w.ckpt, cp)
+}
+
+func (w *stepWriter) write(st *stages.Step) error {
 	if w.out != nil && len(st.Predictions) > 0 {
 		r := sinks.Results{}
 		for _, p := range st.Predictions {
@@ -428,12 +549,38 @@ type rejectWriter struct {
 	enc *json.Encoder
 }
 
-func newRejectWriter(path string) (*rejectWriter, error) {
-	f, err := os.Create(path)
+// newRejectWriter creates the file at path, or, if size ≥ 0, continues it
+// from its first size bytes (see sinks.Continue).
+func newRejectWriter(path string, size int64) (*rejectWriter, error) {
+	if size < 0 {
+		f, err := os.Create(path)
+		if err != nil {
+			return nil, err
+		}
+		return &rejectWriter{f: f, enc: json.NewEncoder(f)}, nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, err
 	}
+	if err := f.Truncate(size); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.Seek(size, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
 	return &rejectWriter{f: f, enc: json.NewEncoder(f)}, nil
+}
+
+// sync forces the rejects written so far to stable storage and returns the
+// file's length.
+func (w *rejectWriter) sync() (int64, error) {
+	if err := w.f.Sync(); err != nil {
+		return 0, err
+	}
+	return w.f.Seek(0, io.SeekCurrent)
 }
 
 func (w *rejectWriter) write(r sources.Reject) error {

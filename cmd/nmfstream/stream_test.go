@@ -127,7 +127,8 @@ func TestStreamKillResume(t *testing.T) {
 	records, bad := writeDigitsStream(t, in, 0.1, 100)
 	args := []string{"stream", "-in", in, "-json", "-batch", "10", "-window", "1000", "-seed", "1"}
 
-	whole, err := exec.Command(bin, args...).Output()
+	wantOut, wantRej := filepath.Join(dir, "whole.jsonl"), filepath.Join(dir, "whole.rejects")
+	whole, err := exec.Command(bin, append(args, "-out", wantOut, "-rejects", wantRej)...).Output()
 	if err != nil {
 		t.Fatalf("uninterrupted run: %v", err)
 	}
@@ -137,7 +138,8 @@ func TestStreamKillResume(t *testing.T) {
 	}
 
 	ckpt := filepath.Join(dir, "state.ckpt")
-	cargs := append(args, "-model", ckpt, "-checkpoint-every", "200")
+	gotOut, gotRej := filepath.Join(dir, "resumed.jsonl"), filepath.Join(dir, "resumed.rejects")
+	cargs := append(args, "-checkpoint", ckpt, "-checkpoint-every", "200", "-out", gotOut, "-rejects", gotRej)
 	cmd := exec.Command(bin, cargs...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -153,6 +155,16 @@ func TestStreamKillResume(t *testing.T) {
 			t.Fatal("no checkpoint after 60 s")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+	// Kill once the output runs ahead of the last checkpoint, so that the
+	// resumed run must drop what was written after it.
+	for time.Now().Before(deadline) {
+		cp, err := loadCheckpoint(ckpt)
+		fi, serr := os.Stat(gotOut)
+		if err == nil && serr == nil && fi.Size() > cp.Output.OutBytes {
+			break
+		}
+		time.Sleep(time.Millisecond)
 	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -175,6 +187,23 @@ func TestStreamKillResume(t *testing.T) {
 	}
 	t.Logf("killed after a checkpoint at record %d of %d; uninterrupted accuracy %.4f", got.ResumedFrom, records, float64(want.Accuracy))
 	sameCounts(t, "resumed run", got, want)
+	// The outputs continue where the checkpoint says: no duplicate, no gap.
+	sameFile := func(got, want string) {
+		t.Helper()
+		g, err := os.ReadFile(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := os.ReadFile(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(g, w) {
+			t.Errorf("%s (%d bytes) differs from the uninterrupted run's %s (%d bytes)", got, len(g), want, len(w))
+		}
+	}
+	sameFile(gotOut, wantOut)
+	sameFile(gotRej, wantRej)
 
 	// Running it once more resumes at the end: nothing new, same counters.
 	final, err := exec.Command(bin, cargs...).Output()
@@ -186,6 +215,8 @@ func TestStreamKillResume(t *testing.T) {
 		t.Errorf("a finished stream applied %d records again", end.RunRecords)
 	}
 	sameCounts(t, "finished stream", end, want)
+	sameFile(gotOut, wantOut)
+	sameFile(gotRej, wantRej)
 }
 
 // TestStreamCancelResume cancels an in-process stream (as SIGINT does),
@@ -206,7 +237,7 @@ func TestStreamCancelResume(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	var ob, eb bytes.Buffer
-	code = run(ctx, append(args, "-model", ckpt, "-checkpoint-every", "0"), &ob, &eb)
+	code = run(ctx, append(args, "-checkpoint", ckpt, "-checkpoint-every", "0"), &ob, &eb)
 	if code == 0 {
 		t.Skip("the stream finished before the cancellation; nothing to resume")
 	}
@@ -214,7 +245,7 @@ func TestStreamCancelResume(t *testing.T) {
 	if part.Records == 0 || part.Records >= want.Records {
 		t.Fatalf("cancelled run applied %d of %d records", part.Records, want.Records)
 	}
-	code, out, errs = runCmd(t, append(args, "-model", ckpt)...)
+	code, out, errs = runCmd(t, append(args, "-checkpoint", ckpt)...)
 	if code != 0 {
 		t.Fatalf("resume: exit %d: %s", code, errs)
 	}
@@ -243,16 +274,16 @@ func TestStreamFlags(t *testing.T) {
 	ckpt := filepath.Join(dir, "c")
 	out := filepath.Join(dir, "p.arrow")
 	prof := filepath.Join(dir, "cpu.prof")
-	if code, _, e := runCmd(t, "stream", "-in", in, "-model", ckpt, "-rank", "10", "-window", "300", "-out", out, "-json", "-cpuprofile", prof); code != 0 {
+	if code, _, e := runCmd(t, "stream", "-in", in, "-checkpoint", ckpt, "-rank", "10", "-window", "300", "-out", out, "-json", "-cpuprofile", prof); code != 0 {
 		t.Fatal(e)
 	}
 	if st, err := os.Stat(prof); err != nil || st.Size() == 0 {
 		t.Errorf("-cpuprofile: %v, %v", st, err)
 	}
-	if code, _, e := runCmd(t, "stream", "-in", in, "-model", ckpt, "-rank", "12"); code != 2 {
+	if code, _, e := runCmd(t, "stream", "-in", in, "-checkpoint", ckpt, "-rank", "12"); code != 2 {
 		t.Errorf("rank differing from the checkpoint: exit %d (%s), want 2", code, e)
 	}
-	if code, _, e := runCmd(t, "stream", "-in", in, "-model", ckpt, "-rank", "10", "-window", "300", "-revisit", "none"); code != 2 || !strings.Contains(e, "-revisit") {
+	if code, _, e := runCmd(t, "stream", "-in", in, "-checkpoint", ckpt, "-rank", "10", "-window", "300", "-revisit", "none"); code != 2 || !strings.Contains(e, "-revisit") {
 		t.Errorf("-revisit differing from the checkpoint: exit %d (%s), want 2", code, e)
 	}
 	ids, _, preds, scores := readResults(t, out)

@@ -1,65 +1,16 @@
-// Package datasets embeds the small real data set that the demo and the
-// tests use: scikit-learn's 8×8 handwritten digits (1,797 samples, 10
-// classes; BSD-3, originally UCI optdigits).
+// Package datasets forwards to the public package
+// github.com/nmfstream/nmfstream/datasets, for the callers inside the
+// module that import it by its former path.
 package datasets
 
 import (
-	"bytes"
-	"compress/gzip"
-	_ "embed"
-	"encoding/csv"
-	"fmt"
-	"io"
-	"strconv"
-
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/datasets"
 )
 
-//go:embed digits.csv.gz
-var digitsGz []byte
+// DigitsCSVGz returns the embedded digits file; see datasets.DigitsCSVGz.
+func DigitsCSVGz() []byte { return datasets.DigitsCSVGz() }
 
-// DigitsCSVGz returns the embedded digits file: gzip-compressed CSV, 64
-// pixel values in [0, 16] then the class label, one sample per line.
-func DigitsCSVGz() []byte { return digitsGz }
-
-// Digits returns the digits as an N×64 matrix (one sample per row, pixel
-// values in [0, 16]) and their labels in [0, 10).
-func Digits() (x *mat.Dense, labels []int) {
-	x, labels, err := parseDigits(bytes.NewReader(digitsGz))
-	if err != nil {
-		panic("datasets: embedded digits are corrupt: " + err.Error())
-	}
-	return x, labels
-}
-
-func parseDigits(r io.Reader) (*mat.Dense, []int, error) {
-	zr, err := gzip.NewReader(r)
-	if err != nil {
-		return nil, nil, err
-	}
-	rows, err := csv.NewReader(zr).ReadAll()
-	if err != nil {
-		return nil, nil, err
-	}
-	const d = 64
-	x := mat.NewDense(len(rows), d, nil)
-	labels := make([]int, len(rows))
-	for i, row := range rows {
-		if len(row) != d+1 {
-			return nil, nil, fmt.Errorf("line %d: %d fields, want %d", i+1, len(row), d+1)
-		}
-		for j := 0; j < d; j++ {
-			v, err := strconv.ParseFloat(row[j], 64)
-			if err != nil {
-				return nil, nil, fmt.Errorf("line %d: %w", i+1, err)
-			}
-			x.Set(i, j, v)
-		}
-		y, err := strconv.Atoi(row[d])
-		if err != nil {
-			return nil, nil, fmt.Errorf("line %d: %w", i+1, err)
-		}
-		labels[i] = y
-	}
-	return x, labels, nil
-}
+// Digits returns the digits and their labels; see datasets.Digits.
+func Digits() (x *mat.Dense, labels []int) { return datasets.Digits() }

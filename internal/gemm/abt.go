@@ -50,20 +50,7 @@ func mulABT[T float](name string, c, a, b matrix[T], ws *abtWorkspace[T]) {
 }
 
 // transposeInto stores the transpose of src (r×c, packed) into dst, whose
-// rows have the given stride. It goes tile by tile, 16×16: a tile's 16
-// destination rows take one cache line each, which stays in L1 even when
-// the stride is a multiple of 4 KiB and the lines share a cache set.
+// rows have the given stride.
 func transposeInto[T float](dst []T, stride int, src []T, r, c int) {
-	const tile = 16
-	for i0 := 0; i0 < r; i0 += tile {
-		i1 := min(i0+tile, r)
-		for j0 := 0; j0 < c; j0 += tile {
-			j1 := min(j0+tile, c)
-			for i := i0; i < i1; i++ {
-				for j, v := range src[i*c+j0 : i*c+j1] {
-					dst[(j0+j)*stride+i] = v
-				}
-			}
-		}
-	}
+	transposeTo(dst, stride, src, c, r, c)
 }

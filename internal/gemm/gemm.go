@@ -10,9 +10,10 @@
 // OpenBLAS. The kernels here keep the narrow operand packed in cache and
 // stream X as it lies in memory, with no copy of it: on amd64 with
 // AVX-512 they beat OpenBLAS on these shapes (BenchmarkMulPacked,
-// BenchmarkMulXTA). Elsewhere (or with build tag purego) the same
-// functions run in plain Go, correct but slow, and Fast is false: callers
-// should then use BLAS.
+// BenchmarkMulXTA). On amd64 with AVX2 and FMA but no AVX-512, kernels
+// of half the width give the same bits. Elsewhere (or with build tag
+// purego) the same functions run in plain Go, correct but slow, and Fast
+// is false: callers should then use BLAS.
 //
 // MulPacked32 and Packed32 do x·Bᵀ in float32 for the k-NN search's
 // inner products between rows.
@@ -20,7 +21,10 @@
 // Results are deterministic: every entry is summed over the shared
 // dimension in increasing order, whatever the number of rows a call is
 // given, so that splitting the rows of X across goroutines does not change
-// a bit of any row's result.
+// a bit of any row's result. The kernels sum by fused multiply-add, so on
+// any machine with kernels an entry is the same chain of FMAs, bit for
+// bit; the plain-Go forms round each product (unless the compiler fuses
+// them, as it may for GOAMD64=v3) and agree with the kernels to rounding.
 package gemm
 
 import (
@@ -32,16 +36,20 @@ import (
 	"gonum.org/v1/gonum/blas/gonum"
 )
 
-// Fast reports whether the AVX-512 kernels run on this machine.
-var Fast = hasAVX512
+// Fast reports whether assembly kernels (AVX-512, or AVX2 with FMA) run
+// on this machine.
+var Fast = hasKernels
 
 // Serves64 and Serves32 report whether the kernels serve a product better
 // than blas64 or blas32. A product run in parts, one beside the other on
 // every core (inParts), takes them whenever Fast: a BLAS would start
 // threads of its own against the parts. A product run serially takes them
 // when Fast and the BLAS is gonum's own, which they outrun fourfold and
-// more on every shape benchmarked here; OpenBLAS keeps such products,
-// since its threads use all cores.
+// more on every shape benchmarked here with AVX-512; with AVX2 alone
+// (BenchmarkMulPacked*, BenchmarkMulXTA*, BenchmarkMulABT32Rows512x784)
+// by 4–10× from three rows against many on, and about even on one row
+// against many, where both wait on memory. OpenBLAS keeps such
+// products, since its threads use all cores.
 func Serves64(inParts bool) bool {
 	_, native := blas64.Implementation().(gonum.Implementation)
 	return Fast && (inParts || native)
@@ -250,13 +258,10 @@ func (p *Packed) Pack(b blas64.General) {
 // rows (inner products between rows) is then MulPacked(c, x, p).
 func (p *Packed) PackT(b blas64.General) { p.packT(of64(b)) }
 
-// packT packs the transpose of b (K×D) into panels. It goes through b a
-// block of rows and columns at a time, so that the rows of b being read
-// and the packed rows being written stay in L1.
+// packT packs the transpose of b (K×D) into panels (transposeTo).
 func (p *packed[T]) packT(b matrix[T]) {
 	k, d := b.rows, b.cols
 	p.layout(d, k)
-	const tb = 64 // columns of b (packed rows) per block
 	for q := range panels[T](k) {
 		w, nv, k0 := panelOf[T](q, k)
 		vw := lanes[T]() * nv
@@ -264,13 +269,42 @@ func (p *packed[T]) packT(b matrix[T]) {
 		if w < vw {
 			clear(dst)
 		}
-		for t0 := 0; t0 < d; t0 += tb {
-			t1 := min(t0+tb, d)
-			for j := range w {
-				row := b.data[(k0+j)*b.stride+t0 : (k0+j)*b.stride+t1]
-				for t, v := range row {
-					dst[(t0+t)*vw+j] = v
-				}
+		transposeTo(dst, vw, b.data[k0*b.stride:], b.stride, w, d)
+	}
+}
+
+// transposeTo sets dst[j·ldd + i] = src[i·lds + j] for i < rows and
+// j < cols. It takes eight rows of src at a time, so that each of their
+// columns is one run of eight entries of dst (one bounds check, and a
+// store of eight where one entry at a time wrote a line each), in blocks
+// of columns so that the lines of dst being written stay in L1 until the
+// next eight rows fill them. BenchmarkPackT32Rows100x784 and
+// BenchmarkTranspose32Rows512x100 time it.
+func transposeTo[T float](dst []T, ldd int, src []T, lds, rows, cols int) {
+	const jb = 32 // columns per block
+	for j0 := 0; j0 < cols; j0 += jb {
+		j1 := min(j0+jb, cols)
+		n := j1 - j0
+		i := 0
+		for ; i+8 <= rows; i += 8 {
+			s0 := src[i*lds+j0 : i*lds+j1]
+			s1 := src[(i+1)*lds+j0:][:n]
+			s2 := src[(i+2)*lds+j0:][:n]
+			s3 := src[(i+3)*lds+j0:][:n]
+			s4 := src[(i+4)*lds+j0:][:n]
+			s5 := src[(i+5)*lds+j0:][:n]
+			s6 := src[(i+6)*lds+j0:][:n]
+			s7 := src[(i+7)*lds+j0:][:n]
+			for j := range s0 {
+				o := (j0+j)*ldd + i
+				d := dst[o : o+8 : o+8]
+				d[0], d[1], d[2], d[3] = s0[j], s1[j], s2[j], s3[j]
+				d[4], d[5], d[6], d[7] = s4[j], s5[j], s6[j], s7[j]
+			}
+		}
+		for ; i < rows; i++ {
+			for j, v := range src[i*lds+j0 : i*lds+j1] {
+				dst[(j0+j)*ldd+i] = v
 			}
 		}
 	}

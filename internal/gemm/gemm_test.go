@@ -6,10 +6,13 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
+
+	"github.com/nmfstream/nmfstream/internal/cputime"
 )
 
 // randGeneral returns an r×c matrix of entries in [0, 1) with stride
@@ -200,8 +203,22 @@ func inTwo(f func(g int)) {
 	wg.Wait()
 }
 
-func gflops(b *testing.B, flops float64) {
+// cpuNow returns the process's CPU time so far, or −1 if unknown.
+func cpuNow() time.Duration {
+	if t, ok := cputime.Used(); ok {
+		return t
+	}
+	return -1
+}
+
+// gflops reports the rate of b's loop of flops an op in GFLOP/s of wall
+// time and, from the process's CPU time since cpu0, in GFLOP/cpu-s: a
+// shared machine stretches wall time, not CPU time.
+func gflops(b *testing.B, flops float64, cpu0 time.Duration) {
 	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	if cpu1 := cpuNow(); cpu0 >= 0 && cpu1 > cpu0 {
+		b.ReportMetric(flops*float64(b.N)/(cpu1-cpu0).Seconds()/1e9, "GFLOP/cpu-s")
+	}
 }
 
 // BenchmarkMulPacked20000x784x50 is X·U; the blas64 line computes the
@@ -212,14 +229,16 @@ func BenchmarkMulPacked20000x784x50(b *testing.B) {
 	flops := 2.0 * 20000 * 784 * 50
 	b.Run("gemm", func(b *testing.B) {
 		var p Packed
+		cpu0 := cpuNow()
 		for b.Loop() {
 			p.Pack(u)
 			MulPacked(c, x, &p)
 		}
-		gflops(b, flops)
+		gflops(b, flops, cpu0)
 	})
 	b.Run("gemm-2parts", func(b *testing.B) {
 		var p Packed
+		cpu0 := cpuNow()
 		for b.Loop() {
 			p.Pack(u)
 			inTwo(func(g int) {
@@ -227,15 +246,16 @@ func BenchmarkMulPacked20000x784x50(b *testing.B) {
 				MulPacked(rowsOf(c, lo, hi), rowsOf(x, lo, hi), &p)
 			})
 		}
-		gflops(b, flops)
+		gflops(b, flops, cpu0)
 	})
 	b.Run("blas64", func(b *testing.B) {
 		ut := blas64.General{Rows: 50, Cols: 784, Stride: 784, Data: make([]float64, 50*784)}
 		ct := blas64.General{Rows: 50, Cols: 20000, Stride: 20000, Data: make([]float64, 50*20000)}
+		cpu0 := cpuNow()
 		for b.Loop() {
 			blas64.Gemm(blas.NoTrans, blas.Trans, 1, ut, x, 0, ct)
 		}
-		gflops(b, flops)
+		gflops(b, flops, cpu0)
 	})
 }
 
@@ -247,10 +267,11 @@ func BenchmarkMulXTA20000x784x50(b *testing.B) {
 	b.Run("gemm", func(b *testing.B) {
 		c := blas64.General{Rows: 784, Cols: 50, Stride: 50, Data: make([]float64, 50*784)}
 		var ws Workspace
+		cpu0 := cpuNow()
 		for b.Loop() {
 			MulXTA(c, x, v, &ws)
 		}
-		gflops(b, flops)
+		gflops(b, flops, cpu0)
 	})
 	b.Run("gemm-2parts", func(b *testing.B) {
 		// As model.Frobenius runs it under Engine.Split on two cores: eight
@@ -260,6 +281,7 @@ func BenchmarkMulXTA20000x784x50(b *testing.B) {
 		for i := range cs {
 			cs[i] = blas64.General{Rows: 784, Cols: 50, Stride: 50, Data: make([]float64, 50*784)}
 		}
+		cpu0 := cpuNow()
 		for b.Loop() {
 			inTwo(func(g int) {
 				for ch := 4 * g; ch < 4*g+4; ch++ {
@@ -268,14 +290,15 @@ func BenchmarkMulXTA20000x784x50(b *testing.B) {
 				}
 			})
 		}
-		gflops(b, flops)
+		gflops(b, flops, cpu0)
 	})
 	b.Run("blas64", func(b *testing.B) {
 		c := blas64.General{Rows: 50, Cols: 784, Stride: 784, Data: make([]float64, 50*784)}
+		cpu0 := cpuNow()
 		for b.Loop() {
 			blas64.Gemm(blas.Trans, blas.NoTrans, 1, v, x, 0, c)
 		}
-		gflops(b, flops)
+		gflops(b, flops, cpu0)
 	})
 }
 
@@ -359,17 +382,19 @@ func BenchmarkMulPacked32Block512x784(b *testing.B) {
 	flops := 2.0 * 512 * 512 * 784
 	b.Run("gemm", func(b *testing.B) {
 		var p Packed32
+		cpu0 := cpuNow()
 		for b.Loop() {
 			p.PackT(r)
 			MulPacked32(c, x, &p)
 		}
-		gflops(b, flops)
+		gflops(b, flops, cpu0)
 	})
 	b.Run("blas32", func(b *testing.B) {
+		cpu0 := cpuNow()
 		for b.Loop() {
 			blas32.Gemm(blas.NoTrans, blas.Trans, 1, x, r, 0, c)
 		}
-		gflops(b, flops)
+		gflops(b, flops, cpu0)
 	})
 }
 
@@ -428,4 +453,73 @@ func TestMulABT(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkMulABT32Rows512x784 is the k-NN search's float32 inner
+// products of m query rows against a block of 512 window rows, D = 784
+// (model/graph's dots32: MulABT32 packs the smaller set), for the batch
+// sizes of a stream (100, 200) and the few rows of a repair or a single
+// insertion, against blas32.
+func BenchmarkMulABT32Rows512x784(b *testing.B) {
+	rnd := rand.New(rand.NewPCG(1, 1))
+	r := rand32(rnd, 512, 784, 0, 0)
+	for _, m := range []int{1, 3, 8, 16, 100, 200} {
+		x := rand32(rnd, m, 784, 0, 0)
+		c := blas32.General{Rows: m, Cols: 512, Stride: 512, Data: make([]float32, m*512)}
+		flops := 2.0 * float64(m) * 512 * 784
+		b.Run(fmt.Sprintf("m=%d/gemm", m), func(b *testing.B) {
+			b.ReportAllocs()
+			var ws ABTWorkspace32
+			cpu0 := cpuNow()
+			for b.Loop() {
+				MulABT32(c, x, r, &ws)
+			}
+			gflops(b, flops, cpu0)
+		})
+		b.Run(fmt.Sprintf("m=%d/blas32", m), func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0 := cpuNow()
+			for b.Loop() {
+				blas32.Gemm(blas.NoTrans, blas.Trans, 1, x, r, 0, c)
+			}
+			gflops(b, flops, cpu0)
+		})
+	}
+}
+
+// BenchmarkPackT32Rows100x784 is MulABT32's packing of the search's 100
+// query rows (D = 784), done once per block of 512 window rows.
+func BenchmarkPackT32Rows100x784(b *testing.B) {
+	rnd := rand.New(rand.NewPCG(1, 1))
+	x := rand32(rnd, 100, 784, 0, 0)
+	var p Packed32
+	b.ReportAllocs()
+	for b.Loop() {
+		p.PackT(x)
+	}
+	b.ReportMetric(float64(100*784*b.N)/b.Elapsed().Seconds()/1e9, "Gentries/s")
+}
+
+// BenchmarkTranspose32Rows512x100 is MulABT32's transpose of a block of
+// the search's products (512 window rows by 100 queries) into c.
+func BenchmarkTranspose32Rows512x100(b *testing.B) {
+	src := make([]float32, 512*100)
+	dst := make([]float32, 100*512)
+	b.ReportAllocs()
+	for b.Loop() {
+		transposeInto(dst, 512, src, 512, 100)
+	}
+	b.ReportMetric(float64(512*100*b.N)/b.Elapsed().Seconds()/1e9, "Gentries/s")
+}
+
+// BenchmarkTranspose32Rows512x100Stride1024 is BenchmarkTranspose32Rows512x100
+// into rows 4 KiB apart, whose lines share an L1 set.
+func BenchmarkTranspose32Rows512x100Stride1024(b *testing.B) {
+	src := make([]float32, 512*100)
+	dst := make([]float32, 100*1024)
+	b.ReportAllocs()
+	for b.Loop() {
+		transposeInto(dst, 1024, src, 512, 100)
+	}
+	b.ReportMetric(float64(512*100*b.N)/b.Elapsed().Seconds()/1e9, "Gentries/s")
 }

@@ -77,3 +77,75 @@ func mulCols1x3(n int, x *float64, ldx int, a *float64, lda int, c *float64, ldc
 
 //go:noescape
 func mulCols1x4(n int, x *float64, ldx int, a *float64, lda int, c *float64, ldc int, pf uintptr, pfn int)
+
+//go:noescape
+func mulRows6x1AVX2(n int, a *[tileRows]*float64, b *float64, ldb int, c *[tileRows]*float64, mask uint16)
+
+//go:noescape
+func mulRows6x2AVX2(n int, a *[tileRows]*float64, b *float64, ldb int, c *[tileRows]*float64, mask uint16)
+
+//go:noescape
+func mulRows6x3AVX2(n int, a *[tileRows]*float64, b *float64, ldb int, c *[tileRows]*float64, mask uint16)
+
+//go:noescape
+func mulRows6x4AVX2(n int, a *[tileRows]*float64, b *float64, ldb int, c *[tileRows]*float64, mask uint16)
+
+//go:noescape
+func mulRows1x1AVX2(n int, a *[tileRows]*float64, b *float64, ldb int, c *[tileRows]*float64, mask uint16)
+
+//go:noescape
+func mulRows1x2AVX2(n int, a *[tileRows]*float64, b *float64, ldb int, c *[tileRows]*float64, mask uint16)
+
+//go:noescape
+func mulRows1x3AVX2(n int, a *[tileRows]*float64, b *float64, ldb int, c *[tileRows]*float64, mask uint16)
+
+//go:noescape
+func mulRows1x4AVX2(n int, a *[tileRows]*float64, b *float64, ldb int, c *[tileRows]*float64, mask uint16)
+
+//go:noescape
+func mulRows32_6x1AVX2(n int, a *[tileRows]*float32, b *float32, ldb int, c *[tileRows]*float32, mask uint16)
+
+//go:noescape
+func mulRows32_6x2AVX2(n int, a *[tileRows]*float32, b *float32, ldb int, c *[tileRows]*float32, mask uint16)
+
+//go:noescape
+func mulRows32_6x3AVX2(n int, a *[tileRows]*float32, b *float32, ldb int, c *[tileRows]*float32, mask uint16)
+
+//go:noescape
+func mulRows32_6x4AVX2(n int, a *[tileRows]*float32, b *float32, ldb int, c *[tileRows]*float32, mask uint16)
+
+//go:noescape
+func mulRows32_1x1AVX2(n int, a *[tileRows]*float32, b *float32, ldb int, c *[tileRows]*float32, mask uint16)
+
+//go:noescape
+func mulRows32_1x2AVX2(n int, a *[tileRows]*float32, b *float32, ldb int, c *[tileRows]*float32, mask uint16)
+
+//go:noescape
+func mulRows32_1x3AVX2(n int, a *[tileRows]*float32, b *float32, ldb int, c *[tileRows]*float32, mask uint16)
+
+//go:noescape
+func mulRows32_1x4AVX2(n int, a *[tileRows]*float32, b *float32, ldb int, c *[tileRows]*float32, mask uint16)
+
+//go:noescape
+func mulCols6x1AVX2(n int, x *float64, ldx int, a *float64, lda int, c *float64, ldc int, pf uintptr, pfn int)
+
+//go:noescape
+func mulCols6x2AVX2(n int, x *float64, ldx int, a *float64, lda int, c *float64, ldc int, pf uintptr, pfn int)
+
+//go:noescape
+func mulCols6x3AVX2(n int, x *float64, ldx int, a *float64, lda int, c *float64, ldc int, pf uintptr, pfn int)
+
+//go:noescape
+func mulCols6x4AVX2(n int, x *float64, ldx int, a *float64, lda int, c *float64, ldc int, pf uintptr, pfn int)
+
+//go:noescape
+func mulCols1x1AVX2(n int, x *float64, ldx int, a *float64, lda int, c *float64, ldc int, pf uintptr, pfn int)
+
+//go:noescape
+func mulCols1x2AVX2(n int, x *float64, ldx int, a *float64, lda int, c *float64, ldc int, pf uintptr, pfn int)
+
+//go:noescape
+func mulCols1x3AVX2(n int, x *float64, ldx int, a *float64, lda int, c *float64, ldc int, pf uintptr, pfn int)
+
+//go:noescape
+func mulCols1x4AVX2(n int, x *float64, ldx int, a *float64, lda int, c *float64, ldc int, pf uintptr, pfn int)

@@ -2,7 +2,7 @@
 
 package gemm
 
-const hasAVX512 = false
+const hasKernels = false
 
 var (
 	mulRows6, mulRows1       = plainRows[float64](6), plainRows[float64](1)

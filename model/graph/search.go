@@ -24,6 +24,25 @@ type qstate struct {
 	del  []float64 // 2δ per query
 	cnt  []int     // candidates seen per query
 	side [][]cand
+
+	// Ties: with bind, a side list that outgrows its bound is compacted to
+	// the exact k best so far (compact). If the k-th of those is at
+	// squared distance 0 (Euclidean: k exact duplicates of the query),
+	// no later candidate with a larger id can enter (keys are ≥ 0, ties go
+	// to the smaller id), so push drops those at once: duplicates cost
+	// O(1) each instead of an exact distance.
+	qs     []int                  // query slot of each index, from bind
+	canon  func(q, r int) float64 // the store's exact key, nil before bind
+	euclid bool                   // keys are squared distances, ≥ 0
+	zero   []bool                 // the exact k best so far are all at key 0
+	zeroID []int32                // then, the largest id among them
+	cbuf   []cand                 // compact's workspace
+}
+
+// bind lets st compact its side lists with g's exact keys, for queries
+// whose slots are qs (index a is slot qs[a]). Call it after reset.
+func (st *qstate) bind(qs []int, g *Graph) {
+	st.qs, st.canon, st.euclid = qs, g.st.canon, !g.st.cosine
 }
 
 func (st *qstate) reset(nq, k int) {
@@ -44,6 +63,10 @@ func (st *qstate) reset(nq, k int) {
 	for a := 0; a < nq; a++ {
 		st.side[a] = st.side[a][:0]
 	}
+	st.zero = slices.Grow(st.zero[:0], nq)[:nq]
+	st.zeroID = slices.Grow(st.zeroID[:0], nq)[:nq]
+	clear(st.zero)
+	st.canon = nil
 }
 
 // absorb adds to query sa the candidates that part p holds for its query
@@ -67,6 +90,9 @@ func candLess(x, y cand) bool { return less(x.key, int(x.id), y.key, int(y.id)) 
 
 // push offers candidate c to query a. The caller has checked c.key ≤ thr[a].
 func (st *qstate) push(a int, c cand) {
+	if st.zero[a] && c.id > st.zeroID[a] {
+		return // see qstate: it cannot rank before the k found
+	}
 	k := st.k
 	h := st.heap[a*k : a*k+k]
 	n := int(st.n[a])
@@ -127,6 +153,48 @@ func (st *qstate) addSide(a int, c cand) {
 		s = slices.DeleteFunc(s, func(x cand) bool { return x.key > t })
 	}
 	st.side[a] = s
+	if len(s) > 4*st.k+16 && st.canon != nil {
+		// Many candidates within the rounding margin of each other: ties.
+		st.compact(a)
+	}
+}
+
+// compact replaces query a's heap and side list by the exact k best of
+// them (by canonical key, then id), which is all the final list can take
+// from them, and sets zero[a] when those are all at key 0.
+func (st *qstate) compact(a int) {
+	k := st.k
+	h := st.heap[a*k : a*k+k]
+	buf := append(st.cbuf[:0], h[:st.n[a]]...)
+	buf = append(buf, st.side[a]...)
+	q := st.qs[a]
+	for i := range buf {
+		buf[i].key = st.canon(q, int(buf[i].id))
+	}
+	slices.SortFunc(buf, func(x, y cand) int {
+		if candLess(x, y) {
+			return -1
+		}
+		if candLess(y, x) {
+			return 1
+		}
+		return 0
+	})
+	buf = buf[:min(len(buf), k)]
+	// Descending order is a valid max-heap.
+	n := len(buf)
+	for i := range buf {
+		h[i] = buf[n-1-i]
+	}
+	st.n[a] = int32(n)
+	st.side[a] = st.side[a][:0]
+	st.cbuf = buf[:0]
+	if n == k {
+		st.thr[a] = h[0].key + st.del[a]
+		if st.euclid && h[0].key == 0 {
+			st.zero[a], st.zeroID[a] = true, h[0].id
+		}
+	}
 }
 
 // refine computes the exact k best neighbours of query slot q (state a)
@@ -209,6 +277,7 @@ func (g *Graph) search(ls *lists, qs, refs []int, sym bool, keep func(q, r int) 
 	bs := g.blockSize
 	st := &g.qs
 	st.reset(len(qs), k)
+	st.bind(qs, g)
 	for a, q := range qs {
 		st.del[a] = 2 * g.st.delta(q)
 	}
@@ -336,6 +405,7 @@ func (g *Graph) scanSymSplit(ls *lists, st *qstate, qs []int, bs int) {
 	g.split(npairs, func(lo, hi int) {
 		p := &scanPart{bufs: dotBufs{part: true}}
 		p.st.reset(len(qs), k)
+		p.st.bind(qs, g)
 		copy(p.st.del, st.del)
 		for t := lo; t < hi; t++ {
 			bi, bj := pair(t)
@@ -394,6 +464,7 @@ func (g *Graph) scanSplit(ls *lists, st *qstate, qs, refs []int, reverse bool, t
 				g.parts[lo] = p
 			}
 			p.st.reset(len(qb), k)
+			p.st.bind(qb, g)
 			copy(p.st.del, st.del[i0:i0+len(qb)])
 			p.touched = p.touched[:0]
 			var tch func(int)
@@ -484,6 +555,11 @@ func (g *Graph) reverse(ls *lists, p, q int, approx float64, touch func(int)) {
 			ls.cut[p] = true
 			return
 		}
+	}
+	if bounded && wk == 0 && !g.st.cosine && q > wid {
+		// p has k neighbours at distance 0: q cannot rank before them.
+		ls.cut[p] = true
+		return
 	}
 	key := g.st.canon(p, q)
 	if bounded && !less(key, q, wk, wid) {

@@ -1,0 +1,179 @@
+package main
+
+import (
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/nmfstream/nmfstream/stages"
+)
+
+// openAPI is the OpenAPI 3 document of serve's HTTP API, served at
+// GET /openapi.json. TestOpenAPIRoutes keeps it and routes in step.
+//
+//go:embed openapi.json
+var openAPI []byte
+
+// route is one pattern of serve's mux (net/http's "METHOD /path" syntax).
+type route struct {
+	pattern string
+	handler http.HandlerFunc
+}
+
+// routes are serve's HTTP API; every one is in openapi.json.
+func (s *server) routes() []route {
+	return []route{
+		{"POST /v1/records", s.handleRecords},
+		{"GET /v1/records/{id}", s.handleRecord},
+		{"POST /v1/labels", s.handleLabels},
+		{"GET /metrics", s.handleMetrics},
+		{"GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") }},
+		{"GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(openAPI)
+		}},
+	}
+}
+
+// handler returns the service's HTTP handler: the routes, and JSON error
+// bodies for requests that match none (404, or 405 with an Allow header).
+func (s *server) handler() http.Handler {
+	mux := http.NewServeMux()
+	for _, rt := range s.routes() {
+		mux.HandleFunc(rt.pattern, rt.handler)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, pattern := mux.Handler(r)
+		if pattern != "" {
+			mux.ServeHTTP(w, r) // which sets r's path values; h does not
+			return
+		}
+		// The mux's own answer (404 or 405) gives the status and the
+		// Allow header; the body is ours.
+		var st statusWriter
+		st.h = w.Header()
+		h.ServeHTTP(&st, r)
+		switch st.code {
+		case http.StatusMethodNotAllowed:
+			writeError(w, st.code, "method_not_allowed", r.Method+" is not allowed on "+r.URL.Path+" (allowed: "+w.Header().Get("Allow")+")")
+		case http.StatusNotFound, 0:
+			writeError(w, http.StatusNotFound, "not_found", "no route "+r.Method+" "+r.URL.Path+" (see GET /openapi.json)")
+		default:
+			writeError(w, st.code, "error", http.StatusText(st.code))
+		}
+	})
+}
+
+// statusWriter records the status a handler writes and drops its body.
+type statusWriter struct {
+	h    http.Header
+	code int
+}
+
+func (s *statusWriter) Header() http.Header         { return s.h }
+func (s *statusWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (s *statusWriter) WriteHeader(code int)        { s.code = code }
+
+// apiError is the body of every error response:
+// {"error": {"code": "...", "message": "..."}}.
+type apiError struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// writeError writes an error response with a JSON body. code is a stable,
+// machine-readable word (bad_request, too_large, not_found,
+// method_not_allowed, unavailable, internal); message is for people.
+func writeError(w http.ResponseWriter, status int, code, message string) {
+	var e apiError
+	e.Error.Code, e.Error.Message = code, message
+	h := w.Header()
+	h.Del("Content-Length")
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(e)
+}
+
+// writeBodyError answers a request body that could not be read: 413 when
+// it is larger than --max-body, else 400.
+func writeBodyError(w http.ResponseWriter, what string, err error) {
+	var mb *http.MaxBytesError
+	if errors.As(err, &mb) {
+		writeError(w, http.StatusRequestEntityTooLarge, "too_large", what+": "+err.Error()+" (serve --max-body)")
+		return
+	}
+	writeError(w, http.StatusBadRequest, "bad_request", what+": "+err.Error())
+}
+
+// recentRecords remembers the arrival-time code and prediction of the most
+// recent records that had an id, at most max of them (oldest forgotten
+// first), for GET /v1/records/{id}.
+type recentRecords struct {
+	byID  map[string]predictionJSON
+	order []recentKey // arrival order; order[head:] are live or stale
+	head  int
+}
+
+type recentKey struct {
+	id     string
+	offset int64
+}
+
+func (rr *recentRecords) add(max int, p stages.Prediction) {
+	if max <= 0 || p.ID == "" {
+		return
+	}
+	if rr.byID == nil {
+		rr.byID = map[string]predictionJSON{}
+	}
+	rr.byID[p.ID] = predictionOf(p)
+	rr.order = append(rr.order, recentKey{p.ID, p.Offset})
+	for len(rr.byID) > max && rr.head < len(rr.order) {
+		k := rr.order[rr.head]
+		rr.head++
+		// A later record with the same id replaced this entry: keep it.
+		if e, ok := rr.byID[k.id]; ok && e.Offset == k.offset {
+			delete(rr.byID, k.id)
+		}
+	}
+	if rr.head > len(rr.order)/2 && rr.head > 1024 {
+		rr.order = append(rr.order[:0], rr.order[rr.head:]...)
+		rr.head = 0
+	}
+}
+
+func (rr *recentRecords) get(id string) (predictionJSON, bool) {
+	p, ok := rr.byID[id]
+	return p, ok
+}
+
+// predictionOf is p as the JSON responses carry it.
+func predictionOf(p stages.Prediction) predictionJSON {
+	pj := predictionJSON{ID: p.ID, Offset: p.Offset, Node: p.Node, Score: jsonFloat(p.Score), Code: p.Code}
+	if p.Label != "" {
+		lab := p.Label
+		pj.Pred = &lab
+	}
+	return pj
+}
+
+// handleRecord answers GET /v1/records/{id}: the record's code and
+// prediction as made on its arrival, while it is among the --recent most
+// recent records with an id.
+func (s *server) handleRecord(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	s.mu.Lock()
+	p, ok := s.recent.get(id)
+	s.mu.Unlock()
+	if !ok {
+		writeError(w, http.StatusNotFound, "not_found", "no recent record with id "+id+" (serve keeps the last --recent records)")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(p)
+}

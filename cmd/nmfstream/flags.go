@@ -1,0 +1,126 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/nmfstream/nmfstream/sources"
+)
+
+// warnDeprecated says on stderr that a flag spelling is deprecated and what
+// replaces it (DESIGN.md §6: the old spellings work for one minor release).
+func warnDeprecated(stderr io.Writer, cmd, old, replacement string) {
+	fmt.Fprintf(stderr, "nmfstream %s: warning: %s is deprecated and will be removed: use %s (--model only names a fitted model that is read)\n", cmd, old, replacement)
+}
+
+// checkInput reports at start, before any work, an input that does not
+// exist. "-" (standard input) and "" are not checked.
+func checkInput(flagName, path string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	if _, err := os.Stat(path); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%s %s: no such file or directory", flagName, path)
+		}
+		return fmt.Errorf("%s %s: %w", flagName, path, err)
+	}
+	return nil
+}
+
+// checkOutput reports at start, before any work, an output that could not
+// be written at the end: a directory in its place, a missing directory, or
+// one that refuses new files (checked by creating and removing a temporary
+// file beside it, which is also how checkpoints are written). "-"
+// (standard output) and "" are not checked.
+func checkOutput(flagName, path string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("%s %s: is a directory, want a file", flagName, path)
+	}
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".nmfstream-check-*")
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%s %s: directory %s does not exist", flagName, path, dir)
+		}
+		return fmt.Errorf("%s %s: cannot write there: %w", flagName, path, err)
+	}
+	name := f.Name()
+	f.Close()
+	os.Remove(name)
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		// An existing file is replaced: it must be writable (a checkpoint
+		// is renamed over it, which the directory allows; a model or
+		// results file is truncated, which the file must allow).
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("%s %s: cannot write it: %w", flagName, path, err)
+		}
+		f.Close()
+	}
+	return nil
+}
+
+// isSet reports whether the flag name was given on the command line.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			set = true
+		}
+	})
+	return set
+}
+
+// csvFlags are the CSV column flags of fit, eval, project, classify and
+// stream (DESIGN.md §6).
+type csvFlags struct {
+	label, id, text sources.Column
+	unlabeled       string
+}
+
+func addCSVFlags(fs *flag.FlagSet, c *csvFlags) {
+	col := func(dst *sources.Column) func(string) error {
+		return func(s string) error {
+			v, err := sources.ParseColumn(s)
+			if err != nil {
+				return err
+			}
+			*dst = v
+			return nil
+		}
+	}
+	fs.Func("label-column", "CSV: the label column, by header `NAME` or position N from 1 (default: the header column \"label\"; without one, no labels)", col(&c.label))
+	fs.Func("id-column", "CSV: the id column, by header `NAME` or position N from 1 (default: the header column \"id\"; without one, ids are row numbers from 0)", col(&c.id))
+	fs.Func("text-column", "CSV: a column of documents, by header `NAME` or position N from 1: the records are documents (TF-IDF), other columns but label and id are ignored (default: the header column \"text\")", col(&c.text))
+	fs.StringVar(&c.unlabeled, "unlabeled", "", "CSV: a label `value` that means unlabeled, besides the empty field (e.g. -1)")
+}
+
+// opener returns the Opener of an input with these CSV options.
+func (c csvFlags) opener(stdin io.Reader) sources.Opener {
+	return sources.Opener{Stdin: stdin, LabelColumn: c.label, IDColumn: c.id, TextColumn: c.text, Unlabeled: c.unlabeled}
+}
+
+// csvOnly reports CSV options given for an input that is not CSV, which
+// would otherwise be ignored silently.
+func csvOnly(o sources.Opener, path string) error {
+	if o.LabelColumn == (sources.Column{}) && o.IDColumn == (sources.Column{}) && o.TextColumn == (sources.Column{}) && o.Unlabeled == "" {
+		return nil
+	}
+	base := strings.TrimSuffix(strings.ToLower(path), ".gz")
+	if strings.HasSuffix(base, ".csv") {
+		return nil
+	}
+	return fmt.Errorf("%w: %s is not a CSV file (.csv, .csv.gz): --label-column, --id-column, --text-column and --unlabeled apply to CSV inputs only (Arrow and Parquet name their columns label, id and text)", errUsage, path)
+}
+
+// checkStart joins the start checks of a command (checkInput, checkOutput).
+func checkStart(errs ...error) error { return errors.Join(errs...) }
