@@ -6,6 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/vec"
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
@@ -199,14 +200,7 @@ func ratioRowsTo(dst *mat.Dense, m *sparse.CSR, a, b *mat.Dense, lo, hi int) {
 		ind, val := m.Row(i)
 		for p, j := range ind {
 			bj := br.Data[j*br.Stride : j*br.Stride+k]
-			var y float64
-			for c, w := range ai {
-				y += w * bj[c]
-			}
-			r := 0.5 * val[p] / max(y, eps)
-			for c, w := range bj {
-				out[c] += r * w
-			}
+			vec.Axpy(0.5*val[p]/max(dotK(ai, bj), eps), bj, out)
 		}
 	}
 }
@@ -311,14 +305,7 @@ func (l *KL) VGradRowsTo(neg, pos, u, v *mat.Dense, rows []int) {
 					continue
 				}
 				uj := ur.Data[j*ur.Stride : j*ur.Stride+k]
-				var yj float64
-				for c, w := range uj {
-					yj += w * vi[c]
-				}
-				r := 0.5 * xv / max(yj, eps)
-				for c, w := range uj {
-					out[c] += r * w
-				}
+				vec.Axpy(0.5*xv/max(dotK(uj, vi), eps), uj, out)
 			}
 			copy(pos.RawRowView(i), s)
 		}
@@ -351,12 +338,7 @@ func (l *KL) Value(u, v *mat.Dense) float64 {
 				if val[p] == 0 {
 					continue
 				}
-				uj := ur.Data[j*ur.Stride : j*ur.Stride+k]
-				var y float64
-				for c, w := range uj {
-					y += w * vi[c]
-				}
-				f += term(val[p], y)
+				f += term(val[p], dotK(ur.Data[j*ur.Stride:j*ur.Stride+k], vi))
 			}
 		}
 	case *mat.Dense:
@@ -377,6 +359,24 @@ func (l *KL) Value(u, v *mat.Dense) float64 {
 		panic(fmt.Sprintf("model: KL on unsupported data %T", l.X))
 	}
 	return f
+}
+
+// dotK returns Σ a_c b_c over a's length (b at least as long): one entry
+// of UVᵀ. Four partial sums keep the adds independent.
+func dotK(a, b []float64) float64 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float64
+	c := 0
+	for ; c+4 <= len(a); c += 4 {
+		s0 += a[c] * b[c]
+		s1 += a[c+1] * b[c+1]
+		s2 += a[c+2] * b[c+2]
+		s3 += a[c+3] * b[c+3]
+	}
+	for ; c < len(a); c++ {
+		s0 += a[c] * b[c]
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // colSumsTo stores the column sums of w into dst.
