@@ -120,7 +120,7 @@ func List() []Info {
 		},
 		{
 			Name:       "dpca",
-			Summary:    "discriminant PCA with partial supervision (Sun and Zhang 2009), a linear baseline",
+			Summary:    "discriminant PCA with partial supervision (Sun and Zhang 2009), a linear baseline (N×N Gram form when N < D)",
 			UsesLabels: true, Linear: true,
 			build: func(o Options) model.Method { return &model.DPCA{Rank: o.Rank} },
 		},
