@@ -83,14 +83,21 @@ func NewLoss(k LossKind, x Data) (Loss, error) {
 //
 //	V ← V ⊙ ((X ⊘ UVᵀ)ᵀU + 2αSV) / (1 1ᵀU + 2αDV),
 //
-// rather than Cai's per-column linear solve. Lee and Seung's auxiliary
-// function, with the graph term's own (Cai et al. §3.1), shows that this
-// step does not increase the objective when it shrinks an entry, or when
-// the graph's part of the denominator is small against 1ᵀU; the tests check
-// the objective on seeded problems, and the engine stops a run that
-// diverges. Only the divergence is scale-free in X's units of measure up to
-// a factor: D(cX‖cY) = c·D(X‖Y), where the Frobenius loss scales by c², so
-// a graph weight tuned for one loss is not the weight for the other.
+// rather than Cai's per-column linear solve. It is not covered by Lee and
+// Seung's proof as it stands: with their auxiliary function for D and the
+// bound −ab ≤ −a₀b₀(1 + log(ab/(a₀b₀))) for the graph's off-diagonal part,
+// an entry multiplied by s = neg/pos changes the auxiliary function by
+// v·[P₁(s − 1 − s log s) + P₂(s²/2 − 1/2 − s log s)], P₁ = ½(1ᵀU)_k and
+// P₂ = α(DV)_jk the two shares of pos. The first part is never positive
+// and the second is not when s ≤ 1, so the objective cannot grow through
+// entries that shrink, nor through growing ones while P₁(s log s − s + 1)
+// ≥ P₂(s²/2 − 1/2 − s log s) (second order in s − 1 on the left, third on
+// the right). The tests check the objective on seeded problems up to
+// α = 1000, and the engine stops a run that diverges.
+//
+// The divergence scales as D(cX‖cY) = c·D(X‖Y) where the Frobenius loss
+// scales by c², so a graph weight tuned for one loss is not the weight for
+// the other.
 //
 // Only the entries of UVᵀ at X's non-zeros are computed for sparse X
 // (O(nnz·K) per gradient, never the dense N×D product): the zeros of X
