@@ -280,3 +280,58 @@ func readBrown(tb testing.TB, dir string) (docs, genres []string) {
 	}
 	return docs, genres
 }
+
+// TestBrownDPCA scores DPCA's codes (rank 15, the Gram form: 500
+// documents, 16,113 terms) on the protocol of TestBrownLoss, DPCA being
+// given the labels of the L documents per genre that 1-NN uses. It needs
+// the corpus:
+//
+//	NMFSTREAM_BROWN=$HOME/.cache/nmfstream-data/brown go test ./model -run TestBrownDPCA -v
+func TestBrownDPCA(t *testing.T) {
+	dir := os.Getenv("NMFSTREAM_BROWN")
+	if dir == "" {
+		t.Skip("set NMFSTREAM_BROWN to the Brown corpus directory")
+	}
+	docs, genres := readBrown(t, dir)
+	var enc metrics.LabelEncoder
+	enc.Fit(genres)
+	y, err := enc.Encode(nil, genres)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf := &stages.TFIDF{StopWords: stages.EnglishStopWords(), MinDF: stages.DocFreq{Count: 3}, MaxDF: stages.DocFreq{Fraction: 0.5}, SublinearTF: true}
+	x, err := tf.FitTransform(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	classes := len(enc.Classes())
+	var nmi, acc, nn float64
+	seeds := []uint64{1, 2, 3}
+	for _, s := range seeds {
+		labeled := pickPerClass(y, classes, 5, s)
+		labels := make([]int, len(y))
+		for i := range labels {
+			labels[i] = -1
+		}
+		for _, i := range labeled {
+			labels[i] = y[i]
+		}
+		m := &model.DPCA{Rank: classes}
+		start := time.Now()
+		if err := m.Fit(model.SparseRows(x), labels); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("seed %d: DPCA %v form, %v", s, m.FittedForm(), time.Since(start).Round(time.Millisecond))
+		u := unitRowsOf(m.Codes())
+		km := classify.KMeans{K: classes, Src: rand.NewPCG(1, 31)}
+		if err := km.Fit(u); err != nil {
+			t.Fatal(err)
+		}
+		pred := km.LabelsTo(nil)
+		nmi += metrics.NMI(pred, y)
+		acc += metrics.ClusteringAccuracy(pred, y)
+		nn += cosine1NN(u, y, labeled)
+	}
+	k := float64(len(seeds))
+	t.Logf("%-28s %6.3f %6.3f %6.3f", "DPCA (5 labels per genre)", nmi/k, acc/k, nn/k)
+}
