@@ -100,7 +100,11 @@ func (m *DGNMF) terms(ww, wb *sparse.CSR) []Term {
 // m.ww and m.wb: the part of Fit after the graphs are built, which
 // Online's first fit runs on the stream's graphs.
 func (m *DGNMF) fitGraphs(x Data) error {
-	m.eng = Engine{Loss: NewFrobenius(x), Terms: m.terms(m.ww, m.wb), Normalize: NormalizeEachIter}
+	loss, err := m.loss(x)
+	if err != nil {
+		return err
+	}
+	m.eng = Engine{Loss: loss, Terms: m.terms(m.ww, m.wb), Normalize: NormalizeEachIter}
 	NormalizeColumns(&m.u, &m.v)
 	return diverged(m.run(&m.fitted, &m.eng), "DGNMF", "lower Alpha")
 }

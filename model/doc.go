@@ -14,13 +14,16 @@
 //
 // # The engine
 //
-// Engine minimizes a Loss (Frobenius: ‖X − UVᵀ‖²) plus Terms (GraphTerm:
+// Engine minimizes a Loss (Frobenius: ‖X − UVᵀ‖²; KL: the generalized
+// Kullback–Leibler divergence D(X‖UVᵀ), chosen by Common.Loss) plus Terms (GraphTerm:
 // Weight·tr(V_bᵀ L V_b) on a block b of V's columns; AnchorTerm for
 // out-of-sample projection). Each gradient is split into a negative part
 // and a positive part, and a factor W is updated as W ← W ⊙ neg / pos. A
 // repelling graph (negative Weight, or negative entries of S) moves its
 // parts to the other side of the fraction. Columns of U can be normalized
-// after the fit or after every update (Normalization).
+// after the fit or after every update (Normalization). Every loss and term
+// gives half its gradient, so a term's weight means the same with either
+// loss.
 //
 // # Ownership and reuse
 //
@@ -55,6 +58,10 @@
 //
 // C. Boutsidis and E. Gallopoulos, "SVD based initialization: A head start
 // for nonnegative matrix factorization", Pattern Recognition 41(4), 2008.
+//
+// B. Schölkopf, A. Smola and K.-R. Müller, "Nonlinear component analysis
+// as a kernel eigenvalue problem", Neural Computation 10(5), 1998 (DPCA's
+// Gram form).
 //
 // The label-aware methods cite their papers in their type documentation.
 package model

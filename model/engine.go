@@ -17,12 +17,16 @@ import (
 const eps = 1e-10
 
 // Loss is the reconstruction part of an objective: ‖X − UVᵀ‖² on data
-// (Frobenius), or its kernel form. Its gradients are split into a positive
-// part pos and a negative part neg, so that a multiplicative update reads
-// W ← W ⊙ neg/pos.
+// (Frobenius), its kernel form, or the generalized KL divergence D(X‖UVᵀ)
+// (KL). Its gradients are split into a positive part pos and a negative
+// part neg, so that a multiplicative update reads W ← W ⊙ neg/pos.
 //
 // Gradients are halved: for ‖X − UVᵀ‖², ∂/∂V = 2(VUᵀU − XᵀU), and the
-// engine works with VUᵀU (pos) and XᵀU (neg). Terms follow the same scale.
+// engine works with VUᵀU (pos) and XᵀU (neg). Every Loss and Term uses
+// that scale, ½∂F for the objective F = Loss.Value + Σ Term.Value, so
+// that a term's Weight means the same whatever the loss: KL stores
+// ½(X ⊘ UVᵀ)ᵀU and ½·1 1ᵀU, and GNMF with it minimizes D(X‖UVᵀ) +
+// α tr(VᵀLV).
 type Loss interface {
 	// Dims returns D (rows of U) and N (rows of V).
 	Dims() (d, n int)
@@ -217,7 +221,8 @@ func (r *runaway) check(it int, f float64) error {
 // The update for a factor W with gradient parts (neg, pos) is
 // W ← W ⊙ neg / max(pos, eps), which does not increase the objective for
 // the Frobenius loss with non-negative graph terms (Lee and Seung 2001;
-// Cai et al. 2011).
+// Cai et al. 2011), nor for the KL divergence alone (Lee and Seung 2001;
+// with graph terms, see KL).
 //
 // An Engine is not safe for concurrent use. It keeps its workspaces between
 // calls to Run, so reuse one Engine for repeated partial updates.

@@ -137,7 +137,11 @@ func (g *GNMF) Fit(x Data, labels []int) error {
 		cfg := knn.Config()
 		g.knn = &cfg
 	}
-	g.eng = Engine{Loss: NewFrobenius(x), Normalize: g.Scaling.engine()}
+	loss, err := g.loss(x)
+	if err != nil {
+		return err
+	}
+	g.eng = Engine{Loss: loss, Normalize: g.Scaling.engine()}
 	if s != nil {
 		if r, c := s.Dims(); r != n || c != n {
 			return fmt.Errorf("model: GNMF: S is %d×%d for %d samples", r, c, n)

@@ -121,7 +121,11 @@ func (m *N2S2L) terms(s, sp, ss *sparse.CSR, q int) []Term {
 // m.s, m.sp and m.ss with m.q discriminative columns (see
 // DGNMF.fitGraphs).
 func (m *N2S2L) fitGraphs(x Data) error {
-	m.eng = Engine{Loss: NewFrobenius(x), Terms: m.terms(m.s, m.sp, m.ss, m.q), Normalize: NormalizeEachIter}
+	loss, err := m.loss(x)
+	if err != nil {
+		return err
+	}
+	m.eng = Engine{Loss: loss, Terms: m.terms(m.s, m.sp, m.ss, m.q), Normalize: NormalizeEachIter}
 	// Eq. 12 is written on Q; normalizing first makes Q = I, so that the
 	// terms' values (taken at Q = I) are the objective from the start.
 	NormalizeColumns(&m.u, &m.v)

@@ -94,6 +94,9 @@ var _ Method = (*NGE)(nil)
 // edges in the MFA graphs; they join the smoothness graph.
 func (m *NGE) Fit(x Data, labels []int) error {
 	m.ok = false
+	if m.Loss != LossFrobenius {
+		return fmt.Errorf("model: NGE: loss %v not supported (its row solve is written for the Frobenius loss)", m.Loss)
+	}
 	_, n := x.Dims()
 	ls, err := parseLabels(labels, n)
 	if err != nil {
@@ -152,6 +155,9 @@ func (m *NGE) terms(s, sp, ss *sparse.CSR, d int) (terms []Term, block1, block2 
 // are built, which Online's first fit runs on the stream's graphs.
 func (m *NGE) fitGraphs(x Data) (err error) {
 	_, n := x.Dims()
+	if m.Loss != LossFrobenius {
+		return fmt.Errorf("model: NGE: loss %v not supported (its row solve is written for the Frobenius loss)", m.Loss)
+	}
 	terms, block1, block2 := m.terms(m.s, m.sp, m.ss, m.d)
 	m.eng = Engine{Loss: NewFrobenius(x), Terms: terms}
 	m.blocks = [2]*mMatrix{newMMatrix(n, block1), newMMatrix(n, block2)}

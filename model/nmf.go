@@ -70,7 +70,17 @@ type Common struct {
 	// Split, if set, runs the parts of each iteration at once (see
 	// Engine.Split; pipeline.Share provides one).
 	Split func(n int, body func(lo, hi int))
+	// Loss chooses the reconstruction loss: LossFrobenius (the zero
+	// value), ‖X − UVᵀ‖²_F, or LossKL, the generalized KL divergence
+	// D(X‖UVᵀ) (see KL for the scale of the graph weights with it). NMF,
+	// GNMF, DGNMF, SSKNMF and N2S2L read it; NGE, whose row solve is
+	// written for the Frobenius loss, returns an error for LossKL, and
+	// DPCA and the kernel methods do not read it.
+	Loss LossKind
 }
+
+// loss returns the reconstruction loss c.Loss on x.
+func (c *Common) loss(x Data) (Loss, error) { return NewLoss(c.Loss, x) }
 
 // start validates x and the rank and initializes U and V into f.
 func (c *Common) start(f *fitted, x Data) error {
@@ -103,7 +113,10 @@ func (c *Common) run(f *fitted, e *Engine) error {
 // ‖X − UVᵀ‖²_F by the multiplicative updates of Lee and Seung, "Algorithms
 // for non-negative matrix factorization", NIPS 2001:
 //
-//	U ← U ⊙ (XV) / (UVᵀV),   V ← V ⊙ (XᵀU) / (VUᵀU).
+//	U ← U ⊙ (XV) / (UVᵀV),   V ← V ⊙ (XᵀU) / (VUᵀU),
+//
+// or, with Loss set to LossKL, the divergence D(X‖UVᵀ) by their
+// divergence updates (see KL).
 //
 // NMF is not safe for concurrent use.
 type NMF struct {
@@ -123,7 +136,11 @@ func (m *NMF) Fit(x Data, labels []int) error {
 	if err := m.start(&m.fitted, x); err != nil {
 		return err
 	}
-	m.eng = Engine{Loss: NewFrobenius(x)}
+	loss, err := m.loss(x)
+	if err != nil {
+		return err
+	}
+	m.eng = Engine{Loss: loss}
 	if m.NormalizeU {
 		m.eng.Normalize = NormalizeAtEnd
 	}

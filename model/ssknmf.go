@@ -104,7 +104,11 @@ func (m *SSKNMF) terms(w1, w2 *sparse.CSR) []Term {
 // fitGraphs runs the updates from the initialized U, V on the graphs
 // m.w1 and m.w2 (see DGNMF.fitGraphs).
 func (m *SSKNMF) fitGraphs(x Data) error {
-	m.eng = Engine{Loss: NewFrobenius(x), Terms: m.terms(m.w1, m.w2), Normalize: NormalizeEachIter}
+	loss, err := m.loss(x)
+	if err != nil {
+		return err
+	}
+	m.eng = Engine{Loss: loss, Terms: m.terms(m.w1, m.w2), Normalize: NormalizeEachIter}
 	NormalizeColumns(&m.u, &m.v)
 	return diverged(m.run(&m.fitted, &m.eng), "SSKNMF", "lower Alpha or Beta")
 }

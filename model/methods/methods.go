@@ -17,8 +17,11 @@ const Auto = "auto"
 // flags. A zero field means the method's default (Info's Alpha, Beta and
 // Neighbors give them); a method ignores the fields it does not read.
 type Options struct {
-	// Common holds Rank (required), MaxIter, Tol, Init, Src, Callback and
-	// Split, passed to the method unchanged (DPCA reads Rank only).
+	// Common holds Rank (required), MaxIter, Tol, Init, Src, Callback,
+	// Split and Loss, passed to the method unchanged (DPCA reads Rank
+	// only). Loss is the command line's loss option (model.ParseLoss
+	// reads its names, "frobenius" and "kl"); the methods whose Info has
+	// KL set read it, and New refuses model.LossKL for the others.
 	model.Common
 	// Neighbors is the k of the method's k-NN graphs (and of the kernel
 	// methods' graph projection). It must not be negative.
@@ -82,6 +85,12 @@ type Info struct {
 	// codes (the kernel methods): the method implements kernel.Projector
 	// and its State is what a saved model keeps.
 	Kernel bool
+	// KL says whether the method reads Options.Loss, so that it can fit
+	// the generalized KL divergence (model.LossKL) instead of the
+	// Frobenius loss: the methods made of the engine's loss and graph
+	// terms. Graph weights keep their meaning, not their best value: a
+	// method's Alpha and Beta defaults were tuned with the Frobenius loss.
+	KL bool
 	// Alpha, Beta and Neighbors say which of those options the method
 	// reads, and their defaults.
 	Alpha, Beta, Neighbors Param
@@ -100,6 +109,7 @@ func List() []Info {
 	l := []Info{
 		{
 			Name:       "dgnmf",
+			KL:         true,
 			Summary:    "discriminant GNMF (KNMF, An 2009 §2.2): intra-class attraction, inter-class repulsion",
 			UsesLabels: true, NeedsLabels: true, Online: true,
 			Alpha:     Param{true, 0.01},
@@ -110,12 +120,13 @@ func List() []Info {
 		},
 		{
 			Name:       "dpca",
-			Summary:    "discriminant PCA with partial supervision (Sun and Zhang 2009), a linear baseline",
+			Summary:    "discriminant PCA with partial supervision (Sun and Zhang 2009), a linear baseline (N×N Gram form when N < D)",
 			UsesLabels: true, Linear: true,
 			build: func(o Options) model.Method { return &model.DPCA{Rank: o.Rank} },
 		},
 		{
 			Name:      "gnmf",
+			KL:        true,
 			Summary:   "graph-regularized NMF (Cai et al. 2011): α·tr(VᵀLV) over the k-NN graph",
 			Online:    true,
 			Alpha:     Param{true, model.DefaultGNMFAlpha},
@@ -155,6 +166,7 @@ func List() []Info {
 		},
 		{
 			Name:       "n2s2l",
+			KL:         true,
 			Summary:    "non-negative semi-supervised learning (Wang et al. 2009)",
 			UsesLabels: true, NeedsLabels: true, Online: true, SplitsCodes: true,
 			Alpha:     Param{true, 10},
@@ -177,6 +189,7 @@ func List() []Info {
 		},
 		{
 			Name:    "nmf",
+			KL:      true,
 			Summary: "plain NMF (Lee and Seung), ignores labels",
 			Online:  true,
 			build: func(o Options) model.Method {
@@ -185,6 +198,7 @@ func List() []Info {
 		},
 		{
 			Name:       "ssknmf",
+			KL:         true,
 			Summary:    "semi-supervised KNMF (An 2009 §2.3): signed label graph (α) + k-NN graph (β)",
 			UsesLabels: true, Online: true,
 			Alpha:     Param{true, 1},
@@ -234,11 +248,16 @@ func Lookup(name string) (Info, error) {
 	return Info{}, fmt.Errorf("methods: unknown method %q (want %s)", name, strings.Join(Names(), ", "))
 }
 
-// New returns the method called name built from o (see Lookup).
+// New returns the method called name built from o (see Lookup). It
+// returns an error for a loss other than model.LossFrobenius when the
+// method does not read Loss (Info.KL).
 func New(name string, o Options) (model.Method, error) {
 	i, err := Lookup(name)
 	if err != nil {
 		return nil, err
+	}
+	if o.Loss != model.LossFrobenius && !i.KL {
+		return nil, fmt.Errorf("methods: %s does not fit the %v loss (only the frobenius loss)", i.Name, o.Loss)
 	}
 	return i.New(o), nil
 }

@@ -191,3 +191,42 @@ func TestDivergedError(t *testing.T) {
 		t.Errorf("error %q (method %q) does not name the method and the remedy", err, d.Method)
 	}
 }
+
+// TestLoss checks that the methods marked KL take the KL loss and the
+// others refuse it.
+func TestLoss(t *testing.T) {
+	o := methods.Options{Common: model.Common{Rank: 3, Loss: model.LossKL}}
+	for _, i := range methods.List() {
+		m, err := methods.New(i.Name, o)
+		if !i.KL {
+			if err == nil {
+				t.Errorf("New(%q) with the KL loss: no error", i.Name)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("New(%q): %v", i.Name, err)
+			continue
+		}
+		if got := reflectLoss(m); got != model.LossKL {
+			t.Errorf("New(%q): loss %v, want kl", i.Name, got)
+		}
+	}
+}
+
+// reflectLoss returns the Loss of a method built on model.Common.
+func reflectLoss(m model.Method) model.LossKind {
+	switch m := m.(type) {
+	case *model.NMF:
+		return m.Loss
+	case *model.GNMF:
+		return m.Loss
+	case *model.DGNMF:
+		return m.Loss
+	case *model.SSKNMF:
+		return m.Loss
+	case *model.N2S2L:
+		return m.Loss
+	}
+	return -1
+}
