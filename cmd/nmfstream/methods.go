@@ -34,6 +34,7 @@ type fitParams struct {
 	iters     int
 	seed      uint64
 	projector string
+	loss      string
 	csv       csvFlags // how CSV inputs are read
 }
 
@@ -47,6 +48,7 @@ func addFitFlags(fs *flag.FlagSet, p *fitParams) {
 	fs.IntVar(&p.iters, "iters", 0, "maximum number of multiplicative updates (0: the method's default, 200)")
 	fs.Uint64Var(&p.seed, "seed", 1, "seed of the initialization")
 	fs.StringVar(&p.projector, "projector", "graph", "how new samples are coded: graph, nnls, clamped or pinv")
+	fs.StringVar(&p.loss, "loss", "frobenius", "reconstruction loss: frobenius, or kl (the generalized KL divergence of Lee and Seung; nmf, gnmf, dgnmf, ssknmf, n2s2l)")
 	addCSVFlags(fs, &p.csv)
 }
 
@@ -61,6 +63,7 @@ func (p fitParams) params() map[string]string {
 		"iters":     strconv.Itoa(p.iters),
 		"seed":      strconv.FormatUint(p.seed, 10),
 		"projector": p.projector,
+		"loss":      p.loss,
 	}
 }
 
@@ -157,6 +160,15 @@ func checkParams(p fitParams) error {
 	if _, err := model.ParseProjection(p.projector); err != nil {
 		return fmt.Errorf("%w: --projector: %v", errUsage, err)
 	}
+	loss, err := model.ParseLoss(p.loss)
+	if err != nil {
+		return fmt.Errorf("%w: --loss: %v", errUsage, err)
+	}
+	if loss != model.LossFrobenius {
+		if i, err := methods.Lookup(p.method); err == nil && !i.KL {
+			return fmt.Errorf("%w: --loss %s: method %s fits the Frobenius loss only (kl works with nmf, gnmf, dgnmf, ssknmf and n2s2l)", errUsage, p.loss, i.Name)
+		}
+	}
 	return nil
 }
 
@@ -177,7 +189,9 @@ func newCommon(p fitParams, stop func() bool, pr *progress) model.Common {
 		// rather than Split: pieces go to whichever core is free.
 		split = pipeline.Share(runtime.GOMAXPROCS(0))
 	}
+	loss, _ := model.ParseLoss(p.loss) // checked by checkParams
 	return model.Common{
+		Loss:    loss,
 		Rank:    p.rank,
 		MaxIter: p.iters,
 		Src:     rand.NewPCG(p.seed, p.seed),

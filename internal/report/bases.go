@@ -2,6 +2,9 @@ package report
 
 import (
 	"fmt"
+	"golang.org/x/image/font"
+	"golang.org/x/image/font/basicfont"
+	"golang.org/x/image/math/fixed"
 	"image"
 	"image/color"
 	"image/png"
@@ -61,7 +64,8 @@ func (r *runner) runBases() error {
 					continue
 				}
 				file := fmt.Sprintf("bases-%s-%s.png", d.name, name)
-				if err := writeBasisGrid(filepath.Join(r.cfg.Out, file), u, d.width, d.height); err != nil {
+				title := fmt.Sprintf("%s on %s: the K = %d columns of U, each scaled to its largest weight (dark = large)", name, d.name, r.g.rank)
+				if err := writeBasisGrid(filepath.Join(r.cfg.Out, file), title, u, d.width, d.height); err != nil {
 					return err
 				}
 				row.Image = file
@@ -80,8 +84,8 @@ func tileScale(w int) int { return max(1, (56+w/2)/w) }
 
 // writeBasisGrid draws the columns of u (D×K, D = w·h) as a grid of
 // images, 10 per row, each scaled to its own maximum absolute value,
-// dark ink on white.
-func writeBasisGrid(path string, u *mat.Dense, w, h int) error {
+// dark ink on white, numbered from 1, under title.
+func writeBasisGrid(path, title string, u *mat.Dense, w, h int) error {
 	_, k := u.Dims()
 	tiles := make([][]float64, k)
 	for j := range k {
@@ -97,12 +101,17 @@ func writeBasisGrid(path string, u *mat.Dense, w, h int) error {
 		}
 		tiles[j] = col
 	}
-	return writeTiles(path, tiles, w, h, 10)
+	labels := make([]string, k)
+	for j := range labels {
+		labels[j] = fmt.Sprintf("u%d", j+1)
+	}
+	return writeTiles(path, title, tiles, labels, nil, w, h, 10)
 }
 
 // writeExamples draws the first perRow test images of each matrix in
-// rows, one matrix per row of the picture, scaled by the global maximum.
-func writeExamples(dir, file string, rows []*mat.Dense, w, h, perRow int) error {
+// rows, one matrix per row of the picture, scaled by the global maximum,
+// under title, each row named by rowNames.
+func writeExamples(dir, file, title string, rowNames []string, rows []*mat.Dense, w, h, perRow int) error {
 	var tiles [][]float64
 	var m float64
 	for _, x := range rows {
@@ -118,22 +127,55 @@ func writeExamples(dir, file string, rows []*mat.Dense, w, h, perRow int) error 
 			tiles = append(tiles, t)
 		}
 	}
-	return writeTiles(filepath.Join(dir, file), tiles, w, h, perRow)
+	return writeTiles(filepath.Join(dir, file), title, tiles, nil, rowNames, w, h, perRow)
 }
 
 // writeTiles writes w×h tiles with values in [0, 1] (1 = dark) as a PNG
-// grid with perRow tiles per row.
-func writeTiles(path string, tiles [][]float64, w, h, perRow int) error {
+// grid with perRow tiles per row, under a title line. labels, if non-nil,
+// names each tile (under it); rowNames, if non-nil, each row (at its left).
+func writeTiles(path, title string, tiles [][]float64, labels, rowNames []string, w, h, perRow int) error {
 	s := tileScale(w)
 	const gap = 4
+	face := basicfont.Face7x13
+	lineH := face.Metrics().Height.Ceil() + 2
+	top := lineH + gap // the title
+	below := 0         // under each tile: its label
+	if labels != nil {
+		below = lineH
+	}
+	left := 0 // the row names
+	for _, n := range rowNames {
+		left = max(left, font.MeasureString(face, n).Ceil()+2*gap)
+	}
 	rows := (len(tiles) + perRow - 1) / perRow
-	img := image.NewGray(image.Rect(0, 0, perRow*(w*s+gap)+gap, rows*(h*s+gap)+gap))
+	cellW, cellH := w*s+gap, h*s+gap+below
+	width := max(left+perRow*cellW+gap, font.MeasureString(face, title).Ceil()+2*gap)
+	img := image.NewGray(image.Rect(0, 0, width, top+rows*cellH+gap))
 	for i := range img.Pix {
-		img.Pix[i] = 200 // grey frame between tiles
+		img.Pix[i] = 255
+	}
+	text := func(x, y int, str string) {
+		d := font.Drawer{Dst: img, Src: image.NewUniform(color.Gray{Y: 0}), Face: face, Dot: fixed.P(x, y)}
+		d.DrawString(str)
+	}
+	text(gap, lineH-2, title)
+	for r, n := range rowNames {
+		if r < rows {
+			text(gap, top+r*cellH+gap+h*s/2+lineH/3, n)
+		}
 	}
 	for t, tile := range tiles {
-		x0 := gap + (t%perRow)*(w*s+gap)
-		y0 := gap + (t/perRow)*(h*s+gap)
+		x0 := left + gap + (t%perRow)*cellW
+		y0 := top + gap + (t/perRow)*cellH
+		// A grey frame around each tile.
+		for x := x0 - 1; x <= x0+w*s; x++ {
+			img.SetGray(x, y0-1, color.Gray{Y: 170})
+			img.SetGray(x, y0+h*s, color.Gray{Y: 170})
+		}
+		for y := y0 - 1; y <= y0+h*s; y++ {
+			img.SetGray(x0-1, y, color.Gray{Y: 170})
+			img.SetGray(x0+w*s, y, color.Gray{Y: 170})
+		}
 		for p, v := range tile {
 			g := uint8(255 * (1 - math.Min(1, math.Max(0, v))))
 			px, py := x0+(p%w)*s, y0+(p/w)*s
@@ -142,6 +184,9 @@ func writeTiles(path string, tiles [][]float64, w, h, perRow int) error {
 					img.SetGray(px+dx, py+dy, color.Gray{Y: g})
 				}
 			}
+		}
+		if labels != nil {
+			text(x0, y0+h*s+lineH-1, labels[t])
 		}
 	}
 	f, err := os.Create(path)

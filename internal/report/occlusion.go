@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 
@@ -91,7 +92,12 @@ func (r *runner) runOcclusion() error {
 		}
 		// A strip of the first few test images at every patch size.
 		file := "occlusion-examples-" + d.name + ".png"
-		if err := writeExamples(r.cfg.Out, file, examples, d.width, d.height, 8); err != nil {
+		names := make([]string, len(sizes))
+		for i, side := range sizes {
+			names[i] = fmt.Sprintf("patch %d×%d", side, side)
+		}
+		title := fmt.Sprintf("Occluded test images of %s, one row per patch size", d.name)
+		if err := writeExamples(r.cfg.Out, file, title, names, examples, d.width, d.height, 8); err != nil {
 			return err
 		}
 		r.figure(file, "Occluded test images, "+d.name+" (rows: patch side "+intsString(sizes)+")")

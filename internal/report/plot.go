@@ -124,7 +124,9 @@ func linePlot(path, title, xlabel, ylabel string, ss []series, logX, logY bool) 
 			p.Add(sc)
 			thumbs = append(thumbs, sc)
 		}
-		leg.Add(s.name, thumbs...)
+		if s.name != "" { // an unnamed series gets no empty legend entry
+			leg.Add(s.name, thumbs...)
+		}
 	}
 	if !any {
 		return fmt.Errorf("report: %s: nothing to plot", filepath.Base(path))
