@@ -109,6 +109,10 @@ func (g *guardedMessages) Message() (*ipc.Message, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("bad message metadata: %w", err)
 	}
+	if bodyLen > maxIPCMessageBytes {
+		return nil, &LimitError{Record: -1, What: "body size of an Arrow IPC message", Value: bodyLen, Limit: maxIPCMessageBytes,
+			Raise: "split the input into smaller record batches"}
+	}
 	body, err := readN(g.r, bodyLen)
 	if err != nil {
 		return nil, fmt.Errorf("reading message body: %w", err)
