@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -389,7 +388,7 @@ func layoutOf(s *arrow.Schema, maxDim int) (layout, error) {
 		d, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err != nil || d <= 0 {
 			if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange && !strings.HasPrefix(strings.TrimSpace(v), "-") {
-				return l, &LimitError{Record: -1, What: fmt.Sprintf("sparse dimension (schema metadata dim = %q)", v), Value: math.MaxInt64, Limit: int64(maxDim), Raise: raiseMaxDim}
+				return l, &LimitError{Record: -1, What: fmt.Sprintf("sparse dimension (schema metadata dim = %q)", v), Value: -1, Limit: int64(maxDim), Raise: raiseMaxDim}
 			}
 			return l, fmt.Errorf("sources: schema metadata dim = %q, want a positive integer", v)
 		}

@@ -46,6 +46,7 @@ type Images struct {
 	MaxDim int
 
 	fsys    fs.FS
+	root    string // the folder, for errors, when NewImages opened it
 	started bool
 	files   []string // slash paths relative to the root
 	size    imageSize
@@ -59,7 +60,11 @@ type Images struct {
 var _ Source = (*Images)(nil)
 
 // NewImages returns a source reading the image folder root.
-func NewImages(root string) *Images { return NewImagesFS(os.DirFS(root)) }
+func NewImages(root string) *Images {
+	m := NewImagesFS(os.DirFS(root))
+	m.root = root
+	return m
+}
 
 // NewImagesFS returns a source reading the image folder at the root of fsys.
 func NewImagesFS(fsys fs.FS) *Images { return &Images{fsys: fsys} }
@@ -128,7 +133,7 @@ func (m *Images) Next() bool {
 		}
 		if le, ok := err.(*LimitError); ok {
 			// Every image of the folder would be refused the same way.
-			le.Input, le.Record = p, off
+			le.Input, le.Record = filepath.Join(m.root, filepath.FromSlash(p)), off
 			m.err, m.off = le, int64(len(m.files))
 			break
 		}

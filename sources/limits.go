@@ -33,7 +33,8 @@ type LimitError struct {
 	// Record the 0-based record, or -1 for a header or schema.
 	Input  string
 	Record int64
-	// What names the quantity, Value its size, Limit the limit.
+	// What names the quantity, Value its size (-1 if it overflows an
+	// int64), Limit the limit.
 	What         string
 	Value, Limit int64
 	// Raise says how to raise the limit or avoid it.
@@ -49,7 +50,11 @@ func (e *LimitError) Error() string {
 	if e.Record >= 0 {
 		fmt.Fprintf(&b, "record %d: ", e.Record)
 	}
-	fmt.Fprintf(&b, "%s %d exceeds the limit of %d", e.What, e.Value, e.Limit)
+	if e.Value >= 0 {
+		fmt.Fprintf(&b, "%s %d exceeds the limit of %d", e.What, e.Value, e.Limit)
+	} else {
+		fmt.Fprintf(&b, "%s exceeds the limit of %d", e.What, e.Limit)
+	}
 	if e.Raise != "" {
 		fmt.Fprintf(&b, "; %s", e.Raise)
 	}
