@@ -9,7 +9,10 @@
 #
 # FUZZ_PARALLEL sets the fuzzing workers per target (default: 1, for
 # shared machines); FUZZ_MATCH restricts the targets to names matching
-# the grep -E pattern.
+# the grep -E pattern; FUZZ_MINIMIZE is -fuzzminimizetime, the effort
+# spent minimizing each new input (default 10x, ten runs: with Go's default
+# of 60 s a 20 s run of FuzzCheckpoint spent its time minimizing and tried
+# 54 inputs; with 10x it tries about 9,000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,6 +21,7 @@ case "$secs" in
   ''|*[!0-9]*|0) echo "fuzz.sh: seconds must be a positive integer, got '$secs'" >&2; exit 2 ;;
 esac
 par="${FUZZ_PARALLEL:-1}"
+minimize="${FUZZ_MINIMIZE:-10x}"
 match="${FUZZ_MATCH:-.}"
 
 targets=$(git ls-files --cached --others --exclude-standard '*_test.go' | xargs grep -l '^func Fuzz' | while read -r f; do
@@ -32,5 +36,5 @@ fi
 
 while read -r pkg name; do
   echo "== $name ($pkg, ${secs}s)"
-  go test -run '^$' -fuzz "^${name}\$" -fuzztime "${secs}s" -parallel "$par" "$pkg"
+  go test -run '^$' -fuzz "^${name}\$" -fuzztime "${secs}s" -fuzzminimizetime "$minimize" -parallel "$par" "$pkg"
 done <<< "$targets"
