@@ -233,9 +233,11 @@ func int64s(l *array.LargeList, i int) []int {
 		return nil
 	}
 	lo, hi := l.ValueOffsets(i)
-	vals := l.ListValues().(*array.Int64).Int64Values()
-	out := make([]int, hi-lo)
-	for j, v := range vals[lo:hi] {
+	// Slice before allocating: corrupt offsets then panic (ReadModel
+	// recovers) instead of sizing the copy (a 160 TB make; FuzzModel).
+	vals := l.ListValues().(*array.Int64).Int64Values()[lo:hi]
+	out := make([]int, len(vals))
+	for j, v := range vals {
 		out[j] = int(v)
 	}
 	return out
