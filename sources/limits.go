@@ -1,7 +1,9 @@
 package sources
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -24,6 +26,11 @@ const (
 	// maxImageFileBytes bounds one image file of a folder, read whole
 	// before decoding.
 	maxImageFileBytes = 1 << 28
+	// maxCSVLineBytes bounds one line of a CSV file opened by Open:
+	// encoding/csv buffers a whole record, and a file without newlines is
+	// one record. 64 MiB holds a row of DefaultMaxDim numbers in text; it
+	// is serve's bound on a JSON line too.
+	maxCSVLineBytes = 64 << 20
 )
 
 // LimitError reports an input that exceeds a size limit, refused before
@@ -78,4 +85,34 @@ func checkDim(what string, d int64, max int, record int64) error {
 		return &LimitError{Record: record, What: what, Value: d, Limit: int64(max), Raise: raiseMaxDim}
 	}
 	return nil
+}
+
+// lineLimit reads r and fails with a *LimitError once a line (the bytes
+// between two newlines) is longer than max bytes.
+type lineLimit struct {
+	r    io.Reader
+	max  int
+	path string
+	line int   // bytes since the last newline
+	n    int64 // newlines so far
+}
+
+func (l *lineLimit) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	for q := p[:n]; len(q) > 0; {
+		i := bytes.IndexByte(q, '\n')
+		if i < 0 {
+			l.line += len(q)
+			break
+		}
+		if l.line += i; l.line > l.max {
+			break
+		}
+		l.line, l.n, q = 0, l.n+1, q[i+1:]
+	}
+	if l.line > l.max {
+		return n, &LimitError{Input: l.path, Record: -1, What: fmt.Sprintf("the length in bytes of line %d", l.n+1),
+			Value: -1, Limit: int64(l.max), Raise: "a CSV record must fit in a line of that size"}
+	}
+	return n, err
 }

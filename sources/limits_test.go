@@ -193,3 +193,30 @@ func TestParquetSchemaBomb(t *testing.T) {
 		}
 	}
 }
+
+// TestCSVLineLimit: a CSV input without newlines is refused once a line
+// exceeds the bound, instead of being buffered whole as one record; lines
+// within it read as before.
+func TestCSVLineLimit(t *testing.T) {
+	long := strings.Repeat("1,", 8<<20) // 16 MiB, one line
+	var err error
+	total, _ := allocated(func() {
+		src := NewCSV(&lineLimit{r: strings.NewReader(long), max: 1 << 16, path: "long.csv"})
+		for src.Next() {
+		}
+		err = src.Err()
+	})
+	if err == nil || !strings.Contains(err.Error(), "long.csv: the length in bytes of line 1 exceeds the limit of 65536") {
+		t.Errorf("err = %v, want the line limit", err)
+	}
+	// About 5 MiB whatever the line's length (2 MiB or 16 MiB): the
+	// readers' buffers, not the line.
+	if total > 8<<20 {
+		t.Errorf("refusing it allocated %d bytes", total)
+	}
+	src := NewCSV(&lineLimit{r: strings.NewReader("1,2\n3,4\n5,6\n"), max: 4})
+	c := readAll(t, src)
+	if err := src.Err(); err != nil || len(c.dense) != 3 {
+		t.Errorf("lines within the limit: %d rows, err %v", len(c.dense), err)
+	}
+}

@@ -116,7 +116,7 @@ func (o *Opener) Open(path string) (src Source, err error) {
 		if err != nil {
 			return nil, err
 		}
-		s := NewCSV(r)
+		s := NewCSV(&lineLimit{r: r, max: maxCSVLineBytes, path: path})
 		s.closer = c
 		s.BatchSize, s.Header = o.BatchSize, o.Header
 		s.LabelColumn, s.IDColumn, s.TextColumn, s.Unlabeled = o.LabelColumn, o.IDColumn, o.TextColumn, o.Unlabeled
