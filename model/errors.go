@@ -11,6 +11,11 @@ import (
 // ErrNotFitted is the panic value of accessors called before a successful Fit.
 var ErrNotFitted = errors.New("model: not fitted")
 
+// ErrTooLarge is wrapped by the errors of models refusing data whose
+// dimension would make their factors exceed a memory limit
+// (Online.MaxBasisBytes).
+var ErrTooLarge = errors.New("model: too large")
+
 // CheckFinite returns nil if every entry of m is finite, and otherwise an
 // error wrapping ErrDiverged that names what m is ("SSKNMF codes") and
 // the first non-finite entry. Fits check what they return with it, and

@@ -155,6 +155,13 @@ type Online struct {
 	InitIter int
 	// Src drives initialization. If nil, a fixed seed is used.
 	Src rand.Source
+	// MaxBasisBytes bounds the memory of the basis U, 8·D·K bytes for D×K
+	// float64: PartialFit (and Restore) return an error wrapping
+	// ErrTooLarge, without allocating, for samples whose dimension D would
+	// need more. The statistics B take as much again. If zero, it defaults
+	// to DefaultMaxBasisBytes (1 GiB: D = 2²⁰ at rank 128); negative
+	// disables the check.
+	MaxBasisBytes int64
 	// Split, if set, runs parts of a step's graph search at once
 	// (graph.Graph.SetSplit), and of the first fit's and Refit's
 	// iterations (Engine.Split); pipeline.Split provides one. The graph is
@@ -386,6 +393,9 @@ func (o *Online) ensureGraph(x Data, d int) error {
 		}
 		return nil
 	}
+	if err := o.checkBasis(d); err != nil {
+		return err
+	}
 	switch Rows(x).(type) {
 	case *mat.Dense:
 	case *sparse.CSR:
@@ -401,6 +411,37 @@ func (o *Online) ensureGraph(x Data, d int) error {
 	}
 	o.dim = d
 	return nil
+}
+
+// DefaultMaxBasisBytes is the default of Online.MaxBasisBytes: 1 GiB, a
+// D×K float64 basis with D = 2²⁰ (sources.DefaultMaxDim) and K = 128.
+const DefaultMaxBasisBytes = 1 << 30
+
+// checkBasis returns an error wrapping ErrTooLarge if a basis of d rows at
+// rank o.Rank exceeds MaxBasisBytes.
+func (o *Online) checkBasis(d int) error {
+	limit := o.MaxBasisBytes
+	switch {
+	case limit < 0:
+		return nil
+	case limit == 0:
+		limit = DefaultMaxBasisBytes
+	}
+	const size = 8 // bytes per float64
+	if int64(d) > limit/size/int64(max(o.Rank, 1)) {
+		return fmt.Errorf("model: online: %w: samples of dimension D = %d at rank K = %d need a D×K float64 basis of %s, above MaxBasisBytes = %d; reduce D (hash, select or resize the features) or raise the limit",
+			ErrTooLarge, d, o.Rank, basisBytes(d, o.Rank), limit)
+	}
+	return nil
+}
+
+// basisBytes formats 8·d·k bytes without overflowing.
+func basisBytes(d, k int) string {
+	b := 8 * float64(d) * float64(k)
+	if b < 1<<40 {
+		return fmt.Sprintf("%.0f bytes", b)
+	}
+	return fmt.Sprintf("%.3g bytes", b)
 }
 
 // growSlots makes the row and code storage cover every slot of the graph.

@@ -138,13 +138,16 @@ func (o *Online) Restore(s *OnlineState) error {
 	}
 	*o = Online{Rank: o.Rank, Method: o.Method, Alpha: o.Alpha, Beta: o.Beta, Q: o.Q, Graph: o.Graph, Weighting: o.Weighting, Sweeps: o.Sweeps,
 		USteps: o.USteps, Refresh: o.Refresh, Revisit: o.Revisit, Scaling: o.Scaling, Forget: o.Forget, InitSize: o.InitSize,
-		InitIter: o.InitIter, SearchDim: o.SearchDim, Src: o.Src, Split: o.Split}
+		InitIter: o.InitIter, SearchDim: o.SearchDim, Src: o.Src, Split: o.Split, MaxBasisBytes: o.MaxBasisBytes}
 	o.started, o.cursor, o.seen, o.q = s.Started, s.Cursor, s.Seen, s.Q
 	if s.Slots == 0 {
 		return nil
 	}
 	if w := o.Graph.Window; w > 0 && len(s.Order) > w {
 		return fmt.Errorf("model: online: state has %d live samples, the window is %d", len(s.Order), w)
+	}
+	if err := o.checkBasis(s.Dim); err != nil {
+		return err
 	}
 	o.dim, o.sparse, o.height = s.Dim, s.Sparse, s.Height
 	var r *mat.Dense

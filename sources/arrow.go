@@ -74,6 +74,12 @@ type Arrow struct {
 	// MaxImagePixels rejects images with more pixels before decoding them.
 	// If zero, it defaults to 1<<24.
 	MaxImagePixels int
+	// MaxDim bounds the feature dimension D: a fixed_size_list width or a
+	// sparse dim above it makes Form fail with a *LimitError, a list
+	// record longer than it is rejected, and a first image that would fix
+	// a larger Width·Height stops Next with a *LimitError. If zero, it
+	// defaults to DefaultMaxDim.
+	MaxDim int
 	// Allocator allocates the Arrow buffers. If nil, memory.DefaultAllocator
 	// is used.
 	Allocator memory.Allocator
@@ -200,6 +206,9 @@ func NewParquet(r parquet.ReaderAtSeeker) *Arrow {
 		if err != nil {
 			return nil, nil, err
 		}
+		if err := checkParquetSchema(pf, mem); err != nil {
+			return nil, nil, err
+		}
 		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(batchSize(a.BatchSize))}, mem)
 		if err != nil {
 			return nil, nil, err
@@ -216,11 +225,9 @@ func NewParquet(r parquet.ReaderAtSeeker) *Arrow {
 				schema = arrow.NewSchema(schema.Fields(), ptr(arrow.NewMetadata(keys, vals)))
 			}
 		}
-		rr, err := fr.GetRecordReader(context.Background(), nil, nil)
-		if err != nil {
-			return nil, nil, err
-		}
-		return &parquetRecords{rr: rr}, schema, nil
+		// The column readers are made at the first Next, once layoutOf has
+		// checked the schema (a fixed_size_list width, say, against MaxDim).
+		return &parquetRecords{fr: fr}, schema, nil
 	}
 	return a
 }
@@ -253,21 +260,43 @@ func (l limitedAllocator) check(n int) {
 	}
 }
 
-// parquetRecords adapts pqarrow.RecordReader. It never calls
-// file.Reader.Close, which would close the caller's input.
+// parquetRecords adapts pqarrow.RecordReader, made at the first Next. It
+// never calls file.Reader.Close, which would close the caller's input.
 type parquetRecords struct {
-	rr pqarrow.RecordReader
+	fr  *pqarrow.FileReader
+	rr  pqarrow.RecordReader
+	err error
 }
 
-func (p *parquetRecords) Next() bool           { return p.rr.Next() }
+func (p *parquetRecords) Next() bool {
+	if p.rr == nil {
+		if p.err != nil {
+			return false
+		}
+		if p.rr, p.err = p.fr.GetRecordReader(context.Background(), nil, nil); p.err != nil {
+			return false
+		}
+	}
+	return p.rr.Next()
+}
+
 func (p *parquetRecords) Record() arrow.Record { return p.rr.Record() }
+
 func (p *parquetRecords) Err() error {
+	if p.rr == nil {
+		return p.err
+	}
 	if err := p.rr.Err(); err != nil && err != io.EOF {
 		return err
 	}
 	return nil
 }
-func (p *parquetRecords) Release() { p.rr.Release() }
+
+func (p *parquetRecords) Release() {
+	if p.rr != nil {
+		p.rr.Release()
+	}
+}
 
 // layout is where the contract's columns are in a schema (-1 if absent).
 type layout struct {
@@ -312,8 +341,9 @@ func isKey(dt arrow.DataType) bool {
 	return false
 }
 
-// layoutOf checks a schema against the data contract.
-func layoutOf(s *arrow.Schema) (layout, error) {
+// layoutOf checks a schema against the data contract, and its fixed
+// dimension against maxDim.
+func layoutOf(s *arrow.Schema, maxDim int) (layout, error) {
 	var l layout
 	var err error
 	for _, c := range []struct {
@@ -335,6 +365,9 @@ func layoutOf(s *arrow.Schema) (layout, error) {
 		if _, fixed := s.Field(l.x).Type.(*arrow.FixedSizeListType); fixed && n <= 0 {
 			return l, fmt.Errorf("sources: column x has fixed size %d", n)
 		}
+		if err := checkDim("dimension (fixed_size_list width of column x)", int64(n), maxDim, -1); err != nil {
+			return l, err
+		}
 		l.form, l.dim = FormDense, n
 	}
 	if l.ind >= 0 || l.val >= 0 {
@@ -352,11 +385,17 @@ func layoutOf(s *arrow.Schema) (layout, error) {
 		if !ok {
 			return l, errors.New("sources: sparse features need the dimension in schema metadata key \"dim\"")
 		}
-		d, err := strconv.Atoi(strings.TrimSpace(v))
+		d, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err != nil || d <= 0 {
+			if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange && !strings.HasPrefix(strings.TrimSpace(v), "-") {
+				return l, &LimitError{Record: -1, What: fmt.Sprintf("sparse dimension (schema metadata dim = %q)", v), Value: -1, Limit: int64(maxDim), Raise: raiseMaxDim}
+			}
 			return l, fmt.Errorf("sources: schema metadata dim = %q, want a positive integer", v)
 		}
-		l.form, l.dim = FormSparse, d
+		if err := checkDim("sparse dimension (schema metadata dim)", d, maxDim, -1); err != nil {
+			return l, err
+		}
+		l.form, l.dim = FormSparse, int(d)
 	}
 	if l.text >= 0 {
 		forms = append(forms, ColText)
@@ -404,7 +443,7 @@ func (a *Arrow) start() bool {
 		return a.err == nil
 	}
 	a.started = true
-	if a.size, a.err = newImageSize(a.Width, a.Height, a.MaxImagePixels); a.err != nil {
+	if a.size, a.err = newImageSize(a.Width, a.Height, a.MaxImagePixels, a.MaxDim); a.err != nil {
 		return false
 	}
 	mem := a.Allocator
@@ -421,9 +460,10 @@ func (a *Arrow) start() bool {
 		a.err = fmt.Errorf("sources: cannot read arrow input: %w", err)
 		return false
 	}
-	if a.lay, a.err = layoutOf(schema); a.err != nil {
+	if a.lay, a.err = layoutOf(schema, maxDim(a.MaxDim)); a.err != nil {
 		return false
 	}
+	a.dense.max = a.MaxDim
 	if a.lay.form == FormDense && a.lay.img < 0 {
 		a.dense.d = a.lay.dim
 	}
@@ -463,6 +503,9 @@ func (a *Arrow) Next() bool {
 		k := min(bs-n, a.rec.NumRows()-a.row)
 		if err := catch(func() error { return a.rows(k, sp) }); err != nil {
 			a.err = fmt.Errorf("sources: record %d: %w", a.off, err)
+			if le, ok := err.(*LimitError); ok {
+				a.err = le
+			}
 			a.done = true
 			break
 		}
@@ -579,6 +622,9 @@ func (a *Arrow) rows(k int64, sp *sparse.CSR) error {
 					if err = a.dense.check(a.scratch); err == nil {
 						a.dense.add(a.scratch)
 					}
+				} else if le, ok := err.(*LimitError); ok {
+					le.Record = off // every image would be refused alike: stop
+					return le
 				}
 			}
 		}

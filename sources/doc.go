@@ -26,6 +26,20 @@
 // returned by Open own their files and Close closes them. Arrow sources
 // allocate through their Allocator and release every buffer by Close.
 //
+// # Limits
+//
+// Sources check what an input claims before allocating for it, so that a
+// corrupt or hostile file fails with an error instead of exhausting memory.
+// The feature dimension D is bounded by MaxDim (DefaultMaxDim, 2²⁰, unless
+// set): a fixed_size_list width, a sparse dim, an IDX record or an image
+// Width·Height above it fails with a *LimitError naming the input, the
+// limit and how to raise it, and so does a first image that would fix a
+// larger D (set Width and Height to resize). Arrow IPC metadata (field
+// count, nesting, buffer sizes, message bodies), the ARROW:schema metadata
+// of Parquet files, Parquet page buffers, image files and CSV lines have
+// fixed bounds, each named in limits.go and ipcguard.go. Every decoder has
+// a fuzz target; scripts/fuzz.sh runs them.
+//
 // # Concurrency
 //
 // A Source is not safe for concurrent use; one goroutine reads it. Sources

@@ -85,7 +85,7 @@ func TestIDXMatchesPNG(t *testing.T) {
 	}
 	src := NewIDX(bytes.NewReader(idxBytes([]int{1, 4, 5}, pix)), nil)
 	a := readAll(t, src)
-	g, err := decodeImage(pngGray(t, 5, 4, f), 1<<20)
+	g, err := decodeImage(pngGray(t, 5, 4, f), 1<<20, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,7 +125,7 @@ func FuzzImage(f *testing.F) {
 	f.Add([]byte("BM"))
 	f.Add([]byte("\xff\xd8\xff"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		g, err := decodeImage(data, 1<<16)
+		g, err := decodeImage(data, 1<<16, nil)
 		if err != nil {
 			return
 		}

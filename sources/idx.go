@@ -33,6 +33,10 @@ type IDX struct {
 	// BatchSize is the number of records per batch. If zero, it defaults
 	// to 256.
 	BatchSize int
+	// MaxDim bounds the features per record (the product of the
+	// dimensions after the first): a header asking for more makes Form
+	// fail with a *LimitError. If zero, it defaults to DefaultMaxDim.
+	MaxDim int
 
 	images, labels *bufio.Reader
 	closer         io.Closer // the inputs, when opened by Open
@@ -120,7 +124,11 @@ func (x *IDX) start() bool {
 		}
 		x.d *= v
 	}
-	x.dense.d = x.d
+	if err := checkDim(fmt.Sprintf("dimension of the records %v", dims[1:]), int64(x.d), maxDim(x.MaxDim), -1); err != nil {
+		x.err = err
+		return false
+	}
+	x.dense.d, x.dense.max = x.d, x.MaxDim
 	if x.labels != nil {
 		ltyp, lsize, ldims, err := idxHeader(x.labels)
 		if err != nil {

@@ -28,8 +28,10 @@ type gray struct {
 // magic numbers, into grayscale intensities in [0, 1] (0 black, 1 white).
 // Colour is converted with color.Gray16Model (ITU-R BT.601 luma weights
 // 0.299, 0.587, 0.114 on 16-bit channels); transparent pixels are composited
-// on black. It rejects images larger than maxPixels before decoding them.
-func decodeImage(data []byte, maxPixels int) (*gray, error) {
+// on black. It rejects images larger than maxPixels before decoding them,
+// and returns the error of fits(width, height), if fits is not nil, before
+// decoding too.
+func decodeImage(data []byte, maxPixels int, fits func(w, h int) error) (*gray, error) {
 	var decode func([]byte) (image.Image, error)
 	var config func([]byte) (image.Config, error)
 	wrap := func(d func(r *bytes.Reader) (image.Image, error), c func(r *bytes.Reader) (image.Config, error)) {
@@ -50,7 +52,7 @@ func decodeImage(data []byte, maxPixels int) (*gray, error) {
 		wrap(func(r *bytes.Reader) (image.Image, error) { return bmp.Decode(r) },
 			func(r *bytes.Reader) (image.Config, error) { return bmp.DecodeConfig(r) })
 	case len(data) >= 2 && data[0] == 'P' && (data[1] == '2' || data[1] == '3' || data[1] == '5' || data[1] == '6'):
-		return decodePNM(data, maxPixels)
+		return decodePNM(data, maxPixels, fits)
 	default:
 		return nil, errors.New("unknown image format (want PNG, JPEG, GIF, BMP, PGM or PPM)")
 	}
@@ -58,7 +60,7 @@ func decodeImage(data []byte, maxPixels int) (*gray, error) {
 	if err != nil {
 		return nil, fmt.Errorf("undecodable image: %v", err)
 	}
-	if err := checkSize(cfg.Width, cfg.Height, maxPixels); err != nil {
+	if err := checkSize(cfg.Width, cfg.Height, maxPixels, fits); err != nil {
 		return nil, err
 	}
 	img, err := decode(data)
@@ -68,12 +70,15 @@ func decodeImage(data []byte, maxPixels int) (*gray, error) {
 	return toGray(img), nil
 }
 
-func checkSize(w, h, maxPixels int) error {
+func checkSize(w, h, maxPixels int, fits func(w, h int) error) error {
 	if w <= 0 || h <= 0 {
 		return fmt.Errorf("image has no pixels (%d×%d)", w, h)
 	}
 	if w > maxPixels/h {
 		return fmt.Errorf("image of %d×%d pixels exceeds the limit of %d pixels", w, h, maxPixels)
+	}
+	if fits != nil {
+		return fits(w, h)
 	}
 	return nil
 }

@@ -92,12 +92,12 @@ func TestDecodeFormatsAgree(t *testing.T) {
 		"p6":  p6.Bytes(),
 	}
 	for _, set := range []map[string][]byte{gray, color} {
-		ref, err := decodeImage(set["png"], 1<<20)
+		ref, err := decodeImage(set["png"], 1<<20, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for name, data := range set {
-			g, err := decodeImage(data, 1<<20)
+			g, err := decodeImage(data, 1<<20, nil)
 			if err != nil {
 				t.Errorf("%s: %v", name, err)
 				continue
@@ -114,13 +114,13 @@ func TestDecodeFormatsAgree(t *testing.T) {
 		}
 	}
 	// Gray PNG pixels are v/255.
-	ref, _ := decodeImage(gray["png"], 1<<20)
+	ref, _ := decodeImage(gray["png"], 1<<20, nil)
 	if ref.pix[w+1] != float64(pix(1, 1))/255 {
 		t.Errorf("pixel (1,1) = %g, want %g", ref.pix[w+1], float64(pix(1, 1))/255)
 	}
 	// JPEG is lossy: within 3/255 of the source for a smooth image.
 	jp := enc(func(b *bytes.Buffer) error { return jpeg.Encode(b, grayImg, &jpeg.Options{Quality: 100}) })
-	g, err := decodeImage(jp, 1<<20)
+	g, err := decodeImage(jp, 1<<20, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestDecodeImageErrors(t *testing.T) {
 		"pgm no width":   {[]byte("P5 # only a comment"), "width missing"},
 		"ppm huge width": {[]byte("P6 99999999999 1 255\n"), "too large"},
 	} {
-		_, err := decodeImage(c.data, 1000)
+		_, err := decodeImage(c.data, 1000, nil)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want %q", name, err, c.want)
 		}

@@ -2,6 +2,7 @@ package sources
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -39,8 +40,13 @@ type Images struct {
 	// MaxImagePixels rejects images with more pixels before decoding them.
 	// If zero, it defaults to 1<<24.
 	MaxImagePixels int
+	// MaxDim bounds D = Width·Height. If zero, it defaults to
+	// DefaultMaxDim. Without Width and Height, a first image that would fix
+	// a larger D stops Next with a *LimitError (before decoding it).
+	MaxDim int
 
 	fsys    fs.FS
+	root    string // the folder, for errors, when NewImages opened it
 	started bool
 	files   []string // slash paths relative to the root
 	size    imageSize
@@ -54,7 +60,11 @@ type Images struct {
 var _ Source = (*Images)(nil)
 
 // NewImages returns a source reading the image folder root.
-func NewImages(root string) *Images { return NewImagesFS(os.DirFS(root)) }
+func NewImages(root string) *Images {
+	m := NewImagesFS(os.DirFS(root))
+	m.root = root
+	return m
+}
 
 // NewImagesFS returns a source reading the image folder at the root of fsys.
 func NewImagesFS(fsys fs.FS) *Images { return &Images{fsys: fsys} }
@@ -72,7 +82,8 @@ func (m *Images) start() bool {
 		return m.err == nil
 	}
 	m.started = true
-	if m.size, m.err = newImageSize(m.Width, m.Height, m.MaxImagePixels); m.err != nil {
+	m.dense.max = m.MaxDim
+	if m.size, m.err = newImageSize(m.Width, m.Height, m.MaxImagePixels, m.MaxDim); m.err != nil {
 		return false
 	}
 	err := fs.WalkDir(m.fsys, ".", func(p string, d fs.DirEntry, err error) error {
@@ -116,9 +127,15 @@ func (m *Images) Next() bool {
 		if i := strings.IndexByte(p, '/'); i >= 0 {
 			label, labeled = p[:i], true
 		}
-		data, err := fs.ReadFile(m.fsys, p)
+		data, err := readFileMax(m.fsys, p, maxImageFileBytes)
 		if err == nil {
 			m.scratch, err = m.size.decode(m.scratch[:0], data)
+		}
+		if le, ok := err.(*LimitError); ok {
+			// Every image of the folder would be refused the same way.
+			le.Input, le.Record = filepath.Join(m.root, filepath.FromSlash(p)), off
+			m.err, m.off = le, int64(len(m.files))
+			break
 		}
 		if err == nil {
 			err = m.dense.check(m.scratch)
@@ -131,7 +148,25 @@ func (m *Images) Next() bool {
 		m.batch.addMeta(off, p, label, labeled)
 	}
 	m.batch.Dense = m.dense.take()
-	return true
+	return m.batch.Records() > 0
+}
+
+// readFileMax reads the file p of fsys, refusing one of more than max
+// bytes before reading it.
+func readFileMax(fsys fs.FS, p string, max int64) ([]byte, error) {
+	f, err := fsys.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > max {
+		return nil, fmt.Errorf("file of %d bytes exceeds the limit of %d bytes for one image", st.Size(), max)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(data)) > max {
+		err = fmt.Errorf("file exceeds the limit of %d bytes for one image", max)
+	}
+	return data, err
 }
 
 // Batch returns the batch read by the last successful Next, valid until

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/ipc"
@@ -48,13 +49,16 @@ func (g *guardedMessages) Release() {
 	}
 }
 
-// readN reads exactly n bytes. It trusts a claimed length up to 64 MiB for
-// the first allocation; beyond that the buffer grows as data arrives.
+// readN reads exactly n bytes. It trusts a claimed length up to 1 MiB for
+// the first allocation and doubles the buffer as data arrives, so that a
+// bogus length fails at the end of the input having allocated at most
+// about twice the input (a 2 GiB claim in a Parquet file's ARROW:schema
+// allocated 64 MiB with a first allocation of 64 MiB).
 func readN(r io.Reader, n int64) ([]byte, error) {
-	buf := make([]byte, 0, min(n, 64<<20))
+	buf := make([]byte, 0, min(n, 1<<20))
 	for int64(len(buf)) < n {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			buf = slices.Grow(buf, int(min(n-int64(len(buf)), int64(cap(buf)))))
 		}
 		m := int(min(n-int64(len(buf)), int64(cap(buf)-len(buf))))
 		got, err := io.ReadFull(r, buf[len(buf):len(buf)+m])
@@ -108,6 +112,10 @@ func (g *guardedMessages) Message() (*ipc.Message, error) {
 		return err
 	}); err != nil {
 		return nil, fmt.Errorf("bad message metadata: %w", err)
+	}
+	if bodyLen > maxIPCMessageBytes {
+		return nil, &LimitError{Record: -1, What: "body size of an Arrow IPC message", Value: bodyLen, Limit: maxIPCMessageBytes,
+			Raise: "split the input into smaller record batches"}
 	}
 	body, err := readN(g.r, bodyLen)
 	if err != nil {

@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,12 +51,20 @@ func ReadModel(r ipc.ReadAtSeeker, mem memory.Allocator) (s *model.Snapshot, err
 			s, err = nil, fmt.Errorf("sources: model: corrupt file: %v", p)
 		}
 	}()
-	fr, err := ipc.NewFileReader(r, ipc.WithAllocator(mem))
+	// Read the batches in stream order through the guarded reader, as
+	// NewArrowFile does: ipc.FileReader trusts the footer's offsets and
+	// sizes and allocates them up front.
+	var fr recordReader
+	var schema *arrow.Schema
+	body, err := fileStream(r)
+	if err == nil {
+		fr, schema, err = newGuardedReader(bufio.NewReader(body), mem)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sources: model: not an Arrow IPC file (truncated, or not written by \"nmfstream fit\"): %w", err)
 	}
-	defer fr.Close()
-	md := fr.Schema().Metadata()
+	defer fr.Release()
+	md := schema.Metadata()
 	if v, _ := metaValue(md, model.SnapshotMetaFormat); v != model.SnapshotFormat {
 		return nil, errors.New("sources: model: an Arrow file but not an nmfstream model (no nmfstream.format metadata): give the file written by \"nmfstream fit --save\"")
 	}
@@ -77,17 +86,16 @@ func ReadModel(r ipc.ReadAtSeeker, mem memory.Allocator) (s *model.Snapshot, err
 	if err := s.SetHeader(h); err != nil {
 		return nil, fmt.Errorf("sources: model: %w", err)
 	}
-	if err := checkModelSchema(fr.Schema()); err != nil {
+	if err := checkModelSchema(schema); err != nil {
 		return nil, err
 	}
-	for i := 0; i < fr.NumRecords(); i++ {
-		rec, err := fr.Record(i)
-		if err != nil {
-			return nil, fmt.Errorf("sources: model: record batch %d: %w", i, err)
-		}
-		if err := readModelRecord(s, rec); err != nil {
+	for fr.Next() {
+		if err := readModelRecord(s, fr.Record()); err != nil {
 			return nil, err
 		}
+	}
+	if err := fr.Err(); err != nil {
+		return nil, fmt.Errorf("sources: model: reading record batches: %w", err)
 	}
 	if err := s.Validate(); err != nil {
 		return nil, fmt.Errorf("sources: model: %w", err)
@@ -225,9 +233,11 @@ func int64s(l *array.LargeList, i int) []int {
 		return nil
 	}
 	lo, hi := l.ValueOffsets(i)
-	vals := l.ListValues().(*array.Int64).Int64Values()
-	out := make([]int, hi-lo)
-	for j, v := range vals[lo:hi] {
+	// Slice before allocating: corrupt offsets then panic (ReadModel
+	// recovers) instead of sizing the copy (a 160 TB make; FuzzModel).
+	vals := l.ListValues().(*array.Int64).Int64Values()[lo:hi]
+	out := make([]int, len(vals))
+	for j, v := range vals {
 		out[j] = int(v)
 	}
 	return out

@@ -24,6 +24,10 @@ type Opener struct {
 	Width, Height int
 	// MaxImagePixels rejects larger images. If zero, it defaults to 1<<24.
 	MaxImagePixels int
+	// MaxDim bounds the feature dimension of every input (dense widths,
+	// sparse dim, image Width·Height, IDX records); see Arrow.MaxDim. If
+	// zero, it defaults to DefaultMaxDim.
+	MaxDim int
 	// Allocator allocates Arrow buffers. If nil, memory.DefaultAllocator.
 	Allocator memory.Allocator
 	// LabelColumn, IDColumn, TextColumn, Unlabeled and Header configure
@@ -63,12 +67,12 @@ func (o *Opener) Open(path string) (src Source, err error) {
 		if in == nil {
 			in = os.Stdin
 		}
-		return o.ready(o.arrow(NewArrowStream(bufio.NewReader(in))))
+		return o.ready(o.arrow(NewArrowStream(bufio.NewReader(in))), path)
 	}
 	if isDir(path) {
 		m := NewImages(path)
-		m.BatchSize, m.Width, m.Height, m.MaxImagePixels = o.BatchSize, o.Width, o.Height, o.MaxImagePixels
-		return o.ready(m)
+		m.BatchSize, m.Width, m.Height, m.MaxImagePixels, m.MaxDim = o.BatchSize, o.Width, o.Height, o.MaxImagePixels, o.MaxDim
+		return o.ready(m, path)
 	}
 	lower := strings.ToLower(filepath.Base(path))
 	gz := strings.HasSuffix(lower, ".gz")
@@ -95,7 +99,7 @@ func (o *Opener) Open(path string) (src Source, err error) {
 			a = NewArrowStream(bufio.NewReader(f))
 		}
 		a.closer = f
-		return o.ready(o.arrow(a))
+		return o.ready(o.arrow(a), path)
 	case strings.HasSuffix(base, ".parquet"):
 		if gz {
 			return nil, fmt.Errorf("sources: %s: compressed Parquet files are not supported", path)
@@ -106,17 +110,18 @@ func (o *Opener) Open(path string) (src Source, err error) {
 		}
 		a := NewParquet(f)
 		a.closer = f
-		return o.ready(o.arrow(a))
+		return o.ready(o.arrow(a), path)
 	case strings.HasSuffix(base, ".csv"):
 		r, c, err := openMaybeGzip(path, gz)
 		if err != nil {
 			return nil, err
 		}
-		s := NewCSV(r)
+		s := NewCSV(&lineLimit{r: r, max: maxCSVLineBytes, path: path})
 		s.closer = c
 		s.BatchSize, s.Header = o.BatchSize, o.Header
 		s.LabelColumn, s.IDColumn, s.TextColumn, s.Unlabeled = o.LabelColumn, o.IDColumn, o.TextColumn, o.Unlabeled
-		return o.ready(s)
+		s.dense.max = o.MaxDim
+		return o.ready(s, path)
 	case strings.HasSuffix(base, ".idx"), strings.Contains(base, "idx3-ubyte"):
 		r, c, err := openMaybeGzip(path, gz)
 		if err != nil {
@@ -134,22 +139,26 @@ func (o *Opener) Open(path string) (src Source, err error) {
 			closers = append(closers, lc)
 		}
 		x := NewIDX(r, labels)
-		x.BatchSize = o.BatchSize
+		x.BatchSize, x.MaxDim = o.BatchSize, o.MaxDim
 		x.closer = closers
-		return o.ready(x)
+		return o.ready(x, path)
 	}
 	return nil, fmt.Errorf("sources: %s: unknown input format (want .arrow, .arrows, .parquet, .csv[.gz], .idx or a folder)", path)
 }
 
 func (o *Opener) arrow(a *Arrow) *Arrow {
-	a.BatchSize, a.Width, a.Height, a.MaxImagePixels, a.Allocator = o.BatchSize, o.Width, o.Height, o.MaxImagePixels, o.Allocator
+	a.BatchSize, a.Width, a.Height, a.MaxImagePixels, a.MaxDim, a.Allocator = o.BatchSize, o.Width, o.Height, o.MaxImagePixels, o.MaxDim, o.Allocator
 	return a
 }
 
-// ready checks that src is usable, closing it (and so its input) if not.
-func (o *Opener) ready(src Source) (Source, error) {
+// ready checks that src is usable, closing it (and so its input) if not. A
+// *LimitError is given the path.
+func (o *Opener) ready(src Source, path string) (Source, error) {
 	if _, err := src.Form(); err != nil {
 		src.Close()
+		if le, ok := err.(*LimitError); ok && le.Input == "" {
+			le.Input = path
+		}
 		return nil, err
 	}
 	return src, nil

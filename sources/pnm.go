@@ -11,7 +11,7 @@ import (
 // a colour pixel is scaled to 16 bits per channel and converted with the
 // luma weights of color.Gray16Model, so a PPM and a PNG of the same pixels
 // decode alike. Only the first image of a multi-image file is read.
-func decodePNM(data []byte, maxPixels int) (*gray, error) {
+func decodePNM(data []byte, maxPixels int, fits func(w, h int) error) (*gray, error) {
 	p := pnmParser{data: data, pos: 2}
 	kind := data[1]
 	w, err := p.header("width")
@@ -29,7 +29,7 @@ func decodePNM(data []byte, maxPixels int) (*gray, error) {
 	if maxval < 1 || maxval > 65535 {
 		return nil, fmt.Errorf("undecodable image: PNM maxval %d outside [1, 65535]", maxval)
 	}
-	if err := checkSize(w, h, maxPixels); err != nil {
+	if err := checkSize(w, h, maxPixels, fits); err != nil {
 		return nil, err
 	}
 	channels := 1

@@ -62,16 +62,20 @@ func checkValues(row []float64) error {
 }
 
 // denseRows accumulates the dense rows of a batch. The first row fixes the
-// dimension unless d is set beforehand.
+// dimension unless d is set beforehand; max bounds it (zero:
+// DefaultMaxDim).
 type denseRows struct {
-	d   int
-	buf []float64
+	d, max int
+	buf    []float64
 }
 
 // check reports why row cannot be added, or nil.
 func (a *denseRows) check(row []float64) error {
 	if a.d != 0 && len(row) != a.d {
 		return fmt.Errorf("dimension %d, want %d", len(row), a.d)
+	}
+	if m := maxDim(a.max); len(row) > m {
+		return fmt.Errorf("dimension %d exceeds the limit of %d; %s", len(row), m, raiseMaxDim)
 	}
 	return checkValues(row)
 }
@@ -94,26 +98,43 @@ func (a *denseRows) take() *mat.Dense {
 	return m
 }
 
-// imageSize holds a source's Width, Height and MaxImagePixels settings and
-// the size fixed by the first image.
+// imageSize holds a source's Width, Height, MaxImagePixels and MaxDim
+// settings and the size fixed by the first image.
 type imageSize struct {
-	w, h, max int
+	w, h, max, dim int
 }
 
-func newImageSize(w, h, maxPixels int) (imageSize, error) {
+func newImageSize(w, h, maxPixels, dim int) (imageSize, error) {
 	if w < 0 || h < 0 || (w == 0) != (h == 0) {
 		return imageSize{}, fmt.Errorf("sources: Width and Height must both be positive or both zero, got %d×%d", w, h)
 	}
 	if maxPixels <= 0 {
 		maxPixels = defaultMaxImagePixels
 	}
-	return imageSize{w: w, h: h, max: maxPixels}, nil
+	dim = maxDim(dim)
+	if w > dim/max(h, 1) { // both zero, or both positive
+		return imageSize{}, &LimitError{Record: -1, What: fmt.Sprintf("dimension Width·Height = %d·%d =", w, h),
+			Value: int64(w) * int64(h), Limit: int64(dim), Raise: "choose a smaller Width and Height (--width, --height) or " + raiseMaxDim}
+	}
+	return imageSize{w: w, h: h, max: maxPixels, dim: dim}, nil
 }
 
 // decode decodes data and resizes it into dst (reused), fixing the size from
-// the first image when unset.
+// the first image when unset. If the first image would fix a dimension
+// above the limit, it returns a *LimitError before decoding it.
 func (s *imageSize) decode(dst []float64, data []byte) ([]float64, error) {
-	g, err := decodeImage(data, s.max)
+	var first func(w, h int) error
+	if s.w == 0 {
+		first = func(w, h int) error {
+			if w > s.dim/h {
+				return &LimitError{What: fmt.Sprintf("the first image is %d×%d: its dimension", w, h),
+					Value: int64(w) * int64(h), Limit: int64(s.dim),
+					Raise: "set Width and Height (--width, --height) to resize the images, or " + raiseMaxDim}
+			}
+			return nil
+		}
+	}
+	g, err := decodeImage(data, s.max, first)
 	if err != nil {
 		return dst, err
 	}

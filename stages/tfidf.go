@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/nmfstream/nmfstream/model/sparse"
+	"github.com/nmfstream/nmfstream/sources"
 )
 
 // ErrNotFitted is returned by TFIDF.Transform before Fit, Update or
@@ -118,6 +119,14 @@ type TFIDF struct {
 	// NFeatures is the number of columns in hashing mode. If zero, it
 	// defaults to 1<<20, as in scikit-learn. It must not be negative.
 	NFeatures int
+	// MaxDim bounds Dim, the columns of the output, which a model turns
+	// into a dense D×K basis. If zero, it defaults to sources.DefaultMaxDim
+	// (2²⁰). In hashing mode an NFeatures above it is an error. Without
+	// Hashing, Fit fails if more terms than MaxDim remain after MinDF and
+	// MaxDF, and Update stops adding columns once the vocabulary holds
+	// MaxDim terms: later new terms are ignored, as Transform ignores
+	// unknown terms. It must not be negative.
+	MaxDim int
 
 	fitted bool
 	stop   map[string]struct{}
@@ -193,9 +202,22 @@ func (t *TFIDF) Reset() {
 	t.fitted, t.stop, t.vocab, t.terms, t.df, t.n, t.idfs = false, nil, termTable{}, nil, nil, 0, nil
 }
 
+func (t *TFIDF) maxDim() int {
+	if t.MaxDim == 0 {
+		return sources.DefaultMaxDim
+	}
+	return t.MaxDim
+}
+
 func (t *TFIDF) check() error {
 	if t.NFeatures < 0 {
 		return fmt.Errorf("stages: tfidf: NFeatures = %d is negative", t.NFeatures)
+	}
+	if t.MaxDim < 0 {
+		return fmt.Errorf("stages: tfidf: MaxDim = %d is negative", t.MaxDim)
+	}
+	if t.Hashing && t.nFeatures() > t.maxDim() {
+		return fmt.Errorf("stages: tfidf: NFeatures = %d exceeds MaxDim = %d; raise MaxDim if the model can hold a basis that wide", t.nFeatures(), t.maxDim())
 	}
 	if t.Norm < NormL2 || t.Norm > NormNone {
 		return fmt.Errorf("stages: tfidf: unknown Norm %d", t.Norm)
@@ -330,6 +352,10 @@ func (t *TFIDF) fit(docs []string, keep bool) (toks []int32, ptr []int, remap []
 		t.Reset()
 		return nil, nil, nil, errors.New("stages: tfidf: no terms remain after MinDF and MaxDF; lower MinDF or raise MaxDF")
 	}
+	if len(cols) > t.maxDim() {
+		t.Reset()
+		return nil, nil, nil, fmt.Errorf("stages: tfidf: %d terms remain, above MaxDim = %d; raise MinDF, use Hashing or raise MaxDim", len(cols), t.maxDim())
+	}
 	slices.SortFunc(cols, func(a, b int32) int { return strings.Compare(terms[a], terms[b]) })
 	remap = make([]int32, len(terms))
 	for id := range remap {
@@ -392,7 +418,7 @@ func (t *TFIDF) columns(dst []int32, a *analyzer, doc string, grow bool) []int32
 	for a.next() {
 		j, ok := get(&t.vocab, a.term)
 		if !ok {
-			if !grow {
+			if !grow || len(t.terms) >= t.maxDim() {
 				continue
 			}
 			j = int32(len(t.terms))

@@ -85,7 +85,7 @@ func (t *TFIDF) UnmarshalBinary(data []byte) error {
 	u := TFIDF{
 		KeepCase: s.KeepCase, StopWords: s.StopWords, Stem: s.Stem, MinDF: s.MinDF, MaxDF: s.MaxDF,
 		SublinearTF: s.SublinearTF, NoSmoothIDF: s.NoSmoothIDF, Norm: s.Norm, Hashing: s.Hashing,
-		NFeatures: s.NFeatures,
+		NFeatures: s.NFeatures, MaxDim: t.MaxDim,
 	}
 	if err := u.check(); err != nil {
 		return fmt.Errorf("stages: tfidf: unmarshal: %w", err)

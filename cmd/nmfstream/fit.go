@@ -189,6 +189,7 @@ func fitFileText(ctx context.Context, path string, p fitParams, tp textParams, s
 		if f.tf, err = tp.tfidf(); err != nil {
 			return f, err
 		}
+		f.tf.MaxDim = p.csv.maxDim // --max-dim bounds the vocabulary too
 	}
 	x, err := in.data(f.tf, true)
 	if err != nil {

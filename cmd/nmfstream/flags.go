@@ -81,10 +81,11 @@ func isSet(fs *flag.FlagSet, name string) bool {
 }
 
 // csvFlags are the CSV column flags of fit, eval, project, classify and
-// stream (DESIGN.md §6).
+// stream (DESIGN.md §6), and --max-dim, which applies to every input.
 type csvFlags struct {
 	label, id, text sources.Column
 	unlabeled       string
+	maxDim          int // --max-dim (maxDimFlag), for every input format
 }
 
 func addCSVFlags(fs *flag.FlagSet, c *csvFlags) {
@@ -102,11 +103,12 @@ func addCSVFlags(fs *flag.FlagSet, c *csvFlags) {
 	fs.Func("id-column", "CSV: the id column, by header `NAME` or position N from 1 (default: the header column \"id\"; without one, ids are row numbers from 0)", col(&c.id))
 	fs.Func("text-column", "CSV: a column of documents, by header `NAME` or position N from 1: the records are documents (TF-IDF), other columns but label and id are ignored (default: the header column \"text\")", col(&c.text))
 	fs.StringVar(&c.unlabeled, "unlabeled", "", "CSV: a label `value` that means unlabeled, besides the empty field (e.g. -1)")
+	maxDimFlag(fs, &c.maxDim)
 }
 
 // opener returns the Opener of an input with these CSV options.
 func (c csvFlags) opener(stdin io.Reader) sources.Opener {
-	return sources.Opener{Stdin: stdin, LabelColumn: c.label, IDColumn: c.id, TextColumn: c.text, Unlabeled: c.unlabeled}
+	return sources.Opener{Stdin: stdin, LabelColumn: c.label, IDColumn: c.id, TextColumn: c.text, Unlabeled: c.unlabeled, MaxDim: c.maxDim}
 }
 
 // csvOnly reports CSV options given for an input that is not CSV, which

@@ -58,6 +58,9 @@ func readInput(ctx context.Context, path string, o sources.Opener, pr *progress)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%s: no such file", path)
 	}
+	if le := (*sources.LimitError)(nil); errors.As(err, &le) {
+		return nil, err // it names the file and says what to do
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w\n(an input is Arrow IPC (.arrow), an Arrow stream (.arrows, - for stdin), Parquet, CSV or IDX; Arrow and Parquet need one feature column: x, indices+values, text or image, see \"nmfstream fit -help\")", path, err)
 	}
