@@ -119,7 +119,7 @@ type recordReader interface {
 // NewArrowStream returns a source reading the Arrow IPC stream r.
 func NewArrowStream(r io.Reader) *Arrow {
 	return &Arrow{open: func(mem memory.Allocator) (recordReader, *arrow.Schema, error) {
-		return newGuardedReader(r, mem)
+		return newGuardedReader(r, -1, mem)
 	}}
 }
 
@@ -138,14 +138,14 @@ func NewArrowFile(r ipc.ReadAtSeeker) *Arrow {
 		if err != nil {
 			return nil, nil, err
 		}
-		return newGuardedReader(bufio.NewReader(body), mem)
+		return newGuardedReader(bufio.NewReader(body), body.Size(), mem)
 	}}
 }
 
-// newGuardedReader returns an ipc.Reader of the stream r that reads its
-// messages through guardedMessages.
-func newGuardedReader(r io.Reader, mem memory.Allocator) (recordReader, *arrow.Schema, error) {
-	g := &guardedMessages{r: r}
+// newGuardedReader returns an ipc.Reader of the stream r, of size bytes
+// (−1: unknown), that reads its messages through guardedMessages.
+func newGuardedReader(r io.Reader, size int64, mem memory.Allocator) (recordReader, *arrow.Schema, error) {
+	g := &guardedMessages{r: r, left: size}
 	rd, err := ipc.NewReaderFromMessageReader(g, ipc.WithAllocator(mem))
 	if err != nil {
 		return nil, nil, err
@@ -165,7 +165,7 @@ const (
 
 // fileStream returns the IPC stream inside the Arrow IPC file r, the bytes
 // between the leading magic number and the footer.
-func fileStream(r ipc.ReadAtSeeker) (io.Reader, error) {
+func fileStream(r ipc.ReadAtSeeker) (*io.SectionReader, error) {
 	size, err := r.Seek(0, io.SeekEnd)
 	if err != nil {
 		return nil, err

@@ -28,8 +28,12 @@ const (
 // fails at the end of the input instead of allocating it) and rejects
 // metadata whose counts and sizes do not fit in it.
 type guardedMessages struct {
-	r   io.Reader
-	msg *ipc.Message
+	r io.Reader
+	// left is the number of bytes of r not yet read, when known (an IPC
+	// file's stream), or −1: a length within it is allocated at once, and
+	// one beyond it is an error before anything is read.
+	left int64
+	msg  *ipc.Message
 	// schema is the stream's schema, set by the caller once ipc.Reader has
 	// read it, so that batches can be checked against it. dictIDs lists the
 	// dictionary ids of the schema's dictionary-encoded fields in
@@ -73,6 +77,26 @@ func readN(r io.Reader, n int64) ([]byte, error) {
 	return buf, nil
 }
 
+// read reads exactly n bytes of the stream: at once when the stream's
+// length is known to hold them, else through readN.
+func (g *guardedMessages) read(n int64) ([]byte, error) {
+	if g.left < 0 {
+		return readN(g.r, n)
+	}
+	if n > g.left {
+		return nil, fmt.Errorf("%d bytes claimed, %d left in the input: %w", n, g.left, io.ErrUnexpectedEOF)
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(g.r, buf); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	g.left -= n
+	return buf, nil
+}
+
 // Message implements ipc.MessageReader.
 func (g *guardedMessages) Message() (*ipc.Message, error) {
 	var b [4]byte
@@ -82,6 +106,9 @@ func (g *guardedMessages) Message() (*ipc.Message, error) {
 		}
 		return nil, fmt.Errorf("reading continuation marker: %w", err)
 	}
+	if g.left >= 0 {
+		g.left -= 4
+	}
 	n := int32(binary.LittleEndian.Uint32(b[:]))
 	switch uint32(n) {
 	case 0:
@@ -89,6 +116,9 @@ func (g *guardedMessages) Message() (*ipc.Message, error) {
 	case 0xFFFFFFFF:
 		if _, err := io.ReadFull(g.r, b[:]); err != nil {
 			return nil, fmt.Errorf("reading message length: %w", err)
+		}
+		if g.left >= 0 {
+			g.left -= 4
 		}
 		n = int32(binary.LittleEndian.Uint32(b[:]))
 		if n == 0 {
@@ -98,7 +128,7 @@ func (g *guardedMessages) Message() (*ipc.Message, error) {
 	if n < 8 {
 		return nil, fmt.Errorf("bad message metadata length %d", n)
 	}
-	meta, err := readN(g.r, int64(n))
+	meta, err := g.read(int64(n))
 	if err != nil {
 		return nil, fmt.Errorf("reading message metadata: %w", err)
 	}
@@ -117,7 +147,7 @@ func (g *guardedMessages) Message() (*ipc.Message, error) {
 		return nil, &LimitError{Record: -1, What: "body size of an Arrow IPC message", Value: bodyLen, Limit: maxIPCMessageBytes,
 			Raise: "split the input into smaller record batches"}
 	}
-	body, err := readN(g.r, bodyLen)
+	body, err := g.read(bodyLen)
 	if err != nil {
 		return nil, fmt.Errorf("reading message body: %w", err)
 	}

@@ -51,7 +51,7 @@ func checkParquetSchema(pf *file.Reader, mem memory.Allocator) error {
 	if err != nil {
 		return fmt.Errorf("%s metadata: %w", arrowSchemaKey, err)
 	}
-	rr, _, err := newGuardedReader(bytes.NewReader(decoded), mem)
+	rr, _, err := newGuardedReader(bytes.NewReader(decoded), int64(len(decoded)), mem)
 	if err != nil {
 		return fmt.Errorf("%s metadata: %w", arrowSchemaKey, err)
 	}

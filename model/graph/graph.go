@@ -232,7 +232,7 @@ func (g *Graph) reserve(n int) {
 		g.st.ind = slices.Grow(g.st.ind, n)
 		g.st.val = slices.Grow(g.st.val, n)
 	} else if !g.st.borrowed {
-		g.st.data = slices.Grow(g.st.data, n*g.st.dim)
+		g.st.data = growData(g.st.data, n*g.st.dim, g.cfg.Window*g.st.dim)
 	}
 	for _, l := range []*lists{&g.knn, &g.intra, &g.inter} {
 		l.n = slices.Grow(l.n, n)
@@ -240,6 +240,25 @@ func (g *Graph) reserve(n int) {
 		l.nbr = slices.Grow(l.nbr, n*l.k)
 		l.key = slices.Grow(l.key, n*l.k)
 	}
+}
+
+// growData returns s with room for n more values, at least doubling its
+// capacity when it must grow (slices.Grow grows a slice this large by a
+// quarter, so a store filled a batch at a time was copied over and over),
+// but never beyond limit values when limit (a window's slots × D) holds
+// them.
+func growData(s []float64, n, limit int) []float64 {
+	need := len(s) + n
+	if need <= cap(s) {
+		return s
+	}
+	c := max(need, 2*cap(s))
+	if limit >= need {
+		c = min(c, limit)
+	}
+	t := make([]float64, len(s), c)
+	copy(t, s)
+	return t
 }
 
 // liveIDs returns the live slots ascending, reusing buf.
