@@ -1,11 +1,13 @@
 package main
 
 import (
+	"crypto/subtle"
 	_ "embed"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/nmfstream/nmfstream/stages"
 )
@@ -39,12 +41,36 @@ func (s *server) routes() []route {
 
 // handler returns the service's HTTP handler: the routes, and JSON error
 // bodies for requests that match none (404, or 405 with an Allow header).
+// With a token, every route but /healthz and /openapi.json wants the
+// header "Authorization: Bearer <token>" (401 otherwise); with an in-flight
+// cap, a request that finds that many in flight is answered 429 at once,
+// which bounds the memory that bodies can take to cap × --max-body.
 func (s *server) handler() http.Handler {
 	mux := http.NewServeMux()
 	for _, rt := range s.routes() {
 		mux.HandleFunc(rt.pattern, rt.handler)
 	}
+	var slots chan struct{}
+	if s.maxInFlight > 0 {
+		slots = make(chan struct{}, s.maxInFlight)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		open := r.URL.Path == "/healthz" || r.URL.Path == "/openapi.json"
+		if s.token != "" && !open && !s.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="nmfstream"`)
+			writeError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token (Authorization: Bearer <token>, as serve --token says)")
+			return
+		}
+		if slots != nil && !open {
+			select {
+			case slots <- struct{}{}:
+				defer func() { <-slots }()
+			default:
+				w.Header().Set("Retry-After", "1")
+				writeError(w, http.StatusTooManyRequests, "too_many_requests", "too many requests in flight (serve --max-inflight); retry shortly")
+				return
+			}
+		}
 		h, pattern := mux.Handler(r)
 		if pattern != "" {
 			mux.ServeHTTP(w, r) // which sets r's path values; h does not
@@ -64,6 +90,13 @@ func (s *server) handler() http.Handler {
 			writeError(w, st.code, "error", http.StatusText(st.code))
 		}
 	})
+}
+
+// authorized reports whether r carries the bearer token, compared in
+// constant time.
+func (s *server) authorized(r *http.Request) bool {
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1
 }
 
 // statusWriter records the status a handler writes and drops its body.

@@ -69,6 +69,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	addr := fs.String("addr", "127.0.0.1:8080", "listen `address`")
 	every := fs.Int64("checkpoint-every", 10000, "records between checkpoints (with --checkpoint)")
 	maxBody := fs.Int64("max-body", 64<<20, "largest request body in `bytes`")
+	maxInFlight := fs.Int("max-inflight", 16, "requests handled at once; more are answered 429 (0: no cap). Bodies take at most this × --max-body")
+	token := fs.String("token", "", "bearer `token` every request but /healthz and /openapi.json must carry (Authorization: Bearer …); empty: none")
+	readTimeout := fs.Duration("read-timeout", time.Minute, "longest time to read a request, body included")
+	writeTimeout := fs.Duration("write-timeout", 5*time.Minute, "longest time from the end of a request's headers to the end of its answer (learning included)")
 	recent := fs.Int("recent", 10000, "records whose code and prediction GET /v1/records/{id} returns: the most recent ones with an id (0: none)")
 	predictor := fs.String("predictor", "graph", "classifier: graph, nearest, walk or propagate (see stream -help)")
 	metric := fs.String("metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
@@ -109,7 +113,18 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	fmt.Fprintf(stderr, "nmfstream serve: listening on http://%s\n", ln.Addr())
-	s := &server{learner: l, cfg: cfg, ckpt: cpath, every: *every, maxBody: *maxBody, recentMax: *recent}
+	if ta, ok := ln.Addr().(*net.TCPAddr); ok && ta.IP.IsUnspecified() {
+		auth := "with a bearer token"
+		if *token == "" {
+			auth = "WITHOUT authentication (set --token)"
+		}
+		fmt.Fprintf(stderr, "nmfstream serve: warning: %s listens on every network interface, %s; --addr 127.0.0.1:PORT keeps it on this machine\n", *addr, auth)
+	}
+	if *maxInFlight < 0 || *readTimeout <= 0 || *writeTimeout <= 0 {
+		return fmt.Errorf("%w: --max-inflight must not be negative, --read-timeout and --write-timeout must be positive", errUsage)
+	}
+	s := &server{learner: l, cfg: cfg, ckpt: cpath, every: *every, maxBody: *maxBody, recentMax: *recent,
+		maxInFlight: *maxInFlight, token: *token, readTimeout: *readTimeout, writeTimeout: *writeTimeout}
 	return s.serve(ctx, ln)
 }
 
@@ -204,6 +219,13 @@ type server struct {
 	ckpt    string
 	every   int64
 	maxBody int64
+	// maxInFlight caps the requests handled at once (0: no cap); token,
+	// if set, is the bearer token requests must carry.
+	maxInFlight int
+	token       string
+	// readTimeout and writeTimeout bound a request's reading and its
+	// answer (http.Server's); zero means none (tests).
+	readTimeout, writeTimeout time.Duration
 	// recentMax bounds the records GET /v1/records/{id} remembers; 0
 	// remembers none.
 	recentMax int
@@ -295,7 +317,8 @@ func (s *server) serve(ctx context.Context, ln net.Listener) error {
 		close(s.stopped)
 	})
 
-	srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout: s.readTimeout, WriteTimeout: s.writeTimeout, IdleTimeout: 2 * time.Minute}
 
 	errc := make(chan error, 1)
 	wg.Go(func() { errc <- srv.Serve(ln) })
