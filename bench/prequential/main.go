@@ -88,10 +88,6 @@ func runMake(args []string) error {
 	if *shuffle != 0 {
 		order = rand.New(rand.NewPCG(*shuffle, *shuffle)).Perm(n)
 	}
-	labeled := map[int]bool{}
-	for _, t := range rand.New(rand.NewPCG(*seed, 7)).Perm(n)[:int(*frac*float64(n)+0.5)] {
-		labeled[t] = true
-	}
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "x", Type: arrow.FixedSizeListOf(int32(d), arrow.PrimitiveTypes.Float32), Nullable: true},
 		{Name: "label", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
@@ -104,21 +100,39 @@ func runMake(args []string) error {
 	vb := xb.ValueBuilder().(*array.Float32Builder)
 	lb := b.Field(1).(*array.Int64Builder)
 	ib := b.Field(2).(*array.Int64Builder)
-	label := func(i int) {
-		xb.AppendNull()
-		lb.Append(int64(y[i]))
-		ib.Append(int64(i))
-	}
-	due := map[int][]int{}
-	for t, i := range order {
+	schedule(order, *frac, *delay, *seed, func(i int) {
 		xb.Append(true)
 		for _, v := range x.RawRowView(i) {
 			vb.Append(float32(v))
 		}
 		lb.AppendNull()
 		ib.Append(int64(i))
+	}, func(i int) {
+		xb.AppendNull()
+		lb.Append(int64(y[i]))
+		ib.Append(int64(i))
+	})
+	truth := make([]string, n)
+	for i, c := range y {
+		truth[i] = strconv.Itoa(c)
+	}
+	return writeStream(*out, schema, mem, b, truth)
+}
+
+// schedule calls sample(i) for the samples in order, and label(i) for a
+// fraction frac of them (chosen with seed) delay samples after sample(i),
+// or at the end.
+func schedule(order []int, frac float64, delay int, seed uint64, sample, label func(i int)) {
+	n := len(order)
+	labeled := map[int]bool{}
+	for _, t := range rand.New(rand.NewPCG(seed, 7)).Perm(n)[:int(frac*float64(n)+0.5)] {
+		labeled[t] = true
+	}
+	due := map[int][]int{}
+	for t, i := range order {
+		sample(i)
 		if labeled[t] {
-			due[t+*delay] = append(due[t+*delay], i)
+			due[t+delay] = append(due[t+delay], i)
 		}
 		for _, j := range due[t] {
 			label(j)
@@ -131,36 +145,38 @@ func runMake(args []string) error {
 		}
 		delete(due, t)
 	}
+}
+
+// writeStream writes b's records as an Arrow IPC file at out, and truth[i],
+// the class of sample i, to out's name with .truth.csv (id,label).
+func writeStream(out string, schema *arrow.Schema, mem memory.Allocator, b *array.RecordBuilder, truth []string) error {
 	rec := b.NewRecord()
 	defer rec.Release()
-	f, err := os.Create(*out)
+	f, err := os.Create(out)
 	if err != nil {
 		return err
 	}
 	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	if err == nil {
+		err = w.Write(rec)
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
-		f.Close()
 		return err
 	}
-	if err := w.Write(rec); err != nil {
-		f.Close()
-		return err
-	}
-	if err := w.Close(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	tf, err := os.Create(strings.TrimSuffix(*out, filepath.Ext(*out)) + ".truth.csv")
+	tf, err := os.Create(strings.TrimSuffix(out, filepath.Ext(out)) + ".truth.csv")
 	if err != nil {
 		return err
 	}
 	cw := csv.NewWriter(tf)
 	cw.Write([]string{"id", "label"})
-	for i, c := range y {
-		cw.Write([]string{strconv.Itoa(i), strconv.Itoa(c)})
+	for i, c := range truth {
+		cw.Write([]string{strconv.Itoa(i), c})
 	}
 	cw.Flush()
 	if err := cw.Error(); err != nil {

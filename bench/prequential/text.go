@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -9,13 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
-	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 )
 
@@ -87,10 +84,6 @@ func makeText(dir string, shuffle uint64, frac float64, delay int, seed uint64, 
 	if shuffle != 0 {
 		order = rand.New(rand.NewPCG(shuffle, shuffle)).Perm(n)
 	}
-	labeled := map[int]bool{}
-	for _, t := range rand.New(rand.NewPCG(seed, 7)).Perm(n)[:int(frac*float64(n)+0.5)] {
-		labeled[t] = true
-	}
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "text", Type: arrow.BinaryTypes.String, Nullable: true},
 		{Name: "label", Type: arrow.BinaryTypes.String, Nullable: true},
@@ -102,65 +95,18 @@ func makeText(dir string, shuffle uint64, frac float64, delay int, seed uint64, 
 	tb := b.Field(0).(*array.StringBuilder)
 	lb := b.Field(1).(*array.StringBuilder)
 	ib := b.Field(2).(*array.Int64Builder)
-	due := map[int][]int{}
-	label := func(i int) {
-		tb.AppendNull()
-		lb.Append(docs[i].class)
-		ib.Append(int64(i))
-	}
-	for t, i := range order {
+	schedule(order, frac, delay, seed, func(i int) {
 		tb.Append(docs[i].text)
 		lb.AppendNull()
 		ib.Append(int64(i))
-		if labeled[t] {
-			due[t+delay] = append(due[t+delay], i)
-		}
-		for _, j := range due[t] {
-			label(j)
-		}
-		delete(due, t)
-	}
-	for t := n; len(due) > 0; t++ {
-		for _, j := range due[t] {
-			label(j)
-		}
-		delete(due, t)
-	}
-	rec := b.NewRecord()
-	defer rec.Release()
-	f, err := os.Create(out)
-	if err != nil {
-		return err
-	}
-	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema), ipc.WithAllocator(mem))
-	if err != nil {
-		f.Close()
-		return err
-	}
-	if err := w.Write(rec); err != nil {
-		f.Close()
-		return err
-	}
-	if err := w.Close(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	tf, err := os.Create(strings.TrimSuffix(out, filepath.Ext(out)) + ".truth.csv")
-	if err != nil {
-		return err
-	}
-	cw := csv.NewWriter(tf)
-	cw.Write([]string{"id", "label"})
+	}, func(i int) {
+		tb.AppendNull()
+		lb.Append(docs[i].class)
+		ib.Append(int64(i))
+	})
+	truth := make([]string, n)
 	for i, d := range docs {
-		cw.Write([]string{strconv.Itoa(i), d.class})
+		truth[i] = d.class
 	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
-		tf.Close()
-		return err
-	}
-	return tf.Close()
+	return writeStream(out, schema, mem, b, truth)
 }
