@@ -1,7 +1,6 @@
 package model_test
 
 import (
-	"bufio"
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/datasets"
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/graph"
@@ -77,7 +77,10 @@ func TestBrownLoss(t *testing.T) {
 		}
 	}
 	if dir := os.Getenv("NMFSTREAM_BROWN"); dir != "" {
-		docs, genres = readBrown(t, dir)
+		var err error
+		if docs, genres, err = datasets.Brown(dir); err != nil {
+			t.Fatal(err)
+		}
 	} else {
 		docs, genres = readBrownGolden(t)
 		tf.MinDF = stages.DocFreq{Count: 2}
@@ -247,40 +250,6 @@ func readBrownGolden(tb testing.TB) (docs, genres []string) {
 	return docs, genres
 }
 
-// readBrown reads cats.txt (file, genre) of dir and the words of each file
-// (word/tag tokens, the tag dropped).
-func readBrown(tb testing.TB, dir string) (docs, genres []string) {
-	f, err := os.Open(filepath.Join(dir, "cats.txt"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 2 {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, fields[0]))
-		if err != nil {
-			tb.Fatal(err)
-		}
-		var words []string
-		for _, tok := range strings.Fields(string(b)) {
-			if i := strings.LastIndexByte(tok, '/'); i > 0 {
-				tok = tok[:i]
-			}
-			words = append(words, tok)
-		}
-		docs = append(docs, strings.Join(words, " "))
-		genres = append(genres, fields[1])
-	}
-	if err := sc.Err(); err != nil {
-		tb.Fatal(err)
-	}
-	return docs, genres
-}
-
 // TestBrownDPCA scores DPCA's codes (rank 15, the Gram form: 500
 // documents, 16,113 terms) on the protocol of TestBrownLoss, DPCA being
 // given the labels of the L documents per genre that 1-NN uses. It needs
@@ -292,7 +261,10 @@ func TestBrownDPCA(t *testing.T) {
 	if dir == "" {
 		t.Skip("set NMFSTREAM_BROWN to the Brown corpus directory")
 	}
-	docs, genres := readBrown(t, dir)
+	docs, genres, err := datasets.Brown(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var enc metrics.LabelEncoder
 	enc.Fit(genres)
 	y, err := enc.Encode(nil, genres)

@@ -1,19 +1,17 @@
 package report
 
 import (
-	"bufio"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/nmfstream/nmfstream/datasets"
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/graph"
@@ -22,38 +20,6 @@ import (
 	"github.com/nmfstream/nmfstream/model/sparse"
 	"github.com/nmfstream/nmfstream/stages"
 )
-
-// readBrown reads the Brown corpus of fetch-data.sh: cats.txt maps each
-// file to its genre; the texts are word/tag tokens, of which the words are
-// kept.
-func readBrown(dir string) (docs []string, genres []string, err error) {
-	f, err := os.Open(filepath.Join(dir, "cats.txt"))
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 2 {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, fields[0]))
-		if err != nil {
-			return nil, nil, err
-		}
-		var words []string
-		for _, tok := range strings.Fields(string(b)) {
-			if i := strings.LastIndexByte(tok, '/'); i > 0 {
-				tok = tok[:i]
-			}
-			words = append(words, tok)
-		}
-		docs = append(docs, strings.Join(words, " "))
-		genres = append(genres, fields[1])
-	}
-	return docs, genres, sc.Err()
-}
 
 // docMethods are the representations of the document experiments.
 var docMethods = []string{"tf-idf", "nmf", "gnmf", "dgnmf", "ssknmf", "n2s2l"}
@@ -67,7 +33,7 @@ func (r *runner) runDocuments() error {
 	if !r.g.brown || !r.rep.Meta.Brown {
 		return nil
 	}
-	docs, genres, err := readBrown(filepath.Join(r.cfg.Data, "brown"))
+	docs, genres, err := datasets.Brown(filepath.Join(r.cfg.Data, "brown"))
 	if err != nil {
 		return err
 	}

@@ -1,17 +1,15 @@
 package kernel_test
 
 import (
-	"bufio"
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/datasets"
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/graph"
@@ -33,7 +31,10 @@ func TestBrownClustering(t *testing.T) {
 	if dir == "" {
 		t.Skip("set NMFSTREAM_BROWN to the Brown corpus directory")
 	}
-	docs, genres := readBrownCorpus(t, dir)
+	docs, genres, err := datasets.Brown(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var enc metrics.LabelEncoder
 	enc.Fit(genres)
 	y, err := enc.Encode(nil, genres)
@@ -91,41 +92,6 @@ func TestBrownClustering(t *testing.T) {
 			t.Errorf("%s: clustering accuracy %.4f, not above k-means on TF-IDF (%.4f)", tc.name, acc, base)
 		}
 	}
-}
-
-// readBrownCorpus reads cats.txt (file, genre) and the word/tag tokens of
-// each file, keeping the words.
-func readBrownCorpus(tb testing.TB, dir string) (docs, genres []string) {
-	tb.Helper()
-	f, err := os.Open(filepath.Join(dir, "cats.txt"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 2 {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, fields[0]))
-		if err != nil {
-			tb.Fatal(err)
-		}
-		var words []string
-		for _, tok := range strings.Fields(string(b)) {
-			if i := strings.LastIndexByte(tok, '/'); i > 0 {
-				tok = tok[:i]
-			}
-			words = append(words, tok)
-		}
-		docs = append(docs, strings.Join(words, " "))
-		genres = append(genres, fields[1])
-	}
-	if err := sc.Err(); err != nil {
-		tb.Fatal(err)
-	}
-	return docs, genres
 }
 
 // unitRows returns a copy of v with unit-norm rows (zero rows stay zero).
