@@ -71,6 +71,10 @@ func (s *server) handler() http.Handler {
 				return
 			}
 		}
+		if r.Method == http.MethodPost {
+			s.posting.Add(1)
+			defer s.posting.Add(-1)
+		}
 		h, pattern := mux.Handler(r)
 		if pattern != "" {
 			mux.ServeHTTP(w, r) // which sets r's path values; h does not

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -223,6 +224,8 @@ type server struct {
 	// if set, is the bearer token requests must carry.
 	maxInFlight int
 	token       string
+	posting     atomic.Int64 // POST requests in flight
+
 	// readTimeout and writeTimeout bound a request's reading and its
 	// answer (http.Server's); zero means none (tests).
 	readTimeout, writeTimeout time.Duration
@@ -784,6 +787,7 @@ func (s *server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n%s %s\n", name, help, name, typ, name, promFloat(v))
 	}
 	metric("nmfstream_records_total", "counter", "Input records consumed (samples, late labels, duplicates, rejects).", float64(c.Records))
+	metric("nmfstream_posts_in_flight", "gauge", "POST requests being read or waiting for their answer.", float64(s.posting.Load()))
 	metric("nmfstream_samples_total", "counter", "Samples added to the model.", float64(c.Samples))
 	metric("nmfstream_rejected_total", "counter", "Records that could not be used.", float64(c.Rejected))
 	metric("nmfstream_duplicates_total", "counter", "Samples skipped because their id was in the window.", float64(c.Duplicates))

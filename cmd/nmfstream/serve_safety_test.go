@@ -157,6 +157,21 @@ func TestServeSIGTERMDrains(t *testing.T) {
 	if _, err := pw.Write([]byte(`{"id":"a","x":[1,2,3]}` + "\n")); err != nil {
 		t.Fatal(err)
 	}
+	// SIGTERM once serve's handler holds the request.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		resp, err := http.Get(url + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(b), "\nnmfstream_posts_in_flight 1\n") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the request never reached serve's handler")
+		}
+	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
