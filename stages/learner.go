@@ -51,20 +51,22 @@ const (
 )
 
 // Learner is the online learning stage of a stream: it featurizes each
-// batch, adds its samples to an online GNMF (model.Online), predicts each
-// new sample's label from its code, then learns the labels that arrived.
+// batch, adds its samples to the online factorization (model.Online) and
+// its k-NN graph, predicts each new sample's label, then learns the labels
+// that arrived.
 //
 // Prediction is prequential: a sample's label is predicted on arrival,
-// from its code right after insertion (the code is fitted to the sample
-// and its graph neighbours, before any label of this batch is known), by a
-// vote among the labeled samples of the window (Predictor). When its label
-// becomes known, with the sample or later, the prediction is scored.
+// after its insertion into the graph and the model's step, with every
+// label that arrived before it (in earlier batches, or earlier in this
+// one) and none after (Predictor: by default the labels spread over the
+// graph). Its own label, with it or later, is learned after it is
+// predicted, and the prediction is then scored (Counters).
 //
 // Ids: a sample with a non-empty id that is already in the window is a
 // duplicate and is skipped (its label, if any, counts as a late label).
 // A label that arrives for an id in the window labels that node
-// (model.Online.SetLabel); a label for an id not yet seen waits, up to Horizon labels,
-// until its sample arrives. Arrival predictions wait for their label for up
+// (model.Online.SetLabel); a label for an id not yet seen waits, up to
+// Horizon labels, until its sample arrives. Arrival predictions wait for their label for up
 // to Horizon samples, even after the sample left the window.
 //
 // A Learner is not safe for concurrent use: one goroutine owns it and its
@@ -74,8 +76,7 @@ type Learner struct {
 	Model *model.Online
 	// Featurize turns batches into rows.
 	Featurize Featurize
-	// Predictor selects the classifier on codes. The default is
-	// PredictNearest.
+	// Predictor selects the classifier. The default is PredictGraph.
 	Predictor Predictor
 	// Neighbors is the number of labeled neighbours that vote with
 	// PredictNearest, and of neighbours per sample with PredictPropagate.
