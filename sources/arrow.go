@@ -333,6 +333,9 @@ func isFloat(dt arrow.DataType) bool {
 }
 
 func isKey(dt arrow.DataType) bool {
+	if d, ok := dt.(*arrow.DictionaryType); ok {
+		dt = d.ValueType // dictionary-encoded, as the JavaScript Arrow library writes strings
+	}
 	switch dt.ID() {
 	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT8, arrow.UINT16, arrow.UINT32,
 		arrow.UINT64, arrow.STRING, arrow.LARGE_STRING:
@@ -399,8 +402,12 @@ func layoutOf(s *arrow.Schema, maxDim int) (layout, error) {
 	}
 	if l.text >= 0 {
 		forms = append(forms, ColText)
-		if id := s.Field(l.text).Type.ID(); id != arrow.STRING && id != arrow.LARGE_STRING {
-			return l, fmt.Errorf("sources: column text has type %s, want utf8 or large_utf8", s.Field(l.text).Type)
+		tt := s.Field(l.text).Type
+		if d, ok := tt.(*arrow.DictionaryType); ok {
+			tt = d.ValueType
+		}
+		if id := tt.ID(); id != arrow.STRING && id != arrow.LARGE_STRING {
+			return l, fmt.Errorf("sources: column text has type %s, want utf8 or large_utf8 (or a dictionary of them)", s.Field(l.text).Type)
 		}
 		l.form = FormText
 	}
@@ -423,7 +430,7 @@ func layoutOf(s *arrow.Schema, maxDim int) (layout, error) {
 		i    int
 	}{{ColLabel, l.label}, {ColID, l.id}} {
 		if c.i >= 0 && !isKey(s.Field(c.i).Type) {
-			return l, fmt.Errorf("sources: column %s has type %s, want an integer or utf8", c.name, s.Field(c.i).Type)
+			return l, fmt.Errorf("sources: column %s has type %s, want an integer or utf8 (or a dictionary of them)", c.name, s.Field(c.i).Type)
 		}
 	}
 	return l, nil
@@ -649,6 +656,8 @@ func keyAt(arr arrow.Array, i int) (string, bool) {
 	}
 	var s string
 	switch c := arr.(type) {
+	case *array.Dictionary:
+		return keyAt(c.Dictionary(), c.GetValueIndex(i))
 	case *array.String:
 		s = strings.Clone(c.Value(i))
 	case *array.LargeString:
@@ -683,6 +692,8 @@ func textAt(arr arrow.Array, i int) (string, bool) {
 	}
 	var s string
 	switch c := arr.(type) {
+	case *array.Dictionary:
+		return textAt(c.Dictionary(), c.GetValueIndex(i))
 	case *array.String:
 		s = c.Value(i)
 	case *array.LargeString:
