@@ -657,7 +657,11 @@ func keyAt(arr arrow.Array, i int) (string, bool) {
 	var s string
 	switch c := arr.(type) {
 	case *array.Dictionary:
-		return keyAt(c.Dictionary(), c.GetValueIndex(i))
+		j := c.GetValueIndex(i)
+		if j < 0 || j >= c.Dictionary().Len() {
+			return "", false // a corrupt index: no key
+		}
+		return keyAt(c.Dictionary(), j)
 	case *array.String:
 		s = strings.Clone(c.Value(i))
 	case *array.LargeString:
@@ -693,7 +697,11 @@ func textAt(arr arrow.Array, i int) (string, bool) {
 	var s string
 	switch c := arr.(type) {
 	case *array.Dictionary:
-		return textAt(c.Dictionary(), c.GetValueIndex(i))
+		j := c.GetValueIndex(i)
+		if j < 0 || j >= c.Dictionary().Len() {
+			return "", true // a corrupt index: no document
+		}
+		return textAt(c.Dictionary(), j)
 	case *array.String:
 		s = c.Value(i)
 	case *array.LargeString:
