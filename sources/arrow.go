@@ -97,7 +97,7 @@ type Arrow struct {
 	done    bool
 	err     error
 
-	batch   Batch
+	batch   batch
 	dense   denseRows
 	scratch []float64
 	pairs   []pair
@@ -823,7 +823,7 @@ func (a *Arrow) sparseRow(ind, val arrow.Array, i int, sp *sparse.CSR) (empty bo
 
 // Batch returns the batch read by the last successful Next, valid until
 // the next call to Next or Close.
-func (a *Arrow) Batch() *Batch { return &a.batch }
+func (a *Arrow) Batch() *Batch { return &a.batch.Batch }
 
 // Err returns the error that stopped Next, or nil at the end of the input.
 func (a *Arrow) Err() error { return a.err }

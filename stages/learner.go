@@ -12,7 +12,7 @@ import (
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/sparse"
-	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/record"
 )
 
 // Predictor chooses how Learner predicts a new sample's label.
@@ -206,7 +206,7 @@ type Step struct {
 	Predictions []Prediction
 	// Rejects lists the records of the batch that could not be used: those
 	// the source rejected and those Featurize rejected.
-	Rejects []sources.Reject
+	Rejects []record.Reject
 	// Duplicates lists the offsets of samples skipped as duplicates.
 	Duplicates []int64
 }
@@ -258,7 +258,7 @@ func (l *Learner) class(label string) int {
 //
 // Learn is LearnFeatures(Prepare(b)). A pipeline runs Prepare in parallel
 // and LearnFeatures on one goroutine instead.
-func (l *Learner) Learn(b *sources.Batch) (*Step, error) {
+func (l *Learner) Learn(b *record.Batch) (*Step, error) {
 	if l.Model == nil {
 		return nil, errNoModel
 	}
@@ -291,9 +291,9 @@ func (l *Learner) LearnFeatures(f *Featurized) (*Step, error) {
 	st.Rejects = append(st.Rejects, bad...)
 	l.c.Rejected += int64(len(st.Rejects))
 	// The samples' bookkeeping, in the shape track and predict read.
-	b := &sources.Batch{IDs: f.IDs, Labels: f.Labels, Labeled: f.Labeled, Offsets: f.Offsets}
+	b := &record.Batch{IDs: f.IDs, Labels: f.Labels, Labeled: f.Labeled, Offsets: f.Offsets}
 	// Duplicates: ids already in the window, or repeated in this batch.
-	var late []sources.LateLabel
+	var late []record.LateLabel
 	inBatch := map[string]bool{}
 	var fresh []int // positions in keep
 	for p, i := range keep {
@@ -302,7 +302,7 @@ func (l *Learner) LearnFeatures(f *Featurized) (*Step, error) {
 			if _, ok := l.byID[id]; ok || inBatch[id] {
 				st.Duplicates = append(st.Duplicates, b.Offsets[i])
 				if b.Labeled[i] {
-					late = append(late, sources.LateLabel{Offset: b.Offsets[i], ID: id, Label: b.Labels[i]})
+					late = append(late, record.LateLabel{Offset: b.Offsets[i], ID: id, Label: b.Labels[i]})
 				}
 				continue
 			}
@@ -413,7 +413,7 @@ func (l *Learner) setLabel(n, c int) error {
 }
 
 // track records the new nodes and forgets the ones the window removed.
-func (l *Learner) track(ids []int, b *sources.Batch, keep, fresh []int) {
+func (l *Learner) track(ids []int, b *record.Batch, keep, fresh []int) {
 	g := l.Model.KNN()
 	for len(l.nodes) < g.Slots() {
 		l.nodes = append(l.nodes, node{class: -1})
@@ -447,18 +447,18 @@ func (l *Learner) track(ids []int, b *sources.Batch, keep, fresh []int) {
 // own label, with it or waiting for it, is learned right after. The
 // samples between two labels are predicted together. late holds the
 // batch's label-only records and the labels of its duplicates, by offset.
-func (l *Learner) predictInOrder(ids []int, b *sources.Batch, keep, fresh []int, late []sources.LateLabel) ([]Prediction, error) {
+func (l *Learner) predictInOrder(ids []int, b *record.Batch, keep, fresh []int, late []record.LateLabel) ([]Prediction, error) {
 	out := make([]Prediction, len(ids))
 	for p, n := range ids {
 		i := keep[fresh[p]]
 		out[p] = Prediction{ID: b.IDs[i], Offset: b.Offsets[i], Node: n, Score: math.NaN()}
 	}
-	slices.SortStableFunc(late, func(a, b sources.LateLabel) int { return cmp.Compare(a.Offset, b.Offset) })
+	slices.SortStableFunc(late, func(a, b record.LateLabel) int { return cmp.Compare(a.Offset, b.Offset) })
 	l.sp.newBatch()
 	lo, next := 0, 0 // out[lo:p] waits for its prediction; late[next:] for its turn
 	for p := 0; p <= len(out); p++ {
 		// Labels that arrived before sample p (all remaining ones at the end).
-		var due []sources.LateLabel
+		var due []record.LateLabel
 		for next < len(late) && (p == len(out) || late[next].Offset < out[p].Offset) {
 			due = append(due, late[next])
 			next++
