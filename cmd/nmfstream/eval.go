@@ -35,7 +35,7 @@ have labels; test records without one are not scored.
 
 The classifier depends on the features:
   dense       kernel self-training on the training features and codes,
-              then a kernel classifier (model.JointClassifier)
+              then a kernel classifier (classify.Joint)
   text/sparse LapRLS: a linear classifier on the TF-IDF (or sparse) rows
               whose scores are smoothed over the cosine k-NN graph of all
               training records, labeled or not; whether the graph is used
