@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nmfstream/nmfstream/internal/openblas"
+	"github.com/nmfstream/nmfstream/internal/report"
 )
 
 // Config says what Run measures and where it writes.
@@ -47,31 +47,9 @@ type Config struct {
 }
 
 // Num is a float64 that encodes NaN and ±Inf as JSON null (a missing
-// measurement: a method that diverged or does not apply).
-type Num float64
-
-// MarshalJSON encodes n, or null if n is not finite.
-func (n Num) MarshalJSON() ([]byte, error) {
-	f := float64(n)
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return []byte("null"), nil
-	}
-	return json.Marshal(f)
-}
-
-// UnmarshalJSON decodes a number or null (NaN).
-func (n *Num) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		*n = Num(math.NaN())
-		return nil
-	}
-	var f float64
-	if err := json.Unmarshal(b, &f); err != nil {
-		return err
-	}
-	*n = Num(f)
-	return nil
-}
+// measurement: a method that diverged or does not apply), as in the
+// user's report.
+type Num = report.Num
 
 // Meta records what a reader needs to re-run the report and compare.
 type Meta struct {
