@@ -40,10 +40,8 @@ type KernelRidge struct {
 	Lambda float64
 	// MaxRows bounds the number of kernel centres m: the exact fit takes
 	// n² memory and n³/3 time, the approximation n·m and n·m². If zero, it
-	// defaults to 3000. On MNIST (Joint on a 10,000-image pool,
-	// see Joint) m = 1000, 2000, 3000 scored 0.897, 0.910,
-	// 0.915 held-out accuracy, in 1.3, 4.3 and 8.7 minutes on a loaded
-	// 2-core machine.
+	// defaults to 3000 (BENCHMARKS.md, "Joint classifier", gives the
+	// accuracy and time of 1000 to 3000 on MNIST).
 	MaxRows int
 
 	centres mat.Dense // m×D
