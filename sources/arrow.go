@@ -134,11 +134,15 @@ func NewArrowStream(r io.Reader) *Arrow {
 // found by FuzzArrowFile).
 func NewArrowFile(r ipc.ReadAtSeeker) *Arrow {
 	return &Arrow{open: func(mem memory.Allocator) (recordReader, *arrow.Schema, error) {
-		body, err := fileStream(r)
+		body, footer, err := fileParts(r)
 		if err != nil {
 			return nil, nil, err
 		}
-		return newGuardedReader(bufio.NewReader(body), body.Size(), mem)
+		stream, size, err := withFooterSchema(body, footer)
+		if err != nil {
+			return nil, nil, err
+		}
+		return newGuardedReader(bufio.NewReader(stream), size, mem)
 	}}
 }
 
@@ -166,29 +170,39 @@ const (
 // fileStream returns the IPC stream inside the Arrow IPC file r, the bytes
 // between the leading magic number and the footer.
 func fileStream(r ipc.ReadAtSeeker) (*io.SectionReader, error) {
+	body, _, err := fileParts(r)
+	return body, err
+}
+
+// fileParts returns the two parts of the Arrow IPC file r: the IPC stream
+// between the leading magic number and the footer, and the footer (a
+// flatbuffer Footer table).
+func fileParts(r ipc.ReadAtSeeker) (body, footer *io.SectionReader, err error) {
 	size, err := r.Seek(0, io.SeekEnd)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if size < arrowFileMinLen {
-		return nil, fmt.Errorf("not an Arrow IPC file: %d bytes", size)
+		return nil, nil, fmt.Errorf("not an Arrow IPC file: %d bytes", size)
 	}
 	var head [6]byte // arrowMagic
 	var tail [arrowFileTail]byte
 	if _, err := r.ReadAt(head[:], 0); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if _, err := r.ReadAt(tail[:], size-arrowFileTail); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if string(head[:]) != arrowMagic || string(tail[4:]) != arrowMagic {
-		return nil, errors.New("not an Arrow IPC file: no ARROW1 magic number at both ends")
+		return nil, nil, errors.New("not an Arrow IPC file: no ARROW1 magic number at both ends")
 	}
-	footer := int64(int32(binary.LittleEndian.Uint32(tail[:4])))
-	if footer <= 0 || footer > size-arrowFileMinLen {
-		return nil, fmt.Errorf("arrow IPC file footer length %d does not fit in %d bytes", footer, size)
+	n := int64(int32(binary.LittleEndian.Uint32(tail[:4])))
+	if n <= 0 || n > size-arrowFileMinLen {
+		return nil, nil, fmt.Errorf("arrow IPC file footer length %d does not fit in %d bytes", n, size)
 	}
-	return io.NewSectionReader(r, arrowFileHead, size-arrowFileMinLen-footer), nil
+	body = io.NewSectionReader(r, arrowFileHead, size-arrowFileMinLen-n)
+	footer = io.NewSectionReader(r, size-arrowFileTail-n, n)
+	return body, footer, nil
 }
 
 // NewParquet returns a source reading the Parquet file r through pqarrow.
