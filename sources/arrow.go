@@ -2,7 +2,6 @@ package sources
 
 import (
 	"bufio"
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -17,7 +16,6 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/file"
-	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
@@ -108,7 +106,7 @@ type Arrow struct {
 var _ Source = (*Arrow)(nil)
 
 // recordReader is what Arrow needs of ipc.Reader, ipc.FileReader and
-// pqarrow.RecordReader.
+// parquetRecords.
 type recordReader interface {
 	Next() bool
 	Record() arrow.Record
@@ -205,13 +203,12 @@ func fileParts(r ipc.ReadAtSeeker) (body, footer *io.SectionReader, err error) {
 	return body, footer, nil
 }
 
-// NewParquet returns a source reading the Parquet file r through pqarrow.
-// The schema metadata key dim may be in the stored Arrow schema or in the
-// file's key-value metadata. Limitation of arrow-go v15: a null
-// fixed_size_list cell cannot be read back from Parquet (the read fails), so
-// Parquet files with late labels should store x as list<…>. A single
-// allocation above 1 GiB (a page claiming that size) fails the read instead
-// of exhausting memory.
+// NewParquet returns a source reading the Parquet file r with the file's
+// column readers (parquetRecords): the contract's columns, as primitives
+// or lists of primitives, row group by row group. The schema metadata key
+// dim may be in the stored Arrow schema (ARROW:schema) or in the file's
+// key-value metadata. A single allocation above 1 GiB (a page claiming that
+// size) fails the read instead of exhausting memory.
 func NewParquet(r parquet.ReaderAtSeeker) *Arrow {
 	a := &Arrow{}
 	a.open = func(mem memory.Allocator) (recordReader, *arrow.Schema, error) {
@@ -220,28 +217,11 @@ func NewParquet(r parquet.ReaderAtSeeker) *Arrow {
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := checkParquetSchema(pf, mem); err != nil {
-			return nil, nil, err
-		}
-		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(batchSize(a.BatchSize))}, mem)
+		stored, err := checkParquetSchema(pf, mem)
 		if err != nil {
 			return nil, nil, err
 		}
-		schema, err := fr.Schema()
-		if err != nil {
-			return nil, nil, err
-		}
-		if _, ok := schema.Metadata().GetValue(MetaDim); !ok {
-			if v := pf.MetaData().KeyValueMetadata().FindValue(MetaDim); v != nil {
-				md := schema.Metadata()
-				keys := append(slices.Clone(md.Keys()), MetaDim)
-				vals := append(slices.Clone(md.Values()), *v)
-				schema = arrow.NewSchema(schema.Fields(), ptr(arrow.NewMetadata(keys, vals)))
-			}
-		}
-		// The column readers are made at the first Next, once layoutOf has
-		// checked the schema (a fixed_size_list width, say, against MaxDim).
-		return &parquetRecords{fr: fr}, schema, nil
+		return newParquetRecords(pf, stored, mem, batchSize(a.BatchSize), maxDim(a.MaxDim))
 	}
 	return a
 }
@@ -271,44 +251,6 @@ func (l limitedAllocator) Reallocate(n int, b []byte) []byte {
 func (l limitedAllocator) check(n int) {
 	if n > l.max {
 		panic(fmt.Sprintf("allocation of %d bytes exceeds the limit of %d", n, l.max))
-	}
-}
-
-// parquetRecords adapts pqarrow.RecordReader, made at the first Next. It
-// never calls file.Reader.Close, which would close the caller's input.
-type parquetRecords struct {
-	fr  *pqarrow.FileReader
-	rr  pqarrow.RecordReader
-	err error
-}
-
-func (p *parquetRecords) Next() bool {
-	if p.rr == nil {
-		if p.err != nil {
-			return false
-		}
-		if p.rr, p.err = p.fr.GetRecordReader(context.Background(), nil, nil); p.err != nil {
-			return false
-		}
-	}
-	return p.rr.Next()
-}
-
-func (p *parquetRecords) Record() arrow.Record { return p.rr.Record() }
-
-func (p *parquetRecords) Err() error {
-	if p.rr == nil {
-		return p.err
-	}
-	if err := p.rr.Err(); err != nil && err != io.EOF {
-		return err
-	}
-	return nil
-}
-
-func (p *parquetRecords) Release() {
-	if p.rr != nil {
-		p.rr.Release()
 	}
 }
 

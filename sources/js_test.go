@@ -110,3 +110,34 @@ func TestArrowFileSchemaInFooterOnly(t *testing.T) {
 		t.Errorf("corrupt footer schema offset: err = %v, want an error about the footer", err)
 	}
 }
+
+// TestParquetJS reads a Parquet file written by parquetjs (testdata/js,
+// made by write-parquet.mjs), a writer that is not Arrow's: no stored Arrow
+// schema, x a bare repeated float field, string labels and ids, row groups
+// of two rows, and a row with an empty x and a label: a late label.
+func TestParquetJS(t *testing.T) {
+	src, err := Open(filepath.Join("testdata", "js", "parquetjs-dense.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	c := readAll(t, src)
+	if err := src.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"r1", "r2", "r3", "r4"}; !slices.Equal(c.ids, want) {
+		t.Errorf("ids %q, want %q", c.ids, want)
+	}
+	if want := []bool{true, false, true, true}; !slices.Equal(c.labeled, want) {
+		t.Errorf("labeled %v, want %v", c.labeled, want)
+	}
+	if want := [][]float64{{0, 1, 2, 3}, {1, 1, 1, 1}, {4, 3, 2, 1}, {0, 2, 2, 0}}; !slices.EqualFunc(c.dense, want, slices.Equal) {
+		t.Errorf("x = %v, want %v", c.dense, want)
+	}
+	if want := []LateLabel{{Offset: 3, ID: "r2", Label: "b"}}; !slices.Equal(c.late, want) {
+		t.Errorf("late labels %v, want %v", c.late, want)
+	}
+	if len(c.rejects) > 0 {
+		t.Errorf("rejects: %v", c.rejects[0].Reason)
+	}
+}
