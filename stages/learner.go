@@ -19,16 +19,22 @@ import (
 type Predictor int
 
 const (
-	// PredictGraph (the default) spreads the known labels over the
-	// stream's k-NN graph, the graph of every sample in the window,
-	// labeled or not (the harmonic function of Zhu, Ghahramani and
-	// Lafferty, ICML 2003, with class mass normalization), and predicts
-	// the class with the largest normalized score at the new sample. It
-	// uses the unlabeled samples, which carry labels along the data's
-	// manifold: on the shuffled digits and MNIST streams it is the most
-	// accurate predictor from the first label on (BENCHMARKS.md). It costs
-	// SpreadSweeps·(edges)·C per batch for C classes, plus O(k²·C) per
-	// label learned within the batch.
+	// PredictGraph (the default) spreads the labels over the graph and, on
+	// sparse rows (documents), mixes in a linear model, the two weighted by
+	// their recent mistakes on the stream (exponential weights): the known labels
+	// spread over the stream's k-NN graph, the graph of every sample in the
+	// window, labeled or not (the harmonic function of Zhu, Ghahramani and
+	// Lafferty, ICML 2003, with class mass normalization), and an online
+	// multinomial logistic regression on the samples' features (AdaGrad
+	// steps on each label, one pass over the window's labeled samples per
+	// batch). The spreading uses the unlabeled samples, which carry labels
+	// along the data's manifold: on the digits and MNIST streams it leads
+	// from the first label on; the linear model separates documents that
+	// the graph mixes (BENCHMARKS.md). The spreading costs
+	// SpreadSweeps·(edges)·C per batch for C classes, plus O(k²·C) per label
+	// learned within the batch; the linear model O(nnz·C) per labeled
+	// sample in the window per batch, and C·D weights (none above 2²²:
+	// then the spreading alone predicts).
 	PredictGraph Predictor = iota
 	// PredictNearest votes among the Neighbors nearest labeled window
 	// samples in code space. It costs n·L·K per batch of n samples with L
@@ -48,6 +54,9 @@ const (
 	// window size. A sample whose walk reaches fewer than Neighbors
 	// labeled samples is predicted as PredictNearest does.
 	PredictWalk
+	// PredictSpread is PredictGraph without its linear component: the
+	// labels spread over the graph alone.
+	PredictSpread
 )
 
 // Learner is the online learning stage of a stream: it featurizes each
@@ -109,6 +118,8 @@ type Learner struct {
 	pending fifo[string] // labels waiting for their sample
 	c       Counters
 	sp      spreader  // PredictGraph's label scores
+	lin     linear    // PredictGraph's linear model
+	hd      hedge     // PredictGraph's weights of the spreading and the linear model
 	conf    confusion // scored predictions by true and predicted class
 }
 
@@ -121,6 +132,9 @@ type node struct {
 
 type pred struct {
 	Class int // predicted class, −1 for none
+	// Graph and Lin are PredictGraph's two components' classes (−1 for
+	// none), scored to weigh them.
+	Graph, Lin int
 }
 
 // Counters are a Learner's running totals. They are part of its state and
@@ -197,7 +211,8 @@ type Prediction struct {
 	// before the model's first fit.
 	Code []float64
 
-	early bool // made before any label was known
+	early      bool // made before any label was known
+	graph, lin int  // PredictGraph's components' classes, −1 for none
 }
 
 // Step is what Learn did with one batch.
@@ -331,6 +346,7 @@ func (l *Learner) LearnFeatures(f *Featurized) (*Step, error) {
 	if st.Predictions, err = l.predictInOrder(ids, b, keep, fresh, late); err != nil {
 		return nil, err
 	}
+	l.linearPass()
 	if f.Records() > 0 {
 		l.c.Offset = max(l.c.Offset, f.lastOffset()+1)
 	}
@@ -352,7 +368,7 @@ func (l *Learner) lateLabel(id, label string) error {
 	c := l.class(label)
 	scored := false
 	if p, ok := l.preds.take(id); ok {
-		l.score(p.Class, c)
+		l.score(p, c)
 		scored = true
 	}
 	if n, ok := l.byID[id]; ok {
@@ -383,13 +399,21 @@ func (l *Learner) classOfPred(p *Prediction) int {
 	return noPrediction
 }
 
-// score scores an arrival prediction pred (a class, noPrediction, or
-// beforeLabels) against the true class truth.
-func (l *Learner) score(pred, truth int) {
+// predOf returns what is kept of the arrival prediction p until its label
+// arrives.
+func (l *Learner) predOf(p *Prediction) pred {
+	return pred{Class: l.classOfPred(p), Graph: p.graph, Lin: p.lin}
+}
+
+// score scores an arrival prediction p (its class a class, noPrediction,
+// or beforeLabels) against the true class truth.
+func (l *Learner) score(p pred, truth int) {
+	pred := p.Class
 	if pred == beforeLabels {
 		l.c.Early++
 		return
 	}
+	l.hd.score(p.Graph, p.Lin, truth)
 	l.c.Labeled++
 	switch {
 	case pred < 0:
@@ -408,6 +432,10 @@ func (l *Learner) setLabel(n, c int) error {
 		return fmt.Errorf("stages: learner: %w", err)
 	}
 	l.nodes[n].class = c
+	if l.linear() {
+		d, ind, val := l.Model.Row(n)
+		l.lin.step(d, ind, val, c)
+	}
 	l.sp.dirty = append(l.sp.dirty, n)
 	return nil
 }
@@ -451,7 +479,7 @@ func (l *Learner) predictInOrder(ids []int, b *record.Batch, keep, fresh []int, 
 	out := make([]Prediction, len(ids))
 	for p, n := range ids {
 		i := keep[fresh[p]]
-		out[p] = Prediction{ID: b.IDs[i], Offset: b.Offsets[i], Node: n, Score: math.NaN()}
+		out[p] = Prediction{ID: b.IDs[i], Offset: b.Offsets[i], Node: n, Score: math.NaN(), graph: noPrediction, lin: noPrediction}
 	}
 	slices.SortStableFunc(late, func(a, b record.LateLabel) int { return cmp.Compare(a.Offset, b.Offset) })
 	l.sp.newBatch()
@@ -477,7 +505,7 @@ func (l *Learner) predictInOrder(ids []int, b *record.Batch, keep, fresh []int, 
 			l.predict(ids[lo:p], out[lo:p])
 			for q := lo; q < p; q++ {
 				if out[q].ID != "" {
-					l.preds.put(out[q].ID, pred{Class: l.classOfPred(&out[q])}, l.horizon())
+					l.preds.put(out[q].ID, l.predOf(&out[q]), l.horizon())
 				}
 			}
 			lo = p
@@ -493,12 +521,12 @@ func (l *Learner) predictInOrder(ids []int, b *record.Batch, keep, fresh []int, 
 		l.predict(ids[lo:p+1], out[lo:p+1])
 		for q := lo; q < p; q++ {
 			if out[q].ID != "" {
-				l.preds.put(out[q].ID, pred{Class: l.classOfPred(&out[q])}, l.horizon())
+				l.preds.put(out[q].ID, l.predOf(&out[q]), l.horizon())
 			}
 		}
 		lo = p + 1
 		c := l.class(label)
-		l.score(l.classOfPred(&out[p]), c)
+		l.score(l.predOf(&out[p]), c)
 		if err := l.setLabel(out[p].Node, c); err != nil {
 			return nil, err
 		}
@@ -520,7 +548,7 @@ func (l *Learner) predict(ids []int, out []Prediction) {
 			out[p].Code = slices.Clone(v.RawRowView(n))
 		}
 	}
-	if l.Predictor == PredictGraph {
+	if l.Predictor == PredictGraph || l.Predictor == PredictSpread {
 		l.predictGraph(ids, out)
 		return
 	}
