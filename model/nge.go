@@ -23,11 +23,12 @@ import (
 // plus β tr(Q V ᵀLˢ V Q), a k-NN smoothness graph over all samples on all
 // columns. The smoothness term is not in the paper (β = 0 gives the
 // paper's NGE); it is GNMF's term, added for the semi-supervised setting:
-// with 10 labels per class and β = 0, NGE's exact inner solves move the
-// reconstruction into V² and the held-out accuracy on the digits drops to
-// 0.87 (validation), while β = 100 gives 0.96. Sums of Laplacians keep the
-// M-matrix property. These are the
-// same NormalizedGraphTerms as N2S2L's; what differs is the inner step:
+// with few labels and β = 0, NGE's exact inner solves move the
+// reconstruction into V², whose codes then classify poorly (BENCHMARKS.md,
+// "Defaults and how they were chosen"). Sums of Laplacians keep the
+// M-matrix property. These are the same NormalizedGraphTerms as N2S2L's,
+// run by the same engine loop (Engine.Run); what differs is the inner V
+// step (Engine.VStep):
 //
 //  1. U ← U ⊙ XV / (UVᵀV + U·diag(c)), c_m = α v_mᵀ L_b v_m, the row-wise
 //     solution of eq. 17 (K and D^h are diagonal);
@@ -68,8 +69,7 @@ type NGE struct {
 	// InnerIter bounds the CG iterations of one column solve. If zero, it
 	// defaults to 10: every CG iterate from the warm start lowers the
 	// auxiliary function, so an inexact solve still decreases the
-	// objective, and on the digits 10 iterations keep NGE within 10× of
-	// GNMF's time per fit.
+	// objective.
 	InnerIter int
 	// InnerTol is the relative residual that stops a column solve. If zero,
 	// it defaults to 1e-4.
