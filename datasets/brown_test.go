@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -32,5 +33,35 @@ func TestBrown(t *testing.T) {
 	os.Remove(filepath.Join(dir, "cb01"))
 	if _, _, err := Brown(dir); err == nil {
 		t.Error("a missing file: no error")
+	}
+}
+
+// TestBrownSample reads the embedded texts: 45, three per genre, each of
+// more than 2,000 words, the first one the corpus's first news text.
+func TestBrownSample(t *testing.T) {
+	names, texts, genres, err := BrownSample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(texts) != 45 || len(names) != 45 || len(genres) != 45 {
+		t.Fatalf("%d texts, %d names, %d genres; want 45", len(texts), len(names), len(genres))
+	}
+	per := map[string]int{}
+	for i, g := range genres {
+		per[g]++
+		if n := len(strings.Fields(texts[i])); n < 2000 {
+			t.Errorf("%s: %d words, want > 2000", names[i], n)
+		}
+	}
+	if len(per) != 15 {
+		t.Errorf("%d genres, want 15", len(per))
+	}
+	for g, n := range per {
+		if n != 3 {
+			t.Errorf("genre %s: %d texts, want 3", g, n)
+		}
+	}
+	if names[0] != "ca01" || genres[0] != "news" || !strings.HasPrefix(texts[0], "The Fulton County Grand Jury") {
+		t.Errorf("first text %s (%s): %.40q", names[0], genres[0], texts[0])
 	}
 }

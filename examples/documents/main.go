@@ -2,13 +2,15 @@
 // the vocabulary may grow without moving columns) into online GNMF, with a
 // few labels arriving late, and reports the prequential accuracy.
 //
-// With -corpus pointing at the Brown corpus (fetched by
-// /work/shared/data/fetch-data.sh into DEST/brown), each paragraph is a
-// document and its genre (the letter after 'c' in the file name) its label.
-// Without it, a small built-in corpus of synthetic texts on four topics is
-// used, whose vocabulary grows along the stream; no network is needed.
+// By default the documents are passages of about 100 words cut from the
+// Brown corpus texts kept in the repository (datasets.BrownSample: three
+// texts per genre), labeled by genre; no network is needed. With -corpus
+// pointing at the whole Brown corpus (scripts/fetch-data.sh puts it in
+// ~/.cache/nmfstream-data/brown), each paragraph is a document. With
+// -corpus synthetic, a small corpus of synthetic texts on four topics is
+// used, whose vocabulary grows along the stream.
 //
-//	go run ./examples/documents [-corpus DIR] [-labeled 0.2] [-delay 50]
+//	go run ./examples/documents [-corpus DIR|synthetic] [-genres a,j,n] [-labeled 0.2] [-delay 50]
 package main
 
 import (
@@ -24,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nmfstream/nmfstream/datasets"
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/graph"
@@ -35,7 +38,7 @@ import (
 type doc struct{ text, label string }
 
 func main() {
-	corpus := flag.String("corpus", "", "Brown corpus `dir` (default: the built-in synthetic corpus)")
+	corpus := flag.String("corpus", "", "Brown corpus `dir`, or synthetic (default: the Brown texts kept in the repository)")
 	genres := flag.String("genres", "a,j,n", "Brown genres to use (letters after 'c' in the file names)")
 	labeled := flag.Float64("labeled", 0.2, "fraction of documents whose label ever arrives")
 	delay := flag.Int("delay", 50, "documents between a document and its label")
@@ -48,13 +51,16 @@ func main() {
 
 	var docs []doc
 	var err error
-	if *corpus != "" {
-		docs, err = brown(*corpus, strings.Split(*genres, ","))
-		if err != nil {
-			log.Fatal(err)
-		}
-	} else {
+	switch *corpus {
+	case "":
+		docs, err = brownSample(strings.Split(*genres, ","), 100)
+	case "synthetic":
 		docs = synthetic(rand.New(rand.NewPCG(*seed, 2)))
+	default:
+		docs, err = brown(*corpus, strings.Split(*genres, ","))
+	}
+	if err != nil {
+		log.Fatal(err)
 	}
 	rnd := rand.New(rand.NewPCG(*seed, *seed))
 	rnd.Shuffle(len(docs), func(i, j int) { docs[i], docs[j] = docs[j], docs[i] })
@@ -114,6 +120,41 @@ func main() {
 	sc := learner.Scores()
 	fmt.Printf("prequential accuracy %.4f over %d labeled documents after the first label (balanced accuracy %.4f, macro-F1 %.4f); classes %v\n",
 		c.Accuracy(), c.Labeled, sc.BalancedAccuracy, sc.MacroF1, learner.Classes())
+}
+
+// brownSample cuts the embedded Brown texts of the given genres (letters
+// after 'c' in the file names) into passages of about words words, ending
+// at a sentence's end.
+func brownSample(genres []string, words int) ([]doc, error) {
+	names, texts, labels, err := datasets.BrownSample()
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, g := range genres {
+		want[g] = true
+	}
+	var out []doc
+	for i, text := range texts {
+		if !want[names[i][1:2]] {
+			continue
+		}
+		var cur []string
+		for _, w := range strings.Fields(text) {
+			cur = append(cur, w)
+			if len(cur) >= words && (w == "." || w == "?" || w == "!") {
+				out = append(out, doc{strings.Join(cur, " "), labels[i]})
+				cur = nil
+			}
+		}
+		if len(cur) > words/2 {
+			out = append(out, doc{strings.Join(cur, " "), labels[i]})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no embedded Brown texts of genres %v", genres)
+	}
+	return out, nil
 }
 
 // brown reads the Brown corpus files of the given genres: one document per
