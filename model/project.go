@@ -76,6 +76,11 @@ type Projector struct {
 	// Neighbors(x) returns, for each new sample (row), a sparse row of
 	// weights to training samples, and TrainCodes their codes (M×K).
 	// Alpha is the weight of the anchor term; use the training α.
+	// Loss is the loss the basis was fitted with; the codes minimize the
+	// same one: LossFrobenius (the zero value) or LossKL (the generalized
+	// KL divergence). Pinv and clamped pinv ignore it.
+	Loss LossKind
+
 	Neighbors  func(x Data) (*sparse.CSR, error)
 	TrainCodes *mat.Dense
 	Alpha      float64
@@ -157,6 +162,13 @@ func (p *Projector) ProjectTo(dst *mat.Dense, x Data) error {
 	p.loss.utu.Reset()
 	mulTransTo(&p.loss.utu, p.U, p.U, &p.loss.ws)
 	p.eng = Engine{Loss: &p.loss, FixU: true, MaxIter: p.MaxIter, Tol: p.Tol, Terms: p.eng.Terms[:0]}
+	switch p.Loss {
+	case LossFrobenius:
+	case LossKL:
+		p.eng.Loss = NewKL(x)
+	default:
+		return fmt.Errorf("model: project: unknown loss %v", p.Loss)
+	}
 	if p.eng.MaxIter == 0 {
 		p.eng.MaxIter = 100
 	}

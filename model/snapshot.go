@@ -214,6 +214,13 @@ func (s *Snapshot) Projector(p Projection) (*Projector, error) {
 		return nil, fmt.Errorf("model: snapshot: %s is a kernel model: project with kernel.StateFromSnapshot and kernel.NewProjector", s.Method)
 	}
 	pr := &Projector{Method: p, U: s.U, TrainCodes: s.V, Alpha: s.Alpha}
+	if name, ok := s.Params["loss"]; ok {
+		loss, err := ParseLoss(name)
+		if err != nil {
+			return nil, fmt.Errorf("model: snapshot: %w", err)
+		}
+		pr.Loss = loss
+	}
 	if p == ProjectGraph {
 		train := s.Train()
 		if train == nil {
