@@ -165,10 +165,17 @@ func (rr *recentRecords) add(max int, p stages.Prediction) {
 	if max <= 0 || p.ID == "" {
 		return
 	}
+	rr.addJSON(max, predictionOf(p))
+}
+
+func (rr *recentRecords) addJSON(max int, p predictionJSON) {
+	if max <= 0 || p.ID == "" {
+		return
+	}
 	if rr.byID == nil {
 		rr.byID = map[string]predictionJSON{}
 	}
-	rr.byID[p.ID] = predictionOf(p)
+	rr.byID[p.ID] = p
 	rr.order = append(rr.order, recentKey{p.ID, p.Offset})
 	for len(rr.byID) > max && rr.head < len(rr.order) {
 		k := rr.order[rr.head]
@@ -182,6 +189,17 @@ func (rr *recentRecords) add(max int, p stages.Prediction) {
 		rr.order = append(rr.order[:0], rr.order[rr.head:]...)
 		rr.head = 0
 	}
+}
+
+// list returns the records remembered, oldest first.
+func (rr *recentRecords) list() []predictionJSON {
+	var out []predictionJSON
+	for _, k := range rr.order[rr.head:] {
+		if e, ok := rr.byID[k.id]; ok && e.Offset == k.offset {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 func (rr *recentRecords) get(id string) (predictionJSON, bool) {

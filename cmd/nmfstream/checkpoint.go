@@ -64,6 +64,13 @@ type checkpoint struct {
 	Input   inputID // what stream read; zero for serve
 	Output  outputState
 	State   *stages.LearnerState
+
+	// WALSeq is the sequence number of the last entry of serve's
+	// write-ahead log that State includes; 0 for stream.
+	WALSeq uint64
+	// Recent holds serve's recent records (GET /v1/records/{id}), oldest
+	// first; nil for stream.
+	Recent []predictionJSON
 }
 
 // outputState is how far stream's outputs had been written, and made
