@@ -5,8 +5,10 @@ import (
 	_ "embed"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 
 	"github.com/nmfstream/nmfstream/stages"
@@ -72,6 +74,11 @@ func (s *server) handler() http.Handler {
 			}
 		}
 		if r.Method == http.MethodPost {
+			if r.ContentLength > s.maxBody {
+				w.Header().Set("Connection", "close")
+				writeError(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("a body of %d bytes, over serve --max-body %d", r.ContentLength, s.maxBody))
+				return
+			}
 			s.posting.Add(1)
 			defer s.posting.Add(-1)
 		}
@@ -137,11 +144,17 @@ func writeError(w http.ResponseWriter, status int, code, message string) {
 }
 
 // writeBodyError answers a request body that could not be read: 413 when
-// it is larger than --max-body, else 400.
+// it is larger than --max-body, 408 when it did not arrive within
+// --read-timeout, else 400.
 func writeBodyError(w http.ResponseWriter, what string, err error) {
 	var mb *http.MaxBytesError
 	if errors.As(err, &mb) {
 		writeError(w, http.StatusRequestEntityTooLarge, "too_large", what+": "+err.Error()+" (serve --max-body)")
+		return
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusRequestTimeout, "timeout", what+": the body did not arrive within serve --read-timeout")
 		return
 	}
 	writeError(w, http.StatusBadRequest, "bad_request", what+": "+err.Error())
