@@ -36,6 +36,9 @@ func init() {
 	})
 }
 
+// defaultFsyncEvery is the default of serve --fsync-interval.
+const defaultFsyncEvery = 100 * time.Millisecond
+
 // Media types of the records and predictions bodies.
 const (
 	mediaArrow = "application/vnd.apache.arrow.stream"
@@ -84,7 +87,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	writeTimeout := fs.Duration("write-timeout", 5*time.Minute, "longest time from the end of a request's headers to the end of its answer (learning included)")
 	walPath := fs.String("wal", "", "write-ahead `file` of the records and labels acknowledged since the last checkpoint (with --checkpoint; default <checkpoint>.wal; off: none)")
 	fsync := fs.String("fsync", "always", "when the write-ahead log is fsynced before an answer: always (group commit), interval (every --fsync-interval) or never (see -help)")
-	fsyncEvery := fs.Duration("fsync-interval", 100*time.Millisecond, "fsync period of --fsync interval")
+	fsyncEvery := fs.Duration("fsync-interval", defaultFsyncEvery, "fsync period of --fsync interval")
 	recent := fs.Int("recent", 10000, "records whose code and prediction GET /v1/records/{id} returns: the most recent ones with an id (0: none)")
 	predictor := fs.String("predictor", "graph", "classifier: graph, nearest, walk or propagate (see stream -help)")
 	metric := fs.String("metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
