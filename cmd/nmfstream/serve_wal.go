@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/nmfstream/nmfstream/sources"
 	"github.com/nmfstream/nmfstream/wal"
@@ -59,10 +61,8 @@ func (s *server) resume(cp *checkpoint) {
 // under other flags than those it was written with. It returns the number
 // of entries replayed. It runs before the server accepts requests.
 func (s *server) openWAL(path string) (int, error) {
-	var fresh bool
-	if _, err := loadCheckpoint(s.ckpt); err == errNoCheckpoint {
-		fresh = true
-	}
+	_, err := os.Stat(s.ckpt)
+	fresh := errors.Is(err, os.ErrNotExist)
 	after := s.walSeq
 	replayed := 0
 	info, err := wal.Read(path, func(seq uint64, e []byte) error {
