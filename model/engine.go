@@ -116,6 +116,15 @@ type Stats struct {
 	Names []string
 }
 
+// VStepper is an inner step that updates V in place, given U, in place of
+// the engine's multiplicative V update. StepV must keep v non-negative and
+// must not increase the objective (loss plus terms) at fixed u; the engine
+// then computes the objective afresh, and Engine.Run's guarantees (the
+// convergence test, DivergedError) hold as for its own update.
+type VStepper interface {
+	StepV(u, v *mat.Dense)
+}
+
 // Result summarizes an Engine run.
 type Result struct {
 	// Iters is the number of iterations run.
@@ -248,6 +257,10 @@ type Engine struct {
 	// updates of new samples and their graph neighbours). Other rows keep
 	// their values but still enter the gradients.
 	Rows []int
+	// VStep, if non-nil, replaces the multiplicative update of V, the
+	// inner step of a method whose V rule is not a ratio of gradient
+	// parts (NGE's M-matrix solves). Rows does not restrict it.
+	VStep VStepper
 	// Callback, if non-nil, is called after every iteration. Returning
 	// false stops the run.
 	Callback func(s Stats) bool
@@ -322,7 +335,7 @@ func (e *Engine) Run(u, v *mat.Dense) (Result, error) {
 		m    *mat.Dense
 		r, c int
 		used bool
-	}{{&e.uNeg, d, k, !e.FixU}, {&e.uPos, d, k, !e.FixU}, {&e.vNeg, n, k, !e.FixV}, {&e.vPos, n, k, !e.FixV}} {
+	}{{&e.uNeg, d, k, !e.FixU}, {&e.uPos, d, k, !e.FixU}, {&e.vNeg, n, k, !e.FixV && e.VStep == nil}, {&e.vPos, n, k, !e.FixV && e.VStep == nil}} {
 		if r, c := w.m.Dims(); w.used && (w.m.IsEmpty() || r != w.r || c != w.c) {
 			w.m.Reset()
 			w.m.ReuseAs(w.r, w.c)
@@ -367,7 +380,11 @@ func (e *Engine) Run(u, v *mat.Dense) (Result, error) {
 			}
 		}
 		fresh = false
-		if !e.FixV {
+		switch {
+		case e.FixV:
+		case e.VStep != nil:
+			e.VStep.StepV(u, v) // the loss's cached products are not refreshed
+		default:
 			e.stepV(u, v)
 			fresh = e.Rows == nil
 		}

@@ -25,11 +25,11 @@ import (
 // The objective is not invariant to U → UΛ, V → VΛ⁻¹: unnormalized
 // updates slowly trade the graph term for scale, so the result depends on
 // where the iterations stop. Following Cai's code, U's columns are
-// normalized once after the last update by default; on digits (5 seeds,
-// validation split) that gives 0.955 held-out 1-NN accuracy after 100–200
-// iterations but 0.924 after 1000. ScaleEachIter normalizes after every U
-// update instead: the fit then converges to the same answer whatever the
-// budget (0.951 after 200 or 1000 iterations).
+// normalized once after the last update by default, which scores best at
+// the default budget of 200 updates but drifts with longer runs.
+// ScaleEachIter normalizes after every U update instead: the fit then
+// converges to the same answer whatever the budget (BENCHMARKS.md,
+// "Defaults and how they were chosen").
 //
 // Options reproduce what Cai's reference code does beyond the paper: U's
 // columns normalized after the last update (the default), α scaled by N (ScaleAlpha), heat-kernel width t defaulting to

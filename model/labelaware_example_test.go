@@ -124,22 +124,3 @@ func ExampleAuto() {
 	// ssknmf: *model.SSKNMF
 	// unlabeled 6 and 7 look like classes 0 1
 }
-
-func ExampleJointClassifier() {
-	x, y := eightSamples()
-	m := &model.SSKNMF{Common: model.Common{Rank: 2}, Neighbors: 2, LabelNeighbors: 2}
-	if err := m.Fit(x, y); err != nil {
-		fmt.Println(err)
-		return
-	}
-	j := model.JointClassifier{K: 3, Rounds: 1, Share: 1}
-	if err := j.Fit(x, m.Codes(), y); err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println("self-labels:", j.Labels())
-	fmt.Println("predicted:", j.PredictTo(nil, x, m.Codes()))
-	// Output:
-	// self-labels: [0 0 0 1 1 1 0 1]
-	// predicted: [0 0 0 1 1 1 0 1]
-}

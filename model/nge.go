@@ -23,11 +23,12 @@ import (
 // plus β tr(Q V ᵀLˢ V Q), a k-NN smoothness graph over all samples on all
 // columns. The smoothness term is not in the paper (β = 0 gives the
 // paper's NGE); it is GNMF's term, added for the semi-supervised setting:
-// with 10 labels per class and β = 0, NGE's exact inner solves move the
-// reconstruction into V² and the held-out accuracy on the digits drops to
-// 0.87 (validation), while β = 100 gives 0.96. Sums of Laplacians keep the
-// M-matrix property. These are the
-// same NormalizedGraphTerms as N2S2L's; what differs is the inner step:
+// with few labels and β = 0, NGE's exact inner solves move the
+// reconstruction into V², whose codes then classify poorly (BENCHMARKS.md,
+// "Defaults and how they were chosen"). Sums of Laplacians keep the
+// M-matrix property. These are the same NormalizedGraphTerms as N2S2L's,
+// run by the same engine loop (Engine.Run); what differs is the inner V
+// step (Engine.VStep):
 //
 //  1. U ← U ⊙ XV / (UVᵀV + U·diag(c)), c_m = α v_mᵀ L_b v_m, the row-wise
 //     solution of eq. 17 (K and D^h are diagonal);
@@ -68,8 +69,7 @@ type NGE struct {
 	// InnerIter bounds the CG iterations of one column solve. If zero, it
 	// defaults to 10: every CG iterate from the warm start lowers the
 	// auxiliary function, so an inexact solve still decreases the
-	// objective, and on the digits 10 iterations keep NGE within 10× of
-	// GNMF's time per fit.
+	// objective.
 	InnerIter int
 	// InnerTol is the relative residual that stops a column solve. If zero,
 	// it defaults to 1e-4.
@@ -83,7 +83,6 @@ type NGE struct {
 
 	xtu, utu, vutu mat.Dense
 	col, rhs, k    []float64
-	uNeg, uPos     mat.Dense
 }
 
 var _ Method = (*NGE)(nil)
@@ -170,56 +169,26 @@ func (m *NGE) fitGraphs(x Data) (err error) {
 	return nil
 }
 
-// iterate runs Algorithm 1 of the paper on the engine's loss and terms.
+// iterate runs Algorithm 1 of the paper from u, v on m.eng's loss and
+// terms (set by the caller) and m.blocks: the engine's loop (step 1, the
+// multiplicative U rule with the terms' exact diagonal U·diag(c); step 2,
+// normalization; the convergence test) with NGE's own V step (ngeStep:
+// steps 3 and 4).
 func (m *NGE) iterate(u, v *mat.Dense) (Result, error) {
 	e := &m.eng
-	maxIter := orDefaultInt(m.MaxIter, 200)
-	tol := orDefault(m.Tol, 1e-5)
-	parts := make([]float64, len(e.Terms)+1)
-	names := make([]string, len(e.Terms)+1)
-	names[0] = "loss"
-	for i, t := range e.Terms {
-		names[i+1] = t.Name()
-	}
-	var res Result
-	prev := e.Objective(u, v, nil)
-	var ra runaway
-	if err := ra.check(0, prev); err != nil {
-		return res, err
-	}
-	for it := 1; it <= maxIter; it++ {
-		m.stepU(u, v)
-		NormalizeColumns(u, v)
-		m.stepV(u, v)
-		m.reorder(u, v)
-		f := e.Objective(u, v, parts)
-		res.Iters, res.Objective = it, f
-		if err := ra.check(it, f); err != nil {
-			return res, err
-		}
-		if m.Callback != nil && !m.Callback(Stats{Iter: it, Objective: f, Parts: parts, Names: names}) {
-			break
-		}
-		if tol > 0 && math.Abs(prev-f) <= tol*math.Abs(prev) {
-			res.Converged = true
-			break
-		}
-		prev = f
-	}
-	return res, nil
+	e.Normalize, e.VStep = NormalizeEachIter, ngeStep{m}
+	e.MaxIter, e.Tol, e.Callback = m.MaxIter, m.Tol, m.Callback
+	return e.Run(u, v)
 }
 
-// stepU is step 1: the multiplicative U rule with the terms' exact
-// diagonal U·diag(c) (NormalizedGraphTerm with Split false).
-func (m *NGE) stepU(u, v *mat.Dense) {
-	d, k := u.Dims()
-	reuseAs(&m.uNeg, d, k)
-	reuseAs(&m.uPos, d, k)
-	m.eng.Loss.UGradTo(&m.uNeg, &m.uPos, u, v)
-	for _, t := range m.eng.Terms {
-		t.(UTerm).AddUGrad(&m.uNeg, &m.uPos, u, v)
-	}
-	mulUpdate(u, &m.uNeg, &m.uPos, nil)
+// ngeStep is NGE's inner V step: the column-wise M-matrix solves (step 3),
+// then the reordering of the columns (step 4). Neither increases the
+// objective (Theorem 3 and §2.3.3).
+type ngeStep struct{ m *NGE }
+
+func (s ngeStep) StepV(u, v *mat.Dense) {
+	s.m.stepV(u, v)
+	s.m.reorder(u, v)
 }
 
 // stepV is step 3: one M-matrix solve per column of V.

@@ -29,15 +29,9 @@ import (
 // codes to 3e43). SSKNMF therefore writes the inter-class edges as the
 // inner product v_iᵀv_j (GraphTerm.DotRepulsion): for V ≥ 0 the term is
 // bounded below by 0, and samples of different classes are pushed onto
-// different columns of V instead of apart in scale. Measured on the digits
-// (K = 40, graph-aware projection, 1-NN against the labeled codes, test
-// splits of seeds 1 and 2), Laplacian form / inner product:
-//
-//	10 labels per class:  0.948 / 0.945, 0.957 / 0.958
-//	every sample labeled: 0.628 / 0.985, 0.651 / 0.982 (Laplacian diverged)
-//
-// and α = 0.3 or 3 does not do better (0.950 and 0.945 at 10 labels,
-// seed 1).
+// different columns of V instead of apart in scale, at no cost in
+// accuracy with few labels (BENCHMARKS.md, "Defaults and how they were
+// chosen").
 //
 // SSKNMF is not safe for concurrent use.
 type SSKNMF struct {

@@ -57,15 +57,14 @@ type GraphTerm struct {
 }
 
 // sTiles holds S's entries tiled for a cache-blocked product S·V over all
-// rows: the objective's path, and the gradient's where vec.SumRows runs
-// in plain Go (no AVX-512; see sBySign). Row i gathers the rows j of V it
-// links to; in CSR order those reads jump over the whole of V (8 MB at
-// N = 20,000, K = 50), each a cache and TLB miss. Tiled, the entries
-// between a block of rows and a block of columns come together, so that
-// the rows of the result and of V that they touch lie within tileBytes
-// each. The gradient's sums per row keep their order (columns ascending),
-// so it is the CSR loop's bit for bit; the objective sums in another
-// order.
+// rows: the objective's path, and the gradient's where vec.SumRows runs in
+// plain Go (no AVX-512; see sBySign). The entries between a block of rows
+// and a block of columns come together, so that the rows of the result
+// and of V that one tile touches lie within tileBytes each, where CSR
+// order would read rows of V from all over it. The gradient's sums per row
+// keep their order (columns ascending), so it equals the CSR loop's bit
+// for bit; the objective sums in another order. BENCHMARKS.md ("Graph
+// term kernels") gives the speeds.
 type sTiles struct {
 	s     *sparse.CSR // S the tiles were built for
 	m     int         // columns of V the blocks were sized for
@@ -80,13 +79,8 @@ type sEntry struct {
 }
 
 // tileBytes bounds the slice of V, and of the result, that one tile
-// touches. Measured on BenchmarkGraphTermGrad20000x50 with the constant
-// edited (2 MiB of L2 per core), best of 3 in each of 2–3 alternating
-// rounds: 32 KiB 55–64 ms, 64 KiB 43–51 ms, 128 KiB 25–43 ms, 512 KiB
-// 33–53 ms. Against the CSR loop (BenchmarkGraphTermGradRows20000x50),
-// three alternating rounds of 40 runs once both use internal/vec (the CSR
-// loop four entries a pass): 23.9–27.4 ms against 26.1–35.7 (with gonum's
-// Daxpy before: 30.5–31.4 against 47.8–54.9).
+// touches: 128 KiB, the fastest of 32 KiB to 512 KiB with 2 MiB of L2 per
+// core (BENCHMARKS.md, "Graph term kernels").
 const tileBytes = 128 << 10
 
 // build tiles s for products with m columns of V, row-block by row-block,
@@ -131,11 +125,8 @@ func (t *sTiles) build(s *sparse.CSR, m int) {
 // ones negated), each part in CSR order: a row's sums into either side of
 // the update keep the CSR loop's order, bit for bit. With AVX-512, SumRows
 // keeps a row of the result in registers over its entries and prefetches
-// the rows of V it reads: on BenchmarkGraphTermGrad20000x50 (all rows) it
-// took 16.8–20.3 ms against the tiles' 24.9–31.2, and on
-// BenchmarkGraphTermGradRows20000x50 (the online sweeps' listed rows)
-// 21.3–26.4 against the CSR loop's 36.9–63.4 (five alternating rounds of
-// 20 runs).
+// the rows of V it reads, which is faster than the tiles on all rows and
+// than the CSR loop on listed rows (BENCHMARKS.md, "Graph term kernels").
 type sBySign struct {
 	s        *sparse.CSR // S the entries were split for
 	pos, neg *vec.Rows

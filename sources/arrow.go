@@ -2,7 +2,6 @@ package sources
 
 import (
 	"bufio"
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -17,7 +16,6 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/file"
-	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
@@ -97,7 +95,7 @@ type Arrow struct {
 	done    bool
 	err     error
 
-	batch   Batch
+	batch   batch
 	dense   denseRows
 	scratch []float64
 	pairs   []pair
@@ -108,7 +106,7 @@ type Arrow struct {
 var _ Source = (*Arrow)(nil)
 
 // recordReader is what Arrow needs of ipc.Reader, ipc.FileReader and
-// pqarrow.RecordReader.
+// parquetRecords.
 type recordReader interface {
 	Next() bool
 	Record() arrow.Record
@@ -134,11 +132,15 @@ func NewArrowStream(r io.Reader) *Arrow {
 // found by FuzzArrowFile).
 func NewArrowFile(r ipc.ReadAtSeeker) *Arrow {
 	return &Arrow{open: func(mem memory.Allocator) (recordReader, *arrow.Schema, error) {
-		body, err := fileStream(r)
+		body, footer, err := fileParts(r)
 		if err != nil {
 			return nil, nil, err
 		}
-		return newGuardedReader(bufio.NewReader(body), body.Size(), mem)
+		stream, size, err := withFooterSchema(body, footer)
+		if err != nil {
+			return nil, nil, err
+		}
+		return newGuardedReader(bufio.NewReader(stream), size, mem)
 	}}
 }
 
@@ -166,38 +168,47 @@ const (
 // fileStream returns the IPC stream inside the Arrow IPC file r, the bytes
 // between the leading magic number and the footer.
 func fileStream(r ipc.ReadAtSeeker) (*io.SectionReader, error) {
+	body, _, err := fileParts(r)
+	return body, err
+}
+
+// fileParts returns the two parts of the Arrow IPC file r: the IPC stream
+// between the leading magic number and the footer, and the footer (a
+// flatbuffer Footer table).
+func fileParts(r ipc.ReadAtSeeker) (body, footer *io.SectionReader, err error) {
 	size, err := r.Seek(0, io.SeekEnd)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if size < arrowFileMinLen {
-		return nil, fmt.Errorf("not an Arrow IPC file: %d bytes", size)
+		return nil, nil, fmt.Errorf("not an Arrow IPC file: %d bytes", size)
 	}
 	var head [6]byte // arrowMagic
 	var tail [arrowFileTail]byte
 	if _, err := r.ReadAt(head[:], 0); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if _, err := r.ReadAt(tail[:], size-arrowFileTail); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if string(head[:]) != arrowMagic || string(tail[4:]) != arrowMagic {
-		return nil, errors.New("not an Arrow IPC file: no ARROW1 magic number at both ends")
+		return nil, nil, errors.New("not an Arrow IPC file: no ARROW1 magic number at both ends")
 	}
-	footer := int64(int32(binary.LittleEndian.Uint32(tail[:4])))
-	if footer <= 0 || footer > size-arrowFileMinLen {
-		return nil, fmt.Errorf("arrow IPC file footer length %d does not fit in %d bytes", footer, size)
+	n := int64(int32(binary.LittleEndian.Uint32(tail[:4])))
+	if n <= 0 || n > size-arrowFileMinLen {
+		return nil, nil, fmt.Errorf("arrow IPC file footer length %d does not fit in %d bytes", n, size)
 	}
-	return io.NewSectionReader(r, arrowFileHead, size-arrowFileMinLen-footer), nil
+	body = io.NewSectionReader(r, arrowFileHead, size-arrowFileMinLen-n)
+	footer = io.NewSectionReader(r, size-arrowFileTail-n, n)
+	return body, footer, nil
 }
 
-// NewParquet returns a source reading the Parquet file r through pqarrow.
-// The schema metadata key dim may be in the stored Arrow schema or in the
-// file's key-value metadata. Limitation of arrow-go v15: a null
-// fixed_size_list cell cannot be read back from Parquet (the read fails), so
-// Parquet files with late labels should store x as list<…>. A single
-// allocation above 1 GiB (a page claiming that size) fails the read instead
-// of exhausting memory.
+// NewParquet returns a source reading the Parquet file r with the file's
+// column readers (parquetRecords): the contract's columns, as primitives
+// or lists of primitives, row group by row group. The schema metadata key
+// dim may be in the stored Arrow schema (ARROW:schema) or in the file's
+// key-value metadata. A single allocation above 1 GiB (a page claiming that
+// size) fails the read instead of exhausting memory.
 func NewParquet(r parquet.ReaderAtSeeker) *Arrow {
 	a := &Arrow{}
 	a.open = func(mem memory.Allocator) (recordReader, *arrow.Schema, error) {
@@ -206,28 +217,11 @@ func NewParquet(r parquet.ReaderAtSeeker) *Arrow {
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := checkParquetSchema(pf, mem); err != nil {
-			return nil, nil, err
-		}
-		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(batchSize(a.BatchSize))}, mem)
+		stored, err := checkParquetSchema(pf, mem)
 		if err != nil {
 			return nil, nil, err
 		}
-		schema, err := fr.Schema()
-		if err != nil {
-			return nil, nil, err
-		}
-		if _, ok := schema.Metadata().GetValue(MetaDim); !ok {
-			if v := pf.MetaData().KeyValueMetadata().FindValue(MetaDim); v != nil {
-				md := schema.Metadata()
-				keys := append(slices.Clone(md.Keys()), MetaDim)
-				vals := append(slices.Clone(md.Values()), *v)
-				schema = arrow.NewSchema(schema.Fields(), ptr(arrow.NewMetadata(keys, vals)))
-			}
-		}
-		// The column readers are made at the first Next, once layoutOf has
-		// checked the schema (a fixed_size_list width, say, against MaxDim).
-		return &parquetRecords{fr: fr}, schema, nil
+		return newParquetRecords(pf, stored, mem, batchSize(a.BatchSize), maxDim(a.MaxDim))
 	}
 	return a
 }
@@ -257,44 +251,6 @@ func (l limitedAllocator) Reallocate(n int, b []byte) []byte {
 func (l limitedAllocator) check(n int) {
 	if n > l.max {
 		panic(fmt.Sprintf("allocation of %d bytes exceeds the limit of %d", n, l.max))
-	}
-}
-
-// parquetRecords adapts pqarrow.RecordReader, made at the first Next. It
-// never calls file.Reader.Close, which would close the caller's input.
-type parquetRecords struct {
-	fr  *pqarrow.FileReader
-	rr  pqarrow.RecordReader
-	err error
-}
-
-func (p *parquetRecords) Next() bool {
-	if p.rr == nil {
-		if p.err != nil {
-			return false
-		}
-		if p.rr, p.err = p.fr.GetRecordReader(context.Background(), nil, nil); p.err != nil {
-			return false
-		}
-	}
-	return p.rr.Next()
-}
-
-func (p *parquetRecords) Record() arrow.Record { return p.rr.Record() }
-
-func (p *parquetRecords) Err() error {
-	if p.rr == nil {
-		return p.err
-	}
-	if err := p.rr.Err(); err != nil && err != io.EOF {
-		return err
-	}
-	return nil
-}
-
-func (p *parquetRecords) Release() {
-	if p.rr != nil {
-		p.rr.Release()
 	}
 }
 
@@ -823,7 +779,7 @@ func (a *Arrow) sparseRow(ind, val arrow.Array, i int, sp *sparse.CSR) (empty bo
 
 // Batch returns the batch read by the last successful Next, valid until
 // the next call to Next or Close.
-func (a *Arrow) Batch() *Batch { return &a.batch }
+func (a *Arrow) Batch() *Batch { return &a.batch.Batch }
 
 // Err returns the error that stopped Next, or nil at the end of the input.
 func (a *Arrow) Err() error { return a.err }

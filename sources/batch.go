@@ -1,89 +1,41 @@
 package sources
 
-import (
-	"fmt"
-	"strconv"
+import "github.com/nmfstream/nmfstream/record"
 
-	"gonum.org/v1/gonum/mat"
-
-	"github.com/nmfstream/nmfstream/model/sparse"
+// The batch types are defined in package record, so that the stages read
+// them without importing the readers. These names keep sources.Batch and
+// its relatives readable where a source is at hand.
+type (
+	// Form is record.Form: the feature form of a source.
+	Form = record.Form
+	// Batch is record.Batch: a group of consecutive records read from a
+	// source. A Batch returned by Source.Batch is valid until the next call
+	// to Next or Close: sources reuse its memory. Copy what you keep
+	// (Batch.Clone).
+	Batch = record.Batch
+	// LateLabel is record.LateLabel: a label without features, for a
+	// sample seen earlier.
+	LateLabel = record.LateLabel
+	// Reject is record.Reject: a record that cannot be used, with the reason.
+	Reject = record.Reject
+	// RecordError is record.Error: the reason a record was rejected.
+	RecordError = record.Error
 )
 
-// Form is the feature form of a source: how each record's features are
-// given, and so which field of Batch holds them.
-type Form int
-
+// The feature forms, as in package record.
 const (
-	// FormDense means dense numeric features (column x, decoded images,
-	// IDX and CSV files), in Batch.Dense.
-	FormDense Form = iota + 1
-	// FormSparse means sparse numeric features (columns indices and values),
-	// in Batch.Sparse.
-	FormSparse
-	// FormText means documents (column text), in Batch.Text.
-	FormText
+	FormDense  = record.FormDense
+	FormSparse = record.FormSparse
+	FormText   = record.FormText
 )
 
-func (f Form) String() string {
-	switch f {
-	case FormDense:
-		return "dense"
-	case FormSparse:
-		return "sparse"
-	case FormText:
-		return "text"
-	}
-	return "Form(" + strconv.Itoa(int(f)) + ")"
-}
+// batch is the Batch a source fills and hands out, with the methods that
+// fill it.
+type batch struct{ Batch }
 
-// Batch is a group of consecutive records read from a source. Its sample
-// rows are the records that carry usable features, in input order; the other
-// records of the group are in LateLabels or Rejects. Every record of the
-// group is in exactly one of the three.
-//
-// A Batch returned by Source.Batch is valid until the next call to Next or
-// Close: sources reuse its memory. Copy what you keep.
-type Batch struct {
-	// Form says which one of Dense, Sparse and Text holds the features.
-	Form Form
-	// Dense holds the features for FormDense: one row per sample (n×D).
-	// It is nil when the batch has no sample rows.
-	Dense *mat.Dense
-	// Sparse holds the features for FormSparse: one row per sample (n×D),
-	// where D is the schema's dim. It is nil when the batch has no sample rows.
-	Sparse *sparse.CSR
-	// Text holds the documents for FormText, one per sample.
-	Text []string
-
-	// IDs holds each sample's id, or "" if the input has no id column or
-	// the id is null. Integer ids are formatted in decimal.
-	IDs []string
-	// Labels holds each sample's label ("" when unlabeled). Integer labels
-	// are formatted in decimal.
-	Labels []string
-	// Labeled reports, per sample, whether it has a label; false means a
-	// null label, i.e. an unlabeled sample.
-	Labeled []bool
-	// Offsets holds each sample's 0-based record position in the whole input.
-	Offsets []int64
-
-	// LateLabels lists, in input order, the records with an id and a label
-	// but null or empty features: labels for samples seen earlier.
-	LateLabels []LateLabel
-	// Rejects lists, in input order, the records that cannot be used.
-	Rejects []Reject
-}
-
-// Len returns the number of sample rows.
-func (b *Batch) Len() int { return len(b.Offsets) }
-
-// Records returns the number of input records the batch covers: samples,
-// late labels and rejects.
-func (b *Batch) Records() int { return len(b.Offsets) + len(b.LateLabels) + len(b.Rejects) }
-
-// reset empties b, keeping its slices' memory.
-func (b *Batch) reset(f Form) {
-	*b = Batch{
+// reset empties b for a batch of form f, keeping its slices' memory.
+func (b *batch) reset(f Form) {
+	b.Batch = Batch{
 		Form:       f,
 		Text:       b.Text[:0],
 		IDs:        b.IDs[:0],
@@ -96,45 +48,14 @@ func (b *Batch) reset(f Form) {
 }
 
 // addMeta appends a sample's id, label and offset.
-func (b *Batch) addMeta(off int64, id, label string, labeled bool) {
+func (b *batch) addMeta(off int64, id, label string, labeled bool) {
 	b.IDs = append(b.IDs, id)
 	b.Labels = append(b.Labels, label)
 	b.Labeled = append(b.Labeled, labeled)
 	b.Offsets = append(b.Offsets, off)
 }
 
-func (b *Batch) reject(off int64, id string, format string, args ...any) {
-	b.Rejects = append(b.Rejects, Reject{Offset: off, ID: id, Reason: &RecordError{Offset: off, ID: id, Err: fmt.Errorf(format, args...)}})
+// reject appends a reject of the record at off with the formatted problem.
+func (b *batch) reject(off int64, id string, format string, args ...any) {
+	b.Rejects = append(b.Rejects, record.Rejectf(off, id, format, args...))
 }
-
-// LateLabel is a label that arrives without features, for the sample with
-// the same ID seen earlier.
-type LateLabel struct {
-	Offset int64  // 0-based record position in the input
-	ID     string // id of the labeled sample
-	Label  string // its label
-}
-
-// Reject is a record that cannot be used, with the reason.
-type Reject struct {
-	Offset int64  // 0-based record position in the input
-	ID     string // the record's id, or ""
-	// Reason is a *RecordError naming the record and the problem.
-	Reason error
-}
-
-// RecordError is the reason a record was rejected.
-type RecordError struct {
-	Offset int64  // 0-based record position in the input
-	ID     string // the record's id, or ""
-	Err    error  // the problem
-}
-
-func (e *RecordError) Error() string {
-	if e.ID != "" {
-		return fmt.Sprintf("sources: record %d (id %q): %v", e.Offset, e.ID, e.Err)
-	}
-	return fmt.Sprintf("sources: record %d: %v", e.Offset, e.Err)
-}
-
-func (e *RecordError) Unwrap() error { return e.Err }

@@ -2,24 +2,30 @@ package sources
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet/file"
+	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 
 	"github.com/nmfstream/nmfstream/internal/cputime"
 )
 
 // BenchmarkArrowDense10000x784 reads an in-memory Arrow IPC stream, and the
-// same records as an Arrow IPC file, of 10,000 MNIST-sized rows (x:
+// same records as an Arrow IPC file and as Parquet, of 10,000 MNIST-sized rows (x:
 // fixed_size_list<float32>[784], label int64) in batches of 256 and reports
 // rows per second of wall-clock time and of process CPU time.
 func BenchmarkArrowDense10000x784(b *testing.B) {
 	const n, d = 10000, 784
 	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "x", Type: arrow.FixedSizeListOf(d, arrow.PrimitiveTypes.Float32)},
+		// Nullable: arrow-go v15's Parquet writer writes the values of a
+		// non-nullable fixed_size_list as nulls.
+		{Name: "x", Type: arrow.FixedSizeListOf(d, arrow.PrimitiveTypes.Float32), Nullable: true},
 		{Name: "label", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 	}, nil)
 	rng := rand.New(rand.NewPCG(1, 1))
@@ -40,6 +46,7 @@ func BenchmarkArrowDense10000x784(b *testing.B) {
 	}
 	stream := writeIPC(b, schema, false, recs...)
 	file := writeIPC(b, schema, true, recs...)
+	pq := writeParquet(b, schema, recs...)
 	for _, r := range recs {
 		r.Release()
 	}
@@ -50,6 +57,11 @@ func BenchmarkArrowDense10000x784(b *testing.B) {
 	}{
 		{"stream", stream, func(d []byte) *Arrow { return NewArrowStream(bytes.NewReader(d)) }},
 		{"file", file, func(d []byte) *Arrow { return NewArrowFile(bytes.NewReader(d)) }},
+		{"parquet", pq, func(d []byte) *Arrow { return NewParquet(bytes.NewReader(d)) }},
+		// The same file read through pqarrow, the reader NewParquet
+		// replaced (it links arrow/compute and arrow/flight, a minute of
+		// cold compilation): the reference for the parquet case's speed.
+		{"parquet-pqarrow", pq, newPqarrowSource},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(c.data)))
@@ -72,4 +84,35 @@ func BenchmarkArrowDense10000x784(b *testing.B) {
 			}
 		})
 	}
+}
+
+// newPqarrowSource reads the Parquet file data through pqarrow's record
+// reader instead of parquetRecords.
+func newPqarrowSource(data []byte) *Arrow {
+	a := &Arrow{}
+	a.open = func(mem memory.Allocator) (recordReader, *arrow.Schema, error) {
+		pf, err := file.NewParquetReader(bytes.NewReader(data))
+		if err != nil {
+			return nil, nil, err
+		}
+		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 256}, mem)
+		if err != nil {
+			return nil, nil, err
+		}
+		rr, err := fr.GetRecordReader(context.Background(), nil, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		return pqarrowRecords{rr}, rr.Schema(), nil
+	}
+	return a
+}
+
+type pqarrowRecords struct{ pqarrow.RecordReader }
+
+func (p pqarrowRecords) Err() error {
+	if err := p.RecordReader.Err(); err != io.EOF {
+		return err
+	}
+	return nil
 }

@@ -130,7 +130,7 @@ type CSV struct {
 	err       error
 	row       []float64
 	dense     denseRows
-	batch     Batch
+	batch     batch
 }
 
 var _ Source = (*CSV)(nil)
@@ -399,7 +399,7 @@ func normalizeLabel(s string) string {
 
 // Batch returns the batch read by the last successful Next, valid until
 // the next call to Next or Close.
-func (c *CSV) Batch() *Batch { return &c.batch }
+func (c *CSV) Batch() *Batch { return &c.batch.Batch }
 
 // Err returns the error that stopped Next, or nil at the end of the input.
 func (c *CSV) Err() error { return c.err }

@@ -48,7 +48,8 @@
 // # References
 //
 // Apache Arrow columnar format and IPC, https://arrow.apache.org/docs/format/;
-// Parquet through arrow/go/v15/parquet/pqarrow. IDX: Y. LeCun, C. Cortes,
+// Apache Parquet format, https://parquet.apache.org/docs/file-format/ (read
+// with arrow/go/v15/parquet/file column readers). IDX: Y. LeCun, C. Cortes,
 // C. Burges, "The MNIST database of handwritten digits",
 // http://yann.lecun.com/exdb/mnist/. Netpbm PGM/PPM,
 // https://netpbm.sourceforge.net/doc/. Luma weights: ITU-R BT.601, as in

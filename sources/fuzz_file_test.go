@@ -2,6 +2,8 @@ package sources
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -14,6 +16,13 @@ func FuzzArrowFile(f *testing.F) {
 	for i, s := range schemas {
 		f.Add(writeIPC(f, s, true, recs[i]...))
 	}
+	// A file whose body has no schema message (the schema is in its
+	// footer only), as the JavaScript Arrow library writes them.
+	js, err := os.ReadFile(filepath.Join("testdata", "js", "js-dense.arrow"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(js)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tm := time.AfterFunc(10*time.Second, func() { panic("FuzzArrowFile: input took over 10 s") })
 		defer tm.Stop()

@@ -52,7 +52,7 @@ type IDX struct {
 	raw     []byte
 	row     []float64
 	dense   denseRows
-	batch   Batch
+	batch   batch
 }
 
 var _ Source = (*IDX)(nil)
@@ -233,7 +233,7 @@ func (x *IDX) decode() {
 
 // Batch returns the batch read by the last successful Next, valid until
 // the next call to Next or Close.
-func (x *IDX) Batch() *Batch { return &x.batch }
+func (x *IDX) Batch() *Batch { return &x.batch.Batch }
 
 // Err returns the error that stopped Next, or nil at the end of the input.
 func (x *IDX) Err() error { return x.err }

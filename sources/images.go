@@ -54,7 +54,7 @@ type Images struct {
 	err     error
 	scratch []float64
 	dense   denseRows
-	batch   Batch
+	batch   batch
 }
 
 var _ Source = (*Images)(nil)
@@ -171,7 +171,7 @@ func readFileMax(fsys fs.FS, p string, max int64) ([]byte, error) {
 
 // Batch returns the batch read by the last successful Next, valid until
 // the next call to Next or Close.
-func (m *Images) Batch() *Batch { return &m.batch }
+func (m *Images) Batch() *Batch { return &m.batch.Batch }
 
 // Err returns the error that stopped Next, or nil at the end of the input.
 func (m *Images) Err() error { return m.err }

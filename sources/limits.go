@@ -5,15 +5,13 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/nmfstream/nmfstream/record"
 )
 
-// DefaultMaxDim is the largest feature dimension D a source accepts unless
-// its MaxDim says otherwise: 2²⁰, scikit-learn's HashingVectorizer default.
-// The online model keeps a dense basis U of D×K float64 (and the statistics
-// B of the same shape), so D = 2²⁰ at rank 40 already takes 320 MiB for U
-// alone; a record or header claiming D = 10⁸ would ask for tens of
-// gigabytes, and must fail instead of allocating.
-const DefaultMaxDim = 1 << 20
+// DefaultMaxDim is record.DefaultMaxDim, the largest feature dimension D a
+// source accepts unless its MaxDim says otherwise.
+const DefaultMaxDim = record.DefaultMaxDim
 
 // Bounds on what a reader buffers or decodes before it can check it.
 const (

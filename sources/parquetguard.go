@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"github.com/apache/arrow/go/v15/arrow"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet/file"
@@ -15,29 +16,29 @@ import (
 // encoded IPC schema message.
 const arrowSchemaKey = "ARROW:schema"
 
-// checkParquetSchema checks the schema of a Parquet file before pqarrow
-// converts it: the number of fields and the nesting depth of the Parquet
-// schema, and the ARROW:schema metadata, which pqarrow decodes with
-// arrow-go v15's unguarded IPC reader (a corrupt one asked for 5.6 GB in
-// the schema decoder; found by FuzzParquet). The metadata must be at most
-// maxArrowSchemaBytes long and pass the checks of the guarded IPC reader
+// checkParquetSchema checks the schema of a Parquet file before it is read:
+// the number of fields and the nesting depth of the Parquet schema, and the
+// ARROW:schema metadata, decoded with the guarded IPC reader
 // (guardedMessages: lengths within the data, at most maxIPCFields fields,
-// nesting at most maxIPCDepth).
-func checkParquetSchema(pf *file.Reader, mem memory.Allocator) error {
+// nesting at most maxIPCDepth; arrow-go v15's own decoder asked for 5.6 GB
+// on a corrupt one, found by FuzzParquet). The metadata must be at most
+// maxArrowSchemaBytes long. It returns the stored Arrow schema, or nil if
+// the file has none.
+func checkParquetSchema(pf *file.Reader, mem memory.Allocator) (*arrow.Schema, error) {
 	md := pf.MetaData()
 	if md == nil || md.Schema == nil {
-		return fmt.Errorf("parquet file without a schema")
+		return nil, fmt.Errorf("parquet file without a schema")
 	}
 	n := 0
 	if err := checkParquetGroup(md.Schema.Root(), 0, &n); err != nil {
-		return err
+		return nil, err
 	}
 	v := md.KeyValueMetadata().FindValue(arrowSchemaKey)
 	if v == nil {
-		return nil
+		return nil, nil
 	}
 	if len(*v) > maxArrowSchemaBytes {
-		return &LimitError{Record: -1, What: "size of the " + arrowSchemaKey + " metadata", Value: int64(len(*v)), Limit: maxArrowSchemaBytes}
+		return nil, &LimitError{Record: -1, What: "size of the " + arrowSchemaKey + " metadata", Value: int64(len(*v)), Limit: maxArrowSchemaBytes}
 	}
 	// Decode as pqarrow's getOriginSchema does: padded, else unpadded.
 	var decoded []byte
@@ -49,14 +50,14 @@ func checkParquetSchema(pf *file.Reader, mem memory.Allocator) error {
 		decoded, err = base64.RawStdEncoding.DecodeString(*v)
 	}
 	if err != nil {
-		return fmt.Errorf("%s metadata: %w", arrowSchemaKey, err)
+		return nil, fmt.Errorf("%s metadata: %w", arrowSchemaKey, err)
 	}
-	rr, _, err := newGuardedReader(bytes.NewReader(decoded), int64(len(decoded)), mem)
+	rr, stored, err := newGuardedReader(bytes.NewReader(decoded), int64(len(decoded)), mem)
 	if err != nil {
-		return fmt.Errorf("%s metadata: %w", arrowSchemaKey, err)
+		return nil, fmt.Errorf("%s metadata: %w", arrowSchemaKey, err)
 	}
 	rr.Release()
-	return nil
+	return stored, nil
 }
 
 // checkParquetGroup counts the fields under g into n and checks the count

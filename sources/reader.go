@@ -4,12 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
-	"slices"
-
-	"gonum.org/v1/gonum/mat"
-
-	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
 // Reader reads a Source's batches one at a time, each a copy the caller
@@ -49,7 +43,7 @@ func (r *Reader) Read(ctx context.Context) (*Batch, error) {
 			return nil, io.EOF
 		}
 		b := r.src.Batch()
-		first, last := b.span()
+		first, last := b.Span()
 		if last < r.Skip {
 			continue
 		}
@@ -58,46 +52,4 @@ func (r *Reader) Read(ctx context.Context) (*Batch, error) {
 		}
 		return b.Clone(), nil
 	}
-}
-
-// span returns the smallest and largest record offsets of b
-// (math.MaxInt64 and −1 when b is empty).
-func (b *Batch) span() (first, last int64) {
-	first, last = math.MaxInt64, -1
-	for _, o := range b.Offsets {
-		first, last = min(first, o), max(last, o)
-	}
-	for _, x := range b.LateLabels {
-		first, last = min(first, x.Offset), max(last, x.Offset)
-	}
-	for _, x := range b.Rejects {
-		first, last = min(first, x.Offset), max(last, x.Offset)
-	}
-	return first, last
-}
-
-// Clone returns a deep copy of b that shares no memory with it.
-func (b *Batch) Clone() *Batch {
-	c := &Batch{
-		Form:       b.Form,
-		Text:       slices.Clone(b.Text),
-		IDs:        slices.Clone(b.IDs),
-		Labels:     slices.Clone(b.Labels),
-		Labeled:    slices.Clone(b.Labeled),
-		Offsets:    slices.Clone(b.Offsets),
-		LateLabels: slices.Clone(b.LateLabels),
-		Rejects:    slices.Clone(b.Rejects),
-	}
-	if b.Dense != nil {
-		c.Dense = mat.DenseCopyOf(b.Dense)
-	}
-	if b.Sparse != nil {
-		n, d := b.Sparse.Dims()
-		m := sparse.Zeros(0, d)
-		for i := range n {
-			m.AppendRow(b.Sparse.Row(i))
-		}
-		c.Sparse = m
-	}
-	return c
 }

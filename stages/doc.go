@@ -27,7 +27,7 @@
 // Results are newly allocated and belong to the caller unless a method's doc
 // says otherwise. Inputs are not retained: Prepare copies the rows it keeps
 // and Learner.LearnFeatures copies them into the model, so the caller may
-// reuse a sources.Batch once Prepare (or Learner.Learn) returns.
+// reuse a record.Batch once Prepare (or Learner.Learn) returns.
 //
 // # Concurrency
 //

@@ -9,7 +9,7 @@ import (
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/sparse"
-	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/record"
 )
 
 // DefaultHashFeatures is the number of hashed TF-IDF columns Featurize uses
@@ -42,7 +42,7 @@ func DefaultDocumentTFIDF() *TFIDF {
 	return &TFIDF{StopWords: EnglishStopWords(), SublinearTF: true, MinDF: DocFreq{Count: 2}}
 }
 
-// Featurize turns the samples of a sources.Batch into rows for the model:
+// Featurize turns the samples of a record.Batch into rows for the model:
 // dense and sparse features pass through after a per-row check, text goes
 // through a TF-IDF vectorizer whose document frequencies follow the stream.
 //
@@ -73,13 +73,13 @@ func (f *Featurize) Dim() int { return f.dim }
 // samples in b (ascending), and a *RowError for each unusable one: a
 // negative or non-finite value, a dimension other than the stream's, an
 // empty document. x is nil when no sample is usable. x is newly allocated.
-func (f *Featurize) Rows(b *sources.Batch) (x model.Data, keep []int, bad []error) {
+func (f *Featurize) Rows(b *record.Batch) (x model.Data, keep []int, bad []error) {
 	n := b.Len()
 	if n == 0 {
 		return nil, nil, nil
 	}
 	switch b.Form {
-	case sources.FormDense:
+	case record.FormDense:
 		if b.Dense == nil {
 			return nil, nil, nil
 		}
@@ -106,9 +106,9 @@ func (f *Featurize) Rows(b *sources.Batch) (x model.Data, keep []int, bad []erro
 			copy(m.RawRowView(r), b.Dense.RawRowView(i))
 		}
 		return model.DenseRows(m), keep, bad
-	case sources.FormSparse:
+	case record.FormSparse:
 		return f.sparseRows(b.Sparse, n, nil)
-	case sources.FormText:
+	case record.FormText:
 		if f.TFIDF == nil {
 			f.TFIDF = DefaultStreamTFIDF()
 		}

@@ -8,13 +8,13 @@ import (
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/sparse"
-	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/record"
 )
 
 // Featurized is one batch of records made ready for Learner.LearnFeatures:
 // the model rows of its usable samples and the batch's bookkeeping (ids,
 // labels, offsets, late labels and rejects). Prepare makes one from a
-// sources.Batch; a service with features of its own may fill one directly.
+// record.Batch; a service with features of its own may fill one directly.
 //
 // Every record of the batch is in exactly one of: a row of X (or a
 // document of Text), LateLabels, Rejects or Unusable. Records returns
@@ -42,7 +42,7 @@ type Featurized struct {
 	Text []string
 
 	// IDs, Labels, Labeled and Offsets describe the samples: one entry per
-	// row of X (or document of Text), as in sources.Batch. LearnFeatures
+	// row of X (or document of Text), as in record.Batch. LearnFeatures
 	// panics if their lengths, X's rows and Text's length disagree, or if
 	// there are samples and neither X nor Text.
 	IDs     []string
@@ -51,13 +51,13 @@ type Featurized struct {
 	Offsets []int64
 
 	// LateLabels lists the batch's label-only records, in input order.
-	LateLabels []sources.LateLabel
+	LateLabels []record.LateLabel
 	// Rejects lists the records the source rejected, in input order.
-	Rejects []sources.Reject
+	Rejects []record.Reject
 	// Unusable lists the samples whose features cannot be used (a negative
 	// or non-finite value), in input order. Each Reason is a
-	// *sources.RecordError.
-	Unusable []sources.Reject
+	// *record.Error.
+	Unusable []record.Reject
 }
 
 // Records returns the number of input records f covers: samples, late
@@ -96,7 +96,7 @@ func (f *Featurized) lastOffset() int64 {
 // once Prepare returns. It has no state, so any number of goroutines may
 // call it at once (pipeline.Ordered(pipeline.Map("featurize", n, …)) keeps
 // the batches in order). Data errors become Unusable entries, not errors.
-func Prepare(b *sources.Batch) *Featurized {
+func Prepare(b *record.Batch) *Featurized {
 	f := &Featurized{
 		LateLabels: slices.Clone(b.LateLabels),
 		Rejects:    slices.Clone(b.Rejects),
@@ -110,13 +110,13 @@ func Prepare(b *sources.Batch) *Featurized {
 	}
 	unusable := func(i int, err error) {
 		off, id := b.Offsets[i], b.IDs[i]
-		f.Unusable = append(f.Unusable, sources.Reject{Offset: off, ID: id, Reason: &sources.RecordError{Offset: off, ID: id, Err: err}})
+		f.Unusable = append(f.Unusable, record.Reject{Offset: off, ID: id, Reason: &record.Error{Offset: off, ID: id, Err: err}})
 	}
 	if n == 0 {
 		return f
 	}
 	switch b.Form {
-	case sources.FormDense:
+	case record.FormDense:
 		if b.Dense == nil {
 			return f
 		}
@@ -138,7 +138,7 @@ func Prepare(b *sources.Batch) *Featurized {
 			copy(m.RawRowView(r), b.Dense.RawRowView(i))
 		}
 		f.X = model.DenseRows(m)
-	case sources.FormSparse:
+	case record.FormSparse:
 		if b.Sparse == nil {
 			return f
 		}
@@ -156,7 +156,7 @@ func Prepare(b *sources.Batch) *Featurized {
 		if len(f.Offsets) > 0 {
 			f.X = model.SparseRows(m)
 		}
-	case sources.FormText:
+	case record.FormText:
 		f.Text = slices.Clone(b.Text)
 		for i := range n {
 			sample(i)
@@ -192,13 +192,13 @@ func (f *Featurized) check() {
 // f's samples, and the samples f and the stream's dimension reject, in input
 // order. It fixes the stream's dimension and vectorizes text with
 // l.Featurize, so it runs on the Learner's goroutine.
-func (l *Learner) rows(f *Featurized) (x model.Data, keep []int, bad []sources.Reject) {
-	reject := func(i int, err error) sources.Reject {
+func (l *Learner) rows(f *Featurized) (x model.Data, keep []int, bad []record.Reject) {
+	reject := func(i int, err error) record.Reject {
 		off, id := f.Offsets[i], f.IDs[i]
-		return sources.Reject{Offset: off, ID: id, Reason: &sources.RecordError{Offset: off, ID: id, Err: err}}
+		return record.Reject{Offset: off, ID: id, Reason: &record.Error{Offset: off, ID: id, Err: err}}
 	}
 	if f.Text != nil {
-		b := &sources.Batch{Form: sources.FormText, Text: f.Text, Offsets: f.Offsets}
+		b := &record.Batch{Form: record.FormText, Text: f.Text, Offsets: f.Offsets}
 		x, keep, errs := l.Featurize.Rows(b)
 		for _, err := range errs {
 			re := err.(*RowError)
@@ -224,9 +224,9 @@ func (l *Learner) rows(f *Featurized) (x model.Data, keep []int, bad []sources.R
 			bad = append(bad, reject(i, err))
 		}
 		for _, u := range f.Unusable {
-			bad = append(bad, sources.Reject{Offset: u.Offset, ID: u.ID, Reason: &sources.RecordError{Offset: u.Offset, ID: u.ID, Err: err}})
+			bad = append(bad, record.Reject{Offset: u.Offset, ID: u.ID, Reason: &record.Error{Offset: u.Offset, ID: u.ID, Err: err}})
 		}
-		slices.SortStableFunc(bad, func(a, b sources.Reject) int { return cmpOffset(a.Offset, b.Offset) })
+		slices.SortStableFunc(bad, func(a, b record.Reject) int { return cmpOffset(a.Offset, b.Offset) })
 		return nil, nil, bad
 	}
 	if f.X == nil {
@@ -240,12 +240,12 @@ func (l *Learner) rows(f *Featurized) (x model.Data, keep []int, bad []sources.R
 }
 
 // mergeRejects merges two lists in input order into a new list.
-func mergeRejects(a, b []sources.Reject) []sources.Reject {
+func mergeRejects(a, b []record.Reject) []record.Reject {
 	if len(b) == 0 {
 		return a
 	}
 	out := append(slices.Clone(a), b...)
-	slices.SortStableFunc(out, func(x, y sources.Reject) int { return cmpOffset(x.Offset, y.Offset) })
+	slices.SortStableFunc(out, func(x, y record.Reject) int { return cmpOffset(x.Offset, y.Offset) })
 	return out
 }
 

@@ -12,23 +12,29 @@ import (
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/sparse"
-	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/record"
 )
 
 // Predictor chooses how Learner predicts a new sample's label.
 type Predictor int
 
 const (
-	// PredictGraph (the default) spreads the known labels over the
-	// stream's k-NN graph, the graph of every sample in the window,
-	// labeled or not (the harmonic function of Zhu, Ghahramani and
-	// Lafferty, ICML 2003, with class mass normalization), and predicts
-	// the class with the largest normalized score at the new sample. It
-	// uses the unlabeled samples, which carry labels along the data's
-	// manifold: on the shuffled digits and MNIST streams it is the most
-	// accurate predictor from the first label on (BENCHMARKS.md). It costs
-	// SpreadSweeps·(edges)·C per batch for C classes, plus O(k²·C) per
-	// label learned within the batch.
+	// PredictGraph (the default) spreads the labels over the graph and, on
+	// sparse rows (documents), mixes in a linear model, the two weighted by
+	// their recent mistakes on the stream (exponential weights): the known labels
+	// spread over the stream's k-NN graph, the graph of every sample in the
+	// window, labeled or not (the harmonic function of Zhu, Ghahramani and
+	// Lafferty, ICML 2003, with class mass normalization), and an online
+	// multinomial logistic regression on the samples' features (AdaGrad
+	// steps on each label, one pass over the window's labeled samples per
+	// batch). The spreading uses the unlabeled samples, which carry labels
+	// along the data's manifold: on the digits and MNIST streams it leads
+	// from the first label on; the linear model separates documents that
+	// the graph mixes (BENCHMARKS.md). The spreading costs
+	// SpreadSweeps·(edges)·C per batch for C classes, plus O(k²·C) per label
+	// learned within the batch; the linear model O(nnz·C) per labeled
+	// sample in the window per batch, and C·D weights (none above 2²²:
+	// then the spreading alone predicts).
 	PredictGraph Predictor = iota
 	// PredictNearest votes among the Neighbors nearest labeled window
 	// samples in code space. It costs n·L·K per batch of n samples with L
@@ -48,6 +54,9 @@ const (
 	// window size. A sample whose walk reaches fewer than Neighbors
 	// labeled samples is predicted as PredictNearest does.
 	PredictWalk
+	// PredictSpread is PredictGraph without its linear component: the
+	// labels spread over the graph alone.
+	PredictSpread
 )
 
 // Learner is the online learning stage of a stream: it featurizes each
@@ -109,6 +118,8 @@ type Learner struct {
 	pending fifo[string] // labels waiting for their sample
 	c       Counters
 	sp      spreader  // PredictGraph's label scores
+	lin     linear    // PredictGraph's linear model
+	hd      hedge     // PredictGraph's weights of the spreading and the linear model
 	conf    confusion // scored predictions by true and predicted class
 }
 
@@ -121,6 +132,9 @@ type node struct {
 
 type pred struct {
 	Class int // predicted class, −1 for none
+	// Graph and Lin are PredictGraph's two components' classes (−1 for
+	// none), scored to weigh them.
+	Graph, Lin int
 }
 
 // Counters are a Learner's running totals. They are part of its state and
@@ -197,7 +211,8 @@ type Prediction struct {
 	// before the model's first fit.
 	Code []float64
 
-	early bool // made before any label was known
+	early      bool // made before any label was known
+	graph, lin int  // PredictGraph's components' classes, −1 for none
 }
 
 // Step is what Learn did with one batch.
@@ -206,7 +221,7 @@ type Step struct {
 	Predictions []Prediction
 	// Rejects lists the records of the batch that could not be used: those
 	// the source rejected and those Featurize rejected.
-	Rejects []sources.Reject
+	Rejects []record.Reject
 	// Duplicates lists the offsets of samples skipped as duplicates.
 	Duplicates []int64
 }
@@ -258,7 +273,7 @@ func (l *Learner) class(label string) int {
 //
 // Learn is LearnFeatures(Prepare(b)). A pipeline runs Prepare in parallel
 // and LearnFeatures on one goroutine instead.
-func (l *Learner) Learn(b *sources.Batch) (*Step, error) {
+func (l *Learner) Learn(b *record.Batch) (*Step, error) {
 	if l.Model == nil {
 		return nil, errNoModel
 	}
@@ -291,9 +306,9 @@ func (l *Learner) LearnFeatures(f *Featurized) (*Step, error) {
 	st.Rejects = append(st.Rejects, bad...)
 	l.c.Rejected += int64(len(st.Rejects))
 	// The samples' bookkeeping, in the shape track and predict read.
-	b := &sources.Batch{IDs: f.IDs, Labels: f.Labels, Labeled: f.Labeled, Offsets: f.Offsets}
+	b := &record.Batch{IDs: f.IDs, Labels: f.Labels, Labeled: f.Labeled, Offsets: f.Offsets}
 	// Duplicates: ids already in the window, or repeated in this batch.
-	var late []sources.LateLabel
+	var late []record.LateLabel
 	inBatch := map[string]bool{}
 	var fresh []int // positions in keep
 	for p, i := range keep {
@@ -302,7 +317,7 @@ func (l *Learner) LearnFeatures(f *Featurized) (*Step, error) {
 			if _, ok := l.byID[id]; ok || inBatch[id] {
 				st.Duplicates = append(st.Duplicates, b.Offsets[i])
 				if b.Labeled[i] {
-					late = append(late, sources.LateLabel{Offset: b.Offsets[i], ID: id, Label: b.Labels[i]})
+					late = append(late, record.LateLabel{Offset: b.Offsets[i], ID: id, Label: b.Labels[i]})
 				}
 				continue
 			}
@@ -331,6 +346,7 @@ func (l *Learner) LearnFeatures(f *Featurized) (*Step, error) {
 	if st.Predictions, err = l.predictInOrder(ids, b, keep, fresh, late); err != nil {
 		return nil, err
 	}
+	l.linearPass()
 	if f.Records() > 0 {
 		l.c.Offset = max(l.c.Offset, f.lastOffset()+1)
 	}
@@ -352,7 +368,7 @@ func (l *Learner) lateLabel(id, label string) error {
 	c := l.class(label)
 	scored := false
 	if p, ok := l.preds.take(id); ok {
-		l.score(p.Class, c)
+		l.score(p, c)
 		scored = true
 	}
 	if n, ok := l.byID[id]; ok {
@@ -383,13 +399,21 @@ func (l *Learner) classOfPred(p *Prediction) int {
 	return noPrediction
 }
 
-// score scores an arrival prediction pred (a class, noPrediction, or
-// beforeLabels) against the true class truth.
-func (l *Learner) score(pred, truth int) {
+// predOf returns what is kept of the arrival prediction p until its label
+// arrives.
+func (l *Learner) predOf(p *Prediction) pred {
+	return pred{Class: l.classOfPred(p), Graph: p.graph, Lin: p.lin}
+}
+
+// score scores an arrival prediction p (its class a class, noPrediction,
+// or beforeLabels) against the true class truth.
+func (l *Learner) score(p pred, truth int) {
+	pred := p.Class
 	if pred == beforeLabels {
 		l.c.Early++
 		return
 	}
+	l.hd.score(p.Graph, p.Lin, truth)
 	l.c.Labeled++
 	switch {
 	case pred < 0:
@@ -408,12 +432,16 @@ func (l *Learner) setLabel(n, c int) error {
 		return fmt.Errorf("stages: learner: %w", err)
 	}
 	l.nodes[n].class = c
+	if l.linear() {
+		d, ind, val := l.Model.Row(n)
+		l.lin.step(d, ind, val, c)
+	}
 	l.sp.dirty = append(l.sp.dirty, n)
 	return nil
 }
 
 // track records the new nodes and forgets the ones the window removed.
-func (l *Learner) track(ids []int, b *sources.Batch, keep, fresh []int) {
+func (l *Learner) track(ids []int, b *record.Batch, keep, fresh []int) {
 	g := l.Model.KNN()
 	for len(l.nodes) < g.Slots() {
 		l.nodes = append(l.nodes, node{class: -1})
@@ -447,18 +475,18 @@ func (l *Learner) track(ids []int, b *sources.Batch, keep, fresh []int) {
 // own label, with it or waiting for it, is learned right after. The
 // samples between two labels are predicted together. late holds the
 // batch's label-only records and the labels of its duplicates, by offset.
-func (l *Learner) predictInOrder(ids []int, b *sources.Batch, keep, fresh []int, late []sources.LateLabel) ([]Prediction, error) {
+func (l *Learner) predictInOrder(ids []int, b *record.Batch, keep, fresh []int, late []record.LateLabel) ([]Prediction, error) {
 	out := make([]Prediction, len(ids))
 	for p, n := range ids {
 		i := keep[fresh[p]]
-		out[p] = Prediction{ID: b.IDs[i], Offset: b.Offsets[i], Node: n, Score: math.NaN()}
+		out[p] = Prediction{ID: b.IDs[i], Offset: b.Offsets[i], Node: n, Score: math.NaN(), graph: noPrediction, lin: noPrediction}
 	}
-	slices.SortStableFunc(late, func(a, b sources.LateLabel) int { return cmp.Compare(a.Offset, b.Offset) })
+	slices.SortStableFunc(late, func(a, b record.LateLabel) int { return cmp.Compare(a.Offset, b.Offset) })
 	l.sp.newBatch()
 	lo, next := 0, 0 // out[lo:p] waits for its prediction; late[next:] for its turn
 	for p := 0; p <= len(out); p++ {
 		// Labels that arrived before sample p (all remaining ones at the end).
-		var due []sources.LateLabel
+		var due []record.LateLabel
 		for next < len(late) && (p == len(out) || late[next].Offset < out[p].Offset) {
 			due = append(due, late[next])
 			next++
@@ -477,7 +505,7 @@ func (l *Learner) predictInOrder(ids []int, b *sources.Batch, keep, fresh []int,
 			l.predict(ids[lo:p], out[lo:p])
 			for q := lo; q < p; q++ {
 				if out[q].ID != "" {
-					l.preds.put(out[q].ID, pred{Class: l.classOfPred(&out[q])}, l.horizon())
+					l.preds.put(out[q].ID, l.predOf(&out[q]), l.horizon())
 				}
 			}
 			lo = p
@@ -493,12 +521,12 @@ func (l *Learner) predictInOrder(ids []int, b *sources.Batch, keep, fresh []int,
 		l.predict(ids[lo:p+1], out[lo:p+1])
 		for q := lo; q < p; q++ {
 			if out[q].ID != "" {
-				l.preds.put(out[q].ID, pred{Class: l.classOfPred(&out[q])}, l.horizon())
+				l.preds.put(out[q].ID, l.predOf(&out[q]), l.horizon())
 			}
 		}
 		lo = p + 1
 		c := l.class(label)
-		l.score(l.classOfPred(&out[p]), c)
+		l.score(l.predOf(&out[p]), c)
 		if err := l.setLabel(out[p].Node, c); err != nil {
 			return nil, err
 		}
@@ -520,7 +548,7 @@ func (l *Learner) predict(ids []int, out []Prediction) {
 			out[p].Code = slices.Clone(v.RawRowView(n))
 		}
 	}
-	if l.Predictor == PredictGraph {
+	if l.Predictor == PredictGraph || l.Predictor == PredictSpread {
 		l.predictGraph(ids, out)
 		return
 	}

@@ -1,6 +1,6 @@
 package stages
 
-import "math"
+import "github.com/nmfstream/nmfstream/model/metrics"
 
 // confusion counts scored predictions by true class (rows) and predicted
 // class (columns); the last column counts missing predictions. It grows
@@ -56,34 +56,6 @@ func (l *Learner) Scores() Scores {
 }
 
 func (m *confusion) scores() Scores {
-	c := len(m.n)
-	predicted := make([]int64, c)
-	for i := range c {
-		for j := range c {
-			predicted[j] += m.n[i][j]
-		}
-	}
-	var rec, f1 float64
-	k := 0
-	for i := range c {
-		var tot int64
-		for _, x := range m.n[i] {
-			tot += x
-		}
-		if tot == 0 {
-			continue
-		}
-		k++
-		tp := float64(m.n[i][i])
-		r := tp / float64(tot)
-		rec += r
-		if predicted[i] > 0 && tp > 0 {
-			p := tp / float64(predicted[i])
-			f1 += 2 * p * r / (p + r)
-		}
-	}
-	if k == 0 {
-		return Scores{BalancedAccuracy: math.NaN(), MacroF1: math.NaN()}
-	}
-	return Scores{BalancedAccuracy: rec / float64(k), MacroF1: f1 / float64(k)}
+	s := metrics.PerClassOf(m.n)
+	return Scores{BalancedAccuracy: s.BalancedAccuracy, MacroF1: s.MacroF1}
 }

@@ -181,6 +181,11 @@ func (l *Learner) predictGraph(ids []int, out []Prediction) {
 		l.sp.sweepLocal(ids, class)
 	}
 	mass := l.sp.classMass(live)
+	useLin := l.linear()
+	var q []float64 // the graph's class probabilities at each position, len(ids)×C
+	if useLin {
+		q = make([]float64, len(ids)*len(l.classes))
+	}
 	var rest []int // positions no label reaches
 	for p, n := range ids {
 		best, bv, tot := -1, 0.0, 0.0
@@ -197,10 +202,55 @@ func (l *Learner) predictGraph(ids []int, out []Prediction) {
 			rest = append(rest, p)
 			continue
 		}
-		out[p].Label, out[p].Score = l.classes[best], bv/tot
+		out[p].Label, out[p].Score, out[p].graph = l.classes[best], bv/tot, best
+		if useLin {
+			for c, x := range l.sp.row(n) {
+				if mass[c] != 0 {
+					q[p*len(l.classes)+c] = x / mass[c] / tot
+				}
+			}
+		}
 	}
 	if len(rest) > 0 {
 		l.predictUnreached(ids, out, rest)
+		for _, p := range rest {
+			if out[p].Label != "" {
+				out[p].graph = l.classOf[out[p].Label]
+				if useLin {
+					q[p*len(l.classes)+out[p].graph] = 1
+				}
+			}
+		}
+	}
+	if useLin {
+		l.mix(ids, out, q)
+	}
+}
+
+// mix predicts the new nodes ids by the mixture of the graph's class
+// probabilities q (len(ids)×C, zero rows where the graph made no
+// prediction) and the linear model's, weighted by the hedge.
+func (l *Learner) mix(ids []int, out []Prediction, q []float64) {
+	nc := len(l.classes)
+	wg, wl := l.hd.weights()
+	for p, n := range ids {
+		d, ind, val := l.Model.Row(n)
+		pl := l.lin.probs(d, ind, val)
+		if pl == nil {
+			continue
+		}
+		best, bv := 0, -1.0
+		lb, lv := 0, -1.0
+		for c := range nc {
+			if pl[c] > lv {
+				lb, lv = c, pl[c]
+			}
+			if m := wg*q[p*nc+c] + wl*pl[c]; m > bv {
+				best, bv = c, m
+			}
+		}
+		out[p].lin = lb
+		out[p].Label, out[p].Score = l.classes[best], bv
 	}
 }
 

@@ -32,6 +32,14 @@ type LearnerState struct {
 
 	Spread        []float64 // PredictGraph's label scores, Slots×SpreadClasses
 	SpreadClasses int
+
+	// PredictGraph's linear model (nil before its first label), the
+	// decayed mistakes of its two components (the spreading, the linear
+	// model), and the components' classes of the predictions waiting for a
+	// label (beside PredClasses; absent in older states).
+	Linear             *LinearState
+	Hedge              [2]float64
+	PredGraph, PredLin []int
 }
 
 // NodeState is the bookkeeping of one graph node.
@@ -73,7 +81,13 @@ func (l *Learner) State() (*LearnerState, error) {
 	s.PredIDs = ids
 	for _, p := range ps {
 		s.PredClasses = append(s.PredClasses, p.Class)
+		s.PredGraph = append(s.PredGraph, p.Graph)
+		s.PredLin = append(s.PredLin, p.Lin)
 	}
+	if l.lin.c > 0 || l.lin.off {
+		s.Linear = l.lin.state()
+	}
+	s.Hedge = l.hd.loss
 	s.PendingIDs, s.PendingLabels = l.pending.items()
 	for _, row := range l.conf.n {
 		s.Confusion = append(s.Confusion, slices.Clone(row))
@@ -88,7 +102,8 @@ func (l *Learner) Restore(s *LearnerState) error {
 	if l.Model == nil {
 		return errors.New("stages: learner: no model")
 	}
-	if s.Online == nil || len(s.PredIDs) != len(s.PredClasses) || len(s.PendingIDs) != len(s.PendingLabels) {
+	if s.Online == nil || len(s.PredIDs) != len(s.PredClasses) || len(s.PendingIDs) != len(s.PendingLabels) ||
+		(s.PredGraph == nil) != (s.PredLin == nil) || (s.PredGraph != nil && (len(s.PredGraph) != len(s.PredIDs) || len(s.PredLin) != len(s.PredIDs))) {
 		return errors.New("stages: learner: malformed state")
 	}
 	if err := l.Model.Restore(s.Online); err != nil {
@@ -125,8 +140,16 @@ func (l *Learner) Restore(s *LearnerState) error {
 	}
 	lim := max(l.horizon(), len(s.PredIDs), len(s.PendingIDs))
 	for i, id := range s.PredIDs {
-		l.preds.put(id, pred{Class: s.PredClasses[i]}, lim)
+		p := pred{Class: s.PredClasses[i], Graph: noPrediction, Lin: noPrediction}
+		if s.PredGraph != nil {
+			p.Graph, p.Lin = s.PredGraph[i], s.PredLin[i]
+		}
+		l.preds.put(id, p, lim)
 	}
+	if err := l.lin.restore(s.Linear); err != nil {
+		return err
+	}
+	l.hd.loss = s.Hedge
 	for i, id := range s.PendingIDs {
 		l.pending.put(id, s.PendingLabels[i], lim)
 	}

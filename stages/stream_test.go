@@ -10,9 +10,9 @@ import (
 	"github.com/nmfstream/nmfstream/sources"
 )
 
-// record is one input record of a test stream: a sample (x non-nil) or a
+// testRecord is one input record of a test stream: a sample (x non-nil) or a
 // late label.
-type record struct {
+type testRecord struct {
 	x       []float64
 	id      string
 	label   string
@@ -23,7 +23,7 @@ type record struct {
 // which a fraction frac of the samples are labeled and each label arrives
 // as a label-only record delay samples after its sample (or at the end).
 // truth holds every sample's true label by id.
-func digitsStream(frac float64, delay int) (recs []record, truth map[string]string) {
+func digitsStream(frac float64, delay int) (recs []testRecord, truth map[string]string) {
 	x, y := datasets.Digits()
 	n, _ := x.Dims()
 	rnd := rand.New(rand.NewPCG(1, 1))
@@ -33,14 +33,14 @@ func digitsStream(frac float64, delay int) (recs []record, truth map[string]stri
 		labeled[p] = true
 	}
 	truth = map[string]string{}
-	due := map[int][]record{}
+	due := map[int][]testRecord{}
 	for t, i := range perm {
 		id := strconv.Itoa(i)
 		lab := strconv.Itoa(y[i])
 		truth[id] = lab
-		recs = append(recs, record{x: x.RawRowView(i), id: id})
+		recs = append(recs, testRecord{x: x.RawRowView(i), id: id})
 		if labeled[t] {
-			due[t+delay] = append(due[t+delay], record{id: id, label: lab, labeled: true})
+			due[t+delay] = append(due[t+delay], testRecord{id: id, label: lab, labeled: true})
 		}
 		recs = append(recs, due[t]...)
 		delete(due, t)
@@ -54,7 +54,7 @@ func digitsStream(frac float64, delay int) (recs []record, truth map[string]stri
 
 // batches cuts recs into sources.Batches of size records each, numbering
 // offsets from 0.
-func batches(recs []record, size int) []*sources.Batch {
+func batches(recs []testRecord, size int) []*sources.Batch {
 	var out []*sources.Batch
 	for lo := 0; lo < len(recs); lo += size {
 		b := &sources.Batch{Form: sources.FormDense}

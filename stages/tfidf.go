@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/nmfstream/nmfstream/model/sparse"
-	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/record"
 )
 
 // ErrNotFitted is returned by TFIDF.Transform before Fit, Update or
@@ -120,7 +120,7 @@ type TFIDF struct {
 	// defaults to 1<<20, as in scikit-learn. It must not be negative.
 	NFeatures int
 	// MaxDim bounds Dim, the columns of the output, which a model turns
-	// into a dense D×K basis. If zero, it defaults to sources.DefaultMaxDim
+	// into a dense D×K basis. If zero, it defaults to record.DefaultMaxDim
 	// (2²⁰). In hashing mode an NFeatures above it is an error. Without
 	// Hashing, Fit fails if more terms than MaxDim remain after MinDF and
 	// MaxDF, and Update stops adding columns once the vocabulary holds
@@ -204,7 +204,7 @@ func (t *TFIDF) Reset() {
 
 func (t *TFIDF) maxDim() int {
 	if t.MaxDim == 0 {
-		return sources.DefaultMaxDim
+		return record.DefaultMaxDim
 	}
 	return t.MaxDim
 }

@@ -28,7 +28,7 @@ const classifySynopsis = `classify --model M --in F --out F.arrow [--projector P
 Codes every record of F on the saved model M (as "nmfstream project" does)
 and predicts its class. If the model keeps dense training records (every
 method but dpca, on dense or image features), the classifier is
-model.JointClassifier: the unlabeled training records are labeled by
+classify.Joint: the unlabeled training records are labeled by
 kernel self-training on their features and codes together, then a
 Gaussian kernel classifier on the features predicts (on the digits, 10
 labels per class: 0.971 held-out accuracy, mean of 5 splits, against 0.961
@@ -102,7 +102,7 @@ func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) e
 }
 
 // classifier predicts classes from features and codes. With dense training
-// features it is model.JointClassifier at its defaults (kernel
+// features it is classify.Joint at its defaults (kernel
 // self-training on features and codes, then a kernel classifier on the
 // features; see its doc for the digits figures: 0.971 mean held-out
 // accuracy over 5 splits against 0.961 for the previous 5-NN vote; on MNIST
@@ -124,9 +124,9 @@ func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // documents (BENCHMARKS.md, "Documents").
 type classifier struct {
 	enc   metrics.LabelEncoder
-	joint *model.JointClassifier // dense training rows
-	lap   *classify.LapRLS       // sparse training rows
-	st    classify.SelfTraining  // neither: the codes-only classifier
+	joint *classify.Joint       // dense training rows
+	lap   *classify.LapRLS      // sparse training rows
+	st    classify.SelfTraining // neither: the codes-only classifier
 }
 
 // newClassifier returns the codes-only classifier.
@@ -141,17 +141,18 @@ func newClassifier(v *mat.Dense, labels []int, classes []string, path string) (*
 func newDataClassifier(train model.Data, v *mat.Dense, labels []int, classes []string, path string) (*classifier, error) {
 	c := &classifier{}
 	c.enc.Fit(classes)
-	var dense, isSparse bool
+	var dense *mat.Dense
 	var rows *sparse.CSR
+	var isDense, isSparse bool
 	if train != nil {
-		_, dense = model.Rows(train).(*mat.Dense)
+		dense, isDense = model.Rows(train).(*mat.Dense)
 		rows, isSparse = model.Rows(train).(*sparse.CSR)
 	}
 	var err error
 	switch {
-	case dense:
-		c.joint = &model.JointClassifier{}
-		err = c.joint.Fit(train, v, labels)
+	case isDense:
+		c.joint = &classify.Joint{}
+		err = c.joint.Fit(dense, v, labels)
 	case isSparse:
 		c.lap = lapRLSFor(rows)
 		err = c.lap.Fit(rows, labels)
@@ -203,7 +204,7 @@ func (c *classifier) predictData(x model.Data, codes *mat.Dense) ([]int, []float
 	case c.lap != nil:
 		pred, score = c.lap.PredictScoresTo(nil, nil, model.Rows(x).(*sparse.CSR))
 	case c.joint != nil:
-		pred, score = c.joint.PredictScoresTo(nil, nil, x, codes)
+		pred, score = c.joint.PredictScoresTo(nil, nil, denseRows(x), codes)
 	default:
 		return c.predict(codes)
 	}
@@ -218,7 +219,7 @@ func (c *classifier) predictData(x model.Data, codes *mat.Dense) ([]int, []float
 func (c *classifier) describe() string {
 	switch {
 	case c.joint != nil:
-		return "joint kernel classifier on the features and codes (model.JointClassifier)"
+		return "joint kernel classifier on the features and codes (classify.Joint)"
 	case c.lap != nil:
 		sc := c.lap.Scores()
 		if len(sc) < 2 {
@@ -264,4 +265,17 @@ func (c *classifier) truth(in *input) ([]int, int) {
 		t[i] = y[0]
 	}
 	return t, n
+}
+
+// denseRows returns x's samples as the rows of a dense matrix (N×D): the
+// matrix of DenseRows data itself, or a dense copy of SparseRows data. It
+// panics for other Data, which the commands never build.
+func denseRows(x model.Data) *mat.Dense {
+	switch r := model.Rows(x).(type) {
+	case *mat.Dense:
+		return r
+	case *sparse.CSR:
+		return r.ToDense()
+	}
+	panic(fmt.Sprintf("nmfstream: %T data has no rows", x))
 }

@@ -129,8 +129,8 @@ func demoBatch(ctx context.Context, stdout io.Writer, sp demoSplit, rank int, se
 			return fmt.Errorf("%s: %w", m.name, err)
 		}
 		fit := time.Since(start)
-		var jc model.JointClassifier
-		if err := jc.Fit(train, m.method.Codes(), sp.trainY); err != nil {
+		var jc classify.Joint
+		if err := jc.Fit(denseRows(train), m.method.Codes(), sp.trainY); err != nil {
 			return err
 		}
 		var nn classify.NearestNeighbor
@@ -147,7 +147,7 @@ func demoBatch(ctx context.Context, stdout io.Writer, sp demoSplit, rank int, se
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f\t%.1fs\n", m.name, p,
 				metrics.Accuracy(nn.PredictTo(nil, &codes), sp.testY),
-				metrics.Accuracy(jc.PredictTo(nil, test, &codes), sp.testY), fit.Seconds())
+				metrics.Accuracy(jc.PredictTo(nil, denseRows(test), &codes), sp.testY), fit.Seconds())
 		}
 	}
 	return tw.Flush()

@@ -4,7 +4,6 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -248,17 +247,5 @@ func TestEvalTextSmall(t *testing.T) {
 	// One test text per genre: balanced accuracy is the accuracy.
 	if sum.BalancedAccuracy != sum.Accuracy {
 		t.Errorf("balanced accuracy %g, want the accuracy %g (one test record per class)", sum.BalancedAccuracy, sum.Accuracy)
-	}
-}
-
-func TestClassScores(t *testing.T) {
-	// truth: class 0 ×3, class 1 ×1, one unscored; class 2 never true.
-	pred := []int{0, 0, 1, 1, 2}
-	truth := []int{0, 0, 0, 1, -1}
-	bal, f1 := classScores(pred, truth, 3)
-	// recall 2/3 and 1: balanced 5/6; F1 of class 0 = 0.8 (p 1, r 2/3),
-	// of class 1 = 2/3 (p 1/2, r 1).
-	if math.Abs(bal-5.0/6) > 1e-12 || math.Abs(f1-(0.8+2.0/3)/2) > 1e-12 {
-		t.Errorf("classScores = %g, %g, want %g, %g", bal, f1, 5.0/6, (0.8+2.0/3)/2)
 	}
 }

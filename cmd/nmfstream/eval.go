@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"time"
 
@@ -35,7 +34,7 @@ have labels; test records without one are not scored.
 
 The classifier depends on the features:
   dense       kernel self-training on the training features and codes,
-              then a kernel classifier (model.JointClassifier)
+              then a kernel classifier (classify.Joint)
   text/sparse LapRLS: a linear classifier on the TF-IDF (or sparse) rows
               whose scores are smoothed over the cosine k-NN graph of all
               training records, labeled or not; whether the graph is used
@@ -100,40 +99,68 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := checkStart(checkInput("--train", *train), checkInput("--test", *test), checkOutput("--rejects", *rejects)); err != nil {
 		return err
 	}
-	if err := checkParams(p); err != nil {
+	ev, err := evaluate(ctx, p, tp, *train, *test, *rejects, stderr)
+	if err != nil {
 		return err
+	}
+	sum := ev.sum
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(sum)
+	}
+	fmt.Fprintf(stdout, "%s (rank %d, %s projection, seed %d): held-out accuracy %.4f on %d test records (balanced accuracy %.4f, macro-F1 %.4f; classifier %s)\n",
+		sum.Method, sum.Rank, sum.Projection, sum.Seed, sum.Accuracy, sum.NTest, sum.BalancedAccuracy, sum.MacroF1, sum.Classifier)
+	fmt.Fprintf(stdout, "trained on %d records (%d labeled, %d classes, %d features) in %.2fs; %d records rejected\n",
+		sum.NTrain, sum.NLabeled, sum.Classes, sum.Features, sum.FitSeconds, sum.Rejected)
+	return nil
+}
+
+// evaluation is what eval measures: the fit, and the test records'
+// predicted and true classes (−1: no label).
+type evaluation struct {
+	sum         evalSummary
+	f           *fitted
+	pred, truth []int
+	cs          metrics.ClassScores
+}
+
+// evaluate fits p's method on the train file, codes and classifies the
+// test file, and scores the predictions against the test labels, as eval
+// does; rejected records of both files go to rejects (if set) and stderr.
+func evaluate(ctx context.Context, p fitParams, tp textParams, train, test, rejects string, stderr io.Writer) (*evaluation, error) {
+	if err := checkParams(p); err != nil {
+		return nil, err
 	}
 	if _, err := tp.tfidf(); err != nil {
-		return err
+		return nil, err
 	}
-	f, err := fitFileText(ctx, *train, p, tp, stderr)
+	f, err := fitFileText(ctx, train, p, tp, stderr)
 	if f != nil {
-		if rerr := reportRejects(stderr, f.in, *rejects, false); rerr != nil && err == nil {
+		if rerr := reportRejects(stderr, f.in, rejects, false); rerr != nil && err == nil {
 			err = rerr
 		}
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	proj, _ := model.ParseProjection(p.projector)
 
-	pr := newProgress(stderr, "reading "+*test)
-	tin, err := readInput(ctx, *test, p.csv.opener(os.Stdin), pr)
+	pr := newProgress(stderr, "reading "+test)
+	tin, err := readInput(ctx, test, p.csv.opener(os.Stdin), pr)
 	pr.done()
 	if tin != nil {
-		if rerr := reportRejects(stderr, tin, *rejects, true); rerr != nil && err == nil {
+		if rerr := reportRejects(stderr, tin, rejects, true); rerr != nil && err == nil {
 			err = rerr
 		}
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	start := time.Now()
 	var codes *mat.Dense
 	var sp space
 	if f.snap != nil {
 		if sp, err = spaceOf(f.snap); err != nil {
-			return err
+			return nil, err
 		}
 	} else {
 		_, isSparse := model.Rows(f.x).(*sparse.CSR)
@@ -141,7 +168,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	x, err := modelData(sp, tin)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if f.spec.project != nil { // in memory: no rebuild from the snapshot
 		codes = &mat.Dense{}
@@ -150,15 +177,15 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		codes, err = codeData(ctx, f.snap, proj, x, stderr)
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", *test, err)
+		return nil, fmt.Errorf("%s: %w", test, err)
 	}
 	var trainX model.Data
 	if !f.spec.Linear { // as classify: a saved linear model keeps no training rows
 		trainX = f.x
 	}
-	cl, err := newDataClassifier(trainX, f.m.Codes(), f.y, f.classes, *train)
+	cl, err := newDataClassifier(trainX, f.m.Codes(), f.y, f.classes, train)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if cl.lap != nil { // a choice was made: say which
 		fmt.Fprintf(stderr, "nmfstream: classifier: %s\n", cl.describe())
@@ -166,7 +193,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	pred, _ := cl.predictData(x, codes)
 	truth, nTest := cl.truth(tin)
 	if nTest == 0 {
-		return fmt.Errorf("%s: no test record has a label, so accuracy cannot be measured: give a labeled test file", *test)
+		return nil, fmt.Errorf("%s: no test record has a label, so accuracy cannot be measured: give a labeled test file", test)
 	}
 	projSeconds := time.Since(start).Seconds()
 	projName := proj.String()
@@ -175,12 +202,13 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	} else if f.spec.project != nil {
 		projName = "kernel-" + kernelProjection(p.projector).String()
 	}
-	bal, f1 := classScores(pred, truth, len(f.classes)+1)
-	sum := evalSummary{
+	cs := metrics.PerClass(pred, truth, len(f.classes)+1)
+	ev := &evaluation{f: f, pred: pred, truth: truth, cs: cs}
+	ev.sum = evalSummary{
 		Method:           f.method,
 		Accuracy:         metrics.Accuracy(pred, truth),
-		BalancedAccuracy: bal,
-		MacroF1:          f1,
+		BalancedAccuracy: cs.BalancedAccuracy,
+		MacroF1:          cs.MacroF1,
 		Classifier:       cl.name(),
 		NTrain:           f.in.n(),
 		NLabeled:         f.in.nLabeled(),
@@ -194,51 +222,5 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		Classes:          len(f.classes),
 		Features:         f.in.d,
 	}
-	if *asJSON {
-		return json.NewEncoder(stdout).Encode(sum)
-	}
-	fmt.Fprintf(stdout, "%s (rank %d, %s projection, seed %d): held-out accuracy %.4f on %d test records (balanced accuracy %.4f, macro-F1 %.4f; classifier %s)\n",
-		sum.Method, sum.Rank, sum.Projection, sum.Seed, sum.Accuracy, sum.NTest, sum.BalancedAccuracy, sum.MacroF1, sum.Classifier)
-	fmt.Fprintf(stdout, "trained on %d records (%d labeled, %d classes, %d features) in %.2fs; %d records rejected\n",
-		sum.NTrain, sum.NLabeled, sum.Classes, sum.Features, sum.FitSeconds, sum.Rejected)
-	return nil
-}
-
-// classScores returns the balanced accuracy (the mean recall over the
-// classes with a test record) and the macro-F1 (the mean F1 over the same
-// classes, a class never predicted having precision 0) of pred against
-// truth, classes in [0, c); truth −1 is not scored, a prediction of −1
-// counts as wrong. Both are NaN without a scored record.
-func classScores(pred, truth []int, c int) (balanced, macroF1 float64) {
-	conf := metrics.ConfusionMatrix(pred, truth, c)
-	predicted := make([]int, c)
-	for _, row := range conf {
-		for j, v := range row {
-			predicted[j] += v
-		}
-	}
-	tot := make([]int, c)
-	for _, t := range truth {
-		if t >= 0 {
-			tot[t]++
-		}
-	}
-	k := 0
-	for i := range c {
-		if tot[i] == 0 {
-			continue
-		}
-		k++
-		tp := float64(conf[i][i])
-		r := tp / float64(tot[i])
-		balanced += r
-		if tp > 0 {
-			p := tp / float64(predicted[i])
-			macroF1 += 2 * p * r / (p + r)
-		}
-	}
-	if k == 0 {
-		return math.NaN(), math.NaN()
-	}
-	return balanced / float64(k), macroF1 / float64(k)
+	return ev, nil
 }

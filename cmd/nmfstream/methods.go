@@ -37,6 +37,10 @@ type fitParams struct {
 	loss      string
 	maxBasis  int64    // --max-basis: bytes of the D×K basis (8·D·K) above which fit refuses; ≤ 0: no bound
 	csv       csvFlags // how CSV inputs are read
+
+	// objective, if non-nil, receives the objective after every update
+	// of the fit (the report's curve).
+	objective *[]float64
 }
 
 // addFitFlags registers the fit flags on fs.
@@ -199,6 +203,9 @@ func newCommon(p fitParams, stop func() bool, pr *progress) model.Common {
 		Src:     rand.NewPCG(p.seed, p.seed),
 		Split:   split,
 		Callback: func(s model.Stats) bool {
+			if p.objective != nil {
+				*p.objective = append(*p.objective, s.Objective)
+			}
 			pr.update(s.Iter, maxIter, "updates")
 			return !stop()
 		},

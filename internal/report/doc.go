@@ -1,38 +1,25 @@
-// Package report implements nmfstream's reproducible evaluation report:
-// held-out accuracy against labels per class for every method and the
-// peers (DESIGN.md §7), sensitivity to K, α and β, occlusion robustness,
-// basis sparsity and images, objective curves, a prequential stream,
-// document classification and clustering on the Brown corpus, and speed
-// against scikit-learn, written as report.md, report.json and PNG figures
-// by Run (the "nmfstream report" command).
+// Package report writes a user's report on a model fitted to their own
+// data: what was fitted, how well it classifies the held-out records
+// (accuracy, balanced accuracy, macro-F1, per-class recall and precision,
+// the confusion matrix), how the fit converged, and what the basis looks
+// like, as report.md, report.json and PNG figures in one directory.
 //
-// # Shapes
+// The report only renders: the measurements are made by the caller (the
+// "nmfstream report" command, which fits and evaluates as "nmfstream
+// eval" does) and handed over in a Report. It starts no process and reads
+// no file. The papers' experiments and the comparisons with other
+// libraries are not here: they are the bench/paper command's.
 //
-// Data sets are held one sample per row (N×D, the transpose of the D×N
-// X of DESIGN.md); every method factorizes X ≈ UVᵀ with U D×K and V N×K.
-// Test samples are coded on the fitted U (M×K) and classified by 1-NN
-// against the codes of the labeled training samples.
+// # Figures
 //
-// # Ownership and reuse
+// Every figure has a title, labelled axes and a grid (package
+// internal/figure): the objective per update, relative to the first
+// (objective.png, when the method reports one); the held-out recall of
+// each class (classes.png); and, for features that are square images,
+// the columns of the basis U drawn as images (basis.png).
 //
-// Run owns everything it allocates and writes only under Config.Out (and
-// a temporary directory for the scikit-learn peers, removed on return).
-// The returned Report is the caller's.
+// # Ownership
 //
-// # Concurrency
-//
-// Run is sequential: experiments run one after another so that their
-// timings do not disturb each other (gonum's BLAS and scikit-learn may use
-// several threads within one). Several Runs may proceed concurrently with
-// different Out directories.
-//
-// # References
-//
-// The experiments follow the papers in shared/papers: the sensitivity
-// study of An's KNMF thesis (Fig. 2.4) and its 5-fold document
-// classification with a linear classifier; NGE's Fig. 7 and N²S²L's
-// Fig. 4 (accuracy vs occlusion patch size) and their basis images; the
-// multiple-kernel paper's document clustering accuracy. Hoyer sparsity:
-// P. O. Hoyer, "Non-negative matrix factorization with sparseness
-// constraints", JMLR 5, 2004.
+// Write adds the figures it drew to the Report and keeps no reference to
+// its arguments.
 package report

@@ -20,7 +20,7 @@ import (
 // Y (n×C) one-hot; a new row x gets the scores k(x, X)·A and the label of
 // the largest. Unlike k-NN it averages over many training rows, so it
 // tolerates a few wrong labels in the training set, which is what the
-// labels inferred by self-training have (see model.JointClassifier).
+// labels inferred by self-training have (see Joint).
 //
 // γ is relative to the data: γ = Gamma/s², where s² is the mean squared
 // distance between two labeled rows (2·the sum of the column variances), so
@@ -40,10 +40,8 @@ type KernelRidge struct {
 	Lambda float64
 	// MaxRows bounds the number of kernel centres m: the exact fit takes
 	// n² memory and n³/3 time, the approximation n·m and n·m². If zero, it
-	// defaults to 3000. On MNIST (JointClassifier on a 10,000-image pool,
-	// see model.JointClassifier) m = 1000, 2000, 3000 scored 0.897, 0.910,
-	// 0.915 held-out accuracy, in 1.3, 4.3 and 8.7 minutes on a loaded
-	// 2-core machine.
+	// defaults to 3000 (BENCHMARKS.md, "Joint classifier", gives the
+	// accuracy and time of 1000 to 3000 on MNIST).
 	MaxRows int
 
 	centres mat.Dense // m×D
@@ -295,7 +293,7 @@ func (kr *KernelRidge) decision(f *mat.Dense, x mat.Matrix) {
 // digits).
 //
 // On the digits pool (SSKNMF codes next to the pixels, 10 labels per class,
-// see model.JointClassifier) it labels 98.2–98.6% of the pool rows
+// see Joint) it labels 98.2–98.6% of the pool rows
 // correctly, against 97.5–98.2% for SelfTraining (1-NN).
 //
 // A KernelSelfTraining is not safe for concurrent use.

@@ -4,29 +4,21 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model/graph"
 )
 
-// Metric is the dissimilarity used by the neighbour-based classifiers.
-type Metric int
+// Metric is the dissimilarity used by the neighbour-based classifiers:
+// graph.Metric, the one distance type of nmfstream. Euclidean (the zero
+// value) is ‖a − b‖; Cosine is 1 − a·b/(‖a‖‖b‖), and here a zero row has
+// cosine distance 1 to every row.
+type Metric = graph.Metric
 
+// The metrics, as in package graph.
 const (
-	// Euclidean is the Euclidean distance ‖a − b‖. It is the default.
-	Euclidean Metric = iota
-	// Cosine is the cosine distance 1 − a·b/(‖a‖‖b‖). A zero row has cosine
-	// distance 1 to every row.
-	Cosine
+	Euclidean = graph.Euclidean
+	Cosine    = graph.Cosine
 )
-
-// String returns "euclidean" or "cosine".
-func (m Metric) String() string {
-	switch m {
-	case Euclidean:
-		return "euclidean"
-	case Cosine:
-		return "cosine"
-	}
-	return "Metric(?)"
-}
 
 // Block sizes of the exact search. A tile of queryBlock×refBlock inner
 // products (2 MiB) stays in cache-friendly territory while letting one

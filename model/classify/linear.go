@@ -15,9 +15,9 @@ import (
 //	(1/n) Σᵢ [log Σ_c exp(z_ic) − z_{i,yᵢ}] + ‖W‖²/(2·C·n),  z_i = W xᵢ + b,
 //
 // (scikit-learn's C·Σ loss + ½‖W‖², divided by C·n; the intercept b is not
-// penalized) with L-BFGS, implemented here with a backtracking Armijo line
-// search so that Fit runs no goroutines. The objective is strictly convex
-// in W, so the result does not depend on the start (zero).
+// penalized) with gonum's L-BFGS (optimize.LBFGS), driven so that Fit runs
+// no goroutines. The objective is strictly convex in W, so the result does
+// not depend on the start (zero).
 //
 // Logistic regression was chosen over the linear SVM of the KNMF thesis
 // because it yields class probabilities for the score column. Features are

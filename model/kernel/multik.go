@@ -74,14 +74,11 @@ func (s TauStep) String() string {
 // The zero value follows the paper (DefaultPool, TauLP, CostReconstruction).
 // Its τ step rewards the kernel that is easiest to reconstruct, which on
 // digits is the nearly constant Gaussian σ = 100ρ: without a graph, held-out
-// 1-NN accuracy on digits is 0.841, below scikit-learn NMF's 0.868. The
-// options Cost (CostRelative, CostAlignment), MinVariance and ScalePool
-// change that; on the digits test split (seed 1, rank 40, see the package
-// tests) NMF_MultiK with Cost: CostRelative measures 0.910 (it puts τ on
-// (1 + xᵀy)²). With the graph (Alpha = 1) the paper's step does well
-// (0.947; 0.943 with TauEntropy), because the graph carries the class
-// structure; the options did not improve it there (0.932 with ScalePool,
-// CostRelative, TauEntropy).
+// 1-NN accuracy on digits is below scikit-learn NMF's. The options Cost
+// (CostRelative, CostAlignment), MinVariance and ScalePool change that.
+// With the graph (Alpha = 1) the paper's step does well, because the graph
+// carries the class structure (BENCHMARKS.md, "Defaults and how they were
+// chosen", gives the figures).
 //
 // MultiK is not safe for concurrent use.
 type MultiK struct {

@@ -9,3 +9,6 @@ const id = vectorFromArray(['r1','r2','r3','r4']);
 writeFileSync('js-dense.arrows', tableToIPC(new Table({x, label, id}), 'stream'));
 const text = vectorFromArray(['the cat sat on the mat', 'a dog ran in the park', 'cats and dogs play', 'the park is green']);
 writeFileSync('js-text.arrows', tableToIPC(new Table({text, label, id}), 'stream'));
+// The same dense table as an IPC file: the JavaScript library leaves the schema message out of the
+// file's body and keeps the schema in the footer only.
+writeFileSync('js-dense.arrow', tableToIPC(new Table({x, label, id}), 'file'));

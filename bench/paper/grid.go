@@ -1,4 +1,6 @@
-package report
+package main
+
+import "github.com/nmfstream/nmfstream/model/methods"
 
 // grid is what a run measures. quickGrid and fullGrid are the two the
 // command offers; tests use smaller ones.
@@ -52,11 +54,25 @@ type grid struct {
 	peers bool
 }
 
-var (
-	allMethods    = []string{"nmf", "gnmf", "dgnmf", "ssknmf", "n2s2l", "nge", "dpca", "kernel", "multik"}
-	kernelMethods = map[string]bool{"kernel": true, "multik": true}
-	logGrid       = []float64{0.01, 0.1, 1, 10, 100, 1000}
-)
+// allMethods lists every method of the registry (model/methods) by name,
+// and kernelMethods those whose basis lives in a kernel feature space.
+var allMethods, kernelMethods = registry()
+
+var logGrid = []float64{0.01, 0.1, 1, 10, 100, 1000}
+
+func registry() (names []string, kernel map[string]bool) {
+	kernel = map[string]bool{}
+	for _, i := range methods.List() {
+		if i.Alias != "" {
+			continue // "auto" stands for another entry
+		}
+		names = append(names, i.Name)
+		if i.Kernel {
+			kernel[i.Name] = true
+		}
+	}
+	return names, kernel
+}
 
 // quickGrid is --quick: the digits only, a reduced grid, a few minutes.
 func quickGrid() *grid {

@@ -1,4 +1,4 @@
-package report
+package main
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/figure"
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/metrics"
 )
@@ -97,7 +98,7 @@ func (r *runner) runOcclusion() error {
 			names[i] = fmt.Sprintf("patch %d×%d", side, side)
 		}
 		title := fmt.Sprintf("Occluded test images of %s, one row per patch size", d.name)
-		if err := writeExamples(r.cfg.Out, file, title, names, examples, d.width, d.height, 8); err != nil {
+		if err := figure.Examples(r.cfg.Out, file, title, names, examples, d.width, d.height, 8); err != nil {
 			return err
 		}
 		r.figure(file, "Occluded test images, "+d.name+" (rows: patch side "+intsString(sizes)+")")

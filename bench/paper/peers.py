@@ -1,6 +1,6 @@
 """Peers for nmfstream's evaluation report, measured with scikit-learn.
 
-The Go side (internal/report) writes, into one directory:
+The Go side (bench/paper) writes, into one directory:
   tasks.json           what to run (see below)
   <name>.f64           row-major little-endian float64 matrices
   <name>.i64           little-endian int64 vectors

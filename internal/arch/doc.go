@@ -1,0 +1,59 @@
+// Package arch holds the import rules of nmfstream (ARCHITECTURE.md,
+// "What each package may import") as a table, Layers, and checks them in
+// its test: a package may import only packages of lower layers of this
+// module, and only the commands under bench/ may start other programs
+// (os/exec).
+package arch
+
+// Layers maps each package of the module, by its path from the module
+// root, to its layer: a package may import the module's packages of lower
+// layers only, so packages of one layer never import each other. A path
+// ending in "/" stands for every package under it. A package missing
+// from the table fails the test: place it when you add it.
+var Layers = map[string]int{
+	// 0: leaves. Kernels, embedded data, sparse matrices, scores, drawing.
+	"internal/gemm":      0,
+	"internal/vec":       0,
+	"internal/openblas":  0,
+	"internal/cputime":   0,
+	"internal/splittest": 0,
+	"internal/figure":    0,
+	"internal/arch":      0, // this table
+	"datasets":           0,
+	"model/sparse":       0,
+	"model/metrics":      0,
+
+	// 1: the graphs, and the record batch that sources fill and stages read.
+	"model/graph":       1,
+	"record":            1,
+	"internal/datasets": 1,
+
+	// 2: the factorization core, and the classifiers beside it (neither
+	// imports the other).
+	"model":          2,
+	"model/classify": 2,
+
+	// 3–4: the kernel methods (built on the engine), then the method table
+	// that names every method.
+	"model/kernel":  3,
+	"model/methods": 4,
+
+	// 5: the per-batch stages, and beside them the readers and writers;
+	// the stages never import the readers or writers, nor they the stages.
+	"stages":  5,
+	"sources": 5,
+	"sinks":   5,
+	"wal":     5, // a write-ahead log, beside sources and sinks
+
+	// 6: the streaming runtime.
+	"pipeline": 6,
+
+	// 7: what drives a pipeline or renders results.
+	"distributed":     7,
+	"internal/report": 7,
+
+	// 8: programs. None imports another.
+	"cmd/nmfstream": 8,
+	"examples/":     8,
+	"bench/":        8,
+}

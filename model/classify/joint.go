@@ -1,0 +1,198 @@
+package classify
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Joint classifies samples from their xures and their codes together.
+// Fit labels the unlabeled training samples by kernel self-training
+// (KernelSelfTraining) in the joint space [x/s_x, w·v/s_v], where s_x and
+// s_v are the mean row norms of the training xures and codes (so each
+// block weighs about the same) and w is CodeWeight; it then fits a
+// Gaussian kernel least-squares classifier (KernelRidge) on the xures of
+// the self-labeled samples (and their codes, weighted by FinalCodeWeight),
+// which PredictTo applies. With Vote it self-trains by 1-NN in code space
+// (SelfTraining) and predicts by a K-NN vote in the joint space instead.
+//
+// It is the classifier of "nmfstream classify" for dense xures; its
+// defaults were chosen on DESIGN.md §7's digits protocol (BENCHMARKS.md,
+// "Joint classifier").
+//
+// Features are rows (n×D), codes are rows (n×K, one per xure row); the
+// xures of sparse data must be densified by the caller, so use it for
+// dense data of moderate dimension. Fit costs six kernel fits, each
+// O(n·m²) for n training samples and m = min(n, MaxRows) centres.
+// A Joint is not safe for concurrent use.
+type Joint struct {
+	// CodeWeight is w, the weight of the codes against the xures after
+	// both are scaled to unit mean row norm, in self-training (and in the
+	// K-NN vote with Vote). If zero, it defaults to 1. It must not be
+	// negative.
+	CodeWeight float64
+	// FinalCodeWeight is the weight of the codes in the final kernel
+	// classifier, as CodeWeight. If zero, the codes are left out: the
+	// classifier sees the xures only. It must not be negative.
+	FinalCodeWeight float64
+	// Rounds and Share configure the self-training (see
+	// KernelSelfTraining, or SelfTraining with Vote). If zero, they default
+	// to 5 and 1 (with Vote: 5 and 0.8).
+	Rounds int
+	Share  float64
+	// Gamma and Lambda are the kernel width and ridge of the kernel
+	// classifiers (KernelRidge), for rows scaled as above. If zero, they
+	// default to 2 and 0.01.
+	Gamma, Lambda float64
+	// MaxRows bounds the kernel centres m (KernelRidge). If zero, it
+	// defaults to 3000. Fit costs O(n·m²) time: lower it for speed, at
+	// some cost in accuracy (BENCHMARKS.md, "Joint classifier").
+	MaxRows int
+
+	// Vote selects 1-NN self-training in code space, then a vote of the K
+	// nearest training samples in the joint space, instead of the kernel
+	// classifiers.
+	Vote bool
+	// K is the number of neighbours that vote with Vote. If zero, it
+	// defaults to 5.
+	K int
+
+	sx, sv float64
+	labels []int
+	nn     NearestNeighbor
+	kr     KernelRidge
+}
+
+// Fit self-labels the training samples from their xures x (n×D), codes
+// (n×K) and labels (n, −1 = unlabeled), and fits the final classifier. It
+// returns ErrNoLabels when no sample is labeled, and an error for rows
+// that do not match or a negative weight. Fit keeps no reference to its
+// arguments.
+func (j *Joint) Fit(x, codes *mat.Dense, labels []int) error {
+	j.labels = nil
+	n, _ := x.Dims()
+	if r, _ := codes.Dims(); r != n {
+		return fmt.Errorf("classify: joint classifier: %d codes for %d samples", r, n)
+	}
+	if j.CodeWeight < 0 || j.FinalCodeWeight < 0 {
+		return fmt.Errorf("classify: joint classifier: negative CodeWeight %g or FinalCodeWeight %g", j.CodeWeight, j.FinalCodeWeight)
+	}
+	j.sx, j.sv = meanRowNorm(x), meanRowNorm(codes)
+	w := orDefault(j.CodeWeight, 1)
+	if j.Vote {
+		st := SelfTraining{Rounds: j.Rounds, Share: j.Share}
+		if err := st.Fit(codes, labels); err != nil {
+			return fmt.Errorf("classify: joint classifier: %w", err)
+		}
+		j.nn = NearestNeighbor{K: orDefaultInt(j.K, 5)}
+		if err := j.nn.Fit(j.joint(x, codes, w), st.Labels()); err != nil {
+			return fmt.Errorf("classify: joint classifier: %w", err)
+		}
+		j.labels = append(j.labels[:0:0], st.Labels()...)
+		return nil
+	}
+	kr := KernelRidge{Gamma: orDefault(j.Gamma, 2), Lambda: orDefault(j.Lambda, 0.01), MaxRows: j.MaxRows}
+	st := KernelSelfTraining{Rounds: j.Rounds, Share: j.Share, Kernel: kr}
+	if err := st.Fit(j.joint(x, codes, w), labels); err != nil {
+		return fmt.Errorf("classify: joint classifier: %w", err)
+	}
+	j.kr = kr
+	if err := j.kr.Fit(j.final(x, codes), st.Labels()); err != nil {
+		return fmt.Errorf("classify: joint classifier: %w", err)
+	}
+	j.labels = append(j.labels[:0:0], st.Labels()...)
+	return nil
+}
+
+// final returns the rows the final kernel classifier sees: the xures,
+// or the joint rows if FinalCodeWeight is set.
+func (j *Joint) final(x, v *mat.Dense) *mat.Dense {
+	if j.FinalCodeWeight == 0 {
+		return x
+	}
+	return j.joint(x, v, j.FinalCodeWeight)
+}
+
+// Labels returns the label of every training sample after self-training
+// (−1 for those left unlabeled). The slice belongs to j and is valid until
+// the next Fit.
+func (j *Joint) Labels() []int { return j.labels }
+
+// PredictTo stores the predicted class of each sample of x, whose codes
+// (on the same basis as the training codes) are given, into dst and returns
+// it. A nil dst is allocated. It panics if j is not fitted or the shapes do
+// not match the training data.
+func (j *Joint) PredictTo(dst []int, x, codes *mat.Dense) []int {
+	dst, _ = j.PredictScoresTo(dst, nil, x, codes)
+	return dst
+}
+
+// PredictScoresTo is PredictTo that also stores a score per sample in
+// score: the kernel classifier's output for the predicted class (about 1
+// for a sample like the training samples of that class, near 0 far from
+// all), or with Vote the share of the K neighbours that carry the
+// predicted class. Nil slices are allocated.
+func (j *Joint) PredictScoresTo(dst []int, score []float64, x, codes *mat.Dense) ([]int, []float64) {
+	if j.labels == nil {
+		panic(ErrNotFitted)
+	}
+	if j.Vote {
+		return j.nn.PredictScoresTo(dst, score, j.joint(x, codes, orDefault(j.CodeWeight, 1)))
+	}
+	return j.kr.PredictScoresTo(dst, score, j.final(x, codes))
+}
+
+// joint returns the rows [x/s_x, w·v/s_v].
+func (j *Joint) joint(x, v *mat.Dense, w float64) *mat.Dense {
+	n, d := x.Dims()
+	vn, k := v.Dims()
+	if vn != n {
+		panic(mat.ErrShape)
+	}
+	a := 1 / j.sx
+	b := w / j.sv
+	out := mat.NewDense(n, d+k, nil)
+	for i := 0; i < n; i++ {
+		row := out.RawRowView(i)
+		for c, x := range x.RawRowView(i) {
+			row[c] = a * x
+		}
+		for c, x := range v.RawRowView(i) {
+			row[d+c] = b * x
+		}
+	}
+	return out
+}
+
+// meanRowNorm returns the mean Euclidean norm of a's rows, or 1 if it is
+// zero (so that scaling by its inverse stays finite).
+func meanRowNorm(a *mat.Dense) float64 {
+	r, _ := a.Dims()
+	var s float64
+	for i := 0; i < r; i++ {
+		row := a.RawRowView(i)
+		s += math.Sqrt(floatsDot(row, row))
+	}
+	if s == 0 || r == 0 {
+		return 1
+	}
+	return s / float64(r)
+}
+
+// orDefault returns v, or def if v is zero.
+
+func orDefault(v, def float64) float64 {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// orDefaultInt returns v, or def if v is zero.
+func orDefaultInt(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}

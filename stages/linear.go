@@ -1,0 +1,264 @@
+package stages
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// Defaults of the linear component of PredictGraph.
+const (
+	// linearRate is AdaGrad's base step size.
+	linearRate = 0.5
+	// linearMaxWeights bounds C·D, the weights of the linear model: a
+	// stream whose classes times dimension exceed it predicts by the graph
+	// alone. 2²² float64 weights and as many accumulators take 64 MiB.
+	linearMaxWeights = 1 << 22
+	// hedgeDecay is the factor by which each predictor's past mistakes
+	// shrink per scored sample (an effective memory of 1/(1−decay)
+	// samples), and hedgeRate the rate η of the weights exp(−η·mistakes).
+	hedgeDecay = 0.99
+	hedgeRate  = 1.0
+)
+
+// linear is an online multinomial logistic regression on the stream's
+// feature rows (dense or sparse, each scaled to unit Euclidean norm), fitted
+// by stochastic gradient steps with AdaGrad step sizes (Duchi, Hazan and
+// Singer, JMLR 12, 2011): one step on each label as it is learned, and
+// one pass over the labeled samples of the window, in a shuffled order, per
+// batch. It is the supervised half of PredictGraph's mixture: on documents
+// a linear model of the raw features separates classes that the k-NN graph
+// mixes (BENCHMARKS.md).
+//
+// The zero value is an empty model; it grows its classes as labels arrive.
+type linear struct {
+	c, d   int
+	w, g   []float64 // C×D weights and AdaGrad accumulators, row-major
+	b, gb  []float64 // C biases and accumulators
+	epochs uint64    // passes run, the seed of the next pass's order
+	steps  uint64    // steps taken; no prediction before the first
+	off    bool      // C·D above linearMaxWeights: no linear model
+	p      []float64 // workspace: class probabilities
+}
+
+// fit makes w cover c classes of dimension d, keeping what was learned.
+// It reports whether the model is in use.
+func (m *linear) fit(c, d int) bool {
+	if m.off || d == 0 {
+		return false
+	}
+	if c*d > linearMaxWeights || (m.d != 0 && m.d != d) {
+		m.off = true
+		m.w, m.g = nil, nil
+		return false
+	}
+	if c > m.c {
+		m.w = append(m.w, make([]float64, (c-m.c)*d)...)
+		m.g = append(m.g, make([]float64, (c-m.c)*d)...)
+		m.b = append(m.b, make([]float64, c-m.c)...)
+		m.gb = append(m.gb, make([]float64, c-m.c)...)
+		m.c = c
+	}
+	m.d = d
+	return true
+}
+
+// norm returns the Euclidean norm of a row's values.
+func norm(val []float64) float64 {
+	s := 0.0
+	for _, v := range val {
+		s += v * v
+	}
+	return math.Sqrt(s)
+}
+
+// probs sets m.p to the class probabilities of the row (dense, or ind and
+// val) and returns it; nil for a zero row.
+func (m *linear) probs(dense []float64, ind []int, val []float64) []float64 {
+	if m.c == 0 || m.steps == 0 {
+		return nil
+	}
+	vals := val
+	if dense != nil {
+		vals = dense
+	}
+	nr := norm(vals)
+	if nr == 0 {
+		return nil
+	}
+	m.p = slices.Grow(m.p[:0], m.c)[:m.c]
+	top := math.Inf(-1)
+	for c := range m.c {
+		w := m.w[c*m.d : (c+1)*m.d]
+		s := 0.0
+		if dense != nil {
+			for j, x := range dense {
+				s += w[j] * x
+			}
+		} else {
+			for k, j := range ind {
+				s += w[j] * val[k]
+			}
+		}
+		m.p[c] = s/nr + m.b[c]
+		top = max(top, m.p[c])
+	}
+	tot := 0.0
+	for c := range m.p {
+		m.p[c] = math.Exp(m.p[c] - top)
+		tot += m.p[c]
+	}
+	for c := range m.p {
+		m.p[c] /= tot
+	}
+	return m.p
+}
+
+// step takes one AdaGrad step of the log-loss on the row with class y.
+func (m *linear) step(dense []float64, ind []int, val []float64, y int) {
+	if y >= m.c {
+		return
+	}
+	steps := m.steps
+	m.steps = 1 // probs answers from the first step on
+	p := m.probs(dense, ind, val)
+	m.steps = steps
+	if p == nil {
+		return
+	}
+	m.steps++
+	vals := val
+	if dense != nil {
+		vals = dense
+	}
+	nr := norm(vals)
+	for c := range m.c {
+		e := p[c]
+		if c == y {
+			e--
+		}
+		if e == 0 {
+			continue
+		}
+		w, g := m.w[c*m.d:(c+1)*m.d], m.g[c*m.d:(c+1)*m.d]
+		if dense != nil {
+			for j, x := range dense {
+				if x == 0 {
+					continue
+				}
+				gr := e * x / nr
+				g[j] += gr * gr
+				w[j] -= linearRate * gr / math.Sqrt(g[j])
+			}
+		} else {
+			for k, j := range ind {
+				gr := e * val[k] / nr
+				g[j] += gr * gr
+				w[j] -= linearRate * gr / math.Sqrt(g[j])
+			}
+		}
+		m.gb[c] += e * e
+		m.b[c] -= linearRate * e / math.Sqrt(m.gb[c])
+	}
+}
+
+// pass runs one step on each of the samples nodes (with classes y), in an
+// order drawn from the pass count, row(n) giving node n's features.
+func (m *linear) pass(nodes, y []int, row func(n int) ([]float64, []int, []float64)) {
+	if len(nodes) == 0 {
+		return
+	}
+	m.epochs++
+	rng := rand.New(rand.NewPCG(m.epochs, 0x9e3779b97f4a7c15))
+	order := rng.Perm(len(nodes))
+	for _, i := range order {
+		d, ind, val := row(nodes[i])
+		m.step(d, ind, val, y[i])
+	}
+}
+
+// hedge weighs PredictGraph's two predictors, the graph's label spreading
+// and the linear model, by their recent mistakes (exponential weights,
+// Littlestone and Warmuth's weighted majority with decaying losses): a
+// prediction mixes their class probabilities with weights
+// exp(−η·mistakes), so that the mixture follows whichever has been more
+// accurate on the stream lately.
+type hedge struct {
+	loss [2]float64 // decayed mistakes of the graph and the linear model
+}
+
+// weights returns the mixture's weights of the graph and the linear model.
+func (h *hedge) weights() (graph, lin float64) {
+	d := h.loss[1] - h.loss[0] // > 0: the graph made fewer mistakes
+	lin = 1 / (1 + math.Exp(hedgeRate*d))
+	return 1 - lin, lin
+}
+
+// score counts a scored sample's component predictions against its class
+// (−1: the component made none, a mistake).
+func (h *hedge) score(graph, lin, truth int) {
+	for i, p := range [2]int{graph, lin} {
+		h.loss[i] *= hedgeDecay
+		if p != truth {
+			h.loss[i]++
+		}
+	}
+}
+
+// linear reports whether PredictGraph's linear component is in use, making
+// its model cover the classes seen so far. It is used on sparse rows
+// (documents): on the dense image streams (digits, MNIST) the spreading
+// alone scored higher from the first label on, the mixture costing up to
+// half a point early in the stream (BENCHMARKS.md).
+func (l *Learner) linear() bool {
+	if l.Predictor != PredictGraph || !l.Model.Sparse() {
+		return false
+	}
+	return l.lin.fit(len(l.classes), l.Featurize.dim)
+}
+
+// linearPass runs one pass of the linear model over the labeled samples of
+// the window.
+func (l *Learner) linearPass() {
+	if !l.linear() {
+		return
+	}
+	var nodes, y []int
+	for n, nd := range l.nodes {
+		if nd.live && nd.class >= 0 {
+			nodes = append(nodes, n)
+			y = append(y, nd.class)
+		}
+	}
+	l.lin.pass(nodes, y, l.Model.Row)
+}
+
+// LinearState is the plain-data state of PredictGraph's linear model.
+type LinearState struct {
+	Classes, Dim int
+	W, G         []float64 // Classes×Dim weights and AdaGrad accumulators
+	B, GB        []float64 // Classes biases and accumulators
+	Passes       uint64
+	Steps        uint64
+	Off          bool // the model does not fit in linearMaxWeights
+}
+
+func (m *linear) state() *LinearState {
+	return &LinearState{Classes: m.c, Dim: m.d, W: slices.Clone(m.w), G: slices.Clone(m.g),
+		B: slices.Clone(m.b), GB: slices.Clone(m.gb), Passes: m.epochs, Steps: m.steps, Off: m.off}
+}
+
+func (m *linear) restore(s *LinearState) error {
+	if s == nil {
+		*m = linear{}
+		return nil
+	}
+	n := s.Classes * s.Dim
+	if s.Classes < 0 || s.Dim < 0 || len(s.W) != n || len(s.G) != n || len(s.B) != s.Classes || len(s.GB) != s.Classes {
+		return errors.New("stages: learner: state: malformed linear model")
+	}
+	*m = linear{c: s.Classes, d: s.Dim, w: slices.Clone(s.W), g: slices.Clone(s.G),
+		b: slices.Clone(s.B), gb: slices.Clone(s.GB), epochs: s.Passes, steps: s.Steps, off: s.Off}
+	return nil
+}
