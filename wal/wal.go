@@ -233,7 +233,12 @@ type Writer struct {
 	err    error // a failed write or sync: the log cannot go on
 	syncMu sync.Mutex
 	synced atomic.Uint64 // every entry up to it is durable
+	syncs  atomic.Int64  // fsyncs made by Sync
 }
+
+// Syncs returns the number of fsyncs Sync has made: with SyncAlways and
+// concurrent callers, fewer than the entries committed (group commit).
+func (w *Writer) Syncs() int64 { return w.syncs.Load() }
 
 // OpenWriter opens the log at path for appending, creating it (and its
 // directory) if needed. It reads the log to find its end, cuts off a torn
@@ -381,6 +386,7 @@ func (w *Writer) Sync(seq uint64) error {
 	if err != nil {
 		return err
 	}
+	w.syncs.Add(1)
 	if err := f.Sync(); err != nil {
 		w.mu.Lock()
 		w.err = fmt.Errorf("wal: %s: %w", w.path, err)

@@ -200,6 +200,10 @@ func TestGroupCommit(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	if s := w.Syncs(); s < 1 || s > n {
+		t.Errorf("%d fsyncs for %d commits", s, n)
+	}
+	t.Logf("%d fsyncs for %d concurrent commits", w.Syncs(), n)
 	w.Close()
 	seqs, _, _ := readAll(t, path)
 	if len(seqs) != n {

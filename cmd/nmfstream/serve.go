@@ -913,6 +913,10 @@ func (s *server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	metric("nmfstream_correct_total", "counter", "Scored predictions that were right.", float64(c.Correct))
 	metric("nmfstream_accuracy", "gauge", "Prequential accuracy of the answered predictions.", c.Accuracy())
 	metric("nmfstream_pending_labels", "gauge", "Labels waiting for their sample.", float64(pending))
+	if s.log != nil {
+		metric("nmfstream_wal_bytes", "gauge", "Size of the write-ahead log: the requests acknowledged since the last checkpoint.", float64(s.log.Size()))
+		metric("nmfstream_wal_fsyncs_total", "counter", "Fsyncs of the write-ahead log (with --fsync always, requests that wait at once share one).", float64(s.log.Syncs()))
+	}
 	fmt.Fprintf(&b, "# HELP nmfstream_batch_seconds Time the model took per batch.\n# TYPE nmfstream_batch_seconds histogram\n")
 	for i, ub := range latencyBuckets {
 		var n int64

@@ -122,6 +122,14 @@ func TestServeKillReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	const records, labels = clients * requests * per, clients * requests * per / 3
+	text := getMetrics(t, url)
+	if n := metricValue(t, text, "nmfstream_wal_fsyncs_total"); n < 1 || n > 2*clients*requests {
+		t.Errorf("wal_fsyncs_total %v for %d acknowledged requests", n, 2*clients*requests)
+	}
+	t.Logf("%v fsyncs for %d acknowledged requests", metricValue(t, text, "nmfstream_wal_fsyncs_total"), 2*clients*requests)
+	if metricValue(t, text, "nmfstream_wal_bytes") <= 16 {
+		t.Error("the write-ahead log is empty with requests after the last checkpoint")
+	}
 
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -139,7 +147,7 @@ func TestServeKillReplay(t *testing.T) {
 	if !strings.Contains(log, "replayed") {
 		t.Errorf("serve did not say it replayed the log:\n%s", log)
 	}
-	text := getMetrics(t, url)
+	text = getMetrics(t, url)
 	for _, m := range []struct {
 		name string
 		want float64
