@@ -1,6 +1,10 @@
 package sinks
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -35,12 +39,25 @@ import (
 // ModelFormat, key ModelMetaVersion the decimal model.SnapshotVersion, and
 // key ModelMetaHeader a JSON object (ModelHeader). Floats are stored as
 // float64 bits, so a round trip is exact.
+//
+// Key ModelMetaChecksum holds the SHA-256 of the whole file, in lowercase
+// hex (64 characters), computed with that value itself replaced by 64
+// '0' characters wherever it occurs: once in the schema message at the
+// start of the file and once in the footer's copy of the schema. So
+// every byte of the file is checked, padding included, and the file stays
+// an ordinary Arrow IPC file. sources.ReadModel refuses a file whose
+// checksum does not match (corrupt) or that has none (corrupt, or
+// written before checksums: refit it).
 const (
-	ModelFormat      = model.SnapshotFormat
-	ModelMetaFormat  = model.SnapshotMetaFormat
-	ModelMetaVersion = model.SnapshotMetaVersion
-	ModelMetaHeader  = model.SnapshotMetaHeader
+	ModelFormat       = model.SnapshotFormat
+	ModelMetaFormat   = model.SnapshotMetaFormat
+	ModelMetaVersion  = model.SnapshotMetaVersion
+	ModelMetaHeader   = model.SnapshotMetaHeader
+	ModelMetaChecksum = "nmfstream.sha256"
 )
+
+// checksumPlaceholder stands for the checksum while it is computed.
+var checksumPlaceholder = bytes.Repeat([]byte{'0'}, 2*sha256.Size)
 
 // ModelHeader is the JSON object in the schema metadata of a saved model:
 // the scalar fields of model.Snapshot.
@@ -75,8 +92,8 @@ func WriteModel(w io.Writer, s *model.Snapshot, mem memory.Allocator) error {
 		return fmt.Errorf("sinks: write model: %w", err)
 	}
 	md := arrow.NewMetadata(
-		[]string{ModelMetaFormat, ModelMetaVersion, ModelMetaHeader},
-		[]string{ModelFormat, strconv.Itoa(s.Version), string(hj)})
+		[]string{ModelMetaFormat, ModelMetaVersion, ModelMetaHeader, ModelMetaChecksum},
+		[]string{ModelFormat, strconv.Itoa(s.Version), string(hj), string(checksumPlaceholder)})
 	schema := ModelSchema(&md)
 
 	b := array.NewRecordBuilder(mem, schema)
@@ -105,7 +122,9 @@ func WriteModel(w io.Writer, s *model.Snapshot, mem memory.Allocator) error {
 	rec := b.NewRecord()
 	defer rec.Release()
 
-	fw, err := ipc.NewFileWriter(&offsetWriter{w: w}, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	// The file is made in memory: its checksum goes into its beginning.
+	var buf bytes.Buffer
+	fw, err := ipc.NewFileWriter(&offsetWriter{w: &buf}, ipc.WithSchema(schema), ipc.WithAllocator(mem))
 	if err != nil {
 		return fmt.Errorf("sinks: write model: %w", err)
 	}
@@ -116,7 +135,40 @@ func WriteModel(w io.Writer, s *model.Snapshot, mem memory.Allocator) error {
 	if err := fw.Close(); err != nil {
 		return fmt.Errorf("sinks: write model: %w", err)
 	}
+	file := buf.Bytes()
+	at, err := checksumPlaces(file)
+	if err != nil {
+		return fmt.Errorf("sinks: write model: %w", err)
+	}
+	sum := sha256.Sum256(file)
+	for _, p := range at {
+		hex.Encode(file[p:p+len(checksumPlaceholder)], sum[:])
+	}
+	if _, err := w.Write(file); err != nil {
+		return fmt.Errorf("sinks: write model: %w", err)
+	}
 	return nil
+}
+
+// checksumPlaces returns the offsets of the checksum placeholder in the
+// Arrow IPC file b: one in the schema message, one in the footer.
+func checksumPlaces(b []byte) ([2]int, error) {
+	const head, tail = 8, 10 // magic and padding; footer length and magic
+	var at [2]int
+	if len(b) < head+8+tail {
+		return at, fmt.Errorf("an Arrow file of %d bytes", len(b))
+	}
+	schemaLen := int(binary.LittleEndian.Uint32(b[head+4:]))
+	footerLen := int(binary.LittleEndian.Uint32(b[len(b)-tail:]))
+	regions := [2][2]int{{head + 8, head + 8 + schemaLen}, {len(b) - tail - footerLen, len(b) - tail}}
+	for i, r := range regions {
+		n := bytes.Count(b[r[0]:r[1]], checksumPlaceholder)
+		if n != 1 {
+			return at, fmt.Errorf("the checksum placeholder is %d times in the schema copy %d", n, i)
+		}
+		at[i] = r[0] + bytes.Index(b[r[0]:r[1]], checksumPlaceholder)
+	}
+	return at, nil
 }
 
 // SaveModel writes s to the file path, replacing it atomically: the model

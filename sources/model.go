@@ -2,9 +2,14 @@ package sources
 
 import (
 	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -40,6 +45,10 @@ func LoadModel(path string) (*model.Snapshot, error) {
 // means memory.DefaultAllocator) and which are all released on return.
 // A file that is not a model, is truncated or has another version gives an
 // error that says so; a version mismatch wraps model.ErrSnapshotVersion.
+// The file's SHA-256 (sinks.WriteModel) is checked before its arrays are
+// decoded: a changed byte anywhere is reported as a corrupt file, and a
+// file without a checksum (written before checksums) is refused with the
+// advice to refit it.
 func ReadModel(r ipc.ReadAtSeeker, mem memory.Allocator) (s *model.Snapshot, err error) {
 	if mem == nil {
 		mem = memory.DefaultAllocator
@@ -77,6 +86,13 @@ func ReadModel(r ipc.ReadAtSeeker, mem memory.Allocator) (s *model.Snapshot, err
 		return nil, fmt.Errorf("sources: model: %w %d (this build reads version %d): refit the model with this build",
 			model.ErrSnapshotVersion, version, model.SnapshotVersion)
 	}
+	sum, ok := metaValue(md, modelMetaChecksum)
+	if !ok {
+		return nil, errors.New("sources: model: no checksum (" + modelMetaChecksum + " metadata): the file is corrupt, or was written by an nmfstream older than checksummed models: refit it with this build (fit --save)")
+	}
+	if err := checkModelSum(r, sum); err != nil {
+		return nil, fmt.Errorf("sources: model: corrupt file: %w", err)
+	}
 	hs, _ := metaValue(md, model.SnapshotMetaHeader)
 	var h model.SnapshotHeader
 	if err := json.Unmarshal([]byte(hs), &h); err != nil {
@@ -101,6 +117,72 @@ func ReadModel(r ipc.ReadAtSeeker, mem memory.Allocator) (s *model.Snapshot, err
 		return nil, fmt.Errorf("sources: model: %w", err)
 	}
 	return s, nil
+}
+
+// modelMetaChecksum is sinks.ModelMetaChecksum: the key of the file's
+// SHA-256 (see sinks.WriteModel).
+const modelMetaChecksum = "nmfstream.sha256"
+
+// checkModelSum checks the SHA-256 of the model file r against sum, the
+// value of its checksum metadata: the hash of the whole file with sum's
+// two copies (in the schema message and in the footer) read as 64 '0'
+// characters. It reads the file once more, in pieces.
+func checkModelSum(r ipc.ReadAtSeeker, sum string) error {
+	want, err := hex.DecodeString(sum)
+	if err != nil || len(want) != sha256.Size || strings.ToLower(sum) != sum {
+		return errors.New("bad checksum value")
+	}
+	size, err := r.Seek(0, io.SeekEnd)
+	if err != nil {
+		return err
+	}
+	var b [4]byte
+	if _, err := r.ReadAt(b[:], arrowFileHead+4); err != nil {
+		return err
+	}
+	schemaLen := int64(binary.LittleEndian.Uint32(b[:]))
+	if _, err := r.ReadAt(b[:], size-arrowFileTail); err != nil {
+		return err
+	}
+	footerLen := int64(binary.LittleEndian.Uint32(b[:]))
+	var at [2]int64
+	for i, reg := range [2][2]int64{
+		{arrowFileHead + 8, arrowFileHead + 8 + schemaLen},
+		{size - arrowFileTail - footerLen, size - arrowFileTail},
+	} {
+		const maxSchema = 64 << 20
+		if reg[0] < 0 || reg[1] > size || reg[1]-reg[0] > maxSchema || reg[1] < reg[0] {
+			return errors.New("schema out of the file")
+		}
+		buf := make([]byte, reg[1]-reg[0])
+		if _, err := r.ReadAt(buf, reg[0]); err != nil {
+			return err
+		}
+		if n := bytes.Count(buf, []byte(sum)); n != 1 {
+			return fmt.Errorf("the checksum is %d times in copy %d of the schema, want once", n, i+1)
+		}
+		at[i] = reg[0] + int64(bytes.Index(buf, []byte(sum)))
+	}
+	if at[0] >= at[1] || at[0]+int64(len(sum)) > at[1] {
+		return errors.New("checksum copies out of order")
+	}
+	h := sha256.New()
+	zeros := bytes.Repeat([]byte{'0'}, len(sum))
+	pos := int64(0)
+	for _, p := range at {
+		if _, err := io.Copy(h, io.NewSectionReader(r, pos, p-pos)); err != nil {
+			return err
+		}
+		h.Write(zeros)
+		pos = p + int64(len(sum))
+	}
+	if _, err := io.Copy(h, io.NewSectionReader(r, pos, size-pos)); err != nil {
+		return err
+	}
+	if !bytes.Equal(h.Sum(nil), want) {
+		return errors.New("checksum mismatch (a byte of the file changed since it was written)")
+	}
+	return nil
 }
 
 func metaValue(md arrow.Metadata, key string) (string, bool) {

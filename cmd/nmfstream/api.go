@@ -5,8 +5,10 @@ import (
 	_ "embed"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 
 	"github.com/nmfstream/nmfstream/stages"
@@ -72,6 +74,11 @@ func (s *server) handler() http.Handler {
 			}
 		}
 		if r.Method == http.MethodPost {
+			if r.ContentLength > s.maxBody {
+				w.Header().Set("Connection", "close")
+				writeError(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("a body of %d bytes, over serve --max-body %d", r.ContentLength, s.maxBody))
+				return
+			}
 			s.posting.Add(1)
 			defer s.posting.Add(-1)
 		}
@@ -137,11 +144,17 @@ func writeError(w http.ResponseWriter, status int, code, message string) {
 }
 
 // writeBodyError answers a request body that could not be read: 413 when
-// it is larger than --max-body, else 400.
+// it is larger than --max-body, 408 when it did not arrive within
+// --read-timeout, else 400.
 func writeBodyError(w http.ResponseWriter, what string, err error) {
 	var mb *http.MaxBytesError
 	if errors.As(err, &mb) {
 		writeError(w, http.StatusRequestEntityTooLarge, "too_large", what+": "+err.Error()+" (serve --max-body)")
+		return
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusRequestTimeout, "timeout", what+": the body did not arrive within serve --read-timeout")
 		return
 	}
 	writeError(w, http.StatusBadRequest, "bad_request", what+": "+err.Error())
@@ -165,10 +178,17 @@ func (rr *recentRecords) add(max int, p stages.Prediction) {
 	if max <= 0 || p.ID == "" {
 		return
 	}
+	rr.addJSON(max, predictionOf(p))
+}
+
+func (rr *recentRecords) addJSON(max int, p predictionJSON) {
+	if max <= 0 || p.ID == "" {
+		return
+	}
 	if rr.byID == nil {
 		rr.byID = map[string]predictionJSON{}
 	}
-	rr.byID[p.ID] = predictionOf(p)
+	rr.byID[p.ID] = p
 	rr.order = append(rr.order, recentKey{p.ID, p.Offset})
 	for len(rr.byID) > max && rr.head < len(rr.order) {
 		k := rr.order[rr.head]
@@ -182,6 +202,17 @@ func (rr *recentRecords) add(max int, p stages.Prediction) {
 		rr.order = append(rr.order[:0], rr.order[rr.head:]...)
 		rr.head = 0
 	}
+}
+
+// list returns the records remembered, oldest first.
+func (rr *recentRecords) list() []predictionJSON {
+	var out []predictionJSON
+	for _, k := range rr.order[rr.head:] {
+		if e, ok := rr.byID[k.id]; ok && e.Offset == k.offset {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 func (rr *recentRecords) get(id string) (predictionJSON, bool) {

@@ -1,40 +1,33 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"runtime"
+	"strings"
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/pipeline"
+	"github.com/nmfstream/nmfstream/sinks"
 	"github.com/nmfstream/nmfstream/sources"
 	"github.com/nmfstream/nmfstream/stages"
 )
 
-// A checkpoint file is
-//
-//	"nmfstream-ckpt\x00\x00" (16 bytes) | version (uint32, little endian) |
-//	payload: a gob-encoded checkpoint | payload length (uint64) |
-//	SHA-256 of the payload (32 bytes)
-//
-// gob stores float64 bits exactly, so a resumed stream continues with the
-// very same numbers; the checksum turns a flipped bit into an error
-// instead of a wrong state.
+// A checkpoint file is the format of sinks.WriteCheckpoint (magic,
+// version, gob payload, length, SHA-256) with a checkpoint as its value;
+// sources.ReadCheckpoint reads it. checkpointVersion names the layout of
+// checkpoint: fields added since version 3 (WALSeq, Recent) read as zero
+// from older version 3 files, which gob allows.
 const (
-	checkpointMagic   = "nmfstream-ckpt\x00\x00"
 	checkpointVersion = 3
-	checkpointTrailer = 8 + sha256.Size
+	checkpointMagic   = sinks.CheckpointMagic
+	checkpointTrailer = 8 + sha256.Size // payload length and SHA-256
 )
 
 // onlineConfig is the configuration of the online learner: the part of a
@@ -64,6 +57,13 @@ type checkpoint struct {
 	Input   inputID // what stream read; zero for serve
 	Output  outputState
 	State   *stages.LearnerState
+
+	// WALSeq is the sequence number of the last entry of serve's
+	// write-ahead log that State includes; 0 for stream.
+	WALSeq uint64
+	// Recent holds serve's recent records (GET /v1/records/{id}), oldest
+	// first; nil for stream.
+	Recent []predictionJSON
 }
 
 // outputState is how far stream's outputs had been written, and made
@@ -150,57 +150,13 @@ func (c onlineConfig) learner() *stages.Learner {
 	}
 }
 
-// saveCheckpoint writes cp to path atomically: to a temporary file in the
-// same directory, synced, then renamed over path, so that a crash (even
-// kill -9) leaves either the old checkpoint or the new one, never half of
-// one.
-func saveCheckpoint(path string, cp *checkpoint) (err error) {
+// saveCheckpoint writes cp to path atomically (sinks.SaveCheckpoint): a
+// crash, even kill -9, leaves either the old checkpoint or the new one,
+// never half of one.
+func saveCheckpoint(path string, cp *checkpoint) error {
 	cp.Version = checkpointVersion
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
+	if err := sinks.SaveCheckpoint(path, checkpointVersion, cp); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	bw := bufio.NewWriterSize(f, 1<<20)
-	var head [len(checkpointMagic) + 4]byte
-	copy(head[:], checkpointMagic)
-	binary.LittleEndian.PutUint32(head[len(checkpointMagic):], checkpointVersion)
-	if _, err := bw.Write(head[:]); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	h := sha256.New()
-	cw := &countWriter{w: io.MultiWriter(bw, h)}
-	if err := gob.NewEncoder(cw).Encode(cp); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	var tail [checkpointTrailer]byte
-	binary.LittleEndian.PutUint64(tail[:8], uint64(cw.n))
-	h.Sum(tail[8:8])
-	if _, err := bw.Write(tail[:]); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	if d, err := os.Open(dir); err == nil { // make the rename durable
-		d.Sync()
-		d.Close()
 	}
 	return nil
 }
@@ -226,38 +182,21 @@ func loadCheckpoint(path string) (*checkpoint, error) {
 }
 
 // readCheckpoint reads a checkpoint of size bytes from r, checking its
-// magic, version and checksum before decoding it.
-func readCheckpoint(r io.Reader, size int64, name string) (*checkpoint, error) {
-	corrupt := func(why string) error {
-		return fmt.Errorf("%s: corrupt checkpoint (%s): remove it to start over, or restore a copy", name, why)
-	}
-	var head [len(checkpointMagic) + 4]byte
-	if _, err := io.ReadFull(r, head[:]); err != nil || string(head[:len(checkpointMagic)]) != checkpointMagic {
-		return nil, fmt.Errorf("%s: not an nmfstream checkpoint", name)
-	}
-	if v := binary.LittleEndian.Uint32(head[len(checkpointMagic):]); v != checkpointVersion {
-		return nil, fmt.Errorf("%s: checkpoint version %d, this nmfstream reads %d: finish the stream with the version that wrote it, or remove the checkpoint to start over", name, v, checkpointVersion)
-	}
-	n := size - int64(len(head)) - checkpointTrailer
-	if n <= 0 {
-		return nil, corrupt("truncated")
-	}
-	h := sha256.New()
-	payload := io.TeeReader(io.LimitReader(r, n), h)
+// magic, version and checksum before decoding it; errors name the file
+// and say what to do.
+func readCheckpoint(r io.ReaderAt, size int64, name string) (*checkpoint, error) {
 	var cp checkpoint
-	decErr := gob.NewDecoder(bufio.NewReaderSize(payload, 1<<20)).Decode(&cp)
-	if _, err := io.Copy(io.Discard, payload); err != nil {
-		return nil, err
-	}
-	var tail [checkpointTrailer]byte
-	if _, err := io.ReadFull(r, tail[:]); err != nil {
-		return nil, corrupt("truncated")
-	}
-	if binary.LittleEndian.Uint64(tail[:8]) != uint64(n) || !bytes.Equal(h.Sum(nil), tail[8:]) {
-		return nil, corrupt("checksum mismatch")
-	}
-	if decErr != nil {
-		return nil, corrupt(decErr.Error())
+	err := sources.ReadCheckpoint(r, size, checkpointVersion, &cp)
+	var ve *sources.CheckpointVersionError
+	switch {
+	case errors.Is(err, sources.ErrNotCheckpoint):
+		return nil, fmt.Errorf("%s: not an nmfstream checkpoint", name)
+	case errors.As(err, &ve):
+		return nil, fmt.Errorf("%s: checkpoint version %d, this nmfstream reads %d: finish the stream with the version that wrote it, or remove the checkpoint to start over", name, ve.Got, ve.Want)
+	case errors.Is(err, sources.ErrCorruptCheckpoint):
+		return nil, fmt.Errorf("%s: %v: remove it to start over, or restore a copy", name, strings.TrimPrefix(err.Error(), "sources: "))
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if cp.State == nil {
 		return nil, fmt.Errorf("%s: checkpoint has no state", name)
@@ -274,18 +213,6 @@ func (cp *checkpoint) restore() (*stages.Learner, error) {
 	return l, nil
 }
 
-// countWriter counts the bytes written through it.
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
-
 // isCheckpoint reports whether the file at path begins as a checkpoint
 // does; a missing file is not one.
 func isCheckpoint(path string) (bool, error) {
@@ -294,11 +221,7 @@ func isCheckpoint(path string) (bool, error) {
 		return false, err
 	}
 	defer f.Close()
-	var magic [len(checkpointMagic)]byte
-	if _, err := io.ReadFull(f, magic[:]); err != nil {
-		return false, nil
-	}
-	return string(magic[:]) == checkpointMagic, nil
+	return sources.IsCheckpoint(f), nil
 }
 
 // modelOrCheckpoint sorts out --model and --checkpoint of stream and serve

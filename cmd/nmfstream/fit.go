@@ -197,6 +197,11 @@ func fitFileText(ctx context.Context, path string, p fitParams, tp textParams, s
 	}
 	f.x = x
 	d, n := x.Dims()
+	// 8·d·rank > maxBasis, without overflow.
+	if p.maxBasis > 0 && int64(d) > p.maxBasis/(8*int64(max(p.rank, 1))) {
+		return f, fmt.Errorf("%w: %s has %d features: a basis of %d×%d (--rank) takes %d MiB, over --max-basis %d MiB: lower --rank, use fewer features (--max-dim; text: --min-df), or raise --max-basis",
+			model.ErrTooLarge, path, d, d, p.rank, 8*int64(d)*int64(p.rank)>>20, p.maxBasis>>20)
+	}
 	if p.rank > min(d, n) {
 		return f, fmt.Errorf("%w: --rank %d is larger than min(features %d, records %d) of %s: pass --rank %d or less",
 			errUsage, p.rank, d, n, path, min(d, n))

@@ -35,6 +35,7 @@ type fitParams struct {
 	seed      uint64
 	projector string
 	loss      string
+	maxBasis  int64    // --max-basis: bytes of the D×K basis (8·D·K) above which fit refuses; ≤ 0: no bound
 	csv       csvFlags // how CSV inputs are read
 
 	// objective, if non-nil, receives the objective after every update
@@ -53,6 +54,7 @@ func addFitFlags(fs *flag.FlagSet, p *fitParams) {
 	fs.Uint64Var(&p.seed, "seed", 1, "seed of the initialization")
 	fs.StringVar(&p.projector, "projector", "graph", "how new samples are coded: graph, nnls, clamped or pinv")
 	fs.StringVar(&p.loss, "loss", "frobenius", "reconstruction loss: frobenius, or kl (the generalized KL divergence of Lee and Seung; nmf, gnmf, dgnmf, ssknmf, n2s2l)")
+	fs.Int64Var(&p.maxBasis, "max-basis", model.DefaultMaxBasisBytes, "refuse, before fitting, a D×K basis of more than `bytes` (8·D·K; 0: no bound)")
 	addCSVFlags(fs, &p.csv)
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/nmfstream/nmfstream/sinks"
 	"github.com/nmfstream/nmfstream/sources"
 	"github.com/nmfstream/nmfstream/stages"
+	"github.com/nmfstream/nmfstream/wal"
 )
 
 func init() {
@@ -34,6 +35,9 @@ func init() {
 		run:     runServe,
 	})
 }
+
+// defaultFsyncEvery is the default of serve --fsync-interval.
+const defaultFsyncEvery = 100 * time.Millisecond
 
 // Media types of the records and predictions bodies.
 const (
@@ -50,7 +54,14 @@ has been learned; POST /v1/labels takes late labels; GET /v1/records/{id}
 returns a recent record's code and prediction; GET /metrics (Prometheus),
 GET /healthz and GET /openapi.json (the API's OpenAPI 3 document).
 With --checkpoint C it resumes from C when C exists and saves its state to
-C every --checkpoint-every records and at shutdown. --model M starts a new
+C every --checkpoint-every records and posted labels, and at shutdown. It
+also keeps a write-ahead log (--wal, default C.wal): a POST is answered
+2xx only once it is learned and appended to the log, and synced as
+--fsync says: always (before each answer; concurrent requests share one
+fsync) survives a crash of the machine; interval (every
+--fsync-interval) and never (left to the OS) survive kill -9 of the
+process only. On start, the log's entries after the checkpoint are
+replayed before serve listens. Without --checkpoint nothing is durable. --model M starts a new
 stream from a fitted model (fit --save) and its training records; M is
 read, never written. --model CKPT (a checkpoint, or a file that does not
 exist yet) is the deprecated spelling of --checkpoint CKPT. It listens on
@@ -74,6 +85,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	token := fs.String("token", "", "bearer `token` every request but /healthz and /openapi.json must carry (Authorization: Bearer …); empty: none")
 	readTimeout := fs.Duration("read-timeout", time.Minute, "longest time to read a request, body included")
 	writeTimeout := fs.Duration("write-timeout", 5*time.Minute, "longest time from the end of a request's headers to the end of its answer (learning included)")
+	walPath := fs.String("wal", "", "write-ahead `file` of the records and labels acknowledged since the last checkpoint (with --checkpoint; default <checkpoint>.wal; off: none)")
+	fsync := fs.String("fsync", "always", "when the write-ahead log is fsynced before an answer: always (group commit), interval (every --fsync-interval) or never (see -help)")
+	fsyncEvery := fs.Duration("fsync-interval", defaultFsyncEvery, "fsync period of --fsync interval")
 	recent := fs.Int("recent", 10000, "records whose code and prediction GET /v1/records/{id} returns: the most recent ones with an id (0: none)")
 	predictor := fs.String("predictor", "graph", "classifier: graph, nearest, walk or propagate (see stream -help)")
 	metric := fs.String("metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
@@ -105,9 +119,42 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := checkOutput("--checkpoint", cpath); err != nil {
 		return err
 	}
-	l, cfg, err := openLearner(cpath, seed, fs, cfg, stderr)
+	policy, err := wal.ParsePolicy(*fsync)
+	if err != nil {
+		return fmt.Errorf("%w: --fsync: %v", errUsage, err)
+	}
+	if *fsyncEvery <= 0 {
+		return fmt.Errorf("%w: --fsync-interval must be positive", errUsage)
+	}
+	l, cfg, cp, err := openLearner(cpath, seed, fs, cfg, stderr)
 	if err != nil {
 		return err
+	}
+	if *maxInFlight < 0 || *readTimeout <= 0 || *writeTimeout <= 0 {
+		return fmt.Errorf("%w: --max-inflight must not be negative, --read-timeout and --write-timeout must be positive", errUsage)
+	}
+	s := &server{learner: l, cfg: cfg, ckpt: cpath, every: *every, maxBody: *maxBody, recentMax: *recent,
+		maxInFlight: *maxInFlight, token: *token, readTimeout: *readTimeout, writeTimeout: *writeTimeout,
+		fsync: policy, fsyncEvery: *fsyncEvery}
+	if cp != nil {
+		s.resume(cp)
+	}
+	switch {
+	case *walPath == "off":
+	case cpath == "" && *walPath != "":
+		return fmt.Errorf("%w: --wal needs --checkpoint (the log holds what the last checkpoint lacks)", errUsage)
+	case cpath != "":
+		path := *walPath
+		if path == "" {
+			path = cpath + ".wal"
+		}
+		n, err := s.openWAL(path)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			fmt.Fprintf(stderr, "nmfstream serve: replayed %d acknowledged requests from %s\n", n, path)
+		}
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -121,11 +168,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		fmt.Fprintf(stderr, "nmfstream serve: warning: %s listens on every network interface, %s; --addr 127.0.0.1:PORT keeps it on this machine\n", *addr, auth)
 	}
-	if *maxInFlight < 0 || *readTimeout <= 0 || *writeTimeout <= 0 {
-		return fmt.Errorf("%w: --max-inflight must not be negative, --read-timeout and --write-timeout must be positive", errUsage)
-	}
-	s := &server{learner: l, cfg: cfg, ckpt: cpath, every: *every, maxBody: *maxBody, recentMax: *recent,
-		maxInFlight: *maxInFlight, token: *token, readTimeout: *readTimeout, writeTimeout: *writeTimeout}
 	return s.serve(ctx, ln)
 }
 
@@ -133,31 +175,32 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // starts from the fitted model seed if not nil, else from a fresh model.
 // The checkpoint is never the fitted model's file (modelOrCheckpoint), so
 // serve never overwrites a model given as input.
-func openLearner(ckpt string, seed *model.Snapshot, fs *flag.FlagSet, cfg onlineConfig, stderr io.Writer) (*stages.Learner, onlineConfig, error) {
+// It returns the checkpoint it resumed from, nil for none.
+func openLearner(ckpt string, seed *model.Snapshot, fs *flag.FlagSet, cfg onlineConfig, stderr io.Writer) (*stages.Learner, onlineConfig, *checkpoint, error) {
 	if ckpt != "" {
 		cp, err := loadCheckpoint(ckpt)
 		switch {
 		case err == nil:
 			if ferr := sameConfig(fs, cfg, cp.Config); ferr != nil {
-				return nil, cfg, fmt.Errorf("%w: %s: %v", errUsage, ckpt, ferr)
+				return nil, cfg, nil, fmt.Errorf("%w: %s: %v", errUsage, ckpt, ferr)
 			}
 			l, err := cp.restore()
 			if err != nil {
-				return nil, cfg, fmt.Errorf("%s: %w", ckpt, err)
+				return nil, cfg, nil, fmt.Errorf("%s: %w", ckpt, err)
 			}
 			if seed != nil {
 				fmt.Fprintf(stderr, "nmfstream serve: resuming from checkpoint %s; --model is used only to start a new stream\n", ckpt)
 			}
-			return l, cp.Config, nil
+			return l, cp.Config, cp, nil
 		case !errors.Is(err, errNoCheckpoint):
-			return nil, cfg, fmt.Errorf("--checkpoint: %w", err)
+			return nil, cfg, nil, fmt.Errorf("--checkpoint: %w", err)
 		}
 	}
 	if seed != nil {
 		l, err := seedFromSnapshot(seed, cfg)
-		return l, cfg, err
+		return l, cfg, nil, err
 	}
-	return cfg.learner(), cfg, nil
+	return cfg.learner(), cfg, nil, nil
 }
 
 // seedFromSnapshot starts a stream from a fitted model's training samples
@@ -233,6 +276,16 @@ type server struct {
 	// remembers none.
 	recentMax int
 
+	// log, if not nil, is the write-ahead log: the learn stage appends
+	// each request to it once learned, and its handler answers once the
+	// entry is committed under the fsync policy. walSeq is the sequence
+	// number of the last entry appended (learn stage, and serve after the
+	// pipeline stopped); a checkpoint records it and truncates the log.
+	log        *wal.Writer
+	fsync      wal.Policy
+	fsyncEvery time.Duration
+	walSeq     uint64
+
 	requests chan *request // handlers → the pipeline; closed by serve under inMu
 	inMu     sync.RWMutex  // senders hold it for reading, the closer for writing
 	closed   bool          // requests is closed; guarded by inMu
@@ -254,10 +307,12 @@ type server struct {
 type request struct {
 	batches []*sources.Batch
 	labels  []labelRecord
+	entry   []byte // the write-ahead log entry (walEntry), nil without a log
 	done    chan struct{}
 
 	steps []*stages.Step // one per batch, in order
 	k     int            // the rank of the codes, 0 before the model's first fit
+	seq   uint64         // the log entry's sequence number, 0 for none
 }
 
 // part is the item of serve's pipeline: one batch of a request, and on the
@@ -325,6 +380,13 @@ func (s *server) serve(ctx context.Context, ln net.Listener) error {
 
 	errc := make(chan error, 1)
 	wg.Go(func() { errc <- srv.Serve(ln) })
+	syncErr := make(chan error, 1)
+	stopSync := func() error { return nil }
+	if s.log != nil && s.fsync == wal.SyncInterval {
+		sctx, cancel := context.WithCancel(context.Background())
+		wg.Go(func() { syncErr <- s.log.SyncLoop(sctx, s.fsyncEvery) })
+		stopSync = func() error { cancel(); return <-syncErr }
+	}
 	var err error
 	select {
 	case err = <-errc:
@@ -345,12 +407,20 @@ func (s *server) serve(ctx context.Context, ln net.Listener) error {
 	s.closed = true
 	close(s.requests)
 	s.inMu.Unlock()
+	err = errors.Join(err, stopSync())
 	wg.Wait()
 	if s.runErr != nil {
+		// No checkpoint: the last one and the log after it stay valid.
+		if s.log != nil {
+			s.log.Close()
+		}
 		return errors.Join(s.runErr, ignoreClosed(err))
 	}
 	if serr := s.save(); serr != nil {
 		err = errors.Join(err, serr)
+	}
+	if s.log != nil {
+		err = errors.Join(err, s.log.Close())
 	}
 	return ignoreClosed(err)
 }
@@ -391,6 +461,8 @@ func (s *server) pipeline() *pipeline.Pipeline {
 		}
 		return p, nil
 	}
+	// --checkpoint-every counts the records and the posted labels learned.
+	var posted int64 // labels learned from /v1/labels
 	lastSave := s.learner.Counters().Records
 	learn := func(_ context.Context, p *part) (*part, error) {
 		l := s.learner
@@ -409,16 +481,19 @@ func (s *server) pipeline() *pipeline.Pipeline {
 					return nil, err
 				}
 			}
+			posted += int64(len(p.req.labels))
+			if s.log != nil && p.req.entry != nil {
+				seq, err := s.log.Append(p.req.entry)
+				if err != nil {
+					return nil, err
+				}
+				p.req.seq, p.req.entry, s.walSeq = seq, nil, seq
+			}
 		}
 		if l.Model.Started() {
 			p.k = l.Model.Rank
 		}
 		c := l.Counters()
-		var saveErr error
-		if s.ckpt != "" && s.every > 0 && c.Records-lastSave >= s.every {
-			saveErr = s.save()
-			lastSave = c.Records
-		}
 		s.mu.Lock()
 		s.counts, s.pending = c, l.Pending()
 		if p.step != nil {
@@ -427,10 +502,17 @@ func (s *server) pipeline() *pipeline.Pipeline {
 				s.recent.add(s.recentMax, pr)
 			}
 		}
-		if saveErr != nil {
-			s.saveErr = saveErr
-		}
 		s.mu.Unlock()
+		// Only between requests: a checkpoint then covers every log entry
+		// appended, and the log can be emptied.
+		if applied := c.Records + posted; p.last && s.ckpt != "" && s.every > 0 && applied-lastSave >= s.every {
+			if err := s.save(); err != nil {
+				s.mu.Lock()
+				s.saveErr = err
+				s.mu.Unlock()
+			}
+			lastSave = applied
+		}
 		return p, nil
 	}
 	respond := func(_ context.Context, p *part) error {
@@ -455,8 +537,9 @@ func (s *server) pipeline() *pipeline.Pipeline {
 	)
 }
 
-// save writes the checkpoint; only the learn stage, or serve after the
-// pipeline stopped, calls it.
+// save writes the checkpoint, then empties the write-ahead log, whose
+// entries the checkpoint covers; only the learn stage (between requests),
+// or serve before the pipeline starts or after it stopped, calls it.
 func (s *server) save() error {
 	if s.ckpt == "" {
 		return nil
@@ -465,7 +548,16 @@ func (s *server) save() error {
 	if err != nil {
 		return err
 	}
-	return saveCheckpoint(s.ckpt, &checkpoint{Config: s.cfg, State: st})
+	s.mu.Lock()
+	recent := s.recent.list()
+	s.mu.Unlock()
+	if err := saveCheckpoint(s.ckpt, &checkpoint{Config: s.cfg, State: st, WALSeq: s.walSeq, Recent: recent}); err != nil {
+		return err
+	}
+	if s.log != nil {
+		return s.log.Truncate()
+	}
+	return nil
 }
 
 func shiftOffsets(b *sources.Batch, base int64) {
@@ -486,8 +578,8 @@ func shiftOffsets(b *sources.Batch, base int64) {
 // errStopping answers requests that arrive while the service shuts down.
 var errStopping = errors.New("the service is shutting down")
 
-// submit hands r to the pipeline and waits until it has been learned and
-// counted. It gives up when the request is cancelled (what was handed over
+// submit hands r to the pipeline and waits until it has been learned,
+// counted and, with a write-ahead log, committed to it. It gives up when the request is cancelled (what was handed over
 // is still learned) or when the pipeline stops.
 func (s *server) submit(ctx context.Context, r *request) error {
 	r.done = make(chan struct{})
@@ -496,11 +588,11 @@ func (s *server) submit(ctx context.Context, r *request) error {
 	}
 	select {
 	case <-r.done:
-		return nil
+		return s.commit(r)
 	case <-s.stopped:
 		select {
 		case <-r.done: // completed just before a soft stop
-			return nil
+			return s.commit(r)
 		default:
 			return s.stopErr()
 		}
@@ -682,11 +774,20 @@ type recordsResponse struct {
 }
 
 func (s *server) handleRecords(w http.ResponseWriter, r *http.Request) {
-	body := http.MaxBytesReader(w, r.Body, s.maxBody)
-	var batches []*sources.Batch
-	var err error
+	var body io.Reader = http.MaxBytesReader(w, r.Body, s.maxBody)
 	ct := r.Header.Get("Content-Type")
-	if strings.HasPrefix(ct, mediaArrow) || strings.HasPrefix(ct, "application/vnd.apache.arrow") {
+	arrow := strings.HasPrefix(ct, mediaArrow) || strings.HasPrefix(ct, "application/vnd.apache.arrow")
+	var kind byte = entryJSONL
+	if arrow {
+		kind = entryArrow
+	}
+	entry, body, err := s.capture(kind, body)
+	if err != nil {
+		writeBodyError(w, "cannot read records", err)
+		return
+	}
+	var batches []*sources.Batch
+	if arrow {
 		batches, err = readArrowRecords(body, s.cfg.Batch)
 	} else {
 		batches, err = parseJSONRecords(body, s.cfg.Batch)
@@ -700,7 +801,7 @@ func (s *server) handleRecords(w http.ResponseWriter, r *http.Request) {
 	var preds []stages.Prediction
 	k := 0
 	if len(batches) > 0 {
-		req := &request{batches: batches}
+		req := &request{batches: batches, entry: entry}
 		if err := s.submit(r.Context(), req); err != nil {
 			writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
 			return
@@ -746,34 +847,49 @@ func (s *server) handleRecords(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) handleLabels(w http.ResponseWriter, r *http.Request) {
-	body := http.MaxBytesReader(w, r.Body, s.maxBody)
+	entry, body, err := s.capture(entryLabels, http.MaxBytesReader(w, r.Body, s.maxBody))
+	if err != nil {
+		writeBodyError(w, "cannot read labels", err)
+		return
+	}
+	labels, err := parseLabels(body)
+	if err != nil {
+		writeBodyError(w, "bad label record", err)
+		return
+	}
+	if len(labels) == 0 {
+		entry = nil
+	}
+	if err := s.submit(r.Context(), &request{labels: labels, entry: entry}); err != nil {
+		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, "{\"applied\":%d}\n", len(labels))
+}
+
+// parseLabels reads a labels body: JSON values {"id": …, "label": …},
+// each with a non-empty id and label.
+func parseLabels(r io.Reader) ([]labelRecord, error) {
 	var labels []labelRecord
-	dec := json.NewDecoder(body)
+	dec := json.NewDecoder(r)
 	for {
 		var rec struct {
 			ID    json.RawMessage `json:"id"`
 			Label json.RawMessage `json:"label"`
 		}
 		if err := dec.Decode(&rec); err == io.EOF {
-			break
+			return labels, nil
 		} else if err != nil {
-			writeBodyError(w, "bad label record", err)
-			return
+			return nil, err
 		}
 		id, err1 := rawString(rec.ID)
 		lab, err2 := rawString(rec.Label)
 		if err := errors.Join(err1, err2); err != nil || id == "" || lab == "" {
-			writeError(w, http.StatusBadRequest, "bad_request", "a label record needs an id and a label")
-			return
+			return nil, fmt.Errorf("label record %d needs an id and a label", len(labels)+1)
 		}
 		labels = append(labels, labelRecord{id, lab})
 	}
-	if err := s.submit(r.Context(), &request{labels: labels}); err != nil {
-		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, "{\"applied\":%d}\n", len(labels))
 }
 
 func (s *server) handleMetrics(w http.ResponseWriter, r *http.Request) {
@@ -797,6 +913,10 @@ func (s *server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	metric("nmfstream_correct_total", "counter", "Scored predictions that were right.", float64(c.Correct))
 	metric("nmfstream_accuracy", "gauge", "Prequential accuracy of the answered predictions.", c.Accuracy())
 	metric("nmfstream_pending_labels", "gauge", "Labels waiting for their sample.", float64(pending))
+	if s.log != nil {
+		metric("nmfstream_wal_bytes", "gauge", "Size of the write-ahead log: the requests acknowledged since the last checkpoint.", float64(s.log.Size()))
+		metric("nmfstream_wal_fsyncs_total", "counter", "Fsyncs of the write-ahead log (with --fsync always, requests that wait at once share one).", float64(s.log.Syncs()))
+	}
 	fmt.Fprintf(&b, "# HELP nmfstream_batch_seconds Time the model took per batch.\n# TYPE nmfstream_batch_seconds histogram\n")
 	for i, ub := range latencyBuckets {
 		var n int64

@@ -23,7 +23,7 @@ import (
 
 // startServer runs a server for the test on 127.0.0.1 and returns its URL
 // and a function that stops it and returns serve's error.
-func startServer(t *testing.T, s *server) (string, func() error) {
+func startServer(t testing.TB, s *server) (string, func() error) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
