@@ -89,7 +89,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fsync := fs.String("fsync", "always", "when the write-ahead log is fsynced before an answer: always (group commit), interval (every --fsync-interval) or never (see -help)")
 	fsyncEvery := fs.Duration("fsync-interval", defaultFsyncEvery, "fsync period of --fsync interval")
 	recent := fs.Int("recent", 10000, "records whose code and prediction GET /v1/records/{id} returns: the most recent ones with an id (0: none)")
-	predictor := fs.String("predictor", "graph", "classifier: graph, nearest, walk or propagate (see stream -help)")
+	predictor := fs.String("predictor", "graph", "classifier: graph, spread, nearest, walk or propagate (see stream -help)")
 	metric := fs.String("metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
 	var cfg onlineConfig
 	addOnlineFlags(fs, &cfg)
