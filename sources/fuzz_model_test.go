@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"math/rand/v2"
 	"regexp"
 	"strings"
-	"math/rand/v2"
 	"testing"
 	"time"
 
