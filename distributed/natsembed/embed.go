@@ -1,0 +1,114 @@
+// Package natsembed runs NATS servers with JetStream inside the process:
+// one node for a self-contained worker and for tests, or a cluster of
+// nodes routed on loopback. It is apart from package distributed so that
+// programs that connect to an existing server do not link the server.
+package natsembed
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// Start runs a single JetStream node storing under dir, listening on
+// host:port (port 0: a free port), and returns it once it accepts
+// connections; Shutdown stops it. Its client URL is s.ClientURL().
+func Start(dir, host string, port int) (*server.Server, error) {
+	if port == 0 {
+		port = server.RANDOM_PORT
+	}
+	return start(&server.Options{
+		ServerName: "nmf-0", Host: host, Port: port, JetStream: true, StoreDir: dir,
+		MaxPayload: 8 << 20, NoSigs: true,
+	})
+}
+
+func start(o *server.Options) (*server.Server, error) {
+	s, err := server.NewServer(o)
+	if err != nil {
+		return nil, fmt.Errorf("natsembed: %w", err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		s.Shutdown()
+		return nil, fmt.Errorf("natsembed: server %s not ready within 10 s", o.ServerName)
+	}
+	return s, nil
+}
+
+// Cluster runs n JetStream nodes on loopback routed to one another, node i
+// storing under dir/node-i, and returns them once each accepts
+// connections and JetStream has a meta leader.
+func Cluster(dir string, n int) ([]*server.Server, error) {
+	ports := make([]int, n)
+	for i := range ports {
+		p, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		ports[i] = p
+	}
+	var routes string
+	for i, p := range ports {
+		if i > 0 {
+			routes += ","
+		}
+		routes += fmt.Sprintf("nats://127.0.0.1:%d", p)
+	}
+	servers := make([]*server.Server, n)
+	for i := range n {
+		o := &server.Options{
+			ServerName: fmt.Sprintf("nmf-%d", i), Host: "127.0.0.1", Port: server.RANDOM_PORT,
+			JetStream: true, StoreDir: filepath.Join(dir, fmt.Sprintf("node-%d", i)),
+			MaxPayload: 8 << 20, NoSigs: true,
+			Cluster: server.ClusterOpts{Name: "nmf", Host: "127.0.0.1", Port: ports[i]},
+			Routes:  server.RoutesFromStr(routes),
+		}
+		s, err := server.NewServer(o)
+		if err != nil {
+			Shutdown(servers)
+			return nil, fmt.Errorf("natsembed: node %d: %w", i, err)
+		}
+		servers[i] = s
+		go s.Start()
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, s := range servers {
+		if !s.ReadyForConnections(time.Until(deadline)) {
+			Shutdown(servers)
+			return nil, fmt.Errorf("natsembed: node %s not ready", s.Name())
+		}
+	}
+	for time.Now().Before(deadline) {
+		for _, s := range servers {
+			if s.JetStreamIsLeader() {
+				return servers, nil
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	Shutdown(servers)
+	return nil, fmt.Errorf("natsembed: no JetStream meta leader within 30 s")
+}
+
+// Shutdown stops the servers that are not nil.
+func Shutdown(servers []*server.Server) {
+	for _, s := range servers {
+		if s != nil {
+			s.Shutdown()
+			s.WaitForShutdown()
+		}
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("natsembed: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
