@@ -24,11 +24,11 @@ type owner struct {
 	mu      sync.RWMutex // guards rows and codes against the k-NN responder
 	rows    []Sample
 	codes   [][]float64
-	n       uint64   // deltas published
-	round   uint64   // next round
-	covered uint64   // last sample-stream sequence in rows
-	lastSeq uint64   // stream sequence of the last delta on the subject
-	cursor  int      // next row to refresh
+	n       uint64 // deltas published
+	round   uint64 // next round
+	covered uint64 // last sample-stream sequence in rows
+	lastSeq uint64 // stream sequence of the last delta on the subject
+	cursor  int    // next row to refresh
 	pending []seqSample
 	in      jetstream.Consumer // samples of p after covered
 }
@@ -440,4 +440,3 @@ func denseOf(s *Sample) []float64 {
 	}
 	return out
 }
-
