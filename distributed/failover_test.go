@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/nmfstream/nmfstream/distributed/natsembed"
 )
 
@@ -142,4 +141,3 @@ func TestNodeKilled(t *testing.T) {
 		t.Errorf("after losing a node: %d samples applied (ID sum %d), want %d (%d)", st.Samples, st.IDSum, n, idSum)
 	}
 }
-
