@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -32,7 +33,7 @@ func NewPublisher(ctx context.Context, nc *nats.Conn, cfg Config) (*Publisher, e
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	js, err := jetstream.New(nc)
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(10*time.Second))
 	if err != nil {
 		return nil, fmt.Errorf("distributed: %w", err)
 	}
@@ -107,30 +108,61 @@ func (p *Publisher) Publish(ctx context.Context, samples []Sample) error {
 			p.mu.Unlock()
 		}
 	}
-	futures := make([]jetstream.PubAckFuture, 0, len(samples))
+	subjects := make([]string, len(samples))
 	for i := range samples {
 		s := &samples[i]
 		if s.Dim != part.Dim {
 			return fmt.Errorf("distributed: sample %d has dimension %d, the stream %d", s.ID, s.Dim, part.Dim)
 		}
-		msg := &nats.Msg{Subject: p.st.n.sampleSubject(part.Partition(s)), Data: encodeSample(s), Header: nats.Header{}}
-		f, err := p.st.js.PublishMsgAsync(msg, jetstream.WithMsgID(strconv.FormatUint(s.ID, 10)))
-		if err != nil {
-			return fmt.Errorf("distributed: publishing sample %d: %w", s.ID, err)
-		}
-		futures = append(futures, f)
+		subjects[i] = p.st.n.sampleSubject(part.Partition(s))
 	}
-	for i, f := range futures {
-		select {
-		case <-f.Ok():
-		case err := <-f.Err():
-			return fmt.Errorf("distributed: publishing sample %d: %w", samples[i].ID, err)
-		case <-ctx.Done():
+	// Publish asynchronously, then republish what was not acknowledged (a
+	// node lost, a leader moving): the message ids make a repeat a no-op.
+	todo := make([]int, len(samples))
+	for i := range todo {
+		todo[i] = i
+	}
+	var last error
+	for attempt := 0; len(todo) > 0; attempt++ {
+		if attempt == publishAttempts {
+			return fmt.Errorf("distributed: publishing sample %d: %w", samples[todo[0]].ID, last)
+		}
+		if attempt > 0 && !sleep(ctx, time.Duration(attempt)*200*time.Millisecond) {
 			return ctx.Err()
 		}
+		futures := make([]jetstream.PubAckFuture, len(todo))
+		var failed []int
+		for j, i := range todo {
+			msg := &nats.Msg{Subject: subjects[i], Data: encodeSample(&samples[i]), Header: nats.Header{}}
+			f, err := p.st.js.PublishMsgAsync(msg, jetstream.WithMsgID(strconv.FormatUint(samples[i].ID, 10)))
+			if err != nil {
+				last = err
+				failed = append(failed, i)
+				continue
+			}
+			futures[j] = f
+		}
+		for j, i := range todo {
+			f := futures[j]
+			if f == nil {
+				continue
+			}
+			select {
+			case <-f.Ok():
+			case err := <-f.Err():
+				last = err
+				failed = append(failed, i)
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		todo = failed
 	}
 	return nil
 }
+
+// publishAttempts bounds the publications of one sample.
+const publishAttempts = 8
 
 // State is a published version of the basis and the coordinator's exact
 // counters at that version.

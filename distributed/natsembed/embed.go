@@ -7,6 +7,7 @@ package natsembed
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"path/filepath"
 	"time"
 
@@ -39,6 +40,44 @@ func start(o *server.Options) (*server.Server, error) {
 	return s, nil
 }
 
+// Node configures one node of a cluster.
+type Node struct {
+	// Name names the node; it must be unique in the cluster.
+	Name string
+	// Host and Port are the client listener (Port 0: a free port).
+	Host string
+	Port int
+	// ClusterPort is the route listener on Host.
+	ClusterPort int
+	// Routes are the other nodes' route URLs, nats://host:port.
+	Routes []string
+	// Dir is the JetStream storage directory.
+	Dir string
+}
+
+// StartNode runs one JetStream node of the cluster "nmf" and returns it
+// once it accepts client connections (its routes may still be forming).
+func StartNode(n Node) (*server.Server, error) {
+	port := n.Port
+	if port == 0 {
+		port = server.RANDOM_PORT
+	}
+	var routes []*url.URL
+	for _, r := range n.Routes {
+		u, err := url.Parse(r)
+		if err != nil {
+			return nil, fmt.Errorf("natsembed: route %q: %w", r, err)
+		}
+		routes = append(routes, u)
+	}
+	return start(&server.Options{
+		ServerName: n.Name, Host: n.Host, Port: port, JetStream: true, StoreDir: n.Dir,
+		MaxPayload: 8 << 20, NoSigs: true,
+		Cluster: server.ClusterOpts{Name: "nmf", Host: n.Host, Port: n.ClusterPort},
+		Routes:  routes,
+	})
+}
+
 // Cluster runs n JetStream nodes on loopback routed to one another, node i
 // storing under dir/node-i, and returns them once each accepts
 // connections and JetStream has a meta leader.
@@ -51,37 +90,21 @@ func Cluster(dir string, n int) ([]*server.Server, error) {
 		}
 		ports[i] = p
 	}
-	var routes string
+	routes := make([]string, n)
 	for i, p := range ports {
-		if i > 0 {
-			routes += ","
-		}
-		routes += fmt.Sprintf("nats://127.0.0.1:%d", p)
+		routes[i] = fmt.Sprintf("nats://127.0.0.1:%d", p)
 	}
 	servers := make([]*server.Server, n)
 	for i := range n {
-		o := &server.Options{
-			ServerName: fmt.Sprintf("nmf-%d", i), Host: "127.0.0.1", Port: server.RANDOM_PORT,
-			JetStream: true, StoreDir: filepath.Join(dir, fmt.Sprintf("node-%d", i)),
-			MaxPayload: 8 << 20, NoSigs: true,
-			Cluster: server.ClusterOpts{Name: "nmf", Host: "127.0.0.1", Port: ports[i]},
-			Routes:  server.RoutesFromStr(routes),
-		}
-		s, err := server.NewServer(o)
+		s, err := StartNode(Node{Name: fmt.Sprintf("nmf-%d", i), Host: "127.0.0.1", ClusterPort: ports[i],
+			Routes: routes, Dir: filepath.Join(dir, fmt.Sprintf("node-%d", i))})
 		if err != nil {
 			Shutdown(servers)
 			return nil, fmt.Errorf("natsembed: node %d: %w", i, err)
 		}
 		servers[i] = s
-		go s.Start()
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for _, s := range servers {
-		if !s.ReadyForConnections(time.Until(deadline)) {
-			Shutdown(servers)
-			return nil, fmt.Errorf("natsembed: node %s not ready", s.Name())
-		}
-	}
 	for time.Now().Before(deadline) {
 		for _, s := range servers {
 			if s.JetStreamIsLeader() {
