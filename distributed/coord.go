@@ -3,6 +3,7 @@ package distributed
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"time"
@@ -104,7 +105,11 @@ func (c *coord) restore(ctx context.Context, pn *pin) error {
 			return err
 		}
 		b := &basis{SampleSeq: seq, U: initialBasis(part.Dim, k, part.Mean, w.cfg.Seed)}
-		rev, err := st.model.Create(ctx, keyBasis, encodeBasis(b))
+		raw := encodeBasis(b)
+		if err := w.fits(raw, b.U); err != nil {
+			return err
+		}
+		rev, err := st.model.Create(ctx, keyBasis, raw)
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			continue
 		}
@@ -219,7 +224,11 @@ func (c *coord) step(ctx context.Context) error {
 		return err
 	}
 	next := &basis{Version: c.cur.Version + 1, SampleSeq: seq, Samples: c.samples, Deltas: c.deltas, IDSum: c.idSum, U: u}
-	rev, err := c.w.st.model.Update(ctx, keyBasis, encodeBasis(next), c.rev)
+	raw := encodeBasis(next)
+	if err := c.w.fits(raw, u); err != nil {
+		return err
+	}
+	rev, err := c.w.st.model.Update(ctx, keyBasis, raw, c.rev)
 	if err != nil {
 		if isWrongLast(err) {
 			return errLost
@@ -287,4 +296,14 @@ func (c *coord) decodeSnapshot(b []byte) error {
 func sameDims(m *mat.Dense, r, c int) bool {
 	mr, mc := m.Dims()
 	return mr == r && mc == c
+}
+
+// fits returns an error wrapping errTooLarge if the encoded basis raw
+// exceeds the server's maximum message size.
+func (w *Worker) fits(raw []byte, u *mat.Dense) error {
+	if max := w.nc.MaxPayload(); int64(len(raw)) > max {
+		d, k := u.Dims()
+		return fmt.Errorf("%w: U (%d×%d) takes %d bytes, over the server's max_payload of %d bytes: raise max_payload (up to 64 MiB) or lower the rank", errTooLarge, d, k, len(raw), max)
+	}
+	return nil
 }

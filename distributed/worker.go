@@ -117,7 +117,7 @@ func (w *Worker) Run(ctx context.Context) error {
 				w.setHeld(r.name, false)
 				switch {
 				case err == nil, errors.Is(err, errLost), ctx.Err() != nil:
-				case errors.Is(err, errCorrupt):
+				case errors.Is(err, errCorrupt), errors.Is(err, errTooLarge):
 					cancel(err)
 					return
 				default:
@@ -138,6 +138,9 @@ func (w *Worker) Run(ctx context.Context) error {
 // errCorrupt marks a message that cannot be decoded or applied: a bug or
 // a foreign writer, which retrying cannot fix.
 var errCorrupt = errors.New("distributed: corrupt message")
+
+// errTooLarge marks a basis too large for one message of the server.
+var errTooLarge = errors.New("distributed: basis too large")
 
 func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{errCorrupt}, args...)...)
