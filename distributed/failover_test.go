@@ -85,6 +85,7 @@ func TestOwnerKilled(t *testing.T) {
 				time.Sleep(10 * time.Millisecond)
 			}
 		}
+		t.Logf("roles %v of the killed instance held again after %v", killed, time.Since(killedAt).Round(time.Millisecond))
 	})
 	if len(killed) == 0 {
 		t.Fatal("the killed instance held no role")

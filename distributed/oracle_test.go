@@ -58,9 +58,11 @@ func TestSynchronousRoundsEqualSingleMachine(t *testing.T) {
 			}
 			var diff mat.Dense
 			diff.Sub(st.U, u)
-			if rel := mat.Norm(&diff, 2) / mat.Norm(u, 2); rel > 1e-9 {
+			rel := mat.Norm(&diff, 2) / mat.Norm(u, 2)
+			if rel > 1e-9 {
 				t.Errorf("U differs from the single-machine updates by %.3g (relative)", rel)
 			}
+			t.Logf("%d partitions, %d rounds: ‖U − U_single‖/‖U_single‖ = %.2g", parts, rounds, rel)
 		})
 	}
 }

@@ -116,6 +116,7 @@ func (o *owner) restore(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var rows []Sample
 	if o.covered > 0 {
 		sc, err := st.js.OrderedConsumer(ctx, st.n.samples, jetstream.OrderedConsumerConfig{FilterSubjects: []string{st.n.sampleSubject(o.p)}})
 		if err != nil {
@@ -133,16 +134,19 @@ func (o *owner) restore(ctx context.Context) error {
 			if err != nil {
 				return true, corrupt("sample at sequence %d: %v", meta.Sequence.Stream, err)
 			}
-			o.rows = append(o.rows, s)
+			rows = append(rows, s)
 			return meta.Sequence.Stream == o.covered, nil
 		})
 		if err != nil {
 			return err
 		}
 	}
-	if len(o.rows) != len(o.codes) {
-		return corrupt("partition %d: %d samples up to sequence %d but %d codes in its deltas", o.p, len(o.rows), o.covered, len(o.codes))
+	if len(rows) != len(o.codes) {
+		return corrupt("partition %d: %d samples up to sequence %d but %d codes in its deltas", o.p, len(rows), o.covered, len(o.codes))
 	}
+	o.mu.Lock()
+	o.rows = rows
+	o.mu.Unlock()
 	o.in, err = st.js.OrderedConsumer(ctx, st.n.samples, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{st.n.sampleSubject(o.p)},
 		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
