@@ -110,6 +110,10 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := checkInput("--in", *in); err != nil {
 		return err
 	}
+	if *url == "" && !haveEmbeddedNATS {
+		_, _, err := embeddedNATS(*listen, *store) // says how to get one
+		return err
+	}
 	var samples []distributed.Sample
 	var x model.Data
 	if *in != "" {

@@ -11,6 +11,9 @@ import (
 	"github.com/nmfstream/nmfstream/distributed/natsembed"
 )
 
+// haveEmbeddedNATS says that this binary has an embedded server.
+const haveEmbeddedNATS = true
+
 // embeddedNATS starts a single-node JetStream server on listen
 // (host:port), storing in dir or a temporary directory, and returns its
 // client URL and a function that stops it (and removes the temporary

@@ -4,6 +4,9 @@ package main
 
 import "fmt"
 
+// haveEmbeddedNATS says that this binary has no embedded server.
+const haveEmbeddedNATS = false
+
 // embeddedNATS reports that this binary has no embedded server: linking
 // nats-server would slow the default build (BENCHMARKS.md, "Scale-out").
 func embeddedNATS(listen, dir string) (string, func(), error) {

@@ -38,6 +38,12 @@ func TestWorkerAppliesEverySample(t *testing.T) {
 // TestWorkerUsage checks the worker's usage errors: exit status 2 and a
 // message naming the problem.
 func TestWorkerUsage(t *testing.T) {
+	// Without -tags nats, a missing --nats is a usage error given before
+	// the input is read.
+	var noEmbedded []string
+	if !haveEmbeddedNATS {
+		noEmbedded = []string{"worker", "--in", "worker_test.go"}
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -45,7 +51,11 @@ func TestWorkerUsage(t *testing.T) {
 		{[]string{"worker", "--nats", "nats://127.0.0.1:1", "--rank", "0"}, "--rank"},
 		{[]string{"worker", "--nats", "nats://127.0.0.1:1", "--workers", "0"}, "nothing to do"},
 		{[]string{"worker", "--nats", "nats://127.0.0.1:1", "extra"}, "unexpected argument"},
+		{noEmbedded, "--nats URL is required"},
 	} {
+		if c.args == nil {
+			continue
+		}
 		code, _, errs := runCmd(t, c.args...)
 		if code != 2 || !strings.Contains(errs, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, errs, c.want)
