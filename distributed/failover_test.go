@@ -124,7 +124,14 @@ func TestNodeKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, stop := runWorkers(t, urls, cfg, 3)
+	ws, _, stop := runWorkers(t, urls, cfg, 3)
+	defer func() {
+		if t.Failed() {
+			for i, w := range ws {
+				t.Logf("instance %d: %+v", i, w.Stats())
+			}
+		}
+	}()
 	samples := clusteredSamples(n, d, 6, 4)
 	publishSlowly(t, pub, samples, 20, func() {
 		servers[2].Shutdown()

@@ -80,7 +80,7 @@ func StartNode(n Node) (*server.Server, error) {
 
 // Cluster runs n JetStream nodes on loopback routed to one another, node i
 // storing under dir/node-i, and returns them once each accepts
-// connections and JetStream has a meta leader.
+// connections and the JetStream meta leader sees all of them.
 func Cluster(dir string, n int) ([]*server.Server, error) {
 	ports := make([]int, n)
 	for i := range ports {
@@ -105,16 +105,18 @@ func Cluster(dir string, n int) ([]*server.Server, error) {
 		servers[i] = s
 	}
 	deadline := time.Now().Add(30 * time.Second)
+	// Ready once the meta leader sees every node as a current JetStream
+	// peer: before that, streams with n replicas find no placement.
 	for time.Now().Before(deadline) {
 		for _, s := range servers {
-			if s.JetStreamIsLeader() {
+			if s.JetStreamIsLeader() && len(s.JetStreamClusterPeers()) == n {
 				return servers, nil
 			}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	Shutdown(servers)
-	return nil, fmt.Errorf("natsembed: no JetStream meta leader within 30 s")
+	return nil, fmt.Errorf("natsembed: the JetStream meta leader did not see all %d nodes within 30 s", n)
 }
 
 // Shutdown stops the servers that are not nil.
