@@ -132,7 +132,7 @@ func (c *coord) restore(ctx context.Context, pn *pin) error {
 	} else if !errors.Is(err, jetstream.ErrObjectNotFound) {
 		return err
 	}
-	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{st.n.ns + ".delta.*"}}
+	cfg := jetstream.OrderedConsumerConfig{MaxResetAttempts: maxResets, FilterSubjects: []string{st.n.ns + ".delta.*"}}
 	if c.lastSeq > 0 {
 		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, c.lastSeq+1
 	}

@@ -84,7 +84,7 @@ func (o *owner) restore(ctx context.Context) error {
 	} else if !errors.Is(err, jetstream.ErrObjectNotFound) {
 		return err
 	}
-	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{st.n.deltaSubject(o.p)}}
+	cfg := jetstream.OrderedConsumerConfig{MaxResetAttempts: maxResets, FilterSubjects: []string{st.n.deltaSubject(o.p)}}
 	if o.lastSeq > 0 {
 		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, o.lastSeq+1
 	}
@@ -118,7 +118,7 @@ func (o *owner) restore(ctx context.Context) error {
 	}
 	var rows []Sample
 	if o.covered > 0 {
-		sc, err := st.js.OrderedConsumer(ctx, st.n.samples, jetstream.OrderedConsumerConfig{FilterSubjects: []string{st.n.sampleSubject(o.p)}})
+		sc, err := st.js.OrderedConsumer(ctx, st.n.samples, jetstream.OrderedConsumerConfig{MaxResetAttempts: maxResets, FilterSubjects: []string{st.n.sampleSubject(o.p)}})
 		if err != nil {
 			return err
 		}
@@ -148,9 +148,10 @@ func (o *owner) restore(ctx context.Context) error {
 	o.rows = rows
 	o.mu.Unlock()
 	o.in, err = st.js.OrderedConsumer(ctx, st.n.samples, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{st.n.sampleSubject(o.p)},
-		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
-		OptStartSeq:    o.covered + 1,
+		MaxResetAttempts: maxResets,
+		FilterSubjects:   []string{st.n.sampleSubject(o.p)},
+		DeliverPolicy:    jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:      o.covered + 1,
 	})
 	return err
 }

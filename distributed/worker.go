@@ -223,6 +223,12 @@ func (w *Worker) waitBasis(ctx context.Context, p *pin, v int64) *basis {
 	}
 }
 
+// maxResets bounds the attempts of an ordered consumer to recreate itself
+// after a server fault (by default it retries forever, deaf to the
+// context): past them its fetch fails, and the role rebuilds from the
+// logs once the servers answer again.
+const maxResets = 3
+
 // drain reads the messages cons has now, in order, calling f on each until
 // f returns stop or an error; it returns once a pull finds nothing more.
 func drain(cons jetstream.Consumer, f func(m jetstream.Msg) (stop bool, err error)) error {
