@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 )
@@ -46,11 +47,7 @@ func Neighbors(ctx context.Context, nc *nats.Conn, cfg Config, part *Partitioner
 	)
 	for _, p := range parts {
 		wg.Go(func() {
-			msg, err := nc.RequestWithContext(ctx, n.knnSubject(p), req)
-			var got []Neighbor
-			if err == nil {
-				got, err = decodeNeighbors(msg.Data)
-			}
+			got, err := ask(ctx, nc, n.knnSubject(p), req)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -69,6 +66,30 @@ func Neighbors(ctx context.Context, nc *nats.Conn, cfg Config, part *Partitioner
 	}
 	sortNeighbors(all)
 	return all[:min(k, len(all))], nil
+}
+
+// ask sends a k-NN request to a partition's owner, and repeats it, each
+// attempt bounded by a second, while no owner answers (a role moving to
+// another instance unsubscribes one owner before the next subscribes)
+// until ctx ends.
+func ask(ctx context.Context, nc *nats.Conn, subject string, req []byte) ([]Neighbor, error) {
+	for {
+		actx, cancel := context.WithTimeout(ctx, time.Second)
+		msg, err := nc.RequestWithContext(actx, subject, req)
+		cancel()
+		if err == nil {
+			return decodeNeighbors(msg.Data)
+		}
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		if !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, nats.ErrTimeout) {
+			return nil, err
+		}
+		if !sleep(ctx, 50*time.Millisecond) {
+			return nil, err
+		}
+	}
 }
 
 func sortNeighbors(a []Neighbor) {
