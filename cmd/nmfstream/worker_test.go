@@ -62,3 +62,17 @@ func TestWorkerUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkerHelp checks that worker -help has the description, an
+// Examples section and the flags, as every command's does.
+func TestWorkerHelp(t *testing.T) {
+	code, _, errs := runCmd(t, "worker", "-help")
+	if code != 0 {
+		t.Errorf("worker -help: exit %d", code)
+	}
+	for _, want := range []string{"Usage: nmfstream worker", "Examples:", "nmfstream worker --", "-nats", "-staleness"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("worker -help lacks %q:\n%s", want, errs)
+		}
+	}
+}
