@@ -1,0 +1,303 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/distributed"
+	"github.com/nmfstream/nmfstream/model"
+)
+
+func init() {
+	register(command{
+		name:    "worker",
+		summary: "run instances of the distributed learner on NATS JetStream (partitions with failover), and publish a file to it",
+		run:     runWorker,
+	})
+}
+
+const workerSynopsis = `worker [--nats URL] [--in F] [--workers n] [--rank K] [--partitions P] [--staleness s] [--rounds T] [--json]
+
+Runs instances of the distributed learner (package distributed) on a NATS
+JetStream server: samples are split into --partitions virtual partitions
+by a locality-preserving key, each partition has one exclusive owner at a
+time among the instances (another takes over within --pinned-ttl when it
+dies), owners publish additive deltas of the statistics B = XV and A = VᵀV,
+and one coordinator steps the basis U from their exactly-once sum and
+versions it in a key-value bucket. Every instance, in this process or in
+others on the same --nats and --namespace, shares the work. With
+--staleness 0 the rounds are synchronous and U is NMF's single-machine
+multiplicative update to rounding (distributed/DESIGN.md).
+
+With --in F, the records of F (read as fit reads them: Arrow, Parquet,
+CSV, IDX; dense or sparse, not text) are published, sample IDs being their
+row numbers from 1, and the command exits once every one is applied,
+after --after more versions of U,
+printing the counters, the rate and the relative error ‖X − UVᵀ‖/‖X‖ of F
+coded on the final U. Without --in it works until interrupted (or until
+U's version reaches --rounds).
+
+Without --nats, a binary built with -tags nats starts an embedded
+single-node server on --listen (storing in --store, or a temporary
+directory); other instances join it with --nats nats://HOST:PORT. A
+binary built without the tag needs --nats: scripts/nats-cluster.sh starts
+a 3-node cluster on loopback.
+
+Examples:
+  go run -tags nats ./cmd/nmfstream worker --in train-images-idx3-ubyte --rank 20
+  nmfstream worker --nats nats://127.0.0.1:4222 --in mnist.arrow --workers 3 --partitions 6 --json
+  nmfstream worker --nats nats://127.0.0.1:4222,nats://127.0.0.1:4223 --replicas 3`
+
+// workerSummary is the JSON object worker --json prints.
+type workerSummary struct {
+	Samples          uint64   `json:"samples"` // applied to the statistics
+	Deltas           uint64   `json:"deltas"`
+	Version          uint64   `json:"version"`
+	Published        int      `json:"published"`
+	Seconds          float64  `json:"seconds"`
+	PublishSeconds   float64  `json:"publish_seconds"`
+	SamplesPerSecond float64  `json:"samples_per_second"`
+	RelativeError    *float64 `json:"relative_error,omitempty"`
+	Workers          int      `json:"workers"`
+	Partitions       int      `json:"partitions"`
+	Takeovers        int      `json:"takeovers"`
+	Server           string   `json:"server"`
+}
+
+func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("worker", workerSynopsis, stderr)
+	url := fs.String("nats", "", "NATS server `URL`s, comma-separated (empty: an embedded server, in a binary built with -tags nats)")
+	listen := fs.String("listen", "127.0.0.1:4222", "embedded server: `host:port` to listen on (port 0: any free port)")
+	store := fs.String("store", "", "embedded server: JetStream storage `directory` (empty: a temporary one, removed at exit)")
+	in := fs.String("in", "", "publish the records of this `file`, then exit once all are applied")
+	workers := fs.Int("workers", 1, "instances to run in this process")
+	after := fs.Int("after", 20, "with --in: versions of U to wait for after every sample is applied (rounds that sweep every code, refining U as batch NMF does)")
+	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
+	var cfg distributed.Config
+	fs.StringVar(&cfg.Namespace, "namespace", "nmf", "prefix of the subjects, streams and buckets of this factorization")
+	fs.IntVar(&cfg.Rank, "rank", 10, "rank K of the factorization")
+	fs.IntVar(&cfg.Partitions, "partitions", 4, "virtual partitions P (fixed for a namespace)")
+	fs.IntVar(&cfg.Staleness, "staleness", 1, "rounds an owner may run ahead of U's version (0: synchronous rounds)")
+	fs.IntVar(&cfg.Rounds, "rounds", 0, "stop at this version of U (0: no limit)")
+	fs.IntVar(&cfg.Sweeps, "sweeps", 1, "multiplicative sweeps of a partition's older codes per round")
+	fs.IntVar(&cfg.Refresh, "refresh", 0, "older codes swept per round and partition, round-robin (0: all)")
+	fs.IntVar(&cfg.Replicas, "replicas", 1, "replicas of the streams and buckets (3 on a 3-node cluster survives a node's loss)")
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the partitioner and of U's initialization")
+	fs.DurationVar(&cfg.PinnedTTL, "pinned-ttl", 2*time.Second, "time after which a silent instance's roles move to another (failover time)")
+	var csvf csvFlags
+	addCSVFlags(fs, &csvf)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	if *workers < 0 || *after < 0 || cfg.Rank < 1 || cfg.Partitions < 1 {
+		return fmt.Errorf("%w: --workers and --after must not be negative, --rank and --partitions must be positive", errUsage)
+	}
+	if *workers == 0 && *in == "" {
+		return fmt.Errorf("%w: --workers 0 without --in has nothing to do", errUsage)
+	}
+	if err := checkInput("--in", *in); err != nil {
+		return err
+	}
+	if *url == "" && !haveEmbeddedNATS {
+		_, _, err := embeddedNATS(*listen, *store) // says how to get one
+		return err
+	}
+	var samples []distributed.Sample
+	var x model.Data
+	if *in != "" {
+		var err error
+		if samples, x, err = readSamples(ctx, *in, csvf); err != nil {
+			return err
+		}
+	}
+
+	server := *url
+	if server == "" {
+		u, stop, err := embeddedNATS(*listen, *store)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		server = u
+		fmt.Fprintf(stderr, "nmfstream worker: embedded NATS server on %s (join with --nats %s)\n", u, u)
+	}
+	connect := func() (*nats.Conn, error) {
+		nc, err := nats.Connect(server, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+		if err != nil {
+			return nil, fmt.Errorf("--nats %s: %w", server, err)
+		}
+		return nc, nil
+	}
+	nc, err := connect()
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, *workers)
+	var ws []*distributed.Worker
+	for range *workers {
+		wc, err := connect()
+		if err != nil {
+			return err
+		}
+		defer wc.Close()
+		w, err := distributed.NewWorker(ctx, wc, cfg)
+		if err != nil {
+			return err
+		}
+		ws = append(ws, w)
+		go func() { done <- w.Run(ctx) }()
+	}
+	wait := func() error {
+		cancel()
+		var errs []error
+		for range ws {
+			errs = append(errs, <-done)
+		}
+		return errors.Join(errs...)
+	}
+
+	start := time.Now()
+	if len(samples) > 0 {
+		pub, err := distributed.NewPublisher(ctx, nc, cfg)
+		if err != nil {
+			return errors.Join(err, wait())
+		}
+		for i := 0; i < len(samples); i += 1000 {
+			if err := pub.Publish(ctx, samples[i:min(i+1000, len(samples))]); err != nil {
+				return errors.Join(err, wait())
+			}
+		}
+	}
+	published := time.Since(start)
+	// Wait for the end: every sample applied (--in), version --rounds, or
+	// an interrupt.
+	var st distributed.State
+	var allIn uint64 // the version at which every sample was applied
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+		case err := <-done:
+			// A worker ended on its own: corrupt data in the namespace.
+			done <- err
+			cancel()
+		case <-tick.C:
+			s, err := distributed.ReadState(ctx, nc, cfg)
+			if err != nil {
+				continue // no basis yet
+			}
+			st = s
+			if len(samples) > 0 && st.Samples >= uint64(len(samples)) && allIn == 0 {
+				allIn = st.Version
+			}
+			if (allIn > 0 && st.Version >= allIn+uint64(*after)) || (cfg.Rounds > 0 && st.Version >= uint64(cfg.Rounds)) {
+				cancel()
+			}
+			continue
+		}
+		break
+	}
+	elapsed := time.Since(start)
+	if err := wait(); err != nil {
+		return err
+	}
+	if len(samples) > 0 && st.Samples < uint64(len(samples)) {
+		return fmt.Errorf("interrupted with %d of %d samples applied", st.Samples, len(samples))
+	}
+	sum := workerSummary{Samples: st.Samples, Deltas: st.Deltas, Version: st.Version, Published: len(samples),
+		Seconds: elapsed.Seconds(), PublishSeconds: published.Seconds(), Workers: *workers, Partitions: cfg.Partitions, Server: server}
+	sum.SamplesPerSecond = float64(st.Samples) / max(elapsed.Seconds(), 1e-9)
+	for _, w := range ws {
+		sum.Takeovers += w.Stats().Takeovers
+	}
+	if x != nil && st.U != nil {
+		e, err := relativeError(x, st.U)
+		if err != nil {
+			return err
+		}
+		sum.RelativeError = &e
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		return enc.Encode(sum)
+	}
+	fmt.Fprintf(stdout, "applied %d samples in %d deltas, U at version %d, in %.2fs (%.0f samples/s) with %d instance(s) on %d partitions\n",
+		sum.Samples, sum.Deltas, sum.Version, sum.Seconds, sum.SamplesPerSecond, sum.Workers, sum.Partitions)
+	if sum.RelativeError != nil {
+		fmt.Fprintf(stdout, "relative error ‖X − UVᵀ‖/‖X‖ of the input coded on U: %.4f\n", *sum.RelativeError)
+	}
+	return nil
+}
+
+// readSamples reads path as fit does and returns its samples, IDs being
+// row numbers from 1 and labels class indices in order of appearance.
+func readSamples(ctx context.Context, path string, csvf csvFlags) ([]distributed.Sample, model.Data, error) {
+	in, err := readInput(ctx, path, csvf.opener(os.Stdin), nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if in.text != nil {
+		return nil, nil, fmt.Errorf("%s: the worker takes dense or sparse features, not text (no shared vocabulary across instances yet)", path)
+	}
+	if in.n() == 0 {
+		return nil, nil, fmt.Errorf("%s: no usable record", path)
+	}
+	classes := map[string]int{}
+	out := make([]distributed.Sample, in.n())
+	for i := range out {
+		s := distributed.Sample{ID: uint64(i + 1), Label: -1, Dim: in.d}
+		if in.labeled[i] {
+			c, ok := classes[in.labels[i]]
+			if !ok {
+				c = len(classes)
+				classes[in.labels[i]] = c
+			}
+			s.Label = c
+		}
+		if in.sp != nil {
+			ind, val := in.sp.Row(i)
+			s.Index, s.Value = ind, val
+		} else {
+			s.Dense = in.dense[i*in.d : (i+1)*in.d]
+		}
+		out[i] = s
+	}
+	x, err := in.data(nil, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, x, nil
+}
+
+// relativeError codes x on u (10 multiplicative sweeps from constant
+// codes) and returns ‖X − UVᵀ‖/‖X‖.
+func relativeError(x model.Data, u *mat.Dense) (float64, error) {
+	_, n := x.Dims()
+	_, k := u.Dims()
+	v := mat.NewDense(n, k, nil)
+	for i := range v.RawMatrix().Data {
+		v.RawMatrix().Data[i] = 1
+	}
+	if err := model.SweepRows(v, x, u, 10); err != nil {
+		return 0, err
+	}
+	f := model.NewFrobenius(x)
+	return math.Sqrt(f.Value(u, v) / x.SqNorm()), nil
+}

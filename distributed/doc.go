@@ -1,0 +1,51 @@
+// Package distributed runs nmfstream's factorization as many cooperating
+// instances on NATS JetStream: samples are published to a replicated
+// stream, split into virtual partitions by a locality-preserving key, and
+// each partition has one exclusive owner at a time, which holds the
+// partition's samples and codes V and publishes additive deltas of the
+// sufficient statistics B = XV (D×K) and A = VᵀV (K×K). One coordinator,
+// itself an exclusive role with failover, sums the deltas exactly once and
+// steps the basis U, which it versions in a key-value bucket that every
+// instance watches. DESIGN.md in this directory gives the math (what is
+// exact and what is approximate) and the message flow.
+//
+// # Roles and exclusivity
+//
+// Each of the P partitions and the coordinator is a role. Every Worker
+// competes for every role through a pinned pull consumer (JetStream's
+// priority groups, policy "pinned") on a stream of heartbeat ticks: the
+// server delivers a role's ticks to one client only, and moves the pin to
+// another when that client stops pulling for Config.PinnedTTL. A worker
+// that holds a pin does the role's work; what it publishes goes through a
+// compare-and-set (the expected last sequence of the partition's delta
+// subject, the revision of the basis key), so a worker that lost its pin
+// without knowing it cannot publish, and a new owner rebuilds the role's
+// state from the logs before it works.
+//
+// # Exactly once
+//
+// A delta carries its partition's delta number n (1, 2, …) and is
+// published with the message id "<p>.<n>" (JetStream's duplicate window
+// drops a retried publish) and the expected last sequence of its subject
+// (a second writer is refused). The coordinator applies delta (p, n) only
+// if n is one past the last it applied from p, and counts the samples each
+// delta adds, so that the count of applied samples equals the count of
+// published samples however owners and the coordinator fail over.
+//
+// # Rounds and staleness
+//
+// Owners work in rounds. In round r an owner takes the samples of its
+// partition up to the sample sequence the basis version r names, codes
+// them on U, sweeps its codes once and publishes one delta. The
+// coordinator steps U to version r+1 once every partition's delta of round
+// r is in. An owner starts round r only when U's version is at least
+// r − Staleness: with Staleness zero the rounds are synchronous and U is
+// the single-machine multiplicative update's to rounding; with Staleness
+// s an owner runs up to s rounds ahead of the slowest partition.
+//
+// # Concurrency
+//
+// Worker.Run starts one goroutine per role and per watcher and returns
+// when its context is cancelled, after all of them have ended. Publisher
+// is safe for concurrent use.
+package distributed

@@ -1,0 +1,116 @@
+package distributed
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/distributed/natsembed"
+)
+
+// startServer runs a one-node JetStream server for the test and returns
+// a connection to it.
+func startServer(t testing.TB) (*nats.Conn, string) {
+	t.Helper()
+	s, err := natsembed.Start(t.TempDir(), "127.0.0.1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	return connect(t, s.ClientURL()), s.ClientURL()
+}
+
+func connect(t testing.TB, url string) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// clusteredSamples returns n dense samples of dimension d near c cluster
+// centres, non-negative, with IDs from 1.
+func clusteredSamples(n, d, c int, seed uint64) []Sample {
+	rnd := rand.New(rand.NewPCG(seed, 9))
+	centres := make([][]float64, c)
+	for i := range centres {
+		centres[i] = make([]float64, d)
+		for j := range centres[i] {
+			if rnd.Float64() < 0.3 {
+				centres[i][j] = 1 + rnd.Float64()
+			}
+		}
+	}
+	out := make([]Sample, n)
+	for i := range out {
+		x := make([]float64, d)
+		for j, m := range centres[i%c] {
+			x[j] = m + 0.2*rnd.Float64()
+		}
+		out[i] = Sample{ID: uint64(i + 1), Label: i % c, Dim: d, Dense: x}
+	}
+	return out
+}
+
+// rowsOf returns the samples as an N×D matrix.
+func rowsOf(samples []Sample) *mat.Dense {
+	x := mat.NewDense(len(samples), samples[0].Dim, nil)
+	for i := range samples {
+		x.SetRow(i, samples[i].Dense)
+	}
+	return x
+}
+
+// runWorkers starts n workers of cfg and returns a function that stops
+// them and returns their first error.
+func runWorkers(t testing.TB, url string, cfg Config, n int) ([]*Worker, []context.CancelFunc, func() error) {
+	t.Helper()
+	ws := make([]*Worker, n)
+	cancels := make([]context.CancelFunc, n)
+	errs := make(chan error, n)
+	for i := range n {
+		nc := connect(t, url)
+		w, err := NewWorker(context.Background(), nc, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		ws[i], cancels[i] = w, cancel
+		go func() { errs <- w.Run(ctx) }()
+	}
+	return ws, cancels, func() error {
+		for _, c := range cancels {
+			c()
+		}
+		var first error
+		for range n {
+			if err := <-errs; err != nil && first == nil {
+				first = err
+			}
+		}
+		return first
+	}
+}
+
+// waitState polls the basis until ok accepts it, failing the test after
+// limit.
+func waitState(t testing.TB, nc *nats.Conn, cfg Config, limit time.Duration, ok func(State) bool) State {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		st, err := ReadState(context.Background(), nc, cfg)
+		if err == nil && ok(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("state not reached within %v: last %+v, err %v", limit, st, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

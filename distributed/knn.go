@@ -1,0 +1,160 @@
+package distributed
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// Neighbor is a sample found near a query.
+type Neighbor struct {
+	// ID and Label are the sample's.
+	ID    uint64
+	Label int
+	// Partition is the partition that holds it.
+	Partition int
+	// SqDist is the squared Euclidean distance to the query.
+	SqDist float64
+}
+
+// Neighbors returns the k samples nearest to q among the partitions whose
+// centroids are the probes nearest to q's sketch, nearest first, by
+// request-reply to those partitions' owners. With probes ≥ P it is the
+// exact k-NN over every sample the owners hold; with fewer, samples in
+// the other partitions are missed. A partition whose owner does not answer
+// within ctx makes it return an error naming the partition.
+func Neighbors(ctx context.Context, nc *nats.Conn, cfg Config, part *Partitioner, q Sample, k, probes int) ([]Neighbor, error) {
+	if err := q.check(); err != nil {
+		return nil, err
+	}
+	if k < 1 || probes < 1 {
+		return nil, fmt.Errorf("distributed: k = %d and probes = %d (both must be positive)", k, probes)
+	}
+	n := cfg.names()
+	parts := part.Nearest(&q, probes)
+	req := encodeKNNRequest(k, &q)
+	var (
+		mu   sync.Mutex
+		all  []Neighbor
+		errs []error
+		wg   sync.WaitGroup
+	)
+	for _, p := range parts {
+		wg.Go(func() {
+			got, err := ask(ctx, nc, n.knnSubject(p), req)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("distributed: neighbours from partition %d: %w", p, err))
+				return
+			}
+			for i := range got {
+				got[i].Partition = p
+			}
+			all = append(all, got...)
+		})
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	sortNeighbors(all)
+	return all[:min(k, len(all))], nil
+}
+
+// ask sends a k-NN request to a partition's owner, and repeats it, each
+// attempt bounded by a second, while no owner answers (a role moving to
+// another instance unsubscribes one owner before the next subscribes)
+// until ctx ends.
+func ask(ctx context.Context, nc *nats.Conn, subject string, req []byte) ([]Neighbor, error) {
+	for {
+		actx, cancel := context.WithTimeout(ctx, time.Second)
+		msg, err := nc.RequestWithContext(actx, subject, req)
+		cancel()
+		if err == nil {
+			return decodeNeighbors(msg.Data)
+		}
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		if !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, nats.ErrTimeout) {
+			return nil, err
+		}
+		if !sleep(ctx, 50*time.Millisecond) {
+			return nil, err
+		}
+	}
+}
+
+func sortNeighbors(a []Neighbor) {
+	slices.SortFunc(a, func(x, y Neighbor) int {
+		if c := cmp.Compare(x.SqDist, y.SqDist); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.ID, y.ID)
+	})
+}
+
+// nearest returns the k rows nearest to q.
+func nearest(rows []Sample, q *Sample, k int) []Neighbor {
+	out := make([]Neighbor, len(rows))
+	for i := range rows {
+		out[i] = Neighbor{ID: rows[i].ID, Label: rows[i].Label, SqDist: sqDistSample(&rows[i], q)}
+	}
+	sortNeighbors(out)
+	return out[:min(k, len(out))]
+}
+
+func encodeKNNRequest(k int, q *Sample) []byte {
+	var e enc
+	e.u8(tagKNN)
+	e.u32(uint32(k))
+	e.b = append(e.b, encodeSample(q)...)
+	return e.b
+}
+
+func decodeKNNRequest(b []byte) (int, Sample, error) {
+	d := dec{b: b}
+	if d.u8() != tagKNN {
+		return 0, Sample{}, errors.New("distributed: not a k-NN request")
+	}
+	k := int(d.u32())
+	if d.err != nil {
+		return 0, Sample{}, d.err
+	}
+	s, err := decodeSample(d.b)
+	return k, s, err
+}
+
+func encodeNeighbors(a []Neighbor) []byte {
+	var e enc
+	e.u8(tagKNN)
+	e.u32(uint32(len(a)))
+	for _, x := range a {
+		e.u64(x.ID)
+		e.u32(uint32(int32(x.Label)))
+		e.f64(x.SqDist)
+	}
+	return e.b
+}
+
+func decodeNeighbors(b []byte) ([]Neighbor, error) {
+	d := dec{b: b}
+	if len(b) == 0 {
+		return nil, errors.New("owner refused the request")
+	}
+	if d.u8() != tagKNN {
+		return nil, errors.New("not a k-NN reply")
+	}
+	out := make([]Neighbor, d.count(20))
+	for i := range out {
+		out[i] = Neighbor{ID: d.u64(), Label: int(int32(d.u32())), SqDist: d.f64()}
+	}
+	return out, d.err
+}

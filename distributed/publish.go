@@ -1,0 +1,200 @@
+package distributed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Publisher places samples on the samples stream, each on its partition's
+// subject. The first Publish of a namespace fits the partitioner on its
+// samples and stores it in the model bucket; every later publisher, here
+// or elsewhere, reads it from there, so all agree on the partitions.
+//
+// A Publisher is safe for concurrent use.
+type Publisher struct {
+	cfg Config
+	st  *store
+
+	mu   sync.Mutex
+	part *Partitioner
+}
+
+// NewPublisher returns a publisher for cfg on nc, creating the namespace's
+// streams and buckets if they do not exist.
+func NewPublisher(ctx context.Context, nc *nats.Conn, cfg Config) (*Publisher, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(10*time.Second))
+	if err != nil {
+		return nil, fmt.Errorf("distributed: %w", err)
+	}
+	st, err := setup(ctx, js, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Publisher{cfg: cfg, st: st}, nil
+}
+
+// Partitioner returns the namespace's partitioner, reading it from the
+// model bucket if this publisher has not yet; it returns nil and no error
+// if none is stored yet.
+func (p *Publisher) Partitioner(ctx context.Context) (*Partitioner, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.part != nil {
+		return p.part, nil
+	}
+	e, err := p.st.model.Get(ctx, keyPartitioner)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("distributed: partitioner: %w", err)
+	}
+	part, err := decodePartitioner(e.Value())
+	if err != nil {
+		return nil, err
+	}
+	if len(part.Centroids) != p.cfg.partitions() {
+		return nil, fmt.Errorf("distributed: stored partitioner has %d partitions, the configuration %d", len(part.Centroids), p.cfg.partitions())
+	}
+	p.part = part
+	return part, nil
+}
+
+// Publish stores the samples on the stream and returns once the server
+// has acknowledged each. A sample whose ID was published within the
+// stream's duplicate window (two minutes) is stored once. If no
+// partitioner is stored yet, it is fitted on these samples, which must be
+// at least P then.
+func (p *Publisher) Publish(ctx context.Context, samples []Sample) error {
+	if len(samples) == 0 {
+		return nil
+	}
+	for i := range samples {
+		if err := samples[i].check(); err != nil {
+			return err
+		}
+	}
+	part, err := p.Partitioner(ctx)
+	if err != nil {
+		return err
+	}
+	if part == nil {
+		part, err = NewPartitioner(samples, p.cfg.partitions(), p.cfg.sketchDim(), p.cfg.Seed)
+		if err != nil {
+			return err
+		}
+		_, err = p.st.model.Create(ctx, keyPartitioner, encodePartitioner(part))
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			// Another publisher placed it first: use theirs.
+			if part, err = p.Partitioner(ctx); err != nil {
+				return err
+			}
+		} else if err != nil {
+			return fmt.Errorf("distributed: storing the partitioner: %w", err)
+		} else {
+			p.mu.Lock()
+			p.part = part
+			p.mu.Unlock()
+		}
+	}
+	subjects := make([]string, len(samples))
+	for i := range samples {
+		s := &samples[i]
+		if s.Dim != part.Dim {
+			return fmt.Errorf("distributed: sample %d has dimension %d, the stream %d", s.ID, s.Dim, part.Dim)
+		}
+		subjects[i] = p.st.n.sampleSubject(part.Partition(s))
+	}
+	// Publish asynchronously, then republish what was not acknowledged (a
+	// node lost, a leader moving): the message ids make a repeat a no-op.
+	todo := make([]int, len(samples))
+	for i := range todo {
+		todo[i] = i
+	}
+	var last error
+	for attempt := 0; len(todo) > 0; attempt++ {
+		if attempt == publishAttempts {
+			return fmt.Errorf("distributed: publishing sample %d: %w", samples[todo[0]].ID, last)
+		}
+		if attempt > 0 && !sleep(ctx, time.Duration(attempt)*200*time.Millisecond) {
+			return ctx.Err()
+		}
+		futures := make([]jetstream.PubAckFuture, len(todo))
+		var failed []int
+		for j, i := range todo {
+			msg := &nats.Msg{Subject: subjects[i], Data: encodeSample(&samples[i]), Header: nats.Header{}}
+			f, err := p.st.js.PublishMsgAsync(msg, jetstream.WithMsgID(strconv.FormatUint(samples[i].ID, 10)))
+			if err != nil {
+				last = err
+				failed = append(failed, i)
+				continue
+			}
+			futures[j] = f
+		}
+		for j, i := range todo {
+			f := futures[j]
+			if f == nil {
+				continue
+			}
+			select {
+			case <-f.Ok():
+			case err := <-f.Err():
+				last = err
+				failed = append(failed, i)
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		todo = failed
+	}
+	return nil
+}
+
+// publishAttempts bounds the publications of one sample.
+const publishAttempts = 8
+
+// State is a published version of the basis and the coordinator's exact
+// counters at that version.
+type State struct {
+	// Version counts the basis updates.
+	Version uint64
+	// Samples and Deltas count the samples and deltas in the statistics
+	// U was stepped from; IDSum is the sum of those samples' IDs modulo
+	// 2⁶⁴, a check that each was applied once.
+	Samples, Deltas, IDSum uint64
+	// U is the D×K basis.
+	U *mat.Dense
+}
+
+// ReadState returns the latest basis of cfg's namespace, or an error
+// wrapping jetstream.ErrKeyNotFound if there is none yet.
+func ReadState(ctx context.Context, nc *nats.Conn, cfg Config) (State, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return State{}, err
+	}
+	kv, err := js.KeyValue(ctx, cfg.names().model)
+	if err != nil {
+		return State{}, fmt.Errorf("distributed: %w", err)
+	}
+	e, err := kv.Get(ctx, keyBasis)
+	if err != nil {
+		return State{}, fmt.Errorf("distributed: basis: %w", err)
+	}
+	b, err := decodeBasis(e.Value())
+	if err != nil {
+		return State{}, err
+	}
+	return State{Version: b.Version, Samples: b.Samples, Deltas: b.Deltas, IDSum: b.IDSum, U: b.U}, nil
+}
