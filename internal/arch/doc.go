@@ -49,11 +49,13 @@ var Layers = map[string]int{
 	"pipeline": 6,
 
 	// 7: what drives a pipeline or renders results.
-	"distributed":     7,
-	"internal/report": 7,
+	"distributed":           7,
+	"distributed/natsembed": 7, // an embedded NATS server, for tests and the worker
+	"internal/report":       7,
 
 	// 8: programs. None imports another.
-	"cmd/nmfstream": 8,
-	"examples/":     8,
-	"bench/":        8,
+	"cmd/nmfstream":    8,
+	"examples/":        8,
+	"bench/":           8,
+	"distributed/cmd/": 8,
 }
