@@ -2,12 +2,12 @@ package model
 
 import (
 	"errors"
-	"os"
 	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/testenv"
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/metrics"
 )
@@ -151,9 +151,7 @@ func TestDigitsJoint(t *testing.T) {
 // not the codes, carries the accuracy past 0.970. Run with
 // NMFSTREAM_LONG=1 (about 10 s).
 func TestDigitsPixelsKernelPeer(t *testing.T) {
-	if os.Getenv("NMFSTREAM_LONG") == "" {
-		t.Skip("set NMFSTREAM_LONG=1")
-	}
+	testenv.SkipUnlessLong(t, "kernel self-training on the pixels of five digits splits, about 10 s")
 	var mean float64
 	for seed := uint64(1); seed <= 5; seed++ {
 		acc := newDigitsTask(10, seed, false).pixelsKernelPeer()

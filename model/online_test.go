@@ -3,11 +3,11 @@ package model
 import (
 	"math"
 	"math/rand/v2"
-	"os"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/testenv"
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
@@ -288,9 +288,7 @@ func TestOnlineSweepMatchesEngine(t *testing.T) {
 // fit, for 5, 10 (the default) and 30 sweeps per batch (measured 2.06,
 // 1.71, 1.36). More sweeps must not end higher. Run with NMFSTREAM_LONG=1.
 func TestOnlineSweepsTradeoff(t *testing.T) {
-	if os.Getenv("NMFSTREAM_LONG") == "" {
-		t.Skip("set NMFSTREAM_LONG=1")
-	}
+	testenv.SkipUnlessLong(t, "a long run")
 	train, _, _, _, _ := digitsSplit(t, 10)
 	g := &GNMF{Common: Common{Rank: 20}, Scaling: ScaleEachIter}
 	if err := g.Fit(DenseRows(train), nil); err != nil {

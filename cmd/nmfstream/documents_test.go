@@ -14,31 +14,16 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 
+	"github.com/nmfstream/nmfstream/internal/testenv"
 	"github.com/nmfstream/nmfstream/model/metrics"
 )
 
-// docsDir returns the folder name of the data folder that holds it:
-// $NMFSTREAM_DATA, $HOME/.cache/nmfstream-data or /tmp/nmfdata (where
-// scripts/fetch-data.sh puts brown, spam and sotu). It skips t when none
-// has it.
+// docsDir returns the folder name of testenv.DataDir (where
+// scripts/fetch-data.sh puts brown, spam and sotu) if it holds probe, and
+// skips t otherwise.
 func docsDir(t testing.TB, name, probe string) string {
 	t.Helper()
-	var dirs []string
-	if d := os.Getenv("NMFSTREAM_DATA"); d != "" {
-		dirs = append(dirs, d)
-	}
-	if h, err := os.UserHomeDir(); err == nil {
-		dirs = append(dirs, filepath.Join(h, ".cache", "nmfstream-data"))
-	}
-	dirs = append(dirs, "/tmp/nmfdata")
-	for _, d := range dirs {
-		d = filepath.Join(d, name)
-		if _, err := os.Stat(filepath.Join(d, probe)); err == nil {
-			return d
-		}
-	}
-	t.Skipf("%s not found under %v (run scripts/fetch-data.sh, or set NMFSTREAM_DATA)", name, dirs)
-	return ""
+	return filepath.Dir(testenv.Data(t, name, probe))
 }
 
 // brownDocs reads the 500 Brown texts of dir (files c<genre><nn>, in name
@@ -195,9 +180,7 @@ func TestEvalBrownDocuments(t *testing.T) {
 // It takes 3–6 minutes here (the SSKNMF fit of 4,031 mails), so it runs
 // only with NMFSTREAM_LONG=1.
 func TestEvalSpamDocuments(t *testing.T) {
-	if testing.Short() || os.Getenv("NMFSTREAM_LONG") == "" {
-		t.Skip("fits SSKNMF on 4,031 mails: set NMFSTREAM_LONG=1")
-	}
+	testenv.SkipUnlessLong(t, "fits SSKNMF on 4,031 mails, 3 to 6 minutes")
 	texts, labels := spamDocs(t, docsDir(t, "spam", "spam-1"))
 	sum, _, _ := evalDocs(t, texts, labels, 10)
 	if sum.Accuracy < 0.92 {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"testing"
 )
 
@@ -34,22 +33,6 @@ func TestEvalDigitsAccuracy(t *testing.T) {
 	if n := int(got["n_test"].(float64)); n != len(split.Test) {
 		t.Errorf("n_test %d, want %d", n, len(split.Test))
 	}
-}
-
-// TestWriteDigitsFiles writes the digits split files used for the figures
-// of the report into $NMFSTREAM_DIGITS_DIR (skipped when it is unset):
-//
-//	NMFSTREAM_DIGITS_DIR=/tmp/digits go test ./cmd/nmfstream -run TestWriteDigitsFiles
-func TestWriteDigitsFiles(t *testing.T) {
-	dir := os.Getenv("NMFSTREAM_DIGITS_DIR")
-	if dir == "" {
-		t.Skip("NMFSTREAM_DIGITS_DIR not set")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	train, test, _ := digitsFiles(t, dir, 0)
-	t.Logf("wrote %s and %s", train, test)
 }
 
 // TestEvalDigitsAuto is the command line's figure for what users get by

@@ -3,12 +3,12 @@ package kernel_test
 import (
 	"errors"
 	"math/rand/v2"
-	"os"
 	"testing"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/testenv"
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/kernel"
@@ -23,9 +23,7 @@ import (
 //
 //	NMFSTREAM_LONG=1 go test ./model/kernel -run TestNystromLarge -v -timeout 30m
 func TestNystromLarge(t *testing.T) {
-	if os.Getenv("NMFSTREAM_LONG") == "" {
-		t.Skip("set NMFSTREAM_LONG=1")
-	}
+	testenv.SkipUnlessLong(t, "a long run")
 	s := digitsTest(t)
 	n0, d := s.xtr.Dims()
 	const copies = 18
