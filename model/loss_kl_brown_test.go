@@ -1,13 +1,9 @@
 package model_test
 
 import (
-	"compress/gzip"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -70,7 +66,11 @@ func TestBrownLoss(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the 45-document fits take a few seconds")
 	}
-	docs, genres := readBrownGolden(t)
+	names, docs := testenv.BrownGolden(t)
+	genres := make([]string, len(names))
+	for i, n := range names {
+		genres[i] = n[1:2] // the genre letter: ca01 → a
+	}
 	var enc metrics.LabelEncoder
 	enc.Fit(genres)
 	y, err := enc.Encode(nil, genres)
@@ -252,32 +252,6 @@ func cosine1NN(u *mat.Dense, y, labeled []int) float64 {
 		}
 	}
 	return float64(right) / float64(total)
-}
-
-// readBrownGolden reads the 45 documents of stages/testdata (three per
-// genre); the genre is the second letter of the file name (ca01 → a).
-func readBrownGolden(tb testing.TB) (docs, genres []string) {
-	f, err := os.Open(filepath.Join("..", "stages", "testdata", "brown_texts.json.gz"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var in struct {
-		Names []string `json:"names"`
-		Texts []string `json:"texts"`
-	}
-	if err := json.NewDecoder(zr).Decode(&in); err != nil {
-		tb.Fatal(err)
-	}
-	for i, n := range in.Names {
-		genres = append(genres, n[1:2])
-		docs = append(docs, in.Texts[i])
-	}
-	return docs, genres
 }
 
 // TestBrownDPCA scores DPCA's codes (rank 15, the Gram form: 500

