@@ -38,8 +38,8 @@ func TestEvalDigitsAccuracy(t *testing.T) {
 // TestEvalDigitsAuto is the command line's figure for what users get by
 // default: --method auto (model.Auto, SSKNMF) classified by the joint
 // kernel classifier (model.JointClassifier) on the digits split of
-// DESIGN.md §7 (seed 1). The library measures 0.9633 on this split
-// (model's TestDigitsJoint; mean over seeds 1–5: 0.9713).
+// DESIGN.md §7 (seed 1). The library measures 0.9616 on this split
+// (model's TestDigitsJoint; mean over seeds 1–5: 0.9710).
 func TestEvalDigitsAuto(t *testing.T) {
 	dir := t.TempDir()
 	train, test, _ := digitsFiles(t, dir, 0)
