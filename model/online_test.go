@@ -7,7 +7,6 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/nmfstream/nmfstream/internal/testenv"
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
@@ -286,9 +285,12 @@ func TestOnlineSweepMatchesEngine(t *testing.T) {
 // TestOnlineSweepsTradeoff measures what Online.Sweeps trades: the
 // window's objective after streaming the digits pool, relative to a batch
 // fit, for 5, 10 (the default) and 30 sweeps per batch (measured 2.06,
-// 1.71, 1.36). More sweeps must not end higher. Run with NMFSTREAM_LONG=1.
+// 1.71, 1.36). More sweeps must not end higher. Half a second; skipped
+// under -short.
 func TestOnlineSweepsTradeoff(t *testing.T) {
-	testenv.SkipUnlessLong(t, "a long run")
+	if testing.Short() {
+		t.Skip("streams the digits pool three times")
+	}
 	train, _, _, _, _ := digitsSplit(t, 10)
 	g := &GNMF{Common: Common{Rank: 20}, Scaling: ScaleEachIter}
 	if err := g.Fit(DenseRows(train), nil); err != nil {

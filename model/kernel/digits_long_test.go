@@ -21,7 +21,7 @@ import (
 //
 //	NMFSTREAM_LONG=1 go test ./model/kernel -run TestDigitsHeldOut -v -timeout 30m
 func TestDigitsHeldOut(t *testing.T) {
-	testenv.SkipUnlessLong(t, "a long run")
+	testenv.SkipUnlessLong(t, "eleven kernel configurations on the digits, about ten minutes")
 	s := digitsTest(t)
 	const peer = 0.868 // scikit-learn NMF + 1-NN on the same split (DESIGN.md §7)
 	// The target for the best method is 0.95, by either classifier.
