@@ -1,11 +1,12 @@
 package model
 
 import (
-	"os"
 	"testing"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/internal/testenv"
 )
 
 // accuracySpec is a method with its default hyperparameters and the anchor
@@ -68,7 +69,7 @@ func (t digitsTask) digitsCodes(s accuracySpec) (*mat.Dense, error) {
 
 // TestDigitsAccuracy is DESIGN.md §7's protocol on the test split with the
 // default hyperparameters (chosen on validation splits of the pool, see
-// TestTuneLabelAware and TestTuneKernelST): one third held out, 10 labels
+// BENCHMARKS.md, "Tuning"): one third held out, 10 labels
 // per class, seed 1; graph-aware projection of held-out samples (DPCA: its
 // linear map). Each method is scored by four classifiers on the codes: 1-NN
 // against the 100 labeled training codes; 1-NN against the training codes
@@ -76,29 +77,26 @@ func (t digitsTask) digitsCodes(s accuracySpec) (*mat.Dense, error) {
 // JointClassifier with Vote (the same self-labels, then a 5-NN vote on
 // pixels and codes together); and JointClassifier at its defaults (kernel
 // self-training on pixels and codes, then a kernel classifier on pixels).
-// With NMFSTREAM_SEEDS=1 it also prints the mean over the test splits of
-// seeds 1–5. Run with NMFSTREAM_LONG=1 (about 25 s; 2 minutes with seeds).
+// TestDigitsAccuracySeeds checks the means over the test splits of seeds
+// 1–5. Run with NMFSTREAM_LONG=1 (25 s to a minute and a half).
 //
 // Measured (seed 1; peers on the same split: raw 1-NN 0.917, scikit-learn
 // NMF + 1-NN 0.868, LabelSpreading 0.963):
 //
 //	         1-NN    self-labeled 1-NN   joint 5-NN vote   joint kernel   (mean of seeds 1–5: vote, kernel)
 //	dgnmf    0.9199  0.9533              0.9616            0.9733         0.9573  0.9609
-//	ssknmf   0.9482  0.9499              0.9583            0.9633         0.9613  0.9713
+//	ssknmf   0.9449  0.9566              0.9583            0.9616         0.9613  0.9710
 //	n2s2l    0.9382  0.9499              0.9616            0.9649         0.9629  0.9693
 //	nge      0.9449  0.9466              0.9583            0.9649         0.9623  0.9710
 //	dpca     0.9249  0.9549              0.9533            0.9716         0.9639  0.9726
 //
 // The target of 0.970 is met by the mean over seeds of Auto's
-// method (SSKNMF, chosen on validation splits: TestTuneAuto) and of NGE and
+// method (SSKNMF, chosen on validation splits) and of NGE and
 // DPCA, and on seed 1 by DGNMF and DPCA, but not on seed 1 by SSKNMF
-// (0.9633); the test logs the gap instead of failing.
+// (0.9616); the floors below hold each figure, not the target.
 func TestDigitsAccuracy(t *testing.T) {
-	if os.Getenv("NMFSTREAM_LONG") == "" {
-		t.Skip("set NMFSTREAM_LONG=1")
-	}
+	testenv.SkipUnlessLong(t, "five methods × four classifiers on the digits, up to a minute and a half")
 	task := newDigitsTask(10, 1, false)
-	best := 0.0
 	specs := append(accuracySpecs(), accuracySpec{"dpca", &DPCA{Rank: 40}, 0})
 	for _, s := range specs {
 		t0 := time.Now()
@@ -118,14 +116,23 @@ func TestDigitsAccuracy(t *testing.T) {
 				t.Errorf("%s: accuracy %.4f of classifier %d < %.3f", s.name, a, i, f[i])
 			}
 		}
-		best = max(best, nn, self, vote, joint)
 	}
-	if best < 0.97 {
-		t.Logf("best accuracy %.4f is below the target 0.970", best)
+}
+
+// TestDigitsAccuracySeeds is TestDigitsAccuracy's two joint classifiers as
+// means over the test splits of seeds 1–5, against floors 0.003 (about two
+// held-out samples per split) under the measured means given in
+// TestDigitsAccuracy's table. Run with NMFSTREAM_LONG=1 (about 2 minutes).
+func TestDigitsAccuracySeeds(t *testing.T) {
+	testenv.SkipUnlessLong(t, "five methods on five digits splits, about 2 minutes")
+	floors := map[string][2]float64{ // {joint 5-NN vote, joint kernel}
+		"dgnmf":  {0.954, 0.957},
+		"ssknmf": {0.958, 0.968},
+		"n2s2l":  {0.959, 0.966},
+		"nge":    {0.959, 0.968},
+		"dpca":   {0.960, 0.969},
 	}
-	if os.Getenv("NMFSTREAM_SEEDS") == "" {
-		return
-	}
+	specs := append(accuracySpecs(), accuracySpec{"dpca", &DPCA{Rank: 40}, 0})
 	for _, s := range specs {
 		var vote, joint float64
 		for seed := uint64(1); seed <= 5; seed++ {
@@ -138,6 +145,9 @@ func TestDigitsAccuracy(t *testing.T) {
 			joint += task.jointAccuracy(s.m.Codes(), codes) / 5
 		}
 		t.Logf("%-7s mean held-out accuracy over seeds 1–5: joint 5-NN vote %.4f, joint kernel %.4f", s.name, vote, joint)
+		if f := floors[s.name]; vote < f[0] || joint < f[1] {
+			t.Errorf("%s: mean accuracy %.4f (vote), %.4f (kernel); want at least %.3f, %.3f", s.name, vote, joint, f[0], f[1])
+		}
 	}
 }
 

@@ -198,7 +198,7 @@ func selfLabel(codes *mat.Dense, y []int, rounds int, share float64) []int {
 
 // selfLabelAccuracy scores test codes by 1-NN against the training codes
 // labeled by selfLabel (5 rounds, share 0.8, chosen
-// on validation splits of the digits pool, see TestTuneLabelAware).
+// on validation splits of the digits pool, BENCHMARKS.md, "Tuning").
 func (t digitsTask) selfLabelAccuracy(trainCodes *mat.Dense, testCodes mat.Matrix) float64 {
 	y := selfLabel(trainCodes, t.trainY, 5, 0.8)
 	var nn classify.NearestNeighbor

@@ -10,40 +10,15 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/internal/testenv"
 )
 
-// mnistDir returns the directory holding the MNIST IDX files, from
-// NMFSTREAM_DATA, $HOME/.cache/nmfstream-data or /tmp/nmfdata (the
-// destinations of /work/shared/data/fetch-data.sh), or "" if none has them.
-func mnistDir() string {
-	var dirs []string
-	if d := os.Getenv("NMFSTREAM_DATA"); d != "" {
-		dirs = append(dirs, d)
-	}
-	if h, err := os.UserHomeDir(); err == nil {
-		dirs = append(dirs, filepath.Join(h, ".cache", "nmfstream-data"))
-	}
-	dirs = append(dirs, "/tmp/nmfdata")
-	for _, d := range dirs {
-		d = filepath.Join(d, "mnist")
-		if _, err := os.Stat(filepath.Join(d, "train-images-idx3-ubyte")); err == nil {
-			return d
-		}
-	}
-	return ""
-}
-
-// readMNIST reads the first n training images (n×784, pixel/255) and labels
-// from the IDX files in dir (Y. LeCun's format: big-endian magic 0x803 /
-// 0x801, counts, then unsigned bytes).
 // mnistTask returns the task of TestMNISTAccuracy (first 15,000 training
 // images, seed 1, 10 labels per class), or skips without the data.
 func mnistTask(t *testing.T) digitsTask {
 	t.Helper()
-	dir := mnistDir()
-	if dir == "" {
-		t.Skip("MNIST not found; run /work/shared/data/fetch-data.sh")
-	}
+	dir := filepath.Dir(testenv.Data(t, "mnist", "train-images-idx3-ubyte"))
 	x, y, err := readMNIST(dir, 15000)
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +26,9 @@ func mnistTask(t *testing.T) digitsTask {
 	return newSplitTask(x, y, 10, 1, 0)
 }
 
+// readMNIST reads the first n training images (n×784, pixel/255) and labels
+// from the IDX files in dir (Y. LeCun's format: big-endian magic 0x803 /
+// 0x801, counts, then unsigned bytes).
 func readMNIST(dir string, n int) (*mat.Dense, []int, error) {
 	header := func(r io.Reader, magic uint32, dims int) ([]uint32, error) {
 		h := make([]uint32, 1+dims)
@@ -123,9 +101,7 @@ func readMNIST(dir string, n int) (*mat.Dense, []int, error) {
 // 3,000 centres) on a 2-core machine under a load of 5; 12 minutes in
 // all. N2S2L with α = β = 100 scored 0.592 there.
 func TestMNISTAccuracy(t *testing.T) {
-	if os.Getenv("NMFSTREAM_LONG") == "" {
-		t.Skip("set NMFSTREAM_LONG=1")
-	}
+	testenv.SkipUnlessLong(t, "Auto(40) and the joint classifier on 15,000 MNIST images, about 12 minutes")
 	task := mnistTask(t)
 	m := Auto(40)
 	t0 := time.Now()

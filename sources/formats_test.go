@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
+
+	"github.com/nmfstream/nmfstream/internal/testenv"
 )
 
 // idxBytes encodes an IDX file of unsigned bytes with the given dimensions.
@@ -94,18 +95,10 @@ func TestIDXMatchesPNG(t *testing.T) {
 	}
 }
 
-// TestMNIST reads the real MNIST test set when fetch-data.sh has put it in
-// /tmp/nmfdata (or NMFSTREAM_DATA).
+// TestMNIST reads the real MNIST test set from testenv.Data's mnist, where
+// scripts/fetch-data.sh puts it; it skips without it.
 func TestMNIST(t *testing.T) {
-	dir := os.Getenv("NMFSTREAM_DATA")
-	if dir == "" {
-		dir = "/tmp/nmfdata"
-	}
-	p := filepath.Join(dir, "mnist", "t10k-images-idx3-ubyte")
-	if _, err := os.Stat(p); err != nil {
-		t.Skip("MNIST not fetched; run bash /work/shared/data/fetch-data.sh /tmp/nmfdata")
-	}
-	src, err := Open(p)
+	src, err := Open(testenv.Data(t, "mnist", "t10k-images-idx3-ubyte"))
 	if err != nil {
 		t.Fatal(err)
 	}

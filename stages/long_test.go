@@ -2,7 +2,6 @@ package stages
 
 import (
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"strconv"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/internal/datasets"
+	"github.com/nmfstream/nmfstream/internal/testenv"
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/sources"
@@ -20,9 +20,7 @@ import (
 // checks that the live heap after 10N records is about what it was after
 // N. Run with NMFSTREAM_LONG=1 (about a minute).
 func TestLongMemoryFlat(t *testing.T) {
-	if os.Getenv("NMFSTREAM_LONG") == "" {
-		t.Skip("set NMFSTREAM_LONG=1")
-	}
+	testenv.SkipUnlessLong(t, "about a minute")
 	x, y := datasets.Digits()
 	n, d := x.Dims()
 	const window, horizon, bs = 1000, 5000, 50

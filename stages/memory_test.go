@@ -2,13 +2,13 @@ package stages
 
 import (
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"strconv"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/testenv"
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/sources"
@@ -80,7 +80,7 @@ func heapInUse() uint64 {
 // streams 1,000,000 with the default horizon.
 func TestMemoryFlat(t *testing.T) {
 	total, horizon := 50_000, 5_000
-	if os.Getenv("NMFSTREAM_LONG") != "" {
+	if testenv.Long() {
 		total, horizon = 1_000_000, 0
 	} else if testing.Short() || raceEnabled {
 		t.Skip("streams 50,000 records on one goroutine")

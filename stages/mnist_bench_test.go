@@ -1,30 +1,28 @@
 package stages
 
 import (
+	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/testenv"
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/sources"
 )
 
 // mnistBatches reads the first n MNIST training records in batches of bs
-// (IDX files in $NMFSTREAM_MNIST, as fetch-data.sh leaves them).
+// (the IDX files of testenv.Data's mnist, as scripts/fetch-data.sh leaves
+// them). It skips tb without them.
 func mnistBatches(tb testing.TB, n, bs int) []*sources.Batch {
-	dir := os.Getenv("NMFSTREAM_MNIST")
-	if dir == "" {
-		tb.Skip("set NMFSTREAM_MNIST to the folder of the MNIST IDX files")
-	}
+	tb.Helper()
 	op := sources.Opener{BatchSize: bs}
-	src, err := op.Open(filepath.Join(dir, "train-images-idx3-ubyte"))
+	src, err := op.Open(testenv.Data(tb, "mnist", "train-images-idx3-ubyte"))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -47,49 +45,61 @@ func cloneBatch(b *sources.Batch) *sources.Batch {
 }
 
 // BenchmarkLearnMNIST20000x50 streams MNIST records (784 features, all
-// labeled) through a window of 20,000 at rank 50, in steps of 100, and
-// reports records per second over the measured part, after the window has
-// filled when the run is long enough (NMFSTREAM_MNIST_N records, default
-// 3,000), and the rate over the batches that arrive once the window is
-// full ("full-window-records/s": every record then evicts one). Set
-// NMFSTREAM_SEARCH_DIM to set Online.SearchDim.
+// labeled) through a window of 20,000 at rank 50 and reports records per
+// second over the measured part and the prequential accuracy; the runs
+// long enough to fill the window also report the rate over the batches
+// that arrive once it is full ("full-window-records/s": every record then
+// evicts one). The sub-benchmarks name the records streamed, the batch
+// size, Online.SearchDim and the predictor; those of more than 20,000
+// records need NMFSTREAM_LONG=1. BENCHMARKS.md's "Speed" runs
+//
+//	NMFSTREAM_LONG=1 go test ./stages -run '^$' -bench 'LearnMNIST20000x50/n=24000' -benchtime 1x
 func BenchmarkLearnMNIST20000x50(b *testing.B) {
-	b.ReportAllocs()
-	n := 3000
-	if v, err := strconv.Atoi(os.Getenv("NMFSTREAM_MNIST_N")); err == nil {
-		n = v
-	}
-	sd, _ := strconv.Atoi(os.Getenv("NMFSTREAM_SEARCH_DIM"))
-	revisit, _ := strconv.Atoi(os.Getenv("NMFSTREAM_REVISIT"))
-	size := 100
-	if v, err := strconv.Atoi(os.Getenv("NMFSTREAM_BATCH")); err == nil {
-		size = v
-	}
-	bs := mnistBatches(b, n, size)
 	const window = 20000
-	var steady time.Duration
-	var steadyRecords int
-	var acc float64
-	for range b.N {
-		l := &Learner{Model: &model.Online{Rank: 50, Graph: graph.KNN{K: 5, Window: window}, SearchDim: sd, Revisit: model.Revisit(revisit), Src: rand.NewPCG(1, 1)}}
-		if os.Getenv("NMFSTREAM_PREDICTOR") == "walk" {
-			l.Predictor = PredictWalk
+	for _, c := range []struct {
+		n, size, searchDim int
+		walk               bool
+	}{
+		{3000, 100, 0, false},
+		{3000, 100, 0, true},
+		{3000, 100, 64, true},
+		{24000, 200, 64, true},
+	} {
+		name := fmt.Sprintf("n=%d/batch=%d/search-dim=%d/predictor=nearest", c.n, c.size, c.searchDim)
+		if c.walk {
+			name = strings.TrimSuffix(name, "nearest") + "walk"
 		}
-		for i, x := range bs {
-			start := time.Now()
-			if _, err := l.Learn(x); err != nil {
-				b.Fatal(err)
+		b.Run(name, func(b *testing.B) {
+			if c.n > window && !testenv.Long() {
+				b.Skipf("streams %d records: set %s=1", c.n, testenv.LongVar)
 			}
-			if i*size >= window {
-				steady += time.Since(start)
-				steadyRecords += x.Len()
+			b.ReportAllocs()
+			bs := mnistBatches(b, c.n, c.size)
+			var steady time.Duration
+			var steadyRecords int
+			var acc float64
+			for range b.N {
+				l := &Learner{Model: &model.Online{Rank: 50, Graph: graph.KNN{K: 5, Window: window}, SearchDim: c.searchDim, Src: rand.NewPCG(1, 1)}}
+				if c.walk {
+					l.Predictor = PredictWalk
+				}
+				for i, x := range bs {
+					start := time.Now()
+					if _, err := l.Learn(x); err != nil {
+						b.Fatal(err)
+					}
+					if i*c.size >= window {
+						steady += time.Since(start)
+						steadyRecords += x.Len()
+					}
+				}
+				acc = l.Counters().Accuracy()
 			}
-		}
-		acc = l.Counters().Accuracy()
-	}
-	b.ReportMetric(acc, "prequential-accuracy")
-	b.ReportMetric(float64(len(bs)*size*b.N)/b.Elapsed().Seconds(), "records/s")
-	if steadyRecords > 0 {
-		b.ReportMetric(float64(steadyRecords)/steady.Seconds(), "full-window-records/s")
+			b.ReportMetric(acc, "prequential-accuracy")
+			b.ReportMetric(float64(len(bs)*c.size*b.N)/b.Elapsed().Seconds(), "records/s")
+			if steadyRecords > 0 {
+				b.ReportMetric(float64(steadyRecords)/steady.Seconds(), "full-window-records/s")
+			}
+		})
 	}
 }

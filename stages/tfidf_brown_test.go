@@ -12,21 +12,16 @@ import (
 	"unicode/utf8"
 
 	"github.com/nmfstream/nmfstream/internal/cputime"
+	"github.com/nmfstream/nmfstream/internal/testenv"
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
 // brownDir returns the folder of the tagged Brown corpus (500 files ca01 …
-// cr09, as fetched by /work/shared/data/fetch-data.sh): $NMFSTREAM_BROWN, or
-// /tmp/nmfdata/brown. It skips tb when the folder is missing.
+// cr09, as scripts/fetch-data.sh leaves them): testenv.Data's brown. It
+// skips tb when the corpus is missing.
 func brownDir(tb testing.TB) string {
-	dir := os.Getenv("NMFSTREAM_BROWN")
-	if dir == "" {
-		dir = "/tmp/nmfdata/brown"
-	}
-	if _, err := os.Stat(filepath.Join(dir, "ca01")); err != nil {
-		tb.Skipf("Brown corpus not found in %s (run: bash /work/shared/data/fetch-data.sh /tmp/nmfdata, or set NMFSTREAM_BROWN)", dir)
-	}
-	return dir
+	tb.Helper()
+	return filepath.Dir(testenv.Data(tb, "brown", "ca01"))
 }
 
 // brownCorpus reads every Brown document of dir (files c<genre><nn>, sorted

@@ -537,9 +537,6 @@ func TestBadInputs(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			code, _, errs := runCmd(t, c.args...)
-			if os.Getenv("SHOWERR") != "" {
-				t.Logf("stderr: %s", errs)
-			}
 			if code != c.exit {
 				t.Errorf("exit %d, want %d; stderr:\n%s", code, c.exit, errs)
 			}

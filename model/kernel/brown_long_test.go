@@ -1,15 +1,13 @@
 package kernel_test
 
 import (
-	"math"
 	"math/rand/v2"
-	"os"
 	"testing"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/nmfstream/nmfstream/datasets"
+	"github.com/nmfstream/nmfstream/internal/testenv"
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/graph"
@@ -23,31 +21,19 @@ import (
 // unit-norm rows, k-means with one cluster per genre (10 k-means++
 // restarts, seed rand.NewPCG(1, 31)), clustering accuracy against the
 // genres; peers are k-means on the TF-IDF rows and GNMF with a cosine kNN
-// graph. It needs the corpus of /work/shared/data/fetch-data.sh:
+// graph. The improved variants must beat k-means on the TF-IDF rows. It
+// needs NMFSTREAM_LONG=1 and the corpus (scripts/fetch-data.sh):
 //
-//	NMFSTREAM_BROWN=/tmp/nmfdata/brown go test ./model/kernel -run TestBrownClustering -v
+//	NMFSTREAM_LONG=1 go test ./model/kernel -run TestBrownClustering -v
 func TestBrownClustering(t *testing.T) {
-	dir := os.Getenv("NMFSTREAM_BROWN")
-	if dir == "" {
-		t.Skip("set NMFSTREAM_BROWN to the Brown corpus directory")
-	}
-	docs, genres, err := datasets.Brown(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var enc metrics.LabelEncoder
-	enc.Fit(genres)
-	y, err := enc.Encode(nil, genres)
-	if err != nil {
-		t.Fatal(err)
-	}
+	testenv.SkipUnlessLong(t, "eight kernel fits of the Brown corpus")
+	docs, y, classes := testenv.Brown(t)
 	tf := &stages.TFIDF{StopWords: stages.EnglishStopWords(), MinDF: stages.DocFreq{Count: 3}, MaxDF: stages.DocFreq{Fraction: 0.5}, SublinearTF: true}
 	x, err := tf.FitTransform(docs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	n, dim := x.Dims()
-	classes := len(enc.Classes())
 	t.Logf("%d documents, %d genres, %d terms", n, classes, dim)
 	cluster := func(name string, feat *mat.Dense, start time.Time) float64 {
 		km := classify.KMeans{K: classes, Src: rand.NewPCG(1, 31)}
@@ -88,28 +74,8 @@ func TestBrownClustering(t *testing.T) {
 		if mk, ok := tc.m.(*kernel.MultiK); ok && len(mk.Tau()) > 1 {
 			name += " τ=" + fmtTau(mk.Tau())
 		}
-		if acc := cluster(name, unitRows(tc.m.Codes()), start); tc.improved && acc <= base {
+		if acc := cluster(name, testenv.UnitRows(tc.m.Codes()), start); tc.improved && acc <= base {
 			t.Errorf("%s: clustering accuracy %.4f, not above k-means on TF-IDF (%.4f)", tc.name, acc, base)
 		}
 	}
-}
-
-// unitRows returns a copy of v with unit-norm rows (zero rows stay zero).
-func unitRows(v *mat.Dense) *mat.Dense {
-	out := mat.DenseCopyOf(v)
-	r, _ := out.Dims()
-	for i := range r {
-		row := out.RawRowView(i)
-		var s float64
-		for _, e := range row {
-			s += e * e
-		}
-		if s > 0 {
-			s = 1 / math.Sqrt(s)
-			for j := range row {
-				row[j] *= s
-			}
-		}
-	}
-	return out
 }

@@ -1,10 +1,10 @@
 package kernel_test
 
 import (
-	"os"
 	"testing"
 	"time"
 
+	"github.com/nmfstream/nmfstream/internal/testenv"
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/kernel"
 )
@@ -14,16 +14,14 @@ import (
 // project the 599 held-out samples, and classify them two ways: by 1-NN
 // against the codes of the 100 labeled training samples (10 per class),
 // and by the CLI's classifier, classify.SelfTraining over all training
-// codes. Settings were chosen on digitsValidation (TestTune), never on this
-// split.
+// codes. Settings were chosen on a validation split of the training pool
+// (seed 2; BENCHMARKS.md), never on this split.
 //
 // It takes about ten minutes on 2 cores: run it with
 //
 //	NMFSTREAM_LONG=1 go test ./model/kernel -run TestDigitsHeldOut -v -timeout 30m
 func TestDigitsHeldOut(t *testing.T) {
-	if os.Getenv("NMFSTREAM_LONG") == "" {
-		t.Skip("set NMFSTREAM_LONG=1")
-	}
+	testenv.SkipUnlessLong(t, "eleven kernel configurations on the digits, about ten minutes")
 	s := digitsTest(t)
 	const peer = 0.868 // scikit-learn NMF + 1-NN on the same split (DESIGN.md §7)
 	// The target for the best method is 0.95, by either classifier.

@@ -60,14 +60,6 @@ func digitsTest(tb testing.TB) split {
 	return makeSplit(tb, x, y, rand.NewPCG(1, 1))
 }
 
-// digitsValidation splits the training pool of digitsTest again (seed 2):
-// one third of the pool is the validation set used for tuning, so the test
-// split is never looked at while choosing hyperparameters.
-func digitsValidation(tb testing.TB) split {
-	te := digitsTest(tb)
-	return makeSplit(tb, te.xtr, te.ytrT, rand.NewPCG(2, 2))
-}
-
 type fitProjector interface {
 	model.Method
 	kernel.Projector
@@ -108,8 +100,6 @@ func heldOut2(tb testing.TB, m fitProjector, s split) (nn1, self float64) {
 	pred = st.PredictTo(pred, &codes)
 	return nn1, metrics.Accuracy(pred, s.yte)
 }
-
-func strconvF(f float64) string { return strconv.FormatFloat(f, 'f', 3, 64) }
 
 func fmtTau(tau []float64) string {
 	var b []byte

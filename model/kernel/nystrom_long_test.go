@@ -3,12 +3,12 @@ package kernel_test
 import (
 	"errors"
 	"math/rand/v2"
-	"os"
 	"testing"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/testenv"
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/kernel"
@@ -20,12 +20,11 @@ import (
 // the digits training pool and 17 jittered copies of it (±1 grey level of
 // uniform noise, clipped to [0, 16]). The held-out digits are then
 // projected and classified by 1-NN against the 100 labeled originals.
+// About 7 minutes on a loaded 2-core machine:
 //
 //	NMFSTREAM_LONG=1 go test ./model/kernel -run TestNystromLarge -v -timeout 30m
 func TestNystromLarge(t *testing.T) {
-	if os.Getenv("NMFSTREAM_LONG") == "" {
-		t.Skip("set NMFSTREAM_LONG=1")
-	}
+	testenv.SkipUnlessLong(t, "two kernel fits of 21,564 samples, about 7 minutes")
 	s := digitsTest(t)
 	n0, d := s.xtr.Dims()
 	const copies = 18

@@ -95,7 +95,9 @@ STAGES = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--brown", default=os.environ.get("NMFSTREAM_BROWN", "/tmp/nmfdata/brown"))
+    data = os.environ.get("NMFSTREAM_DATA", os.path.expanduser("~/.cache/nmfstream-data"))
+    ap.add_argument("--brown", default=os.path.join(data, "brown"),
+                    help="the Brown corpus folder, named brown (default: $NMFSTREAM_DATA/brown)")
     ap.add_argument("--docs", type=int, choices=(45, 500), default=500)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=1.0)
@@ -113,7 +115,9 @@ def main():
     tmp = tempfile.mkdtemp()
     binary = os.path.join(tmp, "stages.test")
     subprocess.run(["go", "test", "-c", "-o", binary, "."], cwd=STAGES, check=True)
-    os.environ["NMFSTREAM_BROWN"] = a.brown
+    if os.path.basename(os.path.normpath(a.brown)) != "brown":
+        sys.exit(f"bench_tfidf: --brown {a.brown}: the folder must be named brown (the Go benchmark reads $NMFSTREAM_DATA/brown)")
+    os.environ["NMFSTREAM_DATA"] = os.path.dirname(os.path.normpath(a.brown))
 
     rows = {k: [] for k in ("sk_fit", "go_fit", "sk_tr", "go_tr")}  # (wall, cpu) rates
     print(f"scikit-learn {sklearn.__version__}, Python {sys.version.split()[0]}; {a.docs} Brown documents, "
