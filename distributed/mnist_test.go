@@ -13,19 +13,13 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/testenv"
 	"github.com/nmfstream/nmfstream/model"
 )
 
 // mnistDir returns $NMFSTREAM_DATA/mnist (default
 // ~/.cache/nmfstream-data/mnist; scripts/fetch-data.sh fills it).
-func mnistDir() string {
-	d := os.Getenv("NMFSTREAM_DATA")
-	if d == "" {
-		h, _ := os.UserHomeDir()
-		d = filepath.Join(h, ".cache", "nmfstream-data")
-	}
-	return filepath.Join(d, "mnist")
-}
+func mnistDir() string { return filepath.Join(testenv.DataDir(), "mnist") }
 
 // readIDX reads the MNIST test set: images (pixel/255) and labels.
 func readIDX(dir string) ([][]float64, []int, error) {
@@ -118,9 +112,7 @@ func codeAccuracy(t *testing.T, u *mat.Dense, train, test *mat.Dense, ytr, yte [
 // multiplicative updates run for as many versions from the same start:
 // the accuracies must agree within 0.5 point.
 func TestMNISTStalenessAccuracy(t *testing.T) {
-	if os.Getenv("NMFSTREAM_LONG") == "" {
-		t.Skip("set NMFSTREAM_LONG=1 (MNIST, about a minute)")
-	}
+	testenv.SkipUnlessLong(t, "MNIST, about a minute")
 	xs, ys, err := readIDX(mnistDir())
 	if err != nil {
 		t.Skipf("MNIST not found (scripts/fetch-data.sh): %v", err)

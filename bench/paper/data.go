@@ -57,9 +57,9 @@ func (r *runner) loadData() error {
 		dir := filepath.Join(r.cfg.Data, "mnist")
 		switch {
 		case r.cfg.Data == "":
-			r.note("MNIST skipped: no --data directory (fetch it with `bash /work/shared/data/fetch-data.sh DIR` and pass --data DIR).")
+			r.note("MNIST skipped: no --data directory (fetch it with `bash scripts/fetch-data.sh DIR` and pass --data DIR).")
 		case !exists(filepath.Join(dir, "train-images-idx3-ubyte")):
-			r.note("MNIST skipped: %s has no train-images-idx3-ubyte (run `bash /work/shared/data/fetch-data.sh %s`).", dir, r.cfg.Data)
+			r.note("MNIST skipped: %s has no train-images-idx3-ubyte (run `bash scripts/fetch-data.sh %s`).", dir, r.cfg.Data)
 		default:
 			mx, my, err := readMNIST(dir, r.g.mnist, r.seed)
 			if err != nil {
@@ -81,7 +81,7 @@ func (r *runner) loadData() error {
 	if r.g.brown {
 		dir := filepath.Join(r.cfg.Data, "brown")
 		if r.cfg.Data == "" || !exists(filepath.Join(dir, "cats.txt")) {
-			r.note("Brown corpus skipped: no %s/cats.txt (run `bash /work/shared/data/fetch-data.sh DIR` and pass --data DIR).", dir)
+			r.note("Brown corpus skipped: no %s/cats.txt (run `bash scripts/fetch-data.sh DIR` and pass --data DIR).", dir)
 		} else {
 			r.rep.Meta.Brown = true
 		}

@@ -79,9 +79,6 @@ func writeFakeBrown(t *testing.T, dir string) {
 
 func TestRunTiny(t *testing.T) {
 	out := t.TempDir()
-	if d := os.Getenv("NMFSTREAM_REPORT_OUT"); d != "" {
-		out = d // keep the files to look at
-	}
 	data := t.TempDir()
 	writeFakeBrown(t, filepath.Join(data, "brown"))
 	var progress bytes.Buffer

@@ -20,6 +20,7 @@ var Layers = map[string]int{
 	"internal/figure":    0,
 	"internal/arch":      0, // this table
 	"datasets":           0,
+	"internal/testenv":   1, // test helpers: datasets and gonum only
 	"model/sparse":       0,
 	"model/metrics":      0,
 
