@@ -57,7 +57,7 @@ func checkDocScores(tb testing.TB, name string, got, want docScores) {
 
 // TestBrownLoss fits NMF and GNMF (α = 10, cosine 5-NN graph) of rank 15
 // with the Frobenius loss and with the KL divergence on the TF-IDF of the
-// 45 documents of stages/testdata/brown_texts.json.gz (3 per genre, terms
+// 45 documents of datasets.BrownSample (3 per genre, terms
 // in at least 2 documents; seed 1, one labeled document per genre) and
 // checks the scores of their codes (scoreDocCodes) against floors a little
 // under the measured figures, given per case. A few seconds; skipped under

@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/nmfstream/nmfstream/datasets"
 	"github.com/nmfstream/nmfstream/internal/cputime"
 	"github.com/nmfstream/nmfstream/internal/testenv"
 	"github.com/nmfstream/nmfstream/model/sparse"
@@ -80,11 +81,11 @@ func TestBrownCorpusPreprocessing(t *testing.T) {
 	if len(texts) != 500 {
 		t.Fatalf("got %d Brown documents, want 500", len(texts))
 	}
-	var in struct {
-		Names []string `json:"names"`
-		Texts []string `json:"texts"`
+	var in struct{ Names, Texts []string }
+	var err error
+	if in.Names, in.Texts, _, err = datasets.BrownSample(); err != nil {
+		t.Fatal(err)
 	}
-	readGzipJSON(t, "testdata/brown_texts.json.gz", &in)
 	byName := make(map[string]string, len(names))
 	for i, n := range names {
 		byName[n] = texts[i]

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/nmfstream/nmfstream/datasets"
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
@@ -37,18 +38,17 @@ func readGzipJSON(t testing.TB, path string, v any) {
 	}
 }
 
-// brownTexts returns the 45 preprocessed Brown corpus documents written by
-// testdata/make_tfidf_golden.py.
+// brownTexts returns the 45 preprocessed Brown corpus documents that
+// testdata/make_tfidf_golden.py vectorized (datasets.BrownSample).
 func brownTexts(t testing.TB) []string {
-	var in struct {
-		Names []string `json:"names"`
-		Texts []string `json:"texts"`
+	_, texts, _, err := datasets.BrownSample()
+	if err != nil {
+		t.Fatal(err)
 	}
-	readGzipJSON(t, "testdata/brown_texts.json.gz", &in)
-	if len(in.Texts) != 45 {
-		t.Fatalf("got %d Brown texts, want 45", len(in.Texts))
+	if len(texts) != 45 {
+		t.Fatalf("got %d Brown texts, want 45", len(texts))
 	}
-	return in.Texts
+	return texts
 }
 
 // goldenVectorizers are the Go settings equal to the scikit-learn settings

@@ -14,7 +14,6 @@
 package testenv
 
 import (
-	"compress/gzip"
 	"encoding/json"
 	"math"
 	"os"
@@ -165,47 +164,16 @@ func Spam(tb testing.TB) (texts, labels []string) {
 	return texts, labels
 }
 
-// BrownGolden reads the 45 Brown documents kept in the repository,
-// stages/testdata/brown_texts.json.gz (three per genre, preprocessed as
-// BrownTexts does), and returns their file names (ca01, …) and texts. It
-// finds the file from the module root above the working directory, so it
-// works from any package's test.
+// BrownGolden returns the 45 Brown documents kept in the repository
+// (datasets.BrownSample: three per genre, preprocessed as BrownTexts does),
+// their file names (ca01, …) and texts.
 func BrownGolden(tb testing.TB) (names, texts []string) {
 	tb.Helper()
-	dir, err := os.Getwd()
+	names, texts, _, err := datasets.BrownSample()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			tb.Fatal("testenv: no go.mod above the working directory")
-		}
-		dir = up
-	}
-	f, err := os.Open(filepath.Join(dir, "stages", "testdata", "brown_texts.json.gz"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var in struct {
-		Names []string `json:"names"`
-		Texts []string `json:"texts"`
-	}
-	if err := json.NewDecoder(zr).Decode(&in); err != nil {
-		tb.Fatal(err)
-	}
-	if len(in.Names) != len(in.Texts) {
-		tb.Fatalf("testenv: brown_texts.json.gz has %d names and %d texts", len(in.Names), len(in.Texts))
-	}
-	return in.Names, in.Texts
+	return names, texts
 }
 
 // UnitRows returns a copy of v whose rows have unit Euclidean norm; zero

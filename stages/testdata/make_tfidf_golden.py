@@ -17,7 +17,7 @@ Preprocessing of each file (the Go test gets the result, not the raw files):
   - join the kept words with single spaces.
 
 Outputs (gzip JSON):
-  brown_texts.json.gz   {"names": [...], "texts": [...]}
+  ../../datasets/brown_sample.json.gz   {"names": [...], "texts": [...]}
   tfidf_golden.json.gz  {"sklearn": version, "configs": [{"name", "params", "vocabulary"|null,
                           "n_features", "indptr", "indices", "data"}]}
   english_stop_words.txt  sklearn's ENGLISH_STOP_WORDS, sorted, one per line.
@@ -81,7 +81,8 @@ def csr_dict(x):
 def main():
     brown, out = sys.argv[1], sys.argv[2]
     names, texts = load(brown)
-    with gzip.open(os.path.join(out, "brown_texts.json.gz"), "wt", encoding="utf-8") as f:
+    # The texts are datasets/brown_sample.json.gz (datasets.BrownSample).
+    with gzip.open(os.path.join(out, "..", "..", "datasets", "brown_sample.json.gz"), "wt", encoding="utf-8") as f:
         json.dump({"names": names, "texts": texts}, f)
     configs = []
     for name, params in CONFIGS:
