@@ -12,7 +12,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -546,43 +545,6 @@ func TestBadInputs(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestPyArrowFiles reads files written by pyarrow, when it is installed.
-func TestPyArrowFiles(t *testing.T) {
-	if exec.Command("python3", "-c", "import pyarrow").Run() != nil {
-		t.Skip("python3 with pyarrow not available")
-	}
-	dir := t.TempDir()
-	script := `
-import sys, random
-import pyarrow as pa
-random.seed(1)
-def rows(n, labeled):
-    xs, ys, ids = [], [], []
-    for i in range(n):
-        c = i % 3
-        xs.append([random.random()*0.2 + (1.5 if j*3//12 == c else 0) for j in range(12)])
-        ys.append(c if labeled(i) else None)
-        ids.append("p%d" % i)
-    return pa.table({"x": pa.array(xs, pa.list_(pa.float32(), 12)), "label": pa.array(ys, pa.int64()), "id": ids})
-for name, t in [("train", rows(60, lambda i: i < 15)), ("test", rows(30, lambda i: True))]:
-    with pa.OSFile(sys.argv[1] + "/" + name + ".arrow", "wb") as f:
-        with pa.ipc.new_file(f, t.schema) as w:
-            w.write_table(t)
-`
-	cmd := exec.Command("python3", "-c", script, dir)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("pyarrow: %v\n%s", err, out)
-	}
-	out := mustRun(t, "eval", "--train", filepath.Join(dir, "train.arrow"), "--test", filepath.Join(dir, "test.arrow"), "--rank", "3", "--json")
-	var got map[string]any
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatal(err)
-	}
-	if got["n_train"] != 60.0 || got["n_labeled"] != 15.0 || got["accuracy"].(float64) < 0.9 {
-		t.Errorf("eval on pyarrow files: %s", out)
 	}
 }
 
