@@ -4,11 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/model/sparse"
@@ -67,33 +64,16 @@ func BenchmarkGNMFSparseMemory(b *testing.B) {
 			x := zipfDocs(n, d, nnz)
 			input := float64(len(x.Val)*8 + len(x.Ind)*8 + len(x.Indptr)*8)
 			for b.Loop() {
-				runtime.GC()
-				var peak atomic.Uint64
-				done, sampled := make(chan struct{}), make(chan struct{})
-				go func() {
-					defer close(sampled)
-					var m runtime.MemStats
-					for {
-						runtime.ReadMemStats(&m)
-						if m.HeapInuse > peak.Load() {
-							peak.Store(m.HeapInuse)
-						}
-						select {
-						case <-done:
-							return
-						case <-time.After(10 * time.Millisecond):
-						}
-					}
-				}()
-				g := &GNMF{Common: Common{Rank: 20, MaxIter: 3}, Graph: graph.KNN{K: 10, Metric: graph.Cosine}}
-				err := g.Fit(SparseRows(x), nil)
-				close(done)
-				<-sampled
+				var err error
+				peak := peakHeap(func() {
+					g := &GNMF{Common: Common{Rank: 20, MaxIter: 3}, Graph: graph.KNN{K: 10, Metric: graph.Cosine}}
+					err = g.Fit(SparseRows(x), nil)
+				})
 				if err != nil {
 					b.Fatal(err)
 				}
-				b.ReportMetric(float64(peak.Load())/(1<<20), "peak-MiB")
-				b.ReportMetric(float64(peak.Load())/input, "peak/input")
+				b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+				b.ReportMetric(float64(peak)/input, "peak/input")
 				b.ReportMetric(float64(n)*float64(d)*8/(1<<20), "dense-nxD-MiB")
 			}
 		})
