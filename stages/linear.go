@@ -153,6 +153,9 @@ func (m *linear) step(dense []float64, ind []int, val []float64, y int) {
 			}
 		} else {
 			for k, j := range ind {
+				if val[k] == 0 {
+					continue // a stored zero: no gradient, and 0/0 below
+				}
 				gr := e * val[k] / nr
 				g[j] += gr * gr
 				w[j] -= linearRate * gr / math.Sqrt(g[j])
