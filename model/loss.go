@@ -3,7 +3,6 @@ package model
 import (
 	"fmt"
 	"slices"
-	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -46,55 +45,13 @@ type Frobenius struct {
 // V better than BLAS (gemm.Serves64, in parts under Split).
 func (l *Frobenius) useGemm() bool { return gemm.Serves64(l.split != nil) }
 
-// packPool holds packed operands for mulTo, which may run on several
-// goroutines at once.
-var packPool = sync.Pool{New: func() any { return new(gemm.Packed) }}
+// mulTo sets dst = a·b, for a of n×d and b of d×k, serially, by the
+// product backend (gemm.MulTo). dst must not share storage with a or b.
+func mulTo(dst, a *mat.Dense, b mat.Matrix) { gemm.MulTo(dst, a, b, false) }
 
-// mulTo sets dst = a·b, for a of n×d and b of d×k, serially: through
-// internal/gemm where it serves and b is dense, else BLAS. dst must not
-// share storage with a or b.
-func mulTo(dst, a *mat.Dense, b mat.Matrix) { mulToVia(dst, a, b, gemm.Serves64(false)) }
-
-// mulToVia is mulTo through internal/gemm if useGemm (and b is dense),
-// else BLAS.
-func mulToVia(dst, a *mat.Dense, b mat.Matrix, useGemm bool) {
-	bd, ok := b.(*mat.Dense)
-	if !ok || !useGemm {
-		dst.Mul(a, b)
-		return
-	}
-	n, _ := a.Dims()
-	_, k := bd.Dims()
-	reuse(dst, n, k)
-	if dst.IsEmpty() {
-		dst.ReuseAs(n, k)
-	}
-	p := packPool.Get().(*gemm.Packed)
-	p.Pack(bd.RawMatrix())
-	gemm.MulPacked(dst.RawMatrix(), a.RawMatrix(), p)
-	packPool.Put(p)
-}
-
-// mulTransTo sets dst = aᵀb, for a of n×p and b of n×q, serially: through
-// internal/gemm where it serves, else BLAS.
-func mulTransTo(dst, a, b *mat.Dense, ws *gemm.Workspace) {
-	mulTransToVia(dst, a, b, ws, gemm.Serves64(false))
-}
-
-// mulTransToVia is mulTransTo through internal/gemm if useGemm, else BLAS.
-func mulTransToVia(dst, a, b *mat.Dense, ws *gemm.Workspace, useGemm bool) {
-	_, p := a.Dims()
-	_, q := b.Dims()
-	reuse(dst, p, q)
-	if !useGemm {
-		dst.Mul(a.T(), b)
-		return
-	}
-	if dst.IsEmpty() {
-		dst.ReuseAs(p, q)
-	}
-	gemm.MulXTA(dst.RawMatrix(), a.RawMatrix(), b.RawMatrix(), ws)
-}
+// mulTransTo sets dst = aᵀb, for a of n×p and b of n×q, serially, by the
+// product backend (gemm.MulTransTo).
+func mulTransTo(dst, a, b *mat.Dense, ws *gemm.Workspace) { gemm.MulTransTo(dst, a, b, ws, false) }
 
 // fastDense returns the rows of X when they are dense and useGemm holds.
 func (l *Frobenius) fastDense() (*mat.Dense, bool) {
@@ -118,7 +75,7 @@ func (l *Frobenius) chunkSumsTo(dst *mat.Dense, parts *[]mat.Dense, a, b *mat.De
 		*parts = make([]mat.Dense, splitChunks)
 	}
 	ps := *parts
-	fast := l.useGemm()
+	par := l.split != nil
 	inParts(l.split, splitChunks, func(lo, hi int) {
 		for ch := lo; ch < hi; ch++ {
 			p := reuse(&ps[ch], r, c)
@@ -130,7 +87,7 @@ func (l *Frobenius) chunkSumsTo(dst *mat.Dense, parts *[]mat.Dense, a, b *mat.De
 				p.Zero()
 				continue
 			}
-			mulTransToVia(p, rowsOf(a, r0, r1), rowsOf(b, r0, r1), &ws[ch], fast)
+			gemm.MulTransTo(p, rowsOf(a, r0, r1), rowsOf(b, r0, r1), &ws[ch], par)
 		}
 	})
 	if reuse(dst, r, c).IsEmpty() {
@@ -157,7 +114,7 @@ func (l *Frobenius) UGradTo(neg, pos, u, v *mat.Dense) {
 		if l.split != nil {
 			l.chunkSumsTo(neg, &l.kdParts, x, v, &l.xtv)
 		} else {
-			mulTransToVia(neg, x, v, &l.xtv[0], true)
+			gemm.MulTransTo(neg, x, v, &l.xtv[0], false)
 		}
 	} else if x, ok := Rows(l.X).(*mat.Dense); ok {
 		// (XV)ᵀ = VᵀX as a K×D product: BLAS (OpenBLAS above all) runs
@@ -181,7 +138,7 @@ func (l *Frobenius) UGradTo(neg, pos, u, v *mat.Dense) {
 	// The small products too go through gemm under Split, so that a split
 	// iteration makes no BLAS call (with OpenBLAS, its pool's threads
 	// would otherwise wake beside the parts).
-	mulToVia(pos, u, &l.vtv, l.useGemm())
+	gemm.MulTo(pos, u, &l.vtv, l.split != nil)
 }
 
 // vtvTo stores VᵀV into l.vtv: in row chunks under split, through the
@@ -214,7 +171,7 @@ func (l *Frobenius) VGradTo(neg, pos, u, v *mat.Dense) {
 			x.Copy(neg)
 		}
 	}
-	mulTransToVia(&l.utu, u, u, &l.utuWS, l.useGemm())
+	gemm.MulTransTo(&l.utu, u, u, &l.utuWS, l.split != nil)
 	fast := l.useGemm()
 	if fast {
 		l.gpk.Pack(l.utu.RawMatrix())
@@ -287,7 +244,7 @@ func (l *Frobenius) Value(u, v *mat.Dense) float64 {
 	if !l.xtuTo(u) {
 		l.X.TMulTo(reuse(&l.xtu, n, k), u)
 	}
-	mulTransToVia(&l.utu, u, u, &l.utuWS, l.useGemm())
+	gemm.MulTransTo(&l.utu, u, u, &l.utuWS, l.split != nil)
 	return l.LastValue(v)
 }
 
@@ -414,7 +371,7 @@ func (l *Frobenius) rowProducts(u *mat.Dense, rows []int, d, k int) {
 		for r, i := range rows {
 			copy(l.blk.RawRowView(r), x.RawRowView(i))
 		}
-		mulToVia(&l.out, &l.blk, u, l.useGemm())
+		gemm.MulTo(&l.out, &l.blk, u, l.split != nil)
 	case *sparse.CSR:
 		ur := u.RawMatrix()
 		for r, i := range rows {

@@ -29,6 +29,7 @@ package gemm
 
 import (
 	"fmt"
+	"sync"
 	"unsafe"
 
 	"gonum.org/v1/gonum/blas/blas32"
@@ -41,24 +42,36 @@ import (
 var Fast = hasKernels
 
 // Serves64 and Serves32 report whether the kernels serve a product better
-// than blas64 or blas32. A product run in parts, one beside the other on
-// every core (inParts), takes them whenever Fast: a BLAS would start
-// threads of its own against the parts. A product run serially takes them
-// when Fast and the BLAS is gonum's own, which they outrun fourfold and
-// more on every shape benchmarked here with AVX-512; with AVX2 alone
-// (BenchmarkMulPacked*, BenchmarkMulXTA*, BenchmarkMulABT32Rows512x784)
-// by 4–10× from three rows against many on, and about even on one row
-// against many, where both wait on memory. OpenBLAS keeps such
-// products, since its threads use all cores.
+// than blas64 or blas32: the one rule by which every product of the module
+// picks its implementation (MulTo, MulTransTo, ABT and ABT32 apply it;
+// callers with packed operands of their own ask it). A product run in
+// parts, one beside the other on every core (inParts), takes the kernels
+// whenever Fast: a BLAS would start threads of its own against the parts.
+// A product run serially takes them when Fast and the BLAS is gonum's
+// own, which they outrun fourfold and more on every shape benchmarked here
+// with AVX-512; with AVX2 alone (BenchmarkMulPacked*, BenchmarkMulXTA*,
+// BenchmarkMulABT32Rows512x784) by 4–10× from three rows against many on,
+// and about even on one row against many, where both wait on memory.
+// OpenBLAS keeps such products, since its threads use all cores. Which
+// BLAS is registered is read once, at the first call, after every
+// package's init (internal/openblas registers OpenBLAS in its own).
 func Serves64(inParts bool) bool {
-	_, native := blas64.Implementation().(gonum.Implementation)
-	return Fast && (inParts || native)
+	n64, _ := nativeBLAS()
+	return Fast && (inParts || n64)
 }
 
 func Serves32(inParts bool) bool {
-	_, native := blas32.Implementation().(gonum.Implementation)
-	return Fast && (inParts || native)
+	_, n32 := nativeBLAS()
+	return Fast && (inParts || n32)
 }
+
+// nativeBLAS reports whether gonum's own BLAS runs float64 and float32
+// products, decided at the first call.
+var nativeBLAS = sync.OnceValues(func() (n64, n32 bool) {
+	_, n64 = blas64.Implementation().(gonum.Implementation)
+	_, n32 = blas32.Implementation().(gonum.Implementation)
+	return n64, n32
+})
 
 // Panels: each is at most 4 vectors wide (32 float64, 64 float32), so
 // that a tile of six rows fits in the 32 vector registers with the

@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 
-	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 
@@ -413,11 +412,7 @@ func (s *store) dots32(dst []float64, qs, refs []int, w *dotBufs) {
 	b := blas32.General{Rows: nr, Cols: s.dim, Stride: s.dim, Data: s.data32[r0 : r0+nr*s.dim]}
 	w.c32 = slices.Grow(w.c32[:0], nq*nr)[:nq*nr]
 	c := blas32.General{Rows: nq, Cols: nr, Stride: nr, Data: w.c32}
-	if gemm.Serves32(w.part) {
-		gemm.MulABT32(c, a, b, &w.abt32)
-	} else {
-		blas32.Gemm(blas.NoTrans, blas.Trans, 1, a, b, 0, c)
-	}
+	gemm.ABT32(c, a, b, &w.abt32, w.part)
 	src := w.c32
 	dst = dst[:len(src)]
 	l := 0
@@ -446,11 +441,7 @@ func (s *store) denseDots(dst []float64, qs, refs []int, w *dotBufs) {
 	a := blas64.General{Rows: nq, Cols: s.dim, Stride: s.dim, Data: s.gather(&w.q, qs)}
 	b := blas64.General{Rows: nr, Cols: s.dim, Stride: s.dim, Data: s.gather(&w.r, refs)}
 	c := blas64.General{Rows: nq, Cols: nr, Stride: nr, Data: dst}
-	if gemm.Serves64(w.part) {
-		gemm.MulABT(c, a, b, &w.abt)
-		return
-	}
-	blas64.Gemm(blas.NoTrans, blas.Trans, 1, a, b, 0, c)
+	gemm.ABT(c, a, b, &w.abt, w.part)
 }
 
 // dots stores into dst (len(qs)×len(refs), row-major) the inner products of
