@@ -16,7 +16,7 @@ set -euo pipefail
 DIR=${1:-$(mktemp -d /tmp/nmf-cluster.XXXXXX)}
 mkdir -p "$DIR"
 cd "$(dirname "$0")/.."
-go build -o "$DIR/natsnode" ./distributed/cmd/natsnode
+go build -tags nats -o "$DIR/natsnode" ./distributed/cmd/natsnode
 : > "$DIR/pids"
 routes=nats://127.0.0.1:6222,nats://127.0.0.1:6223,nats://127.0.0.1:6224
 for i in 0 1 2; do

@@ -1,3 +1,5 @@
+//go:build nats
+
 // Package natsembed runs NATS servers with JetStream inside the process:
 // one node for a self-contained worker and for tests, or a cluster of
 // nodes routed on loopback. It is apart from package distributed so that

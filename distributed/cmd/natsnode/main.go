@@ -1,3 +1,5 @@
+//go:build nats
+
 // Command natsnode runs one JetStream node of a NATS cluster named "nmf"
 // (package natsembed), for scripts/nats-cluster.sh and for trying the
 // distributed learner without installing nats-server. It stops on
