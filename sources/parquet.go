@@ -46,6 +46,8 @@ type parquetRecords struct {
 // parquetColumn reads one top-level column of a row group into an Arrow
 // builder.
 type parquetColumn interface {
+	// base returns what the column's levels mean.
+	base() *pqBase
 	field() arrow.Field
 	// start begins the row group's column chunk.
 	start(rd file.ColumnChunkReader) error
@@ -125,7 +127,7 @@ func (p *parquetRecords) Next() bool {
 		}
 		schema := p.pf.MetaData().Schema
 		for _, c := range p.cols {
-			rd, err := rg.Column(schema.ColumnIndexByName(leafPath(c)))
+			rd, err := rg.Column(schema.ColumnIndexByName(c.base().path))
 			if err == nil {
 				err = c.start(rd)
 			}
@@ -174,23 +176,6 @@ func (p *parquetRecords) release() {
 		p.rec.Release()
 		p.rec = nil
 	}
-}
-
-// leafPath returns the dotted path of c's leaf column.
-func leafPath(c parquetColumn) string {
-	switch c := c.(type) {
-	case *pqColumn[float32]:
-		return c.path
-	case *pqColumn[float64]:
-		return c.path
-	case *pqColumn[int32]:
-		return c.path
-	case *pqColumn[int64]:
-		return c.path
-	case *pqColumn[parquet.ByteArray]:
-		return c.path
-	}
-	panic("unreachable")
 }
 
 // newParquetColumn describes the top-level node n of s as a column of the
@@ -268,10 +253,10 @@ func newParquetColumn(s *schema.Schema, n schema.Node, hint arrow.DataType, maxD
 	case parquet.Types.ByteArray:
 		if name == ColImage {
 			elem = arrow.BinaryTypes.Binary
-			c = &pqColumn[parquet.ByteArray]{pqBase: base, appendTo: func(b array.Builder, v parquet.ByteArray) { b.(*array.BinaryBuilder).Append(v) }}
+			c = &pqColumn[parquet.ByteArray]{pqBase: base, clone: true, appendTo: func(b array.Builder, v parquet.ByteArray) { b.(*array.BinaryBuilder).Append(v) }}
 		} else {
 			elem = arrow.BinaryTypes.String
-			c = &pqColumn[parquet.ByteArray]{pqBase: base, appendTo: func(b array.Builder, v parquet.ByteArray) { b.(*array.StringBuilder).Append(string(v)) }}
+			c = &pqColumn[parquet.ByteArray]{pqBase: base, clone: true, appendTo: func(b array.Builder, v parquet.ByteArray) { b.(*array.StringBuilder).Append(string(v)) }}
 		}
 	default:
 		return nil, fmt.Errorf("sources: parquet column %s has physical type %s, not part of the data contract", name, leaf.PhysicalType())
@@ -283,19 +268,7 @@ func newParquetColumn(s *schema.Schema, n schema.Node, hint arrow.DataType, maxD
 			typ = arrow.FixedSizeListOf(fsl.Len(), elem)
 		}
 	}
-	f := arrow.Field{Name: name, Type: typ, Nullable: true}
-	switch c := c.(type) {
-	case *pqColumn[float32]:
-		c.f = f
-	case *pqColumn[float64]:
-		c.f = f
-	case *pqColumn[int32]:
-		c.f = f
-	case *pqColumn[int64]:
-		c.f = f
-	case *pqColumn[parquet.ByteArray]:
-		c.f, c.clone = f, true
-	}
+	c.base().f = arrow.Field{Name: name, Type: typ, Nullable: true}
 	return c, nil
 }
 
@@ -334,6 +307,8 @@ type pqColumn[T any] struct {
 }
 
 func (c *pqColumn[T]) field() arrow.Field { return c.f }
+
+func (b *pqBase) base() *pqBase { return b }
 
 func (c *pqColumn[T]) start(rd file.ColumnChunkReader) error {
 	c.lpos, c.lend, c.vpos, c.vend, c.eof = 0, 0, 0, 0, false
