@@ -29,15 +29,18 @@ func Start(dir, host string, port int) (*server.Server, error) {
 	})
 }
 
+// readyWithin bounds the wait for a server to accept connections.
+const readyWithin = 30 * time.Second
+
 func start(o *server.Options) (*server.Server, error) {
 	s, err := server.NewServer(o)
 	if err != nil {
 		return nil, fmt.Errorf("natsembed: %w", err)
 	}
 	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
+	if !s.ReadyForConnections(readyWithin) {
 		s.Shutdown()
-		return nil, fmt.Errorf("natsembed: server %s not ready within 10 s", o.ServerName)
+		return nil, fmt.Errorf("natsembed: server %s not ready within %v", o.ServerName, readyWithin)
 	}
 	return s, nil
 }
@@ -83,7 +86,22 @@ func StartNode(n Node) (*server.Server, error) {
 // Cluster runs n JetStream nodes on loopback routed to one another, node i
 // storing under dir/node-i, and returns them once each accepts
 // connections and the JetStream meta leader sees all of them.
+//
+// The route ports are found free before the nodes bind them, so another
+// process may take one in between; Cluster then tries again with other
+// ports, up to three times.
 func Cluster(dir string, n int) ([]*server.Server, error) {
+	var err error
+	for attempt := range 3 {
+		var servers []*server.Server
+		if servers, err = cluster(filepath.Join(dir, fmt.Sprintf("try-%d", attempt)), n); err == nil {
+			return servers, nil
+		}
+	}
+	return nil, err
+}
+
+func cluster(dir string, n int) ([]*server.Server, error) {
 	ports := make([]int, n)
 	for i := range ports {
 		p, err := freePort()
