@@ -69,12 +69,13 @@ func runMake(args []string) error {
 	delay := fs.Int("delay", 100, "samples between a sample and its label")
 	seed := fs.Uint64("seed", 1, "seed of the choice of labeled samples")
 	out := fs.String("out", "", "output Arrow IPC file (required)")
+	rare := fs.String("rare", "", "CLASS:SHARE: with spam:DIR, keep a seeded random part of CLASS's documents so that it is SHARE of the stream (an imbalanced stream, e.g. spam:0.07)")
 	fs.Parse(args)
 	if *out == "" {
 		return errors.New("make: --out is required")
 	}
 	if dir, ok := strings.CutPrefix(*data, "spam:"); ok {
-		return makeText(dir, *shuffle, *frac, *delay, *seed, *out)
+		return makeText(dir, *shuffle, *frac, *delay, *seed, *rare, *out)
 	}
 	x, y, err := load(*data, *mnist)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -70,11 +71,50 @@ func dateOf(text string) time.Time {
 	return time.Time{}
 }
 
+// thin keeps a random part (seeded) of the documents of the class named in
+// rare ("CLASS:SHARE") so that the class is SHARE of the documents, the
+// others kept whole and in order.
+func thin(docs []doc, rare string, seed uint64) ([]doc, error) {
+	class, sh, ok := strings.Cut(rare, ":")
+	share, err := strconv.ParseFloat(sh, 64)
+	if !ok || err != nil || share <= 0 || share >= 1 {
+		return nil, fmt.Errorf("--rare %q: want CLASS:SHARE with 0 < SHARE < 1", rare)
+	}
+	var in, other int
+	for _, d := range docs {
+		if d.class == class {
+			in++
+		} else {
+			other++
+		}
+	}
+	if in == 0 {
+		return nil, fmt.Errorf("--rare: no document of class %q", class)
+	}
+	keep := share / (1 - share) * float64(other) / float64(in) // kept fraction of the class
+	if keep >= 1 {
+		return nil, fmt.Errorf("--rare: class %q is %.3f of the documents, not above %g", class, float64(in)/float64(in+other), share)
+	}
+	rng := rand.New(rand.NewPCG(seed, 77))
+	var out []doc
+	for _, d := range docs {
+		if d.class != class || rng.Float64() < keep {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
 // makeText writes a text stream (columns text, label, id) and its truth.
-func makeText(dir string, shuffle uint64, frac float64, delay int, seed uint64, out string) error {
+func makeText(dir string, shuffle uint64, frac float64, delay int, seed uint64, rare, out string) error {
 	docs, err := loadSpam(dir)
 	if err != nil {
 		return err
+	}
+	if rare != "" {
+		if docs, err = thin(docs, rare, seed); err != nil {
+			return err
+		}
 	}
 	n := len(docs)
 	order := make([]int, n)
