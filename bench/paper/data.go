@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/internal/datasets"
+	"github.com/nmfstream/nmfstream/model/metrics"
 	"github.com/nmfstream/nmfstream/sources"
 )
 
@@ -48,7 +49,7 @@ func (r *runner) loadData() error {
 	if n := r.g.digitsN; n > 0 && n < len(y) {
 		rows := rand.New(rand.NewPCG(r.seed, 7)).Perm(len(y))[:n]
 		sort.Ints(rows)
-		x, y = rowsOf(x, rows), pick(y, rows)
+		x, y = metrics.TakeRows(x, rows), metrics.Take(y, rows)
 	}
 	r.data["digits"] = &dataset{name: "digits", x: x, y: y, width: 8, height: 8, maxPixel: 16,
 		nystrom: r.g.digitsNystrom, splits: map[int]*split{}}

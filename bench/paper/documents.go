@@ -123,7 +123,7 @@ func (r *runner) runDocuments() error {
 // docFold returns the test-fold accuracy of representation name.
 func (r *runner) docFold(name string, x *sparse.CSR, y, trainIdx, testIdx []int) (float64, error) {
 	xtr, xte := sparseRows(x, trainIdx), sparseRows(x, testIdx)
-	ytr, yte := pick(y, trainIdx), pick(y, testIdx)
+	ytr, yte := metrics.Take(y, trainIdx), metrics.Take(y, testIdx)
 	var ftr, fte *mat.Dense
 	if name == "tf-idf" {
 		ftr, fte = xtr.ToDense(), xte.ToDense()

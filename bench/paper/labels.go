@@ -111,7 +111,7 @@ func (r *runner) runLabels() error {
 func (r *runner) goPeers(d *dataset, l int, s *split) {
 	raw := classify.NearestNeighbor{}
 	p := Point{Dataset: d.name, Method: peerRaw, Param: paramLabels, Value: float64(l), FitSeconds: 0}
-	if err := raw.Fit(rowsOf(s.train, s.labeled), pick(s.trainY, s.labeled)); err != nil {
+	if err := raw.Fit(metrics.TakeRows(s.train, s.labeled), metrics.Take(s.trainY, s.labeled)); err != nil {
 		p.Accuracy, p.Error = Num(math.NaN()), err.Error()
 	} else {
 		p.Accuracy = Num(metrics.Accuracy(raw.PredictTo(nil, s.test), s.testY))

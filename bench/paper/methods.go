@@ -128,10 +128,10 @@ func makeSplit(x *mat.Dense, y []int, testFrac float64, l int, seed uint64) (*sp
 	if err != nil {
 		return nil, err
 	}
-	s := &split{idx: idx, train: rowsOf(x, idx.Train), test: rowsOf(x, idx.Test)}
+	s := &split{idx: idx, train: metrics.TakeRows(x, idx.Train), test: metrics.TakeRows(x, idx.Test)}
 	s.trainY, s.labeled = idx.PoolLabels(y)
-	s.fullTrainY = pick(y, idx.Train)
-	s.testY = pick(y, idx.Test)
+	s.fullTrainY = metrics.Take(y, idx.Train)
+	s.testY = metrics.Take(y, idx.Test)
 	return s, nil
 }
 
@@ -186,7 +186,7 @@ func projectTest(me method, r *fitResult, s *split, test *mat.Dense) (*mat.Dense
 // the labeled training samples (DESIGN.md §7).
 func classify1NN(trainCodes *mat.Dense, s *split, testCodes *mat.Dense, testY []int) (float64, error) {
 	nn := classify.NearestNeighbor{}
-	if err := nn.Fit(rowsOf(trainCodes, s.labeled), pick(s.trainY, s.labeled)); err != nil {
+	if err := nn.Fit(metrics.TakeRows(trainCodes, s.labeled), metrics.Take(s.trainY, s.labeled)); err != nil {
 		return math.NaN(), err
 	}
 	return metrics.Accuracy(nn.PredictTo(nil, testCodes), testY), nil
@@ -204,28 +204,6 @@ func heldOut(me method, h hyper, s *split, seed uint64) (float64, *fitResult, er
 	}
 	acc, err := classify1NN(r.m.Codes(), s, codes, s.testY)
 	return acc, r, err
-}
-
-// rowsOf returns the given rows of m as a new matrix.
-func rowsOf(m *mat.Dense, rows []int) *mat.Dense {
-	if len(rows) == 0 {
-		return &mat.Dense{}
-	}
-	_, c := m.Dims()
-	out := mat.NewDense(len(rows), c, nil)
-	for r, i := range rows {
-		out.SetRow(r, m.RawRowView(i))
-	}
-	return out
-}
-
-// pick returns y at the given indices.
-func pick(y []int, idx []int) []int {
-	out := make([]int, len(idx))
-	for r, i := range idx {
-		out[r] = y[i]
-	}
-	return out
 }
 
 // errSkipped marks a configuration the report does not run (and says why).

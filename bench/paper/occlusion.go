@@ -63,7 +63,7 @@ func (r *runner) runOcclusion() error {
 			// Peer: 1-NN on the occluded pixels.
 			raw := classify.NearestNeighbor{}
 			p := Point{Dataset: d.name, Method: peerRaw, Param: paramPatch, Value: float64(side), FitSeconds: Num(math.NaN())}
-			if err := raw.Fit(rowsOf(s.train, s.labeled), pick(s.trainY, s.labeled)); err != nil {
+			if err := raw.Fit(metrics.TakeRows(s.train, s.labeled), metrics.Take(s.trainY, s.labeled)); err != nil {
 				p.Accuracy, p.Error = Num(math.NaN()), err.Error()
 			} else {
 				p.Accuracy = Num(metrics.Accuracy(raw.PredictTo(nil, test), s.testY))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/graph"
+	"github.com/nmfstream/nmfstream/model/metrics"
 )
 
 // runSpeed times the library on each whole image data set and sets the
@@ -46,7 +47,7 @@ func (r *runner) runSpeed() error {
 		r.addSpeed(d.name, "exact 5-NN graph", "s", knnSecs, r.peer(id, "knn_graph_seconds"), false)
 
 		rows := projectRows(len(d.y))
-		test := model.DenseRows(rowsOf(d.x, seq(rows)))
+		test := model.DenseRows(metrics.TakeRows(d.x, seq(rows)))
 		if nmf != nil {
 			p := &model.Projector{Method: model.ProjectNNLS, U: nmf.Basis()}
 			secs := bestOf(rep, func() error {

@@ -11,6 +11,7 @@ import (
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/graph"
+	"github.com/nmfstream/nmfstream/model/metrics"
 )
 
 // Stream settings of the brief: a tenth of the records get a label, which
@@ -126,8 +127,8 @@ func (r *runner) stream(d *dataset, n, window int) StreamResult {
 		if o.Started() && len(refIDs) > 0 {
 			codes := o.Codes()
 			nn := classify.NearestNeighbor{}
-			if err := nn.Fit(rowsOfIDs(codes, refIDs), refY); err == nil {
-				pred := nn.PredictTo(nil, rowsOfIDs(codes, ids))
+			if err := nn.Fit(metrics.TakeRows(codes, refIDs), refY); err == nil {
+				pred := nn.PredictTo(nil, metrics.TakeRows(codes, ids))
 				for i, p := range pred {
 					predicted++
 					if p == d.y[order[at+i]] {
@@ -163,10 +164,6 @@ func (r *runner) stream(d *dataset, n, window int) StreamResult {
 	res.Accuracy = Num(ratio(correct, predicted))
 	return res
 }
-
-// rowsOfIDs gathers rows ids of m (an id can index m directly: Online's
-// codes are indexed by node id).
-func rowsOfIDs(m *mat.Dense, ids []int) *mat.Dense { return rowsOf(m, ids) }
 
 func ratio(a, b int) float64 {
 	if b == 0 {

@@ -78,7 +78,7 @@ func demoBatch(ctx context.Context, stdout io.Writer, sp demoSplit, rank int, se
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "method\tprojection\t1-NN on labeled codes\tjoint classifier (as classify)\tfit time")
 	raw := classify.NearestNeighbor{}
-	if err := raw.Fit(rowsOf(sp.train, sp.labeled), pick(sp.trainY, sp.labeled)); err != nil {
+	if err := raw.Fit(metrics.TakeRows(sp.train, sp.labeled), metrics.Take(sp.trainY, sp.labeled)); err != nil {
 		return err
 	}
 	// The peer of the joint classifier: its kernel self-training and
@@ -134,7 +134,7 @@ func demoBatch(ctx context.Context, stdout io.Writer, sp demoSplit, rank int, se
 			return err
 		}
 		var nn classify.NearestNeighbor
-		if err := nn.Fit(rowsOf(m.method.Codes(), sp.labeled), pick(sp.trainY, sp.labeled)); err != nil {
+		if err := nn.Fit(metrics.TakeRows(m.method.Codes(), sp.labeled), metrics.Take(sp.trainY, sp.labeled)); err != nil {
 			return err
 		}
 		for _, p := range m.projs {
@@ -269,25 +269,7 @@ func splitDigits(x *mat.Dense, y []int, perClass int, seed uint64) (demoSplit, e
 	if err != nil {
 		return demoSplit{}, err
 	}
-	sp := demoSplit{train: rowsOf(x, s.Train), test: rowsOf(x, s.Test), testY: pick(y, s.Test)}
+	sp := demoSplit{train: metrics.TakeRows(x, s.Train), test: metrics.TakeRows(x, s.Test), testY: metrics.Take(y, s.Test)}
 	sp.trainY, sp.labeled = s.PoolLabels(y)
 	return sp, nil
-}
-
-// rowsOf returns the given rows of m as a new matrix.
-func rowsOf(m *mat.Dense, rows []int) *mat.Dense {
-	_, c := m.Dims()
-	out := mat.NewDense(len(rows), c, nil)
-	for r, i := range rows {
-		out.SetRow(r, m.RawRowView(i))
-	}
-	return out
-}
-
-func pick(y []int, idx []int) []int {
-	out := make([]int, len(idx))
-	for r, i := range idx {
-		out[r] = y[i]
-	}
-	return out
 }

@@ -8,6 +8,8 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model/metrics"
 )
 
 // KernelRidge is one-vs-rest kernel least-squares classification (kernel
@@ -344,7 +346,7 @@ func (s *KernelSelfTraining) Fit(x mat.Matrix, y []int) error {
 		margin float64
 	}
 	per := make([][]cand, c)
-	xu := rowsOf(mat.DenseCopyOf(x), unl)
+	xu := metrics.TakeRows(mat.DenseCopyOf(x), unl)
 	for r := 1; r <= rounds && len(unl) > 0; r++ {
 		if err := s.Kernel.Fit(x, out); err != nil {
 			return err

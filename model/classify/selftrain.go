@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model/metrics"
 )
 
 // SelfTraining labels the unlabeled training rows by self-training in the
@@ -101,12 +103,12 @@ func (s *SelfTraining) Fit(x mat.Matrix, y []int) error {
 		if len(unl) == 0 {
 			break
 		}
-		lc := rowsOf(xd, lab)
+		lc := metrics.TakeRows(xd, lab)
 		per := make([][]cand, c)
 		for lo := 0; lo < len(unl); lo += selfTrainBlock {
 			hi := min(lo+selfTrainBlock, len(unl))
 			g.Reset()
-			g.Mul(rowsOf(xd, unl[lo:hi]), lc.T())
+			g.Mul(metrics.TakeRows(xd, unl[lo:hi]), lc.T())
 			for a := lo; a < hi; a++ {
 				i := unl[a]
 				for cl := range best {
@@ -195,18 +197,6 @@ func (s *SelfTraining) PredictScoresTo(dst []int, score []float64, x mat.Matrix)
 		score[i] = float64(agree) / float64(k)
 	}
 	return dst, score
-}
-
-func rowsOf(x *mat.Dense, idx []int) *mat.Dense {
-	_, d := x.Dims()
-	out := mat.NewDense(max(len(idx), 1), d, nil)
-	if len(idx) == 0 {
-		return &mat.Dense{}
-	}
-	for r, i := range idx {
-		out.SetRow(r, x.RawRowView(i))
-	}
-	return out
 }
 
 func floatsDot(a, b []float64) float64 {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // SplitIndices is the result of Split: row indices into the labels given to
@@ -93,4 +95,27 @@ func (s SplitIndices) PoolLabels(y []int) (labels, labeled []int) {
 		}
 	}
 	return labels, labeled
+}
+
+// TakeRows returns the rows idx of m (for example a SplitIndices list) as a
+// new len(idx)×c matrix, or an empty matrix if idx is empty.
+func TakeRows(m *mat.Dense, idx []int) *mat.Dense {
+	if len(idx) == 0 {
+		return &mat.Dense{}
+	}
+	_, c := m.Dims()
+	out := mat.NewDense(len(idx), c, nil)
+	for r, i := range idx {
+		copy(out.RawRowView(r), m.RawRowView(i))
+	}
+	return out
+}
+
+// Take returns y[idx[0]], y[idx[1]], … in a new slice.
+func Take[T any](y []T, idx []int) []T {
+	out := make([]T, len(idx))
+	for r, i := range idx {
+		out[r] = y[i]
+	}
+	return out
 }
