@@ -8,6 +8,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model"
 )
 
 func connect(t testing.TB, url string) *nats.Conn {
@@ -99,4 +101,26 @@ func waitState(t testing.TB, nc *nats.Conn, cfg Config, limit time.Duration, ok 
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// singleMachine returns the basis that the single-machine multiplicative
+// updates reach on x in rounds iterations from the distributed run's start:
+// its initial basis (from the partitioner part and cfg.Seed) and codes of
+// ones swept cfg.initSweeps() times, the reference of the oracle tests.
+func singleMachine(t testing.TB, x *mat.Dense, part *Partitioner, cfg Config, rounds int) *mat.Dense {
+	t.Helper()
+	n, d := x.Dims()
+	u := initialBasis(d, cfg.Rank, part.Mean, cfg.Seed)
+	v := mat.NewDense(n, cfg.Rank, nil)
+	for i := range v.RawMatrix().Data {
+		v.RawMatrix().Data[i] = 1
+	}
+	if err := model.SweepRows(v, model.DenseRows(x), u, cfg.initSweeps()); err != nil {
+		t.Fatal(err)
+	}
+	eng := model.Engine{Loss: model.NewFrobenius(model.DenseRows(x)), MaxIter: rounds, Tol: -1}
+	if _, err := eng.Run(u, v); err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

@@ -154,18 +154,7 @@ func TestMNISTStalenessAccuracy(t *testing.T) {
 	}
 
 	start = time.Now()
-	u := initialBasis(d, k, part.Mean, cfg.Seed)
-	v := mat.NewDense(ntr, k, nil)
-	for i := range v.RawMatrix().Data {
-		v.RawMatrix().Data[i] = 1
-	}
-	if err := model.SweepRows(v, model.DenseRows(train), u, cfg.initSweeps()); err != nil {
-		t.Fatal(err)
-	}
-	eng := model.Engine{Loss: model.NewFrobenius(model.DenseRows(train)), MaxIter: rounds, Tol: -1}
-	if _, err := eng.Run(u, v); err != nil {
-		t.Fatal(err)
-	}
+	u := singleMachine(t, train, part, cfg, rounds)
 	singleSeconds := time.Since(start).Seconds()
 
 	ytr, yte := ys[:ntr], ys[ntr:]

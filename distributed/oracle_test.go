@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/mat"
-
-	"github.com/nmfstream/nmfstream/model"
 )
 
 // TestSynchronousRoundsEqualSingleMachine is the oracle: with Staleness
@@ -46,18 +44,7 @@ func TestSynchronousRoundsEqualSingleMachine(t *testing.T) {
 				t.Errorf("counters: %d samples (ID sum %d) in %d deltas, want %d (%d) in %d", st.Samples, st.IDSum, st.Deltas, n, idSum, parts*rounds)
 			}
 			x := rowsOf(samples)
-			u := initialBasis(d, k, part.Mean, cfg.Seed)
-			v := mat.NewDense(n, k, nil)
-			for i := range v.RawMatrix().Data {
-				v.RawMatrix().Data[i] = 1
-			}
-			if err := model.SweepRows(v, model.DenseRows(x), u, cfg.initSweeps()); err != nil {
-				t.Fatal(err)
-			}
-			eng := model.Engine{Loss: model.NewFrobenius(model.DenseRows(x)), MaxIter: rounds, Tol: -1}
-			if _, err := eng.Run(u, v); err != nil {
-				t.Fatal(err)
-			}
+			u := singleMachine(t, x, part, cfg, rounds)
 			var diff mat.Dense
 			diff.Sub(st.U, u)
 			rel := mat.Norm(&diff, 2) / mat.Norm(u, 2)

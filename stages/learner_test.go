@@ -198,7 +198,19 @@ func TestLearnerStateRoundTrip(t *testing.T) {
 	if err := r.Restore(s); err != nil {
 		t.Fatal(err)
 	}
-	for _, b := range bs[70:] {
+	learnBoth(t, a, r, bs[70:], func(p, q Prediction) bool {
+		return p.Label == q.Label && p.Node == q.Node && slices.Equal(p.Code, q.Code)
+	})
+	if a.Counters() != r.Counters() || a.Pending() != r.Pending() {
+		t.Fatalf("counters differ: %+v vs %+v", a.Counters(), r.Counters())
+	}
+}
+
+// learnBoth feeds bs to learners a and r and fails unless every pair of
+// predictions is the same by same.
+func learnBoth(t *testing.T, a, r *Learner, bs []*sources.Batch, same func(p, q Prediction) bool) {
+	t.Helper()
+	for _, b := range bs {
 		sa, err := a.Learn(b)
 		if err != nil {
 			t.Fatal(err)
@@ -208,14 +220,10 @@ func TestLearnerStateRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := range sa.Predictions {
-			p, q := sa.Predictions[i], sb.Predictions[i]
-			if p.Label != q.Label || p.Node != q.Node || !slices.Equal(p.Code, q.Code) {
+			if p, q := sa.Predictions[i], sb.Predictions[i]; !same(p, q) {
 				t.Fatalf("offset %d: predictions differ after restore: %+v vs %+v", p.Offset, p, q)
 			}
 		}
-	}
-	if a.Counters() != r.Counters() || a.Pending() != r.Pending() {
-		t.Fatalf("counters differ: %+v vs %+v", a.Counters(), r.Counters())
 	}
 }
 

@@ -156,22 +156,7 @@ func TestLearnerTextLinearRoundTrip(t *testing.T) {
 	if err := r.Restore(s); err != nil {
 		t.Fatal(err)
 	}
-	for _, b := range bs[7:] {
-		sa, err := a.Learn(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sb, err := r.Learn(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range sa.Predictions {
-			p, q := sa.Predictions[i], sb.Predictions[i]
-			if p.Label != q.Label || p.Score != q.Score {
-				t.Fatalf("offset %d: predictions differ after restore: %+v vs %+v", p.Offset, p, q)
-			}
-		}
-	}
+	learnBoth(t, a, r, bs[7:], func(p, q Prediction) bool { return p.Label == q.Label && p.Score == q.Score })
 	if a.Counters() != r.Counters() || a.hd != r.hd {
 		t.Fatalf("counters differ: %+v vs %+v", a.Counters(), r.Counters())
 	}
