@@ -1,8 +1,8 @@
-// Written by arrow-rs, the Rust Arrow implementation, compiled to WebAssembly in parquet-wasm
-// (0.7.1 on npm; arrow-rs and parquet-rs 56.2, as the Parquet files say): the tables are built with the JavaScript library (apache-arrow 17),
-// handed to parquet-wasm as an IPC stream, written to Parquet by the Rust parquet crate
-// (writeParquet), read back by it (readParquet) and written out as an Arrow IPC stream by arrow-rs's
-// stream writer (intoIPCStream). parquet-wasm has no IPC file writer.
+// Written by arrow-rs, the Rust Arrow implementation, compiled to WebAssembly in parquet-wasm (0.7.1
+// on npm; arrow-rs and parquet-rs 56.2, as the Parquet files say): the tables are built with the
+// JavaScript library (apache-arrow 17), handed to parquet-wasm as an IPC stream, written to Parquet
+// by the Rust parquet crate (writeParquet), read back by it (readParquet) and written out as an
+// Arrow IPC stream by arrow-rs's stream writer (intoIPCStream). parquet-wasm has no IPC file writer.
 //
 //   npm install parquet-wasm@0.7.1 apache-arrow@17 && node write.mjs
 import { tableToIPC, vectorFromArray, Table, Field, FixedSizeList, Float32, Int64, Utf8 } from 'apache-arrow';
