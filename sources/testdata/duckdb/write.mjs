@@ -1,9 +1,9 @@
 // Written by DuckDB's own Parquet writer (C++, not Arrow's; DuckDB 1.5.6 through @duckdb/node-api
 // on npm). The same tables as ../rust: dense rows as FLOAT[4] (a LIST of floats in Parquet) with
 // BIGINT labels, one row unlabeled and one a late label (an id seen before, a label, a NULL x);
-// documents with string labels and BIGINT ids (ROW_GROUP_SIZE 2 is below DuckDB's minimum: one row
-// group per file). DuckDB writes no Arrow IPC
-// without its nanoarrow extension, which this machine cannot download.
+// documents with string labels and BIGINT ids. DuckDB keeps each table in one row group despite
+// ROW_GROUP_SIZE 2. It writes no Arrow IPC without its nanoarrow extension, which this machine cannot
+// download.
 //
 //   npm install @duckdb/node-api@1.5.6 && node write.mjs
 import { DuckDBInstance } from '@duckdb/node-api';
