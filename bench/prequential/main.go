@@ -42,7 +42,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: prequential make|score [flags]")
+		fmt.Fprintln(os.Stderr, "usage: prequential make|score|peer [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -51,8 +51,10 @@ func main() {
 		err = runMake(os.Args[2:])
 	case "score":
 		err = runScore(os.Args[2:])
+	case "peer":
+		err = runPeer(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q: want make or score", os.Args[1])
+		err = fmt.Errorf("unknown command %q: want make, score or peer", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "prequential:", err)
@@ -74,8 +76,18 @@ func runMake(args []string) error {
 	if *out == "" {
 		return errors.New("make: --out is required")
 	}
-	if dir, ok := strings.CutPrefix(*data, "spam:"); ok {
-		return makeText(dir, *shuffle, *frac, *delay, *seed, *rare, *out)
+	docs, isText, err := loadText(*data)
+	if err != nil {
+		return err
+	}
+	if isText {
+		if strings.HasPrefix(*data, "brown:") && *shuffle == 0 {
+			*shuffle = *seed // a topic corpus: file order is genre by genre
+		}
+		return makeText(docs, *shuffle, *frac, *delay, *seed, *rare, *out)
+	}
+	if *rare != "" {
+		return errors.New("make: --rare applies to the text corpora only")
 	}
 	x, y, err := load(*data, *mnist)
 	if err != nil {

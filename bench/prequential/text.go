@@ -105,12 +105,32 @@ func thin(docs []doc, rare string, seed uint64) ([]doc, error) {
 	return out, nil
 }
 
-// makeText writes a text stream (columns text, label, id) and its truth.
-func makeText(dir string, shuffle uint64, frac float64, delay int, seed uint64, rare, out string) error {
-	docs, err := loadSpam(dir)
-	if err != nil {
-		return err
+// loadText reads the text corpus named by data: spam:DIR, sotu:DIR or
+// brown:DIR. It reports false for a name that is not a text corpus.
+func loadText(data string) ([]doc, bool, error) {
+	name, dir, _ := strings.Cut(data, ":")
+	var load func(string) ([]doc, error)
+	switch name {
+	case "spam":
+		load = loadSpam
+	case "sotu":
+		load = loadSotu
+	case "brown":
+		load = loadBrown
+	default:
+		return nil, false, nil
 	}
+	if dir == "" {
+		return nil, true, fmt.Errorf("make: --data %s:DIR: the corpus folder is missing", name)
+	}
+	docs, err := load(dir)
+	return docs, true, err
+}
+
+// makeText writes a text stream (columns text, label, id) of docs, thinned
+// by rare when it is set, and its truth.
+func makeText(docs []doc, shuffle uint64, frac float64, delay int, seed uint64, rare, out string) error {
+	var err error
 	if rare != "" {
 		if docs, err = thin(docs, rare, seed); err != nil {
 			return err
