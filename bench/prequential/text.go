@@ -7,6 +7,7 @@ import (
 	"net/mail"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -105,8 +106,8 @@ func thin(docs []doc, rare string, seed uint64) ([]doc, error) {
 	return out, nil
 }
 
-// loadText reads the text corpus named by data: spam:DIR, sotu:DIR or
-// brown:DIR. It reports false for a name that is not a text corpus.
+// loadText reads the text corpus named by data: spam:DIR, sotu:DIR,
+// brown:DIR or kjv:DIR. It reports false for a name that is not a text corpus.
 func loadText(data string) ([]doc, bool, error) {
 	name, dir, _ := strings.Cut(data, ":")
 	var load func(string) ([]doc, error)
@@ -117,6 +118,8 @@ func loadText(data string) ([]doc, bool, error) {
 		load = loadSotu
 	case "brown":
 		load = loadBrown
+	case "kjv":
+		load = loadKJV
 	default:
 		return nil, false, nil
 	}
@@ -129,7 +132,7 @@ func loadText(data string) ([]doc, bool, error) {
 
 // makeText writes a text stream (columns text, label, id) of docs, thinned
 // by rare when it is set, and its truth.
-func makeText(docs []doc, shuffle uint64, frac float64, delay int, seed uint64, rare, out string) error {
+func makeText(docs []doc, shuffle uint64, block int, frac float64, delay int, seed uint64, rare, out string) error {
 	var err error
 	if rare != "" {
 		if docs, err = thin(docs, rare, seed); err != nil {
@@ -142,7 +145,7 @@ func makeText(docs []doc, shuffle uint64, frac float64, delay int, seed uint64, 
 		order[i] = i
 	}
 	if shuffle != 0 {
-		order = rand.New(rand.NewPCG(shuffle, shuffle)).Perm(n)
+		order = shuffled(order, shuffle, block)
 	}
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "text", Type: arrow.BinaryTypes.String, Nullable: true},
@@ -169,4 +172,25 @@ func makeText(docs []doc, shuffle uint64, frac float64, delay int, seed uint64, 
 		truth[i] = d.class
 	}
 	return writeStream(out, schema, mem, b, truth)
+}
+
+// shuffled returns order in a random order (seeded), or, with block > 0,
+// with each run of block consecutive samples shuffled in place and the runs
+// kept in order: the order of a time-ordered corpus at scales above block,
+// random below.
+func shuffled(order []int, seed uint64, block int) []int {
+	rng := rand.New(rand.NewPCG(seed, seed))
+	if block <= 0 {
+		out := make([]int, len(order))
+		for i, p := range rng.Perm(len(order)) {
+			out[i] = order[p]
+		}
+		return out
+	}
+	out := slices.Clone(order)
+	for lo := 0; lo < len(out); lo += block {
+		b := out[lo:min(lo+block, len(out))]
+		rng.Shuffle(len(b), func(i, j int) { b[i], b[j] = b[j], b[i] })
+	}
+	return out
 }
