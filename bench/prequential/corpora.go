@@ -25,7 +25,7 @@ var sotuParties = map[string]bool{"Democratic": true, "Republican": true, "Democ
 const (
 	// sotuWords is the length at which a State of the Union passage ends:
 	// the addresses come without paragraph breaks, so a passage is the run
-	// of whole sentences that first reaches 50 words (mean about 65, a
+	// of whole sentences that first reaches 50 words (mean 69, a
 	// paragraph of the printed addresses or two posts of a social network).
 	sotuWords = 50
 	// minWords drops shorter passages (the end of an address or a file).

