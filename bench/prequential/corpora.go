@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -116,7 +117,7 @@ func loadSotu(dir string) ([]doc, error) {
 	for _, a := range all {
 		when := time.Date(a.Year, 1, 1, 0, 0, 0, 0, time.UTC)
 		for _, p := range passages(strings.Fields(a.Text), sotuWords, 0) {
-			docs = append(docs, doc{text: p, class: a.Party, when: when})
+			docs = append(docs, doc{text: p, class: a.Party, when: when, group: a.file})
 		}
 	}
 	return docs, nil
@@ -134,7 +135,7 @@ func loadBrown(dir string) ([]doc, error) {
 	var docs []doc
 	for i, t := range texts {
 		for _, p := range passages(strings.Fields(t), brownMin, brownMax) {
-			docs = append(docs, doc{text: p, class: genres[i]})
+			docs = append(docs, doc{text: p, class: genres[i], group: strconv.Itoa(i)})
 		}
 	}
 	if len(docs) == 0 {

