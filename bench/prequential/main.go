@@ -3,7 +3,7 @@
 // peers on the text streams.
 //
 //	prequential make  --data CORPUS [--mnist DIR] [--shuffle SEED] [--block N] [--rare CLASS:SHARE] [--frac 0.1] [--delay 100] [--seed 1] --out F.arrow
-//	prequential score --in F.arrow [--truth F.truth.csv] --pred P.jsonl
+//	prequential score --in F.arrow [--truth F.truth.csv] --pred P.jsonl [--row NAME]
 //	prequential peer  --in F.arrow --out P.jsonl [--method knn|nb|last]
 //	prequential split --data CORPUS [--rare CLASS:SHARE] [--train-n 2000] [--test-n 1000] [--frac 0.1] [--seed 1] --train TR.arrow --test TE.arrow
 //
@@ -48,7 +48,8 @@
 // JSON lines) and prints, as JSON, the accuracy over every sample that
 // arrived after the first label record (a sample without a prediction is
 // wrong), by quarter of those samples and over their second half, with
-// balanced accuracy and macro-F1.
+// balanced accuracy and macro-F1; with --row NAME, the same as a row of
+// BENCHMARKS.md's document streams table.
 //
 // peer predicts each sample of a text stream on arrival, before it learns
 // from it, as the stream does, and writes the predictions as stream --out
@@ -319,6 +320,7 @@ func runScore(args []string) error {
 	in := fs.String("in", "", "the stream (Arrow IPC file)")
 	truthPath := fs.String("truth", "", "id,label of every sample (default: the stream's name with .truth.csv)")
 	predPath := fs.String("pred", "", "predictions (stream --out, JSON lines)")
+	row := fs.String("row", "", "print a Markdown table row that starts with this name instead of JSON: accuracy, balanced accuracy, macro-F1, the quarters")
 	fs.Parse(args)
 	if *in == "" || *predPath == "" {
 		return errors.New("score: --in and --pred are required")
@@ -438,6 +440,11 @@ func runScore(args []string) error {
 	}
 	rep.BalancedAccuracy /= float64(len(classes))
 	rep.MacroF1 /= float64(len(classes))
+	if *row != "" {
+		fmt.Printf("| %s | %.3f | %.3f | %.3f | %.3f / %.3f / %.3f / %.3f |\n", *row, rep.Accuracy, rep.BalancedAccuracy, rep.MacroF1,
+			rep.Quarters[0], rep.Quarters[1], rep.Quarters[2], rep.Quarters[3])
+		return nil
+	}
 	out, _ := json.Marshal(rep)
 	fmt.Println(string(out))
 	return nil
