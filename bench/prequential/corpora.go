@@ -173,7 +173,7 @@ const kjvMinWords = 5
 // text, in canonical order), labeled by the section of their book (law,
 // history, wisdom, prophets, gospels with Acts, epistles, revelation),
 // without the pilcrows (#) and the brackets of words in italics, in
-// canonical order.
+// canonical order. A verse's group is its chapter.
 func loadKJV(dir string) ([]doc, error) {
 	f, err := os.Open(filepath.Join(dir, "verses-1769.json"))
 	if err != nil {
@@ -196,9 +196,12 @@ func loadKJV(dir string) ([]doc, error) {
 		if err := dec.Decode(&text); err != nil {
 			return nil, fmt.Errorf("%s: %s: %v", f.Name(), ref, err)
 		}
-		book := ref
+		book, chapter := ref, ref
 		if i := strings.LastIndexByte(ref, ' '); i > 0 {
 			book = ref[:i]
+		}
+		if i := strings.LastIndexByte(ref, ':'); i > 0 {
+			chapter = ref[:i]
 		}
 		sec, ok := kjvSections[book]
 		if !ok {
@@ -212,7 +215,7 @@ func loadKJV(dir string) ([]doc, error) {
 			}
 		}
 		if words >= kjvMinWords {
-			docs = append(docs, doc{text: text, class: sec})
+			docs = append(docs, doc{text: text, class: sec, group: chapter})
 		}
 	}
 	if len(docs) == 0 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/csv"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -224,5 +225,58 @@ func TestShuffledBlocks(t *testing.T) {
 	}
 	if moved < len(order)/2 {
 		t.Errorf("%d of %d samples moved, want most", moved, len(order))
+	}
+}
+
+// TestSplitByText checks split on the State of the Union: no address has
+// passages on both sides, a tenth of the training passages are labeled,
+// every test passage is.
+func TestSplitByText(t *testing.T) {
+	dir := testenv.Data(t, "sotu")
+	docs, err := loadSotu(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, te := filepath.Join(t.TempDir(), "tr.arrow"), filepath.Join(t.TempDir(), "te.arrow")
+	if err := runSplit([]string{"--data", "sotu:" + dir, "--train", tr, "--test", te}); err != nil {
+		t.Fatal(err)
+	}
+	side := map[string]string{} // address → "train" or "test"
+	for _, f := range []string{tr, te} {
+		src, err := sources.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, labeled := 0, 0
+		for src.Next() {
+			b := src.Batch()
+			for i, id := range b.IDs {
+				var k int
+				if _, err := fmt.Sscan(id, &k); err != nil || k < 0 || k >= len(docs) {
+					t.Fatalf("%s: id %q", f, id)
+				}
+				s := filepath.Base(f)
+				if o, ok := side[docs[k].group]; ok && o != s {
+					t.Fatalf("address %s in both files", docs[k].group)
+				}
+				side[docs[k].group] = s
+				n++
+				if b.Labeled[i] {
+					labeled++
+					if b.Labels[i] != docs[k].class {
+						t.Fatalf("%s: passage %d labeled %s, want %s", f, k, b.Labels[i], docs[k].class)
+					}
+				}
+			}
+		}
+		src.Close()
+		if err := src.Err(); err != nil {
+			t.Fatal(err)
+		}
+		// The defaults: 2,000 training passages, a tenth labeled; 1,000 test
+		// passages, all labeled.
+		if f == tr && (n != 2000 || labeled != 200) || f == te && (n != 1000 || labeled != 1000) {
+			t.Errorf("%s: %d passages, %d labeled", filepath.Base(f), n, labeled)
+		}
 	}
 }

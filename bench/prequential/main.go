@@ -66,8 +66,8 @@
 //	      floor of a stream whose classes come in runs
 //
 // split writes a held-out split of a text corpus for nmfstream eval: a third
-// of the texts (addresses, Brown texts; documents where a corpus is not
-// cut into passages) held out, up to train-n training documents of the
+// of the texts (addresses, Brown texts, the Bible's chapters; the mails
+// one by one) held out, up to train-n training documents of the
 // others with a fraction frac labeled, up to test-n test documents, all
 // labeled. The passages of one text are all on one side.
 package main

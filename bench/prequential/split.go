@@ -16,8 +16,8 @@ import (
 
 // runSplit writes a held-out split of a text corpus for nmfstream eval: a
 // training file with a fraction of its labels and a test file with all of
-// them. Passages cut from one text (an address, a Brown text) go to the
-// same side, so the test texts are never seen in training.
+// them. Passages cut from one text (an address, a Brown text, a chapter
+// of the Bible) go to the same side, so the test texts are never seen in training.
 func runSplit(args []string) error {
 	fs := flag.NewFlagSet("split", flag.ExitOnError)
 	data := fs.String("data", "", "a text corpus, as make --data (spam:DIR, sotu:DIR, brown:DIR, kjv:DIR)")
