@@ -36,7 +36,7 @@ echo "|---|---|---|---|---|"
 for s in $STREAMS; do
   make_stream "$s"
   for p in $PREDICTORS; do
-    "$BIN" stream --in "$OUT/$s.arrow" --out "$OUT/$s-$p.jsonl" --predictor "$p" 2>"$OUT/$s-$p.err"
+    "$BIN" stream --in "$OUT/$s.arrow" --out "$OUT/$s-$p.jsonl" --predictor "$p" --json >"$OUT/$s-$p.json" 2>"$OUT/$s-$p.err"
     $P score --in "$OUT/$s.arrow" --pred "$OUT/$s-$p.jsonl" --row "$s $p"
   done
   for m in $PEERS; do
