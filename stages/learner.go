@@ -128,6 +128,9 @@ type node struct {
 	id    string
 	class int // −1: unlabeled
 	seq   int
+	// revisits is the number of the linear model's passes the node's
+	// label may still take part in (linearRevisits when it is learned).
+	revisits int
 }
 
 type pred struct {
@@ -432,6 +435,7 @@ func (l *Learner) setLabel(n, c int) error {
 		return fmt.Errorf("stages: learner: %w", err)
 	}
 	l.nodes[n].class = c
+	l.nodes[n].revisits = linearRevisits
 	if l.linear() {
 		d, ind, val := l.Model.Row(n)
 		l.lin.step(d, ind, val, c)

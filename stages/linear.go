@@ -20,14 +20,21 @@ const (
 	// samples), and hedgeRate the rate η of the weights exp(−η·mistakes).
 	hedgeDecay = 0.99
 	hedgeRate  = 1.0
+	// linearRevisits is the number of passes, one per batch, that a label
+	// takes part in after the step taken when it is learned. Revisiting
+	// only recent labels lets the model follow a drifting stream: passes
+	// over every label of the window kept old labels' weight growing and
+	// scored up to 12 points lower on a stream in time order (BENCHMARKS.md,
+	// "Document streams").
+	linearRevisits = 3
 )
 
 // linear is an online multinomial logistic regression on the stream's
 // feature rows (dense or sparse, each scaled to unit Euclidean norm), fitted
 // by stochastic gradient steps with AdaGrad step sizes (Duchi, Hazan and
 // Singer, JMLR 12, 2011): one step on each label as it is learned, and
-// one pass over the labeled samples of the window, in a shuffled order, per
-// batch. It is the supervised half of PredictGraph's mixture: on documents
+// one pass per batch, in a shuffled order, over the labels learned in the
+// last linearRevisits batches. It is the supervised half of PredictGraph's mixture: on documents
 // a linear model of the raw features separates classes that the k-NN graph
 // mixes (BENCHMARKS.md).
 //
@@ -222,14 +229,15 @@ func (l *Learner) linear() bool {
 }
 
 // linearPass runs one pass of the linear model over the labeled samples of
-// the window.
+// the window that have revisits left, and counts it against them.
 func (l *Learner) linearPass() {
 	if !l.linear() {
 		return
 	}
 	var nodes, y []int
 	for n, nd := range l.nodes {
-		if nd.live && nd.class >= 0 {
+		if nd.live && nd.class >= 0 && nd.revisits > 0 {
+			l.nodes[n].revisits--
 			nodes = append(nodes, n)
 			y = append(y, nd.class)
 		}

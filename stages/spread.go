@@ -181,6 +181,7 @@ func (l *Learner) predictGraph(ids []int, out []Prediction) {
 		l.sp.sweepLocal(ids, class)
 	}
 	mass := l.sp.classMass(live)
+	l.forgetAbsent(mass)
 	useLin := l.linear()
 	var q []float64 // the graph's class probabilities at each position, len(ids)×C
 	if useLin {
@@ -224,6 +225,26 @@ func (l *Learner) predictGraph(ids []int, out []Prediction) {
 	}
 	if useLin {
 		l.mix(ids, out, q)
+	}
+}
+
+// forgetAbsent zeroes the mass of the classes that have no labeled node in
+// the window, so that they are not predicted: the harmonic function of a
+// class without labeled nodes is zero, and what is left of its scores
+// (warm starts, a few sweeps) would be blown up by the class mass
+// normalization, which would keep predicting a class long after its last
+// label left the window.
+func (l *Learner) forgetAbsent(mass []float64) {
+	seen := make([]bool, len(mass))
+	for _, nd := range l.nodes {
+		if nd.live && nd.class >= 0 && nd.class < len(seen) {
+			seen[nd.class] = true
+		}
+	}
+	for c := range mass {
+		if !seen[c] {
+			mass[c] = 0
+		}
 	}
 }
 

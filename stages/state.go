@@ -48,6 +48,9 @@ type NodeState struct {
 	ID    string
 	Class int
 	Seq   int
+	// Revisits is the number of the linear model's passes the node's label
+	// may still take part in.
+	Revisits int
 }
 
 // State returns a copy of l's state.
@@ -59,7 +62,7 @@ func (l *Learner) State() (*LearnerState, error) {
 	s := &LearnerState{Dim: l.Featurize.dim, Seq: l.seq, Classes: slices.Clone(l.classes), Counters: l.c}
 	var live []int
 	for n, nd := range l.nodes {
-		s.Nodes = append(s.Nodes, NodeState{Live: nd.live, ID: nd.id, Class: nd.class, Seq: nd.seq})
+		s.Nodes = append(s.Nodes, NodeState{Live: nd.live, ID: nd.id, Class: nd.class, Seq: nd.seq, Revisits: nd.revisits})
 		if nd.live {
 			live = append(live, n)
 		}
@@ -121,7 +124,7 @@ func (l *Learner) Restore(s *LearnerState) error {
 		if nd.Class >= len(l.classes) {
 			return fmt.Errorf("stages: learner: state: node %d has class %d of %d", n, nd.Class, len(l.classes))
 		}
-		l.nodes = append(l.nodes, node{live: nd.Live, id: nd.ID, class: nd.Class, seq: nd.Seq})
+		l.nodes = append(l.nodes, node{live: nd.Live, id: nd.ID, class: nd.Class, seq: nd.Seq, revisits: nd.Revisits})
 		if nd.Live && nd.ID != "" {
 			l.byID[nd.ID] = n
 		}
