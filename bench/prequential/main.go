@@ -328,10 +328,29 @@ func runScore(args []string) error {
 	if *truthPath == "" {
 		*truthPath = strings.TrimSuffix(*in, filepath.Ext(*in)) + ".truth.csv"
 	}
-	// The samples after the first label record, in stream order.
-	src, err := sources.Open(*in)
+	rep, err := score(*in, *truthPath, *predPath)
 	if err != nil {
 		return err
+	}
+	if *row != "" {
+		fmt.Printf("| %s | %.3f | %.3f | %.3f | %.3f / %.3f / %.3f / %.3f |\n", *row, rep.Accuracy, rep.BalancedAccuracy, rep.MacroF1,
+			rep.Quarters[0], rep.Quarters[1], rep.Quarters[2], rep.Quarters[3])
+		return nil
+	}
+	out, _ := json.Marshal(rep)
+	fmt.Println(string(out))
+	return nil
+}
+
+// score scores the predictions in predPath (JSON lines of stream --out)
+// against truthPath (id,label) over every sample of the stream in after
+// its first label record, in stream order; a sample without a prediction
+// is wrong.
+func score(in, truthPath, predPath string) (report, error) {
+	// The samples after the first label record, in stream order.
+	src, err := sources.Open(in)
+	if err != nil {
+		return report{}, err
 	}
 	var ids []string
 	seenLabel := false
@@ -356,25 +375,25 @@ func runScore(args []string) error {
 	}
 	src.Close()
 	if err := src.Err(); err != nil {
-		return err
+		return report{}, err
 	}
 	truth := map[string]string{}
-	tf, err := os.Open(*truthPath)
+	tf, err := os.Open(truthPath)
 	if err != nil {
-		return err
+		return report{}, err
 	}
 	rows, err := csv.NewReader(tf).ReadAll()
 	tf.Close()
 	if err != nil {
-		return err
+		return report{}, err
 	}
 	for _, r := range rows[1:] {
 		truth[r[0]] = r[1]
 	}
 	pred := map[string]string{}
-	pf, err := os.Open(*predPath)
+	pf, err := os.Open(predPath)
 	if err != nil {
-		return err
+		return report{}, err
 	}
 	sc := bufio.NewScanner(pf)
 	sc.Buffer(nil, 1<<26)
@@ -385,7 +404,7 @@ func runScore(args []string) error {
 		}
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			pf.Close()
-			return fmt.Errorf("%s: %v", *predPath, err)
+			return report{}, fmt.Errorf("%s: %v", predPath, err)
 		}
 		if r.Pred != nil {
 			pred[r.ID] = *r.Pred
@@ -393,10 +412,10 @@ func runScore(args []string) error {
 	}
 	pf.Close()
 	if err := sc.Err(); err != nil {
-		return err
+		return report{}, err
 	}
 	if len(ids) == 0 {
-		return errors.New("score: no sample after the first label")
+		return report{}, errors.New("score: no sample after the first label")
 	}
 	var rep report
 	rep.N = len(ids)
@@ -407,7 +426,7 @@ func runScore(args []string) error {
 	for i, id := range ids {
 		want, ok := truth[id]
 		if !ok {
-			return fmt.Errorf("score: no truth for id %q", id)
+			return report{}, fmt.Errorf("score: no truth for id %q", id)
 		}
 		classes[want] = true
 		tot[want]++
@@ -440,12 +459,5 @@ func runScore(args []string) error {
 	}
 	rep.BalancedAccuracy /= float64(len(classes))
 	rep.MacroF1 /= float64(len(classes))
-	if *row != "" {
-		fmt.Printf("| %s | %.3f | %.3f | %.3f | %.3f / %.3f / %.3f / %.3f |\n", *row, rep.Accuracy, rep.BalancedAccuracy, rep.MacroF1,
-			rep.Quarters[0], rep.Quarters[1], rep.Quarters[2], rep.Quarters[3])
-		return nil
-	}
-	out, _ := json.Marshal(rep)
-	fmt.Println(string(out))
-	return nil
+	return rep, nil
 }
