@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -38,6 +39,19 @@ type Config struct {
 	// Refresh, if positive, bounds the older codes swept per round, taken
 	// round-robin; zero sweeps every code of the partition each round.
 	Refresh int
+	// Alpha is GNMF's α, the weight of the graph term tr(VᵀLV) over each
+	// partition's k-NN graph (Cai et al. 2011): it enters the owners' V
+	// sweeps only, U's step reading the summed statistics as in NMF. Zero
+	// runs plain NMF; it must not be negative.
+	Alpha float64
+	// GraphK is the number of neighbours of a sample in its partition's
+	// k-NN graph (0-1 weights, symmetrized by max) when Alpha is positive.
+	// If zero, 5.
+	GraphK int
+	// Window, if positive, bounds the samples each owner keeps: a round
+	// that brings its partition past Window first removes the oldest, and
+	// its delta subtracts their part of B and A. Zero keeps every sample.
+	Window int
 	// SketchDim is the dimension of the partitioner's sketch. If zero, 16.
 	SketchDim int
 	// Seed seeds the partitioner and U's initialization.
@@ -67,6 +81,7 @@ func (c Config) partitions() int    { return defInt(c.Partitions, 4) }
 func (c Config) initSweeps() int    { return defInt(c.InitSweeps, 10) }
 func (c Config) sweeps() int        { return defInt(c.Sweeps, 1) }
 func (c Config) sketchDim() int     { return defInt(c.SketchDim, 16) }
+func (c Config) graphK() int        { return defInt(c.GraphK, 5) }
 func (c Config) replicas() int      { return defInt(c.Replicas, 1) }
 func (c Config) snapshotEvery() int { return defInt(c.SnapshotEvery, 20) }
 func (c Config) pinnedTTL() time.Duration {
@@ -106,6 +121,10 @@ func (c Config) check() error {
 		return fmt.Errorf("distributed: staleness %d (must be ≥ 0)", c.Staleness)
 	case c.Rounds < 0 || c.InitSweeps < 0 || c.Sweeps < 0 || c.Refresh < 0 || c.SketchDim < 0 || c.SnapshotEvery < 0:
 		return errors.New("distributed: negative rounds, sweeps, refresh, sketch dimension or snapshot interval")
+	case !(c.Alpha >= 0) || math.IsInf(c.Alpha, 0):
+		return fmt.Errorf("distributed: alpha %g (must be finite and ≥ 0)", c.Alpha)
+	case c.GraphK < 0 || c.Window < 0:
+		return fmt.Errorf("distributed: graph k %d and window %d (must be ≥ 0)", c.GraphK, c.Window)
 	case c.Replicas < 0 || c.Replicas > 5:
 		return fmt.Errorf("distributed: %d replicas (1 to 5)", c.Replicas)
 	case c.PinnedTTL < 0 || c.Idle < 0:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -23,10 +24,12 @@ type coord struct {
 	b, a    mat.Dense
 	applied []uint64 // last delta number applied, by partition
 	rounds  []int64  // last round applied, by partition (−1: none)
+	cuts    []uint64 // samples-stream sequence each partition's owner holds everything up to
 	lastSeq uint64   // delta-stream sequence of the last delta read
 	samples uint64
 	deltas  uint64
 	idSum   uint64
+	left    uint64
 	cur     *basis
 	rev     uint64 // revision of the basis key holding cur
 	in      jetstream.Consumer
@@ -68,6 +71,7 @@ func (c *coord) restore(ctx context.Context, pn *pin) error {
 	k, parts := w.cfg.Rank, w.cfg.partitions()
 	c.applied = make([]uint64, parts)
 	c.rounds = make([]int64, parts)
+	c.cuts = make([]uint64, parts)
 	for i := range c.rounds {
 		c.rounds[i] = -1
 	}
@@ -191,7 +195,9 @@ func (c *coord) apply(m jetstream.Msg) error {
 	}
 	c.applied[d.Part] = d.N
 	c.rounds[d.Part] = int64(d.Round)
+	c.cuts[d.Part] = max(c.cuts[d.Part], d.Cut)
 	c.samples += uint64(d.Added)
+	c.left += uint64(d.Removed)
 	c.deltas++
 	c.idSum += d.IDSum
 	return nil
@@ -223,7 +229,8 @@ func (c *coord) step(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	next := &basis{Version: c.cur.Version + 1, SampleSeq: seq, Samples: c.samples, Deltas: c.deltas, IDSum: c.idSum, U: u}
+	next := &basis{Version: c.cur.Version + 1, SampleSeq: seq, Samples: c.samples, Deltas: c.deltas, IDSum: c.idSum,
+		Left: c.left, Ingested: slices.Min(c.cuts), U: u}
 	raw := encodeBasis(next)
 	if err := c.w.fits(raw, u); err != nil {
 		return err
@@ -254,10 +261,12 @@ func (c *coord) encodeSnapshot() []byte {
 	e.u64(c.samples)
 	e.u64(c.deltas)
 	e.u64(c.idSum)
+	e.u64(c.left)
 	e.u32(uint32(len(c.applied)))
 	for i := range c.applied {
 		e.u64(c.applied[i])
 		e.u64(uint64(c.rounds[i]))
+		e.u64(c.cuts[i])
 	}
 	encodeDense(&e, &c.b)
 	encodeDense(&e, &c.a)
@@ -269,14 +278,14 @@ func (c *coord) decodeSnapshot(b []byte) error {
 	if d.u8() != tagCoord {
 		return errors.New("not a coordinator snapshot")
 	}
-	last, samples, deltas, idSum := d.u64(), d.u64(), d.u64(), d.u64()
-	n := d.count(16)
+	last, samples, deltas, idSum, left := d.u64(), d.u64(), d.u64(), d.u64(), d.u64()
+	n := d.count(24)
 	if d.err == nil && n != len(c.applied) {
 		return errors.New("partition count differs")
 	}
-	applied, rounds := make([]uint64, n), make([]int64, n)
+	applied, rounds, cuts := make([]uint64, n), make([]int64, n), make([]uint64, n)
 	for i := range n {
-		applied[i], rounds[i] = d.u64(), int64(d.u64())
+		applied[i], rounds[i], cuts[i] = d.u64(), int64(d.u64()), d.u64()
 	}
 	bm, am := decodeDense(&d), decodeDense(&d)
 	if d.err != nil {
@@ -286,8 +295,8 @@ func (c *coord) decodeSnapshot(b []byte) error {
 	if bm == nil || am == nil || !sameDims(bm, br, bc) || !sameDims(am, bc, bc) {
 		return errors.New("statistics of the wrong shape")
 	}
-	c.lastSeq, c.samples, c.deltas, c.idSum = last, samples, deltas, idSum
-	c.applied, c.rounds = applied, rounds
+	c.lastSeq, c.samples, c.deltas, c.idSum, c.left = last, samples, deltas, idSum, left
+	c.applied, c.rounds, c.cuts = applied, rounds, cuts
 	c.b.Copy(bm)
 	c.a.Copy(am)
 	return nil

@@ -30,6 +30,18 @@ type Neighbor struct {
 // the other partitions are missed. A partition whose owner does not answer
 // within ctx makes it return an error naming the partition.
 func Neighbors(ctx context.Context, nc *nats.Conn, cfg Config, part *Partitioner, q Sample, k, probes int) ([]Neighbor, error) {
+	return neighbors(ctx, nc, cfg, part, q, k, probes, false)
+}
+
+// LabeledNeighbors is Neighbors among the samples whose label the owners
+// know (Sample.Label, or a late label from Publisher.Label that they have
+// ingested, State.Ingested): the k nearest labeled samples in the probes
+// partitions nearest to q, nearest first.
+func LabeledNeighbors(ctx context.Context, nc *nats.Conn, cfg Config, part *Partitioner, q Sample, k, probes int) ([]Neighbor, error) {
+	return neighbors(ctx, nc, cfg, part, q, k, probes, true)
+}
+
+func neighbors(ctx context.Context, nc *nats.Conn, cfg Config, part *Partitioner, q Sample, k, probes int, labeled bool) ([]Neighbor, error) {
 	if err := q.check(); err != nil {
 		return nil, err
 	}
@@ -38,7 +50,7 @@ func Neighbors(ctx context.Context, nc *nats.Conn, cfg Config, part *Partitioner
 	}
 	n := cfg.names()
 	parts := part.Nearest(&q, probes)
-	req := encodeKNNRequest(k, &q)
+	req := encodeKNNRequest(k, labeled, &q)
 	var (
 		mu   sync.Mutex
 		all  []Neighbor
@@ -101,35 +113,47 @@ func sortNeighbors(a []Neighbor) {
 	})
 }
 
-// nearest returns the k rows nearest to q.
-func nearest(rows []Sample, q *Sample, k int) []Neighbor {
-	out := make([]Neighbor, len(rows))
+// nearest returns the k rows nearest to q, among the labeled ones if
+// labeled.
+func nearest(rows []Sample, q *Sample, k int, labeled bool) []Neighbor {
+	out := make([]Neighbor, 0, len(rows))
 	for i := range rows {
-		out[i] = Neighbor{ID: rows[i].ID, Label: rows[i].Label, SqDist: sqDistSample(&rows[i], q)}
+		if labeled && rows[i].Label < 0 {
+			continue
+		}
+		out = append(out, Neighbor{ID: rows[i].ID, Label: rows[i].Label, SqDist: sqDistSample(&rows[i], q)})
 	}
 	sortNeighbors(out)
 	return out[:min(k, len(out))]
 }
 
-func encodeKNNRequest(k int, q *Sample) []byte {
+func encodeKNNRequest(k int, labeled bool, q *Sample) []byte {
 	var e enc
-	e.u8(tagKNN)
+	if labeled {
+		e.u8(tagKNNLab)
+	} else {
+		e.u8(tagKNN)
+	}
 	e.u32(uint32(k))
 	e.b = append(e.b, encodeSample(q)...)
 	return e.b
 }
 
-func decodeKNNRequest(b []byte) (int, Sample, error) {
+func decodeKNNRequest(b []byte) (k int, labeled bool, q Sample, err error) {
 	d := dec{b: b}
-	if d.u8() != tagKNN {
-		return 0, Sample{}, errors.New("distributed: not a k-NN request")
+	switch d.u8() {
+	case tagKNN:
+	case tagKNNLab:
+		labeled = true
+	default:
+		return 0, false, Sample{}, errors.New("distributed: not a k-NN request")
 	}
-	k := int(d.u32())
+	k = int(d.u32())
 	if d.err != nil {
-		return 0, Sample{}, d.err
+		return 0, false, Sample{}, d.err
 	}
-	s, err := decodeSample(d.b)
-	return k, s, err
+	q, err = decodeSample(d.b)
+	return k, labeled, q, err
 }
 
 func encodeNeighbors(a []Neighbor) []byte {
