@@ -28,6 +28,10 @@ type Sample struct {
 	Value []float64
 }
 
+// Check returns an error naming the sample if it is not a valid
+// non-negative vector: Publisher.Publish refuses such a sample.
+func (s *Sample) Check() error { return s.check() }
+
 // check returns an error naming the sample if it is not a valid
 // non-negative vector.
 func (s *Sample) check() error {
@@ -147,6 +151,8 @@ const (
 	tagKNN    = 'K'
 	tagLabel  = 'L'
 	tagKNNLab = 'k' // a k-NN request for labeled samples only
+	// a k-NN request for samples that spread labels reach, with their class scores
+	tagKNNSpread = 's'
 )
 
 // encodeLabel encodes a late label: the class of the sample with this ID,

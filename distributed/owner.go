@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 
@@ -26,8 +27,9 @@ type owner struct {
 	w *Worker
 	p int
 
-	mu      sync.RWMutex // guards rows (and their labels) against the k-NN responder
+	mu      sync.RWMutex // guards rows (and their labels), byID and spread against the k-NN responder
 	rows    []Sample
+	spread  [][]float64 // class scores of each row after label spreading, nil where no label reaches
 	codes   [][]float64
 	base    uint64            // index of rows[0]
 	byID    map[uint64]uint64 // index of each live sample, by ID
@@ -188,6 +190,10 @@ func (o *owner) restore(ctx context.Context) error {
 	}
 	o.mu.Lock()
 	o.rows, o.byID = rows, byID
+	o.spread = nil
+	if o.g != nil {
+		o.spread = spreadLabels(o.weights(), rows)
+	}
 	o.mu.Unlock()
 	o.in, err = st.js.OrderedConsumer(ctx, st.n.samples, jetstream.OrderedConsumerConfig{
 		MaxResetAttempts: maxResets,
@@ -262,6 +268,74 @@ func (o *owner) weights() *sparse.CSR {
 		indptr = append(indptr, len(ind))
 	}
 	return sparse.NewCSR(n, n, indptr, ind, val)
+}
+
+// Label spreading (Zhou et al. 2004): F ← a·D^{-1/2}SD^{-1/2}·F + (1 − a)·Y,
+// Y the one-hot labels, for spreadIter iterations from F = Y.
+const (
+	spreadA    = 0.9 // weight of the neighbours against the own label
+	spreadIter = 20  // iterations: a^20 ≈ 0.12 of the start is left
+)
+
+// spreadLabels returns each row's class scores after label spreading over
+// the weights s (n×n, row order) from the rows' labels, each row scaled
+// to sum 1, or nil for a row that no label reaches (and all nil if no row
+// is labeled).
+func spreadLabels(s *sparse.CSR, rows []Sample) [][]float64 {
+	n := len(rows)
+	c := 0
+	for i := range rows {
+		c = max(c, rows[i].Label+1)
+	}
+	if c == 0 {
+		return make([][]float64, n)
+	}
+	deg := graph.Degrees(s, nil)
+	inv := make([]float64, n)
+	for i, d := range deg {
+		if d > 0 {
+			inv[i] = 1 / math.Sqrt(d)
+		}
+	}
+	y := make([]float64, n*c)
+	for i := range rows {
+		if l := rows[i].Label; l >= 0 {
+			y[i*c+l] = 1
+		}
+	}
+	f, next := slices.Clone(y), make([]float64, n*c)
+	for range spreadIter {
+		for i := range n {
+			out := next[i*c : (i+1)*c]
+			for j := range out {
+				out[j] = (1 - spreadA) * y[i*c+j]
+			}
+			ind, val := s.Row(i)
+			for q, j := range ind {
+				w := spreadA * val[q] * inv[i] * inv[j]
+				for l, x := range f[j*c : (j+1)*c] {
+					out[l] += w * x
+				}
+			}
+		}
+		f, next = next, f
+	}
+	out := make([][]float64, n)
+	for i := range n {
+		row := f[i*c : (i+1)*c]
+		var sum float64
+		for _, x := range row {
+			sum += x
+		}
+		if sum > 0 {
+			r := make([]float64, c)
+			for l, x := range row {
+				r[l] = x / sum
+			}
+			out[i] = r
+		}
+	}
+	return out
 }
 
 // sortPairs sorts ind ascending, carrying val along.
@@ -526,6 +600,10 @@ func (o *owner) step(ctx context.Context, b *basis) (int, error) {
 		}
 	}
 	o.rows, o.codes = rows, codes
+	o.spread = nil
+	if s != nil {
+		o.spread = spreadLabels(s, rows)
+	}
 	o.mu.Unlock()
 
 	ack, err := o.w.js.Publish(ctx, o.w.st.n.deltaSubject(o.p), encodeDelta(dl),
@@ -559,7 +637,7 @@ func (o *owner) step(ctx context.Context, b *basis) (int, error) {
 // reset drops the state and rebuilds it from the logs.
 func (o *owner) reset(ctx context.Context) error {
 	o.mu.Lock()
-	o.rows, o.codes, o.byID = nil, nil, map[uint64]uint64{}
+	o.rows, o.codes, o.byID, o.spread = nil, nil, map[uint64]uint64{}, nil
 	o.mu.Unlock()
 	o.n, o.round, o.covered, o.lastSeq, o.cursor, o.base = 0, 0, 0, 0, 0, 0
 	o.g, o.slots, o.index = nil, nil, nil
@@ -647,13 +725,25 @@ func sparseOf(xs []*Sample) *sparse.CSR {
 // answer replies to a k-NN request with the partition's nearest samples
 // (or nearest labeled samples).
 func (o *owner) answer(msg *nats.Msg) {
-	k, labeled, q, err := decodeKNNRequest(msg.Data)
+	k, kind, q, err := decodeKNNRequest(msg.Data)
 	if err != nil {
 		msg.Respond(nil)
 		return
 	}
+	var keep func(i int) bool
+	switch kind {
+	case tagKNNLab:
+		keep = func(i int) bool { return o.rows[i].Label >= 0 }
+	case tagKNNSpread:
+		keep = func(i int) bool { return i < len(o.spread) && o.spread[i] != nil }
+	}
 	o.mu.RLock()
-	best := nearest(o.rows, &q, k, labeled)
+	best := nearest(o.rows, &q, k, keep)
+	if kind == tagKNNSpread {
+		for i := range best {
+			best[i].Classes = o.spread[o.byID[best[i].ID]-o.base]
+		}
+	}
 	o.mu.RUnlock()
 	msg.Respond(encodeNeighbors(best))
 }
