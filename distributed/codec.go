@@ -150,6 +150,7 @@ const (
 	tagOwner  = 'O'
 	tagKNN    = 'K'
 	tagLabel  = 'L'
+	tagRef    = 'R' // a reference to an object (large.go)
 	tagKNNLab = 'k' // a k-NN request for labeled samples only
 	// a k-NN request for samples that spread labels reach, with their class scores
 	tagKNNSpread = 's'

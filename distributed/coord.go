@@ -31,7 +31,8 @@ type coord struct {
 	idSum   uint64
 	left    uint64
 	cur     *basis
-	rev     uint64 // revision of the basis key holding cur
+	rev     uint64   // revision of the basis key holding cur
+	objs    []string // object names of the latest versions' U ("" when inline), oldest first
 	in      jetstream.Consumer
 }
 
@@ -45,10 +46,10 @@ func (w *Worker) coordinate(ctx context.Context, pn *pin) error {
 		m, err := c.in.Next(jetstream.FetchMaxWait(w.cfg.pinnedTTL() / 4))
 		switch {
 		case err == nil:
-			if err := c.apply(m); err != nil {
+			if err := c.apply(ctx, m); err != nil {
 				return err
 			}
-			if err := drain(c.in, func(m jetstream.Msg) (bool, error) { return false, c.apply(m) }); err != nil {
+			if err := drain(c.in, func(m jetstream.Msg) (bool, error) { return false, c.apply(ctx, m) }); err != nil {
 				return err
 			}
 		case errors.Is(err, jetstream.ErrMsgNotFound), errors.Is(err, nats.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
@@ -78,11 +79,19 @@ func (c *coord) restore(ctx context.Context, pn *pin) error {
 	for {
 		e, err := st.model.Get(ctx, keyBasis)
 		if err == nil {
-			b, err := decodeBasis(e.Value())
+			raw, err := st.resolve(ctx, e.Value())
+			if errors.Is(err, jetstream.ErrObjectNotFound) {
+				continue // replaced meanwhile: read the newer one
+			}
+			if err != nil {
+				return err
+			}
+			b, err := decodeBasis(raw)
 			if err != nil {
 				return corrupt("basis: %v", err)
 			}
 			c.cur, c.rev = b, e.Revision()
+			c.objs = append(c.objs[:0], refName(e.Value()))
 			break
 		}
 		if !errors.Is(err, jetstream.ErrKeyNotFound) {
@@ -109,8 +118,8 @@ func (c *coord) restore(ctx context.Context, pn *pin) error {
 			return err
 		}
 		b := &basis{SampleSeq: seq, U: initialBasis(part.Dim, k, part.Mean, w.cfg.Seed)}
-		raw := encodeBasis(b)
-		if err := w.fits(raw, b.U); err != nil {
+		raw, err := w.offload(ctx, "u-0", encodeBasis(b))
+		if err != nil {
 			return err
 		}
 		rev, err := st.model.Create(ctx, keyBasis, raw)
@@ -121,6 +130,7 @@ func (c *coord) restore(ctx context.Context, pn *pin) error {
 			return err
 		}
 		c.cur, c.rev = b, rev
+		c.objs = append(c.objs[:0], refName(raw))
 		w.setBasis(b)
 		break
 	}
@@ -145,7 +155,7 @@ func (c *coord) restore(ctx context.Context, pn *pin) error {
 	if err != nil {
 		return err
 	}
-	return drain(c.in, func(m jetstream.Msg) (bool, error) { return false, c.apply(m) })
+	return drain(c.in, func(m jetstream.Msg) (bool, error) { return false, c.apply(ctx, m) })
 }
 
 // initialBasis returns U₀ (d×k), entries uniform in [0, 2√(mean/k)) from a
@@ -161,13 +171,17 @@ func initialBasis(d, k int, mean float64, seed uint64) *mat.Dense {
 }
 
 // apply adds a delta to B and A unless it was applied before.
-func (c *coord) apply(m jetstream.Msg) error {
+func (c *coord) apply(ctx context.Context, m jetstream.Msg) error {
 	meta, err := m.Metadata()
 	if err != nil {
 		return err
 	}
+	raw, err := c.w.st.resolve(ctx, m.Data())
+	if err != nil {
+		return err
+	}
 	c.lastSeq = meta.Sequence.Stream
-	d, err := decodeDelta(m.Data())
+	d, err := decodeDelta(raw)
 	if err != nil {
 		return corrupt("delta at sequence %d: %v", meta.Sequence.Stream, err)
 	}
@@ -231,8 +245,8 @@ func (c *coord) step(ctx context.Context) error {
 	}
 	next := &basis{Version: c.cur.Version + 1, SampleSeq: seq, Samples: c.samples, Deltas: c.deltas, IDSum: c.idSum,
 		Left: c.left, Ingested: slices.Min(c.cuts), U: u}
-	raw := encodeBasis(next)
-	if err := c.w.fits(raw, u); err != nil {
+	raw, err := c.w.offload(ctx, fmt.Sprintf("u-%d", next.Version), encodeBasis(next))
+	if err != nil {
 		return err
 	}
 	rev, err := c.w.st.model.Update(ctx, keyBasis, raw, c.rev)
@@ -244,6 +258,17 @@ func (c *coord) step(ctx context.Context) error {
 	}
 	c.cur, c.rev = next, rev
 	c.w.setBasis(next)
+	// Keep the objects of the last keptVersions versions of U, for
+	// watchers a few versions behind; a watcher further behind skips to
+	// the latest. (A coordinator that fails over leaves its predecessor's
+	// last few behind.)
+	c.objs = append(c.objs, refName(raw))
+	for len(c.objs) > keptVersions {
+		if c.objs[0] != "" {
+			c.w.st.snaps.Delete(ctx, c.objs[0]) // a failed delete leaves an object behind, nothing else
+		}
+		c.objs = c.objs[1:]
+	}
 	c.w.mu.Lock()
 	c.w.stats.Versions++
 	c.w.mu.Unlock()
@@ -307,12 +332,6 @@ func sameDims(m *mat.Dense, r, c int) bool {
 	return mr == r && mc == c
 }
 
-// fits returns an error wrapping errTooLarge if the encoded basis raw
-// exceeds the server's maximum message size.
-func (w *Worker) fits(raw []byte, u *mat.Dense) error {
-	if max := w.nc.MaxPayload(); int64(len(raw)) > max {
-		d, k := u.Dims()
-		return fmt.Errorf("%w: U (%d×%d) takes %d bytes, over the server's max_payload of %d bytes: raise max_payload (up to 64 MiB) or lower the rank", errTooLarge, d, k, len(raw), max)
-	}
-	return nil
-}
+// keptVersions is the number of versions of U whose objects stay in the
+// store when U travels through it.
+const keptVersions = 4

@@ -110,7 +110,11 @@ func (o *owner) restore(ctx context.Context) error {
 		return err
 	}
 	err = drain(dc, func(m jetstream.Msg) (bool, error) {
-		d, err := decodeDelta(m.Data())
+		raw, err := st.resolve(ctx, m.Data())
+		if err != nil {
+			return true, err
+		}
+		d, err := decodeDelta(raw)
 		if err != nil {
 			return true, corrupt("partition %d: %v", o.p, err)
 		}
@@ -606,7 +610,11 @@ func (o *owner) step(ctx context.Context, b *basis) (int, error) {
 	}
 	o.mu.Unlock()
 
-	ack, err := o.w.js.Publish(ctx, o.w.st.n.deltaSubject(o.p), encodeDelta(dl),
+	raw, err := o.w.offload(ctx, fmt.Sprintf("delta-%d-%d", o.p, dl.N), encodeDelta(dl))
+	if err != nil {
+		return 0, err
+	}
+	ack, err := o.w.js.Publish(ctx, o.w.st.n.deltaSubject(o.p), raw,
 		jetstream.WithMsgID(fmt.Sprintf("%d.%d", o.p, dl.N)),
 		jetstream.WithExpectLastSequencePerSubject(o.lastSeq))
 	if err != nil {

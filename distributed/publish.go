@@ -258,11 +258,28 @@ func ReadState(ctx context.Context, nc *nats.Conn, cfg Config) (State, error) {
 	if err != nil {
 		return State{}, fmt.Errorf("distributed: %w", err)
 	}
-	e, err := kv.Get(ctx, keyBasis)
-	if err != nil {
-		return State{}, fmt.Errorf("distributed: basis: %w", err)
+	st := &store{js: js, snaps: nil}
+	var raw []byte
+	for {
+		e, err := kv.Get(ctx, keyBasis)
+		if err != nil {
+			return State{}, fmt.Errorf("distributed: basis: %w", err)
+		}
+		if refName(e.Value()) != "" && st.snaps == nil {
+			if st.snaps, err = js.ObjectStore(ctx, cfg.names().snapshots); err != nil {
+				return State{}, fmt.Errorf("distributed: %w", err)
+			}
+		}
+		raw, err = st.resolve(ctx, e.Value())
+		if errors.Is(err, jetstream.ErrObjectNotFound) {
+			continue // replaced meanwhile: read the newer one
+		}
+		if err != nil {
+			return State{}, fmt.Errorf("distributed: basis: %w", err)
+		}
+		break
 	}
-	b, err := decodeBasis(e.Value())
+	b, err := decodeBasis(raw)
 	if err != nil {
 		return State{}, err
 	}
