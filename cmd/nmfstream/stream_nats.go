@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -93,30 +94,12 @@ type streamNATSSummary struct {
 
 func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("stream", streamNATSSynopsis, stderr)
-	url := fs.String("nats", "", "NATS server `URL`s, comma-separated, or embedded (an in-process server, in a binary built with -tags nats)")
-	listen := fs.String("listen", "127.0.0.1:0", "embedded server: `host:port` to listen on (port 0: any free port)")
-	store := fs.String("store", "", "embedded server: JetStream storage `directory` (empty: a temporary one, removed at exit)")
+	var nf natsFlags
+	nf.add(fs)
 	in := fs.String("in", "", "input `file` replayed in order (required)")
 	out := fs.String("out", "", "write arrival-time predictions (id, pred, score) to this `file` (.arrow, .arrows, .jsonl)")
-	workers := fs.Int("workers", 1, "instances of the learner to run in this process (0: others run them)")
-	vote := fs.Int("vote", 5, "neighbours voting on a prediction")
-	predict := fs.String("predictor", "spread", "spread (the labels spread over each partition's k-NN graph; the neighbours vote with their class scores, labeled or not) or nearest (the labeled neighbours vote)")
-	probes := fs.Int("probes", 0, "partitions asked for neighbours, nearest to the sample first (0: all)")
-	batch := fs.Int("batch", 10, "records per step: predicted together, then published (a label reaches predictions from the next step on)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
 	rejectsPath := fs.String("rejects", "", "write rejected records to this `file` (JSON lines: offset, id, reason)")
-	var cfg distributed.Config
-	fs.StringVar(&cfg.Namespace, "namespace", "nmf", "prefix of the subjects, streams and buckets of this stream")
-	fs.IntVar(&cfg.Rank, "rank", 10, "rank K of the factorization")
-	fs.IntVar(&cfg.Partitions, "partitions", 1, "virtual partitions P (fixed for a namespace)")
-	fs.Float64Var(&cfg.Alpha, "alpha", model.DefaultGNMFAlpha, "GNMF's graph weight α on each partition's k-NN graph (0: NMF)")
-	fs.IntVar(&cfg.GraphK, "neighbors", 5, "k of each partition's k-NN graph")
-	fs.IntVar(&cfg.Window, "window", 10000, "samples each partition's owner keeps (0: unbounded)")
-	fs.IntVar(&cfg.Staleness, "staleness", 0, "rounds an owner may run ahead of U's version")
-	fs.IntVar(&cfg.Refresh, "refresh", 100, "older codes swept per round and partition, round-robin, besides those whose graph edges changed (0: all)")
-	fs.IntVar(&cfg.Replicas, "replicas", 1, "replicas of the streams and buckets")
-	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the partitioner and of U's initialization")
-	fs.DurationVar(&cfg.PinnedTTL, "pinned-ttl", 2*time.Second, "time after which a silent instance's roles move to another (failover time)")
 	var csvf csvFlags
 	addCSVFlags(fs, &csvf)
 	if err := parseFlags(fs, args); err != nil {
@@ -128,45 +111,11 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if *in == "" {
 		return fmt.Errorf("%w: --in is required (see nmfstream stream -help)", errUsage)
 	}
-	if *workers < 0 || *vote < 1 || *probes < 0 || *batch < 1 || cfg.Rank < 1 || cfg.Partitions < 1 || cfg.Window < 0 {
-		return fmt.Errorf("%w: --workers, --probes and --window must not be negative, --batch, --vote, --rank and --partitions must be positive", errUsage)
-	}
-	ask := distributed.SpreadNeighbors
-	switch *predict {
-	case "spread":
-		if cfg.Alpha == 0 {
-			return fmt.Errorf("%w: --predictor spread needs the partitions' k-NN graphs, which --alpha 0 turns off: use --predictor nearest", errUsage)
-		}
-	case "nearest":
-		ask = distributed.LabeledNeighbors
-	default:
-		return fmt.Errorf("%w: --predictor %q: want spread or nearest", errUsage, *predict)
-	}
-	if *probes == 0 || *probes > cfg.Partitions {
-		*probes = cfg.Partitions
-	}
-	// Owners that got nothing new in a round pause this long: short, since
-	// every batch waits for a round.
-	cfg.Idle = 5 * time.Millisecond
-	if err := errors.Join(checkInput("--in", *in), checkOutput("--out", *out), checkOutput("--rejects", *rejectsPath)); err != nil {
+	if err := errors.Join(nf.check(), checkInput("--in", *in), checkOutput("--out", *out), checkOutput("--rejects", *rejectsPath)); err != nil {
 		return err
 	}
-	server := *url
-	if server == "embedded" || server == "" {
-		if !haveEmbeddedNATS {
-			return fmt.Errorf("%w: stream --nats needs a server: pass --nats nats://HOST:PORT (scripts/nats-cluster.sh starts one), or build with -tags nats for an embedded one (go run -tags nats ./cmd/nmfstream stream --nats ...)", errUsage)
-		}
-		u, stop, err := embeddedNATS(*listen, *store)
-		if err != nil {
-			return err
-		}
-		defer stop()
-		server = u
-		fmt.Fprintf(stderr, "nmfstream stream: embedded NATS server on %s (join with --nats %s)\n", u, u)
-	}
-
 	opener := csvf.opener(os.Stdin)
-	opener.BatchSize = *batch
+	opener.BatchSize = nf.batch
 	if err := csvOnly(opener, *in); err != nil {
 		return err
 	}
@@ -195,54 +144,18 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 		defer rejW.close()
 	}
-
-	connect := func() (*nats.Conn, error) {
-		nc, err := nats.Connect(server, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
-		if err != nil {
-			return nil, fmt.Errorf("--nats %s: %w", server, err)
-		}
-		return nc, nil
-	}
-	nc, err := connect()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s, wait, err := nf.start(ctx, "stream", stderr)
 	if err != nil {
 		return errors.Join(err, closeSink(sink))
 	}
-	defer nc.Close()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan error, *workers)
-	started := 0
-	wait := func() error {
-		cancel()
-		var errs []error
-		for range started {
-			errs = append(errs, <-done)
-		}
-		return errors.Join(errs...)
-	}
-	for range *workers {
-		wc, err := connect()
-		if err != nil {
-			return errors.Join(err, wait(), closeSink(sink))
-		}
-		defer wc.Close()
-		w, err := distributed.NewWorker(ctx, wc, cfg)
-		if err != nil {
-			return errors.Join(err, wait(), closeSink(sink))
-		}
-		started++
-		go func() { done <- w.Run(ctx) }()
-	}
-	pub, err := distributed.NewPublisher(ctx, nc, cfg)
-	if err != nil {
-		return errors.Join(err, wait(), closeSink(sink))
-	}
-
-	s := &natsStream{ctx: ctx, nc: nc, cfg: cfg, pub: pub, ask: ask, vote: *vote, probes: *probes, done: done,
-		ids: map[string]uint64{}, classes: map[string]int{}, pending: map[uint64]natsPrediction{}}
+	defer s.close()
+	nc, cfg, server, workers := s.nc, s.cfg, s.server, nf.workers
 	start := time.Now()
 	rd := sources.NewReader(src)
 	var runErr error
+read:
 	for {
 		b, err := rd.Read(ctx)
 		if err == io.EOF {
@@ -252,7 +165,7 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 			runErr = err
 			break
 		}
-		res, rejects, err := s.step(b)
+		res, _, rejects, err := s.step(b)
 		if err != nil {
 			runErr = err
 			break
@@ -267,7 +180,7 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 			for _, rj := range rejects {
 				if err := rejW.write(rj); err != nil {
 					runErr = err
-					break
+					break read
 				}
 			}
 		}
@@ -286,7 +199,7 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	sum := s.sum
 	sum.Applied, sum.Left, sum.Version = st.Samples, st.Left, st.Version
-	sum.Seconds, sum.Workers, sum.Partitions, sum.Server = elapsed, *workers, cfg.Partitions, server
+	sum.Seconds, sum.Workers, sum.Partitions, sum.Server = elapsed, workers, cfg.Partitions, server
 	sum.Accuracy = jsonFloat(math.NaN())
 	if sum.NScored > 0 {
 		sum.Accuracy = jsonFloat(float64(sum.Correct) / float64(sum.NScored))
@@ -313,6 +226,145 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 	return runErr
 }
 
+// natsFlags are the flags of the distributed learner that stream --nats
+// and serve --nats share.
+type natsFlags struct {
+	url, listen, store string
+	workers            int
+	vote, probes       int
+	predictor          string
+	batch              int
+	cfg                distributed.Config
+}
+
+func (f *natsFlags) add(fs *flag.FlagSet) {
+	fs.StringVar(&f.url, "nats", "", "NATS server `URL`s, comma-separated, or embedded (an in-process server, in a binary built with -tags nats)")
+	fs.StringVar(&f.listen, "listen", "127.0.0.1:0", "embedded server: `host:port` to listen on (port 0: any free port)")
+	fs.StringVar(&f.store, "store", "", "embedded server: JetStream storage `directory` (empty: a temporary one, removed at exit)")
+	fs.IntVar(&f.workers, "workers", 1, "instances of the learner to run in this process (0: others run them)")
+	fs.IntVar(&f.vote, "vote", 5, "neighbours voting on a prediction")
+	fs.StringVar(&f.predictor, "predictor", "spread", "spread (the labels spread over each partition's k-NN graph; the neighbours vote with their class scores, labeled or not) or nearest (the labeled neighbours vote)")
+	fs.IntVar(&f.probes, "probes", 0, "partitions asked for neighbours, nearest to the sample first (0: all)")
+	fs.IntVar(&f.batch, "batch", 10, "records per step: predicted together, then published (a label reaches predictions from the next step on)")
+	c := &f.cfg
+	fs.StringVar(&c.Namespace, "namespace", "nmf", "prefix of the subjects, streams and buckets of this stream")
+	fs.IntVar(&c.Rank, "rank", 10, "rank K of the factorization")
+	fs.IntVar(&c.Partitions, "partitions", 1, "virtual partitions P (fixed for a namespace)")
+	fs.Float64Var(&c.Alpha, "alpha", model.DefaultGNMFAlpha, "GNMF's graph weight α on each partition's k-NN graph (0: NMF)")
+	fs.IntVar(&c.GraphK, "neighbors", 5, "k of each partition's k-NN graph")
+	fs.IntVar(&c.Window, "window", 10000, "samples each partition's owner keeps (0: unbounded)")
+	fs.IntVar(&c.Staleness, "staleness", 0, "rounds an owner may run ahead of U's version")
+	fs.IntVar(&c.Refresh, "refresh", 100, "older codes swept per round and partition, round-robin, besides those whose graph edges changed (0: all)")
+	fs.IntVar(&c.Replicas, "replicas", 1, "replicas of the streams and buckets")
+	fs.Uint64Var(&c.Seed, "seed", 1, "seed of the partitioner and of U's initialization")
+	fs.DurationVar(&c.PinnedTTL, "pinned-ttl", 2*time.Second, "time after which a silent instance's roles move to another (failover time)")
+}
+
+// check validates the flags and fills in the defaults that depend on
+// others.
+func (f *natsFlags) check() error {
+	c := &f.cfg
+	if f.workers < 0 || f.vote < 1 || f.probes < 0 || f.batch < 1 || c.Rank < 1 || c.Partitions < 1 || c.Window < 0 || !(c.Alpha >= 0) {
+		return fmt.Errorf("%w: --workers, --probes, --alpha and --window must not be negative, --batch, --vote, --rank and --partitions must be positive", errUsage)
+	}
+	switch f.predictor {
+	case "spread":
+		if c.Alpha == 0 {
+			return fmt.Errorf("%w: --predictor spread needs the partitions' k-NN graphs, which --alpha 0 turns off: use --predictor nearest", errUsage)
+		}
+	case "nearest":
+	default:
+		return fmt.Errorf("%w: --predictor %q: want spread or nearest", errUsage, f.predictor)
+	}
+	if f.probes == 0 || f.probes > c.Partitions {
+		f.probes = c.Partitions
+	}
+	// Owners that got nothing new in a round pause this long: short, since
+	// every step waits for a round.
+	c.Idle = 5 * time.Millisecond
+	return nil
+}
+
+// start connects to the server (starting an embedded one for --nats
+// embedded), starts the instances of the learner and returns the driver
+// and a function that stops the instances and returns their errors.
+// Close the driver after that function has returned.
+func (f *natsFlags) start(ctx context.Context, cmd string, stderr io.Writer) (*natsStream, func() error, error) {
+	s := &natsStream{ctx: ctx, cfg: f.cfg, vote: f.vote, probes: f.probes,
+		ids: map[string]uint64{}, classes: map[string]int{}, pending: map[uint64]natsPrediction{}}
+	s.ask = distributed.SpreadNeighbors
+	if f.predictor == "nearest" {
+		s.ask = distributed.LabeledNeighbors
+	}
+	s.server = f.url
+	if s.server == "embedded" || s.server == "" {
+		if !haveEmbeddedNATS {
+			return nil, nil, fmt.Errorf("%w: %s --nats needs a server: pass --nats nats://HOST:PORT (scripts/nats-cluster.sh starts one), or build with -tags nats for an embedded one (go run -tags nats ./cmd/nmfstream %s --nats ...)", errUsage, cmd, cmd)
+		}
+		u, stop, err := embeddedNATS(f.listen, f.store)
+		if err != nil {
+			return nil, nil, err
+		}
+		s.closers = append(s.closers, stop)
+		s.server = u
+		fmt.Fprintf(stderr, "nmfstream %s: embedded NATS server on %s (join with --nats %s)\n", cmd, u, u)
+	}
+	connect := func() (*nats.Conn, error) {
+		nc, err := nats.Connect(s.server, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+		if err != nil {
+			return nil, fmt.Errorf("--nats %s: %w", s.server, err)
+		}
+		s.closers = append(s.closers, nc.Close)
+		return nc, nil
+	}
+	var err error
+	if s.nc, err = connect(); err != nil {
+		s.close()
+		return nil, nil, err
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	s.done = make(chan error, f.workers)
+	started := 0
+	wait := func() error {
+		cancel()
+		var errs []error
+		for range started {
+			errs = append(errs, <-s.done)
+		}
+		return errors.Join(errs...)
+	}
+	fail := func(err error) (*natsStream, func() error, error) {
+		err = errors.Join(err, wait())
+		s.close()
+		return nil, nil, err
+	}
+	for range f.workers {
+		wc, err := connect()
+		if err != nil {
+			return fail(err)
+		}
+		w, err := distributed.NewWorker(wctx, wc, f.cfg)
+		if err != nil {
+			return fail(err)
+		}
+		started++
+		go func() { s.done <- w.Run(wctx) }()
+	}
+	if s.pub, err = distributed.NewPublisher(ctx, s.nc, f.cfg); err != nil {
+		return fail(err)
+	}
+	return s, wait, nil
+}
+
+// close closes the driver's connections and stops the embedded server,
+// newest first.
+func (s *natsStream) close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+	s.closers = nil
+}
+
 func closeSink(s sinks.Sink) error {
 	if s == nil {
 		return nil
@@ -333,6 +385,9 @@ type natsStream struct {
 	vote   int
 	probes int
 	done   chan error // a worker that ends on its own
+
+	server  string   // the NATS server's URLs
+	closers []func() // connections and the embedded server, oldest first
 
 	ids       map[string]uint64 // the distributed ID of each input id
 	classes   map[string]int    // class index of each label
@@ -402,16 +457,20 @@ func (s *natsStream) settle() error {
 
 // step predicts the batch's usable samples, publishes them and the late
 // labels in input order, and returns the predictions, one per usable
-// sample, and the rejected samples (a negative or non-finite value, a
-// dimension other than the stream's).
-func (s *natsStream) step(b *sources.Batch) (sinks.Results, []record.Reject, error) {
+// sample, their record offsets, and the rejected samples (a negative or
+// non-finite value, a dimension other than the stream's, text).
+func (s *natsStream) step(b *sources.Batch) (res sinks.Results, offs []int64, rejects []record.Reject, err error) {
 	s.sum.Records += int64(b.Records())
 	s.sum.Rejected += int64(len(b.Rejects))
-	rejects := slices.Clone(b.Rejects)
-	var res sinks.Results
+	rejects = slices.Clone(b.Rejects)
 	var samples []distributed.Sample
 	var rows []int // batch row of each sample
 	for i := range b.Len() {
+		if b.Form == sources.FormText {
+			s.sum.Rejected++
+			rejects = append(rejects, record.Rejectf(b.Offsets[i], b.IDs[i], "text: the distributed learner takes dense or sparse features (no shared vocabulary across instances yet)"))
+			continue
+		}
 		// A sample's ID on the bus is its record offset + 1.
 		smp := distributed.Sample{ID: uint64(b.Offsets[i]) + 1, Label: -1}
 		if b.Form == sources.FormSparse {
@@ -435,31 +494,32 @@ func (s *natsStream) step(b *sources.Batch) (sinks.Results, []record.Reject, err
 		samples, rows = append(samples, smp), append(rows, i)
 	}
 	if len(samples) == 0 && len(b.LateLabels) == 0 {
-		return res, rejects, nil
+		return res, offs, rejects, nil
 	}
 	if err := s.settle(); err != nil {
-		return res, rejects, err
+		return res, offs, rejects, err
 	}
 	if s.part == nil {
 		part, err := s.pub.Partitioner(s.ctx)
 		if err != nil {
-			return res, rejects, err
+			return res, offs, rejects, err
 		}
 		s.part = part
 	}
 	// Predict every sample of the batch before any of it is published.
 	n := len(samples)
 	res = sinks.Results{IDs: make([]string, n), Preds: make([]string, n), Scores: make([]float64, n)}
+	offs = make([]int64, n)
 	preds := make([]int, n)
 	for j := range samples {
-		res.IDs[j] = b.IDs[rows[j]]
+		res.IDs[j], offs[j] = b.IDs[rows[j]], b.Offsets[rows[j]]
 		preds[j], res.Scores[j] = -1, math.NaN()
 		if s.part == nil {
 			continue
 		}
 		nb, err := s.ask(s.ctx, s.nc, s.cfg, s.part, samples[j], s.vote, s.probes)
 		if err != nil {
-			return res, rejects, fmt.Errorf("record %d: %w", b.Offsets[rows[j]], err)
+			return res, offs, rejects, fmt.Errorf("record %d: %w", b.Offsets[rows[j]], err)
 		}
 		if c, score := voteOf(nb); c >= 0 {
 			preds[j], res.Preds[j], res.Scores[j] = c, s.names[c], score
@@ -510,14 +570,14 @@ func (s *natsStream) step(b *sources.Batch) (sinks.Results, []record.Reject, err
 		j++
 	}
 	if err := s.pub.Publish(s.ctx, samples); err != nil {
-		return res, rejects, err
+		return res, offs, rejects, err
 	}
 	for _, l := range labels {
 		if err := s.pub.Label(s.ctx, l.id, l.class); err != nil {
-			return res, rejects, err
+			return res, offs, rejects, err
 		}
 	}
-	return res, rejects, nil
+	return res, offs, rejects, nil
 }
 
 // voteOf returns the class with the largest sum of weights 1/(distance +
