@@ -26,6 +26,8 @@ type Neighbor struct {
 	// (index c: class c), summing to 1; a labeled sample's own class
 	// dominates them.
 	Classes []float64
+
+	row int // position in the owner's rows (nearest)
 }
 
 // Neighbors returns the k samples nearest to q among the partitions whose
@@ -136,7 +138,7 @@ func nearest(rows []Sample, q *Sample, k int, keep func(i int) bool) []Neighbor 
 		if keep != nil && !keep(i) {
 			continue
 		}
-		out = append(out, Neighbor{ID: rows[i].ID, Label: rows[i].Label, SqDist: sqDistSample(&rows[i], q)})
+		out = append(out, Neighbor{ID: rows[i].ID, Label: rows[i].Label, SqDist: sqDistSample(&rows[i], q), row: i})
 	}
 	sortNeighbors(out)
 	return out[:min(k, len(out))]

@@ -749,7 +749,7 @@ func (o *owner) answer(msg *nats.Msg) {
 	best := nearest(o.rows, &q, k, keep)
 	if kind == tagKNNSpread {
 		for i := range best {
-			best[i].Classes = o.spread[o.byID[best[i].ID]-o.base]
+			best[i].Classes = o.spread[best[i].row]
 		}
 	}
 	o.mu.RUnlock()

@@ -73,7 +73,9 @@ func runServeNATS(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s, wait, err := nf.start(ctx, "serve", stderr)
+	// The instances outlive ctx until the handlers in flight have
+	// answered; wait stops them.
+	s, wait, err := nf.start(context.WithoutCancel(ctx), "serve", stderr)
 	if err != nil {
 		return err
 	}
@@ -147,6 +149,9 @@ func (ns *natsServer) handleRecords(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp := natsRecordsResponse{Predictions: []natsPredictionJSON{}, Rejected: []rejectJSON{}}
+	// A client that goes away does not cut a step in half: the records
+	// it sent are predicted and published, and shutdown waits for it.
+	ctx := context.WithoutCancel(r.Context())
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
 	base := ns.offset
@@ -154,7 +159,7 @@ func (ns *natsServer) handleRecords(w http.ResponseWriter, r *http.Request) {
 		shiftOffsets(b, base)
 		_, last := b.Span()
 		ns.offset = max(ns.offset, last+1)
-		res, offs, rejects, err := ns.s.step(b)
+		res, offs, rejects, err := ns.s.step(ctx, b)
 		if err != nil {
 			writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
 			return
@@ -188,7 +193,7 @@ func (ns *natsServer) handleLabels(w http.ResponseWriter, r *http.Request) {
 		ns.offset++
 	}
 	before := ns.s.sum.UnknownLabels
-	if _, _, _, err := ns.s.step(b); err != nil {
+	if _, _, _, err := ns.s.step(context.WithoutCancel(r.Context()), b); err != nil {
 		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
 		return
 	}

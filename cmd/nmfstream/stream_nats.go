@@ -165,7 +165,7 @@ read:
 			runErr = err
 			break
 		}
-		res, _, rejects, err := s.step(b)
+		res, _, rejects, err := s.step(ctx, b)
 		if err != nil {
 			runErr = err
 			break
@@ -187,7 +187,7 @@ read:
 	}
 	if runErr == nil {
 		// Every sample and label in the owners, for the final counters.
-		runErr = s.settle()
+		runErr = s.settle(ctx)
 	}
 	elapsed := time.Since(start).Seconds()
 	st, _ := distributed.ReadState(ctx, nc, cfg)
@@ -290,7 +290,7 @@ func (f *natsFlags) check() error {
 // and a function that stops the instances and returns their errors.
 // Close the driver after that function has returned.
 func (f *natsFlags) start(ctx context.Context, cmd string, stderr io.Writer) (*natsStream, func() error, error) {
-	s := &natsStream{ctx: ctx, cfg: f.cfg, vote: f.vote, probes: f.probes,
+	s := &natsStream{cfg: f.cfg, vote: f.vote, probes: f.probes,
 		ids: map[string]uint64{}, classes: map[string]int{}, pending: map[uint64]natsPrediction{}}
 	s.ask = distributed.SpreadNeighbors
 	if f.predictor == "nearest" {
@@ -376,7 +376,6 @@ func closeSink(s sinks.Sink) error {
 // from the owners' labeled neighbours, then publishes the batch, and
 // keeps the prequential counters.
 type natsStream struct {
-	ctx    context.Context
 	nc     *nats.Conn
 	cfg    distributed.Config
 	pub    *distributed.Publisher
@@ -430,20 +429,28 @@ func (s *natsStream) score(p natsPrediction, class int) {
 	s.sum.NScored = s.sum.Labeled
 }
 
+// settleWithin bounds the wait for the owners to take what was published:
+// failover takes a few pinned TTLs, a server's leader election seconds.
+const settleWithin = 2 * time.Minute
+
 // settle waits until every owner holds everything published so far.
-func (s *natsStream) settle() error {
+func (s *natsStream) settle(ctx context.Context) error {
 	last := s.pub.LastSeq()
 	if last == 0 {
 		return nil
 	}
+	deadline := time.Now().Add(settleWithin)
 	for {
-		st, err := distributed.ReadState(s.ctx, s.nc, s.cfg)
+		st, err := distributed.ReadState(ctx, s.nc, s.cfg)
 		if err == nil && st.Ingested >= last {
 			return nil
 		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the owners did not take the records published within %v (every partition needs an instance: --workers, or nmfstream worker on the same --nats and --namespace)", settleWithin)
+		}
 		select {
-		case <-s.ctx.Done():
-			return s.ctx.Err()
+		case <-ctx.Done():
+			return ctx.Err()
 		case err := <-s.done:
 			s.done <- err
 			if err == nil {
@@ -459,7 +466,7 @@ func (s *natsStream) settle() error {
 // labels in input order, and returns the predictions, one per usable
 // sample, their record offsets, and the rejected samples (a negative or
 // non-finite value, a dimension other than the stream's, text).
-func (s *natsStream) step(b *sources.Batch) (res sinks.Results, offs []int64, rejects []record.Reject, err error) {
+func (s *natsStream) step(ctx context.Context, b *sources.Batch) (res sinks.Results, offs []int64, rejects []record.Reject, err error) {
 	s.sum.Records += int64(b.Records())
 	s.sum.Rejected += int64(len(b.Rejects))
 	rejects = slices.Clone(b.Rejects)
@@ -496,11 +503,11 @@ func (s *natsStream) step(b *sources.Batch) (res sinks.Results, offs []int64, re
 	if len(samples) == 0 && len(b.LateLabels) == 0 {
 		return res, offs, rejects, nil
 	}
-	if err := s.settle(); err != nil {
+	if err := s.settle(ctx); err != nil {
 		return res, offs, rejects, err
 	}
 	if s.part == nil {
-		part, err := s.pub.Partitioner(s.ctx)
+		part, err := s.pub.Partitioner(ctx)
 		if err != nil {
 			return res, offs, rejects, err
 		}
@@ -517,7 +524,7 @@ func (s *natsStream) step(b *sources.Batch) (res sinks.Results, offs []int64, re
 		if s.part == nil {
 			continue
 		}
-		nb, err := s.ask(s.ctx, s.nc, s.cfg, s.part, samples[j], s.vote, s.probes)
+		nb, err := s.ask(ctx, s.nc, s.cfg, s.part, samples[j], s.vote, s.probes)
 		if err != nil {
 			return res, offs, rejects, fmt.Errorf("record %d: %w", b.Offsets[rows[j]], err)
 		}
@@ -569,11 +576,11 @@ func (s *natsStream) step(b *sources.Batch) (res sinks.Results, offs []int64, re
 		}
 		j++
 	}
-	if err := s.pub.Publish(s.ctx, samples); err != nil {
+	if err := s.pub.Publish(ctx, samples); err != nil {
 		return res, offs, rejects, err
 	}
 	for _, l := range labels {
-		if err := s.pub.Label(s.ctx, l.id, l.class); err != nil {
+		if err := s.pub.Label(ctx, l.id, l.class); err != nil {
 			return res, offs, rejects, err
 		}
 	}
