@@ -163,10 +163,11 @@ const (
 
 // store holds the JetStream handles of a namespace.
 type store struct {
-	js    jetstream.JetStream
-	n     names
-	model jetstream.KeyValue
-	snaps jetstream.ObjectStore
+	js      jetstream.JetStream
+	n       names
+	model   jetstream.KeyValue
+	snaps   jetstream.ObjectStore
+	samples jetstream.Stream // handle of the samples stream
 }
 
 // setup creates (or updates) the streams, bucket and object store of c's
@@ -180,9 +181,14 @@ func setup(ctx context.Context, js jetstream.JetStream, c Config) (*store, error
 		// Ticks only drive the roles' pins: the last minute of them is enough.
 		{Name: n.ticks, Subjects: []string{n.tickSubject()}, Replicas: r, MaxAge: time.Minute, Storage: jetstream.MemoryStorage},
 	}
-	for _, sc := range streams {
-		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
+	var samples jetstream.Stream
+	for i, sc := range streams {
+		h, err := js.CreateOrUpdateStream(ctx, sc)
+		if err != nil {
 			return nil, fmt.Errorf("distributed: stream %s: %w", sc.Name, err)
+		}
+		if i == 0 {
+			samples = h
 		}
 	}
 	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: n.model, Replicas: r, History: 1})
@@ -193,7 +199,7 @@ func setup(ctx context.Context, js jetstream.JetStream, c Config) (*store, error
 	if err != nil {
 		return nil, fmt.Errorf("distributed: object store %s: %w", n.snapshots, err)
 	}
-	return &store{js: js, n: n, model: kv, snaps: obs}, nil
+	return &store{js: js, n: n, model: kv, snaps: obs, samples: samples}, nil
 }
 
 // roleConsumer creates (or updates) the pinned consumer through which
@@ -225,6 +231,19 @@ func (s *store) lastSampleSeq(ctx context.Context) (uint64, error) {
 		return 0, err
 	}
 	return info.State.LastSeq, nil
+}
+
+// lastSubjectSeq returns the stream sequence of the last message on
+// subject of the samples stream, 0 if there is none.
+func (s *store) lastSubjectSeq(ctx context.Context, subject string) (uint64, error) {
+	m, err := s.samples.GetLastMsgForSubject(ctx, subject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return m.Sequence, nil
 }
 
 // isWrongLast reports whether err is a refused compare-and-set publish.

@@ -42,6 +42,7 @@ type owner struct {
 	covered uint64            // last sample-stream sequence in rows
 	lastSeq uint64            // stream sequence of the last delta on the subject
 	cursor  int               // next row to refresh
+	lag     int               // consecutive rounds the consumer lagged the subject
 	pending []seqRecord
 	in      jetstream.Consumer // samples of p after covered
 }
@@ -352,10 +353,19 @@ func sortPairs(ind []int, val []float64) {
 	}
 }
 
+// lagLimit is the number of consecutive rounds in which the owner's
+// consumer delivers nothing while the partition's subject holds records
+// past what it delivered, before the owner gives up the consumer and
+// rebuilds from the logs (an ordered consumer can stall on a server that
+// was lost).
+const lagLimit = 20
+
 // ingest moves the records of the partition with stream sequence ≤ cut
 // out of the stream: the new samples and the late labels, in order, and
-// the sequence of the last.
-func (o *owner) ingest(cut uint64) (add, labels []Sample, covered uint64, err error) {
+// the sequence of the last. held reports whether every record of the
+// partition up to cut is now in: a record past cut was delivered (the
+// consumer is ordered), or the subject's last record is in.
+func (o *owner) ingest(ctx context.Context, cut uint64) (add, labels []Sample, covered uint64, held bool, err error) {
 	covered = o.covered
 	take := func(r seqRecord) {
 		if r.label {
@@ -375,7 +385,7 @@ func (o *owner) ingest(cut uint64) (add, labels []Sample, covered uint64, err er
 	}
 	o.pending = keep
 	if len(o.pending) > 0 {
-		return add, labels, covered, nil
+		return add, labels, covered, true, nil
 	}
 	err = drain(o.in, func(m jetstream.Msg) (bool, error) {
 		meta, err := m.Metadata()
@@ -394,7 +404,28 @@ func (o *owner) ingest(cut uint64) (add, labels []Sample, covered uint64, err er
 		}
 		return false, nil
 	})
-	return add, labels, covered, err
+	if err != nil || len(o.pending) > 0 {
+		o.lag = 0
+		return add, labels, covered, err == nil, err
+	}
+	last, err := o.w.st.lastSubjectSeq(ctx, o.w.st.n.sampleSubject(o.p))
+	if err != nil {
+		return add, labels, covered, false, err
+	}
+	switch {
+	case last <= covered:
+		o.lag = 0
+		return add, labels, covered, true, nil
+	case covered > o.covered:
+		o.lag = 0 // delivering, not yet past the subject's end
+	default:
+		// The subject holds records past covered and the consumer
+		// delivered none of them.
+		if o.lag++; o.lag > lagLimit {
+			return add, labels, covered, false, fmt.Errorf("distributed: partition %d: the consumer delivers nothing past sequence %d, the subject holds %d", o.p, covered, last)
+		}
+	}
+	return add, labels, covered, false, nil
 }
 
 // step runs one round on basis b: the oldest samples leave the window,
@@ -410,7 +441,7 @@ func (o *owner) ingest(cut uint64) (add, labels []Sample, covered uint64, err er
 func (o *owner) step(ctx context.Context, b *basis) (int, error) {
 	cfg := o.w.cfg
 	k := cfg.Rank
-	add, labels, covered, err := o.ingest(b.SampleSeq)
+	add, labels, covered, held, err := o.ingest(ctx, b.SampleSeq)
 	if err != nil {
 		return 0, err
 	}
@@ -424,7 +455,10 @@ func (o *owner) step(ctx context.Context, b *basis) (int, error) {
 		}
 	}
 	dl := &delta{Part: o.p, N: o.n + 1, Round: o.round, Version: b.Version, Covered: max(covered, o.covered),
-		Added: len(add), D: d, K: k, Cut: max(b.SampleSeq, o.covered)}
+		Added: len(add), D: d, K: k, Cut: o.covered}
+	if held {
+		dl.Cut = max(b.SampleSeq, dl.Covered)
+	}
 	for i := range add {
 		dl.IDSum += add[i].ID
 	}
