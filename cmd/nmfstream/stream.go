@@ -160,7 +160,8 @@ to C atomically every --checkpoint-every records and at the end, and
 resumes from C when it exists, skipping the records already applied.
 F is read as fit reads it (see "nmfstream fit -help"; CSV columns with
 --label-column, --id-column, --text-column). --model CKPT is the
-deprecated spelling of --checkpoint CKPT.
+deprecated spelling of --checkpoint CKPT. With --nats URL the stream runs
+on the distributed learner (see nmfstream stream --nats URL -help).
 
 Examples:
   nmfstream stream --in stream.arrow --out pred.jsonl
@@ -169,6 +170,9 @@ Examples:
   nmfstream stream --in mails.csv --text-column body --label-column spam --id-column id`
 
 func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if args, ok := natsArgs(args); ok {
+		return runStreamNATS(ctx, args, stdout, stderr)
+	}
 	fs := newFlags("stream", streamSynopsis, stderr)
 	in := fs.String("in", "", "input `file` replayed in order (required; - for an Arrow stream on stdin)")
 	out := fs.String("out", "", "write arrival-time predictions (id, pred, score) to this `file` (.arrow, .arrows, .jsonl)")
