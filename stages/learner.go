@@ -119,7 +119,8 @@ type Learner struct {
 	c       Counters
 	sp      spreader  // PredictGraph's label scores
 	lin     linear    // PredictGraph's linear model
-	hd      hedge     // PredictGraph's weights of the spreading and the linear model
+	hd      hedge     // PredictGraph's weights of its experts
+	rc      recent    // PredictGraph's no-change expert
 	conf    confusion // scored predictions by true and predicted class
 }
 
@@ -135,9 +136,9 @@ type node struct {
 
 type pred struct {
 	Class int // predicted class, −1 for none
-	// Graph and Lin are PredictGraph's two components' classes (−1 for
+	// Graph, Lin and Recent are PredictGraph's experts' classes (−1 for
 	// none), scored to weigh them.
-	Graph, Lin int
+	Graph, Lin, Recent int
 }
 
 // Counters are a Learner's running totals. They are part of its state and
@@ -214,8 +215,8 @@ type Prediction struct {
 	// before the model's first fit.
 	Code []float64
 
-	early      bool // made before any label was known
-	graph, lin int  // PredictGraph's components' classes, −1 for none
+	early              bool // made before any label was known
+	graph, lin, recent int  // PredictGraph's experts' classes, −1 for none
 }
 
 // Step is what Learn did with one batch.
@@ -405,7 +406,7 @@ func (l *Learner) classOfPred(p *Prediction) int {
 // predOf returns what is kept of the arrival prediction p until its label
 // arrives.
 func (l *Learner) predOf(p *Prediction) pred {
-	return pred{Class: l.classOfPred(p), Graph: p.graph, Lin: p.lin}
+	return pred{Class: l.classOfPred(p), Graph: p.graph, Lin: p.lin, Recent: p.recent}
 }
 
 // score scores an arrival prediction p (its class a class, noPrediction,
@@ -416,7 +417,7 @@ func (l *Learner) score(p pred, truth int) {
 		l.c.Early++
 		return
 	}
-	l.hd.score(p.Graph, p.Lin, truth)
+	l.hd.score([experts]int{p.Graph, p.Lin, p.Recent}, truth)
 	l.c.Labeled++
 	switch {
 	case pred < 0:
@@ -439,6 +440,7 @@ func (l *Learner) setLabel(n, c int) error {
 	if l.linear() {
 		d, ind, val := l.Model.Row(n)
 		l.lin.step(d, ind, val, c)
+		l.rc.learn(c)
 	}
 	l.sp.dirty = append(l.sp.dirty, n)
 	return nil
@@ -483,7 +485,7 @@ func (l *Learner) predictInOrder(ids []int, b *record.Batch, keep, fresh []int, 
 	out := make([]Prediction, len(ids))
 	for p, n := range ids {
 		i := keep[fresh[p]]
-		out[p] = Prediction{ID: b.IDs[i], Offset: b.Offsets[i], Node: n, Score: math.NaN(), graph: noPrediction, lin: noPrediction}
+		out[p] = Prediction{ID: b.IDs[i], Offset: b.Offsets[i], Node: n, Score: math.NaN(), graph: noPrediction, lin: noPrediction, recent: noPrediction}
 	}
 	slices.SortStableFunc(late, func(a, b record.LateLabel) int { return cmp.Compare(a.Offset, b.Offset) })
 	l.sp.newBatch()

@@ -83,24 +83,61 @@ func TestLinearLearns(t *testing.T) {
 	}
 }
 
-// TestHedgeFollowsTheBetter checks that the weights move to the component
-// that makes fewer mistakes, and back.
+// TestHedgeFollowsTheBetter checks that the weights start equal, sum to
+// one, and move to the expert that makes fewer mistakes, and on to another.
 func TestHedgeFollowsTheBetter(t *testing.T) {
 	var h hedge
-	if g, l := h.weights(); g != 0.5 || l != 0.5 {
-		t.Fatalf("initial weights %v %v, want equal", g, l)
+	check := func(when string, want int, atLeast float64) {
+		t.Helper()
+		w := h.weights()
+		if s := w[0] + w[1] + w[2]; math.Abs(s-1) > 1e-12 {
+			t.Fatalf("%s: weights %v sum to %v", when, w, s)
+		}
+		if w[want] < atLeast {
+			t.Errorf("%s: weights %v, want ≥ %v for expert %d", when, w, atLeast, want)
+		}
+	}
+	if w := h.weights(); w[0] != w[1] || w[1] != w[2] {
+		t.Fatalf("initial weights %v, want equal", w)
 	}
 	for range 20 {
-		h.score(1, 0, 0) // the linear model right, the graph wrong
+		h.score([experts]int{1, 0, 1}, 0) // the linear model alone right
 	}
-	if _, l := h.weights(); l < 0.99 {
-		t.Errorf("linear weight %.3f after 20 samples it alone got right, want ≥ 0.99", l)
-	}
+	check("after 20 samples the linear model alone got right", expertLinear, 0.99)
 	for range 60 {
-		h.score(0, -1, 0) // the graph right, the linear model silent
+		h.score([experts]int{0, -1, 1}, 0) // the graph right, the linear model silent
 	}
-	if g, _ := h.weights(); g < 0.99 {
-		t.Errorf("graph weight %.3f after 60 samples it alone got right, want ≥ 0.99", g)
+	check("after 60 samples the graph alone got right", expertGraph, 0.99)
+	for range 60 {
+		h.score([experts]int{1, 1, 0}, 0) // the recent labels alone right
+	}
+	check("after 60 samples the recent labels alone got right", expertRecent, 0.99)
+}
+
+// TestRecentShares checks the no-change expert against a case worked by
+// hand: shares sum to one and follow the last labels.
+func TestRecentShares(t *testing.T) {
+	var r recent
+	if r.probs(nil, 2) != nil {
+		t.Fatal("shares before any label")
+	}
+	r.learn(0)
+	r.learn(1)
+	// After labels 0 then 1: class 0 holds (1−d)·d, class 1 (1−d), over
+	// their sum (1−d)(1+d).
+	d := recentDecay
+	p := r.probs(nil, 3)
+	want := []float64{d / (1 + d), 1 / (1 + d), 0}
+	for c := range want {
+		if math.Abs(p[c]-want[c]) > 1e-12 {
+			t.Fatalf("shares %v, want %v", p, want)
+		}
+	}
+	for range 30 {
+		r.learn(0)
+	}
+	if p := r.probs(p, 2); p[0] < 0.95 || math.Abs(p[0]+p[1]-1) > 1e-12 {
+		t.Errorf("shares %v after 30 labels of class 0, want ≥ 0.95 for it and a sum of one", p)
 	}
 }
 
@@ -158,7 +195,7 @@ func TestLearnerTextLinearRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	learnBoth(t, a, r, bs[7:], func(p, q Prediction) bool { return p.Label == q.Label && p.Score == q.Score })
-	if a.Counters() != r.Counters() || a.hd != r.hd {
+	if a.Counters() != r.Counters() || a.hd != r.hd || !slices.Equal(a.rc.share, r.rc.share) {
 		t.Fatalf("counters differ: %+v vs %+v", a.Counters(), r.Counters())
 	}
 	if acc := a.Counters().Accuracy(); acc < 0.8 {
