@@ -20,21 +20,23 @@ type Predictor int
 
 const (
 	// PredictGraph (the default) spreads the labels over the graph and, on
-	// sparse rows (documents), mixes in a linear model, the two weighted by
-	// their recent mistakes on the stream (exponential weights): the known labels
-	// spread over the stream's k-NN graph, the graph of every sample in the
-	// window, labeled or not (the harmonic function of Zhu, Ghahramani and
-	// Lafferty, ICML 2003, with class mass normalization), and an online
-	// multinomial logistic regression on the samples' features (AdaGrad
-	// steps on each label, one pass over the window's labeled samples per
-	// batch). The spreading uses the unlabeled samples, which carry labels
-	// along the data's manifold: on the digits and MNIST streams it leads
-	// from the first label on; the linear model separates documents that
-	// the graph mixes (BENCHMARKS.md). The spreading costs
-	// SpreadSweeps·(edges)·C per batch for C classes, plus O(k²·C) per label
-	// learned within the batch; the linear model O(nnz·C) per labeled
-	// sample in the window per batch, and C·D weights (none above 2²²:
-	// then the spreading alone predicts).
+	// sparse rows (documents), mixes in two more experts, the three weighted
+	// by their recent mistakes on the stream (exponential weights): the
+	// known labels spread over the stream's k-NN graph, the graph of every
+	// sample in the window, labeled or not (the harmonic function of Zhu,
+	// Ghahramani and Lafferty, ICML 2003, with class mass normalization over
+	// the classes labeled in the window); an online multinomial logistic
+	// regression on the samples' features (an AdaGrad step on each label as
+	// it is learned, and one pass per batch over the labels of the last 3
+	// batches); and the class shares of the last labels (a no-change
+	// forecaster, for streams whose labels come in runs). The spreading uses
+	// the unlabeled samples, which carry labels along the data's manifold:
+	// on the digits and MNIST streams it leads from the first label on; the
+	// linear model separates documents that the graph mixes (BENCHMARKS.md).
+	// The spreading costs SpreadSweeps·(edges)·C per batch for C classes,
+	// plus O(k²·C) per label learned within the batch; the linear model
+	// O(nnz·C) per label per step, and C·D weights (none above 2²²: then the
+	// spreading alone predicts).
 	PredictGraph Predictor = iota
 	// PredictNearest votes among the Neighbors nearest labeled window
 	// samples in code space. It costs n·L·K per batch of n samples with L
