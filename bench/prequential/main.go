@@ -221,23 +221,7 @@ func schedule(order []int, frac float64, delay int, seed uint64, sample, label f
 // writeStream writes b's records as an Arrow IPC file at out, and truth[i],
 // the class of sample i, to out's name with .truth.csv (id,label).
 func writeStream(out string, schema *arrow.Schema, mem memory.Allocator, b *array.RecordBuilder, truth []string) error {
-	rec := b.NewRecord()
-	defer rec.Release()
-	f, err := os.Create(out)
-	if err != nil {
-		return err
-	}
-	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema), ipc.WithAllocator(mem))
-	if err == nil {
-		err = w.Write(rec)
-		if cerr := w.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := writeArrow(out, schema, mem, b); err != nil {
 		return err
 	}
 	tf, err := os.Create(strings.TrimSuffix(out, filepath.Ext(out)) + ".truth.csv")
@@ -255,6 +239,27 @@ func writeStream(out string, schema *arrow.Schema, mem memory.Allocator, b *arra
 		return err
 	}
 	return tf.Close()
+}
+
+// writeArrow writes the record b holds as an Arrow IPC file.
+func writeArrow(out string, schema *arrow.Schema, mem memory.Allocator, b *array.RecordBuilder) error {
+	rec := b.NewRecord()
+	defer rec.Release()
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	if err == nil {
+		err = w.Write(rec)
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // load returns the samples (one per row) and their classes.

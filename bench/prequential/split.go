@@ -5,12 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"strconv"
 
-	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/array"
-	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 )
 
@@ -97,17 +93,8 @@ func runSplit(args []string) error {
 // writeDocs writes docs[idx] as an Arrow IPC file (columns text, label,
 // id), with the labels of the documents in labeled only.
 func writeDocs(out string, docs []doc, idx []int, labeled map[int]bool) error {
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "text", Type: arrow.BinaryTypes.String, Nullable: true},
-		{Name: "label", Type: arrow.BinaryTypes.String, Nullable: true},
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-	}, nil)
-	mem := memory.NewGoAllocator()
-	b := array.NewRecordBuilder(mem, schema)
+	tb, lb, ib, b := newTextBuilder()
 	defer b.Release()
-	tb := b.Field(0).(*array.StringBuilder)
-	lb := b.Field(1).(*array.StringBuilder)
-	ib := b.Field(2).(*array.Int64Builder)
 	for _, i := range idx {
 		tb.Append(docs[i].text)
 		if labeled[i] {
@@ -117,21 +104,5 @@ func writeDocs(out string, docs []doc, idx []int, labeled map[int]bool) error {
 		}
 		ib.Append(int64(i))
 	}
-	rec := b.NewRecord()
-	defer rec.Release()
-	f, err := os.Create(out)
-	if err != nil {
-		return err
-	}
-	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema), ipc.WithAllocator(mem))
-	if err == nil {
-		err = w.Write(rec)
-		if cerr := w.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return writeArrow(out, b.Schema(), memory.DefaultAllocator, b)
 }

@@ -148,17 +148,8 @@ func makeText(docs []doc, shuffle uint64, block int, frac float64, delay int, se
 	if shuffle != 0 {
 		order = shuffled(order, shuffle, block)
 	}
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "text", Type: arrow.BinaryTypes.String, Nullable: true},
-		{Name: "label", Type: arrow.BinaryTypes.String, Nullable: true},
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-	}, nil)
-	mem := memory.NewGoAllocator()
-	b := array.NewRecordBuilder(mem, schema)
+	tb, lb, ib, b := newTextBuilder()
 	defer b.Release()
-	tb := b.Field(0).(*array.StringBuilder)
-	lb := b.Field(1).(*array.StringBuilder)
-	ib := b.Field(2).(*array.Int64Builder)
 	schedule(order, frac, delay, seed, func(i int) {
 		tb.Append(docs[i].text)
 		lb.AppendNull()
@@ -172,7 +163,20 @@ func makeText(docs []doc, shuffle uint64, block int, frac float64, delay int, se
 	for i, d := range docs {
 		truth[i] = d.class
 	}
-	return writeStream(out, schema, mem, b, truth)
+	return writeStream(out, b.Schema(), memory.DefaultAllocator, b, truth)
+}
+
+// newTextBuilder returns a builder of records of the text streams' schema
+// (text, label: nullable strings; id: int64) and its three columns'
+// builders. The caller releases b.
+func newTextBuilder() (text, label *array.StringBuilder, id *array.Int64Builder, b *array.RecordBuilder) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "text", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "label", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	b = array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	return b.Field(0).(*array.StringBuilder), b.Field(1).(*array.StringBuilder), b.Field(2).(*array.Int64Builder), b
 }
 
 // shuffled returns order in a random order (seeded), or, with block > 0,

@@ -266,12 +266,7 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		defer pprof.StopCPUProfile()
 	}
 
-	opener := csvf.opener(os.Stdin)
-	opener.BatchSize = cfg.Batch
-	if err := csvOnly(opener, *in); err != nil {
-		return err
-	}
-	src, err := opener.Open(*in)
+	src, err := csvf.openStream(*in, cfg.Batch)
 	if err != nil {
 		return err
 	}

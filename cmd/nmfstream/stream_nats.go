@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -114,12 +113,7 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := errors.Join(nf.check(), checkInput("--in", *in), checkOutput("--out", *out), checkOutput("--rejects", *rejectsPath)); err != nil {
 		return err
 	}
-	opener := csvf.opener(os.Stdin)
-	opener.BatchSize = nf.batch
-	if err := csvOnly(opener, *in); err != nil {
-		return err
-	}
-	src, err := opener.Open(*in)
+	src, err := csvf.openStream(*in, nf.batch)
 	if err != nil {
 		return err
 	}
