@@ -28,6 +28,10 @@ type Sample struct {
 	Value []float64
 }
 
+// Check returns an error naming the sample if it is not a valid
+// non-negative vector: Publisher.Publish refuses such a sample.
+func (s *Sample) Check() error { return s.check() }
+
 // check returns an error naming the sample if it is not a valid
 // non-negative vector.
 func (s *Sample) check() error {
@@ -145,7 +149,37 @@ const (
 	tagCoord  = 'C'
 	tagOwner  = 'O'
 	tagKNN    = 'K'
+	tagLabel  = 'L'
+	tagRef    = 'R' // a reference to an object (large.go)
+	tagKNNLab = 'k' // a k-NN request for labeled samples only
+	// a k-NN request for samples that spread labels reach, with their class scores
+	tagKNNSpread = 's'
 )
+
+// encodeLabel encodes a late label: the class of the sample with this ID,
+// which travels on the samples stream of the sample's partition, after it.
+func encodeLabel(id uint64, label int) []byte {
+	var e enc
+	e.u8(tagLabel)
+	e.u64(id)
+	e.u32(uint32(int32(label)))
+	return e.b
+}
+
+// decodeRecord decodes a message of the samples stream: a sample, or a
+// late label (isLabel, with the sample's ID and class in s.ID, s.Label).
+func decodeRecord(b []byte) (s Sample, isLabel bool, err error) {
+	if len(b) > 0 && b[0] == tagLabel {
+		d := dec{b: b[1:]}
+		s.ID, s.Label = d.u64(), int(int32(d.u32()))
+		if d.err == nil && s.Label < 0 {
+			return s, true, fmt.Errorf("distributed: label %d for sample %d", s.Label, s.ID)
+		}
+		return s, true, d.err
+	}
+	s, err = decodeSample(b)
+	return s, false, err
+}
 
 func encodeSample(s *Sample) []byte {
 	var e enc
@@ -207,11 +241,13 @@ type delta struct {
 	Covered uint64 // last sample-stream sequence included in p's state
 	Added   int    // samples added by this delta
 	IDSum   uint64 // sum of the added samples' IDs (mod 2⁶⁴)
+	Removed int    // oldest rows that left the window, their part of B and A subtracted
+	Cut     uint64 // every message of p's samples subject up to this stream sequence is in
 	D, K    int
 	A       []float64 // ΔA, K×K row-major
 	BRows   []int     // rows of ΔB that are nonzero
 	B       []float64 // those rows, len(BRows)×K
-	Rows    []int     // partition rows whose codes changed
+	Rows    []int     // partition rows whose codes changed, numbered from the partition's first sample
 	Codes   []float64 // their new codes, len(Rows)×K
 }
 
@@ -225,6 +261,8 @@ func encodeDelta(x *delta) []byte {
 	e.u64(x.Covered)
 	e.u32(uint32(x.Added))
 	e.u64(x.IDSum)
+	e.u32(uint32(x.Removed))
+	e.u64(x.Cut)
 	e.u32(uint32(x.D))
 	e.u32(uint32(x.K))
 	e.f64s(x.A)
@@ -247,7 +285,7 @@ func decodeDelta(b []byte) (*delta, error) {
 		return nil, errors.New("distributed: not a delta message")
 	}
 	x := &delta{Part: int(d.u32()), N: d.u64(), Round: d.u64(), Version: d.u64(), Covered: d.u64(),
-		Added: int(d.u32()), IDSum: d.u64(), D: int(d.u32()), K: int(d.u32())}
+		Added: int(d.u32()), IDSum: d.u64(), Removed: int(d.u32()), Cut: d.u64(), D: int(d.u32()), K: int(d.u32())}
 	if d.err == nil && (x.K <= 0 || x.K*x.K*8 > len(d.b)) {
 		return nil, fmt.Errorf("distributed: delta %d of partition %d: bad rank %d", x.N, x.Part, x.K)
 	}
@@ -280,6 +318,8 @@ type basis struct {
 	Samples   uint64 // samples applied to B and A
 	Deltas    uint64 // deltas applied
 	IDSum     uint64 // sum of the applied samples' IDs (mod 2⁶⁴)
+	Left      uint64 // samples that left the partitions' windows
+	Ingested  uint64 // every owner holds the samples and labels up to this stream sequence
 	U         *mat.Dense
 }
 
@@ -291,6 +331,8 @@ func encodeBasis(x *basis) []byte {
 	e.u64(x.Samples)
 	e.u64(x.Deltas)
 	e.u64(x.IDSum)
+	e.u64(x.Left)
+	e.u64(x.Ingested)
 	encodeDense(&e, x.U)
 	return e.b
 }
@@ -300,7 +342,7 @@ func decodeBasis(b []byte) (*basis, error) {
 	if d.u8() != tagBasis {
 		return nil, errors.New("distributed: not a basis value")
 	}
-	x := &basis{Version: d.u64(), SampleSeq: d.u64(), Samples: d.u64(), Deltas: d.u64(), IDSum: d.u64()}
+	x := &basis{Version: d.u64(), SampleSeq: d.u64(), Samples: d.u64(), Deltas: d.u64(), IDSum: d.u64(), Left: d.u64(), Ingested: d.u64()}
 	x.U = decodeDense(&d)
 	if d.err != nil {
 		return nil, d.err

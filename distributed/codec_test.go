@@ -24,7 +24,7 @@ func TestCodecRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	dl := &delta{Part: 1, N: 3, Round: 2, Version: 2, Covered: 40, Added: 1, IDSum: 8, D: 4, K: 2,
+	dl := &delta{Part: 1, N: 3, Round: 2, Version: 2, Covered: 40, Added: 1, IDSum: 8, Removed: 2, Cut: 41, D: 4, K: 2,
 		A: []float64{1, 2, 2, 5}, BRows: []int{0, 3}, B: []float64{1, 2, 3, 4}, Rows: []int{5}, Codes: []float64{0.1, 0.2}}
 	raw := encodeDelta(dl)
 	got, err := decodeDelta(raw)
@@ -36,7 +36,7 @@ func TestCodecRoundTrip(t *testing.T) {
 			t.Fatalf("delta truncated to %d bytes decoded", i)
 		}
 	}
-	b := &basis{Version: 4, SampleSeq: 9, Samples: 3, Deltas: 2, IDSum: 6, U: mat.NewDense(2, 2, []float64{1, 2, 3, 4})}
+	b := &basis{Version: 4, SampleSeq: 9, Samples: 3, Deltas: 2, IDSum: 6, Left: 1, Ingested: 8, U: mat.NewDense(2, 2, []float64{1, 2, 3, 4})}
 	raw = encodeBasis(b)
 	gb, err := decodeBasis(raw)
 	if err != nil || !reflect.DeepEqual(gb, b) {
@@ -46,6 +46,30 @@ func TestCodecRoundTrip(t *testing.T) {
 		if _, err := decodeBasis(raw[:i]); err == nil {
 			t.Fatalf("basis truncated to %d bytes decoded", i)
 		}
+	}
+}
+
+// TestLabelRecord checks that a late label decodes as one, that a sample
+// still decodes as a sample on the same stream, and that truncations and
+// negative classes are errors.
+func TestLabelRecord(t *testing.T) {
+	raw := encodeLabel(42, 3)
+	s, isLabel, err := decodeRecord(raw)
+	if err != nil || !isLabel || s.ID != 42 || s.Label != 3 {
+		t.Fatalf("label: decoded %+v (label %v), %v", s, isLabel, err)
+	}
+	for i := 1; i < len(raw); i++ {
+		if _, _, err := decodeRecord(raw[:i]); err == nil {
+			t.Fatalf("label truncated to %d bytes decoded", i)
+		}
+	}
+	if _, _, err := decodeRecord(encodeLabel(1, -1)); err == nil {
+		t.Fatal("label -1 decoded")
+	}
+	smp := Sample{ID: 7, Label: -1, Dim: 2, Dense: []float64{1, 2}}
+	got, isLabel, err := decodeRecord(encodeSample(&smp))
+	if err != nil || isLabel || !reflect.DeepEqual(got, smp) {
+		t.Fatalf("sample: decoded %+v (label %v), %v", got, isLabel, err)
 	}
 }
 

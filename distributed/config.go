@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -38,6 +39,19 @@ type Config struct {
 	// Refresh, if positive, bounds the older codes swept per round, taken
 	// round-robin; zero sweeps every code of the partition each round.
 	Refresh int
+	// Alpha is GNMF's α, the weight of the graph term tr(VᵀLV) over each
+	// partition's k-NN graph (Cai et al. 2011): it enters the owners' V
+	// sweeps only, U's step reading the summed statistics as in NMF. Zero
+	// runs plain NMF; it must not be negative.
+	Alpha float64
+	// GraphK is the number of neighbours of a sample in its partition's
+	// k-NN graph (0-1 weights, symmetrized by max) when Alpha is positive.
+	// If zero, 5.
+	GraphK int
+	// Window, if positive, bounds the samples each owner keeps: a round
+	// that brings its partition past Window first removes the oldest, and
+	// its delta subtracts their part of B and A. Zero keeps every sample.
+	Window int
 	// SketchDim is the dimension of the partitioner's sketch. If zero, 16.
 	SketchDim int
 	// Seed seeds the partitioner and U's initialization.
@@ -67,6 +81,7 @@ func (c Config) partitions() int    { return defInt(c.Partitions, 4) }
 func (c Config) initSweeps() int    { return defInt(c.InitSweeps, 10) }
 func (c Config) sweeps() int        { return defInt(c.Sweeps, 1) }
 func (c Config) sketchDim() int     { return defInt(c.SketchDim, 16) }
+func (c Config) graphK() int        { return defInt(c.GraphK, 5) }
 func (c Config) replicas() int      { return defInt(c.Replicas, 1) }
 func (c Config) snapshotEvery() int { return defInt(c.SnapshotEvery, 20) }
 func (c Config) pinnedTTL() time.Duration {
@@ -106,6 +121,10 @@ func (c Config) check() error {
 		return fmt.Errorf("distributed: staleness %d (must be ≥ 0)", c.Staleness)
 	case c.Rounds < 0 || c.InitSweeps < 0 || c.Sweeps < 0 || c.Refresh < 0 || c.SketchDim < 0 || c.SnapshotEvery < 0:
 		return errors.New("distributed: negative rounds, sweeps, refresh, sketch dimension or snapshot interval")
+	case !(c.Alpha >= 0) || math.IsInf(c.Alpha, 0):
+		return fmt.Errorf("distributed: alpha %g (must be finite and ≥ 0)", c.Alpha)
+	case c.GraphK < 0 || c.Window < 0:
+		return fmt.Errorf("distributed: graph k %d and window %d (must be ≥ 0)", c.GraphK, c.Window)
 	case c.Replicas < 0 || c.Replicas > 5:
 		return fmt.Errorf("distributed: %d replicas (1 to 5)", c.Replicas)
 	case c.PinnedTTL < 0 || c.Idle < 0:
@@ -144,10 +163,11 @@ const (
 
 // store holds the JetStream handles of a namespace.
 type store struct {
-	js    jetstream.JetStream
-	n     names
-	model jetstream.KeyValue
-	snaps jetstream.ObjectStore
+	js      jetstream.JetStream
+	n       names
+	model   jetstream.KeyValue
+	snaps   jetstream.ObjectStore
+	samples jetstream.Stream // handle of the samples stream
 }
 
 // setup creates (or updates) the streams, bucket and object store of c's
@@ -161,9 +181,14 @@ func setup(ctx context.Context, js jetstream.JetStream, c Config) (*store, error
 		// Ticks only drive the roles' pins: the last minute of them is enough.
 		{Name: n.ticks, Subjects: []string{n.tickSubject()}, Replicas: r, MaxAge: time.Minute, Storage: jetstream.MemoryStorage},
 	}
-	for _, sc := range streams {
-		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
+	var samples jetstream.Stream
+	for i, sc := range streams {
+		h, err := js.CreateOrUpdateStream(ctx, sc)
+		if err != nil {
 			return nil, fmt.Errorf("distributed: stream %s: %w", sc.Name, err)
+		}
+		if i == 0 {
+			samples = h
 		}
 	}
 	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: n.model, Replicas: r, History: 1})
@@ -174,7 +199,7 @@ func setup(ctx context.Context, js jetstream.JetStream, c Config) (*store, error
 	if err != nil {
 		return nil, fmt.Errorf("distributed: object store %s: %w", n.snapshots, err)
 	}
-	return &store{js: js, n: n, model: kv, snaps: obs}, nil
+	return &store{js: js, n: n, model: kv, snaps: obs, samples: samples}, nil
 }
 
 // roleConsumer creates (or updates) the pinned consumer through which
@@ -206,6 +231,19 @@ func (s *store) lastSampleSeq(ctx context.Context) (uint64, error) {
 		return 0, err
 	}
 	return info.State.LastSeq, nil
+}
+
+// lastSubjectSeq returns the stream sequence of the last message on
+// subject of the samples stream, 0 if there is none.
+func (s *store) lastSubjectSeq(ctx context.Context, subject string) (uint64, error) {
+	m, err := s.samples.GetLastMsgForSubject(ctx, subject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return m.Sequence, nil
 }
 
 // isWrongLast reports whether err is a refused compare-and-set publish.

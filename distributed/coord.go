@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -23,12 +24,15 @@ type coord struct {
 	b, a    mat.Dense
 	applied []uint64 // last delta number applied, by partition
 	rounds  []int64  // last round applied, by partition (−1: none)
+	cuts    []uint64 // samples-stream sequence each partition's owner holds everything up to
 	lastSeq uint64   // delta-stream sequence of the last delta read
 	samples uint64
 	deltas  uint64
 	idSum   uint64
+	left    uint64
 	cur     *basis
-	rev     uint64 // revision of the basis key holding cur
+	rev     uint64   // revision of the basis key holding cur
+	objs    []string // object names of the latest versions' U ("" when inline), oldest first
 	in      jetstream.Consumer
 }
 
@@ -42,10 +46,10 @@ func (w *Worker) coordinate(ctx context.Context, pn *pin) error {
 		m, err := c.in.Next(jetstream.FetchMaxWait(w.cfg.pinnedTTL() / 4))
 		switch {
 		case err == nil:
-			if err := c.apply(m); err != nil {
+			if err := c.apply(ctx, m); err != nil {
 				return err
 			}
-			if err := drain(c.in, func(m jetstream.Msg) (bool, error) { return false, c.apply(m) }); err != nil {
+			if err := drain(c.in, func(m jetstream.Msg) (bool, error) { return false, c.apply(ctx, m) }); err != nil {
 				return err
 			}
 		case errors.Is(err, jetstream.ErrMsgNotFound), errors.Is(err, nats.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
@@ -68,17 +72,26 @@ func (c *coord) restore(ctx context.Context, pn *pin) error {
 	k, parts := w.cfg.Rank, w.cfg.partitions()
 	c.applied = make([]uint64, parts)
 	c.rounds = make([]int64, parts)
+	c.cuts = make([]uint64, parts)
 	for i := range c.rounds {
 		c.rounds[i] = -1
 	}
 	for {
 		e, err := st.model.Get(ctx, keyBasis)
 		if err == nil {
-			b, err := decodeBasis(e.Value())
+			raw, err := st.resolve(ctx, e.Value())
+			if errors.Is(err, jetstream.ErrObjectNotFound) {
+				continue // replaced meanwhile: read the newer one
+			}
+			if err != nil {
+				return err
+			}
+			b, err := decodeBasis(raw)
 			if err != nil {
 				return corrupt("basis: %v", err)
 			}
 			c.cur, c.rev = b, e.Revision()
+			c.objs = append(c.objs[:0], refName(e.Value()))
 			break
 		}
 		if !errors.Is(err, jetstream.ErrKeyNotFound) {
@@ -105,8 +118,8 @@ func (c *coord) restore(ctx context.Context, pn *pin) error {
 			return err
 		}
 		b := &basis{SampleSeq: seq, U: initialBasis(part.Dim, k, part.Mean, w.cfg.Seed)}
-		raw := encodeBasis(b)
-		if err := w.fits(raw, b.U); err != nil {
+		raw, err := w.offload(ctx, "u-0", encodeBasis(b))
+		if err != nil {
 			return err
 		}
 		rev, err := st.model.Create(ctx, keyBasis, raw)
@@ -117,6 +130,7 @@ func (c *coord) restore(ctx context.Context, pn *pin) error {
 			return err
 		}
 		c.cur, c.rev = b, rev
+		c.objs = append(c.objs[:0], refName(raw))
 		w.setBasis(b)
 		break
 	}
@@ -141,7 +155,7 @@ func (c *coord) restore(ctx context.Context, pn *pin) error {
 	if err != nil {
 		return err
 	}
-	return drain(c.in, func(m jetstream.Msg) (bool, error) { return false, c.apply(m) })
+	return drain(c.in, func(m jetstream.Msg) (bool, error) { return false, c.apply(ctx, m) })
 }
 
 // initialBasis returns U₀ (d×k), entries uniform in [0, 2√(mean/k)) from a
@@ -157,13 +171,17 @@ func initialBasis(d, k int, mean float64, seed uint64) *mat.Dense {
 }
 
 // apply adds a delta to B and A unless it was applied before.
-func (c *coord) apply(m jetstream.Msg) error {
+func (c *coord) apply(ctx context.Context, m jetstream.Msg) error {
 	meta, err := m.Metadata()
 	if err != nil {
 		return err
 	}
+	raw, err := c.w.st.resolve(ctx, m.Data())
+	if err != nil {
+		return err
+	}
 	c.lastSeq = meta.Sequence.Stream
-	d, err := decodeDelta(m.Data())
+	d, err := decodeDelta(raw)
 	if err != nil {
 		return corrupt("delta at sequence %d: %v", meta.Sequence.Stream, err)
 	}
@@ -191,7 +209,9 @@ func (c *coord) apply(m jetstream.Msg) error {
 	}
 	c.applied[d.Part] = d.N
 	c.rounds[d.Part] = int64(d.Round)
+	c.cuts[d.Part] = max(c.cuts[d.Part], d.Cut)
 	c.samples += uint64(d.Added)
+	c.left += uint64(d.Removed)
 	c.deltas++
 	c.idSum += d.IDSum
 	return nil
@@ -223,9 +243,10 @@ func (c *coord) step(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	next := &basis{Version: c.cur.Version + 1, SampleSeq: seq, Samples: c.samples, Deltas: c.deltas, IDSum: c.idSum, U: u}
-	raw := encodeBasis(next)
-	if err := c.w.fits(raw, u); err != nil {
+	next := &basis{Version: c.cur.Version + 1, SampleSeq: seq, Samples: c.samples, Deltas: c.deltas, IDSum: c.idSum,
+		Left: c.left, Ingested: slices.Min(c.cuts), U: u}
+	raw, err := c.w.offload(ctx, fmt.Sprintf("u-%d", next.Version), encodeBasis(next))
+	if err != nil {
 		return err
 	}
 	rev, err := c.w.st.model.Update(ctx, keyBasis, raw, c.rev)
@@ -237,6 +258,17 @@ func (c *coord) step(ctx context.Context) error {
 	}
 	c.cur, c.rev = next, rev
 	c.w.setBasis(next)
+	// Keep the objects of the last keptVersions versions of U, for
+	// watchers a few versions behind; a watcher further behind skips to
+	// the latest. (A coordinator that fails over leaves its predecessor's
+	// last few behind.)
+	c.objs = append(c.objs, refName(raw))
+	for len(c.objs) > keptVersions {
+		if c.objs[0] != "" {
+			c.w.st.snaps.Delete(ctx, c.objs[0]) // a failed delete leaves an object behind, nothing else
+		}
+		c.objs = c.objs[1:]
+	}
 	c.w.mu.Lock()
 	c.w.stats.Versions++
 	c.w.mu.Unlock()
@@ -254,10 +286,12 @@ func (c *coord) encodeSnapshot() []byte {
 	e.u64(c.samples)
 	e.u64(c.deltas)
 	e.u64(c.idSum)
+	e.u64(c.left)
 	e.u32(uint32(len(c.applied)))
 	for i := range c.applied {
 		e.u64(c.applied[i])
 		e.u64(uint64(c.rounds[i]))
+		e.u64(c.cuts[i])
 	}
 	encodeDense(&e, &c.b)
 	encodeDense(&e, &c.a)
@@ -269,14 +303,14 @@ func (c *coord) decodeSnapshot(b []byte) error {
 	if d.u8() != tagCoord {
 		return errors.New("not a coordinator snapshot")
 	}
-	last, samples, deltas, idSum := d.u64(), d.u64(), d.u64(), d.u64()
-	n := d.count(16)
+	last, samples, deltas, idSum, left := d.u64(), d.u64(), d.u64(), d.u64(), d.u64()
+	n := d.count(24)
 	if d.err == nil && n != len(c.applied) {
 		return errors.New("partition count differs")
 	}
-	applied, rounds := make([]uint64, n), make([]int64, n)
+	applied, rounds, cuts := make([]uint64, n), make([]int64, n), make([]uint64, n)
 	for i := range n {
-		applied[i], rounds[i] = d.u64(), int64(d.u64())
+		applied[i], rounds[i], cuts[i] = d.u64(), int64(d.u64()), d.u64()
 	}
 	bm, am := decodeDense(&d), decodeDense(&d)
 	if d.err != nil {
@@ -286,8 +320,8 @@ func (c *coord) decodeSnapshot(b []byte) error {
 	if bm == nil || am == nil || !sameDims(bm, br, bc) || !sameDims(am, bc, bc) {
 		return errors.New("statistics of the wrong shape")
 	}
-	c.lastSeq, c.samples, c.deltas, c.idSum = last, samples, deltas, idSum
-	c.applied, c.rounds = applied, rounds
+	c.lastSeq, c.samples, c.deltas, c.idSum, c.left = last, samples, deltas, idSum, left
+	c.applied, c.rounds, c.cuts = applied, rounds, cuts
 	c.b.Copy(bm)
 	c.a.Copy(am)
 	return nil
@@ -298,12 +332,6 @@ func sameDims(m *mat.Dense, r, c int) bool {
 	return mr == r && mc == c
 }
 
-// fits returns an error wrapping errTooLarge if the encoded basis raw
-// exceeds the server's maximum message size.
-func (w *Worker) fits(raw []byte, u *mat.Dense) error {
-	if max := w.nc.MaxPayload(); int64(len(raw)) > max {
-		d, k := u.Dims()
-		return fmt.Errorf("%w: U (%d×%d) takes %d bytes, over the server's max_payload of %d bytes: raise max_payload (up to 64 MiB) or lower the rank", errTooLarge, d, k, len(raw), max)
-	}
-	return nil
-}
+// keptVersions is the number of versions of U whose objects stay in the
+// store when U travels through it.
+const keptVersions = 4

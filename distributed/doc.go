@@ -43,6 +43,22 @@
 // the single-machine multiplicative update's to rounding; with Staleness
 // s an owner runs up to s rounds ahead of the slowest partition.
 //
+// # Graph, window and labels
+//
+// With Config.Alpha positive, each owner learns GNMF on the exact k-NN
+// graph of its partition's samples (edges between partitions are
+// dropped); U's step reads only B and A, so the deltas stay exact sums.
+// With Config.Window, an owner keeps its partition's last Window samples,
+// and the delta of a round subtracts the part of B and A of those that
+// leave. Owners hold the samples' labels, late ones included
+// (Publisher.Label), and answer LabeledNeighbors and SpreadNeighbors
+// requests with them.
+//
+// # Large messages
+//
+// A basis or delta larger than the server's max_payload travels through
+// the object store; the message carries the object's name and checksum.
+//
 // # Concurrency
 //
 // Worker.Run starts one goroutine per role and per watcher and returns

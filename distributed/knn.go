@@ -21,6 +21,13 @@ type Neighbor struct {
 	Partition int
 	// SqDist is the squared Euclidean distance to the query.
 	SqDist float64
+	// Classes, from SpreadNeighbors only, holds the sample's class
+	// scores after label spreading over its partition's k-NN graph
+	// (index c: class c), summing to 1; a labeled sample's own class
+	// dominates them.
+	Classes []float64
+
+	row int // position in the owner's rows (nearest)
 }
 
 // Neighbors returns the k samples nearest to q among the partitions whose
@@ -30,6 +37,28 @@ type Neighbor struct {
 // the other partitions are missed. A partition whose owner does not answer
 // within ctx makes it return an error naming the partition.
 func Neighbors(ctx context.Context, nc *nats.Conn, cfg Config, part *Partitioner, q Sample, k, probes int) ([]Neighbor, error) {
+	return neighbors(ctx, nc, cfg, part, q, k, probes, tagKNN)
+}
+
+// LabeledNeighbors is Neighbors among the samples whose label the owners
+// know (Sample.Label, or a late label from Publisher.Label that they have
+// ingested, State.Ingested): the k nearest labeled samples in the probes
+// partitions nearest to q, nearest first.
+func LabeledNeighbors(ctx context.Context, nc *nats.Conn, cfg Config, part *Partitioner, q Sample, k, probes int) ([]Neighbor, error) {
+	return neighbors(ctx, nc, cfg, part, q, k, probes, tagKNNLab)
+}
+
+// SpreadNeighbors is Neighbors among the samples that labels reach by
+// spreading (Zhou et al. 2004, "Learning with Local and Global
+// Consistency") over their partition's k-NN graph, which owners keep when
+// Config.Alpha is positive: each neighbour carries its class scores
+// (Neighbor.Classes), labeled or not. Samples of a partition that no label
+// reaches are skipped, as are all samples of an owner without a graph.
+func SpreadNeighbors(ctx context.Context, nc *nats.Conn, cfg Config, part *Partitioner, q Sample, k, probes int) ([]Neighbor, error) {
+	return neighbors(ctx, nc, cfg, part, q, k, probes, tagKNNSpread)
+}
+
+func neighbors(ctx context.Context, nc *nats.Conn, cfg Config, part *Partitioner, q Sample, k, probes int, kind byte) ([]Neighbor, error) {
 	if err := q.check(); err != nil {
 		return nil, err
 	}
@@ -38,7 +67,7 @@ func Neighbors(ctx context.Context, nc *nats.Conn, cfg Config, part *Partitioner
 	}
 	n := cfg.names()
 	parts := part.Nearest(&q, probes)
-	req := encodeKNNRequest(k, &q)
+	req := encodeKNNRequest(k, kind, &q)
 	var (
 		mu   sync.Mutex
 		all  []Neighbor
@@ -101,35 +130,41 @@ func sortNeighbors(a []Neighbor) {
 	})
 }
 
-// nearest returns the k rows nearest to q.
-func nearest(rows []Sample, q *Sample, k int) []Neighbor {
-	out := make([]Neighbor, len(rows))
+// nearest returns the k rows nearest to q among those keep accepts (all
+// if keep is nil).
+func nearest(rows []Sample, q *Sample, k int, keep func(i int) bool) []Neighbor {
+	out := make([]Neighbor, 0, len(rows))
 	for i := range rows {
-		out[i] = Neighbor{ID: rows[i].ID, Label: rows[i].Label, SqDist: sqDistSample(&rows[i], q)}
+		if keep != nil && !keep(i) {
+			continue
+		}
+		out = append(out, Neighbor{ID: rows[i].ID, Label: rows[i].Label, SqDist: sqDistSample(&rows[i], q), row: i})
 	}
 	sortNeighbors(out)
 	return out[:min(k, len(out))]
 }
 
-func encodeKNNRequest(k int, q *Sample) []byte {
+func encodeKNNRequest(k int, kind byte, q *Sample) []byte {
 	var e enc
-	e.u8(tagKNN)
+	e.u8(kind)
 	e.u32(uint32(k))
 	e.b = append(e.b, encodeSample(q)...)
 	return e.b
 }
 
-func decodeKNNRequest(b []byte) (int, Sample, error) {
+func decodeKNNRequest(b []byte) (k int, kind byte, q Sample, err error) {
 	d := dec{b: b}
-	if d.u8() != tagKNN {
-		return 0, Sample{}, errors.New("distributed: not a k-NN request")
+	switch kind = d.u8(); kind {
+	case tagKNN, tagKNNLab, tagKNNSpread:
+	default:
+		return 0, 0, Sample{}, errors.New("distributed: not a k-NN request")
 	}
-	k := int(d.u32())
+	k = int(d.u32())
 	if d.err != nil {
-		return 0, Sample{}, d.err
+		return 0, 0, Sample{}, d.err
 	}
-	s, err := decodeSample(d.b)
-	return k, s, err
+	q, err = decodeSample(d.b)
+	return k, kind, q, err
 }
 
 func encodeNeighbors(a []Neighbor) []byte {
@@ -140,6 +175,8 @@ func encodeNeighbors(a []Neighbor) []byte {
 		e.u64(x.ID)
 		e.u32(uint32(int32(x.Label)))
 		e.f64(x.SqDist)
+		e.u32(uint32(len(x.Classes)))
+		e.f64s(x.Classes)
 	}
 	return e.b
 }
@@ -152,9 +189,12 @@ func decodeNeighbors(b []byte) ([]Neighbor, error) {
 	if d.u8() != tagKNN {
 		return nil, errors.New("not a k-NN reply")
 	}
-	out := make([]Neighbor, d.count(20))
+	out := make([]Neighbor, d.count(24))
 	for i := range out {
 		out[i] = Neighbor{ID: d.u64(), Label: int(int32(d.u32())), SqDist: d.f64()}
+		if c := d.count(8); c > 0 {
+			out[i].Classes = d.f64s(c)
+		}
 	}
 	return out, d.err
 }

@@ -34,7 +34,7 @@ func TestNeighborsAcrossPartitions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := nearest(samples, &q, k)
+		want := nearest(samples, &q, k, nil)
 		if len(got) != k {
 			t.Fatalf("query %d: %d neighbours, want %d", q.ID, len(got), k)
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"sync"
 
 	"github.com/nats-io/nats.go"
@@ -11,31 +13,46 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
 // owner is the state of one partition while this instance holds it: the
-// partition's samples in stream order, their codes, and the position of
-// its delta log.
+// partition's live samples in stream order (the last Config.Window of
+// them), their labels and codes, their k-NN graph when the owner learns
+// GNMF, and the position of its delta log. A sample's index is its place
+// among the partition's samples from the first (0, 1, …); deltas name
+// rows by index, so rows that leave the window do not renumber the rest.
 type owner struct {
 	w *Worker
 	p int
 
-	mu      sync.RWMutex // guards rows and codes against the k-NN responder
+	mu      sync.RWMutex // guards rows (and their labels), byID and spread against the k-NN responder
 	rows    []Sample
+	spread  [][]float64 // class scores of each row after label spreading, nil where no label reaches
 	codes   [][]float64
-	n       uint64 // deltas published
-	round   uint64 // next round
-	covered uint64 // last sample-stream sequence in rows
-	lastSeq uint64 // stream sequence of the last delta on the subject
-	cursor  int    // next row to refresh
-	pending []seqSample
+	base    uint64            // index of rows[0]
+	byID    map[uint64]uint64 // index of each live sample, by ID
+	g       *graph.Graph      // k-NN graph of the live samples (Alpha > 0)
+	dense   bool              // g stores dense rows (the first sample's kind)
+	slots   []int             // graph node of each live row
+	index   []uint64          // index of the sample at each graph node
+	n       uint64            // deltas published
+	round   uint64            // next round
+	covered uint64            // last sample-stream sequence in rows
+	lastSeq uint64            // stream sequence of the last delta on the subject
+	cursor  int               // next row to refresh
+	lag     int               // consecutive rounds the consumer lagged the subject
+	pending []seqRecord
 	in      jetstream.Consumer // samples of p after covered
 }
 
-type seqSample struct {
-	seq uint64
-	s   Sample
+// seqRecord is a message of the samples stream read ahead of the round
+// that takes it: a sample, or a late label.
+type seqRecord struct {
+	seq   uint64
+	s     Sample
+	label bool
 }
 
 // own does partition p's work while the role is held.
@@ -73,7 +90,8 @@ func (w *Worker) own(ctx context.Context, pn *pin, p int) error {
 }
 
 // restore rebuilds the partition's state: the last snapshot, the deltas
-// published after it, and the samples they cover.
+// published after it, the samples and labels they cover, and the k-NN
+// graph of the live samples.
 func (o *owner) restore(ctx context.Context) error {
 	st := o.w.st
 	k := o.w.cfg.Rank
@@ -93,18 +111,30 @@ func (o *owner) restore(ctx context.Context) error {
 		return err
 	}
 	err = drain(dc, func(m jetstream.Msg) (bool, error) {
-		d, err := decodeDelta(m.Data())
+		raw, err := st.resolve(ctx, m.Data())
+		if err != nil {
+			return true, err
+		}
+		d, err := decodeDelta(raw)
 		if err != nil {
 			return true, corrupt("partition %d: %v", o.p, err)
 		}
 		if d.N != o.n+1 || d.K != k {
 			return true, corrupt("partition %d: delta %d of rank %d after delta %d", o.p, d.N, d.K, o.n)
 		}
+		// Rows leave first, then the changed rows follow (see step).
+		gone := min(d.Removed, len(o.codes))
+		o.codes = o.codes[gone:]
+		o.base += uint64(d.Removed)
 		for i, r := range d.Rows {
-			for r >= len(o.codes) {
+			if uint64(r) < o.base {
+				return true, corrupt("partition %d: delta %d changes row %d, before the window's first %d", o.p, d.N, r, o.base)
+			}
+			at := int(uint64(r) - o.base)
+			for at >= len(o.codes) {
 				o.codes = append(o.codes, make([]float64, k))
 			}
-			copy(o.codes[r], d.Codes[i*k:(i+1)*k])
+			copy(o.codes[at], d.Codes[i*k:(i+1)*k])
 		}
 		meta, err := m.Metadata()
 		if err != nil {
@@ -117,11 +147,13 @@ func (o *owner) restore(ctx context.Context) error {
 		return err
 	}
 	var rows []Sample
+	byID := map[uint64]uint64{}
 	if o.covered > 0 {
 		sc, err := st.js.OrderedConsumer(ctx, st.n.samples, jetstream.OrderedConsumerConfig{MaxResetAttempts: maxResets, FilterSubjects: []string{st.n.sampleSubject(o.p)}})
 		if err != nil {
 			return err
 		}
+		var index uint64 // of the next sample
 		err = drain(sc, func(m jetstream.Msg) (bool, error) {
 			meta, err := m.Metadata()
 			if err != nil {
@@ -130,11 +162,22 @@ func (o *owner) restore(ctx context.Context) error {
 			if meta.Sequence.Stream > o.covered {
 				return true, nil
 			}
-			s, err := decodeSample(m.Data())
+			s, isLabel, err := decodeRecord(m.Data())
 			if err != nil {
-				return true, corrupt("sample at sequence %d: %v", meta.Sequence.Stream, err)
+				return true, corrupt("record at sequence %d: %v", meta.Sequence.Stream, err)
 			}
-			rows = append(rows, s)
+			switch {
+			case isLabel:
+				if i, ok := byID[s.ID]; ok {
+					rows[i-o.base].Label = s.Label
+				}
+			case index >= o.base:
+				byID[s.ID] = index
+				rows = append(rows, s)
+				index++
+			default:
+				index++
+			}
 			return meta.Sequence.Stream == o.covered, nil
 		})
 		if err != nil {
@@ -142,10 +185,20 @@ func (o *owner) restore(ctx context.Context) error {
 		}
 	}
 	if len(rows) != len(o.codes) {
-		return corrupt("partition %d: %d samples up to sequence %d but %d codes in its deltas", o.p, len(rows), o.covered, len(o.codes))
+		return corrupt("partition %d: %d samples in the window up to sequence %d but %d codes in its deltas", o.p, len(rows), o.covered, len(o.codes))
+	}
+	o.g, o.slots, o.index = nil, nil, nil
+	if o.w.cfg.Alpha > 0 && len(rows) > 0 {
+		if _, err := o.insert(rows); err != nil {
+			return corrupt("partition %d: %v", o.p, err)
+		}
 	}
 	o.mu.Lock()
-	o.rows = rows
+	o.rows, o.byID = rows, byID
+	o.spread = nil
+	if o.g != nil {
+		o.spread = spreadLabels(o.weights(), rows)
+	}
 	o.mu.Unlock()
 	o.in, err = st.js.OrderedConsumer(ctx, st.n.samples, jetstream.OrderedConsumerConfig{
 		MaxResetAttempts: maxResets,
@@ -156,48 +209,239 @@ func (o *owner) restore(ctx context.Context) error {
 	return err
 }
 
-// ingest moves the samples of the partition with stream sequence ≤ cut
-// into new rows, and returns how many it added.
-func (o *owner) ingest(cut uint64) ([]Sample, uint64, error) {
-	var add []Sample
-	covered := o.covered
-	keep := o.pending[:0]
-	for _, ps := range o.pending {
-		if ps.seq <= cut {
-			add, covered = append(add, ps.s), ps.seq
+// insert adds the samples, the newest of the partition, to the k-NN graph
+// (creating it on the first), the first of them having index
+// o.base+len(o.slots), and returns the change.
+func (o *owner) insert(add []Sample) (graph.Change, error) {
+	if o.g == nil {
+		var err error
+		knn := graph.KNN{K: o.w.cfg.graphK()}
+		o.dense = add[0].Dense != nil
+		if o.dense {
+			o.g, err = knn.NewDense(add[0].Dim)
 		} else {
-			keep = append(keep, ps)
+			o.g, err = knn.NewSparse(add[0].Dim)
+		}
+		if err != nil {
+			return graph.Change{}, err
+		}
+	}
+	var ch graph.Change
+	var err error
+	if o.dense {
+		m := mat.NewDense(len(add), add[0].Dim, nil)
+		for i := range add {
+			m.SetRow(i, denseOf(&add[i]))
+		}
+		ch, err = o.g.InsertDense(m)
+	} else {
+		xs := make([]*Sample, len(add))
+		for i := range add {
+			xs[i] = &add[i]
+		}
+		ch, err = o.g.InsertSparse(sparseOf(xs))
+	}
+	if err != nil {
+		return ch, err
+	}
+	first := o.base + uint64(len(o.slots))
+	for i, id := range ch.Added {
+		for id >= len(o.index) {
+			o.index = append(o.index, 0)
+		}
+		o.index[id] = first + uint64(i)
+	}
+	o.slots = append(o.slots, ch.Added...)
+	return ch, nil
+}
+
+// weights returns the graph's 0-1 weights, symmetrized by max (Cai et
+// al.'s), between the live rows in row order (n×n).
+func (o *owner) weights() *sparse.CSR {
+	w := o.g.Weights(graph.Weighting{})
+	n := len(o.slots)
+	indptr := make([]int, 1, n+1)
+	var ind []int
+	var val []float64
+	for _, slot := range o.slots {
+		js, vs := w.Row(slot)
+		from := len(ind)
+		for q, j := range js {
+			ind, val = append(ind, int(o.index[j]-o.base)), append(val, vs[q])
+		}
+		sortPairs(ind[from:], val[from:])
+		indptr = append(indptr, len(ind))
+	}
+	return sparse.NewCSR(n, n, indptr, ind, val)
+}
+
+// Label spreading (Zhou et al. 2004): F ← a·D^{-1/2}SD^{-1/2}·F + (1 − a)·Y,
+// Y the one-hot labels, for spreadIter iterations from F = Y.
+const (
+	spreadA    = 0.9 // weight of the neighbours against the own label
+	spreadIter = 20  // iterations: a^20 ≈ 0.12 of the start is left
+)
+
+// spreadLabels returns each row's class scores after label spreading over
+// the weights s (n×n, row order) from the rows' labels, each row scaled
+// to sum 1, or nil for a row that no label reaches (and all nil if no row
+// is labeled).
+func spreadLabels(s *sparse.CSR, rows []Sample) [][]float64 {
+	n := len(rows)
+	c := 0
+	for i := range rows {
+		c = max(c, rows[i].Label+1)
+	}
+	if c == 0 {
+		return make([][]float64, n)
+	}
+	deg := graph.Degrees(s, nil)
+	inv := make([]float64, n)
+	for i, d := range deg {
+		if d > 0 {
+			inv[i] = 1 / math.Sqrt(d)
+		}
+	}
+	y := make([]float64, n*c)
+	for i := range rows {
+		if l := rows[i].Label; l >= 0 {
+			y[i*c+l] = 1
+		}
+	}
+	f, next := slices.Clone(y), make([]float64, n*c)
+	for range spreadIter {
+		for i := range n {
+			out := next[i*c : (i+1)*c]
+			for j := range out {
+				out[j] = (1 - spreadA) * y[i*c+j]
+			}
+			ind, val := s.Row(i)
+			for q, j := range ind {
+				w := spreadA * val[q] * inv[i] * inv[j]
+				for l, x := range f[j*c : (j+1)*c] {
+					out[l] += w * x
+				}
+			}
+		}
+		f, next = next, f
+	}
+	out := make([][]float64, n)
+	for i := range n {
+		row := f[i*c : (i+1)*c]
+		var sum float64
+		for _, x := range row {
+			sum += x
+		}
+		if sum > 0 {
+			r := make([]float64, c)
+			for l, x := range row {
+				r[l] = x / sum
+			}
+			out[i] = r
+		}
+	}
+	return out
+}
+
+// sortPairs sorts ind ascending, carrying val along.
+func sortPairs(ind []int, val []float64) {
+	for i := 1; i < len(ind); i++ {
+		for j := i; j > 0 && ind[j] < ind[j-1]; j-- {
+			ind[j], ind[j-1] = ind[j-1], ind[j]
+			val[j], val[j-1] = val[j-1], val[j]
+		}
+	}
+}
+
+// lagLimit is the number of consecutive rounds in which the owner's
+// consumer delivers nothing while the partition's subject holds records
+// past what it delivered, before the owner gives up the consumer and
+// rebuilds from the logs (an ordered consumer can stall on a server that
+// was lost).
+const lagLimit = 20
+
+// ingest moves the records of the partition with stream sequence ≤ cut
+// out of the stream: the new samples and the late labels, in order, and
+// the sequence of the last. held reports whether every record of the
+// partition up to cut is now in: a record past cut was delivered (the
+// consumer is ordered), or the subject's last record is in.
+func (o *owner) ingest(ctx context.Context, cut uint64) (add, labels []Sample, covered uint64, held bool, err error) {
+	covered = o.covered
+	take := func(r seqRecord) {
+		if r.label {
+			labels = append(labels, r.s)
+		} else {
+			add = append(add, r.s)
+		}
+		covered = r.seq
+	}
+	keep := o.pending[:0]
+	for _, r := range o.pending {
+		if r.seq <= cut {
+			take(r)
+		} else {
+			keep = append(keep, r)
 		}
 	}
 	o.pending = keep
 	if len(o.pending) > 0 {
-		return add, covered, nil
+		return add, labels, covered, true, nil
 	}
-	err := drain(o.in, func(m jetstream.Msg) (bool, error) {
+	err = drain(o.in, func(m jetstream.Msg) (bool, error) {
 		meta, err := m.Metadata()
 		if err != nil {
 			return true, err
 		}
-		s, err := decodeSample(m.Data())
+		s, isLabel, err := decodeRecord(m.Data())
 		if err != nil {
-			return true, corrupt("sample at sequence %d: %v", meta.Sequence.Stream, err)
+			return true, corrupt("record at sequence %d: %v", meta.Sequence.Stream, err)
 		}
-		if seq := meta.Sequence.Stream; seq <= cut {
-			add, covered = append(add, s), seq
+		r := seqRecord{meta.Sequence.Stream, s, isLabel}
+		if r.seq <= cut {
+			take(r)
 		} else {
-			o.pending = append(o.pending, seqSample{seq, s})
+			o.pending = append(o.pending, r)
 		}
 		return false, nil
 	})
-	return add, covered, err
+	if err != nil || len(o.pending) > 0 {
+		o.lag = 0
+		return add, labels, covered, err == nil, err
+	}
+	last, err := o.w.st.lastSubjectSeq(ctx, o.w.st.n.sampleSubject(o.p))
+	if err != nil {
+		return add, labels, covered, false, err
+	}
+	switch {
+	case last <= covered:
+		o.lag = 0
+		return add, labels, covered, true, nil
+	case covered > o.covered:
+		o.lag = 0 // delivering, not yet past the subject's end
+	default:
+		// The subject holds records past covered and the consumer
+		// delivered none of them.
+		if o.lag++; o.lag > lagLimit {
+			return add, labels, covered, false, fmt.Errorf("distributed: partition %d: the consumer delivers nothing past sequence %d, the subject holds %d", o.p, covered, last)
+		}
+	}
+	return add, labels, covered, false, nil
 }
 
-// step runs one round on basis b: codes the new samples, sweeps older
-// codes and publishes the delta. It returns the number of samples added.
+// step runs one round on basis b: the oldest samples leave the window,
+// the new ones join it (and the graph), new codes are computed, older
+// codes swept, labels set, and the delta published. It returns the number
+// of samples added.
+//
+// With Alpha > 0 the codes follow GNMF's V rule on the partition's k-NN
+// graph (model.SweepGraphRows): the new rows first, from constant codes,
+// with their neighbours' codes fixed, then the older rows due this round
+// (all, or Refresh of them round-robin, and every row whose graph edges
+// changed) with the new codes fixed.
 func (o *owner) step(ctx context.Context, b *basis) (int, error) {
 	cfg := o.w.cfg
 	k := cfg.Rank
-	add, covered, err := o.ingest(b.SampleSeq)
+	add, labels, covered, held, err := o.ingest(ctx, b.SampleSeq)
 	if err != nil {
 		return 0, err
 	}
@@ -210,60 +454,155 @@ func (o *owner) step(ctx context.Context, b *basis) (int, error) {
 			return 0, corrupt("sample %d has dimension %d, the basis %d", add[i].ID, add[i].Dim, d)
 		}
 	}
-	// The older rows to sweep.
-	var swept []int
-	old := len(o.rows)
-	if cfg.Refresh == 0 || cfg.Refresh >= old {
-		for i := range old {
-			swept = append(swept, i)
-		}
-	} else {
-		for range cfg.Refresh {
-			swept = append(swept, o.cursor%old)
-			o.cursor = (o.cursor + 1) % old
-		}
+	dl := &delta{Part: o.p, N: o.n + 1, Round: o.round, Version: b.Version, Covered: max(covered, o.covered),
+		Added: len(add), D: d, K: k, Cut: o.covered}
+	if held {
+		dl.Cut = max(b.SampleSeq, dl.Covered)
+	}
+	for i := range add {
+		dl.IDSum += add[i].ID
 	}
 	var da, db mat.Dense
-	dl := &delta{Part: o.p, N: o.n + 1, Round: o.round, Version: b.Version, Covered: max(covered, o.covered), Added: len(add), D: d, K: k}
-	newCodes := make([][]float64, 0, len(swept)+len(add))
-	if len(swept) > 0 {
-		xs := make([]*Sample, len(swept))
-		vold := mat.NewDense(len(swept), k, nil)
-		for i, r := range swept {
-			xs[i] = &o.rows[r]
-			vold.SetRow(i, o.codes[r])
+	// The window: the oldest rows leave, their part of B and A subtracted
+	// with the codes they were counted with; new samples beyond the window
+	// (a round larger than it) leave at once.
+	old := len(o.rows)
+	leave := 0
+	if cfg.Window > 0 {
+		leave = max(0, old+len(add)-cfg.Window)
+	}
+	drop := min(leave, old)
+	add = add[leave-drop:]
+	dl.Removed = leave
+	if drop > 0 {
+		xs := make([]*Sample, drop)
+		vd := mat.NewDense(drop, k, nil)
+		for i := range drop {
+			xs[i] = &o.rows[i]
+			vd.SetRow(i, o.codes[i])
+		}
+		model.AddStats(&db, &da, blockData(xs), vd, -1)
+	}
+	rows := slices.Concat(o.rows[drop:], add)
+	codes := slices.Clone(o.codes[drop:])
+	base := o.base + uint64(leave)
+	keep := old - drop // older rows that stay: positions [0, keep)
+	n := len(rows)
+	for range add {
+		c := make([]float64, k)
+		for j := range c {
+			c[j] = 1
+		}
+		codes = append(codes, c)
+	}
+
+	// The graph follows the window; rows whose edges changed are swept.
+	changed := map[int]bool{}
+	var s *sparse.CSR
+	if cfg.Alpha > 0 && n > 0 {
+		if drop > 0 {
+			ch, err := o.g.Remove(o.slots[:drop]...)
+			if err != nil {
+				return 0, corrupt("partition %d: %v", o.p, err)
+			}
+			o.slots = o.slots[drop:]
+			for _, id := range ch.Changed {
+				changed[int(o.index[id]-base)] = true
+			}
+		}
+		o.base = base
+		if len(add) > 0 {
+			ch, err := o.insert(add)
+			if err != nil {
+				return 0, corrupt("partition %d: %v", o.p, err)
+			}
+			for _, id := range ch.Changed {
+				changed[int(o.index[id]-base)] = true
+			}
+		}
+		s = o.weights()
+	}
+	o.base = base
+
+	// The older rows to sweep.
+	var swept []int
+	if cfg.Refresh == 0 || cfg.Refresh >= keep {
+		for i := range keep {
+			swept = append(swept, i)
+		}
+	} else if keep > 0 {
+		o.cursor %= keep
+		for range cfg.Refresh {
+			changed[o.cursor] = true
+			o.cursor = (o.cursor + 1) % keep
+		}
+		for i := range changed {
+			if i < keep {
+				swept = append(swept, i)
+			}
+		}
+		slices.Sort(swept)
+	}
+	fresh := make([]int, len(add))
+	for i := range fresh {
+		fresh[i] = keep + i
+	}
+	var xAll model.Data
+	var vAll *mat.Dense
+	if s != nil {
+		xs := make([]*Sample, n)
+		vAll = mat.NewDense(n, k, nil)
+		for i := range rows {
+			xs[i] = &rows[i]
+			vAll.SetRow(i, codes[i])
+		}
+		xAll = blockData(xs)
+	}
+	// sweepAt sweeps the rows at pos: GNMF's rule on the whole window's
+	// graph, or NMF's on those rows alone; it returns their samples and
+	// their codes before and after.
+	sweepAt := func(pos []int, sweeps int) (model.Data, *mat.Dense, *mat.Dense, error) {
+		xs := make([]*Sample, len(pos))
+		before := mat.NewDense(len(pos), k, nil)
+		for i, r := range pos {
+			xs[i] = &rows[r]
+			before.SetRow(i, codes[r])
 		}
 		x := blockData(xs)
-		vnew := mat.DenseCopyOf(vold)
-		if err := model.SweepRows(vnew, x, b.U, cfg.sweeps()); err != nil {
+		after := mat.DenseCopyOf(before)
+		if s != nil {
+			if err := model.SweepGraphRows(vAll, xAll, b.U, s, cfg.Alpha, pos, sweeps); err != nil {
+				return nil, nil, nil, err
+			}
+			for i, r := range pos {
+				after.SetRow(i, vAll.RawRowView(r))
+			}
+		} else if err := model.SweepRows(after, x, b.U, sweeps); err != nil {
+			return nil, nil, nil, err
+		}
+		for i, r := range pos {
+			codes[r] = after.RawRowView(i)
+		}
+		return x, before, after, nil
+	}
+	if len(fresh) > 0 {
+		x, _, v, err := sweepAt(fresh, cfg.initSweeps())
+		if err != nil {
+			return 0, corrupt("partition %d: %v", o.p, err)
+		}
+		model.AddStats(&db, &da, x, v, 1)
+	}
+	if len(swept) > 0 {
+		x, vold, vnew, err := sweepAt(swept, cfg.sweeps())
+		if err != nil {
 			return 0, corrupt("partition %d: %v", o.p, err)
 		}
 		model.AddStats(&db, &da, x, vnew, 1)
 		model.AddStats(&db, &da, x, vold, -1)
-		for i, r := range swept {
-			dl.Rows = append(dl.Rows, r)
-			newCodes = append(newCodes, vnew.RawRowView(i))
-		}
 	}
-	if len(add) > 0 {
-		xs := make([]*Sample, len(add))
-		for i := range add {
-			xs[i] = &add[i]
-			dl.IDSum += add[i].ID
-		}
-		x := blockData(xs)
-		v := mat.NewDense(len(add), k, nil)
-		for i := range v.RawMatrix().Data {
-			v.RawMatrix().Data[i] = 1
-		}
-		if err := model.SweepRows(v, x, b.U, cfg.initSweeps()); err != nil {
-			return 0, corrupt("partition %d: %v", o.p, err)
-		}
-		model.AddStats(&db, &da, x, v, 1)
-		for i := range add {
-			dl.Rows = append(dl.Rows, old+i)
-			newCodes = append(newCodes, v.RawRowView(i))
-		}
+	for _, r := range slices.Concat(swept, fresh) {
+		dl.Rows = append(dl.Rows, int(base)+r)
+		dl.Codes = append(dl.Codes, codes[r]...)
 	}
 	if !da.IsEmpty() {
 		dl.A = da.RawMatrix().Data
@@ -281,10 +620,35 @@ func (o *owner) step(ctx context.Context, b *basis) (int, error) {
 	} else {
 		dl.A = make([]float64, k*k)
 	}
-	for _, c := range newCodes {
-		dl.Codes = append(dl.Codes, c...)
+
+	// The new state is visible to the k-NN responder before the delta is
+	// published, so that a reader who sees the coordinator apply it finds
+	// it here; if the publish fails, the state is rebuilt from the log (or
+	// dropped with the role).
+	o.mu.Lock()
+	for i := range drop {
+		delete(o.byID, o.rows[i].ID)
 	}
-	ack, err := o.w.js.Publish(ctx, o.w.st.n.deltaSubject(o.p), encodeDelta(dl),
+	for i := range add {
+		o.byID[add[i].ID] = base + uint64(keep+i)
+	}
+	for _, l := range labels {
+		if i, ok := o.byID[l.ID]; ok {
+			rows[i-base].Label = l.Label
+		}
+	}
+	o.rows, o.codes = rows, codes
+	o.spread = nil
+	if s != nil {
+		o.spread = spreadLabels(s, rows)
+	}
+	o.mu.Unlock()
+
+	raw, err := o.w.offload(ctx, fmt.Sprintf("delta-%d-%d", o.p, dl.N), encodeDelta(dl))
+	if err != nil {
+		return 0, err
+	}
+	ack, err := o.w.js.Publish(ctx, o.w.st.n.deltaSubject(o.p), raw,
 		jetstream.WithMsgID(fmt.Sprintf("%d.%d", o.p, dl.N)),
 		jetstream.WithExpectLastSequencePerSubject(o.lastSeq))
 	if err != nil {
@@ -300,34 +664,25 @@ func (o *owner) step(ctx context.Context, b *basis) (int, error) {
 		}
 		return 0, nil
 	}
-	o.mu.Lock()
-	o.rows = append(o.rows, add...)
-	for i, r := range dl.Rows {
-		if r < old {
-			o.codes[r] = newCodes[i]
-		} else {
-			o.codes = append(o.codes, newCodes[i])
-		}
-	}
-	o.mu.Unlock()
 	o.n, o.round, o.covered, o.lastSeq = dl.N, o.round+1, dl.Covered, ack.Sequence
 	o.w.mu.Lock()
 	o.w.stats.Rounds++
-	o.w.stats.Samples += len(add)
+	o.w.stats.Samples += dl.Added
 	o.w.mu.Unlock()
 	if o.round%uint64(cfg.snapshotEvery()) == 0 {
 		// A failed snapshot costs a longer replay, nothing else.
 		o.w.st.snaps.PutBytes(ctx, fmt.Sprintf("owner-%d", o.p), o.encodeSnapshot())
 	}
-	return len(add), nil
+	return dl.Added, nil
 }
 
 // reset drops the state and rebuilds it from the logs.
 func (o *owner) reset(ctx context.Context) error {
 	o.mu.Lock()
-	o.rows, o.codes = nil, nil
+	o.rows, o.codes, o.byID, o.spread = nil, nil, map[uint64]uint64{}, nil
 	o.mu.Unlock()
-	o.n, o.round, o.covered, o.lastSeq, o.cursor = 0, 0, 0, 0, 0
+	o.n, o.round, o.covered, o.lastSeq, o.cursor, o.base = 0, 0, 0, 0, 0, 0
+	o.g, o.slots, o.index = nil, nil, nil
 	return o.restore(ctx)
 }
 
@@ -338,6 +693,7 @@ func (o *owner) encodeSnapshot() []byte {
 	e.u64(o.round)
 	e.u64(o.covered)
 	e.u64(o.lastSeq)
+	e.u64(o.base)
 	e.u32(uint32(len(o.codes)))
 	e.u32(uint32(o.w.cfg.Rank))
 	for _, c := range o.codes {
@@ -351,7 +707,7 @@ func (o *owner) decodeSnapshot(b []byte) error {
 	if d.u8() != tagOwner {
 		return errors.New("not an owner snapshot")
 	}
-	n, round, covered, last := d.u64(), d.u64(), d.u64(), d.u64()
+	n, round, covered, last, base := d.u64(), d.u64(), d.u64(), d.u64(), d.u64()
 	r, k := int(d.u32()), int(d.u32())
 	if d.err == nil && k != o.w.cfg.Rank {
 		return fmt.Errorf("rank %d, want %d", k, o.w.cfg.Rank)
@@ -366,7 +722,7 @@ func (o *owner) decodeSnapshot(b []byte) error {
 	if d.err != nil {
 		return d.err
 	}
-	o.n, o.round, o.covered, o.lastSeq, o.codes = n, round, covered, last, codes
+	o.n, o.round, o.covered, o.lastSeq, o.base, o.codes = n, round, covered, last, base, codes
 	return nil
 }
 
@@ -385,7 +741,12 @@ func blockData(xs []*Sample) model.Data {
 		}
 		return model.DenseRows(m)
 	}
-	m := sparse.Zeros(0, d)
+	return model.SparseRows(sparseOf(xs))
+}
+
+// sparseOf returns the samples as the rows of a sparse matrix.
+func sparseOf(xs []*Sample) *sparse.CSR {
+	m := sparse.Zeros(0, xs[0].Dim)
 	for _, s := range xs {
 		if s.Dense != nil {
 			var ind []int
@@ -400,18 +761,31 @@ func blockData(xs []*Sample) model.Data {
 		}
 		m.AppendRow(s.Index, s.Value)
 	}
-	return model.SparseRows(m)
+	return m
 }
 
-// answer replies to a k-NN request with the partition's nearest samples.
+// answer replies to a k-NN request with the partition's nearest samples
+// (or nearest labeled samples).
 func (o *owner) answer(msg *nats.Msg) {
-	k, q, err := decodeKNNRequest(msg.Data)
+	k, kind, q, err := decodeKNNRequest(msg.Data)
 	if err != nil {
 		msg.Respond(nil)
 		return
 	}
+	var keep func(i int) bool
+	switch kind {
+	case tagKNNLab:
+		keep = func(i int) bool { return o.rows[i].Label >= 0 }
+	case tagKNNSpread:
+		keep = func(i int) bool { return i < len(o.spread) && o.spread[i] != nil }
+	}
 	o.mu.RLock()
-	best := nearest(o.rows, &q, k)
+	best := nearest(o.rows, &q, k, keep)
+	if kind == tagKNNSpread {
+		for i := range best {
+			best[i].Classes = o.spread[best[i].row]
+		}
+	}
 	o.mu.RUnlock()
 	msg.Respond(encodeNeighbors(best))
 }

@@ -25,6 +25,8 @@ type Publisher struct {
 
 	mu   sync.Mutex
 	part *Partitioner
+	home map[uint64]int // partition of each sample ID this publisher placed
+	last uint64         // highest stream sequence acknowledged
 }
 
 // NewPublisher returns a publisher for cfg on nc, creating the namespace's
@@ -41,7 +43,7 @@ func NewPublisher(ctx context.Context, nc *nats.Conn, cfg Config) (*Publisher, e
 	if err != nil {
 		return nil, err
 	}
-	return &Publisher{cfg: cfg, st: st}, nil
+	return &Publisher{cfg: cfg, st: st, home: map[uint64]int{}}, nil
 }
 
 // Partitioner returns the namespace's partitioner, reading it from the
@@ -108,24 +110,82 @@ func (p *Publisher) Publish(ctx context.Context, samples []Sample) error {
 			p.mu.Unlock()
 		}
 	}
-	subjects := make([]string, len(samples))
+	msgs := make([]*nats.Msg, len(samples))
+	ids := make([]string, len(samples))
+	parts := make([]int, len(samples))
 	for i := range samples {
 		s := &samples[i]
 		if s.Dim != part.Dim {
 			return fmt.Errorf("distributed: sample %d has dimension %d, the stream %d", s.ID, s.Dim, part.Dim)
 		}
-		subjects[i] = p.st.n.sampleSubject(part.Partition(s))
+		parts[i] = part.Partition(s)
+		msgs[i] = &nats.Msg{Subject: p.st.n.sampleSubject(parts[i]), Data: encodeSample(s)}
+		ids[i] = strconv.FormatUint(s.ID, 10)
 	}
+	if err := p.publish(ctx, msgs, ids); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	for i := range samples {
+		p.home[samples[i].ID] = parts[i]
+	}
+	p.mu.Unlock()
+	return nil
+}
+
+// Label publishes a late label: class label (≥ 0) for the sample with
+// this ID, on the samples subject of the partition this publisher placed
+// the sample in, after the sample; the partition's owner sets it on the
+// sample if it still holds it. A sample this publisher did not place gets
+// the label on every partition's subject, and the owner that holds it
+// sets it. A label published twice within the duplicate window is stored
+// once.
+func (p *Publisher) Label(ctx context.Context, id uint64, label int) error {
+	if label < 0 {
+		return fmt.Errorf("distributed: label %d for sample %d (classes are ≥ 0)", label, id)
+	}
+	p.mu.Lock()
+	home, ok := p.home[id]
+	p.mu.Unlock()
+	parts := []int{home}
+	if !ok {
+		parts = parts[:0]
+		for q := range p.cfg.partitions() {
+			parts = append(parts, q)
+		}
+	}
+	msgs := make([]*nats.Msg, len(parts))
+	ids := make([]string, len(parts))
+	for i, q := range parts {
+		msgs[i] = &nats.Msg{Subject: p.st.n.sampleSubject(q), Data: encodeLabel(id, label)}
+		ids[i] = fmt.Sprintf("L%d.%d", id, label)
+	}
+	return p.publish(ctx, msgs, ids)
+}
+
+// LastSeq returns the highest samples-stream sequence acknowledged to
+// this publisher: once State.Ingested reaches it, every owner holds what
+// it published.
+func (p *Publisher) LastSeq() uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.last
+}
+
+// publish stores msgs with the message ids ids and returns once the
+// server has acknowledged each.
+func (p *Publisher) publish(ctx context.Context, msgs []*nats.Msg, ids []string) error {
 	// Publish asynchronously, then republish what was not acknowledged (a
 	// node lost, a leader moving): the message ids make a repeat a no-op.
-	todo := make([]int, len(samples))
+	todo := make([]int, len(msgs))
 	for i := range todo {
 		todo[i] = i
 	}
 	var last error
+	var seq uint64
 	for attempt := 0; len(todo) > 0; attempt++ {
 		if attempt == publishAttempts {
-			return fmt.Errorf("distributed: publishing sample %d: %w", samples[todo[0]].ID, last)
+			return fmt.Errorf("distributed: publishing message %s: %w", ids[todo[0]], last)
 		}
 		if attempt > 0 && !sleep(ctx, time.Duration(attempt)*200*time.Millisecond) {
 			return ctx.Err()
@@ -133,8 +193,8 @@ func (p *Publisher) Publish(ctx context.Context, samples []Sample) error {
 		futures := make([]jetstream.PubAckFuture, len(todo))
 		var failed []int
 		for j, i := range todo {
-			msg := &nats.Msg{Subject: subjects[i], Data: encodeSample(&samples[i]), Header: nats.Header{}}
-			f, err := p.st.js.PublishMsgAsync(msg, jetstream.WithMsgID(strconv.FormatUint(samples[i].ID, 10)))
+			msg := &nats.Msg{Subject: msgs[i].Subject, Data: msgs[i].Data, Header: nats.Header{}}
+			f, err := p.st.js.PublishMsgAsync(msg, jetstream.WithMsgID(ids[i]))
 			if err != nil {
 				last = err
 				failed = append(failed, i)
@@ -148,7 +208,8 @@ func (p *Publisher) Publish(ctx context.Context, samples []Sample) error {
 				continue
 			}
 			select {
-			case <-f.Ok():
+			case ack := <-f.Ok():
+				seq = max(seq, ack.Sequence)
 			case err := <-f.Err():
 				last = err
 				failed = append(failed, i)
@@ -158,6 +219,9 @@ func (p *Publisher) Publish(ctx context.Context, samples []Sample) error {
 		}
 		todo = failed
 	}
+	p.mu.Lock()
+	p.last = max(p.last, seq)
+	p.mu.Unlock()
 	return nil
 }
 
@@ -173,6 +237,12 @@ type State struct {
 	// U was stepped from; IDSum is the sum of those samples' IDs modulo
 	// 2⁶⁴, a check that each was applied once.
 	Samples, Deltas, IDSum uint64
+	// Left counts the samples that left the owners' windows (their part
+	// of the statistics subtracted).
+	Left uint64
+	// Ingested is a samples-stream sequence up to which every owner holds
+	// every sample and label of its partition (compare Publisher.LastSeq).
+	Ingested uint64
 	// U is the D×K basis.
 	U *mat.Dense
 }
@@ -188,13 +258,30 @@ func ReadState(ctx context.Context, nc *nats.Conn, cfg Config) (State, error) {
 	if err != nil {
 		return State{}, fmt.Errorf("distributed: %w", err)
 	}
-	e, err := kv.Get(ctx, keyBasis)
-	if err != nil {
-		return State{}, fmt.Errorf("distributed: basis: %w", err)
+	st := &store{js: js, snaps: nil}
+	var raw []byte
+	for {
+		e, err := kv.Get(ctx, keyBasis)
+		if err != nil {
+			return State{}, fmt.Errorf("distributed: basis: %w", err)
+		}
+		if refName(e.Value()) != "" && st.snaps == nil {
+			if st.snaps, err = js.ObjectStore(ctx, cfg.names().snapshots); err != nil {
+				return State{}, fmt.Errorf("distributed: %w", err)
+			}
+		}
+		raw, err = st.resolve(ctx, e.Value())
+		if errors.Is(err, jetstream.ErrObjectNotFound) {
+			continue // replaced meanwhile: read the newer one
+		}
+		if err != nil {
+			return State{}, fmt.Errorf("distributed: basis: %w", err)
+		}
+		break
 	}
-	b, err := decodeBasis(e.Value())
+	b, err := decodeBasis(raw)
 	if err != nil {
 		return State{}, err
 	}
-	return State{Version: b.Version, Samples: b.Samples, Deltas: b.Deltas, IDSum: b.IDSum, U: b.U}, nil
+	return State{Version: b.Version, Samples: b.Samples, Deltas: b.Deltas, IDSum: b.IDSum, Left: b.Left, Ingested: b.Ingested, U: b.U}, nil
 }

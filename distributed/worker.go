@@ -117,7 +117,7 @@ func (w *Worker) Run(ctx context.Context) error {
 				w.setHeld(r.name, false)
 				switch {
 				case err == nil, errors.Is(err, errLost), ctx.Err() != nil:
-				case errors.Is(err, errCorrupt), errors.Is(err, errTooLarge):
+				case errors.Is(err, errCorrupt):
 					cancel(err)
 					return
 				default:
@@ -138,9 +138,6 @@ func (w *Worker) Run(ctx context.Context) error {
 // errCorrupt marks a message that cannot be decoded or applied: a bug or
 // a foreign writer, which retrying cannot fix.
 var errCorrupt = errors.New("distributed: corrupt message")
-
-// errTooLarge marks a basis too large for one message of the server.
-var errTooLarge = errors.New("distributed: basis too large")
 
 func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{errCorrupt}, args...)...)
@@ -177,7 +174,18 @@ func (w *Worker) watch(ctx context.Context) error {
 			if e == nil || e.Operation() != jetstream.KeyValuePut {
 				continue
 			}
-			b, err := decodeBasis(e.Value())
+			raw, err := w.st.resolve(ctx, e.Value())
+			if errors.Is(err, jetstream.ErrObjectNotFound) {
+				continue // replaced by newer versions, which follow
+			}
+			if errors.Is(err, errCorrupt) {
+				kw.Stop()
+				return fmt.Errorf("basis revision %d: %w", e.Revision(), err)
+			}
+			if err != nil {
+				break // a failing server: watch again, from the latest value
+			}
+			b, err := decodeBasis(raw)
 			if err != nil {
 				kw.Stop()
 				return corrupt("basis revision %d: %v", e.Revision(), err)
@@ -185,6 +193,7 @@ func (w *Worker) watch(ctx context.Context) error {
 			w.setBasis(b)
 		}
 		kw.Stop()
+		sleep(ctx, 10*time.Millisecond)
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
 // This file holds the pieces of the Frobenius multiplicative updates that a
@@ -56,6 +58,44 @@ func SweepRows(v *mat.Dense, x Data, u *mat.Dense, sweeps int) error {
 		return err
 	}
 	e := Engine{Loss: NewFrobenius(x), FixU: true, MaxIter: sweeps, Tol: -1}
+	_, err := e.Run(u, v)
+	return err
+}
+
+// SweepGraphRows applies sweeps multiplicative updates of GNMF's V rule
+//
+//	v_i ← v_i ⊙ (x_iᵀU + α(SV)_i) / max(v_i·UᵀU + α·d_i·v_i, eps),  d_i = Σ_j S_ij,
+//
+// to the given rows of v (n×K) in place, all of them at once per sweep, with
+// U (D×K) and the other rows of v fixed: the V step of GNMF (Cai et al.
+// 2011) on the n samples x and their symmetric n×n graph weights s,
+// restricted to those rows (Engine with Rows). A nil rows means every row,
+// which is GNMF's whole V step. The U step of GNMF has no graph part, so
+// StepU on the summed statistics stays its U step. With alpha zero (or s
+// nil) it is NMF's V step on those rows. It returns an error if x has a
+// negative or non-finite entry, and panics if the shapes disagree or alpha
+// is negative.
+func SweepGraphRows(v *mat.Dense, x Data, u *mat.Dense, s *sparse.CSR, alpha float64, rows []int, sweeps int) error {
+	d, n := x.Dims()
+	ud, k := u.Dims()
+	if vr, vk := v.Dims(); vr != n || vk != k || ud != d {
+		panic(fmt.Sprintf("model: SweepGraphRows: V is %d×%d and U %d×%d for %d samples of dimension %d", vr, vk, ud, k, n, d))
+	}
+	if s != nil {
+		if sr, sc := s.Dims(); sr != n || sc != n {
+			panic(fmt.Sprintf("model: SweepGraphRows: S is %d×%d for %d samples", sr, sc, n))
+		}
+	}
+	if sweeps < 1 || alpha < 0 {
+		panic("model: SweepGraphRows: sweeps < 1 or alpha < 0")
+	}
+	if err := Validate(x); err != nil {
+		return err
+	}
+	e := Engine{Loss: &Frobenius{X: x, FixedU: true}, FixU: true, Rows: rows, MaxIter: sweeps, Tol: -1}
+	if alpha > 0 && s != nil {
+		e.Terms = []Term{&GraphTerm{Weight: alpha, S: s}}
+	}
 	_, err := e.Run(u, v)
 	return err
 }

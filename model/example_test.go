@@ -169,3 +169,30 @@ func ExampleOnline_SetLabel() {
 	// labeled node's code changed at the next PartialFit: true
 	// true
 }
+
+// ExampleSweepGraphRows codes two new samples on a fixed basis with GNMF's
+// V rule, their older neighbours' codes fixed: the rows a partition's owner
+// sweeps in a round of package distributed.
+func ExampleSweepGraphRows() {
+	x := model.DenseRows(exampleRows)
+	g, err := graph.KNN{K: 2}.Dense(exampleRows)
+	if err != nil {
+		log.Fatal(err)
+	}
+	s := g.Weights(graph.Weighting{})
+	// A basis of one factor per group, and the codes of the first four
+	// samples; the last two are new, their codes constant.
+	u := mat.NewDense(4, 2, []float64{1, 0, 1, 0, 0, 1, 0, 1})
+	v := mat.NewDense(6, 2, []float64{4.5, 0, 4.5, 0.5, 5, 0.5, 0.5, 4.5, 1, 1, 1, 1})
+	if err := model.SweepGraphRows(v, x, u, s, 1, []int{4, 5}, 50); err != nil {
+		log.Fatal(err)
+	}
+	for i := 4; i < 6; i++ {
+		fmt.Printf("sample %d: %.2f\n", i, v.RawRowView(i))
+	}
+	fmt.Printf("sample 0 unchanged: %.2f\n", v.RawRowView(0))
+	// Output:
+	// sample 4: [0.50 4.57]
+	// sample 5: [0.50 4.77]
+	// sample 0 unchanged: [4.50 0.00]
+}

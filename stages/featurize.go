@@ -29,9 +29,10 @@ const DefaultHashFeatures = 1 << 16
 // words, sublinear tf (1 + ln tf) and l2-normalized rows. Sublinear tf
 // lifted the prequential accuracy of the SpamAssassin stream in date order
 // from 0.818 to 0.874 (BENCHMARKS.md): a term repeated in a long message
-// no longer outweighs the rest of it.
+// no longer outweighs the rest of it. With Fallback, a document of stop
+// words or symbols alone is learned and predicted, not rejected.
 func DefaultStreamTFIDF() *TFIDF {
-	return &TFIDF{Hashing: true, NFeatures: DefaultHashFeatures, StopWords: EnglishStopWords(), SublinearTF: true}
+	return &TFIDF{Hashing: true, NFeatures: DefaultHashFeatures, StopWords: EnglishStopWords(), SublinearTF: true, Fallback: true}
 }
 
 // DefaultDocumentTFIDF returns the vectorizer that batch fits (nmfstream

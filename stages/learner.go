@@ -20,21 +20,23 @@ type Predictor int
 
 const (
 	// PredictGraph (the default) spreads the labels over the graph and, on
-	// sparse rows (documents), mixes in a linear model, the two weighted by
-	// their recent mistakes on the stream (exponential weights): the known labels
-	// spread over the stream's k-NN graph, the graph of every sample in the
-	// window, labeled or not (the harmonic function of Zhu, Ghahramani and
-	// Lafferty, ICML 2003, with class mass normalization), and an online
-	// multinomial logistic regression on the samples' features (AdaGrad
-	// steps on each label, one pass over the window's labeled samples per
-	// batch). The spreading uses the unlabeled samples, which carry labels
-	// along the data's manifold: on the digits and MNIST streams it leads
-	// from the first label on; the linear model separates documents that
-	// the graph mixes (BENCHMARKS.md). The spreading costs
-	// SpreadSweeps·(edges)·C per batch for C classes, plus O(k²·C) per label
-	// learned within the batch; the linear model O(nnz·C) per labeled
-	// sample in the window per batch, and C·D weights (none above 2²²:
-	// then the spreading alone predicts).
+	// sparse rows (documents), mixes in two more experts, the three weighted
+	// by their recent mistakes on the stream (exponential weights): the
+	// known labels spread over the stream's k-NN graph, the graph of every
+	// sample in the window, labeled or not (the harmonic function of Zhu,
+	// Ghahramani and Lafferty, ICML 2003, with class mass normalization over
+	// the classes labeled in the window); an online multinomial logistic
+	// regression on the samples' features (an AdaGrad step on each label as
+	// it is learned, and one pass per batch over the labels of the last 3
+	// batches); and the class shares of the last labels (a no-change
+	// forecaster, for streams whose labels come in runs). The spreading uses
+	// the unlabeled samples, which carry labels along the data's manifold:
+	// on the digits and MNIST streams it leads from the first label on; the
+	// linear model separates documents that the graph mixes (BENCHMARKS.md).
+	// The spreading costs SpreadSweeps·(edges)·C per batch for C classes,
+	// plus O(k²·C) per label learned within the batch; the linear model
+	// O(nnz·C) per label per step, and C·D weights (none above 2²²: then the
+	// spreading alone predicts).
 	PredictGraph Predictor = iota
 	// PredictNearest votes among the Neighbors nearest labeled window
 	// samples in code space. It costs n·L·K per batch of n samples with L
@@ -119,7 +121,8 @@ type Learner struct {
 	c       Counters
 	sp      spreader  // PredictGraph's label scores
 	lin     linear    // PredictGraph's linear model
-	hd      hedge     // PredictGraph's weights of the spreading and the linear model
+	hd      hedge     // PredictGraph's weights of its experts
+	rc      recent    // PredictGraph's no-change expert
 	conf    confusion // scored predictions by true and predicted class
 }
 
@@ -128,13 +131,16 @@ type node struct {
 	id    string
 	class int // −1: unlabeled
 	seq   int
+	// revisits is the number of the linear model's passes the node's
+	// label may still take part in (linearRevisits when it is learned).
+	revisits int
 }
 
 type pred struct {
 	Class int // predicted class, −1 for none
-	// Graph and Lin are PredictGraph's two components' classes (−1 for
+	// Graph, Lin and Recent are PredictGraph's experts' classes (−1 for
 	// none), scored to weigh them.
-	Graph, Lin int
+	Graph, Lin, Recent int
 }
 
 // Counters are a Learner's running totals. They are part of its state and
@@ -211,8 +217,8 @@ type Prediction struct {
 	// before the model's first fit.
 	Code []float64
 
-	early      bool // made before any label was known
-	graph, lin int  // PredictGraph's components' classes, −1 for none
+	early              bool // made before any label was known
+	graph, lin, recent int  // PredictGraph's experts' classes, −1 for none
 }
 
 // Step is what Learn did with one batch.
@@ -402,7 +408,7 @@ func (l *Learner) classOfPred(p *Prediction) int {
 // predOf returns what is kept of the arrival prediction p until its label
 // arrives.
 func (l *Learner) predOf(p *Prediction) pred {
-	return pred{Class: l.classOfPred(p), Graph: p.graph, Lin: p.lin}
+	return pred{Class: l.classOfPred(p), Graph: p.graph, Lin: p.lin, Recent: p.recent}
 }
 
 // score scores an arrival prediction p (its class a class, noPrediction,
@@ -413,7 +419,7 @@ func (l *Learner) score(p pred, truth int) {
 		l.c.Early++
 		return
 	}
-	l.hd.score(p.Graph, p.Lin, truth)
+	l.hd.score([experts]int{p.Graph, p.Lin, p.Recent}, truth)
 	l.c.Labeled++
 	switch {
 	case pred < 0:
@@ -432,9 +438,11 @@ func (l *Learner) setLabel(n, c int) error {
 		return fmt.Errorf("stages: learner: %w", err)
 	}
 	l.nodes[n].class = c
+	l.nodes[n].revisits = linearRevisits
 	if l.linear() {
 		d, ind, val := l.Model.Row(n)
 		l.lin.step(d, ind, val, c)
+		l.rc.learn(c)
 	}
 	l.sp.dirty = append(l.sp.dirty, n)
 	return nil
@@ -479,7 +487,7 @@ func (l *Learner) predictInOrder(ids []int, b *record.Batch, keep, fresh []int, 
 	out := make([]Prediction, len(ids))
 	for p, n := range ids {
 		i := keep[fresh[p]]
-		out[p] = Prediction{ID: b.IDs[i], Offset: b.Offsets[i], Node: n, Score: math.NaN(), graph: noPrediction, lin: noPrediction}
+		out[p] = Prediction{ID: b.IDs[i], Offset: b.Offsets[i], Node: n, Score: math.NaN(), graph: noPrediction, lin: noPrediction, recent: noPrediction}
 	}
 	slices.SortStableFunc(late, func(a, b record.LateLabel) int { return cmp.Compare(a.Offset, b.Offset) })
 	l.sp.newBatch()

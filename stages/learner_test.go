@@ -227,8 +227,8 @@ func learnBoth(t *testing.T, a, r *Learner, bs []*sources.Batch, same func(p, q 
 	}
 }
 
-// TestLearnerText learns from documents through the hashing TF-IDF and
-// rejects empty ones.
+// TestLearnerText learns from documents through the hashing TF-IDF, a
+// document of stop words alone included, and rejects empty ones.
 func TestLearnerText(t *testing.T) {
 	topics := [][]string{
 		{"goal", "match", "team", "score", "league", "coach", "player"},
@@ -246,8 +246,11 @@ func TestLearnerText(t *testing.T) {
 				w = append(w, topics[c][rnd.IntN(len(topics[c]))])
 			}
 			doc := strings.Join(w, " ")
-			if step == 3 && i == 0 {
-				doc = "the of and" // only stop words: rejected
+			switch {
+			case step == 3 && i == 0:
+				doc = " \t " // white space alone: rejected
+			case step == 5 && i == 0:
+				doc = "to be or not to be" // stop words alone: learned (Fallback)
 			}
 			b.Text = append(b.Text, doc)
 			b.IDs = append(b.IDs, "")

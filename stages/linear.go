@@ -20,14 +20,24 @@ const (
 	// samples), and hedgeRate the rate η of the weights exp(−η·mistakes).
 	hedgeDecay = 0.99
 	hedgeRate  = 1.0
+	// recentDecay is the factor by which the recent labels' class shares
+	// forget per label learned: a memory of about 1/(1−decay) labels.
+	recentDecay = 0.8
+	// linearRevisits is the number of passes, one per batch, that a label
+	// takes part in after the step taken when it is learned. Revisiting
+	// only recent labels lets the model follow a drifting stream: passes
+	// over every label of the window kept old labels' weight growing and
+	// scored up to 12 points lower on a stream in time order (BENCHMARKS.md,
+	// "Document streams").
+	linearRevisits = 3
 )
 
 // linear is an online multinomial logistic regression on the stream's
 // feature rows (dense or sparse, each scaled to unit Euclidean norm), fitted
 // by stochastic gradient steps with AdaGrad step sizes (Duchi, Hazan and
 // Singer, JMLR 12, 2011): one step on each label as it is learned, and
-// one pass over the labeled samples of the window, in a shuffled order, per
-// batch. It is the supervised half of PredictGraph's mixture: on documents
+// one pass per batch, in a shuffled order, over the labels learned in the
+// last linearRevisits batches. It is the supervised half of PredictGraph's mixture: on documents
 // a linear model of the raw features separates classes that the k-NN graph
 // mixes (BENCHMARKS.md).
 //
@@ -181,32 +191,86 @@ func (m *linear) pass(nodes, y []int, row func(n int) ([]float64, []int, []float
 	}
 }
 
-// hedge weighs PredictGraph's two predictors, the graph's label spreading
-// and the linear model, by their recent mistakes (exponential weights,
-// Littlestone and Warmuth's weighted majority with decaying losses): a
-// prediction mixes their class probabilities with weights
-// exp(−η·mistakes), so that the mixture follows whichever has been more
-// accurate on the stream lately.
+// The experts of PredictGraph's mixture, as indices of hedge's arrays.
+const (
+	expertGraph  = iota // the label spreading over the k-NN graph
+	expertLinear        // the linear model of the feature rows
+	expertRecent        // the class shares of the last labels learned
+	experts
+)
+
+// hedge weighs PredictGraph's experts by their recent mistakes
+// (exponential weights, Littlestone and Warmuth's weighted majority with
+// decaying losses): a prediction mixes their class probabilities with
+// weights proportional to exp(−η·mistakes), so that the mixture follows
+// whichever has been more accurate on the stream lately.
 type hedge struct {
-	loss [2]float64 // decayed mistakes of the graph and the linear model
+	loss [experts]float64 // decayed mistakes of each expert
 }
 
-// weights returns the mixture's weights of the graph and the linear model.
-func (h *hedge) weights() (graph, lin float64) {
-	d := h.loss[1] - h.loss[0] // > 0: the graph made fewer mistakes
-	lin = 1 / (1 + math.Exp(hedgeRate*d))
-	return 1 - lin, lin
+// weights returns the mixture's weight of each expert; they sum to one.
+func (h *hedge) weights() [experts]float64 {
+	lo := slices.Min(h.loss[:])
+	var w [experts]float64
+	tot := 0.0
+	for i, l := range h.loss {
+		w[i] = math.Exp(-hedgeRate * (l - lo))
+		tot += w[i]
+	}
+	for i := range w {
+		w[i] /= tot
+	}
+	return w
 }
 
-// score counts a scored sample's component predictions against its class
-// (−1: the component made none, a mistake).
-func (h *hedge) score(graph, lin, truth int) {
-	for i, p := range [2]int{graph, lin} {
+// score counts a scored sample's expert predictions (classes, indexed by
+// expert; −1: the expert made none, a mistake) against its class.
+func (h *hedge) score(pred [experts]int, truth int) {
+	for i, p := range pred {
 		h.loss[i] *= hedgeDecay
 		if p != truth {
 			h.loss[i]++
 		}
 	}
+}
+
+// recent is PredictGraph's no-change expert: the class shares of the last
+// labels learned, each label's weight shrinking by recentDecay per later
+// label. A stream whose labels come in runs (the posts of one thread, a
+// burst of spam, the passages of one speech) is predicted well by its last
+// labels while a run lasts; the hedge gives this expert weight only while
+// it is right, and a stream without runs costs it nothing.
+type recent struct {
+	share []float64 // by class; sums to one once a label is learned
+}
+
+// learn adds a label of class c, of c classes or more.
+func (r *recent) learn(c int) {
+	for len(r.share) <= c {
+		r.share = append(r.share, 0)
+	}
+	for i := range r.share {
+		r.share[i] *= recentDecay
+	}
+	r.share[c] += 1 - recentDecay
+}
+
+// probs returns the class shares over nc classes in p (grown as needed),
+// renormalized, or nil before the first label.
+func (r *recent) probs(p []float64, nc int) []float64 {
+	tot := 0.0
+	for _, x := range r.share {
+		tot += x
+	}
+	if tot == 0 {
+		return nil
+	}
+	p = slices.Grow(p[:0], nc)[:nc]
+	clear(p)
+	for c, x := range r.share[:min(nc, len(r.share))] {
+		p[c] = x / tot
+	}
+	return p
 }
 
 // linear reports whether PredictGraph's linear component is in use, making
@@ -222,14 +286,15 @@ func (l *Learner) linear() bool {
 }
 
 // linearPass runs one pass of the linear model over the labeled samples of
-// the window.
+// the window that have revisits left, and counts it against them.
 func (l *Learner) linearPass() {
 	if !l.linear() {
 		return
 	}
 	var nodes, y []int
 	for n, nd := range l.nodes {
-		if nd.live && nd.class >= 0 {
+		if nd.live && nd.class >= 0 && nd.revisits > 0 {
+			l.nodes[n].revisits--
 			nodes = append(nodes, n)
 			y = append(y, nd.class)
 		}

@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -82,24 +83,61 @@ func TestLinearLearns(t *testing.T) {
 	}
 }
 
-// TestHedgeFollowsTheBetter checks that the weights move to the component
-// that makes fewer mistakes, and back.
+// TestHedgeFollowsTheBetter checks that the weights start equal, sum to
+// one, and move to the expert that makes fewer mistakes, and on to another.
 func TestHedgeFollowsTheBetter(t *testing.T) {
 	var h hedge
-	if g, l := h.weights(); g != 0.5 || l != 0.5 {
-		t.Fatalf("initial weights %v %v, want equal", g, l)
+	check := func(when string, want int, atLeast float64) {
+		t.Helper()
+		w := h.weights()
+		if s := w[0] + w[1] + w[2]; math.Abs(s-1) > 1e-12 {
+			t.Fatalf("%s: weights %v sum to %v", when, w, s)
+		}
+		if w[want] < atLeast {
+			t.Errorf("%s: weights %v, want ≥ %v for expert %d", when, w, atLeast, want)
+		}
+	}
+	if w := h.weights(); w[0] != w[1] || w[1] != w[2] {
+		t.Fatalf("initial weights %v, want equal", w)
 	}
 	for range 20 {
-		h.score(1, 0, 0) // the linear model right, the graph wrong
+		h.score([experts]int{1, 0, 1}, 0) // the linear model alone right
 	}
-	if _, l := h.weights(); l < 0.99 {
-		t.Errorf("linear weight %.3f after 20 samples it alone got right, want ≥ 0.99", l)
-	}
+	check("after 20 samples the linear model alone got right", expertLinear, 0.99)
 	for range 60 {
-		h.score(0, -1, 0) // the graph right, the linear model silent
+		h.score([experts]int{0, -1, 1}, 0) // the graph right, the linear model silent
 	}
-	if g, _ := h.weights(); g < 0.99 {
-		t.Errorf("graph weight %.3f after 60 samples it alone got right, want ≥ 0.99", g)
+	check("after 60 samples the graph alone got right", expertGraph, 0.99)
+	for range 60 {
+		h.score([experts]int{1, 1, 0}, 0) // the recent labels alone right
+	}
+	check("after 60 samples the recent labels alone got right", expertRecent, 0.99)
+}
+
+// TestRecentShares checks the no-change expert against a case worked by
+// hand: shares sum to one and follow the last labels.
+func TestRecentShares(t *testing.T) {
+	var r recent
+	if r.probs(nil, 2) != nil {
+		t.Fatal("shares before any label")
+	}
+	r.learn(0)
+	r.learn(1)
+	// After labels 0 then 1: class 0 holds (1−d)·d, class 1 (1−d), over
+	// their sum (1−d)(1+d).
+	d := recentDecay
+	p := r.probs(nil, 3)
+	want := []float64{d / (1 + d), 1 / (1 + d), 0}
+	for c := range want {
+		if math.Abs(p[c]-want[c]) > 1e-12 {
+			t.Fatalf("shares %v, want %v", p, want)
+		}
+	}
+	for range 30 {
+		r.learn(0)
+	}
+	if p := r.probs(p, 2); p[0] < 0.95 || math.Abs(p[0]+p[1]-1) > 1e-12 {
+		t.Errorf("shares %v after 30 labels of class 0, want ≥ 0.95 for it and a sum of one", p)
 	}
 }
 
@@ -157,10 +195,126 @@ func TestLearnerTextLinearRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	learnBoth(t, a, r, bs[7:], func(p, q Prediction) bool { return p.Label == q.Label && p.Score == q.Score })
-	if a.Counters() != r.Counters() || a.hd != r.hd {
+	if a.Counters() != r.Counters() || a.hd != r.hd || !slices.Equal(a.rc.share, r.rc.share) {
 		t.Fatalf("counters differ: %+v vs %+v", a.Counters(), r.Counters())
 	}
 	if acc := a.Counters().Accuracy(); acc < 0.8 {
 		t.Errorf("accuracy %.3f, want ≥ 0.8 on two topics", acc)
+	}
+}
+
+// TestLinearFollowsDrift streams documents of two topics whose labels swap
+// halfway (concept drift) while the window still holds every old label.
+// Each label takes part in linearRevisits passes after its own step, then
+// leaves the passes, so the new labels come to outweigh the old ones and
+// the stream follows the new meaning (measured: 95 of the last 100
+// documents right); passes over every label of the window kept
+// re-teaching the old meaning (21 of 100).
+func TestLinearFollowsDrift(t *testing.T) {
+	topics := [][]string{
+		{"goal", "match", "team", "score", "league", "coach", "player"},
+		{"market", "stock", "price", "bank", "trade", "profit", "investor"},
+	}
+	common := []string{"report", "week", "people", "city", "year", "news", "today", "local"}
+	rnd := rand.New(rand.NewPCG(5, 5))
+	const n, batch = 800, 10
+	var bs []*sources.Batch
+	truth := map[string]string{}
+	for k := range n / batch {
+		b := &sources.Batch{Form: sources.FormText}
+		for i := range batch {
+			off := int64(k*batch + i)
+			c := rnd.IntN(2)
+			var w []string
+			for range 3 {
+				w = append(w, topics[c][rnd.IntN(len(topics[c]))])
+			}
+			for range 5 {
+				w = append(w, common[rnd.IntN(len(common))])
+			}
+			label := []string{"sport", "finance"}[c]
+			if off >= n/2 {
+				label = []string{"finance", "sport"}[c] // the swap
+			}
+			id := fmt.Sprint(off)
+			truth[id] = label
+			b.Text = append(b.Text, strings.Join(w, " "))
+			b.IDs = append(b.IDs, id)
+			b.Labels = append(b.Labels, label)
+			b.Labeled = append(b.Labeled, rnd.Float64() < 0.2)
+			b.Offsets = append(b.Offsets, off)
+		}
+		bs = append(bs, b)
+	}
+	l := &Learner{Model: &model.Online{Rank: 4, Graph: graph.KNN{K: 5, Metric: graph.Cosine}, InitSize: 20, Src: rand.NewPCG(1, 1)}}
+	right := 0
+	for k, b := range bs {
+		st, err := l.Learn(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k >= len(bs)-100/batch {
+			for _, p := range st.Predictions {
+				if p.Label == truth[p.ID] {
+					right++
+				}
+			}
+		}
+		for _, nd := range l.nodes {
+			if nd.revisits < 0 || nd.revisits > linearRevisits || (nd.class < 0 && nd.revisits != 0) {
+				t.Fatalf("batch %d: node with class %d has %d revisits, want 0…%d (0 unlabeled)", k, nd.class, nd.revisits, linearRevisits)
+			}
+		}
+	}
+	if right < 90 {
+		t.Errorf("%d of the last 100 documents right after the labels swapped, want ≥ 90", right)
+	}
+}
+
+// TestSpreadForgetsAbsentClass streams the digits 0 and 1, then only 2 and 3
+// through a window of 100 samples: once the last labeled 0 or 1 has left the
+// window, the spreading predicts neither (what is left of their scores
+// would otherwise be blown up by the class mass normalization).
+func TestSpreadForgetsAbsentClass(t *testing.T) {
+	x, y := digitsRows()
+	var first, then []int
+	for i, c := range y {
+		switch c {
+		case "0", "1":
+			first = append(first, i)
+		case "2", "3":
+			then = append(then, i)
+		}
+	}
+	order := append(first[:200], then[:400]...)
+	l := &Learner{Model: &model.Online{Rank: 10, Graph: graph.KNN{K: 5, Window: 100}, InitSize: 20, Src: rand.NewPCG(1, 1)}, Predictor: PredictSpread}
+	stale := 0
+	for k := 0; k < len(order); k += 10 {
+		var rows [][]float64
+		var ids, labels []string
+		for j, i := range order[k : k+10] {
+			rows = append(rows, x[i])
+			ids = append(ids, fmt.Sprint(k+j))
+			label := ""
+			if (k+j)%5 == 0 {
+				label = y[i]
+			}
+			labels = append(labels, label)
+		}
+		st, err := l.Learn(denseBatch(int64(k), rows, ids, labels))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k < 200+100 {
+			continue // a 0 or a 1 may still be in the window
+		}
+		for _, p := range st.Predictions {
+			if p.Label == "0" || p.Label == "1" {
+				stale++
+			}
+		}
+	}
+	if stale > 0 {
+		t.Errorf("%d of 300 samples predicted as a class with no label left in the window", stale)
 	}
 }

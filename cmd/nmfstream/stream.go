@@ -160,7 +160,8 @@ to C atomically every --checkpoint-every records and at the end, and
 resumes from C when it exists, skipping the records already applied.
 F is read as fit reads it (see "nmfstream fit -help"; CSV columns with
 --label-column, --id-column, --text-column). --model CKPT is the
-deprecated spelling of --checkpoint CKPT.
+deprecated spelling of --checkpoint CKPT. With --nats URL the stream runs
+on the distributed learner (see nmfstream stream --nats URL -help).
 
 Examples:
   nmfstream stream --in stream.arrow --out pred.jsonl
@@ -169,6 +170,9 @@ Examples:
   nmfstream stream --in mails.csv --text-column body --label-column spam --id-column id`
 
 func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if args, ok := natsArgs(args); ok {
+		return runStreamNATS(ctx, args, stdout, stderr)
+	}
 	fs := newFlags("stream", streamSynopsis, stderr)
 	in := fs.String("in", "", "input `file` replayed in order (required; - for an Arrow stream on stdin)")
 	out := fs.String("out", "", "write arrival-time predictions (id, pred, score) to this `file` (.arrow, .arrows, .jsonl)")
@@ -178,7 +182,7 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
 	rejects := fs.String("rejects", "", "write rejected records to this `file` (JSON lines)")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the run to this `file` (go tool pprof)")
-	predictor := fs.String("predictor", "graph", "classifier: graph (the default: the labels spread over the k-NN graph of every sample in the window, mixed with an online linear model of the features by their recent accuracy), spread (the spreading alone), nearest (k-NN vote over every labeled code), walk (the same vote, its neighbours found by a walk of the k-NN graph: cost independent of the window) or propagate (label propagation over the window)")
+	predictor := fs.String("predictor", "graph", "classifier: graph (the default: the labels spread over the k-NN graph of every sample in the window, mixed on documents with an online linear model of the features and the last labels' class shares, by their recent accuracy), spread (the spreading alone), nearest (k-NN vote over every labeled code), walk (the same vote, its neighbours found by a walk of the k-NN graph: cost independent of the window) or propagate (label propagation over the window)")
 	metric := fs.String("metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
 	var cfg onlineConfig
 	addOnlineFlags(fs, &cfg)
@@ -262,12 +266,7 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		defer pprof.StopCPUProfile()
 	}
 
-	opener := csvf.opener(os.Stdin)
-	opener.BatchSize = cfg.Batch
-	if err := csvOnly(opener, *in); err != nil {
-		return err
-	}
-	src, err := opener.Open(*in)
+	src, err := csvf.openStream(*in, cfg.Batch)
 	if err != nil {
 		return err
 	}

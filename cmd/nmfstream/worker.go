@@ -25,7 +25,7 @@ func init() {
 	})
 }
 
-const workerSynopsis = `worker [--nats URL] [--in F] [--workers n] [--rank K] [--partitions P] [--staleness s] [--rounds T] [--json]
+const workerSynopsis = `worker [--nats URL] [--in F] [--workers n] [--rank K] [--partitions P] [--staleness s] [--rounds T] [--alpha α] [--window n] [--json]
 
 Runs instances of the distributed learner (package distributed) on a NATS
 JetStream server: samples are split into --partitions virtual partitions
@@ -36,7 +36,11 @@ and one coordinator steps the basis U from their exactly-once sum and
 versions it in a key-value bucket. Every instance, in this process or in
 others on the same --nats and --namespace, shares the work. With
 --staleness 0 the rounds are synchronous and U is NMF's single-machine
-multiplicative update to rounding (distributed/DESIGN.md).
+multiplicative update to rounding (distributed/DESIGN.md). With --alpha
+the owners learn GNMF on their partition's k-NN graph; --window bounds
+the samples each keeps. The instances of one namespace, worker or
+stream --nats, must agree on --rank, --partitions, --alpha, --neighbors
+and --window.
 
 With --in F, the records of F (read as fit reads them: Arrow, Parquet,
 CSV, IDX; dense or sparse, not text) are published, sample IDs being their
@@ -90,6 +94,9 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.IntVar(&cfg.Rounds, "rounds", 0, "stop at this version of U (0: no limit)")
 	fs.IntVar(&cfg.Sweeps, "sweeps", 1, "multiplicative sweeps of a partition's older codes per round")
 	fs.IntVar(&cfg.Refresh, "refresh", 0, "older codes swept per round and partition, round-robin (0: all)")
+	fs.Float64Var(&cfg.Alpha, "alpha", 0, "GNMF's graph weight α on each partition's k-NN graph (0: NMF; every instance of a namespace must use the same)")
+	fs.IntVar(&cfg.GraphK, "neighbors", 5, "k of each partition's k-NN graph (with --alpha)")
+	fs.IntVar(&cfg.Window, "window", 0, "samples each partition's owner keeps (0: all)")
 	fs.IntVar(&cfg.Replicas, "replicas", 1, "replicas of the streams and buckets (3 on a 3-node cluster survives a node's loss)")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the partitioner and of U's initialization")
 	fs.DurationVar(&cfg.PinnedTTL, "pinned-ttl", 2*time.Second, "time after which a silent instance's roles move to another (failover time)")
@@ -101,8 +108,8 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	if *workers < 0 || *after < 0 || cfg.Rank < 1 || cfg.Partitions < 1 {
-		return fmt.Errorf("%w: --workers and --after must not be negative, --rank and --partitions must be positive", errUsage)
+	if *workers < 0 || *after < 0 || cfg.Rank < 1 || cfg.Partitions < 1 || !(cfg.Alpha >= 0) || cfg.Window < 0 {
+		return fmt.Errorf("%w: --workers, --after, --alpha and --window must not be negative, --rank and --partitions must be positive", errUsage)
 	}
 	if *workers == 0 && *in == "" {
 		return fmt.Errorf("%w: --workers 0 without --in has nothing to do", errUsage)

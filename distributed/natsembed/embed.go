@@ -20,12 +20,19 @@ import (
 // host:port (port 0: a free port), and returns it once it accepts
 // connections; Shutdown stops it. Its client URL is s.ClientURL().
 func Start(dir, host string, port int) (*server.Server, error) {
+	return StartPayload(dir, host, port, 8<<20)
+}
+
+// StartPayload is Start with the server's max_payload, the largest
+// message it accepts, set to maxPayload bytes (nats-server's default is
+// 1 MiB; Start uses 8 MiB).
+func StartPayload(dir, host string, port int, maxPayload int32) (*server.Server, error) {
 	if port == 0 {
 		port = server.RANDOM_PORT
 	}
 	return start(&server.Options{
 		ServerName: "nmf-0", Host: host, Port: port, JetStream: true, StoreDir: dir,
-		MaxPayload: 8 << 20, NoSigs: true,
+		MaxPayload: maxPayload, NoSigs: true,
 	})
 }
 

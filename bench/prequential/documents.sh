@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# documents.sh [NMFSTREAM [DIR]]: the document streams table of BENCHMARKS.md
+# ("Streams", "Document streams"). Builds each text stream once into DIR
+# (default /tmp/docstreams), runs NMFSTREAM stream (default /tmp/nmfstream,
+# built with `go build -o /tmp/nmfstream ./cmd/nmfstream`) with the default
+# predictor and with --predictor spread, and the peers of
+# `prequential peer`, one run at a time, and prints one Markdown row per
+# run: accuracy, balanced accuracy, macro-F1 and the quarters. About 6
+# minutes on 2 cores. STREAMS="sotu brown" limits it to some streams;
+# PREDICTORS="graph" and PEERS="" to some runs.
+set -euo pipefail
+BIN=${1:-/tmp/nmfstream}
+OUT=${2:-/tmp/docstreams}
+D=${NMFSTREAM_DATA:-$HOME/.cache/nmfstream-data}
+STREAMS=${STREAMS:-spam spam7 sotu sotub brown brown7 kjv}
+PREDICTORS=${PREDICTORS-graph spread}
+PEERS=${PEERS-knn nb last}
+cd "$(dirname "$0")/../.."
+mkdir -p "$OUT"
+go build -o "$OUT/prequential" ./bench/prequential
+P=$OUT/prequential
+make_stream() {
+  case $1 in
+  spam) $P make --data spam:$D/spam --out "$OUT/$1.arrow" ;;
+  spam7) $P make --data spam:$D/spam --rare spam:0.07 --out "$OUT/$1.arrow" ;;
+  sotu) $P make --data sotu:$D/sotu --out "$OUT/$1.arrow" ;;
+  sotub) $P make --data sotu:$D/sotu --shuffle 1 --block 2000 --out "$OUT/$1.arrow" ;;
+  brown) $P make --data brown:$D/brown --out "$OUT/$1.arrow" ;;
+  brown7) $P make --data brown:$D/brown --rare learned:0.07 --out "$OUT/$1.arrow" ;;
+  kjv) $P make --data kjv:$D/kjv --out "$OUT/$1.arrow" ;;
+  *) echo "documents.sh: unknown stream $1" >&2; return 1 ;;
+  esac
+}
+echo "| stream / predictor | accuracy | balanced | macro-F1 | quarters |"
+echo "|---|---|---|---|---|"
+for s in $STREAMS; do
+  make_stream "$s"
+  for p in $PREDICTORS; do
+    "$BIN" stream --in "$OUT/$s.arrow" --out "$OUT/$s-$p.jsonl" --predictor "$p" --json >"$OUT/$s-$p.json" 2>"$OUT/$s-$p.err"
+    $P score --in "$OUT/$s.arrow" --pred "$OUT/$s-$p.jsonl" --row "$s $p"
+  done
+  for m in $PEERS; do
+    $P peer --in "$OUT/$s.arrow" --out "$OUT/$s-$m.jsonl" --method "$m"
+    $P score --in "$OUT/$s.arrow" --pred "$OUT/$s-$m.jsonl" --row "$s peer $m"
+  done
+done

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/nmfstream/nmfstream/distributed"
+	"github.com/nmfstream/nmfstream/record"
+	"github.com/nmfstream/nmfstream/sources"
+)
+
+const serveNATSSynopsis = `serve --nats URL [--addr 127.0.0.1:8080] [--workers n] [--partitions P] [--token T] [stream --nats's learner flags]
+
+Serves the distributed learner (package distributed, NATS JetStream) over
+HTTP, with the prequential contract of stream --nats: each record is
+predicted on arrival, before anything learns from it, then published to
+the samples stream. Routes:
+
+  POST /v1/records  JSON lines {"id": …, "x": [features ≥ 0], "label": …}
+                    (an id, a label and no features is a late label);
+                    answers {"predictions": [{"id", "offset", "pred",
+                    "score"}], "rejected": [{"offset", "id", "reason"}]}
+  POST /v1/labels   JSON lines {"id": …, "label": …}; answers
+                    {"applied": n, "unknown": m} (m: ids never seen)
+  GET  /v1/stats    the prequential counters, as stream --nats --json
+  GET  /healthz     ok
+
+Requests are handled one at a time, in arrival order (the prediction of
+a record sees every record and label of the requests answered before
+it). --nats embedded (or a bare --nats) starts an embedded server in a
+binary built with -tags nats. No checkpoint: the streams hold what the
+learner learned, the counters start at zero.
+
+Example:
+  go run -tags nats ./cmd/nmfstream serve --nats --addr 127.0.0.1:8080 --workers 3 --partitions 3`
+
+// natsServer answers HTTP requests with one natsStream.
+type natsServer struct {
+	mu      sync.Mutex // serializes the driver: one request at a time
+	s       *natsStream
+	offset  int64 // records received so far: the next record's offset
+	maxBody int64
+	token   string
+	batch   int
+}
+
+func runServeNATS(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("serve", serveNATSSynopsis, stderr)
+	var nf natsFlags
+	nf.add(fs)
+	addr := fs.String("addr", "127.0.0.1:8080", "listen `address`")
+	maxBody := fs.Int64("max-body", 64<<20, "largest request body in `bytes`")
+	token := fs.String("token", "", "bearer `token` every request but /healthz must carry (Authorization: Bearer …); empty: none")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q (flags go before, as --flag value)", errUsage, fs.Arg(0))
+	}
+	if err := nf.check(); err != nil {
+		return err
+	}
+	if *maxBody < 1 {
+		return fmt.Errorf("%w: --max-body must be positive", errUsage)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// The instances outlive ctx until the handlers in flight have
+	// answered; wait stops them.
+	s, wait, err := nf.start(context.WithoutCancel(ctx), "serve", stderr)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return errors.Join(err, wait())
+	}
+	fmt.Fprintf(stderr, "nmfstream serve: listening on http://%s (distributed learner on %s)\n", ln.Addr(), s.server)
+	ns := &natsServer{s: s, maxBody: *maxBody, token: *token, batch: nf.batch}
+	srv := &http.Server{Handler: ns.handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+	case err = <-s.done:
+		// A worker ended on its own: corrupt data in the namespace.
+		if err == nil {
+			err = errors.New("a worker stopped")
+		}
+		s.done <- nil
+	}
+	if err == nil {
+		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err = srv.Shutdown(sctx)
+		scancel()
+		if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
+			err = errors.Join(err, serr)
+		}
+	}
+	return errors.Join(err, wait())
+}
+
+func (ns *natsServer) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/records", ns.auth(ns.handleRecords))
+	mux.HandleFunc("POST /v1/labels", ns.auth(ns.handleLabels))
+	mux.HandleFunc("GET /v1/stats", ns.auth(ns.handleStats))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
+	return mux
+}
+
+func (ns *natsServer) auth(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if ns.token != "" && r.Header.Get("Authorization") != "Bearer "+ns.token {
+			writeError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token")
+			return
+		}
+		h(w, r)
+	}
+}
+
+// natsPredictionJSON is one arrival-time prediction of serve --nats.
+type natsPredictionJSON struct {
+	ID     string    `json:"id,omitempty"`
+	Offset int64     `json:"offset"`
+	Pred   *string   `json:"pred"`
+	Score  jsonFloat `json:"score"`
+}
+
+type natsRecordsResponse struct {
+	Predictions []natsPredictionJSON `json:"predictions"`
+	Rejected    []rejectJSON         `json:"rejected"`
+}
+
+func (ns *natsServer) handleRecords(w http.ResponseWriter, r *http.Request) {
+	batches, err := parseJSONRecords(http.MaxBytesReader(w, r.Body, ns.maxBody), ns.batch)
+	if err != nil {
+		writeBodyError(w, "cannot read records", err)
+		return
+	}
+	resp := natsRecordsResponse{Predictions: []natsPredictionJSON{}, Rejected: []rejectJSON{}}
+	// A client that goes away does not cut a step in half: the records
+	// it sent are predicted and published, and shutdown waits for it.
+	ctx := context.WithoutCancel(r.Context())
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	base := ns.offset
+	for _, b := range batches {
+		shiftOffsets(b, base)
+		_, last := b.Span()
+		ns.offset = max(ns.offset, last+1)
+		res, offs, rejects, err := ns.s.step(ctx, b)
+		if err != nil {
+			writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
+			return
+		}
+		for j := range res.IDs {
+			p := natsPredictionJSON{ID: res.IDs[j], Offset: offs[j], Score: jsonFloat(res.Scores[j])}
+			if res.Preds[j] != "" {
+				p.Pred = &res.Preds[j]
+			}
+			resp.Predictions = append(resp.Predictions, p)
+		}
+		for _, rj := range rejects {
+			resp.Rejected = append(resp.Rejected, rejectJSON{rj.Offset, rj.ID, rj.Reason.Error()})
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(resp)
+}
+
+func (ns *natsServer) handleLabels(w http.ResponseWriter, r *http.Request) {
+	labels, err := parseLabels(http.MaxBytesReader(w, r.Body, ns.maxBody))
+	if err != nil {
+		writeBodyError(w, "bad label record", err)
+		return
+	}
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	b := &sources.Batch{}
+	for _, l := range labels {
+		b.LateLabels = append(b.LateLabels, record.LateLabel{Offset: ns.offset, ID: l.ID, Label: l.Label})
+		ns.offset++
+	}
+	before := ns.s.sum.UnknownLabels
+	if _, _, _, err := ns.s.step(context.WithoutCancel(r.Context()), b); err != nil {
+		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
+		return
+	}
+	unknown := ns.s.sum.UnknownLabels - before
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, "{\"applied\":%d,\"unknown\":%d}\n", int64(len(labels))-unknown, unknown)
+}
+
+func (ns *natsServer) handleStats(w http.ResponseWriter, r *http.Request) {
+	ns.mu.Lock()
+	sum := ns.s.sum
+	ns.mu.Unlock()
+	sum.Accuracy = jsonFloat(math.NaN())
+	if sum.NScored > 0 {
+		sum.Accuracy = jsonFloat(float64(sum.Correct) / float64(sum.NScored))
+	}
+	sum.Partitions, sum.Server = ns.s.cfg.Partitions, ns.s.server
+	if st, err := distributed.ReadState(r.Context(), ns.s.nc, ns.s.cfg); err == nil {
+		sum.Applied, sum.Left, sum.Version = st.Samples, st.Left, st.Version
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(sum)
+}

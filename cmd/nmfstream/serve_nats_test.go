@@ -1,0 +1,113 @@
+//go:build nats
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nmfstream/nmfstream/distributed/natsembed"
+)
+
+// TestServeNATS runs serve --nats against a server of the test's own:
+// records are predicted on arrival (none before the first label, then
+// from the labeled neighbours), a bad record is rejected by offset and the
+// others go on, late labels reach their sample or are reported unknown,
+// the counters are exact, and a cancel stops it cleanly.
+func TestServeNATS(t *testing.T) {
+	s, err := natsembed.Start(t.TempDir(), "127.0.0.1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { s.Shutdown(); s.WaitForShutdown() }()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--nats", s.ClientURL(), "--addr", "127.0.0.1:0", "--pinned-ttl", "500ms"}, &out, &errb)
+	}()
+	listening := regexp.MustCompile(`listening on (http://\S+)`)
+	var base string
+	for deadline := time.Now().Add(30 * time.Second); base == ""; {
+		if m := listening.FindStringSubmatch(errb.String()); m != nil {
+			base = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("serve --nats did not listen: %s", errb.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	post := func(path, body string, into any) {
+		t.Helper()
+		resp, err := http.Post(base+path, "application/x-ndjson", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("POST %s: %s", path, resp.Status)
+		}
+		if err := json.NewDecoder(resp.Body).Decode(into); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var r1, r2 natsRecordsResponse
+	post("/v1/records", `{"id":"a1","x":[5,0,0,1],"label":"a"}
+{"id":"a2","x":[6,1,0,0],"label":"a"}
+{"id":"b1","x":[0,0,5,1],"label":"b"}
+{"id":"b2","x":[1,0,6,0],"label":"b"}
+`, &r1)
+	if len(r1.Predictions) != 4 || r1.Predictions[0].Pred != nil {
+		t.Fatalf("first records: %+v, want 4 predictions, the first without one", r1.Predictions)
+	}
+	post("/v1/records", `{"id":"q1","x":[5,1,0,0]}
+{"id":"bad","x":[1,-1,0,0]}
+{"id":"q2","x":[0,1,5,0]}
+`, &r2)
+	if len(r2.Predictions) != 2 || len(r2.Rejected) != 1 || r2.Rejected[0].Offset != 5 {
+		t.Fatalf("second records: %+v, rejected %+v; want 2 predictions and offset 5 rejected", r2.Predictions, r2.Rejected)
+	}
+	for i, want := range []string{"a", "b"} {
+		p := r2.Predictions[i]
+		if p.Pred == nil || *p.Pred != want || !(p.Score > 0 && p.Score <= 1) {
+			t.Errorf("record %s: prediction %v (score %v), want %s", p.ID, p.Pred, p.Score, want)
+		}
+	}
+	var lab struct{ Applied, Unknown int }
+	post("/v1/labels", `{"id":"q1","label":"a"}
+{"id":"nobody","label":"b"}
+`, &lab)
+	if lab.Applied != 1 || lab.Unknown != 1 {
+		t.Errorf("labels: %+v, want 1 applied and 1 unknown", lab)
+	}
+	resp, err := http.Get(base + "/v1/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum streamNATSSummary
+	err = json.NewDecoder(resp.Body).Decode(&sum)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// q1 was predicted a, and its late label says a; a1 came before any
+	// label (early); a2, b1, b2 were labeled on arrival, after a1's label.
+	if sum.Records != 9 || sum.Samples != 6 || sum.Rejected != 1 || sum.LateLabels != 2 || sum.UnknownLabels != 1 ||
+		sum.Early != 1 || sum.Labeled != 4 || sum.Applied != 6 {
+		t.Errorf("counters %+v", sum)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("exit %d: %s", code, errb.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve --nats did not stop")
+	}
+}

@@ -1,0 +1,613 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/nmfstream/nmfstream/distributed"
+	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/record"
+	"github.com/nmfstream/nmfstream/sinks"
+	"github.com/nmfstream/nmfstream/sources"
+)
+
+// natsArgs reports whether stream's arguments ask for the distributed
+// learner (--nats), and returns them with a bare --nats (followed by
+// another flag or nothing) given the value "embedded".
+func natsArgs(args []string) ([]string, bool) {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "nats" {
+			continue
+		}
+		if !strings.Contains(a, "=") && (i+1 == len(args) || strings.HasPrefix(args[i+1], "-")) {
+			return append(append(args[:i:i], "--nats=embedded"), args[i+1:]...), true
+		}
+		return args, true
+	}
+	return args, false
+}
+
+const streamNATSSynopsis = `stream --nats URL --in F [--out P.jsonl] [--workers n] [--partitions P] [--window n] [--vote k] [--probes p] [--json] [CSV flags]
+
+Replays the records of F in order as a stream on the distributed learner
+(package distributed, NATS JetStream), with the prequential contract of
+the single-machine stream: each sample is predicted on arrival, before
+anything learns from it, and the prediction (id, pred, score) written to
+--out, one line per sample; then it is published to the samples stream,
+where the owner of its partition learns from it (GNMF on the partition's
+k-NN graph, --alpha). A prediction is the distance-weighted vote of the
+--vote nearest labeled samples that the owners of the --probes partitions
+nearest to the sample hold (request-reply to those owners); its score is
+the winning share of the vote. Labels may come late, as a later record
+with the same id, a label and no features: they travel to the owner of
+the sample's partition. Before predicting a batch (--batch records), the
+command waits until every owner holds everything published before it,
+so that a prediction sees every earlier sample and label.
+
+--workers instances of the learner run in this process; more can join
+from other processes on the same --nats and --namespace (nmfstream
+worker). --nats embedded (or a bare --nats) starts an embedded server in
+a binary built with -tags nats.
+
+Examples:
+  go run -tags nats ./cmd/nmfstream stream --nats --in stream.arrow --out pred.jsonl --json
+  nmfstream stream --nats nats://127.0.0.1:4222 --in stream.arrow --workers 3 --partitions 3`
+
+// streamNATSSummary is the JSON object stream --nats --json prints; the
+// counters mean what they mean for the single-machine stream.
+type streamNATSSummary struct {
+	Accuracy         jsonFloat `json:"accuracy"`
+	NScored          int64     `json:"n_scored"`
+	Early            int64     `json:"early"`
+	Records          int64     `json:"records"`
+	Rejected         int64     `json:"rejected"`
+	Samples          int64     `json:"samples"`
+	LateLabels       int64     `json:"late_labels"`
+	UnknownLabels    int64     `json:"unknown_labels"` // late labels for no sample seen
+	Labeled          int64     `json:"labeled"`
+	Correct          int64     `json:"correct"`
+	Unpredicted      int64     `json:"unpredicted"`
+	Applied          uint64    `json:"applied"` // samples applied to the statistics
+	Left             uint64    `json:"left"`    // samples that left the owners' windows
+	Version          uint64    `json:"version"`
+	Seconds          float64   `json:"seconds"`
+	RecordsPerSecond float64   `json:"records_per_second"`
+	Workers          int       `json:"workers"`
+	Partitions       int       `json:"partitions"`
+	Server           string    `json:"server"`
+}
+
+func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("stream", streamNATSSynopsis, stderr)
+	var nf natsFlags
+	nf.add(fs)
+	in := fs.String("in", "", "input `file` replayed in order (required)")
+	out := fs.String("out", "", "write arrival-time predictions (id, pred, score) to this `file` (.arrow, .arrows, .jsonl)")
+	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
+	rejectsPath := fs.String("rejects", "", "write rejected records to this `file` (JSON lines: offset, id, reason)")
+	var csvf csvFlags
+	addCSVFlags(fs, &csvf)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	if *in == "" {
+		return fmt.Errorf("%w: --in is required (see nmfstream stream -help)", errUsage)
+	}
+	if err := errors.Join(nf.check(), checkInput("--in", *in), checkOutput("--out", *out), checkOutput("--rejects", *rejectsPath)); err != nil {
+		return err
+	}
+	src, err := csvf.openStream(*in, nf.batch)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	form, err := src.Form()
+	if err != nil {
+		return err
+	}
+	if form == sources.FormText {
+		return fmt.Errorf("%s: stream --nats takes dense or sparse features, not text (no shared vocabulary across instances yet)", *in)
+	}
+	var sink sinks.Sink
+	if *out != "" {
+		if sink, err = sinks.Create(*out, 0); err != nil {
+			return err
+		}
+	}
+	var rejW *rejectWriter
+	if *rejectsPath != "" {
+		if rejW, err = newRejectWriter(*rejectsPath, -1); err != nil {
+			return errors.Join(err, closeSink(sink))
+		}
+		defer rejW.close()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s, wait, err := nf.start(ctx, "stream", stderr)
+	if err != nil {
+		return errors.Join(err, closeSink(sink))
+	}
+	defer s.close()
+	nc, cfg, server, workers := s.nc, s.cfg, s.server, nf.workers
+	start := time.Now()
+	rd := sources.NewReader(src)
+	var runErr error
+read:
+	for {
+		b, err := rd.Read(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			runErr = err
+			break
+		}
+		res, _, rejects, err := s.step(ctx, b)
+		if err != nil {
+			runErr = err
+			break
+		}
+		if sink != nil && res.Len() > 0 {
+			if err := sink.Write(res); err != nil {
+				runErr = err
+				break
+			}
+		}
+		if rejW != nil {
+			for _, rj := range rejects {
+				if err := rejW.write(rj); err != nil {
+					runErr = err
+					break read
+				}
+			}
+		}
+	}
+	if runErr == nil {
+		// Every sample and label in the owners, for the final counters.
+		runErr = s.settle(ctx)
+	}
+	elapsed := time.Since(start).Seconds()
+	st, _ := distributed.ReadState(ctx, nc, cfg)
+	if err := errors.Join(wait(), closeSink(sink)); err != nil && runErr == nil {
+		runErr = err
+	}
+	if runErr != nil && !errors.Is(runErr, context.Canceled) {
+		return runErr
+	}
+	sum := s.sum
+	sum.Applied, sum.Left, sum.Version = st.Samples, st.Left, st.Version
+	sum.Seconds, sum.Workers, sum.Partitions, sum.Server = elapsed, workers, cfg.Partitions, server
+	sum.Accuracy = jsonFloat(math.NaN())
+	if sum.NScored > 0 {
+		sum.Accuracy = jsonFloat(float64(sum.Correct) / float64(sum.NScored))
+	}
+	if elapsed > 0 {
+		sum.RecordsPerSecond = float64(sum.Records) / elapsed
+	}
+	if *asJSON {
+		if err := json.NewEncoder(stdout).Encode(sum); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(stdout, "records %d (%.0f/s), samples %d, rejected %d, late labels %d (%d for unknown samples); %d instance(s) on %d partitions, %d samples applied, %d left the windows\n",
+			sum.Records, sum.RecordsPerSecond, sum.Samples, sum.Rejected, sum.LateLabels, sum.UnknownLabels, sum.Workers, sum.Partitions, sum.Applied, sum.Left)
+		fmt.Fprintf(stdout, "prequential accuracy %.4f: %d of the %d labeled samples after the first label right on arrival (%d without a prediction, counted wrong)\n",
+			float64(sum.Accuracy), sum.Correct, sum.NScored, sum.Unpredicted)
+	}
+	if sum.Rejected > 0 && !*asJSON {
+		fmt.Fprintf(stderr, "nmfstream stream: %d records rejected\n", sum.Rejected)
+	}
+	if runErr == nil && sum.Records > 0 && sum.Samples == 0 && sum.LateLabels == 0 {
+		return fmt.Errorf("no usable record: all %d were rejected", sum.Rejected)
+	}
+	return runErr
+}
+
+// natsFlags are the flags of the distributed learner that stream --nats
+// and serve --nats share.
+type natsFlags struct {
+	url, listen, store string
+	workers            int
+	vote, probes       int
+	predictor          string
+	batch              int
+	cfg                distributed.Config
+}
+
+func (f *natsFlags) add(fs *flag.FlagSet) {
+	fs.StringVar(&f.url, "nats", "", "NATS server `URL`s, comma-separated, or embedded (an in-process server, in a binary built with -tags nats)")
+	fs.StringVar(&f.listen, "listen", "127.0.0.1:0", "embedded server: `host:port` to listen on (port 0: any free port)")
+	fs.StringVar(&f.store, "store", "", "embedded server: JetStream storage `directory` (empty: a temporary one, removed at exit)")
+	fs.IntVar(&f.workers, "workers", 1, "instances of the learner to run in this process (0: others run them)")
+	fs.IntVar(&f.vote, "vote", 5, "neighbours voting on a prediction")
+	fs.StringVar(&f.predictor, "predictor", "spread", "spread (the labels spread over each partition's k-NN graph; the neighbours vote with their class scores, labeled or not) or nearest (the labeled neighbours vote)")
+	fs.IntVar(&f.probes, "probes", 0, "partitions asked for neighbours, nearest to the sample first (0: all)")
+	fs.IntVar(&f.batch, "batch", 10, "records per step: predicted together, then published (a label reaches predictions from the next step on)")
+	c := &f.cfg
+	fs.StringVar(&c.Namespace, "namespace", "nmf", "prefix of the subjects, streams and buckets of this stream")
+	fs.IntVar(&c.Rank, "rank", 10, "rank K of the factorization")
+	fs.IntVar(&c.Partitions, "partitions", 1, "virtual partitions P (fixed for a namespace)")
+	fs.Float64Var(&c.Alpha, "alpha", model.DefaultGNMFAlpha, "GNMF's graph weight α on each partition's k-NN graph (0: NMF)")
+	fs.IntVar(&c.GraphK, "neighbors", 5, "k of each partition's k-NN graph")
+	fs.IntVar(&c.Window, "window", 10000, "samples each partition's owner keeps (0: unbounded)")
+	fs.IntVar(&c.Staleness, "staleness", 0, "rounds an owner may run ahead of U's version")
+	fs.IntVar(&c.Refresh, "refresh", 100, "older codes swept per round and partition, round-robin, besides those whose graph edges changed (0: all)")
+	fs.IntVar(&c.Replicas, "replicas", 1, "replicas of the streams and buckets")
+	fs.Uint64Var(&c.Seed, "seed", 1, "seed of the partitioner and of U's initialization")
+	fs.DurationVar(&c.PinnedTTL, "pinned-ttl", 2*time.Second, "time after which a silent instance's roles move to another (failover time)")
+}
+
+// check validates the flags and fills in the defaults that depend on
+// others.
+func (f *natsFlags) check() error {
+	c := &f.cfg
+	if f.workers < 0 || f.vote < 1 || f.probes < 0 || f.batch < 1 || c.Rank < 1 || c.Partitions < 1 || c.Window < 0 || !(c.Alpha >= 0) {
+		return fmt.Errorf("%w: --workers, --probes, --alpha and --window must not be negative, --batch, --vote, --rank and --partitions must be positive", errUsage)
+	}
+	switch f.predictor {
+	case "spread":
+		if c.Alpha == 0 {
+			return fmt.Errorf("%w: --predictor spread needs the partitions' k-NN graphs, which --alpha 0 turns off: use --predictor nearest", errUsage)
+		}
+	case "nearest":
+	default:
+		return fmt.Errorf("%w: --predictor %q: want spread or nearest", errUsage, f.predictor)
+	}
+	if f.probes == 0 || f.probes > c.Partitions {
+		f.probes = c.Partitions
+	}
+	// Owners that got nothing new in a round pause this long: short, since
+	// every step waits for a round.
+	c.Idle = 5 * time.Millisecond
+	return nil
+}
+
+// start connects to the server (starting an embedded one for --nats
+// embedded), starts the instances of the learner and returns the driver
+// and a function that stops the instances and returns their errors.
+// Close the driver after that function has returned.
+func (f *natsFlags) start(ctx context.Context, cmd string, stderr io.Writer) (*natsStream, func() error, error) {
+	s := &natsStream{cfg: f.cfg, vote: f.vote, probes: f.probes,
+		ids: map[string]uint64{}, classes: map[string]int{}, pending: map[uint64]natsPrediction{}}
+	s.ask = distributed.SpreadNeighbors
+	if f.predictor == "nearest" {
+		s.ask = distributed.LabeledNeighbors
+	}
+	s.server = f.url
+	if s.server == "embedded" || s.server == "" {
+		if !haveEmbeddedNATS {
+			return nil, nil, fmt.Errorf("%w: %s --nats needs a server: pass --nats nats://HOST:PORT (scripts/nats-cluster.sh starts one), or build with -tags nats for an embedded one (go run -tags nats ./cmd/nmfstream %s --nats ...)", errUsage, cmd, cmd)
+		}
+		u, stop, err := embeddedNATS(f.listen, f.store)
+		if err != nil {
+			return nil, nil, err
+		}
+		s.closers = append(s.closers, stop)
+		s.server = u
+		fmt.Fprintf(stderr, "nmfstream %s: embedded NATS server on %s (join with --nats %s)\n", cmd, u, u)
+	}
+	connect := func() (*nats.Conn, error) {
+		nc, err := nats.Connect(s.server, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+		if err != nil {
+			return nil, fmt.Errorf("--nats %s: %w", s.server, err)
+		}
+		s.closers = append(s.closers, nc.Close)
+		return nc, nil
+	}
+	var err error
+	if s.nc, err = connect(); err != nil {
+		s.close()
+		return nil, nil, err
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	s.done = make(chan error, f.workers)
+	started := 0
+	wait := func() error {
+		cancel()
+		var errs []error
+		for range started {
+			errs = append(errs, <-s.done)
+		}
+		return errors.Join(errs...)
+	}
+	fail := func(err error) (*natsStream, func() error, error) {
+		err = errors.Join(err, wait())
+		s.close()
+		return nil, nil, err
+	}
+	for range f.workers {
+		wc, err := connect()
+		if err != nil {
+			return fail(err)
+		}
+		w, err := distributed.NewWorker(wctx, wc, f.cfg)
+		if err != nil {
+			return fail(err)
+		}
+		started++
+		go func() { s.done <- w.Run(wctx) }()
+	}
+	if s.pub, err = distributed.NewPublisher(ctx, s.nc, f.cfg); err != nil {
+		return fail(err)
+	}
+	return s, wait, nil
+}
+
+// close closes the driver's connections and stops the embedded server,
+// newest first.
+func (s *natsStream) close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+	s.closers = nil
+}
+
+func closeSink(s sinks.Sink) error {
+	if s == nil {
+		return nil
+	}
+	return s.Close()
+}
+
+// natsStream is stream --nats's driver: it predicts a batch's samples
+// from the owners' labeled neighbours, then publishes the batch, and
+// keeps the prequential counters.
+type natsStream struct {
+	nc     *nats.Conn
+	cfg    distributed.Config
+	pub    *distributed.Publisher
+	part   *distributed.Partitioner
+	ask    func(context.Context, *nats.Conn, distributed.Config, *distributed.Partitioner, distributed.Sample, int, int) ([]distributed.Neighbor, error)
+	vote   int
+	probes int
+	done   chan error // a worker that ends on its own
+
+	server  string   // the NATS server's URLs
+	closers []func() // connections and the embedded server, oldest first
+
+	ids       map[string]uint64 // the distributed ID of each input id
+	classes   map[string]int    // class index of each label
+	names     []string          // label of each class index
+	pending   map[uint64]natsPrediction
+	seenLabel bool
+	dim       int // the stream's dimension, fixed by its first usable sample
+	sum       streamNATSSummary
+}
+
+// natsPrediction is an arrival-time prediction waiting for its label.
+type natsPrediction struct {
+	class  int  // −1: none
+	scored bool // the sample arrived after the first label
+}
+
+func (s *natsStream) class(label string) int {
+	c, ok := s.classes[label]
+	if !ok {
+		c = len(s.names)
+		s.classes[label] = c
+		s.names = append(s.names, label)
+	}
+	return c
+}
+
+// score counts a sample whose label is now known.
+func (s *natsStream) score(p natsPrediction, class int) {
+	if !p.scored {
+		s.sum.Early++
+		return
+	}
+	s.sum.Labeled++
+	switch {
+	case p.class < 0:
+		s.sum.Unpredicted++
+	case p.class == class:
+		s.sum.Correct++
+	}
+	s.sum.NScored = s.sum.Labeled
+}
+
+// settleWithin bounds the wait for the owners to take what was published:
+// failover takes a few pinned TTLs, a server's leader election seconds.
+const settleWithin = 2 * time.Minute
+
+// settle waits until every owner holds everything published so far.
+func (s *natsStream) settle(ctx context.Context) error {
+	last := s.pub.LastSeq()
+	if last == 0 {
+		return nil
+	}
+	deadline := time.Now().Add(settleWithin)
+	for {
+		st, err := distributed.ReadState(ctx, s.nc, s.cfg)
+		if err == nil && st.Ingested >= last {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the owners did not take the records published within %v (every partition needs an instance: --workers, or nmfstream worker on the same --nats and --namespace)", settleWithin)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-s.done:
+			s.done <- err
+			if err == nil {
+				err = errors.New("a worker stopped")
+			}
+			return fmt.Errorf("stream: %w", err)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// step predicts the batch's usable samples, publishes them and the late
+// labels in input order, and returns the predictions, one per usable
+// sample, their record offsets, and the rejected samples (a negative or
+// non-finite value, a dimension other than the stream's, text).
+func (s *natsStream) step(ctx context.Context, b *sources.Batch) (res sinks.Results, offs []int64, rejects []record.Reject, err error) {
+	s.sum.Records += int64(b.Records())
+	s.sum.Rejected += int64(len(b.Rejects))
+	rejects = slices.Clone(b.Rejects)
+	var samples []distributed.Sample
+	var rows []int // batch row of each sample
+	for i := range b.Len() {
+		if b.Form == sources.FormText {
+			s.sum.Rejected++
+			rejects = append(rejects, record.Rejectf(b.Offsets[i], b.IDs[i], "text: the distributed learner takes dense or sparse features (no shared vocabulary across instances yet)"))
+			continue
+		}
+		// A sample's ID on the bus is its record offset + 1.
+		smp := distributed.Sample{ID: uint64(b.Offsets[i]) + 1, Label: -1}
+		if b.Form == sources.FormSparse {
+			ind, val := b.Sparse.Row(i)
+			_, d := b.Sparse.Dims()
+			smp.Dim, smp.Index, smp.Value = d, ind, val
+		} else {
+			smp.Dense = b.Dense.RawRowView(i)
+			smp.Dim = len(smp.Dense)
+		}
+		err := smp.Check()
+		if err == nil && s.dim != 0 && smp.Dim != s.dim {
+			err = fmt.Errorf("dimension %d, the stream's %d", smp.Dim, s.dim)
+		}
+		if err != nil {
+			s.sum.Rejected++
+			rejects = append(rejects, record.Rejectf(b.Offsets[i], b.IDs[i], "%v", err))
+			continue
+		}
+		s.dim = smp.Dim
+		samples, rows = append(samples, smp), append(rows, i)
+	}
+	if len(samples) == 0 && len(b.LateLabels) == 0 {
+		return res, offs, rejects, nil
+	}
+	if err := s.settle(ctx); err != nil {
+		return res, offs, rejects, err
+	}
+	if s.part == nil {
+		part, err := s.pub.Partitioner(ctx)
+		if err != nil {
+			return res, offs, rejects, err
+		}
+		s.part = part
+	}
+	// Predict every sample of the batch before any of it is published.
+	n := len(samples)
+	res = sinks.Results{IDs: make([]string, n), Preds: make([]string, n), Scores: make([]float64, n)}
+	offs = make([]int64, n)
+	preds := make([]int, n)
+	for j := range samples {
+		res.IDs[j], offs[j] = b.IDs[rows[j]], b.Offsets[rows[j]]
+		preds[j], res.Scores[j] = -1, math.NaN()
+		if s.part == nil {
+			continue
+		}
+		nb, err := s.ask(ctx, s.nc, s.cfg, s.part, samples[j], s.vote, s.probes)
+		if err != nil {
+			return res, offs, rejects, fmt.Errorf("record %d: %w", b.Offsets[rows[j]], err)
+		}
+		if c, score := voteOf(nb); c >= 0 {
+			preds[j], res.Preds[j], res.Scores[j] = c, s.names[c], score
+		}
+	}
+	// Records in input order: samples get their IDs and labels; late
+	// labels are scored, and published after the batch's samples.
+	type late struct {
+		id    uint64
+		class int
+	}
+	var labels []late
+	j, li := 0, 0
+	for j < n || li < len(b.LateLabels) {
+		if li < len(b.LateLabels) && (j == n || b.LateLabels[li].Offset < b.Offsets[rows[j]]) {
+			ll := b.LateLabels[li]
+			li++
+			s.sum.LateLabels++
+			s.seenLabel = true
+			id, ok := s.ids[ll.ID]
+			if !ok {
+				s.sum.UnknownLabels++
+				continue
+			}
+			c := s.class(ll.Label)
+			if p, ok := s.pending[id]; ok {
+				s.score(p, c)
+				delete(s.pending, id)
+			}
+			labels = append(labels, late{id, c})
+			continue
+		}
+		i := rows[j]
+		s.sum.Samples++
+		id := samples[j].ID
+		if b.IDs[i] != "" {
+			s.ids[b.IDs[i]] = id
+		}
+		p := natsPrediction{class: preds[j], scored: s.seenLabel}
+		if b.Labeled[i] {
+			c := s.class(b.Labels[i])
+			s.score(p, c)
+			s.seenLabel = true
+			samples[j].Label = c
+		} else if b.IDs[i] != "" {
+			s.pending[id] = p
+		}
+		j++
+	}
+	if err := s.pub.Publish(ctx, samples); err != nil {
+		return res, offs, rejects, err
+	}
+	for _, l := range labels {
+		if err := s.pub.Label(ctx, l.id, l.class); err != nil {
+			return res, offs, rejects, err
+		}
+	}
+	return res, offs, rejects, nil
+}
+
+// voteOf returns the class with the largest sum of weights 1/(distance +
+// eps) among the neighbours, each voting for its label or, if it has
+// class scores (SpreadNeighbors), for every class by its score, and the
+// class's share of the total (−1 and NaN for no neighbour).
+func voteOf(nb []distributed.Neighbor) (int, float64) {
+	const eps = 1e-9 // keeps an exact duplicate's weight finite
+	w := map[int]float64{}
+	var total float64
+	for _, x := range nb {
+		v := 1 / (math.Sqrt(x.SqDist) + eps)
+		total += v
+		if x.Classes == nil {
+			w[x.Label] += v
+			continue
+		}
+		for c, p := range x.Classes {
+			w[c] += v * p
+		}
+	}
+	best, bw := -1, 0.0
+	for c, v := range w {
+		if v > bw || (v == bw && c < best) {
+			best, bw = c, v
+		}
+	}
+	if best < 0 {
+		return -1, math.NaN()
+	}
+	return best, bw / total
+}
