@@ -2,16 +2,12 @@ package sources
 
 import (
 	"bytes"
-	"context"
-	"io"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
-	"github.com/apache/arrow/go/v15/parquet/file"
-	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 
 	"github.com/nmfstream/nmfstream/internal/cputime"
 )
@@ -23,8 +19,8 @@ import (
 func BenchmarkArrowDense10000x784(b *testing.B) {
 	const n, d = 10000, 784
 	schema := arrow.NewSchema([]arrow.Field{
-		// Nullable: arrow-go v15's Parquet writer writes the values of a
-		// non-nullable fixed_size_list as nulls.
+		// Nullable, as pqarrow needs it (arrow-go v15's pqarrow writes the
+		// values of a non-nullable fixed_size_list as nulls).
 		{Name: "x", Type: arrow.FixedSizeListOf(d, arrow.PrimitiveTypes.Float32), Nullable: true},
 		{Name: "label", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 	}, nil)
@@ -58,11 +54,13 @@ func BenchmarkArrowDense10000x784(b *testing.B) {
 		{"stream", stream, func(d []byte) *Arrow { return NewArrowStream(bytes.NewReader(d)) }},
 		{"file", file, func(d []byte) *Arrow { return NewArrowFile(bytes.NewReader(d)) }},
 		{"parquet", pq, func(d []byte) *Arrow { return NewParquet(bytes.NewReader(d)) }},
-		// The same file read through pqarrow, the reader NewParquet
-		// replaced (it links arrow/compute and arrow/flight, a minute of
-		// cold compilation): the reference for the parquet case's speed.
-		{"parquet-pqarrow", pq, newPqarrowSource},
+		// The same file read through pqarrow (with -tags pqarrow): the
+		// reference for the parquet case's speed.
+		{"parquet-pqarrow", pq, pqarrowSource},
 	} {
+		if c.open == nil {
+			continue
+		}
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(c.data)))
 			b.ReportAllocs()
@@ -86,33 +84,9 @@ func BenchmarkArrowDense10000x784(b *testing.B) {
 	}
 }
 
-// newPqarrowSource reads the Parquet file data through pqarrow's record
-// reader instead of parquetRecords.
-func newPqarrowSource(data []byte) *Arrow {
-	a := &Arrow{}
-	a.open = func(mem memory.Allocator) (recordReader, *arrow.Schema, error) {
-		pf, err := file.NewParquetReader(bytes.NewReader(data))
-		if err != nil {
-			return nil, nil, err
-		}
-		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 256}, mem)
-		if err != nil {
-			return nil, nil, err
-		}
-		rr, err := fr.GetRecordReader(context.Background(), nil, nil)
-		if err != nil {
-			return nil, nil, err
-		}
-		return pqarrowRecords{rr}, rr.Schema(), nil
-	}
-	return a
-}
-
-type pqarrowRecords struct{ pqarrow.RecordReader }
-
-func (p pqarrowRecords) Err() error {
-	if err := p.RecordReader.Err(); err != io.EOF {
-		return err
-	}
-	return nil
-}
+// pqarrowSource, set with -tags pqarrow (bench_pqarrow_test.go), reads a
+// Parquet file through pqarrow's record reader, the reader NewParquet
+// replaced. It is behind a tag because pqarrow links arrow/compute and
+// arrow/flight, which were 85 of the 236 s of compile actions of a cold
+// go test ./... (BENCHMARKS.md, "Build time").
+var pqarrowSource func([]byte) *Arrow

@@ -65,7 +65,7 @@ func drain(t *testing.T, src Source) {
 
 // arrowSeeds returns one record of each feature form (dense, sparse with
 // ids, text with a null label, a PGM image) with its schema, as fuzz seeds.
-func arrowSeeds(f *testing.F) (schemas []*arrow.Schema, recs [][]arrow.Record) {
+func arrowSeeds(f testing.TB) (schemas []*arrow.Schema, recs [][]arrow.Record) {
 	mem := memory.NewGoAllocator()
 	r1 := denseRecord(f, mem, denseRows1)
 	r2 := denseRecord(f, mem, denseRows2)

@@ -17,7 +17,6 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
-	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 )
 
 // buildRecord builds a one-record table from a schema and a function that
@@ -47,26 +46,6 @@ func writeIPC(t testing.TB, schema *arrow.Schema, file bool, recs ...arrow.Recor
 		w = fw
 	} else {
 		w = ipc.NewWriter(&buf, ipc.WithSchema(schema))
-	}
-	for _, r := range recs {
-		if err := w.Write(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-// writeParquet encodes records as a Parquet file with the Arrow schema
-// stored, as pyarrow does.
-func writeParquet(t testing.TB, schema *arrow.Schema, recs ...arrow.Record) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	w, err := pqarrow.NewFileWriter(schema, &buf, nil, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	if err != nil {
-		t.Fatal(err)
 	}
 	for _, r := range recs {
 		if err := w.Write(r); err != nil {

@@ -459,6 +459,9 @@ func (c *pqColumn[T]) appendRows(b array.Builder, n int64, off int64) error {
 		}
 		if def < c.nulls {
 			lb.AppendNull()
+			if err := c.skipNullSlots(); err != nil {
+				return err
+			}
 			continue
 		}
 		lb.Append(true)
@@ -495,4 +498,22 @@ func (c *pqColumn[T]) appendRows(b array.Builder, n int64, off int64) error {
 		}
 	}
 	return nil
+}
+
+// skipNullSlots consumes the levels that continue a null list row. DuckDB
+// writes a NULL fixed-size ARRAY as one level per slot, the first with
+// repetition level 0 and the others 1, all below the list's null level:
+// they hold no value and belong to the null row. A continuation that
+// defines a value is an error.
+func (c *pqColumn[T]) skipNullSlots() error {
+	for {
+		def, rep, ok, err := c.level()
+		if err != nil || !ok || rep == 0 {
+			return err
+		}
+		if def >= c.nulls {
+			return fmt.Errorf("a null list row continues with definition level %d", def)
+		}
+		c.lpos++
+	}
 }

@@ -52,7 +52,7 @@ func writeMarkdown(w *strings.Builder, rep *Report) {
 	p("| BLAS | %s |\n", map[bool]string{true: "OpenBLAS (-tags openblas)", false: "gonum pure Go"}[m.OpenBLAS])
 	p("| module | %s |\n", m.Module)
 	var deps []string
-	for _, path := range []string{"gonum.org/v1/gonum", "gonum.org/v1/plot", "github.com/apache/arrow/go/v15"} {
+	for _, path := range []string{"gonum.org/v1/gonum", "github.com/apache/arrow/go/v15"} {
 		if v, ok := m.Modules[path]; ok {
 			deps = append(deps, path+" "+v)
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"go/build"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -45,6 +46,9 @@ func modulePackages(t *testing.T, ctx build.Context) map[string][]string {
 		name := d.Name()
 		if path != root && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata") {
 			return filepath.SkipDir
+		}
+		if _, err := os.Stat(filepath.Join(path, "go.mod")); path != root && err == nil {
+			return filepath.SkipDir // another module (third_party), not this one's package
 		}
 		p, err := ctx.ImportDir(path, 0)
 		if err != nil {

@@ -8,4 +8,9 @@
 // kept between calls. A series without a name gets no legend entry, and
 // points that cannot be drawn (NaN, ±Inf, non-positive values on a log
 // axis) are left out.
+//
+// The package draws with golang.org/x/image's anti-aliasing rasterizer
+// and the Go Regular font rather than a plotting library, which would be
+// most of the compilation a new user waits for before the first report
+// (BENCHMARKS.md, "Build time").
 package figure

@@ -4,25 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
-
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-)
-
-// Figure geometry: 7×4 in at 100 dpi, the legend in a column at the right
-// so that it never hides a curve.
-const (
-	figW    = 7 * vg.Inch
-	figH    = 4 * vg.Inch
-	figDPI  = 100
-	legendW = 2.3 * vg.Inch
 )
 
 // Series is one curve of a line plot.
@@ -46,9 +28,24 @@ var palette = []color.RGBA{
 	{188, 189, 34, 255}, {60, 60, 60, 255}, {127, 127, 127, 255}, {0, 0, 128, 255}, {128, 0, 0, 255},
 }
 
-var glyphs = []draw.GlyphDrawer{
-	draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{},
-	draw.PlusGlyph{}, draw.RingGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{},
+// Marks of the points, by style modulo their number: filled circle,
+// square, triangle, cross, plus, ring, filled square, filled triangle.
+const nGlyphs = 8
+
+// Line strokes: widths in pixels, and the dash pattern of a dashed curve.
+var (
+	lineWidth = pt(1.6)
+	dashes    = []float64{pt(5), pt(3)}
+	glyphR    = pt(3)
+)
+
+// maxMarked is the number of points up to which a curve marks its points.
+const maxMarked = 30
+
+// curve is the drawable points of a series.
+type curve struct {
+	s      Series
+	xs, ys []float64
 }
 
 // Line writes a line plot of ss to path, under title, with labelled axes
@@ -56,174 +53,149 @@ var glyphs = []draw.GlyphDrawer{
 // X axis is labelled at the plotted X values, a log Y axis at 1, 2, 5 ×
 // 10ⁿ. It returns an error if no series has a point to draw.
 func Line(path, title, xlabel, ylabel string, ss []Series, logX, logY bool) error {
-	p := newPlot(title, xlabel, ylabel)
-	if logX {
-		p.X.Scale = plot.LogScale{}
-	}
-	if logY {
-		p.Y.Scale = plot.LogScale{}
-	}
-	leg := newLegend()
-	drawn, named := false, false
-	for _, s := range ss {
-		var pts plotter.XYs
-		for i := range s.X {
-			x, y := s.X[i], s.Y[i]
-			if math.IsNaN(x) || math.IsNaN(y) || math.IsInf(y, 0) || (logX && x <= 0) || (logY && y <= 0) {
-				continue
-			}
-			pts = append(pts, plotter.XY{X: x, Y: y})
-		}
-		if len(pts) == 0 {
-			continue
-		}
-		drawn = true
-		c := palette[s.Style%len(palette)]
-		line, err := plotter.NewLine(pts)
-		if err != nil {
-			return err
-		}
-		line.Color = c
-		line.Width = vg.Points(1.6)
-		if s.Dashed {
-			line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-		}
-		p.Add(line)
-		thumbs := []plot.Thumbnailer{line}
-		if len(pts) <= 30 {
-			sc, err := plotter.NewScatter(pts)
-			if err != nil {
-				return err
-			}
-			sc.Color = c
-			sc.Shape = glyphs[s.Style%len(glyphs)]
-			sc.Radius = vg.Points(3)
-			p.Add(sc)
-			thumbs = append(thumbs, sc)
-		}
-		if s.Name != "" {
-			leg.Add(s.Name, thumbs...)
-			named = true
-		}
-	}
-	if !drawn {
-		return fmt.Errorf("figure: %s: nothing to plot", filepath.Base(path))
-	}
-	switch {
-	case logX:
-		p.X.Tick.Marker = valueTicks(ss)
-	default:
-		p.X.Tick.Marker = gTicks{}
-	}
-	if logY {
-		p.Y.Tick.Marker = plot.TickerFunc(oneTwoFive)
-	} else {
-		p.Y.Tick.Marker = gTicks{}
-	}
-	if !named { // no legend entry: the plot takes the whole width
-		return save(path, p, nil)
-	}
-	return save(path, p, &leg)
-}
-
-// newPlot returns a plot with a title, labelled axes and a grid.
-func newPlot(title, xlabel, ylabel string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	p.Title.TextStyle.Font.Size = vg.Points(13)
-	p.X.Label.Text = xlabel
-	p.Y.Label.Text = ylabel
-	p.X.Label.TextStyle.Font.Size = vg.Points(12)
-	p.Y.Label.TextStyle.Font.Size = vg.Points(12)
-	p.X.Tick.Label.Font.Size = vg.Points(10)
-	p.Y.Tick.Label.Font.Size = vg.Points(10)
-	p.Add(plotter.NewGrid())
-	return p
-}
-
-func newLegend() plot.Legend {
-	leg := plot.NewLegend()
-	leg.Top, leg.Left = true, true
-	leg.TextStyle.Font.Size = vg.Points(10)
-	leg.ThumbnailWidth = vg.Points(24)
-	leg.Padding = vg.Points(3)
-	return leg
-}
-
-// save draws p (and leg, if it is non-nil, in a column at the right) on a
-// white figW×figH canvas and writes it to path as a PNG.
-func save(path string, p *plot.Plot, leg *plot.Legend) error {
-	c := vgimg.NewWith(vgimg.UseWH(figW, figH), vgimg.UseDPI(figDPI))
-	dc := draw.New(c)
-	// White background: the PNG is read on light and dark pages alike.
-	dc.SetColor(color.White)
-	dc.Fill(dc.Rectangle.Path())
-	if leg != nil {
-		p.Draw(draw.Crop(dc, 0, -legendW, 0, 0))
-		leg.Draw(draw.Crop(dc, figW-legendW+vg.Points(6), 0, 0, -vg.Points(30)))
-	} else {
-		p.Draw(dc)
-	}
-	f, err := os.Create(path)
+	c, _, err := drawLine(filepath.Base(path), title, xlabel, ylabel, ss, logX, logY)
 	if err != nil {
 		return err
 	}
-	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return c.save(path)
 }
 
-// valueTicks labels a log axis at the plotted values themselves (a few
-// values spread over decades, which LogTicks would label only at powers
-// of ten).
-func valueTicks(ss []Series) plot.Ticker {
-	seen := map[float64]bool{}
-	var ticks []plot.Tick
+// drawLine draws what Line writes, naming the figure file in its errors.
+func drawLine(file, title, xlabel, ylabel string, ss []Series, logX, logY bool) (*canvas, frame, error) {
+	var curves []curve
+	var allX, allY []float64
+	named := false
 	for _, s := range ss {
-		for _, x := range s.X {
-			if x > 0 && !seen[x] {
-				seen[x] = true
-				ticks = append(ticks, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'g', -1, 64)})
+		cv := curve{s: s}
+		for i := range s.X {
+			x, y := s.X[i], s.Y[i]
+			if math.IsNaN(x) || math.IsInf(x, 0) || math.IsNaN(y) || math.IsInf(y, 0) || (logX && x <= 0) || (logY && y <= 0) {
+				continue
+			}
+			cv.xs, cv.ys = append(cv.xs, x), append(cv.ys, y)
+		}
+		if len(cv.xs) == 0 {
+			continue
+		}
+		curves = append(curves, cv)
+		allX, allY = append(allX, cv.xs...), append(allY, cv.ys...)
+		named = named || s.Name != ""
+	}
+	if len(curves) == 0 {
+		return nil, frame{}, fmt.Errorf("figure: %s: nothing to plot", file)
+	}
+	c, err := newCanvas()
+	if err != nil {
+		return nil, frame{}, err
+	}
+	xlo, xhi, _ := span(allX, logX)
+	ylo, yhi, _ := span(allY, logY)
+	x := axis{log: logX}
+	x.lo, x.hi = pad(xlo, xhi, 0.02, logX)
+	y := axis{log: logY}
+	y.lo, y.hi = pad(ylo, yhi, 0.04, logY)
+	if logX {
+		x.ticks = valueTicks(ss)
+	} else {
+		x.ticks = niceTicks(x.lo, x.hi)
+	}
+	if logY {
+		y.ticks = oneTwoFive(y.lo, y.hi)
+	} else {
+		y.ticks = niceTicks(y.lo, y.hi)
+	}
+	right := figW
+	if named { // a legend column at the right; without it the plot takes the whole width
+		right = figW - legendW
+	}
+	f := layout(c, 0, right, title, xlabel, ylabel, x, y, true, true)
+
+	for _, cv := range curves {
+		col := palette[cv.s.Style%len(palette)]
+		pts := make([]point, len(cv.xs))
+		for i := range pts {
+			pts[i] = f.at(cv.xs[i], cv.ys[i])
+		}
+		var dash []float64
+		if cv.s.Dashed {
+			dash = dashes
+		}
+		c.stroke(col, lineWidth, dash, pts...)
+		if len(pts) <= maxMarked {
+			for _, p := range pts {
+				glyph(c, cv.s.Style, col, p)
 			}
 		}
 	}
-	sort.Slice(ticks, func(i, j int) bool { return ticks[i].Value < ticks[j].Value })
-	return plot.ConstantTicks(ticks)
-}
-
-// oneTwoFive labels a log axis at 1, 2, 5 × 10ⁿ within [lo, hi], so that
-// a range narrower than a decade still gets labels.
-func oneTwoFive(lo, hi float64) []plot.Tick {
-	var ticks []plot.Tick
-	mantissas := []float64{1, 2, 5}
-	if hi > 100*lo {
-		mantissas = mantissas[:1] // wide ranges: powers of ten only
-	}
-	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
-		for _, m := range mantissas {
-			v := m * math.Pow(10, e)
-			if v >= lo*(1-1e-9) && v <= hi*(1+1e-9) {
-				ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
+	if named {
+		var es []entry
+		for _, cv := range curves {
+			if cv.s.Name != "" {
+				es = append(es, entry{cv.s.Name, cv.s.Style, cv.s.Dashed, len(cv.xs) <= maxMarked})
 			}
 		}
+		legend(c, figW-legendW+int(pt(6)), int(pt(30)), es)
 	}
-	if len(ticks) < 2 { // fewer than two labels: label the ends
-		ticks = append(ticks, plot.Tick{Value: lo, Label: strconv.FormatFloat(lo, 'g', 2, 64)}, plot.Tick{Value: hi, Label: strconv.FormatFloat(hi, 'g', 2, 64)})
-	}
-	return ticks
+	return c, f, nil
 }
 
-// gTicks is plot.DefaultTicks with labels in %g form ("250", not "250.00").
-type gTicks struct{}
+// entry is one line of a legend.
+type entry struct {
+	name   string
+	style  int
+	dashed bool
+	marked bool
+}
 
-func (gTicks) Ticks(lo, hi float64) []plot.Tick {
-	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
-	for i := range ticks {
-		if ticks[i].Label != "" {
-			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'g', 6, 64)
+// legend writes one line per entry from (x, y) down: a sample of the
+// curve, its mark, and its name.
+func legend(c *canvas, x, y int, es []entry) {
+	thumb := pt(24)
+	rowH := c.textHeight(tickSize) + int(pt(3))
+	asc := c.faces[tickSize].Metrics().Ascent.Ceil()
+	for i, e := range es {
+		top := y + i*rowH
+		mid := float64(top) + float64(rowH)/2
+		col := palette[e.style%len(palette)]
+		var dash []float64
+		if e.dashed {
+			dash = dashes
 		}
+		c.stroke(col, lineWidth, dash, point{float64(x), mid}, point{float64(x) + thumb, mid})
+		if e.marked {
+			glyph(c, e.style, col, point{float64(x) + thumb/2, mid})
+		}
+		c.text(tickSize, x+int(thumb)+int(pt(4)), int(mid)+asc/2-1, alignLeft, e.name)
 	}
-	return ticks
+}
+
+// glyph marks the point p with the mark of style in col.
+func glyph(c *canvas, style int, col color.Color, p point) {
+	r := glyphR
+	outline := pt(1)
+	square := []point{{p.x - r, p.y - r}, {p.x + r, p.y - r}, {p.x + r, p.y + r}, {p.x - r, p.y + r}}
+	h := r * math.Sqrt(3) / 2
+	triangle := []point{{p.x, p.y - r}, {p.x + h, p.y + r/2}, {p.x - h, p.y + r/2}}
+	closed := func(poly []point) []point { return append(append([]point(nil), poly...), poly[0], poly[1]) }
+	switch style % nGlyphs {
+	case 0:
+		c.fill(col, disc(p, r))
+	case 1:
+		c.stroke(col, outline, nil, closed(square)...)
+	case 2:
+		c.stroke(col, outline, nil, closed(triangle)...)
+	case 3:
+		d := r / math.Sqrt2
+		c.stroke(col, outline, nil, point{p.x - d, p.y - d}, point{p.x + d, p.y + d})
+		c.stroke(col, outline, nil, point{p.x - d, p.y + d}, point{p.x + d, p.y - d})
+	case 4:
+		c.stroke(col, outline, nil, point{p.x - r, p.y}, point{p.x + r, p.y})
+		c.stroke(col, outline, nil, point{p.x, p.y - r}, point{p.x, p.y + r})
+	case 5:
+		c.stroke(col, outline, nil, closed(disc(p, r))...)
+	case 6:
+		c.fill(col, square)
+	case 7:
+		c.fill(col, triangle)
+	}
 }
