@@ -17,9 +17,11 @@ import (
 
 	"github.com/nmfstream/nmfstream/distributed"
 	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/sparse"
 	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/sinks"
 	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/stages"
 )
 
 // natsArgs reports whether stream's arguments ask for the distributed
@@ -124,12 +126,10 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	defer src.Close()
-	form, err := src.Form()
-	if err != nil {
+	// The form is read before the server starts: a file that cannot be
+	// used fails at once.
+	if _, err := src.Form(); err != nil {
 		return err
-	}
-	if form == sources.FormText {
-		return fmt.Errorf("%s: stream --nats takes dense or sparse features, not text (no shared vocabulary across instances yet)", *in)
 	}
 	var sink sinks.Sink
 	if *out != "" {
@@ -395,6 +395,13 @@ type natsStream struct {
 	seenLabel bool
 	dim       int // the stream's dimension, fixed by its first usable sample
 	sum       streamNATSSummary
+
+	// feat turns documents into the hashed TF-IDF rows of the
+	// single-machine stream (stages.DefaultStreamTFIDF), its document
+	// frequencies following the documents this driver has seen, in input
+	// order. Every sample it publishes is featurized here, so the owners
+	// see rows of one vectorizer (see DESIGN.md on several publishers).
+	feat stages.Featurize
 }
 
 // natsPrediction is an arrival-time prediction waiting for its label.
@@ -465,22 +472,43 @@ func (s *natsStream) settle(ctx context.Context) error {
 // step predicts the batch's usable samples, publishes them and the late
 // labels in input order, and returns the predictions, one per usable
 // sample, their record offsets, and the rejected samples (a negative or
-// non-finite value, a dimension other than the stream's, text).
+// non-finite value, a dimension other than the stream's, a document
+// without a usable term). Documents become sparse TF-IDF rows (s.feat)
+// before anything else.
 func (s *natsStream) step(ctx context.Context, b *sources.Batch) (res sinks.Results, offs []int64, rejects []record.Reject, err error) {
 	s.sum.Records += int64(b.Records())
 	s.sum.Rejected += int64(len(b.Rejects))
 	rejects = slices.Clone(b.Rejects)
+	var docs *sparse.CSR // TF-IDF rows of the usable documents
+	docRow := map[int]int{}
+	if b.Form == sources.FormText && b.Len() > 0 {
+		x, keep, bad := s.feat.Rows(b)
+		for _, e := range bad {
+			re := e.(*stages.RowError)
+			s.sum.Rejected++
+			rejects = append(rejects, record.Rejectf(b.Offsets[re.Row], b.IDs[re.Row], "%v", re.Err))
+		}
+		if x != nil {
+			docs = model.Rows(x).(*sparse.CSR)
+		}
+		for r, i := range keep {
+			docRow[i] = r
+		}
+	}
 	var samples []distributed.Sample
 	var rows []int // batch row of each sample
 	for i := range b.Len() {
-		if b.Form == sources.FormText {
-			s.sum.Rejected++
-			rejects = append(rejects, record.Rejectf(b.Offsets[i], b.IDs[i], "text: the distributed learner takes dense or sparse features (no shared vocabulary across instances yet)"))
-			continue
-		}
 		// A sample's ID on the bus is its record offset + 1.
 		smp := distributed.Sample{ID: uint64(b.Offsets[i]) + 1, Label: -1}
-		if b.Form == sources.FormSparse {
+		if b.Form == sources.FormText {
+			r, ok := docRow[i]
+			if !ok {
+				continue // rejected above
+			}
+			ind, val := docs.Row(r)
+			_, d := docs.Dims()
+			smp.Dim, smp.Index, smp.Value = d, ind, val
+		} else if b.Form == sources.FormSparse {
 			ind, val := b.Sparse.Row(i)
 			_, d := b.Sparse.Dims()
 			smp.Dim, smp.Index, smp.Value = d, ind, val
