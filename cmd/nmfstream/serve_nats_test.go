@@ -14,19 +14,19 @@ import (
 	"github.com/nmfstream/nmfstream/distributed/natsembed"
 )
 
-// TestServeNATS runs serve --nats against a server of the test's own:
-// records are predicted on arrival (none before the first label, then
-// from the labeled neighbours), a bad record is rejected by offset and the
-// others go on, late labels reach their sample or are reported unknown,
-// the counters are exact, and a cancel stops it cleanly.
-func TestServeNATS(t *testing.T) {
+// serveNATS starts serve --nats against a server of the test's own and
+// returns a function that posts a body to a route and decodes the JSON
+// answer, one that reads /v1/stats, and one that cancels serve and checks
+// that it exits 0 within 30 s.
+func serveNATS(t *testing.T) (post func(path, body string, into any), stats func() streamNATSSummary, stop func()) {
+	t.Helper()
 	s, err := natsembed.Start(t.TempDir(), "127.0.0.1", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { s.Shutdown(); s.WaitForShutdown() }()
+	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	var out, errb syncBuffer
 	done := make(chan int, 1)
 	go func() {
@@ -42,7 +42,7 @@ func TestServeNATS(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	post := func(path, body string, into any) {
+	post = func(path, body string, into any) {
 		t.Helper()
 		resp, err := http.Post(base+path, "application/x-ndjson", strings.NewReader(body))
 		if err != nil {
@@ -56,6 +56,41 @@ func TestServeNATS(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	stats = func() streamNATSSummary {
+		t.Helper()
+		resp, err := http.Get(base + "/v1/stats")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var sum streamNATSSummary
+		if err := json.NewDecoder(resp.Body).Decode(&sum); err != nil {
+			t.Fatal(err)
+		}
+		return sum
+	}
+	stop = func() {
+		t.Helper()
+		cancel()
+		select {
+		case code := <-done:
+			if code != 0 {
+				t.Errorf("exit %d: %s", code, errb.String())
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("serve --nats did not stop")
+		}
+	}
+	return post, stats, stop
+}
+
+// TestServeNATS runs serve --nats against a server of the test's own:
+// records are predicted on arrival (none before the first label, then
+// from the labeled neighbours), a bad record is rejected by offset and the
+// others go on, late labels reach their sample or are reported unknown,
+// the counters are exact, and a cancel stops it cleanly.
+func TestServeNATS(t *testing.T) {
+	post, stats, stop := serveNATS(t)
 	var r1, r2 natsRecordsResponse
 	post("/v1/records", `{"id":"a1","x":[5,0,0,1],"label":"a"}
 {"id":"a2","x":[6,1,0,0],"label":"a"}
@@ -85,29 +120,51 @@ func TestServeNATS(t *testing.T) {
 	if lab.Applied != 1 || lab.Unknown != 1 {
 		t.Errorf("labels: %+v, want 1 applied and 1 unknown", lab)
 	}
-	resp, err := http.Get(base + "/v1/stats")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum streamNATSSummary
-	err = json.NewDecoder(resp.Body).Decode(&sum)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := stats()
 	// q1 was predicted a, and its late label says a; a1 came before any
 	// label (early); a2, b1, b2 were labeled on arrival, after a1's label.
 	if sum.Records != 9 || sum.Samples != 6 || sum.Rejected != 1 || sum.LateLabels != 2 || sum.UnknownLabels != 1 ||
 		sum.Early != 1 || sum.Labeled != 4 || sum.Applied != 6 {
 		t.Errorf("counters %+v", sum)
 	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Errorf("exit %d: %s", code, errb.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve --nats did not stop")
+	stop()
+}
+
+// TestServeNATSDocuments posts documents to serve --nats: they become
+// hashed TF-IDF rows in the service (its own document frequencies) and
+// are predicted from the owners' spreading like features, a document of
+// stop words only is rejected by offset, and the counters are exact.
+func TestServeNATSDocuments(t *testing.T) {
+	post, stats, stop := serveNATS(t)
+	var r1, r2 natsRecordsResponse
+	post("/v1/records", `{"id":"s1","text":"the striker scored a late goal and the team won the football match","label":"sport"}
+{"id":"s2","text":"the goalkeeper saved a penalty in the football match and the team won","label":"sport"}
+{"id":"c1","text":"simmer the onions in butter then add garlic and fresh basil to the sauce","label":"cooking"}
+{"id":"c2","text":"bake the bread dough with butter and garlic then serve with the tomato sauce","label":"cooking"}
+`, &r1)
+	if len(r1.Predictions) != 4 || len(r1.Rejected) != 0 {
+		t.Fatalf("first documents: %+v, rejected %+v; want 4 predictions", r1.Predictions, r1.Rejected)
 	}
+	post("/v1/records", `{"id":"q1","text":"a penalty goal won the match for the team"}
+{"id":"empty","text":"the and of it was"}
+{"id":"q2","text":"garlic butter sauce with basil and onions"}
+`, &r2)
+	if len(r2.Predictions) != 2 || len(r2.Rejected) != 1 || r2.Rejected[0].Offset != 5 {
+		t.Fatalf("second documents: %+v, rejected %+v; want 2 predictions and offset 5 rejected", r2.Predictions, r2.Rejected)
+	}
+	for i, want := range []string{"sport", "cooking"} {
+		p := r2.Predictions[i]
+		if p.Pred == nil || *p.Pred != want {
+			t.Errorf("document %s: prediction %v, want %s", p.ID, p.Pred, want)
+		}
+	}
+	// The owners take the last request's samples after it is answered.
+	sum := stats()
+	for deadline := time.Now().Add(30 * time.Second); sum.Applied < 6 && time.Now().Before(deadline); sum = stats() {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if sum.Records != 7 || sum.Samples != 6 || sum.Rejected != 1 || sum.Applied != 6 {
+		t.Errorf("counters %+v, want 7 records, 6 samples applied, 1 rejected", sum)
+	}
+	stop()
 }

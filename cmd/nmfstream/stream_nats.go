@@ -52,7 +52,12 @@ the single-machine stream: each sample is predicted on arrival, before
 anything learns from it, and the prediction (id, pred, score) written to
 --out, one line per sample; then it is published to the samples stream,
 where the owner of its partition learns from it (GNMF on the partition's
-k-NN graph, --alpha). A prediction is the distance-weighted vote of the
+k-NN graph, --alpha). Documents (a text column, or --text-column) become
+sparse rows here, before they are predicted and published: the hashed
+TF-IDF of the single-machine stream (2^16 columns, sublinear tf, English
+stop words, l2 rows), its document frequencies following the documents
+read so far; one process featurizes every document, so the owners hold
+rows of one vectorizer. A prediction is the distance-weighted vote of the
 --vote nearest labeled samples that the owners of the --probes partitions
 nearest to the sample hold (request-reply to those owners); its score is
 the winning share of the vote. Labels may come late, as a later record
