@@ -37,8 +37,11 @@ the samples stream. Routes:
 Requests are handled one at a time, in arrival order (the prediction of
 a record sees every record and label of the requests answered before
 it). Documents become hashed TF-IDF rows in this process, as in stream
---nats, with the document frequencies of the documents it has received:
-several serve --nats instances on one namespace each keep their own. --nats embedded (or a bare --nats) starts an embedded server in a
+--nats, with the document frequencies of the documents it has received,
+or with --shared-df those of every instance that sets it on the
+namespace. Several instances on one namespace share its class table (the
+index of each label); a record posted to one is seen by another's
+predictions once the owners hold it. --nats embedded (or a bare --nats) starts an embedded server in a
 binary built with -tags nats. No checkpoint: the streams hold what the
 learner learned, the counters start at zero.
 

@@ -5,13 +5,18 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/nmfstream/nmfstream/distributed/natsembed"
+	"github.com/nmfstream/nmfstream/stages"
 )
 
 // serveNATS starts serve --nats against a server of the test's own and
@@ -25,12 +30,19 @@ func serveNATS(t *testing.T) (post func(path, body string, into any), stats func
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	return serveNATSOn(t, s.ClientURL())
+}
+
+// serveNATSOn is serveNATS on the server at url, with more flags.
+func serveNATSOn(t *testing.T, url string, flags ...string) (post func(path, body string, into any), stats func() streamNATSSummary, stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	var out, errb syncBuffer
 	done := make(chan int, 1)
+	args := append([]string{"serve", "--nats", url, "--addr", "127.0.0.1:0", "--pinned-ttl", "500ms"}, flags...)
 	go func() {
-		done <- run(ctx, []string{"serve", "--nats", s.ClientURL(), "--addr", "127.0.0.1:0", "--pinned-ttl", "500ms"}, &out, &errb)
+		done <- run(ctx, args, &out, &errb)
 	}()
 	listening := regexp.MustCompile(`listening on (http://\S+)`)
 	var base string
@@ -167,4 +179,87 @@ func TestServeNATSDocuments(t *testing.T) {
 		t.Errorf("counters %+v, want 7 records, 6 samples applied, 1 rejected", sum)
 	}
 	stop()
+}
+
+// TestServeNATSSharedDF runs two serve --nats instances with --shared-df
+// on one namespace, the second without learner instances of its own: the
+// documents posted to either are counted once in the shared document
+// frequencies (7 documents, a term of 2 of them weighed by the smoothed
+// idf of 2 in 7), and the second predicts, by name, from the labels posted
+// to the first (the class table is the namespace's).
+func TestServeNATSSharedDF(t *testing.T) {
+	srv, err := natsembed.Start(t.TempDir(), "127.0.0.1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
+	postA, _, stopA := serveNATSOn(t, srv.ClientURL(), "--shared-df")
+	postB, statsB, stopB := serveNATSOn(t, srv.ClientURL(), "--shared-df", "--workers", "0")
+	var r1, r2 natsRecordsResponse
+	postA("/v1/records", `{"id":"s1","text":"the striker scored a late goal and the team won the football match","label":"sport"}
+{"id":"s2","text":"the goalkeeper saved a penalty in the football match and the team won","label":"sport"}
+{"id":"c1","text":"simmer the onions in butter then add garlic and fresh basil to the sauce","label":"cooking"}
+{"id":"c2","text":"bake the bread dough with butter and garlic then serve with the tomato sauce","label":"cooking"}
+`, &r1)
+	// An instance's predictions see the records another posted once the
+	// owners hold them (each instance waits only for its own).
+	for deadline := time.Now().Add(30 * time.Second); statsB().Applied < 4; {
+		if time.Now().After(deadline) {
+			t.Fatal("the owners did not take the first instance's documents within 30 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	postB("/v1/records", `{"id":"q1","text":"a penalty goal won the match for the team"}
+{"id":"q2","text":"garlic butter sauce with basil and onions"}
+{"id":"q3","text":"roast the garlic then stir it into the tomato sauce"}
+`, &r2)
+	if len(r1.Predictions) != 4 || len(r2.Predictions) != 3 {
+		t.Fatalf("%d and %d predictions, want 4 and 3", len(r1.Predictions), len(r2.Predictions))
+	}
+	for i, want := range []string{"sport", "cooking", "cooking"} {
+		p := r2.Predictions[i]
+		if p.Pred == nil || *p.Pred != want {
+			t.Errorf("document %s posted to the second instance: prediction %v, want %s", p.ID, p.Pred, want)
+		}
+	}
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(context.Background(), "nmf_model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := kv.Get(context.Background(), "shared."+sharedDFKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tf stages.TFIDF
+	if err := tf.UnmarshalBinary(e.Value()); err != nil {
+		t.Fatal(err)
+	}
+	if tf.NDocs() != 7 {
+		t.Errorf("the shared document frequencies count %d documents, want the 7 posted to both instances", tf.NDocs())
+	}
+	// "football" is in 2 of the 7: idf ln(8/3) + 1 on its column.
+	m, err := tf.Transform([]string{"football"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	col, _ := m.Row(0)
+	idf := tf.IDF(nil)
+	if len(col) != 1 {
+		t.Fatalf("football has %d columns", len(col))
+	}
+	// 1e-12: one logarithm.
+	if got, want := idf[col[0]], math.Log(8.0/3)+1; math.Abs(got-want) > 1e-12 {
+		t.Errorf("idf of football's column: %v, want ln(8/3) + 1 = %v", got, want)
+	}
+	stopB()
+	stopA()
 }

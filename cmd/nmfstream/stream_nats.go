@@ -239,6 +239,7 @@ type natsFlags struct {
 	vote, probes       int
 	predictor          string
 	batch              int
+	sharedDF           bool
 	cfg                distributed.Config
 }
 
@@ -251,6 +252,7 @@ func (f *natsFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&f.predictor, "predictor", "spread", "spread (the labels spread over each partition's k-NN graph; the neighbours vote with their class scores, labeled or not) or nearest (the labeled neighbours vote)")
 	fs.IntVar(&f.probes, "probes", 0, "partitions asked for neighbours, nearest to the sample first (0: all)")
 	fs.IntVar(&f.batch, "batch", 10, "records per step: predicted together, then published (a label reaches predictions from the next step on)")
+	fs.BoolVar(&f.sharedDF, "shared-df", false, "documents: keep the TF-IDF document frequencies in the namespace's model bucket, shared by every stream --nats and serve --nats that sets it (a compare-and-set per batch), instead of this process's own")
 	c := &f.cfg
 	fs.StringVar(&c.Namespace, "namespace", "nmf", "prefix of the subjects, streams and buckets of this stream")
 	fs.IntVar(&c.Rank, "rank", 10, "rank K of the factorization")
@@ -295,7 +297,7 @@ func (f *natsFlags) check() error {
 // and a function that stops the instances and returns their errors.
 // Close the driver after that function has returned.
 func (f *natsFlags) start(ctx context.Context, cmd string, stderr io.Writer) (*natsStream, func() error, error) {
-	s := &natsStream{cfg: f.cfg, vote: f.vote, probes: f.probes,
+	s := &natsStream{cfg: f.cfg, vote: f.vote, probes: f.probes, sharedDF: f.sharedDF,
 		ids: map[string]uint64{}, classes: map[string]int{}, pending: map[uint64]natsPrediction{}}
 	s.ask = distributed.SpreadNeighbors
 	if f.predictor == "nearest" {
@@ -407,6 +409,48 @@ type natsStream struct {
 	// order. Every sample it publishes is featurized here, so the owners
 	// see rows of one vectorizer (see DESIGN.md on several publishers).
 	feat stages.Featurize
+	// sharedDF keeps the document frequencies in the namespace's model
+	// bucket instead of feat, shared by every driver that sets it.
+	sharedDF bool
+}
+
+// sharedDFKey names the shared document frequencies (UpdateShared).
+const sharedDFKey = "tfidf"
+
+// featurize returns the TF-IDF rows of the batch's usable documents, their
+// positions in the batch, and a *stages.RowError for each unusable one, as
+// stages.Featurize.Rows does. With sharedDF the vectorizer is the one in
+// the namespace's model bucket: the batch's document frequencies are added
+// to it and its rows computed in one compare-and-set, so drivers on one
+// namespace see one sequence of batches, each vectorized with the counts
+// of the batches before it and its own.
+func (s *natsStream) featurize(ctx context.Context, b *sources.Batch) (model.Data, []int, []error, error) {
+	if !s.sharedDF {
+		x, keep, bad := s.feat.Rows(b)
+		return x, keep, bad, nil
+	}
+	var (
+		x    model.Data
+		keep []int
+		bad  []error
+	)
+	err := s.pub.UpdateShared(ctx, sharedDFKey, func(old []byte) ([]byte, bool, error) {
+		t := stages.DefaultStreamTFIDF()
+		if old != nil {
+			if err := t.UnmarshalBinary(old); err != nil {
+				return nil, false, fmt.Errorf("the shared document frequencies: %w", err)
+			}
+		}
+		before := t.NDocs()
+		f := stages.Featurize{TFIDF: t}
+		x, keep, bad = f.Rows(b)
+		if t.NDocs() == before {
+			return nil, false, nil // the batch's documents were not counted: nothing to share
+		}
+		raw, err := t.MarshalBinary()
+		return raw, err == nil, err
+	})
+	return x, keep, bad, err
 }
 
 // natsPrediction is an arrival-time prediction waiting for its label.
@@ -415,14 +459,69 @@ type natsPrediction struct {
 	scored bool // the sample arrived after the first label
 }
 
+// class returns the index of a label that learnClasses has placed.
 func (s *natsStream) class(label string) int {
 	c, ok := s.classes[label]
 	if !ok {
-		c = len(s.names)
-		s.classes[label] = c
-		s.names = append(s.names, label)
+		// Not reachable: step places every label of its batch first.
+		panic(fmt.Sprintf("nmfstream: label %q not in the class table", label))
 	}
 	return c
+}
+
+// sharedClassesKey names the namespace's class table (UpdateShared): the
+// labels in order of first appearance on any driver, so that a class
+// index, which the owners hold and answer with, means one label for every
+// driver of the namespace.
+const sharedClassesKey = "classes"
+
+// learnClasses adds the labels this driver has not placed yet to the
+// namespace's class table, and reads it.
+func (s *natsStream) learnClasses(ctx context.Context, labels []string) error {
+	var add []string
+	for _, l := range labels {
+		if _, ok := s.classes[l]; !ok && !slices.Contains(add, l) {
+			add = append(add, l)
+		}
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	return s.syncClasses(ctx, add)
+}
+
+// syncClasses reads the namespace's class table, appending the labels of
+// add that it lacks, and makes it this driver's.
+func (s *natsStream) syncClasses(ctx context.Context, add []string) error {
+	var names []string
+	err := s.pub.UpdateShared(ctx, sharedClassesKey, func(old []byte) ([]byte, bool, error) {
+		names = nil
+		if old != nil {
+			if err := json.Unmarshal(old, &names); err != nil {
+				return nil, false, fmt.Errorf("the shared class table: %w", err)
+			}
+		}
+		n := len(names)
+		for _, l := range add {
+			if !slices.Contains(names, l) {
+				names = append(names, l)
+			}
+		}
+		if len(names) == n {
+			return nil, false, nil
+		}
+		raw, err := json.Marshal(names)
+		return raw, err == nil, err
+	})
+	if err != nil {
+		return err
+	}
+	s.names = names
+	clear(s.classes)
+	for c, l := range names {
+		s.classes[l] = c
+	}
+	return nil
 }
 
 // score counts a sample whose label is now known.
@@ -487,7 +586,10 @@ func (s *natsStream) step(ctx context.Context, b *sources.Batch) (res sinks.Resu
 	var docs *sparse.CSR // TF-IDF rows of the usable documents
 	docRow := map[int]int{}
 	if b.Form == sources.FormText && b.Len() > 0 {
-		x, keep, bad := s.feat.Rows(b)
+		x, keep, bad, err := s.featurize(ctx, b)
+		if err != nil {
+			return res, offs, rejects, err
+		}
 		for _, e := range bad {
 			re := e.(*stages.RowError)
 			s.sum.Rejected++
@@ -546,6 +648,19 @@ func (s *natsStream) step(ctx context.Context, b *sources.Batch) (res sinks.Resu
 		}
 		s.part = part
 	}
+	// Place the batch's labels in the namespace's class table.
+	var names []string
+	for _, i := range rows {
+		if b.Labeled[i] {
+			names = append(names, b.Labels[i])
+		}
+	}
+	for _, ll := range b.LateLabels {
+		names = append(names, ll.Label)
+	}
+	if err := s.learnClasses(ctx, names); err != nil {
+		return res, offs, rejects, err
+	}
 	// Predict every sample of the batch before any of it is published.
 	n := len(samples)
 	res = sinks.Results{IDs: make([]string, n), Preds: make([]string, n), Scores: make([]float64, n)}
@@ -561,7 +676,14 @@ func (s *natsStream) step(ctx context.Context, b *sources.Batch) (res sinks.Resu
 		if err != nil {
 			return res, offs, rejects, fmt.Errorf("record %d: %w", b.Offsets[rows[j]], err)
 		}
-		if c, score := voteOf(nb); c >= 0 {
+		c, score := voteOf(nb)
+		if c >= len(s.names) {
+			// A class another driver placed since this one last read.
+			if err := s.syncClasses(ctx, nil); err != nil {
+				return res, offs, rejects, err
+			}
+		}
+		if c >= 0 && c < len(s.names) {
 			preds[j], res.Preds[j], res.Scores[j] = c, s.names[c], score
 		}
 	}
