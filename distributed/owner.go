@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sync"
 
@@ -279,17 +278,19 @@ func (o *owner) weights() *sparse.CSR {
 	return sparse.NewCSR(n, n, indptr, ind, val)
 }
 
-// Label spreading (Zhou et al. 2004): F ← a·D^{-1/2}SD^{-1/2}·F + (1 − a)·Y,
-// Y the one-hot labels, for spreadIter iterations from F = Y.
-const (
-	spreadA    = 0.9 // weight of the neighbours against the own label
-	spreadIter = 20  // iterations: a^20 ≈ 0.12 of the start is left
-)
+// spreadIter is the number of Jacobi iterations of the harmonic label
+// scores per round: a label reaches the rows within spreadIter hops of
+// it.
+const spreadIter = 40
 
-// spreadLabels returns each row's class scores after label spreading over
-// the weights s (n×n, row order) from the rows' labels, each row scaled
-// to sum 1, or nil for a row that no label reaches (and all nil if no row
-// is labeled).
+// spreadLabels returns each row's class scores after label propagation
+// over the weights s (n×n, row order) by the harmonic function of Zhu,
+// Ghahramani and Lafferty ("Semi-supervised learning using Gaussian fields
+// and harmonic functions", ICML 2003), as the single-machine stream's
+// spreading: labeled rows are clamped to their class, and every other row
+// is the weighted mean of its neighbours' scores, by spreadIter Jacobi
+// iterations from the labels. Each row is scaled to sum 1, or nil for a
+// row that no label reaches (and all nil if no row is labeled).
 func spreadLabels(s *sparse.CSR, rows []Sample) [][]float64 {
 	n := len(rows)
 	c := 0
@@ -298,13 +299,6 @@ func spreadLabels(s *sparse.CSR, rows []Sample) [][]float64 {
 	}
 	if c == 0 {
 		return make([][]float64, n)
-	}
-	deg := graph.Degrees(s, nil)
-	inv := make([]float64, n)
-	for i, d := range deg {
-		if d > 0 {
-			inv[i] = 1 / math.Sqrt(d)
-		}
 	}
 	y := make([]float64, n*c)
 	for i := range rows {
@@ -316,14 +310,22 @@ func spreadLabels(s *sparse.CSR, rows []Sample) [][]float64 {
 	for range spreadIter {
 		for i := range n {
 			out := next[i*c : (i+1)*c]
-			for j := range out {
-				out[j] = (1 - spreadA) * y[i*c+j]
+			if rows[i].Label >= 0 {
+				copy(out, y[i*c:(i+1)*c])
+				continue
 			}
+			clear(out)
 			ind, val := s.Row(i)
+			var d float64
 			for q, j := range ind {
-				w := spreadA * val[q] * inv[i] * inv[j]
+				d += val[q]
 				for l, x := range f[j*c : (j+1)*c] {
-					out[l] += w * x
+					out[l] += val[q] * x
+				}
+			}
+			if d > 0 {
+				for l := range out {
+					out[l] /= d
 				}
 			}
 		}
