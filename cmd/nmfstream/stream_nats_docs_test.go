@@ -106,7 +106,7 @@ func predictionLines(t testing.TB, path string) map[string]int {
 // usable document gets exactly one prediction line, the documents without
 // a usable term are rejected and counted, every sample is applied to the
 // statistics, the reported accuracy is the outside scorer's, and it is
-// within 20 points of the single-machine stream's with label spreading
+// within 12 points of the single-machine stream's with label spreading
 // alone (--predictor spread) and far above a guess.
 func TestStreamNATSDocuments(t *testing.T) {
 	dir := t.TempDir()
@@ -149,16 +149,17 @@ func TestStreamNATSDocuments(t *testing.T) {
 			if sum.NScored != int64(n) || sum.Correct != int64(right) {
 				t.Errorf("stream reports %d of %d right, the outside scorer %d of %d", sum.Correct, sum.NScored, right, n)
 			}
-			// The distributed predictor is the owners' label spreading
-			// alone (Zhou et al.'s, each partition's graph without the
-			// edges between partitions, a 5-neighbour vote), the single
-			// machine's the harmonic spreading over the whole window with
-			// the sample in its graph: on these 90 scored passages it
-			// measured 13 (one partition) and 16 (two) points below it
-			// (BENCHMARKS.md, "Scale-out"). 0.2 bounds that gap; 0.6 is far
-			// above the 1/3 of a guess among three balanced genres, so a
-			// driver that garbles the TF-IDF rows fails.
-			if acc := float64(sum.Accuracy); acc < 0.6 || acc < float64(single.Accuracy)-0.2 {
+			// The distributed predictor is the owners' label propagation
+			// (each partition's graph without the edges between
+			// partitions) and a vote of the 5 nearest propagated samples;
+			// the single machine's propagates over the whole window with
+			// the sample in its graph. On these 90 scored passages it
+			// measured 5.6 (one partition) and 8.9 (two) points below
+			// (BENCHMARKS.md, "Scale-out"); 0.12 bounds that gap with about
+			// one standard error to spare. 0.6 is far above the 1/3 of a
+			// guess among three balanced genres, so a driver that garbles
+			// the TF-IDF rows fails.
+			if acc := float64(sum.Accuracy); acc < 0.6 || acc < float64(single.Accuracy)-0.12 {
 				t.Errorf("accuracy %.4f, the single-machine stream %.4f", acc, float64(single.Accuracy))
 			}
 			t.Logf("%d partitions: accuracy %.4f (%d of %d), single machine (spread) %.4f", p, float64(sum.Accuracy), sum.Correct, sum.NScored, float64(single.Accuracy))
