@@ -44,7 +44,7 @@ func natsArgs(args []string) ([]string, bool) {
 	return args, false
 }
 
-const streamNATSSynopsis = `stream --nats URL --in F [--out P.jsonl] [--workers n] [--partitions P] [--window n] [--vote k] [--probes p] [--json] [CSV flags]
+const streamNATSSynopsis = `stream --nats URL --in F [--out P.jsonl] [--workers n] [--partitions P] [--window n] [--vote k] [--probes p] [--shared-df] [--json] [CSV flags]
 
 Replays the records of F in order as a stream on the distributed learner
 (package distributed, NATS JetStream), with the prequential contract of
