@@ -145,7 +145,7 @@ func TestServeNATS(t *testing.T) {
 // TestServeNATSDocuments posts documents to serve --nats: they become
 // hashed TF-IDF rows in the service (its own document frequencies) and
 // are predicted from the owners' spreading like features, a document of
-// stop words only is rejected by offset, and the counters are exact.
+// white space only is rejected by offset, and the counters are exact.
 func TestServeNATSDocuments(t *testing.T) {
 	post, stats, stop := serveNATS(t)
 	var r1, r2 natsRecordsResponse
@@ -158,7 +158,7 @@ func TestServeNATSDocuments(t *testing.T) {
 		t.Fatalf("first documents: %+v, rejected %+v; want 4 predictions", r1.Predictions, r1.Rejected)
 	}
 	post("/v1/records", `{"id":"q1","text":"a penalty goal won the match for the team"}
-{"id":"empty","text":"the and of it was"}
+{"id":"empty","text":"  \t  "}
 {"id":"q2","text":"garlic butter sauce with basil and onions"}
 `, &r2)
 	if len(r2.Predictions) != 2 || len(r2.Rejected) != 1 || r2.Rejected[0].Offset != 5 {

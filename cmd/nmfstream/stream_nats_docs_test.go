@@ -22,7 +22,7 @@ import (
 // words of the embedded Brown texts of three genres, shuffled (seeded), a
 // quarter labeled on arrival and a tenth by a late label 30 records after
 // their passage, and every 50th record a document with no usable term
-// (stop words only), which must be rejected. It returns the number of
+// (white space only), which must be rejected. It returns the number of
 // records and of bad ones.
 func writeBrownStream(t testing.TB, path string) (records, bad int) {
 	t.Helper()
@@ -68,7 +68,7 @@ func writeBrownStream(t testing.TB, path string) (records, bad int) {
 			delete(late, len(rows)-1)
 		}
 		if len(rows)%50 == 0 {
-			rows = append(rows, []any{"the of and to it was", nil, int64(100_000 + i)})
+			rows = append(rows, []any{"  \t  ", nil, int64(100_000 + i)})
 			bad++
 		}
 	}
