@@ -11,7 +11,9 @@ import (
 
 // Sample is one sample of the stream: a non-negative vector of dimension
 // Dim, dense (Dense, of length Dim) or sparse (Index and Value, indices in
-// [0, Dim) increasing), with an optional class label.
+// [0, Dim) increasing, at least one value positive), with an optional
+// class label. A sparse sample travels, and stays in its owner's window,
+// as its nonzero entries only.
 type Sample struct {
 	// ID names the sample. Publisher uses it as the message id, so a
 	// sample published twice within the stream's duplicate window is
@@ -58,6 +60,7 @@ func (s *Sample) check() error {
 	if len(s.Index) != len(s.Value) {
 		return fmt.Errorf("distributed: sample %d: %d indices and %d values", s.ID, len(s.Index), len(s.Value))
 	}
+	nonzero := false
 	for i, j := range s.Index {
 		if j < 0 || j >= s.Dim || (i > 0 && j <= s.Index[i-1]) {
 			return fmt.Errorf("distributed: sample %d: index %d out of order or range [0, %d)", s.ID, j, s.Dim)
@@ -65,6 +68,10 @@ func (s *Sample) check() error {
 		if err := bad(j, s.Value[i]); err != nil {
 			return err
 		}
+		nonzero = nonzero || s.Value[i] > 0
+	}
+	if !nonzero {
+		return fmt.Errorf("distributed: sample %d: no nonzero entry (an owner compares sparse samples by cosine, undefined for a zero vector)", s.ID)
 	}
 	return nil
 }

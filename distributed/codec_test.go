@@ -81,6 +81,8 @@ func TestSampleCheck(t *testing.T) {
 		{ID: 3, Dim: 4, Index: []int{2, 1}, Value: []float64{1, 1}},
 		{ID: 4, Dim: 4, Index: []int{5}, Value: []float64{1}},
 		{ID: 5, Dim: 0},
+		{ID: 6, Dim: 4, Index: []int{}, Value: []float64{}},
+		{ID: 7, Dim: 4, Index: []int{1}, Value: []float64{0}},
 	}
 	for _, s := range bad {
 		if err := s.check(); err == nil {

@@ -54,6 +54,14 @@
 // (Publisher.Label), and answer LabeledNeighbors and SpreadNeighbors
 // requests with them.
 //
+// # Sparse samples
+//
+// A sparse Sample (a document's hashed TF-IDF row, which the publisher
+// computes: the owners share no vocabulary) stays sparse on the wire, in
+// its owner's window, V sweeps and k-NN graph (cosine), and in the
+// deltas, which carry only the rows of ΔB at the features the round's
+// samples have. B and U at the coordinator are dense D×K.
+//
 // # Large messages
 //
 // A basis or delta larger than the server's max_payload travels through

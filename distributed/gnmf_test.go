@@ -128,9 +128,19 @@ func TestSynchronousGNMFEqualsSingleMachine(t *testing.T) {
 // are exact (samples in, samples left), the coordinator's B and A equal
 // XV and VᵀV of the samples the owners keep with their codes, and late
 // labels reach the owners, which answer labeled k-NN requests with them.
+// It runs on dense samples (D = 16) and on sparse ones of the hashed
+// TF-IDF's dimension (D = 2¹⁶, 8 nonzeros each), which stay sparse on the
+// wire and in the owners' windows: there, the oracle XV is
+// model.AddStats on the kept sparse rows, against the owners' deltas that
+// carry only the rows of ΔB at the features their samples touch.
 func TestWindowStatisticsExact(t *testing.T) {
-	const n, d, k, parts, window = 160, 16, 3, 2, 30
-	samples := clusteredSamples(n, d, 4, 5)
+	t.Run("dense", func(t *testing.T) { windowStatistics(t, clusteredSamples(160, 16, 4, 5)) })
+	t.Run("sparse", func(t *testing.T) { windowStatistics(t, sparseSamples(160, 1<<16, 4, 8, 5)) })
+}
+
+func windowStatistics(t *testing.T, samples []Sample) {
+	const k, parts, window = 3, 2, 30
+	n := len(samples)
 	for i := range samples {
 		samples[i].Label = -1
 	}
@@ -208,6 +218,9 @@ func TestWindowStatisticsExact(t *testing.T) {
 		}
 		xs := make([]*Sample, len(o.rows))
 		for i := range o.rows {
+			if (o.rows[i].Dense == nil) != (samples[0].Dense == nil) {
+				t.Fatalf("partition %d: row %d is dense %v, the samples published %v", p, i, o.rows[i].Dense != nil, samples[0].Dense != nil)
+			}
 			if o.rows[i].ID != mine[i] {
 				t.Fatalf("partition %d: row %d is sample %d, want %d", p, i, o.rows[i].ID, mine[i])
 			}
@@ -223,7 +236,7 @@ func TestWindowStatisticsExact(t *testing.T) {
 		model.AddStats(&b, &a, blockData(xs), codesOf(o), 1)
 		kept += uint64(len(o.rows))
 	}
-	if st.Samples != n || st.Samples-st.Left != kept {
+	if st.Samples != uint64(n) || st.Samples-st.Left != kept {
 		t.Errorf("counters: %d samples in, %d left; the owners keep %d of %d", st.Samples, st.Left, kept, n)
 	}
 	w, err := NewWorker(ctx, connect(t, url), cfg)

@@ -22,9 +22,9 @@ type Neighbor struct {
 	// SqDist is the squared Euclidean distance to the query.
 	SqDist float64
 	// Classes, from SpreadNeighbors only, holds the sample's class
-	// scores after label spreading over its partition's k-NN graph
-	// (index c: class c), summing to 1; a labeled sample's own class
-	// dominates them.
+	// scores after label propagation over its partition's k-NN graph
+	// (index c: class c), summing to 1; a labeled sample's are its own
+	// class's, one-hot.
 	Classes []float64
 
 	row int // position in the owner's rows (nearest)
@@ -49,8 +49,9 @@ func LabeledNeighbors(ctx context.Context, nc *nats.Conn, cfg Config, part *Part
 }
 
 // SpreadNeighbors is Neighbors among the samples that labels reach by
-// spreading (Zhou et al. 2004, "Learning with Local and Global
-// Consistency") over their partition's k-NN graph, which owners keep when
+// propagation (the harmonic function of Zhu, Ghahramani and Lafferty 2003,
+// labeled samples clamped, as the single-machine stream spreads them) over
+// their partition's k-NN graph, which owners keep when
 // Config.Alpha is positive: each neighbour carries its class scores
 // (Neighbor.Classes), labeled or not. Samples of a partition that no label
 // reaches are skipped, as are all samples of an owner without a graph.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sync"
 
@@ -220,6 +219,10 @@ func (o *owner) insert(add []Sample) (graph.Change, error) {
 		if o.dense {
 			o.g, err = knn.NewDense(add[0].Dim)
 		} else {
+			// Sparse rows (TF-IDF) are compared by angle, as
+			// graph.KNN.Sparse suggests; on l2-normalized rows cosine
+			// and Euclidean rank neighbours alike.
+			knn.Metric = graph.Cosine
 			o.g, err = knn.NewSparse(add[0].Dim)
 		}
 		if err != nil {
@@ -275,17 +278,19 @@ func (o *owner) weights() *sparse.CSR {
 	return sparse.NewCSR(n, n, indptr, ind, val)
 }
 
-// Label spreading (Zhou et al. 2004): F ← a·D^{-1/2}SD^{-1/2}·F + (1 − a)·Y,
-// Y the one-hot labels, for spreadIter iterations from F = Y.
-const (
-	spreadA    = 0.9 // weight of the neighbours against the own label
-	spreadIter = 20  // iterations: a^20 ≈ 0.12 of the start is left
-)
+// spreadIter is the number of Jacobi iterations of the harmonic label
+// scores per round: a label reaches the rows within spreadIter hops of
+// it.
+const spreadIter = 40
 
-// spreadLabels returns each row's class scores after label spreading over
-// the weights s (n×n, row order) from the rows' labels, each row scaled
-// to sum 1, or nil for a row that no label reaches (and all nil if no row
-// is labeled).
+// spreadLabels returns each row's class scores after label propagation
+// over the weights s (n×n, row order) by the harmonic function of Zhu,
+// Ghahramani and Lafferty ("Semi-supervised learning using Gaussian fields
+// and harmonic functions", ICML 2003), as the single-machine stream's
+// spreading: labeled rows are clamped to their class, and every other row
+// is the weighted mean of its neighbours' scores, by spreadIter Jacobi
+// iterations from the labels. Each row is scaled to sum 1, or nil for a
+// row that no label reaches (and all nil if no row is labeled).
 func spreadLabels(s *sparse.CSR, rows []Sample) [][]float64 {
 	n := len(rows)
 	c := 0
@@ -294,13 +299,6 @@ func spreadLabels(s *sparse.CSR, rows []Sample) [][]float64 {
 	}
 	if c == 0 {
 		return make([][]float64, n)
-	}
-	deg := graph.Degrees(s, nil)
-	inv := make([]float64, n)
-	for i, d := range deg {
-		if d > 0 {
-			inv[i] = 1 / math.Sqrt(d)
-		}
 	}
 	y := make([]float64, n*c)
 	for i := range rows {
@@ -312,14 +310,22 @@ func spreadLabels(s *sparse.CSR, rows []Sample) [][]float64 {
 	for range spreadIter {
 		for i := range n {
 			out := next[i*c : (i+1)*c]
-			for j := range out {
-				out[j] = (1 - spreadA) * y[i*c+j]
+			if rows[i].Label >= 0 {
+				copy(out, y[i*c:(i+1)*c])
+				continue
 			}
+			clear(out)
 			ind, val := s.Row(i)
+			var d float64
 			for q, j := range ind {
-				w := spreadA * val[q] * inv[i] * inv[j]
+				d += val[q]
 				for l, x := range f[j*c : (j+1)*c] {
-					out[l] += w * x
+					out[l] += val[q] * x
+				}
+			}
+			if d > 0 {
+				for l := range out {
+					out[l] /= d
 				}
 			}
 		}
@@ -462,7 +468,7 @@ func (o *owner) step(ctx context.Context, b *basis) (int, error) {
 	for i := range add {
 		dl.IDSum += add[i].ID
 	}
-	var da, db mat.Dense
+	acc := stats{k: k}
 	// The window: the oldest rows leave, their part of B and A subtracted
 	// with the codes they were counted with; new samples beyond the window
 	// (a round larger than it) leave at once.
@@ -481,7 +487,7 @@ func (o *owner) step(ctx context.Context, b *basis) (int, error) {
 			xs[i] = &o.rows[i]
 			vd.SetRow(i, o.codes[i])
 		}
-		model.AddStats(&db, &da, blockData(xs), vd, -1)
+		acc.add(xs, vd, -1)
 	}
 	rows := slices.Concat(o.rows[drop:], add)
 	codes := slices.Clone(o.codes[drop:])
@@ -561,14 +567,13 @@ func (o *owner) step(ctx context.Context, b *basis) (int, error) {
 	// sweepAt sweeps the rows at pos: GNMF's rule on the whole window's
 	// graph, or NMF's on those rows alone; it returns their samples and
 	// their codes before and after.
-	sweepAt := func(pos []int, sweeps int) (model.Data, *mat.Dense, *mat.Dense, error) {
+	sweepAt := func(pos []int, sweeps int) ([]*Sample, *mat.Dense, *mat.Dense, error) {
 		xs := make([]*Sample, len(pos))
 		before := mat.NewDense(len(pos), k, nil)
 		for i, r := range pos {
 			xs[i] = &rows[r]
 			before.SetRow(i, codes[r])
 		}
-		x := blockData(xs)
 		after := mat.DenseCopyOf(before)
 		if s != nil {
 			if err := model.SweepGraphRows(vAll, xAll, b.U, s, cfg.Alpha, pos, sweeps); err != nil {
@@ -577,49 +582,34 @@ func (o *owner) step(ctx context.Context, b *basis) (int, error) {
 			for i, r := range pos {
 				after.SetRow(i, vAll.RawRowView(r))
 			}
-		} else if err := model.SweepRows(after, x, b.U, sweeps); err != nil {
+		} else if err := model.SweepRows(after, blockData(xs), b.U, sweeps); err != nil {
 			return nil, nil, nil, err
 		}
 		for i, r := range pos {
 			codes[r] = after.RawRowView(i)
 		}
-		return x, before, after, nil
+		return xs, before, after, nil
 	}
 	if len(fresh) > 0 {
 		x, _, v, err := sweepAt(fresh, cfg.initSweeps())
 		if err != nil {
 			return 0, corrupt("partition %d: %v", o.p, err)
 		}
-		model.AddStats(&db, &da, x, v, 1)
+		acc.add(x, v, 1)
 	}
 	if len(swept) > 0 {
 		x, vold, vnew, err := sweepAt(swept, cfg.sweeps())
 		if err != nil {
 			return 0, corrupt("partition %d: %v", o.p, err)
 		}
-		model.AddStats(&db, &da, x, vnew, 1)
-		model.AddStats(&db, &da, x, vold, -1)
+		acc.add(x, vnew, 1)
+		acc.add(x, vold, -1)
 	}
 	for _, r := range slices.Concat(swept, fresh) {
 		dl.Rows = append(dl.Rows, int(base)+r)
 		dl.Codes = append(dl.Codes, codes[r]...)
 	}
-	if !da.IsEmpty() {
-		dl.A = da.RawMatrix().Data
-		for i := range d {
-			row := db.RawRowView(i)
-			nz := false
-			for _, x := range row {
-				nz = nz || x != 0
-			}
-			if nz {
-				dl.BRows = append(dl.BRows, i)
-				dl.B = append(dl.B, row...)
-			}
-		}
-	} else {
-		dl.A = make([]float64, k*k)
-	}
+	acc.to(dl)
 
 	// The new state is visible to the k-NN responder before the delta is
 	// published, so that a reader who sees the coordinator apply it finds
@@ -790,15 +780,56 @@ func (o *owner) answer(msg *nats.Msg) {
 	msg.Respond(encodeNeighbors(best))
 }
 
-// sqDistSample returns ‖a − b‖².
+// sqDistSample returns ‖a − b‖², in O(nnz) when either is sparse: a
+// query never densifies a sparse row (D is 2¹⁶ for hashed TF-IDF). Entries
+// past the shorter dimension count in full.
 func sqDistSample(a, b *Sample) float64 {
-	da, db := denseOf(a), denseOf(b)
+	switch {
+	case a.Dense != nil && b.Dense != nil:
+		var s float64
+		for j := range min(len(a.Dense), len(b.Dense)) {
+			x := a.Dense[j] - b.Dense[j]
+			s += x * x
+		}
+		return s + tailSq(a.Dense, len(b.Dense)) + tailSq(b.Dense, len(a.Dense))
+	case a.Dense != nil:
+		return sqDistDenseSparse(a.Dense, b)
+	case b.Dense != nil:
+		return sqDistDenseSparse(b.Dense, a)
+	}
 	var s float64
-	for j := range min(len(da), len(db)) {
-		x := da[j] - db[j]
+	p, q := 0, 0
+	for p < len(a.Index) || q < len(b.Index) {
+		var x float64
+		switch {
+		case q == len(b.Index) || p < len(a.Index) && a.Index[p] < b.Index[q]:
+			x = a.Value[p]
+			p++
+		case p == len(a.Index) || b.Index[q] < a.Index[p]:
+			x = b.Value[q]
+			q++
+		default:
+			x = a.Value[p] - b.Value[q]
+			p, q = p+1, q+1
+		}
 		s += x * x
 	}
-	return s + tailSq(da, len(db)) + tailSq(db, len(da))
+	return s
+}
+
+// sqDistDenseSparse returns ‖d − s‖² for a dense d and a sparse s.
+func sqDistDenseSparse(d []float64, s *Sample) float64 {
+	sum := tailSq(d, 0)
+	for q, j := range s.Index {
+		v := s.Value[q]
+		if j >= len(d) {
+			sum += v * v
+			continue
+		}
+		x := d[j] - v
+		sum += x*x - d[j]*d[j]
+	}
+	return max(sum, 0)
 }
 
 func tailSq(a []float64, from int) float64 {

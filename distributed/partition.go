@@ -130,8 +130,10 @@ func (p *Partitioner) sketch(s *Sample) []float64 {
 	return y
 }
 
-// kmeans returns k centroids of ys by k-means++ seeding and 20 Lloyd
-// iterations.
+// kmeans returns k unit-norm centroids of ys (unit-norm sketches) by
+// k-means++ seeding and 20 iterations of spherical k-means (Dhillon and
+// Modha 2001): each sketch goes to the centroid of largest cosine, and
+// each centroid is the normalized sum of its sketches.
 func kmeans(ys [][]float64, k int, rnd *rand.Rand) [][]float64 {
 	cent := [][]float64{slices.Clone(ys[rnd.IntN(len(ys))])}
 	d2 := make([]float64, len(ys))
@@ -181,8 +183,13 @@ func kmeans(ys [][]float64, k int, rnd *rand.Rand) [][]float64 {
 				copy(cent[c], ys[rnd.IntN(len(ys))]) // an empty cluster restarts at a random sample
 				continue
 			}
-			for j := range cent[c] {
-				cent[c][j] /= float64(count[c])
+			// Spherical k-means: the sketches have unit norm, and so do
+			// the centroids, so that the nearest centroid is the one of
+			// largest cosine. A mean of many nearly orthogonal sketches
+			// (documents) is short, and would otherwise be the nearest
+			// centroid of every sample orthogonal to all of them.
+			if nrm := math.Sqrt(floats.Dot(cent[c], cent[c])); nrm > 0 {
+				floats.Scale(1/nrm, cent[c])
 			}
 		}
 	}

@@ -67,7 +67,7 @@ func outsideScore(t *testing.T, in, out string) (right, n int) {
 		}
 	}
 	for id, label := range truth {
-		if off, ok := arrival[id]; !ok || off < firstLabel {
+		if off, ok := arrival[id]; !ok || off <= firstLabel {
 			continue
 		}
 		n++

@@ -25,7 +25,8 @@ predicted on arrival, before anything learns from it, then published to
 the samples stream. Routes:
 
   POST /v1/records  JSON lines {"id": …, "x": [features ≥ 0], "label": …}
-                    (an id, a label and no features is a late label);
+                    or {"id": …, "text": "…", "label": …} (an id, a
+                    label and no features is a late label);
                     answers {"predictions": [{"id", "offset", "pred",
                     "score"}], "rejected": [{"offset", "id", "reason"}]}
   POST /v1/labels   JSON lines {"id": …, "label": …}; answers
@@ -35,7 +36,12 @@ the samples stream. Routes:
 
 Requests are handled one at a time, in arrival order (the prediction of
 a record sees every record and label of the requests answered before
-it). --nats embedded (or a bare --nats) starts an embedded server in a
+it). Documents become hashed TF-IDF rows in this process, as in stream
+--nats, with the document frequencies of the documents it has received,
+or with --shared-df those of every instance that sets it on the
+namespace. Several instances on one namespace share its class table (the
+index of each label); a record posted to one is seen by another's
+predictions once the owners hold it. --nats embedded (or a bare --nats) starts an embedded server in a
 binary built with -tags nats. No checkpoint: the streams hold what the
 learner learned, the counters start at zero.
 

@@ -5,32 +5,44 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/nmfstream/nmfstream/distributed/natsembed"
+	"github.com/nmfstream/nmfstream/stages"
 )
 
-// TestServeNATS runs serve --nats against a server of the test's own:
-// records are predicted on arrival (none before the first label, then
-// from the labeled neighbours), a bad record is rejected by offset and the
-// others go on, late labels reach their sample or are reported unknown,
-// the counters are exact, and a cancel stops it cleanly.
-func TestServeNATS(t *testing.T) {
+// serveNATS starts serve --nats against a server of the test's own and
+// returns a function that posts a body to a route and decodes the JSON
+// answer, one that reads /v1/stats, and one that cancels serve and checks
+// that it exits 0 within 30 s.
+func serveNATS(t *testing.T) (post func(path, body string, into any), stats func() streamNATSSummary, stop func()) {
+	t.Helper()
 	s, err := natsembed.Start(t.TempDir(), "127.0.0.1", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { s.Shutdown(); s.WaitForShutdown() }()
+	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	return serveNATSOn(t, s.ClientURL())
+}
+
+// serveNATSOn is serveNATS on the server at url, with more flags.
+func serveNATSOn(t *testing.T, url string, flags ...string) (post func(path, body string, into any), stats func() streamNATSSummary, stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	var out, errb syncBuffer
 	done := make(chan int, 1)
+	args := append([]string{"serve", "--nats", url, "--addr", "127.0.0.1:0", "--pinned-ttl", "500ms"}, flags...)
 	go func() {
-		done <- run(ctx, []string{"serve", "--nats", s.ClientURL(), "--addr", "127.0.0.1:0", "--pinned-ttl", "500ms"}, &out, &errb)
+		done <- run(ctx, args, &out, &errb)
 	}()
 	listening := regexp.MustCompile(`listening on (http://\S+)`)
 	var base string
@@ -42,7 +54,7 @@ func TestServeNATS(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	post := func(path, body string, into any) {
+	post = func(path, body string, into any) {
 		t.Helper()
 		resp, err := http.Post(base+path, "application/x-ndjson", strings.NewReader(body))
 		if err != nil {
@@ -56,6 +68,41 @@ func TestServeNATS(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	stats = func() streamNATSSummary {
+		t.Helper()
+		resp, err := http.Get(base + "/v1/stats")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var sum streamNATSSummary
+		if err := json.NewDecoder(resp.Body).Decode(&sum); err != nil {
+			t.Fatal(err)
+		}
+		return sum
+	}
+	stop = func() {
+		t.Helper()
+		cancel()
+		select {
+		case code := <-done:
+			if code != 0 {
+				t.Errorf("exit %d: %s", code, errb.String())
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("serve --nats did not stop")
+		}
+	}
+	return post, stats, stop
+}
+
+// TestServeNATS runs serve --nats against a server of the test's own:
+// records are predicted on arrival (none before the first label, then
+// from the labeled neighbours), a bad record is rejected by offset and the
+// others go on, late labels reach their sample or are reported unknown,
+// the counters are exact, and a cancel stops it cleanly.
+func TestServeNATS(t *testing.T) {
+	post, stats, stop := serveNATS(t)
 	var r1, r2 natsRecordsResponse
 	post("/v1/records", `{"id":"a1","x":[5,0,0,1],"label":"a"}
 {"id":"a2","x":[6,1,0,0],"label":"a"}
@@ -85,29 +132,134 @@ func TestServeNATS(t *testing.T) {
 	if lab.Applied != 1 || lab.Unknown != 1 {
 		t.Errorf("labels: %+v, want 1 applied and 1 unknown", lab)
 	}
-	resp, err := http.Get(base + "/v1/stats")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum streamNATSSummary
-	err = json.NewDecoder(resp.Body).Decode(&sum)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := stats()
 	// q1 was predicted a, and its late label says a; a1 came before any
 	// label (early); a2, b1, b2 were labeled on arrival, after a1's label.
 	if sum.Records != 9 || sum.Samples != 6 || sum.Rejected != 1 || sum.LateLabels != 2 || sum.UnknownLabels != 1 ||
 		sum.Early != 1 || sum.Labeled != 4 || sum.Applied != 6 {
 		t.Errorf("counters %+v", sum)
 	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Errorf("exit %d: %s", code, errb.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve --nats did not stop")
+	stop()
+}
+
+// TestServeNATSDocuments posts documents to serve --nats: they become
+// hashed TF-IDF rows in the service (its own document frequencies) and
+// are predicted from the owners' spreading like features, a document of
+// white space only is rejected by offset, and the counters are exact.
+func TestServeNATSDocuments(t *testing.T) {
+	post, stats, stop := serveNATS(t)
+	var r1, r2 natsRecordsResponse
+	post("/v1/records", `{"id":"s1","text":"the striker scored a late goal and the team won the football match","label":"sport"}
+{"id":"s2","text":"the goalkeeper saved a penalty in the football match and the team won","label":"sport"}
+{"id":"c1","text":"simmer the onions in butter then add garlic and fresh basil to the sauce","label":"cooking"}
+{"id":"c2","text":"bake the bread dough with butter and garlic then serve with the tomato sauce","label":"cooking"}
+`, &r1)
+	if len(r1.Predictions) != 4 || len(r1.Rejected) != 0 {
+		t.Fatalf("first documents: %+v, rejected %+v; want 4 predictions", r1.Predictions, r1.Rejected)
 	}
+	post("/v1/records", `{"id":"q1","text":"a penalty goal won the match for the team"}
+{"id":"empty","text":"  \t  "}
+{"id":"q2","text":"garlic butter sauce with basil and onions"}
+`, &r2)
+	if len(r2.Predictions) != 2 || len(r2.Rejected) != 1 || r2.Rejected[0].Offset != 5 {
+		t.Fatalf("second documents: %+v, rejected %+v; want 2 predictions and offset 5 rejected", r2.Predictions, r2.Rejected)
+	}
+	for i, want := range []string{"sport", "cooking"} {
+		p := r2.Predictions[i]
+		if p.Pred == nil || *p.Pred != want {
+			t.Errorf("document %s: prediction %v, want %s", p.ID, p.Pred, want)
+		}
+	}
+	// The owners take the last request's samples after it is answered.
+	sum := stats()
+	for deadline := time.Now().Add(30 * time.Second); sum.Applied < 6 && time.Now().Before(deadline); sum = stats() {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if sum.Records != 7 || sum.Samples != 6 || sum.Rejected != 1 || sum.Applied != 6 {
+		t.Errorf("counters %+v, want 7 records, 6 samples applied, 1 rejected", sum)
+	}
+	stop()
+}
+
+// TestServeNATSSharedDF runs two serve --nats instances with --shared-df
+// on one namespace, the second without learner instances of its own: the
+// documents posted to either are counted once in the shared document
+// frequencies (7 documents, a term of 2 of them weighed by the smoothed
+// idf of 2 in 7), and the second predicts, by name, from the labels posted
+// to the first (the class table is the namespace's).
+func TestServeNATSSharedDF(t *testing.T) {
+	srv, err := natsembed.Start(t.TempDir(), "127.0.0.1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
+	postA, _, stopA := serveNATSOn(t, srv.ClientURL(), "--shared-df")
+	postB, statsB, stopB := serveNATSOn(t, srv.ClientURL(), "--shared-df", "--workers", "0")
+	var r1, r2 natsRecordsResponse
+	postA("/v1/records", `{"id":"s1","text":"the striker scored a late goal and the team won the football match","label":"sport"}
+{"id":"s2","text":"the goalkeeper saved a penalty in the football match and the team won","label":"sport"}
+{"id":"c1","text":"simmer the onions in butter then add garlic and fresh basil to the sauce","label":"cooking"}
+{"id":"c2","text":"bake the bread dough with butter and garlic then serve with the tomato sauce","label":"cooking"}
+`, &r1)
+	// An instance's predictions see the records another posted once the
+	// owners hold them (each instance waits only for its own).
+	for deadline := time.Now().Add(30 * time.Second); statsB().Applied < 4; {
+		if time.Now().After(deadline) {
+			t.Fatal("the owners did not take the first instance's documents within 30 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	postB("/v1/records", `{"id":"q1","text":"a penalty goal won the match for the team"}
+{"id":"q2","text":"garlic butter sauce with basil and onions"}
+{"id":"q3","text":"roast the garlic then stir it into the tomato sauce"}
+`, &r2)
+	if len(r1.Predictions) != 4 || len(r2.Predictions) != 3 {
+		t.Fatalf("%d and %d predictions, want 4 and 3", len(r1.Predictions), len(r2.Predictions))
+	}
+	for i, want := range []string{"sport", "cooking", "cooking"} {
+		p := r2.Predictions[i]
+		if p.Pred == nil || *p.Pred != want {
+			t.Errorf("document %s posted to the second instance: prediction %v, want %s", p.ID, p.Pred, want)
+		}
+	}
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(context.Background(), "nmf_model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := kv.Get(context.Background(), "shared."+sharedDFKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tf stages.TFIDF
+	if err := tf.UnmarshalBinary(e.Value()); err != nil {
+		t.Fatal(err)
+	}
+	if tf.NDocs() != 7 {
+		t.Errorf("the shared document frequencies count %d documents, want the 7 posted to both instances", tf.NDocs())
+	}
+	// "football" is in 2 of the 7: idf ln(8/3) + 1 on its column.
+	m, err := tf.Transform([]string{"football"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	col, _ := m.Row(0)
+	idf := tf.IDF(nil)
+	if len(col) != 1 {
+		t.Fatalf("football has %d columns", len(col))
+	}
+	// 1e-12: one logarithm.
+	if got, want := idf[col[0]], math.Log(8.0/3)+1; math.Abs(got-want) > 1e-12 {
+		t.Errorf("idf of football's column: %v, want ln(8/3) + 1 = %v", got, want)
+	}
+	stopB()
+	stopA()
 }

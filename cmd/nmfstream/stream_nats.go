@@ -16,9 +16,11 @@ import (
 
 	"github.com/nmfstream/nmfstream/distributed"
 	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/sparse"
 	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/sinks"
 	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/stages"
 )
 
 // natsArgs reports whether stream's arguments ask for the distributed
@@ -41,7 +43,7 @@ func natsArgs(args []string) ([]string, bool) {
 	return args, false
 }
 
-const streamNATSSynopsis = `stream --nats URL --in F [--out P.jsonl] [--workers n] [--partitions P] [--window n] [--vote k] [--probes p] [--json] [CSV flags]
+const streamNATSSynopsis = `stream --nats URL --in F [--out P.jsonl] [--workers n] [--partitions P] [--window n] [--vote k] [--probes p] [--shared-df] [--json] [CSV flags]
 
 Replays the records of F in order as a stream on the distributed learner
 (package distributed, NATS JetStream), with the prequential contract of
@@ -49,7 +51,12 @@ the single-machine stream: each sample is predicted on arrival, before
 anything learns from it, and the prediction (id, pred, score) written to
 --out, one line per sample; then it is published to the samples stream,
 where the owner of its partition learns from it (GNMF on the partition's
-k-NN graph, --alpha). A prediction is the distance-weighted vote of the
+k-NN graph, --alpha). Documents (a text column, or --text-column) become
+sparse rows here, before they are predicted and published: the hashed
+TF-IDF of the single-machine stream (2^16 columns, sublinear tf, English
+stop words, l2 rows), its document frequencies following the documents
+read so far; one process featurizes every document, so the owners hold
+rows of one vectorizer. A prediction is the distance-weighted vote of the
 --vote nearest labeled samples that the owners of the --probes partitions
 nearest to the sample hold (request-reply to those owners); its score is
 the winning share of the vote. Labels may come late, as a later record
@@ -118,12 +125,10 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	defer src.Close()
-	form, err := src.Form()
-	if err != nil {
+	// The form is read before the server starts: a file that cannot be
+	// used fails at once.
+	if _, err := src.Form(); err != nil {
 		return err
-	}
-	if form == sources.FormText {
-		return fmt.Errorf("%s: stream --nats takes dense or sparse features, not text (no shared vocabulary across instances yet)", *in)
 	}
 	var sink sinks.Sink
 	if *out != "" {
@@ -228,6 +233,7 @@ type natsFlags struct {
 	vote, probes       int
 	predictor          string
 	batch              int
+	sharedDF           bool
 	cfg                distributed.Config
 }
 
@@ -240,6 +246,7 @@ func (f *natsFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&f.predictor, "predictor", "spread", "spread (the labels spread over each partition's k-NN graph; the neighbours vote with their class scores, labeled or not) or nearest (the labeled neighbours vote)")
 	fs.IntVar(&f.probes, "probes", 0, "partitions asked for neighbours, nearest to the sample first (0: all)")
 	fs.IntVar(&f.batch, "batch", 10, "records per step: predicted together, then published (a label reaches predictions from the next step on)")
+	fs.BoolVar(&f.sharedDF, "shared-df", false, "documents: keep the TF-IDF document frequencies in the namespace's model bucket, shared by every stream --nats and serve --nats that sets it (a compare-and-set per batch), instead of this process's own")
 	c := &f.cfg
 	fs.StringVar(&c.Namespace, "namespace", "nmf", "prefix of the subjects, streams and buckets of this stream")
 	fs.IntVar(&c.Rank, "rank", 10, "rank K of the factorization")
@@ -284,7 +291,7 @@ func (f *natsFlags) check() error {
 // and a function that stops the instances and returns their errors.
 // Close the driver after that function has returned.
 func (f *natsFlags) start(ctx context.Context, cmd string, stderr io.Writer) (*natsStream, func() error, error) {
-	s := &natsStream{cfg: f.cfg, vote: f.vote, probes: f.probes,
+	s := &natsStream{cfg: f.cfg, vote: f.vote, probes: f.probes, sharedDF: f.sharedDF,
 		ids: map[string]uint64{}, classes: map[string]int{}, pending: map[uint64]natsPrediction{}}
 	s.ask = distributed.SpreadNeighbors
 	if f.predictor == "nearest" {
@@ -389,6 +396,55 @@ type natsStream struct {
 	seenLabel bool
 	dim       int // the stream's dimension, fixed by its first usable sample
 	sum       streamNATSSummary
+
+	// feat turns documents into the hashed TF-IDF rows of the
+	// single-machine stream (stages.DefaultStreamTFIDF), its document
+	// frequencies following the documents this driver has seen, in input
+	// order. Every sample it publishes is featurized here, so the owners
+	// see rows of one vectorizer (see DESIGN.md on several publishers).
+	feat stages.Featurize
+	// sharedDF keeps the document frequencies in the namespace's model
+	// bucket instead of feat, shared by every driver that sets it.
+	sharedDF bool
+}
+
+// sharedDFKey names the shared document frequencies (UpdateShared).
+const sharedDFKey = "tfidf"
+
+// featurize returns the TF-IDF rows of the batch's usable documents, their
+// positions in the batch, and a *stages.RowError for each unusable one, as
+// stages.Featurize.Rows does. With sharedDF the vectorizer is the one in
+// the namespace's model bucket: the batch's document frequencies are added
+// to it and its rows computed in one compare-and-set, so drivers on one
+// namespace see one sequence of batches, each vectorized with the counts
+// of the batches before it and its own.
+func (s *natsStream) featurize(ctx context.Context, b *sources.Batch) (model.Data, []int, []error, error) {
+	if !s.sharedDF {
+		x, keep, bad := s.feat.Rows(b)
+		return x, keep, bad, nil
+	}
+	var (
+		x    model.Data
+		keep []int
+		bad  []error
+	)
+	err := s.pub.UpdateShared(ctx, sharedDFKey, func(old []byte) ([]byte, bool, error) {
+		t := stages.DefaultStreamTFIDF()
+		if old != nil {
+			if err := t.UnmarshalBinary(old); err != nil {
+				return nil, false, fmt.Errorf("the shared document frequencies: %w", err)
+			}
+		}
+		before := t.NDocs()
+		f := stages.Featurize{TFIDF: t}
+		x, keep, bad = f.Rows(b)
+		if t.NDocs() == before {
+			return nil, false, nil // the batch's documents were not counted: nothing to share
+		}
+		raw, err := t.MarshalBinary()
+		return raw, err == nil, err
+	})
+	return x, keep, bad, err
 }
 
 // natsPrediction is an arrival-time prediction waiting for its label.
@@ -397,14 +453,69 @@ type natsPrediction struct {
 	scored bool // the sample arrived after the first label
 }
 
+// class returns the index of a label that learnClasses has placed.
 func (s *natsStream) class(label string) int {
 	c, ok := s.classes[label]
 	if !ok {
-		c = len(s.names)
-		s.classes[label] = c
-		s.names = append(s.names, label)
+		// Not reachable: step places every label of its batch first.
+		panic(fmt.Sprintf("nmfstream: label %q not in the class table", label))
 	}
 	return c
+}
+
+// sharedClassesKey names the namespace's class table (UpdateShared): the
+// labels in order of first appearance on any driver, so that a class
+// index, which the owners hold and answer with, means one label for every
+// driver of the namespace.
+const sharedClassesKey = "classes"
+
+// learnClasses adds the labels this driver has not placed yet to the
+// namespace's class table, and reads it.
+func (s *natsStream) learnClasses(ctx context.Context, labels []string) error {
+	var add []string
+	for _, l := range labels {
+		if _, ok := s.classes[l]; !ok && !slices.Contains(add, l) {
+			add = append(add, l)
+		}
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	return s.syncClasses(ctx, add)
+}
+
+// syncClasses reads the namespace's class table, appending the labels of
+// add that it lacks, and makes it this driver's.
+func (s *natsStream) syncClasses(ctx context.Context, add []string) error {
+	var names []string
+	err := s.pub.UpdateShared(ctx, sharedClassesKey, func(old []byte) ([]byte, bool, error) {
+		names = nil
+		if old != nil {
+			if err := json.Unmarshal(old, &names); err != nil {
+				return nil, false, fmt.Errorf("the shared class table: %w", err)
+			}
+		}
+		n := len(names)
+		for _, l := range add {
+			if !slices.Contains(names, l) {
+				names = append(names, l)
+			}
+		}
+		if len(names) == n {
+			return nil, false, nil
+		}
+		raw, err := json.Marshal(names)
+		return raw, err == nil, err
+	})
+	if err != nil {
+		return err
+	}
+	s.names = names
+	clear(s.classes)
+	for c, l := range names {
+		s.classes[l] = c
+	}
+	return nil
 }
 
 // score counts a sample whose label is now known.
@@ -459,22 +570,46 @@ func (s *natsStream) settle(ctx context.Context) error {
 // step predicts the batch's usable samples, publishes them and the late
 // labels in input order, and returns the predictions, one per usable
 // sample, their record offsets, and the rejected samples (a negative or
-// non-finite value, a dimension other than the stream's, text).
+// non-finite value, a dimension other than the stream's, a document
+// without a usable term). Documents become sparse TF-IDF rows (s.feat)
+// before anything else.
 func (s *natsStream) step(ctx context.Context, b *sources.Batch) (res sinks.Results, offs []int64, rejects []record.Reject, err error) {
 	s.sum.Records += int64(b.Records())
 	s.sum.Rejected += int64(len(b.Rejects))
 	rejects = slices.Clone(b.Rejects)
+	var docs *sparse.CSR // TF-IDF rows of the usable documents
+	docRow := map[int]int{}
+	if b.Form == sources.FormText && b.Len() > 0 {
+		x, keep, bad, err := s.featurize(ctx, b)
+		if err != nil {
+			return res, offs, rejects, err
+		}
+		for _, e := range bad {
+			re := e.(*stages.RowError)
+			s.sum.Rejected++
+			rejects = append(rejects, record.Rejectf(b.Offsets[re.Row], b.IDs[re.Row], "%v", re.Err))
+		}
+		if x != nil {
+			docs = model.Rows(x).(*sparse.CSR)
+		}
+		for r, i := range keep {
+			docRow[i] = r
+		}
+	}
 	var samples []distributed.Sample
 	var rows []int // batch row of each sample
 	for i := range b.Len() {
-		if b.Form == sources.FormText {
-			s.sum.Rejected++
-			rejects = append(rejects, record.Rejectf(b.Offsets[i], b.IDs[i], "text: the distributed learner takes dense or sparse features (no shared vocabulary across instances yet)"))
-			continue
-		}
 		// A sample's ID on the bus is its record offset + 1.
 		smp := distributed.Sample{ID: uint64(b.Offsets[i]) + 1, Label: -1}
-		if b.Form == sources.FormSparse {
+		if b.Form == sources.FormText {
+			r, ok := docRow[i]
+			if !ok {
+				continue // rejected above
+			}
+			ind, val := docs.Row(r)
+			_, d := docs.Dims()
+			smp.Dim, smp.Index, smp.Value = d, ind, val
+		} else if b.Form == sources.FormSparse {
 			ind, val := b.Sparse.Row(i)
 			_, d := b.Sparse.Dims()
 			smp.Dim, smp.Index, smp.Value = d, ind, val
@@ -507,6 +642,19 @@ func (s *natsStream) step(ctx context.Context, b *sources.Batch) (res sinks.Resu
 		}
 		s.part = part
 	}
+	// Place the batch's labels in the namespace's class table.
+	var names []string
+	for _, i := range rows {
+		if b.Labeled[i] {
+			names = append(names, b.Labels[i])
+		}
+	}
+	for _, ll := range b.LateLabels {
+		names = append(names, ll.Label)
+	}
+	if err := s.learnClasses(ctx, names); err != nil {
+		return res, offs, rejects, err
+	}
 	// Predict every sample of the batch before any of it is published.
 	n := len(samples)
 	res = sinks.Results{IDs: make([]string, n), Preds: make([]string, n), Scores: make([]float64, n)}
@@ -522,7 +670,14 @@ func (s *natsStream) step(ctx context.Context, b *sources.Batch) (res sinks.Resu
 		if err != nil {
 			return res, offs, rejects, fmt.Errorf("record %d: %w", b.Offsets[rows[j]], err)
 		}
-		if c, score := voteOf(nb); c >= 0 {
+		c, score := voteOf(nb)
+		if c >= len(s.names) {
+			// A class another driver placed since this one last read.
+			if err := s.syncClasses(ctx, nil); err != nil {
+				return res, offs, rejects, err
+			}
+		}
+		if c >= 0 && c < len(s.names) {
 			preds[j], res.Preds[j], res.Scores[j] = c, s.names[c], score
 		}
 	}

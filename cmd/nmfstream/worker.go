@@ -261,7 +261,7 @@ func readSamples(ctx context.Context, path string, csvf csvFlags) ([]distributed
 		return nil, nil, err
 	}
 	if in.text != nil {
-		return nil, nil, fmt.Errorf("%s: the worker takes dense or sparse features, not text (no shared vocabulary across instances yet)", path)
+		return nil, nil, fmt.Errorf("%s: the worker takes dense or sparse features, not text (stream --nats featurizes documents and publishes them)", path)
 	}
 	if in.n() == 0 {
 		return nil, nil, fmt.Errorf("%s: no usable record", path)
