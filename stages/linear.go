@@ -37,9 +37,9 @@ const (
 // by stochastic gradient steps with AdaGrad step sizes (Duchi, Hazan and
 // Singer, JMLR 12, 2011): one step on each label as it is learned, and
 // one pass per batch, in a shuffled order, over the labels learned in the
-// last linearRevisits batches. It is the supervised half of PredictGraph's mixture: on documents
-// a linear model of the raw features separates classes that the k-NN graph
-// mixes (BENCHMARKS.md).
+// last linearRevisits batches. It is the supervised expert of PredictGraph's
+// mixture: on documents a linear model of the raw features separates
+// classes that the k-NN graph mixes (BENCHMARKS.md).
 //
 // The zero value is an empty model; it grows its classes as labels arrive.
 type linear struct {
