@@ -15,7 +15,6 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 
 	"github.com/nmfstream/nmfstream/datasets"
-	"github.com/nmfstream/nmfstream/distributed/natsembed"
 )
 
 // writeBrownStream writes a document stream to path: passages of about 60
@@ -117,38 +116,7 @@ func TestStreamNATSDocuments(t *testing.T) {
 	t.Logf("%d records (%d bad); single machine: spread %.4f, default predictor %.4f", records, bad, float64(single.Accuracy), float64(mixed.Accuracy))
 	for _, p := range []int{1, 2} {
 		t.Run(fmt.Sprint(p), func(t *testing.T) {
-			s, err := natsembed.Start(t.TempDir(), "127.0.0.1", 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() { s.Shutdown(); s.WaitForShutdown() }()
-			out := filepath.Join(dir, fmt.Sprintf("pred%d.jsonl", p))
-			raw := mustRun(t, "stream", "--nats", s.ClientURL(), "--in", in, "--out", out,
-				"--workers", fmt.Sprint(p), "--partitions", fmt.Sprint(p), "--pinned-ttl", "500ms", "--json")
-			var sum streamNATSSummary
-			if err := json.Unmarshal([]byte(raw), &sum); err != nil {
-				t.Fatalf("%v: %s", err, raw)
-			}
-			if sum.Records != int64(records) || sum.Rejected != int64(bad) || sum.Samples+sum.LateLabels+sum.Rejected != sum.Records {
-				t.Errorf("%d records (%d rejected, %d samples, %d late labels), want %d records with %d rejected",
-					sum.Records, sum.Rejected, sum.Samples, sum.LateLabels, records, bad)
-			}
-			if sum.Applied != uint64(sum.Samples) || sum.UnknownLabels != 0 {
-				t.Errorf("%d samples applied of %d published; %d labels for unknown samples", sum.Applied, sum.Samples, sum.UnknownLabels)
-			}
-			lines := predictionLines(t, out)
-			if len(lines) != int(sum.Samples) {
-				t.Errorf("%d ids with a prediction line, want one for each of %d samples", len(lines), sum.Samples)
-			}
-			for id, c := range lines {
-				if c != 1 {
-					t.Errorf("sample %s has %d prediction lines", id, c)
-				}
-			}
-			right, n := outsideScore(t, in, out)
-			if sum.NScored != int64(n) || sum.Correct != int64(right) {
-				t.Errorf("stream reports %d of %d right, the outside scorer %d of %d", sum.Correct, sum.NScored, right, n)
-			}
+			sum := runStreamNATSChecked(t, in, filepath.Join(dir, fmt.Sprintf("pred%d.jsonl", p)), p, records, bad)
 			// The distributed predictor is the owners' label propagation
 			// (each partition's graph without the edges between
 			// partitions) and a vote of the 5 nearest propagated samples;
