@@ -47,14 +47,7 @@ func TestSynchronousGNMFEqualsSingleMachine(t *testing.T) {
 	samples := clusteredSamples(n, d, 6, 3)
 	nc, url := startServer(t)
 	cfg := Config{Partitions: 1, Rank: k, Rounds: rounds, Seed: 7, Alpha: alpha, GraphK: 4, PinnedTTL: time.Second}
-	pub, err := NewPublisher(context.Background(), nc, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pub.Publish(context.Background(), samples); err != nil {
-		t.Fatal(err)
-	}
-	part, _ := pub.Partitioner(context.Background())
+	part := publishAll(t, nc, cfg, samples)
 	_, _, stop := runWorkers(t, url, cfg, 2)
 	st := waitState(t, nc, cfg, 30*time.Second, func(s State) bool { return s.Version == rounds })
 	if err := stop(); err != nil {

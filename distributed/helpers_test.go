@@ -57,6 +57,25 @@ func rowsOf(samples []Sample) *mat.Dense {
 
 // runWorkers starts n workers of cfg and returns a function that stops
 // them and returns their first error.
+// publishAll publishes samples under cfg through a new Publisher on nc and
+// returns the partitioner the publisher fitted on them.
+func publishAll(t testing.TB, nc *nats.Conn, cfg Config, samples []Sample) *Partitioner {
+	t.Helper()
+	ctx := context.Background()
+	pub, err := NewPublisher(ctx, nc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pub.Publish(ctx, samples); err != nil {
+		t.Fatal(err)
+	}
+	part, err := pub.Partitioner(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return part
+}
+
 func runWorkers(t testing.TB, url string, cfg Config, n int) ([]*Worker, []context.CancelFunc, func() error) {
 	t.Helper()
 	ws := make([]*Worker, n)

@@ -34,14 +34,7 @@ func TestBasisLargerThanMessage(t *testing.T) {
 	samples := clusteredSamples(n, d, 4, 8)
 	cfg := Config{Partitions: parts, Rank: k, Rounds: rounds, Seed: 5, PinnedTTL: time.Second}
 	ctx := context.Background()
-	pub, err := NewPublisher(ctx, nc, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pub.Publish(ctx, samples); err != nil {
-		t.Fatal(err)
-	}
-	part, _ := pub.Partitioner(ctx)
+	part := publishAll(t, nc, cfg, samples)
 	_, _, stop := runWorkers(t, url, cfg, 2)
 	st := waitState(t, nc, cfg, 60*time.Second, func(s State) bool { return s.Version == rounds })
 	if err := stop(); err != nil {

@@ -3,7 +3,6 @@
 package distributed
 
 import (
-	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -134,14 +133,7 @@ func TestMNISTStalenessAccuracy(t *testing.T) {
 
 	nc, url := startServer(t)
 	cfg := Config{Partitions: 4, Rank: k, Staleness: 2, Rounds: rounds, Seed: 1, PinnedTTL: time.Second}
-	pub, err := NewPublisher(context.Background(), nc, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pub.Publish(context.Background(), samples); err != nil {
-		t.Fatal(err)
-	}
-	part, _ := pub.Partitioner(context.Background())
+	part := publishAll(t, nc, cfg, samples)
 	start := time.Now()
 	_, _, stop := runWorkers(t, url, cfg, 2)
 	st := waitState(t, nc, cfg, 10*time.Minute, func(s State) bool { return s.Version == rounds })

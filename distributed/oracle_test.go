@@ -3,7 +3,6 @@
 package distributed
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -22,14 +21,7 @@ func TestSynchronousRoundsEqualSingleMachine(t *testing.T) {
 		t.Run(fmt.Sprint(parts), func(t *testing.T) {
 			nc, url := startServer(t)
 			cfg := Config{Partitions: parts, Rank: k, Rounds: rounds, Seed: 7, PinnedTTL: time.Second}
-			pub, err := NewPublisher(context.Background(), nc, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := pub.Publish(context.Background(), samples); err != nil {
-				t.Fatal(err)
-			}
-			part, _ := pub.Partitioner(context.Background())
+			part := publishAll(t, nc, cfg, samples)
 			_, _, stop := runWorkers(t, url, cfg, 2)
 			st := waitState(t, nc, cfg, 30*time.Second, func(s State) bool { return s.Version == rounds })
 			if err := stop(); err != nil {
