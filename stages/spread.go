@@ -235,17 +235,25 @@ func (l *Learner) predictGraph(ids []int, out []Prediction) {
 // normalization, which would keep predicting a class long after its last
 // label left the window.
 func (l *Learner) forgetAbsent(mass []float64) {
-	seen := make([]bool, len(mass))
-	for _, nd := range l.nodes {
-		if nd.live && nd.class >= 0 && nd.class < len(seen) {
-			seen[nd.class] = true
-		}
-	}
+	count, _ := l.labelCounts()
 	for c := range mass {
-		if !seen[c] {
+		if count[c] == 0 {
 			mass[c] = 0
 		}
 	}
+}
+
+// labelCounts returns the number of labeled nodes of each class in the
+// window, and their total.
+func (l *Learner) labelCounts() (count []int, total int) {
+	count = make([]int, len(l.classes))
+	for _, nd := range l.nodes {
+		if nd.live && nd.class >= 0 {
+			count[nd.class]++
+			total++
+		}
+	}
+	return count, total
 }
 
 // mix predicts the new nodes ids by the mixture of the experts' class
@@ -311,14 +319,7 @@ func (l *Learner) predictUnreached(ids []int, out []Prediction, rest []int) {
 			return
 		}
 	}
-	count := make([]int, len(l.classes))
-	total := 0
-	for _, nd := range l.nodes {
-		if nd.live && nd.class >= 0 {
-			count[nd.class]++
-			total++
-		}
-	}
+	count, total := l.labelCounts()
 	if total == 0 {
 		return
 	}
