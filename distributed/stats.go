@@ -3,6 +3,7 @@ package distributed
 import (
 	"slices"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model"
@@ -91,7 +92,7 @@ func (st *stats) to(dl *delta) {
 	}
 	if !st.dense.IsEmpty() {
 		for j, row := range st.rows {
-			floatsAdd(st.dense.RawRowView(j), row)
+			floats.Add(st.dense.RawRowView(j), row)
 		}
 		d, _ := st.dense.Dims()
 		for j := range d {
@@ -113,11 +114,5 @@ func (st *stats) to(dl *delta) {
 	dl.B = make([]float64, 0, len(keys)*k)
 	for _, j := range keys {
 		dl.B = append(dl.B, st.rows[j]...)
-	}
-}
-
-func floatsAdd(dst, s []float64) {
-	for i, x := range s {
-		dst[i] += x
 	}
 }
