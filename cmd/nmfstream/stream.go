@@ -55,6 +55,14 @@ type streamSummary struct {
 	ResumedFrom      int64        `json:"resumed_from"`
 	Window           int          `json:"window"`
 	Rank             int          `json:"rank"`
+	// CodeNN1 and CodeNMI score the codes of the window's labeled samples
+	// (at most the 5,000 most recent, CodeN of them) against their labels:
+	// leave-one-out 1-NN accuracy and the NMI of a k-means clustering
+	// (stages.Learner.Embedding); null before the first fit. They are
+	// computed after the run, outside Seconds.
+	CodeNN1 jsonFloat `json:"code_1nn"`
+	CodeNMI jsonFloat `json:"code_nmi"`
+	CodeN   int       `json:"code_n"`
 }
 
 // jsonFloat writes NaN as null.
@@ -401,6 +409,8 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if elapsed > 0 {
 		sum.RecordsPerSecond = float64(runRecords) / elapsed
 	}
+	emb := l.Embedding()
+	sum.CodeNN1, sum.CodeNMI, sum.CodeN = jsonFloat(emb.NN1), jsonFloat(emb.NMI), emb.N
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		if err := enc.Encode(sum); err != nil {
@@ -414,6 +424,9 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			c.Records, runRecords, sum.RecordsPerSecond, c.Samples, c.Rejected, c.Duplicates, c.LateLabels, sum.Pending)
 		fmt.Fprintf(stdout, "prequential accuracy %.4f (95%% interval %.4f–%.4f): %d of the %d labeled samples after the first label right on arrival (%d without a prediction, counted wrong); balanced accuracy %.4f, macro-F1 %.4f\n",
 			c.Accuracy(), lo, hi, c.Correct, c.Labeled, c.Unpredicted, sc.BalancedAccuracy, sc.MacroF1)
+		if emb.N > 0 {
+			fmt.Fprintf(stdout, "codes of the window's %d labeled samples: 1-NN accuracy %.4f (leave one out), NMI of k-means %.4f\n", emb.N, emb.NN1, emb.NMI)
+		}
 	}
 	if c.Rejected > 0 && !*asJSON {
 		fmt.Fprintf(stderr, "nmfstream stream: %d records rejected\n", c.Rejected)
