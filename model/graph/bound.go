@@ -266,7 +266,7 @@ func dot64(a, b []float64) float64 {
 
 // boundCells bounds the pairs whose bounds are held at once (8 bytes
 // each): queries are taken in chunks of boundCells/len(refs).
-const boundCells = 1 << 20
+const boundCells = 1 << 22
 
 // boundChunk is the number of queries scanBounded takes at once.
 func boundChunk(nq, nr int) int { return max(1, min(nq, boundCells/max(nr, 1))) }
