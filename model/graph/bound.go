@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sync/atomic"
 
-	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 
@@ -137,12 +136,29 @@ func (s *store) makeBasis(refs, qs []int) {
 		z[i] = rng.NormFloat64()
 	}
 	orthonormalize(z, m, d)
+	// One step of the power method on xᵀx: y = x·zᵀ, z = yᵀ·x, both as
+	// products a·bᵀ through the kernels (x transposed once).
+	xt := make([]float64, d*ns)
+	for i := 0; i < ns; i++ {
+		for l, v := range x[i*d : (i+1)*d] {
+			xt[l*ns+i] = v
+		}
+	}
 	y := make([]float64, ns*m)
-	xg := blas64.General{Rows: ns, Cols: d, Stride: d, Data: x}
+	yt := make([]float64, m*ns)
+	var ws gemm.ABTWorkspace
 	for it := 0; it < 3; it++ {
-		// y = x·zᵀ, z = yᵀ·x: one step of the power method on xᵀx.
-		blas64.Gemm(blas.NoTrans, blas.Trans, 1, xg, blas64.General{Rows: m, Cols: d, Stride: d, Data: z}, 0, blas64.General{Rows: ns, Cols: m, Stride: m, Data: y})
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, blas64.General{Rows: ns, Cols: m, Stride: m, Data: y}, xg, 0, blas64.General{Rows: m, Cols: d, Stride: d, Data: z})
+		gemm.ABT(blas64.General{Rows: ns, Cols: m, Stride: m, Data: y},
+			blas64.General{Rows: ns, Cols: d, Stride: d, Data: x},
+			blas64.General{Rows: m, Cols: d, Stride: d, Data: z}, &ws, false)
+		for i := 0; i < ns; i++ {
+			for j, v := range y[i*m : (i+1)*m] {
+				yt[j*ns+i] = v
+			}
+		}
+		gemm.ABT(blas64.General{Rows: m, Cols: d, Stride: d, Data: z},
+			blas64.General{Rows: m, Cols: ns, Stride: ns, Data: yt},
+			blas64.General{Rows: d, Cols: ns, Stride: ns, Data: xt}, &ws, false)
 		orthonormalize(z, m, d)
 	}
 	b.m, b.basis = m, z
