@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -182,4 +183,80 @@ func checkRow(row []float64) error {
 		}
 	}
 	return nil
+}
+
+// RowsOf is the in-order half of the featurize stage: it returns the model
+// rows of fb's usable samples, their positions among fb's samples, and the
+// samples fb and the stream's dimension reject, in input order. It fixes the
+// stream's dimension (the first batch with one) and vectorizes text with
+// TFIDF, whose document frequencies follow the stream: it must see the
+// batches in stream order, on the goroutine that owns the Featurize
+// (in a stream, the Learner's).
+// Its cost is a TF-IDF update and transform of the batch's documents; dense
+// and sparse rows pass through (NewFeatures copied them).
+func (f *Featurize) RowsOf(fb *Features) (x model.Data, keep []int, bad []record.Reject) {
+	reject := func(i int, err error) record.Reject {
+		off, id := fb.Offsets[i], fb.IDs[i]
+		return record.Reject{Offset: off, ID: id, Reason: &record.Error{Offset: off, ID: id, Err: err}}
+	}
+	if fb.Text != nil {
+		b := &record.Batch{Form: record.FormText, Text: fb.Text, Offsets: fb.Offsets}
+		x, keep, errs := f.Rows(b)
+		for _, err := range errs {
+			re := err.(*RowError)
+			bad = append(bad, reject(re.Row, re.Err))
+		}
+		return x, keep, mergeRejects(bad, fb.Unusable)
+	}
+	dim := fb.Dim
+	if fb.X != nil {
+		dim, _ = fb.X.Dims()
+	}
+	if dim == 0 {
+		return nil, nil, fb.Unusable
+	}
+	if f.dim == 0 {
+		f.dim = dim
+	}
+	if dim != f.dim {
+		// The dimension is checked before the values (Featurize.Rows): every
+		// sample of the batch, usable or not, is rejected for it.
+		err := fmt.Errorf("%d features, the stream has %d", dim, f.dim)
+		for i := range fb.Offsets {
+			bad = append(bad, reject(i, err))
+		}
+		for _, u := range fb.Unusable {
+			bad = append(bad, record.Reject{Offset: u.Offset, ID: u.ID, Reason: &record.Error{Offset: u.Offset, ID: u.ID, Err: err}})
+		}
+		slices.SortStableFunc(bad, func(a, b record.Reject) int { return cmpOffset(a.Offset, b.Offset) })
+		return nil, nil, bad
+	}
+	if fb.X == nil {
+		return nil, nil, fb.Unusable
+	}
+	keep = make([]int, len(fb.Offsets))
+	for i := range keep {
+		keep[i] = i
+	}
+	return fb.X, keep, fb.Unusable
+}
+
+// mergeRejects merges two lists in input order into a new list.
+func mergeRejects(a, b []record.Reject) []record.Reject {
+	if len(b) == 0 {
+		return a
+	}
+	out := append(slices.Clone(a), b...)
+	slices.SortStableFunc(out, func(x, y record.Reject) int { return cmpOffset(x.Offset, y.Offset) })
+	return out
+}
+
+func cmpOffset(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }

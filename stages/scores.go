@@ -1,6 +1,15 @@
 package stages
 
-import "github.com/nmfstream/nmfstream/model/metrics"
+import (
+	"math"
+
+	"github.com/nmfstream/nmfstream/model/metrics"
+)
+
+// The prequential scorer: each arrival prediction is scored once, when its
+// sample's label is learned (label.go), against that label; Counters and
+// Scores are the totals, the one place a stream's accuracy is computed.
+// It owns the counters and the confusion matrix, and costs O(1) per label.
 
 // confusion counts scored predictions by true class (rows) and predicted
 // class (columns); the last column counts missing predictions. It grows
@@ -58,4 +67,82 @@ func (l *Learner) Scores() Scores {
 func (m *confusion) scores() Scores {
 	s := metrics.PerClassOf(m.n)
 	return Scores{BalancedAccuracy: s.BalancedAccuracy, MacroF1: s.MacroF1}
+}
+
+// Counters are a Learner's running totals. They are part of its state and
+// cover the whole stream across checkpoints.
+type Counters struct {
+	// Records counts input records consumed: samples, late labels,
+	// duplicates and rejects.
+	Records int64 `json:"records"`
+	// Samples counts samples added to the model.
+	Samples int64 `json:"samples"`
+	// Rejected counts records that could not be used.
+	Rejected int64 `json:"rejected"`
+	// Duplicates counts samples skipped because their id was in the window.
+	Duplicates int64 `json:"duplicates"`
+	// LateLabels counts label-only records.
+	LateLabels int64 `json:"late_labels"`
+	// Labeled counts the arrival predictions scored against a known
+	// label: every sample whose label the learner learned (with it or
+	// later) and that arrived after the first label of the stream.
+	Labeled int64 `json:"labeled"`
+	// Correct counts the scored predictions that were right.
+	Correct int64 `json:"correct"`
+	// Unpredicted counts the scored samples that got no prediction; they
+	// count as wrong.
+	Unpredicted int64 `json:"unpredicted"`
+	// Early counts the samples whose label the learner learned but that
+	// arrived before any label was known: nothing could be predicted for
+	// them, and they are not scored.
+	Early int64 `json:"early"`
+	// Offset is one past the input offset of the last record applied: where
+	// a resumed stream starts.
+	Offset int64 `json:"offset"`
+}
+
+// Accuracy returns the prequential accuracy Correct/Labeled, in which a
+// scored sample without a prediction counts as wrong, or NaN before any
+// scored sample. It is what an outside scorer computes from the arrival
+// predictions of every labeled sample after the first label.
+func (c Counters) Accuracy() float64 {
+	if c.Labeled == 0 {
+		return math.NaN()
+	}
+	return float64(c.Correct) / float64(c.Labeled)
+}
+
+// Interval returns the Wilson score interval of Accuracy at confidence
+// z standard normal deviates (1.96 for 95%), or NaNs before any scored
+// sample (Wilson, "Probable inference, the law of succession, and
+// statistical inference", JASA 22(158), 1927).
+func (c Counters) Interval(z float64) (lo, hi float64) {
+	if c.Labeled == 0 {
+		return math.NaN(), math.NaN()
+	}
+	n := float64(c.Labeled)
+	p := float64(c.Correct) / n
+	den := 1 + z*z/n
+	mid := (p + z*z/(2*n)) / den
+	half := z * math.Sqrt(p*(1-p)/n+z*z/(4*n*n)) / den
+	return max(0, mid-half), min(1, mid+half)
+}
+
+// score scores an arrival prediction p (its class a class, noPrediction,
+// or beforeLabels) against the true class truth.
+func (l *Learner) score(p pred, truth int) {
+	pred := p.Class
+	if pred == beforeLabels {
+		l.c.Early++
+		return
+	}
+	l.hd.score([experts]int{p.Graph, p.Lin, p.Recent}, truth)
+	l.c.Labeled++
+	switch {
+	case pred < 0:
+		l.c.Unpredicted++
+	case pred == truth:
+		l.c.Correct++
+	}
+	l.conf.add(truth, pred)
 }

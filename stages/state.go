@@ -120,7 +120,7 @@ func (l *Learner) Restore(s *LearnerState) error {
 	if err := l.Model.Restore(s.Online); err != nil {
 		return err
 	}
-	l.byID, l.nodes = nil, nil
+	l.Window, l.classOf = Window{}, nil
 	l.init()
 	l.seq, l.c, l.Featurize.dim = s.Seq, s.Counters, s.Dim
 	l.classes = slices.Clone(s.Classes)

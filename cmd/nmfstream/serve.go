@@ -323,10 +323,10 @@ type request struct {
 // request's last part its labels.
 type part struct {
 	req   *request
-	batch *sources.Batch     // nil for a request without records
-	feat  *stages.Featurized // set by featurize when batch is not nil
-	step  *stages.Step       // set by learn when batch is not nil
-	last  bool               // the request's last part: learn applies req.labels, respond completes req
+	batch *sources.Batch   // nil for a request without records
+	feat  *stages.Features // set by featurize when batch is not nil
+	step  *stages.Step     // set by learn when batch is not nil
+	last  bool             // the request's last part: learn applies req.labels, respond completes req
 	k     int
 	took  time.Duration // featurize and learn time of batch
 }
@@ -459,7 +459,7 @@ func (s *server) pipeline() *pipeline.Pipeline {
 	featurize := func(_ context.Context, p *part) (*part, error) {
 		if p.batch != nil {
 			start := time.Now()
-			p.feat = stages.Prepare(p.batch)
+			p.feat = stages.NewFeatures(p.batch)
 			p.batch = nil
 			p.took = time.Since(start)
 		}

@@ -316,7 +316,7 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		lastCkpt = l.Counters().Records
 		return &checkpoint{Config: cfg, Input: inID, Output: outputState{Out: *out, Rejects: *rejects}, State: st}, nil
 	}
-	learn := func(ctx context.Context, f *stages.Featurized) (*streamStep, error) {
+	learn := func(ctx context.Context, f *stages.Features) (*streamStep, error) {
 		st, err := l.LearnFeatures(f)
 		if err != nil {
 			return nil, err

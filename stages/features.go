@@ -11,19 +11,19 @@ import (
 	"github.com/nmfstream/nmfstream/record"
 )
 
-// Featurized is one batch of records made ready for Learner.LearnFeatures:
+// Features is one batch of records made ready for Learner.LearnFeatures:
 // the model rows of its usable samples and the batch's bookkeeping (ids,
-// labels, offsets, late labels and rejects). Prepare makes one from a
+// labels, offsets, late labels and rejects). NewFeatures makes one from a
 // record.Batch; a service with features of its own may fill one directly.
 //
 // Every record of the batch is in exactly one of: a row of X (or a
 // document of Text), LateLabels, Rejects or Unusable. Records returns
 // their number.
 //
-// A Featurized owns its memory: it shares none with the batch it was made
-// from. LearnFeatures copies what it keeps, so the Featurized may be
+// A Features owns its memory: it shares none with the batch it was made
+// from. LearnFeatures copies what it keeps, so the Features may be
 // dropped or reused after it returns.
-type Featurized struct {
+type Features struct {
 	// X holds the rows of the usable samples (n×Dim, one sample per row),
 	// in input order, finite and non-negative (the model refuses other
 	// values: LearnFeatures then fails). It is nil when the batch has no
@@ -62,12 +62,12 @@ type Featurized struct {
 
 // Records returns the number of input records f covers: samples, late
 // labels, rejects and unusable samples.
-func (f *Featurized) Records() int {
+func (f *Features) Records() int {
 	return len(f.Offsets) + len(f.LateLabels) + len(f.Rejects) + len(f.Unusable)
 }
 
 // lastOffset returns the largest record offset of f, or −1 when f is empty.
-func (f *Featurized) lastOffset() int64 {
+func (f *Features) lastOffset() int64 {
 	last := int64(-1)
 	for _, o := range f.Offsets {
 		last = max(last, o)
@@ -84,20 +84,20 @@ func (f *Featurized) lastOffset() int64 {
 	return last
 }
 
-// Prepare is the parallel half of featurization, the featurize stage of a
+// NewFeatures is the parallel half of featurization, the featurize stage of a
 // pipeline: it checks every sample of b (values finite and non-negative)
-// and copies the usable rows, in input order, into a new Featurized.
-// Text batches are passed through (Featurized.Text), since their TF-IDF
+// and copies the usable rows, in input order, into a new Features.
+// Text batches are passed through (Features.Text), since their TF-IDF
 // follows the stream; LearnFeatures vectorizes them. The dimension check
 // against the stream is left to LearnFeatures too: which batch fixes it
 // depends on the order of the stream.
 //
-// Prepare reads b and keeps no reference to it: the caller may reuse b
-// once Prepare returns. It has no state, so any number of goroutines may
+// NewFeatures reads b and keeps no reference to it: the caller may reuse b
+// once NewFeatures returns. It has no state, so any number of goroutines may
 // call it at once (pipeline.Ordered(pipeline.Map("featurize", n, …)) keeps
 // the batches in order). Data errors become Unusable entries, not errors.
-func Prepare(b *record.Batch) *Featurized {
-	f := &Featurized{
+func NewFeatures(b *record.Batch) *Features {
+	f := &Features{
 		LateLabels: slices.Clone(b.LateLabels),
 		Rejects:    slices.Clone(b.Rejects),
 	}
@@ -169,8 +169,8 @@ func Prepare(b *record.Batch) *Featurized {
 	return f
 }
 
-// check panics if f's lengths disagree (see Featurized.IDs).
-func (f *Featurized) check() {
+// check panics if f's lengths disagree (see Features.IDs).
+func (f *Features) check() {
 	n := len(f.Offsets)
 	if len(f.IDs) != n || len(f.Labels) != n || len(f.Labeled) != n {
 		panic(fmt.Sprintf("stages: featurized batch has %d offsets, %d ids, %d labels and %d labeled flags", n, len(f.IDs), len(f.Labels), len(f.Labeled)))
@@ -186,75 +186,4 @@ func (f *Featurized) check() {
 			panic(fmt.Sprintf("stages: featurized batch of %d samples has %d rows of %d features, Dim %d", n, rows, d, f.Dim))
 		}
 	}
-}
-
-// rows returns the model rows of f's usable samples, their positions among
-// f's samples, and the samples f and the stream's dimension reject, in input
-// order. It fixes the stream's dimension and vectorizes text with
-// l.Featurize, so it runs on the Learner's goroutine.
-func (l *Learner) rows(f *Featurized) (x model.Data, keep []int, bad []record.Reject) {
-	reject := func(i int, err error) record.Reject {
-		off, id := f.Offsets[i], f.IDs[i]
-		return record.Reject{Offset: off, ID: id, Reason: &record.Error{Offset: off, ID: id, Err: err}}
-	}
-	if f.Text != nil {
-		b := &record.Batch{Form: record.FormText, Text: f.Text, Offsets: f.Offsets}
-		x, keep, errs := l.Featurize.Rows(b)
-		for _, err := range errs {
-			re := err.(*RowError)
-			bad = append(bad, reject(re.Row, re.Err))
-		}
-		return x, keep, mergeRejects(bad, f.Unusable)
-	}
-	dim := f.Dim
-	if f.X != nil {
-		dim, _ = f.X.Dims()
-	}
-	if dim == 0 {
-		return nil, nil, f.Unusable
-	}
-	if l.Featurize.dim == 0 {
-		l.Featurize.dim = dim
-	}
-	if dim != l.Featurize.dim {
-		// The dimension is checked before the values (Featurize.Rows): every
-		// sample of the batch, usable or not, is rejected for it.
-		err := fmt.Errorf("%d features, the stream has %d", dim, l.Featurize.dim)
-		for i := range f.Offsets {
-			bad = append(bad, reject(i, err))
-		}
-		for _, u := range f.Unusable {
-			bad = append(bad, record.Reject{Offset: u.Offset, ID: u.ID, Reason: &record.Error{Offset: u.Offset, ID: u.ID, Err: err}})
-		}
-		slices.SortStableFunc(bad, func(a, b record.Reject) int { return cmpOffset(a.Offset, b.Offset) })
-		return nil, nil, bad
-	}
-	if f.X == nil {
-		return nil, nil, f.Unusable
-	}
-	keep = make([]int, len(f.Offsets))
-	for i := range keep {
-		keep[i] = i
-	}
-	return f.X, keep, f.Unusable
-}
-
-// mergeRejects merges two lists in input order into a new list.
-func mergeRejects(a, b []record.Reject) []record.Reject {
-	if len(b) == 0 {
-		return a
-	}
-	out := append(slices.Clone(a), b...)
-	slices.SortStableFunc(out, func(x, y record.Reject) int { return cmpOffset(x.Offset, y.Offset) })
-	return out
-}
-
-func cmpOffset(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
