@@ -1,8 +1,11 @@
 package stages
 
 import (
+	"fmt"
 	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/sparse"
 	"github.com/nmfstream/nmfstream/record"
+	"gonum.org/v1/gonum/mat"
 )
 
 // Identified is a batch after the identify stage: the samples to add to the
@@ -68,4 +71,25 @@ func (w *Window) Identify(f *Features, x model.Data, keep []int) *Identified {
 	id.Late = append(id.Late, f.LateLabels...)
 	id.LateLabels = len(f.LateLabels)
 	return id
+}
+
+// subRows returns the rows of x at positions pos.
+func subRows(x model.Data, pos []int) model.Data {
+	switch r := model.Rows(x).(type) {
+	case *mat.Dense:
+		_, d := r.Dims()
+		m := mat.NewDense(len(pos), d, nil)
+		for i, p := range pos {
+			copy(m.RawRowView(i), r.RawRowView(p))
+		}
+		return model.DenseRows(m)
+	case *sparse.CSR:
+		_, d := r.Dims()
+		m := sparse.Zeros(0, d)
+		for _, p := range pos {
+			m.AppendRow(r.Row(p))
+		}
+		return model.SparseRows(m)
+	}
+	panic(fmt.Sprintf("stages: unsupported rows %T", x))
 }

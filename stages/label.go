@@ -78,6 +78,25 @@ func (l *Learner) predOf(p *Prediction) pred {
 	return pred{Class: l.classOfPred(p), Graph: p.graph, Lin: p.lin, Recent: p.recent}
 }
 
+// score scores an arrival prediction p (its class a class, noPrediction,
+// or beforeLabels) against the true class truth.
+func (l *Learner) score(p pred, truth int) {
+	pred := p.Class
+	if pred == beforeLabels {
+		l.c.Early++
+		return
+	}
+	l.hd.score([experts]int{p.Graph, p.Lin, p.Recent}, truth)
+	l.c.Labeled++
+	switch {
+	case pred < 0:
+		l.c.Unpredicted++
+	case pred == truth:
+		l.c.Correct++
+	}
+	l.conf.add(truth, pred)
+}
+
 func (l *Learner) setLabel(n, c int) error {
 	if l.nodes[n].class == c {
 		return nil

@@ -2,14 +2,10 @@ package stages
 
 import (
 	"errors"
-	"fmt"
 	"slices"
-
-	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/classify"
-	"github.com/nmfstream/nmfstream/model/sparse"
 	"github.com/nmfstream/nmfstream/record"
 )
 
@@ -195,25 +191,4 @@ func (l *Learner) LearnFeatures(f *Features) (*Step, error) {
 		l.c.Offset = max(l.c.Offset, last+1)
 	}
 	return st, nil
-}
-
-// subRows returns the rows of x at positions pos.
-func subRows(x model.Data, pos []int) model.Data {
-	switch r := model.Rows(x).(type) {
-	case *mat.Dense:
-		_, d := r.Dims()
-		m := mat.NewDense(len(pos), d, nil)
-		for i, p := range pos {
-			copy(m.RawRowView(i), r.RawRowView(p))
-		}
-		return model.DenseRows(m)
-	case *sparse.CSR:
-		_, d := r.Dims()
-		m := sparse.Zeros(0, d)
-		for _, p := range pos {
-			m.AppendRow(r.Row(p))
-		}
-		return model.SparseRows(m)
-	}
-	panic(fmt.Sprintf("stages: unsupported rows %T", x))
 }

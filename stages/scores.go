@@ -127,22 +127,3 @@ func (c Counters) Interval(z float64) (lo, hi float64) {
 	half := z * math.Sqrt(p*(1-p)/n+z*z/(4*n*n)) / den
 	return max(0, mid-half), min(1, mid+half)
 }
-
-// score scores an arrival prediction p (its class a class, noPrediction,
-// or beforeLabels) against the true class truth.
-func (l *Learner) score(p pred, truth int) {
-	pred := p.Class
-	if pred == beforeLabels {
-		l.c.Early++
-		return
-	}
-	l.hd.score([experts]int{p.Graph, p.Lin, p.Recent}, truth)
-	l.c.Labeled++
-	switch {
-	case pred < 0:
-		l.c.Unpredicted++
-	case pred == truth:
-		l.c.Correct++
-	}
-	l.conf.add(truth, pred)
-}
