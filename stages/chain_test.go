@@ -2,6 +2,7 @@ package stages
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -187,5 +188,28 @@ func TestFactorizerErrors(t *testing.T) {
 	l.Factorizer = &recorder{m: l.Model, drop: true}
 	if _, err := l.Learn(bt); err == nil || !strings.Contains(err.Error(), "39 nodes for 40 samples") {
 		t.Errorf("Learn with a step that loses a sample: %v, want an error naming 39 nodes for 40 samples", err)
+	}
+}
+
+// TestScorer checks the prequential scorer: a prediction made before any
+// label is not scored, a missing one counts as wrong, and the per-class
+// scores follow the confusion matrix.
+func TestScorer(t *testing.T) {
+	var s Scorer
+	if !math.IsNaN(s.Counters().Accuracy()) || !math.IsNaN(s.Scores().BalancedAccuracy) {
+		t.Errorf("an empty scorer: accuracy %v, balanced %v; want NaN", s.Counters().Accuracy(), s.Scores().BalancedAccuracy)
+	}
+	s.Score(BeforeLabels, 0)
+	s.Score(0, 0)
+	s.Score(0, 0)
+	s.Score(NoPrediction, 1)
+	s.Score(1, 1)
+	c := s.Counters()
+	if c.Early != 1 || c.Labeled != 4 || c.Correct != 3 || c.Unpredicted != 1 {
+		t.Fatalf("counters %+v; want early 1, labeled 4, correct 3, unpredicted 1", c)
+	}
+	// Class 0: 2 of 2 right; class 1: 1 of 2 (the missing one wrong).
+	if got := s.Scores().BalancedAccuracy; math.Abs(got-0.75) > 1e-12 {
+		t.Errorf("balanced accuracy %v, want 0.75", got)
 	}
 }

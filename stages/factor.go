@@ -50,6 +50,6 @@ func (l *Learner) insert(id *Identified) ([]int, error) {
 		return nil, fmt.Errorf("stages: learner: the factorization step returned %d nodes for %d samples", len(ids), len(id.IDs))
 	}
 	l.Window.track(l.Model.KNN(), ids, id.IDs)
-	l.c.Samples += int64(len(ids))
+	l.sc.c.Samples += int64(len(ids))
 	return ids, nil
 }

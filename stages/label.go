@@ -33,7 +33,7 @@ func (l *Learner) Label(id, label string) error {
 		return errNoModel
 	}
 	l.init()
-	l.c.LateLabels++
+	l.sc.c.LateLabels++
 	return l.lateLabel(id, label)
 }
 
@@ -56,8 +56,8 @@ func (l *Learner) lateLabel(id, label string) error {
 // noPrediction and beforeLabels stand for a missing prediction: made
 // after a label was known (scored as wrong), or before any (not scored).
 const (
-	noPrediction = -1
-	beforeLabels = -2
+	noPrediction = NoPrediction
+	beforeLabels = BeforeLabels
 )
 
 // classOfPred returns p's predicted class, noPrediction, or beforeLabels
@@ -79,22 +79,13 @@ func (l *Learner) predOf(p *Prediction) pred {
 }
 
 // score scores an arrival prediction p (its class a class, noPrediction,
-// or beforeLabels) against the true class truth.
+// or beforeLabels) against the true class truth, and PredictGraph's
+// experts with it.
 func (l *Learner) score(p pred, truth int) {
-	pred := p.Class
-	if pred == beforeLabels {
-		l.c.Early++
-		return
+	if p.Class != beforeLabels {
+		l.hd.score([experts]int{p.Graph, p.Lin, p.Recent}, truth)
 	}
-	l.hd.score([experts]int{p.Graph, p.Lin, p.Recent}, truth)
-	l.c.Labeled++
-	switch {
-	case pred < 0:
-		l.c.Unpredicted++
-	case pred == truth:
-		l.c.Correct++
-	}
-	l.conf.add(truth, pred)
+	l.sc.Score(p.Class, truth)
 }
 
 func (l *Learner) setLabel(n, c int) error {

@@ -70,12 +70,11 @@ type Learner struct {
 	walked  []bool
 	preds   fifo[pred]   // arrival predictions waiting for a label
 	pending fifo[string] // labels waiting for their sample
-	c       Counters
-	sp      spreader  // PredictGraph's label scores
-	lin     linear    // PredictGraph's linear model
-	hd      hedge     // PredictGraph's weights of its experts
-	rc      recent    // PredictGraph's no-change expert
-	conf    confusion // scored predictions by true and predicted class
+	sc      Scorer       // the prequential scorer, and the learner's other counters
+	sp      spreader     // PredictGraph's label scores
+	lin     linear       // PredictGraph's linear model
+	hd      hedge        // PredictGraph's weights of its experts
+	rc      recent       // PredictGraph's no-change expert
 }
 
 // Step is what Learn did with one batch.
@@ -90,7 +89,7 @@ type Step struct {
 }
 
 // Counters returns the running totals.
-func (l *Learner) Counters() Counters { return l.c }
+func (l *Learner) Counters() Counters { return l.sc.c }
 
 // Pending returns the number of labels waiting for their sample.
 func (l *Learner) Pending() int { return l.pending.len() }
@@ -171,24 +170,24 @@ func (l *Learner) LearnFeatures(f *Features) (*Step, error) {
 	n, last := f.Records(), f.lastOffset()
 	l.init()
 	st := &Step{Rejects: slices.Clone(f.Rejects)}
-	l.c.Records += int64(n)
+	l.sc.c.Records += int64(n)
 	x, keep, bad := l.Featurize.RowsOf(f)
 	st.Rejects = append(st.Rejects, bad...)
-	l.c.Rejected += int64(len(st.Rejects))
+	l.sc.c.Rejected += int64(len(st.Rejects))
 	id := l.Window.Identify(f, x, keep)
 	st.Duplicates = id.Duplicates
-	l.c.Duplicates += int64(len(id.Duplicates))
+	l.sc.c.Duplicates += int64(len(id.Duplicates))
 	ids, err := l.insert(id)
 	if err != nil {
 		return nil, err
 	}
-	l.c.LateLabels += int64(id.LateLabels)
+	l.sc.c.LateLabels += int64(id.LateLabels)
 	if st.Predictions, err = l.predictInOrder(ids, id); err != nil {
 		return nil, err
 	}
 	l.linearPass()
 	if n > 0 {
-		l.c.Offset = max(l.c.Offset, last+1)
+		l.sc.c.Offset = max(l.sc.c.Offset, last+1)
 	}
 	return st, nil
 }

@@ -6,10 +6,52 @@ import (
 	"github.com/nmfstream/nmfstream/model/metrics"
 )
 
-// The prequential scorer: each arrival prediction is scored once, when its
-// sample's label is learned (label.go), against that label; Counters and
-// Scores are the totals, the one place a stream's accuracy is computed.
-// It owns the counters and the confusion matrix, and costs O(1) per label.
+// Scorer is the prequential scorer of a stream, the one place its
+// accuracy is computed (Learner's, and stream --nats's): each arrival
+// prediction is scored once, when its sample's label is known, against that
+// label (Dawid's prequential protocol, docs/DESIGN.md). It owns the scoring
+// counters (Counters.Labeled, Correct, Unpredicted, Early) and the
+// confusion matrix behind Scores; Score costs O(1), amortized over the
+// classes' growth. The zero Scorer is ready to use. A Scorer is not safe
+// for concurrent use.
+type Scorer struct {
+	c    Counters  // Learner keeps its other counters here too
+	conf confusion // scored predictions by true and predicted class
+}
+
+// NoPrediction and BeforeLabels are the predicted classes Score takes for a
+// missing prediction: one made after a label of the stream was known,
+// which counts as wrong, and one made before any, which is not scored
+// (Counters.Early).
+const (
+	NoPrediction = -1
+	BeforeLabels = -2
+)
+
+// Score scores an arrival prediction of class pred (a class index,
+// NoPrediction or BeforeLabels) against the sample's true class truth
+// (a class index, not negative).
+func (s *Scorer) Score(pred, truth int) {
+	if pred == BeforeLabels {
+		s.c.Early++
+		return
+	}
+	s.c.Labeled++
+	switch {
+	case pred < 0:
+		s.c.Unpredicted++
+	case pred == truth:
+		s.c.Correct++
+	}
+	s.conf.add(truth, pred)
+}
+
+// Counters returns the scoring counters: Labeled, Correct, Unpredicted and
+// Early (the others are zero for a Scorer of its own).
+func (s *Scorer) Counters() Counters { return s.c }
+
+// Scores returns the per-class summary of the scored predictions.
+func (s *Scorer) Scores() Scores { return s.conf.scores() }
 
 // confusion counts scored predictions by true class (rows) and predicted
 // class (columns); the last column counts missing predictions. It grows
@@ -60,9 +102,7 @@ type Scores struct {
 
 // Scores returns the per-class summary of the scored predictions (those
 // Counters.Labeled counts).
-func (l *Learner) Scores() Scores {
-	return l.conf.scores()
-}
+func (l *Learner) Scores() Scores { return l.sc.Scores() }
 
 func (m *confusion) scores() Scores {
 	s := metrics.PerClassOf(m.n)
