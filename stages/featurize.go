@@ -13,6 +13,16 @@ import (
 	"github.com/nmfstream/nmfstream/record"
 )
 
+// The featurize stage, in two halves. NewFeatures, with no state, checks
+// each sample of a record.Batch and copies its row into a Features: it
+// owns nothing, touches only the batch it reads, costs O(values) per batch,
+// and runs on any number of goroutines at once (a pipeline keeps the order).
+// Featurize.RowsOf, in stream order on the goroutine that owns the
+// Featurize, turns a Features into the model's rows: it owns the stream's
+// dimension and the TF-IDF vectorizer (document frequencies), and costs a
+// TF-IDF update and transform per text batch. One name per concept:
+// Features is a featurized batch, Featurize the stage's state.
+
 // DefaultHashFeatures is the number of hashed TF-IDF columns Featurize uses
 // for text when no TFIDF is given. The basis U is dense (D×K) and every
 // online step updates it at D·K² flops per U step, so D is kept below
