@@ -20,8 +20,8 @@
 //	              known now (Predictor; PredictGraph's experts in spread.go
 //	              and linear.go)
 //	label, score  label.go: the batch's labels in input order, interleaved
-//	              with predict; scores.go: each prediction scored once,
-//	              when its label is learned (Counters, Scores)
+//	              with predict, and each prediction scored once, when its
+//	              label is learned (Scorer, Counters, Scores)
 //	sinks         package sinks
 //
 // The window's nodes (id, class, age), which identify, predict and label
