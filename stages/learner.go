@@ -9,10 +9,15 @@ import (
 	"github.com/nmfstream/nmfstream/record"
 )
 
-// Learner is the online learning stage of a stream: it featurizes each
-// batch, adds its samples to the online factorization (model.Online) and
+// Learner runs the in-order stages of a stream's chain on each batch (see
+// the package doc and LearnFeatures): it featurizes the batch, adds its
+// samples to the online factorization (model.Online, or a Factorizer) and
 // its k-NN graph, predicts each new sample's label, then learns the labels
-// that arrived.
+// that arrived. It holds the state those stages share: the window's nodes
+// (Window), the classes, the predictions and labels waiting for each other,
+// the predictor's experts and the scorer. A service that recomposes the
+// chain calls the stages' exported parts (NewFeatures, Featurize.RowsOf,
+// Window.Identify, the Factorizer) and Learner for the rest.
 //
 // Prediction is prequential: a sample's label is predicted on arrival,
 // after its insertion into the graph and the model's step, with every
