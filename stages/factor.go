@@ -50,6 +50,13 @@ func (l *Learner) insert(id *Identified) ([]int, error) {
 		return nil, fmt.Errorf("stages: learner: the factorization step returned %d nodes for %d samples", len(ids), len(id.IDs))
 	}
 	l.Window.track(l.Model.KNN(), ids, id.IDs)
+	if l.Codes == CodesOnly && l.Model.Started() {
+		l.cg.k = l.Model.Graph.K
+		if l.cg.k == 0 {
+			l.cg.k = defaultCodeNeighbors
+		}
+		l.cg.add(l.Model.KNN(), l.Model.Codes(), ids)
+	}
 	l.sc.c.Samples += int64(len(ids))
 	return ids, nil
 }

@@ -98,7 +98,7 @@ func (l *Learner) setLabel(n, c int) error {
 	}
 	l.Window.setClass(n, c)
 	if l.linear() {
-		d, ind, val := l.Model.Row(n)
+		d, ind, val := l.linRow(n)
 		l.lin.step(d, ind, val, c)
 		l.rc.learn(c)
 	}

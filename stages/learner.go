@@ -57,6 +57,15 @@ type Learner struct {
 	// SpreadSweeps is the number of sweeps of PredictGraph's label scores
 	// over the window per batch. If zero, it defaults to 3.
 	SpreadSweeps int
+	// SpreadPower is p of PredictGraph's edge weights, the cosine of the
+	// two samples (CodesOnly: of their codes) to the power p. If zero, it
+	// defaults to 20 on dense rows and to binary weights on sparse ones
+	// (documents); a negative value spreads over the k-NN graph's own
+	// weights (Model.Weighting; binary by default).
+	SpreadPower float64
+	// Codes says what the predictor reads of the codes (CodeUse). The zero
+	// value is CodesAuto.
+	Codes CodeUse
 	// Split, if set, runs the PredictWalk walks of a batch in parts at
 	// once (pipeline.Split provides one), each part with its own walker;
 	// the predictions are the same as without it.
@@ -77,6 +86,7 @@ type Learner struct {
 	pending fifo[string] // labels waiting for their sample
 	sc      Scorer       // the prequential scorer, and the learner's other counters
 	sp      spreader     // PredictGraph's label scores
+	cg      codeGraph    // CodesOnly's graph of the codes
 	lin     linear       // PredictGraph's linear model
 	hd      hedge        // PredictGraph's weights of its experts
 	rc      recent       // PredictGraph's no-change expert
@@ -147,7 +157,10 @@ func (l *Learner) Learn(b *record.Batch) (*Step, error) {
 	return l.LearnFeatures(NewFeatures(b))
 }
 
-var errNoModel = errors.New("stages: learner: no model")
+var (
+	errNoModel  = errors.New("stages: learner: no model")
+	errCodesOff = errors.New("stages: learner: CodesOff with a predictor of codes (nearest, walk or propagate): use PredictGraph or PredictSpread")
+)
 
 // LearnFeatures runs the in-order stages of the chain on a batch that
 // NewFeatures (or the caller) made, in this order:
@@ -172,6 +185,9 @@ func (l *Learner) LearnFeatures(f *Features) (*Step, error) {
 		return nil, errNoModel
 	}
 	f.check()
+	if l.Codes == CodesOff && l.Predictor != PredictGraph && l.Predictor != PredictSpread {
+		return nil, errCodesOff
+	}
 	n, last := f.Records(), f.lastOffset()
 	l.init()
 	st := &Step{Rejects: slices.Clone(f.Rejects)}
