@@ -260,7 +260,7 @@ func seedFromSnapshot(s *model.Snapshot, cfg onlineConfig) (*stages.Learner, err
 //
 // http is a pipeline.FromChan of the handlers' requests; split cuts a
 // request into its batches (parts) and numbers its records; featurize is
-// stages.Prepare, in parallel, order kept; learn is the one goroutine that
+// stages.NewFeatures, in parallel, order kept; learn is the one goroutine that
 // owns the learner (and writes the checkpoints and the metrics); respond
 // completes a request once every part of it has been learned and counted,
 // so that a client that got a 2xx reads its own writes in /metrics.
@@ -325,14 +325,13 @@ type request struct {
 // part is the item of serve's pipeline: one batch of a request, and on the
 // request's last part its labels.
 type part struct {
-	req   *request
-	batch *sources.Batch     // nil for a request without records
-	feat  *stages.Featurized // set by featurize when batch is not nil
-	step  *stages.Step       // set by learn when batch is not nil
-	last  bool               // the request's last part: learn applies req.labels, respond completes req
-	k     int
-	took  time.Duration // featurize and learn time of batch
+	link // the batch (nil for a request without records) and what the chain made of it
+	req  *request
+	last bool // the request's last part: learn applies req.labels, respond completes req
+	k    int
 }
+
+func (p *part) chainLink() *link { return &p.link }
 
 type labelRecord struct {
 	ID    string
@@ -448,7 +447,7 @@ func (s *server) pipeline() *pipeline.Pipeline {
 		parts := make([]*part, 0, max(1, len(r.batches)))
 		for _, b := range r.batches {
 			shiftOffsets(b, next)
-			parts = append(parts, &part{req: r, batch: b})
+			parts = append(parts, &part{req: r, link: link{batch: b}})
 		}
 		for _, b := range r.batches {
 			next += int64(b.Records())
@@ -459,40 +458,23 @@ func (s *server) pipeline() *pipeline.Pipeline {
 		parts[len(parts)-1].last = true
 		return parts, nil
 	}
-	featurize := func(_ context.Context, p *part) (*part, error) {
-		if p.batch != nil {
-			start := time.Now()
-			p.feat = stages.Prepare(p.batch)
-			p.batch = nil
-			p.took = time.Since(start)
-		}
-		return p, nil
-	}
 	// --checkpoint-every counts the records and the posted labels learned.
 	var posted int64 // labels learned from /v1/labels
 	lastSave := s.learner.Counters().Records
-	learn := func(_ context.Context, p *part) (*part, error) {
+	// learned runs on the learn stage once p's batch is learned.
+	learned := func(p *part) error {
 		l := s.learner
-		if p.feat != nil {
-			start := time.Now()
-			st, err := l.LearnFeatures(p.feat)
-			if err != nil {
-				return nil, err
-			}
-			p.step, p.feat = st, nil
-			p.took += time.Since(start)
-		}
 		if p.last {
 			for _, lr := range p.req.labels {
 				if err := l.Label(lr.ID, lr.Label); err != nil {
-					return nil, err
+					return err
 				}
 			}
 			posted += int64(len(p.req.labels))
 			if s.log != nil && p.req.entry != nil {
 				seq, err := s.log.Append(p.req.entry)
 				if err != nil {
-					return nil, err
+					return err
 				}
 				p.req.seq, p.req.entry, s.walSeq = seq, nil, seq
 			}
@@ -520,7 +502,7 @@ func (s *server) pipeline() *pipeline.Pipeline {
 			}
 			lastSave = applied
 		}
-		return p, nil
+		return nil
 	}
 	respond := func(_ context.Context, p *part) error {
 		r := p.req
@@ -533,15 +515,9 @@ func (s *server) pipeline() *pipeline.Pipeline {
 		}
 		return nil
 	}
-	return pipeline.New(
-		pipeline.FromChan("http", s.requests),
-		[]pipeline.Stage{
-			pipeline.FlatMap("split", 1, split),
-			pipeline.Ordered(pipeline.Map("featurize", featurizers(), featurize)),
-			pipeline.Map("learn", 1, learn),
-		},
-		pipeline.To("respond", pipeline.WriteFunc[*part](respond)),
-	)
+	return newChain(s.learner, pipeline.FromChan("http", s.requests),
+		[]pipeline.Stage{pipeline.FlatMap("split", 1, split)}, learned,
+		pipeline.To("respond", pipeline.WriteFunc[*part](respond)))
 }
 
 // save writes the checkpoint, then empties the write-ahead log, whose
