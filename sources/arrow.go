@@ -415,9 +415,14 @@ func (a *Arrow) start() bool {
 	}
 	var schema *arrow.Schema
 	err := catch(func() error {
-		var err error
-		a.rr, schema, err = a.open(mem)
-		return err
+		rr, sc, err := a.open(mem)
+		if err != nil {
+			// A failed open's reader may be a typed nil (a nil
+			// *parquetRecords): Close must not release it.
+			return err
+		}
+		a.rr, schema = rr, sc
+		return nil
 	})
 	if err != nil {
 		a.err = fmt.Errorf("sources: cannot read arrow input: %w", err)

@@ -172,7 +172,7 @@ func (p *parquetRecords) Err() error           { return p.err }
 func (p *parquetRecords) Release()             { p.release() }
 
 func (p *parquetRecords) release() {
-	if p.rec != nil {
+	if p != nil && p.rec != nil {
 		p.rec.Release()
 		p.rec = nil
 	}
