@@ -56,6 +56,13 @@ type Featurize struct {
 	// Transform on each batch. If nil, the first text batch sets it to
 	// DefaultStreamTFIDF().
 	TFIDF *TFIDF
+	// MaxDim, if positive, bounds the stream's dimension: a batch of more
+	// features is rejected, every record of it, before the model sees it.
+	MaxDim int
+	// MaxWindowBytes, if positive, bounds 8·D·Window, the bytes of a
+	// window of dense samples: a dense batch whose dimension D would
+	// exceed it is rejected as a whole before it fixes the stream's.
+	MaxWindowBytes int64
 
 	dim int
 }

@@ -204,6 +204,7 @@ func (l *Learner) rows(f *Featurized) (x model.Data, keep []int, bad []record.Re
 			re := err.(*RowError)
 			bad = append(bad, reject(re.Row, re.Err))
 		}
+		l.capRank()
 		return x, keep, mergeRejects(bad, f.Unusable)
 	}
 	dim := f.Dim
@@ -214,20 +215,16 @@ func (l *Learner) rows(f *Featurized) (x model.Data, keep []int, bad []record.Re
 		return nil, nil, f.Unusable
 	}
 	if l.Featurize.dim == 0 {
+		if err := l.admitDim(dim, isDense(f.X)); err != nil {
+			return nil, nil, rejectAll(f, err)
+		}
 		l.Featurize.dim = dim
+		l.capRank()
 	}
 	if dim != l.Featurize.dim {
 		// The dimension is checked before the values (Featurize.Rows): every
 		// sample of the batch, usable or not, is rejected for it.
-		err := fmt.Errorf("%d features, the stream has %d", dim, l.Featurize.dim)
-		for i := range f.Offsets {
-			bad = append(bad, reject(i, err))
-		}
-		for _, u := range f.Unusable {
-			bad = append(bad, record.Reject{Offset: u.Offset, ID: u.ID, Reason: &record.Error{Offset: u.Offset, ID: u.ID, Err: err}})
-		}
-		slices.SortStableFunc(bad, func(a, b record.Reject) int { return cmpOffset(a.Offset, b.Offset) })
-		return nil, nil, bad
+		return nil, nil, rejectAll(f, fmt.Errorf("%d features, the stream has %d", dim, l.Featurize.dim))
 	}
 	if f.X == nil {
 		return nil, nil, f.Unusable
@@ -237,6 +234,30 @@ func (l *Learner) rows(f *Featurized) (x model.Data, keep []int, bad []record.Re
 		keep[i] = i
 	}
 	return f.X, keep, f.Unusable
+}
+
+// isDense reports whether x's samples are stored dense (a batch without
+// rows counts as dense: the stricter bound).
+func isDense(x model.Data) bool {
+	_, sp := model.Rows(x).(*sparse.CSR)
+	return x == nil || !sp
+}
+
+// rejectAll rejects every sample of f, usable or not, for err, in input
+// order.
+func rejectAll(f *Featurized, err error) []record.Reject {
+	var bad []record.Reject
+	add := func(off int64, id string) {
+		bad = append(bad, record.Reject{Offset: off, ID: id, Reason: &record.Error{Offset: off, ID: id, Err: err}})
+	}
+	for i, off := range f.Offsets {
+		add(off, f.IDs[i])
+	}
+	for _, u := range f.Unusable {
+		add(u.Offset, u.ID)
+	}
+	slices.SortStableFunc(bad, func(a, b record.Reject) int { return cmpOffset(a.Offset, b.Offset) })
+	return bad
 }
 
 // mergeRejects merges two lists in input order into a new list.

@@ -1,0 +1,61 @@
+package stages
+
+import (
+	"fmt"
+
+	"github.com/nmfstream/nmfstream/model"
+)
+
+// The checks a batch passes before it touches the model, so that no data
+// can stop the Learner (docs/DESIGN.md, "serve"): the first batch with a
+// dimension D fixes the stream's only if D is within Featurize.MaxDim, its
+// D×K basis within the model's MaxBasisBytes and, for dense samples, its
+// window within Featurize.MaxWindowBytes; otherwise every record of the
+// batch is rejected, naming the limit, and a later batch may fix D. A rank
+// above D is lowered to D before the first fit (capRank): a factorization
+// of D features has at most D factors.
+
+// admitDim returns why the stream cannot take D = dim features (dense
+// when the samples are stored dense), or nil.
+func (l *Learner) admitDim(dim int, dense bool) error {
+	f := &l.Featurize
+	if f.MaxDim > 0 && dim > f.MaxDim {
+		return fmt.Errorf("%d features, over the limit of %d (--max-dim)", dim, f.MaxDim)
+	}
+	k := int64(min(l.Model.Rank, dim))
+	if limit := basisLimit(l.Model.MaxBasisBytes); limit > 0 && int64(dim) > limit/8/max(k, 1) {
+		return fmt.Errorf("%d features at rank %d need a basis of %.0f MiB, over the model's limit of %d MiB",
+			dim, k, 8*float64(dim)*float64(k)/(1<<20), limit>>20)
+	}
+	if w := int64(l.Model.Graph.Window); dense && f.MaxWindowBytes > 0 && w > 0 && int64(dim) > f.MaxWindowBytes/8/w {
+		return fmt.Errorf("%d features: a window of %d dense samples would take %.0f MiB, over the limit of %d MiB (lower --window or the features, or raise --max-window-bytes)",
+			dim, w, 8*float64(dim)*float64(w)/(1<<20), f.MaxWindowBytes>>20)
+	}
+	return nil
+}
+
+// basisLimit is model.Online.MaxBasisBytes as the model reads it: 0 means
+// model.DefaultMaxBasisBytes, a negative value no limit (returned as 0).
+func basisLimit(b int64) int64 {
+	switch {
+	case b < 0:
+		return 0
+	case b == 0:
+		return model.DefaultMaxBasisBytes
+	}
+	return b
+}
+
+// capRank lowers the model's rank to the stream's dimension before the
+// first fit, when the dimension is known and below it: the README's
+// four-feature records at the default rank 40 are learned at rank 4 rather
+// than failing the first fit. Once the model has started its rank is
+// fixed (and a checkpoint keeps it).
+func (l *Learner) capRank() {
+	if d := l.Featurize.dim; d > 0 && !l.Model.Started() && l.Model.Rank > d {
+		l.Model.Rank = d
+		if l.Model.Q >= d {
+			l.Model.Q = 0 // the default, below the rank
+		}
+	}
+}
