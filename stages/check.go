@@ -59,3 +59,15 @@ func (l *Learner) capRank() {
 		}
 	}
 }
+
+// Waits reports whether a label for id, applied now with Label, would wait
+// for its sample: the id is neither in the window nor awaited by an arrival
+// prediction. Like every method of Learner it must be called from the
+// goroutine that owns the Learner.
+func (l *Learner) Waits(id string) bool {
+	if _, ok := l.byID[id]; ok {
+		return false
+	}
+	_, ok := l.preds.m[id]
+	return !ok
+}
