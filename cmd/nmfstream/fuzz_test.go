@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
-
 )
 
 // checkpointSeed streams 150 small labeled records with a checkpoint and
@@ -78,7 +77,6 @@ func FuzzCheckpoint(f *testing.F) {
 		cp.restore() // an error is fine; a crash is not
 	})
 }
-
 
 func abs(n int) int {
 	if n < 0 {
