@@ -350,3 +350,28 @@ func TestServeByteBounds(t *testing.T) {
 		t.Errorf("no checkpoint by size: %v", err)
 	}
 }
+
+// TestStreamFourFeatures streams README-shaped records (4 features) at the
+// default rank 40: stream lowers the rank to 4 before the first fit and
+// runs to the end, where it exited 1 after 100 records ("rank 40 out of
+// range [1, min(D=4, N=100)]").
+func TestStreamFourFeatures(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("id,f0,f1,f2,f3,label\n")
+	r := rand.New(rand.NewPCG(4, 4))
+	for i := range 400 {
+		c := i % 2
+		x := []int{r.IntN(4), r.IntN(4), r.IntN(4), r.IntN(4)}
+		x[2*c] += 12
+		fmt.Fprintf(&b, "r%d,%d,%d,%d,%d,%d\n", i, x[0], x[1], x[2], x[3], c)
+	}
+	path := filepath.Join(t.TempDir(), "four.csv")
+	os.WriteFile(path, []byte(b.String()), 0o644)
+	code, out, stderr := runCmd(t, "stream", "--in", path)
+	if code != 0 {
+		t.Fatalf("stream of 4-feature records: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "records 400 (") || !strings.Contains(out, "samples 400, rejected 0") {
+		t.Errorf("stream of 4-feature records: %s", out)
+	}
+}
