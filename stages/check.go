@@ -71,3 +71,13 @@ func (l *Learner) Waits(id string) bool {
 	_, ok := l.preds.m[id]
 	return !ok
 }
+
+// maxEntries is the bound on a text row's entries that keeps a window of
+// them within Featurize.MaxWindowBytes (12 bytes an entry), or 0 for none.
+func (l *Learner) maxEntries() int {
+	w := int64(l.Model.Graph.Window)
+	if l.Featurize.MaxWindowBytes <= 0 || w <= 0 {
+		return 0
+	}
+	return int(max(1, l.Featurize.MaxWindowBytes/12/w))
+}

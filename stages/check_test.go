@@ -8,6 +8,7 @@ import (
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/graph"
+	"github.com/nmfstream/nmfstream/sources"
 )
 
 // fourFeatures returns n records of the README's shape, 4 features, with
@@ -97,5 +98,24 @@ func TestAdmitDim(t *testing.T) {
 		if got := c.l.Counters(); got.Samples != 200 || got.Rejected != 3 || !c.l.Model.Started() {
 			t.Errorf("%s: counters %+v, started %v", c.name, got, c.l.Model.Started())
 		}
+	}
+}
+
+// TestTextWindowBytes rejects a document with more distinct terms than a
+// window of them may hold within MaxWindowBytes, and learns the others.
+func TestTextWindowBytes(t *testing.T) {
+	l := &Learner{Model: &model.Online{Rank: 2, Graph: graph.KNN{K: 3, Window: 10}}, Featurize: Featurize{MaxWindowBytes: 12 * 10 * 5}}
+	var words []string
+	for i := range 20 {
+		words = append(words, fmt.Sprintf("term%c%c", 'a'+i%26, 'a'+i/26))
+	}
+	b := &sources.Batch{Form: sources.FormText, Text: []string{"term one two", strings.Join(words, " ")},
+		IDs: []string{"a", "b"}, Labels: []string{"", ""}, Labeled: []bool{false, false}, Offsets: []int64{0, 1}}
+	st, err := l.Learn(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Rejects) != 1 || st.Rejects[0].Offset != 1 || !strings.Contains(st.Rejects[0].Reason.Error(), "over the limit of 5 per document") {
+		t.Fatalf("rejects %v, want the 20-term document over the limit of 5", st.Rejects)
 	}
 }

@@ -65,6 +65,11 @@ type Featurize struct {
 	MaxWindowBytes int64
 
 	dim int
+	// maxEntries, if positive, bounds the entries of a text row: the
+	// Learner sets it to MaxWindowBytes / (12 · Window), 12 bytes being a
+	// sparse entry (index and value), so that a window of text rows stays
+	// within MaxWindowBytes.
+	maxEntries int
 }
 
 // RowError is the reason Featurize cannot use one sample.
@@ -164,6 +169,8 @@ func (f *Featurize) sparseRows(m *sparse.CSR, n int, empty error) (model.Data, [
 			bad = append(bad, &RowError{i, fmt.Errorf("%d features, the stream has %d", d, f.dim)})
 		case empty != nil && len(ind) == 0:
 			bad = append(bad, &RowError{i, empty})
+		case f.maxEntries > 0 && len(ind) > f.maxEntries:
+			bad = append(bad, &RowError{i, fmt.Errorf("%d distinct terms, over the limit of %d per document (a window of them would exceed --max-window-bytes)", len(ind), f.maxEntries)})
 		default:
 			if err := checkRow(val); err != nil {
 				bad = append(bad, &RowError{i, err})

@@ -199,6 +199,7 @@ func (l *Learner) rows(f *Featurized) (x model.Data, keep []int, bad []record.Re
 	}
 	if f.Text != nil {
 		b := &record.Batch{Form: record.FormText, Text: f.Text, Offsets: f.Offsets}
+		l.Featurize.maxEntries = l.maxEntries()
 		x, keep, errs := l.Featurize.Rows(b)
 		for _, err := range errs {
 			re := err.(*RowError)

@@ -375,3 +375,47 @@ func TestStreamFourFeatures(t *testing.T) {
 		t.Errorf("stream of 4-feature records: %s", out)
 	}
 }
+
+// TestServePendingLabelsBound posts 120,000 labels with the largest id and
+// label (256 bytes each) for records never seen: the learner keeps the
+// newest 100,000 (its horizon at --window 300), and the live heap they take
+// is measured against the README's bound for the defaults (70 MiB).
+func TestServePendingLabelsBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("posts 65 MB of labels")
+	}
+	s := attackServer()
+	s.maxBody = 8 << 20
+	url, stop := startServer(t, s)
+	defer stop()
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	liveBytes := func() int64 {
+		runtime.GC()
+		metrics.Read(live)
+		return int64(live[0].Value.Uint64())
+	}
+	base := liveBytes()
+	pad, lab := strings.Repeat("p", 256-8), strings.Repeat("l", 256)
+	var body bytes.Buffer
+	for q := range 12 {
+		body.Reset()
+		for i := range 10000 {
+			fmt.Fprintf(&body, "{\"id\":\"%08d%s\",\"label\":\"%s\"}\n", q*10000+i, pad, lab)
+		}
+		if st, m := post(t, url, "/v1/labels", mediaJSONL, body.Bytes()); st != 200 || m["pending"] != 10000.0 {
+			t.Fatalf("request %d: %d, pending %v", q, st, m["pending"])
+		}
+	}
+	body.Reset()
+	grew := liveBytes() - base
+	s.mu.Lock()
+	pending := s.pending
+	s.mu.Unlock()
+	if pending != 100000 {
+		t.Errorf("%d labels pending, want the horizon, 100,000", pending)
+	}
+	t.Logf("100,000 pending labels of 256+256 bytes: %.1f MiB live", float64(grew)/(1<<20))
+	if grew > 70<<20 {
+		t.Errorf("pending labels take %d MiB, over the documented 70 MiB", grew>>20)
+	}
+}
