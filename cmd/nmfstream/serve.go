@@ -60,7 +60,21 @@ also keeps a write-ahead log (--wal, default C.wal): a POST is answered
 fsync) survives a crash of the machine; interval (every
 --fsync-interval) and never (left to the OS) survive kill -9 of the
 process only. On start, the log's entries after the checkpoint are
-replayed before serve listens. Without --checkpoint nothing is durable. --model M starts a new
+replayed before serve listens. A torn tail (the partial last write of a
+crash) is dropped with a warning naming its bytes; a complete entry that
+fails its checksum refuses the start unless --wal-recover, which replays
+the entries before it. Dropped bytes are kept in <wal>.dropped-<offset>.
+Without --checkpoint nothing is durable.
+
+No request can stop serve: a record is checked before it touches the
+model, and one that fails a check is rejected with the reason. A record
+with fewer features than --rank lowers the rank to its features before
+the first fit. What a client can make serve hold is bounded in bytes:
+bodies (--max-body, --max-inflight), features (--max-dim), the window
+(--max-window-bytes), ids and labels (256 bytes each), texts (1 MiB),
+the log (--checkpoint-bytes), and slow bodies are cut off
+(--min-body-rate after --body-grace). Prefer --token-file to --token,
+which other users see in ps; any address but loopback is warned about. --model M starts a new
 stream from a fitted model (fit --save) and its training records; M is
 read, never written. --model CKPT (a checkpoint, or a file that does not
 exist yet) is the deprecated spelling of --checkpoint CKPT. It listens on
