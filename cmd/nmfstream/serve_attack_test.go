@@ -419,3 +419,48 @@ func TestServePendingLabelsBound(t *testing.T) {
 		t.Errorf("pending labels take %d MiB, over the documented 70 MiB", grew>>20)
 	}
 }
+
+// TestServeWideRecordsBound replays the attack on serve's default
+// limits: POSTs of 4 records of 3,000,000 features (over --max-dim, refused
+// while the JSON is counted) and of 100,000 features (within --max-dim, but a
+// window of 10,000 of them would take 8 GB, over --max-window-bytes). Every
+// record is rejected, a good stream is learned after them, and the live
+// heap grows by less than 64 MiB (it grew by 47 MB a record, 6.8 GB after 48).
+func TestServeWideRecordsBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("posts 100 MB of features")
+	}
+	cfg := onlineConfig{Rank: 40, Neighbors: 5, Window: 10000, Batch: 10, Seed: 1}
+	s := &server{learner: cfg.learner(), cfg: cfg, maxBody: 64 << 20, recentMax: 100, limits: sources.JSONLimits{MaxDim: sources.DefaultMaxDim}}
+	s.limit(sources.DefaultMaxDim, 1<<30)
+	url, stop := startServer(t, s)
+	defer stop()
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	liveBytes := func() int64 {
+		runtime.GC()
+		metrics.Read(live)
+		return int64(live[0].Value.Uint64())
+	}
+	base := liveBytes()
+	for _, d := range []int{3000000, 100000} {
+		row := "{\"x\":[" + strings.Repeat("1,", d-1) + "1]}\n"
+		body := []byte(strings.Repeat(row, 4))
+		for range 6 {
+			st, m := post(t, url, "/v1/records", mediaJSONL, body)
+			rej, _ := m["rejected"].([]any)
+			if st != 200 || len(rej) != 4 {
+				t.Fatalf("4 records of %d features: %d, %d rejected", d, st, len(rej))
+			}
+		}
+	}
+	grew := liveBytes() - base
+	t.Logf("48 wide records rejected: the live heap grew by %.1f MiB", float64(grew)/(1<<20))
+	if grew > 64<<20 {
+		t.Errorf("48 wide records: the live heap grew by %d MiB, want < 64", grew>>20)
+	}
+	r := rand.New(rand.NewPCG(9, 9))
+	next := 0
+	if st, m := post(t, url, "/v1/records", mediaJSONL, goodBody(r, &next, 10)); st != 200 || len(m["rejected"].([]any)) != 0 {
+		t.Errorf("good records after the wide ones: %d, %v", st, m)
+	}
+}
