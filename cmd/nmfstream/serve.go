@@ -765,14 +765,35 @@ func (s *server) stopErr() error {
 	return errStopping
 }
 
-// readArrowRecords reads an Arrow IPC stream body into batches.
-func readArrowRecords(r io.Reader, size int) ([]*sources.Batch, error) {
+// maxDecodedRatio bounds the bytes an Arrow body's records take once
+// decoded (dense features at 8 bytes a value, and texts), as a multiple
+// of --max-body: an IPC stream may be compressed, and a few bytes then
+// decode to any number of zeros.
+const maxDecodedRatio = 4
+
+// readArrowRecords reads an Arrow IPC stream body into batches, with the
+// service's --max-dim, at most one record per byte of --max-body, and at
+// most maxDecodedRatio × --max-body bytes of decoded features and texts.
+func (s *server) readArrowRecords(r io.Reader) ([]*sources.Batch, error) {
 	a := sources.NewArrowStream(r)
-	a.BatchSize = size
+	a.BatchSize, a.MaxDim, a.MaxRecords = s.cfg.Batch, s.limits.MaxDim, max(s.maxBody, 1)
 	defer a.Close()
 	var out []*sources.Batch
+	var decoded int64
+	limit := maxDecodedRatio * s.maxBody
 	for a.Next() {
-		out = append(out, a.Batch().Clone())
+		b := a.Batch().Clone()
+		if b.Dense != nil {
+			r, c := b.Dense.Dims()
+			decoded += 8 * int64(r) * int64(c)
+		}
+		for _, t := range b.Text {
+			decoded += int64(len(t))
+		}
+		if s.maxBody > 0 && decoded > limit {
+			return nil, &http.MaxBytesError{Limit: limit}
+		}
+		out = append(out, b)
 	}
 	return out, a.Err()
 }
@@ -814,7 +835,7 @@ func (s *server) handleRecords(w http.ResponseWriter, r *http.Request) {
 	}
 	var batches []*sources.Batch
 	if arrow {
-		batches, err = readArrowRecords(body, s.cfg.Batch)
+		batches, err = s.readArrowRecords(body)
 	} else {
 		batches, err = sources.ReadJSONLines(body, s.cfg.Batch, s.limits)
 	}

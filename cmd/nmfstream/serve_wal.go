@@ -161,7 +161,7 @@ func (s *server) replay(e []byte) error {
 		var batches []*sources.Batch
 		var err error
 		if e[0] == entryArrow {
-			batches, err = readArrowRecords(body, s.cfg.Batch)
+			batches, err = s.readArrowRecords(body)
 		} else {
 			batches, err = sources.ReadJSONLines(body, s.cfg.Batch, s.limits)
 		}
