@@ -290,7 +290,10 @@ func (b *slowBody) Read(p []byte) (int, error) {
 	if err != nil && !b.failed && errors.Is(err, os.ErrDeadlineExceeded) && (b.end.IsZero() || time.Now().Before(b.end)) {
 		return n, fmt.Errorf("%w: %d bytes in %.1f s, want at least %d bytes per second after %s", errSlowBody, b.n, time.Since(b.start).Seconds(), b.rate, b.grace)
 	}
-	if n > 0 {
+	if n > 0 && err == nil {
+		// Not at the end: there net/http clears the deadline for its
+		// background read, which a deadline set again would cut off,
+		// cancelling the request while it is learned.
 		b.extend()
 	}
 	return n, err

@@ -464,3 +464,23 @@ func TestServeWideRecordsBound(t *testing.T) {
 		t.Errorf("good records after the wide ones: %d, %v", st, m)
 	}
 }
+
+// TestServeBodyRateAfterBody checks that the moving read deadline of
+// --min-body-rate ends with the body: a request whose learning takes longer
+// than its deadline (10 ms here) is still answered, not cancelled by the
+// server's background read timing out.
+func TestServeBodyRateAfterBody(t *testing.T) {
+	s := attackServer()
+	s.minBodyRate, s.bodyGrace, s.readTimeout = 1<<30, 10*time.Millisecond, time.Minute
+	url, stop := startServer(t, s)
+	defer stop()
+	r := rand.New(rand.NewPCG(6, 6))
+	next := 0
+	for range 3 {
+		start := time.Now()
+		st, m := post(t, url, "/v1/records", mediaJSONL, goodBody(r, &next, 150))
+		if st != 200 || len(m["predictions"].([]any)) != 150 {
+			t.Fatalf("150 records after %v: %d, %v", time.Since(start), st, m)
+		}
+	}
+}
