@@ -134,13 +134,7 @@ func TestTornTail(t *testing.T) {
 // header is not a log.
 func TestCorrupt(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, "log")
-	w, _ := OpenWriter(path, 0)
-	w.Append([]byte("first entry"))
-	first := w.Size()
-	w.Append([]byte("second entry"))
-	w.Close()
-	good, _ := os.ReadFile(path)
+	_, good, first := twoEntries(t, dir)
 	bad := filepath.Join(dir, "bad")
 	for i := range int(first) {
 		b := bytes.Clone(good)
@@ -178,14 +172,7 @@ func TestCorrupt(t *testing.T) {
 // entries and takes new ones, and the dropped bytes are saved, unchanged,
 // next to it. OpenWriter sets a torn tail aside the same way.
 func TestDrop(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "log")
-	w, _ := OpenWriter(path, 0)
-	w.Append([]byte("first entry"))
-	first := w.Size()
-	w.Append([]byte("second entry"))
-	w.Close()
-	good, _ := os.ReadFile(path)
+	path, good, first := twoEntries(t, t.TempDir())
 	b := bytes.Clone(good)
 	b[len(b)-2] ^= 0x40
 	os.WriteFile(path, b, 0o644)
@@ -206,7 +193,7 @@ func TestDrop(t *testing.T) {
 	// A torn tail: OpenWriter sets it aside in a second file.
 	torn := append(bytes.Clone(good[:first]), good[first:first+7]...)
 	os.WriteFile(path, torn, 0o644)
-	w, err = OpenWriter(path, 0)
+	w, err := OpenWriter(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,4 +262,24 @@ func TestParsePolicy(t *testing.T) {
 	if _, err := ParsePolicy("sometimes"); err == nil {
 		t.Error("an unknown policy parsed")
 	}
+}
+
+// twoEntries writes a log of two entries in dir and returns its path, its
+// bytes and the end of its first entry.
+func twoEntries(t *testing.T, dir string) (string, []byte, int64) {
+	t.Helper()
+	path := filepath.Join(dir, "log")
+	w, err := OpenWriter(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Append([]byte("first entry"))
+	first := w.Size()
+	w.Append([]byte("second entry"))
+	w.Close()
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, good, first
 }

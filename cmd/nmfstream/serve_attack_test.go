@@ -318,16 +318,10 @@ func TestServeByteBounds(t *testing.T) {
 	}
 	url, stop := startServer(t, s)
 	defer stop()
-	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	liveBytes := func() int64 {
-		runtime.GC()
-		metrics.Read(live)
-		return int64(live[0].Value.Uint64())
-	}
 	r := rand.New(rand.NewPCG(5, 5))
 	next := 0
 	post(t, url, "/v1/records", mediaJSONL, goodBody(r, &next, 20))
-	base := liveBytes()
+	base := liveHeap()
 	id := strings.Repeat("i", 30<<20)
 	for i := range 20 {
 		st, m := post(t, url, "/v1/labels", mediaJSONL, fmt.Appendf(nil, "{\"id\":\"%s%d\",\"label\":1}\n", id, i))
@@ -335,7 +329,7 @@ func TestServeByteBounds(t *testing.T) {
 			t.Fatalf("a label with a 30 MiB id: %d, %v; want it rejected", st, m)
 		}
 	}
-	if grew := liveBytes() - base; grew > 8<<20 {
+	if grew := liveHeap() - base; grew > 8<<20 {
 		t.Errorf("20 labels with 30 MiB ids: the live heap grew by %d MiB, want < 8", grew>>20)
 	}
 	maxLog := int64(0)
@@ -388,13 +382,7 @@ func TestServePendingLabelsBound(t *testing.T) {
 	s.maxBody = 8 << 20
 	url, stop := startServer(t, s)
 	defer stop()
-	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	liveBytes := func() int64 {
-		runtime.GC()
-		metrics.Read(live)
-		return int64(live[0].Value.Uint64())
-	}
-	base := liveBytes()
+	base := liveHeap()
 	pad, lab := strings.Repeat("p", 256-8), strings.Repeat("l", 256)
 	var body bytes.Buffer
 	for q := range 12 {
@@ -407,7 +395,7 @@ func TestServePendingLabelsBound(t *testing.T) {
 		}
 	}
 	body.Reset()
-	grew := liveBytes() - base
+	grew := liveHeap() - base
 	s.mu.Lock()
 	pending := s.pending
 	s.mu.Unlock()
@@ -435,13 +423,7 @@ func TestServeWideRecordsBound(t *testing.T) {
 	s.limit(sources.DefaultMaxDim, 1<<30)
 	url, stop := startServer(t, s)
 	defer stop()
-	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	liveBytes := func() int64 {
-		runtime.GC()
-		metrics.Read(live)
-		return int64(live[0].Value.Uint64())
-	}
-	base := liveBytes()
+	base := liveHeap()
 	for _, d := range []int{3000000, 100000} {
 		row := "{\"x\":[" + strings.Repeat("1,", d-1) + "1]}\n"
 		body := []byte(strings.Repeat(row, 4))
@@ -453,7 +435,7 @@ func TestServeWideRecordsBound(t *testing.T) {
 			}
 		}
 	}
-	grew := liveBytes() - base
+	grew := liveHeap() - base
 	t.Logf("48 wide records rejected: the live heap grew by %.1f MiB", float64(grew)/(1<<20))
 	if grew > 64<<20 {
 		t.Errorf("48 wide records: the live heap grew by %d MiB, want < 64", grew>>20)
@@ -483,4 +465,12 @@ func TestServeBodyRateAfterBody(t *testing.T) {
 			t.Fatalf("150 records after %v: %d, %v", time.Since(start), st, m)
 		}
 	}
+}
+
+// liveHeap collects garbage and returns the heap's live bytes.
+func liveHeap() int64 {
+	runtime.GC()
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(live)
+	return int64(live[0].Value.Uint64())
 }
