@@ -2,8 +2,10 @@ package stages
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/record"
 )
 
 // The checks a batch passes before it touches the model, so that no data
@@ -80,4 +82,75 @@ func (l *Learner) maxEntries() int {
 		return 0
 	}
 	return int(max(1, l.Featurize.MaxWindowBytes/12/w))
+}
+
+// AdmitsLabel reports whether label names a class the stream knows, or one
+// more class within Featurize.MaxClasses. Like every method of Learner it
+// must be called from the goroutine that owns the Learner.
+func (l *Learner) AdmitsLabel(label string) bool {
+	if l.Featurize.MaxClasses <= 0 {
+		return true
+	}
+	if _, ok := l.classOf[label]; ok {
+		return true
+	}
+	return len(l.classes) < l.Featurize.MaxClasses
+}
+
+// capClasses rejects the labeled samples among keep (with their rows of x)
+// and the late labels of f whose label would add a class beyond
+// Featurize.MaxClasses, counting the classes this batch adds. Rejected
+// late labels move from f.LateLabels to f.Rejects (new slices: the
+// caller's are not written), so f covers the same records.
+func (l *Learner) capClasses(f *Featurized, x model.Data, keep []int, bad []record.Reject) (model.Data, []int, []record.Reject) {
+	limit := l.Featurize.MaxClasses
+	if limit <= 0 {
+		return x, keep, bad
+	}
+	added := map[string]bool{}
+	admits := func(label string) bool {
+		if _, ok := l.classOf[label]; ok || added[label] {
+			return true
+		}
+		if len(l.classes)+len(added) >= limit {
+			return false
+		}
+		added[label] = true
+		return true
+	}
+	reject := func(off int64, id, label string) record.Reject {
+		err := fmt.Errorf("label %q would be class %d, over the limit of %d classes (--max-classes)", label, limit+1, limit)
+		return record.Reject{Offset: off, ID: id, Reason: &record.Error{Offset: off, ID: id, Err: err}}
+	}
+	var kept, pos []int
+	for p, i := range keep {
+		if f.Labeled[i] && !admits(f.Labels[i]) {
+			bad = append(bad, reject(f.Offsets[i], f.IDs[i], f.Labels[i]))
+			continue
+		}
+		kept, pos = append(kept, i), append(pos, p)
+	}
+	if len(kept) < len(keep) {
+		keep = kept
+		if len(pos) > 0 {
+			x = subRows(x, pos)
+		} else {
+			x = nil
+		}
+	}
+	late := f.LateLabels[:0:0]
+	for _, ll := range f.LateLabels {
+		if !admits(ll.Label) {
+			r := reject(ll.Offset, ll.ID, ll.Label)
+			bad = append(bad, r)
+			f.Rejects = append(slices.Clip(f.Rejects), r)
+			continue
+		}
+		late = append(late, ll)
+	}
+	if len(late) < len(f.LateLabels) {
+		f.LateLabels = late
+	}
+	slices.SortStableFunc(bad, func(a, b record.Reject) int { return cmpOffset(a.Offset, b.Offset) })
+	return x, keep, bad
 }

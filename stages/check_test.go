@@ -119,3 +119,27 @@ func TestTextWindowBytes(t *testing.T) {
 		t.Fatalf("rejects %v, want the 20-term document over the limit of 5", st.Rejects)
 	}
 }
+
+// TestMaxClasses rejects the labeled samples and late labels that would add
+// a class beyond MaxClasses, in input order, and learns the others.
+func TestMaxClasses(t *testing.T) {
+	l := &Learner{Model: &model.Online{Rank: 2, Graph: graph.KNN{K: 3, Window: 100}}, Featurize: Featurize{MaxClasses: 2}}
+	r := rand.New(rand.NewPCG(3, 3))
+	rows, ids, _ := fourFeatures(0, 6, r)
+	b := denseBatch(0, rows, ids, []string{"a", "b", "c", "a", "", "d"})
+	b.LateLabels = []sources.LateLabel{{Offset: 6, ID: "x", Label: "e"}, {Offset: 7, ID: "y", Label: "b"}}
+	st, err := l.Learn(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var offs []int64
+	for _, rj := range st.Rejects {
+		offs = append(offs, rj.Offset)
+	}
+	if fmt.Sprint(offs) != "[2 5 6]" || !strings.Contains(st.Rejects[0].Reason.Error(), "over the limit of 2 classes") {
+		t.Fatalf("rejects at %v (%v), want 2, 5 and 6", offs, st.Rejects)
+	}
+	if c := l.Counters(); c.Samples != 4 || c.Records != 8 || len(l.Classes()) != 2 || c.Offset != 8 {
+		t.Errorf("counters %+v, classes %v", c, l.Classes())
+	}
+}

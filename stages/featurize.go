@@ -63,6 +63,11 @@ type Featurize struct {
 	// window of dense samples: a dense batch whose dimension D would
 	// exceed it is rejected as a whole before it fixes the stream's.
 	MaxWindowBytes int64
+	// MaxClasses, if positive, bounds the distinct labels (classes) the
+	// stream learns: a labeled sample or a late label that would add a
+	// class beyond it is rejected (per-class state takes memory in
+	// proportion to the window times the classes).
+	MaxClasses int
 
 	dim int
 	// maxEntries, if positive, bounds the entries of a text row: the

@@ -192,7 +192,13 @@ func (f *Featurized) check() {
 // f's samples, and the samples f and the stream's dimension reject, in input
 // order. It fixes the stream's dimension and vectorizes text with
 // l.Featurize, so it runs on the Learner's goroutine.
-func (l *Learner) rows(f *Featurized) (x model.Data, keep []int, bad []record.Reject) {
+func (l *Learner) rows(f *Featurized) (model.Data, []int, []record.Reject) {
+	x, keep, bad := l.featureRows(f)
+	return l.capClasses(f, x, keep, bad)
+}
+
+// featureRows is rows before the class bound (capClasses).
+func (l *Learner) featureRows(f *Featurized) (x model.Data, keep []int, bad []record.Reject) {
 	reject := func(i int, err error) record.Reject {
 		off, id := f.Offsets[i], f.IDs[i]
 		return record.Reject{Offset: off, ID: id, Reason: &record.Error{Offset: off, ID: id, Err: err}}

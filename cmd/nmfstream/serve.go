@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -71,7 +73,8 @@ model, and one that fails a check is rejected with the reason. A record
 with fewer features than --rank lowers the rank to its features before
 the first fit. What a client can make serve hold is bounded in bytes:
 bodies (--max-body, --max-inflight), features (--max-dim), the window
-(--max-window-bytes), ids and labels (256 bytes each), texts (1 MiB),
+(--max-window-bytes), classes (--max-classes), ids and labels (256
+bytes each), texts (1 MiB),
 the log (--checkpoint-bytes), and slow bodies are cut off
 (--min-body-rate after --body-grace). Prefer --token-file to --token,
 which other users see in ps; any address but loopback is warned about. --model M starts a new
@@ -93,7 +96,7 @@ type serveOptions struct {
 	ckpt, modelPath, addr, walPath, fsync, predictor, metric string
 	token, tokenFile                                         string
 	every, ckptBytes, maxBody, maxWindowBytes, minBodyRate   int64
-	maxInFlight, recent, maxDim                              int
+	maxInFlight, recent, maxDim, maxClasses                  int
 	readTimeout, writeTimeout, fsyncEvery, bodyGrace         time.Duration
 	walRecover                                               bool
 }
@@ -121,6 +124,7 @@ func serveFlags(fs *flag.FlagSet, o *serveOptions) {
 	fs.StringVar(&o.predictor, "predictor", "graph", "classifier: graph, spread, nearest, walk or propagate (see stream -help)")
 	fs.StringVar(&o.metric, "metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
 	maxDimFlag(fs, &o.maxDim)
+	fs.IntVar(&o.maxClasses, "max-classes", 1000, "distinct labels the stream learns; a label that would add one more is rejected (each class takes 8 bytes per window slot)")
 	fs.Int64Var(&o.maxWindowBytes, "max-window-bytes", 1<<30, "bound on 8·D·window, the `bytes` of a window of dense records of D features, and on a window of text rows (12 bytes per distinct term): records beyond it are rejected")
 }
 
@@ -199,17 +203,18 @@ func newServer(fs *flag.FlagSet, o *serveOptions, cfg onlineConfig, stderr io.Wr
 		maxInFlight: o.maxInFlight, token: token, readTimeout: o.readTimeout, writeTimeout: o.writeTimeout,
 		minBodyRate: o.minBodyRate, bodyGrace: o.bodyGrace, fsync: policy, fsyncEvery: o.fsyncEvery, stderr: stderr,
 		limits: sources.JSONLimits{MaxDim: o.maxDim}}
-	s.limit(o.maxDim, o.maxWindowBytes)
+	s.limit(o.maxDim, o.maxClasses, o.maxWindowBytes)
 	if cp != nil {
 		s.resume(cp)
 	}
 	return s, nil
 }
 
-// limit applies --max-dim and --max-window-bytes to the learner: checks
-// made before a record touches the model (stages.Featurize).
-func (s *server) limit(maxDim int, windowBytes int64) {
-	s.learner.Featurize.MaxDim = maxDim
+// limit applies --max-dim, --max-classes and --max-window-bytes to the
+// learner: checks made before a record touches the model
+// (stages.Featurize).
+func (s *server) limit(maxDim, maxClasses int, windowBytes int64) {
+	s.learner.Featurize.MaxDim, s.learner.Featurize.MaxClasses = maxDim, maxClasses
 	s.learner.Featurize.MaxWindowBytes = windowBytes
 }
 
@@ -428,6 +433,7 @@ type request struct {
 	k       int            // the rank of the codes, 0 before the model's first fit
 	seq     uint64         // the log entry's sequence number, 0 for none
 	pending int            // labels that wait for their record (an id not seen yet)
+	refused []rejectJSON   // labels over --max-classes
 }
 
 // part is the item of serve's pipeline: one batch of a request, and on the
@@ -661,10 +667,16 @@ func (s *server) learn(ls *learnState, p *part) (*part, error) {
 	return p, nil
 }
 
-// applyLabels learns r's posted labels and counts those that wait for
-// their record (r.pending).
+// applyLabels learns r's posted labels, counts those that wait for their
+// record (r.pending) and refuses those that would add a class beyond
+// --max-classes (r.refused).
 func (s *server) applyLabels(r *request) error {
 	for _, lr := range r.labels {
+		if !s.learner.AdmitsLabel(lr.Label) {
+			reason := fmt.Sprintf("label %q would be one class more than --max-classes %d", lr.Label, s.learner.Featurize.MaxClasses)
+			r.refused = append(r.refused, rejectJSON{lr.Offset, lr.ID, reason})
+			continue
+		}
 		if s.learner.Waits(lr.ID) {
 			r.pending++
 		}
@@ -922,10 +934,12 @@ func (s *server) handleLabels(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
 		return
 	}
-	resp := labelsResponse{Applied: len(labels) - req.pending, Pending: req.pending, Rejected: []rejectJSON{}}
+	resp := labelsResponse{Applied: len(labels) - req.pending - len(req.refused), Pending: req.pending, Rejected: []rejectJSON{}}
 	for _, rj := range rejects {
 		resp.Rejected = append(resp.Rejected, rejectJSON{rj.Offset, rj.ID, rj.Reason.Error()})
 	}
+	resp.Rejected = append(resp.Rejected, req.refused...)
+	slices.SortStableFunc(resp.Rejected, func(a, b rejectJSON) int { return cmp.Compare(a.Offset, b.Offset) })
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(resp)
 }

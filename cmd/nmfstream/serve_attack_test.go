@@ -25,7 +25,7 @@ import (
 func attackServer() *server {
 	cfg := onlineConfig{Rank: 40, Neighbors: 5, Window: 300, Batch: 10, Seed: 1}
 	s := &server{learner: cfg.learner(), cfg: cfg, maxBody: 4 << 20, recentMax: 100, limits: sources.JSONLimits{MaxDim: 64}}
-	s.limit(64, 1<<20)
+	s.limit(64, 1000, 1<<20)
 	return s
 }
 
@@ -173,7 +173,7 @@ func TestServeWALDamage(t *testing.T) {
 		if s.learner, err = cp.restore(); err != nil {
 			t.Fatal(err)
 		}
-		s.limit(64, 1<<20)
+		s.limit(64, 1000, 1<<20)
 		s.resume(cp)
 		var stderr strings.Builder
 		s.stderr = &stderr
@@ -420,7 +420,7 @@ func TestServeWideRecordsBound(t *testing.T) {
 	}
 	cfg := onlineConfig{Rank: 40, Neighbors: 5, Window: 10000, Batch: 10, Seed: 1}
 	s := &server{learner: cfg.learner(), cfg: cfg, maxBody: 64 << 20, recentMax: 100, limits: sources.JSONLimits{MaxDim: sources.DefaultMaxDim}}
-	s.limit(sources.DefaultMaxDim, 1<<30)
+	s.limit(sources.DefaultMaxDim, 1000, 1<<30)
 	url, stop := startServer(t, s)
 	defer stop()
 	base := liveHeap()
@@ -473,4 +473,52 @@ func liveHeap() int64 {
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(live)
 	return int64(live[0].Value.Uint64())
+}
+
+// TestServeClassesBound posts labels of 3,000 distinct classes, on records
+// and on known ids, to a service of --window 2000 and --max-classes 1000:
+// those past the 1,000th class are rejected naming --max-classes, good
+// records are still learned, and the live heap that 1,000 classes take
+// (per-class scores of every window slot, 8·2000·1000 bytes and more) is
+// measured.
+func TestServeClassesBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("learns 3,000 records")
+	}
+	cfg := onlineConfig{Rank: 4, Neighbors: 5, Window: 2000, Batch: 50, Seed: 1}
+	s := &server{learner: cfg.learner(), cfg: cfg, maxBody: 8 << 20, limits: sources.JSONLimits{MaxDim: 64}}
+	s.limit(64, 1000, 1<<30)
+	url, stop := startServer(t, s)
+	defer stop()
+	r := rand.New(rand.NewPCG(8, 8))
+	next := 0
+	post(t, url, "/v1/records", mediaJSONL, goodBody(r, &next, 200))
+	base := liveHeap()
+	rejected := 0
+	for q := range 30 {
+		var b bytes.Buffer
+		for i := range 100 {
+			c := q*100 + i
+			fmt.Fprintf(&b, "{\"id\":\"k%d\",\"x\":[%d,1,2,3],\"label\":\"class%d\"}\n", c, c%7, c)
+		}
+		st, m := post(t, url, "/v1/records", mediaJSONL, b.Bytes())
+		rej, _ := m["rejected"].([]any)
+		if st != 200 {
+			t.Fatalf("records of new classes: %d, %v", st, m)
+		}
+		rejected += len(rej)
+	}
+	st, m := post(t, url, "/v1/labels", mediaJSONL, []byte("{\"id\":\"g1\",\"label\":\"another\"}\n{\"id\":\"g2\",\"label\":\"class5\"}\n"))
+	rej, _ := m["rejected"].([]any)
+	if st != 200 || m["applied"] != 1.0 || len(rej) != 1 || !strings.Contains(fmt.Sprint(rej), "--max-classes") {
+		t.Errorf("labels past the class limit: %d, %v", st, m)
+	}
+	grew := liveHeap() - base
+	t.Logf("1,000 classes on a window of 2,000: the live heap grew by %.1f MiB", float64(grew)/(1<<20))
+	if classes := len(s.learner.Classes()); rejected != 3000-(1000-3) || classes != 1000 {
+		t.Errorf("%d records rejected, %d classes; want 2,003 and 1,000", rejected, classes)
+	}
+	if st, m := post(t, url, "/v1/records", mediaJSONL, goodBody(r, &next, 10)); st != 200 || len(m["rejected"].([]any)) != 0 {
+		t.Errorf("good records after: %d, %v", st, m)
+	}
 }

@@ -151,12 +151,7 @@ func (s *server) replay(e []byte) error {
 		if err != nil {
 			return err
 		}
-		for _, lr := range labels {
-			if err := l.Label(lr.ID, lr.Label); err != nil {
-				return err
-			}
-		}
-		return nil
+		return s.applyLabels(&request{labels: labels})
 	case entryJSONL, entryArrow:
 		var batches []*sources.Batch
 		var err error
