@@ -522,3 +522,32 @@ func TestServeClassesBound(t *testing.T) {
 		t.Errorf("good records after: %d, %v", st, m)
 	}
 }
+
+// TestServeCappedRankResumes checkpoints a service whose rank was lowered to
+// the records' 4 features, before and after the model's first fit, and
+// resumes from each checkpoint at --rank 40: the state's rank is kept.
+func TestServeCappedRankResumes(t *testing.T) {
+	for _, n := range []int{50, 150} {
+		ckpt := filepath.Join(t.TempDir(), "s.ckpt")
+		s := attackServer()
+		s.ckpt = ckpt
+		url, stop := startServer(t, s)
+		r := rand.New(rand.NewPCG(2, uint64(n)))
+		next := 0
+		post(t, url, "/v1/records", mediaJSONL, goodBody(r, &next, n))
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		cp, err := loadCheckpoint(ckpt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := cp.restore()
+		if err != nil {
+			t.Fatalf("%d records: resuming at --rank %d: %v", n, cp.Config.Rank, err)
+		}
+		if l.Model.Rank != 4 || l.Counters().Samples != int64(n) {
+			t.Errorf("%d records: resumed at rank %d with %d samples", n, l.Model.Rank, l.Counters().Samples)
+		}
+	}
+}
