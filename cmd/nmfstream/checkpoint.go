@@ -148,12 +148,12 @@ func (c onlineConfig) learner() *stages.Learner {
 			Src:       rand.NewPCG(c.Seed, c.Seed),
 			Split:     split,
 		},
-		Split:     split,
+		Split:       split,
 		Predictor:   stages.Predictor(c.Predictor),
 		Codes:       stages.CodeUse(c.Codes),
 		SpreadPower: c.SpreadPower,
 		Neighbors:   c.Vote,
-		Metric:    classify.Metric(c.Metric),
+		Metric:      classify.Metric(c.Metric),
 	}
 }
 
