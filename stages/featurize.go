@@ -67,8 +67,25 @@ type Featurize struct {
 	// Transform on each batch. If nil, the first text batch sets it to
 	// DefaultStreamTFIDF().
 	TFIDF *TFIDF
+	// MaxDim, if positive, bounds the stream's dimension: a batch of more
+	// features is rejected, every record of it, before the model sees it.
+	MaxDim int
+	// MaxWindowBytes, if positive, bounds 8·D·Window, the bytes of a
+	// window of dense samples: a dense batch whose dimension D would
+	// exceed it is rejected as a whole before it fixes the stream's.
+	MaxWindowBytes int64
+	// MaxClasses, if positive, bounds the distinct labels (classes) the
+	// stream learns: a labeled sample or a late label that would add a
+	// class beyond it is rejected (per-class state takes memory in
+	// proportion to the window times the classes).
+	MaxClasses int
 
 	dim int
+	// maxEntries, if positive, bounds the entries of a text row: the
+	// Learner sets it to MaxWindowBytes / (12 · Window), 12 bytes being a
+	// sparse entry (index and value), so that a window of text rows stays
+	// within MaxWindowBytes.
+	maxEntries int
 }
 
 // RowError is the reason Featurize cannot use one sample.
@@ -168,6 +185,8 @@ func (f *Featurize) sparseRows(m *sparse.CSR, n int, empty error) (model.Data, [
 			bad = append(bad, &RowError{i, fmt.Errorf("%d features, the stream has %d", d, f.dim)})
 		case empty != nil && len(ind) == 0:
 			bad = append(bad, &RowError{i, empty})
+		case f.maxEntries > 0 && len(ind) > f.maxEntries:
+			bad = append(bad, &RowError{i, fmt.Errorf("%d distinct terms, over the limit of %d per document (a window of them would exceed --max-window-bytes)", len(ind), f.maxEntries)})
 		default:
 			if err := checkRow(val); err != nil {
 				bad = append(bad, &RowError{i, err})

@@ -192,7 +192,7 @@ func (l *Learner) LearnFeatures(f *Features) (*Step, error) {
 	l.init()
 	st := &Step{Rejects: slices.Clone(f.Rejects)}
 	l.sc.c.Records += int64(n)
-	x, keep, bad := l.Featurize.RowsOf(f)
+	x, keep, bad := l.rows(f)
 	st.Rejects = append(st.Rejects, bad...)
 	l.sc.c.Rejected += int64(len(st.Rejects))
 	id := l.Window.Identify(f, x, keep)

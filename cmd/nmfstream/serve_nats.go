@@ -148,7 +148,7 @@ type natsRecordsResponse struct {
 }
 
 func (ns *natsServer) handleRecords(w http.ResponseWriter, r *http.Request) {
-	batches, err := parseJSONRecords(http.MaxBytesReader(w, r.Body, ns.maxBody), ns.batch)
+	batches, err := sources.ReadJSONLines(http.MaxBytesReader(w, r.Body, ns.maxBody), ns.batch, sources.JSONLimits{})
 	if err != nil {
 		writeBodyError(w, "cannot read records", err)
 		return
@@ -185,7 +185,7 @@ func (ns *natsServer) handleRecords(w http.ResponseWriter, r *http.Request) {
 }
 
 func (ns *natsServer) handleLabels(w http.ResponseWriter, r *http.Request) {
-	labels, err := parseLabels(http.MaxBytesReader(w, r.Body, ns.maxBody))
+	labels, _, err := sources.ReadJSONLabels(http.MaxBytesReader(w, r.Body, ns.maxBody), sources.JSONLimits{})
 	if err != nil {
 		writeBodyError(w, "bad label record", err)
 		return
