@@ -1,0 +1,179 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nmfstream/nmfstream/datasets"
+	"github.com/nmfstream/nmfstream/sources"
+)
+
+func TestEditDistance(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0}, {"fit", "fit", 0}, {"", "abc", 3}, {"fti", "fit", 1}, {"trian", "train", 1},
+		{"kitten", "sitting", 3}, {"lables", "labels", 1}, {"stram", "stream", 1}, {"ca", "abc", 3},
+	} {
+		if got := editDistance(c.a, c.b); got != c.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		}
+		if got := editDistance(c.b, c.a); got != c.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d (symmetric)", c.b, c.a, got, c.want)
+		}
+	}
+	cands := []string{"train", "test", "save", "labels", "label-column", "text-column"}
+	for word, want := range map[string]string{"trian": "train", "lables": "labels", "sav": "save", "txt-column": "text-column", "x": "", "zzzzzz": "", "label-col": "label-column"} {
+		if got := suggest(word, cands); got != want {
+			t.Errorf("suggest(%q) = %q, want %q", word, got, want)
+		}
+	}
+}
+
+// TestHelpOnStdout: help that is asked for is printed on stdout with exit
+// status 0 (so that it can be paged); no arguments at all is a usage error
+// on stderr.
+func TestHelpOnStdout(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}, {"help", "fit"}, {"fit", "--help"}, {"stream", "--in", "x.arrow", "-h"}, {"datasets", "-help"}} {
+		code, out, errs := runCmd(t, args...)
+		if code != 0 || errs != "" || !strings.Contains(out, "Usage:") {
+			t.Errorf("%v: exit %d, stdout %d bytes, stderr %q", args, code, len(out), errs)
+		}
+	}
+	code, out, errs := runCmd(t)
+	if code != 2 || out != "" || !strings.Contains(errs, "Usage:") {
+		t.Errorf("no arguments: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
+
+// TestTypoSuggestions: a mistyped flag or command gets the nearest name and
+// a few lines of usage, not the whole help.
+func TestTypoSuggestions(t *testing.T) {
+	code, _, errs := runCmd(t, "fit", "--trian", "train.arrow", "--save", "m.model")
+	if code != 2 || !strings.Contains(errs, `did you mean "--train"?`) || !strings.Contains(errs, "Usage: nmfstream fit --train F") {
+		t.Errorf("fit --trian: exit %d, stderr:\n%s", code, errs)
+	}
+	if n := strings.Count(errs, "\n"); n > 4 {
+		t.Errorf("fit --trian: %d lines on stderr, want the usage line only:\n%s", n, errs)
+	}
+	code, _, errs = runCmd(t, "fti", "--train", "x")
+	if code != 2 || !strings.Contains(errs, `did you mean "fit"?`) || strings.Count(errs, "\n") > 3 {
+		t.Errorf("fti: exit %d, stderr:\n%s", code, errs)
+	}
+	code, _, errs = runCmd(t, "help", "stram")
+	if code != 2 || !strings.Contains(errs, `did you mean "stream"?`) {
+		t.Errorf("help stram: exit %d, stderr:\n%s", code, errs)
+	}
+	code, _, errs = runCmd(t, "datasets", "digit", "--out", t.TempDir())
+	if code != 2 || !strings.Contains(errs, `did you mean "digits"?`) {
+		t.Errorf("datasets digit: exit %d, stderr:\n%s", code, errs)
+	}
+}
+
+// TestDemoRefusesNoLabels: demo --labels 0 (and a rank above the 64
+// pixels) is refused before any output.
+func TestDemoRefusesNoLabels(t *testing.T) {
+	for _, args := range [][]string{{"demo", "--labels", "0"}, {"demo", "--labels", "-3"}, {"demo", "--rank", "65"}, {"demo", "--labels", "500"}} {
+		code, out, errs := runCmd(t, args...)
+		if code != 2 || out != "" || !strings.Contains(errs, args[1]) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errs)
+		}
+	}
+}
+
+// TestDatasetsDigits: the digits files hold what the help says (two thirds
+// in train.arrow with 10 labels per class, the other third labeled in
+// test.arrow, every digit once in stream.arrow with a tenth of the labels
+// late), and the same seed writes the same bytes.
+func TestDatasetsDigits(t *testing.T) {
+	dir, dir2 := t.TempDir(), t.TempDir()
+	mustRun(t, "datasets", "digits", "--out", dir)
+	mustRun(t, "datasets", "digits", "--out", dir2)
+	x, y := datasets.Digits()
+	n, _ := x.Dims()
+	count := func(name string) (samples, labeled, labelOnly int, ids map[string]int) {
+		o := sources.Opener{}
+		src, err := o.Open(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		ids = map[string]int{}
+		for src.Next() {
+			b := src.Batch()
+			samples += len(b.IDs)
+			for i, l := range b.Labeled {
+				ids[b.IDs[i]]++
+				if l {
+					labeled++
+				}
+			}
+			labelOnly += len(b.LateLabels)
+		}
+		if err := src.Err(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return samples, labeled, labelOnly, ids
+	}
+	trN, trL, _, trIDs := count("train.arrow")
+	teN, teL, _, teIDs := count("test.arrow")
+	stN, stL, stLate, stIDs := count("stream.arrow")
+	if trN+teN != n || trL != 10*10 || teL != teN || teN < n/3-10 || teN > n/3+10 {
+		t.Errorf("train %d (%d labeled), test %d (%d labeled), want %d in all, 100 labeled in train, a third in test", trN, trL, teN, teL, n)
+	}
+	for id := range teIDs {
+		if trIDs[id] > 0 {
+			t.Errorf("digit %s in train.arrow and test.arrow", id)
+		}
+	}
+	if stN != n || len(stIDs) != n || stL != 0 || stLate != (n+5)/10 {
+		t.Errorf("stream: %d samples (%d distinct), %d labeled with their sample, %d late labels; want %d, 0, %d", stN, len(stIDs), stL, stLate, n, (n+5)/10)
+	}
+	_ = y
+	for _, f := range []string{"train.arrow", "test.arrow", "stream.arrow"} {
+		a, _ := os.ReadFile(filepath.Join(dir, f))
+		b, _ := os.ReadFile(filepath.Join(dir2, f))
+		if len(a) == 0 || !bytes.Equal(a, b) {
+			t.Errorf("%s: two runs with seed 1 differ (%d and %d bytes)", f, len(a), len(b))
+		}
+	}
+}
+
+// TestTextColumnRemembered: a CSV whose documents are in a column not
+// named "text", given only --label-column, is refused with a suggestion of
+// --text-column naming that column; fitted with it, the model remembers
+// its columns and classify reads the same CSV with no column flags.
+func TestTextColumnRemembered(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, "datasets", "brown", "--out", dir)
+	b, err := os.ReadFile(filepath.Join(dir, "brown.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := filepath.Join(dir, "mail.csv")
+	if err := os.WriteFile(body, bytes.Replace(b, []byte("id,genre,text"), []byte("id,genre,body"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := filepath.Join(dir, "m.model")
+	code, _, errs := runCmd(t, "fit", "--train", body, "--label-column", "genre", "--save", m)
+	if code == 0 || !strings.Contains(errs, "pass --text-column body") {
+		t.Errorf("fit without --text-column: exit %d, stderr:\n%s", code, errs)
+	}
+	if strings.Contains(errs, "Sheriff Felix Tabb said") && !strings.Contains(errs, "--rejects") {
+		t.Errorf("the summary quotes the whole document:\n%s", errs)
+	}
+	code, _, errs = runCmd(t, "fit", "--train", body, "--save", m)
+	if code == 0 || !strings.Contains(errs, "--label-column genre") {
+		t.Errorf("fit without column flags: exit %d, want --label-column genre suggested, stderr:\n%s", code, errs)
+	}
+	mustRun(t, "fit", "--train", body, "--text-column", "body", "--label-column", "genre", "--rank", "10", "--save", m)
+	code, out, errs := runCmd(t, "classify", "--model", m, "--in", body, "--out", filepath.Join(dir, "p.arrow"))
+	if code != 0 || !strings.Contains(out, "classified 45 records") || !strings.Contains(out, "accuracy on the 45 labeled records") ||
+		!strings.Contains(errs, "--text-column body --label-column genre") {
+		t.Errorf("classify on the training CSV: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+}
