@@ -40,6 +40,8 @@ label (int64, null when unlabeled) and id (int64, the digit's row):
   DIR/stream.arrow  every digit in a random order, a share f labeled, each
                     label a label-only record (null x, the digit's id)
                     n records after its digit: the stream of "demo"
+  DIR/digits.arrow  every digit with its label, in the data set's order:
+                    the true classes of the stream (accuracy --truth)
 brown: 45 texts of the Brown corpus, 3 of each of its 15 genres, as
   DIR/brown.csv     columns id, genre, text (one document per row)
 
@@ -98,6 +100,7 @@ func writeDigits(ctx context.Context, stdout io.Writer, dir string, seed uint64,
 		{"train.arrow", sp.train},
 		{"test.arrow", sp.test},
 		{"stream.arrow", digitsStream(y, seed, share, delay)},
+		{"digits.arrow", allDigits(len(y))},
 	}
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
@@ -172,6 +175,15 @@ func digitsStream(y []int, seed uint64, share float64, delay int) []digitRecord 
 			recs = append(recs, digitRecord{row: i, label: true})
 		}
 		delete(due, t)
+	}
+	return recs
+}
+
+// allDigits returns the records of digits.arrow: every digit, labeled.
+func allDigits(n int) []digitRecord {
+	recs := make([]digitRecord, n)
+	for i := range recs {
+		recs[i] = digitRecord{row: i, features: true, label: true}
 	}
 	return recs
 }

@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/datasets"
 	"github.com/nmfstream/nmfstream/sources"
@@ -175,5 +178,94 @@ func TestTextColumnRemembered(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "classified 45 records") || !strings.Contains(out, "accuracy on the 45 labeled records") ||
 		!strings.Contains(errs, "--text-column body --label-column genre") {
 		t.Errorf("classify on the training CSV: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+}
+
+// TestScoreWindows: windows of n samples score the samples with a known
+// class from the first prediction on, a missing prediction counting as
+// wrong.
+func TestScoreWindows(t *testing.T) {
+	ids := []string{"a", "b", "c", "d", "e", "f", "g"}
+	classes := []string{"1", "1", "", "2", "2", "1", "2"}
+	got := map[string]string{"a": "", "b": "1", "c": "2", "d": "1", "f": "1", "g": "2"} // e: no line
+	ws, err := scoreWindows(ids, classes, got, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a is before the first prediction; c has no class.
+	wantEnd, wantScored, wantRight := []int{3, 6, 7}, []int{1, 3, 1}, []int{1, 1, 1}
+	for w := range wantEnd {
+		if ws.End[w] != wantEnd[w] || ws.Scored[w] != wantScored[w] || ws.Right[w] != wantRight[w] {
+			t.Fatalf("windows end %v scored %v right %v, want %v %v %v", ws.End, ws.Scored, ws.Right, wantEnd, wantScored, wantRight)
+		}
+	}
+	if ws.NScored != 5 || ws.NRight != 3 || ws.Overall != 0.6 || ws.Acc[1] != 1.0/3 {
+		t.Errorf("overall %d of %d (%v), window 2 %v", ws.NRight, ws.NScored, ws.Overall, ws.Acc[1])
+	}
+	if _, err := scoreWindows(ids, classes, map[string]string{"x": "1"}, 3); err == nil {
+		t.Error("predictions of other ids accepted")
+	}
+}
+
+// TestAccuracyCommand: the stream's predictions scored against the true
+// classes of every digit give the demo's figure (every digit after the
+// first label, ~0.92), and the PNG is written.
+func TestAccuracyCommand(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, "datasets", "digits", "--out", dir)
+	in, pred := filepath.Join(dir, "stream.arrow"), filepath.Join(dir, "pred.jsonl")
+	mustRun(t, "stream", "--in", in, "--out", pred)
+	png := filepath.Join(dir, "acc.png")
+	out := mustRun(t, "accuracy", "--in", in, "--pred", "graph="+pred, "--truth", filepath.Join(dir, "digits.arrow"), "--png", png, "--window", "300")
+	var acc float64
+	var n int
+	if _, err := fmt.Sscanf(out, "graph: accuracy %f over %d scored samples", &acc, &n); err != nil || acc < 0.85 || n < 1600 || n > 1797 {
+		t.Errorf("accuracy %v over %d (%v):\n%s", acc, n, err, out)
+	}
+	if strings.Count(out, "  samples ") != 6 {
+		t.Errorf("want 6 windows of 300 of the 1797 samples:\n%s", out)
+	}
+	if st, err := os.Stat(png); err != nil || st.Size() < 1000 {
+		t.Errorf("PNG: %v", err)
+	}
+	// Without --truth only the stream's own late labels are scored.
+	out = mustRun(t, "accuracy", "--in", in, "--pred", pred)
+	if _, err := fmt.Sscanf(out, "pred: accuracy %f over %d scored samples", &acc, &n); err != nil || n > 180 || n < 100 {
+		t.Errorf("without --truth: %d scored (%v):\n%s", n, err, out)
+	}
+}
+
+// TestTopics: topTerms orders each column's terms by weight and drops
+// non-positive ones; the command lists the factors of a model of
+// documents and refuses a model of pixels.
+func TestTopics(t *testing.T) {
+	u := mat.NewDense(4, 2, []float64{
+		0.1, 0,
+		0.5, 0.2,
+		0, 0.9,
+		0.3, 0.2,
+	})
+	topics, err := topTerms(u, []string{"apple", "bank", "cat", "dog"}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(topics[0].Terms, topics[1].Terms); got != "[bank dog apple] [cat bank dog]" {
+		t.Errorf("top terms %s", got)
+	}
+	if _, err := topTerms(u, []string{"a"}, 3); err == nil {
+		t.Error("a vocabulary of 1 term for 4 rows accepted")
+	}
+	dir := t.TempDir()
+	mustRun(t, "datasets", "brown", "--out", dir)
+	m := filepath.Join(dir, "b.model")
+	mustRun(t, "fit", "--train", filepath.Join(dir, "brown.csv"), "--label-column", "genre", "--method", "nmf", "--rank", "6", "--save", m)
+	out := mustRun(t, "topics", "--model", m, "--top", "4")
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 6 || strings.Count(lines[0], ",") != 3 {
+		t.Errorf("topics of a rank-6 model, 4 terms each:\n%s", out)
+	}
+	train, _, _ := digitsFiles(t, dir, 8)
+	mustRun(t, "fit", "--train", train, "--method", "nmf", "--rank", "5", "--save", m)
+	if code, _, errs := runCmd(t, "topics", "--model", m); code != 1 || !strings.Contains(errs, "fitted on documents") {
+		t.Errorf("topics on a model of pixels: exit %d, %s", code, errs)
 	}
 }
