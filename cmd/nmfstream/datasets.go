@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -42,6 +44,9 @@ label (int64, null when unlabeled) and id (int64, the digit's row):
                     n records after its digit: the stream of "demo"
   DIR/digits.arrow  every digit with its label, in the data set's order:
                     the true classes of the stream (accuracy --truth)
+  DIR/records.jsonl the first 20 digits of test.arrow as JSON lines
+                    {"id":"new-1","x":[…]}, unlabeled: a body for serve's
+                    POST /v1/records
 brown: 45 texts of the Brown corpus, 3 of each of its 15 genres, as
   DIR/brown.csv     columns id, genre, text (one document per row)
 
@@ -118,7 +123,29 @@ func writeDigits(ctx context.Context, stdout io.Writer, dir string, seed uint64,
 		}
 		fmt.Fprintf(stdout, "wrote %s: %d records, %d with a label\n", path, len(f.recs), labeled)
 	}
+	path := filepath.Join(dir, "records.jsonl")
+	if err := writeRecordsJSONL(path, x, sp.test[:20]); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	fmt.Fprintf(stdout, "wrote %s: 20 unlabeled records for serve (ids new-1 to new-20)\n", path)
 	return nil
+}
+
+// writeRecordsJSONL writes the features of recs as JSON lines of serve's
+// POST /v1/records, ids new-1, new-2, ….
+func writeRecordsJSONL(path string, x *mat.Dense, recs []digitRecord) error {
+	var b strings.Builder
+	for i, r := range recs {
+		fmt.Fprintf(&b, `{"id":"new-%d","x":[`, i+1)
+		for j, v := range x.RawRowView(r.row) {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+		}
+		b.WriteString("]}\n")
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 // digitRecord is one record of a digits file: the digit's row of the data
