@@ -12,6 +12,7 @@ import (
 
 	"github.com/nmfstream/nmfstream/datasets"
 	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/stages"
 )
 
 func TestEditDistance(t *testing.T) {
@@ -267,5 +268,69 @@ func TestTopics(t *testing.T) {
 	mustRun(t, "fit", "--train", train, "--method", "nmf", "--rank", "5", "--save", m)
 	if code, _, errs := runCmd(t, "topics", "--model", m); code != 1 || !strings.Contains(errs, "fitted on documents") {
 		t.Errorf("topics on a model of pixels: exit %d, %s", code, errs)
+	}
+}
+
+// TestTopicsCheckpoint: a stream of documents hashes its terms, and
+// topics names each hashed column by a term of the input that maps to it:
+// hashedTerms' names map back to their columns, no stop word is among
+// them, and topics --checkpoint lists every factor of the stream.
+func TestTopicsCheckpoint(t *testing.T) {
+	_, texts, genres, err := datasets.BrownSample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 225 documents (each text in five parts): enough for the online
+	// model's first fit (100 samples).
+	var b strings.Builder
+	b.WriteString("id,genre,body\n")
+	var docs []string
+	for i, text := range texts {
+		words := strings.Fields(text)
+		n := len(words) / 5
+		for k := range 5 {
+			doc := strings.Join(words[k*n:(k+1)*n], " ")
+			docs = append(docs, doc)
+			fmt.Fprintf(&b, "d%d-%d,%s,%q\n", i, k, genres[i], strings.ReplaceAll(doc, `"`, `'`))
+		}
+	}
+	tf := stages.DefaultStreamTFIDF()
+	if err := tf.Update(docs[:50]); err != nil {
+		t.Fatal(err)
+	}
+	vocab, err := hashedTerms(tf, docs[:50], tf.Dim())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := map[string]bool{}
+	for _, w := range tf.StopWords {
+		stop[w] = true
+	}
+	named := 0
+	for j, term := range vocab {
+		if term == "" {
+			continue
+		}
+		named++
+		x, err := tf.Transform([]string{term})
+		if ind, _ := x.Row(0); err != nil || len(ind) != 1 || ind[0] != j || stop[term] {
+			t.Fatalf("column %d named %q, which maps to %v (stop word %v)", j, term, ind, stop[term])
+		}
+	}
+	if named < 1000 {
+		t.Errorf("%d columns named by the terms of 50 documents", named)
+	}
+	dir := t.TempDir()
+	in, ckpt := filepath.Join(dir, "parts.csv"), filepath.Join(dir, "run.ckpt")
+	if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "stream", "--in", in, "--text-column", "body", "--label-column", "genre", "--rank", "6", "--checkpoint", ckpt)
+	out := mustRun(t, "topics", "--checkpoint", ckpt, "--in", in, "--text-column", "body", "--top", "5")
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 6 || strings.Count(lines[5], ",") != 4 {
+		t.Errorf("topics of a rank-6 stream, 5 terms each:\n%s", out)
+	}
+	if code, _, errs := runCmd(t, "topics", "--checkpoint", ckpt); code != 2 || !strings.Contains(errs, "--in") {
+		t.Errorf("--checkpoint without --in: exit %d, %s", code, errs)
 	}
 }
