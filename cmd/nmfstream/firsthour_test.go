@@ -334,3 +334,24 @@ func TestTopicsCheckpoint(t *testing.T) {
 		t.Errorf("--checkpoint without --in: exit %d, %s", code, errs)
 	}
 }
+
+// TestReportTopics: a report on documents lists the top terms of each
+// factor, one row per column of U, in report.md and report.json.
+func TestReportTopics(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, "datasets", "brown", "--out", dir)
+	csv, out := filepath.Join(dir, "brown.csv"), filepath.Join(dir, "rep")
+	mustRun(t, "report", "--train", csv, "--test", csv, "--label-column", "genre", "--method", "nmf", "--rank", "6", "--quick", "--out", out)
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(md), "## Top terms of each factor")
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	if !ok || strings.Count(sec, "\n| ") != 6+1 || !strings.Contains(sec, "| 6 | ") {
+		t.Errorf("report.md: want a table of the 6 factors' terms:\n%s", sec)
+	}
+	if _, err := os.Stat(filepath.Join(out, "confusion.png")); err != nil {
+		t.Error(err)
+	}
+}
