@@ -110,9 +110,9 @@ func isHelpFlag(arg string) bool {
 	return arg == "-h" || arg == "--h" || arg == "-help" || arg == "--help"
 }
 
-// wantsHelp reports whether a command's arguments ask for its help before
-// the end of its flags ("--" or the first argument that is not a flag or
-// a flag's value; a value that looks like -h is taken for the flag).
+// wantsHelp reports whether a command's arguments ask for its help: a help
+// flag anywhere before "--" (a flag's value spelled like -h is taken for
+// the flag).
 func wantsHelp(args []string) bool {
 	for _, a := range args {
 		if a == "--" {
