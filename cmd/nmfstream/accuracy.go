@@ -22,7 +22,7 @@ func init() {
 	})
 }
 
-const accuracySynopsis = `accuracy --in F --pred P.jsonl [--pred NAME=P2.jsonl ...] [--truth T] [--window n] [--png OUT.png] [--json]
+const accuracySynopsis = `accuracy --in F --pred P.jsonl [--pred NAME=P2.jsonl ...] [--peer knn|last ...] [--truth T] [--window n] [--png OUT.png] [--json]
 
 Scores the arrival-time predictions that "nmfstream stream --out P.jsonl"
 wrote for the input F, window by window of n samples in input order, and
@@ -30,6 +30,12 @@ prints one line per window; with --png, draws the accuracy of each window
 against the samples seen, one line per --pred file (the first is the
 stream's, the others peers, e.g. a run with another --predictor), each
 named in the legend with its accuracy over the whole stream.
+
+--peer adds a peer computed from F itself, replayed in input order, each
+sample predicted on arrival with the labels that arrived before it: knn,
+the incremental raw 1-NN (the label of the nearest such sample on the
+input's dense features, BENCHMARKS.md's peer of the digits and MNIST
+streams), or last, the last label that arrived.
 
 A sample is scored when its true class is known: its label in F (with the
 sample or a later label-only record), or its id's label in --truth T (any
@@ -41,7 +47,8 @@ counts it.
 
 Examples:
   nmfstream accuracy --in data/stream.arrow --pred pred.jsonl --truth data/digits.arrow --png accuracy.png
-  nmfstream accuracy --in data/stream.arrow --pred graph=pred.jsonl --pred nearest=nearest.jsonl --window 300 --png accuracy.png`
+  nmfstream accuracy --in data/stream.arrow --pred graph=pred.jsonl --pred nearest=nearest.jsonl --window 300 --png accuracy.png
+  nmfstream accuracy --in data/stream.arrow --pred pred.jsonl --peer knn --peer last --truth data/digits.arrow --png accuracy.png`
 
 // predFile is one --pred flag: a name for the legend and a JSON lines file.
 type predFile struct{ name, path string }
@@ -53,6 +60,8 @@ func runAccuracy(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	window := fs.Int("window", 200, "samples per window (≥ 1)")
 	png := fs.String("png", "", "write the figure to this PNG `file`")
 	asJSON := fs.Bool("json", false, "print one JSON object per prediction file instead of text")
+	var csvf csvFlags
+	addCSVFlags(fs, &csvf)
 	var preds []predFile
 	fs.Func("pred", "predictions `[NAME=]FILE` written by stream --out (JSON lines); repeat for peers", func(s string) error {
 		name, path, ok := strings.Cut(s, "=")
@@ -60,6 +69,14 @@ func runAccuracy(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			name, path = strings.TrimSuffix(strings.TrimSuffix(baseName(s), ".jsonl"), ".json"), s
 		}
 		preds = append(preds, predFile{name, path})
+		return nil
+	})
+	var peers []string
+	fs.Func("peer", "a peer computed from the input: `knn` (incremental raw 1-NN) or last (the last label); repeat for both", func(s string) error {
+		if _, ok := peerNames[s]; !ok {
+			return fmt.Errorf("the built-in peers are knn and last%s", didYouMean(s, []string{"knn", "last"}))
+		}
+		peers = append(peers, s)
 		return nil
 	})
 	if err := parseFlags(fs, args); err != nil {
@@ -80,22 +97,13 @@ func runAccuracy(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := checkStart(checks...); err != nil {
 		return err
 	}
-	ids, classes, err := streamTruth(ctx, *in, *truth)
+	ids, classes, err := streamTruth(ctx, *in, *truth, csvf.opener(os.Stdin))
 	if err != nil {
 		return err
 	}
-	var curves []windowScores
-	for _, p := range preds {
-		got, err := readPredictions(p.path)
-		if err != nil {
-			return err
-		}
-		ws, err := scoreWindows(ids, classes, got, *window)
-		if err != nil {
-			return fmt.Errorf("--pred %s: %w", p.path, err)
-		}
-		ws.Name = p.name
-		curves = append(curves, ws)
+	curves, err := scoreAll(ctx, *in, ids, classes, preds, peers, *window, csvf.opener(os.Stdin))
+	if err != nil {
+		return err
 	}
 	printWindows(stdout, curves, *asJSON)
 	if *png != "" {
@@ -104,18 +112,57 @@ func runAccuracy(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	return nil
 }
 
-// streamTruth reads the stream's input and returns its samples' ids in
-// input order and the true class of each ("" when unknown), from the
-// input's own labels and, where those lack one, the labeled records of
-// truthPath by id.
-func streamTruth(ctx context.Context, path, truthPath string) (ids, classes []string, err error) {
-	o := sources.Opener{}
+// scoreAll scores the prediction files and the built-in peers (computed
+// from the input in, read with o) by window of window samples, the files
+// first; a peer the input cannot have fails before any file is read.
+func scoreAll(ctx context.Context, in string, ids, classes []string, preds []predFile, peers []string, window int, o sources.Opener) ([]windowScores, error) {
+	var peerGot []map[string]string // first: a peer the input cannot have fails early
+	for _, peer := range peers {
+		got, err := peerPredictions(ctx, in, peer, o)
+		if err != nil {
+			return nil, err
+		}
+		peerGot = append(peerGot, got)
+	}
+	var curves []windowScores
+	for _, p := range preds {
+		got, err := readPredictions(p.path)
+		if err != nil {
+			return nil, err
+		}
+		ws, err := scoreWindows(ids, classes, got, window)
+		if err != nil {
+			return nil, fmt.Errorf("--pred %s: %w", p.path, err)
+		}
+		ws.Name = p.name
+		curves = append(curves, ws)
+	}
+	for i, peer := range peers {
+		ws, err := scoreWindows(ids, classes, peerGot[i], window)
+		if err != nil {
+			return nil, fmt.Errorf("--peer %s: %w", peer, err)
+		}
+		ws.Name = map[string]string{"knn": "raw 1-NN peer", "last": "last-label peer"}[peer]
+		curves = append(curves, ws)
+	}
+	return curves, nil
+}
+
+// streamTruth reads the stream's input with o and returns its samples'
+// ids in input order and the true class of each ("" when unknown), from
+// the input's own labels and, where those lack one, the labeled records
+// of truthPath by id (read with the same CSV columns if it is a CSV, its
+// own columns otherwise).
+func streamTruth(ctx context.Context, path, truthPath string, o sources.Opener) (ids, classes []string, err error) {
 	in, err := readInput(ctx, path, o, nil)
 	if err != nil {
 		return nil, nil, err
 	}
 	byID := map[string]string{}
 	if truthPath != "" {
+		if !isCSV(truthPath) {
+			o = sources.Opener{}
+		}
 		t, err := readInput(ctx, truthPath, o, nil)
 		if err != nil {
 			return nil, nil, err
@@ -274,7 +321,7 @@ func fmtAcc(v float64) string {
 func plotWindows(path, in string, window int, curves []windowScores) error {
 	var ss []figure.Series
 	for i, c := range curves {
-		s := figure.Series{Name: fmt.Sprintf("%s (%.3f overall)", c.Name, c.Overall), Style: i, Dashed: i > 0}
+		s := figure.Series{Name: fmt.Sprintf("%s: %.3f", c.Name, c.Overall), Style: i, Dashed: i > 0}
 		for w, end := range c.End {
 			s.X, s.Y = append(s.X, float64(end)), append(s.Y, c.Acc[w])
 		}

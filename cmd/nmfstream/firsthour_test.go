@@ -355,3 +355,41 @@ func TestReportTopics(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestAccuracyPeers: the built-in peers replay the input: the raw 1-NN
+// predicts each digit from the digits labeled before it (about 0.85 on
+// the digits stream, below the stream's graph predictor), the last label
+// is right about one time in ten (10 classes in random order); knn on
+// documents is refused.
+func TestAccuracyPeers(t *testing.T) {
+	if got := nearestLabel([][]float64{{0, 0}, {5, 5}, {1, 0}}, []string{"a", "b", "c"}, []float64{0.9, 0.2}); got != "c" {
+		t.Errorf("nearest of (0.9, 0.2): %q, want c", got)
+	}
+	if got := nearestLabel(nil, nil, []float64{1}); got != "" {
+		t.Errorf("nearest among none: %q", got)
+	}
+	dir := t.TempDir()
+	mustRun(t, "datasets", "digits", "--out", dir)
+	mustRun(t, "datasets", "brown", "--out", dir)
+	in, pred := filepath.Join(dir, "stream.arrow"), filepath.Join(dir, "pred.jsonl")
+	mustRun(t, "stream", "--in", in, "--out", pred)
+	out := mustRun(t, "accuracy", "--in", in, "--pred", "graph="+pred, "--peer", "knn", "--peer", "last", "--truth", filepath.Join(dir, "digits.arrow"))
+	acc := map[string]float64{}
+	for _, l := range strings.Split(out, "\n") {
+		if name, rest, ok := strings.Cut(l, ": accuracy "); ok && !strings.HasPrefix(l, " ") {
+			var a float64
+			fmt.Sscan(rest, &a)
+			acc[name] = a
+		}
+	}
+	if acc["raw 1-NN peer"] < 0.75 || acc["raw 1-NN peer"] >= acc["graph"] || acc["last-label peer"] > 0.2 {
+		t.Errorf("accuracies %v: want the 1-NN peer in [0.75, graph's) and the last label under 0.2\n%s", acc, out)
+	}
+	code, _, errs := runCmd(t, "accuracy", "--in", filepath.Join(dir, "brown.csv"), "--label-column", "genre", "--pred", pred, "--peer", "knn")
+	if code == 0 || !strings.Contains(errs, "no dense features") {
+		t.Errorf("--peer knn on documents: exit %d, %s", code, errs)
+	}
+	if code, _, errs := runCmd(t, "accuracy", "--in", in, "--pred", pred, "--peer", "kn"); code != 2 || !strings.Contains(errs, `did you mean "knn"`) {
+		t.Errorf("--peer kn: exit %d, %s", code, errs)
+	}
+}
