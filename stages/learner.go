@@ -104,6 +104,15 @@ type Learner struct {
 	// SpreadSweeps is the number of sweeps of PredictGraph's label scores
 	// over the window per batch. If zero, it defaults to 3.
 	SpreadSweeps int
+	// SpreadPower is p of PredictGraph's edge weights, the cosine of the
+	// two samples (CodesOnly: of their codes) to the power p. If zero, it
+	// defaults to 20 on dense rows and to binary weights on sparse ones
+	// (documents); a negative value spreads over the k-NN graph's own
+	// weights (Model.Weighting; binary by default).
+	SpreadPower float64
+	// Codes says what the predictor reads of the codes (CodeUse). The zero
+	// value is CodesAuto.
+	Codes CodeUse
 	// Split, if set, runs the PredictWalk walks of a batch in parts at
 	// once (pipeline.Split provides one), each part with its own walker;
 	// the predictions are the same as without it.
@@ -120,6 +129,7 @@ type Learner struct {
 	pending fifo[string] // labels waiting for their sample
 	c       Counters
 	sp      spreader  // PredictGraph's label scores
+	cg      codeGraph // CodesOnly's graph of the codes
 	lin     linear    // PredictGraph's linear model
 	hd      hedge     // PredictGraph's weights of its experts
 	rc      recent    // PredictGraph's no-change expert
@@ -286,7 +296,10 @@ func (l *Learner) Learn(b *record.Batch) (*Step, error) {
 	return l.LearnFeatures(Prepare(b))
 }
 
-var errNoModel = errors.New("stages: learner: no model")
+var (
+	errNoModel  = errors.New("stages: learner: no model")
+	errCodesOff = errors.New("stages: learner: CodesOff with a predictor of codes (nearest, walk or propagate): use PredictGraph or PredictSpread")
+)
 
 // LearnFeatures is the learning stage of a stream, on a batch Prepare (or
 // the caller) featurized: it vectorizes text, rejects the samples whose
@@ -305,6 +318,9 @@ func (l *Learner) LearnFeatures(f *Featurized) (*Step, error) {
 		return nil, errNoModel
 	}
 	f.check()
+	if l.Codes == CodesOff && l.Predictor != PredictGraph && l.Predictor != PredictSpread {
+		return nil, errCodesOff
+	}
 	l.init()
 	st := &Step{Rejects: slices.Clone(f.Rejects)}
 	l.c.Records += int64(f.Records())
@@ -342,6 +358,13 @@ func (l *Learner) LearnFeatures(f *Featurized) (*Step, error) {
 			return nil, fmt.Errorf("stages: learner: %w", err)
 		}
 		l.track(ids, b, keep, fresh)
+		if l.Codes == CodesOnly && l.Model.Started() {
+			l.cg.k = l.Model.Graph.K
+			if l.cg.k == 0 {
+				l.cg.k = defaultCodeNeighbors
+			}
+			l.cg.add(l.Model.KNN(), l.Model.Codes(), ids)
+		}
 		l.c.Samples += int64(len(fresh))
 	}
 	for _, ll := range f.LateLabels {
@@ -440,7 +463,7 @@ func (l *Learner) setLabel(n, c int) error {
 	l.nodes[n].class = c
 	l.nodes[n].revisits = linearRevisits
 	if l.linear() {
-		d, ind, val := l.Model.Row(n)
+		d, ind, val := l.linRow(n)
 		l.lin.step(d, ind, val, c)
 		l.rc.learn(c)
 	}

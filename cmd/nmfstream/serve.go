@@ -110,6 +110,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if cfg.Metric, err = parseMetric(*metric); err != nil {
 		return err
 	}
+	if err := checkCodeUse(cfg); err != nil {
+		return err
+	}
 	if cfg.Rank <= 0 || cfg.Batch < 0 || *recent < 0 {
 		return fmt.Errorf("%w: -rank must be positive, -batch and -recent not negative", errUsage)
 	}

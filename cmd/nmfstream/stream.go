@@ -55,6 +55,14 @@ type streamSummary struct {
 	ResumedFrom      int64        `json:"resumed_from"`
 	Window           int          `json:"window"`
 	Rank             int          `json:"rank"`
+	// CodeNN1 and CodeNMI score the codes of the window's labeled samples
+	// (at most the 5,000 most recent, CodeN of them) against their labels:
+	// leave-one-out 1-NN accuracy and the NMI of a k-means clustering
+	// (stages.Learner.Embedding); null before the first fit. They are
+	// computed after the run, outside Seconds.
+	CodeNN1 jsonFloat `json:"code_1nn"`
+	CodeNMI jsonFloat `json:"code_nmi"`
+	CodeN   int       `json:"code_n"`
 }
 
 // jsonFloat writes NaN as null.
@@ -78,7 +86,7 @@ func autoBatch(window int) int { return max(10, window/100) }
 // addOnlineFlags declares the flags of the online learner.
 func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
 	c.Method = "gnmf"
-	fs.Func("method", "algorithm learned online: gnmf (the default), nmf, dgnmf, ssknmf, n2s2l, nge or auto (see fit -help); the graph predictor does not depend on it, the codes do", func(s string) error {
+	fs.Func("method", "algorithm learned online: gnmf (the default), nmf, dgnmf, ssknmf, n2s2l, nge or auto (see fit -help); it shapes the codes, which --codes auto reads only for samples no label reaches in the raw graph (--codes only or --predictor nearest read them for every sample)", func(s string) error {
 		m, err := methods.Lookup(s)
 		if err != nil {
 			return err
@@ -100,6 +108,12 @@ func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
 	fs.IntVar(&c.Sweeps, "sweeps", 0, "multiplicative sweeps of the affected codes per step (0: 10)")
 	fs.Float64Var(&c.Forget, "forget", 0, "forgetting factor of the statistics in (0, 1) (0: exact window statistics)")
 	fs.IntVar(&c.SearchDim, "search-dim", 0, "search neighbours in a random projection to this many dimensions (0: the full samples)")
+	fs.Func("codes", "what the predictor reads of the codes: auto (the default: the labels spread over the raw samples' graph; the codes predict the samples no label reaches), off (the raw samples alone) or only (the codes alone: the labels spread over a graph of the codes, and on documents a linear model of the codes) — the ablations of BENCHMARKS.md", func(s string) error {
+		u, err := stages.ParseCodeUse(s)
+		c.Codes = int(u)
+		return err
+	})
+	fs.Float64Var(&c.SpreadPower, "spread-power", 0, "p of the graph predictor's edge weights, the cosine of the two samples to the power p (0: 20 on dense rows, binary weights on documents; negative: the graph's binary weights)")
 	fs.Func("revisit", "older codes swept with each step's new ones: changed (every node whose graph edges changed; the default), neighbors (the new samples' neighbours) or none (only the new samples and a round-robin refresh: fastest)", func(s string) error {
 		r, err := parseRevisit(s)
 		c.Revisit = int(r)
@@ -135,6 +149,15 @@ func parsePredictor(s string) (int, error) {
 		return int(stages.PredictSpread), nil
 	}
 	return 0, fmt.Errorf("%w: -predictor %q: want graph, spread, nearest, walk or propagate", errUsage, s)
+}
+
+// checkCodeUse refuses --codes off with a predictor that classifies codes.
+func checkCodeUse(c onlineConfig) error {
+	p := stages.Predictor(c.Predictor)
+	if stages.CodeUse(c.Codes) == stages.CodesOff && p != stages.PredictGraph && p != stages.PredictSpread {
+		return fmt.Errorf("%w: --codes off leaves nothing to --predictor nearest, walk or propagate, which classify the codes: use --predictor graph or spread", errUsage)
+	}
+	return nil
 }
 
 func parseMetric(s string) (int, error) {
@@ -210,6 +233,9 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if cfg.Metric, err = parseMetric(*metric); err != nil {
+		return err
+	}
+	if err := checkCodeUse(cfg); err != nil {
 		return err
 	}
 	if cfg.Rank <= 0 || cfg.Batch < 0 || cfg.Window < 0 || cfg.Neighbors < 0 {
@@ -383,6 +409,8 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if elapsed > 0 {
 		sum.RecordsPerSecond = float64(runRecords) / elapsed
 	}
+	emb := l.Embedding()
+	sum.CodeNN1, sum.CodeNMI, sum.CodeN = jsonFloat(emb.NN1), jsonFloat(emb.NMI), emb.N
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		if err := enc.Encode(sum); err != nil {
@@ -396,6 +424,9 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			c.Records, runRecords, sum.RecordsPerSecond, c.Samples, c.Rejected, c.Duplicates, c.LateLabels, sum.Pending)
 		fmt.Fprintf(stdout, "prequential accuracy %.4f (95%% interval %.4f–%.4f): %d of the %d labeled samples after the first label right on arrival (%d without a prediction, counted wrong); balanced accuracy %.4f, macro-F1 %.4f\n",
 			c.Accuracy(), lo, hi, c.Correct, c.Labeled, c.Unpredicted, sc.BalancedAccuracy, sc.MacroF1)
+		if emb.N > 0 {
+			fmt.Fprintf(stdout, "codes of the window's %d labeled samples: 1-NN accuracy %.4f (leave one out), NMI of k-means %.4f\n", emb.N, emb.NN1, emb.NMI)
+		}
 	}
 	if c.Rejected > 0 && !*asJSON {
 		fmt.Fprintf(stderr, "nmfstream stream: %d records rejected\n", c.Rejected)
@@ -443,6 +474,10 @@ func sameConfig(fs *flag.FlagSet, now, saved onlineConfig) error {
 			a, b = now.Predictor, saved.Predictor
 		case "metric":
 			a, b = now.Metric, saved.Metric
+		case "codes":
+			a, b = now.Codes, saved.Codes
+		case "spread-power":
+			a, b = now.SpreadPower, saved.SpreadPower
 		default:
 			return
 		}
