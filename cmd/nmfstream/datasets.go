@@ -160,7 +160,7 @@ type digitRecord struct {
 // digitsSplitRecords are the records of train.arrow and test.arrow.
 type digitsSplitRecords struct{ train, test []digitRecord }
 
-// splitDigitsRows draws the split of demo (splitDigits, DESIGN.md §7: one
+// splitDigitsRows draws the split of demo (splitDigits, docs/DESIGN.md §7: one
 // third held out, perClass labels per class in the rest) as records.
 func splitDigitsRows(y []int, perClass int, seed uint64) (digitsSplitRecords, error) {
 	s, err := metrics.Split(y, 1.0/3, perClass, rand.NewPCG(seed, seed))
