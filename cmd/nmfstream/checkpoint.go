@@ -214,6 +214,11 @@ func readCheckpoint(r io.ReaderAt, size int64, name string) (*checkpoint, error)
 // restore returns a Learner in the state of cp.
 func (cp *checkpoint) restore() (*stages.Learner, error) {
 	l := cp.Config.learner()
+	if o := cp.State.Online; o != nil && o.K > 0 && o.K < l.Model.Rank && o.K <= o.Dim {
+		// The rank was lowered to the stream's dimension before the first
+		// fit (stages' capRank): the state has that rank, not --rank.
+		l.Model.Rank = o.K
+	}
 	if err := l.Restore(cp.State); err != nil {
 		return nil, err
 	}
