@@ -127,7 +127,7 @@ func (p *parquetRecords) Next() bool {
 		}
 		schema := p.pf.MetaData().Schema
 		for _, c := range p.cols {
-			rd, err := rg.Column(schema.ColumnIndexByName(c.base().path))
+			rd, err := p.columnReader(rg, schema, c.base().path)
 			if err == nil {
 				err = c.start(rd)
 			}
@@ -165,6 +165,22 @@ func (p *parquetRecords) Next() bool {
 	p.left -= n
 	p.off += n
 	return true
+}
+
+// columnReader returns a reader of the column chunk at path in the row
+// group rg (p.rg-1), whose data pages are checked (checkedPages) before
+// they are decoded.
+func (p *parquetRecords) columnReader(rg *file.RowGroupReader, s *schema.Schema, path string) (file.ColumnChunkReader, error) {
+	i := s.ColumnIndexByName(path)
+	if i < 0 || i >= rg.NumColumns() {
+		return nil, fmt.Errorf("no column chunk for %s among %d", path, rg.NumColumns())
+	}
+	pages, err := rg.GetColumnPageReader(i)
+	if err != nil {
+		return nil, err
+	}
+	checked := &checkedPages{PageReader: pages, descr: s.Column(i), rg: p.rg - 1, col: path}
+	return file.NewColumnReader(s.Column(i), checked, p.mem, p.pf.BufferPool()), nil
 }
 
 func (p *parquetRecords) Record() arrow.Record { return p.rec }
@@ -295,7 +311,10 @@ type pqColumn[T any] struct {
 	appendTo func(b array.Builder, v T) // to the primitive (value) builder
 	clone    bool                       // copy byte arrays out of the page buffers
 
-	rd       interface{ HasNext() bool }
+	rd interface {
+		HasNext() bool
+		Err() error
+	}
 	read     func(n int64, vals []T, def, rep []int16) (int64, int, error)
 	def, rep []int16
 	vals     []T
@@ -355,7 +374,7 @@ func (c *pqColumn[T]) fill() error {
 	}
 	if !c.rd.HasNext() {
 		c.eof = true
-		return nil
+		return c.rd.Err() // a page checkedPages refused, or a read error
 	}
 	need := c.lend + parquetChunk
 	if len(c.def) < need {
@@ -366,6 +385,9 @@ func (c *pqColumn[T]) fill() error {
 		c.vals = slices.Grow(c.vals[:c.vend], need-c.vend)[:need]
 	}
 	levels, values, err := c.read(parquetChunk, c.vals[c.vend:], c.def[c.lend:], c.rep[c.lend:])
+	if err == nil {
+		err = c.rd.Err()
+	}
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,267 @@
+package sources
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/apache/arrow/go/v15/parquet"
+	"github.com/apache/arrow/go/v15/parquet/file"
+	"github.com/apache/arrow/go/v15/parquet/schema"
+)
+
+// checkedPages is a file.PageReader that checks each data page before the
+// column reader decodes it: the page must hold the num_values its header
+// claims, as definition and repetition levels and, for a required column,
+// as values. arrow-go v15's columnChunkReader.readBatch loops without end
+// on a page whose levels (or a required column's values) run out before
+// num_values: each turn decodes nothing and consumes nothing (found by
+// FuzzParquet; the class of arrow C++ PARQUET-2109 and arrow-rs #1997).
+// The check decodes only the run headers of the levels, not the levels, so
+// its cost is linear in the page's bytes and far below the column
+// reader's.
+//
+// A refused page ends the column chunk: Next returns false and Err names
+// the row group, the column, the page (counted from 0, a dictionary page
+// included) and the problem. The caller must check the column reader's
+// Err when it reports no more data (pqColumn.fill does).
+type checkedPages struct {
+	file.PageReader
+	descr *schema.Column
+	rg    int    // row group, for errors
+	col   string // column path, for errors
+	page  int    // pages returned so far
+	err   error
+}
+
+func (p *checkedPages) Next() bool {
+	if p.err != nil || !p.PageReader.Next() {
+		return false
+	}
+	p.page++
+	if err := checkDataPage(p.PageReader.Page(), p.descr); err != nil {
+		p.err = fmt.Errorf("parquet row group %d, column %s, page %d: %w", p.rg, p.col, p.page-1, err)
+		return false
+	}
+	return true
+}
+
+func (p *checkedPages) Err() error {
+	if p.err != nil {
+		return p.err
+	}
+	return p.PageReader.Err()
+}
+
+// checkDataPage checks that the data page pg of column d holds its
+// num_values levels (and values, for a required column). Other pages pass.
+func checkDataPage(pg file.Page, d *schema.Column) error {
+	var n int
+	var rep, def, vals []byte
+	var repEnc, defEnc parquet.Encoding
+	switch pg := pg.(type) {
+	case *file.DataPageV1:
+		n = int(pg.NumValues())
+		if n < 0 {
+			return fmt.Errorf("data page header claims %d values", n)
+		}
+		buf := pg.Data()
+		repEnc, defEnc = pg.RepetitionLevelEncoding(), pg.DefinitionLevelEncoding()
+		// Layout: repetition levels, definition levels, values; levels
+		// in RLE with a 4-byte length, or (deprecated) BIT_PACKED.
+		for _, l := range []struct {
+			max int16
+			enc parquet.Encoding
+			out *[]byte
+		}{{d.MaxRepetitionLevel(), repEnc, &rep}, {d.MaxDefinitionLevel(), defEnc, &def}} {
+			if l.max == 0 {
+				continue
+			}
+			size, err := v1LevelsSize(l.enc, l.max, n, buf)
+			if err != nil {
+				return err
+			}
+			skip := 0
+			if l.enc == parquet.Encodings.RLE {
+				skip = 4 // the length prefix
+			}
+			*l.out, buf = buf[skip:size], buf[size:]
+		}
+		vals = buf
+	case *file.DataPageV2:
+		n = int(pg.NumValues())
+		if n < 0 {
+			return fmt.Errorf("data page header claims %d values", n)
+		}
+		buf := pg.Data()
+		rl, dl := int64(pg.RepetitionLevelByteLen()), int64(pg.DefinitionLevelByteLen())
+		if rl < 0 || dl < 0 || rl+dl > int64(len(buf)) {
+			return fmt.Errorf("levels of %d + %d bytes in a data page of %d bytes", rl, dl, len(buf))
+		}
+		// Levels in RLE without a length prefix. Repetition levels
+		// may be written for a column without any (ARROW-17453).
+		rep, def, vals = buf[:rl], buf[rl:rl+dl], buf[rl+dl:]
+		repEnc, defEnc = parquet.Encodings.RLE, parquet.Encodings.RLE
+	default:
+		return nil
+	}
+	for _, l := range []struct {
+		name string
+		max  int16
+		enc  parquet.Encoding
+		data []byte
+	}{{"repetition", d.MaxRepetitionLevel(), repEnc, rep}, {"definition", d.MaxDefinitionLevel(), defEnc, def}} {
+		if l.max == 0 || l.enc != parquet.Encodings.RLE {
+			continue // BIT_PACKED levels: arrow-go checks their size
+		}
+		if got := rleCount(l.data, levelBitWidth(l.max), n); got < n {
+			return fmt.Errorf("data page header claims %d values, its %s levels (%d bytes) hold %d", n, l.name, len(l.data), got)
+		}
+	}
+	if d.MaxDefinitionLevel() > 0 {
+		// The column reader takes its progress from the levels; the
+		// values are counted against them as they are read (pqColumn.fill).
+		return nil
+	}
+	return checkRequiredValues(parquet.Encoding(pg.Encoding()), d, vals, n)
+}
+
+// v1LevelsSize returns the size in bytes of the levels of n values at the
+// start of a V1 data page's buf.
+func v1LevelsSize(enc parquet.Encoding, max int16, n int, buf []byte) (int, error) {
+	switch enc {
+	case parquet.Encodings.RLE:
+		if len(buf) < 4 {
+			return 0, fmt.Errorf("levels length prefix cut short: %d bytes left in the data page", len(buf))
+		}
+		size := int64(binary.LittleEndian.Uint32(buf))
+		if size > int64(len(buf)-4) {
+			return 0, fmt.Errorf("levels of %d bytes in the %d bytes left in the data page", size, len(buf)-4)
+		}
+		return 4 + int(size), nil
+	case parquet.Encodings.BitPacked:
+		size := (int64(n)*int64(levelBitWidth(max)) + 7) / 8
+		if size > int64(len(buf)) {
+			return 0, fmt.Errorf("bit-packed levels of %d values need %d bytes, the data page has %d left", n, size, len(buf))
+		}
+		return int(size), nil
+	}
+	return 0, fmt.Errorf("levels in encoding %s", enc)
+}
+
+// levelBitWidth is the bit width of levels up to max.
+func levelBitWidth(max int16) int {
+	w := 0
+	for v := max; v > 0; v >>= 1 {
+		w++
+	}
+	return w
+}
+
+// checkRequiredValues checks that vals, the values of a data page of the
+// required column d, hold the page's n values, for the encodings whose
+// arrow-go v15 decoders return no values and no error when they run out
+// (dictionary indices, DELTA_BINARY_PACKED) and for PLAIN.
+func checkRequiredValues(enc parquet.Encoding, d *schema.Column, vals []byte, n int) error {
+	switch enc {
+	case parquet.Encodings.Plain:
+		if d.PhysicalType() == parquet.Types.ByteArray {
+			rest := vals
+			for i := range n {
+				if len(rest) < 4 {
+					return fmt.Errorf("data page header claims %d values, its PLAIN values hold %d", n, i)
+				}
+				size := int64(binary.LittleEndian.Uint32(rest))
+				if size > int64(len(rest)-4) {
+					return fmt.Errorf("value %d of a data page: %d bytes in the %d bytes left", i, size, len(rest)-4)
+				}
+				rest = rest[4+size:]
+			}
+			return nil
+		}
+		var bits int64
+		switch d.PhysicalType() {
+		case parquet.Types.Boolean:
+			bits = 1
+		case parquet.Types.Int32, parquet.Types.Float:
+			bits = 32
+		case parquet.Types.Int64, parquet.Types.Double:
+			bits = 64
+		case parquet.Types.Int96:
+			bits = 96
+		case parquet.Types.FixedLenByteArray:
+			bits = 8 * int64(d.TypeLength())
+		}
+		if need := (int64(n)*bits + 7) / 8; need > int64(len(vals)) {
+			return fmt.Errorf("data page header claims %d values of %d bits, its PLAIN values have %d bytes", n, bits, len(vals))
+		}
+	case parquet.Encodings.PlainDict, parquet.Encodings.RLEDict:
+		if n == 0 {
+			return nil
+		}
+		if len(vals) == 0 {
+			return fmt.Errorf("data page header claims %d values, its dictionary indices are empty", n)
+		}
+		if w := int(vals[0]); w > 32 {
+			return fmt.Errorf("dictionary indices of bit width %d", w)
+		} else if got := rleCount(vals[1:], w, n); got < n {
+			return fmt.Errorf("data page header claims %d values, its dictionary indices (%d bytes) hold %d", n, len(vals), got)
+		}
+	case parquet.Encodings.DeltaBinaryPacked:
+		// Header: block size, miniblocks per block, total value count
+		// (unsigned varints), first value.
+		rest := vals
+		var total uint64
+		for range 3 {
+			v, k := binary.Uvarint(rest)
+			if k <= 0 {
+				return fmt.Errorf("DELTA_BINARY_PACKED header cut short")
+			}
+			rest, total = rest[k:], v
+		}
+		if total < uint64(n) {
+			return fmt.Errorf("data page header claims %d values, its DELTA_BINARY_PACKED header %d", n, total)
+		}
+	}
+	return nil
+}
+
+// rleCount returns how many values of bitWidth bits the RLE/bit-packed
+// hybrid runs in data hold, stopping once it reaches need (so its time is
+// linear in len(data) and bounded by need's runs). It stops where arrow-go
+// v15's RleDecoder stops: at a run header that does not decode, a run of
+// length 0 or beyond its limits, or a run cut short by the end of data (a
+// writer pads a bit-packed run to whole groups of 8).
+func rleCount(data []byte, bitWidth, need int) int {
+	count := 0
+	for count < need {
+		h, k := binary.Uvarint(data)
+		if k <= 0 {
+			break
+		}
+		data = data[k:]
+		runs := h >> 1
+		if h&1 == 1 { // bit-packed: runs groups of 8 values
+			if runs == 0 || runs > math.MaxInt32/8 {
+				break
+			}
+			size := runs * uint64(bitWidth)
+			if size > uint64(len(data)) {
+				break
+			}
+			data = data[size:]
+			count += int(runs) * 8
+		} else { // one value repeated runs times
+			if runs == 0 || runs > math.MaxInt32 {
+				break
+			}
+			size := (bitWidth + 7) / 8
+			if size > len(data) {
+				break
+			}
+			data = data[size:]
+			count += int(runs)
+		}
+	}
+	return count
+}
