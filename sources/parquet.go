@@ -27,7 +27,10 @@ import (
 //
 // A list row longer than maxDim elements stops the read with a
 // *LimitError before it is stored; the sizes of the buffers the column
-// readers allocate are bounded by the allocator (limitedAllocator).
+// readers allocate are bounded by the allocator (limitedAllocator); a data
+// page that holds fewer levels or values than its header claims stops the
+// read with an error naming the row group, column and page (checkedPages:
+// arrow-go v15 would loop on it forever).
 type parquetRecords struct {
 	pf     *file.Reader
 	schema *arrow.Schema

@@ -8,6 +8,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet"
+	"github.com/apache/arrow/go/v15/parquet/file"
+	"github.com/apache/arrow/go/v15/parquet/schema"
 )
 
 // readFuzzSeed returns the input of a go test fuzz v1 corpus file holding
@@ -82,6 +87,62 @@ func TestRLECount(t *testing.T) {
 	} {
 		if got := rleCount(c.data, c.width, c.need); got != c.want {
 			t.Errorf("%s: rleCount = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// TestCheckDataPage checks hand-made data pages against their headers'
+// num_values: pages that hold their values pass, pages whose levels or
+// (for a required column) values run out are refused, naming what ran out.
+func TestCheckDataPage(t *testing.T) {
+	col := func(n *schema.PrimitiveNode, def, rep int16) *schema.Column { return schema.NewColumn(n, def, rep) }
+	required := col(schema.NewInt32Node("label", parquet.Repetitions.Required, -1), 0, 0)
+	requiredText := col(schema.NewByteArrayNode("id", parquet.Repetitions.Required, -1), 0, 0)
+	optional := col(schema.NewFloat32Node("label", parquet.Repetitions.Optional, -1), 1, 0)
+	element := col(schema.NewFloat32Node("element", parquet.Repetitions.Optional, -1), 3, 1)
+	enc := parquet.Encodings
+	v1 := func(data []byte, n int32, e parquet.Encoding) file.Page {
+		return file.NewDataPageV1(memory.NewBufferBytes(data), n, e, enc.RLE, enc.RLE, int32(len(data)))
+	}
+	v2 := func(data []byte, n int32, defLen, repLen int32) file.Page {
+		return file.NewDataPageV2(memory.NewBufferBytes(data), n, 0, n, enc.Plain, defLen, repLen, int32(len(data)), false)
+	}
+	// optLevels: RLE definition levels with their 4-byte length: a run of
+	// 3 ones (defined), then the values.
+	optLevels := []byte{2, 0, 0, 0, 3 << 1, 1}
+	for _, c := range []struct {
+		name string
+		page file.Page
+		col  *schema.Column
+		want string // in the error; "" for none
+	}{
+		{"v1 optional, 3 levels", v1(append(optLevels, make([]byte, 12)...), 3, enc.Plain), optional, ""},
+		{"v1 optional, 4 claimed", v1(append(optLevels, make([]byte, 12)...), 4, enc.Plain), optional, "claims 4 values, its definition levels (2 bytes) hold 3"},
+		{"v1 levels length beyond the page", v1([]byte{9, 0, 0, 0, 3 << 1, 1}, 3, enc.Plain), optional, "levels of 9 bytes"},
+		{"v1 levels length cut short", v1([]byte{2, 0}, 3, enc.Plain), optional, "length prefix cut short"},
+		{"v1 negative count", v1(nil, -1, enc.Plain), optional, "claims -1 values"},
+		{"v2 list, 4 levels each", v2([]byte{4 << 1, 0, 4 << 1, 3}, 4, 2, 2), element, ""},
+		{"v2 list, definition levels run out", v2([]byte{4 << 1, 0, 2 << 1, 3}, 4, 2, 2), element, "definition levels (2 bytes) hold 2"},
+		{"v2 list, repetition levels run out", v2([]byte{1 << 1, 0, 4 << 1, 3}, 4, 2, 2), element, "repetition levels (2 bytes) hold 1"},
+		{"v2 levels beyond the page", v2([]byte{4 << 1, 0}, 4, 2, 2), element, "levels of 2 + 2 bytes in a data page of 2 bytes"},
+		{"required plain int32", v1(make([]byte, 8), 2, enc.Plain), required, ""},
+		{"required plain int32 short", v1(make([]byte, 8), 3, enc.Plain), required, "claims 3 values of 32 bits"},
+		{"required plain byte array", v1([]byte{1, 0, 0, 0, 'a'}, 1, enc.Plain), requiredText, ""},
+		{"required plain byte array, 2 claimed", v1([]byte{1, 0, 0, 0, 'a'}, 2, enc.Plain), requiredText, "its PLAIN values hold 1"},
+		{"required plain byte array beyond", v1([]byte{9, 0, 0, 0, 'a'}, 1, enc.Plain), requiredText, "9 bytes in the 1 bytes left"},
+		{"required dictionary indices", v1([]byte{1, 2 << 1, 0}, 2, enc.RLEDict), required, ""},
+		{"required dictionary indices run out", v1([]byte{1, 2 << 1, 0}, 3, enc.RLEDict), required, "dictionary indices (3 bytes) hold 2"},
+		{"required dictionary of bit width 40", v1([]byte{40, 2 << 1, 0}, 2, enc.PlainDict), required, "bit width 40"},
+		{"required delta", v1([]byte{0x80, 0x01, 4, 2, 0}, 2, enc.DeltaBinaryPacked), required, ""},
+		{"required delta runs out", v1([]byte{0x80, 0x01, 4, 2, 0}, 3, enc.DeltaBinaryPacked), required, "DELTA_BINARY_PACKED header 2"},
+		{"dictionary page", file.NewDictionaryPage(memory.NewBufferBytes(nil), 5, enc.Plain), required, ""},
+	} {
+		err := checkDataPage(c.page, c.col)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: error %v, want one saying %q", c.name, err, c.want)
 		}
 	}
 }
