@@ -17,6 +17,8 @@ import (
 // on a page whose levels (or a required column's values) run out before
 // num_values: each turn decodes nothing and consumes nothing (found by
 // FuzzParquet; the class of arrow C++ PARQUET-2109 and arrow-rs #1997).
+// A dictionary page must hold its num_values as PLAIN values: arrow-go
+// sizes the dictionary by the claim before decoding it.
 // The check decodes only the run headers of the levels, not the levels, so
 // its cost is linear in the page's bytes and far below the column
 // reader's.
@@ -54,7 +56,8 @@ func (p *checkedPages) Err() error {
 }
 
 // checkDataPage checks that the data page pg of column d holds its
-// num_values levels (and values, for a required column). Other pages pass.
+// num_values levels (and values, for a required column), and a dictionary
+// page its num_values PLAIN values. Other pages pass.
 func checkDataPage(pg file.Page, d *schema.Column) error {
 	var n int
 	var rep, def, vals []byte
@@ -102,6 +105,18 @@ func checkDataPage(pg file.Page, d *schema.Column) error {
 		// may be written for a column without any (ARROW-17453).
 		rep, def, vals = buf[:rl], buf[rl:rl+dl], buf[rl+dl:]
 		repEnc, defEnc = parquet.Encodings.RLE, parquet.Encodings.RLE
+	case *file.DictionaryPage:
+		// arrow-go sizes the dictionary by the header's num_values
+		// before it decodes a value (NewDictConverter): 41 GB for a
+		// fuzzed page of a few bytes. The values are PLAIN.
+		n := int(pg.NumValues())
+		if n < 0 {
+			return fmt.Errorf("dictionary page header claims %d values", n)
+		}
+		if err := checkPlainValues(d, pg.Data(), n); err != nil {
+			return fmt.Errorf("dictionary page: %w", err)
+		}
+		return nil
 	default:
 		return nil
 	}
@@ -165,36 +180,7 @@ func levelBitWidth(max int16) int {
 func checkRequiredValues(enc parquet.Encoding, d *schema.Column, vals []byte, n int) error {
 	switch enc {
 	case parquet.Encodings.Plain:
-		if d.PhysicalType() == parquet.Types.ByteArray {
-			rest := vals
-			for i := range n {
-				if len(rest) < 4 {
-					return fmt.Errorf("data page header claims %d values, its PLAIN values hold %d", n, i)
-				}
-				size := int64(binary.LittleEndian.Uint32(rest))
-				if size > int64(len(rest)-4) {
-					return fmt.Errorf("value %d of a data page: %d bytes in the %d bytes left", i, size, len(rest)-4)
-				}
-				rest = rest[4+size:]
-			}
-			return nil
-		}
-		var bits int64
-		switch d.PhysicalType() {
-		case parquet.Types.Boolean:
-			bits = 1
-		case parquet.Types.Int32, parquet.Types.Float:
-			bits = 32
-		case parquet.Types.Int64, parquet.Types.Double:
-			bits = 64
-		case parquet.Types.Int96:
-			bits = 96
-		case parquet.Types.FixedLenByteArray:
-			bits = 8 * int64(d.TypeLength())
-		}
-		if need := (int64(n)*bits + 7) / 8; need > int64(len(vals)) {
-			return fmt.Errorf("data page header claims %d values of %d bits, its PLAIN values have %d bytes", n, bits, len(vals))
-		}
+		return checkPlainValues(d, vals, n)
 	case parquet.Encodings.PlainDict, parquet.Encodings.RLEDict:
 		if n == 0 {
 			return nil
@@ -264,4 +250,39 @@ func rleCount(data []byte, bitWidth, need int) int {
 		}
 	}
 	return count
+}
+
+// checkPlainValues checks that vals holds n PLAIN values of column d.
+func checkPlainValues(d *schema.Column, vals []byte, n int) error {
+	if d.PhysicalType() == parquet.Types.ByteArray {
+		rest := vals
+		for i := range n {
+			if len(rest) < 4 {
+				return fmt.Errorf("page header claims %d values, its PLAIN values hold %d", n, i)
+			}
+			size := int64(binary.LittleEndian.Uint32(rest))
+			if size > int64(len(rest)-4) {
+				return fmt.Errorf("value %d of a page: %d bytes in the %d bytes left", i, size, len(rest)-4)
+			}
+			rest = rest[4+size:]
+		}
+		return nil
+	}
+	var bits int64
+	switch d.PhysicalType() {
+	case parquet.Types.Boolean:
+		bits = 1
+	case parquet.Types.Int32, parquet.Types.Float:
+		bits = 32
+	case parquet.Types.Int64, parquet.Types.Double:
+		bits = 64
+	case parquet.Types.Int96:
+		bits = 96
+	case parquet.Types.FixedLenByteArray:
+		bits = 8 * int64(d.TypeLength())
+	}
+	if need := (int64(n)*bits + 7) / 8; need > int64(len(vals)) {
+		return fmt.Errorf("page header claims %d values of %d bits, its PLAIN values have %d bytes", n, bits, len(vals))
+	}
+	return nil
 }

@@ -135,7 +135,11 @@ func TestCheckDataPage(t *testing.T) {
 		{"required dictionary of bit width 40", v1([]byte{40, 2 << 1, 0}, 2, enc.PlainDict), required, "bit width 40"},
 		{"required delta", v1([]byte{0x80, 0x01, 4, 2, 0}, 2, enc.DeltaBinaryPacked), required, ""},
 		{"required delta runs out", v1([]byte{0x80, 0x01, 4, 2, 0}, 3, enc.DeltaBinaryPacked), required, "DELTA_BINARY_PACKED header 2"},
-		{"dictionary page", file.NewDictionaryPage(memory.NewBufferBytes(nil), 5, enc.Plain), required, ""},
+		{"dictionary page", file.NewDictionaryPage(memory.NewBufferBytes(make([]byte, 8)), 2, enc.Plain), required, ""},
+		{"dictionary page claims 2^30 values", file.NewDictionaryPage(memory.NewBufferBytes(make([]byte, 8)), 1<<30, enc.Plain), required, "dictionary page: page header claims 1073741824 values of 32 bits, its PLAIN values have 8 bytes"},
+		{"byte array dictionary page", file.NewDictionaryPage(memory.NewBufferBytes([]byte{1, 0, 0, 0, 'a', 0, 0, 0, 0}), 2, enc.Plain), requiredText, ""},
+		{"byte array dictionary page runs out", file.NewDictionaryPage(memory.NewBufferBytes([]byte{1, 0, 0, 0, 'a', 0, 0, 0, 0}), 3, enc.Plain), requiredText, "claims 3 values, its PLAIN values hold 2"},
+		{"dictionary page of -1 values", file.NewDictionaryPage(memory.NewBufferBytes(nil), -1, enc.Plain), required, "claims -1 values"},
 	} {
 		err := checkDataPage(c.page, c.col)
 		switch {
