@@ -133,6 +133,23 @@ func checkDataPage(pg file.Page, d *schema.Column) error {
 			return fmt.Errorf("data page header claims %d values, its %s levels (%d bytes) hold %d", n, l.name, len(l.data), got)
 		}
 	}
+	if enc := parquet.Encoding(pg.Encoding()); enc == parquet.Encodings.DeltaLengthByteArray || enc == parquet.Encodings.DeltaByteArray {
+		// arrow-go makes a slice of lengths (4 bytes each) of the count
+		// in the values' DELTA_BINARY_PACKED header before it decodes
+		// them; that count is at most the page's num_values, and the
+		// slice at most maxIPCUncompressed bytes, the limit of any one
+		// allocation (limitedAllocator).
+		total, err := deltaTotal(vals)
+		if err != nil {
+			return fmt.Errorf("%s values: %w", enc, err)
+		}
+		if total > uint64(n) {
+			return fmt.Errorf("data page header claims %d values, its %s values %d", n, enc, total)
+		}
+		if total > maxIPCUncompressed/4 {
+			return fmt.Errorf("%s values: %d lengths exceed the limit of %d", enc, total, maxIPCUncompressed/4)
+		}
+	}
 	if d.MaxDefinitionLevel() > 0 {
 		// The column reader takes its progress from the levels; the
 		// values are counted against them as they are read (pqColumn.fill).
@@ -194,16 +211,9 @@ func checkRequiredValues(enc parquet.Encoding, d *schema.Column, vals []byte, n 
 			return fmt.Errorf("data page header claims %d values, its dictionary indices (%d bytes) hold %d", n, len(vals), got)
 		}
 	case parquet.Encodings.DeltaBinaryPacked:
-		// Header: block size, miniblocks per block, total value count
-		// (unsigned varints), first value.
-		rest := vals
-		var total uint64
-		for range 3 {
-			v, k := binary.Uvarint(rest)
-			if k <= 0 {
-				return fmt.Errorf("DELTA_BINARY_PACKED header cut short")
-			}
-			rest, total = rest[k:], v
+		total, err := deltaTotal(vals)
+		if err != nil {
+			return err
 		}
 		if total < uint64(n) {
 			return fmt.Errorf("data page header claims %d values, its DELTA_BINARY_PACKED header %d", n, total)
@@ -285,4 +295,19 @@ func checkPlainValues(d *schema.Column, vals []byte, n int) error {
 		return fmt.Errorf("page header claims %d values of %d bits, its PLAIN values have %d bytes", n, bits, len(vals))
 	}
 	return nil
+}
+
+// deltaTotal returns the total value count of the DELTA_BINARY_PACKED
+// header at the start of vals: block size, miniblocks per block and total
+// count, unsigned varints.
+func deltaTotal(vals []byte) (uint64, error) {
+	var total uint64
+	for range 3 {
+		v, k := binary.Uvarint(vals)
+		if k <= 0 {
+			return 0, fmt.Errorf("DELTA_BINARY_PACKED header cut short")
+		}
+		vals, total = vals[k:], v
+	}
+	return total, nil
 }
