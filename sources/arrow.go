@@ -227,7 +227,7 @@ func NewParquet(r parquet.ReaderAtSeeker) *Arrow {
 		if err != nil {
 			return nil, nil, err
 		}
-		return newParquetRecords(pf, stored, mem, batchSize(a.BatchSize), maxDim(a.MaxDim))
+		return newParquetRecords(pf, r, stored, mem, batchSize(a.BatchSize), maxDim(a.MaxDim))
 	}
 	return a
 }

@@ -2,6 +2,7 @@ package sources
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -151,5 +152,30 @@ func TestCheckDataPage(t *testing.T) {
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%s: error %v, want one saying %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestPageStream: Peek never returns bytes past the chunk's end (arrow-go
+// v15's buffered reader did, and its page reader parsed the same stale
+// header forever), Discard and Read consume.
+func TestPageStream(t *testing.T) {
+	b := &pageStream{data: []byte("abcdef")}
+	if v, err := b.Peek(4); string(v) != "abcd" || err != nil {
+		t.Fatalf("Peek(4) = %q, %v", v, err)
+	}
+	if n, err := b.Discard(4); n != 4 || err != nil {
+		t.Fatalf("Discard(4) = %d, %v", n, err)
+	}
+	if v, err := b.Peek(16 << 10); string(v) != "ef" || err != io.EOF {
+		t.Fatalf("Peek past the end = %q, %v; want the 2 bytes left and io.EOF", v, err)
+	}
+	if n, err := b.Discard(3); n != 2 || err != io.EOF {
+		t.Fatalf("Discard(3) of 2 bytes = %d, %v", n, err)
+	}
+	if v, _ := b.Peek(16 << 10); len(v) != 0 {
+		t.Fatalf("Peek at the end = %q, want nothing", v)
+	}
+	if n, err := b.Read(make([]byte, 4)); n != 0 || err != io.EOF {
+		t.Fatalf("Read at the end = %d, %v", n, err)
 	}
 }
