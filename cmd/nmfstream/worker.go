@@ -117,6 +117,9 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	if err := adoptNamespace(ctx, nc, &o.cfg, o.given, "worker", stderr); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	pool := &workerPool{cancel: cancel, done: make(chan error, o.workers)}
@@ -159,6 +162,7 @@ type workerOptions struct {
 	asJSON                 bool
 	cfg                    distributed.Config
 	csvf                   csvFlags
+	given                  map[string]bool // the flags the command line set
 }
 
 // parseWorkerFlags parses worker's arguments; an error says which flag is
@@ -194,6 +198,7 @@ func parseWorkerFlags(args []string, stderr io.Writer) (*workerOptions, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
+	o.given = givenFlags(fs)
 	if o.workers < 0 || o.after < 0 || cfg.Rank < 1 || cfg.Partitions < 1 || !(cfg.Alpha >= 0) || cfg.Window < 0 {
 		return nil, fmt.Errorf("%w: --workers, --after, --alpha and --window must not be negative, --rank and --partitions must be positive", errUsage)
 	}
