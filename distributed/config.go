@@ -62,8 +62,10 @@ type Config struct {
 	// PinnedTTL is how long a role stays with an instance that stopped
 	// pulling before it moves to another: the failover time. If zero, 2 s.
 	PinnedTTL time.Duration
-	// Idle is the pause of an owner between rounds that brought no new
-	// sample, when Rounds is zero. If zero, 100 ms.
+	// Idle is the longest pause of an owner between rounds that brought no
+	// new sample, when Rounds is zero: a sample or label published for its
+	// partition ends the pause at once (the rounds without one still
+	// refresh the older codes, at this pace). If zero, 100 ms.
 	Idle time.Duration
 	// SnapshotEvery is the number of rounds (owners) or versions
 	// (coordinator) between snapshots in the object store. If zero, 20.

@@ -118,3 +118,25 @@ func TestAwaitWorker(t *testing.T) {
 		t.Error("a namespace without workers has a live worker")
 	}
 }
+
+// TestOwnerWakesOnArrival checks that an owner idle between empty rounds
+// takes a newly published sample at once: with Idle set to a minute, the
+// second batch must be applied long before the pause would end.
+func TestOwnerWakesOnArrival(t *testing.T) {
+	nc, url := startServer(t)
+	cfg := Config{Namespace: "wake", Rank: 3, Partitions: 1, Seed: 2, PinnedTTL: 500 * time.Millisecond, Idle: time.Minute}
+	samples := clusteredSamples(40, 8, 2, 3)
+	_, _, stop := runWorkers(t, url, cfg, 1)
+	defer func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	publishAll(t, nc, cfg, samples[:20])
+	waitState(t, nc, cfg, 30*time.Second, func(s State) bool { return s.Samples >= 20 })
+	// The owner's next rounds bring nothing: it is now in its idle pause.
+	time.Sleep(300 * time.Millisecond)
+	publishAll(t, nc, cfg, samples[20:])
+	// 20 s, a third of the idle pause: only a wake on arrival meets it.
+	waitState(t, nc, cfg, 20*time.Second, func(s State) bool { return s.Samples >= 40 })
+}
