@@ -162,9 +162,11 @@ func AdoptConfig(ctx context.Context, nc *nats.Conn, cfg Config, given func(name
 		return cfg, false, corrupt("namespace %q: settings: %v", cfg.namespace(), err)
 	}
 	out := cfg
-	for _, f := range settingFields(&theirs, &out) {
-		if given(f.name) {
-			continue
+	mine := cfg.settings()
+	resolved := settingFields(&mine, &Config{})
+	for i, f := range settingFields(&theirs, &out) {
+		if given(f.name) || fmt.Sprint(deref(resolved[i].s)) == fmt.Sprint(deref(f.s)) {
+			continue // as given, or already the namespace's (a default left unresolved)
 		}
 		switch p := f.c.(type) {
 		case *int:

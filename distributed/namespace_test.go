@@ -140,3 +140,29 @@ func TestOwnerWakesOnArrival(t *testing.T) {
 	// 20 s, a third of the idle pause: only a wake on arrival meets it.
 	waitState(t, nc, cfg, 20*time.Second, func(s State) bool { return s.Samples >= 40 })
 }
+
+// TestAdoptConfig checks that AdoptConfig takes the namespace's value of
+// each setting not given, keeps the given ones, and leaves a default that
+// already agrees unresolved (the Config is unchanged when all agree).
+func TestAdoptConfig(t *testing.T) {
+	nc, _ := startServer(t)
+	ctx := context.Background()
+	stored := Config{Namespace: "adopt", Rank: 5, Partitions: 3, Alpha: 2, Staleness: 1}
+	if _, err := NewPublisher(ctx, nc, stored); err != nil {
+		t.Fatal(err)
+	}
+	mine := Config{Namespace: "adopt", Rank: 9, Partitions: 1, Alpha: 2}
+	got, ok, err := AdoptConfig(ctx, nc, mine, func(name string) bool { return name == "rank" })
+	if err != nil || !ok {
+		t.Fatalf("%v, %v", ok, err)
+	}
+	want := mine
+	want.Partitions, want.Staleness = 3, 1
+	if got != want {
+		t.Errorf("adopted %+v, want %+v", got, want)
+	}
+	same := Config{Namespace: "adopt", Rank: 5, Partitions: 3, Alpha: 2, Staleness: 1}
+	if got, _, err := AdoptConfig(ctx, nc, same, func(string) bool { return false }); err != nil || got != same {
+		t.Errorf("a config that agrees became %+v (%v)", got, err)
+	}
+}

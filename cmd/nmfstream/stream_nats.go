@@ -67,7 +67,11 @@ so that a prediction sees every earlier sample and label.
 
 --workers instances of the learner run in this process; more can join
 from other processes on the same --nats and --namespace (nmfstream
-worker). --nats embedded (or a bare --nats) starts an embedded server in
+worker), which holds the settings of its first instance: the flags of
+the learner not given take the namespace's values, and one given with
+another value is refused (see nmfstream worker -help). With --workers 0
+the command waits for a live worker of the namespace, saying so every
+few seconds, or fails after --owner-timeout. --nats embedded (or a bare --nats) starts an embedded server in
 a binary built with -tags nats.
 
 Examples:

@@ -38,9 +38,12 @@ others on the same --nats and --namespace, shares the work. With
 --staleness 0 the rounds are synchronous and U is NMF's single-machine
 multiplicative update to rounding (distributed/DESIGN.md). With --alpha
 the owners learn GNMF on their partition's k-NN graph; --window bounds
-the samples each keeps. The instances of one namespace, worker or
-stream --nats, must agree on --rank, --partitions, --alpha, --neighbors
-and --window.
+the samples each keeps. The first instance of a namespace (worker,
+stream --nats or serve --nats) stores its settings there (--rank,
+--partitions, --staleness, --alpha, --neighbors, --window, --refresh,
+--sweeps, --seed); a later instance takes the namespace's value of each
+of these flags it does not give, and is refused, with a message naming
+the setting and the namespace's value, if it gives another.
 
 With --in F, the records of F (read as fit reads them: Arrow, Parquet,
 CSV, IDX; dense or sparse, not text) are published, sample IDs being their
