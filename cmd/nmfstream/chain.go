@@ -9,7 +9,7 @@ import (
 	"github.com/nmfstream/nmfstream/stages"
 )
 
-// stream and serve run the same chain of stages (DESIGN.md §3):
+// stream and serve run the same chain of stages (docs/DESIGN.md §3):
 //
 //	decode → featurize → learn → sinks
 //

@@ -18,7 +18,7 @@ import (
 // (SelfTraining) and predicts by a K-NN vote in the joint space instead.
 //
 // It is the classifier of "nmfstream classify" for dense features; its
-// defaults were chosen on DESIGN.md §7's digits protocol (BENCHMARKS.md,
+// defaults were chosen on docs/DESIGN.md §7's digits protocol (BENCHMARKS.md,
 // "Joint classifier").
 //
 // Features are rows (n×D), codes are rows (n×K, one per feature row); the
