@@ -54,8 +54,8 @@
 // known): A. P. Dawid, "Present position and potential developments: some
 // personal views: statistical theory: the prequential approach", JRSS A
 // 147(2), 1984; J. Gama, R. Sebastião, P. P. Rodrigues, "On evaluating
-// stream learning algorithms", Machine Learning 90(3), 2013. Leaving
-// empty predictions out of the accuracy follows River's
-// evaluate.progressive_val_score. Label propagation: Zhou et al., NIPS 16,
-// 2004 (see model/classify).
+// stream learning algorithms", Machine Learning 90(3), 2013. Unlike River's
+// evaluate.progressive_val_score, which leaves empty predictions out, a
+// scored sample without a prediction counts as wrong (Counters). Label propagation: Zhou et al., NIPS
+// 16, 2004 (see model/classify).
 package stages
