@@ -23,19 +23,28 @@ declare -A to=(
 )
 rec='"github.com/nmfstream/nmfstream/record"'
 
-# 1. Every Go file outside package sources (third_party is another module).
-mapfile -t files < <(git ls-files '*.go' | grep -v '^third_party/' | grep -v '^sources/[^/]*\.go$' |
+# 1. Every Go file outside package sources (its external tests included;
+# third_party is another module).
+mapfile -t files < <(git ls-files '*.go' | grep -v '^third_party/' |
+	xargs grep -L '^package sources$' |
 	xargs grep -lE '\bsources\.(Batch|Form|LateLabel|Reject|RecordError|FormDense|FormSparse|FormText)\b' || true)
 for f in "${files[@]}"; do
+	# A file with its own identifier record (examples/service has a type
+	# record) imports the package as nsrecord.
+	pkg=record name=
+	if grep -qE '^(type|var|func) record\b|^\s*record\s*:?=' "$f"; then
+		pkg=nsrecord name='nsrecord '
+	fi
 	for a in "${!to[@]}"; do
-		gofmt -r "sources.$a -> record.${to[$a]}" -w "$f"
+		gofmt -r "sources.$a -> $pkg.${to[$a]}" -w "$f"
 	done
 	# The record import, after the sources import, if the file lacks it.
 	if ! grep -q "$rec" "$f"; then
-		perl -0pi -e 's{^(\s*)"github.com/nmfstream/nmfstream/sources"\n}{$1"github.com/nmfstream/nmfstream/record"\n$1"github.com/nmfstream/nmfstream/sources"\n}m' "$f"
+		perl -0pi -e 's{^(\s*)"github.com/nmfstream/nmfstream/sources"\n}{$1'"$name"'"github.com/nmfstream/nmfstream/record"\n$1"github.com/nmfstream/nmfstream/sources"\n}m' "$f"
 	fi
 	# The sources import, if nothing else of sources is used.
-	if ! grep -qE '\bsources\.' "$f"; then
+	# (no grep -q: under pipefail its early exit would fail the pipe)
+	if ! grep -vE "^\s*//" "$f" | grep -E "\bsources\." >/dev/null; then
 		perl -ni -e 'print unless /^\s*"github.com\/nmfstream\/nmfstream\/sources"\s*$/' "$f"
 	fi
 	gofmt -w "$f"
@@ -43,11 +52,12 @@ done
 
 # 2. Package sources itself: drop the aliases, then spell the record names.
 perl -0pi -e 's{// The batch types are defined in package record.*?\n\)\n\n// The feature forms, as in package record\.\nconst \(.*?\n\)\n\n}{}s' sources/batch.go
-for f in $(git ls-files 'sources/*.go'); do
+for f in $(git ls-files 'sources/*.go' | xargs grep -l '^package sources$'); do
 	perl -pi -e '
 		next if m{^\s*//};
-		s{(?<![.\w"])RecordError\b(?!\s*[(:])}{record.Error}g;
-		s{(?<![.\w"])(Batch|Form|LateLabel|Reject|FormDense|FormSparse|FormText)\b(?!\s*[(:])}{record.$1}g;
+		my $key = m{^\s*case\b} ? qr/\(/ : qr/[(:]/;  # a case label keeps its colon
+		s{(?<![.\w"])RecordError\b(?!\s*$key)}{record.Error}g;
+		s{(?<![.\w"])(Batch|Form|LateLabel|Reject|FormDense|FormSparse|FormText)\b(?!\s*$key)}{record.$1}g;
 	' "$f"
 	if grep -q 'record\.' "$f" && ! grep -q "$rec" "$f"; then
 		perl -0pi -e 's{^package sources\n\nimport \(\n}{package sources\n\nimport (\n\t"github.com/nmfstream/nmfstream/record"\n}m; s{^package sources\n\nimport (".*?")\n}{package sources\n\nimport (\n\t$1\n\t"github.com/nmfstream/nmfstream/record"\n)\n}m' "$f"
