@@ -50,5 +50,3 @@ require (
 	google.golang.org/grpc v1.58.3 // indirect
 	google.golang.org/protobuf v1.31.0 // indirect
 )
-
-replace github.com/goccy/go-json => ./third_party/go-json

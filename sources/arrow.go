@@ -78,6 +78,12 @@ type Arrow struct {
 	// a larger Width·Height stops Next with a *LimitError. If zero, it
 	// defaults to DefaultMaxDim.
 	MaxDim int
+	// MaxRecords, if positive, bounds the records read: past it Next
+	// stops with a *LimitError. A Parquet row group or an IPC batch may
+	// claim more rows than its bytes hold (run-length and dictionary
+	// encodings expand a few bytes into any number of values), so the
+	// records of a small input are not bounded by its size.
+	MaxRecords int64
 	// Allocator allocates the Arrow buffers. If nil, memory.DefaultAllocator
 	// is used.
 	Allocator memory.Allocator
@@ -415,9 +421,14 @@ func (a *Arrow) start() bool {
 	}
 	var schema *arrow.Schema
 	err := catch(func() error {
-		var err error
-		a.rr, schema, err = a.open(mem)
-		return err
+		rr, sc, err := a.open(mem)
+		if err != nil {
+			// A failed open's reader may be a typed nil (a nil
+			// *parquetRecords): Close must not release it.
+			return err
+		}
+		a.rr, schema = rr, sc
+		return nil
 	})
 	if err != nil {
 		a.err = fmt.Errorf("sources: cannot read arrow input: %w", err)
@@ -464,6 +475,11 @@ func (a *Arrow) Next() bool {
 			continue
 		}
 		k := min(bs-n, a.rec.NumRows()-a.row)
+		if a.MaxRecords > 0 && a.off+k > a.MaxRecords {
+			a.err = &LimitError{Record: a.off, What: "records", Value: a.off + k, Limit: a.MaxRecords, Raise: "split the input"}
+			a.done = true
+			break
+		}
 		if err := catch(func() error { return a.rows(k, sp) }); err != nil {
 			a.err = fmt.Errorf("sources: record %d: %w", a.off, err)
 			if le, ok := err.(*LimitError); ok {

@@ -29,6 +29,7 @@ func FuzzArrowFile(f *testing.F) {
 		src := NewArrowFile(bytes.NewReader(data))
 		src.BatchSize = 3
 		src.MaxImagePixels = 1 << 16
+		src.MaxDim, src.MaxRecords = 1<<10, 1<<12 // small limits: thousands of inputs a second
 		drain(t, src)
 	})
 }
@@ -45,6 +46,7 @@ func FuzzParquet(f *testing.F) {
 		src := NewParquet(bytes.NewReader(data))
 		src.BatchSize = 3
 		src.MaxImagePixels = 1 << 16
+		src.MaxDim, src.MaxRecords = 1<<10, 1<<12 // small limits: thousands of inputs a second
 		drain(t, src)
 	})
 }

@@ -111,6 +111,7 @@ func FuzzArrowStream(f *testing.F) {
 		src := NewArrowStream(bytes.NewReader(data))
 		src.BatchSize = 3
 		src.MaxImagePixels = 1 << 16
+		src.MaxDim, src.MaxRecords = 1<<10, 1<<12 // small limits: thousands of inputs a second
 		drain(t, src)
 	})
 }

@@ -86,25 +86,46 @@ func checkDim(what string, d int64, max int, record int64) error {
 }
 
 // lineLimit reads r and fails with a *LimitError once a line (the bytes
-// between two newlines) is longer than max bytes.
+// between two newlines) is longer than max bytes or, if maxFields is
+// positive, once a CSV record has more than maxFields fields: fields are
+// counted as the bytes pass (commas outside double quotes), before
+// encoding/csv allocates a string per field (a line of 30 million empty
+// fields took 2.8 GB before the dimension was checked).
 type lineLimit struct {
-	r    io.Reader
-	max  int
-	path string
-	line int   // bytes since the last newline
-	n    int64 // newlines so far
+	r         io.Reader
+	max       int
+	path      string
+	maxFields int
+	line      int   // bytes since the last newline
+	n         int64 // newlines so far
+	fields    int   // fields of the current record so far
+	quoted    bool  // inside a quoted field
 }
 
 func (l *lineLimit) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
 	for q := p[:n]; len(q) > 0; {
 		i := bytes.IndexByte(q, '\n')
+		chunk := q
+		if i >= 0 {
+			chunk = q[:i]
+		}
+		if l.maxFields > 0 {
+			l.countFields(chunk)
+			if l.fields > l.maxFields {
+				return n, &LimitError{Input: l.path, Record: -1, What: fmt.Sprintf("the number of fields of the record on line %d", l.n+1),
+					Value: -1, Limit: int64(l.maxFields), Raise: raiseMaxDim}
+			}
+		}
 		if i < 0 {
 			l.line += len(q)
 			break
 		}
 		if l.line += i; l.line > l.max {
 			break
+		}
+		if !l.quoted {
+			l.fields = 0 // a newline inside quotes continues the record
 		}
 		l.line, l.n, q = 0, l.n+1, q[i+1:]
 	}
@@ -113,4 +134,31 @@ func (l *lineLimit) Read(p []byte) (int, error) {
 			Value: -1, Limit: int64(l.max), Raise: "a CSV record must fit in a line of that size"}
 	}
 	return n, err
+}
+
+// countFields counts the field separators of b outside quotes.
+func (l *lineLimit) countFields(b []byte) {
+	if l.fields == 0 && len(b) > 0 {
+		l.fields = 1
+	}
+	for len(b) > 0 {
+		if l.quoted {
+			i := bytes.IndexByte(b, '"')
+			if i < 0 {
+				return
+			}
+			l.quoted, b = false, b[i+1:]
+			continue
+		}
+		i := bytes.IndexAny(b, ",\"")
+		if i < 0 {
+			return
+		}
+		if b[i] == '"' {
+			l.quoted = true
+		} else {
+			l.fields++
+		}
+		b = b[i+1:]
+	}
 }

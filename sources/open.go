@@ -116,7 +116,7 @@ func (o *Opener) Open(path string) (src Source, err error) {
 		if err != nil {
 			return nil, err
 		}
-		s := NewCSV(&lineLimit{r: r, max: maxCSVLineBytes, path: path})
+		s := NewCSV(&lineLimit{r: r, max: maxCSVLineBytes, path: path, maxFields: maxDim(o.MaxDim) + 3}) // the features, a label, an id and a text
 		s.closer = c
 		s.BatchSize, s.Header = o.BatchSize, o.Header
 		s.LabelColumn, s.IDColumn, s.TextColumn, s.Unlabeled = o.LabelColumn, o.IDColumn, o.TextColumn, o.Unlabeled

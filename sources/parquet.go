@@ -172,7 +172,7 @@ func (p *parquetRecords) Err() error           { return p.err }
 func (p *parquetRecords) Release()             { p.release() }
 
 func (p *parquetRecords) release() {
-	if p.rec != nil {
+	if p != nil && p.rec != nil {
 		p.rec.Release()
 		p.rec = nil
 	}
@@ -392,6 +392,12 @@ func (c *pqColumn[T]) fill() error {
 	}
 	c.lend += int(levels)
 	c.vend += values
+	if c.vend-c.vpos > c.lend-c.lpos {
+		// Each value belongs to a level: more would pile up unread, and
+		// moving them to the front on every fill would take quadratic time
+		// (a page of nulls over a dictionary page of values: FuzzParquet).
+		return fmt.Errorf("%d values for %d definition levels", c.vend-c.vpos, c.lend-c.lpos)
+	}
 	return nil
 }
 
@@ -506,13 +512,18 @@ func (c *pqColumn[T]) appendRows(b array.Builder, n int64, off int64) error {
 // they hold no value and belong to the null row. A continuation that
 // defines a value is an error.
 func (c *pqColumn[T]) skipNullSlots() error {
-	for {
+	for n := 0; ; n++ {
 		def, rep, ok, err := c.level()
 		if err != nil || !ok || rep == 0 {
 			return err
 		}
 		if def >= c.nulls {
 			return fmt.Errorf("a null list row continues with definition level %d", def)
+		}
+		if n >= c.maxLen {
+			// Run-length encoded levels make any number of slots from a
+			// few bytes: bound them as a list's elements are.
+			return fmt.Errorf("a null list row continues for more than %d levels", c.maxLen)
 		}
 		c.lpos++
 	}

@@ -4,15 +4,33 @@
 // prequential learning (Learner: predict each arriving sample from its
 // code, then learn the sample and the labels that arrived, late or not).
 //
-// A stream is a chain of stages: decode (package sources) → featurize
-// (Prepare: per-sample checks and row copies into a Featurized; it has no
-// state, so it runs in parallel) → learn (Learner.LearnFeatures: the
-// stream's dimension, TF-IDF in stream order, graph insertion, partial
-// fit, prediction and labels, by the one goroutine that owns the Learner)
-// → sinks. Learner.Learn is the last two in one call. Package pipeline
-// runs the chain (see the package example); cmd/nmfstream's stream and
-// serve commands are two drivers of it, with checkpoints (Learner.State,
-// Learner.Restore) and HTTP.
+// A stream is a chain of stages, one file each (docs/DESIGN.md §3):
+//
+//	decode        package sources: records into a record.Batch
+//	featurize     features.go: NewFeatures checks and copies each sample
+//	              (no state: in parallel, order kept); featurize.go:
+//	              Featurize.RowsOf fixes the stream's dimension and runs
+//	              TF-IDF over text, in stream order
+//	identify      identify.go: Window.Identify sorts new samples from
+//	              duplicates (ids in the window) and collects late labels
+//	insert, step  factor.go: the Factorizer inserts the new samples into
+//	              the k-NN graph and takes the online factorization step;
+//	              *model.Online in process, or a remote backend
+//	predict       predict.go: each new sample's label from the labels
+//	              known now (Predictor; PredictGraph's experts in spread.go
+//	              and linear.go)
+//	label, score  label.go: the batch's labels in input order, interleaved
+//	              with predict, and each prediction scored once, when its
+//	              label is learned (Scorer, Counters, Scores)
+//	sinks         package sinks
+//
+// The window's nodes (id, class, age), which identify, predict and label
+// read, have one owner, Window (window.go). Learner holds the state of the
+// in-order stages and runs them on a batch (Learner.LearnFeatures);
+// Learner.Learn is NewFeatures and LearnFeatures in one call. Package
+// pipeline runs the chain (see the package example); cmd/nmfstream's
+// stream and serve commands are two drivers of it, with checkpoints
+// (Learner.State, Learner.Restore) and HTTP.
 //
 // # Shapes
 //
@@ -25,20 +43,20 @@
 // # Ownership and reuse
 //
 // Results are newly allocated and belong to the caller unless a method's doc
-// says otherwise. Inputs are not retained: Prepare copies the rows it keeps
+// says otherwise. Inputs are not retained: NewFeatures copies the rows it keeps
 // and Learner.LearnFeatures copies them into the model, so the caller may
-// reuse a record.Batch once Prepare (or Learner.Learn) returns.
+// reuse a record.Batch once NewFeatures (or Learner.Learn) returns.
 //
 // # Concurrency
 //
 // Stages are not safe for concurrent mutation: one goroutine fits or updates
 // a stage. Read-only methods (such as TFIDF.Transform) may run concurrently
 // with each other between mutations, so featurization can run in parallel.
-// Prepare may be called from any number of goroutines at once. A Learner
+// NewFeatures may be called from any number of goroutines at once. A Learner
 // and its model.Online have a single owner, which calls LearnFeatures,
 // Learn, Label and State; other goroutines talk to that owner (in a
 // pipeline, the learn stage of parallelism 1). Text is vectorized by the
-// owner, not by Prepare: its document frequencies follow the stream, and a
+// owner, not by NewFeatures: its document frequencies follow the stream, and a
 // checkpoint (State) must hold the vectorizer as of the last batch learned.
 // The package starts no goroutines.
 //

@@ -16,7 +16,7 @@ import (
 
 // The stages of a stream composed with package pipeline, as the stream and
 // serve commands do: decode (here a slice of batches; sources.Reader for a
-// file) → featurize (Prepare, stateless, so run in parallel with the order
+// file) → featurize (NewFeatures, stateless, so run in parallel with the order
 // kept) → learn (LearnFeatures, on the one goroutine that owns the
 // Learner) → a sink. Two well separated clusters; labels for the first
 // two samples arrive late, as label-only records of the second batch, so
@@ -44,10 +44,10 @@ func Example_pipeline() {
 	p := pipeline.New(
 		pipeline.FromSlice("batches", []*sources.Batch{first, second, third}),
 		[]pipeline.Stage{
-			pipeline.Ordered(pipeline.Map("featurize", 2, func(_ context.Context, b *sources.Batch) (*stages.Featurized, error) {
-				return stages.Prepare(b), nil
+			pipeline.Ordered(pipeline.Map("featurize", 2, func(_ context.Context, b *sources.Batch) (*stages.Features, error) {
+				return stages.NewFeatures(b), nil
 			})),
-			pipeline.Map("learn", 1, func(_ context.Context, f *stages.Featurized) (*stages.Step, error) {
+			pipeline.Map("learn", 1, func(_ context.Context, f *stages.Features) (*stages.Step, error) {
 				return l.LearnFeatures(f)
 			}),
 		},

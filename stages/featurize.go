@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -11,6 +12,16 @@ import (
 	"github.com/nmfstream/nmfstream/model/sparse"
 	"github.com/nmfstream/nmfstream/record"
 )
+
+// The featurize stage, in two halves. NewFeatures, with no state, checks
+// each sample of a record.Batch and copies its row into a Features: it
+// owns nothing, touches only the batch it reads, costs O(values) per batch,
+// and runs on any number of goroutines at once (a pipeline keeps the order).
+// Featurize.RowsOf, in stream order on the goroutine that owns the
+// Featurize, turns a Features into the model's rows: it owns the stream's
+// dimension and the TF-IDF vectorizer (document frequencies), and costs a
+// TF-IDF update and transform per text batch. One name per concept:
+// Features is a featurized batch, Featurize the stage's state.
 
 // DefaultHashFeatures is the number of hashed TF-IDF columns Featurize uses
 // for text when no TFIDF is given. The basis U is dense (D×K) and every
@@ -56,8 +67,25 @@ type Featurize struct {
 	// Transform on each batch. If nil, the first text batch sets it to
 	// DefaultStreamTFIDF().
 	TFIDF *TFIDF
+	// MaxDim, if positive, bounds the stream's dimension: a batch of more
+	// features is rejected, every record of it, before the model sees it.
+	MaxDim int
+	// MaxWindowBytes, if positive, bounds 8·D·Window, the bytes of a
+	// window of dense samples: a dense batch whose dimension D would
+	// exceed it is rejected as a whole before it fixes the stream's.
+	MaxWindowBytes int64
+	// MaxClasses, if positive, bounds the distinct labels (classes) the
+	// stream learns: a labeled sample or a late label that would add a
+	// class beyond it is rejected (per-class state takes memory in
+	// proportion to the window times the classes).
+	MaxClasses int
 
 	dim int
+	// maxEntries, if positive, bounds the entries of a text row: the
+	// Learner sets it to MaxWindowBytes / (12 · Window), 12 bytes being a
+	// sparse entry (index and value), so that a window of text rows stays
+	// within MaxWindowBytes.
+	maxEntries int
 }
 
 // RowError is the reason Featurize cannot use one sample.
@@ -157,6 +185,8 @@ func (f *Featurize) sparseRows(m *sparse.CSR, n int, empty error) (model.Data, [
 			bad = append(bad, &RowError{i, fmt.Errorf("%d features, the stream has %d", d, f.dim)})
 		case empty != nil && len(ind) == 0:
 			bad = append(bad, &RowError{i, empty})
+		case f.maxEntries > 0 && len(ind) > f.maxEntries:
+			bad = append(bad, &RowError{i, fmt.Errorf("%d distinct terms, over the limit of %d per document (a window of them would exceed --max-window-bytes)", len(ind), f.maxEntries)})
 		default:
 			if err := checkRow(val); err != nil {
 				bad = append(bad, &RowError{i, err})
@@ -175,6 +205,261 @@ func (f *Featurize) sparseRows(m *sparse.CSR, n int, empty error) (model.Data, [
 	return model.SparseRows(out), keep, bad
 }
 
+// RowsOf is the in-order half of the featurize stage: it returns the model
+// rows of fb's usable samples, their positions among fb's samples, and the
+// samples fb and the stream's dimension reject, in input order. It fixes the
+// stream's dimension (the first batch with one) and vectorizes text with
+// TFIDF, whose document frequencies follow the stream: it must see the
+// batches in stream order, on the goroutine that owns the Featurize
+// (in a stream, the Learner's).
+// Its cost is a TF-IDF update and transform of the batch's documents; dense
+// and sparse rows pass through (NewFeatures copied them).
+func (f *Featurize) RowsOf(fb *Features) (x model.Data, keep []int, bad []record.Reject) {
+	reject := func(i int, err error) record.Reject {
+		off, id := fb.Offsets[i], fb.IDs[i]
+		return record.Reject{Offset: off, ID: id, Reason: &record.Error{Offset: off, ID: id, Err: err}}
+	}
+	if fb.Text != nil {
+		b := &record.Batch{Form: record.FormText, Text: fb.Text, Offsets: fb.Offsets}
+		x, keep, errs := f.Rows(b)
+		for _, err := range errs {
+			re := err.(*RowError)
+			bad = append(bad, reject(re.Row, re.Err))
+		}
+		return x, keep, mergeRejects(bad, fb.Unusable)
+	}
+	dim := fb.Dim
+	if fb.X != nil {
+		dim, _ = fb.X.Dims()
+	}
+	if dim == 0 {
+		return nil, nil, fb.Unusable
+	}
+	if f.dim == 0 {
+		f.dim = dim
+	}
+	if dim != f.dim {
+		// The dimension is checked before the values (Featurize.Rows): every
+		// sample of the batch, usable or not, is rejected for it.
+		err := fmt.Errorf("%d features, the stream has %d", dim, f.dim)
+		for i := range fb.Offsets {
+			bad = append(bad, reject(i, err))
+		}
+		for _, u := range fb.Unusable {
+			bad = append(bad, record.Reject{Offset: u.Offset, ID: u.ID, Reason: &record.Error{Offset: u.Offset, ID: u.ID, Err: err}})
+		}
+		slices.SortStableFunc(bad, func(a, b record.Reject) int { return cmpOffset(a.Offset, b.Offset) })
+		return nil, nil, bad
+	}
+	if fb.X == nil {
+		return nil, nil, fb.Unusable
+	}
+	keep = make([]int, len(fb.Offsets))
+	for i := range keep {
+		keep[i] = i
+	}
+	return fb.X, keep, fb.Unusable
+}
+
+// mergeRejects merges two lists in input order into a new list.
+func mergeRejects(a, b []record.Reject) []record.Reject {
+	if len(b) == 0 {
+		return a
+	}
+	out := append(slices.Clone(a), b...)
+	slices.SortStableFunc(out, func(x, y record.Reject) int { return cmpOffset(x.Offset, y.Offset) })
+	return out
+}
+
+func cmpOffset(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Features is one batch of records made ready for Learner.LearnFeatures:
+// the model rows of its usable samples and the batch's bookkeeping (ids,
+// labels, offsets, late labels and rejects). NewFeatures makes one from a
+// record.Batch; a service with features of its own may fill one directly.
+//
+// Every record of the batch is in exactly one of: a row of X (or a
+// document of Text), LateLabels, Rejects or Unusable. Records returns
+// their number.
+//
+// A Features owns its memory: it shares none with the batch it was made
+// from. LearnFeatures copies what it keeps, so the Features may be
+// dropped or reused after it returns.
+type Features struct {
+	// X holds the rows of the usable samples (n×Dim, one sample per row),
+	// in input order, finite and non-negative (the model refuses other
+	// values: LearnFeatures then fails). It is nil when the batch has no
+	// usable sample, and when Text is set.
+	X model.Data
+	// Dim is the number of features of the batch (the columns of its
+	// feature matrix), or 0 when it has no feature matrix (a text batch, or
+	// one without samples); when X is set, 0 means X's. LearnFeatures
+	// rejects every sample of a batch whose dimension differs from the
+	// stream's, which the first batch with a dimension fixes.
+	Dim int
+	// Text holds the documents of a text batch, one per sample, not yet
+	// vectorized: their TF-IDF rows depend on the document frequencies of
+	// every earlier batch, so LearnFeatures computes them, in stream order,
+	// with the Learner's Featurize.TFIDF. X is nil when Text is set.
+	Text []string
+
+	// IDs, Labels, Labeled and Offsets describe the samples: one entry per
+	// row of X (or document of Text), as in record.Batch. LearnFeatures
+	// panics if their lengths, X's rows and Text's length disagree, or if
+	// there are samples and neither X nor Text.
+	IDs     []string
+	Labels  []string
+	Labeled []bool
+	Offsets []int64
+
+	// LateLabels lists the batch's label-only records, in input order.
+	LateLabels []record.LateLabel
+	// Rejects lists the records the source rejected, in input order.
+	Rejects []record.Reject
+	// Unusable lists the samples whose features cannot be used (a negative
+	// or non-finite value), in input order. Each Reason is a
+	// *record.Error.
+	Unusable []record.Reject
+}
+
+// Records returns the number of input records f covers: samples, late
+// labels, rejects and unusable samples.
+func (f *Features) Records() int {
+	return len(f.Offsets) + len(f.LateLabels) + len(f.Rejects) + len(f.Unusable)
+}
+
+// lastOffset returns the largest record offset of f, or −1 when f is empty.
+func (f *Features) lastOffset() int64 {
+	last := int64(-1)
+	for _, o := range f.Offsets {
+		last = max(last, o)
+	}
+	for _, x := range f.LateLabels {
+		last = max(last, x.Offset)
+	}
+	for _, x := range f.Rejects {
+		last = max(last, x.Offset)
+	}
+	for _, x := range f.Unusable {
+		last = max(last, x.Offset)
+	}
+	return last
+}
+
+// NewFeatures is the parallel half of featurization, the featurize stage of a
+// pipeline: it checks every sample of b (values finite and non-negative)
+// and copies the usable rows, in input order, into a new Features.
+// Text batches are passed through (Features.Text), since their TF-IDF
+// follows the stream; LearnFeatures vectorizes them. The dimension check
+// against the stream is left to LearnFeatures too: which batch fixes it
+// depends on the order of the stream.
+//
+// NewFeatures reads b and keeps no reference to it: the caller may reuse b
+// once NewFeatures returns. It has no state, so any number of goroutines may
+// call it at once (pipeline.Ordered(pipeline.Map("featurize", n, …)) keeps
+// the batches in order). Data errors become Unusable entries, not errors.
+func NewFeatures(b *record.Batch) *Features {
+	f := &Features{
+		LateLabels: slices.Clone(b.LateLabels),
+		Rejects:    slices.Clone(b.Rejects),
+	}
+	n := b.Len()
+	sample := func(i int) {
+		f.IDs = append(f.IDs, b.IDs[i])
+		f.Labels = append(f.Labels, b.Labels[i])
+		f.Labeled = append(f.Labeled, b.Labeled[i])
+		f.Offsets = append(f.Offsets, b.Offsets[i])
+	}
+	unusable := func(i int, err error) {
+		off, id := b.Offsets[i], b.IDs[i]
+		f.Unusable = append(f.Unusable, record.Reject{Offset: off, ID: id, Reason: &record.Error{Offset: off, ID: id, Err: err}})
+	}
+	if n == 0 {
+		return f
+	}
+	switch b.Form {
+	case record.FormDense:
+		if b.Dense == nil {
+			return f
+		}
+		_, f.Dim = b.Dense.Dims()
+		var keep []int
+		for i := range n {
+			if err := checkRow(b.Dense.RawRowView(i)); err != nil {
+				unusable(i, err)
+				continue
+			}
+			keep = append(keep, i)
+			sample(i)
+		}
+		if len(keep) == 0 {
+			return f
+		}
+		m := mat.NewDense(len(keep), f.Dim, nil)
+		for r, i := range keep {
+			copy(m.RawRowView(r), b.Dense.RawRowView(i))
+		}
+		f.X = model.DenseRows(m)
+	case record.FormSparse:
+		if b.Sparse == nil {
+			return f
+		}
+		_, f.Dim = b.Sparse.Dims()
+		m := sparse.Zeros(0, f.Dim)
+		for i := range n {
+			ind, val := b.Sparse.Row(i)
+			if err := checkRow(val); err != nil {
+				unusable(i, err)
+				continue
+			}
+			m.AppendRow(ind, val)
+			sample(i)
+		}
+		if len(f.Offsets) > 0 {
+			f.X = model.SparseRows(m)
+		}
+	case record.FormText:
+		f.Text = slices.Clone(b.Text)
+		for i := range n {
+			sample(i)
+		}
+	default:
+		for i := range n {
+			unusable(i, fmt.Errorf("unsupported feature form %v", b.Form))
+		}
+	}
+	return f
+}
+
+// check panics if f's lengths disagree (see Features.IDs).
+func (f *Features) check() {
+	n := len(f.Offsets)
+	if len(f.IDs) != n || len(f.Labels) != n || len(f.Labeled) != n {
+		panic(fmt.Sprintf("stages: featurized batch has %d offsets, %d ids, %d labels and %d labeled flags", n, len(f.IDs), len(f.Labels), len(f.Labeled)))
+	}
+	switch {
+	case f.Text != nil && len(f.Text) != n:
+		panic(fmt.Sprintf("stages: featurized batch has %d documents and %d samples", len(f.Text), n))
+	case f.Text == nil && f.X == nil && n > 0:
+		panic(fmt.Sprintf("stages: featurized batch has %d samples and neither X nor Text", n))
+	case f.X != nil:
+		d, rows := f.X.Dims()
+		if rows != n || f.Dim != 0 && d != f.Dim {
+			panic(fmt.Sprintf("stages: featurized batch of %d samples has %d rows of %d features, Dim %d", n, rows, d, f.Dim))
+		}
+	}
+}
+
+// checkRow returns an error naming the first value of row that a sample
+// may not have (negative or not finite), or nil.
 func checkRow(row []float64) error {
 	for j, v := range row {
 		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {

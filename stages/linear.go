@@ -282,7 +282,22 @@ func (l *Learner) linear() bool {
 	if l.Predictor != PredictGraph || !l.Model.Sparse() {
 		return false
 	}
+	if l.Codes == CodesOnly {
+		if !l.Model.Started() {
+			return false
+		}
+		return l.lin.fit(len(l.classes), l.Model.Rank)
+	}
 	return l.lin.fit(len(l.classes), l.Featurize.dim)
+}
+
+// linRow is the row the linear model reads for node n: its feature row, or
+// with CodesOnly its code.
+func (l *Learner) linRow(n int) (dense []float64, ind []int, val []float64) {
+	if l.Codes == CodesOnly {
+		return l.Model.Codes().RawRowView(n), nil, nil
+	}
+	return l.Model.Row(n)
 }
 
 // linearPass runs one pass of the linear model over the labeled samples of
@@ -299,7 +314,7 @@ func (l *Learner) linearPass() {
 			y = append(y, nd.class)
 		}
 	}
-	l.lin.pass(nodes, y, l.Model.Row)
+	l.lin.pass(nodes, y, l.linRow)
 }
 
 // LinearState is the plain-data state of PredictGraph's linear model.

@@ -91,13 +91,13 @@ func chain(bs []*sources.Batch, sink func(*stages.Step) error, hook func(stage s
 	p := pipeline.New(
 		pipeline.FromSlice("batches", bs),
 		[]pipeline.Stage{
-			pipeline.Ordered(pipeline.Map("featurize", 2, func(_ context.Context, b *sources.Batch) (*stages.Featurized, error) {
+			pipeline.Ordered(pipeline.Map("featurize", 2, func(_ context.Context, b *sources.Batch) (*stages.Features, error) {
 				if err := hook("featurize", int(b.Offsets[0])); err != nil {
 					return nil, err
 				}
-				return stages.Prepare(b), nil
+				return stages.NewFeatures(b), nil
 			})),
-			pipeline.Map("learn", 1, func(_ context.Context, f *stages.Featurized) (*stages.Step, error) {
+			pipeline.Map("learn", 1, func(_ context.Context, f *stages.Features) (*stages.Step, error) {
 				nl++
 				if err := hook("learn", nl); err != nil {
 					return nil, err
@@ -176,14 +176,14 @@ func TestStagesFail(t *testing.T) {
 }
 
 // TestLearnFeaturesDirect feeds LearnFeatures batches featurized by the
-// caller instead of Prepare: X's dimension stands for a zero Dim, a batch
+// caller instead of NewFeatures: X's dimension stands for a zero Dim, a batch
 // of another dimension is rejected sample by sample, and inconsistent
 // lengths panic (misuse visible in the caller's code).
 func TestLearnFeaturesDirect(t *testing.T) {
 	l := &stages.Learner{Model: &model.Online{Rank: 2, Graph: graph.KNN{K: 2}, Src: rand.NewPCG(1, 1)}}
-	rows := func(n, d, off int) *stages.Featurized {
+	rows := func(n, d, off int) *stages.Features {
 		x := mat.NewDense(n, d, nil)
-		f := &stages.Featurized{X: model.DenseRows(x)}
+		f := &stages.Features{X: model.DenseRows(x)}
 		for i := range n {
 			for j := range d {
 				x.Set(i, j, float64(1+(i+j)%3))

@@ -176,7 +176,7 @@ func (l *Learner) predictGraph(ids []int, out []Prediction) {
 		if sweeps == 0 {
 			sweeps = defaultSpreadSweeps
 		}
-		l.sp.sweepAll(g.Weights(l.Model.Weighting), live, sweeps, class)
+		l.sp.sweepAll(l.spreadGraph(), live, sweeps, class)
 	} else {
 		l.sp.sweepLocal(ids, class)
 	}
@@ -228,6 +228,27 @@ func (l *Learner) predictGraph(ids []int, out []Prediction) {
 	}
 }
 
+// spreadGraph returns the weights PredictGraph spreads the labels over this
+// batch: the k-NN graph of the raw samples, or with CodesOnly the graph of
+// the codes (codeGraph) once the model has them.
+func (l *Learner) spreadGraph() *sparse.CSR {
+	p := l.SpreadPower
+	if p == 0 {
+		p = defaultSpreadPower
+		if l.Model.Sparse() {
+			p = -1 // documents: binary weights (see defaultSpreadPower)
+		}
+	}
+	g := l.Model.KNN()
+	if l.Codes == CodesOnly {
+		if !l.Model.Started() {
+			return sparse.Zeros(g.Slots(), g.Slots()) // no codes yet: no graph
+		}
+		return l.cg.weights(g, l.Model.Codes(), p)
+	}
+	return spreadWeights(g, l.Model.Weighting, p)
+}
+
 // forgetAbsent zeroes the mass of the classes that have no labeled node in
 // the window, so that they are not predicted: the harmonic function of a
 // class without labeled nodes is zero, and what is left of its scores
@@ -270,7 +291,7 @@ func (l *Learner) mix(ids []int, out []Prediction, q []float64) {
 	}
 	for p, n := range ids {
 		out[p].recent = rb
-		d, ind, val := l.Model.Row(n)
+		d, ind, val := l.linRow(n)
 		pl := l.lin.probs(d, ind, val)
 		if pl == nil {
 			continue
@@ -309,7 +330,7 @@ func (l *Learner) predictUnreached(ids []int, out []Prediction, rest []int) {
 	for r, p := range rest {
 		sub[r] = ids[p]
 	}
-	if l.Model.Started() {
+	if l.Model.Started() && l.Codes != CodesOff {
 		if classes, scores := l.nearest(l.codesOf(sub)); classes != nil {
 			for r, p := range rest {
 				if classes[r] >= 0 {

@@ -63,7 +63,7 @@ func (l *Learner) State() (*LearnerState, error) {
 		return nil, errors.New("stages: learner: no model")
 	}
 	l.init()
-	s := &LearnerState{Dim: l.Featurize.dim, Seq: l.seq, Classes: slices.Clone(l.classes), Counters: l.c}
+	s := &LearnerState{Dim: l.Featurize.dim, Seq: l.seq, Classes: slices.Clone(l.classes), Counters: l.sc.c}
 	var live []int
 	for n, nd := range l.nodes {
 		s.Nodes = append(s.Nodes, NodeState{Live: nd.live, ID: nd.id, Class: nd.class, Seq: nd.seq, Revisits: nd.revisits})
@@ -99,7 +99,7 @@ func (l *Learner) State() (*LearnerState, error) {
 	s.HedgeRecent = l.hd.loss[expertRecent]
 	s.Recent = slices.Clone(l.rc.share)
 	s.PendingIDs, s.PendingLabels = l.pending.items()
-	for _, row := range l.conf.n {
+	for _, row := range l.sc.conf.n {
 		s.Confusion = append(s.Confusion, slices.Clone(row))
 	}
 	s.Spread, s.SpreadClasses = slices.Clone(l.sp.f), l.sp.c
@@ -120,9 +120,9 @@ func (l *Learner) Restore(s *LearnerState) error {
 	if err := l.Model.Restore(s.Online); err != nil {
 		return err
 	}
-	l.byID, l.nodes = nil, nil
+	l.Window, l.classOf = Window{}, nil
 	l.init()
-	l.seq, l.c, l.Featurize.dim = s.Seq, s.Counters, s.Dim
+	l.seq, l.sc.c, l.Featurize.dim = s.Seq, s.Counters, s.Dim
 	l.classes = slices.Clone(s.Classes)
 	l.classOf = map[string]int{}
 	for c, name := range l.classes {
@@ -142,12 +142,12 @@ func (l *Learner) Restore(s *LearnerState) error {
 		return errors.New("stages: learner: state: malformed label scores")
 	}
 	l.sp = spreader{f: slices.Clone(s.Spread), c: s.SpreadClasses}
-	l.conf = confusion{}
+	l.sc.conf = confusion{}
 	for i, row := range s.Confusion {
 		if len(row) != len(s.Confusion)+1 {
 			return fmt.Errorf("stages: learner: state: confusion row %d has %d entries, want %d", i, len(row), len(s.Confusion)+1)
 		}
-		l.conf.n = append(l.conf.n, slices.Clone(row))
+		l.sc.conf.n = append(l.sc.conf.n, slices.Clone(row))
 	}
 	lim := max(l.horizon(), len(s.PredIDs), len(s.PendingIDs))
 	for i, id := range s.PredIDs {

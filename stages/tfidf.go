@@ -291,66 +291,12 @@ func (t *TFIDF) fit(docs []string, keep bool) (toks []int32, ptr []int, remap []
 	if t.Hashing {
 		return nil, nil, nil, t.Update(docs)
 	}
-	lo, err := t.MinDF.bound(len(docs), "MinDF")
+	lo, hi, err := t.dfBounds(len(docs))
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	hi := float64(len(docs))
-	if t.MaxDF.set() {
-		if hi, err = t.MaxDF.bound(len(docs), "MaxDF"); err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	if hi < lo {
-		return nil, nil, nil, fmt.Errorf("stages: tfidf: MaxDF (%g documents) is below MinDF (%g documents)", hi, lo)
-	}
 	t.start()
-	// ids maps every term seen to a temporary id (its order of first
-	// appearance). Without stemming, stop words are entered first with id
-	// -1, so that one map lookup per token both drops stop words and finds
-	// the term; with stemming the analyzer drops them before stemming.
-	var ids termTable
-	ids.reserve(1 << 12)
-	if !t.Stem {
-		for w := range t.stop {
-			put(&ids, w, -1)
-		}
-	}
-	var (
-		terms []string // temporary id → term
-		df    []int64  // temporary id → documents containing it
-		last  []int32  // temporary id → 1 + the last document counted in df
-	)
-	if keep {
-		ptr = make([]int, 1, len(docs)+1)
-	}
-	a := t.analyzer(t.Stem)
-	for d, doc := range docs {
-		a.reset(doc)
-		for a.next() {
-			id, ok := get(&ids, a.term)
-			if !ok {
-				id = int32(len(terms))
-				put(&ids, a.term, id)
-				terms = append(terms, string(a.term))
-				df = append(df, 0)
-				last = append(last, 0)
-			}
-			if id < 0 {
-				continue
-			}
-			if last[id] != int32(d+1) {
-				last[id] = int32(d + 1)
-				df[id]++
-			}
-			if keep {
-				toks = append(toks, id)
-			}
-		}
-		if keep {
-			ptr = append(ptr, len(toks))
-		}
-	}
+	terms, df, toks, ptr := t.countTerms(docs, keep)
 	var cols []int32 // temporary ids of the kept terms
 	for id, c := range df {
 		if f := float64(c); f >= lo && f <= hi {
@@ -383,6 +329,74 @@ func (t *TFIDF) fit(docs []string, keep bool) (toks []int32, ptr []int, remap []
 	t.n = int64(len(docs))
 	t.cacheIDF()
 	return toks, ptr, remap, nil
+}
+
+// dfBounds returns the document counts MinDF and MaxDF stand for in a fit
+// of n documents.
+func (t *TFIDF) dfBounds(n int) (lo, hi float64, err error) {
+	if lo, err = t.MinDF.bound(n, "MinDF"); err != nil {
+		return 0, 0, err
+	}
+	hi = float64(n)
+	if t.MaxDF.set() {
+		if hi, err = t.MaxDF.bound(n, "MaxDF"); err != nil {
+			return 0, 0, err
+		}
+	}
+	if hi < lo {
+		return 0, 0, fmt.Errorf("stages: tfidf: MaxDF (%g documents) is below MinDF (%g documents)", hi, lo)
+	}
+	return lo, hi, nil
+}
+
+// countTerms returns every term of docs (stop words dropped) by a
+// temporary id, its order of first appearance, and the number of documents
+// holding each; with keep, also the documents' tokens as temporary ids
+// (toks) and where each document's start (ptr, one more than docs).
+func (t *TFIDF) countTerms(docs []string, keep bool) (terms []string, df []int64, toks []int32, ptr []int) {
+	// ids maps every term seen to a temporary id (its order of first
+	// appearance). Without stemming, stop words are entered first with id
+	// -1, so that one map lookup per token both drops stop words and finds
+	// the term; with stemming the analyzer drops them before stemming.
+	var ids termTable
+	ids.reserve(1 << 12)
+	if !t.Stem {
+		for w := range t.stop {
+			put(&ids, w, -1)
+		}
+	}
+	var last []int32 // temporary id → 1 + the last document counted in df
+	if keep {
+		ptr = make([]int, 1, len(docs)+1)
+	}
+	a := t.analyzer(t.Stem)
+	for d, doc := range docs {
+		a.reset(doc)
+		for a.next() {
+			id, ok := get(&ids, a.term)
+			if !ok {
+				id = int32(len(terms))
+				put(&ids, a.term, id)
+				terms = append(terms, string(a.term))
+				df = append(df, 0)
+				last = append(last, 0)
+			}
+			if id < 0 {
+				continue
+			}
+			if last[id] != int32(d+1) {
+				last[id] = int32(d + 1)
+				df[id]++
+			}
+			if keep {
+				toks = append(toks, id)
+			}
+		}
+		if keep {
+			ptr = append(ptr, len(toks))
+		}
+	}
+	return terms, df, toks, ptr
 }
 
 // Update adds docs to the running document frequencies, for streams. Without

@@ -23,12 +23,16 @@
 // once Append returns it is in the operating system's cache and survives
 // the death of the process (kill -9); Sync (fsync) makes it survive a
 // crash of the machine. A crash in the middle of an Append leaves a torn
-// tail: an entry that runs past the end of the file, a last entry whose
-// payload checksum does not match, or zeros where entries should be. Read
-// stops there and reports its size (Info.Torn); OpenWriter cuts it off. A
-// bad entry header, or a bad payload followed by more data, is not a torn
-// tail but corruption, and is an error (ErrCorrupt). An entry's length is checked against the file's
-// size before anything is allocated.
+// tail: an entry that runs past the end of the file, or zeros where
+// entries should be. Read stops there and reports its offsets (Info.Valid
+// to the end, Info.Torn bytes); OpenWriter sets it aside. A bad entry
+// header followed by data, or a complete entry whose checksum fails (even
+// the last one), is not a torn tail but corruption, and is an error
+// (ErrCorrupt): a crash cuts an entry short but does not change the bytes
+// of one written whole. Dropped bytes are never rewritten away: Drop (and
+// OpenWriter, for a torn tail) copies them to <log>.dropped-<offset>
+// before truncating the log. An entry's length is checked against the
+// file's size before anything is allocated.
 //
 // # Durability policies
 //

@@ -2,7 +2,6 @@ package wal
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -29,14 +28,13 @@ func FuzzRead(f *testing.F) {
 	f.Add(b)
 	f.Add(b[:len(b)-3])
 	f.Add(append(bytes.Clone(b), make([]byte, 40)...))
+	// One log file per fuzzing process, rewritten for each input: no
+	// per-input directory (FuzzRead must run thousands of inputs a second).
+	path := filepath.Join(dir, "log")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		path := filepath.Join(t.TempDir(), "log")
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
 		var last uint64
 		n := 0
-		info, err := Read(path, func(seq uint64, p []byte) error {
+		info, err := scan(bytes.NewReader(data), int64(len(data)), "log", func(seq uint64, p []byte) error {
 			if n > 0 && seq != last+1 {
 				t.Fatalf("entry %d has seq %d after %d", n, seq, last)
 			}
@@ -45,13 +43,19 @@ func FuzzRead(f *testing.F) {
 			return nil
 		})
 		if err != nil {
-			if info.Torn != 0 {
-				t.Fatalf("an error (%v) with a torn tail reported", err)
+			if info.Torn != 0 || info.Entries != n || info.Valid > int64(len(data)) {
+				t.Fatalf("an error (%v) with %+v after %d entries", err, info, n)
 			}
 			return
 		}
 		if info.Entries != n || info.Valid+info.Torn != int64(len(data)) && len(data) > 0 {
 			t.Fatalf("%+v for %d entries in %d bytes", info, n, len(data))
+		}
+		if info.Torn == 0 && n > 0 {
+			return // OpenWriter has nothing to set aside: the costly part is for torn logs
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
 		}
 		w, err := OpenWriter(path, 0)
 		if err != nil {
@@ -71,8 +75,17 @@ func FuzzRead(f *testing.F) {
 			}
 			return nil
 		})
-		if err != nil || errors.Is(err, ErrCorrupt) || string(got) != "new" || info2.Entries != n+1 || info2.Torn != 0 {
+		if err != nil || string(got) != "new" || info2.Entries != n+1 || info2.Torn != 0 {
 			t.Fatalf("after appending to %+v: %+v, %q, %v", info, info2, got, err)
+		}
+		// The torn bytes were set aside, not lost; remove them so the
+		// directory does not grow with the inputs.
+		matches, _ := filepath.Glob(path + ".dropped-*")
+		if info.Torn > 0 && len(matches) == 0 {
+			t.Fatalf("a torn tail of %d bytes was not set aside", info.Torn)
+		}
+		for _, m := range matches {
+			os.Remove(m)
 		}
 	})
 }

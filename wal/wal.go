@@ -48,8 +48,12 @@ type Info struct {
 // Read calls fn with each valid entry of the log at path, in order, and
 // returns what it read. payload is valid only during the call. A log that
 // does not exist reads as empty (os.ErrNotExist is not an error); an error
-// from fn stops Read and is returned. A torn tail is not an error; damage
-// before the end is ErrCorrupt (wrapped, naming the file and offset).
+// from fn stops Read and is returned. A torn tail (a partial last write) is
+// not an error: Info.Torn is its size, from byte Info.Valid to the end.
+// Damage, a bad entry header with data after it or a complete entry whose
+// checksum fails, is ErrCorrupt (wrapped, naming the file and the bytes);
+// Info then describes the valid entries before it, Info.Valid being the
+// offset of the damaged entry, and Drop can set the rest aside.
 func Read(path string, fn func(seq uint64, payload []byte) error) (Info, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -126,12 +130,11 @@ func scan(r io.Reader, size int64, name string, fn func(uint64, []byte) error) (
 			return info, fmt.Errorf("wal: %s: %w", name, err)
 		}
 		if crc32.Checksum(buf, castagnoli) != binary.LittleEndian.Uint32(eh[16:20]) {
-			// The last entry's payload may be torn (written in part, its
-			// file extended); a bad payload with data after it is not.
-			if end == size {
-				return torn()
-			}
-			return info, fmt.Errorf("%w: %s: bad entry payload at byte %d (sequence number %d)", ErrCorrupt, name, pos, seq)
+			// A complete entry whose checksum fails is damage, even the
+			// last one: a crash cuts an entry short, it does not change
+			// the bytes of one written whole (a flipped byte must not
+			// pass for a torn tail and lose an acknowledged request).
+			return info, fmt.Errorf("%w: %s: entry %d (bytes %d to %d) fails its checksum", ErrCorrupt, name, seq, pos, end)
 		}
 		if fn != nil {
 			if err := fn(seq, buf); err != nil {
@@ -241,8 +244,8 @@ type Writer struct {
 func (w *Writer) Syncs() int64 { return w.syncs.Load() }
 
 // OpenWriter opens the log at path for appending, creating it (and its
-// directory) if needed. It reads the log to find its end, cuts off a torn
-// tail, and numbers the next entry one past the larger of the log's last
+// directory) if needed. It reads the log to find its end, sets a torn tail
+// aside (as Drop does), and numbers the next entry one past the larger of the log's last
 // entry and after (the last sequence number the caller has seen, say in
 // a checkpoint, so that numbers keep increasing across Truncate). A
 // corrupt log is an error.
@@ -273,14 +276,14 @@ func openWriter(f *os.File, path string, after uint64) (*Writer, error) {
 	}
 	w := &Writer{f: f, path: path, last: max(after, info.Last), size: info.Valid}
 	if info.Valid < int64(headerSize) {
+		if _, err := dropTail(f, path, 0, fi.Size()); err != nil {
+			return nil, err // a header torn by a crash, set aside too
+		}
 		if err := w.reset(); err != nil {
 			return nil, err
 		}
 	} else if info.Torn > 0 {
-		if err := f.Truncate(info.Valid); err != nil {
-			return nil, err
-		}
-		if err := f.Sync(); err != nil {
+		if _, err := dropTail(f, path, info.Valid, fi.Size()); err != nil {
 			return nil, err
 		}
 	}
@@ -448,4 +451,68 @@ func (w *Writer) Close() error {
 		w.err = errors.New("wal: closed")
 	}
 	return err
+}
+
+// Drop sets aside the bytes of the log at path from offset valid to its
+// end (a torn tail, or everything from a damaged entry on, as Read
+// reported them): it copies them to a new file next to the log, named
+// <path>.dropped-<valid>[.n], syncs it, and only then truncates the log to
+// valid bytes. Nothing is rewritten away: the dropped bytes stay on disk
+// for inspection or repair. It returns the file they were saved to, or ""
+// when there was nothing after valid.
+func Drop(path string, valid int64) (string, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	return dropTail(f, path, valid, fi.Size())
+}
+
+// dropTail saves f's bytes [valid, size) aside and truncates f to valid.
+func dropTail(f *os.File, path string, valid, size int64) (string, error) {
+	if valid < 0 || valid >= size {
+		return "", nil
+	}
+	aside := fmt.Sprintf("%s.dropped-%d", path, valid)
+	out, err := os.OpenFile(aside, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	for n := 1; errors.Is(err, os.ErrExist); n++ {
+		aside = fmt.Sprintf("%s.dropped-%d.%d", path, valid, n)
+		out, err = os.OpenFile(aside, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	}
+	if err != nil {
+		return "", fmt.Errorf("wal: setting aside bytes %d to %d of %s: %w", valid, size, path, err)
+	}
+	_, err = io.Copy(out, io.NewSectionReader(f, valid, size-valid))
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(path))
+	}
+	if err != nil {
+		return "", fmt.Errorf("wal: setting aside bytes %d to %d of %s: %w", valid, size, path, err)
+	}
+	if err := f.Truncate(valid); err != nil {
+		return "", err
+	}
+	return aside, f.Sync()
+}
+
+// syncDir fsyncs a directory, so that a file created in it survives a
+// crash of the machine.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }

@@ -134,13 +134,7 @@ func TestTornTail(t *testing.T) {
 // header is not a log.
 func TestCorrupt(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, "log")
-	w, _ := OpenWriter(path, 0)
-	w.Append([]byte("first entry"))
-	first := w.Size()
-	w.Append([]byte("second entry"))
-	w.Close()
-	good, _ := os.ReadFile(path)
+	_, good, first := twoEntries(t, dir)
 	bad := filepath.Join(dir, "bad")
 	for i := range int(first) {
 		b := bytes.Clone(good)
@@ -160,13 +154,56 @@ func TestCorrupt(t *testing.T) {
 			t.Errorf("entry byte %d flipped: OpenWriter accepted the log", i)
 		}
 	}
-	// A flipped byte in the last entry is indistinguishable from a torn
-	// write: the entry is dropped, the first one kept.
+	// A flipped byte in the last entry, complete, is damage too, not a torn
+	// tail: an acknowledged request must not vanish without a refusal.
+	last := int64(len(good))
+	for i := first; i < last; i++ {
+		b := bytes.Clone(good)
+		b[i] ^= 0x01
+		os.WriteFile(bad, b, 0o644)
+		info, err := Read(bad, nil)
+		if !errors.Is(err, ErrCorrupt) || info.Entries != 1 || info.Valid != first {
+			t.Fatalf("last entry byte %d flipped: %+v, %v; want ErrCorrupt after 1 entry at byte %d", i, info, err, first)
+		}
+	}
+}
+
+// TestDrop sets a damaged last entry aside: the log keeps its valid
+// entries and takes new ones, and the dropped bytes are saved, unchanged,
+// next to it. OpenWriter sets a torn tail aside the same way.
+func TestDrop(t *testing.T) {
+	path, good, first := twoEntries(t, t.TempDir())
 	b := bytes.Clone(good)
-	b[len(b)-1] ^= 0x01
-	os.WriteFile(bad, b, 0o644)
-	if seqs, _, info := readAll(t, bad); len(seqs) != 1 || info.Torn != int64(len(good))-first {
-		t.Errorf("last entry flipped: %v %+v", seqs, info)
+	b[len(b)-2] ^= 0x40
+	os.WriteFile(path, b, 0o644)
+	info, err := Read(path, nil)
+	if !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("want ErrCorrupt, got %v", err)
+	}
+	aside, err := Drop(path, info.Valid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(aside); !bytes.Equal(got, b[first:]) {
+		t.Fatalf("%s holds %q, want the dropped bytes %q", aside, got, b[first:])
+	}
+	if seqs, _, info := readAll(t, path); len(seqs) != 1 || info.Valid != first || info.Torn != 0 {
+		t.Fatalf("after Drop: %v %+v", seqs, info)
+	}
+	// A torn tail: OpenWriter sets it aside in a second file.
+	torn := append(bytes.Clone(good[:first]), good[first:first+7]...)
+	os.WriteFile(path, torn, 0o644)
+	w, err := OpenWriter(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	got, err := os.ReadFile(fmt.Sprintf("%s.dropped-%d.1", path, first))
+	if err != nil || !bytes.Equal(got, good[first:first+7]) {
+		t.Fatalf("torn tail set aside as %q, %v; want %q", got, err, good[first:first+7])
+	}
+	if aside, err := Drop(path, first); err != nil || aside != "" {
+		t.Fatalf("Drop of nothing: %q, %v", aside, err)
 	}
 }
 
@@ -225,4 +262,24 @@ func TestParsePolicy(t *testing.T) {
 	if _, err := ParsePolicy("sometimes"); err == nil {
 		t.Error("an unknown policy parsed")
 	}
+}
+
+// twoEntries writes a log of two entries in dir and returns its path, its
+// bytes and the end of its first entry.
+func twoEntries(t *testing.T, dir string) (string, []byte, int64) {
+	t.Helper()
+	path := filepath.Join(dir, "log")
+	w, err := OpenWriter(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Append([]byte("first entry"))
+	first := w.Size()
+	w.Append([]byte("second entry"))
+	w.Close()
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, good, first
 }

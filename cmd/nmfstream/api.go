@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/nmfstream/nmfstream/stages"
 )
@@ -144,12 +145,17 @@ func writeError(w http.ResponseWriter, status int, code, message string) {
 }
 
 // writeBodyError answers a request body that could not be read: 413 when
-// it is larger than --max-body, 408 when it did not arrive within
-// --read-timeout, else 400.
+// it is larger than --max-body, 408 when it arrived slower than
+// --min-body-rate or not within --read-timeout, else 400.
 func writeBodyError(w http.ResponseWriter, what string, err error) {
 	var mb *http.MaxBytesError
 	if errors.As(err, &mb) {
 		writeError(w, http.StatusRequestEntityTooLarge, "too_large", what+": "+err.Error()+" (serve --max-body)")
+		return
+	}
+	if errors.Is(err, errSlowBody) {
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusRequestTimeout, "timeout", what+": "+err.Error())
 		return
 	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {
@@ -244,4 +250,66 @@ func (s *server) handleRecord(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(p)
+}
+
+// errSlowBody reports a body cut off by serve --min-body-rate.
+var errSlowBody = errors.New("the body arrived slower than serve --min-body-rate")
+
+// body returns r's body bounded by --max-body and, with --min-body-rate,
+// by a read deadline that moves with the bytes received: bodyGrace plus
+// one second per minBodyRate bytes from the handler's start (never past
+// --read-timeout). A body that falls behind is cut off (errSlowBody),
+// which ends the request and frees its --max-inflight slot, so that
+// connections trickling bytes cannot keep other clients out.
+func (s *server) body(w http.ResponseWriter, r *http.Request) io.Reader {
+	b := http.MaxBytesReader(w, r.Body, s.maxBody)
+	if s.minBodyRate <= 0 {
+		return b
+	}
+	sb := &slowBody{r: b, rc: http.NewResponseController(w), start: time.Now(), grace: s.bodyGrace, rate: s.minBodyRate}
+	if s.readTimeout > 0 {
+		sb.end = sb.start.Add(s.readTimeout)
+	}
+	sb.extend()
+	return sb
+}
+
+// slowBody is a request body read under a moving deadline (server.body).
+type slowBody struct {
+	r          io.Reader
+	rc         *http.ResponseController
+	start, end time.Time // end: --read-timeout's deadline, zero for none
+	grace      time.Duration
+	rate, n    int64 // bytes per second; bytes read
+	failed     bool  // setting the deadline failed: no minimum rate
+}
+
+func (b *slowBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	if err != nil && !b.failed && errors.Is(err, os.ErrDeadlineExceeded) && (b.end.IsZero() || time.Now().Before(b.end)) {
+		return n, fmt.Errorf("%w: %d bytes in %.1f s, want at least %d bytes per second after %s", errSlowBody, b.n, time.Since(b.start).Seconds(), b.rate, b.grace)
+	}
+	if n > 0 && err == nil {
+		// Not at the end: there net/http clears the deadline for its
+		// background read, which a deadline set again would cut off,
+		// cancelling the request while it is learned.
+		b.extend()
+	}
+	return n, err
+}
+
+// extend moves the read deadline to where the body, at the minimum rate,
+// must have delivered its next byte.
+func (b *slowBody) extend() {
+	if b.failed {
+		return
+	}
+	d := b.start.Add(b.grace + time.Duration(float64(b.n+1)/float64(b.rate)*float64(time.Second)))
+	if !b.end.IsZero() && d.After(b.end) {
+		d = b.end
+	}
+	if err := b.rc.SetReadDeadline(d); err != nil {
+		b.failed = true
+	}
 }

@@ -179,8 +179,13 @@ func TestServeAPI(t *testing.T) {
 
 	st, h, b = do("GET", "/v1/records/nobody", "", "")
 	wantError("unknown id", 404, "not_found", st, h, b)
-	st, h, b = do("POST", "/v1/labels", mediaJSONL, "{\"id\":\"r1\"}\n")
-	wantError("label without a label", 400, "bad_request", st, h, b)
+	// A line without a label is rejected; the body's good lines are kept.
+	if st, _, b = do("POST", "/v1/labels", mediaJSONL, "{\"id\":\"r1\"}\n{\"id\":\"r2\",\"label\":0}\n"); st != 200 ||
+		!strings.Contains(string(b), `"applied":1,"pending":0,"rejected":[{"offset":0,"id":"r1","reason":`) {
+		t.Errorf("labels, one without a label: status %d: %s", st, b)
+	}
+	st, h, b = do("POST", "/v1/records", mediaJSONL, "not json")
+	wantError("records that are not JSON", 400, "bad_request", st, h, b)
 	st, h, b = do("POST", "/v1/labels", mediaJSONL, "{not json\n")
 	wantError("labels that are not JSON", 400, "bad_request", st, h, b)
 	st, h, b = do("POST", "/v1/records", mediaJSONL, strings.Repeat("{\"x\":[1,2,3]}\n", 1000))

@@ -3,32 +3,85 @@ package main
 import (
 	"context"
 	"runtime"
+	"time"
 
 	"github.com/nmfstream/nmfstream/pipeline"
 	"github.com/nmfstream/nmfstream/sources"
 	"github.com/nmfstream/nmfstream/stages"
 )
 
-// stream and serve run the same chain of stages (docs/DESIGN.md §3):
+// stream and serve run the same chain of stages, built by newChain
+// (docs/DESIGN.md §3, and the package doc of stages for the stages inside
+// learn):
 //
 //	decode → featurize → learn → sinks
 //
 // decode is a sources.Reader (stream) or the HTTP handlers (serve, through
-// pipeline.FromChan); featurize is stages.Prepare, in parallel with the
-// order kept; learn is the one stage that owns the stages.Learner (graph
-// insertion, partial fit, prediction, labels, checkpoints), of parallelism
-// 1; the sinks write predictions and rejects (stream) or answer the
-// requests (serve).
+// pipeline.FromChan and a split of each request into batches); featurize
+// is stages.NewFeatures, in parallel with the order kept; learn is the one
+// stage that owns the stages.Learner (featurize's in-order half, identify,
+// graph insertion and the factorization step, prediction, labels and
+// scoring), of parallelism 1, followed on the same goroutine by the
+// driver's own work (checkpoints, posted labels, metrics); the sinks write
+// predictions and rejects (stream) or answer the requests (serve).
 
-// featurizers is the parallelism of the featurize stage: Prepare checks and
-// copies rows, far cheaper than a learning step, so a few goroutines keep
-// it ahead of the learner.
+// link is what the chain makes of one batch. An item of the chain (stream's
+// *streamStep, serve's *part) carries one, through the chainLink method.
+type link struct {
+	batch *sources.Batch   // set by the source; nil for an item without records
+	feat  *stages.Features // set by featurize, which drops batch
+	step  *stages.Step     // set by learn, which drops feat; nil without records
+	took  time.Duration    // featurize and learn time of the batch
+	// records is the number of input records of the batch (samples, late
+	// labels and rejects), set by learn.
+	records int
+}
+
+// linked is an item of the chain.
+type linked interface{ chainLink() *link }
+
+// featurizers is the parallelism of the featurize stage: NewFeatures checks
+// and copies rows, far cheaper than a learning step, so a few goroutines
+// keep it ahead of the learner.
 func featurizers() int { return min(4, runtime.GOMAXPROCS(0)) }
 
-// featurizeStage is the featurize stage of stream: stages.Prepare on each
-// batch, in parallel, in input order.
-func featurizeStage() pipeline.Stage {
-	return pipeline.Ordered(pipeline.Map("featurize", featurizers(), func(_ context.Context, b *sources.Batch) (*stages.Featurized, error) {
-		return stages.Prepare(b), nil
-	}))
+// newChain returns the pipeline of the chain on items of type T:
+//
+//	src → pre… → featurize → learn → sink
+//
+// featurize runs stages.NewFeatures on each item's batch, featurizers() at
+// once, in input order. learn runs l.LearnFeatures on the item's features,
+// then after (if not nil) with the item, on the one goroutine that owns l:
+// after may use l, and its error stops the pipeline. An error of l stops it
+// too. The pipeline is built, not started: Run starts it.
+func newChain[T linked](l *stages.Learner, src pipeline.Source, pre []pipeline.Stage, after func(T) error, sink pipeline.Sink) *pipeline.Pipeline {
+	featurize := func(_ context.Context, x T) (T, error) {
+		if k := x.chainLink(); k.batch != nil {
+			start := time.Now()
+			k.feat = stages.NewFeatures(k.batch)
+			k.batch = nil
+			k.took = time.Since(start)
+		}
+		return x, nil
+	}
+	learn := func(_ context.Context, x T) (T, error) {
+		if k := x.chainLink(); k.feat != nil {
+			start := time.Now()
+			k.records = k.feat.Records()
+			st, err := l.LearnFeatures(k.feat)
+			if err != nil {
+				return x, err
+			}
+			k.step, k.feat = st, nil
+			k.took += time.Since(start)
+		}
+		if after != nil {
+			return x, after(x)
+		}
+		return x, nil
+	}
+	st := append(pre[:len(pre):len(pre)],
+		pipeline.Ordered(pipeline.Map("featurize", featurizers(), featurize)),
+		pipeline.Map("learn", 1, learn))
+	return pipeline.New(src, st, sink)
 }

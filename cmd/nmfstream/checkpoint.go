@@ -48,6 +48,11 @@ type onlineConfig struct {
 	Forget    float64
 	SearchDim int
 	Revisit   int
+	// Codes is the stages.CodeUse of the predictor; SpreadPower its
+	// stages.Learner.SpreadPower. Checkpoints written before they existed
+	// read as the defaults.
+	Codes       int
+	SpreadPower float64
 }
 
 // checkpoint is the whole state of a stream.
@@ -143,10 +148,12 @@ func (c onlineConfig) learner() *stages.Learner {
 			Src:       rand.NewPCG(c.Seed, c.Seed),
 			Split:     split,
 		},
-		Split:     split,
-		Predictor: stages.Predictor(c.Predictor),
-		Neighbors: c.Vote,
-		Metric:    classify.Metric(c.Metric),
+		Split:       split,
+		Predictor:   stages.Predictor(c.Predictor),
+		Codes:       stages.CodeUse(c.Codes),
+		SpreadPower: c.SpreadPower,
+		Neighbors:   c.Vote,
+		Metric:      classify.Metric(c.Metric),
 	}
 }
 
@@ -207,6 +214,11 @@ func readCheckpoint(r io.ReaderAt, size int64, name string) (*checkpoint, error)
 // restore returns a Learner in the state of cp.
 func (cp *checkpoint) restore() (*stages.Learner, error) {
 	l := cp.Config.learner()
+	if o := cp.State.Online; o != nil && o.K > 0 && o.K < l.Model.Rank && o.K <= o.Dim {
+		// The rank was lowered to the stream's dimension before the first
+		// fit (stages' capRank): the state has that rank, not --rank.
+		l.Model.Rank = o.K
+	}
 	if err := l.Restore(cp.State); err != nil {
 		return nil, err
 	}

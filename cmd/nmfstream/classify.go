@@ -13,6 +13,7 @@ import (
 	"github.com/nmfstream/nmfstream/model/metrics"
 	"github.com/nmfstream/nmfstream/model/sparse"
 	"github.com/nmfstream/nmfstream/sinks"
+	"github.com/nmfstream/nmfstream/stages"
 )
 
 func init() {
@@ -57,6 +58,11 @@ Examples:
 func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("classify", classifySynopsis, stderr)
 	f := bindCodeFlags(fs)
+	use := stages.CodesAuto
+	fs.Func("codes", "what the classifier reads of the codes: auto (the default, see above), off (the same classifier on the features alone) or only (1-NN on the self-labeled training codes): eval's ablations", func(s string) (err error) {
+		use, err = stages.ParseCodeUse(s)
+		return err
+	})
 	snap, proj, err := f.load(fs, "classify", args)
 	if err != nil {
 		return err
@@ -67,7 +73,7 @@ func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	} else if snap.TrainSparse != nil {
 		train = model.SparseRows(snap.TrainSparse)
 	}
-	cl, err := newDataClassifier(train, snap.V, snap.Labels, snap.Classes, *f.model)
+	cl, err := newCodesClassifier(train, snap.V, snap.Labels, snap.Classes, *f.model, use)
 	if err != nil {
 		return err
 	}
@@ -139,6 +145,21 @@ func newClassifier(v *mat.Dense, labels []int, classes []string, path string) (*
 // rows, LapRLS if it has sparse ones, and the codes-only classifier
 // without train.
 func newDataClassifier(train model.Data, v *mat.Dense, labels []int, classes []string, path string) (*classifier, error) {
+	return newCodesClassifier(train, v, labels, classes, path, stages.CodesAuto)
+}
+
+// newCodesClassifier is newDataClassifier with the codes used as use says
+// (the --codes ablation): CodesAuto as newDataClassifier; CodesOff the
+// same classifiers without the codes (the joint classifier self-trains on
+// the features alone; LapRLS never reads them); CodesOnly the codes-only
+// classifier whatever the features.
+func newCodesClassifier(train model.Data, v *mat.Dense, labels []int, classes []string, path string, use stages.CodeUse) (*classifier, error) {
+	if use == stages.CodesOnly {
+		train = nil
+	}
+	if use == stages.CodesOff && train == nil {
+		return nil, fmt.Errorf("%s: --codes off: the model keeps no training features, so only its codes can classify", path)
+	}
 	c := &classifier{}
 	c.enc.Fit(classes)
 	var dense *mat.Dense
@@ -152,6 +173,9 @@ func newDataClassifier(train model.Data, v *mat.Dense, labels []int, classes []s
 	switch {
 	case isDense:
 		c.joint = &classify.Joint{}
+		if use == stages.CodesOff {
+			c.joint.CodeWeight = -1
+		}
 		err = c.joint.Fit(dense, v, labels)
 	case isSparse:
 		c.lap = lapRLSFor(rows)
@@ -218,6 +242,8 @@ func (c *classifier) predictData(x model.Data, codes *mat.Dense) ([]int, []float
 // cross-validation picked.
 func (c *classifier) describe() string {
 	switch {
+	case c.joint != nil && c.joint.CodeWeight < 0:
+		return "kernel self-training and kernel classifier on the features alone (classify.Joint without the codes: --codes off)"
 	case c.joint != nil:
 		return "joint kernel classifier on the features and codes (classify.Joint)"
 	case c.lap != nil:
@@ -236,6 +262,8 @@ func (c *classifier) describe() string {
 // name is describe's one-word form, for --json.
 func (c *classifier) name() string {
 	switch {
+	case c.joint != nil && c.joint.CodeWeight < 0:
+		return "joint-features"
 	case c.joint != nil:
 		return "joint"
 	case c.lap != nil:

@@ -63,7 +63,12 @@ func (f codeFlags) load(fs *flag.FlagSet, name string, args []string) (*model.Sn
 
 // codeInput reads the input file, codes its records with the model and
 // reports the rejected ones.
+// A CSV input is read with the model's CSV columns where the command line
+// gives none (csvFlags.fromModel).
 func (f codeFlags) codeInput(ctx context.Context, snap *model.Snapshot, proj model.Projection, stderr io.Writer) (*input, *mat.Dense, error) {
+	if took := f.csv.fromModel(snap.Params, *f.in); took != "" {
+		fmt.Fprintf(stderr, "nmfstream: %s: the CSV columns the model was fitted with: %s\n", *f.in, took)
+	}
 	in, codes, err := codeFile(ctx, snap, proj, *f.in, f.csv.opener(os.Stdin), stderr)
 	if in != nil {
 		if rerr := reportRejects(stderr, in, *f.rejects, false); rerr != nil && err == nil {

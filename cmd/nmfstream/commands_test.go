@@ -29,9 +29,9 @@ import (
 
 func TestHelp(t *testing.T) {
 	for _, name := range []string{"demo", "fit", "project", "classify", "eval", "stream", "serve", "report"} {
-		code, _, errs := runCmd(t, name, "-help")
-		if code != 0 {
-			t.Errorf("%s -help: exit %d", name, code)
+		code, errs, stderr := runCmd(t, name, "-help") // help asked for goes to stdout
+		if code != 0 || stderr != "" {
+			t.Errorf("%s -help: exit %d, stderr %q", name, code, stderr)
 		}
 		for _, want := range []string{"Usage: nmfstream " + name, "Examples:", "nmfstream " + name + " --"} {
 			if !strings.Contains(errs, want) {
@@ -40,7 +40,7 @@ func TestHelp(t *testing.T) {
 		}
 	}
 	// Every method of the table is listed in the help of fit.
-	_, _, errs := runCmd(t, "fit", "-help")
+	_, errs, _ := runCmd(t, "fit", "-help")
 	for _, m := range methodNames() {
 		if !strings.Contains(errs, m) {
 			t.Errorf("fit -help does not list method %s", m)

@@ -11,7 +11,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/nmfstream/nmfstream/internal/datasets"
+	"github.com/nmfstream/nmfstream/datasets"
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/graph"
@@ -58,10 +58,16 @@ Examples:
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if *labels < 1 || *rank < 1 {
+		return fmt.Errorf("%w: --labels %d --rank %d: the demo needs at least 1 labeled sample per class and a rank of at least 1", errUsage, *labels, *rank)
+	}
 	x, y := datasets.Digits()
+	if _, d := x.Dims(); *rank > d {
+		return fmt.Errorf("%w: --rank %d: the digits have %d features, pass --rank %d or less", errUsage, *rank, d, d)
+	}
 	sp, err := splitDigits(x, y, *labels, *seed)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: --labels %d: %v", errUsage, *labels, err)
 	}
 	fmt.Fprintf(stdout, "nmfstream demo: 8×8 digits, %d training samples (%d labeled, %d per class), %d held out, seed %d\n\n",
 		len(sp.trainY), len(sp.labeled), *labels, len(sp.testY), *seed)

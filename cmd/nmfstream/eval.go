@@ -11,8 +11,10 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/metrics"
 	"github.com/nmfstream/nmfstream/model/sparse"
+	"github.com/nmfstream/nmfstream/stages"
 )
 
 func init() {
@@ -72,6 +74,15 @@ type evalSummary struct {
 	Rank             int     `json:"rank"`
 	Classes          int     `json:"classes"`
 	Features         int     `json:"features"`
+	// Codes is --codes: what the classifier read of the codes.
+	Codes string `json:"codes"`
+	// CodeNN1 is the accuracy of 1-NN of the test codes against the
+	// labeled training codes (the papers' protocol), CodeNMI the NMI of a
+	// k-means clustering of the test codes against the test labels
+	// (classify.EmbeddingOf): the codes' own quality, whatever classifier
+	// decides. Null where undefined.
+	CodeNN1 jsonFloat `json:"code_1nn"`
+	CodeNMI jsonFloat `json:"code_nmi"`
 }
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -84,6 +95,11 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	test := fs.String("test", "", "test `file` with labels (required)")
 	rejects := fs.String("rejects", "", "write rejected records of both files to this `file` (JSON lines)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
+	codes := stages.CodesAuto
+	fs.Func("codes", "what the classifier reads of the codes: auto (the default: dense features and codes, self-training on both, see above), off (the same classifier on the features alone) or only (1-NN on the self-labeled training codes) — the ablations of BENCHMARKS.md", func(s string) (err error) {
+		codes, err = stages.ParseCodeUse(s)
+		return err
+	})
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -99,7 +115,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := checkStart(checkInput("--train", *train), checkInput("--test", *test), checkOutput("--rejects", *rejects)); err != nil {
 		return err
 	}
-	ev, err := evaluate(ctx, p, tp, *train, *test, *rejects, stderr)
+	ev, err := evaluate(ctx, p, tp, *train, *test, *rejects, codes, stderr)
 	if err != nil {
 		return err
 	}
@@ -111,6 +127,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		sum.Method, sum.Rank, sum.Projection, sum.Seed, sum.Accuracy, sum.NTest, sum.BalancedAccuracy, sum.MacroF1, sum.Classifier)
 	fmt.Fprintf(stdout, "trained on %d records (%d labeled, %d classes, %d features) in %.2fs; %d records rejected\n",
 		sum.NTrain, sum.NLabeled, sum.Classes, sum.Features, sum.FitSeconds, sum.Rejected)
+	fmt.Fprintf(stdout, "the test codes alone: 1-NN against the labeled training codes %.4f, NMI of k-means %.4f\n", sum.CodeNN1, sum.CodeNMI)
 	return nil
 }
 
@@ -126,7 +143,7 @@ type evaluation struct {
 // evaluate fits p's method on the train file, codes and classifies the
 // test file, and scores the predictions against the test labels, as eval
 // does; rejected records of both files go to rejects (if set) and stderr.
-func evaluate(ctx context.Context, p fitParams, tp textParams, train, test, rejects string, stderr io.Writer) (*evaluation, error) {
+func evaluate(ctx context.Context, p fitParams, tp textParams, train, test, rejects string, codeUse stages.CodeUse, stderr io.Writer) (*evaluation, error) {
 	if err := checkParams(p); err != nil {
 		return nil, err
 	}
@@ -183,7 +200,7 @@ func evaluate(ctx context.Context, p fitParams, tp textParams, train, test, reje
 	if !f.spec.Linear { // as classify: a saved linear model keeps no training rows
 		trainX = f.x
 	}
-	cl, err := newDataClassifier(trainX, f.m.Codes(), f.y, f.classes, train)
+	cl, err := newCodesClassifier(trainX, f.m.Codes(), f.y, f.classes, train, codeUse)
 	if err != nil {
 		return nil, err
 	}
@@ -221,6 +238,9 @@ func evaluate(ctx context.Context, p fitParams, tp textParams, train, test, reje
 		Rank:             p.rank,
 		Classes:          len(f.classes),
 		Features:         f.in.d,
+		Codes:            codeUse.String(),
 	}
+	emb := classify.EmbeddingOf(codes, truth, f.m.Codes(), f.y)
+	ev.sum.CodeNN1, ev.sum.CodeNMI = jsonFloat(emb.NN1), jsonFloat(emb.NMI)
 	return ev, nil
 }

@@ -273,6 +273,7 @@ func fitFileText(ctx context.Context, path string, p fitParams, tp textParams, s
 		Form:       formName(in.form),
 	}
 	s.Params["method"] = name
+	p.csv.saveColumns(s.Params, path)
 	if !spec.Linear {
 		switch r := model.Rows(x).(type) {
 		case *mat.Dense:

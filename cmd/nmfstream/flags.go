@@ -137,3 +137,71 @@ func (c csvFlags) openStream(in string, batch int) (sources.Source, error) {
 
 // checkStart joins the start checks of a command (checkInput, checkOutput).
 func checkStart(errs ...error) error { return errors.Join(errs...) }
+
+// Keys of model.Snapshot.Params under which fit records the CSV columns
+// it read the training file with, so that project and classify read a CSV
+// of the same layout without the flags being repeated.
+const (
+	paramLabelColumn = "csv.label-column"
+	paramIDColumn    = "csv.id-column"
+	paramTextColumn  = "csv.text-column"
+	paramUnlabeled   = "csv.unlabeled"
+)
+
+// columnString is the command-line spelling of a column ("" for none).
+func columnString(c sources.Column) string {
+	if c.Name != "" {
+		return c.Name
+	}
+	if c.Index > 0 {
+		return fmt.Sprint(c.Index)
+	}
+	return ""
+}
+
+// isCSV reports whether path names a CSV file (.csv, .csv.gz).
+func isCSV(path string) bool {
+	return strings.HasSuffix(strings.TrimSuffix(strings.ToLower(path), ".gz"), ".csv")
+}
+
+// saveColumns records in params the CSV columns of a training file read
+// as CSV; other inputs record nothing.
+func (c csvFlags) saveColumns(params map[string]string, path string) {
+	if !isCSV(path) {
+		return
+	}
+	for k, v := range map[string]string{paramLabelColumn: columnString(c.label), paramIDColumn: columnString(c.id),
+		paramTextColumn: columnString(c.text), paramUnlabeled: c.unlabeled} {
+		if v != "" {
+			params[k] = v
+		}
+	}
+}
+
+// fromModel fills the CSV columns not given on the command line with those
+// the model was fitted with (saveColumns), for a CSV input path, and
+// returns the flags it took from the model, to be said on stderr ("" for
+// none). Arrow and Parquet inputs name their columns and take none.
+func (c *csvFlags) fromModel(params map[string]string, path string) string {
+	if !isCSV(path) {
+		return ""
+	}
+	var took []string
+	fill := func(dst *sources.Column, key, flagName string) {
+		if *dst != (sources.Column{}) || params[key] == "" {
+			return
+		}
+		if col, err := sources.ParseColumn(params[key]); err == nil {
+			*dst = col
+			took = append(took, flagName+" "+params[key])
+		}
+	}
+	fill(&c.text, paramTextColumn, "--text-column")
+	fill(&c.label, paramLabelColumn, "--label-column")
+	fill(&c.id, paramIDColumn, "--id-column")
+	if c.unlabeled == "" && params[paramUnlabeled] != "" {
+		c.unlabeled = params[paramUnlabeled]
+		took = append(took, "--unlabeled "+c.unlabeled)
+	}
+	return strings.Join(took, " ")
+}

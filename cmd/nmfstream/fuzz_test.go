@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -13,8 +12,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
-
-	"github.com/nmfstream/nmfstream/sources"
 )
 
 // checkpointSeed streams 150 small labeled records with a checkpoint and
@@ -78,59 +75,6 @@ func FuzzCheckpoint(f *testing.F) {
 			return
 		}
 		cp.restore() // an error is fine; a crash is not
-	})
-}
-
-// FuzzServeJSON checks serve's JSON-lines record parser (parseJSONRecords,
-// POST /v1/records): every record comes out once, as a sample, a late
-// label or a reject, and dense batches are rectangular.
-func FuzzServeJSON(f *testing.F) {
-	f.Add(`{"x":[1,2,3],"id":"a","label":"1"}
-{"x":[0,0,1]}
-{"id":"a","label":2}
-{"x":[1,2]}
-not json
-{"text":"a document"}
-`, 2)
-	f.Add(`{"text":"one"}
-{"text":"two","id":7,"label":null}
-`, 1)
-	f.Fuzz(func(t *testing.T, body string, size int) {
-		size = 1 + abs(size)%8
-		bs, err := parseJSONRecords(strings.NewReader(body), size)
-		if err != nil {
-			return
-		}
-		var next int64
-		for _, b := range bs {
-			if b.Records() == 0 || b.Records() > size {
-				t.Fatalf("batch of %d records, size %d", b.Records(), size)
-			}
-			if b.Dense != nil {
-				if r, _ := b.Dense.Dims(); r != b.Len() {
-					t.Fatalf("Dense has %d rows for %d samples", r, b.Len())
-				}
-			}
-			if b.Form == sources.FormText && len(b.Text) != b.Len() {
-				t.Fatalf("%d documents for %d samples", len(b.Text), b.Len())
-			}
-			seen := map[int64]bool{}
-			for _, o := range b.Offsets {
-				seen[o] = true
-			}
-			for _, l := range b.LateLabels {
-				seen[l.Offset] = true
-			}
-			for _, r := range b.Rejects {
-				seen[r.Offset] = true
-			}
-			for range b.Records() {
-				if !seen[next] {
-					t.Fatalf("record %d missing: %s", next, fmt.Sprint(b.Offsets, b.LateLabels, b.Rejects))
-				}
-				next++
-			}
-		}
 	})
 }
 

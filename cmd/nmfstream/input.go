@@ -1,12 +1,15 @@
 package main
 
 import (
+	"compress/gzip"
 	"context"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -133,7 +136,7 @@ func readInput(ctx context.Context, path string, o sources.Opener, pr *progress)
 	}
 	if in.n() == 0 {
 		if len(in.rejects) > 0 {
-			return in, fmt.Errorf("%s: all %d records rejected (first: %v); fix the data or see --rejects", path, len(in.rejects), in.rejects[0].Reason)
+			return in, fmt.Errorf("%s: all %d records rejected (first: %s); %s", path, len(in.rejects), shortReason(in.rejects[0].Reason), csvTextHint(path, o, in.rejects[0].Reason))
 		}
 		return in, fmt.Errorf("%s: no records", path)
 	}
@@ -210,7 +213,7 @@ func (in *input) keep(rows []int) {
 // appending when appendTo is set. Each reason names the file.
 func reportRejects(stderr io.Writer, in *input, rejectsPath string, appendTo bool) error {
 	if len(in.rejects) > 0 {
-		fmt.Fprintf(stderr, "nmfstream: %s: %d records rejected (first: %v)", in.path, len(in.rejects), in.rejects[0].Reason)
+		fmt.Fprintf(stderr, "nmfstream: %s: %d records rejected (first: %s)", in.path, len(in.rejects), shortReason(in.rejects[0].Reason))
 		if rejectsPath == "" {
 			fmt.Fprint(stderr, "; pass --rejects FILE to list them all")
 		}
@@ -255,4 +258,109 @@ func allInts(labels []string, labeled []bool) bool {
 		any = true
 	}
 	return any
+}
+
+// csvTextHint says what to do when every record of an input was rejected:
+// for a CSV read as numbers (no --text-column) whose records were refused
+// for a field that is not a number, and that has a column of text (most of
+// its first rows' fields hold a space), it suggests --text-column with
+// that column, and --label-column for another non-numeric column if none
+// was given. Otherwise it is the general advice.
+func csvTextHint(path string, o sources.Opener, reason error) string {
+	const general = "fix the data or see --rejects"
+	if !isCSV(path) || o.TextColumn != (sources.Column{}) || reason == nil || !strings.Contains(reason.Error(), "is not a number") {
+		return general
+	}
+	header, rows, err := csvHead(path, 20)
+	if err != nil || len(rows) == 0 {
+		return general
+	}
+	name := func(j int) string {
+		if header != nil && header[j] != "" {
+			return header[j]
+		}
+		return strconv.Itoa(j + 1)
+	}
+	text, other := -1, -1
+	for j := range rows[0] {
+		spaced, numeric := 0, 0
+		for _, r := range rows {
+			if j >= len(r) {
+				continue
+			}
+			if strings.Contains(strings.TrimSpace(r[j]), " ") {
+				spaced++
+			}
+			if _, err := strconv.ParseFloat(strings.TrimSpace(r[j]), 64); err == nil || strings.TrimSpace(r[j]) == "" {
+				numeric++
+			}
+		}
+		switch {
+		case 2*spaced > len(rows) && text < 0:
+			text = j
+		case numeric < len(rows) && other < 0 && (o.LabelColumn == (sources.Column{}) || (o.LabelColumn.Name != name(j) && o.LabelColumn.Index != j+1)) && (o.IDColumn.Name != name(j) && o.IDColumn.Index != j+1) && !(o.IDColumn == (sources.Column{}) && name(j) == "id"):
+			other = j
+		}
+	}
+	if text < 0 {
+		return general
+	}
+	hint := fmt.Sprintf("column %s holds text: if it holds the documents, pass --text-column %s", name(text), name(text))
+	if o.LabelColumn == (sources.Column{}) && other >= 0 {
+		hint += fmt.Sprintf(" (and --label-column %s if %s holds the labels)", name(other), name(other))
+	}
+	return hint
+}
+
+// csvHead reads the first record of a CSV file (.csv or .csv.gz) and up to
+// n records after it. header is that first record when no field of it is a
+// number (a header line), nil otherwise, in which case it is among rows.
+func csvHead(path string, n int) (header []string, rows [][]string, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(strings.ToLower(path), ".gz") {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer zr.Close()
+		r = zr
+	}
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord, cr.LazyQuotes, cr.ReuseRecord = -1, true, false
+	first, err := cr.Read()
+	if err != nil {
+		return nil, nil, err
+	}
+	header = first
+	for _, v := range first {
+		if _, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+			header, rows = nil, [][]string{first}
+			break
+		}
+	}
+	for len(rows) < n {
+		rec, err := cr.Read()
+		if err != nil {
+			break
+		}
+		rows = append(rows, rec)
+	}
+	return header, rows, nil
+}
+
+// shortReason is a reject's reason for a one-line summary: at most 200
+// runes, the middle of a longer one (a whole document quoted) cut out and
+// marked by "…". --rejects keeps the whole reason.
+func shortReason(err error) string {
+	const keep = 200
+	r := []rune(err.Error())
+	if len(r) <= keep {
+		return string(r)
+	}
+	return string(r[:keep-40]) + " … " + string(r[len(r)-37:])
 }

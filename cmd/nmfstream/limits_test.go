@@ -39,7 +39,7 @@ func TestMaxDim(t *testing.T) {
 		t.Errorf("stream --max-dim 2 on D = 3: exit %d, stderr %q, rejects %q", code, stderr, b)
 	}
 	for _, name := range []string{"fit", "eval", "project", "classify", "stream"} {
-		if _, _, errs := runCmd(t, name, "-help"); !strings.Contains(errs, "-max-dim") {
+		if _, out, _ := runCmd(t, name, "-help"); !strings.Contains(out, "-max-dim") {
 			t.Errorf("%s -help does not list --max-dim", name)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strings"
 	"syscall"
 
 	// With -tags openblas, gonum's BLAS becomes OpenBLAS (see the package).
@@ -53,18 +54,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, versionString())
 		return 0
 	}
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+	if len(args) == 0 {
 		usage(stderr)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
+		return 2
+	}
+	if isHelpFlag(args[0]) || args[0] == "help" {
+		return runHelp(ctx, args[1:], stdout, stderr)
 	}
 	c, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "nmfstream: unknown command %q\n\n", args[0])
-		usage(stderr)
+		fmt.Fprintf(stderr, "nmfstream: unknown command %q%s\n", args[0], didYouMean(args[0], commandNames()))
+		fmt.Fprintf(stderr, "commands: %s\nRun \"nmfstream help\" for what each does.\n", strings.Join(commandNames(), ", "))
 		return 2
+	}
+	if wantsHelp(args[1:]) {
+		// Help that was asked for is the output, on stdout (so that
+		// "nmfstream fit -help | less" works); exit status 0.
+		stderr = stdout
 	}
 	err := c.run(ctx, args[1:], stdout, stderr)
 	switch {
@@ -79,6 +85,55 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "nmfstream %s: %v\n", c.name, err)
 		return 1
 	}
+}
+
+// runHelp answers "nmfstream help [command]" and "nmfstream --help" on
+// stdout with exit status 0; an unknown command is a usage error.
+func runHelp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stdout)
+		return 0
+	}
+	if args[0] == "version" {
+		fmt.Fprintln(stdout, "Usage: nmfstream version (or --version): print the version and VCS revision")
+		return 0
+	}
+	if _, ok := commands[args[0]]; !ok {
+		fmt.Fprintf(stderr, "nmfstream help: unknown command %q%s\ncommands: %s\n", args[0], didYouMean(args[0], commandNames()), strings.Join(commandNames(), ", "))
+		return 2
+	}
+	return run(ctx, []string{args[0], "-help"}, stdout, stderr)
+}
+
+// isHelpFlag reports whether arg asks for help (-h, -help, --help).
+func isHelpFlag(arg string) bool {
+	return arg == "-h" || arg == "--h" || arg == "-help" || arg == "--help"
+}
+
+// wantsHelp reports whether a command's arguments ask for its help: a help
+// flag anywhere before "--" (a flag's value spelled like -h is taken for
+// the flag).
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if isHelpFlag(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// commandNames returns the sorted names of the commands, version included.
+func commandNames() []string {
+	names := make([]string, 0, len(commands)+1)
+	for n := range commands {
+		names = append(names, n)
+	}
+	names = append(names, "version")
+	sort.Strings(names)
+	return names
 }
 
 func usage(w io.Writer) {
@@ -104,14 +159,41 @@ Start with "nmfstream demo": it needs no data and no flags.
 `)
 }
 
-// parseFlags parses args into fs; a malformed flag is a usage error (exit
-// status 2), -h is not an error.
+// parseFlags parses args into fs. -h is not an error: it prints the
+// command's full help to fs's output (stdout when run saw the help flag)
+// and returns flag.ErrHelp. A malformed or unknown flag is a usage error
+// (exit status 2) whose message names the flag, suggests the nearest
+// defined flag (didYouMean) and gives the command's usage line, not the
+// whole help.
 func parseFlags(fs *flag.FlagSet, args []string) error {
+	out, full := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	err := fs.Parse(args)
-	if err == nil || errors.Is(err, flag.ErrHelp) {
+	fs.SetOutput(out)
+	fs.Usage = full
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		full()
 		return err
 	}
-	return fmt.Errorf("%w: %v", errUsage, err)
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	hint := ""
+	if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: "); ok {
+		name = strings.TrimLeft(name, "-")
+		if m := didYouMean(name, names); m != "" {
+			hint = strings.Replace(m, `"`, `"--`, 1)
+		}
+	}
+	var b strings.Builder
+	fs.SetOutput(&b)
+	full()
+	fs.SetOutput(out)
+	line, _, _ := strings.Cut(b.String(), "\n")
+	return fmt.Errorf("%w: %v%s\n%s\nRun \"nmfstream %s -help\" for the description, every flag and examples", errUsage, err, hint, line, fs.Name())
 }
 
 // newFlags returns a FlagSet whose usage names the command and its synopsis.
@@ -120,8 +202,9 @@ func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		// synopsis is the usage line, a description and an Examples
-		// section; the flags follow.
-		fmt.Fprintf(stderr, "Usage: nmfstream %s\n\nFlags:\n", synopsis)
+		// section; the flags follow. The first line is the usage line
+		// (parseFlags quotes it on a usage error).
+		fmt.Fprintf(fs.Output(), "Usage: nmfstream %s\n\nFlags:\n", synopsis)
 		fs.PrintDefaults()
 	}
 	return fs

@@ -13,9 +13,10 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/nmfstream/nmfstream/internal/datasets"
+	"github.com/nmfstream/nmfstream/datasets"
 	"github.com/nmfstream/nmfstream/internal/report"
 	"github.com/nmfstream/nmfstream/model/metrics"
+	"github.com/nmfstream/nmfstream/stages"
 )
 
 func init() {
@@ -32,8 +33,9 @@ Fits a model on the training file and scores the test file exactly as
 "nmfstream eval" does, then writes a report to DIR: report.md (the scores,
 the fit, per-class recall and precision, the confusion matrix),
 report.json (the same, for programs) and PNG figures: the objective per
-update, the held-out recall of each class, and the basis images when the
-features are square images (D = s×s). Without --train and --test it
+update, the held-out recall of each class, the confusion matrix, and the
+basis images when the features are square images (D = s×s); for
+documents, the top terms of each factor. Without --train and --test it
 reports on the embedded 8×8 digits (one third held out, 10 labels per
 class of the rest, --seed's split). --quick bounds the fit to 50 updates.
 
@@ -90,7 +92,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	var objective []float64
 	p.objective = &objective
-	ev, err := evaluate(ctx, p, tp, *train, *test, *rejects, stderr)
+	ev, err := evaluate(ctx, p, tp, *train, *test, *rejects, stages.CodesAuto, stderr)
 	if err != nil {
 		return err
 	}
@@ -99,6 +101,11 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if !ev.f.spec.Kernel {
 		basis = mat.DenseCopyOf(ev.f.m.Basis())
 		rep.Sparsity = report.Num(metrics.Hoyer(basis))
+		if ev.f.tf != nil { // documents: the top terms of each factor
+			if rep.Topics, err = topTerms(basis, ev.f.tf.Vocabulary(), 10); err != nil {
+				return err
+			}
+		}
 	}
 	if err := report.Write(*out, rep, basis); err != nil {
 		return err

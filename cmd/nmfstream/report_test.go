@@ -48,13 +48,13 @@ func TestReportQuick(t *testing.T) {
 	if len(r.Objective) != 50 {
 		t.Errorf("%d objective values, want 50 (--quick)", len(r.Objective))
 	}
-	for _, f := range []string{"report.md", "objective.png", "classes.png", "basis.png"} {
+	for _, f := range []string{"report.md", "objective.png", "classes.png", "confusion.png", "basis.png"} {
 		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s missing or empty: %v", f, err)
 		}
 	}
-	if len(r.Figures) != 3 || len(r.Notes) != 0 {
-		t.Errorf("figures %v, notes %v: want 3 figures and no note", r.Figures, r.Notes)
+	if len(r.Figures) != 4 || len(r.Notes) != 0 {
+		t.Errorf("figures %v, notes %v: want 4 figures and no note", r.Figures, r.Notes)
 	}
 }
 

@@ -1,8 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +11,8 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,7 +62,22 @@ also keeps a write-ahead log (--wal, default C.wal): a POST is answered
 fsync) survives a crash of the machine; interval (every
 --fsync-interval) and never (left to the OS) survive kill -9 of the
 process only. On start, the log's entries after the checkpoint are
-replayed before serve listens. Without --checkpoint nothing is durable. --model M starts a new
+replayed before serve listens. A torn tail (the partial last write of a
+crash) is dropped with a warning naming its bytes; a complete entry that
+fails its checksum refuses the start unless --wal-recover, which replays
+the entries before it. Dropped bytes are kept in <wal>.dropped-<offset>.
+Without --checkpoint nothing is durable.
+
+No request can stop serve: a record is checked before it touches the
+model, and one that fails a check is rejected with the reason. A record
+with fewer features than --rank lowers the rank to its features before
+the first fit. What a client can make serve hold is bounded in bytes:
+bodies (--max-body, --max-inflight), features (--max-dim), the window
+(--max-window-bytes), classes (--max-classes), ids and labels (256
+bytes each), texts (1 MiB),
+the log (--checkpoint-bytes), and slow bodies are cut off
+(--min-body-rate after --body-grace). Prefer --token-file to --token,
+which other users see in ps; any address but loopback is warned about. --model M starts a new
 stream from a fitted model (fit --save) and its training records; M is
 read, never written. --model CKPT (a checkpoint, or a file that does not
 exist yet) is the deprecated spelling of --checkpoint CKPT. It listens on
@@ -75,104 +91,195 @@ Examples:
   nmfstream serve --model digits.model --checkpoint service.ckpt
   curl -s --data-binary '{"id":"a","x":[0,3,16,2]}' http://127.0.0.1:8080/v1/records`
 
+// serveOptions are serve's flags beyond the stream's (onlineConfig).
+type serveOptions struct {
+	ckpt, modelPath, addr, walPath, fsync, predictor, metric string
+	token, tokenFile                                         string
+	every, ckptBytes, maxBody, maxWindowBytes, minBodyRate   int64
+	maxInFlight, recent, maxDim, maxClasses                  int
+	readTimeout, writeTimeout, fsyncEvery, bodyGrace         time.Duration
+	walRecover                                               bool
+}
+
+// serveFlags registers serve's flags on fs.
+func serveFlags(fs *flag.FlagSet, o *serveOptions) {
+	fs.StringVar(&o.ckpt, "checkpoint", "", "checkpoint `file` (from stream or serve) to resume from if it exists, and to save to")
+	fs.StringVar(&o.modelPath, "model", "", "fitted model `file` (fit --save) that seeds a new stream with its training records; read, never written")
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen `address`")
+	fs.Int64Var(&o.every, "checkpoint-every", 10000, "records and posted labels between checkpoints (with --checkpoint)")
+	fs.Int64Var(&o.ckptBytes, "checkpoint-bytes", 64<<20, "also checkpoint once the write-ahead log holds this many `bytes`, which bounds the log and its replay (0: count only)")
+	fs.Int64Var(&o.maxBody, "max-body", 64<<20, "largest request body in `bytes`")
+	fs.IntVar(&o.maxInFlight, "max-inflight", 16, "requests handled at once; more are answered 429 (0: no cap). Bodies take at most this × --max-body")
+	fs.StringVar(&o.token, "token", "", "bearer `token` every request but /healthz and /openapi.json must carry (Authorization: Bearer …); visible to other users in ps: prefer --token-file")
+	fs.StringVar(&o.tokenFile, "token-file", "", "`file` holding the bearer token (surrounding white space ignored)")
+	fs.DurationVar(&o.readTimeout, "read-timeout", time.Minute, "longest time to read a request, body included")
+	fs.Int64Var(&o.minBodyRate, "min-body-rate", 16<<10, "slowest body accepted, in `bytes` per second after --body-grace: a slower body is cut off with 408 and frees its --max-inflight slot (0: no minimum)")
+	fs.DurationVar(&o.bodyGrace, "body-grace", 5*time.Second, "time a body may take before --min-body-rate applies")
+	fs.DurationVar(&o.writeTimeout, "write-timeout", 5*time.Minute, "longest time from the end of a request's headers to the end of its answer (learning included)")
+	fs.StringVar(&o.walPath, "wal", "", "write-ahead `file` of the records and labels acknowledged since the last checkpoint (with --checkpoint; default <checkpoint>.wal; off: none)")
+	fs.BoolVar(&o.walRecover, "wal-recover", false, "start even if the write-ahead log is damaged: replay its entries before the damage, set the rest aside in <wal>.dropped-<offset> (see -help)")
+	fs.StringVar(&o.fsync, "fsync", "always", "when the write-ahead log is fsynced before an answer: always (group commit), interval (every --fsync-interval) or never (see -help)")
+	fs.DurationVar(&o.fsyncEvery, "fsync-interval", defaultFsyncEvery, "fsync period of --fsync interval")
+	fs.IntVar(&o.recent, "recent", 10000, "records whose code and prediction GET /v1/records/{id} returns: the most recent ones with an id (0: none)")
+	fs.StringVar(&o.predictor, "predictor", "graph", "classifier: graph, spread, nearest, walk or propagate (see stream -help)")
+	fs.StringVar(&o.metric, "metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
+	maxDimFlag(fs, &o.maxDim)
+	fs.IntVar(&o.maxClasses, "max-classes", 1000, "distinct labels the stream learns; a label that would add one more is rejected (each class takes 8 bytes per window slot)")
+	fs.Int64Var(&o.maxWindowBytes, "max-window-bytes", 1<<30, "bound on 8·D·window, the `bytes` of a window of dense records of D features, and on a window of text rows (12 bytes per distinct term): records beyond it are rejected")
+}
+
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if args, ok := natsArgs(args); ok {
 		return runServeNATS(ctx, args, stdout, stderr)
 	}
 	fs := newFlags("serve", serveSynopsis, stderr)
-	ckpt := fs.String("checkpoint", "", "checkpoint `file` (from stream or serve) to resume from if it exists, and to save to")
-	modelPath := fs.String("model", "", "fitted model `file` (fit --save) that seeds a new stream with its training records; read, never written")
-	addr := fs.String("addr", "127.0.0.1:8080", "listen `address`")
-	every := fs.Int64("checkpoint-every", 10000, "records between checkpoints (with --checkpoint)")
-	maxBody := fs.Int64("max-body", 64<<20, "largest request body in `bytes`")
-	maxInFlight := fs.Int("max-inflight", 16, "requests handled at once; more are answered 429 (0: no cap). Bodies take at most this × --max-body")
-	token := fs.String("token", "", "bearer `token` every request but /healthz and /openapi.json must carry (Authorization: Bearer …); empty: none")
-	readTimeout := fs.Duration("read-timeout", time.Minute, "longest time to read a request, body included")
-	writeTimeout := fs.Duration("write-timeout", 5*time.Minute, "longest time from the end of a request's headers to the end of its answer (learning included)")
-	walPath := fs.String("wal", "", "write-ahead `file` of the records and labels acknowledged since the last checkpoint (with --checkpoint; default <checkpoint>.wal; off: none)")
-	fsync := fs.String("fsync", "always", "when the write-ahead log is fsynced before an answer: always (group commit), interval (every --fsync-interval) or never (see -help)")
-	fsyncEvery := fs.Duration("fsync-interval", defaultFsyncEvery, "fsync period of --fsync interval")
-	recent := fs.Int("recent", 10000, "records whose code and prediction GET /v1/records/{id} returns: the most recent ones with an id (0: none)")
-	predictor := fs.String("predictor", "graph", "classifier: graph, spread, nearest, walk or propagate (see stream -help)")
-	metric := fs.String("metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
+	var o serveOptions
+	serveFlags(fs, &o)
 	var cfg onlineConfig
 	addOnlineFlags(fs, &cfg)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q (flags go before, as --flag value)", errUsage, fs.Arg(0))
-	}
-	var err error
-	if cfg.Predictor, err = parsePredictor(*predictor); err != nil {
-		return err
-	}
-	if cfg.Metric, err = parseMetric(*metric); err != nil {
-		return err
-	}
-	if cfg.Rank <= 0 || cfg.Batch < 0 || *recent < 0 {
-		return fmt.Errorf("%w: -rank must be positive, -batch and -recent not negative", errUsage)
-	}
-	if cfg.Batch == 0 {
-		cfg.Batch = autoBatch(cfg.Window)
-	}
-	cpath, seed, err := modelOrCheckpoint("serve", *modelPath, *ckpt, stderr)
+	s, err := newServer(fs, &o, cfg, stderr)
 	if err != nil {
 		return err
 	}
-	if err := checkOutput("--checkpoint", cpath); err != nil {
+	if err := s.openLog(o.walPath, o.walRecover); err != nil {
 		return err
 	}
-	policy, err := wal.ParsePolicy(*fsync)
-	if err != nil {
-		return fmt.Errorf("%w: --fsync: %v", errUsage, err)
-	}
-	if *fsyncEvery <= 0 {
-		return fmt.Errorf("%w: --fsync-interval must be positive", errUsage)
-	}
-	l, cfg, cp, err := openLearner(cpath, seed, fs, cfg, stderr)
-	if err != nil {
-		return err
-	}
-	if *maxInFlight < 0 || *readTimeout <= 0 || *writeTimeout <= 0 {
-		return fmt.Errorf("%w: --max-inflight must not be negative, --read-timeout and --write-timeout must be positive", errUsage)
-	}
-	s := &server{learner: l, cfg: cfg, ckpt: cpath, every: *every, maxBody: *maxBody, recentMax: *recent,
-		maxInFlight: *maxInFlight, token: *token, readTimeout: *readTimeout, writeTimeout: *writeTimeout,
-		fsync: policy, fsyncEvery: *fsyncEvery}
-	if cp != nil {
-		s.resume(cp)
-	}
-	switch {
-	case *walPath == "off":
-	case cpath == "" && *walPath != "":
-		return fmt.Errorf("%w: --wal needs --checkpoint (the log holds what the last checkpoint lacks)", errUsage)
-	case cpath != "":
-		path := *walPath
-		if path == "" {
-			path = cpath + ".wal"
-		}
-		n, err := s.openWAL(path)
-		if err != nil {
-			return err
-		}
-		if n > 0 {
-			fmt.Fprintf(stderr, "nmfstream serve: replayed %d acknowledged requests from %s\n", n, path)
-		}
-	}
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "nmfstream serve: listening on http://%s\n", ln.Addr())
-	if ta, ok := ln.Addr().(*net.TCPAddr); ok && ta.IP.IsUnspecified() {
-		auth := "with a bearer token"
-		if *token == "" {
-			auth = "WITHOUT authentication (set --token)"
-		}
-		fmt.Fprintf(stderr, "nmfstream serve: warning: %s listens on every network interface, %s; --addr 127.0.0.1:PORT keeps it on this machine\n", *addr, auth)
+	if w := exposureWarning(ln.Addr(), s.token != ""); w != "" {
+		fmt.Fprintf(stderr, "nmfstream serve: warning: %s\n", w)
 	}
 	return s.serve(ctx, ln)
+}
+
+// newServer checks serve's flags and builds the service with its learner,
+// resumed from the checkpoint if there is one.
+func newServer(fs *flag.FlagSet, o *serveOptions, cfg onlineConfig, stderr io.Writer) (*server, error) {
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("%w: unexpected argument %q (flags go before, as --flag value)", errUsage, fs.Arg(0))
+	}
+	var err error
+	if cfg.Predictor, err = parsePredictor(o.predictor); err != nil {
+		return nil, err
+	}
+	if cfg.Metric, err = parseMetric(o.metric); err != nil {
+		return nil, err
+	}
+	if err := checkCodeUse(cfg); err != nil {
+		return nil, err
+	}
+	if cfg.Rank <= 0 || cfg.Batch < 0 || o.recent < 0 || o.maxDim <= 0 || o.ckptBytes < 0 || o.minBodyRate < 0 {
+		return nil, fmt.Errorf("%w: -rank and -max-dim must be positive; -batch, -recent, -checkpoint-bytes and -min-body-rate not negative", errUsage)
+	}
+	if o.maxInFlight < 0 || o.readTimeout <= 0 || o.writeTimeout <= 0 || o.fsyncEvery <= 0 {
+		return nil, fmt.Errorf("%w: --max-inflight must not be negative, --read-timeout, --write-timeout and --fsync-interval must be positive", errUsage)
+	}
+	if cfg.Batch == 0 {
+		cfg.Batch = autoBatch(cfg.Window)
+	}
+	token, err := readToken(o.token, o.tokenFile)
+	if err != nil {
+		return nil, err
+	}
+	cpath, seed, err := modelOrCheckpoint("serve", o.modelPath, o.ckpt, stderr)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOutput("--checkpoint", cpath); err != nil {
+		return nil, err
+	}
+	policy, err := wal.ParsePolicy(o.fsync)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --fsync: %v", errUsage, err)
+	}
+	l, cfg, cp, err := openLearner(cpath, seed, fs, cfg, stderr)
+	if err != nil {
+		return nil, err
+	}
+	s := &server{learner: l, cfg: cfg, ckpt: cpath, every: o.every, ckptBytes: o.ckptBytes, maxBody: o.maxBody, recentMax: o.recent,
+		maxInFlight: o.maxInFlight, token: token, readTimeout: o.readTimeout, writeTimeout: o.writeTimeout,
+		minBodyRate: o.minBodyRate, bodyGrace: o.bodyGrace, fsync: policy, fsyncEvery: o.fsyncEvery, stderr: stderr,
+		limits: sources.JSONLimits{MaxDim: o.maxDim}}
+	s.limit(o.maxDim, o.maxClasses, o.maxWindowBytes)
+	if cp != nil {
+		s.resume(cp)
+	}
+	return s, nil
+}
+
+// limit applies --max-dim, --max-classes and --max-window-bytes to the
+// learner: checks made before a record touches the model
+// (stages.Featurize).
+func (s *server) limit(maxDim, maxClasses int, windowBytes int64) {
+	s.learner.Featurize.MaxDim, s.learner.Featurize.MaxClasses = maxDim, maxClasses
+	s.learner.Featurize.MaxWindowBytes = windowBytes
+}
+
+// readToken returns the bearer token of --token or --token-file.
+func readToken(token, file string) (string, error) {
+	if file == "" {
+		return token, nil
+	}
+	if token != "" {
+		return "", fmt.Errorf("%w: --token and --token-file: give one", errUsage)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("--token-file: %w", err)
+	}
+	t := strings.TrimSpace(string(b))
+	if t == "" || strings.ContainsAny(t, "\r\n") {
+		return "", fmt.Errorf("--token-file: %s must hold one non-empty line", file)
+	}
+	return t, nil
+}
+
+// exposureWarning returns a warning for a listener that other machines can
+// reach (any address but loopback), or "" for none: without a token anyone
+// who reaches the port can post records and labels.
+func exposureWarning(a net.Addr, token bool) string {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok || ta.IP.IsLoopback() {
+		return ""
+	}
+	where := fmt.Sprintf("%s is reachable from other machines", ta)
+	if ta.IP.IsUnspecified() {
+		where = fmt.Sprintf("%s listens on every network interface", ta)
+	}
+	if token {
+		return where + ", with a bearer token (use TLS in front of it: the token travels in clear)"
+	}
+	return where + " WITHOUT authentication (set --token-file); --addr 127.0.0.1:PORT keeps it on this machine"
+}
+
+// openLog opens the write-ahead log that --checkpoint and --wal ask for
+// and replays it (openWAL).
+func (s *server) openLog(walPath string, recover bool) error {
+	switch {
+	case walPath == "off":
+		return nil
+	case s.ckpt == "" && walPath != "":
+		return fmt.Errorf("%w: --wal needs --checkpoint (the log holds what the last checkpoint lacks)", errUsage)
+	case s.ckpt == "":
+		return nil
+	}
+	if walPath == "" {
+		walPath = s.ckpt + ".wal"
+	}
+	n, err := s.openWAL(walPath, recover)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		fmt.Fprintf(s.stderr, "nmfstream serve: replayed %d acknowledged requests from %s\n", n, walPath)
+	}
+	return nil
 }
 
 // openLearner resumes from the checkpoint at ckpt if it exists; else it
@@ -257,7 +364,7 @@ func seedFromSnapshot(s *model.Snapshot, cfg onlineConfig) (*stages.Learner, err
 //
 // http is a pipeline.FromChan of the handlers' requests; split cuts a
 // request into its batches (parts) and numbers its records; featurize is
-// stages.Prepare, in parallel, order kept; learn is the one goroutine that
+// stages.NewFeatures, in parallel, order kept; learn is the one goroutine that
 // owns the learner (and writes the checkpoints and the metrics); respond
 // completes a request once every part of it has been learned and counted,
 // so that a client that got a 2xx reads its own writes in /metrics.
@@ -266,7 +373,18 @@ type server struct {
 	cfg     onlineConfig
 	ckpt    string
 	every   int64
-	maxBody int64
+	// ckptBytes, if positive, also checkpoints once the write-ahead log
+	// holds that many bytes: it bounds the log, and the replay after a
+	// crash.
+	ckptBytes int64
+	maxBody   int64
+	// limits bound each JSON record (--max-dim, id, label and text sizes).
+	limits sources.JSONLimits
+	// minBodyRate, if positive, is the slowest body accepted in bytes per
+	// second once bodyGrace has passed (slowBody).
+	minBodyRate int64
+	bodyGrace   time.Duration
+	stderr      io.Writer // warnings while opening the log
 	// maxInFlight caps the requests handled at once (0: no cap); token,
 	// if set, is the bearer token requests must carry.
 	maxInFlight int
@@ -310,31 +428,27 @@ type server struct {
 // before it closes done.
 type request struct {
 	batches []*sources.Batch
-	labels  []labelRecord
+	labels  []sources.LabelLine
 	entry   []byte // the write-ahead log entry (walEntry), nil without a log
 	done    chan struct{}
 
-	steps []*stages.Step // one per batch, in order
-	k     int            // the rank of the codes, 0 before the model's first fit
-	seq   uint64         // the log entry's sequence number, 0 for none
+	steps   []*stages.Step // one per batch, in order
+	k       int            // the rank of the codes, 0 before the model's first fit
+	seq     uint64         // the log entry's sequence number, 0 for none
+	pending int            // labels that wait for their record (an id not seen yet)
+	refused []rejectJSON   // labels over --max-classes
 }
 
 // part is the item of serve's pipeline: one batch of a request, and on the
 // request's last part its labels.
 type part struct {
-	req   *request
-	batch *sources.Batch     // nil for a request without records
-	feat  *stages.Featurized // set by featurize when batch is not nil
-	step  *stages.Step       // set by learn when batch is not nil
-	last  bool               // the request's last part: learn applies req.labels, respond completes req
-	k     int
-	took  time.Duration // featurize and learn time of batch
+	link // the batch (nil for a request without records) and what the chain made of it
+	req  *request
+	last bool // the request's last part: learn applies req.labels, respond completes req
+	k    int
 }
 
-type labelRecord struct {
-	ID    string
-	Label string
-}
+func (p *part) chainLink() *link { return &p.link }
 
 // latency is a Prometheus histogram of batch latencies.
 type latency struct {
@@ -445,7 +559,7 @@ func (s *server) pipeline() *pipeline.Pipeline {
 		parts := make([]*part, 0, max(1, len(r.batches)))
 		for _, b := range r.batches {
 			shiftOffsets(b, next)
-			parts = append(parts, &part{req: r, batch: b})
+			parts = append(parts, &part{req: r, link: link{batch: b}})
 		}
 		for _, b := range r.batches {
 			next += int64(b.Records())
@@ -456,69 +570,9 @@ func (s *server) pipeline() *pipeline.Pipeline {
 		parts[len(parts)-1].last = true
 		return parts, nil
 	}
-	featurize := func(_ context.Context, p *part) (*part, error) {
-		if p.batch != nil {
-			start := time.Now()
-			p.feat = stages.Prepare(p.batch)
-			p.batch = nil
-			p.took = time.Since(start)
-		}
-		return p, nil
-	}
-	// --checkpoint-every counts the records and the posted labels learned.
-	var posted int64 // labels learned from /v1/labels
-	lastSave := s.learner.Counters().Records
-	learn := func(_ context.Context, p *part) (*part, error) {
-		l := s.learner
-		if p.feat != nil {
-			start := time.Now()
-			st, err := l.LearnFeatures(p.feat)
-			if err != nil {
-				return nil, err
-			}
-			p.step, p.feat = st, nil
-			p.took += time.Since(start)
-		}
-		if p.last {
-			for _, lr := range p.req.labels {
-				if err := l.Label(lr.ID, lr.Label); err != nil {
-					return nil, err
-				}
-			}
-			posted += int64(len(p.req.labels))
-			if s.log != nil && p.req.entry != nil {
-				seq, err := s.log.Append(p.req.entry)
-				if err != nil {
-					return nil, err
-				}
-				p.req.seq, p.req.entry, s.walSeq = seq, nil, seq
-			}
-		}
-		if l.Model.Started() {
-			p.k = l.Model.Rank
-		}
-		c := l.Counters()
-		s.mu.Lock()
-		s.counts, s.pending = c, l.Pending()
-		if p.step != nil {
-			s.lat.observe(p.took.Seconds())
-			for _, pr := range p.step.Predictions {
-				s.recent.add(s.recentMax, pr)
-			}
-		}
-		s.mu.Unlock()
-		// Only between requests: a checkpoint then covers every log entry
-		// appended, and the log can be emptied.
-		if applied := c.Records + posted; p.last && s.ckpt != "" && s.every > 0 && applied-lastSave >= s.every {
-			if err := s.save(); err != nil {
-				s.mu.Lock()
-				s.saveErr = err
-				s.mu.Unlock()
-			}
-			lastSave = applied
-		}
-		return p, nil
-	}
+	var ls learnState
+	ls.lastSave = s.learner.Counters().Records
+	learned := func(p *part) error { return s.learned(&ls, p) }
 	respond := func(_ context.Context, p *part) error {
 		r := p.req
 		if p.step != nil {
@@ -530,15 +584,86 @@ func (s *server) pipeline() *pipeline.Pipeline {
 		}
 		return nil
 	}
-	return pipeline.New(
-		pipeline.FromChan("http", s.requests),
-		[]pipeline.Stage{
-			pipeline.FlatMap("split", 1, split),
-			pipeline.Ordered(pipeline.Map("featurize", featurizers(), featurize)),
-			pipeline.Map("learn", 1, learn),
-		},
-		pipeline.To("respond", pipeline.WriteFunc[*part](respond)),
-	)
+	return newChain(s.learner, pipeline.FromChan("http", s.requests),
+		[]pipeline.Stage{pipeline.FlatMap("split", 1, split)}, learned,
+		pipeline.To("respond", pipeline.WriteFunc[*part](respond)))
+}
+
+// learnState is the learn stage's own count for --checkpoint-every: the
+// labels learned from /v1/labels, and the records and labels applied at
+// the last checkpoint.
+type learnState struct {
+	posted, lastSave int64
+}
+
+// learned runs on the chain's learn stage once p's batch is learned: on a
+// request's last part it learns its labels and appends the request to the
+// write-ahead log; it publishes the counters and checkpoints when
+// --checkpoint-every or --checkpoint-bytes says. It runs on the one
+// goroutine that owns the learner; an error stops the service (the learner
+// cannot go on).
+func (s *server) learned(ls *learnState, p *part) error {
+	l := s.learner
+	if p.last {
+		if err := s.applyLabels(p.req); err != nil {
+			return err
+		}
+		ls.posted += int64(len(p.req.labels))
+		if s.log != nil && p.req.entry != nil {
+			seq, err := s.log.Append(p.req.entry)
+			if err != nil {
+				return err
+			}
+			p.req.seq, p.req.entry, s.walSeq = seq, nil, seq
+		}
+	}
+	if l.Model.Started() {
+		p.k = l.Model.Rank
+	}
+	c := l.Counters()
+	s.mu.Lock()
+	s.counts, s.pending = c, l.Pending()
+	if p.step != nil {
+		s.lat.observe(p.took.Seconds())
+		for _, pr := range p.step.Predictions {
+			s.recent.add(s.recentMax, pr)
+		}
+	}
+	s.mu.Unlock()
+	// Only between requests: a checkpoint then covers every log entry
+	// appended, and the log can be emptied.
+	applied := c.Records + ls.posted
+	due := s.every > 0 && applied-ls.lastSave >= s.every ||
+		s.log != nil && s.ckptBytes > 0 && s.log.Size() >= s.ckptBytes
+	if p.last && s.ckpt != "" && due {
+		if err := s.save(); err != nil {
+			s.mu.Lock()
+			s.saveErr = err
+			s.mu.Unlock()
+		}
+		ls.lastSave = applied
+	}
+	return nil
+}
+
+// applyLabels learns r's posted labels, counts those that wait for their
+// record (r.pending) and refuses those that would add a class beyond
+// --max-classes (r.refused).
+func (s *server) applyLabels(r *request) error {
+	for _, lr := range r.labels {
+		if !s.learner.AdmitsLabel(lr.Label) {
+			reason := fmt.Sprintf("label %q would be one class more than --max-classes %d", lr.Label, s.learner.Featurize.MaxClasses)
+			r.refused = append(r.refused, rejectJSON{lr.Offset, lr.ID, reason})
+			continue
+		}
+		if s.learner.Waits(lr.ID) {
+			r.pending++
+		}
+		if err := s.learner.Label(lr.ID, lr.Label); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // save writes the checkpoint, then empties the write-ahead log, whose
@@ -631,126 +756,35 @@ func (s *server) stopErr() error {
 	return errStopping
 }
 
-// jsonRecord is one line of a JSON-lines records body.
-type jsonRecord struct {
-	ID    json.RawMessage `json:"id"`
-	X     []float64       `json:"x"`
-	Text  *string         `json:"text"`
-	Label json.RawMessage `json:"label"`
-}
+// maxDecodedRatio bounds the bytes an Arrow body's records take once
+// decoded (dense features at 8 bytes a value, and texts), as a multiple
+// of --max-body: an IPC stream may be compressed, and a few bytes then
+// decode to any number of zeros.
+const maxDecodedRatio = 4
 
-// rawString turns a JSON string or number into a string ("" for null).
-func rawString(r json.RawMessage) (string, error) {
-	r = bytes.TrimSpace(r)
-	if len(r) == 0 || string(r) == "null" {
-		return "", nil
-	}
-	if r[0] == '"' {
-		var s string
-		err := json.Unmarshal(r, &s)
-		return s, err
-	}
-	var n json.Number
-	if err := json.Unmarshal(r, &n); err != nil {
-		return "", fmt.Errorf("want a string or a number, got %s", r)
-	}
-	return n.String(), nil
-}
-
-// parseJSONRecords reads JSON lines into batches of at most size records:
-// each line has "x" (dense features) or "text", optional "id" and
-// "label"; a line with an id, a label and no features is a late label.
-// Bad lines become rejects.
-func parseJSONRecords(r io.Reader, size int) ([]*sources.Batch, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	var out []*sources.Batch
-	var cur *sources.Batch
-	var rows [][]float64
-	var off int64
-	flush := func() {
-		if cur == nil {
-			return
-		}
-		if len(rows) > 0 {
-			d := len(rows[0])
-			cur.Dense = mat.NewDense(len(rows), d, nil)
-			for i, row := range rows {
-				copy(cur.Dense.RawRowView(i), row)
-			}
-		}
-		out = append(out, cur)
-		cur, rows = nil, nil
-	}
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		if cur != nil && cur.Records() >= size {
-			flush()
-		}
-		var rec jsonRecord
-		err := json.Unmarshal(line, &rec)
-		var id, label string
-		if err == nil {
-			if id, err = rawString(rec.ID); err == nil {
-				label, err = rawString(rec.Label)
-			}
-		}
-		form := sources.FormDense
-		if rec.Text != nil {
-			form = sources.FormText
-		}
-		if cur == nil {
-			cur = &sources.Batch{Form: form}
-		}
-		reject := func(err error) {
-			cur.Rejects = append(cur.Rejects, sources.Reject{Offset: off, ID: id, Reason: &sources.RecordError{Offset: off, ID: id, Err: err}})
-		}
-		switch {
-		case err != nil:
-			reject(fmt.Errorf("bad JSON record: %v", err))
-		case rec.X == nil && rec.Text == nil:
-			if id != "" && label != "" {
-				cur.LateLabels = append(cur.LateLabels, sources.LateLabel{Offset: off, ID: id, Label: label})
-			} else {
-				reject(errors.New("no features, and not a late label (id and label)"))
-			}
-		case form != cur.Form:
-			reject(fmt.Errorf("%v record in a %v body: one feature form per request", form, cur.Form))
-		case form == sources.FormDense && len(rows) > 0 && len(rec.X) != len(rows[0]):
-			reject(fmt.Errorf("%d features, the request's first record has %d", len(rec.X), len(rows[0])))
-		case form == sources.FormDense && len(rec.X) == 0:
-			reject(errors.New("empty x"))
-		default:
-			if form == sources.FormDense {
-				rows = append(rows, rec.X)
-			} else {
-				cur.Text = append(cur.Text, *rec.Text)
-			}
-			cur.IDs = append(cur.IDs, id)
-			cur.Labels = append(cur.Labels, label)
-			cur.Labeled = append(cur.Labeled, label != "")
-			cur.Offsets = append(cur.Offsets, off)
-		}
-		off++
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	flush()
-	return out, nil
-}
-
-// readArrowRecords reads an Arrow IPC stream body into batches.
-func readArrowRecords(r io.Reader, size int) ([]*sources.Batch, error) {
+// readArrowRecords reads an Arrow IPC stream body into batches, with the
+// service's --max-dim, at most one record per byte of --max-body, and at
+// most maxDecodedRatio × --max-body bytes of decoded features and texts.
+func (s *server) readArrowRecords(r io.Reader) ([]*sources.Batch, error) {
 	a := sources.NewArrowStream(r)
-	a.BatchSize = size
+	a.BatchSize, a.MaxDim, a.MaxRecords = s.cfg.Batch, s.limits.MaxDim, max(s.maxBody, 1)
 	defer a.Close()
 	var out []*sources.Batch
+	var decoded int64
+	limit := maxDecodedRatio * s.maxBody
 	for a.Next() {
-		out = append(out, a.Batch().Clone())
+		b := a.Batch().Clone()
+		if b.Dense != nil {
+			r, c := b.Dense.Dims()
+			decoded += 8 * int64(r) * int64(c)
+		}
+		for _, t := range b.Text {
+			decoded += int64(len(t))
+		}
+		if s.maxBody > 0 && decoded > limit {
+			return nil, &http.MaxBytesError{Limit: limit}
+		}
+		out = append(out, b)
 	}
 	return out, a.Err()
 }
@@ -778,7 +812,7 @@ type recordsResponse struct {
 }
 
 func (s *server) handleRecords(w http.ResponseWriter, r *http.Request) {
-	var body io.Reader = http.MaxBytesReader(w, r.Body, s.maxBody)
+	body := s.body(w, r)
 	ct := r.Header.Get("Content-Type")
 	arrow := strings.HasPrefix(ct, mediaArrow) || strings.HasPrefix(ct, "application/vnd.apache.arrow")
 	var kind byte = entryJSONL
@@ -792,9 +826,9 @@ func (s *server) handleRecords(w http.ResponseWriter, r *http.Request) {
 	}
 	var batches []*sources.Batch
 	if arrow {
-		batches, err = readArrowRecords(body, s.cfg.Batch)
+		batches, err = s.readArrowRecords(body)
 	} else {
-		batches, err = parseJSONRecords(body, s.cfg.Batch)
+		batches, err = sources.ReadJSONLines(body, s.cfg.Batch, s.limits)
 	}
 	if err != nil {
 		writeBodyError(w, "cannot read records", err)
@@ -850,50 +884,43 @@ func (s *server) handleRecords(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(resp)
 }
 
+// labelsResponse is the answer to POST /v1/labels: applied counts the
+// labels learned now (their record is in the window, or its arrival
+// prediction waits to be scored), pending those that wait for a record not
+// seen yet (up to the learner's horizon), rejected the bad lines.
+type labelsResponse struct {
+	Applied  int          `json:"applied"`
+	Pending  int          `json:"pending"`
+	Rejected []rejectJSON `json:"rejected"`
+}
+
 func (s *server) handleLabels(w http.ResponseWriter, r *http.Request) {
-	entry, body, err := s.capture(entryLabels, http.MaxBytesReader(w, r.Body, s.maxBody))
+	entry, body, err := s.capture(entryLabels, s.body(w, r))
 	if err != nil {
 		writeBodyError(w, "cannot read labels", err)
 		return
 	}
-	labels, err := parseLabels(body)
+	labels, rejects, err := sources.ReadJSONLabels(body, s.limits)
 	if err != nil {
-		writeBodyError(w, "bad label record", err)
+		writeBodyError(w, "cannot read labels", err)
 		return
 	}
 	if len(labels) == 0 {
 		entry = nil
 	}
-	if err := s.submit(r.Context(), &request{labels: labels, entry: entry}); err != nil {
+	req := &request{labels: labels, entry: entry}
+	if err := s.submit(r.Context(), req); err != nil {
 		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, "{\"applied\":%d}\n", len(labels))
-}
-
-// parseLabels reads a labels body: JSON values {"id": …, "label": …},
-// each with a non-empty id and label.
-func parseLabels(r io.Reader) ([]labelRecord, error) {
-	var labels []labelRecord
-	dec := json.NewDecoder(r)
-	for {
-		var rec struct {
-			ID    json.RawMessage `json:"id"`
-			Label json.RawMessage `json:"label"`
-		}
-		if err := dec.Decode(&rec); err == io.EOF {
-			return labels, nil
-		} else if err != nil {
-			return nil, err
-		}
-		id, err1 := rawString(rec.ID)
-		lab, err2 := rawString(rec.Label)
-		if err := errors.Join(err1, err2); err != nil || id == "" || lab == "" {
-			return nil, fmt.Errorf("label record %d needs an id and a label", len(labels)+1)
-		}
-		labels = append(labels, labelRecord{id, lab})
+	resp := labelsResponse{Applied: len(labels) - req.pending - len(req.refused), Pending: req.pending, Rejected: []rejectJSON{}}
+	for _, rj := range rejects {
+		resp.Rejected = append(resp.Rejected, rejectJSON{rj.Offset, rj.ID, rj.Reason.Error()})
 	}
+	resp.Rejected = append(resp.Rejected, req.refused...)
+	slices.SortStableFunc(resp.Rejected, func(a, b rejectJSON) int { return cmp.Compare(a.Offset, b.Offset) })
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(resp)
 }
 
 func (s *server) handleMetrics(w http.ResponseWriter, r *http.Request) {

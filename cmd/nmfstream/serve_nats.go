@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"sync"
@@ -149,7 +148,7 @@ type natsRecordsResponse struct {
 }
 
 func (ns *natsServer) handleRecords(w http.ResponseWriter, r *http.Request) {
-	batches, err := parseJSONRecords(http.MaxBytesReader(w, r.Body, ns.maxBody), ns.batch)
+	batches, err := sources.ReadJSONLines(http.MaxBytesReader(w, r.Body, ns.maxBody), ns.batch, sources.JSONLimits{})
 	if err != nil {
 		writeBodyError(w, "cannot read records", err)
 		return
@@ -186,7 +185,7 @@ func (ns *natsServer) handleRecords(w http.ResponseWriter, r *http.Request) {
 }
 
 func (ns *natsServer) handleLabels(w http.ResponseWriter, r *http.Request) {
-	labels, err := parseLabels(http.MaxBytesReader(w, r.Body, ns.maxBody))
+	labels, _, err := sources.ReadJSONLabels(http.MaxBytesReader(w, r.Body, ns.maxBody), sources.JSONLimits{})
 	if err != nil {
 		writeBodyError(w, "bad label record", err)
 		return
@@ -198,24 +197,20 @@ func (ns *natsServer) handleLabels(w http.ResponseWriter, r *http.Request) {
 		b.LateLabels = append(b.LateLabels, record.LateLabel{Offset: ns.offset, ID: l.ID, Label: l.Label})
 		ns.offset++
 	}
-	before := ns.s.sum.UnknownLabels
+	before := ns.s.preq.UnknownLabels
 	if _, _, _, err := ns.s.step(context.WithoutCancel(r.Context()), b); err != nil {
 		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
 		return
 	}
-	unknown := ns.s.sum.UnknownLabels - before
+	unknown := ns.s.preq.UnknownLabels - before
 	w.Header().Set("Content-Type", "application/json")
 	fmt.Fprintf(w, "{\"applied\":%d,\"unknown\":%d}\n", int64(len(labels))-unknown, unknown)
 }
 
 func (ns *natsServer) handleStats(w http.ResponseWriter, r *http.Request) {
 	ns.mu.Lock()
-	sum := ns.s.sum
+	sum := ns.s.summary()
 	ns.mu.Unlock()
-	sum.Accuracy = jsonFloat(math.NaN())
-	if sum.NScored > 0 {
-		sum.Accuracy = jsonFloat(float64(sum.Correct) / float64(sum.NScored))
-	}
 	sum.Partitions, sum.Server = ns.s.cfg.Partitions, ns.s.server
 	if st, err := distributed.ReadState(r.Context(), ns.s.nc, ns.s.cfg); err == nil {
 		sum.Applied, sum.Left, sum.Version = st.Samples, st.Left, st.Version

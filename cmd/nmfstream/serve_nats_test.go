@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/nmfstream/nmfstream/distributed"
 	"github.com/nmfstream/nmfstream/distributed/natsembed"
 	"github.com/nmfstream/nmfstream/stages"
 )
@@ -235,7 +236,7 @@ func TestServeNATSSharedDF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := kv.Get(context.Background(), "shared."+sharedDFKey)
+	e, err := kv.Get(context.Background(), "shared."+distributed.SharedDFKey)
 	if err != nil {
 		t.Fatal(err)
 	}

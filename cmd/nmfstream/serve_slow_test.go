@@ -121,7 +121,7 @@ func TestServeMemoryBound(t *testing.T) {
 	ckpt := filepath.Join(t.TempDir(), "s.ckpt")
 	s := &server{learner: cfg.learner(), cfg: cfg, ckpt: ckpt, maxBody: maxBody, maxInFlight: inflight,
 		readTimeout: 500 * time.Millisecond, writeTimeout: 10 * time.Second, recentMax: 100}
-	if _, err := s.openWAL(ckpt + ".wal"); err != nil {
+	if _, err := s.openWAL(ckpt+".wal", false); err != nil {
 		t.Fatal(err)
 	}
 	url, stop := startServer(t, s)

@@ -60,7 +60,13 @@ func (s *server) resume(cp *checkpoint) {
 // checkpoint file it saves one first, so that a log is never replayed
 // under other flags than those it was written with. It returns the number
 // of entries replayed. It runs before the server accepts requests.
-func (s *server) openWAL(path string) (int, error) {
+//
+// A torn tail (the partial last write of a crash) is dropped with a
+// warning naming its bytes; a damaged entry (wal.ErrCorrupt: a complete
+// entry whose checksum fails) refuses to start unless recover, which
+// replays the entries before it. Either way the dropped bytes are set
+// aside in <path>.dropped-<offset> (wal.Drop), never rewritten away.
+func (s *server) openWAL(path string, recover bool) (int, error) {
 	_, err := os.Stat(s.ckpt)
 	fresh := errors.Is(err, os.ErrNotExist)
 	after := s.walSeq
@@ -78,8 +84,8 @@ func (s *server) openWAL(path string) (int, error) {
 		replayed++
 		return nil
 	})
-	if err != nil {
-		return 0, fmt.Errorf("--wal: %w", err)
+	if err := s.dropDamage(path, info, err, recover); err != nil {
+		return 0, err
 	}
 	s.walSeq = max(after, info.Last)
 	if s.log, err = wal.OpenWriter(path, s.walSeq); err != nil {
@@ -96,6 +102,41 @@ func (s *server) openWAL(path string) (int, error) {
 	return replayed, nil
 }
 
+// dropDamage handles what wal.Read found after the valid entries of the
+// log at path (info, and its error readErr): a torn tail is set aside with
+// a warning; damage is an error unless recover, when it is set aside too.
+func (s *server) dropDamage(path string, info wal.Info, readErr error, recover bool) error {
+	size := info.Valid + info.Torn
+	switch {
+	case errors.Is(readErr, wal.ErrCorrupt) && !recover:
+		return fmt.Errorf("--wal: %w; refusing to start: acknowledged requests may be in the damaged part. "+
+			"Restart with --wal-recover to replay the %d entries before byte %d and set the rest aside (kept in %s.dropped-%d)", readErr, info.Entries, info.Valid, path, info.Valid)
+	case errors.Is(readErr, wal.ErrCorrupt):
+		if fi, err := os.Stat(path); err == nil {
+			size = fi.Size()
+		}
+	case readErr != nil:
+		return fmt.Errorf("--wal: %w", readErr)
+	case info.Torn == 0:
+		return nil
+	}
+	aside, err := wal.Drop(path, info.Valid)
+	if err != nil {
+		return fmt.Errorf("--wal: %w", err)
+	}
+	what := "a torn tail (the partial last write of a crash)"
+	if readErr != nil {
+		what = "a damaged part (--wal-recover: " + readErr.Error() + ")"
+	}
+	stderr := s.stderr
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	fmt.Fprintf(stderr, "nmfstream serve: warning: %s: dropped %s, bytes %d to %d, after %d valid entries; the bytes are kept in %s\n",
+		path, what, info.Valid, size, info.Entries, aside)
+	return nil
+}
+
 // replay applies one log entry to the learner as the pipeline did: the
 // records at the offsets that follow those counted, and the labels.
 func (s *server) replay(e []byte) error {
@@ -106,23 +147,18 @@ func (s *server) replay(e []byte) error {
 	body := bytes.NewReader(e[1:])
 	switch e[0] {
 	case entryLabels:
-		labels, err := parseLabels(body)
+		labels, _, err := sources.ReadJSONLabels(body, s.limits)
 		if err != nil {
 			return err
 		}
-		for _, lr := range labels {
-			if err := l.Label(lr.ID, lr.Label); err != nil {
-				return err
-			}
-		}
-		return nil
+		return s.applyLabels(&request{labels: labels})
 	case entryJSONL, entryArrow:
 		var batches []*sources.Batch
 		var err error
 		if e[0] == entryArrow {
-			batches, err = readArrowRecords(body, s.cfg.Batch)
+			batches, err = s.readArrowRecords(body)
 		} else {
-			batches, err = parseJSONRecords(body, s.cfg.Batch)
+			batches, err = sources.ReadJSONLines(body, s.cfg.Batch, s.limits)
 		}
 		if err != nil {
 			return err

@@ -31,7 +31,7 @@ func BenchmarkServeDurable(b *testing.B) {
 			s := &server{learner: cfg.learner(), cfg: cfg, maxBody: 1 << 20, fsync: c.policy, fsyncEvery: defaultFsyncEvery}
 			if c.log {
 				s.ckpt = filepath.Join(b.TempDir(), "s.ckpt")
-				if _, err := s.openWAL(s.ckpt + ".wal"); err != nil {
+				if _, err := s.openWAL(s.ckpt+".wal", false); err != nil {
 					b.Fatal(err)
 				}
 			}

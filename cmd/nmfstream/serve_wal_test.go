@@ -218,7 +218,7 @@ func TestServeWALFlags(t *testing.T) {
 	cfg := onlineConfig{Rank: 2, Neighbors: 3, Window: 100, Batch: 10, Seed: 1}
 	ckpt := filepath.Join(dir, "s.ckpt")
 	s := &server{learner: cfg.learner(), cfg: cfg, ckpt: ckpt, maxBody: 1 << 20}
-	if _, err := s.openWAL(ckpt + ".wal"); err != nil {
+	if _, err := s.openWAL(ckpt+".wal", false); err != nil {
 		t.Fatal(err)
 	}
 	url, stop := startServer(t, s)

@@ -55,6 +55,14 @@ type streamSummary struct {
 	ResumedFrom      int64        `json:"resumed_from"`
 	Window           int          `json:"window"`
 	Rank             int          `json:"rank"`
+	// CodeNN1 and CodeNMI score the codes of the window's labeled samples
+	// (at most the 5,000 most recent, CodeN of them) against their labels:
+	// leave-one-out 1-NN accuracy and the NMI of a k-means clustering
+	// (stages.Learner.Embedding); null before the first fit. They are
+	// computed after the run, outside Seconds.
+	CodeNN1 jsonFloat `json:"code_1nn"`
+	CodeNMI jsonFloat `json:"code_nmi"`
+	CodeN   int       `json:"code_n"`
 }
 
 // jsonFloat writes NaN as null.
@@ -78,7 +86,7 @@ func autoBatch(window int) int { return max(10, window/100) }
 // addOnlineFlags declares the flags of the online learner.
 func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
 	c.Method = "gnmf"
-	fs.Func("method", "algorithm learned online: gnmf (the default), nmf, dgnmf, ssknmf, n2s2l, nge or auto (see fit -help); the graph predictor does not depend on it, the codes do", func(s string) error {
+	fs.Func("method", "algorithm learned online: gnmf (the default), nmf, dgnmf, ssknmf, n2s2l, nge or auto (see fit -help); it shapes the codes, which --codes auto reads only for samples no label reaches in the raw graph (--codes only or --predictor nearest read them for every sample)", func(s string) error {
 		m, err := methods.Lookup(s)
 		if err != nil {
 			return err
@@ -100,6 +108,12 @@ func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
 	fs.IntVar(&c.Sweeps, "sweeps", 0, "multiplicative sweeps of the affected codes per step (0: 10)")
 	fs.Float64Var(&c.Forget, "forget", 0, "forgetting factor of the statistics in (0, 1) (0: exact window statistics)")
 	fs.IntVar(&c.SearchDim, "search-dim", 0, "search neighbours in a random projection to this many dimensions (0: the full samples)")
+	fs.Func("codes", "what the predictor reads of the codes: auto (the default: the labels spread over the raw samples' graph; the codes predict the samples no label reaches), off (the raw samples alone) or only (the codes alone: the labels spread over a graph of the codes, and on documents a linear model of the codes) — the ablations of BENCHMARKS.md", func(s string) error {
+		u, err := stages.ParseCodeUse(s)
+		c.Codes = int(u)
+		return err
+	})
+	fs.Float64Var(&c.SpreadPower, "spread-power", 0, "p of the graph predictor's edge weights, the cosine of the two samples to the power p (0: 20 on dense rows, binary weights on documents; negative: the graph's binary weights)")
 	fs.Func("revisit", "older codes swept with each step's new ones: changed (every node whose graph edges changed; the default), neighbors (the new samples' neighbours) or none (only the new samples and a round-robin refresh: fastest)", func(s string) error {
 		r, err := parseRevisit(s)
 		c.Revisit = int(r)
@@ -135,6 +149,15 @@ func parsePredictor(s string) (int, error) {
 		return int(stages.PredictSpread), nil
 	}
 	return 0, fmt.Errorf("%w: -predictor %q: want graph, spread, nearest, walk or propagate", errUsage, s)
+}
+
+// checkCodeUse refuses --codes off with a predictor that classifies codes.
+func checkCodeUse(c onlineConfig) error {
+	p := stages.Predictor(c.Predictor)
+	if stages.CodeUse(c.Codes) == stages.CodesOff && p != stages.PredictGraph && p != stages.PredictSpread {
+		return fmt.Errorf("%w: --codes off leaves nothing to --predictor nearest, walk or propagate, which classify the codes: use --predictor graph or spread", errUsage)
+	}
+	return nil
 }
 
 func parseMetric(s string) (int, error) {
@@ -173,203 +196,277 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if args, ok := natsArgs(args); ok {
 		return runStreamNATS(ctx, args, stdout, stderr)
 	}
-	fs := newFlags("stream", streamSynopsis, stderr)
-	in := fs.String("in", "", "input `file` replayed in order (required; - for an Arrow stream on stdin)")
-	out := fs.String("out", "", "write arrival-time predictions (id, pred, score) to this `file` (.arrow, .arrows, .jsonl)")
-	ckpt := fs.String("checkpoint", "", "checkpoint `file`: resumed from if it exists, written every --checkpoint-every records and at the end")
-	oldCkpt := fs.String("model", "", "deprecated spelling of --checkpoint (stream does not start from a fitted model)")
-	every := fs.Int64("checkpoint-every", 10000, "records between checkpoints (with --checkpoint)")
-	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
-	rejects := fs.String("rejects", "", "write rejected records to this `file` (JSON lines)")
-	profile := fs.String("cpuprofile", "", "write a CPU profile of the run to this `file` (go tool pprof)")
-	predictor := fs.String("predictor", "graph", "classifier: graph (the default: the labels spread over the k-NN graph of every sample in the window, mixed on documents with an online linear model of the features and the last labels' class shares, by their recent accuracy), spread (the spreading alone), nearest (k-NN vote over every labeled code), walk (the same vote, its neighbours found by a walk of the k-NN graph: cost independent of the window) or propagate (label propagation over the window)")
-	metric := fs.String("metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
-	var cfg onlineConfig
-	addOnlineFlags(fs, &cfg)
-	var csvf csvFlags
-	addCSVFlags(fs, &csvf)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if *in == "" {
-		return fmt.Errorf("%w: --in is required (see nmfstream stream -help)", errUsage)
-	}
-	cpath, seed, err := modelOrCheckpoint("stream", *oldCkpt, *ckpt, stderr)
+	o, err := parseStreamFlags(args, stderr)
 	if err != nil {
 		return err
 	}
-	if seed != nil {
-		return fmt.Errorf("%w: --model %s is a fitted model, and stream cannot start from one yet (serve --model can); to resume a stream give its checkpoint as --checkpoint", errUsage, *oldCkpt)
-	}
-	*ckpt = cpath
-	if err := errors.Join(checkInput("--in", *in), checkOutput("--out", *out), checkOutput("--checkpoint", *ckpt),
-		checkOutput("--rejects", *rejects), checkOutput("--cpuprofile", *profile)); err != nil {
-		return err
-	}
-	if cfg.Predictor, err = parsePredictor(*predictor); err != nil {
-		return err
-	}
-	if cfg.Metric, err = parseMetric(*metric); err != nil {
-		return err
-	}
-	if cfg.Rank <= 0 || cfg.Batch < 0 || cfg.Window < 0 || cfg.Neighbors < 0 {
-		return fmt.Errorf("%w: -rank must be positive, -batch, -window and -neighbors not negative", errUsage)
-	}
-	if cfg.Batch == 0 {
-		cfg.Batch = autoBatch(cfg.Window)
-	}
-	if cfg.Window > 0 && cfg.Window < cfg.Batch {
-		return fmt.Errorf("%w: -window %d is smaller than -batch %d", errUsage, cfg.Window, cfg.Batch)
-	}
-
-	var l *stages.Learner
-	var resumed int64
-	var resumedFrom *checkpoint
-	inID, err := identify(*in)
-	if err != nil {
-		return err
-	}
-	if *ckpt != "" {
-		cp, err := loadCheckpoint(*ckpt)
-		switch {
-		case errors.Is(err, errNoCheckpoint):
-		case err != nil:
-			return err
-		default:
-			if err := sameConfig(fs, cfg, cp.Config); err != nil {
-				return fmt.Errorf("%w: %s: %v", errUsage, *ckpt, err)
-			}
-			if err := cp.Input.sameInput(inID, *ckpt); err != nil {
-				return err
-			}
-			cfg = cp.Config
-			resumedFrom = cp
-			if l, err = cp.restore(); err != nil {
-				return fmt.Errorf("%s: %w", *ckpt, err)
-			}
-			resumed = l.Counters().Offset
-		}
-	}
-	if l == nil {
-		l = cfg.learner()
-	}
-
-	if *profile != "" {
-		f, err := os.Create(*profile)
+	if o.profile != "" {
+		stop, err := startProfile(o.profile)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
-
-	src, err := csvf.openStream(*in, cfg.Batch)
+	r, err := o.open(stderr)
 	if err != nil {
 		return err
 	}
-	defer src.Close()
-
-	// Outputs: a resumed run continues them where its checkpoint says.
-	var done outputState
-	if cp := resumedFrom; cp != nil {
-		done = cp.Output
-	}
-	var outSink sinks.Sink
-	if *out != "" {
-		if done.Out == *out {
-			outSink, err = sinks.Continue(*out, 0, done.OutBytes)
-		} else {
-			outSink, err = sinks.Create(*out, 0)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	var rejW *rejectWriter
-	if *rejects != "" {
-		size := int64(-1)
-		if done.Rejects == *rejects {
-			size = done.RejectsBytes
-		}
-		if rejW, err = newRejectWriter(*rejects, size); err != nil {
-			if outSink != nil {
-				outSink.Close()
-			}
-			return err
-		}
-	}
-
-	pr := newProgress(stderr, "stream")
-	start := time.Now()
-	var runRecords int64
-	lastCkpt := l.Counters().Records
-	// snapshot returns the checkpoint of the learner's state now, its
-	// outputs to be filled in once they hold every step before it.
-	snapshot := func() (*checkpoint, error) {
-		st, err := l.State()
+	defer r.src.Close()
+	rd := sources.NewReader(r.src)
+	rd.Skip = r.resumed
+	read := pipeline.ReadFunc[*streamStep](func(ctx context.Context) (*streamStep, error) {
+		b, err := rd.Read(ctx)
 		if err != nil {
 			return nil, err
 		}
-		lastCkpt = l.Counters().Records
-		return &checkpoint{Config: cfg, Input: inID, Output: outputState{Out: *out, Rejects: *rejects}, State: st}, nil
-	}
-	learn := func(ctx context.Context, f *stages.Featurized) (*streamStep, error) {
-		st, err := l.LearnFeatures(f)
-		if err != nil {
-			return nil, err
-		}
-		runRecords += int64(f.Records())
-		c := l.Counters()
-		pr.update(int(c.Records), 0, "records")
-		ss := &streamStep{Step: st}
-		if *ckpt != "" && *every > 0 && c.Records-lastCkpt >= *every {
-			// Saved by the sink once the outputs hold this step, so
-			// that the checkpoint and the outputs agree.
-			if ss.ckpt, err = snapshot(); err != nil {
-				return nil, err
-			}
-		}
-		return ss, nil
-	}
-	rd := sources.NewReader(src)
-	rd.Skip = resumed
-	p := pipeline.New(
-		pipeline.From("records", rd),
-		[]pipeline.Stage{featurizeStage(), pipeline.Map("learn", 1, learn)},
-		pipeline.To("predictions", &stepWriter{out: outSink, rejects: rejW, ckpt: *ckpt}),
-	)
+		return &streamStep{link: link{batch: b}}, nil
+	})
+	p := newChain(r.l, pipeline.From("records", read), nil, r.learned, pipeline.To("predictions", r.sink))
 	// The learner is the slow step: batches read further ahead only take
 	// memory (a batch of 1,000 MNIST images is 6 MB as float64).
 	p.Buffer = 2
 	runErr := p.Run(ctx)
-	pr.done()
-	elapsed := time.Since(start).Seconds()
+	r.pr.done()
+	elapsed := time.Since(r.start).Seconds()
 	if runErr != nil && !errors.Is(runErr, context.Canceled) && !errors.Is(runErr, context.DeadlineExceeded) {
 		return runErr // a failed run does not checkpoint: the last checkpoint stays valid
 	}
 	// At the end, and on SIGINT/SIGTERM: the pipeline has stopped and the
 	// sink has closed the outputs, so the learner is quiet and consistent
 	// (each Learn call completes) and the outputs hold every step.
-	if *ckpt != "" {
-		cp, err := snapshot()
-		if err != nil {
-			return err
-		}
-		if cp.Output.OutBytes, err = fileSize(*out); err != nil {
-			return err
-		}
-		if cp.Output.RejectsBytes, err = fileSize(*rejects); err != nil {
-			return err
-		}
-		if err := saveCheckpoint(*ckpt, cp); err != nil {
-			return err
+	if err := r.saveFinal(); err != nil {
+		return err
+	}
+	if err := r.report(stdout, stderr, elapsed); err != nil {
+		return err
+	}
+	if c := r.l.Counters(); runErr == nil && c.Records > 0 && c.Samples == 0 && c.LateLabels == 0 {
+		return fmt.Errorf("no usable record: all %d were rejected (see -rejects for the reasons)", c.Rejected)
+	}
+	return runErr
+}
+
+// streamOptions are stream's flags, parsed and checked.
+type streamOptions struct {
+	fs                                       *flag.FlagSet
+	in, out, ckpt, oldCkpt, rejects, profile string
+	every                                    int64
+	asJSON                                   bool
+	cfg                                      onlineConfig
+	csvf                                     csvFlags
+}
+
+// parseStreamFlags parses stream's arguments; an error says which flag is
+// wrong.
+func parseStreamFlags(args []string, stderr io.Writer) (*streamOptions, error) {
+	o := &streamOptions{fs: newFlags("stream", streamSynopsis, stderr)}
+	fs := o.fs
+	fs.StringVar(&o.in, "in", "", "input `file` replayed in order (required; - for an Arrow stream on stdin)")
+	fs.StringVar(&o.out, "out", "", "write arrival-time predictions (id, pred, score) to this `file` (.arrow, .arrows, .jsonl)")
+	fs.StringVar(&o.ckpt, "checkpoint", "", "checkpoint `file`: resumed from if it exists, written every --checkpoint-every records and at the end")
+	fs.StringVar(&o.oldCkpt, "model", "", "deprecated spelling of --checkpoint (stream does not start from a fitted model)")
+	fs.Int64Var(&o.every, "checkpoint-every", 10000, "records between checkpoints (with --checkpoint)")
+	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object instead of text")
+	fs.StringVar(&o.rejects, "rejects", "", "write rejected records to this `file` (JSON lines)")
+	fs.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the run to this `file` (go tool pprof)")
+	predictor := fs.String("predictor", "graph", "classifier: graph (the default: the labels spread over the k-NN graph of every sample in the window, mixed on documents with an online linear model of the features and the last labels' class shares, by their recent accuracy), spread (the spreading alone), nearest (k-NN vote over every labeled code), walk (the same vote, its neighbours found by a walk of the k-NN graph: cost independent of the window) or propagate (label propagation over the window)")
+	metric := fs.String("metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
+	addOnlineFlags(fs, &o.cfg)
+	addCSVFlags(fs, &o.csvf)
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	if o.in == "" {
+		return nil, fmt.Errorf("%w: --in is required (see nmfstream stream -help)", errUsage)
+	}
+	cpath, seed, err := modelOrCheckpoint("stream", o.oldCkpt, o.ckpt, stderr)
+	if err != nil {
+		return nil, err
+	}
+	if seed != nil {
+		return nil, fmt.Errorf("%w: --model %s is a fitted model, and stream cannot start from one yet (serve --model can); to resume a stream give its checkpoint as --checkpoint", errUsage, o.oldCkpt)
+	}
+	o.ckpt = cpath
+	if err := errors.Join(checkInput("--in", o.in), checkOutput("--out", o.out), checkOutput("--checkpoint", o.ckpt),
+		checkOutput("--rejects", o.rejects), checkOutput("--cpuprofile", o.profile)); err != nil {
+		return nil, err
+	}
+	if o.cfg.Predictor, err = parsePredictor(*predictor); err != nil {
+		return nil, err
+	}
+	if o.cfg.Metric, err = parseMetric(*metric); err != nil {
+		return nil, err
+	}
+	if err := checkCodeUse(o.cfg); err != nil {
+		return nil, err
+	}
+	return o, checkOnlineConfig(&o.cfg)
+}
+
+// checkOnlineConfig checks the sizes of c and fills in the batch size.
+func checkOnlineConfig(c *onlineConfig) error {
+	if c.Rank <= 0 || c.Batch < 0 || c.Window < 0 || c.Neighbors < 0 {
+		return fmt.Errorf("%w: -rank must be positive, -batch, -window and -neighbors not negative", errUsage)
+	}
+	if c.Batch == 0 {
+		c.Batch = autoBatch(c.Window)
+	}
+	if c.Window > 0 && c.Window < c.Batch {
+		return fmt.Errorf("%w: -window %d is smaller than -batch %d", errUsage, c.Window, c.Batch)
+	}
+	return nil
+}
+
+// streamRun is one run of stream: its learner, input and outputs, and the
+// totals of this run. The learn stage's goroutine owns it while the
+// pipeline runs; runStream reads it after.
+type streamRun struct {
+	o          *streamOptions
+	l          *stages.Learner
+	inID       inputID
+	resumed    int64 // records the checkpoint had applied
+	src        sources.Source
+	sink       *stepWriter
+	pr         *progress
+	start      time.Time
+	runRecords int64 // records learned by this run
+	lastCkpt   int64 // records applied at the last checkpoint
+}
+
+// open resumes the learner from the checkpoint, if there is one, or makes
+// a new one, and opens the input and the outputs.
+func (o *streamOptions) open(stderr io.Writer) (*streamRun, error) {
+	inID, err := identify(o.in)
+	if err != nil {
+		return nil, err
+	}
+	r := &streamRun{o: o, inID: inID}
+	var done outputState // a resumed run continues its outputs where its checkpoint says
+	if o.ckpt != "" {
+		cp, err := loadCheckpoint(o.ckpt)
+		switch {
+		case errors.Is(err, errNoCheckpoint):
+		case err != nil:
+			return nil, err
+		default:
+			if err := sameConfig(o.fs, o.cfg, cp.Config); err != nil {
+				return nil, fmt.Errorf("%w: %s: %v", errUsage, o.ckpt, err)
+			}
+			if err := cp.Input.sameInput(inID, o.ckpt); err != nil {
+				return nil, err
+			}
+			o.cfg, done = cp.Config, cp.Output
+			if r.l, err = cp.restore(); err != nil {
+				return nil, fmt.Errorf("%s: %w", o.ckpt, err)
+			}
+			r.resumed = r.l.Counters().Offset
 		}
 	}
-	c := l.Counters()
-	sc := l.Scores()
+	if r.l == nil {
+		r.l = o.cfg.learner()
+	}
+	if r.src, err = o.csvf.openStream(o.in, o.cfg.Batch); err != nil {
+		return nil, err
+	}
+	if r.sink, err = o.openOutputs(done); err != nil {
+		r.src.Close()
+		return nil, err
+	}
+	r.pr, r.start, r.lastCkpt = newProgress(stderr, "stream"), time.Now(), r.l.Counters().Records
+	return r, nil
+}
+
+// openOutputs opens --out and --rejects, continued from done when a
+// resumed run wrote them.
+func (o *streamOptions) openOutputs(done outputState) (*stepWriter, error) {
+	w := &stepWriter{ckpt: o.ckpt}
+	var err error
+	if o.out != "" {
+		if done.Out == o.out {
+			w.out, err = sinks.Continue(o.out, 0, done.OutBytes)
+		} else {
+			w.out, err = sinks.Create(o.out, 0)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if o.rejects != "" {
+		size := int64(-1)
+		if done.Rejects == o.rejects {
+			size = done.RejectsBytes
+		}
+		if w.rejects, err = newRejectWriter(o.rejects, size); err != nil {
+			if w.out != nil {
+				w.out.Close()
+			}
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// startProfile starts a CPU profile into path; stop ends it.
+func startProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// snapshot returns the checkpoint of the learner's state now, its outputs'
+// lengths to be filled in once they hold every step before it.
+func (r *streamRun) snapshot() (*checkpoint, error) {
+	st, err := r.l.State()
+	if err != nil {
+		return nil, err
+	}
+	r.lastCkpt = r.l.Counters().Records
+	return &checkpoint{Config: r.o.cfg, Input: r.inID, Output: outputState{Out: r.o.out, Rejects: r.o.rejects}, State: st}, nil
+}
+
+// learned runs on the learn stage after each batch: progress, and a
+// checkpoint when one is due, saved by the sink once the outputs hold this
+// step, so that the checkpoint and the outputs agree.
+func (r *streamRun) learned(ss *streamStep) error {
+	r.runRecords += int64(ss.records)
+	c := r.l.Counters()
+	r.pr.update(int(c.Records), 0, "records")
+	if r.o.ckpt != "" && r.o.every > 0 && c.Records-r.lastCkpt >= r.o.every {
+		var err error
+		ss.ckpt, err = r.snapshot()
+		return err
+	}
+	return nil
+}
+
+// saveFinal writes the checkpoint of the end of the run, if asked for.
+func (r *streamRun) saveFinal() error {
+	if r.o.ckpt == "" {
+		return nil
+	}
+	cp, err := r.snapshot()
+	if err != nil {
+		return err
+	}
+	if cp.Output.OutBytes, err = fileSize(r.o.out); err != nil {
+		return err
+	}
+	if cp.Output.RejectsBytes, err = fileSize(r.o.rejects); err != nil {
+		return err
+	}
+	return saveCheckpoint(r.o.ckpt, cp)
+}
+
+// report prints the run's summary: one JSON object with --json, text
+// otherwise.
+func (r *streamRun) report(stdout, stderr io.Writer, elapsed float64) error {
+	c, sc := r.l.Counters(), r.l.Scores()
 	lo, hi := c.Interval(1.96)
 	sum := streamSummary{
 		AccuracyCI95: [2]jsonFloat{jsonFloat(lo), jsonFloat(hi)},
@@ -377,33 +474,31 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		BalancedAccuracy: jsonFloat(sc.BalancedAccuracy), MacroF1: jsonFloat(sc.MacroF1),
 		Records: c.Records, Rejected: c.Rejected, Samples: c.Samples, Duplicates: c.Duplicates,
 		LateLabels: c.LateLabels, Labeled: c.Labeled, Correct: c.Correct, Unpredicted: c.Unpredicted,
-		Pending: l.Pending(), Seconds: elapsed, RunRecords: runRecords, ResumedFrom: resumed,
-		Window: cfg.Window, Rank: cfg.Rank,
+		Pending: r.l.Pending(), Seconds: elapsed, RunRecords: r.runRecords, ResumedFrom: r.resumed,
+		Window: r.o.cfg.Window, Rank: r.o.cfg.Rank,
 	}
 	if elapsed > 0 {
-		sum.RecordsPerSecond = float64(runRecords) / elapsed
+		sum.RecordsPerSecond = float64(r.runRecords) / elapsed
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		if err := enc.Encode(sum); err != nil {
-			return err
-		}
-	} else {
-		if resumed > 0 {
-			fmt.Fprintf(stdout, "resumed at record %d\n", resumed)
-		}
-		fmt.Fprintf(stdout, "records %d (this run %d, %.0f/s), samples %d, rejected %d, duplicates %d, late labels %d, pending labels %d\n",
-			c.Records, runRecords, sum.RecordsPerSecond, c.Samples, c.Rejected, c.Duplicates, c.LateLabels, sum.Pending)
-		fmt.Fprintf(stdout, "prequential accuracy %.4f (95%% interval %.4f–%.4f): %d of the %d labeled samples after the first label right on arrival (%d without a prediction, counted wrong); balanced accuracy %.4f, macro-F1 %.4f\n",
-			c.Accuracy(), lo, hi, c.Correct, c.Labeled, c.Unpredicted, sc.BalancedAccuracy, sc.MacroF1)
+	emb := r.l.Embedding()
+	sum.CodeNN1, sum.CodeNMI, sum.CodeN = jsonFloat(emb.NN1), jsonFloat(emb.NMI), emb.N
+	if r.o.asJSON {
+		return json.NewEncoder(stdout).Encode(sum)
 	}
-	if c.Rejected > 0 && !*asJSON {
+	if r.resumed > 0 {
+		fmt.Fprintf(stdout, "resumed at record %d\n", r.resumed)
+	}
+	fmt.Fprintf(stdout, "records %d (this run %d, %.0f/s), samples %d, rejected %d, duplicates %d, late labels %d, pending labels %d\n",
+		c.Records, r.runRecords, sum.RecordsPerSecond, c.Samples, c.Rejected, c.Duplicates, c.LateLabels, sum.Pending)
+	fmt.Fprintf(stdout, "prequential accuracy %.4f (95%% interval %.4f–%.4f): %d of the %d labeled samples after the first label right on arrival (%d without a prediction, counted wrong); balanced accuracy %.4f, macro-F1 %.4f\n",
+		c.Accuracy(), lo, hi, c.Correct, c.Labeled, c.Unpredicted, sc.BalancedAccuracy, sc.MacroF1)
+	if emb.N > 0 {
+		fmt.Fprintf(stdout, "codes of the window's %d labeled samples: 1-NN accuracy %.4f (leave one out), NMI of k-means %.4f\n", emb.N, emb.NN1, emb.NMI)
+	}
+	if c.Rejected > 0 {
 		fmt.Fprintf(stderr, "nmfstream stream: %d records rejected\n", c.Rejected)
 	}
-	if runErr == nil && c.Records > 0 && c.Samples == 0 && c.LateLabels == 0 {
-		return fmt.Errorf("no usable record: all %d were rejected (see -rejects for the reasons)", c.Rejected)
-	}
-	return runErr
+	return nil
 }
 
 // sameConfig checks that the flags set on the command line agree with the
@@ -443,6 +538,10 @@ func sameConfig(fs *flag.FlagSet, now, saved onlineConfig) error {
 			a, b = now.Predictor, saved.Predictor
 		case "metric":
 			a, b = now.Metric, saved.Metric
+		case "codes":
+			a, b = now.Codes, saved.Codes
+		case "spread-power":
+			a, b = now.SpreadPower, saved.SpreadPower
 		default:
 			return
 		}
@@ -459,9 +558,11 @@ func sameConfig(fs *flag.FlagSet, now, saved onlineConfig) error {
 // streamStep is a step of stream's learner, with the checkpoint to save
 // once the outputs hold it, if one is due.
 type streamStep struct {
-	*stages.Step
+	link
 	ckpt *checkpoint
 }
+
+func (ss *streamStep) chainLink() *link { return &ss.link }
 
 // fileSize returns the size of the file at path, 0 for no path.
 func fileSize(path string) (int64, error) {
@@ -485,7 +586,7 @@ type stepWriter struct {
 }
 
 func (w *stepWriter) Write(ctx context.Context, ss *streamStep) error {
-	if err := w.write(ss.Step); err != nil {
+	if err := w.write(ss.step); err != nil {
 		return err
 	}
 	cp := ss.ckpt
@@ -512,6 +613,9 @@ func (w *stepWriter) Write(ctx context.Context, ss *streamStep) error {
 }
 
 func (w *stepWriter) write(st *stages.Step) error {
+	if st == nil {
+		return nil
+	}
 	if w.out != nil && len(st.Predictions) > 0 {
 		r := sinks.Results{}
 		for _, p := range st.Predictions {

@@ -99,28 +99,11 @@ type streamNATSSummary struct {
 }
 
 func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("stream", streamNATSSynopsis, stderr)
-	var nf natsFlags
-	nf.add(fs)
-	in := fs.String("in", "", "input `file` replayed in order (required)")
-	out := fs.String("out", "", "write arrival-time predictions (id, pred, score) to this `file` (.arrow, .arrows, .jsonl)")
-	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
-	rejectsPath := fs.String("rejects", "", "write rejected records to this `file` (JSON lines: offset, id, reason)")
-	var csvf csvFlags
-	addCSVFlags(fs, &csvf)
-	if err := parseFlags(fs, args); err != nil {
+	o, err := parseStreamNATSFlags(args, stderr)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
-	}
-	if *in == "" {
-		return fmt.Errorf("%w: --in is required (see nmfstream stream -help)", errUsage)
-	}
-	if err := errors.Join(nf.check(), checkInput("--in", *in), checkOutput("--out", *out), checkOutput("--rejects", *rejectsPath)); err != nil {
-		return err
-	}
-	src, err := csvf.openStream(*in, nf.batch)
+	src, err := o.csvf.openStream(o.in, o.nf.batch)
 	if err != nil {
 		return err
 	}
@@ -131,98 +114,129 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	var sink sinks.Sink
-	if *out != "" {
-		if sink, err = sinks.Create(*out, 0); err != nil {
+	if o.out != "" {
+		if sink, err = sinks.Create(o.out, 0); err != nil {
 			return err
 		}
 	}
 	var rejW *rejectWriter
-	if *rejectsPath != "" {
-		if rejW, err = newRejectWriter(*rejectsPath, -1); err != nil {
+	if o.rejects != "" {
+		if rejW, err = newRejectWriter(o.rejects, -1); err != nil {
 			return errors.Join(err, closeSink(sink))
 		}
 		defer rejW.close()
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s, wait, err := nf.start(ctx, "stream", stderr)
+	s, wait, err := o.nf.start(ctx, "stream", stderr)
 	if err != nil {
 		return errors.Join(err, closeSink(sink))
 	}
 	defer s.close()
-	nc, cfg, server, workers := s.nc, s.cfg, s.server, nf.workers
 	start := time.Now()
-	rd := sources.NewReader(src)
-	var runErr error
-read:
-	for {
-		b, err := rd.Read(ctx)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			runErr = err
-			break
-		}
-		res, _, rejects, err := s.step(ctx, b)
-		if err != nil {
-			runErr = err
-			break
-		}
-		if sink != nil && res.Len() > 0 {
-			if err := sink.Write(res); err != nil {
-				runErr = err
-				break
-			}
-		}
-		if rejW != nil {
-			for _, rj := range rejects {
-				if err := rejW.write(rj); err != nil {
-					runErr = err
-					break read
-				}
-			}
-		}
-	}
+	runErr := s.run(ctx, sources.NewReader(src), sink, rejW)
 	if runErr == nil {
 		// Every sample and label in the owners, for the final counters.
 		runErr = s.settle(ctx)
 	}
 	elapsed := time.Since(start).Seconds()
-	st, _ := distributed.ReadState(ctx, nc, cfg)
+	st, _ := distributed.ReadState(ctx, s.nc, s.cfg)
 	if err := errors.Join(wait(), closeSink(sink)); err != nil && runErr == nil {
 		runErr = err
 	}
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
 		return runErr
 	}
-	sum := s.sum
+	sum := s.summary()
 	sum.Applied, sum.Left, sum.Version = st.Samples, st.Left, st.Version
-	sum.Seconds, sum.Workers, sum.Partitions, sum.Server = elapsed, workers, cfg.Partitions, server
-	sum.Accuracy = jsonFloat(math.NaN())
-	if sum.NScored > 0 {
-		sum.Accuracy = jsonFloat(float64(sum.Correct) / float64(sum.NScored))
-	}
+	sum.Seconds, sum.Workers, sum.Partitions, sum.Server = elapsed, o.nf.workers, s.cfg.Partitions, s.server
 	if elapsed > 0 {
 		sum.RecordsPerSecond = float64(sum.Records) / elapsed
 	}
-	if *asJSON {
-		if err := json.NewEncoder(stdout).Encode(sum); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintf(stdout, "records %d (%.0f/s), samples %d, rejected %d, late labels %d (%d for unknown samples); %d instance(s) on %d partitions, %d samples applied, %d left the windows\n",
-			sum.Records, sum.RecordsPerSecond, sum.Samples, sum.Rejected, sum.LateLabels, sum.UnknownLabels, sum.Workers, sum.Partitions, sum.Applied, sum.Left)
-		fmt.Fprintf(stdout, "prequential accuracy %.4f: %d of the %d labeled samples after the first label right on arrival (%d without a prediction, counted wrong)\n",
-			float64(sum.Accuracy), sum.Correct, sum.NScored, sum.Unpredicted)
-	}
-	if sum.Rejected > 0 && !*asJSON {
-		fmt.Fprintf(stderr, "nmfstream stream: %d records rejected\n", sum.Rejected)
+	if err := sum.print(stdout, stderr, o.asJSON); err != nil {
+		return err
 	}
 	if runErr == nil && sum.Records > 0 && sum.Samples == 0 && sum.LateLabels == 0 {
 		return fmt.Errorf("no usable record: all %d were rejected", sum.Rejected)
 	}
 	return runErr
+}
+
+// streamNATSOptions are stream --nats's flags, parsed and checked.
+type streamNATSOptions struct {
+	nf               natsFlags
+	in, out, rejects string
+	asJSON           bool
+	csvf             csvFlags
+}
+
+// parseStreamNATSFlags parses stream --nats's arguments; an error says
+// which flag is wrong.
+func parseStreamNATSFlags(args []string, stderr io.Writer) (*streamNATSOptions, error) {
+	o := &streamNATSOptions{}
+	fs := newFlags("stream", streamNATSSynopsis, stderr)
+	o.nf.add(fs)
+	fs.StringVar(&o.in, "in", "", "input `file` replayed in order (required)")
+	fs.StringVar(&o.out, "out", "", "write arrival-time predictions (id, pred, score) to this `file` (.arrow, .arrows, .jsonl)")
+	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object instead of text")
+	fs.StringVar(&o.rejects, "rejects", "", "write rejected records to this `file` (JSON lines: offset, id, reason)")
+	addCSVFlags(fs, &o.csvf)
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	if o.in == "" {
+		return nil, fmt.Errorf("%w: --in is required (see nmfstream stream -help)", errUsage)
+	}
+	return o, errors.Join(o.nf.check(), checkInput("--in", o.in), checkOutput("--out", o.out), checkOutput("--rejects", o.rejects))
+}
+
+// run steps through the batches of rd, writing predictions to sink and
+// rejects to rejW (either may be nil), until the input ends (nil) or
+// something fails.
+func (s *natsStream) run(ctx context.Context, rd *sources.Reader, sink sinks.Sink, rejW *rejectWriter) error {
+	for {
+		b, err := rd.Read(ctx)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		res, _, rejects, err := s.step(ctx, b)
+		if err != nil {
+			return err
+		}
+		if sink != nil && res.Len() > 0 {
+			if err := sink.Write(res); err != nil {
+				return err
+			}
+		}
+		if rejW != nil {
+			for _, rj := range rejects {
+				if err := rejW.write(rj); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
+
+// print writes the summary: one JSON object with asJSON, text otherwise.
+func (sum streamNATSSummary) print(stdout, stderr io.Writer, asJSON bool) error {
+	if asJSON {
+		return json.NewEncoder(stdout).Encode(sum)
+	}
+	fmt.Fprintf(stdout, "records %d (%.0f/s), samples %d, rejected %d, late labels %d (%d for unknown samples); %d instance(s) on %d partitions, %d samples applied, %d left the windows\n",
+		sum.Records, sum.RecordsPerSecond, sum.Samples, sum.Rejected, sum.LateLabels, sum.UnknownLabels, sum.Workers, sum.Partitions, sum.Applied, sum.Left)
+	fmt.Fprintf(stdout, "prequential accuracy %.4f: %d of the %d labeled samples after the first label right on arrival (%d without a prediction, counted wrong)\n",
+		float64(sum.Accuracy), sum.Correct, sum.NScored, sum.Unpredicted)
+	if sum.Rejected > 0 {
+		fmt.Fprintf(stderr, "nmfstream stream: %d records rejected\n", sum.Rejected)
+	}
+	return nil
 }
 
 // natsFlags are the flags of the distributed learner that stream --nats
@@ -291,8 +305,7 @@ func (f *natsFlags) check() error {
 // and a function that stops the instances and returns their errors.
 // Close the driver after that function has returned.
 func (f *natsFlags) start(ctx context.Context, cmd string, stderr io.Writer) (*natsStream, func() error, error) {
-	s := &natsStream{cfg: f.cfg, vote: f.vote, probes: f.probes, sharedDF: f.sharedDF,
-		ids: map[string]uint64{}, classes: map[string]int{}, pending: map[uint64]natsPrediction{}}
+	s := &natsStream{cfg: f.cfg, vote: f.vote, probes: f.probes, sharedDF: f.sharedDF}
 	s.ask = distributed.SpreadNeighbors
 	if f.predictor == "nearest" {
 		s.ask = distributed.LabeledNeighbors
@@ -354,6 +367,7 @@ func (f *natsFlags) start(ctx context.Context, cmd string, stderr io.Writer) (*n
 	if s.pub, err = distributed.NewPublisher(ctx, s.nc, f.cfg); err != nil {
 		return fail(err)
 	}
+	s.classes = distributed.NewClassTable(s.pub)
 	return s, wait, nil
 }
 
@@ -389,13 +403,10 @@ type natsStream struct {
 	server  string   // the NATS server's URLs
 	closers []func() // connections and the embedded server, oldest first
 
-	ids       map[string]uint64 // the distributed ID of each input id
-	classes   map[string]int    // class index of each label
-	names     []string          // label of each class index
-	pending   map[uint64]natsPrediction
-	seenLabel bool
-	dim       int // the stream's dimension, fixed by its first usable sample
-	sum       streamNATSSummary
+	classes *distributed.ClassTable // the namespace's class table
+	preq    distributed.Prequential // arrival predictions, labels and their scores
+	dim     int                     // the stream's dimension, fixed by its first usable sample
+	sum     streamNATSSummary       // the counters of records and rejects (summary adds the rest)
 
 	// feat turns documents into the hashed TF-IDF rows of the
 	// single-machine stream (stages.DefaultStreamTFIDF), its document
@@ -408,130 +419,27 @@ type natsStream struct {
 	sharedDF bool
 }
 
-// sharedDFKey names the shared document frequencies (UpdateShared).
-const sharedDFKey = "tfidf"
-
 // featurize returns the TF-IDF rows of the batch's usable documents, their
 // positions in the batch, and a *stages.RowError for each unusable one, as
-// stages.Featurize.Rows does. With sharedDF the vectorizer is the one in
-// the namespace's model bucket: the batch's document frequencies are added
-// to it and its rows computed in one compare-and-set, so drivers on one
-// namespace see one sequence of batches, each vectorized with the counts
-// of the batches before it and its own.
+// stages.Featurize.Rows does; with sharedDF the vectorizer is the
+// namespace's (distributed.Publisher.SharedRows).
 func (s *natsStream) featurize(ctx context.Context, b *sources.Batch) (model.Data, []int, []error, error) {
 	if !s.sharedDF {
 		x, keep, bad := s.feat.Rows(b)
 		return x, keep, bad, nil
 	}
-	var (
-		x    model.Data
-		keep []int
-		bad  []error
-	)
-	err := s.pub.UpdateShared(ctx, sharedDFKey, func(old []byte) ([]byte, bool, error) {
-		t := stages.DefaultStreamTFIDF()
-		if old != nil {
-			if err := t.UnmarshalBinary(old); err != nil {
-				return nil, false, fmt.Errorf("the shared document frequencies: %w", err)
-			}
-		}
-		before := t.NDocs()
-		f := stages.Featurize{TFIDF: t}
-		x, keep, bad = f.Rows(b)
-		if t.NDocs() == before {
-			return nil, false, nil // the batch's documents were not counted: nothing to share
-		}
-		raw, err := t.MarshalBinary()
-		return raw, err == nil, err
-	})
-	return x, keep, bad, err
+	return s.pub.SharedRows(ctx, b)
 }
 
-// natsPrediction is an arrival-time prediction waiting for its label.
-type natsPrediction struct {
-	class  int  // −1: none
-	scored bool // the sample arrived after the first label
-}
-
-// class returns the index of a label that learnClasses has placed.
-func (s *natsStream) class(label string) int {
-	c, ok := s.classes[label]
-	if !ok {
-		// Not reachable: step places every label of its batch first.
-		panic(fmt.Sprintf("nmfstream: label %q not in the class table", label))
-	}
-	return c
-}
-
-// sharedClassesKey names the namespace's class table (UpdateShared): the
-// labels in order of first appearance on any driver, so that a class
-// index, which the owners hold and answer with, means one label for every
-// driver of the namespace.
-const sharedClassesKey = "classes"
-
-// learnClasses adds the labels this driver has not placed yet to the
-// namespace's class table, and reads it.
-func (s *natsStream) learnClasses(ctx context.Context, labels []string) error {
-	var add []string
-	for _, l := range labels {
-		if _, ok := s.classes[l]; !ok && !slices.Contains(add, l) {
-			add = append(add, l)
-		}
-	}
-	if len(add) == 0 {
-		return nil
-	}
-	return s.syncClasses(ctx, add)
-}
-
-// syncClasses reads the namespace's class table, appending the labels of
-// add that it lacks, and makes it this driver's.
-func (s *natsStream) syncClasses(ctx context.Context, add []string) error {
-	var names []string
-	err := s.pub.UpdateShared(ctx, sharedClassesKey, func(old []byte) ([]byte, bool, error) {
-		names = nil
-		if old != nil {
-			if err := json.Unmarshal(old, &names); err != nil {
-				return nil, false, fmt.Errorf("the shared class table: %w", err)
-			}
-		}
-		n := len(names)
-		for _, l := range add {
-			if !slices.Contains(names, l) {
-				names = append(names, l)
-			}
-		}
-		if len(names) == n {
-			return nil, false, nil
-		}
-		raw, err := json.Marshal(names)
-		return raw, err == nil, err
-	})
-	if err != nil {
-		return err
-	}
-	s.names = names
-	clear(s.classes)
-	for c, l := range names {
-		s.classes[l] = c
-	}
-	return nil
-}
-
-// score counts a sample whose label is now known.
-func (s *natsStream) score(p natsPrediction, class int) {
-	if !p.scored {
-		s.sum.Early++
-		return
-	}
-	s.sum.Labeled++
-	switch {
-	case p.class < 0:
-		s.sum.Unpredicted++
-	case p.class == class:
-		s.sum.Correct++
-	}
-	s.sum.NScored = s.sum.Labeled
+// summary returns the driver's counters, the scores of its arrival
+// predictions (distributed.Prequential's stages.Scorer) included.
+func (s *natsStream) summary() streamNATSSummary {
+	sum := s.sum
+	c := s.preq.Scorer.Counters()
+	sum.NScored, sum.Labeled, sum.Correct, sum.Unpredicted, sum.Early = c.Labeled, c.Labeled, c.Correct, c.Unpredicted, c.Early
+	sum.Samples, sum.LateLabels, sum.UnknownLabels = s.preq.Samples, s.preq.LateLabels, s.preq.UnknownLabels
+	sum.Accuracy = jsonFloat(c.Accuracy())
+	return sum
 }
 
 // settleWithin bounds the wait for the owners to take what was published:
@@ -576,71 +484,17 @@ func (s *natsStream) settle(ctx context.Context) error {
 func (s *natsStream) step(ctx context.Context, b *sources.Batch) (res sinks.Results, offs []int64, rejects []record.Reject, err error) {
 	s.sum.Records += int64(b.Records())
 	s.sum.Rejected += int64(len(b.Rejects))
-	rejects = slices.Clone(b.Rejects)
-	var docs *sparse.CSR // TF-IDF rows of the usable documents
-	docRow := map[int]int{}
-	if b.Form == sources.FormText && b.Len() > 0 {
-		x, keep, bad, err := s.featurize(ctx, b)
-		if err != nil {
-			return res, offs, rejects, err
-		}
-		for _, e := range bad {
-			re := e.(*stages.RowError)
-			s.sum.Rejected++
-			rejects = append(rejects, record.Rejectf(b.Offsets[re.Row], b.IDs[re.Row], "%v", re.Err))
-		}
-		if x != nil {
-			docs = model.Rows(x).(*sparse.CSR)
-		}
-		for r, i := range keep {
-			docRow[i] = r
-		}
-	}
-	var samples []distributed.Sample
-	var rows []int // batch row of each sample
-	for i := range b.Len() {
-		// A sample's ID on the bus is its record offset + 1.
-		smp := distributed.Sample{ID: uint64(b.Offsets[i]) + 1, Label: -1}
-		if b.Form == sources.FormText {
-			r, ok := docRow[i]
-			if !ok {
-				continue // rejected above
-			}
-			ind, val := docs.Row(r)
-			_, d := docs.Dims()
-			smp.Dim, smp.Index, smp.Value = d, ind, val
-		} else if b.Form == sources.FormSparse {
-			ind, val := b.Sparse.Row(i)
-			_, d := b.Sparse.Dims()
-			smp.Dim, smp.Index, smp.Value = d, ind, val
-		} else {
-			smp.Dense = b.Dense.RawRowView(i)
-			smp.Dim = len(smp.Dense)
-		}
-		err := smp.Check()
-		if err == nil && s.dim != 0 && smp.Dim != s.dim {
-			err = fmt.Errorf("dimension %d, the stream's %d", smp.Dim, s.dim)
-		}
-		if err != nil {
-			s.sum.Rejected++
-			rejects = append(rejects, record.Rejectf(b.Offsets[i], b.IDs[i], "%v", err))
-			continue
-		}
-		s.dim = smp.Dim
-		samples, rows = append(samples, smp), append(rows, i)
-	}
-	if len(samples) == 0 && len(b.LateLabels) == 0 {
-		return res, offs, rejects, nil
+	samples, rows, rejects, err := s.samplesOf(ctx, b)
+	if err != nil || len(samples) == 0 && len(b.LateLabels) == 0 {
+		return res, offs, rejects, err
 	}
 	if err := s.settle(ctx); err != nil {
 		return res, offs, rejects, err
 	}
 	if s.part == nil {
-		part, err := s.pub.Partitioner(ctx)
-		if err != nil {
+		if s.part, err = s.pub.Partitioner(ctx); err != nil {
 			return res, offs, rejects, err
 		}
-		s.part = part
 	}
 	// Place the batch's labels in the namespace's class table.
 	var names []string
@@ -652,117 +506,117 @@ func (s *natsStream) step(ctx context.Context, b *sources.Batch) (res sinks.Resu
 	for _, ll := range b.LateLabels {
 		names = append(names, ll.Label)
 	}
-	if err := s.learnClasses(ctx, names); err != nil {
+	if err := s.classes.Learn(ctx, names); err != nil {
 		return res, offs, rejects, err
 	}
 	// Predict every sample of the batch before any of it is published.
-	n := len(samples)
-	res = sinks.Results{IDs: make([]string, n), Preds: make([]string, n), Scores: make([]float64, n)}
-	offs = make([]int64, n)
-	preds := make([]int, n)
-	for j := range samples {
-		res.IDs[j], offs[j] = b.IDs[rows[j]], b.Offsets[rows[j]]
-		preds[j], res.Scores[j] = -1, math.NaN()
-		if s.part == nil {
-			continue
-		}
-		nb, err := s.ask(ctx, s.nc, s.cfg, s.part, samples[j], s.vote, s.probes)
-		if err != nil {
-			return res, offs, rejects, fmt.Errorf("record %d: %w", b.Offsets[rows[j]], err)
-		}
-		c, score := voteOf(nb)
-		if c >= len(s.names) {
-			// A class another driver placed since this one last read.
-			if err := s.syncClasses(ctx, nil); err != nil {
-				return res, offs, rejects, err
-			}
-		}
-		if c >= 0 && c < len(s.names) {
-			preds[j], res.Preds[j], res.Scores[j] = c, s.names[c], score
-		}
+	res, offs, preds, err := s.predict(ctx, b, rows, samples)
+	if err != nil {
+		return res, offs, rejects, err
 	}
-	// Records in input order: samples get their IDs and labels; late
-	// labels are scored, and published after the batch's samples.
-	type late struct {
-		id    uint64
-		class int
-	}
-	var labels []late
-	j, li := 0, 0
-	for j < n || li < len(b.LateLabels) {
-		if li < len(b.LateLabels) && (j == n || b.LateLabels[li].Offset < b.Offsets[rows[j]]) {
-			ll := b.LateLabels[li]
-			li++
-			s.sum.LateLabels++
-			s.seenLabel = true
-			id, ok := s.ids[ll.ID]
-			if !ok {
-				s.sum.UnknownLabels++
-				continue
-			}
-			c := s.class(ll.Label)
-			if p, ok := s.pending[id]; ok {
-				s.score(p, c)
-				delete(s.pending, id)
-			}
-			labels = append(labels, late{id, c})
-			continue
-		}
-		i := rows[j]
-		s.sum.Samples++
-		id := samples[j].ID
-		if b.IDs[i] != "" {
-			s.ids[b.IDs[i]] = id
-		}
-		p := natsPrediction{class: preds[j], scored: s.seenLabel}
-		if b.Labeled[i] {
-			c := s.class(b.Labels[i])
-			s.score(p, c)
-			s.seenLabel = true
-			samples[j].Label = c
-		} else if b.IDs[i] != "" {
-			s.pending[id] = p
-		}
-		j++
+	labels, err := s.preq.Apply(b, rows, samples, preds, s.classes)
+	if err != nil {
+		return res, offs, rejects, err
 	}
 	if err := s.pub.Publish(ctx, samples); err != nil {
 		return res, offs, rejects, err
 	}
 	for _, l := range labels {
-		if err := s.pub.Label(ctx, l.id, l.class); err != nil {
+		if err := s.pub.Label(ctx, l.ID, l.Class); err != nil {
 			return res, offs, rejects, err
 		}
 	}
 	return res, offs, rejects, nil
 }
 
-// voteOf returns the class with the largest sum of weights 1/(distance +
-// eps) among the neighbours, each voting for its label or, if it has
-// class scores (SpreadNeighbors), for every class by its score, and the
-// class's share of the total (−1 and NaN for no neighbour).
-func voteOf(nb []distributed.Neighbor) (int, float64) {
-	const eps = 1e-9 // keeps an exact duplicate's weight finite
-	w := map[int]float64{}
-	var total float64
-	for _, x := range nb {
-		v := 1 / (math.Sqrt(x.SqDist) + eps)
-		total += v
-		if x.Classes == nil {
-			w[x.Label] += v
+// samplesOf returns the batch's usable samples as the owners take them
+// (a sample's ID on the bus is its record offset + 1; no class yet), the
+// batch row of each, and the batch's rejects, the source's first.
+func (s *natsStream) samplesOf(ctx context.Context, b *sources.Batch) (samples []distributed.Sample, rows []int, rejects []record.Reject, err error) {
+	rejects = slices.Clone(b.Rejects)
+	reject := func(i int, err error) {
+		s.sum.Rejected++
+		rejects = append(rejects, record.Rejectf(b.Offsets[i], b.IDs[i], "%v", err))
+	}
+	var docs *sparse.CSR // TF-IDF rows of the usable documents
+	docRow := map[int]int{}
+	if b.Form == sources.FormText && b.Len() > 0 {
+		x, keep, bad, err := s.featurize(ctx, b)
+		if err != nil {
+			return nil, nil, rejects, err
+		}
+		for _, e := range bad {
+			re := e.(*stages.RowError)
+			reject(re.Row, re.Err)
+		}
+		if x != nil {
+			docs = model.Rows(x).(*sparse.CSR)
+		}
+		for r, i := range keep {
+			docRow[i] = r
+		}
+	}
+	for i := range b.Len() {
+		smp := distributed.Sample{ID: uint64(b.Offsets[i]) + 1, Label: -1}
+		switch b.Form {
+		case sources.FormText:
+			r, ok := docRow[i]
+			if !ok {
+				continue // rejected above
+			}
+			ind, val := docs.Row(r)
+			_, d := docs.Dims()
+			smp.Dim, smp.Index, smp.Value = d, ind, val
+		case sources.FormSparse:
+			ind, val := b.Sparse.Row(i)
+			_, d := b.Sparse.Dims()
+			smp.Dim, smp.Index, smp.Value = d, ind, val
+		default:
+			smp.Dense = b.Dense.RawRowView(i)
+			smp.Dim = len(smp.Dense)
+		}
+		err := smp.Check()
+		if err == nil && s.dim != 0 && smp.Dim != s.dim {
+			err = fmt.Errorf("dimension %d, the stream's %d", smp.Dim, s.dim)
+		}
+		if err != nil {
+			reject(i, err)
 			continue
 		}
-		for c, p := range x.Classes {
-			w[c] += v * p
+		s.dim = smp.Dim
+		samples, rows = append(samples, smp), append(rows, i)
+	}
+	return samples, rows, rejects, nil
+}
+
+// predict asks the owners for each sample's neighbours and returns the
+// vote (distributed.Vote): the predictions to write, their record offsets,
+// and the predicted classes (stages.NoPrediction for none).
+func (s *natsStream) predict(ctx context.Context, b *sources.Batch, rows []int, samples []distributed.Sample) (res sinks.Results, offs []int64, preds []int, err error) {
+	n := len(samples)
+	res = sinks.Results{IDs: make([]string, n), Preds: make([]string, n), Scores: make([]float64, n)}
+	offs = make([]int64, n)
+	preds = make([]int, n)
+	for j := range samples {
+		res.IDs[j], offs[j] = b.IDs[rows[j]], b.Offsets[rows[j]]
+		preds[j], res.Scores[j] = stages.NoPrediction, math.NaN()
+		if s.part == nil {
+			continue
+		}
+		nb, err := s.ask(ctx, s.nc, s.cfg, s.part, samples[j], s.vote, s.probes)
+		if err != nil {
+			return res, offs, preds, fmt.Errorf("record %d: %w", b.Offsets[rows[j]], err)
+		}
+		c, score := distributed.Vote(nb)
+		if c >= s.classes.Len() {
+			// A class another driver placed since this one last read.
+			if err := s.classes.Sync(ctx, nil); err != nil {
+				return res, offs, preds, err
+			}
+		}
+		if c >= 0 && c < s.classes.Len() {
+			preds[j], res.Preds[j], res.Scores[j] = c, s.classes.Name(c), score
 		}
 	}
-	best, bw := -1, 0.0
-	for c, v := range w {
-		if v > bw || (v == bw && c < best) {
-			best, bw = c, v
-		}
-	}
-	if best < 0 {
-		return -1, math.NaN()
-	}
-	return best, bw / total
+	return res, offs, preds, nil
 }

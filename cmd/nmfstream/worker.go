@@ -78,15 +78,102 @@ type workerSummary struct {
 }
 
 func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseWorkerFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	var samples []distributed.Sample
+	var x model.Data
+	if o.in != "" {
+		if samples, x, err = readSamples(ctx, o.in, o.csvf); err != nil {
+			return err
+		}
+	}
+	server := o.url
+	if server == "" {
+		u, stop, err := embeddedNATS(o.listen, o.store)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		server = u
+		fmt.Fprintf(stderr, "nmfstream worker: embedded NATS server on %s (join with --nats %s)\n", u, u)
+	}
+	var conns []*nats.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	connect := func() (*nats.Conn, error) {
+		nc, err := nats.Connect(server, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+		if err != nil {
+			return nil, fmt.Errorf("--nats %s: %w", server, err)
+		}
+		conns = append(conns, nc)
+		return nc, nil
+	}
+	nc, err := connect()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pool := &workerPool{cancel: cancel, done: make(chan error, o.workers)}
+	if err := pool.start(ctx, connect, o.cfg, o.workers); err != nil {
+		return errors.Join(err, pool.wait())
+	}
+	start := time.Now()
+	if err := publishSamples(ctx, nc, o.cfg, samples); err != nil {
+		return errors.Join(err, pool.wait())
+	}
+	published := time.Since(start)
+	st := pool.awaitEnd(ctx, nc, o.cfg, len(samples), o.after)
+	elapsed := time.Since(start)
+	if err := pool.wait(); err != nil {
+		return err
+	}
+	if len(samples) > 0 && st.Samples < uint64(len(samples)) {
+		return fmt.Errorf("interrupted with %d of %d samples applied", st.Samples, len(samples))
+	}
+	sum := workerSummary{Samples: st.Samples, Deltas: st.Deltas, Version: st.Version, Published: len(samples),
+		Seconds: elapsed.Seconds(), PublishSeconds: published.Seconds(), Workers: o.workers, Partitions: o.cfg.Partitions, Server: server}
+	sum.SamplesPerSecond = float64(st.Samples) / max(elapsed.Seconds(), 1e-9)
+	for _, w := range pool.ws {
+		sum.Takeovers += w.Stats().Takeovers
+	}
+	if x != nil && st.U != nil {
+		e, err := relativeError(x, st.U)
+		if err != nil {
+			return err
+		}
+		sum.RelativeError = &e
+	}
+	return sum.print(stdout, o.asJSON)
+}
+
+// workerOptions are worker's flags, parsed and checked.
+type workerOptions struct {
+	url, listen, store, in string
+	workers, after         int
+	asJSON                 bool
+	cfg                    distributed.Config
+	csvf                   csvFlags
+}
+
+// parseWorkerFlags parses worker's arguments; an error says which flag is
+// wrong, or, without a server and an embedded one, how to get one.
+func parseWorkerFlags(args []string, stderr io.Writer) (*workerOptions, error) {
+	o := &workerOptions{}
 	fs := newFlags("worker", workerSynopsis, stderr)
-	url := fs.String("nats", "", "NATS server `URL`s, comma-separated (empty: an embedded server, in a binary built with -tags nats)")
-	listen := fs.String("listen", "127.0.0.1:4222", "embedded server: `host:port` to listen on (port 0: any free port)")
-	store := fs.String("store", "", "embedded server: JetStream storage `directory` (empty: a temporary one, removed at exit)")
-	in := fs.String("in", "", "publish the records of this `file`, then exit once all are applied")
-	workers := fs.Int("workers", 1, "instances to run in this process")
-	after := fs.Int("after", 20, "with --in: versions of U to wait for after every sample is applied (rounds that sweep every code, refining U as batch NMF does)")
-	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
-	var cfg distributed.Config
+	fs.StringVar(&o.url, "nats", "", "NATS server `URL`s, comma-separated (empty: an embedded server, in a binary built with -tags nats)")
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:4222", "embedded server: `host:port` to listen on (port 0: any free port)")
+	fs.StringVar(&o.store, "store", "", "embedded server: JetStream storage `directory` (empty: a temporary one, removed at exit)")
+	fs.StringVar(&o.in, "in", "", "publish the records of this `file`, then exit once all are applied")
+	fs.IntVar(&o.workers, "workers", 1, "instances to run in this process")
+	fs.IntVar(&o.after, "after", 20, "with --in: versions of U to wait for after every sample is applied (rounds that sweep every code, refining U as batch NMF does)")
+	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object instead of text")
+	cfg := &o.cfg
 	fs.StringVar(&cfg.Namespace, "namespace", "nmf", "prefix of the subjects, streams and buckets of this factorization")
 	fs.IntVar(&cfg.Rank, "rank", 10, "rank K of the factorization")
 	fs.IntVar(&cfg.Partitions, "partitions", 4, "virtual partitions P (fixed for a namespace)")
@@ -100,100 +187,86 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.IntVar(&cfg.Replicas, "replicas", 1, "replicas of the streams and buckets (3 on a 3-node cluster survives a node's loss)")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the partitioner and of U's initialization")
 	fs.DurationVar(&cfg.PinnedTTL, "pinned-ttl", 2*time.Second, "time after which a silent instance's roles move to another (failover time)")
-	var csvf csvFlags
-	addCSVFlags(fs, &csvf)
+	addCSVFlags(fs, &o.csvf)
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return nil, err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+		return nil, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	if *workers < 0 || *after < 0 || cfg.Rank < 1 || cfg.Partitions < 1 || !(cfg.Alpha >= 0) || cfg.Window < 0 {
-		return fmt.Errorf("%w: --workers, --after, --alpha and --window must not be negative, --rank and --partitions must be positive", errUsage)
+	if o.workers < 0 || o.after < 0 || cfg.Rank < 1 || cfg.Partitions < 1 || !(cfg.Alpha >= 0) || cfg.Window < 0 {
+		return nil, fmt.Errorf("%w: --workers, --after, --alpha and --window must not be negative, --rank and --partitions must be positive", errUsage)
 	}
-	if *workers == 0 && *in == "" {
-		return fmt.Errorf("%w: --workers 0 without --in has nothing to do", errUsage)
+	if o.workers == 0 && o.in == "" {
+		return nil, fmt.Errorf("%w: --workers 0 without --in has nothing to do", errUsage)
 	}
-	if err := checkInput("--in", *in); err != nil {
-		return err
+	if err := checkInput("--in", o.in); err != nil {
+		return nil, err
 	}
-	if *url == "" && !haveEmbeddedNATS {
-		_, _, err := embeddedNATS(*listen, *store) // says how to get one
-		return err
+	if o.url == "" && !haveEmbeddedNATS {
+		_, _, err := embeddedNATS(o.listen, o.store) // says how to get one
+		return nil, err
 	}
-	var samples []distributed.Sample
-	var x model.Data
-	if *in != "" {
-		var err error
-		if samples, x, err = readSamples(ctx, *in, csvf); err != nil {
-			return err
-		}
-	}
+	return o, nil
+}
 
-	server := *url
-	if server == "" {
-		u, stop, err := embeddedNATS(*listen, *store)
-		if err != nil {
-			return err
-		}
-		defer stop()
-		server = u
-		fmt.Fprintf(stderr, "nmfstream worker: embedded NATS server on %s (join with --nats %s)\n", u, u)
-	}
-	connect := func() (*nats.Conn, error) {
-		nc, err := nats.Connect(server, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
-		if err != nil {
-			return nil, fmt.Errorf("--nats %s: %w", server, err)
-		}
-		return nc, nil
-	}
-	nc, err := connect()
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
+// workerPool is the instances of the learner that worker runs, each on its
+// own goroutine and connection; wait stops them and returns their errors.
+type workerPool struct {
+	cancel context.CancelFunc // stops every instance
+	done   chan error         // each instance's end, buffered for all
+	ws     []*distributed.Worker
+}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan error, *workers)
-	var ws []*distributed.Worker
-	for range *workers {
+// start starts n instances on connections from connect.
+func (p *workerPool) start(ctx context.Context, connect func() (*nats.Conn, error), cfg distributed.Config, n int) error {
+	for range n {
 		wc, err := connect()
 		if err != nil {
 			return err
 		}
-		defer wc.Close()
 		w, err := distributed.NewWorker(ctx, wc, cfg)
 		if err != nil {
 			return err
 		}
-		ws = append(ws, w)
-		go func() { done <- w.Run(ctx) }()
+		p.ws = append(p.ws, w)
+		go func() { p.done <- w.Run(ctx) }()
 	}
-	wait := func() error {
-		cancel()
-		var errs []error
-		for range ws {
-			errs = append(errs, <-done)
-		}
-		return errors.Join(errs...)
-	}
+	return nil
+}
 
-	start := time.Now()
-	if len(samples) > 0 {
-		pub, err := distributed.NewPublisher(ctx, nc, cfg)
-		if err != nil {
-			return errors.Join(err, wait())
-		}
-		for i := 0; i < len(samples); i += 1000 {
-			if err := pub.Publish(ctx, samples[i:min(i+1000, len(samples))]); err != nil {
-				return errors.Join(err, wait())
-			}
+// wait cancels the instances and waits for each to end.
+func (p *workerPool) wait() error {
+	p.cancel()
+	var errs []error
+	for range p.ws {
+		errs = append(errs, <-p.done)
+	}
+	return errors.Join(errs...)
+}
+
+// publishSamples publishes samples in messages of up to 1,000.
+func publishSamples(ctx context.Context, nc *nats.Conn, cfg distributed.Config, samples []distributed.Sample) error {
+	if len(samples) == 0 {
+		return nil
+	}
+	pub, err := distributed.NewPublisher(ctx, nc, cfg)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < len(samples); i += 1000 {
+		if err := pub.Publish(ctx, samples[i:min(i+1000, len(samples))]); err != nil {
+			return err
 		}
 	}
-	published := time.Since(start)
-	// Wait for the end: every sample applied (--in), version --rounds, or
-	// an interrupt.
+	return nil
+}
+
+// awaitEnd waits for the end and returns the namespace's last state read:
+// the n samples published all applied and after more versions of U, version
+// cfg.Rounds, an instance ending on its own (corrupt data in the
+// namespace), or ctx's end.
+func (p *workerPool) awaitEnd(ctx context.Context, nc *nats.Conn, cfg distributed.Config, n, after int) distributed.State {
 	var st distributed.State
 	var allIn uint64 // the version at which every sample was applied
 	tick := time.NewTicker(50 * time.Millisecond)
@@ -201,49 +274,32 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	for {
 		select {
 		case <-ctx.Done():
-		case err := <-done:
-			// A worker ended on its own: corrupt data in the namespace.
-			done <- err
-			cancel()
+			return st
+		case err := <-p.done:
+			p.done <- err
+			p.cancel()
+			return st
 		case <-tick.C:
 			s, err := distributed.ReadState(ctx, nc, cfg)
 			if err != nil {
 				continue // no basis yet
 			}
 			st = s
-			if len(samples) > 0 && st.Samples >= uint64(len(samples)) && allIn == 0 {
+			if n > 0 && st.Samples >= uint64(n) && allIn == 0 {
 				allIn = st.Version
 			}
-			if (allIn > 0 && st.Version >= allIn+uint64(*after)) || (cfg.Rounds > 0 && st.Version >= uint64(cfg.Rounds)) {
-				cancel()
+			if (allIn > 0 && st.Version >= allIn+uint64(after)) || (cfg.Rounds > 0 && st.Version >= uint64(cfg.Rounds)) {
+				p.cancel()
+				return st
 			}
-			continue
 		}
-		break
 	}
-	elapsed := time.Since(start)
-	if err := wait(); err != nil {
-		return err
-	}
-	if len(samples) > 0 && st.Samples < uint64(len(samples)) {
-		return fmt.Errorf("interrupted with %d of %d samples applied", st.Samples, len(samples))
-	}
-	sum := workerSummary{Samples: st.Samples, Deltas: st.Deltas, Version: st.Version, Published: len(samples),
-		Seconds: elapsed.Seconds(), PublishSeconds: published.Seconds(), Workers: *workers, Partitions: cfg.Partitions, Server: server}
-	sum.SamplesPerSecond = float64(st.Samples) / max(elapsed.Seconds(), 1e-9)
-	for _, w := range ws {
-		sum.Takeovers += w.Stats().Takeovers
-	}
-	if x != nil && st.U != nil {
-		e, err := relativeError(x, st.U)
-		if err != nil {
-			return err
-		}
-		sum.RelativeError = &e
-	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		return enc.Encode(sum)
+}
+
+// print writes the summary: one JSON object with asJSON, text otherwise.
+func (sum workerSummary) print(stdout io.Writer, asJSON bool) error {
+	if asJSON {
+		return json.NewEncoder(stdout).Encode(sum)
 	}
 	fmt.Fprintf(stdout, "applied %d samples in %d deltas, U at version %d, in %.2fs (%.0f samples/s) with %d instance(s) on %d partitions\n",
 		sum.Samples, sum.Deltas, sum.Version, sum.Seconds, sum.SamplesPerSecond, sum.Workers, sum.Partitions)

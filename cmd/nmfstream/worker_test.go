@@ -36,7 +36,7 @@ func TestWorkerUsage(t *testing.T) {
 // TestWorkerHelp checks that worker -help has the description, an
 // Examples section and the flags, as every command's does.
 func TestWorkerHelp(t *testing.T) {
-	code, _, errs := runCmd(t, "worker", "-help")
+	code, errs, _ := runCmd(t, "worker", "-help") // help on stdout
 	if code != 0 {
 		t.Errorf("worker -help: exit %d", code)
 	}

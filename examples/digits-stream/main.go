@@ -17,7 +17,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/nmfstream/nmfstream/internal/datasets"
+	"github.com/nmfstream/nmfstream/datasets"
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/pipeline"
@@ -93,7 +93,7 @@ func main() {
 	next := int64(200)
 	report := pipeline.WriteFunc[stages.Counters](func(ctx context.Context, c stages.Counters) error {
 		if c.Samples >= next {
-			fmt.Printf("%5d samples  %4d labels so far  prequential accuracy %.3f\n", c.Samples, c.Labeled, c.Accuracy())
+			fmt.Println(progressLine(c))
 			next += 200
 		}
 		return nil
@@ -108,4 +108,15 @@ func main() {
 	lo, hi := c.Interval(1.96)
 	fmt.Printf("\n%d samples, labels each %d samples late: prequential accuracy %.4f (95%% interval %.4f–%.4f) over the %d labeled samples after the first label (%d before it not scored)\n",
 		c.Samples, *delay, c.Accuracy(), lo, hi, c.Labeled, c.Early)
+}
+
+// progressLine is one line of the stream's progress: samples seen, labeled
+// samples scored so far and, once there is one, the prequential accuracy.
+// Before the first late label arrives nothing has been scored, and the
+// line says so rather than print the accuracy of no samples (NaN).
+func progressLine(c stages.Counters) string {
+	if c.Labeled == 0 {
+		return fmt.Sprintf("%5d samples  %4d labels so far  no labeled sample scored yet (labels arrive late)", c.Samples, c.Labeled)
+	}
+	return fmt.Sprintf("%5d samples  %4d labels so far  prequential accuracy %.3f", c.Samples, c.Labeled, c.Accuracy())
 }

@@ -15,8 +15,11 @@
 // Every figure has a title, labelled axes and a grid (package
 // internal/figure): the objective per update, relative to the first
 // (objective.png, when the method reports one); the held-out recall of
-// each class (classes.png); and, for features that are square images,
-// the columns of the basis U drawn as images (basis.png).
+// each class (classes.png); the confusion matrix shaded by the share of
+// each true class (confusion.png, up to 30 classes); and, for features
+// that are square images, the columns of the basis U drawn as images
+// (basis.png). For documents, report.md lists the top terms of each
+// factor (Report.Topics).
 //
 // # Ownership
 //

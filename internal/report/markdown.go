@@ -52,6 +52,13 @@ func writeMarkdown(b *strings.Builder, r *Report) {
 		}
 		p("\n")
 	}
+	if len(r.Topics) > 0 {
+		p("## Top terms of each factor\n\nThe terms of largest weight in each column of U, largest first.\n\n| factor | terms |\n|---|---|\n")
+		for _, t := range r.Topics {
+			p("| %d | %s |\n", t.Factor, strings.Join(t.Terms, ", "))
+		}
+		p("\n")
+	}
 	if len(r.Figures) > 0 {
 		p("## Figures\n\n")
 		for _, f := range r.Figures {

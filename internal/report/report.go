@@ -88,6 +88,10 @@ type Report struct {
 	// (column), in class order; a record left without a prediction is in
 	// no column.
 	Confusion [][]int `json:"confusion"`
+	// Topics lists, for a model of documents, the terms of largest weight
+	// in each column of U (a factor, or topic), largest first; empty for
+	// other features.
+	Topics []Topic `json:"topics,omitempty"`
 
 	// Figures lists the PNG files Write drew, and Notes what it could not.
 	Figures []Figure `json:"figures"`
@@ -101,6 +105,14 @@ type Class struct {
 	Recall    Num    `json:"recall"`
 	Precision Num    `json:"precision"`
 	F1        Num    `json:"f1"`
+}
+
+// Topic is one factor of a model of documents: its column of U (from 1)
+// and its top terms with their weights in U, largest first.
+type Topic struct {
+	Factor  int      `json:"factor"`
+	Terms   []string `json:"terms"`
+	Weights []Num    `json:"weights"`
 }
 
 // Figure is one PNG file of the report.
@@ -148,6 +160,14 @@ func Write(dir string, r *Report, basis *mat.Dense) error {
 		draw("classes.png", title, func(path string) error {
 			return figure.Bars(path, title, "class", "recall", names, recall, 1)
 		})
+	}
+	if c := len(r.Confusion); c > 0 && c <= 30 && len(r.Classes) == c {
+		names := make([]string, c)
+		for i, cl := range r.Classes {
+			names[i] = cl.Name
+		}
+		title := fmt.Sprintf("%s: held-out confusion matrix (shade: share of the true class)", r.Method)
+		draw("confusion.png", title, func(path string) error { return figure.Confusion(path, title, names, r.Confusion) })
 	}
 	if basis != nil {
 		d, k := basis.Dims()

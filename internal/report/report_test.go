@@ -20,6 +20,7 @@ func TestWrite(t *testing.T) {
 		Sparsity:  Num(math.NaN()),
 		Classes:   []Class{{Name: "a", Support: 2, Recall: 1, Precision: 0.5, F1: 2.0 / 3}, {Name: "b", Support: 2, Recall: 0.5, Precision: 1, F1: 2.0 / 3}},
 		Confusion: [][]int{{2, 0}, {1, 1}},
+		Topics:    []Topic{{Factor: 1, Terms: []string{"jury", "election"}, Weights: []Num{0.5, 0.25}}},
 	}
 	u := mat.NewDense(16, 2, nil) // 4×4 images
 	u.Set(0, 0, 1)
@@ -27,7 +28,7 @@ func TestWrite(t *testing.T) {
 	if err := Write(dir, r, u); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"objective.png", "classes.png", "basis.png"}
+	want := []string{"objective.png", "classes.png", "confusion.png", "basis.png"}
 	if len(r.Figures) != len(want) {
 		t.Fatalf("figures %v, want %v (notes %v)", r.Figures, want, r.Notes)
 	}
@@ -57,7 +58,7 @@ func TestWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"# nmfstream report: gnmf", "nmfstream report --out x", "| 0.750 | 0.700 | – |", "| **b** | 1 | 1 |", "![", "(basis.png)"} {
+	for _, s := range []string{"# nmfstream report: gnmf", "nmfstream report --out x", "| 0.750 | 0.700 | – |", "| **b** | 1 | 1 |", "![", "(basis.png)", "(confusion.png)", "| 1 | jury, election |"} {
 		if !strings.Contains(string(md), s) {
 			t.Errorf("report.md lacks %q:\n%s", s, md)
 		}

@@ -29,8 +29,9 @@ import (
 type Joint struct {
 	// CodeWeight is w, the weight of the codes against the features after
 	// both are scaled to unit mean row norm, in self-training (and in the
-	// K-NN vote with Vote). If zero, it defaults to 1. It must not be
-	// negative.
+	// K-NN vote with Vote). If zero, it defaults to 1. A negative value
+	// leaves the codes out of the kernel self-training (the features
+	// alone: the ablation of the codes); with Vote it is an error.
 	CodeWeight float64
 	// FinalCodeWeight is the weight of the codes in the final kernel
 	// classifier, as CodeWeight. If zero, the codes are left out: the
@@ -75,8 +76,8 @@ func (j *Joint) Fit(x, codes *mat.Dense, labels []int) error {
 	if r, _ := codes.Dims(); r != n {
 		return fmt.Errorf("classify: joint classifier: %d codes for %d samples", r, n)
 	}
-	if j.CodeWeight < 0 || j.FinalCodeWeight < 0 {
-		return fmt.Errorf("classify: joint classifier: negative CodeWeight %g or FinalCodeWeight %g", j.CodeWeight, j.FinalCodeWeight)
+	if j.FinalCodeWeight < 0 || (j.Vote && j.CodeWeight < 0) {
+		return fmt.Errorf("classify: joint classifier: negative FinalCodeWeight %g, or negative CodeWeight %g with Vote", j.FinalCodeWeight, j.CodeWeight)
 	}
 	j.sx, j.sv = meanRowNorm(x), meanRowNorm(codes)
 	w := orDefault(j.CodeWeight, 1)
@@ -94,7 +95,7 @@ func (j *Joint) Fit(x, codes *mat.Dense, labels []int) error {
 	}
 	kr := KernelRidge{Gamma: orDefault(j.Gamma, 2), Lambda: orDefault(j.Lambda, 0.01), MaxRows: j.MaxRows}
 	st := KernelSelfTraining{Rounds: j.Rounds, Share: j.Share, Kernel: kr}
-	if err := st.Fit(j.joint(x, codes, w), labels); err != nil {
+	if err := st.Fit(j.selfTrainingRows(x, codes, w), labels); err != nil {
 		return fmt.Errorf("classify: joint classifier: %w", err)
 	}
 	j.kr = kr
@@ -103,6 +104,18 @@ func (j *Joint) Fit(x, codes *mat.Dense, labels []int) error {
 	}
 	j.labels = append(j.labels[:0:0], st.Labels()...)
 	return nil
+}
+
+// selfTrainingRows returns the rows of the kernel self-training: the joint
+// rows, or the scaled features alone if w is negative.
+func (j *Joint) selfTrainingRows(x, v *mat.Dense, w float64) *mat.Dense {
+	if w >= 0 {
+		return j.joint(x, v, w)
+	}
+	n, d := x.Dims()
+	out := mat.NewDense(n, d, nil)
+	out.Scale(1/j.sx, x)
+	return out
 }
 
 // final returns the rows the final kernel classifier sees: the features,

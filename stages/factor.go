@@ -1,0 +1,62 @@
+package stages
+
+import (
+	"fmt"
+
+	"github.com/nmfstream/nmfstream/model"
+)
+
+// Factorizer is the factorization step of the chain, the one owner of the
+// model's writes: it inserts a batch's new samples into the k-NN graph,
+// takes the online step (model.Online.PartialFit: codes of the new samples,
+// then the basis U), and records labels on nodes. *model.Online runs the
+// step in process. A backend that runs it elsewhere (on the owners of a
+// distributed model, issue 29) implements this interface and must leave
+// Learner.Model, which the predict stage reads (codes, graph), as the
+// step left it when PartialFit returns: the chain never reads the model
+// between a write and its return.
+//
+// PartialFit returns the node ids of the rows of x, in order; an error
+// stops the stream. SetLabel labels node n with class c (see
+// model.Online.SetLabel).
+type Factorizer interface {
+	PartialFit(x model.Data) ([]int, error)
+	SetLabel(n, c int) error
+}
+
+var _ Factorizer = (*model.Online)(nil)
+
+func (l *Learner) factorizer() Factorizer {
+	if l.Factorizer != nil {
+		return l.Factorizer
+	}
+	return l.Model
+}
+
+// insert is the graph-insert and factorization stage: it adds the new
+// samples of id to the model through the Factorizer, then records their
+// nodes in the window. It returns the nodes, one per sample of id, in
+// order. Its cost is the model's step (model.Online.PartialFit) plus
+// O(slots) for the window.
+func (l *Learner) insert(id *Identified) ([]int, error) {
+	if id.X == nil {
+		return nil, nil
+	}
+	ids, err := l.factorizer().PartialFit(id.X)
+	if err != nil {
+		return nil, fmt.Errorf("stages: learner: %w", err)
+	}
+	if len(ids) != len(id.IDs) {
+		return nil, fmt.Errorf("stages: learner: the factorization step returned %d nodes for %d samples", len(ids), len(id.IDs))
+	}
+	l.Window.track(l.Model.KNN(), ids, id.IDs)
+	if l.Codes == CodesOnly && l.Model.Started() {
+		l.cg.k = l.Model.Graph.K
+		if l.cg.k == 0 {
+			l.cg.k = defaultCodeNeighbors
+		}
+		l.cg.add(l.Model.KNN(), l.Model.Codes(), ids)
+	}
+	l.sc.c.Samples += int64(len(ids))
+	return ids, nil
+}

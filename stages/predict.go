@@ -1,0 +1,299 @@
+package stages
+
+import (
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model/classify"
+)
+
+// The predict stage: it owns how a new sample's label is predicted from the
+// labels known now (Predictor) and the experts' workspaces (walks here; the
+// spreading, the linear model and their weights in spread.go and
+// linear.go). It reads the window's nodes (Window: live, class) and the
+// model's codes and graph (Model.Codes, Model.KNN) and writes only
+// Predictions and its own workspaces; it learns nothing, so the labels of a
+// batch are applied after it (the label stage, label.go, calls it in input
+// order). Its cost per batch is the Predictor's (see each constant). Change
+// the predictor here: predict picks the Predictor's function.
+
+// Predictor chooses how Learner predicts a new sample's label.
+type Predictor int
+
+const (
+	// PredictGraph (the default) spreads the labels over the graph and, on
+	// sparse rows (documents), mixes in two more experts, the three weighted
+	// by their recent mistakes on the stream (exponential weights): the
+	// known labels spread over the stream's k-NN graph, the graph of every
+	// sample in the window, labeled or not (the harmonic function of Zhu,
+	// Ghahramani and Lafferty, ICML 2003, with class mass normalization over
+	// the classes labeled in the window); an online multinomial logistic
+	// regression on the samples' features (an AdaGrad step on each label as
+	// it is learned, and one pass per batch over the labels of the last 3
+	// batches); and the class shares of the last labels (a no-change
+	// forecaster, for streams whose labels come in runs). The spreading uses
+	// the unlabeled samples, which carry labels along the data's manifold:
+	// on the digits and MNIST streams it leads from the first label on; the
+	// linear model separates documents that the graph mixes (BENCHMARKS.md).
+	// The spreading costs SpreadSweeps·(edges)·C per batch for C classes,
+	// plus O(k²·C) per label learned within the batch; the linear model
+	// O(nnz·C) per label per step, and C·D weights (none above 2²²: then the
+	// spreading alone predicts).
+	PredictGraph Predictor = iota
+	// PredictNearest votes among the Neighbors nearest labeled window
+	// samples in code space. It costs n·L·K per batch of n samples with L
+	// labeled samples in the window.
+	PredictNearest
+	// PredictPropagate runs label propagation (Zhou et al. 2004, see
+	// classify.LabelPropagation) over a k-NN graph of the codes of the
+	// whole window, the new samples included. It costs about N²·K per
+	// batch for a window of N: for windows of a few thousand samples.
+	PredictPropagate
+	// PredictWalk votes, like PredictNearest, among the Neighbors nearest
+	// labeled samples in code space, but looks for them by a best-first
+	// walk of the k-NN graph from the new sample (HNSW's search on one
+	// layer, keeping the ef = max(64, Neighbors) nearest nodes reached)
+	// instead of reading every labeled code: it costs about n·ef·k·K per
+	// batch of n samples for a graph of k neighbours, independent of the
+	// window size. A sample whose walk reaches fewer than Neighbors
+	// labeled samples is predicted as PredictNearest does.
+	PredictWalk
+	// PredictSpread is PredictGraph without its linear component: the
+	// labels spread over the graph alone.
+	PredictSpread
+)
+
+// Prediction is one sample's arrival-time prediction.
+type Prediction struct {
+	ID     string
+	Offset int64
+	// Node is the sample's node id in the graph (model.Online.KNN).
+	Node int
+	// Label is the predicted label, "" when no prediction could be made.
+	Label string
+	// Score is the vote share (PredictNearest) or label probability
+	// (PredictPropagate) of Label, NaN without a prediction.
+	Score float64
+	// Code is the sample's code (K values) right after insertion, nil
+	// before the model's first fit.
+	Code []float64
+
+	early              bool // made before any label was known
+	graph, lin, recent int  // PredictGraph's experts' classes, −1 for none
+}
+
+// predict fills out (one per new node ids) with predictions from the labels
+// known now.
+func (l *Learner) predict(ids []int, out []Prediction) {
+	if len(l.classes) == 0 {
+		for p := range out {
+			out[p].early = true
+		}
+	}
+	if l.Model.Started() {
+		v := l.Model.Codes()
+		for p, n := range ids {
+			out[p].Code = slices.Clone(v.RawRowView(n))
+		}
+	}
+	if l.Predictor == PredictGraph || l.Predictor == PredictSpread {
+		l.predictGraph(ids, out)
+		return
+	}
+	if !l.Model.Started() {
+		return
+	}
+	q := l.codesOf(ids)
+	var classes []int
+	var scores []float64
+	switch l.Predictor {
+	case PredictPropagate:
+		classes, scores = l.propagate(ids)
+	case PredictWalk:
+		classes, scores = l.walk(ids, q)
+	default:
+		classes, scores = l.nearest(q)
+	}
+	for p := range ids {
+		if classes != nil && classes[p] >= 0 {
+			out[p].Label = l.classes[classes[p]]
+			out[p].Score = scores[p]
+		}
+	}
+}
+
+// codesOf returns the codes of nodes ids, one per row, in a new matrix.
+func (l *Learner) codesOf(ids []int) *mat.Dense {
+	v := l.Model.Codes()
+	_, k := v.Dims()
+	q := mat.NewDense(len(ids), k, nil)
+	for p, n := range ids {
+		copy(q.RawRowView(p), v.RawRowView(n))
+	}
+	return q
+}
+
+// nearest votes among the labeled live nodes.
+func (l *Learner) nearest(q *mat.Dense) ([]int, []float64) {
+	var lab []int
+	var y []int
+	for n, nd := range l.nodes {
+		if nd.live && nd.class >= 0 {
+			lab = append(lab, n)
+			y = append(y, nd.class)
+		}
+	}
+	if len(lab) == 0 {
+		return nil, nil
+	}
+	v := l.Model.Codes()
+	_, k := v.Dims()
+	ref := mat.NewDense(len(lab), k, nil)
+	for r, n := range lab {
+		copy(ref.RawRowView(r), v.RawRowView(n))
+	}
+	kk := l.Neighbors
+	if kk == 0 {
+		kk = 1
+	}
+	nn := classify.NearestNeighbor{K: min(kk, len(lab)), Metric: l.Metric}
+	if err := nn.Fit(ref, y); err != nil {
+		return nil, nil // zero code rows under Cosine, for instance: no prediction
+	}
+	return nn.PredictScoresTo(nil, nil, q)
+}
+
+// walkPart is the workspace of one part of walk's batch.
+type walkPart struct {
+	w     walker
+	nb    []distItem
+	votes []float64
+	rest  []int // positions the walk could not predict
+}
+
+// walk predicts the new nodes ids (codes in the rows of q) by PredictWalk,
+// the batch cut into parts by Split (walks only read the graph and codes).
+func (l *Learner) walk(ids []int, q *mat.Dense) ([]int, []float64) {
+	kk := l.Neighbors
+	if kk == 0 {
+		kk = 1
+	}
+	g, v := l.Model.KNN(), l.Model.Codes()
+	class := func(n int) int { return l.nodes[n].class }
+	classes := make([]int, len(ids))
+	scores := make([]float64, len(ids))
+	for len(l.walks) < len(ids) {
+		l.walks = append(l.walks, nil)
+		l.walked = append(l.walked, false)
+	}
+	clear(l.walks[len(ids):]) // from a larger batch
+	split := l.Split
+	if split == nil {
+		split = func(n int, body func(lo, hi int)) { body(0, n) }
+	}
+	split(len(ids), func(lo, hi int) {
+		wp := l.walks[lo]
+		if wp == nil {
+			wp = new(walkPart)
+			l.walks[lo] = wp
+		}
+		wp.w.ef, wp.w.metric = max(64, kk), l.Metric
+		wp.votes = slices.Grow(wp.votes[:0], len(l.classes))[:len(l.classes)]
+		wp.rest = wp.rest[:0]
+		for p := lo; p < hi; p++ {
+			wp.nb = wp.w.nearest(wp.nb[:0], g, v, ids[p], kk, class)
+			if len(wp.nb) < kk {
+				wp.rest = append(wp.rest, p)
+				continue
+			}
+			clear(wp.votes)
+			top := 0.0
+			for _, it := range wp.nb {
+				c := class(it.id)
+				wp.votes[c]++
+				top = max(top, wp.votes[c])
+			}
+			// Nearest first: among tied classes, the one with the nearest member.
+			for _, it := range wp.nb {
+				if c := class(it.id); wp.votes[c] == top {
+					classes[p], scores[p] = c, top/float64(kk)
+					break
+				}
+			}
+		}
+		l.walked[lo] = true
+	})
+	var rest []int
+	for lo, done := range l.walked[:len(ids)] {
+		if !done {
+			l.walks[lo] = nil // keep the workspaces of this cut only
+			continue
+		}
+		l.walked[lo] = false
+		rest = append(rest, l.walks[lo].rest...)
+	}
+	if len(rest) > 0 {
+		sub := mat.NewDense(len(rest), q.RawMatrix().Cols, nil)
+		for r, p := range rest {
+			copy(sub.RawRowView(r), q.RawRowView(p))
+		}
+		c, s := l.nearest(sub)
+		for r, p := range rest {
+			if c == nil {
+				classes[p] = -1
+				continue
+			}
+			classes[p], scores[p] = c[r], s[r]
+		}
+	}
+	return classes, scores
+}
+
+// propagate runs label propagation over the window's codes.
+func (l *Learner) propagate(ids []int) ([]int, []float64) {
+	var all, y []int
+	pos := map[int]int{}
+	labeled := 0
+	for n, nd := range l.nodes {
+		if nd.live {
+			pos[n] = len(all)
+			all = append(all, n)
+			y = append(y, nd.class)
+			if nd.class >= 0 {
+				labeled++
+			}
+		}
+	}
+	if labeled == 0 {
+		return nil, nil
+	}
+	v := l.Model.Codes()
+	_, k := v.Dims()
+	x := mat.NewDense(len(all), k, nil)
+	for r, n := range all {
+		copy(x.RawRowView(r), v.RawRowView(n))
+	}
+	kk := l.Neighbors
+	if kk == 0 {
+		kk = 7
+	}
+	lp := classify.LabelPropagation{K: min(kk, len(all)-1), Metric: l.Metric}
+	if len(all) < 2 || lp.Fit(x, y) != nil {
+		return nil, nil
+	}
+	dist := lp.LabelDistributionsTo(nil)
+	classes := make([]int, len(ids))
+	scores := make([]float64, len(ids))
+	for p, n := range ids {
+		row := dist.RawRowView(pos[n])
+		best, bv := -1, 0.0
+		for c, f := range row {
+			if f > bv {
+				best, bv = c, f
+			}
+		}
+		classes[p], scores[p] = best, bv
+	}
+	return classes, scores
+}
