@@ -58,6 +58,11 @@ Examples:
 func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("classify", classifySynopsis, stderr)
 	f := bindCodeFlags(fs)
+	use := stages.CodesAuto
+	fs.Func("codes", "what the classifier reads of the codes: auto (the default, see above), off (the same classifier on the features alone) or only (1-NN on the self-labeled training codes): eval's ablations", func(s string) (err error) {
+		use, err = stages.ParseCodeUse(s)
+		return err
+	})
 	snap, proj, err := f.load(fs, "classify", args)
 	if err != nil {
 		return err
@@ -68,7 +73,7 @@ func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	} else if snap.TrainSparse != nil {
 		train = model.SparseRows(snap.TrainSparse)
 	}
-	cl, err := newDataClassifier(train, snap.V, snap.Labels, snap.Classes, *f.model)
+	cl, err := newCodesClassifier(train, snap.V, snap.Labels, snap.Classes, *f.model, use)
 	if err != nil {
 		return err
 	}

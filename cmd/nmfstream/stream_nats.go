@@ -487,7 +487,7 @@ type natsStream struct {
 	// single-machine stream (stages.DefaultStreamTFIDF), its document
 	// frequencies following the documents this driver has seen, in input
 	// order. Every sample it publishes is featurized here, so the owners
-	// see rows of one vectorizer (see DESIGN.md on several publishers).
+	// see rows of one vectorizer (see distributed/DESIGN.md, "Documents", on several publishers).
 	feat stages.Featurize
 	// sharedDF keeps the document frequencies in the namespace's model
 	// bucket instead of feat, shared by every driver that sets it.

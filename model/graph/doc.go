@@ -42,13 +42,18 @@
 // them), k·N·D. Dense Euclidean products run in float32 in a batch build
 // and, once 256 nodes show the data suit it, for insertions, with the
 // margin widened to float32's bound: twice the speed, the same lists.
+// An insertion's Euclidean search of a dense window of 2,048 rows or more
+// is bounded (bound.go): b·N·m for a lower bound on each pair from the
+// window's m ≤ 64 principal directions, plus D for each pair the bound
+// cannot rule out (about 5% on MNIST), the same lists again; it keeps m
+// float32 coordinates per node and the bounds of up to 4M pairs (32 MiB).
 // Memory is the stored rows (plus a float32 copy in that mode) and
 // O(N·(k + slack)). Import internal/openblas under the build tag openblas to run
 // the dgemm on OpenBLAS; results do not change, as explained above.
 //
 // # Shapes
 //
-// Data rows are samples: a dense x is N×D (Xᵀ in DESIGN.md's notation), a
+// Data rows are samples: a dense x is N×D (Xᵀ in docs/DESIGN.md §1 notation), a
 // sparse x is an N×D *sparse.CSR. Every matrix a Graph builds (S, W_w, W_b,
 // W¹, MFA graphs) is Slots()×Slots(), symmetric, indexed by node id.
 // Laplacian returns L = D − S with D = diag(S·1).

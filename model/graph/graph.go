@@ -52,6 +52,7 @@ type Graph struct {
 	// workspace
 	qs       qstate
 	dotBuf   []float64
+	bw       boundWork   // scanBound's, serial
 	parts    []*scanPart // by first block, see scanSplit
 	partUsed []bool
 	rthr     []float64 // per slot, see scan

@@ -309,12 +309,22 @@ func (g *Graph) scan(ls *lists, st *qstate, qs, refs []int, sym bool, keep func(
 			}
 		}
 	}
+	bound := !sym && keep == nil && !g.st.cosine && !g.st.isSparse && g.useBound(qs, refs)
 	if g.split != nil && !sym && keep == nil && !g.st.cosine && !g.st.isSparse {
-		g.scanSplit(ls, st, qs, refs, old != nil, touch, bs)
+		g.scanSplit(ls, st, qs, refs, old != nil, touch, bs, bound)
 		return
 	}
 	if g.split != nil && sym && keep == nil && old == nil && touch == nil && !g.st.isSparse {
 		g.scanSymSplit(ls, st, qs, bs)
+		return
+	}
+	if bound {
+		step := boundChunk(len(qs), len(refs))
+		for i0 := 0; i0 < len(qs); i0 += step {
+			qb := qs[i0:min(i0+step, len(qs))]
+			g.boundPrep(qb, refs, ls.k, nil)
+			g.scanBound(ls, st, i0, qb, refs, 0, len(refs), &g.bw, old != nil, touch)
+		}
 		return
 	}
 	for i0 := 0; i0 < len(qs); i0 += bs {
@@ -435,7 +445,8 @@ type scanPart struct {
 	dot     []float64
 	bufs    dotBufs
 	touched []int
-	first   int // scanSymSplit: the first pair of the part
+	bw      boundWork // scanBound's
+	first   int       // scanSymSplit: the first pair of the part
 }
 
 // scanSplit is scan's Euclidean insertion path with the reference blocks
@@ -447,7 +458,7 @@ type scanPart struct {
 // replayed: st ends with the same k best and a superset of the margin
 // candidates, which refine narrows to the same lists, so the graph equals
 // the serial one.
-func (g *Graph) scanSplit(ls *lists, st *qstate, qs, refs []int, reverse bool, touch func(int), bs int) {
+func (g *Graph) scanSplit(ls *lists, st *qstate, qs, refs []int, reverse bool, touch func(int), bs int, bound bool) {
 	nb := (len(refs) + bs - 1) / bs
 	for len(g.parts) < nb {
 		g.parts = append(g.parts, nil)
@@ -455,12 +466,19 @@ func (g *Graph) scanSplit(ls *lists, st *qstate, qs, refs []int, reverse bool, t
 	}
 	clear(g.parts[nb:]) // from a larger window
 	k := st.k
-	for i0 := 0; i0 < len(qs); i0 += bs {
-		qb := qs[i0:min(i0+bs, len(qs))]
+	step := bs
+	if bound {
+		step = boundChunk(len(qs), len(refs))
+	}
+	for i0 := 0; i0 < len(qs); i0 += step {
+		qb := qs[i0:min(i0+step, len(qs))]
+		if bound {
+			g.boundPrep(qb, refs, ls.k, g.split)
+		}
 		g.split(nb, func(lo, hi int) {
 			p := g.parts[lo]
 			if p == nil {
-				p = &scanPart{bufs: dotBufs{part: true}}
+				p = &scanPart{bufs: dotBufs{part: true}, bw: boundWork{part: true}}
 				g.parts[lo] = p
 			}
 			p.st.reset(len(qb), k)
@@ -471,11 +489,15 @@ func (g *Graph) scanSplit(ls *lists, st *qstate, qs, refs []int, reverse bool, t
 			if touch != nil {
 				tch = func(i int) { p.touched = append(p.touched, i) }
 			}
-			for j := lo; j < hi; j++ {
-				rb := refs[j*bs : min((j+1)*bs, len(refs))]
-				p.dot = slices.Grow(p.dot[:0], len(qb)*len(rb))[:len(qb)*len(rb)]
-				g.st.denseDots(p.dot, qb, rb, &p.bufs)
-				g.scanEuclid(ls, &p.st, 0, qb, rb, p.dot, reverse, tch)
+			if bound {
+				g.scanBound(ls, &p.st, 0, qb, refs, lo*bs, min(hi*bs, len(refs)), &p.bw, reverse, tch)
+			} else {
+				for j := lo; j < hi; j++ {
+					rb := refs[j*bs : min((j+1)*bs, len(refs))]
+					p.dot = slices.Grow(p.dot[:0], len(qb)*len(rb))[:len(qb)*len(rb)]
+					g.st.denseDots(p.dot, qb, rb, &p.bufs)
+					g.scanEuclid(ls, &p.st, 0, qb, rb, p.dot, reverse, tch)
+				}
 			}
 			g.partUsed[lo] = true
 		})

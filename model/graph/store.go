@@ -40,6 +40,8 @@ type store struct {
 	// that the choice was made.
 	keep32, decided32 bool
 
+	bd bounds // the bounded search's state (bound.go)
+
 	// workspaces
 	bufs   dotBufs
 	cbuf   []float64
@@ -112,6 +114,15 @@ func (s *store) setDense(slot int, row []float64, nm float64) {
 	dst := s.data[slot*s.dim : (slot+1)*s.dim]
 	copy(dst, row)
 	s.finish(slot, nm)
+	if s.bd.m > 0 {
+		s.bd.pending = append(s.bd.pending, slot)
+		s.bd.since++
+		if len(s.bd.pending) > 2*len(s.sq) {
+			// The bound has not been used for long: drop it until the
+			// next bounded scan makes a new basis.
+			s.bd.m, s.bd.pending = 0, nil
+		}
+	}
 	if !s.keep32 {
 		return
 	}

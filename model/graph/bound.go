@@ -1,0 +1,482 @@
+package graph
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync/atomic"
+
+	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/blas64"
+
+	"github.com/nmfstream/nmfstream/internal/gemm"
+)
+
+// Bounded search: the insertion's Euclidean scan of a dense window skips
+// the pairs that a lower bound on their squared distance proves can enter
+// neither list (the query's, and, for an insertion, the old node's), and
+// computes the inner product of the others only. The lists stay exactly
+// those of the full scan (docs/DESIGN.md §3: the k-NN graph is exact).
+//
+// The bound: for P with orthonormal rows (m of them, here the window's
+// leading principal directions) and the residual norms ρ(x) = ‖x − PᵀPx‖,
+//
+//	‖q − r‖² = ‖Pq − Pr‖² + ‖(q − r)⊥‖² ≥ ‖Pq − Pr‖² + (ρ(q) − ρ(r))²,
+//
+// which costs m multiply-adds per pair instead of D. Whatever P is, the
+// bound holds; the better P fits the window, the more pairs it skips.
+
+// boundMinRefs is the window from which the bound is used: below it the
+// full scan is cheap. A variable for the tests.
+var boundMinRefs = 2048
+
+const (
+	// boundDims is m, the number of principal directions of the bound, at
+	// most a quarter of the dimension (boundMinDim at least).
+	boundDims   = 64
+	boundMinDim = 32
+	// boundSample is the number of rows the principal directions are
+	// estimated from.
+	boundSample = 2048
+	// boundMaxShare is the share of pairs needing an inner product above
+	// which the bound does not pay (a scan of the survivors one by one
+	// runs at a few times less than the blocked products): the store then
+	// scans in full until the next basis.
+	boundMaxShare = 0.25
+)
+
+// bounds is the state of the bounded search of a dense Euclidean store.
+type bounds struct {
+	m     int       // directions; 0 before the first basis
+	basis []float64 // m×dim, orthonormal rows
+	proj  []float32 // slot*m + j: the row's coordinate on direction j, rounded to float32
+	pn2   []float64 // per slot, the squared norm of the rounded coordinates
+	rho   []float64 // per slot, ρ(x)
+	// slack is the relative error allowed for in a bound: a bound b of a
+	// pair (q, r) is used as b − slack·(‖q‖² + ‖r‖²).
+	slack float64
+
+	since   int          // rows stored since the basis was made
+	pending []int        // slots stored since their coordinates were set
+	off     bool         // the bound did not pay; scan in full until the next basis
+	checked atomic.Int64 // pairs screened since the basis was made
+	dotted  atomic.Int64 // of those, pairs whose inner product was computed
+
+	// boundPrep's results and workspace
+	lbm    []float64 // candidate c, query a: c*len(qb) + a
+	up     []float64 // per query of the chunk
+	dq     []float64 // per query of the chunk, its margin δ
+	pq, pr []float32
+	parts  []*boundWork // by first block
+	best   []boundPos   // per query, the k smallest bounds so far
+	coords []float64    // projectRows' workspace
+	rows   []float64
+	abt    gemm.ABTWorkspace
+	nbest  []int
+}
+
+// boundWork is the per-part workspace of boundPrep and scanBound.
+type boundWork struct {
+	part  bool      // the scan runs in parts, one per core (gemm's inParts)
+	keep  [][]int32 // per query, its kept candidates by position in refs
+	c32   []float32
+	abt32 gemm.ABTWorkspace32
+}
+
+// useBound reports whether a non-symmetric Euclidean scan of qs against
+// refs should run bounded, making or renewing the basis first when the
+// window calls for it.
+func (g *Graph) useBound(qs, refs []int) bool {
+	s := &g.st
+	if s.isSparse || s.cosine || s.dim < boundMinDim || len(refs) < boundMinRefs {
+		return false
+	}
+	b := &s.bd
+	if b.m == 0 || b.since >= len(refs) {
+		s.makeBasis(refs, qs)
+	} else {
+		s.projectRows(b.pending)
+		b.pending = b.pending[:0]
+	}
+	if c := b.checked.Load(); c > int64(len(refs))*int64(len(qs)) && float64(b.dotted.Load()) > boundMaxShare*float64(c) {
+		b.off = true
+	}
+	return !b.off
+}
+
+// makeBasis sets the bound's directions to the leading principal directions
+// of (a sample of) the rows refs, by subspace iteration from a seeded random
+// start, and projects the rows refs and qs.
+func (s *store) makeBasis(refs, qs []int) {
+	b := &s.bd
+	m, d := min(boundDims, s.dim/4), s.dim
+	// Sample evenly over the window.
+	ns := min(boundSample, len(refs))
+	x := make([]float64, ns*d)
+	mean := make([]float64, d)
+	for i := 0; i < ns; i++ {
+		row := s.denseRow(refs[i*len(refs)/ns])
+		copy(x[i*d:(i+1)*d], row)
+		for l, v := range row {
+			mean[l] += v
+		}
+	}
+	for l := range mean {
+		mean[l] /= float64(ns)
+	}
+	for i := 0; i < ns; i++ {
+		r := x[i*d : (i+1)*d]
+		for l := range r {
+			r[l] -= mean[l]
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, uint64(d)))
+	z := make([]float64, m*d) // m×d, rows orthonormalized
+	for i := range z {
+		z[i] = rng.NormFloat64()
+	}
+	orthonormalize(z, m, d)
+	// One step of the power method on xᵀx: y = x·zᵀ, z = yᵀ·x, both as
+	// products a·bᵀ through the kernels (x transposed once).
+	xt := make([]float64, d*ns)
+	for i := 0; i < ns; i++ {
+		for l, v := range x[i*d : (i+1)*d] {
+			xt[l*ns+i] = v
+		}
+	}
+	y := make([]float64, ns*m)
+	yt := make([]float64, m*ns)
+	var ws gemm.ABTWorkspace
+	for it := 0; it < 3; it++ {
+		gemm.ABT(blas64.General{Rows: ns, Cols: m, Stride: m, Data: y},
+			blas64.General{Rows: ns, Cols: d, Stride: d, Data: x},
+			blas64.General{Rows: m, Cols: d, Stride: d, Data: z}, &ws, false)
+		for i := 0; i < ns; i++ {
+			for j, v := range y[i*m : (i+1)*m] {
+				yt[j*ns+i] = v
+			}
+		}
+		gemm.ABT(blas64.General{Rows: m, Cols: d, Stride: d, Data: z},
+			blas64.General{Rows: m, Cols: ns, Stride: ns, Data: yt},
+			blas64.General{Rows: d, Cols: ns, Stride: ns, Data: xt}, &ws, false)
+		orthonormalize(z, m, d)
+	}
+	b.m, b.basis = m, z
+	b.since, b.off = 0, false
+	b.checked.Store(0)
+	b.dotted.Store(0)
+	// The bound is computed from coordinates rounded to float32, p̃ = Px + e
+	// with ‖e‖ ≤ 2⁻²⁴‖x‖: ‖Pq − Pr‖² ≥ ‖p̃q − p̃r‖² − 2⁻²²(‖q‖² + ‖r‖²)
+	// (the difference is at most 2‖p̃q − p̃r‖(‖e_q‖ + ‖e_r‖) + (‖e_q‖ +
+	// ‖e_r‖)²), and their inner product in float32 is within (m + 2)·2⁻²⁴
+	// ·(‖q‖² + ‖r‖²)/2 of exact, doubled in the bound. ρ² = ‖x‖² − ‖Px‖²,
+	// with ‖Px‖² in float64 within 2√m·γₙ‖x‖² (n = dim + 8), is off by
+	// e = 2√m·γₙ‖x‖² at most and ρ by √e; the term (ρ(q) − ρ(r))² then by
+	// at most 8√(2√m·γₙ)(‖q‖² + ‖r‖²). P's departure from orthonormality
+	// (Gram-Schmidt twice: a few unit roundoffs times m) adds little.
+	// Twice the sum is the slack.
+	const u, u32 = 0x1p-53, 0x1p-24
+	n := float64(d + 8)
+	gn := n * u / (1 - n*u)
+	fm := float64(m)
+	b.slack = 2 * (8*math.Sqrt(2*math.Sqrt(fm)*gn) + 16*gn + fm*64*u + 4*u32 + (fm+2)*u32)
+	b.proj = b.proj[:0]
+	b.pn2, b.rho = b.pn2[:0], b.rho[:0]
+	b.pending = b.pending[:0]
+	s.projectRows(refs)
+	s.projectRows(qs)
+}
+
+// projectRows sets the bound's coordinates of the stored rows ids, with
+// the products in blocks through the kernels.
+func (s *store) projectRows(ids []int) {
+	b := &s.bd
+	m, d := b.m, s.dim
+	if len(ids) == 0 {
+		return
+	}
+	if need := (slices.Max(ids) + 1); len(b.pn2) < need {
+		b.proj = append(b.proj, make([]float32, need*m-len(b.proj))...)
+		b.pn2 = append(b.pn2, make([]float64, need-len(b.pn2))...)
+		b.rho = append(b.rho, make([]float64, need-len(b.rho))...)
+	}
+	const chunk = 256
+	for i0 := 0; i0 < len(ids); i0 += chunk {
+		part := ids[i0:min(i0+chunk, len(ids))]
+		n := len(part)
+		b.coords = slices.Grow(b.coords[:0], n*m)[:n*m]
+		gemm.ABT(blas64.General{Rows: n, Cols: m, Stride: m, Data: b.coords},
+			blas64.General{Rows: n, Cols: d, Stride: d, Data: s.gather(&b.rows, part)},
+			blas64.General{Rows: m, Cols: d, Stride: d, Data: b.basis},
+			&b.abt, false)
+		for a, slot := range part {
+			var pn2, pr2 float64
+			p := b.proj[slot*m : (slot+1)*m]
+			for j, c := range b.coords[a*m : (a+1)*m] {
+				pn2 += c * c
+				p[j] = float32(c)
+				pr2 += float64(p[j]) * float64(p[j])
+			}
+			b.pn2[slot] = pr2
+			b.rho[slot] = math.Sqrt(max(0, s.sq[slot]-pn2))
+		}
+	}
+}
+
+// orthonormalize makes the m rows of z (m×d) orthonormal by modified
+// Gram-Schmidt, run twice ("twice is enough": orthonormal to a few unit
+// roundoffs). A row that vanishes is replaced by a unit coordinate vector
+// orthogonal to the others.
+func orthonormalize(z []float64, m, d int) {
+	for pass := 0; pass < 2; pass++ {
+		for i := 0; i < m; i++ {
+			zi := z[i*d : (i+1)*d]
+			for j := 0; j < i; j++ {
+				zj := z[j*d : (j+1)*d]
+				c := dot64(zi, zj)
+				for l := range zi {
+					zi[l] -= c * zj[l]
+				}
+			}
+			nm := math.Sqrt(dot64(zi, zi))
+			if !(nm > 1e-8) {
+				// Degenerate: data of rank below m. Any unit vector
+				// orthogonal to the rows before keeps P orthonormal.
+				for l := 0; l < d; l++ {
+					clear(zi)
+					zi[l] = 1
+					for j := 0; j < i; j++ {
+						zj := z[j*d : (j+1)*d]
+						c := dot64(zi, zj)
+						for t := range zi {
+							zi[t] -= c * zj[t]
+						}
+					}
+					if nm = math.Sqrt(dot64(zi, zi)); nm > 0.5 {
+						break
+					}
+				}
+			}
+			for l := range zi {
+				zi[l] /= nm
+			}
+		}
+	}
+}
+
+func dot64(a, b []float64) float64 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float64
+	l := 0
+	for ; l+4 <= len(a); l += 4 {
+		s0 += a[l] * b[l]
+		s1 += a[l+1] * b[l+1]
+		s2 += a[l+2] * b[l+2]
+		s3 += a[l+3] * b[l+3]
+	}
+	for ; l < len(a); l++ {
+		s0 += a[l] * b[l]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// boundCells bounds the pairs whose bounds are held at once (8 bytes
+// each): queries are taken in chunks of boundCells/len(refs).
+const boundCells = 1 << 22
+
+// boundChunk is the number of queries scanBounded takes at once.
+func boundChunk(nq, nr int) int { return max(1, min(nq, boundCells/max(nr, 1))) }
+
+// boundPrep computes, for the queries qb against every candidate refs, the
+// usable lower bounds (the bound less the slack and the query's margin δ)
+// into lbm (len(refs)×len(qb), by candidate) and each query's cap up[a]:
+// the largest canonical key among the ls.k candidates with the smallest
+// bounds (+Inf with fewer candidates). Since k candidates have keys at
+// most up[a], a candidate whose key exceeds up[a] cannot be among query
+// a's k nearest. The products run in parts with split (nil: serially).
+func (g *Graph) boundPrep(qb, refs []int, k int, split func(n int, body func(lo, hi int))) {
+	s := &g.st
+	b := &s.bd
+	m := b.m
+	nq, nr := len(qb), len(refs)
+	b.lbm = slices.Grow(b.lbm[:0], nq*nr)[:nq*nr]
+	b.up = slices.Grow(b.up[:0], nq)[:nq]
+	pq := b.gather(&b.pq, qb)
+	pr := b.gather(&b.pr, refs)
+	b.dq = slices.Grow(b.dq[:0], nq)[:nq]
+	dq := b.dq
+	for a, q := range qb {
+		dq[a] = s.delta(q)
+	}
+	bs := g.blockSize
+	nb := (nr + bs - 1) / bs
+	body := func(lo, hi int, w *boundWork) {
+		c0, c1 := lo*bs, min(hi*bs, nr)
+		w.c32 = slices.Grow(w.c32[:0], (c1-c0)*nq)[:(c1-c0)*nq]
+		// Candidates × queries: the larger set streams through the
+		// kernels and no transpose is needed.
+		gemm.ABT32(blas32.General{Rows: c1 - c0, Cols: nq, Stride: nq, Data: w.c32},
+			blas32.General{Rows: c1 - c0, Cols: m, Stride: m, Data: pr[c0*m : c1*m]},
+			blas32.General{Rows: nq, Cols: m, Stride: m, Data: pq},
+			&w.abt32, w.part)
+		sq, pn2, rho, slack := s.sq, b.pn2, b.rho, b.slack
+		for c, r := range refs[c0:c1] {
+			sqr, pnr, rr := sq[r], pn2[r], rho[r]
+			row := b.lbm[(c0+c)*nq : (c0+c+1)*nq]
+			pd := w.c32[c*nq : (c+1)*nq]
+			for a, q := range qb {
+				dr := rho[q] - rr
+				row[a] = pn2[q] + pnr - 2*float64(pd[a]) + dr*dr - slack*(sq[q]+sqr) - dq[a]
+			}
+		}
+	}
+	if split == nil {
+		body(0, nb, &g.bw)
+	} else {
+		for len(b.parts) < nb {
+			b.parts = append(b.parts, nil)
+		}
+		split(nb, func(lo, hi int) {
+			w := b.parts[lo]
+			if w == nil {
+				w = &boundWork{part: true}
+				b.parts[lo] = w
+			}
+			body(lo, hi, w)
+		})
+	}
+	// The caps: the k smallest bounds of each query, kept sorted (a new
+	// candidate rarely enters a full list).
+	best := slices.Grow(b.best[:0], nq*k)[:nq*k]
+	nbest := slices.Grow(b.nbest[:0], nq)[:nq]
+	clear(nbest)
+	for c, r := range refs {
+		for a, lb := range b.lbm[c*nq : (c+1)*nq] {
+			n := nbest[a]
+			l := best[a*k : a*k+k]
+			if qb[a] == r || (n == k && lb >= l[k-1].lb) {
+				continue
+			}
+			if n < k {
+				n++
+				nbest[a] = n
+			}
+			i := n - 1
+			for i > 0 && l[i-1].lb > lb {
+				l[i] = l[i-1]
+				i--
+			}
+			l[i] = boundPos{lb, int32(c)}
+		}
+	}
+	for a, q := range qb {
+		up := math.Inf(1)
+		if nbest[a] == k {
+			up = math.Inf(-1)
+			// The approximate key is within δ of the canonical one.
+			for _, p := range best[a*k : a*k+k] {
+				up = max(up, s.fastKey(q, refs[p.c])+dq[a])
+			}
+		}
+		b.up[a] = up
+	}
+	b.best, b.nbest = best, nbest
+}
+
+// boundPos is a candidate by position, with its bound.
+type boundPos struct {
+	lb float64
+	c  int32
+}
+
+// fastDot is the inner product of stored dense rows i and j, within delta
+// of canonDot: in float32 with fast32 (blas32.Dot in place), else in
+// float64.
+func (s *store) fastDot(i, j int) float64 {
+	d := s.dim
+	if s.fast32 {
+		return float64(blas32.Dot(blas32.Vector{N: d, Inc: 1, Data: s.data32[i*d : (i+1)*d]},
+			blas32.Vector{N: d, Inc: 1, Data: s.data32[j*d : (j+1)*d]}))
+	}
+	return dot64(s.denseRow(i), s.denseRow(j))
+}
+
+// fastKey is the approximate Euclidean key of stored dense rows i and j.
+func (s *store) fastKey(i, j int) float64 { return s.sq[i] + s.sq[j] - 2*s.fastDot(i, j) }
+
+// gather returns the coordinates of the slots ids as a row-major block, a
+// view when the slots are consecutive.
+func (b *bounds) gather(buf *[]float32, ids []int) []float32 {
+	m := b.m
+	if contiguous(ids) {
+		return b.proj[ids[0]*m : (ids[len(ids)-1]+1)*m]
+	}
+	*buf = slices.Grow((*buf)[:0], len(ids)*m)[:len(ids)*m]
+	for a, i := range ids {
+		copy((*buf)[a*m:(a+1)*m], b.proj[i*m:(i+1)*m])
+	}
+	return *buf
+}
+
+// scanBound is scanEuclid for the queries qb (slots sa0… of st; the
+// bounds of boundPrep) against the candidates refs[c0:c1], with the pairs
+// that cannot enter a list skipped. A pair is kept when its usable bound
+// is at most the query's cap, or (with reverse) the old node's threshold
+// at the start: every pair the full scan would push or offer and that can
+// end in a list is kept (thresholds only fall), so the lists after
+// refinement are the full scan's. The kept pairs are then taken query by
+// query in candidate order, their inner products computed in place
+// (blas32.Dot on the float32 rows, or in float64), and offered as the
+// full scan offers them; each old node meets the queries in the same
+// order as block by block.
+func (g *Graph) scanBound(ls *lists, st *qstate, sa0 int, qb, refs []int, c0, c1 int, w *boundWork, reverse bool, touch func(int)) {
+	s := &g.st
+	b := &s.bd
+	nq := len(qb)
+	for len(w.keep) < nq {
+		w.keep = append(w.keep, nil)
+	}
+	for a := range qb {
+		w.keep[a] = w.keep[a][:0]
+		st.cnt[sa0+a] += c1 - c0
+	}
+	for c := c0; c < c1; c++ {
+		r := refs[c]
+		rt := math.Inf(-1)
+		if reverse {
+			rt = g.rthr[r]
+		}
+		for a, lb := range b.lbm[c*nq : (c+1)*nq] {
+			if qb[a] == r {
+				st.cnt[sa0+a]--
+				continue
+			}
+			if lb <= b.up[a] || lb <= rt+b.dq[a] {
+				w.keep[a] = append(w.keep[a], int32(c))
+			}
+		}
+	}
+	var dotted int
+	for a, q := range qb {
+		sa := sa0 + a
+		keep := w.keep[a]
+		dotted += len(keep)
+		dq := s.delta(q)
+		sqq := s.sq[q]
+		thr := st.thr[sa]
+		for _, c := range keep {
+			r := refs[c]
+			key := sqq + s.sq[r] - 2*s.fastDot(q, r)
+			if key <= thr {
+				st.push(sa, cand{key, int32(r)})
+				thr = st.thr[sa]
+			}
+			if reverse && key <= g.rthr[r]+dq {
+				g.reverse(ls, r, q, key, touch)
+				g.rthr[r] = g.revThr(ls, r)
+			}
+		}
+	}
+	b.checked.Add(int64(nq * (c1 - c0)))
+	b.dotted.Add(int64(dotted))
+}
