@@ -132,7 +132,7 @@ func TestJointClassifierBadInput(t *testing.T) {
 }
 
 // TestDigitsJoint is the default run's accuracy floor for what users get:
-// Auto(40) codes of DESIGN.md §7's seed-1 digits split (graph-aware
+// Auto(40) codes of docs/DESIGN.md §7's seed-1 digits split (graph-aware
 // projection of the held-out third), classified by JointClassifier at its
 // defaults. Measured 0.9616 (TestDigitsAccuracy has the other methods and
 // the mean over seeds, 0.9710); about 3 s.

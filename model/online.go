@@ -14,7 +14,7 @@ import (
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
-// Online learns a factorization from a stream (DESIGN.md §3): GNMF by
+// Online learns a factorization from a stream (docs/DESIGN.md §3): GNMF by
 // default, or NMF, DGNMF, SSKNMF, N2S2L or NGE (Method). Samples enter an exact
 // k-NN graph incrementally (model/graph), which also keeps the label
 // graphs of the label-aware methods exact under insertion, removal and late
@@ -845,7 +845,7 @@ func (o *Online) update(x Data, ch graph.Change) {
 	terms, st := o.stepTerms(rows, s, gs)
 	// Warm start: graph-aware projection of the new samples on the current
 	// basis, anchored to the codes of their neighbours already in the
-	// window (DESIGN.md §4: the projection that measures best), with the
+	// window (docs/DESIGN.md §4: the projection that measures best), with the
 	// weight of the method's k-NN term (plain NNLS without one). Starting
 	// from plain NNLS codes instead leaves new codes far from their
 	// neighbours' at larger ranks, and the sweeps do not close the gap.

@@ -21,7 +21,7 @@ import (
 )
 
 // Column names and the schema metadata key of the data contract
-// (DESIGN.md §5).
+// (docs/DESIGN.md §5).
 const (
 	ColX       = "x"
 	ColIndices = "indices"
@@ -33,7 +33,7 @@ const (
 	MetaDim    = "dim"
 )
 
-// Arrow reads records of the nmfstream data contract (DESIGN.md §5) from an
+// Arrow reads records of the nmfstream data contract (docs/DESIGN.md §5) from an
 // Arrow IPC stream, an Arrow IPC file or a Parquet file. Each row is one
 // record with exactly one feature form:
 //

@@ -11,7 +11,7 @@ import (
 )
 
 // stream and serve run the same chain of stages, built by newChain
-// (docs/DESIGN.md, and the package doc of stages for the stages inside
+// (docs/DESIGN.md §3, and the package doc of stages for the stages inside
 // learn):
 //
 //	decode → featurize → learn → sinks

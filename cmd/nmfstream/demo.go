@@ -30,7 +30,7 @@ func init() {
 	})
 }
 
-// demoSplit is the evaluation split of DESIGN.md §7 on the digits.
+// demoSplit is the evaluation split of docs/DESIGN.md §7 on the digits.
 type demoSplit struct {
 	train, test   *mat.Dense
 	trainY, testY []int // trainY is −1 where the label is hidden
@@ -269,7 +269,7 @@ func demoStream(ctx context.Context, stdout io.Writer, x *mat.Dense, y []int, se
 	return nil
 }
 
-// splitDigits draws the split of DESIGN.md §7.
+// splitDigits draws the split of docs/DESIGN.md §7.
 func splitDigits(x *mat.Dense, y []int, perClass int, seed uint64) (demoSplit, error) {
 	s, err := metrics.Split(y, 1.0/3, perClass, rand.NewPCG(seed, seed))
 	if err != nil {

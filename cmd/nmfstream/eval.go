@@ -31,7 +31,7 @@ Fits a model on the training file as "nmfstream fit" does (labeled and
 unlabeled records; a null label means unlabeled), codes the test file as
 "nmfstream project" does, predicts each test record's class as
 "nmfstream classify" does, and reports the accuracy on the test labels
-(DESIGN.md §7: the test set is never seen in training). The test file must
+(docs/DESIGN.md §7: the test set is never seen in training). The test file must
 have labels; test records without one are not scored.
 
 The classifier depends on the features:

@@ -70,7 +70,7 @@ func runServeNATS(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q (flags go before, as --flag value)", errUsage, fs.Arg(0))
 	}
-	if err := nf.check(); err != nil {
+	if err := nf.check(fs); err != nil {
 		return err
 	}
 	if *maxBody < 1 {

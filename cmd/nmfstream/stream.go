@@ -29,7 +29,7 @@ func init() {
 	})
 }
 
-// streamSummary is the JSON object stream --json prints (DESIGN.md §6).
+// streamSummary is the JSON object stream --json prints (docs/DESIGN.md §6).
 type streamSummary struct {
 	// Accuracy is prequential: Correct over NScored, the labeled samples
 	// that arrived after the first label, each predicted on arrival; a
