@@ -216,11 +216,12 @@ func (p *parquetRecords) columnReader(rg *file.RowGroupReader, s *schema.Schema,
 	if got, err := p.r.ReadAt(data, start); got < len(data) {
 		return nil, fmt.Errorf("reading the column chunk: %d of %d bytes: %w", got, n, err)
 	}
-	pages, err := file.NewPageReader(&pageStream{data: data}, col.NumValues(), col.Compression(), p.mem, nil)
+	stream := &pageStream{data: data}
+	pages, err := file.NewPageReader(stream, col.NumValues(), col.Compression(), p.mem, nil)
 	if err != nil {
 		return nil, err
 	}
-	checked := &checkedPages{PageReader: pages, descr: s.Column(i), rg: p.rg - 1, col: path}
+	checked := &checkedPages{PageReader: pages, descr: s.Column(i), stream: stream, rg: p.rg - 1, col: path}
 	return file.NewColumnReader(s.Column(i), checked, p.mem, p.pf.BufferPool()), nil
 }
 

@@ -29,15 +29,25 @@ import (
 // Err when it reports no more data (pqColumn.fill does).
 type checkedPages struct {
 	file.PageReader
-	descr *schema.Column
-	rg    int    // row group, for errors
-	col   string // column path, for errors
-	page  int    // pages returned so far
-	err   error
+	descr  *schema.Column
+	stream *pageStream // the chunk's bytes not yet read, if known
+	rg     int         // row group, for errors
+	col    string      // column path, for errors
+	page   int         // pages returned so far
+	err    error
 }
 
 func (p *checkedPages) Next() bool {
-	if p.err != nil || !p.PageReader.Next() {
+	if p.err != nil {
+		return false
+	}
+	if p.stream != nil {
+		if err := checkPageSizes(p.stream.data); err != nil {
+			p.err = fmt.Errorf("parquet row group %d, column %s, page %d: %w", p.rg, p.col, p.page, err)
+			return false
+		}
+	}
+	if !p.PageReader.Next() {
 		return false
 	}
 	p.page++
@@ -310,4 +320,85 @@ func deltaTotal(vals []byte) (uint64, error) {
 		vals, total = vals[k:], v
 	}
 	return total, nil
+}
+
+// checkPageSizes checks the page header at the start of data, the bytes
+// left in a column chunk, before arrow-go v15's page reader reads it: its
+// compressed_page_size must fit in the bytes after the header (the reader
+// grows a buffer to the claimed size before reading: 2 GB for a header of a
+// few bytes, FuzzParquet). It reads the header's leading scalar fields in
+// Thrift's compact protocol, as writers put them (type, sizes, crc, each
+// field id 1-4); a header whose sizes come after a nested struct is left to
+// arrow-go. Headers of page types arrow-go skips (not data or dictionary)
+// are followed to the next header, as arrow-go does.
+func checkPageSizes(data []byte) error {
+	for off := 0; off < len(data); {
+		typ, comp, n, full, ok := pageHeaderSizes(data[off:])
+		if !ok {
+			return nil
+		}
+		switch typ {
+		case 0, 2, 3: // DATA_PAGE, DICTIONARY_PAGE, DATA_PAGE_V2
+			// The header is at least n bytes long.
+			if left := len(data) - off - n; comp > int64(left) {
+				return fmt.Errorf("page header claims %d compressed bytes, the column chunk has at most %d left", comp, left)
+			}
+			return nil
+		}
+		if !full {
+			return nil
+		}
+		off += n
+	}
+	return nil
+}
+
+// pageHeaderSizes parses the leading scalar fields of a compact-protocol
+// PageHeader, returning its type (field 1), compressed_page_size (field 3,
+// an i32 as Thrift reads it) and the bytes parsed; ok is false unless both
+// fields were found. full says whether the whole header was parsed (it
+// ended at its STOP before any nested field), so that n is its length.
+func pageHeaderSizes(b []byte) (typ int32, comp int64, n int, full, ok bool) {
+	pos, id := 0, int16(0)
+	var haveTyp, haveComp bool
+	for pos < len(b) {
+		h := b[pos]
+		t := h & 0x0f
+		if t == 0 { // STOP
+			return typ, comp, pos + 1, true, haveTyp && haveComp
+		}
+		pos++
+		if d := int16(h >> 4); d != 0 {
+			id += d
+		} else {
+			v, k := binary.Varint(b[pos:])
+			if k <= 0 {
+				break
+			}
+			pos, id = pos+k, int16(v)
+		}
+		switch t {
+		case 1, 2: // bool
+		case 3: // byte
+			pos++
+		case 4, 5, 6: // i16, i32, i64: zigzag varints
+			u, k := binary.Uvarint(b[min(pos, len(b)):])
+			if k <= 0 {
+				return typ, comp, pos, false, haveTyp && haveComp
+			}
+			pos += k
+			if t == 5 {
+				v := int32(uint32(u)>>1) ^ -int32(uint32(u)&1)
+				switch id {
+				case 1:
+					typ, haveTyp = v, true
+				case 3:
+					comp, haveComp = int64(v), true
+				}
+			}
+		default: // a nested struct, container, binary or double
+			return typ, comp, pos, false, haveTyp && haveComp
+		}
+	}
+	return typ, comp, pos, false, haveTyp && haveComp
 }

@@ -179,3 +179,30 @@ func TestPageStream(t *testing.T) {
 		t.Fatalf("Read at the end = %d, %v", n, err)
 	}
 }
+
+// TestCheckPageSizes: a page header whose compressed_page_size exceeds the
+// bytes left in the column chunk is refused before arrow-go grows a buffer
+// to it; headers that fit pass, and so do ones it cannot parse.
+func TestCheckPageSizes(t *testing.T) {
+	// Compact protocol: 0x15 is field id+1, type i32; values zigzag.
+	dict31 := []byte{0x15, 0x04, 0x15, 0x3e, 0x15, 0x3e, 0x4c, 0x15, 0x02, 0x00, 0x00} // DICTIONARY_PAGE, 31 bytes, dictionary_page_header{...}
+	claim := []byte{0x15, 0x04, 0x15, 0x3e, 0x15, 0xfa, 0xfa, 0xfa, 0xfa, 0x3e, 0x4c, 0x15, 0x02, 0x00, 0x00}
+	unknown := []byte{0x15, 0x7f, 0x15, 0x00, 0x15, 0x00, 0x00} // type -64, then a header
+	for _, c := range []struct {
+		name string
+		data []byte
+		bad  bool
+	}{
+		{"31 bytes with 31 left", append(dict31, make([]byte, 31)...), false},
+		{"31 bytes with 25 left", append(dict31, make([]byte, 25)...), true}, // the check counts the header from its scalar fields (7 of its 11 bytes)
+		{"a 2 GB claim", append(claim, make([]byte, 31)...), true},
+		{"unknown type, then a 31 byte claim with none left", append(unknown, dict31...), true},
+		{"unknown type, then a fitting page", append(append(unknown, dict31...), make([]byte, 31)...), false},
+		{"a nested struct first", []byte{0x1c, 0x00, 0x15, 0x04}, false},
+		{"empty", nil, false},
+	} {
+		if err := checkPageSizes(c.data); (err != nil) != c.bad {
+			t.Errorf("%s: error %v, want one: %v", c.name, err, c.bad)
+		}
+	}
+}
