@@ -18,7 +18,9 @@ import (
 // num_values: each turn decodes nothing and consumes nothing (found by
 // FuzzParquet; the class of arrow C++ PARQUET-2109 and arrow-rs #1997).
 // A dictionary page must hold its num_values as PLAIN values: arrow-go
-// sizes the dictionary by the claim before decoding it.
+// sizes the dictionary by the claim before decoding it. Before each page
+// is read, its header's compressed size is checked against the bytes left
+// in the chunk (checkPageSizes).
 // The check decodes only the run headers of the levels, not the levels, so
 // its cost is linear in the page's bytes and far below the column
 // reader's.
