@@ -240,24 +240,37 @@ func demoStream(ctx context.Context, stdout io.Writer, x *mat.Dense, y []int, se
 		if err != nil {
 			return err
 		}
-		for _, p := range st.Predictions {
-			i, _ := strconv.Atoi(p.ID)
-			if t := pos[i]; firstLabel >= 0 && t > firstLabel {
-				h := 0
-				if 2*(t-firstLabel) > n-firstLabel {
-					h = 1
-				}
-				scored[h]++
-				if p.Label == strconv.Itoa(y[i]) {
-					right[h]++
-				}
-			}
-		}
+		scoreHalves(st.Predictions, pos, y, firstLabel, n, &right, &scored)
 	}
 	c := l.Counters()
 	secs := time.Since(start).Seconds()
 	fmt.Fprintf(stdout, "stream: %d digits in random order, %.0f%% labeled, each label %d records late, window 1000, rank 40\n",
 		c.Samples, 100*labeledShare, delay)
+	printDemoStream(stdout, c, right, scored, secs)
+	return nil
+}
+
+// scoreHalves scores the predictions of digits that arrived after the
+// first label (at stream position firstLabel) against their true classes
+// y, by half of those digits: pos is each digit's position in the stream.
+func scoreHalves(preds []stages.Prediction, pos, y []int, firstLabel, n int, right, scored *[2]int) {
+	for _, p := range preds {
+		i, _ := strconv.Atoi(p.ID)
+		if t := pos[i]; firstLabel >= 0 && t > firstLabel {
+			h := 0
+			if 2*(t-firstLabel) > n-firstLabel {
+				h = 1
+			}
+			scored[h]++
+			if p.Label == strconv.Itoa(y[i]) {
+				right[h]++
+			}
+		}
+	}
+}
+
+// printDemoStream prints the demo stream's scores.
+func printDemoStream(stdout io.Writer, c stages.Counters, right, scored [2]int, secs float64) {
 	lo, hi := c.Interval(1.96)
 	fmt.Fprintf(stdout, "  prequential accuracy %.3f (95%% interval %.3f–%.3f) as the stream scores itself: %d of the %d labeled digits after the first label right on arrival\n",
 		c.Accuracy(), lo, hi, c.Correct, c.Labeled)
@@ -266,7 +279,6 @@ func demoStream(ctx context.Context, stdout io.Writer, x *mat.Dense, y []int, se
 		float64(right[0]+right[1])/float64(all), right[0]+right[1], all,
 		float64(right[0])/float64(scored[0]), float64(right[1])/float64(scored[1]))
 	fmt.Fprintf(stdout, "  %d records in %.1fs (%.0f records/s)\n", c.Records, secs, float64(c.Records)/secs)
-	return nil
 }
 
 // splitDigits draws the split of docs/DESIGN.md §7.

@@ -80,36 +80,7 @@ func readInput(ctx context.Context, path string, o sources.Opener, pr *progress)
 		}
 		b := src.Batch()
 		in.records += b.Records()
-		switch b.Form {
-		case sources.FormDense:
-			if b.Dense != nil {
-				r, c := b.Dense.Dims()
-				if in.d == 0 {
-					in.d = c
-				}
-				for i := 0; i < r; i++ {
-					in.dense = append(in.dense, b.Dense.RawRowView(i)...)
-				}
-			}
-		case sources.FormSparse:
-			if b.Sparse != nil {
-				r, c := b.Sparse.Dims()
-				if in.sp == nil {
-					in.sp = sparse.Zeros(0, c)
-					in.d = c
-				}
-				if c > in.d {
-					in.sp.Grow(c)
-					in.d = c
-				}
-				for i := 0; i < r; i++ {
-					ind, val := b.Sparse.Row(i)
-					in.sp.AppendRow(ind, val)
-				}
-			}
-		case sources.FormText:
-			in.text = append(in.text, b.Text...)
-		}
+		in.addRows(b)
 		for i := range b.Offsets {
 			if id := b.IDs[i]; id != "" {
 				byID[id] = len(in.offsets) + i
@@ -141,6 +112,40 @@ func readInput(ctx context.Context, path string, o sources.Opener, pr *progress)
 		return in, fmt.Errorf("%s: no records", path)
 	}
 	return in, nil
+}
+
+// addRows appends the feature rows of b (dense, sparse or text) to in.
+func (in *input) addRows(b *sources.Batch) {
+	switch b.Form {
+	case sources.FormDense:
+		if b.Dense != nil {
+			r, c := b.Dense.Dims()
+			if in.d == 0 {
+				in.d = c
+			}
+			for i := 0; i < r; i++ {
+				in.dense = append(in.dense, b.Dense.RawRowView(i)...)
+			}
+		}
+	case sources.FormSparse:
+		if b.Sparse != nil {
+			r, c := b.Sparse.Dims()
+			if in.sp == nil {
+				in.sp = sparse.Zeros(0, c)
+				in.d = c
+			}
+			if c > in.d {
+				in.sp.Grow(c)
+				in.d = c
+			}
+			for i := 0; i < r; i++ {
+				ind, val := b.Sparse.Row(i)
+				in.sp.AppendRow(ind, val)
+			}
+		}
+	case sources.FormText:
+		in.text = append(in.text, b.Text...)
+	}
 }
 
 // data returns the samples as model data, turning documents into TF-IDF
