@@ -18,7 +18,7 @@ import (
 	"github.com/nmfstream/nmfstream/model/kernel"
 	"github.com/nmfstream/nmfstream/model/methods"
 	"github.com/nmfstream/nmfstream/model/metrics"
-	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/stages"
 )
 
@@ -196,7 +196,7 @@ func demoStream(ctx context.Context, stdout io.Writer, x *mat.Dense, y []int, se
 		isLabeled[t] = true
 	}
 	l := &stages.Learner{Model: &model.Online{Rank: 40, Graph: graph.KNN{Window: 1000}, Src: rand.NewPCG(seed, seed)}}
-	due := map[int][]sources.LateLabel{}
+	due := map[int][]record.LateLabel{}
 	// The demo knows every digit's class, which the stream sees for 10%
 	// only: it scores every digit after the first label as an outside
 	// scorer would, a digit without a prediction counting as wrong.
@@ -208,7 +208,7 @@ func demoStream(ctx context.Context, stdout io.Writer, x *mat.Dense, y []int, se
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		b := &sources.Batch{Form: sources.FormDense}
+		b := &record.Batch{Form: record.FormDense}
 		var rows []float64
 		for t := lo; t < lo+batchSize; t++ {
 			if t < n {
@@ -220,7 +220,7 @@ func demoStream(ctx context.Context, stdout io.Writer, x *mat.Dense, y []int, se
 				b.Offsets = append(b.Offsets, offset)
 				offset++
 				if isLabeled[t] {
-					due[t+delay] = append(due[t+delay], sources.LateLabel{ID: strconv.Itoa(i), Label: strconv.Itoa(y[i])})
+					due[t+delay] = append(due[t+delay], record.LateLabel{ID: strconv.Itoa(i), Label: strconv.Itoa(y[i])})
 				}
 			}
 			for _, ll := range due[t] {

@@ -16,8 +16,8 @@ import (
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/model/metrics"
 	"github.com/nmfstream/nmfstream/model/sparse"
+	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/sinks"
-	"github.com/nmfstream/nmfstream/sources"
 	"github.com/nmfstream/nmfstream/stages"
 )
 
@@ -185,7 +185,7 @@ func fitFileText(ctx context.Context, path string, p fitParams, tp textParams, s
 		return nil, err
 	}
 	f := &fitted{in: in, method: name, spec: spec}
-	if in.form == sources.FormText {
+	if in.form == record.FormText {
 		if f.tf, err = tp.tfidf(); err != nil {
 			return f, err
 		}
@@ -344,13 +344,13 @@ func snapshotOf(f *fitted, p fitParams, path string) (*model.Snapshot, error) {
 	return s, nil
 }
 
-func formName(f sources.Form) string {
+func formName(f record.Form) string {
 	switch f {
-	case sources.FormDense:
+	case record.FormDense:
 		return "dense"
-	case sources.FormSparse:
+	case record.FormSparse:
 		return "sparse"
-	case sources.FormText:
+	case record.FormText:
 		return "text"
 	}
 	return strconv.Itoa(int(f))

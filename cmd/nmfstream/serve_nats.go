@@ -192,7 +192,7 @@ func (ns *natsServer) handleLabels(w http.ResponseWriter, r *http.Request) {
 	}
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
-	b := &sources.Batch{}
+	b := &record.Batch{}
 	for _, l := range labels {
 		b.LateLabels = append(b.LateLabels, record.LateLabel{Offset: ns.offset, ID: l.ID, Label: l.Label})
 		ns.offset++

@@ -498,7 +498,7 @@ type natsStream struct {
 // positions in the batch, and a *stages.RowError for each unusable one, as
 // stages.Featurize.Rows does; with sharedDF the vectorizer is the
 // namespace's (distributed.Publisher.SharedRows).
-func (s *natsStream) featurize(ctx context.Context, b *sources.Batch) (model.Data, []int, []error, error) {
+func (s *natsStream) featurize(ctx context.Context, b *record.Batch) (model.Data, []int, []error, error) {
 	if !s.sharedDF {
 		x, keep, bad := s.feat.Rows(b)
 		return x, keep, bad, nil
@@ -556,7 +556,7 @@ func (s *natsStream) settle(ctx context.Context) error {
 // non-finite value, a dimension other than the stream's, a document
 // without a usable term). Documents become sparse TF-IDF rows (s.feat)
 // before anything else.
-func (s *natsStream) step(ctx context.Context, b *sources.Batch) (res sinks.Results, offs []int64, rejects []record.Reject, err error) {
+func (s *natsStream) step(ctx context.Context, b *record.Batch) (res sinks.Results, offs []int64, rejects []record.Reject, err error) {
 	s.sum.Records += int64(b.Records())
 	s.sum.Rejected += int64(len(b.Rejects))
 	samples, rows, rejects, err := s.samplesOf(ctx, b)
@@ -607,7 +607,7 @@ func (s *natsStream) step(ctx context.Context, b *sources.Batch) (res sinks.Resu
 // samplesOf returns the batch's usable samples as the owners take them
 // (a sample's ID on the bus is its record offset + 1; no class yet), the
 // batch row of each, and the batch's rejects, the source's first.
-func (s *natsStream) samplesOf(ctx context.Context, b *sources.Batch) (samples []distributed.Sample, rows []int, rejects []record.Reject, err error) {
+func (s *natsStream) samplesOf(ctx context.Context, b *record.Batch) (samples []distributed.Sample, rows []int, rejects []record.Reject, err error) {
 	rejects = slices.Clone(b.Rejects)
 	reject := func(i int, err error) {
 		s.sum.Rejected++
@@ -615,7 +615,7 @@ func (s *natsStream) samplesOf(ctx context.Context, b *sources.Batch) (samples [
 	}
 	var docs *sparse.CSR // TF-IDF rows of the usable documents
 	docRow := map[int]int{}
-	if b.Form == sources.FormText && b.Len() > 0 {
+	if b.Form == record.FormText && b.Len() > 0 {
 		x, keep, bad, err := s.featurize(ctx, b)
 		if err != nil {
 			return nil, nil, rejects, err
@@ -634,7 +634,7 @@ func (s *natsStream) samplesOf(ctx context.Context, b *sources.Batch) (samples [
 	for i := range b.Len() {
 		smp := distributed.Sample{ID: uint64(b.Offsets[i]) + 1, Label: -1}
 		switch b.Form {
-		case sources.FormText:
+		case record.FormText:
 			r, ok := docRow[i]
 			if !ok {
 				continue // rejected above
@@ -642,7 +642,7 @@ func (s *natsStream) samplesOf(ctx context.Context, b *sources.Batch) (samples [
 			ind, val := docs.Row(r)
 			_, d := docs.Dims()
 			smp.Dim, smp.Index, smp.Value = d, ind, val
-		case sources.FormSparse:
+		case record.FormSparse:
 			ind, val := b.Sparse.Row(i)
 			_, d := b.Sparse.Dims()
 			smp.Dim, smp.Index, smp.Value = d, ind, val
@@ -667,7 +667,7 @@ func (s *natsStream) samplesOf(ctx context.Context, b *sources.Batch) (samples [
 // predict asks the owners for each sample's neighbours and returns the
 // vote (distributed.Vote): the predictions to write, their record offsets,
 // and the predicted classes (stages.NoPrediction for none).
-func (s *natsStream) predict(ctx context.Context, b *sources.Batch, rows []int, samples []distributed.Sample) (res sinks.Results, offs []int64, preds []int, err error) {
+func (s *natsStream) predict(ctx context.Context, b *record.Batch, rows []int, samples []distributed.Sample) (res sinks.Results, offs []int64, preds []int, err error) {
 	n := len(samples)
 	res = sinks.Results{IDs: make([]string, n), Preds: make([]string, n), Scores: make([]float64, n)}
 	offs = make([]int64, n)
