@@ -23,6 +23,16 @@ type Frobenius struct {
 	// computes x_iᵀU and UᵀU once and reuses them while the rows are the
 	// same.
 	FixedU bool
+	// Float32 runs the two products with dense X, XV and XᵀU, in float32
+	// on the gemm kernels where they serve (gemm.Serves32): X is copied
+	// once to float32, row-major and transposed (half its float64 size
+	// each), U and V are rounded to float32 for each product, and the
+	// products' entries, summed in float32, come back as float64 (relative
+	// error about 1e-6 against the float64 products, to which the updates
+	// are insensitive: TestFloat32Fit). Everything else, the small products,
+	// the updates and the objective, stays float64. Row-restricted (online)
+	// updates ignore it. Sparse X ignores it.
+	Float32 bool
 
 	xtu, utu, vtv mat.Dense // cached products of the last VGradTo
 	xtuT          bool      // xtu holds (XᵀU)ᵀ (K×N) instead of XᵀU
@@ -39,6 +49,8 @@ type Frobenius struct {
 	upk, gpk   gemm.Packed
 	xtv, vtvWS [splitChunks]gemm.Workspace
 	utuWS      gemm.Workspace
+
+	f32 frob32 // the float32 copies and scratch, with Float32
 }
 
 // useGemm reports whether the gemm kernels serve the products with X and
@@ -110,7 +122,9 @@ func (l *Frobenius) Dims() (d, n int) { return l.X.Dims() }
 // UGradTo stores XV into neg and U(VᵀV) into pos.
 func (l *Frobenius) UGradTo(neg, pos, u, v *mat.Dense) {
 	_, k := v.Dims()
-	if x, ok := l.fastDense(); ok {
+	if x, ok := l.fast32(); ok {
+		l.xv32To(neg, x, v)
+	} else if x, ok := l.fastDense(); ok {
 		if l.split != nil {
 			l.chunkSumsTo(neg, &l.kdParts, x, v, &l.xtv)
 		} else {
@@ -202,6 +216,10 @@ func (l *Frobenius) xtuTo(u *mat.Dense) bool {
 	if !ok {
 		l.xtuT = false
 		return false
+	}
+	if x32, ok := l.fast32(); ok {
+		l.xtu32To(x32, u)
+		return true
 	}
 	n, d := x.Dims()
 	_, k := u.Dims()

@@ -8,6 +8,14 @@
 # This machine's speed drifts by a third within minutes, so the two sides
 # are measured in pairs, back to back: PAIRS=n (default 3) pairs of each
 # kind, one ratio per pair; the summary is the median pair and the range.
+#
+# Last, the whole batch fit of issue 30: the exact k-NN graph (k = 10)
+# plus 100 updates, K = 50, on the first 10,000 MNIST training images
+# (from $NMFSTREAM_DATA/mnist, default ~/.cache/nmfstream-data/mnist), in
+# float64 and with Common.Float32, against kneighbors_graph + NMF 'mu' in
+# float64 and float32, PAIRS rounds (bench/fitspeed; FIT_N=n1,n2,... for
+# other sizes, FIT_N= to skip). CI does not run this script: nothing in
+# .ci/run needs scikit-learn.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tags=()
@@ -24,6 +32,7 @@ bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 env "${env[@]}" go test "${tags[@]}" -c -o "$bin/model.test" ./model
 env "${env[@]}" go test "${tags[@]}" -c -o "$bin/graph.test" ./model/graph
+env "${env[@]}" go build "${tags[@]}" -o "$bin/fitspeed" ./bench/fitspeed
 
 # s/iter of a benchmark, from its one line of output.
 siter() { awk -v name="$1" '$1 ~ "^"name"-" {for (i = 1; i < NF; i++) if ($(i+1) == "s/iter") print $i}'; }
@@ -60,3 +69,8 @@ show("  the same with Engine.Split over the cores", [its / sk for sk, _, its in 
 show("k-NN graph / kneighbors_graph", [knn / sk for sk, knn, _ in knns])
 show("  the same with KNN.DenseSplit over the cores", [ks / sk for sk, _, ks in knns])
 '
+fit_n=${FIT_N-10000}
+if [ -n "$fit_n" ]; then
+  echo "batch fit, k-NN graph + 100 updates, K = 50, MNIST (time; ratio to scikit-learn float64 per round):"
+  "$bin/fitspeed" --mnist "${NMFSTREAM_DATA:-$HOME/.cache/nmfstream-data}/mnist" --n "$fit_n" --pairs "$pairs" --iters 100
+fi

@@ -35,6 +35,7 @@ type fitParams struct {
 	seed      uint64
 	projector string
 	loss      string
+	float32   bool     // fit --float32: the Frobenius products in float32 (model.Common.Float32)
 	maxBasis  int64    // --max-basis: bytes of the D×K basis (8·D·K) above which fit refuses; ≤ 0: no bound
 	csv       csvFlags // how CSV inputs are read
 
@@ -202,6 +203,7 @@ func newCommon(p fitParams, stop func() bool, pr *progress) model.Common {
 		MaxIter: p.iters,
 		Src:     rand.NewPCG(p.seed, p.seed),
 		Split:   split,
+		Float32: p.float32,
 		Callback: func(s model.Stats) bool {
 			if p.objective != nil {
 				*p.objective = append(*p.objective, s.Objective)

@@ -1,0 +1,253 @@
+// Command fitspeed times a batch GNMF fit (exact k-NN graph, k = 10, then
+// a fixed number of multiplicative updates, K = 50) on the first n MNIST
+// training images, in float64 and with model.Common.Float32, beside
+// scikit-learn's kneighbors_graph + NMF 'mu' on the same images in the same
+// run (bench/fitspeed/sklearn_fit.py, in float64 and float32), and prints
+// the times and their ratios.
+//
+//	go run ./bench/fitspeed --mnist ~/.cache/nmfstream-data/mnist [--n 10000] [--pairs 3] [--iters 100] [--png fit.png] [--json out.json]
+//
+// --n takes a comma-separated list of sizes (1,000 to 60,000). The four
+// fits of one size run back to back, PAIRS times over; for each size the
+// summary gives each fit's median time and the median and range of the
+// per-round ratios to scikit-learn in float64 (this machine's speed drifts
+// within minutes, so only ratios within a round are compared). --png draws
+// the median times against n (log–log) with internal/figure. The Go fits
+// run as `nmfstream fit` runs them: both cores through pipeline.Share.
+// scikit-learn comes from Debian's python3-sklearn (--python, default
+// /usr/bin/python3); without it the command stops with an error.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/internal/figure"
+	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/graph"
+	"github.com/nmfstream/nmfstream/pipeline"
+	"github.com/nmfstream/nmfstream/sources"
+)
+
+// fits names the four fits of a round, in the order they run.
+var fits = []string{"scikit-learn float64", "scikit-learn float32", "nmfstream float64", "nmfstream float32"}
+
+// result is one size's measurements: seconds[f][round] for fit f.
+type result struct {
+	N       int         `json:"n"`
+	Seconds [][]float64 `json:"seconds"`
+	Fits    []string    `json:"fits"`
+	// Objective is the final ‖X − UVᵀ‖² of the last round's Go fits
+	// (float64, float32) before the graph term: a check that both fitted
+	// the same thing.
+	Objective [2]float64 `json:"objective"`
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "fitspeed:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	dir := flag.String("mnist", filepath.Join(os.Getenv("HOME"), ".cache/nmfstream-data/mnist"), "`folder` of the MNIST IDX files")
+	sizes := flag.String("n", "10000", "comma-separated numbers of images (1000–60000)")
+	pairs := flag.Int("pairs", 3, "rounds of the four fits per size")
+	iters := flag.Int("iters", 100, "multiplicative updates per fit")
+	py := flag.String("python", "/usr/bin/python3", "Python with scikit-learn")
+	png := flag.String("png", "", "draw the median fit times against n to this PNG `file`")
+	jsonOut := flag.String("json", "", "write the measurements to this JSON `file`")
+	flag.Parse()
+	var ns []int
+	for _, f := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 100 || n > 60000 {
+			return fmt.Errorf("--n: %q is not a size in [100, 60000]", f)
+		}
+		ns = append(ns, n)
+	}
+	if *pairs < 1 || *iters < 1 {
+		return errors.New("--pairs and --iters must be at least 1")
+	}
+	images := filepath.Join(*dir, "train-images-idx3-ubyte")
+	if out, err := exec.Command(*py, "-c", "import sklearn").CombinedOutput(); err != nil {
+		return fmt.Errorf("%s has no scikit-learn (apt-get install -y python3-sklearn): %v %s", *py, err, out)
+	}
+	script, err := scriptPath()
+	if err != nil {
+		return err
+	}
+	all, err := readImages(images, slices.Max(ns))
+	if err != nil {
+		return err
+	}
+	var results []result
+	for _, n := range ns {
+		x := all.Slice(0, n, 0, 784).(*mat.Dense)
+		r := result{N: n, Fits: fits, Seconds: make([][]float64, len(fits))}
+		for p := range *pairs {
+			for f, name := range fits {
+				var s float64
+				switch f {
+				case 0, 1:
+					s, err = sklearnFit(*py, script, images, n, []string{"float64", "float32"}[f], *iters)
+				default:
+					s, r.Objective[f-2], err = goFit(x, *iters, f == 3)
+				}
+				if err != nil {
+					return fmt.Errorf("n = %d, %s: %w", n, name, err)
+				}
+				r.Seconds[f] = append(r.Seconds[f], s)
+				fmt.Fprintf(os.Stderr, "n %d round %d: %s %.2f s\n", n, p+1, name, s)
+			}
+		}
+		results = append(results, r)
+		summarize(os.Stdout, r)
+	}
+	if *jsonOut != "" {
+		b, _ := json.MarshalIndent(results, "", "  ")
+		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	if *png != "" {
+		return draw(*png, results, *iters)
+	}
+	return nil
+}
+
+// scriptPath returns sklearn_fit.py beside this command's source: run the
+// command from the repository's root (go run ./bench/fitspeed).
+func scriptPath() (string, error) {
+	p := filepath.Join("bench", "fitspeed", "sklearn_fit.py")
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("run from the repository's root: %w", err)
+	}
+	return p, nil
+}
+
+// readImages returns the first n images of an IDX file as rows scaled to
+// [0, 1], as sources.IDX reads them (what `nmfstream fit` reads).
+func readImages(path string, n int) (*mat.Dense, error) {
+	src, err := sources.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	x := mat.NewDense(n, 784, nil)
+	i := 0
+	for i < n && src.Next() {
+		b := src.Batch()
+		if len(b.Rejects) > 0 {
+			return nil, fmt.Errorf("%s: record %d: %s", path, b.Rejects[0].Offset, b.Rejects[0].Reason)
+		}
+		for r := 0; r < b.Len() && i < n; r, i = r+1, i+1 {
+			x.SetRow(i, b.Dense.RawRowView(r))
+		}
+	}
+	if err := src.Err(); err != nil {
+		return nil, err
+	}
+	if i < n {
+		return nil, fmt.Errorf("%s: %d images, %d asked for", path, i, n)
+	}
+	return x, nil
+}
+
+// goFit times GNMF's Fit on x (k = 10, K = 50, random initialization,
+// iters updates without a convergence test, both cores) and returns the
+// seconds and the final reconstruction term of the objective.
+func goFit(x *mat.Dense, iters int, f32 bool) (secs, loss float64, err error) {
+	runtime.GC()
+	g := &model.GNMF{
+		Common: model.Common{Rank: 50, MaxIter: iters, Tol: -1, Init: model.InitRandom,
+			Src: rand.NewPCG(1, 1), Split: pipeline.Share(runtime.GOMAXPROCS(0)), Float32: f32},
+		Graph: graph.KNN{K: 10},
+	}
+	start := time.Now()
+	if err := g.Fit(model.DenseRows(x), nil); err != nil {
+		return 0, 0, err
+	}
+	secs = time.Since(start).Seconds()
+	if r := g.Result(); r.Iters != iters {
+		return 0, 0, fmt.Errorf("%d updates run, %d asked for", r.Iters, iters)
+	}
+	var d mat.Dense
+	d.Mul(g.Codes(), g.Basis().T())
+	d.Sub(x, &d)
+	n := mat.Norm(&d, 2)
+	return secs, n * n, nil
+}
+
+// sklearnFit runs sklearn_fit.py and returns its seconds.
+func sklearnFit(py, script, images string, n int, dtype string, iters int) (float64, error) {
+	var out, errb bytes.Buffer
+	cmd := exec.Command(py, script, images, strconv.Itoa(n), dtype, strconv.Itoa(iters))
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("%s: %v: %s", script, err, strings.TrimSpace(errb.String()))
+	}
+	var r struct {
+		Seconds float64 `json:"seconds"`
+		NIter   int     `json:"n_iter"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		return 0, fmt.Errorf("%s: %v in %q", script, err, out.String())
+	}
+	if r.NIter != iters {
+		return 0, fmt.Errorf("%s: %d iterations run, %d asked for", script, r.NIter, iters)
+	}
+	return r.Seconds, nil
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// summarize prints each fit's median seconds and its per-round ratios to
+// scikit-learn in float64 (median and range).
+func summarize(w *os.File, r result) {
+	fmt.Fprintf(w, "n = %d, %d rounds (median s; ratio to scikit-learn float64 per round: median (min–max))\n", r.N, len(r.Seconds[0]))
+	for f, name := range fits {
+		ratios := make([]float64, len(r.Seconds[f]))
+		for p, s := range r.Seconds[f] {
+			ratios[p] = s / r.Seconds[0][p]
+		}
+		fmt.Fprintf(w, "  %-22s %7.2f s  %.2f (%.2f–%.2f)\n", name, median(r.Seconds[f]), median(ratios), slices.Min(ratios), slices.Max(ratios))
+	}
+	fmt.Fprintf(w, "  ‖X − UVᵀ‖² after the fit: float64 %.6g, float32 %.6g\n", r.Objective[0], r.Objective[1])
+}
+
+// draw plots the median seconds of each fit against n, log–log.
+func draw(path string, rs []result, iters int) error {
+	ss := make([]figure.Series, len(fits))
+	for f, name := range fits {
+		ss[f] = figure.Series{Name: name, Style: f, Dashed: f < 2}
+		for _, r := range rs {
+			ss[f].X = append(ss[f].X, float64(r.N))
+			ss[f].Y = append(ss[f].Y, median(r.Seconds[f]))
+		}
+	}
+	title := fmt.Sprintf("Batch fit on MNIST: k-NN graph (k = 10) + %d updates, K = 50", iters)
+	return figure.Line(path, title, "images n", "seconds (median)", ss, true, true)
+}

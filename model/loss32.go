@@ -1,0 +1,168 @@
+package model
+
+import (
+	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/internal/gemm"
+)
+
+// chunk32Rows bounds the rows of V packed at once for xᵀ·V in float32: a
+// chunk's packed rows (chunk32Rows × 64 float32 for K ≤ 64, 512 KiB) stay
+// in a core's L2 while the D rows of xᵀ stream past them.
+const chunk32Rows = 2048
+
+// frob32 holds the float32 form of the Frobenius loss's two products with
+// dense X (Frobenius.Float32): X's rows and their transpose in float32,
+// made once from the X they were made of, and the products' scratch.
+type frob32 struct {
+	src   *mat.Dense // the rows x and xt were made from
+	x, xt []float32  // X's rows (N×D) and their transpose (D×N)
+	ut    []float32  // Uᵀ (K×D)
+	upk   gemm.Packed32
+	xu    []float32 // x·U (N×K)
+	vt    [][]float32
+	vpk   []gemm.Packed32
+	xv    [][]float32 // per chunk of rows of V: its xᵀ·V (D×K)
+	parts []mat.Dense // the same in float64, summed in order
+}
+
+// fast32 returns the rows of X when the float32 products serve them:
+// Float32 set, X dense and the float32 kernels serving (gemm.Serves32,
+// in parts under Split). It makes the float32 copies on first use and
+// whenever X's rows are another matrix.
+func (l *Frobenius) fast32() (*mat.Dense, bool) {
+	if !l.Float32 || !gemm.Serves32(l.split != nil) {
+		return nil, false
+	}
+	x, ok := Rows(l.X).(*mat.Dense)
+	if !ok {
+		return nil, false
+	}
+	if l.f32.src != x {
+		n, d := x.Dims()
+		raw := x.RawMatrix()
+		f := &l.f32
+		f.src = x
+		f.x = make([]float32, n*d)
+		f.xt = make([]float32, d*n)
+		inParts(l.split, n, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				row := raw.Data[i*raw.Stride : i*raw.Stride+d]
+				dst := f.x[i*d : (i+1)*d]
+				for j, v := range row {
+					dst[j] = float32(v)
+				}
+			}
+		})
+		transpose32(f.xt, f.x, n, d)
+	}
+	return x, true
+}
+
+// transpose32 sets dst (c×r) to the transpose of src (r×c), both packed.
+func transpose32(dst, src []float32, r, c int) {
+	const blk = 32
+	for j0 := 0; j0 < c; j0 += blk {
+		j1 := min(j0+blk, c)
+		for i := 0; i < r; i++ {
+			for j, v := range src[i*c+j0 : i*c+j1] {
+				dst[(j0+j)*r+i] = v
+			}
+		}
+	}
+}
+
+// xtu32To stores x·U (N×K) into l.xtu through the float32 kernels: U
+// rounded to float32 and packed once, each row's K inner products summed
+// in float32 by FMA, then widened to float64.
+func (l *Frobenius) xtu32To(x, u *mat.Dense) {
+	n, d := x.Dims()
+	_, k := u.Dims()
+	f := &l.f32
+	f.ut = resize32(f.ut, k*d)
+	ur := u.RawMatrix()
+	for p := range d {
+		for j, v := range ur.Data[p*ur.Stride : p*ur.Stride+k] {
+			f.ut[j*d+p] = float32(v)
+		}
+	}
+	f.upk.PackT(blas32.General{Rows: k, Cols: d, Stride: d, Data: f.ut})
+	f.xu = resize32(f.xu, n*k)
+	xtu := reuse(&l.xtu, n, k)
+	if xtu.IsEmpty() {
+		xtu.ReuseAs(n, k)
+	}
+	dst := xtu.RawMatrix()
+	inParts(l.split, n, func(lo, hi int) {
+		c := blas32.General{Rows: hi - lo, Cols: k, Stride: k, Data: f.xu[lo*k : hi*k]}
+		gemm.MulPacked32(c, blas32.General{Rows: hi - lo, Cols: d, Stride: d, Data: f.x[lo*d : hi*d]}, &f.upk)
+		for i := lo; i < hi; i++ {
+			out := dst.Data[i*dst.Stride : i*dst.Stride+k]
+			for j, v := range f.xu[i*k : (i+1)*k] {
+				out[j] = float64(v)
+			}
+		}
+	})
+	l.xtuT = false
+}
+
+// xv32To stores xᵀ·V (D×K) into dst through the float32 kernels: V's rows
+// in chunks of at most chunk32Rows, each chunk's Vᵀ rounded to float32 and
+// packed, its product with the same columns of xᵀ summed in float32 by
+// FMA, and the chunks' products summed in float64 in order. The chunks
+// depend on N only, so the result does not depend on Split.
+func (l *Frobenius) xv32To(dst, x, v *mat.Dense) {
+	n, d := x.Dims()
+	_, k := v.Dims()
+	f := &l.f32
+	nch := max(1, (n+chunk32Rows-1)/chunk32Rows)
+	if len(f.vt) != nch {
+		f.vt = make([][]float32, nch)
+		f.vpk = make([]gemm.Packed32, nch)
+		f.xv = make([][]float32, nch)
+		f.parts = make([]mat.Dense, nch)
+	}
+	vr := v.RawMatrix()
+	inParts(l.split, nch, func(lo, hi int) {
+		for ch := lo; ch < hi; ch++ {
+			r0, r1 := ch*n/nch, (ch+1)*n/nch
+			m := r1 - r0
+			vt := resize32(f.vt[ch], k*m)
+			f.vt[ch] = vt
+			for i := r0; i < r1; i++ {
+				for j, w := range vr.Data[i*vr.Stride : i*vr.Stride+k] {
+					vt[j*m+i-r0] = float32(w)
+				}
+			}
+			f.vpk[ch].PackT(blas32.General{Rows: k, Cols: m, Stride: m, Data: vt})
+			xv := resize32(f.xv[ch], d*k)
+			f.xv[ch] = xv
+			gemm.MulPacked32(blas32.General{Rows: d, Cols: k, Stride: k, Data: xv},
+				blas32.General{Rows: d, Cols: m, Stride: n, Data: f.xt[r0:]}, &f.vpk[ch])
+			p := reuse(&f.parts[ch], d, k)
+			if p.IsEmpty() {
+				p.ReuseAs(d, k)
+			}
+			pr := p.RawMatrix()
+			for r := range d {
+				out := pr.Data[r*pr.Stride : r*pr.Stride+k]
+				for j, w := range xv[r*k : (r+1)*k] {
+					out[j] = float64(w)
+				}
+			}
+		}
+	})
+	if reuse(dst, d, k).IsEmpty() {
+		dst.ReuseAs(d, k)
+	}
+	sumChunksTo(dst, f.parts)
+}
+
+// resize32 returns s with length n, reallocated only if it is too short.
+func resize32(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
