@@ -62,8 +62,10 @@ type Config struct {
 	// PinnedTTL is how long a role stays with an instance that stopped
 	// pulling before it moves to another: the failover time. If zero, 2 s.
 	PinnedTTL time.Duration
-	// Idle is the pause of an owner between rounds that brought no new
-	// sample, when Rounds is zero. If zero, 100 ms.
+	// Idle is the longest pause of an owner between rounds that brought no
+	// new sample, when Rounds is zero: a sample or label published for its
+	// partition ends the pause at once (the rounds without one still
+	// refresh the older codes, at this pace). If zero, 100 ms.
 	Idle time.Duration
 	// SnapshotEvery is the number of rounds (owners) or versions
 	// (coordinator) between snapshots in the object store. If zero, 20.
@@ -171,7 +173,9 @@ type store struct {
 }
 
 // setup creates (or updates) the streams, bucket and object store of c's
-// namespace; it is idempotent, so every instance calls it.
+// namespace, or finds them when another instance creates them at once
+// (ensure), and stores or checks the namespace's settings (checkSettings);
+// it is idempotent, so every instance calls it.
 func setup(ctx context.Context, js jetstream.JetStream, c Config) (*store, error) {
 	n := c.names()
 	r := c.replicas()
@@ -183,21 +187,34 @@ func setup(ctx context.Context, js jetstream.JetStream, c Config) (*store, error
 	}
 	var samples jetstream.Stream
 	for i, sc := range streams {
-		h, err := js.CreateOrUpdateStream(ctx, sc)
+		h, err := ensure(ctx, "stream "+sc.Name,
+			func(ctx context.Context) (jetstream.Stream, error) { return js.CreateOrUpdateStream(ctx, sc) },
+			func(ctx context.Context) (jetstream.Stream, error) { return js.Stream(ctx, sc.Name) })
 		if err != nil {
-			return nil, fmt.Errorf("distributed: stream %s: %w", sc.Name, err)
+			return nil, err
 		}
 		if i == 0 {
 			samples = h
 		}
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: n.model, Replicas: r, History: 1})
+	kv, err := ensure(ctx, "bucket "+n.model,
+		func(ctx context.Context) (jetstream.KeyValue, error) {
+			return js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: n.model, Replicas: r, History: 1})
+		},
+		func(ctx context.Context) (jetstream.KeyValue, error) { return js.KeyValue(ctx, n.model) })
 	if err != nil {
-		return nil, fmt.Errorf("distributed: bucket %s: %w", n.model, err)
+		return nil, err
 	}
-	obs, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: n.snapshots, Replicas: r})
+	if err := checkSettings(ctx, kv, c); err != nil {
+		return nil, err
+	}
+	obs, err := ensure(ctx, "object store "+n.snapshots,
+		func(ctx context.Context) (jetstream.ObjectStore, error) {
+			return js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: n.snapshots, Replicas: r})
+		},
+		func(ctx context.Context) (jetstream.ObjectStore, error) { return js.ObjectStore(ctx, n.snapshots) })
 	if err != nil {
-		return nil, fmt.Errorf("distributed: object store %s: %w", n.snapshots, err)
+		return nil, err
 	}
 	return &store{js: js, n: n, model: kv, snaps: obs, samples: samples}, nil
 }

@@ -6,7 +6,7 @@
 // sufficient statistics B = XV (D×K) and A = VᵀV (K×K). One coordinator,
 // itself an exclusive role with failover, sums the deltas exactly once and
 // steps the basis U, which it versions in a key-value bucket that every
-// instance watches. DESIGN.md in this directory gives the math (what is
+// instance watches. DESIGN.md in this directory (distributed/DESIGN.md) gives the math (what is
 // exact and what is approximate) and the message flow.
 //
 // # Roles and exclusivity

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -65,6 +66,20 @@ func (w *Worker) own(ctx context.Context, pn *pin, p int) error {
 		return fmt.Errorf("distributed: partition %d: %w", p, err)
 	}
 	defer sub.Unsubscribe()
+	// arrived is signalled when a sample or label for p is published, so
+	// that an owner idle between empty rounds takes it at once rather than
+	// after a fixed pause; the callback never blocks.
+	arrived := make(chan struct{}, 1)
+	news, err := w.nc.Subscribe(w.st.n.sampleSubject(p), func(*nats.Msg) {
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("distributed: partition %d: %w", p, err)
+	}
+	defer news.Unsubscribe()
 	s := int64(w.cfg.Staleness)
 	for ctx.Err() == nil && pn.held() {
 		if w.cfg.Rounds > 0 && o.round >= uint64(w.cfg.Rounds) {
@@ -81,11 +96,26 @@ func (w *Worker) own(ctx context.Context, pn *pin, p int) error {
 		if err != nil {
 			return err
 		}
-		if added == 0 && w.cfg.Rounds == 0 && !sleep(ctx, w.cfg.idle()) {
+		if added == 0 && w.cfg.Rounds == 0 && !idle(ctx, arrived, w.cfg.idle()) {
 			return nil
 		}
 	}
 	return nil
+}
+
+// idle waits until something arrives, d passes (an empty round still
+// refreshes older codes) or ctx ends, and reports whether ctx is live.
+func idle(ctx context.Context, arrived <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-arrived:
+		return true
+	case <-t.C:
+		return true
+	}
 }
 
 // restore rebuilds the partition's state: the last snapshot, the deltas

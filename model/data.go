@@ -12,7 +12,7 @@ import (
 // Data is the D×N data matrix X, one column per sample, entries ≥ 0.
 //
 // Implementations store samples as rows (DenseRows, SparseRows) so that a
-// sample is contiguous in memory; the methods speak in the X of DESIGN.md.
+// sample is contiguous in memory; the methods speak in the X of docs/DESIGN.md §1.
 type Data interface {
 	// Dims returns the number of features D and samples N.
 	Dims() (d, n int)

@@ -13,7 +13,7 @@ import (
 )
 
 // TestAutoAllLabeled fits the default method (Auto, at its defaults) on
-// the digits training pool of DESIGN.md §7 (two thirds, seed 1) with every
+// the digits training pool of docs/DESIGN.md §7 (two thirds, seed 1) with every
 // sample labeled, then codes the held-out third as the command line's
 // classify does (graph-aware projection anchored with DefaultGNMFAlpha,
 // JointClassifier at its defaults). With the signed graph in its

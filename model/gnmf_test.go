@@ -12,7 +12,7 @@ import (
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
-// digitsSplit returns the digits split of DESIGN.md §7 with seed 1: the
+// digitsSplit returns the digits split of docs/DESIGN.md §7 with seed 1: the
 // pool (labels −1 where unlabeled), the held-out test set, and the rows of
 // the pool that carry labels. It avoids importing model/metrics, which
 // the model tests must not depend on.
@@ -78,7 +78,7 @@ func oneNN(trainCodes *mat.Dense, trainY []int, labeled []int, testCodes *mat.De
 	return float64(correct) / float64(n)
 }
 
-// TestGNMFDigitsAccuracy checks the held-out accuracy of DESIGN.md §7 with
+// TestGNMFDigitsAccuracy checks the held-out accuracy of docs/DESIGN.md §7 with
 // seed 1 (10 labels per class, one third held out): the numpy reference
 // reaches 0.945–0.957 with graph-aware projection and 0.86–0.91 with NNLS;
 // scikit-learn NMF + 1-NN reaches 0.868.
@@ -89,7 +89,7 @@ func TestGNMFDigitsAccuracy(t *testing.T) {
 		t.Fatal(err)
 	}
 	floors := map[Projection]float64{
-		ProjectGraph: 0.945, // DESIGN.md §4 goal
+		ProjectGraph: 0.945, // docs/DESIGN.md §4 goal
 		ProjectNNLS:  0.86,  // lower end of the reference range
 	}
 	for p, floor := range floors {

@@ -47,7 +47,7 @@ func TestDPCADigits(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("DPCA K=40 held-out 1-NN accuracy %.4f (seed 1, L = 10)", acc)
-	// Raw-pixel 1-NN scores 0.917 on this protocol (DESIGN.md §7); DPCA
+	// Raw-pixel 1-NN scores 0.917 on this protocol (docs/DESIGN.md §7); DPCA
 	// must stay at least at 0.90.
 	if acc < 0.90 {
 		t.Errorf("DPCA accuracy %.4f < 0.90", acc)
@@ -67,7 +67,7 @@ func (t digitsTask) digitsCodes(s accuracySpec) (*mat.Dense, error) {
 	return t.codes(s.m, ProjectGraph, s.anchor)
 }
 
-// TestDigitsAccuracy is DESIGN.md §7's protocol on the test split with the
+// TestDigitsAccuracy is docs/DESIGN.md §7's protocol on the test split with the
 // default hyperparameters (chosen on validation splits of the pool, see
 // BENCHMARKS.md, "Tuning"): one third held out, 10 labels
 // per class, seed 1; graph-aware projection of held-out samples (DPCA: its

@@ -14,7 +14,7 @@ import (
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
-// digitsTask is one evaluation split of DESIGN.md §7 on the digits: a
+// digitsTask is one evaluation split of docs/DESIGN.md §7 on the digits: a
 // training pool with L labels per class (−1 for the rest) and held-out
 // samples.
 type digitsTask struct {

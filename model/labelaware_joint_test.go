@@ -94,8 +94,24 @@ func TestJointClassifierBadInput(t *testing.T) {
 	if err := j.Fit(DenseRows(x), mat.NewDense(7, 2, nil), y); err == nil {
 		t.Error("Fit accepted 7 codes for 8 samples")
 	}
-	if err := (&JointClassifier{CodeWeight: -1}).Fit(DenseRows(x), v, y); err == nil {
-		t.Error("Fit accepted a negative CodeWeight")
+	if err := (&JointClassifier{CodeWeight: -1, Vote: true}).Fit(DenseRows(x), v, y); err == nil {
+		t.Error("Fit accepted a negative CodeWeight with Vote")
+	}
+	// A negative CodeWeight without Vote leaves the codes out (the
+	// ablation of eval --codes off): the fit and its predictions do not
+	// depend on them.
+	a, b := &JointClassifier{CodeWeight: -1}, &JointClassifier{CodeWeight: -1}
+	if err := a.Fit(DenseRows(x), v, y); err != nil {
+		t.Fatal(err)
+	}
+	w := mat.DenseCopyOf(v)
+	w.Scale(-1, w)
+	w.Apply(func(i, j int, x float64) float64 { return float64(i*j%3) - x }, w)
+	if err := b.Fit(DenseRows(x), w, y); err != nil {
+		t.Fatal(err)
+	}
+	if pa, pb := a.PredictTo(nil, DenseRows(x), v), b.PredictTo(nil, DenseRows(x), w); !slices.Equal(pa, pb) {
+		t.Errorf("CodeWeight −1: predictions %v with the codes, %v with others", pa, pb)
 	}
 	if err := (&JointClassifier{FinalCodeWeight: -1}).Fit(DenseRows(x), v, y); err == nil {
 		t.Error("Fit accepted a negative FinalCodeWeight")
@@ -116,7 +132,7 @@ func TestJointClassifierBadInput(t *testing.T) {
 }
 
 // TestDigitsJoint is the default run's accuracy floor for what users get:
-// Auto(40) codes of DESIGN.md §7's seed-1 digits split (graph-aware
+// Auto(40) codes of docs/DESIGN.md §7's seed-1 digits split (graph-aware
 // projection of the held-out third), classified by JointClassifier at its
 // defaults. Measured 0.9616 (TestDigitsAccuracy has the other methods and
 // the mean over seeds, 0.9710); about 3 s.

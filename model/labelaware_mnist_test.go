@@ -82,7 +82,7 @@ func readMNIST(dir string, n int) (*mat.Dense, []int, error) {
 	return x, y, nil
 }
 
-// TestMNISTAccuracy is DESIGN.md §7's protocol on the first 15,000 MNIST
+// TestMNISTAccuracy is docs/DESIGN.md §7's protocol on the first 15,000 MNIST
 // training images (pixel/255): one third held out by metrics.Split with
 // seed 1 (10,000 pool, 5,000 test), 10 labels per class. It fits Auto(40)
 // (SSKNMF) with the default hyperparameters chosen on the digits, codes

@@ -14,7 +14,7 @@ import (
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
-// Online learns a factorization from a stream (DESIGN.md §3): GNMF by
+// Online learns a factorization from a stream (docs/DESIGN.md §3): GNMF by
 // default, or NMF, DGNMF, SSKNMF, N2S2L or NGE (Method). Samples enter an exact
 // k-NN graph incrementally (model/graph), which also keeps the label
 // graphs of the label-aware methods exact under insertion, removal and late
@@ -97,10 +97,11 @@ type Online struct {
 	Beta float64
 	// Q is N2S2L's q or NGE's d, the number of columns of V¹, fixed at the
 	// first fit. If zero, it is the number of classes among the labels
-	// known at the first fit or Rank/4, whichever is larger: a stream does
-	// not know its classes in advance, and early labels name few of them.
-	// (With Rank below 4 and no label yet, the first fit waits for the
-	// next batch.) It must be below Rank.
+	// known at the first fit or Rank/4, whichever is larger, and at most
+	// Rank−1: a stream does not know its classes in advance, and early
+	// labels name few of them (or more than the rank has columns). (With
+	// Rank below 4 and no label yet, the first fit waits for the next
+	// batch.) It must be below Rank.
 	Q int
 	// Graph configures the incremental k-NN graph; Graph.Window bounds the
 	// number of live samples (zero: unbounded).
@@ -575,7 +576,10 @@ func (o *Online) firstFit() error {
 					classes[l] = true
 				}
 			}
-			o.q = max(len(classes), k/4)
+			// q < K: a stream may name more classes before its first fit
+			// than the rank has columns; then the first K−1 columns are
+			// V¹ (data must not stop the learner).
+			o.q = min(max(len(classes), k/4), k-1)
 		}
 		if o.q <= 0 {
 			// Too small a rank to guess q, and no label yet: keep storing
@@ -841,7 +845,7 @@ func (o *Online) update(x Data, ch graph.Change) {
 	terms, st := o.stepTerms(rows, s, gs)
 	// Warm start: graph-aware projection of the new samples on the current
 	// basis, anchored to the codes of their neighbours already in the
-	// window (DESIGN.md §4: the projection that measures best), with the
+	// window (docs/DESIGN.md §4: the projection that measures best), with the
 	// weight of the method's k-NN term (plain NNLS without one). Starting
 	// from plain NNLS codes instead leaves new codes far from their
 	// neighbours' at larger ranks, and the sweeps do not close the gap.

@@ -13,7 +13,7 @@ import (
 // convergence, adds the last 1% (12 samples) with one partial update, then
 // refits the whole window from there (batch engine, warm-started, to the
 // default tolerance or 1000 iterations). It reports both times, their ratio
-// ("partial/refit", DESIGN.md §3 asks for ≤ 0.05) and the objective ratio
+// ("partial/refit", docs/DESIGN.md §3 asks for ≤ 0.05) and the objective ratio
 // of the partial update to the refit ("objective-ratio", ≤ 1.01).
 func BenchmarkOnlinePartialVsRefit1198x64(b *testing.B) {
 	benchPartialVsRefit(b, &Online{Rank: 20, Graph: graph.KNN{K: 5}})

@@ -16,7 +16,7 @@ import (
 // Online.PartialFit for a method that Online cannot learn on a stream.
 var ErrNotOnline = errors.New("model: method not supported online")
 
-// Method names that Online learns, as DESIGN.md §6's --method spells them.
+// Method names that Online learns, as docs/DESIGN.md §6's --method spells them.
 const (
 	methodNMF    = "nmf"
 	methodGNMF   = "gnmf"
@@ -28,7 +28,7 @@ const (
 
 // n2s2lIntraK is the default size of N²S²L's same-class lists online. The
 // batch default joins all same-class labeled samples, a number that grows
-// without bound on a stream; 10 covers that at DESIGN.md §7's ten labels
+// without bound on a stream; 10 covers that at docs/DESIGN.md §7's ten labels
 // per class.
 const n2s2lIntraK = 10
 

@@ -377,3 +377,38 @@ func TestOnlineNGESweep(t *testing.T) {
 		}
 	}
 }
+
+// TestOnlineManyClassesBeforeFirstFit checks that labels naming more
+// classes than the rank has columns, before the first fit, do not stop
+// N2S2L or NGE (q is capped at Rank−1): data must not stop a stream.
+func TestOnlineManyClassesBeforeFirstFit(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	x := mat.NewDense(30, 6, nil)
+	for i := range 30 {
+		for j := range 6 {
+			v := r.Float64()
+			if i%6 == j {
+				v += 1
+			}
+			x.Set(i, j, v)
+		}
+	}
+	for _, m := range []string{methodN2S2L, methodNGE} {
+		o := &Online{Rank: 4, Method: m, Graph: graph.KNN{K: 3}, InitSize: 30}
+		ids, err := o.PartialFit(DenseRows(mat.DenseCopyOf(x.Slice(0, 20, 0, 6))))
+		if err != nil {
+			t.Fatalf("%s: %v", m, err)
+		}
+		for p, n := range ids {
+			if err := o.SetLabel(n, p%6); err != nil { // 6 classes at rank 4
+				t.Fatalf("%s: SetLabel: %v", m, err)
+			}
+		}
+		if _, err := o.PartialFit(DenseRows(mat.DenseCopyOf(x.Slice(20, 30, 0, 6)))); err != nil {
+			t.Fatalf("%s: first fit with 6 classes at rank 4: %v", m, err)
+		}
+		if !o.Started() || o.q != 3 {
+			t.Errorf("%s: started %v, q = %d; want started, q = 3 (Rank−1)", m, o.Started(), o.q)
+		}
+	}
+}

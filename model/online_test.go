@@ -188,7 +188,7 @@ func slicesContains(s []int, x int) bool {
 	return false
 }
 
-// TestOnlineWarmOnePercent is DESIGN.md §3's promise: after adding 1% new
+// TestOnlineWarmOnePercent is docs/DESIGN.md §3's promise: after adding 1% new
 // samples to a fitted model, one partial update lands within 1% of the
 // objective that a full refit on all samples reaches from the same state
 // (up to 1000 batch iterations over the whole window, from a first fit

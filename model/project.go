@@ -10,7 +10,7 @@ import (
 )
 
 // Projection selects how new samples are coded on a learned basis U.
-// DESIGN.md §4 gives the measured accuracies that choose the default.
+// docs/DESIGN.md §4 gives the measured accuracies that choose the default.
 type Projection int
 
 const (

@@ -7,7 +7,7 @@
 //
 // Results hold n samples, one row each: IDs, Preds and Scores have length n
 // and Codes is n×K (rows of the code matrix V of X ≈ U Vᵀ). The Arrow output
-// follows DESIGN.md §5: id (utf8), code (fixed_size_list<float32>[K]),
+// follows docs/DESIGN.md §5: id (utf8), code (fixed_size_list<float32>[K]),
 // pred (utf8, nullable), score (float64, nullable); see ResultSchema.
 //
 // # Ownership and reuse

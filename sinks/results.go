@@ -13,7 +13,7 @@ import (
 )
 
 // Results are the codes and predictions for n samples, one row each, as
-// written by the result sinks (DESIGN.md §5 output: id, code, pred, score).
+// written by the result sinks (docs/DESIGN.md §5 output: id, code, pred, score).
 type Results struct {
 	// IDs holds each sample's id; its length is n.
 	IDs []string

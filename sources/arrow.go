@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/nmfstream/nmfstream/record"
 	"io"
 	"slices"
 	"strconv"
@@ -21,7 +22,7 @@ import (
 )
 
 // Column names and the schema metadata key of the data contract
-// (DESIGN.md §5).
+// (docs/DESIGN.md §5).
 const (
 	ColX       = "x"
 	ColIndices = "indices"
@@ -33,7 +34,7 @@ const (
 	MetaDim    = "dim"
 )
 
-// Arrow reads records of the nmfstream data contract (DESIGN.md §5) from an
+// Arrow reads records of the nmfstream data contract (docs/DESIGN.md §5) from an
 // Arrow IPC stream, an Arrow IPC file or a Parquet file. Each row is one
 // record with exactly one feature form:
 //
@@ -227,7 +228,7 @@ func NewParquet(r parquet.ReaderAtSeeker) *Arrow {
 		if err != nil {
 			return nil, nil, err
 		}
-		return newParquetRecords(pf, stored, mem, batchSize(a.BatchSize), maxDim(a.MaxDim))
+		return newParquetRecords(pf, r, stored, mem, batchSize(a.BatchSize), maxDim(a.MaxDim))
 	}
 	return a
 }
@@ -262,7 +263,7 @@ func (l limitedAllocator) check(n int) {
 
 // layout is where the contract's columns are in a schema (-1 if absent).
 type layout struct {
-	form                              Form
+	form                              record.Form
 	x, ind, val, text, img, label, id int
 	dim                               int // sparse dim or fixed_size_list width; 0 if variable
 }
@@ -333,7 +334,7 @@ func layoutOf(s *arrow.Schema, maxDim int) (layout, error) {
 		if err := checkDim("dimension (fixed_size_list width of column x)", int64(n), maxDim, -1); err != nil {
 			return l, err
 		}
-		l.form, l.dim = FormDense, n
+		l.form, l.dim = record.FormDense, n
 	}
 	if l.ind >= 0 || l.val >= 0 {
 		forms = append(forms, "indices/values")
@@ -360,7 +361,7 @@ func layoutOf(s *arrow.Schema, maxDim int) (layout, error) {
 		if err := checkDim("sparse dimension (schema metadata dim)", d, maxDim, -1); err != nil {
 			return l, err
 		}
-		l.form, l.dim = FormSparse, int(d)
+		l.form, l.dim = record.FormSparse, int(d)
 	}
 	if l.text >= 0 {
 		forms = append(forms, ColText)
@@ -371,14 +372,14 @@ func layoutOf(s *arrow.Schema, maxDim int) (layout, error) {
 		if id := tt.ID(); id != arrow.STRING && id != arrow.LARGE_STRING {
 			return l, fmt.Errorf("sources: column text has type %s, want utf8 or large_utf8 (or a dictionary of them)", s.Field(l.text).Type)
 		}
-		l.form = FormText
+		l.form = record.FormText
 	}
 	if l.img >= 0 {
 		forms = append(forms, ColImage)
 		if id := s.Field(l.img).Type.ID(); id != arrow.BINARY && id != arrow.LARGE_BINARY {
 			return l, fmt.Errorf("sources: column image has type %s, want binary or large_binary", s.Field(l.img).Type)
 		}
-		l.form = FormDense
+		l.form = record.FormDense
 	}
 	switch len(forms) {
 	case 0:
@@ -400,7 +401,7 @@ func layoutOf(s *arrow.Schema, maxDim int) (layout, error) {
 
 // Form opens the input if needed and returns its feature form, or the
 // reason the input cannot be used.
-func (a *Arrow) Form() (Form, error) {
+func (a *Arrow) Form() (record.Form, error) {
 	if !a.start() {
 		return 0, a.err
 	}
@@ -438,7 +439,7 @@ func (a *Arrow) start() bool {
 		return false
 	}
 	a.dense.max = a.MaxDim
-	if a.lay.form == FormDense && a.lay.img < 0 {
+	if a.lay.form == record.FormDense && a.lay.img < 0 {
 		a.dense.d = a.lay.dim
 	}
 	return true
@@ -463,7 +464,7 @@ func (a *Arrow) Next() bool {
 	bs := int64(batchSize(a.BatchSize))
 	a.batch.reset(a.lay.form)
 	var sp *sparse.CSR
-	if a.lay.form == FormSparse {
+	if a.lay.form == record.FormSparse {
 		sp = sparse.Zeros(0, a.lay.dim)
 	}
 	n := int64(0)
@@ -494,9 +495,9 @@ func (a *Arrow) Next() bool {
 		return false
 	}
 	switch a.lay.form {
-	case FormDense:
+	case record.FormDense:
 		a.batch.Dense = a.dense.take()
-	case FormSparse:
+	case record.FormSparse:
 		if a.batch.Len() > 0 {
 			a.batch.Sparse = sp
 		}
@@ -611,7 +612,7 @@ func (a *Arrow) rows(k int64, sp *sparse.CSR) error {
 		case err != nil:
 			b.reject(off, id, "%v", err)
 		case empty && id != "" && labeled:
-			b.LateLabels = append(b.LateLabels, LateLabel{Offset: off, ID: id, Label: label})
+			b.LateLabels = append(b.LateLabels, record.LateLabel{Offset: off, ID: id, Label: label})
 		case empty:
 			b.reject(off, id, "no features (a record without features must carry an id and a label)")
 		default:
@@ -795,7 +796,7 @@ func (a *Arrow) sparseRow(ind, val arrow.Array, i int, sp *sparse.CSR) (empty bo
 
 // Batch returns the batch read by the last successful Next, valid until
 // the next call to Next or Close.
-func (a *Arrow) Batch() *Batch { return &a.batch.Batch }
+func (a *Arrow) Batch() *record.Batch { return &a.batch.Batch }
 
 // Err returns the error that stopped Next, or nil at the end of the input.
 func (a *Arrow) Err() error { return a.err }

@@ -2,6 +2,7 @@ package sources
 
 import (
 	"bytes"
+	"github.com/nmfstream/nmfstream/record"
 	"math"
 	"slices"
 	"strings"
@@ -104,7 +105,7 @@ func checkDense(t *testing.T, c *collected) {
 	if w := []int64{0, 2, 6, 8}; !slices.Equal(c.offsets, w) {
 		t.Errorf("offsets = %v, want %v", c.offsets, w)
 	}
-	if w := []LateLabel{{Offset: 4, ID: "10", Label: "c"}}; !slices.Equal(c.late, w) {
+	if w := []record.LateLabel{{Offset: 4, ID: "10", Label: "c"}}; !slices.Equal(c.late, w) {
 		t.Errorf("late labels = %v, want %v", c.late, w)
 	}
 	wantRejects(t, c.rejects, map[int64]string{1: "negative value -2 at feature 1", 3: "NaN", 5: "no features", 7: "infinite"})
@@ -137,7 +138,7 @@ func TestArrowDense(t *testing.T) {
 			r2.Release()
 			src.BatchSize = bs
 			src.Allocator = mem
-			if f, err := src.Form(); err != nil || f != FormDense {
+			if f, err := src.Form(); err != nil || f != record.FormDense {
 				t.Fatalf("%s: Form() = %v, %v", format, f, err)
 			}
 			c := readAll(t, src)
@@ -201,7 +202,7 @@ func TestArrowDenseList(t *testing.T) {
 	if w := []string{"-1", "2", "3"}; !slices.Equal(c.labels, w) {
 		t.Errorf("labels = %q, want %q", c.labels, w)
 	}
-	if w := []LateLabel{{Offset: 2, ID: "c", Label: "1"}}; !slices.Equal(c.late, w) {
+	if w := []record.LateLabel{{Offset: 2, ID: "c", Label: "1"}}; !slices.Equal(c.late, w) {
 		t.Errorf("late = %v, want %v", c.late, w)
 	}
 	wantRejects(t, c.rejects, map[int64]string{1: "dimension 3, want 2", 5: "null value at feature 1"})
@@ -257,7 +258,7 @@ func TestArrowSparse(t *testing.T) {
 			src = NewParquet(bytes.NewReader(writeParquet(t, schema, rec)))
 		}
 		src.Allocator = mem
-		if f, err := src.Form(); err != nil || f != FormSparse {
+		if f, err := src.Form(); err != nil || f != record.FormSparse {
 			t.Fatalf("%s: Form() = %v, %v", format, f, err)
 		}
 		c := readAll(t, src)
@@ -277,7 +278,7 @@ func TestArrowSparse(t *testing.T) {
 		if w := []string{"a", ""}; !slices.Equal(c.ids, w) {
 			t.Errorf("%s: ids = %q", format, c.ids)
 		}
-		if w := []LateLabel{{Offset: 4, ID: "a", Label: "y"}}; !slices.Equal(c.late, w) {
+		if w := []record.LateLabel{{Offset: 4, ID: "a", Label: "y"}}; !slices.Equal(c.late, w) {
 			t.Errorf("%s: late = %v", format, c.late)
 		}
 		wantRejects(t, c.rejects, map[int64]string{1: "index 6 out of range [0, 6)", 2: "duplicate index 1",
@@ -313,7 +314,7 @@ func TestArrowText(t *testing.T) {
 	if w := []bool{false, false}; !slices.Equal(c.labeled, w) {
 		t.Errorf("labeled = %v", c.labeled)
 	}
-	if w := []LateLabel{{Offset: 2, ID: "3", Label: "y"}}; !slices.Equal(c.late, w) {
+	if w := []record.LateLabel{{Offset: 2, ID: "3", Label: "y"}}; !slices.Equal(c.late, w) {
 		t.Errorf("late = %v", c.late)
 	}
 	wantRejects(t, c.rejects, map[int64]string{1: "empty document", 4: "no features"})

@@ -2,40 +2,13 @@ package sources
 
 import "github.com/nmfstream/nmfstream/record"
 
-// The batch types are defined in package record, so that the stages read
-// them without importing the readers. These names keep sources.Batch and
-// its relatives readable where a source is at hand.
-type (
-	// Form is record.Form: the feature form of a source.
-	Form = record.Form
-	// Batch is record.Batch: a group of consecutive records read from a
-	// source. A Batch returned by Source.Batch is valid until the next call
-	// to Next or Close: sources reuse its memory. Copy what you keep
-	// (Batch.Clone).
-	Batch = record.Batch
-	// LateLabel is record.LateLabel: a label without features, for a
-	// sample seen earlier.
-	LateLabel = record.LateLabel
-	// Reject is record.Reject: a record that cannot be used, with the reason.
-	Reject = record.Reject
-	// RecordError is record.Error: the reason a record was rejected.
-	RecordError = record.Error
-)
-
-// The feature forms, as in package record.
-const (
-	FormDense  = record.FormDense
-	FormSparse = record.FormSparse
-	FormText   = record.FormText
-)
-
 // batch is the Batch a source fills and hands out, with the methods that
 // fill it.
-type batch struct{ Batch }
+type batch struct{ record.Batch }
 
 // reset empties b for a batch of form f, keeping its slices' memory.
-func (b *batch) reset(f Form) {
-	b.Batch = Batch{
+func (b *batch) reset(f record.Form) {
+	b.Batch = record.Batch{
 		Form:       f,
 		Text:       b.Text[:0],
 		IDs:        b.IDs[:0],

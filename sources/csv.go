@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"github.com/nmfstream/nmfstream/record"
 	"io"
 	"math"
 	"strconv"
@@ -142,18 +143,18 @@ func NewCSV(r io.Reader) *CSV {
 
 // Form reads the first record (and header) and returns FormDense, or
 // FormText with a text column, or why the input cannot be used.
-func (c *CSV) Form() (Form, error) {
+func (c *CSV) Form() (record.Form, error) {
 	if !c.start() {
 		return 0, c.err
 	}
 	return c.form(), nil
 }
 
-func (c *CSV) form() Form {
+func (c *CSV) form() record.Form {
 	if c.text >= 0 {
-		return FormText
+		return record.FormText
 	}
-	return FormDense
+	return record.FormDense
 }
 
 // position returns the 0-based index of a column chosen by position, -1
@@ -343,7 +344,7 @@ func (c *CSV) record(rec []string) {
 			c.batch.Text = append(c.batch.Text, strings.Clone(doc))
 			c.batch.addMeta(off, sampleID, label, label != "")
 		case id != "" && label != "":
-			c.batch.LateLabels = append(c.batch.LateLabels, LateLabel{Offset: off, ID: id, Label: label})
+			c.batch.LateLabels = append(c.batch.LateLabels, record.LateLabel{Offset: off, ID: id, Label: label})
 		default:
 			c.batch.reject(off, id, "empty document (a record without a document must carry an id and a label)")
 		}
@@ -371,7 +372,7 @@ func (c *CSV) record(rec []string) {
 	c.row = row
 	switch {
 	case blank == len(row) && id != "" && label != "":
-		c.batch.LateLabels = append(c.batch.LateLabels, LateLabel{Offset: off, ID: id, Label: label})
+		c.batch.LateLabels = append(c.batch.LateLabels, record.LateLabel{Offset: off, ID: id, Label: label})
 	case blank == len(row):
 		c.batch.reject(off, id, "no features (a record without features must carry an id and a label)")
 	case blank > 0:
@@ -399,7 +400,7 @@ func normalizeLabel(s string) string {
 
 // Batch returns the batch read by the last successful Next, valid until
 // the next call to Next or Close.
-func (c *CSV) Batch() *Batch { return &c.batch.Batch }
+func (c *CSV) Batch() *record.Batch { return &c.batch.Batch }
 
 // Err returns the error that stopped Next, or nil at the end of the input.
 func (c *CSV) Err() error { return c.err }

@@ -1,6 +1,6 @@
 // Package sources implements the readers that turn nmfstream inputs into
 // batches of samples: Arrow IPC files and streams and Parquet files in the
-// data contract of DESIGN.md §5 (Arrow), image folders (Images), MNIST IDX
+// data contract of docs/DESIGN.md §5 (Arrow), image folders (Images), MNIST IDX
 // files (IDX) and numeric CSV (CSV). Open picks a reader by path.
 //
 // # Shapes

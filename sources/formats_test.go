@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
+	"github.com/nmfstream/nmfstream/record"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -183,7 +184,7 @@ func TestCSV(t *testing.T) {
 	if w := []string{"3", ""}; !slices.Equal(c.labels, w) {
 		t.Errorf("labels = %q", c.labels)
 	}
-	if w := []LateLabel{{Offset: 4, ID: "a", Label: "5"}}; !slices.Equal(c.late, w) {
+	if w := []record.LateLabel{{Offset: 4, ID: "a", Label: "5"}}; !slices.Equal(c.late, w) {
 		t.Errorf("late = %v", c.late)
 	}
 	wantRejects(t, c.rejects, map[int64]string{1: "negative", 2: "field 2 is not a number", 3: "3 fields, want 4",
@@ -223,25 +224,25 @@ func TestCSVColumns(t *testing.T) {
 		in             string
 		label, id, txt string
 		unlabeled      string
-		form           Form
+		form           record.Form
 		dense          [][]float64
 		text           []string
 		ids, labels    []string
 		labeled        []bool
 	}{
-		{name: "no label column: the last column is a feature", in: "1,2,3\n4,5,6\n", form: FormDense,
+		{name: "no label column: the last column is a feature", in: "1,2,3\n4,5,6\n", form: record.FormDense,
 			dense: [][]float64{{1, 2, 3}, {4, 5, 6}}, ids: []string{"0", "1"}, labels: []string{"", ""}, labeled: []bool{false, false}},
-		{name: "label in the first column", in: "7,1,2\n,3,4\n8,5,6\n", label: "1", form: FormDense,
+		{name: "label in the first column", in: "7,1,2\n,3,4\n8,5,6\n", label: "1", form: record.FormDense,
 			dense: [][]float64{{1, 2}, {3, 4}, {5, 6}}, ids: []string{"0", "1", "2"}, labels: []string{"7", "", "8"}, labeled: []bool{true, false, true}},
-		{name: "unlabeled value", in: "7,1,2\n-1,3,4\n-1.0,5,6\n", label: "1", unlabeled: "-1", form: FormDense,
+		{name: "unlabeled value", in: "7,1,2\n-1,3,4\n-1.0,5,6\n", label: "1", unlabeled: "-1", form: record.FormDense,
 			dense: [][]float64{{1, 2}, {3, 4}, {5, 6}}, ids: []string{"0", "1", "2"}, labels: []string{"7", "", ""}, labeled: []bool{true, false, false}},
-		{name: "header label by default", in: "a,label,b\n1,x,2\n3,,4\n", form: FormDense,
+		{name: "header label by default", in: "a,label,b\n1,x,2\n3,,4\n", form: record.FormDense,
 			dense: [][]float64{{1, 2}, {3, 4}}, ids: []string{"0", "1"}, labels: []string{"x", ""}, labeled: []bool{true, false}},
-		{name: "columns by name", in: "key,a,class\nk1,1,x\nk2,3,y\n", label: "class", id: "key", form: FormDense,
+		{name: "columns by name", in: "key,a,class\nk1,1,x\nk2,3,y\n", label: "class", id: "key", form: record.FormDense,
 			dense: [][]float64{{1}, {3}}, ids: []string{"k1", "k2"}, labels: []string{"x", "y"}, labeled: []bool{true, true}},
-		{name: "text column by position", in: "1,hello world,9\n2,graph NMF,9\n", label: "1", txt: "2", form: FormText,
+		{name: "text column by position", in: "1,hello world,9\n2,graph NMF,9\n", label: "1", txt: "2", form: record.FormText,
 			text: []string{"hello world", "graph NMF"}, ids: []string{"0", "1"}, labels: []string{"1", "2"}, labeled: []bool{true, true}},
-		{name: "header text by default", in: "id,text,label\nd1,some words,a\nd2,more words,\n", form: FormText,
+		{name: "header text by default", in: "id,text,label\nd1,some words,a\nd2,more words,\n", form: record.FormText,
 			text: []string{"some words", "more words"}, ids: []string{"d1", "d2"}, labels: []string{"a", ""}, labeled: []bool{true, false}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -280,7 +281,7 @@ func TestCSVColumns(t *testing.T) {
 	// without is rejected.
 	src := NewCSV(strings.NewReader("id,text,label\nd1,words,\nd1,,a\n,,\n"))
 	got := readAll(t, src)
-	if w := []LateLabel{{Offset: 1, ID: "d1", Label: "a"}}; !slices.Equal(got.late, w) {
+	if w := []record.LateLabel{{Offset: 1, ID: "d1", Label: "a"}}; !slices.Equal(got.late, w) {
 		t.Errorf("late = %v, want %v", got.late, w)
 	}
 	wantRejects(t, got.rejects, map[int64]string{2: "empty document"})

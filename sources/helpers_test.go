@@ -3,6 +3,7 @@ package sources
 import (
 	"bytes"
 	"errors"
+	"github.com/nmfstream/nmfstream/record"
 	"image"
 	"image/color"
 	"image/png"
@@ -72,7 +73,7 @@ func readAll(t testing.TB, src Source) *collected {
 			t.Fatalf("inconsistent metadata lengths in batch %d", c.batches)
 		}
 		switch b.Form {
-		case FormDense:
+		case record.FormDense:
 			if b.Len() > 0 {
 				r, d := b.Dense.Dims()
 				if r != b.Len() {
@@ -85,7 +86,7 @@ func readAll(t testing.TB, src Source) *collected {
 			} else if b.Dense != nil {
 				t.Fatal("Dense set without samples")
 			}
-		case FormSparse:
+		case record.FormSparse:
 			if b.Len() > 0 {
 				r, d := b.Sparse.Dims()
 				if r != b.Len() {
@@ -101,7 +102,7 @@ func readAll(t testing.TB, src Source) *collected {
 				}
 				c.dim = d
 			}
-		case FormText:
+		case record.FormText:
 			if len(b.Text) != b.Len() {
 				t.Fatalf("%d documents for %d samples", len(b.Text), b.Len())
 			}
@@ -130,13 +131,13 @@ type collected struct {
 	labels    []string
 	labeled   []bool
 	offsets   []int64
-	late      []LateLabel
-	rejects   []Reject
+	late      []record.LateLabel
+	rejects   []record.Reject
 }
 
 // wantRejects checks the rejects' offsets and that each reason mentions
 // the offset and the given problem.
-func wantRejects(t *testing.T, got []Reject, want map[int64]string) {
+func wantRejects(t *testing.T, got []record.Reject, want map[int64]string) {
 	t.Helper()
 	if len(got) != len(want) {
 		for _, r := range got {

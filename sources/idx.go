@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/nmfstream/nmfstream/record"
 	"io"
 	"math"
 	"strconv"
@@ -99,11 +100,11 @@ func idxHeader(r io.Reader) (typ byte, size int, dims []int, err error) {
 
 // Form reads the headers and returns FormDense, or why the files cannot be
 // used.
-func (x *IDX) Form() (Form, error) {
+func (x *IDX) Form() (record.Form, error) {
 	if !x.start() {
 		return 0, x.err
 	}
-	return FormDense, nil
+	return record.FormDense, nil
 }
 
 func (x *IDX) start() bool {
@@ -155,7 +156,7 @@ func (x *IDX) Next() bool {
 	if !x.start() || x.off >= int64(x.n) {
 		return false
 	}
-	x.batch.reset(FormDense)
+	x.batch.reset(record.FormDense)
 	bs := int64(batchSize(x.BatchSize))
 	for k := int64(0); k < bs && x.off < int64(x.n); k++ {
 		off := x.off
@@ -233,7 +234,7 @@ func (x *IDX) decode() {
 
 // Batch returns the batch read by the last successful Next, valid until
 // the next call to Next or Close.
-func (x *IDX) Batch() *Batch { return &x.batch.Batch }
+func (x *IDX) Batch() *record.Batch { return &x.batch.Batch }
 
 // Err returns the error that stopped Next, or nil at the end of the input.
 func (x *IDX) Err() error { return x.err }

@@ -2,6 +2,7 @@ package sources
 
 import (
 	"fmt"
+	"github.com/nmfstream/nmfstream/record"
 	"io"
 	"io/fs"
 	"os"
@@ -70,11 +71,11 @@ func NewImages(root string) *Images {
 func NewImagesFS(fsys fs.FS) *Images { return &Images{fsys: fsys} }
 
 // Form lists the folder and returns FormDense, or why it cannot be used.
-func (m *Images) Form() (Form, error) {
+func (m *Images) Form() (record.Form, error) {
 	if !m.start() {
 		return 0, m.err
 	}
-	return FormDense, nil
+	return record.FormDense, nil
 }
 
 func (m *Images) start() bool {
@@ -117,7 +118,7 @@ func (m *Images) Next() bool {
 	if !m.start() || m.off >= int64(len(m.files)) {
 		return false
 	}
-	m.batch.reset(FormDense)
+	m.batch.reset(record.FormDense)
 	bs := int64(batchSize(m.BatchSize))
 	for k := int64(0); k < bs && m.off < int64(len(m.files)); k++ {
 		off := m.off
@@ -171,7 +172,7 @@ func readFileMax(fsys fs.FS, p string, max int64) ([]byte, error) {
 
 // Batch returns the batch read by the last successful Next, valid until
 // the next call to Next or Close.
-func (m *Images) Batch() *Batch { return &m.batch.Batch }
+func (m *Images) Batch() *record.Batch { return &m.batch.Batch }
 
 // Err returns the error that stopped Next, or nil at the end of the input.
 func (m *Images) Err() error { return m.err }

@@ -3,6 +3,7 @@ package sources
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/nmfstream/nmfstream/record"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,8 +19,8 @@ import (
 func TestJavaScriptArrow(t *testing.T) {
 	for _, c := range []struct {
 		file string
-		form Form
-	}{{"js-dense.arrows", FormDense}, {"js-dense.arrow", FormDense}, {"js-text.arrows", FormText}} {
+		form record.Form
+	}{{"js-dense.arrows", record.FormDense}, {"js-dense.arrow", record.FormDense}, {"js-text.arrows", record.FormText}} {
 		t.Run(c.file, func(t *testing.T) {
 			src, err := Open(filepath.Join("testdata", "js", c.file))
 			if err != nil {
@@ -42,7 +43,7 @@ func TestJavaScriptArrow(t *testing.T) {
 				if b.Dense != nil {
 					r, _ := b.Dense.Dims()
 					rows += r
-					if c.form == FormDense && b.Dense.At(2, 0) != 4 {
+					if c.form == record.FormDense && b.Dense.At(2, 0) != 4 {
 						t.Errorf("x[2][0] = %v, want 4", b.Dense.At(2, 0))
 					}
 				}
@@ -62,10 +63,10 @@ func TestJavaScriptArrow(t *testing.T) {
 			if labels[0] != "a" || labels[2] != "b" || labels[3] != "a" {
 				t.Errorf("labels %q, want a, -, b, a", labels)
 			}
-			if c.form == FormText && (len(texts) != 4 || texts[1] != "a dog ran in the park") {
+			if c.form == record.FormText && (len(texts) != 4 || texts[1] != "a dog ran in the park") {
 				t.Errorf("texts %q", texts)
 			}
-			if c.form == FormDense && rows != 4 {
+			if c.form == record.FormDense && rows != 4 {
 				t.Errorf("%d dense rows, want 4", rows)
 			}
 		})
@@ -134,7 +135,7 @@ func TestParquetJS(t *testing.T) {
 	if want := [][]float64{{0, 1, 2, 3}, {1, 1, 1, 1}, {4, 3, 2, 1}, {0, 2, 2, 0}}; !slices.EqualFunc(c.dense, want, slices.Equal) {
 		t.Errorf("x = %v, want %v", c.dense, want)
 	}
-	if want := []LateLabel{{Offset: 3, ID: "r2", Label: "b"}}; !slices.Equal(c.late, want) {
+	if want := []record.LateLabel{{Offset: 3, ID: "r2", Label: "b"}}; !slices.Equal(c.late, want) {
 		t.Errorf("late labels %v, want %v", c.late, want)
 	}
 	if len(c.rejects) > 0 {

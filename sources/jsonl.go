@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/nmfstream/nmfstream/record"
 	"io"
 	"math"
 
@@ -76,11 +77,11 @@ func lineScanner(r io.Reader, max int) *bufio.Scanner {
 // share their dimension. It returns an error, wrapping ErrNotJSON, when no
 // line is JSON at all (a body that is not JSON lines), and the scanner's
 // error for a line over MaxLineBytes.
-func ReadJSONLines(r io.Reader, size int, lim JSONLimits) ([]*Batch, error) {
+func ReadJSONLines(r io.Reader, size int, lim JSONLimits) ([]*record.Batch, error) {
 	lim = lim.or()
 	sc := lineScanner(r, lim.MaxLineBytes)
-	var out []*Batch
-	var cur *Batch
+	var out []*record.Batch
+	var cur *record.Batch
 	var rows [][]float64
 	flush := func() {
 		if cur == nil {
@@ -112,31 +113,31 @@ func ReadJSONLines(r io.Reader, size int, lim JSONLimits) ([]*Batch, error) {
 		} else if firstErr == nil {
 			firstErr = fmt.Errorf("line %d: %w", off+1, err)
 		}
-		form := FormDense
+		form := record.FormDense
 		if rec.text != nil {
-			form = FormText
+			form = record.FormText
 		}
 		if cur == nil {
-			cur = &Batch{Form: form}
+			cur = &record.Batch{Form: form}
 		}
 		reject := func(err error) {
-			cur.Rejects = append(cur.Rejects, Reject{Offset: off, ID: rec.id, Reason: &RecordError{Offset: off, ID: rec.id, Err: err}})
+			cur.Rejects = append(cur.Rejects, record.Reject{Offset: off, ID: rec.id, Reason: &record.Error{Offset: off, ID: rec.id, Err: err}})
 		}
 		switch {
 		case err != nil:
 			reject(err)
 		case x == nil && rec.text == nil:
 			if rec.id != "" && rec.label != "" {
-				cur.LateLabels = append(cur.LateLabels, LateLabel{Offset: off, ID: rec.id, Label: rec.label})
+				cur.LateLabels = append(cur.LateLabels, record.LateLabel{Offset: off, ID: rec.id, Label: rec.label})
 			} else {
 				reject(errors.New("no features (x or text), and not a late label (id and label)"))
 			}
 		case form != cur.Form:
 			reject(fmt.Errorf("%v record in a %v batch: one feature form per request", form, cur.Form))
-		case form == FormDense && len(rows) > 0 && len(x) != len(rows[0]):
+		case form == record.FormDense && len(rows) > 0 && len(x) != len(rows[0]):
 			reject(fmt.Errorf("%d features, the request's first record has %d", len(x), len(rows[0])))
 		default:
-			if form == FormDense {
+			if form == record.FormDense {
 				rows = append(rows, x)
 			} else {
 				cur.Text = append(cur.Text, *rec.text)
@@ -318,11 +319,11 @@ type LabelLine struct {
 // lim's bounds. Bad lines become rejects and the good ones are kept, as
 // ReadJSONLines does; a body with no JSON line is an error wrapping
 // ErrNotJSON.
-func ReadJSONLabels(r io.Reader, lim JSONLimits) ([]LabelLine, []Reject, error) {
+func ReadJSONLabels(r io.Reader, lim JSONLimits) ([]LabelLine, []record.Reject, error) {
 	lim = lim.or()
 	sc := lineScanner(r, lim.MaxLineBytes)
 	var labels []LabelLine
-	var rejects []Reject
+	var rejects []record.Reject
 	var firstErr error
 	parsed := false
 	var off int64
@@ -345,7 +346,7 @@ func ReadJSONLabels(r io.Reader, lim JSONLimits) ([]LabelLine, []Reject, error) 
 			err = errors.New("a label line needs an id and a label")
 		}
 		if err != nil {
-			rejects = append(rejects, Reject{Offset: off, ID: rec.id, Reason: &RecordError{Offset: off, ID: rec.id, Err: err}})
+			rejects = append(rejects, record.Reject{Offset: off, ID: rec.id, Reason: &record.Error{Offset: off, ID: rec.id, Err: err}})
 		} else {
 			labels = append(labels, LabelLine{off, rec.id, rec.label})
 		}

@@ -3,6 +3,7 @@ package sources
 import (
 	"errors"
 	"fmt"
+	"github.com/nmfstream/nmfstream/record"
 	"strings"
 	"testing"
 )
@@ -99,7 +100,7 @@ not json
 					t.Fatalf("Dense has %d rows for %d samples", r, b.Len())
 				}
 			}
-			if b.Form == FormText && len(b.Text) != b.Len() {
+			if b.Form == record.FormText && len(b.Text) != b.Len() {
 				t.Fatalf("%d documents for %d samples", len(b.Text), b.Len())
 			}
 			seen := map[int64]bool{}

@@ -3,6 +3,7 @@ package sources
 import (
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -10,6 +11,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/file"
+	"github.com/apache/arrow/go/v15/parquet/metadata"
 	"github.com/apache/arrow/go/v15/parquet/schema"
 )
 
@@ -27,9 +29,14 @@ import (
 //
 // A list row longer than maxDim elements stops the read with a
 // *LimitError before it is stored; the sizes of the buffers the column
-// readers allocate are bounded by the allocator (limitedAllocator).
+// readers allocate are bounded by the allocator (limitedAllocator); a data
+// page that holds fewer levels or values than its header claims stops the
+// read with an error naming the row group, column and page (checkedPages:
+// arrow-go v15 would loop on it forever).
 type parquetRecords struct {
 	pf     *file.Reader
+	r      io.ReaderAt // pf's file, of size bytes
+	size   int64
 	schema *arrow.Schema
 	cols   []parquetColumn
 	mem    memory.Allocator
@@ -58,10 +65,14 @@ type parquetColumn interface {
 // newParquetRecords returns a reader of the contract's columns of pf, and
 // their Arrow schema (metadata from the stored Arrow schema, or the file's
 // key-value metadata for dim).
-func newParquetRecords(pf *file.Reader, stored *arrow.Schema, mem memory.Allocator, batch, maxDim int) (*parquetRecords, *arrow.Schema, error) {
+func newParquetRecords(pf *file.Reader, r parquet.ReaderAtSeeker, stored *arrow.Schema, mem memory.Allocator, batch, maxDim int) (*parquetRecords, *arrow.Schema, error) {
 	md := pf.MetaData()
 	root := md.Schema.Root()
-	p := &parquetRecords{pf: pf, mem: mem, batch: int64(batch), maxDim: maxDim}
+	size, err := r.Seek(0, io.SeekEnd)
+	if err != nil {
+		return nil, nil, err
+	}
+	p := &parquetRecords{pf: pf, r: r, size: size, mem: mem, batch: int64(batch), maxDim: maxDim}
 	var fields []arrow.Field
 	for i := 0; i < root.NumFields(); i++ {
 		n := root.Field(i)
@@ -127,7 +138,7 @@ func (p *parquetRecords) Next() bool {
 		}
 		schema := p.pf.MetaData().Schema
 		for _, c := range p.cols {
-			rd, err := rg.Column(schema.ColumnIndexByName(c.base().path))
+			rd, err := p.columnReader(rg, schema, c.base().path)
 			if err == nil {
 				err = c.start(rd)
 			}
@@ -165,6 +176,90 @@ func (p *parquetRecords) Next() bool {
 	p.left -= n
 	p.off += n
 	return true
+}
+
+// columnReader returns a reader of the column chunk at path in the row
+// group rg (p.rg-1), whose data pages are checked (checkedPages) before
+// they are decoded. It reads the chunk's bytes itself, as
+// RowGroupReader.GetColumnPageReader does, but checks their claimed range
+// against the file before allocating, and hands the page reader a stream
+// (pageStream) that ends where the chunk ends: arrow-go v15's buffered
+// reader's Peek returns stale bytes past the end, and its page reader,
+// ignoring that Discard made no progress, parsed the same unknown page
+// header forever (FuzzParquet). Encrypted column chunks are refused.
+func (p *parquetRecords) columnReader(rg *file.RowGroupReader, s *schema.Schema, path string) (file.ColumnChunkReader, error) {
+	i := s.ColumnIndexByName(path)
+	if i < 0 || i >= rg.NumColumns() {
+		return nil, fmt.Errorf("no column chunk for %s among %d", path, rg.NumColumns())
+	}
+	col, err := rg.MetaData().ColumnChunk(i)
+	if err != nil {
+		return nil, err
+	}
+	if col.CryptoMetadata() != nil {
+		return nil, errors.New("encrypted column chunks are not read")
+	}
+	start := col.DataPageOffset()
+	if col.HasDictionaryPage() && col.DictionaryPageOffset() > 0 && start > col.DictionaryPageOffset() {
+		start = col.DictionaryPageOffset()
+	}
+	n := col.TotalCompressedSize()
+	if start < 0 || n < 0 || start > p.size || n > p.size-start {
+		return nil, fmt.Errorf("column chunk of %d bytes at offset %d outside the file of %d bytes", n, start, p.size)
+	}
+	if v := p.pf.MetaData().WriterVersion(); v != nil && v.LessThan(metadata.Parquet816FixedVersion) {
+		// PARQUET-816: parquet-mr up to 1.2.8 left the dictionary page
+		// header out of the chunk's size; arrow-go pads by up to 100 bytes.
+		n += min(100, p.size-(start+n))
+	}
+	data := make([]byte, n)
+	if got, err := p.r.ReadAt(data, start); got < len(data) {
+		return nil, fmt.Errorf("reading the column chunk: %d of %d bytes: %w", got, n, err)
+	}
+	stream := &pageStream{data: data}
+	pages, err := file.NewPageReader(stream, col.NumValues(), col.Compression(), p.mem, nil)
+	if err != nil {
+		return nil, err
+	}
+	checked := &checkedPages{PageReader: pages, descr: s.Column(i), stream: stream, rg: p.rg - 1, col: path}
+	return file.NewColumnReader(s.Column(i), checked, p.mem, p.pf.BufferPool()), nil
+}
+
+// pageStream is a parquet.BufferedReader over the bytes of one column
+// chunk: Peek returns at most the bytes left (io.EOF when fewer than asked),
+// Discard and Read consume them.
+type pageStream struct{ data []byte }
+
+func (b *pageStream) Peek(n int) ([]byte, error) {
+	if n < 0 {
+		return nil, errors.New("negative peek")
+	}
+	if n > len(b.data) {
+		return b.data, io.EOF
+	}
+	return b.data[:n], nil
+}
+
+func (b *pageStream) Discard(n int) (int, error) {
+	if n < 0 {
+		return 0, errors.New("negative discard")
+	}
+	if n > len(b.data) {
+		n = len(b.data)
+		b.data = b.data[n:]
+		return n, io.EOF
+	}
+	b.data = b.data[n:]
+	return n, nil
+}
+
+func (b *pageStream) Read(q []byte) (int, error) {
+	if len(b.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(q, b.data)
+	b.data = b.data[n:]
+	return n, nil
 }
 
 func (p *parquetRecords) Record() arrow.Record { return p.rec }
@@ -295,7 +390,10 @@ type pqColumn[T any] struct {
 	appendTo func(b array.Builder, v T) // to the primitive (value) builder
 	clone    bool                       // copy byte arrays out of the page buffers
 
-	rd       interface{ HasNext() bool }
+	rd interface {
+		HasNext() bool
+		Err() error
+	}
 	read     func(n int64, vals []T, def, rep []int16) (int64, int, error)
 	def, rep []int16
 	vals     []T
@@ -355,7 +453,7 @@ func (c *pqColumn[T]) fill() error {
 	}
 	if !c.rd.HasNext() {
 		c.eof = true
-		return nil
+		return c.rd.Err() // a page checkedPages refused, or a read error
 	}
 	need := c.lend + parquetChunk
 	if len(c.def) < need {
@@ -366,6 +464,9 @@ func (c *pqColumn[T]) fill() error {
 		c.vals = slices.Grow(c.vals[:c.vend], need-c.vend)[:need]
 	}
 	levels, values, err := c.read(parquetChunk, c.vals[c.vend:], c.def[c.lend:], c.rep[c.lend:])
+	if err == nil {
+		err = c.rd.Err()
+	}
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package sources
 import (
 	"context"
 	"fmt"
+	"github.com/nmfstream/nmfstream/record"
 	"io"
 )
 
@@ -31,7 +32,7 @@ func NewReader(src Source) *Reader { return &Reader{src: src} }
 // Read returns a copy of the next batch, io.EOF at the end of the source,
 // or the error that stopped it. It checks ctx between batches only: a
 // Source's Next takes no context.
-func (r *Reader) Read(ctx context.Context) (*Batch, error) {
+func (r *Reader) Read(ctx context.Context) (*record.Batch, error) {
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err

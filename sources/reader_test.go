@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nmfstream/nmfstream/record"
+
 	"github.com/nmfstream/nmfstream/sources"
 )
 
@@ -42,7 +44,7 @@ func TestReaderCopies(t *testing.T) {
 	src := sources.NewCSV(strings.NewReader(csv))
 	src.BatchSize = 2
 	r := sources.NewReader(src)
-	var got []*sources.Batch
+	var got []*record.Batch
 	for {
 		b, err := r.Read(context.Background())
 		if err == io.EOF {

@@ -2,6 +2,7 @@ package sources
 
 import (
 	"fmt"
+	"github.com/nmfstream/nmfstream/record"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
@@ -25,13 +26,13 @@ type Source interface {
 	Next() bool
 	// Batch returns the batch read by the last successful Next. It is valid
 	// until the next call to Next or Close.
-	Batch() *Batch
+	Batch() *record.Batch
 	// Err returns the error that stopped Next, or nil.
 	Err() error
 	// Form returns the feature form of the source's batches. For
 	// self-describing inputs it reads the header (schema) first, so it may
 	// fail on an unusable file.
-	Form() (Form, error)
+	Form() (record.Form, error)
 	// Close releases the source's resources and closes the input it opened.
 	// It does not close readers passed to a constructor.
 	Close() error

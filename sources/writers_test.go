@@ -2,6 +2,7 @@ package sources
 
 import (
 	"bytes"
+	"github.com/nmfstream/nmfstream/record"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -28,7 +29,7 @@ func TestRustAndDuckDB(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer src.Close()
-			if f, err := src.Form(); err != nil || f != FormDense {
+			if f, err := src.Form(); err != nil || f != record.FormDense {
 				t.Fatalf("form %v (%v), want dense", f, err)
 			}
 			c := readAll(t, src)
@@ -47,7 +48,7 @@ func TestRustAndDuckDB(t *testing.T) {
 			if want := [][]float64{{0, 1, 2, 3}, {1, 1, 1, 1}, {4, 3, 2, 1}, {0, 2, 2, 0}}; !slices.EqualFunc(c.dense, want, slices.Equal) {
 				t.Errorf("x = %v, want %v", c.dense, want)
 			}
-			if want := []LateLabel{{Offset: 3, ID: "r2", Label: "2"}}; !slices.Equal(c.late, want) {
+			if want := []record.LateLabel{{Offset: 3, ID: "r2", Label: "2"}}; !slices.Equal(c.late, want) {
 				t.Errorf("late labels %v, want %v", c.late, want)
 			}
 			if len(c.rejects) > 0 {
@@ -62,7 +63,7 @@ func TestRustAndDuckDB(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer src.Close()
-			if f, err := src.Form(); err != nil || f != FormText {
+			if f, err := src.Form(); err != nil || f != record.FormText {
 				t.Fatalf("form %v (%v), want text", f, err)
 			}
 			c := readAll(t, src)

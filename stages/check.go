@@ -10,7 +10,7 @@ import (
 )
 
 // The checks a batch passes before it touches the model, so that no data
-// can stop the Learner (docs/DESIGN.md, "serve"): the first batch with a
+// can stop the Learner (docs/DESIGN.md §6, serve): the first batch with a
 // dimension D fixes the stream's only if D is within Featurize.MaxDim, its
 // D×K basis within the model's MaxBasisBytes and, for dense samples, its
 // window within Featurize.MaxWindowBytes; otherwise every record of the

@@ -8,7 +8,7 @@ import (
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/graph"
-	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/record"
 )
 
 // fourFeatures returns n records of the README's shape, 4 features, with
@@ -109,7 +109,7 @@ func TestTextWindowBytes(t *testing.T) {
 	for i := range 20 {
 		words = append(words, fmt.Sprintf("term%c%c", 'a'+i%26, 'a'+i/26))
 	}
-	b := &sources.Batch{Form: sources.FormText, Text: []string{"term one two", strings.Join(words, " ")},
+	b := &record.Batch{Form: record.FormText, Text: []string{"term one two", strings.Join(words, " ")},
 		IDs: []string{"a", "b"}, Labels: []string{"", ""}, Labeled: []bool{false, false}, Offsets: []int64{0, 1}}
 	st, err := l.Learn(b)
 	if err != nil {
@@ -127,7 +127,7 @@ func TestMaxClasses(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
 	rows, ids, _ := fourFeatures(0, 6, r)
 	b := denseBatch(0, rows, ids, []string{"a", "b", "c", "a", "", "d"})
-	b.LateLabels = []sources.LateLabel{{Offset: 6, ID: "x", Label: "e"}, {Offset: 7, ID: "y", Label: "b"}}
+	b.LateLabels = []record.LateLabel{{Offset: 6, ID: "x", Label: "e"}, {Offset: 7, ID: "y", Label: "b"}}
 	st, err := l.Learn(b)
 	if err != nil {
 		t.Fatal(err)

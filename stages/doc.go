@@ -4,7 +4,7 @@
 // prequential learning (Learner: predict each arriving sample from its
 // code, then learn the sample and the labels that arrived, late or not).
 //
-// A stream is a chain of stages, one file each (docs/DESIGN.md):
+// A stream is a chain of stages, one file each (docs/DESIGN.md §3):
 //
 //	decode        package sources: records into a record.Batch
 //	featurize     features.go: NewFeatures checks and copies each sample
@@ -72,8 +72,8 @@
 // known): A. P. Dawid, "Present position and potential developments: some
 // personal views: statistical theory: the prequential approach", JRSS A
 // 147(2), 1984; J. Gama, R. Sebastião, P. P. Rodrigues, "On evaluating
-// stream learning algorithms", Machine Learning 90(3), 2013. Leaving
-// empty predictions out of the accuracy follows River's
-// evaluate.progressive_val_score. Label propagation: Zhou et al., NIPS 16,
-// 2004 (see model/classify).
+// stream learning algorithms", Machine Learning 90(3), 2013. Unlike River's
+// evaluate.progressive_val_score, which leaves empty predictions out, a
+// scored sample without a prediction counts as wrong (Counters). Label propagation: Zhou et al., NIPS
+// 16, 2004 (see model/classify).
 package stages

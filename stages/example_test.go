@@ -10,7 +10,7 @@ import (
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/pipeline"
-	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/stages"
 )
 
@@ -23,8 +23,8 @@ import (
 // the third batch is predicted from them.
 func Example_pipeline() {
 	rnd := rand.New(rand.NewPCG(1, 1))
-	batch := func(off int) *sources.Batch {
-		b := &sources.Batch{Form: sources.FormDense, Dense: mat.NewDense(20, 4, nil)}
+	batch := func(off int) *record.Batch {
+		b := &record.Batch{Form: record.FormDense, Dense: mat.NewDense(20, 4, nil)}
 		for i := range 20 {
 			c := i % 2 // cluster 0 lives on features 0-1, cluster 1 on 2-3
 			b.Dense.Set(i, 2*c, 1+rnd.Float64())
@@ -38,13 +38,13 @@ func Example_pipeline() {
 	}
 	first, second, third := batch(0), batch(20), batch(42)
 	second.Dense.Set(5, 0, -1) // a negative value: sample "25" is rejected
-	second.LateLabels = []sources.LateLabel{{Offset: 40, ID: "0", Label: "left"}, {Offset: 41, ID: "1", Label: "right"}}
+	second.LateLabels = []record.LateLabel{{Offset: 40, ID: "0", Label: "left"}, {Offset: 41, ID: "1", Label: "right"}}
 
 	l := &stages.Learner{Model: &model.Online{Rank: 2, Graph: graph.KNN{K: 3}, InitSize: 20, Src: rand.NewPCG(1, 1)}}
 	p := pipeline.New(
-		pipeline.FromSlice("batches", []*sources.Batch{first, second, third}),
+		pipeline.FromSlice("batches", []*record.Batch{first, second, third}),
 		[]pipeline.Stage{
-			pipeline.Ordered(pipeline.Map("featurize", 2, func(_ context.Context, b *sources.Batch) (*stages.Features, error) {
+			pipeline.Ordered(pipeline.Map("featurize", 2, func(_ context.Context, b *record.Batch) (*stages.Features, error) {
 				return stages.NewFeatures(b), nil
 			})),
 			pipeline.Map("learn", 1, func(_ context.Context, f *stages.Features) (*stages.Step, error) {

@@ -174,7 +174,7 @@ func (l *Learner) predictInOrder(ids []int, b *Identified) ([]Prediction, error)
 // Scorer is the prequential scorer of a stream, the one place its
 // accuracy is computed (Learner's, and stream --nats's): each arrival
 // prediction is scored once, when its sample's label is known, against that
-// label (Dawid's prequential protocol, docs/DESIGN.md). It owns the scoring
+// label (Dawid's prequential protocol, docs/DESIGN.md §7). It owns the scoring
 // counters (Counters.Labeled, Correct, Unpredicted, Early) and the
 // confusion matrix behind Scores; Score costs O(1), amortized over the
 // classes' growth. The zero Scorer is ready to use. A Scorer is not safe

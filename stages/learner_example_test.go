@@ -8,7 +8,7 @@ import (
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/graph"
-	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/stages"
 )
 
@@ -17,8 +17,8 @@ import (
 func ExampleLearner() {
 	rnd := rand.New(rand.NewPCG(1, 1))
 	l := &stages.Learner{Model: &model.Online{Rank: 2, Graph: graph.KNN{K: 3}, InitSize: 20, Src: rand.NewPCG(1, 1)}}
-	batch := func(off int) *sources.Batch {
-		b := &sources.Batch{Form: sources.FormDense, Dense: mat.NewDense(20, 4, nil)}
+	batch := func(off int) *record.Batch {
+		b := &record.Batch{Form: record.FormDense, Dense: mat.NewDense(20, 4, nil)}
 		for i := range 20 {
 			c := i % 2 // cluster 0 lives on features 0-1, cluster 1 on 2-3
 			b.Dense.Set(i, 2*c, 1+rnd.Float64())

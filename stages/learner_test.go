@@ -16,7 +16,7 @@ import (
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/pipeline"
-	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/record"
 )
 
 func newDigitsLearner(window int) *Learner {
@@ -60,8 +60,8 @@ func TestPrequentialDigits(t *testing.T) {
 }
 
 // dense builds a one-sample-per-row batch.
-func denseBatch(off int64, rows [][]float64, ids, labels []string) *sources.Batch {
-	b := &sources.Batch{Form: sources.FormDense, Dense: mat.NewDense(len(rows), len(rows[0]), nil)}
+func denseBatch(off int64, rows [][]float64, ids, labels []string) *record.Batch {
+	b := &record.Batch{Form: record.FormDense, Dense: mat.NewDense(len(rows), len(rows[0]), nil)}
 	for i, r := range rows {
 		b.Dense.SetRow(i, r)
 		b.IDs = append(b.IDs, ids[i])
@@ -146,7 +146,7 @@ func TestLearnerBookkeeping(t *testing.T) {
 	}
 	// Sample 8 left the window (window 30, 40 inserted): its late label
 	// still scores its arrival prediction; sample 35 is in the window.
-	b := &sources.Batch{Form: sources.FormDense, LateLabels: []sources.LateLabel{{Offset: 42, ID: str(8), Label: y[8]}, {Offset: 43, ID: str(35), Label: y[35]}}}
+	b := &record.Batch{Form: record.FormDense, LateLabels: []record.LateLabel{{Offset: 42, ID: str(8), Label: y[8]}, {Offset: 43, ID: str(35), Label: y[35]}}}
 	if _, err := l.Learn(b); err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestLearnerStateRoundTrip(t *testing.T) {
 
 // learnBoth feeds bs to learners a and r and fails unless every pair of
 // predictions is the same by same.
-func learnBoth(t *testing.T, a, r *Learner, bs []*sources.Batch, same func(p, q Prediction) bool) {
+func learnBoth(t *testing.T, a, r *Learner, bs []*record.Batch, same func(p, q Prediction) bool) {
 	t.Helper()
 	for _, b := range bs {
 		sa, err := a.Learn(b)
@@ -238,7 +238,7 @@ func TestLearnerText(t *testing.T) {
 	l := &Learner{Model: &model.Online{Rank: 4, Graph: graph.KNN{K: 5, Metric: graph.Cosine}, InitSize: 20, Src: rand.NewPCG(1, 1)}, Metric: 1}
 	var off int64
 	for step := range 12 {
-		b := &sources.Batch{Form: sources.FormText}
+		b := &record.Batch{Form: record.FormText}
 		for i := range 10 {
 			c := rnd.IntN(2)
 			var w []string
@@ -287,7 +287,7 @@ func TestLearnerPipeline(t *testing.T) {
 	run := func(ctx context.Context, failAt int) error {
 		l := newDigitsLearner(200)
 		n := 0
-		learn := func(ctx context.Context, b *sources.Batch) (*Step, error) {
+		learn := func(ctx context.Context, b *record.Batch) (*Step, error) {
 			n++
 			if n == failAt {
 				return nil, errors.New("boom")

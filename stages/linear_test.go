@@ -10,7 +10,7 @@ import (
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/graph"
-	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/record"
 )
 
 // TestLinearLearns fits the linear model on two classes of sparse rows that
@@ -152,10 +152,10 @@ func TestLearnerTextLinearRoundTrip(t *testing.T) {
 	}
 	common := []string{"report", "week", "people", "city", "year", "news", "today", "local"}
 	rnd := rand.New(rand.NewPCG(3, 3))
-	var bs []*sources.Batch
+	var bs []*record.Batch
 	var off int64
 	for range 14 {
-		b := &sources.Batch{Form: sources.FormText}
+		b := &record.Batch{Form: record.FormText}
 		for i := range 10 {
 			c := rnd.IntN(2)
 			var w []string
@@ -218,10 +218,10 @@ func TestLinearFollowsDrift(t *testing.T) {
 	common := []string{"report", "week", "people", "city", "year", "news", "today", "local"}
 	rnd := rand.New(rand.NewPCG(5, 5))
 	const n, batch = 800, 10
-	var bs []*sources.Batch
+	var bs []*record.Batch
 	truth := map[string]string{}
 	for k := range n / batch {
-		b := &sources.Batch{Form: sources.FormText}
+		b := &record.Batch{Form: record.FormText}
 		for i := range batch {
 			off := int64(k*batch + i)
 			c := rnd.IntN(2)

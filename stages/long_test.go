@@ -12,7 +12,7 @@ import (
 	"github.com/nmfstream/nmfstream/internal/testenv"
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/graph"
-	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/record"
 )
 
 // TestLongMemoryFlat streams the digits over and over (new ids each pass,
@@ -28,9 +28,9 @@ func TestLongMemoryFlat(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(1, 1))
 	seq := 0
 	var off int64
-	var late []sources.LateLabel
+	var late []record.LateLabel
 	step := func() {
-		b := &sources.Batch{Form: sources.FormDense, Dense: mat.NewDense(bs, d, nil)}
+		b := &record.Batch{Form: record.FormDense, Dense: mat.NewDense(bs, d, nil)}
 		for i := range bs {
 			r := rnd.IntN(n)
 			b.Dense.SetRow(i, x.RawRowView(r))
@@ -41,7 +41,7 @@ func TestLongMemoryFlat(t *testing.T) {
 			b.Offsets = append(b.Offsets, off)
 			off++
 			if seq%10 == 0 {
-				late = append(late, sources.LateLabel{ID: id, Label: strconv.Itoa(y[r])})
+				late = append(late, record.LateLabel{ID: id, Label: strconv.Itoa(y[r])})
 			}
 			seq++
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/nmfstream/nmfstream/internal/testenv"
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/graph"
-	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/record"
 )
 
 // synthStream makes batches of an endless labeled stream: each sample is
@@ -22,7 +22,7 @@ type synthStream struct {
 	rnd    *rand.Rand
 	protos *mat.Dense
 	off    int64
-	due    map[int64][]sources.LateLabel
+	due    map[int64][]record.LateLabel
 }
 
 func newSynthStream(d int) *synthStream {
@@ -31,13 +31,13 @@ func newSynthStream(d int) *synthStream {
 	for i := range p.RawMatrix().Data {
 		p.RawMatrix().Data[i] = rnd.Float64()
 	}
-	return &synthStream{rnd: rnd, protos: p, due: map[int64][]sources.LateLabel{}}
+	return &synthStream{rnd: rnd, protos: p, due: map[int64][]record.LateLabel{}}
 }
 
 // next returns the next batch of n samples (plus the late labels due).
-func (s *synthStream) next(n int) *sources.Batch {
+func (s *synthStream) next(n int) *record.Batch {
 	_, d := s.protos.Dims()
-	b := &sources.Batch{Form: sources.FormDense, Dense: mat.NewDense(n, d, nil)}
+	b := &record.Batch{Form: record.FormDense, Dense: mat.NewDense(n, d, nil)}
 	for i := 0; i < n; i++ {
 		c := s.rnd.IntN(10)
 		row := b.Dense.RawRowView(i)
@@ -50,7 +50,7 @@ func (s *synthStream) next(n int) *sources.Batch {
 		b.Labeled = append(b.Labeled, false)
 		b.Offsets = append(b.Offsets, s.off)
 		if s.rnd.IntN(10) == 0 {
-			s.due[s.off+100] = append(s.due[s.off+100], sources.LateLabel{ID: id, Label: strconv.Itoa(c)})
+			s.due[s.off+100] = append(s.due[s.off+100], record.LateLabel{ID: id, Label: strconv.Itoa(c)})
 		}
 		s.off++
 		due := s.due[s.off]

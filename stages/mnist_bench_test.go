@@ -13,13 +13,14 @@ import (
 	"github.com/nmfstream/nmfstream/internal/testenv"
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/graph"
+	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/sources"
 )
 
 // mnistBatches reads the first n MNIST training records in batches of bs
 // (the IDX files of testenv.Data's mnist, as scripts/fetch-data.sh leaves
 // them). It skips tb without them.
-func mnistBatches(tb testing.TB, n, bs int) []*sources.Batch {
+func mnistBatches(tb testing.TB, n, bs int) []*record.Batch {
 	tb.Helper()
 	op := sources.Opener{BatchSize: bs}
 	src, err := op.Open(testenv.Data(tb, "mnist", "train-images-idx3-ubyte"))
@@ -27,14 +28,14 @@ func mnistBatches(tb testing.TB, n, bs int) []*sources.Batch {
 		tb.Fatal(err)
 	}
 	defer src.Close()
-	var out []*sources.Batch
+	var out []*record.Batch
 	for len(out)*bs < n && src.Next() {
 		out = append(out, cloneBatch(src.Batch()))
 	}
 	return out
 }
 
-func cloneBatch(b *sources.Batch) *sources.Batch {
+func cloneBatch(b *record.Batch) *record.Batch {
 	c := *b
 	c.IDs, c.Labels, c.Labeled, c.Offsets = slices.Clone(b.IDs), slices.Clone(b.Labels), slices.Clone(b.Labeled), slices.Clone(b.Offsets)
 	c.LateLabels, c.Rejects = slices.Clone(b.LateLabels), slices.Clone(b.Rejects)

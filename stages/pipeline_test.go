@@ -16,19 +16,19 @@ import (
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/pipeline"
-	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/stages"
 )
 
 // digitBatches returns the digits in input order as batches of size
 // samples, every fifth one labeled.
-func digitBatches(size int) []*sources.Batch {
+func digitBatches(size int) []*record.Batch {
 	x, y := datasets.Digits()
 	n, d := x.Dims()
-	var out []*sources.Batch
+	var out []*record.Batch
 	for lo := 0; lo < n; lo += size {
 		hi := min(lo+size, n)
-		b := &sources.Batch{Form: sources.FormDense, Dense: mat.NewDense(hi-lo, d, nil)}
+		b := &record.Batch{Form: record.FormDense, Dense: mat.NewDense(hi-lo, d, nil)}
 		for i := lo; i < hi; i++ {
 			b.Dense.SetRow(i-lo, x.RawRowView(i))
 			b.IDs = append(b.IDs, fmt.Sprint(i))
@@ -81,7 +81,7 @@ func checkNoLeak(t *testing.T) {
 // with the stage's name and the batch's first offset (featurize, which runs
 // in parallel and keeps no count) or the call's number (learn), and may
 // fail it.
-func chain(bs []*sources.Batch, sink func(*stages.Step) error, hook func(stage string, n int) error) (*pipeline.Pipeline, *stages.Learner, *int) {
+func chain(bs []*record.Batch, sink func(*stages.Step) error, hook func(stage string, n int) error) (*pipeline.Pipeline, *stages.Learner, *int) {
 	l := &stages.Learner{Model: &model.Online{Rank: 10, Graph: graph.KNN{K: 5, Window: 300}, Src: rand.NewPCG(1, 1)}}
 	learned := new(int)
 	nl := 0
@@ -91,7 +91,7 @@ func chain(bs []*sources.Batch, sink func(*stages.Step) error, hook func(stage s
 	p := pipeline.New(
 		pipeline.FromSlice("batches", bs),
 		[]pipeline.Stage{
-			pipeline.Ordered(pipeline.Map("featurize", 2, func(_ context.Context, b *sources.Batch) (*stages.Features, error) {
+			pipeline.Ordered(pipeline.Map("featurize", 2, func(_ context.Context, b *record.Batch) (*stages.Features, error) {
 				if err := hook("featurize", int(b.Offsets[0])); err != nil {
 					return nil, err
 				}

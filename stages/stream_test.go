@@ -7,7 +7,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/internal/datasets"
-	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/record"
 )
 
 // testRecord is one input record of a test stream: a sample (x non-nil) or a
@@ -54,15 +54,15 @@ func digitsStream(frac float64, delay int) (recs []testRecord, truth map[string]
 
 // batches cuts recs into sources.Batches of size records each, numbering
 // offsets from 0.
-func batches(recs []testRecord, size int) []*sources.Batch {
-	var out []*sources.Batch
+func batches(recs []testRecord, size int) []*record.Batch {
+	var out []*record.Batch
 	for lo := 0; lo < len(recs); lo += size {
-		b := &sources.Batch{Form: sources.FormDense}
+		b := &record.Batch{Form: record.FormDense}
 		var rows [][]float64
 		for o := lo; o < min(lo+size, len(recs)); o++ {
 			r := recs[o]
 			if r.x == nil {
-				b.LateLabels = append(b.LateLabels, sources.LateLabel{Offset: int64(o), ID: r.id, Label: r.label})
+				b.LateLabels = append(b.LateLabels, record.LateLabel{Offset: int64(o), ID: r.id, Label: r.label})
 				continue
 			}
 			rows = append(rows, r.x)

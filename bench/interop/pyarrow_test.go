@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/nmfstream/nmfstream/record"
+
 	"github.com/nmfstream/nmfstream/sources"
 )
 
@@ -65,7 +67,7 @@ func TestPyarrowFiles(t *testing.T) {
 		var ids []string
 		var first []float64
 		var rejects []int64
-		var late []sources.LateLabel
+		var late []record.LateLabel
 		for src.Next() {
 			b := src.Batch()
 			ids = append(ids, b.IDs...)
@@ -90,7 +92,7 @@ func TestPyarrowFiles(t *testing.T) {
 		if want := []int64{1, 3, 5, 7}; !slices.Equal(rejects, want) {
 			t.Errorf("%s: rejects at %v, want %v", name, rejects, want)
 		}
-		if want := []sources.LateLabel{{Offset: 4, ID: "10", Label: "c"}}; !slices.Equal(late, want) {
+		if want := []record.LateLabel{{Offset: 4, ID: "10", Label: "c"}}; !slices.Equal(late, want) {
 			t.Errorf("%s: late labels %v, want %v", name, late, want)
 		}
 	}

@@ -1,6 +1,6 @@
 // Command paper reproduces the experiments of the papers nmfstream
 // implements and compares every method with its peers: held-out accuracy
-// against labels per class for every method and the peers (DESIGN.md §7),
+// against labels per class for every method and the peers (docs/DESIGN.md §7),
 // sensitivity to K, α and β, occlusion robustness, basis sparsity and
 // images, objective curves, a prequential stream, document classification
 // and clustering on the Brown corpus, and speed against scikit-learn
@@ -15,7 +15,7 @@
 // # Shapes
 //
 // Data sets are held one sample per row (N×D, the transpose of the D×N
-// X of DESIGN.md); every method factorizes X ≈ UVᵀ with U D×K and V N×K.
+// X of docs/DESIGN.md §1); every method factorizes X ≈ UVᵀ with U D×K and V N×K.
 // Test samples are coded on the fitted U (M×K) and classified by 1-NN
 // against the codes of the labeled training samples.
 //

@@ -5,7 +5,7 @@ import "github.com/nmfstream/nmfstream/model/methods"
 // grid is what a run measures. quickGrid and fullGrid are the two the
 // command offers; tests use smaller ones.
 type grid struct {
-	// rank is K and labels is L of the base configuration (DESIGN.md §7).
+	// rank is K and labels is L of the base configuration (docs/DESIGN.md §7).
 	rank, labels int
 	// iters bounds the multiplicative updates (0: each method's default).
 	iters int

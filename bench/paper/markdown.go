@@ -60,7 +60,7 @@ func writeMarkdown(w *strings.Builder, rep *Report) {
 	p("| key modules | %s (all in report.json) |\n", orDash(strings.Join(deps, ", ")))
 	p("| scikit-learn | %s |\n", orDash(m.Sklearn))
 	p("| data | digits (embedded, 1,797 8×8)%s%s |\n", ifs(m.MNIST, fmt.Sprintf(", MNIST (%d-sample draw)", m.MNISTSample)), ifs(m.Brown, ", Brown corpus"))
-	p("| protocol | DESIGN.md §7: %.0f%% held out, L labeled samples per class from the training pool, the rest of the pool unlabeled; K = %d; held-out accuracy of 1-NN on the labeled samples' codes (test samples projected graph-aware) |\n\n", 100*m.TestFrac, m.Rank)
+	p("| protocol | docs/DESIGN.md §7: %.0f%% held out, L labeled samples per class from the training pool, the rest of the pool unlabeled; K = %d; held-out accuracy of 1-NN on the labeled samples' codes (test samples projected graph-aware) |\n\n", 100*m.TestFrac, m.Rank)
 
 	if len(rep.Notes) > 0 {
 		p("## Notes\n\n")

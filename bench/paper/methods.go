@@ -93,7 +93,7 @@ func lookup(name string) (method, bool) {
 	return me, true
 }
 
-// projectGraph is graph-aware out-of-sample projection (DESIGN.md §4) for
+// projectGraph is graph-aware out-of-sample projection (docs/DESIGN.md §4) for
 // methods without their own: each test sample joins the 5-NN graph of the
 // training samples (Euclidean, 0-1 weights), whose codes stay fixed, with
 // the anchor weight GNMF was tuned with — the same rule as the command
@@ -110,7 +110,7 @@ func projectGraph(m model.Method, train model.Data, dst *mat.Dense, test model.D
 	return p.ProjectTo(dst, test)
 }
 
-// split is one evaluation split of DESIGN.md §7, materialized.
+// split is one evaluation split of docs/DESIGN.md §7, materialized.
 type split struct {
 	train, test *mat.Dense
 	// trainY holds the pool's labels with −1 for the unlabeled samples;
@@ -183,7 +183,7 @@ func projectTest(me method, r *fitResult, s *split, test *mat.Dense) (*mat.Dense
 }
 
 // classify1NN scores codes of test samples by 1-NN against the codes of
-// the labeled training samples (DESIGN.md §7).
+// the labeled training samples (docs/DESIGN.md §7).
 func classify1NN(trainCodes *mat.Dense, s *split, testCodes *mat.Dense, testY []int) (float64, error) {
 	nn := classify.NearestNeighbor{}
 	if err := nn.Fit(metrics.TakeRows(trainCodes, s.labeled), metrics.Take(s.trainY, s.labeled)); err != nil {

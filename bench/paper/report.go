@@ -390,7 +390,7 @@ func loadAvg() string {
 	return strings.Join(f[:3], " ")
 }
 
-// testFrac is the held-out fraction of DESIGN.md §7.
+// testFrac is the held-out fraction of docs/DESIGN.md §7.
 const testFrac = 1.0 / 3
 
 // Rerender redraws the line plots and rewrites report.md and report.json

@@ -6,12 +6,12 @@ import (
 	"time"
 
 	"github.com/nmfstream/nmfstream/pipeline"
-	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/stages"
 )
 
 // stream and serve run the same chain of stages, built by newChain
-// (docs/DESIGN.md, and the package doc of stages for the stages inside
+// (docs/DESIGN.md §3, and the package doc of stages for the stages inside
 // learn):
 //
 //	decode → featurize → learn → sinks
@@ -28,7 +28,7 @@ import (
 // link is what the chain makes of one batch. An item of the chain (stream's
 // *streamStep, serve's *part) carries one, through the chainLink method.
 type link struct {
-	batch *sources.Batch   // set by the source; nil for an item without records
+	batch *record.Batch    // set by the source; nil for an item without records
 	feat  *stages.Features // set by featurize, which drops batch
 	step  *stages.Step     // set by learn, which drops feat; nil without records
 	took  time.Duration    // featurize and learn time of the batch

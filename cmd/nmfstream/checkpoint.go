@@ -237,7 +237,7 @@ func isCheckpoint(path string) (bool, error) {
 }
 
 // modelOrCheckpoint sorts out --model and --checkpoint of stream and serve
-// (DESIGN.md §6). --checkpoint C is the state they resume from and write.
+// (docs/DESIGN.md §6). --checkpoint C is the state they resume from and write.
 // --model M names a fitted model, which is read and never written; the old
 // spelling --model CKPT, M being a checkpoint or not existing yet, is a
 // deprecated alias of --checkpoint and is warned about on stderr. It

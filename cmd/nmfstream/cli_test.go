@@ -72,7 +72,7 @@ func runServeBriefly(t *testing.T, args ...string) (int, string) {
 	return <-done, errb.String()
 }
 
-// TestModelSaveCheckpoint checks DESIGN.md §6's one meaning per flag:
+// TestModelSaveCheckpoint checks docs/DESIGN.md §6's one meaning per flag:
 // fit --save writes, --model is read and never written, --checkpoint is
 // the state of stream and serve; the old spellings still work, with a
 // warning.

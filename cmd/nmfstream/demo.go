@@ -18,7 +18,7 @@ import (
 	"github.com/nmfstream/nmfstream/model/kernel"
 	"github.com/nmfstream/nmfstream/model/methods"
 	"github.com/nmfstream/nmfstream/model/metrics"
-	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/stages"
 )
 
@@ -30,7 +30,7 @@ func init() {
 	})
 }
 
-// demoSplit is the evaluation split of DESIGN.md §7 on the digits.
+// demoSplit is the evaluation split of docs/DESIGN.md §7 on the digits.
 type demoSplit struct {
 	train, test   *mat.Dense
 	trainY, testY []int // trainY is −1 where the label is hidden
@@ -196,7 +196,7 @@ func demoStream(ctx context.Context, stdout io.Writer, x *mat.Dense, y []int, se
 		isLabeled[t] = true
 	}
 	l := &stages.Learner{Model: &model.Online{Rank: 40, Graph: graph.KNN{Window: 1000}, Src: rand.NewPCG(seed, seed)}}
-	due := map[int][]sources.LateLabel{}
+	due := map[int][]record.LateLabel{}
 	// The demo knows every digit's class, which the stream sees for 10%
 	// only: it scores every digit after the first label as an outside
 	// scorer would, a digit without a prediction counting as wrong.
@@ -208,7 +208,7 @@ func demoStream(ctx context.Context, stdout io.Writer, x *mat.Dense, y []int, se
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		b := &sources.Batch{Form: sources.FormDense}
+		b := &record.Batch{Form: record.FormDense}
 		var rows []float64
 		for t := lo; t < lo+batchSize; t++ {
 			if t < n {
@@ -220,7 +220,7 @@ func demoStream(ctx context.Context, stdout io.Writer, x *mat.Dense, y []int, se
 				b.Offsets = append(b.Offsets, offset)
 				offset++
 				if isLabeled[t] {
-					due[t+delay] = append(due[t+delay], sources.LateLabel{ID: strconv.Itoa(i), Label: strconv.Itoa(y[i])})
+					due[t+delay] = append(due[t+delay], record.LateLabel{ID: strconv.Itoa(i), Label: strconv.Itoa(y[i])})
 				}
 			}
 			for _, ll := range due[t] {
@@ -240,24 +240,37 @@ func demoStream(ctx context.Context, stdout io.Writer, x *mat.Dense, y []int, se
 		if err != nil {
 			return err
 		}
-		for _, p := range st.Predictions {
-			i, _ := strconv.Atoi(p.ID)
-			if t := pos[i]; firstLabel >= 0 && t > firstLabel {
-				h := 0
-				if 2*(t-firstLabel) > n-firstLabel {
-					h = 1
-				}
-				scored[h]++
-				if p.Label == strconv.Itoa(y[i]) {
-					right[h]++
-				}
-			}
-		}
+		scoreHalves(st.Predictions, pos, y, firstLabel, n, &right, &scored)
 	}
 	c := l.Counters()
 	secs := time.Since(start).Seconds()
 	fmt.Fprintf(stdout, "stream: %d digits in random order, %.0f%% labeled, each label %d records late, window 1000, rank 40\n",
 		c.Samples, 100*labeledShare, delay)
+	printDemoStream(stdout, c, right, scored, secs)
+	return nil
+}
+
+// scoreHalves scores the predictions of digits that arrived after the
+// first label (at stream position firstLabel) against their true classes
+// y, by half of those digits: pos is each digit's position in the stream.
+func scoreHalves(preds []stages.Prediction, pos, y []int, firstLabel, n int, right, scored *[2]int) {
+	for _, p := range preds {
+		i, _ := strconv.Atoi(p.ID)
+		if t := pos[i]; firstLabel >= 0 && t > firstLabel {
+			h := 0
+			if 2*(t-firstLabel) > n-firstLabel {
+				h = 1
+			}
+			scored[h]++
+			if p.Label == strconv.Itoa(y[i]) {
+				right[h]++
+			}
+		}
+	}
+}
+
+// printDemoStream prints the demo stream's scores.
+func printDemoStream(stdout io.Writer, c stages.Counters, right, scored [2]int, secs float64) {
 	lo, hi := c.Interval(1.96)
 	fmt.Fprintf(stdout, "  prequential accuracy %.3f (95%% interval %.3f–%.3f) as the stream scores itself: %d of the %d labeled digits after the first label right on arrival\n",
 		c.Accuracy(), lo, hi, c.Correct, c.Labeled)
@@ -266,10 +279,9 @@ func demoStream(ctx context.Context, stdout io.Writer, x *mat.Dense, y []int, se
 		float64(right[0]+right[1])/float64(all), right[0]+right[1], all,
 		float64(right[0])/float64(scored[0]), float64(right[1])/float64(scored[1]))
 	fmt.Fprintf(stdout, "  %d records in %.1fs (%.0f records/s)\n", c.Records, secs, float64(c.Records)/secs)
-	return nil
 }
 
-// splitDigits draws the split of DESIGN.md §7.
+// splitDigits draws the split of docs/DESIGN.md §7.
 func splitDigits(x *mat.Dense, y []int, perClass int, seed uint64) (demoSplit, error) {
 	s, err := metrics.Split(y, 1.0/3, perClass, rand.NewPCG(seed, seed))
 	if err != nil {

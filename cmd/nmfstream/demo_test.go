@@ -7,7 +7,7 @@ import (
 )
 
 // TestDemo runs the demo as README.md tells a new user to, and checks the
-// figures it prints against the floors DESIGN.md sets: GNMF with
+// figures it prints against the floors docs/DESIGN.md §7 sets: GNMF with
 // graph-aware projection ≥ 0.945 on the held-out digits (seed 1), the
 // default semi-supervised method above raw-pixel 1-NN, and the stream's
 // prequential accuracy: over the labeled digits after the first label

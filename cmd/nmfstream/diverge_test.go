@@ -16,7 +16,7 @@ import (
 )
 
 // labeledDigitsFiles writes every other sample of the digits training pool
-// (DESIGN.md §7 split, seed 1), every one labeled, and every other
+// (docs/DESIGN.md §7 split, seed 1), every one labeled, and every other
 // held-out sample, as train and test Arrow files.
 func labeledDigitsFiles(t *testing.T, dir string) (train, test string) {
 	t.Helper()

@@ -31,7 +31,7 @@ Fits a model on the training file as "nmfstream fit" does (labeled and
 unlabeled records; a null label means unlabeled), codes the test file as
 "nmfstream project" does, predicts each test record's class as
 "nmfstream classify" does, and reports the accuracy on the test labels
-(DESIGN.md §7: the test set is never seen in training). The test file must
+(docs/DESIGN.md §7: the test set is never seen in training). The test file must
 have labels; test records without one are not scored.
 
 The classifier depends on the features:
@@ -131,6 +131,49 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return nil
 }
 
+// codeTest returns the model data of the test records tin and their codes
+// on the fit f's basis, projected as proj says (or by the in-memory
+// method's own projection).
+func codeTest(ctx context.Context, f *fitted, proj model.Projection, tin *input, test string, stderr io.Writer) (model.Data, *mat.Dense, error) {
+	var codes *mat.Dense
+	var err error
+	var sp space
+	if f.snap != nil {
+		if sp, err = spaceOf(f.snap); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		_, isSparse := model.Rows(f.x).(*sparse.CSR)
+		sp = space{form: formName(f.in.form), tf: f.tf, d: f.in.d, sparse: isSparse}
+	}
+	x, err := modelData(sp, tin)
+	if err != nil {
+		return nil, nil, err
+	}
+	if f.spec.project != nil { // in memory: no rebuild from the snapshot
+		codes = &mat.Dense{}
+		err = f.spec.project(f.m, codes, x)
+	} else {
+		codes, err = codeData(ctx, f.snap, proj, x, stderr)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", test, err)
+	}
+	return x, codes, nil
+}
+
+// projectionName is how the test records of the fit f were coded, as
+// eval --json names it.
+func projectionName(f *fitted, proj model.Projection, p fitParams) string {
+	switch {
+	case f.spec.Linear:
+		return "linear"
+	case f.spec.project != nil:
+		return "kernel-" + kernelProjection(p.projector).String()
+	}
+	return proj.String()
+}
+
 // evaluation is what eval measures: the fit, and the test records'
 // predicted and true classes (−1: no label).
 type evaluation struct {
@@ -173,28 +216,9 @@ func evaluate(ctx context.Context, p fitParams, tp textParams, train, test, reje
 		return nil, err
 	}
 	start := time.Now()
-	var codes *mat.Dense
-	var sp space
-	if f.snap != nil {
-		if sp, err = spaceOf(f.snap); err != nil {
-			return nil, err
-		}
-	} else {
-		_, isSparse := model.Rows(f.x).(*sparse.CSR)
-		sp = space{form: formName(f.in.form), tf: f.tf, d: f.in.d, sparse: isSparse}
-	}
-	x, err := modelData(sp, tin)
+	x, codes, err := codeTest(ctx, f, proj, tin, test, stderr)
 	if err != nil {
 		return nil, err
-	}
-	if f.spec.project != nil { // in memory: no rebuild from the snapshot
-		codes = &mat.Dense{}
-		err = f.spec.project(f.m, codes, x)
-	} else {
-		codes, err = codeData(ctx, f.snap, proj, x, stderr)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", test, err)
 	}
 	var trainX model.Data
 	if !f.spec.Linear { // as classify: a saved linear model keeps no training rows
@@ -213,12 +237,7 @@ func evaluate(ctx context.Context, p fitParams, tp textParams, train, test, reje
 		return nil, fmt.Errorf("%s: no test record has a label, so accuracy cannot be measured: give a labeled test file", test)
 	}
 	projSeconds := time.Since(start).Seconds()
-	projName := proj.String()
-	if f.spec.Linear {
-		projName = "linear"
-	} else if f.spec.project != nil {
-		projName = "kernel-" + kernelProjection(p.projector).String()
-	}
+	projName := projectionName(f, proj, p)
 	cs := metrics.PerClass(pred, truth, len(f.classes)+1)
 	ev := &evaluation{f: f, pred: pred, truth: truth, cs: cs}
 	ev.sum = evalSummary{

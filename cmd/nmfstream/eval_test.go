@@ -6,7 +6,7 @@ import (
 )
 
 // TestEvalDigitsAccuracy is the accuracy floor of the command line on the
-// digits split of DESIGN.md §7 (one third held out, L = 10, seed 1), read
+// digits split of docs/DESIGN.md §7 (one third held out, L = 10, seed 1), read
 // from Arrow files: GNMF with graph projection must reach 0.94. Classified
 // by the joint kernel classifier it measures 0.9616 (1-NN on the
 // self-labeled codes, the previous classifier: 0.950; the numpy reference
@@ -38,7 +38,7 @@ func TestEvalDigitsAccuracy(t *testing.T) {
 // TestEvalDigitsAuto is the command line's figure for what users get by
 // default: --method auto (model.Auto, SSKNMF) classified by the joint
 // kernel classifier (classify.Joint) on the digits split of
-// DESIGN.md §7 (seed 1). The library measures 0.9616 on this split
+// docs/DESIGN.md §7 (seed 1). The library measures 0.9616 on this split
 // (model's TestDigitsJoint; mean over seeds 1–5: 0.9710).
 func TestEvalDigitsAuto(t *testing.T) {
 	dir := t.TempDir()

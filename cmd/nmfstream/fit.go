@@ -16,8 +16,8 @@ import (
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/model/metrics"
 	"github.com/nmfstream/nmfstream/model/sparse"
+	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/sinks"
-	"github.com/nmfstream/nmfstream/sources"
 	"github.com/nmfstream/nmfstream/stages"
 )
 
@@ -188,7 +188,7 @@ func fitFileText(ctx context.Context, path string, p fitParams, tp textParams, s
 		return nil, err
 	}
 	f := &fitted{in: in, method: name, spec: spec}
-	if in.form == sources.FormText {
+	if in.form == record.FormText {
 		if f.tf, err = tp.tfidf(); err != nil {
 			return f, err
 		}
@@ -199,39 +199,15 @@ func fitFileText(ctx context.Context, path string, p fitParams, tp textParams, s
 		return f, err
 	}
 	f.x = x
-	d, n := x.Dims()
-	// 8·d·rank > maxBasis, without overflow.
-	if p.maxBasis > 0 && int64(d) > p.maxBasis/(8*int64(max(p.rank, 1))) {
-		return f, fmt.Errorf("%w: %s has %d features: a basis of %d×%d (--rank) takes %d MiB, over --max-basis %d MiB: lower --rank, use fewer features (--max-dim; text: --min-df), or raise --max-basis",
-			model.ErrTooLarge, path, d, d, p.rank, 8*int64(d)*int64(p.rank)>>20, p.maxBasis>>20)
+	if err := checkFitShape(x, p, path); err != nil {
+		return f, err
 	}
-	if p.rank > min(d, n) {
-		return f, fmt.Errorf("%w: --rank %d is larger than min(features %d, records %d) of %s: pass --rank %d or less",
-			errUsage, p.rank, d, n, path, min(d, n))
+	y, known, err := encodeLabels(in)
+	if err != nil {
+		return f, err
 	}
-
-	// Labels: classes are the sorted distinct labels (metrics.LabelEncoder).
-	var enc metrics.LabelEncoder
-	var known []string
-	for i, l := range in.labels {
-		if in.labeled[i] {
-			known = append(known, l)
-		}
-	}
-	enc.Fit(known)
-	y := make([]int, n)
-	for i := range y {
-		y[i] = -1
-		if in.labeled[i] {
-			c, err := enc.Encode(nil, in.labels[i:i+1])
-			if err != nil {
-				return f, err
-			}
-			y[i] = c[0]
-		}
-	}
-	f.y, f.classes = y, append([]string{}, enc.Classes()...)
-	if spec.UsesLabels && len(known) == 0 {
+	f.y, f.classes = y, known
+	if spec.UsesLabels && in.nLabeled() == 0 {
 		return f, fmt.Errorf("method %s needs labeled records, and %s has none (every label is null): add labels or use --method gnmf", name, path)
 	}
 
@@ -249,18 +225,72 @@ func fitFileText(ctx context.Context, path string, p fitParams, tp textParams, s
 		return f, cerr
 	}
 	if err != nil {
-		if errors.Is(err, model.ErrNoLabels) {
-			return f, fmt.Errorf("method %s on %s: %w: add labels or use --method gnmf", name, path, err)
-		}
-		if errors.Is(err, model.ErrDiverged) {
-			return f, fmt.Errorf("method %s on %s: %w (--alpha, --beta), or use another --method; no model was written", name, path, err)
-		}
-		return f, fmt.Errorf("method %s on %s: %w", name, path, err)
+		return f, fitError(err, name, path)
 	}
 	if r, ok := f.m.(resulter); ok {
 		res := r.Result()
 		f.iters, f.objective = res.Iters, res.Objective
 	}
+	f.snap, err = snapshotOf(f, p, path)
+	return f, err
+}
+
+// checkFitShape refuses, before fitting, a basis over --max-basis and a
+// rank above min(features, records).
+func checkFitShape(x model.Data, p fitParams, path string) error {
+	d, n := x.Dims()
+	// 8·d·rank > maxBasis, without overflow.
+	if p.maxBasis > 0 && int64(d) > p.maxBasis/(8*int64(max(p.rank, 1))) {
+		return fmt.Errorf("%w: %s has %d features: a basis of %d×%d (--rank) takes %d MiB, over --max-basis %d MiB: lower --rank, use fewer features (--max-dim; text: --min-df), or raise --max-basis",
+			model.ErrTooLarge, path, d, d, p.rank, 8*int64(d)*int64(p.rank)>>20, p.maxBasis>>20)
+	}
+	if p.rank > min(d, n) {
+		return fmt.Errorf("%w: --rank %d is larger than min(features %d, records %d) of %s: pass --rank %d or less",
+			errUsage, p.rank, d, n, path, min(d, n))
+	}
+	return nil
+}
+
+// encodeLabels returns each record's class (−1: unlabeled) and the
+// classes, the sorted distinct labels (metrics.LabelEncoder).
+func encodeLabels(in *input) ([]int, []string, error) {
+	var enc metrics.LabelEncoder
+	var known []string
+	for i, l := range in.labels {
+		if in.labeled[i] {
+			known = append(known, l)
+		}
+	}
+	enc.Fit(known)
+	y := make([]int, len(in.labels))
+	for i := range y {
+		y[i] = -1
+		if in.labeled[i] {
+			c, err := enc.Encode(nil, in.labels[i:i+1])
+			if err != nil {
+				return nil, nil, err
+			}
+			y[i] = c[0]
+		}
+	}
+	return y, append([]string{}, enc.Classes()...), nil
+}
+
+// fitError says what to do about a failed fit of method name on path.
+func fitError(err error, name, path string) error {
+	switch {
+	case errors.Is(err, model.ErrNoLabels):
+		return fmt.Errorf("method %s on %s: %w: add labels or use --method gnmf", name, path, err)
+	case errors.Is(err, model.ErrDiverged):
+		return fmt.Errorf("method %s on %s: %w (--alpha, --beta), or use another --method; no model was written", name, path, err)
+	}
+	return fmt.Errorf("method %s on %s: %w", name, path, err)
+}
+
+// snapshotOf returns the model file of the fit f: basis, codes, labels,
+// the training rows and graph a projection needs, the vectorizer.
+func snapshotOf(f *fitted, p fitParams, path string) (*model.Snapshot, error) {
+	name, spec, in, x, y := f.method, f.spec, f.in, f.x, f.y
 	proj, _ := model.ParseProjection(p.projector) // checked by checkParams
 	s := &model.Snapshot{
 		Version:    model.SnapshotVersion,
@@ -300,31 +330,30 @@ func fitFileText(ctx context.Context, path string, p fitParams, tp textParams, s
 		// input-space summary (see kernel.State.MarshalSnapshot).
 		st, err := spec.state(f.m)
 		if err != nil {
-			return f, fmt.Errorf("method %s: %w", name, err)
+			return nil, fmt.Errorf("method %s: %w", name, err)
 		}
 		s.U = nil
 		if err := st.MarshalSnapshot(s); err != nil {
-			return f, fmt.Errorf("method %s: %w", name, err)
+			return nil, fmt.Errorf("method %s: %w", name, err)
 		}
 	}
 	if f.tf != nil {
 		b, err := f.tf.MarshalBinary()
 		if err != nil {
-			return f, err
+			return nil, err
 		}
 		s.Vectorizer = b
 	}
-	f.snap = s
-	return f, nil
+	return s, nil
 }
 
-func formName(f sources.Form) string {
+func formName(f record.Form) string {
 	switch f {
-	case sources.FormDense:
+	case record.FormDense:
 		return "dense"
-	case sources.FormSparse:
+	case record.FormSparse:
 		return "sparse"
-	case sources.FormText:
+	case record.FormText:
 		return "text"
 	}
 	return strconv.Itoa(int(f))

@@ -13,7 +13,7 @@ import (
 )
 
 // warnDeprecated says on stderr that a flag spelling is deprecated and what
-// replaces it (DESIGN.md §6: the old spellings work for one minor release).
+// replaces it (docs/DESIGN.md §6: the old spellings work for one minor release).
 func warnDeprecated(stderr io.Writer, cmd, old, replacement string) {
 	fmt.Fprintf(stderr, "nmfstream %s: warning: %s is deprecated and will be removed: use %s (--model only names a fitted model that is read)\n", cmd, old, replacement)
 }
@@ -81,7 +81,7 @@ func isSet(fs *flag.FlagSet, name string) bool {
 }
 
 // csvFlags are the CSV column flags of fit, eval, project, classify and
-// stream (DESIGN.md §6), and --max-dim, which applies to every input.
+// stream (docs/DESIGN.md §6), and --max-dim, which applies to every input.
 type csvFlags struct {
 	label, id, text sources.Column
 	unlabeled       string

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/sparse"
+	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/sinks"
 	"github.com/nmfstream/nmfstream/sources"
 	"github.com/nmfstream/nmfstream/stages"
@@ -24,7 +25,7 @@ import (
 // order, their ids and labels, and the records that could not be used.
 type input struct {
 	path    string
-	form    sources.Form
+	form    record.Form
 	dense   []float64 // FormDense rows, row-major, d per row
 	d       int       // dense or sparse dimension
 	sp      *sparse.CSR
@@ -33,7 +34,7 @@ type input struct {
 	labels  []string
 	labeled []bool
 	offsets []int64
-	rejects []sources.Reject
+	rejects []record.Reject
 	records int
 }
 
@@ -80,36 +81,7 @@ func readInput(ctx context.Context, path string, o sources.Opener, pr *progress)
 		}
 		b := src.Batch()
 		in.records += b.Records()
-		switch b.Form {
-		case sources.FormDense:
-			if b.Dense != nil {
-				r, c := b.Dense.Dims()
-				if in.d == 0 {
-					in.d = c
-				}
-				for i := 0; i < r; i++ {
-					in.dense = append(in.dense, b.Dense.RawRowView(i)...)
-				}
-			}
-		case sources.FormSparse:
-			if b.Sparse != nil {
-				r, c := b.Sparse.Dims()
-				if in.sp == nil {
-					in.sp = sparse.Zeros(0, c)
-					in.d = c
-				}
-				if c > in.d {
-					in.sp.Grow(c)
-					in.d = c
-				}
-				for i := 0; i < r; i++ {
-					ind, val := b.Sparse.Row(i)
-					in.sp.AppendRow(ind, val)
-				}
-			}
-		case sources.FormText:
-			in.text = append(in.text, b.Text...)
-		}
+		in.addRows(b)
 		for i := range b.Offsets {
 			if id := b.IDs[i]; id != "" {
 				byID[id] = len(in.offsets) + i
@@ -123,8 +95,8 @@ func readInput(ctx context.Context, path string, o sources.Opener, pr *progress)
 		for _, ll := range b.LateLabels {
 			j, ok := byID[ll.ID]
 			if !ok {
-				in.rejects = append(in.rejects, sources.Reject{Offset: ll.Offset, ID: ll.ID,
-					Reason: &sources.RecordError{Offset: ll.Offset, ID: ll.ID, Err: errors.New("late label for an id not seen before")}})
+				in.rejects = append(in.rejects, record.Reject{Offset: ll.Offset, ID: ll.ID,
+					Reason: &record.Error{Offset: ll.Offset, ID: ll.ID, Err: errors.New("late label for an id not seen before")}})
 				continue
 			}
 			in.labels[j], in.labeled[j] = ll.Label, true
@@ -143,16 +115,50 @@ func readInput(ctx context.Context, path string, o sources.Opener, pr *progress)
 	return in, nil
 }
 
+// addRows appends the feature rows of b (dense, sparse or text) to in.
+func (in *input) addRows(b *record.Batch) {
+	switch b.Form {
+	case record.FormDense:
+		if b.Dense != nil {
+			r, c := b.Dense.Dims()
+			if in.d == 0 {
+				in.d = c
+			}
+			for i := 0; i < r; i++ {
+				in.dense = append(in.dense, b.Dense.RawRowView(i)...)
+			}
+		}
+	case record.FormSparse:
+		if b.Sparse != nil {
+			r, c := b.Sparse.Dims()
+			if in.sp == nil {
+				in.sp = sparse.Zeros(0, c)
+				in.d = c
+			}
+			if c > in.d {
+				in.sp.Grow(c)
+				in.d = c
+			}
+			for i := 0; i < r; i++ {
+				ind, val := b.Sparse.Row(i)
+				in.sp.AppendRow(ind, val)
+			}
+		}
+	case record.FormText:
+		in.text = append(in.text, b.Text...)
+	}
+}
+
 // data returns the samples as model data, turning documents into TF-IDF
 // rows with tf (fitting it first if fit is set). Documents with no known
 // term become rejects, and are dropped from in.
 func (in *input) data(tf *stages.TFIDF, fit bool) (model.Data, error) {
 	switch in.form {
-	case sources.FormDense:
+	case record.FormDense:
 		return model.DenseRows(mat.NewDense(in.n(), in.d, in.dense)), nil
-	case sources.FormSparse:
+	case record.FormSparse:
 		return model.SparseRows(in.sp), nil
-	case sources.FormText:
+	case record.FormText:
 		if fit {
 			if err := tf.Fit(in.text); err != nil {
 				return nil, fmt.Errorf("%s: tf-idf: %w", in.path, err)
@@ -168,8 +174,8 @@ func (in *input) data(tf *stages.TFIDF, fit bool) (model.Data, error) {
 				keep = append(keep, i)
 				continue
 			}
-			in.rejects = append(in.rejects, sources.Reject{Offset: in.offsets[i], ID: in.ids[i],
-				Reason: &sources.RecordError{Offset: in.offsets[i], ID: in.ids[i], Err: errors.New("document has no term of the model's vocabulary")}})
+			in.rejects = append(in.rejects, record.Reject{Offset: in.offsets[i], ID: in.ids[i],
+				Reason: &record.Error{Offset: in.offsets[i], ID: in.ids[i], Err: errors.New("document has no term of the model's vocabulary")}})
 		}
 		if len(keep) == 0 {
 			return nil, fmt.Errorf("%s: no document has a term of the vocabulary", in.path)

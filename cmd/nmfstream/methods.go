@@ -19,7 +19,7 @@ import (
 )
 
 // autoMethod is what --method auto (the default) runs: the semi-supervised
-// method that measured best under DESIGN.md §7's protocol. The rule and its
+// method that measured best under docs/DESIGN.md §7's protocol. The rule and its
 // measurements live in one place, model.Auto.
 const autoMethod = model.AutoMethod
 

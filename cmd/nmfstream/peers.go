@@ -8,6 +8,8 @@ import (
 	"os"
 	"sort"
 
+	"github.com/nmfstream/nmfstream/record"
+
 	"github.com/nmfstream/nmfstream/sources"
 )
 
@@ -115,7 +117,7 @@ func streamEvents(ctx context.Context, path string, o sources.Opener) ([]streamE
 		b := src.Batch()
 		for i, off := range b.Offsets {
 			e := streamEvent{offset: off, id: b.IDs[i], sample: true, label: b.Labels[i], labeled: b.Labeled[i]}
-			if b.Form == sources.FormDense && b.Dense != nil {
+			if b.Form == record.FormDense && b.Dense != nil {
 				e.row = append([]float64(nil), b.Dense.RawRowView(i)...)
 			} else {
 				dense = false

@@ -12,6 +12,7 @@ import (
 	"github.com/nmfstream/nmfstream/model/kernel"
 	"github.com/nmfstream/nmfstream/model/methods"
 	"github.com/nmfstream/nmfstream/model/sparse"
+	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/sinks"
 	"github.com/nmfstream/nmfstream/sources"
 	"github.com/nmfstream/nmfstream/stages"
@@ -138,7 +139,7 @@ func spaceOf(s *model.Snapshot) (space, error) {
 // TF-IDF with the saved vectorizer for text, and a check of the dimension.
 func modelData(sp space, in *input) (model.Data, error) {
 	wantText := sp.form == "text"
-	if isText := in.form == sources.FormText; isText != wantText {
+	if isText := in.form == record.FormText; isText != wantText {
 		return nil, fmt.Errorf("%s: %s features, but the model was fitted on %s features: give a file with the training file's feature column",
 			in.path, formName(in.form), sp.form)
 	}

@@ -152,7 +152,7 @@ func newReport(ev *evaluation, objective []float64, command, train, test string)
 }
 
 // writeDigitsSplit writes the embedded digits as two CSV files in dir, the
-// split of DESIGN.md §7 (one third held out, 10 labels per class of the
+// split of docs/DESIGN.md §7 (one third held out, 10 labels per class of the
 // rest) drawn with seed, and returns their paths.
 func writeDigitsSplit(dir string, seed uint64) (train, test string, err error) {
 	x, y := datasets.Digits()

@@ -23,6 +23,7 @@ import (
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/pipeline"
+	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/sinks"
 	"github.com/nmfstream/nmfstream/sources"
 	"github.com/nmfstream/nmfstream/stages"
@@ -321,12 +322,12 @@ func openLearner(ckpt string, seed *model.Snapshot, fs *flag.FlagSet, cfg online
 // a given U.
 func seedFromSnapshot(s *model.Snapshot, cfg onlineConfig) (*stages.Learner, error) {
 	l := cfg.learner()
-	b := &sources.Batch{}
+	b := &record.Batch{}
 	switch {
 	case s.TrainDense != nil:
-		b.Form, b.Dense = sources.FormDense, s.TrainDense
+		b.Form, b.Dense = record.FormDense, s.TrainDense
 	case s.TrainSparse != nil:
-		b.Form, b.Sparse = sources.FormSparse, s.TrainSparse
+		b.Form, b.Sparse = record.FormSparse, s.TrainSparse
 	default:
 		return nil, errors.New("saved model has no training samples to seed a stream with")
 	}
@@ -427,7 +428,7 @@ type server struct {
 // and reads steps and k once done is closed: the pipeline writes them
 // before it closes done.
 type request struct {
-	batches []*sources.Batch
+	batches []*record.Batch
 	labels  []sources.LabelLine
 	entry   []byte // the write-ahead log entry (walEntry), nil without a log
 	done    chan struct{}
@@ -689,7 +690,7 @@ func (s *server) save() error {
 	return nil
 }
 
-func shiftOffsets(b *sources.Batch, base int64) {
+func shiftOffsets(b *record.Batch, base int64) {
 	for i := range b.Offsets {
 		b.Offsets[i] += base
 	}
@@ -698,7 +699,7 @@ func shiftOffsets(b *sources.Batch, base int64) {
 	}
 	for i := range b.Rejects {
 		b.Rejects[i].Offset += base
-		if re, ok := b.Rejects[i].Reason.(*sources.RecordError); ok {
+		if re, ok := b.Rejects[i].Reason.(*record.Error); ok {
 			re.Offset += base
 		}
 	}
@@ -765,11 +766,11 @@ const maxDecodedRatio = 4
 // readArrowRecords reads an Arrow IPC stream body into batches, with the
 // service's --max-dim, at most one record per byte of --max-body, and at
 // most maxDecodedRatio × --max-body bytes of decoded features and texts.
-func (s *server) readArrowRecords(r io.Reader) ([]*sources.Batch, error) {
+func (s *server) readArrowRecords(r io.Reader) ([]*record.Batch, error) {
 	a := sources.NewArrowStream(r)
 	a.BatchSize, a.MaxDim, a.MaxRecords = s.cfg.Batch, s.limits.MaxDim, max(s.maxBody, 1)
 	defer a.Close()
-	var out []*sources.Batch
+	var out []*record.Batch
 	var decoded int64
 	limit := maxDecodedRatio * s.maxBody
 	for a.Next() {
@@ -824,7 +825,7 @@ func (s *server) handleRecords(w http.ResponseWriter, r *http.Request) {
 		writeBodyError(w, "cannot read records", err)
 		return
 	}
-	var batches []*sources.Batch
+	var batches []*record.Batch
 	if arrow {
 		batches, err = s.readArrowRecords(body)
 	} else {

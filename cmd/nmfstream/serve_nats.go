@@ -70,7 +70,7 @@ func runServeNATS(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q (flags go before, as --flag value)", errUsage, fs.Arg(0))
 	}
-	if err := nf.check(); err != nil {
+	if err := nf.check(fs); err != nil {
 		return err
 	}
 	if *maxBody < 1 {
@@ -192,7 +192,7 @@ func (ns *natsServer) handleLabels(w http.ResponseWriter, r *http.Request) {
 	}
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
-	b := &sources.Batch{}
+	b := &record.Batch{}
 	for _, l := range labels {
 		b.LateLabels = append(b.LateLabels, record.LateLabel{Offset: ns.offset, ID: l.ID, Label: l.Label})
 		ns.offset++

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/nmfstream/nmfstream/record"
+
 	"github.com/nmfstream/nmfstream/sources"
 	"github.com/nmfstream/nmfstream/wal"
 )
@@ -153,7 +155,7 @@ func (s *server) replay(e []byte) error {
 		}
 		return s.applyLabels(&request{labels: labels})
 	case entryJSONL, entryArrow:
-		var batches []*sources.Batch
+		var batches []*record.Batch
 		var err error
 		if e[0] == entryArrow {
 			batches, err = s.readArrowRecords(body)

@@ -16,6 +16,7 @@ import (
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/methods"
 	"github.com/nmfstream/nmfstream/pipeline"
+	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/sinks"
 	"github.com/nmfstream/nmfstream/sources"
 	"github.com/nmfstream/nmfstream/stages"
@@ -29,7 +30,7 @@ func init() {
 	})
 }
 
-// streamSummary is the JSON object stream --json prints (DESIGN.md §6).
+// streamSummary is the JSON object stream --json prints (docs/DESIGN.md §6).
 type streamSummary struct {
 	// Accuracy is prequential: Correct over NScored, the labeled samples
 	// that arrived after the first label, each predicted on arrival; a
@@ -688,7 +689,7 @@ func (w *rejectWriter) sync() (int64, error) {
 	return w.f.Seek(0, io.SeekCurrent)
 }
 
-func (w *rejectWriter) write(r sources.Reject) error {
+func (w *rejectWriter) write(r record.Reject) error {
 	return w.enc.Encode(struct {
 		Offset int64  `json:"offset"`
 		ID     string `json:"id,omitempty"`

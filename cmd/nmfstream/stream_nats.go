@@ -67,7 +67,11 @@ so that a prediction sees every earlier sample and label.
 
 --workers instances of the learner run in this process; more can join
 from other processes on the same --nats and --namespace (nmfstream
-worker). --nats embedded (or a bare --nats) starts an embedded server in
+worker), which holds the settings of its first instance: the flags of
+the learner not given take the namespace's values, and one given with
+another value is refused (see nmfstream worker -help). With --workers 0
+the command waits for a live worker of the namespace, saying so every
+few seconds, or fails after --owner-timeout. --nats embedded (or a bare --nats) starts an embedded server in
 a binary built with -tags nats.
 
 Examples:
@@ -190,7 +194,7 @@ func parseStreamNATSFlags(args []string, stderr io.Writer) (*streamNATSOptions, 
 	if o.in == "" {
 		return nil, fmt.Errorf("%w: --in is required (see nmfstream stream -help)", errUsage)
 	}
-	return o, errors.Join(o.nf.check(), checkInput("--in", o.in), checkOutput("--out", o.out), checkOutput("--rejects", o.rejects))
+	return o, errors.Join(o.nf.check(fs), checkInput("--in", o.in), checkOutput("--out", o.out), checkOutput("--rejects", o.rejects))
 }
 
 // run steps through the batches of rd, writing predictions to sink and
@@ -248,7 +252,9 @@ type natsFlags struct {
 	predictor          string
 	batch              int
 	sharedDF           bool
+	ownerTimeout       time.Duration
 	cfg                distributed.Config
+	given              map[string]bool // the flags the command line set
 }
 
 func (f *natsFlags) add(fs *flag.FlagSet) {
@@ -273,15 +279,26 @@ func (f *natsFlags) add(fs *flag.FlagSet) {
 	fs.IntVar(&c.Replicas, "replicas", 1, "replicas of the streams and buckets")
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of the partitioner and of U's initialization")
 	fs.DurationVar(&c.PinnedTTL, "pinned-ttl", 2*time.Second, "time after which a silent instance's roles move to another (failover time)")
+	fs.DurationVar(&f.ownerTimeout, "owner-timeout", 0, "with --workers 0: fail if no worker of the namespace is live within this `duration` (0: wait, saying so every few seconds)")
 }
 
-// check validates the flags and fills in the defaults that depend on
-// others.
-func (f *natsFlags) check() error {
+// check validates the flags of fs (parsed) and records which were given.
+func (f *natsFlags) check(fs *flag.FlagSet) error {
 	c := &f.cfg
-	if f.workers < 0 || f.vote < 1 || f.probes < 0 || f.batch < 1 || c.Rank < 1 || c.Partitions < 1 || c.Window < 0 || !(c.Alpha >= 0) {
-		return fmt.Errorf("%w: --workers, --probes, --alpha and --window must not be negative, --batch, --vote, --rank and --partitions must be positive", errUsage)
+	if f.workers < 0 || f.vote < 1 || f.probes < 0 || f.batch < 1 || c.Rank < 1 || c.Partitions < 1 || c.Window < 0 || !(c.Alpha >= 0) || f.ownerTimeout < 0 {
+		return fmt.Errorf("%w: --workers, --probes, --alpha, --window and --owner-timeout must not be negative, --batch, --vote, --rank and --partitions must be positive", errUsage)
 	}
+	f.given = givenFlags(fs)
+	// Owners that got nothing new in a round pause this long: short, since
+	// every step waits for a round.
+	c.Idle = 5 * time.Millisecond
+	return f.fit()
+}
+
+// fit checks the predictor against the settings (as given, or as the
+// namespace holds them) and resolves --probes 0 to every partition.
+func (f *natsFlags) fit() error {
+	c := &f.cfg
 	switch f.predictor {
 	case "spread":
 		if c.Alpha == 0 {
@@ -291,13 +308,66 @@ func (f *natsFlags) check() error {
 	default:
 		return fmt.Errorf("%w: --predictor %q: want spread or nearest", errUsage, f.predictor)
 	}
-	if f.probes == 0 || f.probes > c.Partitions {
+	if f.probes == 0 || f.probes > c.Partitions || !f.given["probes"] {
 		f.probes = c.Partitions
 	}
-	// Owners that got nothing new in a round pause this long: short, since
-	// every step waits for a round.
-	c.Idle = 5 * time.Millisecond
 	return nil
+}
+
+// join takes the namespace's settings for the flags not given
+// (adoptNamespace) and, when no instance runs in this process, waits for
+// a live worker of the namespace: saying so every few seconds, or failing
+// after --owner-timeout if set.
+func (f *natsFlags) join(ctx context.Context, nc *nats.Conn, server, cmd string, stderr io.Writer) error {
+	if err := adoptNamespace(ctx, nc, &f.cfg, f.given, cmd, stderr); err != nil {
+		return err
+	}
+	if err := f.fit(); err != nil {
+		return fmt.Errorf("namespace %q: %w", f.cfg.Namespace, err)
+	}
+	if f.workers > 0 {
+		return nil
+	}
+	wctx, cancel := ctx, context.CancelFunc(func() {})
+	if f.ownerTimeout > 0 {
+		wctx, cancel = context.WithTimeout(ctx, f.ownerTimeout)
+	}
+	defer cancel()
+	hint := fmt.Sprintf("start one: nmfstream worker --nats %s --namespace %s", server, f.cfg.Namespace)
+	err := distributed.AwaitWorker(wctx, nc, f.cfg, ownerReport, func(waited time.Duration) {
+		fmt.Fprintf(stderr, "nmfstream %s: no live worker on namespace %q at %s after %v; waiting (%s)\n", cmd, f.cfg.Namespace, server, waited.Round(time.Second), hint)
+	})
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("no live worker on namespace %q at %s within --owner-timeout %v (%s)", f.cfg.Namespace, server, f.ownerTimeout, hint)
+	}
+	return err
+}
+
+// ownerReport is the interval of join's messages while no worker is live.
+const ownerReport = 3 * time.Second
+
+// adoptNamespace replaces the settings of cfg that the command line did
+// not give (given: flag name → set) by those cfg's namespace holds, and
+// says so on stderr when that changes any; a namespace that holds none
+// takes cfg's from its first instance.
+func adoptNamespace(ctx context.Context, nc *nats.Conn, cfg *distributed.Config, given map[string]bool, cmd string, stderr io.Writer) error {
+	got, ok, err := distributed.AdoptConfig(ctx, nc, *cfg, func(name string) bool { return given[name] })
+	if err != nil || !ok {
+		return err
+	}
+	if got != *cfg {
+		fmt.Fprintf(stderr, "nmfstream %s: namespace %q: its settings for the flags not given: rank %d, partitions %d, staleness %d, alpha %g, neighbors %d, window %d, refresh %d, seed %d\n",
+			cmd, got.Namespace, got.Rank, got.Partitions, got.Staleness, got.Alpha, got.GraphK, got.Window, got.Refresh, got.Seed)
+	}
+	*cfg = got
+	return nil
+}
+
+// givenFlags returns the names of the flags that fs's command line set.
+func givenFlags(fs *flag.FlagSet) map[string]bool {
+	given := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	return given
 }
 
 // start connects to the server (starting an embedded one for --nats
@@ -305,7 +375,7 @@ func (f *natsFlags) check() error {
 // and a function that stops the instances and returns their errors.
 // Close the driver after that function has returned.
 func (f *natsFlags) start(ctx context.Context, cmd string, stderr io.Writer) (*natsStream, func() error, error) {
-	s := &natsStream{cfg: f.cfg, vote: f.vote, probes: f.probes, sharedDF: f.sharedDF}
+	s := &natsStream{vote: f.vote, sharedDF: f.sharedDF}
 	s.ask = distributed.SpreadNeighbors
 	if f.predictor == "nearest" {
 		s.ask = distributed.LabeledNeighbors
@@ -336,6 +406,11 @@ func (f *natsFlags) start(ctx context.Context, cmd string, stderr io.Writer) (*n
 		s.close()
 		return nil, nil, err
 	}
+	if err := f.join(ctx, s.nc, s.server, cmd, stderr); err != nil {
+		s.close()
+		return nil, nil, err
+	}
+	s.cfg, s.probes = f.cfg, f.probes
 	wctx, cancel := context.WithCancel(ctx)
 	s.done = make(chan error, f.workers)
 	started := 0
@@ -412,7 +487,7 @@ type natsStream struct {
 	// single-machine stream (stages.DefaultStreamTFIDF), its document
 	// frequencies following the documents this driver has seen, in input
 	// order. Every sample it publishes is featurized here, so the owners
-	// see rows of one vectorizer (see DESIGN.md on several publishers).
+	// see rows of one vectorizer (see distributed/DESIGN.md, "Documents", on several publishers).
 	feat stages.Featurize
 	// sharedDF keeps the document frequencies in the namespace's model
 	// bucket instead of feat, shared by every driver that sets it.
@@ -423,7 +498,7 @@ type natsStream struct {
 // positions in the batch, and a *stages.RowError for each unusable one, as
 // stages.Featurize.Rows does; with sharedDF the vectorizer is the
 // namespace's (distributed.Publisher.SharedRows).
-func (s *natsStream) featurize(ctx context.Context, b *sources.Batch) (model.Data, []int, []error, error) {
+func (s *natsStream) featurize(ctx context.Context, b *record.Batch) (model.Data, []int, []error, error) {
 	if !s.sharedDF {
 		x, keep, bad := s.feat.Rows(b)
 		return x, keep, bad, nil
@@ -481,7 +556,7 @@ func (s *natsStream) settle(ctx context.Context) error {
 // non-finite value, a dimension other than the stream's, a document
 // without a usable term). Documents become sparse TF-IDF rows (s.feat)
 // before anything else.
-func (s *natsStream) step(ctx context.Context, b *sources.Batch) (res sinks.Results, offs []int64, rejects []record.Reject, err error) {
+func (s *natsStream) step(ctx context.Context, b *record.Batch) (res sinks.Results, offs []int64, rejects []record.Reject, err error) {
 	s.sum.Records += int64(b.Records())
 	s.sum.Rejected += int64(len(b.Rejects))
 	samples, rows, rejects, err := s.samplesOf(ctx, b)
@@ -532,7 +607,7 @@ func (s *natsStream) step(ctx context.Context, b *sources.Batch) (res sinks.Resu
 // samplesOf returns the batch's usable samples as the owners take them
 // (a sample's ID on the bus is its record offset + 1; no class yet), the
 // batch row of each, and the batch's rejects, the source's first.
-func (s *natsStream) samplesOf(ctx context.Context, b *sources.Batch) (samples []distributed.Sample, rows []int, rejects []record.Reject, err error) {
+func (s *natsStream) samplesOf(ctx context.Context, b *record.Batch) (samples []distributed.Sample, rows []int, rejects []record.Reject, err error) {
 	rejects = slices.Clone(b.Rejects)
 	reject := func(i int, err error) {
 		s.sum.Rejected++
@@ -540,7 +615,7 @@ func (s *natsStream) samplesOf(ctx context.Context, b *sources.Batch) (samples [
 	}
 	var docs *sparse.CSR // TF-IDF rows of the usable documents
 	docRow := map[int]int{}
-	if b.Form == sources.FormText && b.Len() > 0 {
+	if b.Form == record.FormText && b.Len() > 0 {
 		x, keep, bad, err := s.featurize(ctx, b)
 		if err != nil {
 			return nil, nil, rejects, err
@@ -559,7 +634,7 @@ func (s *natsStream) samplesOf(ctx context.Context, b *sources.Batch) (samples [
 	for i := range b.Len() {
 		smp := distributed.Sample{ID: uint64(b.Offsets[i]) + 1, Label: -1}
 		switch b.Form {
-		case sources.FormText:
+		case record.FormText:
 			r, ok := docRow[i]
 			if !ok {
 				continue // rejected above
@@ -567,7 +642,7 @@ func (s *natsStream) samplesOf(ctx context.Context, b *sources.Batch) (samples [
 			ind, val := docs.Row(r)
 			_, d := docs.Dims()
 			smp.Dim, smp.Index, smp.Value = d, ind, val
-		case sources.FormSparse:
+		case record.FormSparse:
 			ind, val := b.Sparse.Row(i)
 			_, d := b.Sparse.Dims()
 			smp.Dim, smp.Index, smp.Value = d, ind, val
@@ -592,7 +667,7 @@ func (s *natsStream) samplesOf(ctx context.Context, b *sources.Batch) (samples [
 // predict asks the owners for each sample's neighbours and returns the
 // vote (distributed.Vote): the predictions to write, their record offsets,
 // and the predicted classes (stages.NoPrediction for none).
-func (s *natsStream) predict(ctx context.Context, b *sources.Batch, rows []int, samples []distributed.Sample) (res sinks.Results, offs []int64, preds []int, err error) {
+func (s *natsStream) predict(ctx context.Context, b *record.Batch, rows []int, samples []distributed.Sample) (res sinks.Results, offs []int64, preds []int, err error) {
 	n := len(samples)
 	res = sinks.Results{IDs: make([]string, n), Preds: make([]string, n), Scores: make([]float64, n)}
 	offs = make([]int64, n)

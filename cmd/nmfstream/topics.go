@@ -13,7 +13,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/internal/report"
-	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/stages"
 )
 
@@ -136,7 +136,7 @@ func streamTopics(ctx context.Context, ckptPath, inPath string, csvf csvFlags, t
 	if err != nil {
 		return nil, err
 	}
-	if in.form != sources.FormText {
+	if in.form != record.FormText {
 		return nil, fmt.Errorf("%s: no documents (a CSV needs --text-column, or a column named text)", inPath)
 	}
 	u := l.Model.Basis()

@@ -38,9 +38,12 @@ others on the same --nats and --namespace, shares the work. With
 --staleness 0 the rounds are synchronous and U is NMF's single-machine
 multiplicative update to rounding (distributed/DESIGN.md). With --alpha
 the owners learn GNMF on their partition's k-NN graph; --window bounds
-the samples each keeps. The instances of one namespace, worker or
-stream --nats, must agree on --rank, --partitions, --alpha, --neighbors
-and --window.
+the samples each keeps. The first instance of a namespace (worker,
+stream --nats or serve --nats) stores its settings there (--rank,
+--partitions, --staleness, --alpha, --neighbors, --window, --refresh,
+--sweeps, --seed); a later instance takes the namespace's value of each
+of these flags it does not give, and is refused, with a message naming
+the setting and the namespace's value, if it gives another.
 
 With --in F, the records of F (read as fit reads them: Arrow, Parquet,
 CSV, IDX; dense or sparse, not text) are published, sample IDs being their
@@ -117,6 +120,9 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	if err := adoptNamespace(ctx, nc, &o.cfg, o.given, "worker", stderr); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	pool := &workerPool{cancel: cancel, done: make(chan error, o.workers)}
@@ -159,6 +165,7 @@ type workerOptions struct {
 	asJSON                 bool
 	cfg                    distributed.Config
 	csvf                   csvFlags
+	given                  map[string]bool // the flags the command line set
 }
 
 // parseWorkerFlags parses worker's arguments; an error says which flag is
@@ -194,6 +201,7 @@ func parseWorkerFlags(args []string, stderr io.Writer) (*workerOptions, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
+	o.given = givenFlags(fs)
 	if o.workers < 0 || o.after < 0 || cfg.Rank < 1 || cfg.Partitions < 1 || !(cfg.Alpha >= 0) || cfg.Window < 0 {
 		return nil, fmt.Errorf("%w: --workers, --after, --alpha and --window must not be negative, --rank and --partitions must be positive", errUsage)
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/pipeline"
-	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/stages"
 )
 
@@ -45,8 +45,8 @@ func main() {
 	for _, t := range rnd.Perm(n)[:int(*labeled*float64(n))] {
 		isLabeled[t] = true
 	}
-	var batches []*sources.Batch
-	cur := &sources.Batch{Form: sources.FormDense}
+	var batches []*record.Batch
+	cur := &record.Batch{Form: record.FormDense}
 	var rows [][]float64
 	off := int64(0)
 	flush := func() {
@@ -57,7 +57,7 @@ func main() {
 			}
 		}
 		batches = append(batches, cur)
-		cur, rows = &sources.Batch{Form: sources.FormDense}, nil
+		cur, rows = &record.Batch{Form: record.FormDense}, nil
 	}
 	due := map[int][]int{}
 	for t := 0; t < n+*delay+1; t++ {
@@ -74,7 +74,7 @@ func main() {
 			}
 		}
 		for _, i := range due[t] {
-			cur.LateLabels = append(cur.LateLabels, sources.LateLabel{Offset: off, ID: strconv.Itoa(i), Label: strconv.Itoa(y[i])})
+			cur.LateLabels = append(cur.LateLabels, record.LateLabel{Offset: off, ID: strconv.Itoa(i), Label: strconv.Itoa(y[i])})
 			off++
 		}
 		if cur.Records() >= *batch {
@@ -84,7 +84,7 @@ func main() {
 	flush()
 
 	learner := &stages.Learner{Model: &model.Online{Rank: *rank, Graph: graph.KNN{K: 5}, Src: rand.NewPCG(*seed, *seed)}}
-	learn := func(ctx context.Context, b *sources.Batch) (stages.Counters, error) {
+	learn := func(ctx context.Context, b *record.Batch) (stages.Counters, error) {
 		if _, err := learner.Learn(b); err != nil {
 			return stages.Counters{}, err
 		}

@@ -31,7 +31,7 @@ import (
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/pipeline"
-	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/stages"
 )
 
@@ -70,8 +70,8 @@ func main() {
 	}
 
 	// Records in stream order, cut into batches.
-	var batches []*sources.Batch
-	cur := &sources.Batch{Form: sources.FormText}
+	var batches []*record.Batch
+	cur := &record.Batch{Form: record.FormText}
 	off := int64(0)
 	due := map[int][]int{}
 	for t := 0; t < len(docs)+*delay+1; t++ {
@@ -87,12 +87,12 @@ func main() {
 			}
 		}
 		for _, i := range due[t] {
-			cur.LateLabels = append(cur.LateLabels, sources.LateLabel{Offset: off, ID: strconv.Itoa(i), Label: docs[i].label})
+			cur.LateLabels = append(cur.LateLabels, record.LateLabel{Offset: off, ID: strconv.Itoa(i), Label: docs[i].label})
 			off++
 		}
 		if cur.Records() >= *batch {
 			batches = append(batches, cur)
-			cur = &sources.Batch{Form: sources.FormText}
+			cur = &record.Batch{Form: record.FormText}
 		}
 	}
 	batches = append(batches, cur)
@@ -104,7 +104,7 @@ func main() {
 		Metric:    classify.Cosine,
 		Neighbors: 3,
 	}
-	learn := func(ctx context.Context, b *sources.Batch) (*stages.Step, error) { return learner.Learn(b) }
+	learn := func(ctx context.Context, b *record.Batch) (*stages.Step, error) { return learner.Learn(b) }
 	rejects := 0
 	sink := pipeline.WriteFunc[*stages.Step](func(ctx context.Context, st *stages.Step) error {
 		rejects += len(st.Rejects)

@@ -40,7 +40,7 @@ import (
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/pipeline"
-	"github.com/nmfstream/nmfstream/sources"
+	nsrecord "github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/stages"
 )
 
@@ -88,7 +88,7 @@ func main() {
 	}
 	var off int64
 	learn := func(ctx context.Context, rs []record) (*stages.Step, error) {
-		b := &sources.Batch{Form: sources.FormDense}
+		b := &nsrecord.Batch{Form: nsrecord.FormDense}
 		var rows [][]float64
 		for _, r := range rs {
 			switch {
@@ -99,9 +99,9 @@ func main() {
 				b.Labeled = append(b.Labeled, r.Label != "")
 				b.Offsets = append(b.Offsets, off)
 			case r.X == nil && r.ID != "" && r.Label != "":
-				b.LateLabels = append(b.LateLabels, sources.LateLabel{Offset: off, ID: r.ID, Label: r.Label})
+				b.LateLabels = append(b.LateLabels, nsrecord.LateLabel{Offset: off, ID: r.ID, Label: r.Label})
 			default:
-				b.Rejects = append(b.Rejects, sources.Reject{Offset: off, ID: r.ID, Reason: errors.New("bad record")})
+				b.Rejects = append(b.Rejects, nsrecord.Reject{Offset: off, ID: r.ID, Reason: errors.New("bad record")})
 			}
 			off++
 		}

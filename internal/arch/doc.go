@@ -1,8 +1,17 @@
-// Package arch holds the import rules of nmfstream (ARCHITECTURE.md,
-// "What each package may import") as a table, Layers, and checks them in
-// its test: a package may import only packages of lower layers of this
-// module, and only the commands under bench/ may start other programs
-// (os/exec).
+// Package arch holds the architecture rules of nmfstream (ARCHITECTURE.md,
+// "What each package may import" and "Goroutines and I/O") as tables, and
+// checks them in its tests:
+//
+//   - Layers: a package may import only packages of lower layers of this
+//     module, and only the commands under bench/ may start other programs
+//     (os/exec).
+//   - Default.Goroutines: only the named packages start goroutines.
+//   - Default.IO: only the named packages do file, network or process I/O.
+//   - Default.DecoderFree: cmd/ builds no record decoder (they belong in
+//     sources), except the debts listed in Default.DecoderAllowed.
+//
+// ScanDir finds what a package's non-test files do (go/parser, no type
+// checking: see Kind for what counts); Rules.Violations judges it.
 package arch
 
 // Layers maps each package of the module, by its path from the module

@@ -18,7 +18,7 @@ func loadDigits(tb testing.TB) (*mat.Dense, []int) {
 	return datasets.Digits()
 }
 
-// digitsSplit is DESIGN.md §7's split of digits: seed 1, one third held
+// digitsSplit is docs/DESIGN.md §7's split of digits: seed 1, one third held
 // out, 10 labels per class. It returns the training rows with −1 on the
 // unlabeled ones, the test rows and their labels.
 func digitsSplit(tb testing.TB) (xtr *mat.Dense, ytr []int, xte *mat.Dense, yte []int, s metrics.SplitIndices) {
@@ -93,7 +93,7 @@ func gather(x *mat.Dense, y []int, rows []int) (*mat.Dense, []int) {
 }
 
 // TestDigits checks held-out accuracy on real data against the peer
-// figures of DESIGN.md §7 (scikit-learn on a similar split: raw 1-NN 0.917,
+// figures of docs/DESIGN.md §7 (scikit-learn on a similar split: raw 1-NN 0.917,
 // LabelSpreading 0.963). The floors sit a little under what this code
 // measures on this split, so a regression fails the test.
 func TestDigits(t *testing.T) {

@@ -7,22 +7,22 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// Joint classifies samples from their xures and their codes together.
+// Joint classifies samples from their features and their codes together.
 // Fit labels the unlabeled training samples by kernel self-training
 // (KernelSelfTraining) in the joint space [x/s_x, w·v/s_v], where s_x and
-// s_v are the mean row norms of the training xures and codes (so each
+// s_v are the mean row norms of the training features and codes (so each
 // block weighs about the same) and w is CodeWeight; it then fits a
-// Gaussian kernel least-squares classifier (KernelRidge) on the xures of
+// Gaussian kernel least-squares classifier (KernelRidge) on the features of
 // the self-labeled samples (and their codes, weighted by FinalCodeWeight),
 // which PredictTo applies. With Vote it self-trains by 1-NN in code space
 // (SelfTraining) and predicts by a K-NN vote in the joint space instead.
 //
-// It is the classifier of "nmfstream classify" for dense xures; its
-// defaults were chosen on DESIGN.md §7's digits protocol (BENCHMARKS.md,
+// It is the classifier of "nmfstream classify" for dense features; its
+// defaults were chosen on docs/DESIGN.md §7's digits protocol (BENCHMARKS.md,
 // "Joint classifier").
 //
-// Features are rows (n×D), codes are rows (n×K, one per xure row); the
-// xures of sparse data must be densified by the caller, so use it for
+// Features are rows (n×D), codes are rows (n×K, one per feature row); the
+// features of sparse data must be densified by the caller, so use it for
 // dense data of moderate dimension. Fit costs six kernel fits, each
 // O(n·m²) for n training samples and m = min(n, MaxRows) centres.
 // A Joint is not safe for concurrent use.
@@ -35,7 +35,7 @@ type Joint struct {
 	CodeWeight float64
 	// FinalCodeWeight is the weight of the codes in the final kernel
 	// classifier, as CodeWeight. If zero, the codes are left out: the
-	// classifier sees the xures only. It must not be negative.
+	// classifier sees the features only. It must not be negative.
 	FinalCodeWeight float64
 	// Rounds and Share configure the self-training (see
 	// KernelSelfTraining, or SelfTraining with Vote). If zero, they default
@@ -65,7 +65,7 @@ type Joint struct {
 	kr     KernelRidge
 }
 
-// Fit self-labels the training samples from their xures x (n×D), codes
+// Fit self-labels the training samples from their features x (n×D), codes
 // (n×K) and labels (n, −1 = unlabeled), and fits the final classifier. It
 // returns ErrNoLabels when no sample is labeled, and an error for rows
 // that do not match or a negative weight. Fit keeps no reference to its
@@ -118,7 +118,7 @@ func (j *Joint) selfTrainingRows(x, v *mat.Dense, w float64) *mat.Dense {
 	return out
 }
 
-// final returns the rows the final kernel classifier sees: the xures,
+// final returns the rows the final kernel classifier sees: the features,
 // or the joint rows if FinalCodeWeight is set.
 func (j *Joint) final(x, v *mat.Dense) *mat.Dense {
 	if j.FinalCodeWeight == 0 {

@@ -16,7 +16,7 @@ import (
 // the pairs that a lower bound on their squared distance proves can enter
 // neither list (the query's, and, for an insertion, the old node's), and
 // computes the inner product of the others only. The lists stay exactly
-// those of the full scan (docs/DESIGN.md: the k-NN graph is exact).
+// those of the full scan (docs/DESIGN.md §3: the k-NN graph is exact).
 //
 // The bound: for P with orthonormal rows (m of them, here the window's
 // leading principal directions) and the residual norms ρ(x) = ‖x − PᵀPx‖,

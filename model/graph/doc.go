@@ -53,7 +53,7 @@
 //
 // # Shapes
 //
-// Data rows are samples: a dense x is N×D (Xᵀ in DESIGN.md's notation), a
+// Data rows are samples: a dense x is N×D (Xᵀ in docs/DESIGN.md §1 notation), a
 // sparse x is an N×D *sparse.CSR. Every matrix a Graph builds (S, W_w, W_b,
 // W¹, MFA graphs) is Slots()×Slots(), symmetric, indexed by node id.
 // Laplacian returns L = D − S with D = diag(S·1).

@@ -110,7 +110,7 @@ func (c KNN) norm() (KNN, error) {
 }
 
 // Dense builds the exact k-NN graph of the rows of x (N×D, one sample per
-// row, i.e. Xᵀ in DESIGN.md's notation). Node i is row i. It returns an
+// row, i.e. Xᵀ in docs/DESIGN.md §1 notation). Node i is row i. It returns an
 // error for empty data, non-finite values, K ≥ N, or (Cosine) zero rows.
 // If x is a *mat.Dense whose rows follow one another, the graph reads
 // them in place, without a copy, until its first insertion or removal,

@@ -9,7 +9,7 @@ import (
 	"github.com/nmfstream/nmfstream/model/kernel"
 )
 
-// TestDigitsHeldOut is DESIGN.md §7's protocol on the real digits: fit on
+// TestDigitsHeldOut is docs/DESIGN.md §7's protocol on the real digits: fit on
 // the training pool (1198 samples; only CostAlignment reads the labels),
 // project the 599 held-out samples, and classify them two ways: by 1-NN
 // against the codes of the 100 labeled training samples (10 per class),
@@ -23,7 +23,7 @@ import (
 func TestDigitsHeldOut(t *testing.T) {
 	testenv.SkipUnlessLong(t, "eleven kernel configurations on the digits, about ten minutes")
 	s := digitsTest(t)
-	const peer = 0.868 // scikit-learn NMF + 1-NN on the same split (DESIGN.md §7)
+	const peer = 0.868 // scikit-learn NMF + 1-NN on the same split (docs/DESIGN.md §7)
 	// The target for the best method is 0.95, by either classifier.
 	const bestFloor = 0.95
 	best := 0.0

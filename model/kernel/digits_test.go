@@ -53,7 +53,7 @@ func makeSplit(tb testing.TB, x *mat.Dense, y []int, src rand.Source) split {
 	return sp
 }
 
-// digitsTest is DESIGN.md §7's split: seed 1, one third held out, 10
+// digitsTest is docs/DESIGN.md §7's split: seed 1, one third held out, 10
 // labels per class.
 func digitsTest(tb testing.TB) split {
 	x, y := loadDigits(tb)

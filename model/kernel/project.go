@@ -13,7 +13,7 @@ import (
 type Projection int
 
 const (
-	// ProjectGraph is ProjectNNLS plus the graph-aware term of DESIGN.md §4:
+	// ProjectGraph is ProjectNNLS plus the graph-aware term of docs/DESIGN.md §4:
 	// the new sample is linked to its Neighbors nearest training samples in
 	// the kernel space (0-1 weights), whose codes stay fixed, with weight
 	// GraphAlpha. It measures best on digits for every method (see the

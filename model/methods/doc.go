@@ -12,7 +12,7 @@
 // The table is a function of nothing: List returns a fresh slice built from
 // literals on every call, and Lookup and New search it. There is no mutable
 // global, no init-time registration and no way to add a method at run time
-// (STYLE.md: no registries); adding a method is one entry in list.
+// (docs/STYLE.md, "Configuration": no registries); adding a method is one entry in list.
 //
 // The table cannot live in package model: the kernel methods (Flexible,
 // MultiK) are in model/kernel, which imports model, so model cannot

@@ -69,7 +69,7 @@ type Info struct {
 	// Online says whether the method can learn online: its terms are
 	// graph terms on the k-NN and label graphs that model/graph keeps
 	// exact under insertion and late labels, so partial updates of the
-	// new rows and their neighbours apply (DESIGN.md §3). It records the
+	// new rows and their neighbours apply (docs/DESIGN.md §3). It records the
 	// capability; which methods model.Online runs today is its own
 	// documentation's to say. DPCA (an eigenproblem) and the kernel
 	// methods (N×N kernels) are batch only; NGE's row-wise M-matrix solve

@@ -2,7 +2,7 @@
 // confusion matrices, clustering accuracy under the best (Hungarian)
 // relabeling, normalized mutual information, a string label encoder and
 // the seeded train/test/labeled split of the evaluation protocol
-// (DESIGN.md §7).
+// (docs/DESIGN.md §7).
 //
 // Labels are ints. A truth of −1 marks a sample whose label is unknown;
 // every metric skips such samples. A prediction of −1 means "no label" and

@@ -19,7 +19,7 @@ type SplitIndices struct {
 	Unlabeled []int // the rest of Train
 }
 
-// Split draws the evaluation split of DESIGN.md §7 from the labels y
+// Split draws the evaluation split of docs/DESIGN.md §7 from the labels y
 // (length n, classes ≥ 0; −1 marks rows with no known label). It is
 // stratified: for each class with n_c rows, round(testFrac·n_c) of them go
 // to Test and the others to the training pool, of which l are Labeled and

@@ -2,7 +2,7 @@
 """Times scikit-learn's TfidfVectorizer and stages.TFIDF on the same Brown
 documents, in one session, and prints the Go/scikit-learn throughput ratio.
 
-Usage (from the repository root, after `bash /work/shared/data/fetch-data.sh /tmp/nmfdata`;
+Usage (from the repository root, after `bash scripts/fetch-data.sh /tmp/nmfdata`;
 scikit-learn is Debian's python3-sklearn, so use /usr/bin/python3):
 
     /usr/bin/python3 stages/testdata/bench_tfidf.py [--brown /tmp/nmfdata/brown] [--docs 500|45]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the scikit-learn golden files for stages/tfidf_test.go.
 
-Usage (from the repository root, after `bash /work/shared/data/fetch-data.sh /tmp/nmfdata`
+Usage (from the repository root, after `bash scripts/fetch-data.sh /tmp/nmfdata`
 and `apt-get install -y python3-sklearn`):
 
     /usr/bin/python3 stages/testdata/make_tfidf_golden.py /tmp/nmfdata/brown stages/testdata

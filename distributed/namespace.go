@@ -1,0 +1,249 @@
+package distributed
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// keyConfig is the key of the model bucket that holds the namespace's
+// settings (JSON of namespaceSettings), written once by its first
+// instance.
+const keyConfig = "config"
+
+// namespaceSettings are the settings of a Config that every instance of a
+// namespace must share: the owners' and the coordinator's work depends on
+// them, and roles move between instances. Zero-means-default fields are
+// stored resolved, so "unset" and "the default spelled out" agree.
+type namespaceSettings struct {
+	Rank       int     `json:"rank"`
+	Partitions int     `json:"partitions"`
+	Staleness  int     `json:"staleness"`
+	Alpha      float64 `json:"alpha"`
+	GraphK     int     `json:"neighbors"`
+	Window     int     `json:"window"`
+	Refresh    int     `json:"refresh"`
+	Sweeps     int     `json:"sweeps"`
+	InitSweeps int     `json:"init_sweeps"`
+	SketchDim  int     `json:"sketch_dim"`
+	Seed       uint64  `json:"seed"`
+}
+
+func (c Config) settings() namespaceSettings {
+	return namespaceSettings{Rank: c.Rank, Partitions: c.partitions(), Staleness: c.Staleness, Alpha: c.Alpha,
+		GraphK: c.graphK(), Window: c.Window, Refresh: c.Refresh, Sweeps: c.sweeps(), InitSweeps: c.initSweeps(),
+		SketchDim: c.sketchDim(), Seed: c.Seed}
+}
+
+// field is one setting: its name (the command line's flag, without
+// dashes) and pointers to it in a namespaceSettings and a Config.
+type field struct {
+	name string
+	s, c any // *int, *float64 or *uint64, of the same type
+}
+
+func settingFields(s *namespaceSettings, c *Config) []field {
+	return []field{
+		{name: "rank", s: &s.Rank, c: &c.Rank}, {name: "partitions", s: &s.Partitions, c: &c.Partitions},
+		{name: "staleness", s: &s.Staleness, c: &c.Staleness}, {name: "alpha", s: &s.Alpha, c: &c.Alpha},
+		{name: "neighbors", s: &s.GraphK, c: &c.GraphK}, {name: "window", s: &s.Window, c: &c.Window},
+		{name: "refresh", s: &s.Refresh, c: &c.Refresh}, {name: "sweeps", s: &s.Sweeps, c: &c.Sweeps},
+		{name: "init-sweeps", s: &s.InitSweeps, c: &c.InitSweeps}, {name: "sketch-dim", s: &s.SketchDim, c: &c.SketchDim},
+		{name: "seed", s: &s.Seed, c: &c.Seed},
+	}
+}
+
+// diff returns "name mine (the namespace's: theirs)" for each setting
+// that differs, in settingFields' order.
+func (s namespaceSettings) diff(theirs namespaceSettings) []string {
+	var out []string
+	fm, ft := settingFields(&s, &Config{}), settingFields(&theirs, &Config{})
+	for i, f := range fm {
+		a, b := fmt.Sprint(deref(f.s)), fmt.Sprint(deref(ft[i].s))
+		if a != b {
+			out = append(out, fmt.Sprintf("%s %s (the namespace's: %s)", f.name, a, b))
+		}
+	}
+	return out
+}
+
+func deref(p any) any {
+	switch p := p.(type) {
+	case *int:
+		return *p
+	case *float64:
+		return *p
+	case *uint64:
+		return *p
+	}
+	panic("distributed: setting of unknown type") // settingFields holds only the types above
+}
+
+// checkSettings stores c's settings in the namespace's bucket if it holds
+// none yet (create-if-absent, so of instances starting at once exactly
+// one writes), else compares them: an error names each setting of c that
+// differs, with the namespace's value.
+func checkSettings(ctx context.Context, kv jetstream.KeyValue, c Config) error {
+	mine := c.settings()
+	raw, err := json.Marshal(mine)
+	if err != nil {
+		return err
+	}
+	for attempt := 0; ; attempt++ {
+		_, err = kv.Create(ctx, keyConfig, raw)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			return fmt.Errorf("distributed: namespace %q: storing its settings: %w", c.namespace(), err)
+		}
+		e, gerr := kv.Get(ctx, keyConfig)
+		if errors.Is(gerr, jetstream.ErrKeyNotFound) && attempt < 3 {
+			continue // deleted in between: create again
+		}
+		if gerr != nil {
+			return fmt.Errorf("distributed: namespace %q: reading its settings: %w", c.namespace(), gerr)
+		}
+		var theirs namespaceSettings
+		if err := json.Unmarshal(e.Value(), &theirs); err != nil {
+			return corrupt("namespace %q: settings: %v", c.namespace(), err)
+		}
+		if d := mine.diff(theirs); len(d) > 0 {
+			return fmt.Errorf("distributed: namespace %q holds other settings than this instance's: %s; use the namespace's settings or another namespace",
+				c.namespace(), strings.Join(d, ", "))
+		}
+		return nil
+	}
+}
+
+// StoredConfig returns cfg with the settings that cfg's namespace holds
+// (rank, partitions, staleness, alpha, neighbors, window, refresh, sweeps,
+// init sweeps, sketch dimension, seed) in place of cfg's, and true; or cfg
+// and false if the namespace holds none yet (no instance has started on
+// it). It creates nothing.
+func StoredConfig(ctx context.Context, nc *nats.Conn, cfg Config) (Config, bool, error) {
+	return AdoptConfig(ctx, nc, cfg, func(string) bool { return false })
+}
+
+// AdoptConfig returns cfg with each setting for which given(name) is false
+// replaced by the namespace's value, names being those of the command
+// line's flags ("rank", "partitions", "staleness", "alpha", "neighbors",
+// "window", "refresh", "sweeps", "init-sweeps", "sketch-dim", "seed"),
+// and whether the namespace holds settings; it creates nothing. A setting
+// given with a value other than the namespace's is left as given, for
+// NewWorker and NewPublisher to refuse with a message.
+func AdoptConfig(ctx context.Context, nc *nats.Conn, cfg Config, given func(name string) bool) (Config, bool, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return cfg, false, fmt.Errorf("distributed: %w", err)
+	}
+	kv, err := js.KeyValue(ctx, cfg.names().model)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return cfg, false, nil
+	}
+	if err != nil {
+		return cfg, false, fmt.Errorf("distributed: bucket %s: %w", cfg.names().model, err)
+	}
+	e, err := kv.Get(ctx, keyConfig)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return cfg, false, nil
+	}
+	if err != nil {
+		return cfg, false, fmt.Errorf("distributed: namespace %q: reading its settings: %w", cfg.namespace(), err)
+	}
+	var theirs namespaceSettings
+	if err := json.Unmarshal(e.Value(), &theirs); err != nil {
+		return cfg, false, corrupt("namespace %q: settings: %v", cfg.namespace(), err)
+	}
+	out := cfg
+	mine := cfg.settings()
+	resolved := settingFields(&mine, &Config{})
+	for i, f := range settingFields(&theirs, &out) {
+		if given(f.name) || fmt.Sprint(deref(resolved[i].s)) == fmt.Sprint(deref(f.s)) {
+			continue // as given, or already the namespace's (a default left unresolved)
+		}
+		switch p := f.c.(type) {
+		case *int:
+			*p = *f.s.(*int)
+		case *float64:
+			*p = *f.s.(*float64)
+		case *uint64:
+			*p = *f.s.(*uint64)
+		}
+	}
+	return out, true, nil
+}
+
+// createWithin bounds the attempts to create or find a namespace's
+// streams, buckets and object store; attemptWithin bounds one attempt.
+// Instances that start at once on a new namespace of a cluster race to
+// create the same objects, and the server may answer the losers late or
+// never: they look the object up, and retry with backoff.
+const (
+	createWithin  = time.Minute
+	attemptWithin = 5 * time.Second
+)
+
+// ensure returns the object that create makes, or, when create fails, the
+// existing one that lookup finds; failing both, it retries after a backoff
+// (100 ms doubling to 2 s) until createWithin has passed or ctx ends, and
+// then returns the last error, prefixed by what.
+func ensure[T any](ctx context.Context, what string, create, lookup func(context.Context) (T, error)) (T, error) {
+	deadline := time.Now().Add(createWithin)
+	wait := 100 * time.Millisecond
+	for {
+		actx, cancel := context.WithTimeout(ctx, attemptWithin)
+		h, err := create(actx)
+		cancel()
+		if err != nil {
+			lctx, cancel := context.WithTimeout(ctx, attemptWithin)
+			if found, lerr := lookup(lctx); lerr == nil {
+				h, err = found, nil
+			}
+			cancel()
+		}
+		if err == nil {
+			return h, nil
+		}
+		if ctx.Err() != nil || time.Now().Add(wait).After(deadline) {
+			return h, fmt.Errorf("distributed: %s: %w", what, err)
+		}
+		sleep(ctx, wait)
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+// AwaitWorker returns nil once a live Worker of cfg's namespace shows
+// itself (its next heartbeat: every Worker publishes one each quarter of
+// its PinnedTTL, 0.5 s by default), calling report with the time waited
+// so far every `every` without one. It returns ctx's error when ctx ends
+// first. It needs no clock agreement with the server or the workers.
+func AwaitWorker(ctx context.Context, nc *nats.Conn, cfg Config, every time.Duration, report func(waited time.Duration)) error {
+	sub, err := nc.SubscribeSync(cfg.names().tickSubject())
+	if err != nil {
+		return fmt.Errorf("distributed: heartbeats of namespace %q: %w", cfg.namespace(), err)
+	}
+	defer sub.Unsubscribe()
+	start := time.Now()
+	for {
+		wctx, cancel := context.WithTimeout(ctx, every)
+		_, err := sub.NextMsgWithContext(wctx)
+		cancel()
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.Is(err, context.DeadlineExceeded):
+			report(time.Since(start))
+		default:
+			return fmt.Errorf("distributed: heartbeats of namespace %q: %w", cfg.namespace(), err)
+		}
+	}
+}
