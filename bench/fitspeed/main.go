@@ -6,6 +6,7 @@
 // the times and their ratios.
 //
 //	go run ./bench/fitspeed --mnist ~/.cache/nmfstream-data/mnist [--n 10000] [--pairs 3] [--iters 100] [--png fit.png] [--json out.json]
+//	go run ./bench/fitspeed --replot out.json --png fit.png
 //
 // --n takes a comma-separated list of sizes (1,000 to 60,000). The four
 // fits of one size run back to back, PAIRS times over; for each size the
@@ -76,7 +77,22 @@ func run() error {
 	py := flag.String("python", "/usr/bin/python3", "Python with scikit-learn")
 	png := flag.String("png", "", "draw the median fit times against n to this PNG `file`")
 	jsonOut := flag.String("json", "", "write the measurements to this JSON `file`")
+	replot := flag.String("replot", "", "draw --png from this JSON `file` of an earlier run instead of measuring")
 	flag.Parse()
+	if *replot != "" {
+		b, err := os.ReadFile(*replot)
+		if err != nil {
+			return err
+		}
+		var rs []result
+		if err := json.Unmarshal(b, &rs); err != nil {
+			return fmt.Errorf("%s: %w", *replot, err)
+		}
+		if *png == "" || len(rs) == 0 {
+			return fmt.Errorf("--replot needs --png and a file of at least one size")
+		}
+		return draw(*png, rs, *iters)
+	}
 	var ns []int
 	for _, f := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -274,6 +290,6 @@ func draw(path string, rs []result, iters int) error {
 			ss[f].Y = append(ss[f].Y, median(r.Seconds[f]))
 		}
 	}
-	title := fmt.Sprintf("Batch fit on MNIST: k-NN graph (k = 10) + %d updates, K = 50", iters)
+	title := fmt.Sprintf("MNIST fit: 10-NN + %d updates", iters)
 	return figure.Line(path, title, "images n", "seconds (median)", ss, true, true)
 }
