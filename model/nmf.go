@@ -113,6 +113,9 @@ func (c *Common) start(f *fitted, x Data) error {
 func (c *Common) run(f *fitted, e *Engine) error {
 	e.MaxIter, e.Tol, e.Callback, e.Split = c.MaxIter, c.Tol, c.Callback, c.Split
 	res, err := e.Run(&f.u, &f.v)
+	if l, ok := e.Loss.(*Frobenius); ok {
+		l.f32 = frob32{} // X's float32 copies, made again if ever needed
+	}
 	f.res = res
 	if err != nil {
 		return err

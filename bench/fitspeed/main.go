@@ -6,6 +6,7 @@
 // the times and their ratios.
 //
 //	go run ./bench/fitspeed --mnist ~/.cache/nmfstream-data/mnist [--n 10000] [--pairs 3] [--iters 100] [--png fit.png] [--json out.json]
+//	go run ./bench/fitspeed --replot out.json --png fit.png
 //
 // --n takes a comma-separated list of sizes (1,000 to 60,000). The four
 // fits of one size run back to back, PAIRS times over; for each size the
@@ -32,6 +33,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -46,10 +48,13 @@ import (
 // fits names the four fits of a round, in the order they run.
 var fits = []string{"scikit-learn float64", "scikit-learn float32", "nmfstream float64", "nmfstream float32"}
 
-// result is one size's measurements: seconds[f][round] for fit f.
+// result is one size's measurements: seconds[f][round] for fit f, wall
+// time, and cpu[f][round], the CPU seconds the fit's process used meanwhile
+// (user + system; other tenants of the machine move it less).
 type result struct {
 	N       int         `json:"n"`
 	Seconds [][]float64 `json:"seconds"`
+	CPU     [][]float64 `json:"cpu_seconds"`
 	Fits    []string    `json:"fits"`
 	// Objective is the final ‖X − UVᵀ‖² of the last round's Go fits
 	// (float64, float32) before the graph term: a check that both fitted
@@ -72,7 +77,22 @@ func run() error {
 	py := flag.String("python", "/usr/bin/python3", "Python with scikit-learn")
 	png := flag.String("png", "", "draw the median fit times against n to this PNG `file`")
 	jsonOut := flag.String("json", "", "write the measurements to this JSON `file`")
+	replot := flag.String("replot", "", "draw --png from this JSON `file` of an earlier run instead of measuring")
 	flag.Parse()
+	if *replot != "" {
+		b, err := os.ReadFile(*replot)
+		if err != nil {
+			return err
+		}
+		var rs []result
+		if err := json.Unmarshal(b, &rs); err != nil {
+			return fmt.Errorf("%s: %w", *replot, err)
+		}
+		if *png == "" || len(rs) == 0 {
+			return fmt.Errorf("--replot needs --png and a file of at least one size")
+		}
+		return draw(*png, rs, *iters)
+	}
 	var ns []int
 	for _, f := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -99,21 +119,22 @@ func run() error {
 	var results []result
 	for _, n := range ns {
 		x := all.Slice(0, n, 0, 784).(*mat.Dense)
-		r := result{N: n, Fits: fits, Seconds: make([][]float64, len(fits))}
+		r := result{N: n, Fits: fits, Seconds: make([][]float64, len(fits)), CPU: make([][]float64, len(fits))}
 		for p := range *pairs {
 			for f, name := range fits {
-				var s float64
+				var s, c float64
 				switch f {
 				case 0, 1:
-					s, err = sklearnFit(*py, script, images, n, []string{"float64", "float32"}[f], *iters)
+					s, c, err = sklearnFit(*py, script, images, n, []string{"float64", "float32"}[f], *iters)
 				default:
-					s, r.Objective[f-2], err = goFit(x, *iters, f == 3)
+					s, c, r.Objective[f-2], err = goFit(x, *iters, f == 3)
 				}
 				if err != nil {
 					return fmt.Errorf("n = %d, %s: %w", n, name, err)
 				}
 				r.Seconds[f] = append(r.Seconds[f], s)
-				fmt.Fprintf(os.Stderr, "n %d round %d: %s %.2f s\n", n, p+1, name, s)
+				r.CPU[f] = append(r.CPU[f], c)
+				fmt.Fprintf(os.Stderr, "n %d round %d: %s %.2f s, %.2f CPU s\n", n, p+1, name, s, c)
 			}
 		}
 		results = append(results, r)
@@ -171,48 +192,63 @@ func readImages(path string, n int) (*mat.Dense, error) {
 
 // goFit times GNMF's Fit on x (k = 10, K = 50, random initialization,
 // iters updates without a convergence test, both cores) and returns the
-// seconds and the final reconstruction term of the objective.
-func goFit(x *mat.Dense, iters int, f32 bool) (secs, loss float64, err error) {
+// wall and CPU seconds and the final reconstruction term of the objective.
+func goFit(x *mat.Dense, iters int, f32 bool) (secs, cpu, loss float64, err error) {
 	runtime.GC()
 	g := &model.GNMF{
 		Common: model.Common{Rank: 50, MaxIter: iters, Tol: -1, Init: model.InitRandom,
 			Src: rand.NewPCG(1, 1), Split: pipeline.Share(runtime.GOMAXPROCS(0)), Float32: f32},
 		Graph: graph.KNN{K: 10},
 	}
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuSeconds(syscall.RUSAGE_SELF)
 	if err := g.Fit(model.DenseRows(x), nil); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	secs = time.Since(start).Seconds()
+	secs, cpu = time.Since(start).Seconds(), cpuSeconds(syscall.RUSAGE_SELF)-cpu0
 	if r := g.Result(); r.Iters != iters {
-		return 0, 0, fmt.Errorf("%d updates run, %d asked for", r.Iters, iters)
+		return 0, 0, 0, fmt.Errorf("%d updates run, %d asked for", r.Iters, iters)
 	}
 	var d mat.Dense
 	d.Mul(g.Codes(), g.Basis().T())
 	d.Sub(x, &d)
 	n := mat.Norm(&d, 2)
-	return secs, n * n, nil
+	return secs, cpu, n * n, nil
 }
 
-// sklearnFit runs sklearn_fit.py and returns its seconds.
-func sklearnFit(py, script, images string, n int, dtype string, iters int) (float64, error) {
+// cpuSeconds returns the user + system CPU seconds of who.
+func cpuSeconds(who int) float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(who, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// sklearnFit runs sklearn_fit.py and returns its seconds and CPU seconds
+// of the fit: the script's whole CPU time scaled by the share of its wall
+// time the fit took (loading Python and the data runs on one core, so
+// this slightly overstates the fit's CPU time).
+func sklearnFit(py, script, images string, n int, dtype string, iters int) (secs, cpu float64, err error) {
 	var out, errb bytes.Buffer
 	cmd := exec.Command(py, script, images, strconv.Itoa(n), dtype, strconv.Itoa(iters))
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
 	if err := cmd.Run(); err != nil {
-		return 0, fmt.Errorf("%s: %v: %s", script, err, strings.TrimSpace(errb.String()))
+		return 0, 0, fmt.Errorf("%s: %v: %s", script, err, strings.TrimSpace(errb.String()))
 	}
+	wall := time.Since(start).Seconds()
+	total := (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
 	var r struct {
 		Seconds float64 `json:"seconds"`
 		NIter   int     `json:"n_iter"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
-		return 0, fmt.Errorf("%s: %v in %q", script, err, out.String())
+		return 0, 0, fmt.Errorf("%s: %v in %q", script, err, out.String())
 	}
 	if r.NIter != iters {
-		return 0, fmt.Errorf("%s: %d iterations run, %d asked for", script, r.NIter, iters)
+		return 0, 0, fmt.Errorf("%s: %d iterations run, %d asked for", script, r.NIter, iters)
 	}
-	return r.Seconds, nil
+	return r.Seconds, total * min(1, r.Seconds/wall), nil
 }
 
 func median(xs []float64) float64 {
@@ -227,13 +263,19 @@ func median(xs []float64) float64 {
 // summarize prints each fit's median seconds and its per-round ratios to
 // scikit-learn in float64 (median and range).
 func summarize(w *os.File, r result) {
-	fmt.Fprintf(w, "n = %d, %d rounds (median s; ratio to scikit-learn float64 per round: median (min–max))\n", r.N, len(r.Seconds[0]))
-	for f, name := range fits {
-		ratios := make([]float64, len(r.Seconds[f]))
-		for p, s := range r.Seconds[f] {
-			ratios[p] = s / r.Seconds[0][p]
+	fmt.Fprintf(w, "n = %d, %d rounds (median s, then the ratio to scikit-learn float64 per round: median (min–max); wall, then CPU)\n", r.N, len(r.Seconds[0]))
+	ratios := func(xs [][]float64, f int) (float64, float64, float64) {
+		rs := make([]float64, len(xs[f]))
+		for p, s := range xs[f] {
+			rs[p] = s / xs[0][p]
 		}
-		fmt.Fprintf(w, "  %-22s %7.2f s  %.2f (%.2f–%.2f)\n", name, median(r.Seconds[f]), median(ratios), slices.Min(ratios), slices.Max(ratios))
+		return median(rs), slices.Min(rs), slices.Max(rs)
+	}
+	for f, name := range fits {
+		m, lo, hi := ratios(r.Seconds, f)
+		cm, clo, chi := ratios(r.CPU, f)
+		fmt.Fprintf(w, "  %-22s wall %7.2f s  %.2f (%.2f–%.2f)   CPU %7.2f s  %.2f (%.2f–%.2f)\n",
+			name, median(r.Seconds[f]), m, lo, hi, median(r.CPU[f]), cm, clo, chi)
 	}
 	fmt.Fprintf(w, "  ‖X − UVᵀ‖² after the fit: float64 %.6g, float32 %.6g\n", r.Objective[0], r.Objective[1])
 }
@@ -248,6 +290,6 @@ func draw(path string, rs []result, iters int) error {
 			ss[f].Y = append(ss[f].Y, median(r.Seconds[f]))
 		}
 	}
-	title := fmt.Sprintf("Batch fit on MNIST: k-NN graph (k = 10) + %d updates, K = 50", iters)
+	title := fmt.Sprintf("MNIST fit: 10-NN + %d updates", iters)
 	return figure.Line(path, title, "images n", "seconds (median)", ss, true, true)
 }
