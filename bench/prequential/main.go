@@ -87,11 +87,11 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
-	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/internal/datasets"
+	"github.com/nmfstream/nmfstream/sinks"
 	"github.com/nmfstream/nmfstream/sources"
 )
 
@@ -245,21 +245,7 @@ func writeStream(out string, schema *arrow.Schema, mem memory.Allocator, b *arra
 func writeArrow(out string, schema *arrow.Schema, mem memory.Allocator, b *array.RecordBuilder) error {
 	rec := b.NewRecord()
 	defer rec.Release()
-	f, err := os.Create(out)
-	if err != nil {
-		return err
-	}
-	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema), ipc.WithAllocator(mem))
-	if err == nil {
-		err = w.Write(rec)
-		if cerr := w.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return sinks.WriteArrowFile(out, schema, mem, rec)
 }
 
 // load returns the samples (one per row) and their classes.

@@ -13,12 +13,12 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
-	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/datasets"
 	"github.com/nmfstream/nmfstream/model/metrics"
+	"github.com/nmfstream/nmfstream/sinks"
 )
 
 func init() {
@@ -247,21 +247,7 @@ func writeDigitRecords(path string, x *mat.Dense, y []int, recs []digitRecord) e
 	}
 	rec := b.NewRecord()
 	defer rec.Release()
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema), ipc.WithAllocator(mem))
-	if err == nil {
-		err = w.Write(rec)
-		if cerr := w.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return sinks.WriteArrowFile(path, schema, mem, rec)
 }
 
 // writeBrown writes the embedded Brown sample as dir/brown.csv.
