@@ -79,31 +79,44 @@ func (p *Publisher) Partitioner(ctx context.Context) (*Partitioner, error) {
 // partitioner is stored yet, it is fitted on these samples, which must be
 // at least P then.
 func (p *Publisher) Publish(ctx context.Context, samples []Sample) error {
+	_, err := p.PublishIDs(ctx, samples, nil)
+	return err
+}
+
+// PublishIDs is Publish with the message id (the Nats-Msg-Id header) of
+// each sample given: msgIDs[i] for samples[i], or the sample's ID when
+// msgIDs is nil. A message id the stream stored within its duplicate
+// window (two minutes), from any publisher, is not stored again; dup[i]
+// reports that for samples[i] (the server acknowledged it as a duplicate).
+func (p *Publisher) PublishIDs(ctx context.Context, samples []Sample, msgIDs []string) (dup []bool, err error) {
 	if len(samples) == 0 {
-		return nil
+		return nil, nil
+	}
+	if msgIDs != nil && len(msgIDs) != len(samples) {
+		return nil, fmt.Errorf("distributed: %d message ids for %d samples", len(msgIDs), len(samples))
 	}
 	for i := range samples {
 		if err := samples[i].check(); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	part, err := p.Partitioner(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if part == nil {
 		part, err = NewPartitioner(samples, p.cfg.partitions(), p.cfg.sketchDim(), p.cfg.Seed)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		_, err = p.st.model.Create(ctx, keyPartitioner, encodePartitioner(part))
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			// Another publisher placed it first: use theirs.
 			if part, err = p.Partitioner(ctx); err != nil {
-				return err
+				return nil, err
 			}
 		} else if err != nil {
-			return fmt.Errorf("distributed: storing the partitioner: %w", err)
+			return nil, fmt.Errorf("distributed: storing the partitioner: %w", err)
 		} else {
 			p.mu.Lock()
 			p.part = part
@@ -116,21 +129,24 @@ func (p *Publisher) Publish(ctx context.Context, samples []Sample) error {
 	for i := range samples {
 		s := &samples[i]
 		if s.Dim != part.Dim {
-			return fmt.Errorf("distributed: sample %d has dimension %d, the stream %d", s.ID, s.Dim, part.Dim)
+			return nil, fmt.Errorf("distributed: sample %d has dimension %d, the stream %d", s.ID, s.Dim, part.Dim)
 		}
 		parts[i] = part.Partition(s)
 		msgs[i] = &nats.Msg{Subject: p.st.n.sampleSubject(parts[i]), Data: encodeSample(s)}
 		ids[i] = strconv.FormatUint(s.ID, 10)
+		if msgIDs != nil {
+			ids[i] = msgIDs[i]
+		}
 	}
-	if err := p.publish(ctx, msgs, ids); err != nil {
-		return err
+	if dup, err = p.publish(ctx, msgs, ids); err != nil {
+		return nil, err
 	}
 	p.mu.Lock()
 	for i := range samples {
 		p.home[samples[i].ID] = parts[i]
 	}
 	p.mu.Unlock()
-	return nil
+	return dup, nil
 }
 
 // Label publishes a late label: class label (≥ 0) for the sample with
@@ -160,7 +176,8 @@ func (p *Publisher) Label(ctx context.Context, id uint64, label int) error {
 		msgs[i] = &nats.Msg{Subject: p.st.n.sampleSubject(q), Data: encodeLabel(id, label)}
 		ids[i] = fmt.Sprintf("L%d.%d", id, label)
 	}
-	return p.publish(ctx, msgs, ids)
+	_, err := p.publish(ctx, msgs, ids)
+	return err
 }
 
 // LastSeq returns the highest samples-stream sequence acknowledged to
@@ -173,8 +190,10 @@ func (p *Publisher) LastSeq() uint64 {
 }
 
 // publish stores msgs with the message ids ids and returns once the
-// server has acknowledged each.
-func (p *Publisher) publish(ctx context.Context, msgs []*nats.Msg, ids []string) error {
+// server has acknowledged each; dup[i] reports that msgs[i] was a
+// duplicate (its id stored within the duplicate window: not stored again).
+func (p *Publisher) publish(ctx context.Context, msgs []*nats.Msg, ids []string) (dup []bool, err error) {
+	dup = make([]bool, len(msgs))
 	// Publish asynchronously, then republish what was not acknowledged (a
 	// node lost, a leader moving): the message ids make a repeat a no-op.
 	todo := make([]int, len(msgs))
@@ -185,10 +204,10 @@ func (p *Publisher) publish(ctx context.Context, msgs []*nats.Msg, ids []string)
 	var seq uint64
 	for attempt := 0; len(todo) > 0; attempt++ {
 		if attempt == publishAttempts {
-			return fmt.Errorf("distributed: publishing message %s: %w", ids[todo[0]], last)
+			return nil, fmt.Errorf("distributed: publishing message %s: %w", ids[todo[0]], last)
 		}
 		if attempt > 0 && !sleep(ctx, time.Duration(attempt)*200*time.Millisecond) {
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 		futures := make([]jetstream.PubAckFuture, len(todo))
 		var failed []int
@@ -210,11 +229,14 @@ func (p *Publisher) publish(ctx context.Context, msgs []*nats.Msg, ids []string)
 			select {
 			case ack := <-f.Ok():
 				seq = max(seq, ack.Sequence)
+				// A republished message acknowledged as a duplicate of
+				// its own first attempt was stored once, by this call.
+				dup[i] = ack.Duplicate && attempt == 0
 			case err := <-f.Err():
 				last = err
 				failed = append(failed, i)
 			case <-ctx.Done():
-				return ctx.Err()
+				return nil, ctx.Err()
 			}
 		}
 		todo = failed
@@ -222,7 +244,7 @@ func (p *Publisher) publish(ctx context.Context, msgs []*nats.Msg, ids []string)
 	p.mu.Lock()
 	p.last = max(p.last, seq)
 	p.mu.Unlock()
-	return nil
+	return dup, nil
 }
 
 // publishAttempts bounds the publications of one sample.

@@ -2,8 +2,10 @@ package distributed
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -27,6 +29,7 @@ type Worker struct {
 	changed chan struct{} // closed when cur changes
 	stats   Stats
 	held    map[string]bool
+	beat    []byte // the payload of its heartbeats: 8 random bytes naming this instance (WorkerWatch)
 }
 
 // Stats counts a Worker's work since it started.
@@ -58,7 +61,8 @@ func NewWorker(ctx context.Context, nc *nats.Conn, cfg Config) (*Worker, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &Worker{cfg: cfg, nc: nc, js: js, st: st, changed: make(chan struct{}), held: map[string]bool{}}, nil
+	beat := binary.BigEndian.AppendUint64(nil, rand.Uint64())
+	return &Worker{cfg: cfg, nc: nc, js: js, st: st, changed: make(chan struct{}), held: map[string]bool{}, beat: beat}, nil
 }
 
 // Stats returns a copy of the worker's counters.
@@ -158,7 +162,7 @@ func (w *Worker) setHeld(role string, ok bool) {
 func (w *Worker) tick(ctx context.Context, d time.Duration) {
 	for sleep(ctx, d) {
 		// A failed tick (a node being lost) is harmless: the next one follows.
-		w.nc.Publish(w.st.n.tickSubject(), nil)
+		w.nc.Publish(w.st.n.tickSubject(), w.beat)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nmfstream/nmfstream/distributed"
@@ -49,12 +50,17 @@ Example:
 
 // natsServer answers HTTP requests with one natsStream.
 type natsServer struct {
-	mu      sync.Mutex // serializes the driver: one request at a time
-	s       *natsStream
-	offset  int64 // records received so far: the next record's offset
-	maxBody int64
-	token   string
-	batch   int
+	mu          sync.Mutex // serializes the driver: one request at a time
+	s           *natsStream
+	offset      int64 // records received so far: the next record's offset
+	dups        int64 // samples skipped as duplicates
+	predictions int64 // arrival predictions answered with a class
+	maxBody     int64
+	token       string
+	batch       int
+	nonce       string // names this instance in the message ids of records without an id
+	requests    atomic.Int64
+	watch       *distributed.WorkerWatch // the namespace's live workers
 }
 
 func runServeNATS(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -90,7 +96,11 @@ func runServeNATS(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return errors.Join(err, wait())
 	}
 	fmt.Fprintf(stderr, "nmfstream serve: listening on http://%s (distributed learner on %s)\n", ln.Addr(), s.server)
-	ns := &natsServer{s: s, maxBody: *maxBody, token: *token, batch: nf.batch}
+	ns := &natsServer{s: s, maxBody: *maxBody, token: *token, batch: nf.batch, nonce: newNonce()}
+	if ns.watch, err = distributed.WatchWorkers(s.nc, s.cfg); err != nil {
+		return errors.Join(err, ln.Close(), wait())
+	}
+	defer ns.watch.Stop()
 	srv := &http.Server{Handler: ns.handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -120,6 +130,7 @@ func (ns *natsServer) handler() http.Handler {
 	mux.HandleFunc("POST /v1/records", ns.auth(ns.handleRecords))
 	mux.HandleFunc("POST /v1/labels", ns.auth(ns.handleLabels))
 	mux.HandleFunc("GET /v1/stats", ns.auth(ns.handleStats))
+	mux.HandleFunc("GET /metrics", ns.auth(ns.handleMetrics))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
 	return mux
 }
@@ -145,6 +156,7 @@ type natsPredictionJSON struct {
 type natsRecordsResponse struct {
 	Predictions []natsPredictionJSON `json:"predictions"`
 	Rejected    []rejectJSON         `json:"rejected"`
+	Duplicates  int                  `json:"duplicates"` // samples whose id was stored before (any instance, within the duplicate window)
 }
 
 func (ns *natsServer) handleRecords(w http.ResponseWriter, r *http.Request) {
@@ -164,7 +176,9 @@ func (ns *natsServer) handleRecords(w http.ResponseWriter, r *http.Request) {
 		shiftOffsets(b, base)
 		_, last := b.Span()
 		ns.offset = max(ns.offset, last+1)
-		res, offs, rejects, err := ns.s.step(ctx, b)
+		res, offs, rejects, dups, err := ns.step(ctx, b)
+		ns.dups += int64(dups)
+		resp.Duplicates += dups
 		if err != nil {
 			writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
 			return
@@ -173,6 +187,7 @@ func (ns *natsServer) handleRecords(w http.ResponseWriter, r *http.Request) {
 			p := natsPredictionJSON{ID: res.IDs[j], Offset: offs[j], Score: jsonFloat(res.Scores[j])}
 			if res.Preds[j] != "" {
 				p.Pred = &res.Preds[j]
+				ns.predictions++
 			}
 			resp.Predictions = append(resp.Predictions, p)
 		}
@@ -180,6 +195,7 @@ func (ns *natsServer) handleRecords(w http.ResponseWriter, r *http.Request) {
 			resp.Rejected = append(resp.Rejected, rejectJSON{rj.Offset, rj.ID, rj.Reason.Error()})
 		}
 	}
+	ns.requests.Add(1)
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(resp)
 }
@@ -198,11 +214,12 @@ func (ns *natsServer) handleLabels(w http.ResponseWriter, r *http.Request) {
 		ns.offset++
 	}
 	before := ns.s.preq.UnknownLabels
-	if _, _, _, err := ns.s.step(context.WithoutCancel(r.Context()), b); err != nil {
+	if _, _, _, _, err := ns.step(context.WithoutCancel(r.Context()), b); err != nil {
 		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
 		return
 	}
 	unknown := ns.s.preq.UnknownLabels - before
+	ns.requests.Add(1)
 	w.Header().Set("Content-Type", "application/json")
 	fmt.Fprintf(w, "{\"applied\":%d,\"unknown\":%d}\n", int64(len(labels))-unknown, unknown)
 }
@@ -211,7 +228,7 @@ func (ns *natsServer) handleStats(w http.ResponseWriter, r *http.Request) {
 	ns.mu.Lock()
 	sum := ns.s.summary()
 	ns.mu.Unlock()
-	sum.Partitions, sum.Server = ns.s.cfg.Partitions, ns.s.server
+	sum.Partitions, sum.Server, sum.Workers = ns.s.cfg.Partitions, ns.s.server, ns.watch.Live()
 	if st, err := distributed.ReadState(r.Context(), ns.s.nc, ns.s.cfg); err == nil {
 		sum.Applied, sum.Left, sum.Version = st.Samples, st.Left, st.Version
 	}

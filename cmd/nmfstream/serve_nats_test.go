@@ -37,6 +37,13 @@ func serveNATS(t *testing.T) (post func(path, body string, into any), stats func
 // serveNATSOn is serveNATS on the server at url, with more flags.
 func serveNATSOn(t *testing.T, url string, flags ...string) (post func(path, body string, into any), stats func() streamNATSSummary, stop func()) {
 	t.Helper()
+	_, post, stats, stop = serveNATSAt(t, url, flags...)
+	return post, stats, stop
+}
+
+// serveNATSAt is serveNATSOn that also returns the service's base URL.
+func serveNATSAt(t *testing.T, url string, flags ...string) (base string, post func(path, body string, into any), stats func() streamNATSSummary, stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	var out, errb syncBuffer
@@ -46,7 +53,6 @@ func serveNATSOn(t *testing.T, url string, flags ...string) (post func(path, bod
 		done <- run(ctx, args, &out, &errb)
 	}()
 	listening := regexp.MustCompile(`listening on (http://\S+)`)
-	var base string
 	for deadline := time.Now().Add(30 * time.Second); base == ""; {
 		if m := listening.FindStringSubmatch(errb.String()); m != nil {
 			base = m[1]
@@ -94,7 +100,7 @@ func serveNATSOn(t *testing.T, url string, flags ...string) (post func(path, bod
 			t.Fatal("serve --nats did not stop")
 		}
 	}
-	return post, stats, stop
+	return base, post, stats, stop
 }
 
 // TestServeNATS runs serve --nats against a server of the test's own:
