@@ -198,6 +198,12 @@ type Prequential struct {
 // label.
 func (q *Prequential) Pending() int { return len(q.pending) }
 
+// Seen reports whether a sample with this record id went through Apply.
+func (q *Prequential) Seen(recordID string) bool {
+	_, ok := q.ids[recordID]
+	return ok
+}
+
 // Labeled is a label to publish for a sample already published.
 type Labeled struct {
 	ID    uint64 // the sample's distributed ID

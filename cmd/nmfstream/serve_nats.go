@@ -28,10 +28,19 @@ the samples stream. Routes:
                     or {"id": …, "text": "…", "label": …} (an id, a
                     label and no features is a late label);
                     answers {"predictions": [{"id", "offset", "pred",
-                    "score"}], "rejected": [{"offset", "id", "reason"}]}
+                    "score"}], "rejected": [{"offset", "id", "reason"}],
+                    "duplicates": n}; a record whose id was posted
+                    before, to this or another instance of the namespace,
+                    within the samples stream's duplicate window (two
+                    minutes: JetStream's de-duplication, Nats-Msg-Id
+                    namespace/id) is a duplicate: no sample, no prediction
   POST /v1/labels   JSON lines {"id": …, "label": …}; answers
-                    {"applied": n, "unknown": m} (m: ids never seen)
-  GET  /v1/stats    the prequential counters, as stream --nats --json
+                    {"applied": n, "unknown": m} (m: ids this instance has
+                    not seen; their labels go to every partition's owner,
+                    which sets it on a sample posted to another instance)
+  GET  /v1/stats    the prequential counters, as stream --nats --json, and
+                    the live workers of the namespace
+  GET  /metrics     Prometheus text: serve's metric names where they apply
   GET  /healthz     ok
 
 Requests are handled one at a time, in arrival order (the prediction of

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nmfstream/nmfstream/distributed"
 	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/sinks"
 )
@@ -87,12 +88,34 @@ func (ns *natsServer) step(ctx context.Context, b *record.Batch) (res sinks.Resu
 	if err != nil {
 		return kept, keptOffs, rejects, dups, err
 	}
+	labels = append(labels, ns.forward(b)...)
 	for _, l := range labels {
 		if err := s.pub.Label(ctx, l.ID, l.Class); err != nil {
 			return kept, keptOffs, rejects, dups, err
 		}
 	}
 	return kept, keptOffs, rejects, dups, nil
+}
+
+// forward returns the late labels of b for record ids this instance has
+// not seen, with the IDs sampleID gives them: the sample may have been
+// posted to another instance of the namespace, and Publisher.Label sends
+// a label for a sample it did not place to every partition, whose owner
+// sets it if it holds the sample. Apply counted them unknown (here).
+func (ns *natsServer) forward(b *record.Batch) []distributed.Labeled {
+	var out []distributed.Labeled
+	for _, ll := range b.LateLabels {
+		if ll.ID == "" || ns.s.preq.Seen(ll.ID) {
+			continue
+		}
+		c, ok := ns.s.classes.Class(ll.Label)
+		if !ok {
+			continue // prepare placed every label of b: not reached
+		}
+		id, _ := ns.sampleID(ll.ID, 0)
+		out = append(out, distributed.Labeled{ID: id, Class: c})
+	}
+	return out
 }
 
 // prepare waits until the owners hold everything this instance published,

@@ -176,3 +176,36 @@ func TestServeNATSDuplicates(t *testing.T) {
 	stopB()
 	stopA()
 }
+
+// TestServeNATSLateLabelElsewhere posts a sample to one instance and its
+// late label to another: the label reaches the sample's owner, so that a
+// query next to the sample, posted to the first instance, takes that
+// label from it (--predictor nearest --vote 1: the one nearest labeled
+// sample decides; without the label it would be a1, class a).
+func TestServeNATSLateLabelElsewhere(t *testing.T) {
+	srv, err := natsembed.Start(t.TempDir(), "127.0.0.1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
+	flags := []string{"--predictor", "nearest", "--vote", "1"}
+	_, postA, _, stopA := serveNATSAt(t, srv.ClientURL(), flags...)
+	_, postB, _, stopB := serveNATSAt(t, srv.ClientURL(), append(flags, "--workers", "0")...)
+	var r1, r2 natsRecordsResponse
+	postA("/v1/records", `{"id":"a1","x":[5,0,0,1],"label":"a"}
+{"id":"q1","x":[0,0,5,1]}
+`, &r1)
+	var lab struct{ Applied, Unknown int }
+	postB("/v1/labels", `{"id":"q1","label":"b"}
+`, &lab)
+	// B's next step waits until the owners hold what B published before.
+	postB("/v1/labels", `{"id":"nobody","label":"b"}
+`, &lab)
+	postA("/v1/records", `{"id":"z","x":[0,0,5,1.2]}
+`, &r2)
+	if len(r2.Predictions) != 1 || r2.Predictions[0].Pred == nil || *r2.Predictions[0].Pred != "b" {
+		t.Fatalf("query next to q1 after q1's label b posted to the other instance: %+v, want b", r2.Predictions)
+	}
+	stopB()
+	stopA()
+}
