@@ -43,9 +43,10 @@ the samples stream. Routes:
   GET  /metrics     Prometheus text: serve's metric names where they apply
   GET  /healthz     ok
 
-Requests are handled one at a time, in arrival order (the prediction of
-a record sees every record and label of the requests answered before
-it). Documents become hashed TF-IDF rows in this process, as in stream
+Requests are served concurrently; a request is answered once its
+records and labels are stored in JetStream (the server acknowledged
+each). The prediction of a record sees every record and label of the
+requests answered before it arrived. Documents become hashed TF-IDF rows in this process, as in stream
 --nats, with the document frequencies of the documents it has received,
 or with --shared-df those of every instance that sets it on the
 namespace. Several instances on one namespace share its class table (the
@@ -59,7 +60,7 @@ Example:
 
 // natsServer answers HTTP requests with one natsStream.
 type natsServer struct {
-	mu          sync.Mutex // serializes the driver: one request at a time
+	mu          sync.Mutex // guards the driver's state; not held while a request waits for the server (step)
 	s           *natsStream
 	offset      int64 // records received so far: the next record's offset
 	dups        int64 // samples skipped as duplicates
@@ -179,28 +180,28 @@ func (ns *natsServer) handleRecords(w http.ResponseWriter, r *http.Request) {
 	// it sent are predicted and published, and shutdown waits for it.
 	ctx := context.WithoutCancel(r.Context())
 	ns.mu.Lock()
-	defer ns.mu.Unlock()
 	base := ns.offset
 	for _, b := range batches {
 		shiftOffsets(b, base)
 		_, last := b.Span()
 		ns.offset = max(ns.offset, last+1)
-		res, offs, rejects, dups, err := ns.step(ctx, b)
-		ns.dups += int64(dups)
-		resp.Duplicates += dups
+	}
+	ns.mu.Unlock()
+	for _, b := range batches {
+		st, err := ns.step(ctx, b)
+		resp.Duplicates += st.dups
 		if err != nil {
 			writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
 			return
 		}
-		for j := range res.IDs {
-			p := natsPredictionJSON{ID: res.IDs[j], Offset: offs[j], Score: jsonFloat(res.Scores[j])}
-			if res.Preds[j] != "" {
-				p.Pred = &res.Preds[j]
-				ns.predictions++
+		for j := range st.res.IDs {
+			p := natsPredictionJSON{ID: st.res.IDs[j], Offset: st.offs[j], Score: jsonFloat(st.res.Scores[j])}
+			if st.res.Preds[j] != "" {
+				p.Pred = &st.res.Preds[j]
 			}
 			resp.Predictions = append(resp.Predictions, p)
 		}
-		for _, rj := range rejects {
+		for _, rj := range st.rejects {
 			resp.Rejected = append(resp.Rejected, rejectJSON{rj.Offset, rj.ID, rj.Reason.Error()})
 		}
 	}
@@ -216,21 +217,21 @@ func (ns *natsServer) handleLabels(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ns.mu.Lock()
-	defer ns.mu.Unlock()
 	b := &record.Batch{}
 	for _, l := range labels {
 		b.LateLabels = append(b.LateLabels, record.LateLabel{Offset: ns.offset, ID: l.ID, Label: l.Label})
 		ns.offset++
 	}
-	before := ns.s.preq.UnknownLabels
-	if _, _, _, _, err := ns.step(context.WithoutCancel(r.Context()), b); err != nil {
+	ns.mu.Unlock()
+	st, err := ns.step(context.WithoutCancel(r.Context()), b)
+	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
 		return
 	}
-	unknown := ns.s.preq.UnknownLabels - before
+	unknown := st.unknown
 	ns.requests.Add(1)
 	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, "{\"applied\":%d,\"unknown\":%d}\n", int64(len(labels))-unknown, unknown)
+	fmt.Fprintf(w, "{\"applied\":%d,\"unknown\":%d}\n", len(labels)-unknown, unknown)
 }
 
 func (ns *natsServer) handleStats(w http.ResponseWriter, r *http.Request) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"github.com/nmfstream/nmfstream/distributed"
 	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/sinks"
+	"github.com/nmfstream/nmfstream/stages"
 )
 
 // This file is serve --nats's step (sample IDs that name the record, so
@@ -37,64 +39,156 @@ func (ns *natsServer) sampleID(recordID string, offset int64) (uint64, string) {
 	return h.Sum64() | 1<<63, msg
 }
 
+// natsStep is what serve --nats's step did with a batch: the predictions
+// of the samples stored now, their offsets, the rejects, the samples
+// skipped as duplicates and the late labels for ids this instance had not
+// seen.
+type natsStep struct {
+	res           sinks.Results
+	offs          []int64
+	rejects       []record.Reject
+	dups, unknown int
+}
+
 // step predicts the batch's usable samples, publishes them (awaiting the
 // server's acknowledgements: durable on return) and then the late labels,
-// in input order, as natsStream.step does, with the IDs of sampleID. It
-// returns the predictions of the samples stored now, their offsets, the
-// rejects, and the number of samples skipped as duplicates (their id
-// stored before, by any instance, or earlier in b). Callers hold ns.mu.
-func (ns *natsServer) step(ctx context.Context, b *record.Batch) (res sinks.Results, offs []int64, rejects []record.Reject, dups int, err error) {
+// in input order, as natsStream.step does, with the IDs of sampleID. A
+// sample whose id was stored before (by any instance, or earlier in b)
+// is a duplicate: neither a sample nor a prediction. Requests run it
+// concurrently: it holds ns.mu for the driver's state (featurizer, class
+// table, prequential counters) and not while it waits for the server or
+// the owners (settle, neighbours, publish).
+func (ns *natsServer) step(ctx context.Context, b *record.Batch) (st natsStep, err error) {
 	s := ns.s
+	ns.mu.Lock()
 	s.sum.Records += int64(b.Records())
 	s.sum.Rejected += int64(len(b.Rejects))
 	samples, rows, rejects, err := s.samplesOf(ctx, b)
+	st.rejects = rejects
+	if err == nil {
+		err = ns.learnClasses(ctx, b, rows)
+	}
+	ns.mu.Unlock()
 	if err != nil || len(samples) == 0 && len(b.LateLabels) == 0 {
-		return res, offs, rejects, 0, err
+		return st, err
 	}
-	if err := ns.prepare(ctx, b, rows); err != nil {
-		return res, offs, rejects, 0, err
+	if err := s.settle(ctx); err != nil {
+		return st, err
 	}
-	res, offs, preds, err := s.predict(ctx, b, rows, samples)
+	preds, err := ns.predict(ctx, b, rows, samples, &st)
 	if err != nil {
-		return res, offs, rejects, 0, err
+		return st, err
 	}
+	dup, err := s.pub.PublishIDs(ctx, samples, ns.ids(b, rows, samples))
+	if err != nil {
+		return st, err
+	}
+	ns.mu.Lock()
+	k := 0
+	for j := range samples {
+		if dup[j] {
+			st.dups++
+			continue
+		}
+		rows[k], samples[k], preds[k] = rows[j], samples[j], preds[j]
+		st.res.IDs, st.res.Preds, st.res.Scores = st.res.IDs[:k+1], st.res.Preds[:k+1], st.res.Scores[:k+1]
+		st.res.IDs[k], st.res.Preds[k], st.res.Scores[k], st.offs[k] = st.res.IDs[j], st.res.Preds[j], st.res.Scores[j], st.offs[j]
+		k++
+	}
+	st.res.IDs, st.res.Preds, st.res.Scores, st.offs = st.res.IDs[:k], st.res.Preds[:k], st.res.Scores[:k], st.offs[:k]
+	before := s.preq.UnknownLabels
+	labels, err := s.preq.Apply(b, rows[:k], samples[:k], preds[:k], s.classes)
+	st.unknown = int(s.preq.UnknownLabels - before)
+	labels = append(labels, ns.forward(b)...)
+	ns.dups += int64(st.dups)
+	for _, p := range st.res.Preds {
+		if p != "" {
+			ns.predictions++
+		}
+	}
+	ns.mu.Unlock()
+	for _, l := range labels {
+		if err == nil {
+			err = s.pub.Label(ctx, l.ID, l.Class)
+		}
+	}
+	return st, err
+}
+
+// ids sets the samples' IDs (sampleID) and the classes of the labeled
+// ones, and returns their message ids. It takes ns.mu.
+func (ns *natsServer) ids(b *record.Batch, rows []int, samples []distributed.Sample) []string {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
 	msgIDs := make([]string, len(samples))
 	for j, i := range rows {
 		samples[j].ID, msgIDs[j] = ns.sampleID(b.IDs[i], b.Offsets[i])
 		if b.Labeled[i] {
-			samples[j].Label, _ = s.classes.Class(b.Labels[i])
+			samples[j].Label, _ = ns.s.classes.Class(b.Labels[i])
 		}
 	}
-	dup, err := s.pub.PublishIDs(ctx, samples, msgIDs)
-	if err != nil {
-		return res, offs, rejects, 0, err
-	}
-	// Keep what was stored now: a duplicate is neither a sample nor a
-	// prediction.
-	var kept sinks.Results
-	var keptOffs []int64
-	k := 0
+	return msgIDs
+}
+
+// predict asks the owners for each sample's neighbours (without ns.mu)
+// and returns their vote (distributed.Vote) as natsStream.predict does,
+// filling st's predictions and offsets.
+func (ns *natsServer) predict(ctx context.Context, b *record.Batch, rows []int, samples []distributed.Sample, st *natsStep) ([]int, error) {
+	s := ns.s
+	n := len(samples)
+	st.res = sinks.Results{IDs: make([]string, n), Preds: make([]string, n), Scores: make([]float64, n)}
+	st.offs = make([]int64, n)
+	preds := make([]int, n)
+	ns.mu.Lock()
+	part := s.part
+	ns.mu.Unlock()
 	for j := range samples {
-		if dup[j] {
-			dups++
+		st.res.IDs[j], st.offs[j] = b.IDs[rows[j]], b.Offsets[rows[j]]
+		preds[j], st.res.Scores[j] = stages.NoPrediction, math.NaN()
+		if part == nil {
 			continue
 		}
-		rows[k], samples[k], preds[k] = rows[j], samples[j], preds[j]
-		kept.IDs, kept.Preds, kept.Scores = append(kept.IDs, res.IDs[j]), append(kept.Preds, res.Preds[j]), append(kept.Scores, res.Scores[j])
-		keptOffs = append(keptOffs, offs[j])
-		k++
-	}
-	labels, err := s.preq.Apply(b, rows[:k], samples[:k], preds[:k], s.classes)
-	if err != nil {
-		return kept, keptOffs, rejects, dups, err
-	}
-	labels = append(labels, ns.forward(b)...)
-	for _, l := range labels {
-		if err := s.pub.Label(ctx, l.ID, l.Class); err != nil {
-			return kept, keptOffs, rejects, dups, err
+		nb, err := s.ask(ctx, s.nc, s.cfg, part, samples[j], s.vote, s.probes)
+		if err != nil {
+			return nil, fmt.Errorf("record %d: %w", b.Offsets[rows[j]], err)
+		}
+		c, score := distributed.Vote(nb)
+		ns.mu.Lock()
+		if c >= s.classes.Len() {
+			// A class another driver placed since this one last read.
+			err = s.classes.Sync(ctx, nil)
+		}
+		if c >= 0 && c < s.classes.Len() {
+			preds[j], st.res.Preds[j], st.res.Scores[j] = c, s.classes.Name(c), score
+		}
+		ns.mu.Unlock()
+		if err != nil {
+			return nil, err
 		}
 	}
-	return kept, keptOffs, rejects, dups, nil
+	return preds, nil
+}
+
+// learnClasses reads the partitioner (once there is one) and places the
+// batch's labels in the namespace's class table. Callers hold ns.mu.
+func (ns *natsServer) learnClasses(ctx context.Context, b *record.Batch, rows []int) error {
+	s := ns.s
+	if s.part == nil {
+		var err error
+		if s.part, err = s.pub.Partitioner(ctx); err != nil {
+			return err
+		}
+	}
+	var names []string
+	for _, i := range rows {
+		if b.Labeled[i] {
+			names = append(names, b.Labels[i])
+		}
+	}
+	for _, ll := range b.LateLabels {
+		names = append(names, ll.Label)
+	}
+	return s.classes.Learn(ctx, names)
 }
 
 // forward returns the late labels of b for record ids this instance has
@@ -102,6 +196,7 @@ func (ns *natsServer) step(ctx context.Context, b *record.Batch) (res sinks.Resu
 // posted to another instance of the namespace, and Publisher.Label sends
 // a label for a sample it did not place to every partition, whose owner
 // sets it if it holds the sample. Apply counted them unknown (here).
+// Callers hold ns.mu.
 func (ns *natsServer) forward(b *record.Batch) []distributed.Labeled {
 	var out []distributed.Labeled
 	for _, ll := range b.LateLabels {
