@@ -14,7 +14,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/nmfstream/nmfstream/distributed"
 	"github.com/nmfstream/nmfstream/distributed/natsembed"
+	"github.com/nmfstream/nmfstream/model"
 )
 
 // natsMetrics reads base's /metrics and returns each sample's value by
@@ -208,4 +210,88 @@ func TestServeNATSLateLabelElsewhere(t *testing.T) {
 	}
 	stopB()
 	stopA()
+}
+
+// TestServeNATSConcurrent checks that a request waiting for the owners
+// does not hold up the others: with the namespace's only worker stopped,
+// a request that must wait for it (the owners answer its neighbours)
+// stays unanswered while /v1/stats and a request of rejected records only
+// are answered; a new worker then lets it finish.
+func TestServeNATSConcurrent(t *testing.T) {
+	srv, err := natsembed.Start(t.TempDir(), "127.0.0.1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
+	startWorker := func() (stop func()) {
+		nc, err := nats.Connect(srv.ClientURL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cfg := distributed.Config{Namespace: "nmf", Rank: 10, Partitions: 1, Alpha: model.DefaultGNMFAlpha, GraphK: 5,
+			Window: 10000, Refresh: 100, Seed: 1, PinnedTTL: 500 * time.Millisecond, Idle: 5 * time.Millisecond}
+		w, err := distributed.NewWorker(ctx, nc, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- w.Run(ctx) }()
+		return func() { cancel(); <-done; nc.Close() }
+	}
+	stopW := startWorker()
+	_, post, stats, stop := serveNATSAt(t, srv.ClientURL(), "--workers", "0")
+	var r natsRecordsResponse
+	post("/v1/records", `{"id":"a1","x":[5,0,0,1],"label":"a"}
+{"id":"b1","x":[0,0,5,1],"label":"b"}
+`, &r)
+	for deadline := time.Now().Add(30 * time.Second); stats().Applied < 2; {
+		if time.Now().After(deadline) {
+			t.Fatal("the worker did not take the first records within 30 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stopW()
+	waiting := make(chan natsRecordsResponse, 1)
+	go func() {
+		var r natsRecordsResponse
+		post("/v1/records", `{"id":"q1","x":[5,1,0,0]}
+`, &r) // waits for an owner to answer its neighbours
+		waiting <- r
+	}()
+	time.Sleep(200 * time.Millisecond) // let it reach the wait
+	answered := make(chan natsRecordsResponse, 1)
+	go func() {
+		var r natsRecordsResponse
+		post("/v1/records", `{"id":"bad","x":[1,-1,0,0]}
+`, &r)
+		answered <- r
+	}()
+	select {
+	case r := <-answered:
+		if len(r.Rejected) != 1 {
+			t.Errorf("the request of one bad record: %+v, want it rejected", r)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("a request of a rejected record waited for another request")
+	}
+	if sum := stats(); sum.Records != 4 {
+		t.Errorf("%d records counted while q1 waits, want 4", sum.Records)
+	}
+	select {
+	case r := <-waiting:
+		t.Fatalf("q1 was answered (%+v) with no owner", r)
+	default:
+	}
+	stopW = startWorker()
+	defer stopW()
+	select {
+	case r := <-waiting:
+		if len(r.Predictions) != 1 || r.Predictions[0].Pred == nil || *r.Predictions[0].Pred != "a" {
+			t.Errorf("q1 after a new worker came: %+v, want a", r.Predictions)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("q1 was not answered after a new worker came")
+	}
+	stop()
 }
