@@ -20,7 +20,8 @@ import (
 //	p'ᵢ(c) ∝ pᵢ(c) · π(c)/π₀(c),   π(c) ← mean over i of p'ᵢ(c),
 //
 // repeated to a fixed point. Prediction then adds log(π(c)/π₀(c)) to the
-// scores f/T, the Bayes rule for the estimated priors.
+// scores f/T, the Bayes rule for the estimated priors. The temperature's
+// targets are smoothed as Platt's (see fitTemperature).
 
 // softmaxRow stores softmax(f/t) of one score row into p.
 func softmaxRow(p, f []float64, t float64, shift []float64) {
@@ -42,22 +43,39 @@ func softmaxRow(p, f []float64, t float64, shift []float64) {
 	}
 }
 
-// fitTemperature returns the T > 0 that minimizes the negative
-// log-likelihood Σᵢ −log softmax(fᵢ/T)[truthᵢ] of the rows of f (m×C)
-// labeled truth (classes in [0, C)), by golden-section search over log T
-// in [10⁻⁴, 10²]. Without rows it returns 1.
+// fitTemperature returns the T > 0 that minimizes the cross-entropy of
+// softmax(fᵢ/T) for the rows of f (m×C) labeled truth (classes in [0, C))
+// against Platt's (1999) smoothed targets: (n_c + 1)/(n_c + 2) on the true
+// class c (n_c rows labeled c) and the rest, 1/(n_c + 2), shared by the
+// other classes. The smoothing keeps T away from 0 when the labeled rows
+// are separated, as a few labels in many dimensions always are; with the
+// hard targets T would go to 0 and the probabilities become 0 or 1. The
+// search is golden-section over log T in [10⁻⁴, 10²]. Without rows it
+// returns 1.
 func fitTemperature(f *mat.Dense, truth []int) float64 {
 	if len(truth) == 0 {
 		return 1
 	}
 	_, c := f.Dims()
+	n := make([]float64, c)
+	for _, y := range truth {
+		n[y]++
+	}
 	p := make([]float64, c)
 	nll := func(logT float64) float64 {
 		t := math.Exp(logT)
 		var s float64
 		for i, y := range truth {
 			softmaxRow(p, f.RawRowView(i), t, nil)
-			s -= math.Log(max(p[y], 1e-300))
+			hit := (n[y] + 1) / (n[y] + 2)
+			miss := (1 - hit) / float64(max(c-1, 1))
+			for j, v := range p {
+				w := miss
+				if j == y {
+					w = hit
+				}
+				s -= w * math.Log(max(v, 1e-300))
+			}
 		}
 		return s
 	}
