@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # netlab.sh: simulated machines on this one, in network namespaces, for the
 # distributed learner (issue 29). Each machine is a network namespace with one
-# interface (eth0, 10.77.0.0/24) on a bridge that lives in a namespace of its
-# own (the hub): no interface, address or route of the host's namespace is
+# interface, eth0 (10.77.0.0/24), a TAP device whose other end is a switch
+# process (bench/netlab switch): it learns the machines' MAC addresses, delivers
+# every frame --delay MS milliseconds after it was sent (MS one way between any
+# two machines, 2·MS round trip) and drops everything from and to a machine
+# that is cut off. (The switch is a process because this machine's kernel has
+# no netem queueing discipline, CONFIG_NET_SCH_NETEM unset, so neither a kernel
+# bridge nor tc can delay; the switch's own CPU is reported apart, as the
+# network's.) No interface, address or route of the host's namespace is
 # touched, and the machines have no route but their subnet, so their traffic
-# stays between the namespaces made here. With --delay MS, every machine's
-# eth0 delays what it sends by MS milliseconds (tc netem): MS one way between
-# any two machines, 2·MS round trip.
+# stays between the namespaces made here.
 #
 # The machines: n0, n1, n2 run a NATS JetStream node each (distributed/cmd/natsnode)
 # as one cluster; w1..wN run one `nmfstream worker` each; d0 runs the driver,
@@ -22,6 +26,8 @@
 #                                       the network mid-stream, then one with a NATS
 #                                       node cut off; exits 1 unless every sample was
 #                                       predicted exactly once and applied exactly once
+#   scripts/netlab.sh calibrate [opts]  sweep into --out (default DIR/runs.jsonl), then calibrate the
+#                                       cost model on it: go run ./distributed/cmd/scalemodel -calibrate
 #   scripts/netlab.sh clean             removes the namespaces of runs killed by SIGKILL
 #                                       (named nl<PID>-*, PID no longer running)
 # Options:
@@ -40,12 +46,14 @@
 # A run's JSON line: mode ("nats" or "single"), workers, partitions, delay_ms, records,
 # samples, applied, id_sum_ok, seconds, records_per_second, accuracy (outside scorer),
 # missing, duplicates, cpu_seconds (all processes: driver + workers + NATS nodes, during
-# the stream), cpu_per_record_ms, cpu (each role's share), cut (check only).
+# the stream), cpu_per_record_ms, cpu (each role's share, and the switch's, which
+# cpu_seconds leaves out: it stands for the network), cut (check only).
 # CPU seconds of the nodes and workers are read from /proc/PID/stat when the driver
 # starts and ends; the driver's from /usr/bin/time.
 #
-# Needs root, iproute2 (ip, tc), jq. Example:
+# Needs root, iproute2 (ip), /dev/net/tun, jq. Example:
 #   sudo scripts/netlab.sh sweep --workers-list "1 2 4" --delays "0 1 10" --out /tmp/netlab/runs.jsonl
+#   sudo scripts/netlab.sh calibrate     # the same sweep, then the cost model calibrated on it
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -79,7 +87,8 @@ log() { echo "netlab: $*" >&2; }
 
 prereq() {
   [ "$(id -u)" = 0 ] || die "needs root (ip netns add)"
-  command -v ip >/dev/null && command -v tc >/dev/null || die "needs iproute2 (ip, tc)"
+  command -v ip >/dev/null || die "needs iproute2 (ip)"
+  [ -c /dev/net/tun ] || die "needs /dev/net/tun (TAP devices)"
   command -v jq >/dev/null || die "needs jq"
   ip netns add "nl$$-probe" 2>/dev/null || die "cannot create network namespaces here (ip netns add failed)"
   ip netns del "nl$$-probe"
@@ -114,7 +123,6 @@ build() {
 # ---- the lab: namespaces, links, processes --------------------------------
 
 P=nl$$          # prefix of this run's namespaces
-HUB=$P-hub
 MACHINES=()     # namespaces made, for teardown
 PIDS=()         # processes started, for teardown
 declare -A ADDR # machine → address
@@ -130,7 +138,7 @@ teardown() {
     sleep 0.1
   done
   for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-  for ns in "${MACHINES[@]}" "$HUB"; do ip netns del "$ns" 2>/dev/null || true; done
+  for ns in "${MACHINES[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
   PIDS=() MACHINES=()
 }
 
@@ -138,7 +146,8 @@ teardown() {
 # whose arrays the main shell does not see): every process in a namespace of
 # this invocation (all started here), then the namespaces.
 teardown_all() {
-  local ns p
+  local ns p f
+  for f in "$DIR"/run-"$P"-*/switch.pid; do [ -s "$f" ] && kill -TERM "$(cat "$f")" 2>/dev/null || true; done
   for ns in $(ip netns list | awk '{print $1}' | grep -E "^$P-" || true); do
     for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done
     ip netns del "$ns" 2>/dev/null || true
@@ -147,30 +156,29 @@ teardown_all() {
 trap teardown_all EXIT
 trap 'exit 130' INT TERM
 
-# machine NAME INDEX: a namespace with eth0 at 10.77.0.INDEX on the hub's bridge.
-machine() {
-  local m=$1 i=$2 ns=$P-$1
-  ip netns add "$ns"
-  MACHINES+=("$ns")
-  ip -n "$HUB" link add "v-$m" type veth peer name eth0 netns "$ns"
-  ip -n "$HUB" link set "v-$m" master br0 up
-  ip -n "$ns" link set lo up
-  ip -n "$ns" addr add "10.77.0.$i/24" dev eth0
-  ip -n "$ns" link set eth0 up
-  if [ "$DELAY" != 0 ]; then
-    ip netns exec "$ns" tc qdisc add dev eth0 root netem delay "${DELAY}ms" limit 100000
-  fi
-  ADDR[$m]=10.77.0.$i
-}
-
+# lab_up: the machines' namespaces, the switch between them, their addresses.
 lab_up() {
-  ip netns add "$HUB"
-  ip -n "$HUB" link add br0 type bridge
-  ip -n "$HUB" link set br0 up
-  ip -n "$HUB" link set lo up
-  machine d0 2
-  for i in 0 1 2; do machine "n$i" $((10 + i)); done
-  for j in $(seq "$WORKERS"); do machine "w$j" $((20 + j)); done
+  local m i ports=()
+  declare -gA INDEX=([d0]=2 [n0]=10 [n1]=11 [n2]=12)
+  for j in $(seq "$WORKERS"); do INDEX[w$j]=$((20 + j)); done
+  for m in "${!INDEX[@]}"; do
+    ip netns add "$P-$m"
+    MACHINES+=("$P-$m")
+    ports+=("$m=/var/run/netns/$P-$m")
+  done
+  SOCK=$RUN/switch.sock
+  "$DIR/bin/netlab" switch --delay "${DELAY}ms" --control "$SOCK" "${ports[@]}" > "$RUN/switch.log" 2>&1 &
+  PID[switch]=$!
+  PIDS+=($!)
+  echo $! > "$RUN/switch.pid"
+  for _ in $(seq 100); do grep -q ready "$RUN/switch.log" 2>/dev/null && break; sleep 0.1; done
+  grep -q ready "$RUN/switch.log" || die "the switch did not start ($RUN/switch.log)"
+  for m in "${!INDEX[@]}"; do
+    ip -n "$P-$m" link set lo up
+    ip -n "$P-$m" addr add "10.77.0.${INDEX[$m]}/24" dev eth0
+    ip -n "$P-$m" link set eth0 up
+    ADDR[$m]=10.77.0.${INDEX[$m]}
+  done
 }
 
 # start ROLE CMD...: runs CMD in ROLE's namespace, logging to DIR/run/ROLE.log.
@@ -204,22 +212,12 @@ cpu() {
   awk -v t="$(getconf CLK_TCK)" '{printf "%.3f", ($12 + $13) / t}' <<<"$f"
 }
 
-# cut M on|off: drops everything M sends and receives (tc netem loss 100% on
-# both ends of its link), or restores its link as it was.
+# cut M on|off: the switch drops everything M sends and everything sent to it,
+# or stops dropping.
 cut() {
-  local m=$1 ns=$P-$1 base="netem"
-  [ "$DELAY" != 0 ] && base="netem delay ${DELAY}ms limit 100000"
-  if [ "$2" = on ]; then
-    ip netns exec "$ns" tc qdisc replace dev eth0 root netem loss 100%
-    ip netns exec "$HUB" tc qdisc replace dev "v-$m" root netem loss 100%
-  else
-    if [ "$DELAY" != 0 ]; then
-      ip netns exec "$ns" tc qdisc replace dev eth0 root $base
-    else
-      ip netns exec "$ns" tc qdisc del dev eth0 root
-    fi
-    ip netns exec "$HUB" tc qdisc del dev "v-$m" root
-  fi
+  local what=cut
+  [ "$2" = off ] && what=heal
+  "$DIR/bin/netlab" control --control "$SOCK" "$what" "$1"
 }
 
 # one_run [CUTROLE]: the lab up, workers, the driver through the whole stream,
@@ -241,6 +239,7 @@ one_run() {
   local roles=(n0 n1 n2) c0=() j
   for j in $(seq "$WORKERS"); do roles+=("w$j"); done
   for m in "${roles[@]}"; do c0+=("$(cpu "${PID[$m]}")"); done
+  local sw0; sw0=$(cpu "${PID[switch]}")
   ip netns exec "$P-d0" /usr/bin/time -o "$RUN/d0.time" -f "%U %S %e %M" \
     "$DIR/bin/nmfstream" stream --nats "$URLS" --workers 0 --owner-timeout 60s --in "$IN" --out "$RUN/pred.jsonl" \
     --json "${learner[@]}" > "$RUN/d0.json" 2> "$RUN/d0.log" &
@@ -266,6 +265,7 @@ one_run() {
   wait $drv || rc=$?
   local c1=()
   for m in "${roles[@]}"; do c1+=("$(cpu "${PID[$m]}")"); done
+  local sw; sw=$(awk -v a="$sw0" -v b="$(cpu "${PID[switch]}")" 'BEGIN{printf "%.3f", b - a}')
   [ $rc = 0 ] || { tail -5 "$RUN/d0.log" >&2; die "the driver failed (exit $rc; $RUN/d0.log)"; }
   for j in $(seq "$WORKERS"); do
     kill -0 "${PID[w$j]}" 2>/dev/null || { tail -5 "$RUN/w$j.log" >&2; die "worker w$j exited during the stream ($RUN/w$j.log)"; }
@@ -283,6 +283,7 @@ one_run() {
   jq -nc --slurpfile s "$RUN/d0.json" --slurpfile st "$RUN/state.json" --slurpfile sc "$RUN/score.json" \
     --slurpfile ex "$RUN/expect.json" --argjson w "$WORKERS" --argjson p "$parts" --argjson dl "$DELAY" \
     --argjson du "$du" --argjson ds "$ds" --argjson dm "$dm" --argjson nodes "$nodes" --argjson workers "$workers" \
+    --argjson sw "$sw" \
     --argjson cut "$cutinfo" --argjson lines "$(wc -l < "$RUN/pred.jsonl")" \
     --argjson uniq "$(jq -r .id "$RUN/pred.jsonl" | sort -u | wc -l)" '
     $s[0] as $s | $st[0] as $st | $sc[0] as $sc | $ex[0] as $ex | ($du + $ds + $nodes + $workers) as $cpu |
@@ -291,7 +292,7 @@ one_run() {
      id_sum_ok: ($st.id_sum == $ex.id_sum), seconds: $s.seconds, records_per_second: $s.records_per_second,
      accuracy: $sc.accuracy, missing: $sc.missing, stream_accuracy: $s.accuracy,
      cpu_seconds: $cpu, cpu_per_record_ms: (1000 * $cpu / $s.records),
-     cpu: {driver: ($du + $ds), workers: $workers, nodes: $nodes}, driver_max_rss_kib: $dm,
+     cpu: {driver: ($du + $ds), workers: $workers, nodes: $nodes, switch: $sw}, driver_max_rss_kib: $dm,
      version: $st.version, deltas: $st.deltas, cut: $cut}' | tee "$RUN/result.json"
 }
 
@@ -316,15 +317,17 @@ case $CMD in
   run)
     prereq; clean_stale; build
     one_run | emit ;;
-  sweep)
+  sweep|calibrate)
     prereq; clean_stale; build
+    if [ "$CMD" = calibrate ]; then OUT=${OUT:-$DIR/runs.jsonl}; : > "$OUT"; fi
     single_run | emit
     for d in $DLIST; do
       for w in $WLIST; do
         DELAY=$d WORKERS=$w
         one_run | emit
       done
-    done ;;
+    done
+    if [ "$CMD" = calibrate ]; then go run ./distributed/cmd/scalemodel -calibrate "$OUT"; fi ;;
   check)
     prereq; clean_stale; build
     fail=0
@@ -343,5 +346,5 @@ case $CMD in
     [ "$(id -u)" = 0 ] || die "needs root"
     clean_stale ;;
   *)
-    echo "usage: $0 run|sweep|check|clean [options] (see the head of $0)" >&2; exit 2 ;;
+    echo "usage: $0 run|sweep|calibrate|check|clean [options] (see the head of $0)" >&2; exit 2 ;;
 esac

@@ -8,6 +8,8 @@
 //	netlab state --nats URLS [--namespace NS]   # the basis's counters, one JSON object
 //	netlab expect --in F                        # the samples of F and the sum of their bus IDs, one JSON object
 //	netlab ready --nats URLS [--timeout 60s]    # waits until every node of URLS answers JetStream requests
+//	netlab switch --delay D --control SOCK NAME=/var/run/netns/NS ...   # the lab's network (Linux; switch_linux.go)
+//	netlab control --control SOCK cut|heal NAME # cuts a machine off the switch, or heals it
 //
 // state prints {"version", "samples", "deltas", "id_sum", "left",
 // "ingested"} of the namespace's latest basis (distributed.ReadState);
@@ -30,6 +32,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -44,7 +47,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: netlab state|expect [flags]")
 		os.Exit(2)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var err error
 	switch os.Args[1] {
@@ -54,8 +57,12 @@ func main() {
 		err = runExpect(os.Args[2:])
 	case "ready":
 		err = runReady(ctx, os.Args[2:])
+	case "switch":
+		err = runSwitch(ctx, os.Args[2:])
+	case "control":
+		err = runControl(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q: want state, expect or ready", os.Args[1])
+		err = fmt.Errorf("unknown command %q: want state, expect, ready, switch or control", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "netlab:", err)
