@@ -47,7 +47,8 @@
 # samples, applied, id_sum_ok, seconds, records_per_second, accuracy (outside scorer),
 # missing, duplicates, cpu_seconds (all processes: driver + workers + NATS nodes, during
 # the stream), cpu_per_record_ms, cpu (each role's share, and the switch's, which
-# cpu_seconds leaves out: it stands for the network), cut (check only).
+# cpu_seconds leaves out: it stands for the network), idle_cpu_per_s (the nodes' and
+# workers' CPU seconds per second over 3 s before the stream), cut (check only).
 # CPU seconds of the nodes and workers are read from /proc/PID/stat when the driver
 # starts and ends; the driver's from /usr/bin/time.
 #
@@ -138,7 +139,11 @@ teardown() {
     sleep 0.1
   done
   for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-  for ns in "${MACHINES[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
+  # Anything still in a machine (a child of /usr/bin/time, say) was started here too.
+  for ns in "${MACHINES[@]}"; do
+    for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done
+    ip netns del "$ns" 2>/dev/null || true
+  done
   PIDS=() MACHINES=()
 }
 
@@ -238,6 +243,13 @@ one_run() {
   done
   local roles=(n0 n1 n2) c0=() j
   for j in $(seq "$WORKERS"); do roles+=("w$j"); done
+  # The idle CPU of the nodes and workers, all up, before the stream: 3 s.
+  sleep 2
+  local ia=0 ib=0
+  for m in "${roles[@]}"; do ia=$(awk -v x=$ia -v y="$(cpu "${PID[$m]}")" 'BEGIN{print x + y}'); done
+  sleep 3
+  for m in "${roles[@]}"; do ib=$(awk -v x=$ib -v y="$(cpu "${PID[$m]}")" 'BEGIN{print x + y}'); done
+  local idle; idle=$(awk -v a=$ia -v b=$ib 'BEGIN{printf "%.4f", (b - a) / 3}')
   for m in "${roles[@]}"; do c0+=("$(cpu "${PID[$m]}")"); done
   local sw0; sw0=$(cpu "${PID[switch]}")
   ip netns exec "$P-d0" /usr/bin/time -o "$RUN/d0.time" -f "%U %S %e %M" \
@@ -283,7 +295,7 @@ one_run() {
   jq -nc --slurpfile s "$RUN/d0.json" --slurpfile st "$RUN/state.json" --slurpfile sc "$RUN/score.json" \
     --slurpfile ex "$RUN/expect.json" --argjson w "$WORKERS" --argjson p "$parts" --argjson dl "$DELAY" \
     --argjson du "$du" --argjson ds "$ds" --argjson dm "$dm" --argjson nodes "$nodes" --argjson workers "$workers" \
-    --argjson sw "$sw" \
+    --argjson sw "$sw" --argjson idle "$idle" \
     --argjson cut "$cutinfo" --argjson lines "$(wc -l < "$RUN/pred.jsonl")" \
     --argjson uniq "$(jq -r .id "$RUN/pred.jsonl" | sort -u | wc -l)" '
     $s[0] as $s | $st[0] as $st | $sc[0] as $sc | $ex[0] as $ex | ($du + $ds + $nodes + $workers) as $cpu |
@@ -292,7 +304,7 @@ one_run() {
      id_sum_ok: ($st.id_sum == $ex.id_sum), seconds: $s.seconds, records_per_second: $s.records_per_second,
      accuracy: $sc.accuracy, missing: $sc.missing, stream_accuracy: $s.accuracy,
      cpu_seconds: $cpu, cpu_per_record_ms: (1000 * $cpu / $s.records),
-     cpu: {driver: ($du + $ds), workers: $workers, nodes: $nodes, switch: $sw}, driver_max_rss_kib: $dm,
+     cpu: {driver: ($du + $ds), workers: $workers, nodes: $nodes, switch: $sw}, idle_cpu_per_s: $idle, driver_max_rss_kib: $dm,
      version: $st.version, deltas: $st.deltas, cut: $cut}' | tee "$RUN/result.json"
 }
 

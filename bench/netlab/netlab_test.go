@@ -37,22 +37,25 @@ type checkLine struct {
 // TestNetworkCut runs scripts/netlab.sh check: the digits stream through
 // stream --nats with two workers on a 3-node NATS cluster (replicas 3), each
 // in its own network namespace, once with a worker and once with a NATS node
-// cut off by the network (tc netem loss 100% on both ends of its link) 3 s
-// into the stream for 6 s, longer than the roles' pinned TTL (2 s), then
-// healed. Each run must predict every sample exactly once (one line per
+// cut off by the network (the lab's switch drops every frame from and to
+// it) 3 s into the stream for 6 s, longer than the roles' pinned TTL (2 s),
+// then healed. Each run must predict every sample exactly once (one line per
 // sample, no id twice) and apply every sample exactly once (the basis's
-// sample count and ID sum equal the input's). It needs root, iproute2 and
-// jq; run it with
+// sample count and ID sum equal the input's). It needs root, iproute2,
+// /dev/net/tun and jq; run it with
 //
 //	sudo go test -tags netns -count=1 -v -timeout 10m ./bench/netlab
 func TestNetworkCut(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("netns: needs root to create network namespaces (ip netns add)")
 	}
-	for _, tool := range []string{"ip", "tc", "jq"} {
+	for _, tool := range []string{"ip", "jq"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("netns: needs %s on PATH (iproute2, jq)", tool)
 		}
+	}
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		t.Skipf("netns: needs /dev/net/tun for the lab's switch: %v", err)
 	}
 	probe := fmt.Sprintf("nltest%d", os.Getpid())
 	if out, err := exec.Command("ip", "netns", "add", probe).CombinedOutput(); err != nil {

@@ -22,6 +22,9 @@ type labRun struct {
 	Records          float64 `json:"records"`
 	RecordsPerSecond float64 `json:"records_per_second"`
 	CPUPerRecordMS   float64 `json:"cpu_per_record_ms"`
+	// IdleCPUPerSecond is the CPU seconds per second of the run's NATS
+	// nodes and workers, idle before the stream (0: not measured).
+	IdleCPUPerSecond float64 `json:"idle_cpu_per_s"`
 }
 
 // labNodes is the NATS nodes of every lab run, each idling as a worker does.
@@ -83,11 +86,13 @@ func readRuns(rd io.Reader) ([]labRun, error) {
 	return runs, sc.Err()
 }
 
-// calibrate fits the lab model on the nats runs by least squares, in two
-// linear steps: C0, C1 and Idle on the CPU per record (features 1, P and
-// (3+N)/R measured), then Lambda and Trips on the step's length Batch/R
-// (features Batch·c(P) and d). It needs at least three runs with at least
-// two partition counts and two delays.
+// calibrate fits the lab model on the nats runs. Idle is the mean over the
+// runs of their idle CPU per second and process, when they measured it;
+// then, by least squares, C0 and C1 on the CPU per record less the idle
+// share (features 1 and P), or, without idle measures, C0, C1 and Idle
+// together (features 1, P and (3+N)/R measured); then Lambda and Trips on
+// the step's length Batch/R (features Batch·c(P) and d). It needs at least
+// three runs with at least two partition counts and two delays.
 func calibrate(runs []labRun, batch float64) (labModel, error) {
 	var nr []labRun
 	for _, r := range runs {
@@ -99,13 +104,35 @@ func calibrate(runs []labRun, batch float64) (labModel, error) {
 		return labModel{}, fmt.Errorf("calibrate: %d nats runs, want at least 3", len(nr))
 	}
 	m := labModel{Batch: batch}
-	cpu, err := leastSquares(nr, func(r labRun) ([]float64, float64) {
-		return []float64{1, r.Partitions, (labNodes + r.Workers) / r.RecordsPerSecond}, r.CPUPerRecordMS / 1000
-	})
+	measured := 0
+	for _, r := range nr {
+		if r.IdleCPUPerSecond > 0 {
+			m.Idle += r.IdleCPUPerSecond / (labNodes + r.Workers)
+			measured++
+		}
+	}
+	var err error
+	if measured == len(nr) {
+		m.Idle /= float64(measured)
+		var cpu []float64
+		cpu, err = leastSquares(nr, func(r labRun) ([]float64, float64) {
+			return []float64{1, r.Partitions}, r.CPUPerRecordMS/1000 - m.Idle*(labNodes+r.Workers)/r.RecordsPerSecond
+		})
+		if err == nil {
+			m.C0, m.C1 = cpu[0], cpu[1]
+		}
+	} else {
+		var cpu []float64
+		cpu, err = leastSquares(nr, func(r labRun) ([]float64, float64) {
+			return []float64{1, r.Partitions, (labNodes + r.Workers) / r.RecordsPerSecond}, r.CPUPerRecordMS / 1000
+		})
+		if err == nil {
+			m.C0, m.C1, m.Idle = cpu[0], cpu[1], cpu[2]
+		}
+	}
 	if err != nil {
 		return labModel{}, fmt.Errorf("calibrate: CPU per record: %w (runs need two partition counts or more)", err)
 	}
-	m.C0, m.C1, m.Idle = cpu[0], cpu[1], cpu[2]
 	lat, err := leastSquares(nr, func(r labRun) ([]float64, float64) {
 		return []float64{batch * m.busy(r.Partitions), r.DelayMS / 1000}, batch / r.RecordsPerSecond
 	})

@@ -90,6 +90,19 @@ func TestCalibrateRecoversModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkModel(t, got, want, runs)
+	// With the idle CPU measured, as scripts/netlab.sh does.
+	for i := range runs {
+		runs[i].IdleCPUPerSecond = want.Idle * (labNodes + runs[i].Workers)
+	}
+	if got, err = calibrate(runs, 10); err != nil {
+		t.Fatal(err)
+	}
+	checkModel(t, got, want, runs)
+}
+
+func checkModel(t *testing.T, got, want labModel, runs []labRun) {
+	t.Helper()
 	for _, c := range []struct {
 		name      string
 		got, want float64
