@@ -26,6 +26,7 @@
 #                                       the network mid-stream, then one with a NATS
 #                                       node cut off; exits 1 unless every sample was
 #                                       predicted exactly once and applied exactly once
+#                                       (and, for a worker, at least one role moved)
 #   scripts/netlab.sh calibrate [opts]  sweep into --out (default DIR/runs.jsonl), then calibrate the
 #                                       cost model on it: go run ./distributed/cmd/scalemodel -calibrate
 #   scripts/netlab.sh clean             removes the namespaces of runs killed by SIGKILL
@@ -36,8 +37,9 @@
 #   --delay MS        one-way delay (default 0)            --delays "0 1 10" (sweep)
 #   --replicas R      replicas of the streams and buckets (default 3: a node may be lost)
 #   --partitions P    virtual partitions (default: N, one per worker)
-#   --cut worker|node check only that one cut (default: both, one run each)
-#   --cut-after S     seconds into the stream before the cut (default 3)
+#   --cut worker|node check only that one cut (default: both, one run each): the worker
+#                     that used most CPU since the stream began, or NATS node n2
+#   --cut-at N        predictions written before the cut (default 300: mid-stream)
 #   --cut-for S       seconds the machine stays cut off (default 6; > --pinned-ttl, so roles move)
 #   --dir DIR         binaries, data, logs (default /tmp/netlab); keep it to rebuild nothing
 #   --out F           sweep: also append the JSON lines to F
@@ -48,7 +50,9 @@
 # missing, duplicates, cpu_seconds (all processes: driver + workers + NATS nodes, during
 # the stream), cpu_per_record_ms, cpu (each role's share, and the switch's, which
 # cpu_seconds leaves out: it stands for the network), idle_cpu_per_s (the nodes' and
-# workers' CPU seconds per second over 3 s before the stream), cut (check only).
+# workers' CPU seconds per second over 3 s before the stream), takeovers (roles the
+# workers took, their first included), cut (check only: the machine, the predictions
+# written when it was cut and healed, the seconds cut off).
 # CPU seconds of the nodes and workers are read from /proc/PID/stat when the driver
 # starts and ends; the driver's from /usr/bin/time.
 #
@@ -61,7 +65,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 CMD=${1:-}
 [ -n "$CMD" ] && shift || true
-DIR=/tmp/netlab IN="" WORKERS=2 DELAY=0 REPLICAS=3 PARTITIONS="" CUT="worker node" CUT_AFTER=3 CUT_FOR=6
+DIR=/tmp/netlab IN="" WORKERS=2 DELAY=0 REPLICAS=3 PARTITIONS="" CUT="worker node" CUT_AT=300 CUT_FOR=6
 WLIST="1 2 4" DLIST="0 1 10" OUT="" BUILD=1 EXTRA=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -73,7 +77,7 @@ while [ $# -gt 0 ]; do
     --replicas) REPLICAS=$2; shift 2 ;;
     --partitions) PARTITIONS=$2; shift 2 ;;
     --cut) CUT=$2; shift 2 ;;
-    --cut-after) CUT_AFTER=$2; shift 2 ;;
+    --cut-at) CUT_AT=$2; shift 2 ;;
     --cut-for) CUT_FOR=$2; shift 2 ;;
     --dir) DIR=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
@@ -239,7 +243,7 @@ one_run() {
   local learner=(--namespace nl --partitions "$parts" --rank 10 --alpha 100 --window 10000 --staleness 0
     --refresh 100 --pinned-ttl 2s --replicas "$REPLICAS" "${EXTRA[@]}")
   for j in $(seq "$WORKERS"); do
-    start "w$j" "$DIR/bin/nmfstream" worker --nats "$URLS" --workers 1 "${learner[@]}"
+    start "w$j" "$DIR/bin/nmfstream" worker --nats "$URLS" --workers 1 --json "${learner[@]}"
   done
   local roles=(n0 n1 n2) c0=() j
   for j in $(seq "$WORKERS"); do roles+=("w$j"); done
@@ -260,18 +264,35 @@ one_run() {
   local cutinfo=null
   if [ -n "$cutrole" ]; then
     local victim
+    local at=0 healed t0 t1
+    until [ "$at" -ge "$CUT_AT" ]; do
+      kill -0 $drv 2>/dev/null || die "the stream ended with $at predictions, before the cut at --cut-at $CUT_AT ($RUN/d0.log)"
+      sleep 0.1
+      at=$(wc -l < "$RUN/pred.jsonl" 2>/dev/null || echo 0)
+    done
     case $cutrole in
-      worker) victim=w1 ;;
+      worker)
+        # The worker that has worked most since the stream began: it holds
+        # roles (they go to whoever pulls first, so one worker may hold all).
+        local best=-1 used
+        for i in "${!roles[@]}"; do
+          case ${roles[$i]} in w*)
+            used=$(awk -v a="${c0[$i]}" -v b="$(cpu "${PID[${roles[$i]}]}")" 'BEGIN{printf "%.3f", b - a}')
+            if awk -v u="$used" -v b="$best" 'BEGIN{exit !(u > b)}'; then best=$used victim=${roles[$i]}; fi ;;
+          esac
+        done ;;
       node) victim=n2 ;;
     esac
-    sleep "$CUT_AFTER"
-    kill -0 $drv 2>/dev/null || die "the stream ended before the cut ($RUN/d0.log): lengthen the stream or shorten --cut-after"
-    log "cutting $victim off for ${CUT_FOR}s"
+    log "cutting $victim off for ${CUT_FOR}s, $at predictions written"
+    t0=$(date +%s.%N)
     cut "$victim" on
     sleep "$CUT_FOR"
     cut "$victim" off
-    log "healed $victim"
-    cutinfo=$(jq -nc --arg m "$victim" --argjson a "$CUT_AFTER" --argjson f "$CUT_FOR" '{machine:$m, after_s:$a, for_s:$f}')
+    t1=$(date +%s.%N)
+    healed=$(wc -l < "$RUN/pred.jsonl")
+    log "healed $victim, $healed predictions written"
+    cutinfo=$(jq -nc --arg m "$victim" --argjson a "$at" --argjson h "$healed" --argjson f "$(awk -v a=$t0 -v b=$t1 'BEGIN{printf "%.2f", b - a}')" \
+      '{machine: $m, predicted_at_cut: $a, predicted_at_heal: $h, for_s: $f}')
   fi
   local rc=0
   wait $drv || rc=$?
@@ -284,6 +305,12 @@ one_run() {
   done
   ip netns exec "$P-d0" "$DIR/bin/netlab" state --nats "$URLS" --namespace nl > "$RUN/state.json"
   teardown
+  # Each worker printed its summary (JSON) when stopped: the roles it took over.
+  local takeovers=0 t
+  for j in $(seq "$WORKERS"); do
+    t=$(grep '^{' "$RUN/w$j.log" | tail -n 1 | jq '.takeovers // 0' 2>/dev/null || echo 0)
+    takeovers=$((takeovers + ${t:-0}))
+  done
   "$DIR/bin/prequential" score --in "$IN" --pred "$RUN/pred.jsonl" > "$RUN/score.json"
   "$DIR/bin/netlab" expect --in "$IN" > "$RUN/expect.json"
   local i nodes=0 workers=0 d
@@ -295,7 +322,7 @@ one_run() {
   jq -nc --slurpfile s "$RUN/d0.json" --slurpfile st "$RUN/state.json" --slurpfile sc "$RUN/score.json" \
     --slurpfile ex "$RUN/expect.json" --argjson w "$WORKERS" --argjson p "$parts" --argjson dl "$DELAY" \
     --argjson du "$du" --argjson ds "$ds" --argjson dm "$dm" --argjson nodes "$nodes" --argjson workers "$workers" \
-    --argjson sw "$sw" --argjson idle "$idle" \
+    --argjson sw "$sw" --argjson idle "$idle" --argjson tk "$takeovers" \
     --argjson cut "$cutinfo" --argjson lines "$(wc -l < "$RUN/pred.jsonl")" \
     --argjson uniq "$(jq -r .id "$RUN/pred.jsonl" | sort -u | wc -l)" '
     $s[0] as $s | $st[0] as $st | $sc[0] as $sc | $ex[0] as $ex | ($du + $ds + $nodes + $workers) as $cpu |
@@ -305,7 +332,7 @@ one_run() {
      accuracy: $sc.accuracy, missing: $sc.missing, stream_accuracy: $s.accuracy,
      cpu_seconds: $cpu, cpu_per_record_ms: (1000 * $cpu / $s.records),
      cpu: {driver: ($du + $ds), workers: $workers, nodes: $nodes, switch: $sw}, idle_cpu_per_s: $idle, driver_max_rss_kib: $dm,
-     version: $st.version, deltas: $st.deltas, cut: $cut}' | tee "$RUN/result.json"
+     version: $st.version, deltas: $st.deltas, takeovers: $tk, cut: $cut}' | tee "$RUN/result.json"
 }
 
 single_run() {
@@ -346,11 +373,11 @@ case $CMD in
     for c in $CUT; do
       line=$(one_run "$c") || { fail=1; continue; }
       echo "$line" | emit
-      if ! jq -e '.duplicates == 0 and .predicted == .samples and .samples == .expected and .applied == .expected and .id_sum_ok' <<<"$line" >/dev/null; then
+      if ! jq -e '.duplicates == 0 and .predicted == .samples and .samples == .expected and .applied == .expected and .id_sum_ok and .cut.predicted_at_cut < .expected and ((.cut.machine | startswith("w") | not) or .takeovers >= .partitions + 2)' <<<"$line" >/dev/null; then
         log "FAIL: $c cut: $line"
         fail=1
       else
-        log "ok: $c cut off and healed: every sample predicted once and applied once"
+        log "ok: $c cut off mid-stream and healed: every sample predicted once and applied once"
       fi
     done
     exit $fail ;;
