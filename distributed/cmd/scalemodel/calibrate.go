@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -86,53 +87,28 @@ func readRuns(rd io.Reader) ([]labRun, error) {
 	return runs, sc.Err()
 }
 
-// calibrate fits the lab model on the nats runs. Idle is the mean over the
-// runs of their idle CPU per second and process, when they measured it;
-// then, by least squares, C0 and C1 on the CPU per record less the idle
-// share (features 1 and P), or, without idle measures, C0, C1 and Idle
-// together (features 1, P and (3+N)/R measured); then Lambda and Trips on
-// the step's length Batch/R (features Batch·c(P) and d). It needs at least
-// three runs with at least two partition counts and two delays.
+// calibrate fits the lab model on the nats runs, each configuration
+// (workers, partitions, delay) taken as the median of its runs (the cores
+// are shared, and repeated runs differ by a third): by least squares, C0, C1
+// and Idle on the CPU per record (features 1, P and (3+N)/R), then Lambda
+// and Trips on the step's length Batch/R (features Batch·c(P) and d). Idle
+// is thus the CPU per second and process while the stream waits, fitted;
+// the idle CPU measured before the stream (idle_cpu_per_s) is lower, the
+// processes doing nothing then. It needs at least three configurations
+// with at least two partition counts and two delays.
 func calibrate(runs []labRun, batch float64) (labModel, error) {
-	var nr []labRun
-	for _, r := range runs {
-		if r.Mode == "nats" {
-			nr = append(nr, r)
-		}
-	}
+	nr := medians(runs)
 	if len(nr) < 3 {
-		return labModel{}, fmt.Errorf("calibrate: %d nats runs, want at least 3", len(nr))
+		return labModel{}, fmt.Errorf("calibrate: %d configurations of nats runs, want at least 3", len(nr))
 	}
 	m := labModel{Batch: batch}
-	measured := 0
-	for _, r := range nr {
-		if r.IdleCPUPerSecond > 0 {
-			m.Idle += r.IdleCPUPerSecond / (labNodes + r.Workers)
-			measured++
-		}
-	}
-	var err error
-	if measured == len(nr) {
-		m.Idle /= float64(measured)
-		var cpu []float64
-		cpu, err = leastSquares(nr, func(r labRun) ([]float64, float64) {
-			return []float64{1, r.Partitions}, r.CPUPerRecordMS/1000 - m.Idle*(labNodes+r.Workers)/r.RecordsPerSecond
-		})
-		if err == nil {
-			m.C0, m.C1 = cpu[0], cpu[1]
-		}
-	} else {
-		var cpu []float64
-		cpu, err = leastSquares(nr, func(r labRun) ([]float64, float64) {
-			return []float64{1, r.Partitions, (labNodes + r.Workers) / r.RecordsPerSecond}, r.CPUPerRecordMS / 1000
-		})
-		if err == nil {
-			m.C0, m.C1, m.Idle = cpu[0], cpu[1], cpu[2]
-		}
-	}
+	cpu, err := leastSquares(nr, func(r labRun) ([]float64, float64) {
+		return []float64{1, r.Partitions, (labNodes + r.Workers) / r.RecordsPerSecond}, r.CPUPerRecordMS / 1000
+	})
 	if err != nil {
 		return labModel{}, fmt.Errorf("calibrate: CPU per record: %w (runs need two partition counts or more)", err)
 	}
+	m.C0, m.C1, m.Idle = cpu[0], cpu[1], cpu[2]
 	lat, err := leastSquares(nr, func(r labRun) ([]float64, float64) {
 		return []float64{batch * m.busy(r.Partitions), r.DelayMS / 1000}, batch / r.RecordsPerSecond
 	})
@@ -141,6 +117,47 @@ func calibrate(runs []labRun, batch float64) (labModel, error) {
 	}
 	m.Lambda, m.Trips = lat[0], lat[1]
 	return m, nil
+}
+
+// medians returns one run per configuration of the nats runs (workers,
+// partitions, delay), in order of first appearance, with the medians of
+// its runs' records per second, CPU per record and idle CPU, and Records
+// holding the number of runs.
+func medians(runs []labRun) []labRun {
+	type key struct{ w, p, d float64 }
+	var order []key
+	groups := map[key][]labRun{}
+	for _, r := range runs {
+		if r.Mode != "nats" {
+			continue
+		}
+		k := key{r.Workers, r.Partitions, r.DelayMS}
+		if groups[k] == nil {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	out := make([]labRun, 0, len(order))
+	for _, k := range order {
+		g := groups[k]
+		med := func(f func(labRun) float64) float64 {
+			v := make([]float64, len(g))
+			for i, r := range g {
+				v[i] = f(r)
+			}
+			slices.Sort(v)
+			if n := len(v); n%2 == 1 {
+				return v[n/2]
+			} else {
+				return (v[n/2-1] + v[n/2]) / 2
+			}
+		}
+		out = append(out, labRun{Mode: "nats", Workers: k.w, Partitions: k.p, DelayMS: k.d, Records: float64(len(g)),
+			RecordsPerSecond: med(func(r labRun) float64 { return r.RecordsPerSecond }),
+			CPUPerRecordMS:   med(func(r labRun) float64 { return r.CPUPerRecordMS }),
+			IdleCPUPerSecond: med(func(r labRun) float64 { return r.IdleCPUPerSecond })})
+	}
+	return out
 }
 
 // leastSquares solves min ‖Xβ − y‖ over the runs, row(r) giving a run's

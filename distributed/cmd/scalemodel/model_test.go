@@ -91,11 +91,13 @@ func TestCalibrateRecoversModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkModel(t, got, want, runs)
-	// With the idle CPU measured, as scripts/netlab.sh does.
-	for i := range runs {
-		runs[i].IdleCPUPerSecond = want.Idle * (labNodes + runs[i].Workers)
-	}
-	if got, err = calibrate(runs, 10); err != nil {
+	// A repeated configuration counts once, by its median: a third run of
+	// 1 worker at 0 ms, off by half, between two exact ones changes nothing.
+	exact := runs[1]
+	off := exact
+	off.RecordsPerSecond *= 1.5
+	off.CPUPerRecordMS *= 0.5
+	if got, err = calibrate(append(runs, exact, off), 10); err != nil {
 		t.Fatal(err)
 	}
 	checkModel(t, got, want, runs)
@@ -120,14 +122,14 @@ func checkModel(t *testing.T, got, want labModel, runs []labRun) {
 
 func TestCalibrateNeedsVariedRuns(t *testing.T) {
 	var runs []labRun
-	for range 4 {
-		runs = append(runs, labRun{Mode: "nats", Workers: 2, Partitions: 2, RecordsPerSecond: 20, CPUPerRecordMS: 30})
+	for _, d := range []float64{0, 1, 10} {
+		runs = append(runs, labRun{Mode: "nats", Workers: 2, Partitions: 2, DelayMS: d, RecordsPerSecond: 20 / (1 + d), CPUPerRecordMS: 30})
 	}
 	if _, err := calibrate(runs, 10); err == nil || !strings.Contains(err.Error(), "collinear") {
-		t.Errorf("calibrate on one partition count and one delay: %v, want a collinearity error", err)
+		t.Errorf("calibrate on one partition count: %v, want a collinearity error", err)
 	}
-	if _, err := calibrate(runs[:2], 10); err == nil {
-		t.Error("calibrate on 2 runs: no error")
+	if _, err := calibrate(append(runs[:2], runs[0]), 10); err == nil || !strings.Contains(err.Error(), "2 configurations") {
+		t.Errorf("calibrate on 3 runs of 2 configurations: %v, want an error saying so", err)
 	}
 }
 
