@@ -50,12 +50,14 @@ type params struct {
 // nonzeros, K = 50, 10 GFlop/s per 4-core machine, rounds of 1 s, s = 2,
 // 8 partitions per machine, 3 replicas, 10 Gb/s links; the per-sample and
 // per-round CPU and the trips per round are those calibrated on
-// scripts/netlab.sh's runs (BENCHMARKS.md, "Scale-out: machines in network
-// namespaces"), the delay 0.1 ms of one data centre.
+// scripts/netlab.sh's digits runs of 2026-11-28 (BENCHMARKS.md, "Machines
+// in network namespaces"; upper bounds for bulk ingestion, since the lab's
+// steps are of 10 records), the delay 0.1 ms of one data centre; the
+// coordinator's 0.2 ms per delta is assumed, the lab does not separate it.
 var defaultParams = params{
 	Samples: 1e8, Dim: 1e5, NNZ: 100, Rank: 50, GFlops: 10, Cores: 4, Round: 1, Staleness: 2,
 	PerMachine: 8, InitSweeps: 10, Refresh: 1, Replicas: 3,
-	Bandwidth: 1.25e9, DeltaCPU: 2e-4, SampleCPU: 1e-3, RoundCPU: 5e-3, Delay: 1e-4, Trips: 20,
+	Bandwidth: 1.25e9, DeltaCPU: 2e-4, SampleCPU: 4.3e-3, RoundCPU: 0.041, Delay: 1e-4, Trips: 155,
 }
 
 // row is the model's figures for one machine count.
