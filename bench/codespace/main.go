@@ -19,7 +19,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -43,7 +42,7 @@ func main() {
 }
 
 func run(dir string, n, rank, k int, frac float64, seed uint64) error {
-	x, y, err := readMNIST(dir, n)
+	x, y, err := sources.ReadMNIST(dir, n)
 	if err != nil {
 		return err
 	}
@@ -185,42 +184,4 @@ func spread(nb [][]edge, y []int, labeled []bool, p float64) float64 {
 		}
 	}
 	return float64(ok) / float64(tot)
-}
-
-// readMNIST reads the first n images of the MNIST training set in dir.
-func readMNIST(dir string, n int) (*mat.Dense, []int, error) {
-	img, err := os.Open(filepath.Join(dir, "train-images-idx3-ubyte"))
-	if err != nil {
-		return nil, nil, err
-	}
-	defer img.Close()
-	lab, err := os.Open(filepath.Join(dir, "train-labels-idx1-ubyte"))
-	if err != nil {
-		return nil, nil, err
-	}
-	defer lab.Close()
-	src := sources.NewIDX(img, lab)
-	defer src.Close()
-	x := mat.NewDense(n, 784, nil)
-	y := make([]int, n)
-	got := 0
-	for got < n && src.Next() {
-		b := src.Batch()
-		for i := 0; i < b.Len() && got < n; i++ {
-			x.SetRow(got, b.Dense.RawRowView(i))
-			c, err := strconv.Atoi(b.Labels[i])
-			if err != nil {
-				return nil, nil, fmt.Errorf("record %d: label %q: %w", b.Offsets[i], b.Labels[i], err)
-			}
-			y[got] = c
-			got++
-		}
-	}
-	if err := src.Err(); err != nil {
-		return nil, nil, err
-	}
-	if got < n {
-		return nil, nil, fmt.Errorf("%d images in %s, %d asked for", got, dir, n)
-	}
-	return x, y, nil
 }
