@@ -1,7 +1,9 @@
 // Command netlab is the Go side of scripts/netlab.sh, the laboratory of
-// simulated machines in network namespaces: it reads the counters of a
-// namespace of the distributed learner and the input's expected ones, so
-// that the script can check that a run lost and repeated nothing.
+// simulated machines in network namespaces: it is the machines' network (a
+// switch with a delay, and cuts), waits for the NATS cluster, and reads the
+// counters of a namespace of the distributed learner and the input's
+// expected ones, so that the script can check that a run lost and repeated
+// nothing.
 //
 // Usage:
 //
