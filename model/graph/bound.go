@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas/blas32"
@@ -74,11 +75,11 @@ type bounds struct {
 	dq     []float64 // per query of the chunk, its margin δ
 	pq, pr []float32
 	parts  []*boundWork // by first block
-	best   []boundPos   // per query, the k smallest bounds so far
+	best   []boundPos   // the k smallest bounds of a query, merged from the parts
+	used   []*boundWork // the parts of the last boundPrep, by first block
 	coords []float64    // projectRows' workspace
 	rows   []float64
 	abt    gemm.ABTWorkspace
-	nbest  []int
 }
 
 // boundWork is the per-part workspace of boundPrep and scanBound.
@@ -89,6 +90,10 @@ type boundWork struct {
 	dq    []float64 // per query, its margin δ
 	c32   []float32
 	abt32 gemm.ABTWorkspace32
+	first int        // boundPrep: the part's first block
+	best  []boundPos // boundPrep: per query, the part's k smallest bounds (a*k…), ascending
+	nbest []int      // how many of them
+	lbk   []float64  // per query, the largest of them once there are k, else +Inf
 }
 
 // useBound reports whether a non-symmetric Euclidean scan of qs against
@@ -327,6 +332,17 @@ func (g *Graph) boundPrep(qb, refs []int, k int, split func(n int, body func(lo,
 			blas32.General{Rows: c1 - c0, Cols: m, Stride: m, Data: pr[c0*m : c1*m]},
 			blas32.General{Rows: nq, Cols: m, Stride: m, Data: pq},
 			&w.abt32, w.part)
+		// The part's k smallest bounds per query, kept sorted, with the
+		// largest in lbk (+Inf until k are found): a new candidate rarely
+		// passes it, so the test of a bound is one comparison while the
+		// bound's row is still in cache.
+		w.best = slices.Grow(w.best[:0], nq*k)[:nq*k]
+		w.nbest = slices.Grow(w.nbest[:0], nq)[:nq]
+		w.lbk = slices.Grow(w.lbk[:0], nq)[:nq]
+		clear(w.nbest)
+		for a := range w.lbk {
+			w.lbk[a] = math.Inf(1)
+		}
 		sq, pn2, rho, slack := s.sq, b.pn2, b.rho, b.slack
 		for c, r := range refs[c0:c1] {
 			sqr, pnr, rr := sq[r], pn2[r], rho[r]
@@ -334,16 +350,24 @@ func (g *Graph) boundPrep(qb, refs []int, k int, split func(n int, body func(lo,
 			pd := w.c32[c*nq : (c+1)*nq]
 			for a, q := range qb {
 				dr := rho[q] - rr
-				row[a] = pn2[q] + pnr - 2*float64(pd[a]) + dr*dr - slack*(sq[q]+sqr) - dq[a]
+				lb := pn2[q] + pnr - 2*float64(pd[a]) + dr*dr - slack*(sq[q]+sqr) - dq[a]
+				row[a] = lb
+				if lb < w.lbk[a] && q != r {
+					w.addBest(a, k, boundPos{lb, int32(c0 + c)})
+				}
 			}
 		}
+		w.first = lo
 	}
+	b.used = b.used[:0]
 	if split == nil {
 		body(0, nb, &g.bw)
+		b.used = append(b.used, &g.bw)
 	} else {
 		for len(b.parts) < nb {
 			b.parts = append(b.parts, nil)
 		}
+		var mu sync.Mutex
 		split(nb, func(lo, hi int) {
 			w := b.parts[lo]
 			if w == nil {
@@ -351,44 +375,64 @@ func (g *Graph) boundPrep(qb, refs []int, k int, split func(n int, body func(lo,
 				b.parts[lo] = w
 			}
 			body(lo, hi, w)
+			mu.Lock()
+			b.used = append(b.used, w)
+			mu.Unlock()
 		})
+		slices.SortFunc(b.used, func(x, y *boundWork) int { return x.first - y.first })
 	}
-	// The caps: the k smallest bounds of each query, kept sorted (a new
-	// candidate rarely enters a full list).
-	best := slices.Grow(b.best[:0], nq*k)[:nq*k]
-	nbest := slices.Grow(b.nbest[:0], nq)[:nq]
-	clear(nbest)
-	for c, r := range refs {
-		for a, lb := range b.lbm[c*nq : (c+1)*nq] {
-			n := nbest[a]
-			l := best[a*k : a*k+k]
-			if qb[a] == r || (n == k && lb >= l[k-1].lb) {
-				continue
-			}
-			if n < k {
-				n++
-				nbest[a] = n
-			}
-			i := n - 1
-			for i > 0 && l[i-1].lb > lb {
-				l[i] = l[i-1]
-				i--
-			}
-			l[i] = boundPos{lb, int32(c)}
-		}
-	}
+	// The caps: each query's k smallest bounds over the parts' (ties to
+	// the earlier candidate, so the cut into parts changes nothing).
+	best := slices.Grow(b.best[:0], k)[:k]
 	for a, q := range qb {
+		n := 0
+		for _, w := range b.used {
+			for _, p := range w.best[a*k : a*k+w.nbest[a]] {
+				if n == k && !p.less(best[k-1]) {
+					continue
+				}
+				if n < k {
+					n++
+				}
+				i := n - 1
+				for i > 0 && p.less(best[i-1]) {
+					best[i] = best[i-1]
+					i--
+				}
+				best[i] = p
+			}
+		}
 		up := math.Inf(1)
-		if nbest[a] == k {
+		if n == k {
 			up = math.Inf(-1)
 			// The approximate key is within δ of the canonical one.
-			for _, p := range best[a*k : a*k+k] {
+			for _, p := range best {
 				up = max(up, s.fastKey(q, refs[p.c])+dq[a])
 			}
 		}
 		b.up[a] = up
 	}
-	b.best, b.nbest = best, nbest
+	b.best = best
+}
+
+// addBest offers candidate p to query a's k smallest bounds in w (sorted
+// ascending), whose largest it is below, and updates lbk[a].
+func (w *boundWork) addBest(a, k int, p boundPos) {
+	l := w.best[a*k : a*k+k]
+	n := w.nbest[a]
+	if n < k {
+		n++
+		w.nbest[a] = n
+	}
+	i := n - 1
+	for i > 0 && l[i-1].lb > p.lb {
+		l[i] = l[i-1]
+		i--
+	}
+	l[i] = p
+	if n == k {
+		w.lbk[a] = l[k-1].lb
+	}
 }
 
 // boundPos is a candidate by position, with its bound.
@@ -396,6 +440,9 @@ type boundPos struct {
 	lb float64
 	c  int32
 }
+
+// less orders by bound, then position.
+func (p boundPos) less(o boundPos) bool { return p.lb < o.lb || (p.lb == o.lb && p.c < o.c) }
 
 // fastDot is the inner product of stored dense rows i and j, within delta
 // of canonDot: in float32 with fast32 (vec.Dot32 in place), else in
