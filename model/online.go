@@ -872,6 +872,16 @@ func (o *Online) update(x Data, ch graph.Change) {
 		for r, id := range ch.Added {
 			o.v.SetRow(id, init.RawRowView(r))
 		}
+	} else {
+		// Only a zero basis fails here (Projector adds a ridge to a
+		// near-singular UᵀU): the sweeps below start the new rows from
+		// a small uniform code instead of a slot's stale one.
+		for _, id := range ch.Added {
+			row := o.v.RawRowView(id)
+			for j := range row {
+				row[j] = 1e-6
+			}
+		}
 	}
 	if o.Forget > 0 {
 		o.b.Scale(o.Forget, &o.b)
