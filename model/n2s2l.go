@@ -41,7 +41,10 @@ type N2S2L struct {
 	Alpha float64
 	// Beta is β, the weight of the k-NN smoothness graph Lˢ on V¹. If zero,
 	// it defaults to 100 (the paper searches 10⁻⁶…10³; 100 measured best
-	// on a validation split of the digits). It must not be negative.
+	// on a validation split of the digits). It must not be negative. At
+	// 100 the multiplicative updates drive V²'s columns of U to zero on
+	// the digits (none at 1 or 10), leaving a rank-q factorization
+	// (BENCHMARKS.md, "What the codes add").
 	Beta float64
 	// Q is q, the number of discriminative columns V¹. If zero, it defaults
 	// to the number of classes among the labels, as in the paper. It must

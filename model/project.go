@@ -189,14 +189,21 @@ func (p *Projector) ProjectTo(dst *mat.Dense, x Data) error {
 	return err
 }
 
+// maxGramCond is the largest condition number of UᵀU that pinvTo solves
+// with as it is; above it, gonum's solve reports the matrix near-singular
+// (at 1e16) and pinvTo adds a ridge first.
+const maxGramCond = 1e12
+
 // pinvTo stores XᵀU(UᵀU)⁻¹ into dst, through the cached Cholesky factor.
 func (p *Projector) pinvTo(dst *mat.Dense, x Data) error {
 	if p.cholFor != p.U {
 		var utu mat.SymDense
 		utu.SymOuterK(1, p.U.T())
-		if !p.chol.Factorize(&utu) {
+		if !p.chol.Factorize(&utu) || p.chol.Cond() > maxGramCond {
 			// A basis column that multiplicative updates drove to zero
-			// makes UᵀU singular. A ridge of a relative 1e-8 solves the
+			// makes UᵀU singular, and nearly collinear columns (a rank
+			// close to the dimension) make it near-singular, where the
+			// solve below fails. A ridge of a relative 1e-8 solves the
 			// rest exactly enough and gives such a column a zero code.
 			_, k := p.U.Dims()
 			ridge := 1e-8 * mat.Trace(&utu) / float64(k)

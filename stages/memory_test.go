@@ -82,7 +82,7 @@ func TestMemoryFlat(t *testing.T) {
 	total, horizon := 50_000, 5_000
 	if testenv.Long() {
 		total, horizon = 1_000_000, 0
-	} else if testing.Short() || raceEnabled {
+	} else if testing.Short() || testenv.Race {
 		t.Skip("streams 50,000 records on one goroutine")
 	}
 	l := &Learner{

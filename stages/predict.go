@@ -134,24 +134,27 @@ func (l *Learner) codesOf(ids []int) *mat.Dense {
 	return q
 }
 
-// nearest votes among the labeled live nodes.
-func (l *Learner) nearest(q *mat.Dense) ([]int, []float64) {
-	var lab []int
-	var y []int
+// liveCodes returns the live nodes of the window (only the labeled ones if
+// labeled), in slot order, their classes (−1 for none) and their codes, one
+// row per node, in a new matrix.
+func (l *Learner) liveCodes(labeled bool) (nodes, classes []int, codes *mat.Dense) {
 	for n, nd := range l.nodes {
-		if nd.live && nd.class >= 0 {
-			lab = append(lab, n)
-			y = append(y, nd.class)
+		if nd.live && (!labeled || nd.class >= 0) {
+			nodes = append(nodes, n)
+			classes = append(classes, nd.class)
 		}
 	}
+	if len(nodes) == 0 {
+		return nil, nil, nil
+	}
+	return nodes, classes, l.codesOf(nodes)
+}
+
+// nearest votes among the labeled live nodes.
+func (l *Learner) nearest(q *mat.Dense) ([]int, []float64) {
+	lab, y, ref := l.liveCodes(true)
 	if len(lab) == 0 {
 		return nil, nil
-	}
-	v := l.Model.Codes()
-	_, k := v.Dims()
-	ref := mat.NewDense(len(lab), k, nil)
-	for r, n := range lab {
-		copy(ref.RawRowView(r), v.RawRowView(n))
 	}
 	kk := l.Neighbors
 	if kk == 0 {
@@ -252,27 +255,13 @@ func (l *Learner) walk(ids []int, q *mat.Dense) ([]int, []float64) {
 
 // propagate runs label propagation over the window's codes.
 func (l *Learner) propagate(ids []int) ([]int, []float64) {
-	var all, y []int
-	pos := map[int]int{}
-	labeled := 0
-	for n, nd := range l.nodes {
-		if nd.live {
-			pos[n] = len(all)
-			all = append(all, n)
-			y = append(y, nd.class)
-			if nd.class >= 0 {
-				labeled++
-			}
-		}
-	}
-	if labeled == 0 {
+	all, y, x := l.liveCodes(false)
+	if !slices.ContainsFunc(y, func(c int) bool { return c >= 0 }) {
 		return nil, nil
 	}
-	v := l.Model.Codes()
-	_, k := v.Dims()
-	x := mat.NewDense(len(all), k, nil)
+	pos := make(map[int]int, len(all))
 	for r, n := range all {
-		copy(x.RawRowView(r), v.RawRowView(n))
+		pos[n] = r
 	}
 	kk := l.Neighbors
 	if kk == 0 {

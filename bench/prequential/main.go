@@ -90,7 +90,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/nmfstream/nmfstream/internal/datasets"
+	"github.com/nmfstream/nmfstream/datasets"
 	"github.com/nmfstream/nmfstream/sinks"
 	"github.com/nmfstream/nmfstream/sources"
 )
@@ -265,35 +265,7 @@ func load(data, mnistDir string) (*mat.Dense, []int, error) {
 			return nil, nil, fmt.Errorf("make: bad count in %q", data)
 		}
 	}
-	img, err := os.Open(filepath.Join(mnistDir, "train-images-idx3-ubyte"))
-	if err != nil {
-		return nil, nil, err
-	}
-	defer img.Close()
-	lab, err := os.Open(filepath.Join(mnistDir, "train-labels-idx1-ubyte"))
-	if err != nil {
-		return nil, nil, err
-	}
-	defer lab.Close()
-	src := sources.NewIDX(img, lab)
-	defer src.Close()
-	var rows []float64
-	var y []int
-	for len(y) < n && src.Next() {
-		b := src.Batch()
-		for i := 0; i < b.Len() && len(y) < n; i++ {
-			rows = append(rows, b.Dense.RawRowView(i)...)
-			c, err := strconv.Atoi(b.Labels[i])
-			if err != nil {
-				return nil, nil, err
-			}
-			y = append(y, c)
-		}
-	}
-	if err := src.Err(); err != nil {
-		return nil, nil, err
-	}
-	return mat.NewDense(len(y), 784, rows), y, nil
+	return sources.ReadMNIST(mnistDir, n)
 }
 
 type report struct {

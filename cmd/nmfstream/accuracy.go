@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -126,9 +125,9 @@ func scoreAll(ctx context.Context, in string, ids, classes []string, preds []pre
 	}
 	var curves []windowScores
 	for _, p := range preds {
-		got, err := readPredictions(p.path)
+		got, err := sources.ReadPredictions(p.path)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("--pred: %w (write JSON lines with stream --out P.jsonl)", err)
 		}
 		ws, err := scoreWindows(ids, classes, got, window)
 		if err != nil {
@@ -192,40 +191,6 @@ func streamTruth(ctx context.Context, path, truthPath string, o sources.Opener) 
 }
 
 // predLine is one line of stream --out's JSON lines (sinks.JSONL).
-type predLine struct {
-	ID   string  `json:"id"`
-	Pred *string `json:"pred"`
-}
-
-// readPredictions reads a JSON lines file of predictions into a map from
-// id to prediction ("" for null). A line that is not such an object is an
-// error naming the file and line.
-func readPredictions(path string) (map[string]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("--pred: %w", err)
-	}
-	defer f.Close()
-	got := map[string]string{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	for n := 1; sc.Scan(); n++ {
-		var p predLine
-		if err := json.Unmarshal(sc.Bytes(), &p); err != nil || p.ID == "" {
-			return nil, fmt.Errorf("--pred %s: line %d: not a prediction of stream --out (want {\"id\":…,\"pred\":…}; write JSON lines with --out P.jsonl)", path, n)
-		}
-		if p.Pred != nil {
-			got[p.ID] = *p.Pred
-		} else {
-			got[p.ID] = ""
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("--pred %s: %w", path, err)
-	}
-	return got, nil
-}
-
 // windowScores is one prediction file scored by window: End is the number
 // of samples seen at each window's end, Acc the accuracy of the window's
 // scored samples (NaN if none), Scored their count; Overall and NScored

@@ -11,7 +11,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 
-	"github.com/nmfstream/nmfstream/internal/datasets"
+	"github.com/nmfstream/nmfstream/datasets"
 	"github.com/nmfstream/nmfstream/model/metrics"
 )
 

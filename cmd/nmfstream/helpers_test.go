@@ -15,7 +15,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 
-	"github.com/nmfstream/nmfstream/internal/datasets"
+	"github.com/nmfstream/nmfstream/datasets"
 	"github.com/nmfstream/nmfstream/model/metrics"
 )
 

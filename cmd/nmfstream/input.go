@@ -1,9 +1,7 @@
 package main
 
 import (
-	"compress/gzip"
 	"context"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -277,7 +275,7 @@ func csvTextHint(path string, o sources.Opener, reason error) string {
 	if !isCSV(path) || o.TextColumn != (sources.Column{}) || reason == nil || !strings.Contains(reason.Error(), "is not a number") {
 		return general
 	}
-	header, rows, err := csvHead(path, 20)
+	header, rows, err := sources.CSVHead(path, 20)
 	if err != nil || len(rows) == 0 {
 		return general
 	}
@@ -316,47 +314,6 @@ func csvTextHint(path string, o sources.Opener, reason error) string {
 		hint += fmt.Sprintf(" (and --label-column %s if %s holds the labels)", name(other), name(other))
 	}
 	return hint
-}
-
-// csvHead reads the first record of a CSV file (.csv or .csv.gz) and up to
-// n records after it. header is that first record when no field of it is a
-// number (a header line), nil otherwise, in which case it is among rows.
-func csvHead(path string, n int) (header []string, rows [][]string, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(strings.ToLower(path), ".gz") {
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			return nil, nil, err
-		}
-		defer zr.Close()
-		r = zr
-	}
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord, cr.LazyQuotes, cr.ReuseRecord = -1, true, false
-	first, err := cr.Read()
-	if err != nil {
-		return nil, nil, err
-	}
-	header = first
-	for _, v := range first {
-		if _, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
-			header, rows = nil, [][]string{first}
-			break
-		}
-	}
-	for len(rows) < n {
-		rec, err := cr.Read()
-		if err != nil {
-			break
-		}
-		rows = append(rows, rec)
-	}
-	return header, rows, nil
 }
 
 // shortReason is a reject's reason for a one-line summary: at most 200

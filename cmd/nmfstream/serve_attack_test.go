@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nmfstream/nmfstream/internal/testenv"
 	"github.com/nmfstream/nmfstream/sources"
 )
 
@@ -406,7 +407,7 @@ func TestServePendingLabelsBound(t *testing.T) {
 		t.Errorf("%d labels pending, want the horizon, 100,000", pending)
 	}
 	t.Logf("100,000 pending labels of 256+256 bytes: %.1f MiB live", float64(grew)/(1<<20))
-	if grew > 70<<20 && !raceEnabled {
+	if grew > 70<<20 && !testenv.Race {
 		t.Errorf("pending labels take %d MiB, over the documented 70 MiB", grew>>20)
 	}
 }

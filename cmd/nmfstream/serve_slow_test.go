@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nmfstream/nmfstream/internal/datasets"
+	"github.com/nmfstream/nmfstream/datasets"
 )
 
 // slowPost sends a POST of /v1/records with a body of n bytes declared,

@@ -18,7 +18,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow/ipc"
 
-	"github.com/nmfstream/nmfstream/internal/datasets"
+	"github.com/nmfstream/nmfstream/datasets"
 )
 
 // startServer runs a server for the test on 127.0.0.1 and returns its URL

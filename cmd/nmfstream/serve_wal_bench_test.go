@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/nmfstream/nmfstream/internal/datasets"
+	"github.com/nmfstream/nmfstream/datasets"
 	"github.com/nmfstream/nmfstream/wal"
 )
 

@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/nmfstream/nmfstream/internal/datasets"
+	"github.com/nmfstream/nmfstream/datasets"
 )
 
 // buildServe builds the nmfstream binary into dir.

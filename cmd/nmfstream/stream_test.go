@@ -17,7 +17,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 
-	"github.com/nmfstream/nmfstream/internal/datasets"
+	"github.com/nmfstream/nmfstream/datasets"
 )
 
 // writeDigitsStream writes the digits, shuffled with seed 1, as an Arrow IPC

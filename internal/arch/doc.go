@@ -34,9 +34,8 @@ var Layers = map[string]int{
 	"model/metrics":      0,
 
 	// 1: the graphs, and the record batch that sources fill and stages read.
-	"model/graph":       1,
-	"record":            1,
-	"internal/datasets": 1,
+	"model/graph": 1,
+	"record":      1,
 
 	// 2: the factorization core, and the classifiers beside it (neither
 	// imports the other).

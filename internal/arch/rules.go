@@ -49,16 +49,8 @@ var Default = Rules{
 		"bench/":                "programs",
 		"distributed/cmd/":      "programs",
 	},
-	DecoderFree: []string{"cmd/"},
-	DecoderAllowed: map[string]string{
-		// Debts: decoders that belong in sources (a reader of the
-		// prediction files that stream --out writes, beside sinks'
-		// writer; and the CSV header sniffing of --label-column
-		// suggestions, beside sources.CSV). Remove a line when its
-		// decoder moves: the test reports it as unused then.
-		"cmd/nmfstream/accuracy.go:readPredictions": "JSON-lines prediction files (--pred), belongs in sources",
-		"cmd/nmfstream/input.go:csvHead":            "a CSV file's header for column suggestions, belongs in sources",
-	},
+	DecoderFree:    []string{"cmd/"},
+	DecoderAllowed: map[string]string{},
 }
 
 // allowed reports whether the table t admits the package rel.

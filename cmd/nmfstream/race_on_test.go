@@ -1,8 +1,0 @@
-//go:build race
-
-package main
-
-// raceEnabled reports a -race build, whose detector adds to every
-// allocation: the memory bounds, documented for the normal build, are
-// checked without it.
-const raceEnabled = true
