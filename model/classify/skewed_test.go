@@ -12,7 +12,6 @@ import (
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/metrics"
 	"github.com/nmfstream/nmfstream/model/sparse"
-	"github.com/nmfstream/nmfstream/stages"
 )
 
 // skewedSet is one corpus of BENCHMARKS.md's "Skewed text: priors and the
@@ -141,22 +140,7 @@ func TestSkewedDocuments(t *testing.T) {
 				if set.share > 0 {
 					texts, y = thinClass(texts0, y0, set.rare, set.share, seed)
 				}
-				split, err := metrics.Split(y, 1.0/3, perClass, rand.NewPCG(seed, 1))
-				if err != nil {
-					t.Fatal(err)
-				}
-				tf := stages.DefaultDocumentTFIDF()
-				xtr, err := tf.FitTransform(sub(texts, split.Train))
-				if err != nil {
-					t.Fatal(err)
-				}
-				xte, err := tf.Transform(sub(texts, split.Test))
-				if err != nil {
-					t.Fatal(err)
-				}
-				ytr, _ := split.PoolLabels(y)
-				xtr, ytr = dropEmpty(xtr, ytr)
-				yte := sub2(y, split.Test)
+				xtr, ytr, xte, yte := splitDocuments(t, texts, y, perClass, seed)
 				dir := ""
 				if out != "" {
 					dir = filepath.Join(out, fmt.Sprintf("%s-seed%d", set.name, seed))
