@@ -187,7 +187,8 @@ type Online struct {
 	proj     Projector
 	r        *mat.Dense     // D×SearchDim random projection for the graph, or nil
 	old      mat.Dense      // codes of the rows being updated, as the statistics hold them
-	xblk     mat.Dense      // their dense samples, gathered
+	xblk     mat.Dense      // their dense samples, gathered (on xbuf)
+	xbuf     []float64      // xblk's storage, kept between steps
 	xblkRows []int          // the slots whose rows xblk holds, in order
 	statsWS  gemm.Workspace // updateStats's products
 	q        int            // N2S2L's discriminative columns, fixed at the first fit
@@ -414,6 +415,12 @@ func (o *Online) ensureGraph(x Data, d int) error {
 	return nil
 }
 
+// presizeValues bounds the window (slots × max(D, K) values) whose row and
+// code storage growSlots allocates whole (64 MiB of float64 per matrix):
+// the operating system maps fresh memory as it is first written, so the
+// unused rows cost nothing, while doubling copies every row once more.
+const presizeValues = 1 << 23
+
 // DefaultMaxBasisBytes is the default of Online.MaxBasisBytes: 1 GiB, a
 // D×K float64 basis with D = 2²⁰ (sources.DefaultMaxDim) and K = 128.
 const DefaultMaxBasisBytes = 1 << 30
@@ -446,8 +453,9 @@ func basisBytes(d, k int) string {
 }
 
 // growSlots makes the row and code storage cover every slot of the graph.
-// Rows and codes share one height, doubled when outgrown, so that matrices
-// built on them line up.
+// Rows and codes share one height, doubled when outgrown (or the whole
+// window at once when it holds at most presizeValues entries), so that
+// matrices built on them line up.
 func (o *Online) growSlots() {
 	slots := o.g.Slots()
 	if slots <= o.height {
@@ -456,6 +464,11 @@ func (o *Online) growSlots() {
 	h := max(slots, 2*o.height)
 	if w := o.Graph.Window; w > 0 {
 		h = max(slots, min(h, w)) // a window's slots never exceed it
+		if int64(w)*int64(max(o.dim, o.Rank)) <= presizeValues {
+			// The whole window at once: fresh memory costs nothing until
+			// a row is written, and the rows are never copied again.
+			h = max(slots, w)
+		}
 	}
 	grow := func(m *mat.Dense, cols int) {
 		n := mat.NewDense(h, cols, nil)
@@ -789,14 +802,14 @@ func (o *Online) updateStats(rows []int, use func(int) bool) {
 		return
 	}
 	if !o.xblkHolds(rows) || len(sel) != len(rows) {
-		o.xblk.Reset()
-		o.xblk.ReuseAs(len(sel), o.dim)
+		ids := make([]int, len(sel))
 		for q, r := range sel {
-			copy(o.xblk.RawRowView(q), o.xd.RawRowView(rows[r]))
+			ids[q] = rows[r]
 		}
+		o.setXblk(ids)
 		o.xblkRows = nil
 	}
-	mulTransTo(&t, &o.xblk, &dv, &o.statsWS)
+	o.mulTransCols(&t, &o.xblk, &dv)
 	o.b.Add(&o.b, &t)
 }
 

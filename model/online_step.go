@@ -1,8 +1,11 @@
 package model
 
 import (
+	"sync"
+
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/gemm"
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
@@ -65,8 +68,12 @@ func (o *Online) sweepRows(rows []int, terms []sweepTerm) {
 		copy(w.v.RawRowView(p), o.v.RawRowView(id))
 	}
 	xr := o.gatherRows(rows)
-	w.xtu.Reset()
-	xr.TMulTo(&w.xtu, &o.u)
+	if o.sparse {
+		w.xtu.Reset()
+		xr.TMulTo(&w.xtu, &o.u)
+	} else {
+		o.mulRows(&w.xtu, &o.xblk, &o.u)
+	}
 	w.loss.x, w.loss.xtu = xr, &w.xtu
 	w.loss.utu.Reset()
 	mulTransTo(&w.loss.utu, &o.u, &o.u, &w.loss.ws)
@@ -117,14 +124,94 @@ func (o *Online) gatherRows(rows []int) Data {
 		}
 		return SparseRows(m)
 	}
-	o.xblk.Reset()
-	o.xblk.ReuseAs(len(rows), o.dim)
-	for p, id := range rows {
-		copy(o.xblk.RawRowView(p), o.xd.RawRowView(id))
-	}
+	o.setXblk(rows)
 	o.xblkRows = rows
 	return DenseRows(&o.xblk)
 }
+
+// setXblk copies the dense rows of the given slots into o.xblk (R×D), in
+// parts with o.Split for a large step. Its storage, o.xbuf, is kept
+// between steps with a quarter of headroom, and not cleared (every entry
+// is written), so that a step's R rows do not allocate and fault in fresh
+// memory as R creeps up.
+func (o *Online) setXblk(rows []int) {
+	d := o.dim
+	need := len(rows) * d
+	if need == 0 {
+		o.xblk.Reset()
+		return
+	}
+	if cap(o.xbuf) < need {
+		o.xbuf = make([]float64, need+need/4)
+	}
+	o.xblk = *mat.NewDense(len(rows), d, o.xbuf[:need])
+	inParts(o.stepSplit(len(rows)), len(rows), func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			copy(o.xbuf[p*d:(p+1)*d], o.xd.RawRowView(rows[p]))
+		}
+	})
+}
+
+// stepMinRows is the number of a step's gathered rows from which its
+// products with them run in parts (Online.Split): below it, starting the
+// parts costs more than they save. A variable for the tests.
+var stepMinRows = 256
+
+// stepSplit returns o.Split for a step's work over r gathered rows, nil
+// (serial) for fewer than stepMinRows.
+func (o *Online) stepSplit(r int) func(n int, body func(lo, hi int)) {
+	if r < stepMinRows {
+		return nil
+	}
+	return o.Split
+}
+
+// mulRows sets dst = x·b for dense x (R×D) and b (D×K), with x's rows in
+// parts (stepSplit): each row of dst depends on its row of x alone, and
+// the kernels sum it in a fixed order, so the parts change no bit when the
+// kernels serve both ways (gemm.Serves64).
+func (o *Online) mulRows(dst, x, b *mat.Dense) {
+	r, _ := x.Dims()
+	_, k := b.Dims()
+	split := o.stepSplit(r)
+	if split == nil {
+		dst.Reset()
+		mulTo(dst, x, b)
+		return
+	}
+	if dr, dc := dst.Dims(); dst.IsEmpty() || dr != r || dc != k {
+		dst.Reset()
+		dst.ReuseAs(r, k)
+	}
+	split(r, func(lo, hi int) { gemm.MulTo(rowsOf(dst, lo, hi), rowsOf(x, lo, hi), b, true) })
+}
+
+// mulTransCols sets dst = xᵀa for dense x (R×D) and a (R×K), dst D×K,
+// with x's columns (dst's rows) in parts (stepSplit): each entry is summed
+// over the R rows in increasing order either way (gemm.MulXTA), so the
+// parts change no bit when the kernels serve both ways.
+func (o *Online) mulTransCols(dst, x, a *mat.Dense) {
+	r, d := x.Dims()
+	_, k := a.Dims()
+	split := o.stepSplit(r)
+	if split == nil {
+		dst.Reset()
+		mulTransTo(dst, x, a, &o.statsWS)
+		return
+	}
+	if dr, dc := dst.Dims(); dst.IsEmpty() || dr != d || dc != k {
+		dst.Reset()
+		dst.ReuseAs(d, k)
+	}
+	split(d, func(lo, hi int) {
+		ws := xtaPool.Get().(*gemm.Workspace)
+		gemm.MulTransTo(rowsOf(dst, lo, hi), x.Slice(0, r, lo, hi).(*mat.Dense), a, ws, true)
+		xtaPool.Put(ws)
+	})
+}
+
+// xtaPool holds the workspaces of mulTransCols's parts.
+var xtaPool = sync.Pool{New: func() any { return new(gemm.Workspace) }}
 
 // csrParts collects a CSR matrix row by row, columns ascending; indptr
 // starts as {0}.
@@ -169,8 +256,12 @@ func (o *Online) sweepNGE(rows []int, terms []Term) {
 		}
 	}()
 	xr := o.gatherRows(rows)
-	w.xtu.Reset()
-	xr.TMulTo(&w.xtu, &o.u)
+	if o.sparse {
+		w.xtu.Reset()
+		xr.TMulTo(&w.xtu, &o.u)
+	} else {
+		o.mulRows(&w.xtu, &o.xblk, &o.u)
+	}
 	var utu mat.Dense
 	utu.Mul(o.u.T(), &o.u)
 	o.nge().solveRows(&o.v, rows, w.local, &w.xtu, &utu, ngeBlocks(terms), o.q, o.sweeps())

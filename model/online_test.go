@@ -3,6 +3,8 @@ package model
 import (
 	"math"
 	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -308,4 +310,51 @@ func TestOnlineSweepsTradeoff(t *testing.T) {
 		}
 		prev = ratio
 	}
+}
+
+// TestOnlineStepPartsSame checks that a step's gather and products with
+// the gathered rows run in parts (Split, every step) give the codes, basis
+// and statistics of the serial step bit for bit, window and evictions
+// included.
+func TestOnlineStepPartsSame(t *testing.T) {
+	train, _, _, _, _ := digitsSplit(t, 10)
+	var calls atomic.Int64
+	split := func(n int, body func(lo, hi int)) {
+		calls.Add(1)
+		if n < 2 {
+			body(0, n)
+			return
+		}
+		var wg sync.WaitGroup
+		wg.Go(func() { body(n/2, n) })
+		body(0, n/2)
+		wg.Wait()
+	}
+	run := func(minRows int) *Online {
+		defer func(v int) { stepMinRows = v }(stepMinRows)
+		stepMinRows = minRows
+		o := &Online{Rank: 10, Graph: graph.KNN{K: 5, Window: 300}, Split: split}
+		feed(t, o, train.Slice(0, 600, 0, 64).(*mat.Dense), 25)
+		return o
+	}
+	serial := run(1 << 30)
+	before := calls.Load()
+	parts := run(1)
+	if calls.Load()-before <= before {
+		t.Fatalf("the step made %d calls of Split, the serial one %d: the parts did not run", calls.Load()-before, before)
+	}
+	for _, m := range []struct {
+		name string
+		a, b *mat.Dense
+	}{{"U", serial.Basis(), parts.Basis()}, {"V", serial.Codes(), parts.Codes()}, {"A", &serial.a, &parts.a}, {"B", &serial.b, &parts.b}} {
+		if !mat.Equal(m.a, m.b) {
+			t.Errorf("%s differs between the serial step and the step in parts (max |diff| %g)", m.name, maxAbsDiff(m.a, m.b))
+		}
+	}
+}
+
+func maxAbsDiff(a, b *mat.Dense) float64 {
+	var d mat.Dense
+	d.Sub(a, b)
+	return mat.Norm(&d, math.Inf(1))
 }

@@ -394,7 +394,7 @@ func (f *natsFlags) start(ctx context.Context, cmd string, stderr io.Writer) (*n
 		fmt.Fprintf(stderr, "nmfstream %s: embedded NATS server on %s (join with --nats %s)\n", cmd, u, u)
 	}
 	connect := func() (*nats.Conn, error) {
-		nc, err := nats.Connect(s.server, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+		nc, err := nats.Connect(s.server, distributed.ClientOptions()...)
 		if err != nil {
 			return nil, fmt.Errorf("--nats %s: %w", s.server, err)
 		}

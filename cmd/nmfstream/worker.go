@@ -109,7 +109,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}()
 	connect := func() (*nats.Conn, error) {
-		nc, err := nats.Connect(server, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+		nc, err := nats.Connect(server, distributed.ClientOptions()...)
 		if err != nil {
 			return nil, fmt.Errorf("--nats %s: %w", server, err)
 		}

@@ -32,6 +32,7 @@ var Default = Rules{
 		"distributed/natsembed": "the embedded NATS server's start-up",
 		"cmd/nmfstream":         "serve's HTTP server and WAL sync loop, the NATS drivers and the worker",
 		"examples/service":      "the example service's HTTP server beside its pipeline",
+		"bench/netlab":          "the lab's switch: one loop per machine's TAP device, the delay line and the control socket",
 	},
 	IO: map[string]string{
 		"sources":               "readers of every input format",

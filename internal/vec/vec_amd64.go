@@ -57,3 +57,13 @@ func mulDiv(w, num, den []float64, eps float64) {
 	}
 	mulDivGeneric(w, num, den, eps)
 }
+
+//go:noescape
+func dot32AVX2(x, y *float32, n int) float32
+
+func dot32(x, y []float32) float32 {
+	if hasAVX2 {
+		return dot32AVX2(&x[0], &y[0], len(x))
+	}
+	return dot32Generic(x, y)
+}

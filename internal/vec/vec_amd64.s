@@ -197,3 +197,130 @@ md1:
 mddone:
 	VZEROUPPER
 	RET
+
+// dot32mask<>+32−4r holds r all-ones lanes, then zeros: the mask of a
+// chunk's first r entries.
+DATA dot32mask<>+0(SB)/4, $0xffffffff
+DATA dot32mask<>+4(SB)/4, $0xffffffff
+DATA dot32mask<>+8(SB)/4, $0xffffffff
+DATA dot32mask<>+12(SB)/4, $0xffffffff
+DATA dot32mask<>+16(SB)/4, $0xffffffff
+DATA dot32mask<>+20(SB)/4, $0xffffffff
+DATA dot32mask<>+24(SB)/4, $0xffffffff
+DATA dot32mask<>+28(SB)/4, $0xffffffff
+DATA dot32mask<>+32(SB)/4, $0
+DATA dot32mask<>+36(SB)/4, $0
+DATA dot32mask<>+40(SB)/4, $0
+DATA dot32mask<>+44(SB)/4, $0
+DATA dot32mask<>+48(SB)/4, $0
+DATA dot32mask<>+52(SB)/4, $0
+DATA dot32mask<>+56(SB)/4, $0
+DATA dot32mask<>+60(SB)/4, $0
+GLOBL dot32mask<>(SB), RODATA|NOPTR, $64
+
+// DOT32MASKED adds the products of the DX < 8 entries from AX (the lanes
+// past them +0) to ACC; nothing if DX is zero.
+#define DOT32MASKED(ACC) \
+	TESTQ DX, DX; \
+	JEQ d32reduce; \
+	LEAQ dot32mask<>+32(SB), R8; \
+	SHLQ $2, DX; \
+	SUBQ DX, R8; \
+	VMOVUPS (R8), Y8; \
+	VMASKMOVPS (SI)(AX*4), Y8, Y4; \
+	VMASKMOVPS (DI)(AX*4), Y8, Y5; \
+	VMULPS Y5, Y4, Y4; \
+	VADDPS Y4, ACC, ACC
+
+// func dot32AVX2(x, y *float32, n int) float32
+// The inner product of x[:n] and y[:n] in Dot32's order: 32 lane sums (Y0
+// lanes 0–7, Y1 8–15, Y2 16–23, Y3 24–31), entry i going to lane i mod 32,
+// each product rounded, then added (no FMA); the last n mod 8 entries
+// through a masked load (the lanes past n add +0); then lane l += lane
+// l+16, l += l+8, l += l+4, l += l+2, l += l+1.
+TEXT ·dot32AVX2(SB), NOSPLIT, $0-28
+	MOVQ   x+0(FP), SI
+	MOVQ   y+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   AX, AX
+	MOVQ   CX, DX
+	ANDQ   $-32, DX
+
+d32loop:
+	CMPQ    AX, DX
+	JGE     d32rest
+	VMOVUPS (SI)(AX*4), Y4
+	VMOVUPS 32(SI)(AX*4), Y5
+	VMOVUPS 64(SI)(AX*4), Y6
+	VMOVUPS 96(SI)(AX*4), Y7
+	VMULPS  (DI)(AX*4), Y4, Y4
+	VMULPS  32(DI)(AX*4), Y5, Y5
+	VMULPS  64(DI)(AX*4), Y6, Y6
+	VMULPS  96(DI)(AX*4), Y7, Y7
+	VADDPS  Y4, Y0, Y0
+	VADDPS  Y5, Y1, Y1
+	VADDPS  Y6, Y2, Y2
+	VADDPS  Y7, Y3, Y3
+	ADDQ    $32, AX
+	JMP     d32loop
+
+d32rest:
+	// At most three whole chunks of 8 left, into Y0, Y1, Y2 in turn; then
+	// the masked last chunk into the next register.
+	MOVQ    CX, DX
+	SUBQ    AX, DX
+	CMPQ    DX, $8
+	JLT     d32tail0
+	VMOVUPS (SI)(AX*4), Y4
+	VMULPS  (DI)(AX*4), Y4, Y4
+	VADDPS  Y4, Y0, Y0
+	ADDQ    $8, AX
+	SUBQ    $8, DX
+	CMPQ    DX, $8
+	JLT     d32tail1
+	VMOVUPS (SI)(AX*4), Y4
+	VMULPS  (DI)(AX*4), Y4, Y4
+	VADDPS  Y4, Y1, Y1
+	ADDQ    $8, AX
+	SUBQ    $8, DX
+	CMPQ    DX, $8
+	JLT     d32tail2
+	VMOVUPS (SI)(AX*4), Y4
+	VMULPS  (DI)(AX*4), Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	ADDQ    $8, AX
+	SUBQ    $8, DX
+	JMP     d32tail3
+
+d32tail0:
+	DOT32MASKED(Y0)
+	JMP d32reduce
+
+d32tail1:
+	DOT32MASKED(Y1)
+	JMP d32reduce
+
+d32tail2:
+	DOT32MASKED(Y2)
+	JMP d32reduce
+
+d32tail3:
+	DOT32MASKED(Y3)
+
+d32reduce:
+	VADDPS       Y2, Y0, Y0
+	VADDPS       Y3, Y1, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, ret+24(FP)
+	VZEROUPPER
+	RET

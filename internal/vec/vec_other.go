@@ -15,3 +15,5 @@ func axpy4(y []float64, a *[4]float64, x0, x1, x2, x3 *float64) {
 func Prefetch(x []float64) {}
 
 func mulDiv(w, num, den []float64, eps float64) { mulDivGeneric(w, num, den, eps) }
+
+func dot32(x, y []float32) float32 { return dot32Generic(x, y) }

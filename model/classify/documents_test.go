@@ -59,27 +59,36 @@ func lapRLSAccuracy(tb testing.TB, texts []string, y []int, perClass, seeds int,
 	tb.Helper()
 	var sum float64
 	for seed := 1; seed <= seeds; seed++ {
-		split, err := metrics.Split(y, 1.0/3, perClass, rand.NewPCG(uint64(seed), 1))
-		if err != nil {
-			tb.Fatal(err)
-		}
-		tf := stages.DefaultDocumentTFIDF()
-		xtr, err := tf.FitTransform(sub(texts, split.Train))
-		if err != nil {
-			tb.Fatal(err)
-		}
-		xte, err := tf.Transform(sub(texts, split.Test))
-		if err != nil {
-			tb.Fatal(err)
-		}
-		ytr, _ := split.PoolLabels(y)
-		xtr, ytr = dropEmpty(xtr, ytr)
+		xtr, ytr, xte, yte := splitDocuments(tb, texts, y, perClass, uint64(seed))
 		if err := lr.Fit(xtr, ytr); err != nil {
 			tb.Fatal(err)
 		}
-		sum += metrics.Accuracy(lr.PredictTo(nil, xte), sub2(y, split.Test))
+		sum += metrics.Accuracy(lr.PredictTo(nil, xte), yte)
 	}
 	return sum / float64(seeds)
+}
+
+// splitDocuments holds out a third of the documents (metrics.Split with
+// seed, perClass labeled per class in the pool), and returns the pool's
+// TF-IDF rows (the default document vectorizer fitted on the pool, empty
+// rows dropped) with their labels (−1: unlabeled), and the held-out rows
+// with their labels.
+func splitDocuments(tb testing.TB, texts []string, y []int, perClass int, seed uint64) (xtr *sparse.CSR, ytr []int, xte *sparse.CSR, yte []int) {
+	tb.Helper()
+	split, err := metrics.Split(y, 1.0/3, perClass, rand.NewPCG(seed, 1))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tf := stages.DefaultDocumentTFIDF()
+	if xtr, err = tf.FitTransform(sub(texts, split.Train)); err != nil {
+		tb.Fatal(err)
+	}
+	if xte, err = tf.Transform(sub(texts, split.Test)); err != nil {
+		tb.Fatal(err)
+	}
+	ytr, _ = split.PoolLabels(y)
+	xtr, ytr = dropEmpty(xtr, ytr)
+	return xtr, ytr, xte, sub2(y, split.Test)
 }
 
 // TestLapRLSDocuments checks LapRLS's held-out accuracy on the three text

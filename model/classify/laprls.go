@@ -83,7 +83,18 @@ type LapRLS struct {
 	// 1e-4 (on Brown, 1e-6 predicts the same classes in a third more
 	// steps).
 	Tol float64
+	// Priors, if set, makes Fit calibrate the scores into probabilities
+	// and estimate the class priors of the unlabeled training rows, which
+	// prediction then assumes in place of the uniform priors the class
+	// weighting implies (see priors.go: a temperature fitted on the
+	// cross-validated scores of the labels, then the EM of Saerens,
+	// Latinne and Decaestecker 2002). It costs one cross-validation
+	// unless Choices already ran one.
+	Priors bool
 
+	temp    float64   // temperature T of the last Fit (1 without Priors)
+	shift   []float64 // log(π/π₀) per class, nil without Priors
+	prior   []float64 // estimated priors π, nil without Priors
 	w       mat.Dense // D×C weights
 	chosen  float64   // γ_I of the last Fit
 	scores  []float64 // cross-validated balanced accuracy of each choice
@@ -177,6 +188,8 @@ func (lr *LapRLS) Fit(x *sparse.CSR, y []int) error {
 		}
 	}
 	lr.scores = lr.scores[:0]
+	var oof *mat.Dense
+	var oofTruth []int
 	if len(lr.Choices) > 0 {
 		folds := lr.Folds
 		if folds == 0 {
@@ -184,10 +197,11 @@ func (lr *LapRLS) Fit(x *sparse.CSR, y []int) error {
 		}
 		best := math.Inf(-1)
 		for _, g := range lr.Choices {
-			sc := sys.crossValidate(y, max(g, 0), folds)
+			sc, f, truth := sys.crossValidate(y, max(g, 0), folds)
 			lr.scores = append(lr.scores, sc)
 			if sc > best {
 				best, gammaI = sc, max(g, 0)
+				oof, oofTruth = f, truth
 			}
 		}
 	}
@@ -195,7 +209,64 @@ func (lr *LapRLS) Fit(x *sparse.CSR, y []int) error {
 	lr.w.Reset()
 	lr.iter = sys.solve(&lr.w, y, gammaI)
 	lr.classes, lr.d, lr.fitted = classes, d, true
+	lr.temp, lr.shift, lr.prior = 1, nil, nil
+	if lr.Priors {
+		if oof == nil {
+			folds := lr.Folds
+			if folds == 0 {
+				folds = DefaultLapRLSFolds
+			}
+			_, oof, oofTruth = sys.crossValidate(y, gammaI, folds)
+		}
+		lr.calibrate(x, y, oof, oofTruth)
+	}
 	return nil
+}
+
+// calibrate fits the temperature on the cross-validated scores oof of
+// the labeled rows (classes truth) and the priors on the unlabeled rows
+// of x (y < 0); see Priors.
+func (lr *LapRLS) calibrate(x *sparse.CSR, y []int, oof *mat.Dense, truth []int) {
+	lr.temp = fitTemperature(oof, truth)
+	c := lr.classes
+	present := make([]bool, c)
+	var np int
+	for _, v := range y {
+		if v >= 0 && !present[v] {
+			present[v] = true
+			np++
+		}
+	}
+	prior0 := make([]float64, c)
+	for j := range prior0 {
+		prior0[j] = 1e-6
+		if present[j] {
+			prior0[j] = 1 / float64(np)
+		}
+	}
+	_, d := x.Dims()
+	un := sparse.Zeros(0, d)
+	for i, v := range y {
+		if v < 0 {
+			un.AppendRow(x.Row(i))
+		}
+	}
+	m, _ := un.Dims()
+	p := mat.NewDense(max(m, 1), c, nil)
+	if m > 0 {
+		var f mat.Dense
+		un.MulDenseTo(&f, &lr.w)
+		for i := range m {
+			softmaxRow(p.RawRowView(i), f.RawRowView(i), lr.temp, nil)
+		}
+		lr.prior = emPriors(p, prior0, 1000, 1e-8)
+	} else {
+		lr.prior = prior0
+	}
+	lr.shift = make([]float64, c)
+	for j := range c {
+		lr.shift[j] = math.Log(lr.prior[j] / prior0[j])
+	}
 }
 
 // cosineGraph returns the symmetric cosine k-NN graph of x's rows
@@ -324,7 +395,10 @@ func (sys *lapSystem) solve(w *mat.Dense, y []int, gammaI float64) int {
 // predict the labeled rows of y held out in turn: the labeled rows, in
 // order of class, are dealt round the folds, and each fold's rows leave
 // the graph while the others' labels fit W.
-func (sys *lapSystem) crossValidate(y []int, gammaI float64, folds int) float64 {
+//
+// It also returns the held-out rows' scores (one row per labeled row, in
+// the order of the returned classes) for the calibration of Priors.
+func (sys *lapSystem) crossValidate(y []int, gammaI float64, folds int) (float64, *mat.Dense, []int) {
 	var lab []int
 	for c := range sys.classes {
 		for i, v := range y {
@@ -338,6 +412,8 @@ func (sys *lapSystem) crossValidate(y []int, gammaI float64, folds int) float64 
 	tot := make([]float64, sys.classes)
 	yf := make([]int, len(y))
 	var w, f mat.Dense
+	oof := mat.NewDense(max(len(lab), 1), sys.classes, nil)
+	var oofTruth []int
 	for fold := range folds {
 		copy(yf, y)
 		_, d := sys.x.Dims()
@@ -353,6 +429,8 @@ func (sys *lapSystem) crossValidate(y []int, gammaI float64, folds int) float64 
 		f.Reset()
 		held.MulDenseTo(&f, &w)
 		for r, c := range truth {
+			oof.SetRow(len(oofTruth), f.RawRowView(r))
+			oofTruth = append(oofTruth, c)
 			tot[c]++
 			if argmax(f.RawRowView(r)) == c {
 				hit[c]++
@@ -367,7 +445,7 @@ func (sys *lapSystem) crossValidate(y []int, gammaI float64, folds int) float64 
 			m++
 		}
 	}
-	return sum / float64(m)
+	return sum / float64(m), oof, oofTruth
 }
 
 // without returns sys with the rows labeled in y but not in yf cut out of
@@ -501,6 +579,14 @@ func (lr *LapRLS) GammaIChosen() float64 { return lr.chosen }
 // in the last Fit (nil without Choices). The slice is owned by lr.
 func (lr *LapRLS) Scores() []float64 { return lr.scores }
 
+// Temperature returns the temperature T of the last Fit with Priors: the
+// probabilities are softmax(xW/T). It is 1 without Priors.
+func (lr *LapRLS) Temperature() float64 { return lr.temp }
+
+// EstimatedPriors returns the class priors estimated from the unlabeled rows in the
+// last Fit with Priors (nil without). The slice is owned by lr.
+func (lr *LapRLS) EstimatedPriors() []float64 { return lr.prior }
+
 // Iterations returns the conjugate-gradient steps of the last Fit.
 func (lr *LapRLS) Iterations() int { return lr.iter }
 
@@ -541,14 +627,18 @@ func (lr *LapRLS) PredictScoresTo(dst []int, score []float64, x *sparse.CSR) ([]
 	}
 	lr.DecisionTo(&lr.f, x)
 	for i := range m {
-		best, bs := -1, math.Inf(-1)
+		best, bs, bv := -1, math.Inf(-1), math.Inf(-1)
 		for j, v := range lr.f.RawRowView(i) {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				best, bs = -1, math.NaN()
 				break
 			}
-			if v > bs {
-				best, bs = j, v
+			u := v
+			if lr.shift != nil {
+				u = v/lr.temp + lr.shift[j]
+			}
+			if u > bv {
+				best, bs, bv = j, v, u
 			}
 		}
 		dst[i], score[i] = best, bs

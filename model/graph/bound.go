@@ -4,12 +4,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 
 	"github.com/nmfstream/nmfstream/internal/gemm"
+	"github.com/nmfstream/nmfstream/internal/vec"
 )
 
 // Bounded search: the insertion's Euclidean scan of a dense window skips
@@ -45,6 +47,11 @@ const (
 	boundMaxShare = 0.25
 )
 
+// boundDotBlock is the number of candidate rows whose kept inner products
+// scanBound computes together, query by query: 64 MNIST rows in float32
+// are 200 KB, which stay in L2 while the queries read them.
+const boundDotBlock = 64
+
 // bounds is the state of the bounded search of a dense Euclidean store.
 type bounds struct {
 	m     int       // directions; 0 before the first basis
@@ -68,19 +75,25 @@ type bounds struct {
 	dq     []float64 // per query of the chunk, its margin δ
 	pq, pr []float32
 	parts  []*boundWork // by first block
-	best   []boundPos   // per query, the k smallest bounds so far
+	best   []boundPos   // the k smallest bounds of a query, merged from the parts
+	used   []*boundWork // the parts of the last boundPrep, by first block
 	coords []float64    // projectRows' workspace
 	rows   []float64
 	abt    gemm.ABTWorkspace
-	nbest  []int
 }
 
 // boundWork is the per-part workspace of boundPrep and scanBound.
 type boundWork struct {
 	part  bool      // the scan runs in parts, one per core (gemm's inParts)
 	keep  [][]int32 // per query, its kept candidates by position in refs
+	pos   []int     // per query, the next of its kept candidates to compute
+	dq    []float64 // per query, its margin δ
 	c32   []float32
 	abt32 gemm.ABTWorkspace32
+	first int        // boundPrep: the part's first block
+	best  []boundPos // boundPrep: per query, the part's k smallest bounds (a*k…), ascending
+	nbest []int      // how many of them
+	lbk   []float64  // per query, the largest of them once there are k, else +Inf
 }
 
 // useBound reports whether a non-symmetric Euclidean scan of qs against
@@ -319,6 +332,17 @@ func (g *Graph) boundPrep(qb, refs []int, k int, split func(n int, body func(lo,
 			blas32.General{Rows: c1 - c0, Cols: m, Stride: m, Data: pr[c0*m : c1*m]},
 			blas32.General{Rows: nq, Cols: m, Stride: m, Data: pq},
 			&w.abt32, w.part)
+		// The part's k smallest bounds per query, kept sorted, with the
+		// largest in lbk (+Inf until k are found): a new candidate rarely
+		// passes it, so the test of a bound is one comparison while the
+		// bound's row is still in cache.
+		w.best = slices.Grow(w.best[:0], nq*k)[:nq*k]
+		w.nbest = slices.Grow(w.nbest[:0], nq)[:nq]
+		w.lbk = slices.Grow(w.lbk[:0], nq)[:nq]
+		clear(w.nbest)
+		for a := range w.lbk {
+			w.lbk[a] = math.Inf(1)
+		}
 		sq, pn2, rho, slack := s.sq, b.pn2, b.rho, b.slack
 		for c, r := range refs[c0:c1] {
 			sqr, pnr, rr := sq[r], pn2[r], rho[r]
@@ -326,16 +350,24 @@ func (g *Graph) boundPrep(qb, refs []int, k int, split func(n int, body func(lo,
 			pd := w.c32[c*nq : (c+1)*nq]
 			for a, q := range qb {
 				dr := rho[q] - rr
-				row[a] = pn2[q] + pnr - 2*float64(pd[a]) + dr*dr - slack*(sq[q]+sqr) - dq[a]
+				lb := pn2[q] + pnr - 2*float64(pd[a]) + dr*dr - slack*(sq[q]+sqr) - dq[a]
+				row[a] = lb
+				if lb < w.lbk[a] && q != r {
+					w.addBest(a, k, boundPos{lb, int32(c0 + c)})
+				}
 			}
 		}
+		w.first = lo
 	}
+	b.used = b.used[:0]
 	if split == nil {
 		body(0, nb, &g.bw)
+		b.used = append(b.used, &g.bw)
 	} else {
 		for len(b.parts) < nb {
 			b.parts = append(b.parts, nil)
 		}
+		var mu sync.Mutex
 		split(nb, func(lo, hi int) {
 			w := b.parts[lo]
 			if w == nil {
@@ -343,44 +375,64 @@ func (g *Graph) boundPrep(qb, refs []int, k int, split func(n int, body func(lo,
 				b.parts[lo] = w
 			}
 			body(lo, hi, w)
+			mu.Lock()
+			b.used = append(b.used, w)
+			mu.Unlock()
 		})
+		slices.SortFunc(b.used, func(x, y *boundWork) int { return x.first - y.first })
 	}
-	// The caps: the k smallest bounds of each query, kept sorted (a new
-	// candidate rarely enters a full list).
-	best := slices.Grow(b.best[:0], nq*k)[:nq*k]
-	nbest := slices.Grow(b.nbest[:0], nq)[:nq]
-	clear(nbest)
-	for c, r := range refs {
-		for a, lb := range b.lbm[c*nq : (c+1)*nq] {
-			n := nbest[a]
-			l := best[a*k : a*k+k]
-			if qb[a] == r || (n == k && lb >= l[k-1].lb) {
-				continue
-			}
-			if n < k {
-				n++
-				nbest[a] = n
-			}
-			i := n - 1
-			for i > 0 && l[i-1].lb > lb {
-				l[i] = l[i-1]
-				i--
-			}
-			l[i] = boundPos{lb, int32(c)}
-		}
-	}
+	// The caps: each query's k smallest bounds over the parts' (ties to
+	// the earlier candidate, so the cut into parts changes nothing).
+	best := slices.Grow(b.best[:0], k)[:k]
 	for a, q := range qb {
+		n := 0
+		for _, w := range b.used {
+			for _, p := range w.best[a*k : a*k+w.nbest[a]] {
+				if n == k && !p.less(best[k-1]) {
+					continue
+				}
+				if n < k {
+					n++
+				}
+				i := n - 1
+				for i > 0 && p.less(best[i-1]) {
+					best[i] = best[i-1]
+					i--
+				}
+				best[i] = p
+			}
+		}
 		up := math.Inf(1)
-		if nbest[a] == k {
+		if n == k {
 			up = math.Inf(-1)
 			// The approximate key is within δ of the canonical one.
-			for _, p := range best[a*k : a*k+k] {
+			for _, p := range best {
 				up = max(up, s.fastKey(q, refs[p.c])+dq[a])
 			}
 		}
 		b.up[a] = up
 	}
-	b.best, b.nbest = best, nbest
+	b.best = best
+}
+
+// addBest offers candidate p to query a's k smallest bounds in w (sorted
+// ascending), whose largest it is below, and updates lbk[a].
+func (w *boundWork) addBest(a, k int, p boundPos) {
+	l := w.best[a*k : a*k+k]
+	n := w.nbest[a]
+	if n < k {
+		n++
+		w.nbest[a] = n
+	}
+	i := n - 1
+	for i > 0 && l[i-1].lb > p.lb {
+		l[i] = l[i-1]
+		i--
+	}
+	l[i] = p
+	if n == k {
+		w.lbk[a] = l[k-1].lb
+	}
 }
 
 // boundPos is a candidate by position, with its bound.
@@ -389,14 +441,16 @@ type boundPos struct {
 	c  int32
 }
 
+// less orders by bound, then position.
+func (p boundPos) less(o boundPos) bool { return p.lb < o.lb || (p.lb == o.lb && p.c < o.c) }
+
 // fastDot is the inner product of stored dense rows i and j, within delta
-// of canonDot: in float32 with fast32 (blas32.Dot in place), else in
+// of canonDot: in float32 with fast32 (vec.Dot32 in place), else in
 // float64.
 func (s *store) fastDot(i, j int) float64 {
 	d := s.dim
 	if s.fast32 {
-		return float64(blas32.Dot(blas32.Vector{N: d, Inc: 1, Data: s.data32[i*d : (i+1)*d]},
-			blas32.Vector{N: d, Inc: 1, Data: s.data32[j*d : (j+1)*d]}))
+		return float64(vec.Dot32(s.data32[i*d:(i+1)*d], s.data32[j*d:(j+1)*d]))
 	}
 	return dot64(s.denseRow(i), s.denseRow(j))
 }
@@ -424,11 +478,11 @@ func (b *bounds) gather(buf *[]float32, ids []int) []float32 {
 // is at most the query's cap, or (with reverse) the old node's threshold
 // at the start: every pair the full scan would push or offer and that can
 // end in a list is kept (thresholds only fall), so the lists after
-// refinement are the full scan's. The kept pairs are then taken query by
-// query in candidate order, their inner products computed in place
-// (blas32.Dot on the float32 rows, or in float64), and offered as the
-// full scan offers them; each old node meets the queries in the same
-// order as block by block.
+// refinement are the full scan's. The kept pairs are then taken by blocks
+// of boundDotBlock candidates, query by query within a block, their inner
+// products computed in place (vec.Dot32 on the float32 rows, or in
+// float64), and offered as the full scan offers them: each query meets its
+// candidates, and each old node the queries, in the full scan's order.
 func (g *Graph) scanBound(ls *lists, st *qstate, sa0 int, qb, refs []int, c0, c1 int, w *boundWork, reverse bool, touch func(int)) {
 	s := &g.st
 	b := &s.bd
@@ -456,25 +510,44 @@ func (g *Graph) scanBound(ls *lists, st *qstate, sa0 int, qb, refs []int, c0, c1
 			}
 		}
 	}
+	// Candidates in blocks of boundDotBlock rows, each block's kept pairs
+	// query by query: the block's float32 rows stay in cache while every
+	// query that kept one of them reads it, instead of each query reading
+	// its kept rows from memory in turn. Each query still meets its
+	// candidates in ascending order and each old node the queries in
+	// ascending order, as in the full scan.
+	w.pos = slices.Grow(w.pos[:0], nq)[:nq]
+	clear(w.pos)
+	w.dq = slices.Grow(w.dq[:0], nq)[:nq]
 	var dotted int
 	for a, q := range qb {
-		sa := sa0 + a
-		keep := w.keep[a]
-		dotted += len(keep)
-		dq := s.delta(q)
-		sqq := s.sq[q]
-		thr := st.thr[sa]
-		for _, c := range keep {
-			r := refs[c]
-			key := sqq + s.sq[r] - 2*s.fastDot(q, r)
-			if key <= thr {
-				st.push(sa, cand{key, int32(r)})
-				thr = st.thr[sa]
+		dotted += len(w.keep[a])
+		w.dq[a] = s.delta(q)
+	}
+	for cb := c0; cb < c1; cb += boundDotBlock {
+		ce := int32(min(cb+boundDotBlock, c1))
+		for a, q := range qb {
+			keep, i := w.keep[a], w.pos[a]
+			if i == len(keep) || keep[i] >= ce {
+				continue
 			}
-			if reverse && key <= g.rthr[r]+dq {
-				g.reverse(ls, r, q, key, touch)
-				g.rthr[r] = g.revThr(ls, r)
+			sa := sa0 + a
+			dq := w.dq[a]
+			sqq := s.sq[q]
+			thr := st.thr[sa]
+			for ; i < len(keep) && keep[i] < ce; i++ {
+				r := refs[keep[i]]
+				key := sqq + s.sq[r] - 2*s.fastDot(q, r)
+				if key <= thr {
+					st.push(sa, cand{key, int32(r)})
+					thr = st.thr[sa]
+				}
+				if reverse && key <= g.rthr[r]+dq {
+					g.reverse(ls, r, q, key, touch)
+					g.rthr[r] = g.revThr(ls, r)
+				}
 			}
+			w.pos[a] = i
 		}
 	}
 	b.checked.Add(int64(nq * (c1 - c0)))

@@ -232,8 +232,13 @@ func (g *Graph) reserve(n int) {
 	if g.st.isSparse {
 		g.st.ind = slices.Grow(g.st.ind, n)
 		g.st.val = slices.Grow(g.st.val, n)
-	} else if !g.st.borrowed {
-		g.st.data = growData(g.st.data, n*g.st.dim, g.cfg.Window*g.st.dim)
+	} else {
+		if !g.st.borrowed {
+			g.st.data = growData(g.st.data, n*g.st.dim, g.cfg.Window*g.st.dim)
+		}
+		if g.st.keep32 {
+			g.st.data32 = growData(g.st.data32, n*g.st.dim, g.cfg.Window*g.st.dim)
+		}
 	}
 	for _, l := range []*lists{&g.knn, &g.intra, &g.inter} {
 		l.n = slices.Grow(l.n, n)
@@ -243,12 +248,19 @@ func (g *Graph) reserve(n int) {
 	}
 }
 
+// presizeValues bounds the window (slots × D values) whose row storage
+// growData allocates whole at the first insertion: fresh memory from the
+// operating system costs nothing until a row is written, while doubling
+// copies every row once more and faults in twice the memory. Larger
+// windows grow by doubling.
+const presizeValues = 1 << 25
+
 // growData returns s with room for n more values, at least doubling its
 // capacity when it must grow (slices.Grow grows a slice this large by a
 // quarter, so a store filled a batch at a time was copied over and over),
 // but never beyond limit values when limit (a window's slots × D) holds
-// them.
-func growData(s []float64, n, limit int) []float64 {
+// them, and limit at once when it is at most presizeValues.
+func growData[T float32 | float64](s []T, n, limit int) []T {
 	need := len(s) + n
 	if need <= cap(s) {
 		return s
@@ -256,8 +268,13 @@ func growData(s []float64, n, limit int) []float64 {
 	c := max(need, 2*cap(s))
 	if limit >= need {
 		c = min(c, limit)
+		if limit <= presizeValues {
+			// The whole window at once: its pages are mapped as rows
+			// first touch them, and the rows are never copied again.
+			c = limit
+		}
 	}
-	t := make([]float64, len(s), c)
+	t := make([]T, len(s), c)
 	copy(t, s)
 	return t
 }

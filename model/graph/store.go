@@ -133,7 +133,10 @@ func (s *store) setDense(slot int, row []float64, nm float64) {
 		return
 	}
 	if need := (slot + 1) * s.dim; len(s.data32) < need {
-		s.data32 = append(s.data32, make([]float32, need-len(s.data32))...)
+		// Graph.reserve has made room for the batch (growData).
+		old := len(s.data32)
+		s.data32 = slices.Grow(s.data32, need-old)[:need]
+		clear(s.data32[old : slot*s.dim])
 	}
 	for l, x := range row {
 		s.data32[slot*s.dim+l] = float32(x)

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// labRun is one run of scripts/netlab.sh (its JSON line): stream --nats
+// through workers and a 3-node NATS cluster in network namespaces, or
+// stream on one machine (Mode "single").
+type labRun struct {
+	Mode             string  `json:"mode"`
+	Workers          float64 `json:"workers"`
+	Partitions       float64 `json:"partitions"`
+	DelayMS          float64 `json:"delay_ms"`
+	Records          float64 `json:"records"`
+	RecordsPerSecond float64 `json:"records_per_second"`
+	CPUPerRecordMS   float64 `json:"cpu_per_record_ms"`
+	// IdleCPUPerSecond is the CPU seconds per second of the run's NATS
+	// nodes and workers, idle before the stream (0: not measured).
+	IdleCPUPerSecond float64 `json:"idle_cpu_per_s"`
+}
+
+// labNodes is the NATS nodes of every lab run, each idling as a worker does.
+const labNodes = 3
+
+// labModel is the cost of stream --nats in the lab, calibrated on its runs.
+// The driver reads Batch records per step and each step waits for one round
+// of every partition (staleness 0), so with P partitions, N workers and a
+// one-way delay d (s) between machines:
+//
+//	busy CPU per record  c(P) = C0 + C1·P                  (s, every process)
+//	step                 L    = Lambda·Batch·c(P) + Trips·d (s)
+//	records per second   R    = Batch / L
+//	CPU per record            = c(P) + Idle·(3 + N) / R     (s)
+//
+// C0 is the per-record cost (the sample's messages and its share of the
+// step's fixed costs), C1·Batch the cost of one partition's round (its
+// fetch, delta and basis version, over every process), Lambda the share of a
+// step's CPU on its critical path (beyond 1 when processes wait for one
+// another's cores; 1/cores when they overlap on all), Trips the one-way
+// network trips a step waits for in sequence, and Idle the CPU per second
+// of an idle worker or NATS node (ticks, heartbeats).
+type labModel struct {
+	Batch         float64
+	C0, C1, Idle  float64
+	Lambda, Trips float64
+}
+
+// busy is c(P), CPU seconds per record at P partitions.
+func (m labModel) busy(p float64) float64 { return m.C0 + m.C1*p }
+
+// predict returns the model's records per second and CPU seconds per record
+// of a run.
+func (m labModel) predict(r labRun) (rate, cpu float64) {
+	step := m.Lambda*m.Batch*m.busy(r.Partitions) + m.Trips*r.DelayMS/1000
+	rate = m.Batch / step
+	return rate, m.busy(r.Partitions) + m.Idle*(labNodes+r.Workers)/rate
+}
+
+// readRuns reads scripts/netlab.sh's JSON lines; a line that is not one is
+// an error naming it.
+func readRuns(rd io.Reader) ([]labRun, error) {
+	var runs []labRun
+	sc := bufio.NewScanner(rd)
+	sc.Buffer(nil, 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		var r labRun
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
+		if r.Mode == "nats" && (r.Workers < 1 || r.Partitions < 1 || r.DelayMS < 0 || !(r.RecordsPerSecond > 0) || !(r.CPUPerRecordMS > 0)) {
+			return nil, fmt.Errorf("line %d: a nats run needs workers and partitions ≥ 1, delay_ms ≥ 0, records_per_second and cpu_per_record_ms > 0", n)
+		}
+		runs = append(runs, r)
+	}
+	return runs, sc.Err()
+}
+
+// calibrate fits the lab model on the nats runs, each configuration
+// (workers, partitions, delay) taken as the median of its runs (the cores
+// are shared, and repeated runs differ by a third): by least squares, C0, C1
+// and Idle on the CPU per record (features 1, P and (3+N)/R), then Lambda
+// and Trips on the step's length Batch/R (features Batch·c(P) and d). Idle
+// is thus the CPU per second and process while the stream waits, fitted;
+// the idle CPU measured before the stream (idle_cpu_per_s) is lower, the
+// processes doing nothing then. It needs at least three configurations
+// with at least two partition counts and two delays.
+func calibrate(runs []labRun, batch float64) (labModel, error) {
+	nr := medians(runs)
+	if len(nr) < 3 {
+		return labModel{}, fmt.Errorf("calibrate: %d configurations of nats runs, want at least 3", len(nr))
+	}
+	m := labModel{Batch: batch}
+	cpu, err := leastSquares(nr, func(r labRun) ([]float64, float64) {
+		return []float64{1, r.Partitions, (labNodes + r.Workers) / r.RecordsPerSecond}, r.CPUPerRecordMS / 1000
+	})
+	if err != nil {
+		return labModel{}, fmt.Errorf("calibrate: CPU per record: %w (runs need two partition counts or more)", err)
+	}
+	m.C0, m.C1, m.Idle = cpu[0], cpu[1], cpu[2]
+	lat, err := leastSquares(nr, func(r labRun) ([]float64, float64) {
+		return []float64{batch * m.busy(r.Partitions), r.DelayMS / 1000}, batch / r.RecordsPerSecond
+	})
+	if err != nil {
+		return labModel{}, fmt.Errorf("calibrate: step length: %w (runs need two delays or more)", err)
+	}
+	m.Lambda, m.Trips = lat[0], lat[1]
+	return m, nil
+}
+
+// medians returns one run per configuration of the nats runs (workers,
+// partitions, delay), in order of first appearance, with the medians of
+// its runs' records per second, CPU per record and idle CPU, and Records
+// holding the number of runs.
+func medians(runs []labRun) []labRun {
+	type key struct{ w, p, d float64 }
+	var order []key
+	groups := map[key][]labRun{}
+	for _, r := range runs {
+		if r.Mode != "nats" {
+			continue
+		}
+		k := key{r.Workers, r.Partitions, r.DelayMS}
+		if groups[k] == nil {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	out := make([]labRun, 0, len(order))
+	for _, k := range order {
+		g := groups[k]
+		med := func(f func(labRun) float64) float64 {
+			v := make([]float64, len(g))
+			for i, r := range g {
+				v[i] = f(r)
+			}
+			slices.Sort(v)
+			if n := len(v); n%2 == 1 {
+				return v[n/2]
+			} else {
+				return (v[n/2-1] + v[n/2]) / 2
+			}
+		}
+		out = append(out, labRun{Mode: "nats", Workers: k.w, Partitions: k.p, DelayMS: k.d, Records: float64(len(g)),
+			RecordsPerSecond: med(func(r labRun) float64 { return r.RecordsPerSecond }),
+			CPUPerRecordMS:   med(func(r labRun) float64 { return r.CPUPerRecordMS }),
+			IdleCPUPerSecond: med(func(r labRun) float64 { return r.IdleCPUPerSecond })})
+	}
+	return out
+}
+
+// leastSquares solves min ‖Xβ − y‖ over the runs, row(r) giving a run's
+// features and target.
+func leastSquares(runs []labRun, row func(labRun) ([]float64, float64)) ([]float64, error) {
+	f, _ := row(runs[0])
+	x := mat.NewDense(len(runs), len(f), nil)
+	y := mat.NewVecDense(len(runs), nil)
+	for i, r := range runs {
+		f, t := row(r)
+		x.SetRow(i, f)
+		y.SetVec(i, t)
+	}
+	var qr mat.QR
+	qr.Factorize(x)
+	var b mat.VecDense
+	if err := qr.SolveVecTo(&b, false, y); err != nil {
+		return nil, errors.New("the features are collinear")
+	}
+	out := make([]float64, len(f))
+	for i := range out {
+		out[i] = b.AtVec(i)
+		if math.IsNaN(out[i]) || math.IsInf(out[i], 0) {
+			return nil, errors.New("the features are collinear")
+		}
+	}
+	return out, nil
+}

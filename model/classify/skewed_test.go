@@ -1,0 +1,180 @@
+package classify_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nmfstream/nmfstream/internal/testenv"
+	"github.com/nmfstream/nmfstream/model/classify"
+	"github.com/nmfstream/nmfstream/model/metrics"
+	"github.com/nmfstream/nmfstream/model/sparse"
+)
+
+// skewedSet is one corpus of BENCHMARKS.md's "Skewed text: priors and the
+// linear SVM": a corpus of docCorpus, with class rare thinned (seeded) to
+// share of the documents when share > 0.
+type skewedSet struct {
+	name, corpus string
+	rare         int
+	share        float64
+}
+
+var skewedSets = []skewedSet{
+	{"spam7", "spam", 1, 0.07},   // spam thinned to 7%
+	{"brown7", "brown", 8, 0.07}, // genre j (learned, the 9th sorted) thinned to 7%
+	{"spam", "spam", -1, 0},
+	{"brown", "brown", -1, 0},
+	{"sotu", "sotu", -1, 0},
+}
+
+// thinClass keeps a seeded random part of class rare so that it is share
+// of the documents.
+func thinClass(texts []string, y []int, rare int, share float64, seed uint64) ([]string, []int) {
+	var in int
+	for _, c := range y {
+		if c == rare {
+			in++
+		}
+	}
+	keep := share / (1 - share) * float64(len(y)-in) / float64(in)
+	rng := rand.New(rand.NewPCG(seed, 77))
+	var t2 []string
+	var y2 []int
+	for i, c := range y {
+		if c != rare || rng.Float64() < keep {
+			t2, y2 = append(t2, texts[i]), append(y2, c)
+		}
+	}
+	return t2, y2
+}
+
+// scores returns the accuracy, balanced accuracy and macro-F1 of pred.
+func scores(pred, truth []int, classes int) (acc, bal, f1 float64) {
+	tp := make([]float64, classes)
+	np := make([]float64, classes)
+	nt := make([]float64, classes)
+	for i, c := range truth {
+		nt[c]++
+		if pred[i] >= 0 {
+			np[pred[i]]++
+		}
+		if pred[i] == c {
+			tp[c]++
+		}
+	}
+	var m int
+	for c := range classes {
+		if nt[c] == 0 {
+			continue
+		}
+		m++
+		bal += tp[c] / nt[c]
+		if tp[c] > 0 {
+			f1 += 2 * tp[c] / (np[c] + nt[c])
+		}
+	}
+	return metrics.Accuracy(pred, truth), bal / float64(m), f1 / float64(m)
+}
+
+// writeSVMLight writes the rows of x labeled y (skipping y < 0) in the
+// svmlight format (1-based feature indices).
+func writeSVMLight(tb testing.TB, path string, x *sparse.CSR, y []int) {
+	var b strings.Builder
+	for i, c := range y {
+		if c < 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "%d", c)
+		ind, val := x.Row(i)
+		for p := range ind {
+			fmt.Fprintf(&b, " %d:%.9g", ind[p]+1, val[p])
+		}
+		b.WriteByte('\n')
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func writeInts(tb testing.TB, path string, v []int) {
+	var b strings.Builder
+	for _, c := range v {
+		fmt.Fprintln(&b, c)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// TestSkewedDocuments measures LapRLS (cross-validated γ_I, the default of
+// eval) with and without Priors on the skewed and balanced corpora of
+// skewedSets, seeds 1–3 (metrics.Split: one third held out, the labels
+// per class of docCorpus), and logs accuracy / balanced accuracy /
+// macro-F1. With NMFSTREAM_SKEWED_OUT=DIR it writes each split's TF-IDF
+// rows (labeled training rows and test rows, svmlight) and predictions
+// under DIR for bench/skewed/compare.py, which scores LinearSVC and
+// always-majority on the same rows. It needs NMFSTREAM_LONG=1 and the
+// data.
+func TestSkewedDocuments(t *testing.T) {
+	testenv.SkipUnlessLong(t, "LapRLS on 15 splits of five text corpora")
+	out := os.Getenv("NMFSTREAM_SKEWED_OUT")
+	only := os.Getenv("NMFSTREAM_SKEWED_SETS")
+	for _, set := range skewedSets {
+		if only != "" && !strings.Contains(","+only+",", ","+set.name+",") {
+			continue
+		}
+		t.Run(set.name, func(t *testing.T) {
+			texts0, y0, perClass := docCorpus(t, set.corpus)
+			classes := 0
+			for _, c := range y0 {
+				classes = max(classes, c+1)
+			}
+			var sum [2][3]float64
+			const seeds = 3
+			for seed := uint64(1); seed <= seeds; seed++ {
+				texts, y := texts0, y0
+				if set.share > 0 {
+					texts, y = thinClass(texts0, y0, set.rare, set.share, seed)
+				}
+				xtr, ytr, xte, yte := splitDocuments(t, texts, y, perClass, seed)
+				dir := ""
+				if out != "" {
+					dir = filepath.Join(out, fmt.Sprintf("%s-seed%d", set.name, seed))
+					if err := os.MkdirAll(dir, 0o755); err != nil {
+						t.Fatal(err)
+					}
+					writeSVMLight(t, filepath.Join(dir, "train.svm"), xtr, ytr)
+					writeSVMLight(t, filepath.Join(dir, "test.svm"), xte, yte)
+				}
+				for v, priors := range []bool{false, true} {
+					lr := classify.LapRLS{Choices: []float64{1e5, 0}, Priors: priors}
+					if err := lr.Fit(xtr, ytr); err != nil {
+						t.Fatal(err)
+					}
+					pred := lr.PredictTo(nil, xte)
+					a, b, f := scores(pred, yte, classes)
+					sum[v][0] += a
+					sum[v][1] += b
+					sum[v][2] += f
+					name := "laprls"
+					if priors {
+						name = "laprls-priors"
+						t.Logf("seed %d: T = %.4g, priors %.3f", seed, lr.Temperature(), lr.EstimatedPriors())
+					}
+					t.Logf("seed %d %s: %.3f / %.3f / %.3f", seed, name, a, b, f)
+					if dir != "" {
+						writeInts(t, filepath.Join(dir, "pred-"+name+".txt"), pred)
+					}
+				}
+			}
+			for v, name := range []string{"laprls", "laprls-priors"} {
+				t.Logf("%s mean over seeds 1–%d: accuracy %.3f, balanced %.3f, macro-F1 %.3f",
+					name, seeds, sum[v][0]/seeds, sum[v][1]/seeds, sum[v][2]/seeds)
+			}
+		})
+	}
+}
