@@ -13,7 +13,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/nmfstream/nmfstream/distributed"
-	"github.com/nmfstream/nmfstream/distributed/natsembed"
 )
 
 // TestStreamNATSTakesNamespaceSettings starts a namespace with settings
@@ -22,11 +21,7 @@ import (
 // namespace's, and one that gives another partition count is refused
 // with a message naming it and the namespace's value.
 func TestStreamNATSTakesNamespaceSettings(t *testing.T) {
-	s, err := natsembed.Start(t.TempDir(), "127.0.0.1", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { s.Shutdown(); s.WaitForShutdown() }()
+	s := testNATS(t)
 	nc, err := nats.Connect(s.ClientURL())
 	if err != nil {
 		t.Fatal(err)
@@ -56,11 +51,7 @@ func TestStreamNATSTakesNamespaceSettings(t *testing.T) {
 // process and none elsewhere: it says that it waits, then fails after
 // --owner-timeout naming the namespace, instead of hanging.
 func TestStreamNATSWithoutOwner(t *testing.T) {
-	s, err := natsembed.Start(t.TempDir(), "127.0.0.1", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { s.Shutdown(); s.WaitForShutdown() }()
+	s := testNATS(t)
 	in := filepath.Join(t.TempDir(), "digits.arrow")
 	writeDigitsStream(t, in, 0.1, 100)
 	type result struct {

@@ -66,7 +66,7 @@ func (ns *natsServer) step(ctx context.Context, b *record.Batch) (st natsStep, e
 	samples, rows, rejects, err := s.samplesOf(ctx, b)
 	st.rejects = rejects
 	if err == nil {
-		err = ns.learnClasses(ctx, b, rows)
+		err = s.learnClasses(ctx, b, rows)
 	}
 	ns.mu.Unlock()
 	if err != nil || len(samples) == 0 && len(b.LateLabels) == 0 {
@@ -169,28 +169,6 @@ func (ns *natsServer) predict(ctx context.Context, b *record.Batch, rows []int, 
 	return preds, nil
 }
 
-// learnClasses reads the partitioner (once there is one) and places the
-// batch's labels in the namespace's class table. Callers hold ns.mu.
-func (ns *natsServer) learnClasses(ctx context.Context, b *record.Batch, rows []int) error {
-	s := ns.s
-	if s.part == nil {
-		var err error
-		if s.part, err = s.pub.Partitioner(ctx); err != nil {
-			return err
-		}
-	}
-	var names []string
-	for _, i := range rows {
-		if b.Labeled[i] {
-			names = append(names, b.Labels[i])
-		}
-	}
-	for _, ll := range b.LateLabels {
-		names = append(names, ll.Label)
-	}
-	return s.classes.Learn(ctx, names)
-}
-
 // forward returns the late labels of b for record ids this instance has
 // not seen, with the IDs sampleID gives them: the sample may have been
 // posted to another instance of the namespace, and Publisher.Label sends
@@ -211,32 +189,6 @@ func (ns *natsServer) forward(b *record.Batch) []distributed.Labeled {
 		out = append(out, distributed.Labeled{ID: id, Class: c})
 	}
 	return out
-}
-
-// prepare waits until the owners hold everything this instance published,
-// reads the partitioner, and places the batch's labels in the namespace's
-// class table.
-func (ns *natsServer) prepare(ctx context.Context, b *record.Batch, rows []int) error {
-	s := ns.s
-	if err := s.settle(ctx); err != nil {
-		return err
-	}
-	if s.part == nil {
-		var err error
-		if s.part, err = s.pub.Partitioner(ctx); err != nil {
-			return err
-		}
-	}
-	var names []string
-	for _, i := range rows {
-		if b.Labeled[i] {
-			names = append(names, b.Labels[i])
-		}
-	}
-	for _, ll := range b.LateLabels {
-		names = append(names, ll.Label)
-	}
-	return s.classes.Learn(ctx, names)
 }
 
 // handleMetrics answers GET /metrics: serve's Prometheus text and metric

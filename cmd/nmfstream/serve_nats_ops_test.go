@@ -15,7 +15,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/nmfstream/nmfstream/distributed"
-	"github.com/nmfstream/nmfstream/distributed/natsembed"
 	"github.com/nmfstream/nmfstream/model"
 )
 
@@ -52,11 +51,7 @@ func natsMetrics(t *testing.T, base string) map[string]float64 {
 // workers) and that /v1/stats counts the live workers it hears: 2 in this
 // process (--workers 2).
 func TestServeNATSMetrics(t *testing.T) {
-	srv, err := natsembed.Start(t.TempDir(), "127.0.0.1", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
+	srv := testNATS(t)
 	base, post, stats, stop := serveNATSAt(t, srv.ClientURL(), "--workers", "2", "--partitions", "2")
 	var r1, r2 natsRecordsResponse
 	post("/v1/records", `{"id":"a1","x":[5,0,0,1],"label":"a"}
@@ -112,11 +107,7 @@ func TestServeNATSMetrics(t *testing.T) {
 // a prediction and counted in /metrics, and the samples stream holds each
 // with the Nats-Msg-Id namespace/id.
 func TestServeNATSDuplicates(t *testing.T) {
-	srv, err := natsembed.Start(t.TempDir(), "127.0.0.1", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
+	srv := testNATS(t)
 	baseA, postA, statsA, stopA := serveNATSAt(t, srv.ClientURL())
 	baseB, postB, _, stopB := serveNATSAt(t, srv.ClientURL(), "--workers", "0")
 	const four = `{"id":"a1","x":[5,0,0,1],"label":"a"}
@@ -185,11 +176,7 @@ func TestServeNATSDuplicates(t *testing.T) {
 // label from it (--predictor nearest --vote 1: the one nearest labeled
 // sample decides; without the label it would be a1, class a).
 func TestServeNATSLateLabelElsewhere(t *testing.T) {
-	srv, err := natsembed.Start(t.TempDir(), "127.0.0.1", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
+	srv := testNATS(t)
 	flags := []string{"--predictor", "nearest", "--vote", "1"}
 	_, postA, _, stopA := serveNATSAt(t, srv.ClientURL(), flags...)
 	_, postB, _, stopB := serveNATSAt(t, srv.ClientURL(), append(flags, "--workers", "0")...)
@@ -218,11 +205,7 @@ func TestServeNATSLateLabelElsewhere(t *testing.T) {
 // stays unanswered while /v1/stats and a request of rejected records only
 // are answered; a new worker then lets it finish.
 func TestServeNATSConcurrent(t *testing.T) {
-	srv, err := natsembed.Start(t.TempDir(), "127.0.0.1", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
+	srv := testNATS(t)
 	startWorker := func() (stop func()) {
 		nc, err := nats.Connect(srv.ClientURL())
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -26,12 +27,20 @@ import (
 // that it exits 0 within 30 s.
 func serveNATS(t *testing.T) (post func(path, body string, into any), stats func() streamNATSSummary, stop func()) {
 	t.Helper()
+	s := testNATS(t)
+	return serveNATSOn(t, s.ClientURL())
+}
+
+// testNATS starts an embedded NATS server with JetStream on a free
+// loopback port, stopped when the test ends.
+func testNATS(t *testing.T) *natsserver.Server {
+	t.Helper()
 	s, err := natsembed.Start(t.TempDir(), "127.0.0.1", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	return serveNATSOn(t, s.ClientURL())
+	return s
 }
 
 // serveNATSOn is serveNATS on the server at url, with more flags.
@@ -195,11 +204,7 @@ func TestServeNATSDocuments(t *testing.T) {
 // idf of 2 in 7), and the second predicts, by name, from the labels posted
 // to the first (the class table is the namespace's).
 func TestServeNATSSharedDF(t *testing.T) {
-	srv, err := natsembed.Start(t.TempDir(), "127.0.0.1", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
+	srv := testNATS(t)
 	postA, _, stopA := serveNATSOn(t, srv.ClientURL(), "--shared-df")
 	postB, statsB, stopB := serveNATSOn(t, srv.ClientURL(), "--shared-df", "--workers", "0")
 	var r1, r2 natsRecordsResponse

@@ -566,22 +566,7 @@ func (s *natsStream) step(ctx context.Context, b *record.Batch) (res sinks.Resul
 	if err := s.settle(ctx); err != nil {
 		return res, offs, rejects, err
 	}
-	if s.part == nil {
-		if s.part, err = s.pub.Partitioner(ctx); err != nil {
-			return res, offs, rejects, err
-		}
-	}
-	// Place the batch's labels in the namespace's class table.
-	var names []string
-	for _, i := range rows {
-		if b.Labeled[i] {
-			names = append(names, b.Labels[i])
-		}
-	}
-	for _, ll := range b.LateLabels {
-		names = append(names, ll.Label)
-	}
-	if err := s.classes.Learn(ctx, names); err != nil {
+	if err := s.learnClasses(ctx, b, rows); err != nil {
 		return res, offs, rejects, err
 	}
 	// Predict every sample of the batch before any of it is published.
@@ -694,4 +679,26 @@ func (s *natsStream) predict(ctx context.Context, b *record.Batch, rows []int, s
 		}
 	}
 	return res, offs, preds, nil
+}
+
+// learnClasses reads the partitioner (once there is one) and places the
+// labels of b's samples rows and of its late labels in the namespace's
+// class table.
+func (s *natsStream) learnClasses(ctx context.Context, b *record.Batch, rows []int) error {
+	if s.part == nil {
+		var err error
+		if s.part, err = s.pub.Partitioner(ctx); err != nil {
+			return err
+		}
+	}
+	var names []string
+	for _, i := range rows {
+		if b.Labeled[i] {
+			names = append(names, b.Labels[i])
+		}
+	}
+	for _, ll := range b.LateLabels {
+		names = append(names, ll.Label)
+	}
+	return s.classes.Learn(ctx, names)
 }

@@ -8,8 +8,6 @@ import (
 	"math"
 	"path/filepath"
 	"testing"
-
-	"github.com/nmfstream/nmfstream/distributed/natsembed"
 )
 
 // TestStreamNATSPrequential runs the digits stream through stream --nats
@@ -44,11 +42,7 @@ func TestStreamNATSPrequential(t *testing.T) {
 // scorer's. It returns the run's summary.
 func runStreamNATSChecked(t *testing.T, in, out string, p, records, bad int) streamNATSSummary {
 	t.Helper()
-	s, err := natsembed.Start(t.TempDir(), "127.0.0.1", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { s.Shutdown(); s.WaitForShutdown() }()
+	s := testNATS(t)
 	raw := mustRun(t, "stream", "--nats", s.ClientURL(), "--in", in, "--out", out,
 		"--workers", fmt.Sprint(p), "--partitions", fmt.Sprint(p), "--pinned-ttl", "500ms", "--json")
 	var sum streamNATSSummary

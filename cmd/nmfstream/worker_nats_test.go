@@ -5,19 +5,13 @@ package main
 import (
 	"encoding/json"
 	"testing"
-
-	"github.com/nmfstream/nmfstream/distributed/natsembed"
 )
 
 // TestWorkerAppliesEverySample runs worker --in on the digits with two
 // instances against a server of the test's own: it exits 0 once every
 // record is applied, and reports the exact count and a fitted basis.
 func TestWorkerAppliesEverySample(t *testing.T) {
-	s, err := natsembed.Start(t.TempDir(), "127.0.0.1", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { s.Shutdown(); s.WaitForShutdown() }()
+	s := testNATS(t)
 	train, _, _ := digitsFiles(t, t.TempDir(), 3)
 	out := mustRun(t, "worker", "--nats", s.ClientURL(), "--in", train, "--workers", "2", "--rank", "8",
 		"--partitions", "3", "--after", "5", "--pinned-ttl", "500ms", "--json")
