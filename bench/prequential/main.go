@@ -73,7 +73,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -353,28 +352,8 @@ func score(in, truthPath, predPath string) (report, error) {
 	for _, r := range rows[1:] {
 		truth[r[0]] = r[1]
 	}
-	pred := map[string]string{}
-	pf, err := os.Open(predPath)
+	pred, err := sources.ReadPredictions(predPath) // "" for a null prediction
 	if err != nil {
-		return report{}, err
-	}
-	sc := bufio.NewScanner(pf)
-	sc.Buffer(nil, 1<<26)
-	for sc.Scan() {
-		var r struct {
-			ID   string  `json:"id"`
-			Pred *string `json:"pred"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			pf.Close()
-			return report{}, fmt.Errorf("%s: %v", predPath, err)
-		}
-		if r.Pred != nil {
-			pred[r.ID] = *r.Pred
-		}
-	}
-	pf.Close()
-	if err := sc.Err(); err != nil {
 		return report{}, err
 	}
 	if len(ids) == 0 {
@@ -395,8 +374,8 @@ func score(in, truthPath, predPath string) (report, error) {
 		tot[want]++
 		q := 4 * i / len(ids)
 		qn[q]++
-		got, ok := pred[id]
-		if !ok {
+		got := pred[id]
+		if got == "" {
 			rep.Missing++
 			continue
 		}
