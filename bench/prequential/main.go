@@ -4,6 +4,7 @@
 //
 //	prequential make  --data CORPUS [--mnist DIR] [--shuffle SEED] [--block N] [--rare CLASS:SHARE] [--frac 0.1] [--delay 100] [--seed 1] --out F.arrow
 //	prequential score --in F.arrow [--truth F.truth.csv] --pred P.jsonl [--row NAME]
+//	prequential compare --in F.arrow --a P1.jsonl --b P2.jsonl
 //	prequential peer  --in F.arrow --out P.jsonl [--method knn|nb|last]
 //	prequential split --data CORPUS [--rare CLASS:SHARE] [--train-n 2000] [--test-n 1000] [--frac 0.1] [--seed 1] --train TR.arrow --test TE.arrow
 //
@@ -96,7 +97,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: prequential make|score|peer|split [flags]")
+		fmt.Fprintln(os.Stderr, "usage: prequential make|score|compare|peer|split [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -107,10 +108,12 @@ func main() {
 		err = runScore(os.Args[2:])
 	case "peer":
 		err = runPeer(os.Args[2:])
+	case "compare":
+		err = runCompare(os.Args[2:])
 	case "split":
 		err = runSplit(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q: want make, score, peer or split", os.Args[1])
+		err = fmt.Errorf("unknown command %q: want make, score, compare, peer or split", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "prequential:", err)
