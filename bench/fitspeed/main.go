@@ -139,11 +139,11 @@ func run() error {
 		}
 		results = append(results, r)
 		summarize(os.Stdout, r)
-	}
-	if *jsonOut != "" {
-		b, _ := json.MarshalIndent(results, "", "  ")
-		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
-			return err
+		if *jsonOut != "" { // after every size: a long run that fails later keeps what it measured
+			b, _ := json.MarshalIndent(results, "", "  ")
+			if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
+				return err
+			}
 		}
 	}
 	if *png != "" {
