@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/internal/testenv"
+	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/metrics"
 )
 
@@ -143,6 +144,12 @@ func TestSSNMFHeldOut(t *testing.T) {
 			pix.ind1NN = task.nnAccuracy(task.train, task.test)
 			pix.trans1NN = task.transductive1NN(task.train)
 			rows = append(rows, pix)
+			var lp classify.LabelPropagation // the defaults: sklearn's LabelSpreading, 7-NN
+			if err := lp.Fit(task.train, task.trainY); err != nil {
+				t.Fatal(err)
+			}
+			rows = append(rows, ssnmfRow{name: "pixels label spreading", indBs: -1, ind1NN: metrics.Accuracy(lp.PredictTo(nil, task.test), task.testY),
+				transBs: -1, trans1NN: task.transductiveOf(lp.TransductionTo(nil))})
 			rows = append(rows, baselineEval(t, task, "GNMF K=40 codes", &GNMF{Common: Common{Rank: 40}}, DefaultGNMFAlpha))
 			rows = append(rows, baselineEval(t, task, "SSKNMF K=40 codes", Auto(40), 10))
 		}
