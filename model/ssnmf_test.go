@@ -130,7 +130,7 @@ func TestSSNMFMonotone(t *testing.T) {
 		y    []int
 		k    int
 	}{{"random", rx, ry, 6}, {"digits", dx, dy, 20}} {
-		for _, alpha := range []float64{0, 100} {
+		for _, alpha := range []float64{-1, 100} {
 			for _, lambda := range []float64{0.1, 1, 10} {
 				m := &SSNMF{Common: Common{Rank: p.k, MaxIter: 60, Tol: -1}, Lambda: lambda, Alpha: alpha}
 				name := p.name + " ssnmf"
@@ -234,13 +234,16 @@ func TestSSNMFBadInput(t *testing.T) {
 		{"nil labels", &SSNMF{Common: Common{Rank: 3}}, nil},
 		{"short labels", &SSNMF{Common: Common{Rank: 3}}, y[:10]},
 		{"negative lambda", &SSNMF{Common: Common{Rank: 3}, Lambda: -1}, y},
-		{"negative alpha", &SSNMF{Common: Common{Rank: 3}, Alpha: -1}, y},
+		{"negative neighbors", &SSNMF{Common: Common{Rank: 3}, Neighbors: -1}, y},
 		{"rank 0", &SSNMF{}, y},
 	} {
 		err := c.m.Fit(x, c.y)
 		if err == nil {
 			t.Errorf("%s: no error", c.name)
 			continue
+		}
+		if c.name == "no labels" && !errors.Is(err, ErrNoLabels) {
+			t.Errorf("%s: %v does not wrap ErrNoLabels", c.name, err)
 		}
 		if errors.Is(err, ErrDiverged) {
 			t.Errorf("%s: %v reported as divergence", c.name, err)
