@@ -64,7 +64,7 @@ func ssnmfEval(tb testing.TB, task digitsTask, rank int, lambda, alpha float64) 
 	if err := m.Fit(DenseRows(task.train), task.trainY); err != nil {
 		tb.Fatal(err)
 	}
-	r := ssnmfRow{name: fmt.Sprintf("SSNMF K=%d λ=%g α=%g", rank, lambda, max(alpha, 0)), fit: time.Since(t0)}
+	r := ssnmfRow{name: fmt.Sprintf("SSNMF K=%d λ=%g α=%g (%d it)", rank, lambda, max(alpha, 0), m.Result().Iters), fit: time.Since(t0)}
 	var s mat.Dense
 	if err := m.Projector(ProjectGraph).ProjectTo(&s, DenseRows(task.test)); err != nil {
 		tb.Fatal(err)
