@@ -130,13 +130,14 @@ func logRows(t *testing.T, set string, rows []ssnmfRow) {
 // instead) and, with NMFSTREAM_SSNMF_MNIST=1, TestMNISTAccuracy's split
 // (10,000 pool, 5,000 test, seed 1). SSNMF's grid: ranks
 // NMFSTREAM_SSNMF_RANKS (default 40), λ NMFSTREAM_SSNMF_LAMBDAS (default
-// 0.1,1,10), α NMFSTREAM_SSNMF_ALPHAS (default -1,100; −1: no graph term). It logs a table and
-// asserts nothing but that every fit succeeds: it is a measurement.
+// 300), α NMFSTREAM_SSNMF_ALPHAS (default 100; −1: no graph term), all
+// comma-separated lists. It logs a table and asserts nothing but that
+// every fit succeeds: it is a measurement.
 func TestSSNMFHeldOut(t *testing.T) {
 	testenv.SkipUnlessLong(t, "SSNMF against the codes' and pixels' 1-NN, held out")
 	ranks := envList("NMFSTREAM_SSNMF_RANKS", "40")
-	lambdas := envList("NMFSTREAM_SSNMF_LAMBDAS", "0.1,1,10")
-	alphas := envList("NMFSTREAM_SSNMF_ALPHAS", "-1,100")
+	lambdas := envList("NMFSTREAM_SSNMF_LAMBDAS", "300")
+	alphas := envList("NMFSTREAM_SSNMF_ALPHAS", "100")
 	run := func(set string, task digitsTask, baselines bool) {
 		var rows []ssnmfRow
 		if baselines {
