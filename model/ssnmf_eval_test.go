@@ -59,7 +59,7 @@ func (t digitsTask) transductiveOf(pred []int) float64 {
 // ssnmfEval fits SSNMF with (rank, λ, α) on the task and scores it.
 func ssnmfEval(tb testing.TB, task digitsTask, rank int, lambda, alpha float64) ssnmfRow {
 	tb.Helper()
-	m := &SSNMF{Common: Common{Rank: rank}, Lambda: lambda, Alpha: alpha}
+	m := &SSNMF{Common: Common{Rank: rank, MaxIter: int(envList("NMFSTREAM_SSNMF_ITERS", "200")[0])}, Lambda: lambda, Alpha: alpha}
 	t0 := time.Now()
 	if err := m.Fit(DenseRows(task.train), task.trainY); err != nil {
 		tb.Fatal(err)
@@ -132,7 +132,8 @@ func logRows(t *testing.T, set string, rows []ssnmfRow) {
 // NMFSTREAM_SSNMF_RANKS (default 40), λ NMFSTREAM_SSNMF_LAMBDAS (default
 // 300), α NMFSTREAM_SSNMF_ALPHAS (default 100; −1: no graph term), all
 // comma-separated lists. It logs a table and asserts nothing but that
-// every fit succeeds: it is a measurement.
+// every fit succeeds: it is a measurement. NMFSTREAM_SSNMF_ITERS bounds
+// SSNMF's updates (default 200, the engine's).
 func TestSSNMFHeldOut(t *testing.T) {
 	testenv.SkipUnlessLong(t, "SSNMF against the codes' and pixels' 1-NN, held out")
 	ranks := envList("NMFSTREAM_SSNMF_RANKS", "40")
