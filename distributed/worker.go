@@ -30,6 +30,10 @@ type Worker struct {
 	stats   Stats
 	held    map[string]bool
 	beat    []byte // the payload of its heartbeats: 8 random bytes naming this instance (WorkerWatch)
+
+	// newLearner, set by NewChainWorker, makes the owners run the chain
+	// (chain.go) instead of their own GNMF step, and no coordinator.
+	newLearner NewLearner
 }
 
 // Stats counts a Worker's work since it started.
@@ -92,9 +96,16 @@ func (w *Worker) Run(ctx context.Context) error {
 		name string
 		work func(ctx context.Context, p *pin) error
 	}
-	roles := []role{{"coord", func(ctx context.Context, p *pin) error { return w.coordinate(ctx, p) }}}
+	var roles []role
+	if w.newLearner == nil {
+		roles = append(roles, role{"coord", func(ctx context.Context, p *pin) error { return w.coordinate(ctx, p) }})
+	}
 	for i := range w.cfg.partitions() {
-		roles = append(roles, role{fmt.Sprintf("owner-%d", i), func(ctx context.Context, p *pin) error { return w.own(ctx, p, i) }})
+		own := func(ctx context.Context, p *pin) error { return w.own(ctx, p, i) }
+		if w.newLearner != nil {
+			own = func(ctx context.Context, p *pin) error { return w.ownChain(ctx, p, i) }
+		}
+		roles = append(roles, role{fmt.Sprintf("owner-%d", i), own})
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { w.tick(ctx, ttl/4) })
