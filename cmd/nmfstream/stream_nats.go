@@ -19,7 +19,6 @@ import (
 	"github.com/nmfstream/nmfstream/model/sparse"
 	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/sinks"
-	"github.com/nmfstream/nmfstream/sources"
 	"github.com/nmfstream/nmfstream/stages"
 )
 
@@ -43,41 +42,6 @@ func natsArgs(args []string) ([]string, bool) {
 	return args, false
 }
 
-const streamNATSSynopsis = `stream --nats URL --in F [--out P.jsonl] [--workers n] [--partitions P] [--window n] [--vote k] [--probes p] [--shared-df] [--json] [CSV flags]
-
-Replays the records of F in order as a stream on the distributed learner
-(package distributed, NATS JetStream), with the prequential contract of
-the single-machine stream: each sample is predicted on arrival, before
-anything learns from it, and the prediction (id, pred, score) written to
---out, one line per sample; then it is published to the samples stream,
-where the owner of its partition learns from it (GNMF on the partition's
-k-NN graph, --alpha). Documents (a text column, or --text-column) become
-sparse rows here, before they are predicted and published: the hashed
-TF-IDF of the single-machine stream (2^16 columns, sublinear tf, English
-stop words, l2 rows), its document frequencies following the documents
-read so far; one process featurizes every document, so the owners hold
-rows of one vectorizer. A prediction is the distance-weighted vote of the
---vote nearest labeled samples that the owners of the --probes partitions
-nearest to the sample hold (request-reply to those owners); its score is
-the winning share of the vote. Labels may come late, as a later record
-with the same id, a label and no features: they travel to the owner of
-the sample's partition. Before predicting a batch (--batch records), the
-command waits until every owner holds everything published before it,
-so that a prediction sees every earlier sample and label.
-
---workers instances of the learner run in this process; more can join
-from other processes on the same --nats and --namespace (nmfstream
-worker), which holds the settings of its first instance: the flags of
-the learner not given take the namespace's values, and one given with
-another value is refused (see nmfstream worker -help). With --workers 0
-the command waits for a live worker of the namespace, saying so every
-few seconds, or fails after --owner-timeout. --nats embedded (or a bare --nats) starts an embedded server in
-a binary built with -tags nats.
-
-Examples:
-  go run -tags nats ./cmd/nmfstream stream --nats --in stream.arrow --out pred.jsonl --json
-  nmfstream stream --nats nats://127.0.0.1:4222 --in stream.arrow --workers 3 --partitions 3`
-
 // streamNATSSummary is the JSON object stream --nats --json prints; the
 // counters mean what they mean for the single-machine stream.
 type streamNATSSummary struct {
@@ -100,132 +64,6 @@ type streamNATSSummary struct {
 	Workers          int       `json:"workers"`
 	Partitions       int       `json:"partitions"`
 	Server           string    `json:"server"`
-}
-
-func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, err := parseStreamNATSFlags(args, stderr)
-	if err != nil {
-		return err
-	}
-	src, err := o.csvf.openStream(o.in, o.nf.batch)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	// The form is read before the server starts: a file that cannot be
-	// used fails at once.
-	if _, err := src.Form(); err != nil {
-		return err
-	}
-	var sink sinks.Sink
-	if o.out != "" {
-		if sink, err = sinks.Create(o.out, 0); err != nil {
-			return err
-		}
-	}
-	var rejW *rejectWriter
-	if o.rejects != "" {
-		if rejW, err = newRejectWriter(o.rejects, -1); err != nil {
-			return errors.Join(err, closeSink(sink))
-		}
-		defer rejW.close()
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	s, wait, err := o.nf.start(ctx, "stream", stderr)
-	if err != nil {
-		return errors.Join(err, closeSink(sink))
-	}
-	defer s.close()
-	start := time.Now()
-	runErr := s.run(ctx, sources.NewReader(src), sink, rejW)
-	if runErr == nil {
-		// Every sample and label in the owners, for the final counters.
-		runErr = s.settle(ctx)
-	}
-	elapsed := time.Since(start).Seconds()
-	st, _ := distributed.ReadState(ctx, s.nc, s.cfg)
-	if err := errors.Join(wait(), closeSink(sink)); err != nil && runErr == nil {
-		runErr = err
-	}
-	if runErr != nil && !errors.Is(runErr, context.Canceled) {
-		return runErr
-	}
-	sum := s.summary()
-	sum.Applied, sum.Left, sum.Version = st.Samples, st.Left, st.Version
-	sum.Seconds, sum.Workers, sum.Partitions, sum.Server = elapsed, o.nf.workers, s.cfg.Partitions, s.server
-	if elapsed > 0 {
-		sum.RecordsPerSecond = float64(sum.Records) / elapsed
-	}
-	if err := sum.print(stdout, stderr, o.asJSON); err != nil {
-		return err
-	}
-	if runErr == nil && sum.Records > 0 && sum.Samples == 0 && sum.LateLabels == 0 {
-		return fmt.Errorf("no usable record: all %d were rejected", sum.Rejected)
-	}
-	return runErr
-}
-
-// streamNATSOptions are stream --nats's flags, parsed and checked.
-type streamNATSOptions struct {
-	nf               natsFlags
-	in, out, rejects string
-	asJSON           bool
-	csvf             csvFlags
-}
-
-// parseStreamNATSFlags parses stream --nats's arguments; an error says
-// which flag is wrong.
-func parseStreamNATSFlags(args []string, stderr io.Writer) (*streamNATSOptions, error) {
-	o := &streamNATSOptions{}
-	fs := newFlags("stream", streamNATSSynopsis, stderr)
-	o.nf.add(fs)
-	fs.StringVar(&o.in, "in", "", "input `file` replayed in order (required)")
-	fs.StringVar(&o.out, "out", "", "write arrival-time predictions (id, pred, score) to this `file` (.arrow, .arrows, .jsonl)")
-	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object instead of text")
-	fs.StringVar(&o.rejects, "rejects", "", "write rejected records to this `file` (JSON lines: offset, id, reason)")
-	addCSVFlags(fs, &o.csvf)
-	if err := parseFlags(fs, args); err != nil {
-		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
-	}
-	if o.in == "" {
-		return nil, fmt.Errorf("%w: --in is required (see nmfstream stream -help)", errUsage)
-	}
-	return o, errors.Join(o.nf.check(fs), checkInput("--in", o.in), checkOutput("--out", o.out), checkOutput("--rejects", o.rejects))
-}
-
-// run steps through the batches of rd, writing predictions to sink and
-// rejects to rejW (either may be nil), until the input ends (nil) or
-// something fails.
-func (s *natsStream) run(ctx context.Context, rd *sources.Reader, sink sinks.Sink, rejW *rejectWriter) error {
-	for {
-		b, err := rd.Read(ctx)
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		res, _, rejects, err := s.step(ctx, b)
-		if err != nil {
-			return err
-		}
-		if sink != nil && res.Len() > 0 {
-			if err := sink.Write(res); err != nil {
-				return err
-			}
-		}
-		if rejW != nil {
-			for _, rj := range rejects {
-				if err := rejW.write(rj); err != nil {
-					return err
-				}
-			}
-		}
-	}
 }
 
 // print writes the summary: one JSON object with asJSON, text otherwise.
