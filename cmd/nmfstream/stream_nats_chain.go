@@ -127,6 +127,16 @@ func (f *chainNATS) start(ctx context.Context, cmd string, settings []byte, stde
 	rctx, cancel := context.WithCancelCause(ctx)
 	on.cancel = cancel
 	fail := func(err error) (*owners, context.Context, error) { return nil, nil, errors.Join(err, on.close()) }
+	nc, err := connect()
+	if err != nil {
+		return fail(err)
+	}
+	// The namespace's distributed settings (rank, window, … of the owners'
+	// own step) do not shape the chain's learner, which its learner
+	// settings do: take them, but for the partitions.
+	if err := adoptNamespace(ctx, nc, &f.cfg, map[string]bool{"partitions": true}, cmd, io.Discard); err != nil {
+		return fail(err)
+	}
 	for range f.workers {
 		nc, err := connect()
 		if err != nil {
@@ -144,10 +154,6 @@ func (f *chainNATS) start(ctx context.Context, cmd string, settings []byte, stde
 			}
 			on.done <- err
 		}()
-	}
-	nc, err := connect()
-	if err != nil {
-		return fail(err)
 	}
 	if f.workers == 0 {
 		if err := f.await(rctx, nc, on.server, cmd, stderr); err != nil {
