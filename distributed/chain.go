@@ -2,10 +2,13 @@ package distributed
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/stages"
 )
 
@@ -84,9 +88,6 @@ func setupChain(ctx context.Context, js jetstream.JetStream, c Config) error {
 func NewChainWorker(ctx context.Context, nc *nats.Conn, cfg Config, newLearner NewLearner) (*Worker, error) {
 	if newLearner == nil {
 		return nil, errors.New("distributed: chain worker without a learner")
-	}
-	if cfg.partitions() != 1 {
-		return nil, fmt.Errorf("distributed: the chain on the owners runs one partition, not %d", cfg.partitions())
 	}
 	w, err := NewWorker(ctx, nc, cfg)
 	if err != nil {
@@ -227,8 +228,12 @@ type ChainDriver struct {
 	it   jetstream.MessagesContext
 
 	sent int64 // batches sent (Send's goroutine)
-	want int64 // the next batch Receive returns (Receive's goroutine)
-	got  map[int64]*ChainStep
+	// want is the next batch Receive returns, got the answers received of
+	// it and later batches by partition, last each partition's latest
+	// answer returned (Receive's goroutine).
+	want int64
+	got  map[int64]map[int]*wireStep
+	last map[int]*wireStep
 }
 
 // NewChainDriver returns a driver on cfg's namespace (one partition). It
@@ -238,9 +243,6 @@ type ChainDriver struct {
 func NewChainDriver(ctx context.Context, nc *nats.Conn, cfg Config, settings []byte) (*ChainDriver, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
-	}
-	if cfg.partitions() != 1 {
-		return nil, fmt.Errorf("distributed: the chain on the owners runs one partition, not %d", cfg.partitions())
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -256,7 +258,7 @@ func NewChainDriver(ctx context.Context, nc *nats.Conn, cfg Config, settings []b
 	if err := putSettings(ctx, st.model, keyLearner, settings, cfg.namespace()); err != nil {
 		return nil, err
 	}
-	d := &ChainDriver{cfg: cfg, js: js, n: st.n, got: map[int64]*ChainStep{},
+	d := &ChainDriver{cfg: cfg, js: js, n: st.n, got: map[int64]map[int]*wireStep{}, last: map[int]*wireStep{},
 		name: strconv.FormatUint(rand.Uint64(), 36)}
 	cons, err := js.OrderedConsumer(ctx, st.n.predStream(), jetstream.OrderedConsumerConfig{
 		MaxResetAttempts: maxResets, FilterSubjects: []string{st.n.predSubject(d.name)}})
@@ -289,33 +291,55 @@ func putSettings(ctx context.Context, kv jetstream.KeyValue, key string, val []b
 	return nil
 }
 
-// Send publishes f as the next batch and returns its number. It returns
-// once the server has stored it.
+// Send publishes f as the next batch, each partition's share to its
+// owner (SplitFeatures; a partition with no record of the batch gets an
+// empty share, so that every owner answers every batch), and returns the
+// batch's number. It returns once the server has stored every share.
 func (d *ChainDriver) Send(ctx context.Context, f *stages.Features) (int64, error) {
-	data, err := encodeFeatures(f)
+	b := d.sent
+	shares, err := SplitFeatures(f, d.cfg.partitions())
 	if err != nil {
 		return 0, err
 	}
-	b := d.sent
-	msg := &nats.Msg{Subject: d.n.batchSubject(0), Header: nats.Header{}, Data: data}
-	msg.Header.Set(hdrDriver, d.name)
-	msg.Header.Set(hdrBatch, strconv.FormatInt(b, 10))
-	if _, err := d.js.PublishMsg(ctx, msg, jetstream.WithMsgID(chainMsgID(d.name, b, -1))); err != nil {
-		return 0, fmt.Errorf("distributed: publishing batch %d: %w", b, err)
+	futs := make([]jetstream.PubAckFuture, len(shares))
+	for p, sh := range shares {
+		data, err := encodeFeatures(sh)
+		if err != nil {
+			return 0, err
+		}
+		msg := &nats.Msg{Subject: d.n.batchSubject(p), Header: nats.Header{}, Data: data}
+		msg.Header.Set(hdrDriver, d.name)
+		msg.Header.Set(hdrBatch, strconv.FormatInt(b, 10))
+		if futs[p], err = d.js.PublishMsgAsync(msg, jetstream.WithMsgID(chainMsgID(d.name, b, p))); err != nil {
+			return 0, fmt.Errorf("distributed: publishing batch %d to partition %d: %w", b, p, err)
+		}
+	}
+	for p, f := range futs {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			return 0, fmt.Errorf("distributed: publishing batch %d to partition %d: %w", b, p, err)
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
 	}
 	d.sent++
 	return b, nil
 }
 
-// Receive returns the answer of the next batch in Send order, waiting for
-// it until ctx ends. An answer that cannot be decoded is an error naming
-// its batch.
+// Receive returns the answer of the next batch in Send order, once every
+// partition's owner has answered it, waiting until ctx ends: the
+// predictions of every partition in input order (by offset), the rejects
+// and duplicates likewise, and the counters summed over the partitions
+// (each owner's after its share of the batch). An answer that cannot be
+// decoded is an error naming its batch.
 func (d *ChainDriver) Receive(ctx context.Context) (*ChainStep, error) {
+	P := d.cfg.partitions()
 	for {
-		if s, ok := d.got[d.want]; ok {
+		if parts := d.got[d.want]; len(parts) == P {
 			delete(d.got, d.want)
 			d.want++
-			return s, nil
+			return d.merge(d.want-1, parts), nil
 		}
 		m, err := d.it.Next(jetstream.NextContext(ctx))
 		if err != nil {
@@ -324,22 +348,60 @@ func (d *ChainDriver) Receive(ctx context.Context) (*ChainStep, error) {
 			}
 			return nil, fmt.Errorf("distributed: waiting for batch %d: %w", d.want, err)
 		}
-		b, err := strconv.ParseInt(m.Headers().Get(hdrBatch), 10, 64)
-		if err != nil {
-			return nil, corrupt("answer without a batch number on %s", m.Subject())
+		b, err1 := strconv.ParseInt(m.Headers().Get(hdrBatch), 10, 64)
+		p, err2 := strconv.Atoi(m.Headers().Get(hdrPart))
+		if err1 != nil || err2 != nil || p < 0 || p >= P {
+			return nil, corrupt("answer on %s without a batch number and a partition below %d (%q, %q)", m.Subject(), P, m.Headers().Get(hdrBatch), m.Headers().Get(hdrPart))
 		}
-		if _, dup := d.got[b]; dup || b < d.want {
+		if b < d.want || d.got[b][p] != nil {
 			continue // a replaying owner's second answer
 		}
 		w, err := decodeStep(m.Data())
 		if err != nil {
-			return nil, fmt.Errorf("batch %d: %w", b, err)
+			return nil, fmt.Errorf("batch %d partition %d: %w", b, p, err)
 		}
-		st := &stages.Step{Rejects: rejectsFromWire(w.Rejects), Duplicates: w.Duplicates}
+		if d.got[b] == nil {
+			d.got[b] = map[int]*wireStep{}
+		}
+		d.got[b][p] = w
+	}
+}
+
+// merge assembles batch b's answer from every partition's.
+func (d *ChainDriver) merge(b int64, parts map[int]*wireStep) *ChainStep {
+	st := &stages.Step{}
+	out := &ChainStep{Batch: b, Step: st}
+	for p := range len(parts) {
+		w := parts[p]
 		for i := range w.IDs {
 			st.Predictions = append(st.Predictions, stages.Prediction{ID: w.IDs[i], Offset: w.Offsets[i], Label: w.Labels[i], Score: w.Scores[i], Node: -1})
 		}
-		d.got[b] = &ChainStep{Batch: b, Step: st, Counters: w.Counters, Scores: w.Scored, Pending: w.Pending}
+		st.Rejects = append(st.Rejects, rejectsFromWire(w.Rejects)...)
+		st.Duplicates = append(st.Duplicates, w.Duplicates...)
+		d.last[p] = w
+	}
+	slices.SortStableFunc(st.Predictions, func(a, b stages.Prediction) int { return cmp.Compare(a.Offset, b.Offset) })
+	slices.SortStableFunc(st.Rejects, func(a, b record.Reject) int { return cmp.Compare(a.Offset, b.Offset) })
+	slices.Sort(st.Duplicates)
+	out.Scores = stages.Scores{BalancedAccuracy: math.NaN(), MacroF1: math.NaN()}
+	for _, w := range d.last {
+		out.Counters = addCounters(out.Counters, w.Counters)
+		out.Pending += w.Pending
+	}
+	if len(d.last) == 1 {
+		out.Scores = d.last[0].Scored
+	}
+	return out
+}
+
+// addCounters returns the sum of two owners' counters: every count adds;
+// Offset is the larger.
+func addCounters(a, b stages.Counters) stages.Counters {
+	return stages.Counters{
+		Records: a.Records + b.Records, Samples: a.Samples + b.Samples, Rejected: a.Rejected + b.Rejected,
+		Duplicates: a.Duplicates + b.Duplicates, LateLabels: a.LateLabels + b.LateLabels, Labeled: a.Labeled + b.Labeled,
+		Correct: a.Correct + b.Correct, Unpredicted: a.Unpredicted + b.Unpredicted, Early: a.Early + b.Early,
+		Offset: max(a.Offset, b.Offset),
 	}
 }
 

@@ -57,7 +57,7 @@ func (f *chainNATS) add(fs *flag.FlagSet) {
 	fs.DurationVar(&f.ownerTimeout, "owner-timeout", 0, "with --workers 0: fail if no worker of the namespace is live within this `duration` (0: wait, saying so every few seconds)")
 	c := &f.cfg
 	fs.StringVar(&c.Namespace, "namespace", "nmf", "prefix of the subjects, streams and buckets of this stream")
-	fs.IntVar(&c.Partitions, "partitions", 1, "partitions P (the chain on the owners runs one)")
+	fs.IntVar(&c.Partitions, "partitions", 1, "partitions P, each with its own owner and learner on its share of the records (by id); 1 gives stream's predictions exactly")
 	fs.IntVar(&c.Replicas, "replicas", 1, "replicas of the streams and buckets")
 	fs.DurationVar(&c.PinnedTTL, "pinned-ttl", 2*time.Second, "time after which a silent owner's partition moves to another (failover time)")
 }
@@ -68,10 +68,8 @@ func (f *chainNATS) check(o *streamOptions) error {
 	switch {
 	case o.ckpt != "":
 		return fmt.Errorf("%w: --checkpoint is not supported with --nats", errUsage)
-	case f.workers < 0 || f.ownerTimeout < 0:
-		return fmt.Errorf("%w: --workers and --owner-timeout must not be negative", errUsage)
-	case f.cfg.Partitions != 1:
-		return fmt.Errorf("%w: --partitions %d: the chain on the owners runs one partition (distributed/DESIGN.md, \"Not done\")", errUsage, f.cfg.Partitions)
+	case f.workers < 0 || f.ownerTimeout < 0 || f.cfg.Partitions < 1:
+		return fmt.Errorf("%w: --workers and --owner-timeout must not be negative, --partitions must be positive", errUsage)
 	}
 	f.cfg.Rank = o.cfg.Rank
 	return nil
@@ -94,6 +92,7 @@ func learnerOf(settings []byte) (*stages.Learner, error) {
 // owners is a driver on a namespace, with the owners this process runs.
 type owners struct {
 	drv     *distributed.ChainDriver
+	nc      *nats.Conn // the driver's connection
 	server  string
 	closers []func() // connections and the embedded server, oldest first
 	cancel  context.CancelCauseFunc
@@ -131,6 +130,7 @@ func (f *chainNATS) start(ctx context.Context, cmd string, settings []byte, stde
 	if err != nil {
 		return fail(err)
 	}
+	on.nc = nc
 	// The namespace's distributed settings (rank, window, … of the owners'
 	// own step) do not shape the chain's learner, which its learner
 	// settings do: take them, but for the partitions.
@@ -283,20 +283,9 @@ func (r *natsRun) collected(ss *streamStep) error {
 // owner's counters: one JSON object with --json, text otherwise. The
 // codes' scores (code_1nn, code_nmi) are the owner's and not reported.
 func (r *natsRun) report(stdout, stderr io.Writer, elapsed float64, server string) error {
+	sum := r.summary(elapsed)
 	c, sc := r.last.Counters, r.last.Scores
 	lo, hi := c.Interval(1.96)
-	sum := streamSummary{
-		AccuracyCI95: [2]jsonFloat{jsonFloat(lo), jsonFloat(hi)},
-		Accuracy:     jsonFloat(c.Accuracy()), NScored: c.Labeled, Early: c.Early,
-		BalancedAccuracy: jsonFloat(sc.BalancedAccuracy), MacroF1: jsonFloat(sc.MacroF1),
-		Records: c.Records, Rejected: c.Rejected, Samples: c.Samples, Duplicates: c.Duplicates,
-		LateLabels: c.LateLabels, Labeled: c.Labeled, Correct: c.Correct, Unpredicted: c.Unpredicted,
-		Pending: r.last.Pending, Seconds: elapsed, RunRecords: r.records,
-		Window: r.o.cfg.Window, Rank: r.o.cfg.Rank, CodeNN1: jsonFloat(math.NaN()), CodeNMI: jsonFloat(math.NaN()),
-	}
-	if elapsed > 0 {
-		sum.RecordsPerSecond = float64(r.records) / elapsed
-	}
 	if r.o.asJSON {
 		return json.NewEncoder(stdout).Encode(sum)
 	}
@@ -311,4 +300,28 @@ func (r *natsRun) report(stdout, stderr io.Writer, elapsed float64, server strin
 		return fmt.Errorf("no usable record: all %d were rejected (see -rejects for the reasons)", c.Rejected)
 	}
 	return nil
+}
+
+// summary is stream's summary (streamSummary) of the owner's counters
+// after the last batch collected; the codes' scores (code_1nn, code_nmi)
+// are the owner's and null.
+func (r *natsRun) summary(elapsed float64) streamSummary {
+	c, sc := r.last.Counters, r.last.Scores
+	lo, hi := c.Interval(1.96)
+	sum := streamSummary{
+		AccuracyCI95: [2]jsonFloat{jsonFloat(lo), jsonFloat(hi)},
+		Accuracy:     jsonFloat(c.Accuracy()), NScored: c.Labeled, Early: c.Early,
+		BalancedAccuracy: jsonFloat(sc.BalancedAccuracy), MacroF1: jsonFloat(sc.MacroF1),
+		Records: c.Records, Rejected: c.Rejected, Samples: c.Samples, Duplicates: c.Duplicates,
+		LateLabels: c.LateLabels, Labeled: c.Labeled, Correct: c.Correct, Unpredicted: c.Unpredicted,
+		Pending: r.last.Pending, Seconds: elapsed, RunRecords: r.records,
+		CodeNN1: jsonFloat(math.NaN()), CodeNMI: jsonFloat(math.NaN()),
+	}
+	if r.o != nil {
+		sum.Window, sum.Rank = r.o.cfg.Window, r.o.cfg.Rank
+	}
+	if elapsed > 0 {
+		sum.RecordsPerSecond = float64(r.records) / elapsed
+	}
+	return sum
 }
