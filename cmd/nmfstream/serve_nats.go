@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -113,7 +114,7 @@ func runServeNATS(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q (flags go before, as --flag value)", errUsage, fs.Arg(0))
 	}
-	if err := checkServeNATS(&cfg, &nf, *predictor, *metric, *maxBody); err != nil {
+	if err := checkServeNATS(fs, &cfg, &nf, *predictor, *metric, *maxBody); err != nil {
 		return err
 	}
 	settings, err := json.Marshal(cfg)
@@ -144,7 +145,7 @@ func runServeNATS(ctx context.Context, args []string, stdout, stderr io.Writer) 
 }
 
 // checkServeNATS checks serve --nats's flags and completes cfg.
-func checkServeNATS(cfg *onlineConfig, nf *chainNATS, predictor, metric string, maxBody int64) error {
+func checkServeNATS(fs *flag.FlagSet, cfg *onlineConfig, nf *chainNATS, predictor, metric string, maxBody int64) error {
 	var err error
 	if cfg.Predictor, err = parsePredictor(predictor); err != nil {
 		return err
@@ -158,7 +159,7 @@ func checkServeNATS(cfg *onlineConfig, nf *chainNATS, predictor, metric string, 
 	if err := errors.Join(checkCodeUse(*cfg), checkOnlineConfig(cfg)); err != nil {
 		return err
 	}
-	return nf.check(&streamOptions{cfg: *cfg})
+	return nf.check(&streamOptions{fs: fs, cfg: *cfg})
 }
 
 // serve answers HTTP on ln until ctx ends or the chain stops, then shuts

@@ -60,4 +60,3 @@ func givenFlags(fs *flag.FlagSet) map[string]bool {
 	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
 	return given
 }
-

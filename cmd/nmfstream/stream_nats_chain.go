@@ -47,6 +47,7 @@ type chainNATS struct {
 	workers            int
 	ownerTimeout       time.Duration
 	cfg                distributed.Config
+	partitionsGiven    bool // --partitions was on the command line
 }
 
 func (f *chainNATS) add(fs *flag.FlagSet) {
@@ -65,6 +66,7 @@ func (f *chainNATS) add(fs *flag.FlagSet) {
 // check checks the flags against stream's options o and completes the
 // namespace's configuration.
 func (f *chainNATS) check(o *streamOptions) error {
+	f.partitionsGiven = o.fs != nil && isSet(o.fs, "partitions")
 	switch {
 	case o.ckpt != "":
 		return fmt.Errorf("%w: --checkpoint is not supported with --nats", errUsage)
@@ -133,8 +135,8 @@ func (f *chainNATS) start(ctx context.Context, cmd string, settings []byte, stde
 	on.nc = nc
 	// The namespace's distributed settings (rank, window, … of the owners'
 	// own step) do not shape the chain's learner, which its learner
-	// settings do: take them, but for the partitions.
-	if err := adoptNamespace(ctx, nc, &f.cfg, map[string]bool{"partitions": true}, cmd, io.Discard); err != nil {
+	// settings do: take them, and its partitions unless given.
+	if err := adoptNamespace(ctx, nc, &f.cfg, map[string]bool{"partitions": f.partitionsGiven}, cmd, io.Discard); err != nil {
 		return fail(err)
 	}
 	for range f.workers {
@@ -175,10 +177,10 @@ func (f *chainNATS) await(ctx context.Context, nc *nats.Conn, server, cmd string
 	}
 	defer cancel()
 	err := distributed.AwaitWorker(wctx, nc, f.cfg, ownerReport, func(waited time.Duration) {
-		fmt.Fprintf(stderr, "nmfstream %s: no live owner on namespace %q at %s after %v; waiting\n", cmd, f.cfg.Namespace, server, waited.Round(time.Second))
+		fmt.Fprintf(stderr, "nmfstream %s: no live worker on namespace %q at %s after %v; waiting (start one: nmfstream worker --chain --nats %s --namespace %s)\n", cmd, f.cfg.Namespace, server, waited.Round(time.Second), server, f.cfg.Namespace)
 	})
 	if err != nil && ctx.Err() == nil {
-		return fmt.Errorf("no live owner on namespace %q at %s within --owner-timeout %v", f.cfg.Namespace, server, f.ownerTimeout)
+		return fmt.Errorf("no live worker on namespace %q at %s within --owner-timeout %v (start one: nmfstream worker --chain)", f.cfg.Namespace, server, f.ownerTimeout)
 	}
 	return err
 }
@@ -234,7 +236,7 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return errors.Join(err, sink.Close())
 	}
-	r := &natsRun{o: o, pr: newProgress(stderr, "stream"), start: time.Now()}
+	r := &natsRun{o: o, workers: nf.workers, parts: nf.cfg.Partitions, pr: newProgress(stderr, "stream"), start: time.Now()}
 	rd := sources.NewReader(src)
 	read := pipeline.ReadFunc[*streamStep](func(ctx context.Context) (*streamStep, error) {
 		b, err := rd.Read(ctx)
@@ -263,6 +265,8 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 // batch collected, and this run's totals.
 type natsRun struct {
 	o       *streamOptions
+	workers int // owners run in this process
+	parts   int // the namespace's partitions
 	last    distributed.ChainStep
 	records int64
 	pr      *progress
@@ -287,7 +291,7 @@ func (r *natsRun) report(stdout, stderr io.Writer, elapsed float64, server strin
 	c, sc := r.last.Counters, r.last.Scores
 	lo, hi := c.Interval(1.96)
 	if r.o.asJSON {
-		return json.NewEncoder(stdout).Encode(sum)
+		return json.NewEncoder(stdout).Encode(natsStats{streamSummary: sum, Workers: r.workers, Partitions: r.parts, Server: server})
 	}
 	fmt.Fprintf(stdout, "records %d (%.0f/s) on the owners at %s, samples %d, rejected %d, duplicates %d, late labels %d, pending labels %d\n",
 		c.Records, sum.RecordsPerSecond, server, c.Samples, c.Rejected, c.Duplicates, c.LateLabels, sum.Pending)
