@@ -126,11 +126,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	pool := &workerPool{cancel: cancel, done: make(chan error, o.workers)}
-	var newLearner distributed.NewLearner
-	if o.chain {
-		newLearner = learnerOf
-	}
-	if err := pool.start(ctx, connect, o.cfg, o.workers, newLearner); err != nil {
+	if err := pool.start(ctx, connect, o.cfg, o.workers, o.chain); err != nil {
 		return errors.Join(err, pool.wait())
 	}
 	start := time.Now()
@@ -241,17 +237,17 @@ type workerPool struct {
 }
 
 // start starts n instances on connections from connect: the chain's
-// owners with newLearner (distributed.NewChainWorker), else the workers of
-// the owners' own GNMF step.
-func (p *workerPool) start(ctx context.Context, connect func() (*nats.Conn, error), cfg distributed.Config, n int, newLearner distributed.NewLearner) error {
+// owners with chain (distributed.NewChainWorker, learnerOf), else the
+// workers of the owners' own GNMF step.
+func (p *workerPool) start(ctx context.Context, connect func() (*nats.Conn, error), cfg distributed.Config, n int, chain bool) error {
 	for range n {
 		wc, err := connect()
 		if err != nil {
 			return err
 		}
 		var w *distributed.Worker
-		if newLearner != nil {
-			w, err = distributed.NewChainWorker(ctx, wc, cfg, newLearner)
+		if chain {
+			w, err = distributed.NewChainWorker(ctx, wc, cfg, learnerOf)
 		} else {
 			w, err = distributed.NewWorker(ctx, wc, cfg)
 		}
