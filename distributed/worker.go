@@ -108,7 +108,6 @@ func (w *Worker) Run(ctx context.Context) error {
 		roles = append(roles, role{fmt.Sprintf("owner-%d", i), own})
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { w.tick(ctx, ttl/4) })
 	wg.Go(func() {
 		if err := w.watch(ctx); err != nil {
 			cancel(err)
@@ -143,6 +142,10 @@ func (w *Worker) Run(ctx context.Context) error {
 			}
 		})
 	}
+	// Ticks start once the role consumers exist (they deliver only ticks
+	// published after their creation), so the first one assigns the free
+	// roles at once.
+	wg.Go(func() { w.tick(ctx, ttl/4) })
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		return err
@@ -167,12 +170,13 @@ func (w *Worker) setHeld(role string, ok bool) {
 	w.mu.Unlock()
 }
 
-// tick publishes a heartbeat every d: the roles' pinned consumers deliver
+// tick publishes a heartbeat now and every d: the roles' pinned consumers deliver
 // them to their holders, and an unpinned role goes to the next puller that
 // receives one.
 func (w *Worker) tick(ctx context.Context, d time.Duration) {
-	for sleep(ctx, d) {
-		// A failed tick (a node being lost) is harmless: the next one follows.
+	// The first at once: a free role is taken without waiting d. A failed
+	// tick (a node being lost) is harmless: the next one follows.
+	for w.nc.Publish(w.st.n.tickSubject(), w.beat); sleep(ctx, d); {
 		w.nc.Publish(w.st.n.tickSubject(), w.beat)
 	}
 }
