@@ -173,7 +173,7 @@ type Online struct {
 	g        *graph.Graph
 	dim      int
 	sparse   bool
-	xd       mat.Dense   // dense rows by slot (Slots×D)
+	xd       mat.Dense   // dense rows by slot (height×D); the graph's own storage when sharedRows
 	xs       *sparse.CSR // sparse rows by slot, rebuilt on change
 	xsRows   [][]int     // sparse row indices by slot
 	xsVals   [][]float64 // sparse row values by slot
@@ -316,14 +316,34 @@ func (o *Online) PartialFit(x Data) ([]int, error) {
 	if err := o.ensureGraph(x, d); err != nil {
 		return nil, err
 	}
+	// With the rows shared with the graph, the samples the window evicts
+	// leave the statistics before the insertion writes the new rows over
+	// theirs (forget then only clears their codes). Nothing but the graph
+	// changes in between, so the statistics take the same steps as before.
+	_, n := x.Dims() // Data is D×N: samples are columns
+	var gone []int
+	early := o.started && o.Forget == 0 && o.sharedRows()
+	if early {
+		gone = o.g.Evicting(n)
+		for _, id := range gone {
+			o.addStats(id, -1)
+		}
+	}
 	ch, err := o.insert(x)
 	if err != nil {
+		for _, id := range gone {
+			o.addStats(id, 1) // the rows are intact: a failed insertion changes nothing
+		}
 		return nil, fmt.Errorf("model: online: %w", err)
+	}
+	if early && !slices.Equal(gone, ch.Removed) {
+		return nil, fmt.Errorf("model: online: the graph evicted %v, announced %v", ch.Removed, gone)
 	}
 	o.seen += len(ch.Added)
 	o.growSlots()
+	o.syncRows()
 	if o.started {
-		o.forget(ch.Removed)
+		o.forget(ch.Removed, early)
 	}
 	o.storeRows(x, ch.Added)
 	if !o.started {
@@ -478,13 +498,14 @@ func (o *Online) growSlots() {
 		}
 		*m = *n
 	}
-	if o.sparse {
+	switch {
+	case o.sparse:
 		for len(o.xsRows) < h {
 			o.xsRows = append(o.xsRows, nil)
 			o.xsVals = append(o.xsVals, nil)
 		}
 		o.xs = nil
-	} else {
+	case !o.sharedRows():
 		grow(&o.xd, o.dim)
 	}
 	if o.started {
@@ -493,9 +514,28 @@ func (o *Online) growSlots() {
 	o.height = h
 }
 
+// sharedRows reports whether the dense rows are the graph's own (xd views
+// graph.Graph.DenseRows): dense samples searched as they are, without
+// SearchDim, so that the graph stores exactly the rows the model needs and
+// the window is not held twice.
+func (o *Online) sharedRows() bool { return !o.sparse && o.r == nil && o.g != nil }
+
+// syncRows points xd at the graph's rows (height×D) when they are shared:
+// after every insertion, which may move the graph's storage, and after
+// growSlots raises height.
+func (o *Online) syncRows() {
+	if !o.sharedRows() || o.height == 0 {
+		return
+	}
+	o.xd = *mat.NewDense(o.height, o.dim, o.g.DenseRows(o.height))
+}
+
 func (o *Online) storeRows(x Data, ids []int) {
 	switch r := Rows(x).(type) {
 	case *mat.Dense:
+		if o.sharedRows() {
+			return // the graph stored them
+		}
 		for p, id := range ids {
 			copy(o.xd.RawRowView(id), r.RawRowView(p))
 		}
@@ -699,19 +739,22 @@ func (o *Online) recomputeStats() {
 }
 
 // forget removes the contributions of removed nodes from the statistics
-// (exact mode) and clears their codes and rows.
-func (o *Online) forget(removed []int) {
+// (exact mode, unless subtracted says PartialFit did before the insertion)
+// and clears their codes and rows (the graph clears shared rows itself, and
+// may have stored a new sample's row in a removed slot already).
+func (o *Online) forget(removed []int, subtracted bool) {
 	for _, id := range removed {
-		if o.Forget == 0 {
+		if o.Forget == 0 && !subtracted {
 			o.addStats(id, -1)
 		}
 		vi := o.v.RawRowView(id)
 		for j := range vi {
 			vi[j] = 0
 		}
-		if o.sparse {
+		switch {
+		case o.sparse:
 			o.xsRows[id], o.xsVals[id] = o.xsRows[id][:0], o.xsVals[id][:0]
-		} else {
+		case !o.sharedRows():
 			xi := o.xd.RawRowView(id)
 			for j := range xi {
 				xi[j] = 0

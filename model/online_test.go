@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -357,4 +358,47 @@ func maxAbsDiff(a, b *mat.Dense) float64 {
 	var d mat.Dense
 	d.Sub(a, b)
 	return mat.Norm(&d, math.Inf(1))
+}
+
+// TestOnlineSharesGraphRows checks that dense samples searched as they are
+// (no SearchDim) are held once: the model's rows are the graph's storage
+// (graph.Graph.DenseRows), every live node's Row is the sample fed for it
+// after the window has turned over several times, and the statistics stay
+// exact (B = XV, A = VᵀV over the window), the evicted samples leaving them
+// before their slots are written over. With SearchDim the model keeps its
+// own rows, since the graph stores projections.
+func TestOnlineSharesGraphRows(t *testing.T) {
+	train, _, _, _, _ := digitsSplit(t, 10)
+	n, d := train.Dims()
+	for _, searchDim := range []int{0, 16} {
+		o := &Online{Rank: 8, Graph: graph.KNN{K: 5, Window: 300}, Sweeps: 3, SearchDim: searchDim}
+		fedAt := map[int]int{} // node → row of train
+		for lo := 0; lo < n; lo += 41 {
+			hi := min(lo+41, n)
+			ids, err := o.PartialFit(DenseRows(mat.DenseCopyOf(train.Slice(lo, hi, 0, d))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for p, id := range ids {
+				fedAt[id] = lo + p
+			}
+		}
+		shared := &o.xd.RawMatrix().Data[0] == &o.KNN().DenseRows(o.height)[0]
+		if shared != (searchDim == 0) {
+			t.Errorf("SearchDim %d: rows shared with the graph %v, want %v", searchDim, shared, searchDim == 0)
+		}
+		for _, id := range o.KNN().IDs() {
+			row, _, _ := o.Row(id)
+			if !slices.Equal(row, train.RawRowView(fedAt[id])) {
+				t.Fatalf("SearchDim %d: node %d's row is not sample %d's", searchDim, id, fedAt[id])
+			}
+		}
+		var b, a mat.Dense
+		o.Data().MulTo(&b, o.Codes())
+		a.Mul(o.Codes().T(), o.Codes())
+		// As in TestOnlineStatsExact: rank-one updates, rounding only.
+		if !mat.EqualApprox(&b, &o.b, 1e-9*mat.Max(&b)) || !mat.EqualApprox(&a, &o.a, 1e-9*mat.Max(&a)) {
+			t.Errorf("SearchDim %d: running statistics differ from XV, VᵀV", searchDim)
+		}
+	}
 }
