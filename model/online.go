@@ -196,6 +196,9 @@ type Online struct {
 	lastLG   windowGraphs   // the label graphs of the last step (Slots×Slots), no k-NN graph
 	uEng     Engine         // the U step
 	uLoss    statsLoss
+	usupp    []int     // the rows of U that may be nonzero, ascending; nil: all (online_support.go)
+	upos     []int     // each row's position in usupp, −1 outside
+	uc, bc   mat.Dense // those rows of U and B, for the U step
 }
 
 // Revisit says which older codes an online batch sweeps with the new
@@ -671,6 +674,7 @@ func (o *Online) firstFit() error {
 	o.marked = o.marked[:0]
 	o.keepLabelGraphs(o.graphs())
 	o.recomputeStats()
+	o.findSupport()
 	return nil
 }
 
@@ -910,8 +914,14 @@ func (o *Online) update(x Data, ch graph.Change) {
 	if o.proj.Alpha == 0 {
 		o.proj.Method = ProjectNNLS
 	}
+	px := x
+	if o.usupp != nil {
+		// On U's nonzero rows and the same columns of x (supportCols).
+		gatherRowsTo(&o.uc, &o.u, o.usupp)
+		o.proj.U, px = &o.uc, o.supportCols(x)
+	}
 	var init mat.Dense
-	if err := o.proj.ProjectTo(&init, x); err == nil {
+	if err := o.proj.ProjectTo(&init, px); err == nil {
 		for r, id := range ch.Added {
 			o.v.SetRow(id, init.RawRowView(r))
 		}
@@ -1044,7 +1054,17 @@ func (o *Online) stepU(added int, terms []Term) {
 				e.Terms = append(e.Terms, freeze(nt, &o.v))
 			}
 		}
-		e.Run(&o.u, &o.v) // errors only on a non-finite objective, never computed here
+		if o.usupp != nil {
+			// U's zero rows stay zero: the step on the others only.
+			gatherRowsTo(&o.uc, &o.u, o.usupp)
+			gatherRowsTo(&o.bc, &o.b, o.usupp)
+			o.uLoss.b, o.uLoss.d = &o.bc, len(o.usupp)
+			e.Run(&o.uc, &o.v)
+			scatterRows(&o.u, &o.uc, o.usupp)
+		} else {
+			o.uLoss.b, o.uLoss.d = &o.b, o.dim
+			e.Run(&o.u, &o.v) // errors only on a non-finite objective, never computed here
+		}
 	}
 	if o.scaling() == ScaleEachIter || normalized(o.meth()) {
 		o.normalize()
@@ -1067,6 +1087,14 @@ func (o *Online) normalize() {
 	k := o.Rank
 	nrm := make([]float64, k)
 	for i := range o.dim {
+		if o.usupp != nil {
+			break
+		}
+		for j, x := range o.u.RawRowView(i) {
+			nrm[j] += x * x
+		}
+	}
+	for _, i := range o.usupp { // U's other rows are zero
 		for j, x := range o.u.RawRowView(i) {
 			nrm[j] += x * x
 		}
@@ -1088,7 +1116,16 @@ func (o *Online) normalize() {
 			}
 		}
 	}
-	scaleRows(&o.u, inv)
+	if o.usupp != nil {
+		for _, i := range o.usupp {
+			row := o.u.RawRowView(i)
+			for j := range row {
+				row[j] *= inv[j]
+			}
+		}
+	} else {
+		scaleRows(&o.u, inv)
+	}
 	scaleRows(&o.b, nrm)
 	scaleRows(&o.v, nrm)
 	for i := range k {
@@ -1124,6 +1161,7 @@ func (o *Online) Refit(iters int) (Result, error) {
 		res, err = e.Run(&o.u, &o.v)
 	}
 	o.recomputeStats()
+	o.findSupport()
 	return res, err
 }
 

@@ -188,6 +188,7 @@ func (o *Online) Restore(s *OnlineState) error {
 			o.marked = slices.Clone(s.Marked)
 			o.keepLabelGraphs(o.graphs())
 		}
+		o.findSupport()
 	}
 	return nil
 }

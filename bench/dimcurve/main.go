@@ -8,7 +8,7 @@
 // records/s and records per CPU second (user + system of the child, which
 // other tenants move less) with the prequential accuracy.
 //
-//	go run ./bench/dimcurve [--mnist DIR] [--n 4000] [--window 2000] [--dims 64,196,784,3136,1000s,10000s,100000s] [--runs 3] [--png dim.png] [--json dim.json]
+//	go run ./bench/dimcurve [--mnist DIR] [--n 4000] [--window 2000] [--dims 64,196,784,3136,1000s,10000s,100000s] [--runs 3] [--png dim.png] [--json dim.json] [--keep DIR]
 //	go run ./bench/dimcurve --replot dim.json --png dim.png
 //
 // A dimension ending in s is sparse; a dense one must be a square. Each
@@ -75,6 +75,7 @@ func run() error {
 	png := flag.String("png", "", "draw records/s against D to this PNG `file`")
 	jsonOut := flag.String("json", "", "write the runs to this JSON `file`")
 	replot := flag.String("replot", "", "draw --png from this JSON `file` of an earlier run instead of measuring")
+	keep := flag.String("keep", "", "write the streams to this `folder` and keep them (default: a temporary folder, removed)")
 	flag.Parse()
 	if *replot != "" {
 		var rs []result
@@ -114,7 +115,11 @@ func run() error {
 		if r.D, r.Sparse, err = parseDim(spec); err != nil {
 			return err
 		}
-		path := filepath.Join(tmp, "d"+spec+".arrow")
+		dir := tmp
+		if *keep != "" {
+			dir = *keep
+		}
+		path := filepath.Join(dir, "d"+spec+".arrow")
 		if err := writeStream(path, x, y, r.D, r.Sparse); err != nil {
 			return err
 		}
