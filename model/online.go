@@ -1086,17 +1086,18 @@ func (o *Online) scaling() Scaling {
 func (o *Online) normalize() {
 	k := o.Rank
 	nrm := make([]float64, k)
-	for i := range o.dim {
-		if o.usupp != nil {
-			break
-		}
+	addRow := func(i int) {
 		for j, x := range o.u.RawRowView(i) {
 			nrm[j] += x * x
 		}
 	}
-	for _, i := range o.usupp { // U's other rows are zero
-		for j, x := range o.u.RawRowView(i) {
-			nrm[j] += x * x
+	if o.usupp != nil {
+		for _, i := range o.usupp { // U's other rows are zero
+			addRow(i)
+		}
+	} else {
+		for i := range o.dim {
+			addRow(i)
 		}
 	}
 	inv := make([]float64, k)

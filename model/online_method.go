@@ -271,7 +271,8 @@ type statsLoss struct {
 
 var _ Loss = (*statsLoss)(nil)
 
-// Dims returns D and the storage height (the rows of V).
+// Dims returns the rows of U the step updates (D, or those of U's support)
+// and the storage height (the rows of V).
 func (l *statsLoss) Dims() (d, n int) { return l.d, l.o.slotRows() }
 
 // UGradTo stores B (l.b) into neg and U·A into pos.
