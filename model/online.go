@@ -193,6 +193,9 @@ type Online struct {
 	statsWS  gemm.Workspace // updateStats's products
 	q        int            // N2S2L's discriminative columns, fixed at the first fit
 	marked   []int          // nodes whose label-graph rows changed since the last step
+	edits    []int          // graph nodes inserted, removed or changed since TakeGraphEdits
+	editsAll bool           // every row changed since TakeGraphEdits (a new graph, too many edits)
+	taken    bool           // TakeGraphEdits has been called since the Online was made
 	lastLG   windowGraphs   // the label graphs of the last step (Slots×Slots), no k-NN graph
 	uEng     Engine         // the U step
 	uLoss    statsLoss
@@ -339,6 +342,7 @@ func (o *Online) PartialFit(x Data) ([]int, error) {
 		}
 		return nil, fmt.Errorf("model: online: %w", err)
 	}
+	o.noteEdits(ch)
 	if early && !slices.Equal(gone, ch.Removed) {
 		return nil, fmt.Errorf("model: online: the graph evicted %v, announced %v", ch.Removed, gone)
 	}
@@ -357,6 +361,41 @@ func (o *Online) PartialFit(x Data) ([]int, error) {
 	}
 	o.update(x, ch)
 	return ch.Added, nil
+}
+
+// noteEdits records an insertion's nodes for TakeGraphEdits, as "every
+// row" once they outnumber four times the slots (a reader that never takes
+// them holds O(Slots) memory).
+func (o *Online) noteEdits(ch graph.Change) {
+	if o.editsAll {
+		return
+	}
+	o.edits = append(o.edits, ch.Added...)
+	o.edits = append(o.edits, ch.Removed...)
+	o.edits = append(o.edits, ch.Changed...)
+	if len(o.edits) > 4*max(o.g.Slots(), 64) {
+		o.edits, o.editsAll = o.edits[:0], true
+	}
+}
+
+// TakeGraphEdits returns the nodes whose rows of the k-NN graph's
+// symmetric weights (graph.Graph.Weights, WeightRows) may have changed
+// since its last call: the nodes inserted, removed (their rows now empty)
+// and changed by every PartialFit since, in no order and with repeats. It
+// returns all = true instead when every row must be taken as changed: at
+// its first call on this Online (and after Restore), after the graph was
+// made anew, or when the edits outnumbered four times the graph's slots.
+// Weights whose value depends on the whole graph (graph.HeatKernel with a
+// zero HeatT, whose width is a mean over every edge) can change in rows
+// not listed. The slice is valid until the next PartialFit.
+func (o *Online) TakeGraphEdits() (nodes []int, all bool) {
+	all = o.editsAll || !o.taken || o.g == nil
+	o.taken, o.editsAll = true, false
+	nodes, o.edits = o.edits, o.edits[:0]
+	if all {
+		return nil, true
+	}
+	return nodes, false
 }
 
 // insert adds x's samples to the graph, projected if SearchDim says so.
@@ -386,6 +425,7 @@ func (o *Online) insert(x Data) (graph.Change, error) {
 // reuse, as on Restore).
 func (o *Online) newGraph(d int, isSparse bool, r *mat.Dense) (err error) {
 	o.r = nil
+	o.edits, o.editsAll = o.edits[:0], true
 	if o.SearchDim > 0 && o.SearchDim < d {
 		if r == nil {
 			src := o.Src
