@@ -136,6 +136,10 @@ type Result struct {
 	Converged bool
 	// Warnings collects numerical trouble that did not stop the run.
 	Warnings []error
+	// Float32 reports whether the loss's products with X ran in float32
+	// (Frobenius.Float32 with dense X on kernels that serve it), so a
+	// caller can tell which precision a fit asked for with Float32 ran in.
+	Float32 bool
 }
 
 // ErrDiverged is wrapped by every error of a fit whose objective became
@@ -405,6 +409,9 @@ func (e *Engine) Run(u, v *mat.Dense) (Result, error) {
 			break
 		}
 		prev = f
+	}
+	if r, ok := e.Loss.(interface{ ranFloat32() bool }); ok {
+		res.Float32 = r.ranFloat32()
 	}
 	if e.Normalize == NormalizeAtEnd && !e.FixU {
 		NormalizeColumns(u, v)

@@ -25,6 +25,7 @@ type frob32 struct {
 	vpk   []gemm.Packed32
 	xv    [][]float32 // per chunk of rows of V: its xᵀ·V (D×K)
 	parts []mat.Dense // the same in float64, summed in order
+	ran   bool        // a product ran in float32 (Result.Float32)
 }
 
 // fast32 returns the rows of X when the float32 products serve them:
@@ -57,8 +58,12 @@ func (l *Frobenius) fast32() (*mat.Dense, bool) {
 		})
 		transpose32(f.xt, f.x, n, d)
 	}
+	l.f32.ran = true
 	return x, true
 }
+
+// ranFloat32 reports whether a product with X has run in float32.
+func (l *Frobenius) ranFloat32() bool { return l.f32.ran }
 
 // transpose32 sets dst (c×r) to the transpose of src (r×c), both packed.
 func transpose32(dst, src []float32, r, c int) {

@@ -94,6 +94,9 @@ func TestFloat32Fit(t *testing.T) {
 			t.Error("the float32 copies of X are kept after the fit")
 		}
 		obj[i] = g.Result().Objective
+		if got := g.Result().Float32; got != f32 {
+			t.Errorf("Float32 %v: Result.Float32 = %v, want %[1]v", f32, got)
+		}
 		for j, p := range []Projection{ProjectGraph, ProjectNNLS} {
 			var codes mat.Dense
 			if err := g.Projector(p).ProjectTo(&codes, DenseRows(test)); err != nil {

@@ -46,6 +46,33 @@ func (f Form) String() string {
 	return "Form(" + strconv.Itoa(int(f)) + ")"
 }
 
+// Precision is the float type an input stored its dense features in: the
+// narrowest type that holds every value exactly as the input gave it (an
+// 8-bit pixel scaled by 1/255 counts as float32: the input held 8 bits).
+// Consumers may run their products in that precision, as scikit-learn
+// keeps float32 input as float32 (docs/DESIGN.md §5).
+type Precision int
+
+const (
+	// Float64 is the zero value: float64 features, or features whose
+	// type is not known to be narrower (CSV, JSON lines, sparse values
+	// and text, decoded images).
+	Float64 Precision = iota
+	// Float32 means float32 features or narrower: Arrow and Parquet
+	// lists of float32, IDX unsigned-byte, signed-byte and float32 data.
+	Float32
+)
+
+func (p Precision) String() string {
+	switch p {
+	case Float64:
+		return "float64"
+	case Float32:
+		return "float32"
+	}
+	return "Precision(" + strconv.Itoa(int(p)) + ")"
+}
+
 // Batch is a group of consecutive input records. Its sample rows are the
 // records that carry usable features, in input order; the other records of
 // the group are in LateLabels or Rejects. Every record of the group is in
@@ -61,6 +88,11 @@ type Batch struct {
 	Sparse *sparse.CSR
 	// Text holds the documents for FormText, one per sample.
 	Text []string
+	// Precision is the type the input stored Dense's values in (Float64,
+	// the zero value, unless the source knows them to be narrower). Dense
+	// itself is float64 either way. It describes the whole input: every
+	// batch of a source carries the same Precision.
+	Precision Precision
 
 	// IDs holds each sample's id, or "" if the input has no id column or
 	// the id is null. Integer ids are formatted in decimal.
@@ -108,6 +140,7 @@ func (b *Batch) Span() (first, last int64) {
 func (b *Batch) Clone() *Batch {
 	c := &Batch{
 		Form:       b.Form,
+		Precision:  b.Precision,
 		Text:       slices.Clone(b.Text),
 		IDs:        slices.Clone(b.IDs),
 		Labels:     slices.Clone(b.Labels),

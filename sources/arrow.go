@@ -40,7 +40,8 @@ const (
 //
 //   - x: fixed_size_list, list or large_list of float32 or float64: dense
 //     features (FormDense). With a list type the first accepted record fixes
-//     the dimension.
+//     the dimension. Batches of float32 lists have Precision record.Float32
+//     (Parquet FLOAT columns read as such).
 //   - indices (list of int32 or int64) and values (list of float32 or
 //     float64), with the dimension in schema metadata key "dim": sparse
 //     features (FormSparse). Indices may come in any order; they are sorted.
@@ -264,6 +265,7 @@ func (l limitedAllocator) check(n int) {
 // layout is where the contract's columns are in a schema (-1 if absent).
 type layout struct {
 	form                              record.Form
+	prec                              record.Precision // of column x's elements
 	x, ind, val, text, img, label, id int
 	dim                               int // sparse dim or fixed_size_list width; 0 if variable
 }
@@ -335,6 +337,9 @@ func layoutOf(s *arrow.Schema, maxDim int) (layout, error) {
 			return l, err
 		}
 		l.form, l.dim = record.FormDense, n
+		if elem.ID() == arrow.FLOAT32 {
+			l.prec = record.Float32
+		}
 	}
 	if l.ind >= 0 || l.val >= 0 {
 		forms = append(forms, "indices/values")
@@ -463,6 +468,7 @@ func (a *Arrow) Next() bool {
 	}
 	bs := int64(batchSize(a.BatchSize))
 	a.batch.reset(a.lay.form)
+	a.batch.Precision = a.lay.prec
 	var sp *sparse.CSR
 	if a.lay.form == record.FormSparse {
 		sp = sparse.Zeros(0, a.lay.dim)

@@ -25,7 +25,8 @@ const maxIDXRecordBytes = 1 << 28
 // Unsigned byte data (type 0x08, as in MNIST) is scaled by 1/255 to [0, 1],
 // the scale images decode to; the other types (int8, int16, int32, float32,
 // float64) are read as they are, and records with negative or non-finite
-// values are rejected. The optional labels file is a one-dimensional IDX file
+// values are rejected. Batches of unsigned-byte, signed-byte and float32
+// data have Precision record.Float32, the others record.Float64. The optional labels file is a one-dimensional IDX file
 // of integers with one label per record, formatted in decimal. IDs are "".
 // The batches are FormDense.
 //
@@ -157,6 +158,11 @@ func (x *IDX) Next() bool {
 		return false
 	}
 	x.batch.reset(record.FormDense)
+	if x.typ == 0x08 || x.typ == 0x09 || x.typ == 0x0D {
+		// unsigned and signed bytes (the former scaled by 1/255) and
+		// float32: no more than float32 holds
+		x.batch.Precision = record.Float32
+	}
 	bs := int64(batchSize(x.BatchSize))
 	for k := int64(0); k < bs && x.off < int64(x.n); k++ {
 		off := x.off

@@ -34,17 +34,25 @@ func main() {
 	k := flag.Int("k", 10, "neighbours per node of each k-NN graph")
 	frac := flag.Float64("labeled", 0.1, "fraction of labeled images for the spreading")
 	seed := flag.Uint64("seed", 1, "seed of the labeled draw")
+	noise := flag.Float64("noise", 0, "standard deviation of Gaussian noise added to each pixel (in [0, 1] units; negative results clipped to 0)")
 	flag.Parse()
-	if err := run(*dir, *n, *rank, *k, *frac, *seed); err != nil {
+	if err := run(*dir, *n, *rank, *k, *frac, *seed, *noise); err != nil {
 		fmt.Fprintln(os.Stderr, "codespace:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir string, n, rank, k int, frac float64, seed uint64) error {
+func run(dir string, n, rank, k int, frac float64, seed uint64, noise float64) error {
 	x, y, err := sources.ReadMNIST(dir, n)
 	if err != nil {
 		return err
+	}
+	if noise > 0 {
+		nr := rand.New(rand.NewPCG(seed, 3))
+		raw := x.RawMatrix().Data
+		for i := range raw {
+			raw[i] = max(raw[i]+noise*nr.NormFloat64(), 0)
+		}
 	}
 	r := rand.New(rand.NewPCG(seed, 2))
 	labeled := make([]bool, len(y))
@@ -75,7 +83,7 @@ func run(dir string, n, rank, k int, frac float64, seed uint64) error {
 	recon.Mul(v, &l)
 	xu.Mul(x, u)
 	span.Mul(&xu, linv.T())
-	fmt.Printf("MNIST, first %d training images; GNMF K = %d; k = %d, cosine; %.0f%% labeled (seed %d)\n\n", len(y), rank, k, 100*frac, seed)
+	fmt.Printf("MNIST, first %d training images (noise σ = %g); GNMF K = %d; k = %d, cosine; %.0f%% labeled (seed %d)\n\n", len(y), noise, rank, k, 100*frac, seed)
 	fmt.Println("| space | 1-NN (leave one out) | spreading, binary weights | spreading, cos^20 |")
 	fmt.Println("|---|---|---|---|")
 	for _, sp := range []struct {

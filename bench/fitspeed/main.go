@@ -7,6 +7,7 @@
 //
 //	go run ./bench/fitspeed --mnist ~/.cache/nmfstream-data/mnist [--n 10000] [--pairs 3] [--iters 100] [--png fit.png] [--json out.json]
 //	go run ./bench/fitspeed --replot out.json --png fit.png
+//	go run ./bench/fitspeed --fits go64 --cpuprofile fit.prof [--n 10000] [--pairs 3]
 //
 // --n takes a comma-separated list of sizes (1,000 to 60,000). The four
 // fits of one size run back to back, PAIRS times over; for each size the
@@ -17,6 +18,10 @@
 // run as `nmfstream fit` runs them: both cores through pipeline.Share.
 // scikit-learn comes from Debian's python3-sklearn (--python, default
 // /usr/bin/python3); without it the command stops with an error.
+// --fits runs some of the four fits only (sklearn64, sklearn32, go64,
+// go32; the ratios need sklearn64), and --cpuprofile writes a CPU profile
+// of the whole run for go tool pprof: it holds the Go fits' work (and the
+// reading of the images), since scikit-learn runs in other processes.
 package main
 
 import (
@@ -30,6 +35,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,6 +53,9 @@ import (
 
 // fits names the four fits of a round, in the order they run.
 var fits = []string{"scikit-learn float64", "scikit-learn float32", "nmfstream float64", "nmfstream float32"}
+
+// fitKeys are the fits' names for --fits, in the same order.
+var fitKeys = []string{"sklearn64", "sklearn32", "go64", "go32"}
 
 // result is one size's measurements: seconds[f][round] for fit f, wall
 // time, and cpu[f][round], the CPU seconds the fit's process used meanwhile
@@ -78,6 +87,8 @@ func run() error {
 	png := flag.String("png", "", "draw the median fit times against n to this PNG `file`")
 	jsonOut := flag.String("json", "", "write the measurements to this JSON `file`")
 	replot := flag.String("replot", "", "draw --png from this JSON `file` of an earlier run instead of measuring")
+	only := flag.String("fits", strings.Join(fitKeys, ","), "comma-separated fits to run: "+strings.Join(fitKeys, ", "))
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run (the Go fits) to this `file`")
 	flag.Parse()
 	if *replot != "" {
 		b, err := os.ReadFile(*replot)
@@ -104,9 +115,33 @@ func run() error {
 	if *pairs < 1 || *iters < 1 {
 		return errors.New("--pairs and --iters must be at least 1")
 	}
+	run := make([]bool, len(fits))
+	for _, k := range strings.Split(*only, ",") {
+		i := slices.Index(fitKeys, strings.TrimSpace(k))
+		if i < 0 {
+			return fmt.Errorf("--fits: %q is not one of %s", k, strings.Join(fitKeys, ", "))
+		}
+		run[i] = true
+	}
+	if !run[0] && (*png != "" || *jsonOut != "") {
+		return errors.New("--png and --json need the ratios to scikit-learn float64: --fits must include sklearn64")
+	}
 	images := filepath.Join(*dir, "train-images-idx3-ubyte")
-	if out, err := exec.Command(*py, "-c", "import sklearn").CombinedOutput(); err != nil {
-		return fmt.Errorf("%s has no scikit-learn (apt-get install -y python3-sklearn): %v %s", *py, err, out)
+	if run[0] || run[1] {
+		if out, err := exec.Command(*py, "-c", "import sklearn").CombinedOutput(); err != nil {
+			return fmt.Errorf("%s has no scikit-learn (apt-get install -y python3-sklearn): %v %s", *py, err, out)
+		}
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	script, err := scriptPath()
 	if err != nil {
@@ -123,8 +158,10 @@ func run() error {
 		for p := range *pairs {
 			for f, name := range fits {
 				var s, c float64
-				switch f {
-				case 0, 1:
+				switch {
+				case !run[f]:
+					continue
+				case f < 2:
 					s, c, err = sklearnFit(*py, script, images, n, []string{"float64", "float32"}[f], *iters)
 				default:
 					s, c, r.Objective[f-2], err = goFit(x, *iters, f == 3)
@@ -138,12 +175,20 @@ func run() error {
 			}
 		}
 		results = append(results, r)
+		if !run[0] {
+			for f, name := range fits {
+				if run[f] {
+					fmt.Printf("n = %d  %-22s wall %7.2f s  CPU %7.2f s (medians of %d)\n", n, name, median(r.Seconds[f]), median(r.CPU[f]), *pairs)
+				}
+			}
+			continue
+		}
 		summarize(os.Stdout, r)
-	}
-	if *jsonOut != "" {
-		b, _ := json.MarshalIndent(results, "", "  ")
-		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
-			return err
+		if *jsonOut != "" { // after every size: a long run that fails later keeps what it measured
+			b, _ := json.MarshalIndent(results, "", "  ")
+			if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
+				return err
+			}
 		}
 	}
 	if *png != "" {

@@ -7,7 +7,8 @@
 # `prequential peer`, one run at a time, and prints one Markdown row per
 # run: accuracy, balanced accuracy, macro-F1 and the quarters. About 6
 # minutes on 2 cores. STREAMS="sotu brown" limits it to some streams;
-# PREDICTORS="graph" and PEERS="" to some runs.
+# PREDICTORS="graph" and PEERS="" to some runs; FLAGS="--codes only" adds
+# flags to every stream run.
 set -euo pipefail
 BIN=${1:-/tmp/nmfstream}
 OUT=${2:-/tmp/docstreams}
@@ -36,7 +37,7 @@ echo "|---|---|---|---|---|"
 for s in $STREAMS; do
   make_stream "$s"
   for p in $PREDICTORS; do
-    "$BIN" stream --in "$OUT/$s.arrow" --out "$OUT/$s-$p.jsonl" --predictor "$p" --json >"$OUT/$s-$p.json" 2>"$OUT/$s-$p.err"
+    "$BIN" stream --in "$OUT/$s.arrow" --out "$OUT/$s-$p.jsonl" --predictor "$p" ${FLAGS:-} --json >"$OUT/$s-$p.json" 2>"$OUT/$s-$p.err"
     $P score --in "$OUT/$s.arrow" --pred "$OUT/$s-$p.jsonl" --row "$s $p"
   done
   for m in $PEERS; do

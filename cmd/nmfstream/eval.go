@@ -74,6 +74,7 @@ type evalSummary struct {
 	Rank             int     `json:"rank"`
 	Classes          int     `json:"classes"`
 	Features         int     `json:"features"`
+	Precision        string  `json:"precision"` // of the fit's products with X: float32 or float64
 	// Codes is --codes: what the classifier read of the codes.
 	Codes string `json:"codes"`
 	// CodeNN1 is the accuracy of 1-NN of the test codes against the
@@ -257,6 +258,7 @@ func evaluate(ctx context.Context, p fitParams, tp textParams, train, test, reje
 		Rank:             p.rank,
 		Classes:          len(f.classes),
 		Features:         f.in.d,
+		Precision:        f.precision,
 		Codes:            codeUse.String(),
 	}
 	emb := classify.EmbeddingOf(codes, truth, f.m.Codes(), f.y)

@@ -29,7 +29,7 @@ func init() {
 	})
 }
 
-const fitSynopsis = `fit --train F --save OUT [--method M] [--rank K] [--neighbors k] [--alpha a] [--beta b] [--iters T] [--seed s] [--projector P] [--rejects R] [--float32] [--json] [CSV flags] [text flags]
+const fitSynopsis = `fit --train F --save OUT [--method M] [--rank K] [--neighbors k] [--alpha a] [--beta b] [--iters T] [--seed s] [--projector P] [--rejects R] [--precision P] [--json] [CSV flags] [text flags]
 
 Fits a non-negative factorization X ≈ UVᵀ to the records of F and saves
 the model to OUT (an Arrow IPC file) for "nmfstream project", "classify"
@@ -53,8 +53,13 @@ unit-length rows; --stem stems the terms (text flags: --sublinear-tf=true|false,
 --min-df n, --stop-words english|none, --stem). The model keeps the vectorizer.
 Semi-supervised methods use the labeled records; every record shapes the
 factorization. Records that cannot be used are counted and skipped.
---float32 runs the products with dense data in float32 (about twice as
-fast; objective and accuracy unchanged within rounding).
+--precision auto (the default) runs the products with dense data in
+float32 when the input stores float32 or bytes (Arrow or Parquet float32
+lists, IDX images), as scikit-learn keeps float32 input as float32, and in
+float64 otherwise; float32 or float64 chooses (--float32 is --precision
+float32). In float32 the products run about twice as fast (a whole GNMF
+fit of 10,000 MNIST images about 1.3×), objective and accuracy unchanged
+within rounding; --json says which ran ("precision").
 --model OUT is the deprecated spelling of --save OUT.
 
 Examples:
@@ -67,7 +72,6 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := newFlags("fit", fitSynopsis, stderr)
 	var p fitParams
 	addFitFlags(fs, &p)
-	fs.BoolVar(&p.float32, "float32", false, "run the Frobenius products with dense data in float32 (faster; results within rounding)")
 	var tp textParams
 	addTextFlags(fs, &tp)
 	train := fs.String("train", "", "training `file` (required)")
@@ -119,7 +123,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Method: f.method, Model: *out, Rank: p.rank, NTrain: f.in.n(), NLabeled: f.in.nLabeled(),
 		Classes: len(f.snap.Classes), Features: f.in.d, Rejected: len(f.in.rejects),
 		FitSeconds: f.seconds, Iters: f.iters, Objective: f.objective, Seed: p.seed,
-		Projection: f.snap.Projection.String(),
+		Projection: f.snap.Projection.String(), Precision: f.precision,
 	}
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(sum)
@@ -144,6 +148,7 @@ type fitSummary struct {
 	Objective  float64 `json:"objective"`
 	Seed       uint64  `json:"seed"`
 	Projection string  `json:"projection"`
+	Precision  string  `json:"precision"` // of the products with X: float32 or float64
 }
 
 // fitted is the outcome of fitFile.
@@ -160,6 +165,7 @@ type fitted struct {
 	seconds   float64
 	iters     int
 	objective float64
+	precision string // "float32" if the products with X ran in float32, else "float64"
 }
 
 // resulter is what the engine-based methods report after a fit.
@@ -217,6 +223,7 @@ func fitFileText(ctx context.Context, path string, p fitParams, tp textParams, s
 	}
 	pr = newProgress(stderr, "fitting "+name)
 	start := time.Now()
+	p.float32 = p.useFloat32(in.prec)
 	f.m = spec.build(newCommon(p, func() bool { return ctx.Err() != nil }, pr), p)
 	err = f.m.Fit(x, y)
 	pr.done()
@@ -230,6 +237,12 @@ func fitFileText(ctx context.Context, path string, p fitParams, tp textParams, s
 	if r, ok := f.m.(resulter); ok {
 		res := r.Result()
 		f.iters, f.objective = res.Iters, res.Objective
+		if res.Float32 {
+			f.precision = "float32"
+		}
+	}
+	if f.precision == "" {
+		f.precision = "float64"
 	}
 	f.snap, err = snapshotOf(f, p, path)
 	return f, err

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/sources"
 )
 
@@ -204,4 +205,39 @@ func (c *csvFlags) fromModel(params map[string]string, path string) string {
 		took = append(took, "--unlabeled "+c.unlabeled)
 	}
 	return strings.Join(took, " ")
+}
+
+// addPrecisionFlags registers --precision and its older spelling
+// --float32 on fs, for the commands that run a batch fit (fit, eval,
+// report): the precision of the products with dense X (model.Common.Float32).
+func addPrecisionFlags(fs *flag.FlagSet, p *fitParams) {
+	fs.StringVar(&p.precision, "precision", "auto", "precision of the products with dense data: auto (float32 when the input stores float32 or bytes: Arrow or Parquet float32 lists, IDX; float64 otherwise), float32 or float64")
+	fs.BoolVar(&p.float32, "float32", false, "the same as --precision float32")
+}
+
+// checkPrecision validates --precision and --float32 together.
+func checkPrecision(p fitParams) error {
+	switch p.precision {
+	case "", "auto", "float32":
+	case "float64":
+		if p.float32 {
+			return fmt.Errorf("%w: --float32 is --precision float32, and --precision float64 was given too: give one", errUsage)
+		}
+	default:
+		return fmt.Errorf("%w: --precision %q: want auto, float32 or float64", errUsage, p.precision)
+	}
+	return nil
+}
+
+// useFloat32 reports whether a batch fit of an input of precision in runs
+// its products in float32: --float32 or --precision float32, or
+// --precision auto ("" too) and a float32 input (record.Batch.Precision).
+func (p fitParams) useFloat32(in record.Precision) bool {
+	switch p.precision {
+	case "float32":
+		return true
+	case "float64":
+		return false
+	}
+	return p.float32 || in == record.Float32
 }

@@ -24,8 +24,9 @@ import (
 type input struct {
 	path    string
 	form    record.Form
-	dense   []float64 // FormDense rows, row-major, d per row
-	d       int       // dense or sparse dimension
+	dense   []float64        // FormDense rows, row-major, d per row
+	prec    record.Precision // record.Float32 if every batch with dense rows was, else record.Float64
+	d       int              // dense or sparse dimension
 	sp      *sparse.CSR
 	text    []string
 	ids     []string
@@ -73,12 +74,16 @@ func readInput(ctx context.Context, path string, o sources.Opener, pr *progress)
 	}
 	in := &input{path: path, form: form}
 	byID := map[string]int{}
+	f32 := form == record.FormDense // every dense batch so far is record.Float32
 	for src.Next() {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		b := src.Batch()
 		in.records += b.Records()
+		if b.Len() > 0 {
+			f32 = f32 && b.Precision == record.Float32
+		}
 		in.addRows(b)
 		for i := range b.Offsets {
 			if id := b.IDs[i]; id != "" {
@@ -103,6 +108,9 @@ func readInput(ctx context.Context, path string, o sources.Opener, pr *progress)
 	}
 	if err := src.Err(); err != nil {
 		return nil, fmt.Errorf("%s: after %d records: %w", path, in.records, err)
+	}
+	if f32 && in.n() > 0 {
+		in.prec = record.Float32
 	}
 	if in.n() == 0 {
 		if len(in.rejects) > 0 {

@@ -35,7 +35,8 @@ type fitParams struct {
 	seed      uint64
 	projector string
 	loss      string
-	float32   bool     // fit --float32: the Frobenius products in float32 (model.Common.Float32)
+	precision string   // --precision: auto, float32 or float64 (see useFloat32)
+	float32   bool     // --float32: --precision float32; newCommon reads it as the choice made
 	maxBasis  int64    // --max-basis: bytes of the D×K basis (8·D·K) above which fit refuses; ≤ 0: no bound
 	csv       csvFlags // how CSV inputs are read
 
@@ -55,6 +56,7 @@ func addFitFlags(fs *flag.FlagSet, p *fitParams) {
 	fs.Uint64Var(&p.seed, "seed", 1, "seed of the initialization")
 	fs.StringVar(&p.projector, "projector", "graph", "how new samples are coded: graph, nnls, clamped or pinv")
 	fs.StringVar(&p.loss, "loss", "frobenius", "reconstruction loss: frobenius, or kl (the generalized KL divergence of Lee and Seung; nmf, gnmf, dgnmf, ssknmf, n2s2l)")
+	addPrecisionFlags(fs, p)
 	fs.Int64Var(&p.maxBasis, "max-basis", model.DefaultMaxBasisBytes, "refuse, before fitting, a D×K basis of more than `bytes` (8·D·K; 0: no bound)")
 	addCSVFlags(fs, &p.csv)
 }
@@ -166,6 +168,9 @@ func checkParams(p fitParams) error {
 	}
 	if _, err := model.ParseProjection(p.projector); err != nil {
 		return fmt.Errorf("%w: --projector: %v", errUsage, err)
+	}
+	if err := checkPrecision(p); err != nil {
+		return err
 	}
 	loss, err := model.ParseLoss(p.loss)
 	if err != nil {
