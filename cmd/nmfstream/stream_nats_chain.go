@@ -109,6 +109,9 @@ type owners struct {
 func (f *chainNATS) start(ctx context.Context, cmd string, settings []byte, stderr io.Writer) (*owners, context.Context, error) {
 	on := &owners{server: f.url, done: make(chan error, f.workers)}
 	if on.server == "embedded" || on.server == "" {
+		if !haveEmbeddedNATS {
+			return nil, nil, fmt.Errorf("%w: %s --nats needs a server: pass --nats nats://HOST:PORT (scripts/nats-cluster.sh starts one), or build with -tags nats for an embedded one (go run -tags nats ./cmd/nmfstream %s --nats ...)", errUsage, cmd, cmd)
+		}
 		u, stop, err := embeddedNATS(f.listen, f.store)
 		if err != nil {
 			return nil, nil, err
