@@ -155,12 +155,8 @@ const (
 	tagBasis  = 'U'
 	tagCoord  = 'C'
 	tagOwner  = 'O'
-	tagKNN    = 'K'
 	tagLabel  = 'L'
 	tagRef    = 'R' // a reference to an object (large.go)
-	tagKNNLab = 'k' // a k-NN request for labeled samples only
-	// a k-NN request for samples that spread labels reach, with their class scores
-	tagKNNSpread = 's'
 )
 
 // encodeLabel encodes a late label: the class of the sample with this ID,

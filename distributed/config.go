@@ -153,7 +153,6 @@ func (c Config) names() names {
 
 func (n names) sampleSubject(p int) string { return fmt.Sprintf("%s.samples.%d", n.ns, p) }
 func (n names) deltaSubject(p int) string  { return fmt.Sprintf("%s.delta.%d", n.ns, p) }
-func (n names) knnSubject(p int) string    { return fmt.Sprintf("%s.knn.%d", n.ns, p) }
 func (n names) tickSubject() string        { return n.ns + ".tick" }
 
 // Keys of the model bucket.

@@ -1,5 +1,23 @@
-// Package distributed runs nmfstream's factorization as many cooperating
-// instances on NATS JetStream: samples are published to a replicated
+// Package distributed runs nmfstream's learning on NATS JetStream, in two
+// forms.
+//
+// # The chain on the owners
+//
+// A ChainDriver (stream --nats, serve --nats) sends each batch of a
+// stream, as the stages.Features its featurize stage made, to the owners
+// of the namespace's partitions, and receives their answers in batch
+// order; each owner (a Worker made by NewChainWorker) runs a
+// stages.Learner, built from the namespace's learner settings (NewLearner),
+// on its partition's share of every batch (PartitionOf, SplitFeatures).
+// With one partition the predictions are those of the single-machine
+// stream, byte for byte. chain.go and DESIGN.md ("The chain on the
+// owners") give the messages, the failover (a new owner replays the
+// partition's batches) and what is not exact with several partitions.
+//
+// # The owners' own GNMF step
+//
+// A Worker made by NewWorker (nmfstream worker without --chain) runs the
+// factorization as many cooperating instances: samples are published to a replicated
 // stream, split into virtual partitions by a locality-preserving key, and
 // each partition has one exclusive owner at a time, which holds the
 // partition's samples and codes V and publishes additive deltas of the
@@ -51,8 +69,7 @@
 // With Config.Window, an owner keeps its partition's last Window samples,
 // and the delta of a round subtracts the part of B and A of those that
 // leave. Owners hold the samples' labels, late ones included
-// (Publisher.Label), and answer LabeledNeighbors and SpreadNeighbors
-// requests with them.
+// (Publisher.Label); they predict nothing (the chain's owners do).
 //
 // # Sparse samples
 //
@@ -71,5 +88,6 @@
 //
 // Worker.Run starts one goroutine per role and per watcher and returns
 // when its context is cancelled, after all of them have ended. Publisher
-// is safe for concurrent use.
+// is safe for concurrent use; a ChainDriver's Send and Receive may run on
+// two goroutines, one each.
 package distributed

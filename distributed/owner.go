@@ -27,9 +27,8 @@ type owner struct {
 	w *Worker
 	p int
 
-	mu      sync.RWMutex // guards rows (and their labels), byID and spread against the k-NN responder
+	mu      sync.RWMutex // guards rows (and their labels) and byID against State readers
 	rows    []Sample
-	spread  [][]float64 // class scores of each row after label spreading, nil where no label reaches
 	codes   [][]float64
 	base    uint64            // index of rows[0]
 	byID    map[uint64]uint64 // index of each live sample, by ID
@@ -61,11 +60,6 @@ func (w *Worker) own(ctx context.Context, pn *pin, p int) error {
 	if err := o.restore(ctx); err != nil {
 		return err
 	}
-	sub, err := w.nc.Subscribe(w.st.n.knnSubject(p), o.answer)
-	if err != nil {
-		return fmt.Errorf("distributed: partition %d: %w", p, err)
-	}
-	defer sub.Unsubscribe()
 	// arrived is signalled when a sample or label for p is published, so
 	// that an owner idle between empty rounds takes it at once rather than
 	// after a fixed pause; the callback never blocks.
@@ -224,10 +218,6 @@ func (o *owner) restore(ctx context.Context) error {
 	}
 	o.mu.Lock()
 	o.rows, o.byID = rows, byID
-	o.spread = nil
-	if o.g != nil {
-		o.spread = spreadLabels(o.weights(), rows)
-	}
 	o.mu.Unlock()
 	o.in, err = st.js.OrderedConsumer(ctx, st.n.samples, jetstream.OrderedConsumerConfig{
 		MaxResetAttempts: maxResets,
@@ -306,77 +296,6 @@ func (o *owner) weights() *sparse.CSR {
 		indptr = append(indptr, len(ind))
 	}
 	return sparse.NewCSR(n, n, indptr, ind, val)
-}
-
-// spreadIter is the number of Jacobi iterations of the harmonic label
-// scores per round: a label reaches the rows within spreadIter hops of
-// it.
-const spreadIter = 40
-
-// spreadLabels returns each row's class scores after label propagation
-// over the weights s (n×n, row order) by the harmonic function of Zhu,
-// Ghahramani and Lafferty ("Semi-supervised learning using Gaussian fields
-// and harmonic functions", ICML 2003), as the single-machine stream's
-// spreading: labeled rows are clamped to their class, and every other row
-// is the weighted mean of its neighbours' scores, by spreadIter Jacobi
-// iterations from the labels. Each row is scaled to sum 1, or nil for a
-// row that no label reaches (and all nil if no row is labeled).
-func spreadLabels(s *sparse.CSR, rows []Sample) [][]float64 {
-	n := len(rows)
-	c := 0
-	for i := range rows {
-		c = max(c, rows[i].Label+1)
-	}
-	if c == 0 {
-		return make([][]float64, n)
-	}
-	y := make([]float64, n*c)
-	for i := range rows {
-		if l := rows[i].Label; l >= 0 {
-			y[i*c+l] = 1
-		}
-	}
-	f, next := slices.Clone(y), make([]float64, n*c)
-	for range spreadIter {
-		for i := range n {
-			out := next[i*c : (i+1)*c]
-			if rows[i].Label >= 0 {
-				copy(out, y[i*c:(i+1)*c])
-				continue
-			}
-			clear(out)
-			ind, val := s.Row(i)
-			var d float64
-			for q, j := range ind {
-				d += val[q]
-				for l, x := range f[j*c : (j+1)*c] {
-					out[l] += val[q] * x
-				}
-			}
-			if d > 0 {
-				for l := range out {
-					out[l] /= d
-				}
-			}
-		}
-		f, next = next, f
-	}
-	out := make([][]float64, n)
-	for i := range n {
-		row := f[i*c : (i+1)*c]
-		var sum float64
-		for _, x := range row {
-			sum += x
-		}
-		if sum > 0 {
-			r := make([]float64, c)
-			for l, x := range row {
-				r[l] = x / sum
-			}
-			out[i] = r
-		}
-	}
-	return out
 }
 
 // sortPairs sorts ind ascending, carrying val along.
@@ -658,10 +577,6 @@ func (o *owner) step(ctx context.Context, b *basis) (int, error) {
 		}
 	}
 	o.rows, o.codes = rows, codes
-	o.spread = nil
-	if s != nil {
-		o.spread = spreadLabels(s, rows)
-	}
 	o.mu.Unlock()
 
 	raw, err := o.w.offload(ctx, fmt.Sprintf("delta-%d-%d", o.p, dl.N), encodeDelta(dl))
@@ -699,7 +614,7 @@ func (o *owner) step(ctx context.Context, b *basis) (int, error) {
 // reset drops the state and rebuilds it from the logs.
 func (o *owner) reset(ctx context.Context) error {
 	o.mu.Lock()
-	o.rows, o.codes, o.byID, o.spread = nil, nil, map[uint64]uint64{}, nil
+	o.rows, o.codes, o.byID = nil, nil, map[uint64]uint64{}
 	o.mu.Unlock()
 	o.n, o.round, o.covered, o.lastSeq, o.cursor, o.base = 0, 0, 0, 0, 0, 0
 	o.g, o.slots, o.index = nil, nil, nil
@@ -782,92 +697,6 @@ func sparseOf(xs []*Sample) *sparse.CSR {
 		m.AppendRow(s.Index, s.Value)
 	}
 	return m
-}
-
-// answer replies to a k-NN request with the partition's nearest samples
-// (or nearest labeled samples).
-func (o *owner) answer(msg *nats.Msg) {
-	k, kind, q, err := decodeKNNRequest(msg.Data)
-	if err != nil {
-		msg.Respond(nil)
-		return
-	}
-	var keep func(i int) bool
-	switch kind {
-	case tagKNNLab:
-		keep = func(i int) bool { return o.rows[i].Label >= 0 }
-	case tagKNNSpread:
-		keep = func(i int) bool { return i < len(o.spread) && o.spread[i] != nil }
-	}
-	o.mu.RLock()
-	best := nearest(o.rows, &q, k, keep)
-	if kind == tagKNNSpread {
-		for i := range best {
-			best[i].Classes = o.spread[best[i].row]
-		}
-	}
-	o.mu.RUnlock()
-	msg.Respond(encodeNeighbors(best))
-}
-
-// sqDistSample returns ‖a − b‖², in O(nnz) when either is sparse: a
-// query never densifies a sparse row (D is 2¹⁶ for hashed TF-IDF). Entries
-// past the shorter dimension count in full.
-func sqDistSample(a, b *Sample) float64 {
-	switch {
-	case a.Dense != nil && b.Dense != nil:
-		var s float64
-		for j := range min(len(a.Dense), len(b.Dense)) {
-			x := a.Dense[j] - b.Dense[j]
-			s += x * x
-		}
-		return s + tailSq(a.Dense, len(b.Dense)) + tailSq(b.Dense, len(a.Dense))
-	case a.Dense != nil:
-		return sqDistDenseSparse(a.Dense, b)
-	case b.Dense != nil:
-		return sqDistDenseSparse(b.Dense, a)
-	}
-	var s float64
-	p, q := 0, 0
-	for p < len(a.Index) || q < len(b.Index) {
-		var x float64
-		switch {
-		case q == len(b.Index) || p < len(a.Index) && a.Index[p] < b.Index[q]:
-			x = a.Value[p]
-			p++
-		case p == len(a.Index) || b.Index[q] < a.Index[p]:
-			x = b.Value[q]
-			q++
-		default:
-			x = a.Value[p] - b.Value[q]
-			p, q = p+1, q+1
-		}
-		s += x * x
-	}
-	return s
-}
-
-// sqDistDenseSparse returns ‖d − s‖² for a dense d and a sparse s.
-func sqDistDenseSparse(d []float64, s *Sample) float64 {
-	sum := tailSq(d, 0)
-	for q, j := range s.Index {
-		v := s.Value[q]
-		if j >= len(d) {
-			sum += v * v
-			continue
-		}
-		x := d[j] - v
-		sum += x*x - d[j]*d[j]
-	}
-	return max(sum, 0)
-}
-
-func tailSq(a []float64, from int) float64 {
-	var s float64
-	for j := from; j < len(a); j++ {
-		s += a[j] * a[j]
-	}
-	return s
 }
 
 func denseOf(s *Sample) []float64 {

@@ -1,6 +1,8 @@
 package distributed
 
 import (
+	"gonum.org/v1/gonum/floats"
+
 	"testing"
 )
 
@@ -21,7 +23,7 @@ func TestPartitionerKeepsNeighbours(t *testing.T) {
 			if j == i {
 				continue
 			}
-			if d := sqDistSample(&samples[i], &samples[j]); bi < 0 || d < best {
+			if d := floats.Distance(denseOf(&samples[i]), denseOf(&samples[j]), 2); bi < 0 || d < best {
 				best, bi = d, j
 			}
 		}
@@ -68,7 +70,7 @@ func TestPartitionerSparseBalanced(t *testing.T) {
 			if j == i {
 				continue
 			}
-			if d := sqDistSample(&samples[i], &samples[j]); bi < 0 || d < best {
+			if d := floats.Distance(denseOf(&samples[i]), denseOf(&samples[j]), 2); bi < 0 || d < best {
 				best, bi = d, j
 			}
 		}

@@ -130,37 +130,3 @@ func TestSparseStatsEqualAddStats(t *testing.T) {
 		t.Errorf("dense ΔB sends %d rows, %d are nonzero", len(dd.BRows), nz)
 	}
 }
-
-// TestSqDistSample checks the k-NN distance on every pair of forms against
-// the dense formula, dimensions differing included.
-func TestSqDistSample(t *testing.T) {
-	samples := sparseSamples(6, 50, 2, 5, 2)
-	samples = append(samples, Sample{ID: 100, Dim: 60, Index: []int{3, 55}, Value: []float64{1, 2}})
-	want := func(a, b []float64) float64 {
-		var s float64
-		for j := range max(len(a), len(b)) {
-			var x, y float64
-			if j < len(a) {
-				x = a[j]
-			}
-			if j < len(b) {
-				y = b[j]
-			}
-			s += (x - y) * (x - y)
-		}
-		return s
-	}
-	for i := range samples {
-		for j := range samples {
-			a, b := &samples[i], &samples[j]
-			da, db := denseOf(a), denseOf(b)
-			w := want(da, db)
-			for _, pair := range [][2]*Sample{{a, b}, {{ID: a.ID, Dim: a.Dim, Dense: da}, b}, {a, {ID: b.ID, Dim: b.Dim, Dense: db}}} {
-				// 1e-12: sums of a few squares of order one.
-				if got := sqDistSample(pair[0], pair[1]); !(got >= w-1e-12 && got <= w+1e-12) {
-					t.Errorf("samples %d, %d (dense %v, %v): %g, want %g", a.ID, b.ID, pair[0].Dense != nil, pair[1].Dense != nil, got, w)
-				}
-			}
-		}
-	}
-}

@@ -30,6 +30,10 @@ type Worker struct {
 	stats   Stats
 	held    map[string]bool
 	beat    []byte // the payload of its heartbeats: 8 random bytes naming this instance (WorkerWatch)
+
+	// newLearner, set by NewChainWorker, makes the owners run the chain
+	// (chain.go) instead of their own GNMF step, and no coordinator.
+	newLearner NewLearner
 }
 
 // Stats counts a Worker's work since it started.
@@ -92,12 +96,18 @@ func (w *Worker) Run(ctx context.Context) error {
 		name string
 		work func(ctx context.Context, p *pin) error
 	}
-	roles := []role{{"coord", func(ctx context.Context, p *pin) error { return w.coordinate(ctx, p) }}}
+	var roles []role
+	if w.newLearner == nil {
+		roles = append(roles, role{"coord", func(ctx context.Context, p *pin) error { return w.coordinate(ctx, p) }})
+	}
 	for i := range w.cfg.partitions() {
-		roles = append(roles, role{fmt.Sprintf("owner-%d", i), func(ctx context.Context, p *pin) error { return w.own(ctx, p, i) }})
+		own := func(ctx context.Context, p *pin) error { return w.own(ctx, p, i) }
+		if w.newLearner != nil {
+			own = func(ctx context.Context, p *pin) error { return w.ownChain(ctx, p, i) }
+		}
+		roles = append(roles, role{fmt.Sprintf("owner-%d", i), own})
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { w.tick(ctx, ttl/4) })
 	wg.Go(func() {
 		if err := w.watch(ctx); err != nil {
 			cancel(err)
@@ -132,6 +142,10 @@ func (w *Worker) Run(ctx context.Context) error {
 			}
 		})
 	}
+	// Ticks start once the role consumers exist (they deliver only ticks
+	// published after their creation), so the first one assigns the free
+	// roles at once.
+	wg.Go(func() { w.tick(ctx, ttl/4) })
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		return err
@@ -156,12 +170,13 @@ func (w *Worker) setHeld(role string, ok bool) {
 	w.mu.Unlock()
 }
 
-// tick publishes a heartbeat every d: the roles' pinned consumers deliver
+// tick publishes a heartbeat now and every d: the roles' pinned consumers deliver
 // them to their holders, and an unpinned role goes to the next puller that
 // receives one.
 func (w *Worker) tick(ctx context.Context, d time.Duration) {
-	for sleep(ctx, d) {
-		// A failed tick (a node being lost) is harmless: the next one follows.
+	// The first at once: a free role is taken without waiting d. A failed
+	// tick (a node being lost) is harmless: the next one follows.
+	for w.nc.Publish(w.st.n.tickSubject(), w.beat); sleep(ctx, d); {
 		w.nc.Publish(w.st.n.tickSubject(), w.beat)
 	}
 }

@@ -173,7 +173,7 @@ type Online struct {
 	g        *graph.Graph
 	dim      int
 	sparse   bool
-	xd       mat.Dense   // dense rows by slot (Slots×D)
+	xd       mat.Dense   // dense rows by slot (height×D); the graph's own storage when sharedRows
 	xs       *sparse.CSR // sparse rows by slot, rebuilt on change
 	xsRows   [][]int     // sparse row indices by slot
 	xsVals   [][]float64 // sparse row values by slot
@@ -193,9 +193,15 @@ type Online struct {
 	statsWS  gemm.Workspace // updateStats's products
 	q        int            // N2S2L's discriminative columns, fixed at the first fit
 	marked   []int          // nodes whose label-graph rows changed since the last step
+	edits    []int          // graph nodes inserted, removed or changed since TakeGraphEdits
+	editsAll bool           // every row changed since TakeGraphEdits (a new graph, too many edits)
+	taken    bool           // TakeGraphEdits has been called since the Online was made
 	lastLG   windowGraphs   // the label graphs of the last step (Slots×Slots), no k-NN graph
 	uEng     Engine         // the U step
 	uLoss    statsLoss
+	usupp    []int     // the rows of U that may be nonzero, ascending; nil: all (online_support.go)
+	upos     []int     // each row's position in usupp, −1 outside
+	uc, bc   mat.Dense // those rows of U and B, for the U step
 }
 
 // Revisit says which older codes an online batch sweeps with the new
@@ -316,14 +322,35 @@ func (o *Online) PartialFit(x Data) ([]int, error) {
 	if err := o.ensureGraph(x, d); err != nil {
 		return nil, err
 	}
+	// With the rows shared with the graph, the samples the window evicts
+	// leave the statistics before the insertion writes the new rows over
+	// theirs (forget then only clears their codes). Nothing but the graph
+	// changes in between, so the statistics take the same steps as before.
+	_, n := x.Dims() // Data is D×N: samples are columns
+	var gone []int
+	early := o.started && o.Forget == 0 && o.sharedRows()
+	if early {
+		gone = o.g.Evicting(n)
+		for _, id := range gone {
+			o.addStats(id, -1)
+		}
+	}
 	ch, err := o.insert(x)
 	if err != nil {
+		for _, id := range gone {
+			o.addStats(id, 1) // the rows are intact: a failed insertion changes nothing
+		}
 		return nil, fmt.Errorf("model: online: %w", err)
+	}
+	o.noteEdits(ch)
+	if early && !slices.Equal(gone, ch.Removed) {
+		return nil, fmt.Errorf("model: online: the graph evicted %v, announced %v", ch.Removed, gone)
 	}
 	o.seen += len(ch.Added)
 	o.growSlots()
+	o.syncRows()
 	if o.started {
-		o.forget(ch.Removed)
+		o.forget(ch.Removed, early)
 	}
 	o.storeRows(x, ch.Added)
 	if !o.started {
@@ -334,6 +361,41 @@ func (o *Online) PartialFit(x Data) ([]int, error) {
 	}
 	o.update(x, ch)
 	return ch.Added, nil
+}
+
+// noteEdits records an insertion's nodes for TakeGraphEdits, as "every
+// row" once they outnumber four times the slots (a reader that never takes
+// them holds O(Slots) memory).
+func (o *Online) noteEdits(ch graph.Change) {
+	if o.editsAll {
+		return
+	}
+	o.edits = append(o.edits, ch.Added...)
+	o.edits = append(o.edits, ch.Removed...)
+	o.edits = append(o.edits, ch.Changed...)
+	if len(o.edits) > 4*max(o.g.Slots(), 64) {
+		o.edits, o.editsAll = o.edits[:0], true
+	}
+}
+
+// TakeGraphEdits returns the nodes whose rows of the k-NN graph's
+// symmetric weights (graph.Graph.Weights, WeightRows) may have changed
+// since its last call: the nodes inserted, removed (their rows now empty)
+// and changed by every PartialFit since, in no order and with repeats. It
+// returns all = true instead when every row must be taken as changed: at
+// its first call on this Online (and after Restore), after the graph was
+// made anew, or when the edits outnumbered four times the graph's slots.
+// Weights whose value depends on the whole graph (graph.HeatKernel with a
+// zero HeatT, whose width is a mean over every edge) can change in rows
+// not listed. The slice is valid until the next PartialFit.
+func (o *Online) TakeGraphEdits() (nodes []int, all bool) {
+	all = o.editsAll || !o.taken || o.g == nil
+	o.taken, o.editsAll = true, false
+	nodes, o.edits = o.edits, o.edits[:0]
+	if all {
+		return nil, true
+	}
+	return nodes, false
 }
 
 // insert adds x's samples to the graph, projected if SearchDim says so.
@@ -363,6 +425,7 @@ func (o *Online) insert(x Data) (graph.Change, error) {
 // reuse, as on Restore).
 func (o *Online) newGraph(d int, isSparse bool, r *mat.Dense) (err error) {
 	o.r = nil
+	o.edits, o.editsAll = o.edits[:0], true
 	if o.SearchDim > 0 && o.SearchDim < d {
 		if r == nil {
 			src := o.Src
@@ -478,13 +541,14 @@ func (o *Online) growSlots() {
 		}
 		*m = *n
 	}
-	if o.sparse {
+	switch {
+	case o.sparse:
 		for len(o.xsRows) < h {
 			o.xsRows = append(o.xsRows, nil)
 			o.xsVals = append(o.xsVals, nil)
 		}
 		o.xs = nil
-	} else {
+	case !o.sharedRows():
 		grow(&o.xd, o.dim)
 	}
 	if o.started {
@@ -493,9 +557,28 @@ func (o *Online) growSlots() {
 	o.height = h
 }
 
+// sharedRows reports whether the dense rows are the graph's own (xd views
+// graph.Graph.DenseRows): dense samples searched as they are, without
+// SearchDim, so that the graph stores exactly the rows the model needs and
+// the window is not held twice.
+func (o *Online) sharedRows() bool { return !o.sparse && o.r == nil && o.g != nil }
+
+// syncRows points xd at the graph's rows (height×D) when they are shared:
+// after every insertion, which may move the graph's storage, and after
+// growSlots raises height.
+func (o *Online) syncRows() {
+	if !o.sharedRows() || o.height == 0 {
+		return
+	}
+	o.xd = *mat.NewDense(o.height, o.dim, o.g.DenseRows(o.height))
+}
+
 func (o *Online) storeRows(x Data, ids []int) {
 	switch r := Rows(x).(type) {
 	case *mat.Dense:
+		if o.sharedRows() {
+			return // the graph stored them
+		}
 		for p, id := range ids {
 			copy(o.xd.RawRowView(id), r.RawRowView(p))
 		}
@@ -631,6 +714,7 @@ func (o *Online) firstFit() error {
 	o.marked = o.marked[:0]
 	o.keepLabelGraphs(o.graphs())
 	o.recomputeStats()
+	o.findSupport()
 	return nil
 }
 
@@ -699,19 +783,22 @@ func (o *Online) recomputeStats() {
 }
 
 // forget removes the contributions of removed nodes from the statistics
-// (exact mode) and clears their codes and rows.
-func (o *Online) forget(removed []int) {
+// (exact mode, unless subtracted says PartialFit did before the insertion)
+// and clears their codes and rows (the graph clears shared rows itself, and
+// may have stored a new sample's row in a removed slot already).
+func (o *Online) forget(removed []int, subtracted bool) {
 	for _, id := range removed {
-		if o.Forget == 0 {
+		if o.Forget == 0 && !subtracted {
 			o.addStats(id, -1)
 		}
 		vi := o.v.RawRowView(id)
 		for j := range vi {
 			vi[j] = 0
 		}
-		if o.sparse {
+		switch {
+		case o.sparse:
 			o.xsRows[id], o.xsVals[id] = o.xsRows[id][:0], o.xsVals[id][:0]
-		} else {
+		case !o.sharedRows():
 			xi := o.xd.RawRowView(id)
 			for j := range xi {
 				xi[j] = 0
@@ -867,8 +954,14 @@ func (o *Online) update(x Data, ch graph.Change) {
 	if o.proj.Alpha == 0 {
 		o.proj.Method = ProjectNNLS
 	}
+	px := x
+	if o.usupp != nil {
+		// On U's nonzero rows and the same columns of x (supportCols).
+		gatherRowsTo(&o.uc, &o.u, o.usupp)
+		o.proj.U, px = &o.uc, o.supportCols(x)
+	}
 	var init mat.Dense
-	if err := o.proj.ProjectTo(&init, x); err == nil {
+	if err := o.proj.ProjectTo(&init, px); err == nil {
 		for r, id := range ch.Added {
 			o.v.SetRow(id, init.RawRowView(r))
 		}
@@ -1001,7 +1094,17 @@ func (o *Online) stepU(added int, terms []Term) {
 				e.Terms = append(e.Terms, freeze(nt, &o.v))
 			}
 		}
-		e.Run(&o.u, &o.v) // errors only on a non-finite objective, never computed here
+		if o.usupp != nil {
+			// U's zero rows stay zero: the step on the others only.
+			gatherRowsTo(&o.uc, &o.u, o.usupp)
+			gatherRowsTo(&o.bc, &o.b, o.usupp)
+			o.uLoss.b, o.uLoss.d = &o.bc, len(o.usupp)
+			e.Run(&o.uc, &o.v)
+			scatterRows(&o.u, &o.uc, o.usupp)
+		} else {
+			o.uLoss.b, o.uLoss.d = &o.b, o.dim
+			e.Run(&o.u, &o.v) // errors only on a non-finite objective, never computed here
+		}
 	}
 	if o.scaling() == ScaleEachIter || normalized(o.meth()) {
 		o.normalize()
@@ -1023,9 +1126,18 @@ func (o *Online) scaling() Scaling {
 func (o *Online) normalize() {
 	k := o.Rank
 	nrm := make([]float64, k)
-	for i := range o.dim {
+	addRow := func(i int) {
 		for j, x := range o.u.RawRowView(i) {
 			nrm[j] += x * x
+		}
+	}
+	if o.usupp != nil {
+		for _, i := range o.usupp { // U's other rows are zero
+			addRow(i)
+		}
+	} else {
+		for i := range o.dim {
+			addRow(i)
 		}
 	}
 	inv := make([]float64, k)
@@ -1045,7 +1157,16 @@ func (o *Online) normalize() {
 			}
 		}
 	}
-	scaleRows(&o.u, inv)
+	if o.usupp != nil {
+		for _, i := range o.usupp {
+			row := o.u.RawRowView(i)
+			for j := range row {
+				row[j] *= inv[j]
+			}
+		}
+	} else {
+		scaleRows(&o.u, inv)
+	}
 	scaleRows(&o.b, nrm)
 	scaleRows(&o.v, nrm)
 	for i := range k {
@@ -1081,6 +1202,7 @@ func (o *Online) Refit(iters int) (Result, error) {
 		res, err = e.Run(&o.u, &o.v)
 	}
 	o.recomputeStats()
+	o.findSupport()
 	return res, err
 }
 

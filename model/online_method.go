@@ -263,16 +263,21 @@ func pickRows(s *sparse.CSR, ids []int, cols int) *sparse.CSR {
 // fixed in that run.
 type statsLoss struct {
 	o *Online
+	// b is B, or its rows of U's support with d their number (Online.usupp:
+	// the U step then runs on those rows of U only).
+	b *mat.Dense
+	d int
 }
 
 var _ Loss = (*statsLoss)(nil)
 
-// Dims returns D and the storage height (the rows of V).
-func (l *statsLoss) Dims() (d, n int) { return l.o.dim, l.o.slotRows() }
+// Dims returns the rows of U the step updates (D, or those of U's support)
+// and the storage height (the rows of V).
+func (l *statsLoss) Dims() (d, n int) { return l.d, l.o.slotRows() }
 
-// UGradTo stores B into neg and U·A into pos.
+// UGradTo stores B (l.b) into neg and U·A into pos.
 func (l *statsLoss) UGradTo(neg, pos, u, v *mat.Dense) {
-	neg.Copy(&l.o.b)
+	neg.Copy(l.b)
 	mulTo(pos, u, &l.o.a)
 }
 
@@ -286,7 +291,7 @@ func (l *statsLoss) VGradTo(neg, pos, u, v *mat.Dense) {
 func (l *statsLoss) Value(u, v *mat.Dense) float64 {
 	var utu mat.Dense
 	utu.Mul(u.T(), u)
-	return max(l.o.Data().SqNorm()-2*inner(u, &l.o.b)+inner(&utu, &l.o.a), 0)
+	return max(l.o.Data().SqNorm()-2*inner(u, l.b)+inner(&utu, &l.o.a), 0)
 }
 
 // frozenUTerm is a NormalizedGraphTerm whose column quadratic forms

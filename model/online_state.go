@@ -170,6 +170,8 @@ func (o *Online) Restore(s *OnlineState) error {
 			o.xsRows[id] = slices.Clone(s.SparseInd[id])
 			o.xsVals[id] = slices.Clone(s.SparseVal[id])
 		}
+	} else if o.sharedRows() {
+		o.syncRows() // the rebuilt graph holds the rows, free slots zero
 	} else {
 		o.xd = *mat.NewDense(s.Height, s.Dim, nil)
 		for id := range s.Slots {
@@ -186,6 +188,7 @@ func (o *Online) Restore(s *OnlineState) error {
 			o.marked = slices.Clone(s.Marked)
 			o.keepLabelGraphs(o.graphs())
 		}
+		o.findSupport()
 	}
 	return nil
 }

@@ -76,7 +76,12 @@ func (o *Online) sweepRows(rows []int, terms []sweepTerm) {
 	}
 	w.loss.x, w.loss.xtu = xr, &w.xtu
 	w.loss.utu.Reset()
-	mulTransTo(&w.loss.utu, &o.u, &o.u, &w.loss.ws)
+	if o.usupp != nil {
+		gatherRowsTo(&o.uc, &o.u, o.usupp) // UᵀU over U's nonzero rows
+		mulTransTo(&w.loss.utu, &o.uc, &o.uc, &w.loss.ws)
+	} else {
+		mulTransTo(&w.loss.utu, &o.u, &o.u, &w.loss.ws)
+	}
 
 	// Split each row of each S into its edges between active rows and
 	// those to inactive ones; columns stay ascending since rows are. New

@@ -3,12 +3,14 @@ package model
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/gemm"
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
@@ -357,4 +359,119 @@ func maxAbsDiff(a, b *mat.Dense) float64 {
 	var d mat.Dense
 	d.Sub(a, b)
 	return mat.Norm(&d, math.Inf(1))
+}
+
+// TestOnlineSharesGraphRows checks that dense samples searched as they are
+// (no SearchDim) are held once: the model's rows are the graph's storage
+// (graph.Graph.DenseRows), every live node's Row is the sample fed for it
+// after the window has turned over several times, and the statistics stay
+// exact (B = XV, A = VᵀV over the window), the evicted samples leaving them
+// before their slots are written over. With SearchDim the model keeps its
+// own rows, since the graph stores projections.
+func TestOnlineSharesGraphRows(t *testing.T) {
+	train, _, _, _, _ := digitsSplit(t, 10)
+	n, d := train.Dims()
+	for _, searchDim := range []int{0, 16} {
+		o := &Online{Rank: 8, Graph: graph.KNN{K: 5, Window: 300}, Sweeps: 3, SearchDim: searchDim}
+		fedAt := map[int]int{} // node → row of train
+		for lo := 0; lo < n; lo += 41 {
+			hi := min(lo+41, n)
+			ids, err := o.PartialFit(DenseRows(mat.DenseCopyOf(train.Slice(lo, hi, 0, d))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for p, id := range ids {
+				fedAt[id] = lo + p
+			}
+		}
+		shared := &o.xd.RawMatrix().Data[0] == &o.KNN().DenseRows(o.height)[0]
+		if shared != (searchDim == 0) {
+			t.Errorf("SearchDim %d: rows shared with the graph %v, want %v", searchDim, shared, searchDim == 0)
+		}
+		for _, id := range o.KNN().IDs() {
+			row, _, _ := o.Row(id)
+			if !slices.Equal(row, train.RawRowView(fedAt[id])) {
+				t.Fatalf("SearchDim %d: node %d's row is not sample %d's", searchDim, id, fedAt[id])
+			}
+		}
+		var b, a mat.Dense
+		o.Data().MulTo(&b, o.Codes())
+		a.Mul(o.Codes().T(), o.Codes())
+		// As in TestOnlineStatsExact: rank-one updates, rounding only.
+		if !mat.EqualApprox(&b, &o.b, 1e-9*mat.Max(&b)) || !mat.EqualApprox(&a, &o.a, 1e-9*mat.Max(&a)) {
+			t.Errorf("SearchDim %d: running statistics differ from XV, VᵀV", searchDim)
+		}
+	}
+}
+
+// TestOnlineSupportSame checks that running the U step, the normalization
+// and the sweeps' UᵀU on U's nonzero rows only (online_support.go) changes
+// no bit of U, V or B against the whole of U, on digits (its always-blank
+// pixels give U zero rows) as dense rows and as sparse rows spread over
+// 1,000 columns (935 of them never used), for GNMF and a label method.
+func TestOnlineSupportSame(t *testing.T) {
+	if !gemm.Serves64(false) {
+		t.Skip("the sums skip zero rows bit for bit on internal/gemm's kernels; BLAS may block them differently")
+	}
+	defer func(v float64) { supportMaxShare = v }(supportMaxShare)
+	train, _, trainY, _, _ := digitsSplit(t, 10)
+	n, d := train.Dims()
+	const wide = 1000
+	cols := rand.New(rand.NewPCG(1, 1)).Perm(wide)[:d]
+	slices.Sort(cols) // keeps the columns' order
+	spread := func(lo, hi int) *sparse.CSR {
+		m := sparse.Zeros(0, wide)
+		for i := lo; i < hi; i++ {
+			var ind []int
+			var val []float64
+			for j, x := range train.RawRowView(i) {
+				if x != 0 {
+					ind, val = append(ind, cols[j]), append(val, x)
+				}
+			}
+			m.AppendRow(ind, val)
+		}
+		return m
+	}
+	for _, c := range []struct {
+		name   string
+		method string
+		sparse bool
+	}{{"gnmf dense", "", false}, {"gnmf sparse", "", true}, {"ssknmf dense", "ssknmf", false}} {
+		var got [2]*Online
+		for p, share := range []float64{0, 1} { // never, and whenever U has a zero row
+			supportMaxShare = share
+			o := &Online{Rank: 8, Method: c.method, Graph: graph.KNN{K: 5, Window: 400}, Sweeps: 4}
+			for lo := 0; lo < n; lo += 37 {
+				hi := min(lo+37, n)
+				var x Data = DenseRows(mat.DenseCopyOf(train.Slice(lo, hi, 0, d)))
+				if c.sparse {
+					x = SparseRows(spread(lo, hi))
+				}
+				ids, err := o.PartialFit(x)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for q, id := range ids {
+					if (lo+q)%5 == 0 {
+						if err := o.SetLabel(id, trainY[lo+q]); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+			if (o.usupp != nil) != (share == 1) {
+				t.Fatalf("%s: share %g: support %d rows of %d", c.name, share, len(o.usupp), o.dim)
+			}
+			got[p] = o
+		}
+		for _, m := range []struct {
+			name string
+			a, b *mat.Dense
+		}{{"U", &got[0].u, &got[1].u}, {"V", &got[0].v, &got[1].v}, {"B", &got[0].b, &got[1].b}} {
+			if !mat.Equal(m.a, m.b) {
+				t.Errorf("%s: %s differs with the U step on its nonzero rows (%d of %d)", c.name, m.name, len(got[1].usupp), got[1].dim)
+			}
+		}
+	}
 }

@@ -86,6 +86,7 @@ type Learner struct {
 	pending fifo[string] // labels waiting for their sample
 	sc      Scorer       // the prequential scorer, and the learner's other counters
 	sp      spreader     // PredictGraph's label scores
+	wr      weightRows   // the k-NN graph's weights PredictGraph spreads over
 	cg      codeGraph    // CodesOnly's graph of the codes
 	lin     linear       // PredictGraph's linear model
 	hd      hedge        // PredictGraph's weights of its experts

@@ -27,13 +27,20 @@ const defaultSpreadSweeps = 3
 // the labeled nodes (sweepLocal), so that a sample is predicted with every
 // label that arrived before it at O(k²·C) per label.
 type spreader struct {
-	f     []float64   // Slots×c, row-major
-	c     int         // classes (columns of f)
-	w     *sparse.CSR // this batch's weights, nil until sweepAll
-	dirty []int       // nodes labeled since the last sweep
-	mark  []bool      // workspace of around
-	near  []int       // workspace of around
-	mass  []float64   // workspace of predict: Σ_i F_ic over live nodes
+	f     []float64 // Slots×c, row-major
+	c     int       // classes (columns of f)
+	w     rowSource // this batch's weights, nil until sweepAll
+	dirty []int     // nodes labeled since the last sweep
+	mark  []bool    // workspace of around
+	near  []int     // workspace of around
+	mass  []float64 // workspace of predict: Σ_i F_ic over live nodes
+}
+
+// rowSource is a square sparse matrix read by rows: *sparse.CSR, or the
+// weights kept between batches (weightRows).
+type rowSource interface {
+	Row(i int) (ind []int, val []float64)
+	Dims() (r, c int)
 }
 
 // resize makes f cover slots rows and c columns, keeping old values.
@@ -62,7 +69,7 @@ func (s *spreader) newBatch() { s.w = nil }
 
 // sweepAll sets the batch's weights w and runs sweeps Gauss–Seidel sweeps
 // over the nodes (the live ones, in slot order).
-func (s *spreader) sweepAll(w *sparse.CSR, nodes []int, sweeps int, class func(int) int) {
+func (s *spreader) sweepAll(w rowSource, nodes []int, sweeps int, class func(int) int) {
 	s.w = w
 	for range sweeps {
 		s.sweep(nodes, class)
@@ -229,9 +236,10 @@ func (l *Learner) predictGraph(ids []int, out []Prediction) {
 }
 
 // spreadGraph returns the weights PredictGraph spreads the labels over this
-// batch: the k-NN graph of the raw samples, or with CodesOnly the graph of
-// the codes (codeGraph) once the model has them.
-func (l *Learner) spreadGraph() *sparse.CSR {
+// batch: the k-NN graph of the raw samples (kept between batches where its
+// weights allow, weightRows), or with CodesOnly the graph of the codes
+// (codeGraph) once the model has them.
+func (l *Learner) spreadGraph() rowSource {
 	p := l.SpreadPower
 	if p == 0 {
 		p = defaultSpreadPower
@@ -245,6 +253,10 @@ func (l *Learner) spreadGraph() *sparse.CSR {
 			return sparse.Zeros(g.Slots(), g.Slots()) // no codes yet: no graph
 		}
 		return l.cg.weights(g, l.Model.Codes(), p)
+	}
+	if incremental(l.Model.Weighting, p) {
+		l.wr.refresh(l.Model, g, l.Model.Weighting, p)
+		return &l.wr
 	}
 	return spreadWeights(g, l.Model.Weighting, p)
 }

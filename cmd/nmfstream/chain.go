@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/nmfstream/nmfstream/distributed"
 	"github.com/nmfstream/nmfstream/pipeline"
 	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/stages"
@@ -35,6 +36,10 @@ type link struct {
 	// records is the number of input records of the batch (samples, late
 	// labels and rejects), set by learn.
 	records int
+	// answer is the owners' answer of the batch when learn runs on them
+	// (newRemoteChain), with their Learner's counters; nil in process.
+	answer *distributed.ChainStep
+	sent   bool // publish sent the batch to the owners
 }
 
 // linked is an item of the chain.
@@ -55,15 +60,6 @@ func featurizers() int { return min(4, runtime.GOMAXPROCS(0)) }
 // after may use l, and its error stops the pipeline. An error of l stops it
 // too. The pipeline is built, not started: Run starts it.
 func newChain[T linked](l *stages.Learner, src pipeline.Source, pre []pipeline.Stage, after func(T) error, sink pipeline.Sink) *pipeline.Pipeline {
-	featurize := func(_ context.Context, x T) (T, error) {
-		if k := x.chainLink(); k.batch != nil {
-			start := time.Now()
-			k.feat = stages.NewFeatures(k.batch)
-			k.batch = nil
-			k.took = time.Since(start)
-		}
-		return x, nil
-	}
 	learn := func(_ context.Context, x T) (T, error) {
 		if k := x.chainLink(); k.feat != nil {
 			start := time.Now()
@@ -80,8 +76,59 @@ func newChain[T linked](l *stages.Learner, src pipeline.Source, pre []pipeline.S
 		}
 		return x, nil
 	}
-	st := append(pre[:len(pre):len(pre)],
-		pipeline.Ordered(pipeline.Map("featurize", featurizers(), featurize)),
-		pipeline.Map("learn", 1, learn))
-	return pipeline.New(src, st, sink)
+	return pipeline.New(src, featurized[T](pre, pipeline.Map("learn", 1, learn)), sink)
+}
+
+// featurize runs stages.NewFeatures on each item's batch, featurizers()
+// at once, in input order.
+func featurize[T linked](_ context.Context, x T) (T, error) {
+	if k := x.chainLink(); k.batch != nil {
+		start := time.Now()
+		k.feat = stages.NewFeatures(k.batch)
+		k.batch = nil
+		k.took = time.Since(start)
+	}
+	return x, nil
+}
+
+// featurized returns the stages pre… → featurize → learn….
+func featurized[T linked](pre []pipeline.Stage, learn ...pipeline.Stage) []pipeline.Stage {
+	st := append(pre[:len(pre):len(pre)], pipeline.Ordered(pipeline.Map("featurize", featurizers(), featurize[T])))
+	return append(st, learn...)
+}
+
+// newRemoteChain is newChain with learn run on the owners of a
+// distributed namespace (distributed/DESIGN.md, "The chain on the
+// owners"): publish sends each item's features to d, one batch at a
+// time in input order, and collect takes the owners' answers in the same
+// order, sets the item's step (and answer) and calls after, if not nil.
+// publish runs ahead of collect by the pipeline's buffer, so that several
+// batches are in flight. An error of d, or of after, stops the pipeline.
+func newRemoteChain[T linked](d *distributed.ChainDriver, src pipeline.Source, pre []pipeline.Stage, after func(T) error, sink pipeline.Sink) *pipeline.Pipeline {
+	publish := func(ctx context.Context, x T) (T, error) {
+		if k := x.chainLink(); k.feat != nil {
+			k.records = k.feat.Records()
+			if _, err := d.Send(ctx, k.feat); err != nil {
+				return x, err
+			}
+			k.feat, k.sent = nil, true
+		}
+		return x, nil
+	}
+	collect := func(ctx context.Context, x T) (T, error) {
+		if k := x.chainLink(); k.sent {
+			start := time.Now()
+			a, err := d.Receive(ctx)
+			if err != nil {
+				return x, err
+			}
+			k.answer, k.step = a, a.Step
+			k.took += time.Since(start)
+		}
+		if after != nil {
+			return x, after(x)
+		}
+		return x, nil
+	}
+	return pipeline.New(src, featurized[T](pre, pipeline.Map("publish", 1, publish), pipeline.Map("collect", 1, collect)), sink)
 }

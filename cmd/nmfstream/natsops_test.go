@@ -38,12 +38,12 @@ func TestStreamNATSTakesNamespaceSettings(t *testing.T) {
 		t.Errorf("stream --partitions 3 on a 2-partition namespace: exit %d, stderr %q", code, stderr)
 	}
 	raw := mustRun(t, "stream", "--nats", s.ClientURL(), "--namespace", "ops", "--in", in, "--pinned-ttl", "500ms", "--json")
-	var sum streamNATSSummary
+	var sum natsStats
 	if err := json.Unmarshal([]byte(raw), &sum); err != nil {
 		t.Fatalf("%v: %s", err, raw)
 	}
-	if sum.Partitions != 2 || sum.Applied != uint64(sum.Samples) || sum.Samples == 0 {
-		t.Errorf("%d partitions, %d of %d samples applied; want the namespace's 2 partitions and every sample", sum.Partitions, sum.Applied, sum.Samples)
+	if sum.Partitions != 2 || sum.Samples == 0 || sum.Samples+sum.LateLabels+sum.Rejected != sum.Records {
+		t.Errorf("%d partitions, %d samples of %d records; want the namespace's 2 partitions and every record learned", sum.Partitions, sum.Samples, sum.Records)
 	}
 }
 

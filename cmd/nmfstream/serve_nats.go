@@ -4,135 +4,267 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/nmfstream/nmfstream/distributed"
+	"github.com/nmfstream/nmfstream/pipeline"
 	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/stages"
 )
 
-const serveNATSSynopsis = `serve --nats URL [--addr 127.0.0.1:8080] [--workers n] [--partitions P] [--token T] [stream --nats's learner flags]
+const serveNATSSynopsis = `serve --nats URL [--addr 127.0.0.1:8080] [--workers n] [--namespace ns] [--token T] [serve's learner flags]
 
-Serves the distributed learner (package distributed, NATS JetStream) over
-HTTP, with the prequential contract of stream --nats: each record is
-predicted on arrival, before anything learns from it, then published to
-the samples stream. Routes:
+Serves stream --nats's chain over HTTP: each request's records are split
+into batches (--batch records), featurized here (stages.NewFeatures) and
+sent to the namespace, whose owner runs the stages.Learner that serve and
+stream would run, built from the same flags (--method, --rank, --window,
+--predictor, …); a request is answered with the owner's predictions once
+it has learned the request's batches. Routes:
 
   POST /v1/records  JSON lines {"id": …, "x": [features ≥ 0], "label": …}
                     or {"id": …, "text": "…", "label": …} (an id, a
-                    label and no features is a late label);
-                    answers {"predictions": [{"id", "offset", "pred",
-                    "score"}], "rejected": [{"offset", "id", "reason"}],
-                    "duplicates": n}; a record whose id was posted
-                    before, to this or another instance of the namespace,
-                    within the samples stream's duplicate window (two
-                    minutes: JetStream's de-duplication, Nats-Msg-Id
-                    namespace/id) is a duplicate: no sample, no prediction
+                    label and no features is a late label); answers
+                    {"predictions": [{"id", "offset", "pred", "score"}],
+                    "rejected": [{"offset", "id", "reason"}],
+                    "duplicates": n}: a record whose id is in the owner's
+                    window (posted to this or another instance) is a
+                    duplicate, its label a late label
   POST /v1/labels   JSON lines {"id": …, "label": …}; answers
-                    {"applied": n, "unknown": m} (m: ids this instance has
-                    not seen; their labels go to every partition's owner,
-                    which sets it on a sample posted to another instance)
-  GET  /v1/stats    the prequential counters, as stream --nats --json, and
-                    the live workers of the namespace
+                    {"applied": n, "pending": m} (m: labels the owner
+                    holds for a record not seen yet)
+  GET  /v1/stats    the owner's counters, as stream --nats --json, and the
+                    live workers of the namespace
   GET  /metrics     Prometheus text: serve's metric names where they apply
   GET  /healthz     ok
 
-Requests are served concurrently; a request is answered once its
-records and labels are stored in JetStream (the server acknowledged
-each). The prediction of a record sees every record and label of the
-requests answered before it arrived. Documents become hashed TF-IDF rows in this process, as in stream
---nats, with the document frequencies of the documents it has received,
-or with --shared-df those of every instance that sets it on the
-namespace. Several instances on one namespace share its class table (the
-index of each label); a record posted to one is seen by another's
-predictions once the owners hold it. --nats embedded (or a bare --nats) starts an embedded server in a
-binary built with -tags nats. No checkpoint: the streams hold what the
-learner learned, the counters start at zero.
+Requests are served concurrently, in one order through the chain: the
+prediction of a record sees every record and label of the requests that
+entered the chain before it. Several instances (and stream --nats) on one
+namespace share its owner, and so its window, classes and document
+frequencies. The counters are the owner's, over every instance. No
+checkpoint: the namespace's streams hold the batches. --nats embedded (or
+a bare --nats) starts an embedded server in a binary built with -tags nats.
 
 Example:
-  go run -tags nats ./cmd/nmfstream serve --nats --addr 127.0.0.1:8080 --workers 3 --partitions 3`
+  go run -tags nats ./cmd/nmfstream serve --nats --addr 127.0.0.1:8080`
 
-// natsServer answers HTTP requests with one natsStream.
+// natsServer answers HTTP requests through the chain on the owners.
 type natsServer struct {
-	mu          sync.Mutex // guards the driver's state; not held while a request waits for the server (step)
-	s           *natsStream
-	offset      int64 // records received so far: the next record's offset
-	dups        int64 // samples skipped as duplicates
-	predictions int64 // arrival predictions answered with a class
-	maxBody     int64
-	token       string
-	batch       int
-	nonce       string // names this instance in the message ids of records without an id
+	on      *owners
+	parts   int // the namespace's partitions
+	maxBody int64
+	token   string
+	batch   int
+	watch   *distributed.WorkerWatch // the namespace's live workers
+
+	reqs    chan *natsRequest // handlers → the chain; closed by serve under inMu
+	inMu    sync.RWMutex      // senders hold it for reading, the closer for writing
+	closed  bool              // reqs is closed; guarded by inMu
+	stopped chan struct{}     // closed once the chain has stopped
+	runErr  error             // why it stopped; read only after stopped is closed
+	next    int64             // offset of the next record: the split stage's
+
+	mu          sync.Mutex // guards the fields below, written by the collect stage
+	last        distributed.ChainStep
+	dups, preds int64 // samples skipped as duplicates, predictions with a class
 	requests    atomic.Int64
-	watch       *distributed.WorkerWatch // the namespace's live workers
 }
+
+// natsRequest is the work of one HTTP request: its handler sets batches
+// and reads steps and pending once done is closed.
+type natsRequest struct {
+	batches []*record.Batch
+	done    chan struct{}
+	steps   []*stages.Step // one per batch, in order
+	pending int            // growth of the owner's labels waiting for their record
+}
+
+// natsPart is the item of serve --nats's chain: one batch of a request.
+type natsPart struct {
+	link
+	req  *natsRequest
+	last bool
+}
+
+func (p *natsPart) chainLink() *link { return &p.link }
 
 func runServeNATS(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("serve", serveNATSSynopsis, stderr)
-	var nf natsFlags
+	var nf chainNATS
 	nf.add(fs)
+	var cfg onlineConfig
+	addOnlineFlags(fs, &cfg)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen `address`")
 	maxBody := fs.Int64("max-body", 64<<20, "largest request body in `bytes`")
 	token := fs.String("token", "", "bearer `token` every request but /healthz must carry (Authorization: Bearer …); empty: none")
+	predictor := fs.String("predictor", "graph", "classifier: graph, spread, nearest, walk or propagate (see stream -help)")
+	metric := fs.String("metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q (flags go before, as --flag value)", errUsage, fs.Arg(0))
 	}
-	if err := nf.check(fs); err != nil {
+	if err := checkServeNATS(fs, &cfg, &nf, *predictor, *metric, *maxBody); err != nil {
 		return err
 	}
-	if *maxBody < 1 {
-		return fmt.Errorf("%w: --max-body must be positive", errUsage)
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	// The instances outlive ctx until the handlers in flight have
-	// answered; wait stops them.
-	s, wait, err := nf.start(context.WithoutCancel(ctx), "serve", stderr)
+	settings, err := json.Marshal(cfg)
 	if err != nil {
 		return err
 	}
-	defer s.close()
+	// The owners and the chain outlive ctx until the requests in flight
+	// have been answered.
+	on, rctx, err := nf.start(context.WithoutCancel(ctx), "serve", settings, stderr)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
-		return errors.Join(err, wait())
+		return errors.Join(err, on.close())
 	}
-	fmt.Fprintf(stderr, "nmfstream serve: listening on http://%s (distributed learner on %s)\n", ln.Addr(), s.server)
-	ns := &natsServer{s: s, maxBody: *maxBody, token: *token, batch: nf.batch, nonce: newNonce()}
-	if ns.watch, err = distributed.WatchWorkers(s.nc, s.cfg); err != nil {
-		return errors.Join(err, ln.Close(), wait())
+	fmt.Fprintf(stderr, "nmfstream serve: listening on http://%s (the chain's owners on %s)\n", ln.Addr(), on.server)
+	ns := &natsServer{on: on, parts: nf.cfg.Partitions, maxBody: *maxBody, token: *token, batch: cfg.Batch, reqs: make(chan *natsRequest), stopped: make(chan struct{})}
+	if ns.watch, err = distributed.WatchWorkers(on.nc, nf.cfg); err != nil {
+		return errors.Join(err, ln.Close(), on.close())
 	}
 	defer ns.watch.Stop()
+	go func() {
+		ns.runErr = ns.pipeline().Run(rctx)
+		close(ns.stopped)
+	}()
+	return ns.serve(ctx, ln)
+}
+
+// checkServeNATS checks serve --nats's flags and completes cfg.
+func checkServeNATS(fs *flag.FlagSet, cfg *onlineConfig, nf *chainNATS, predictor, metric string, maxBody int64) error {
+	var err error
+	if cfg.Predictor, err = parsePredictor(predictor); err != nil {
+		return err
+	}
+	if cfg.Metric, err = parseMetric(metric); err != nil {
+		return err
+	}
+	if maxBody < 1 {
+		return fmt.Errorf("%w: --max-body must be positive", errUsage)
+	}
+	if err := errors.Join(checkCodeUse(*cfg), checkOnlineConfig(cfg)); err != nil {
+		return err
+	}
+	return nf.check(&streamOptions{fs: fs, cfg: *cfg})
+}
+
+// serve answers HTTP on ln until ctx ends or the chain stops, then shuts
+// the server down (letting the requests in flight finish), ends the chain
+// and stops the owners.
+func (ns *natsServer) serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: ns.handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	var err error
 	select {
 	case err = <-errc:
 	case <-ctx.Done():
-	case err = <-s.done:
-		// A worker ended on its own: corrupt data in the namespace.
-		if err == nil {
-			err = errors.New("a worker stopped")
-		}
-		s.done <- nil
+	case <-ns.stopped:
+		err = fmt.Errorf("the chain stopped: %w", ns.runErr)
 	}
-	if err == nil {
-		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err = srv.Shutdown(sctx)
-		scancel()
-		if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
-			err = errors.Join(err, serr)
+	sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+	serr := srv.Shutdown(sctx)
+	scancel()
+	if !errors.Is(err, http.ErrServerClosed) && err != nil {
+		serr = errors.Join(err, serr)
+	}
+	ns.inMu.Lock()
+	ns.closed = true
+	close(ns.reqs)
+	ns.inMu.Unlock()
+	<-ns.stopped
+	if ns.runErr != nil && !errors.Is(ns.runErr, context.Canceled) && err == nil {
+		serr = errors.Join(serr, ns.runErr)
+	}
+	return errors.Join(serr, ns.on.close())
+}
+
+// pipeline is serve --nats's chain: split each request into its batches,
+// numbering their records after those before, then the remote chain.
+func (ns *natsServer) pipeline() *pipeline.Pipeline {
+	split := func(_ context.Context, r *natsRequest) ([]*natsPart, error) {
+		parts := make([]*natsPart, 0, max(1, len(r.batches)))
+		for _, b := range r.batches {
+			shiftOffsets(b, ns.next)
+			ns.next += int64(b.Records())
+			parts = append(parts, &natsPart{req: r, link: link{batch: b}})
+		}
+		if len(parts) == 0 {
+			parts = append(parts, &natsPart{req: r})
+		}
+		parts[len(parts)-1].last = true
+		return parts, nil
+	}
+	respond := func(_ context.Context, p *natsPart) error {
+		if p.step != nil {
+			p.req.steps = append(p.req.steps, p.step)
+		}
+		if p.last {
+			close(p.req.done)
+		}
+		return nil
+	}
+	return newRemoteChain(ns.on.drv, pipeline.FromChan("http", ns.reqs), []pipeline.Stage{pipeline.FlatMap("split", 1, split)},
+		ns.collected, pipeline.To("respond", pipeline.WriteFunc[*natsPart](respond)))
+}
+
+// collected runs on the collect stage after each part: it keeps the
+// owner's counters and this instance's.
+func (ns *natsServer) collected(p *natsPart) error {
+	a := p.answer
+	if a == nil {
+		return nil
+	}
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	p.req.pending += max(0, a.Pending-ns.last.Pending)
+	ns.last = *a
+	ns.dups += int64(len(a.Step.Duplicates))
+	for _, pr := range a.Step.Predictions {
+		if pr.Label != "" {
+			ns.preds++
 		}
 	}
-	return errors.Join(err, wait())
+	return nil
+}
+
+// submit sends r into the chain and waits until it is answered or the
+// chain stops. Once sent, r is learned even if the client goes away.
+func (ns *natsServer) submit(ctx context.Context, r *natsRequest) error {
+	r.done = make(chan struct{})
+	ns.inMu.RLock()
+	if ns.closed {
+		ns.inMu.RUnlock()
+		return errors.New("shutting down")
+	}
+	select {
+	case ns.reqs <- r:
+	case <-ns.stopped:
+	case <-ctx.Done():
+		ns.inMu.RUnlock()
+		return ctx.Err()
+	}
+	ns.inMu.RUnlock()
+	select {
+	case <-r.done:
+		return nil
+	case <-ns.stopped:
+		return fmt.Errorf("the chain stopped: %v", ns.runErr)
+	}
 }
 
 func (ns *natsServer) handler() http.Handler {
@@ -166,7 +298,7 @@ type natsPredictionJSON struct {
 type natsRecordsResponse struct {
 	Predictions []natsPredictionJSON `json:"predictions"`
 	Rejected    []rejectJSON         `json:"rejected"`
-	Duplicates  int                  `json:"duplicates"` // samples whose id was stored before (any instance, within the duplicate window)
+	Duplicates  int                  `json:"duplicates"` // samples whose id was in the owner's window
 }
 
 func (ns *natsServer) handleRecords(w http.ResponseWriter, r *http.Request) {
@@ -175,35 +307,24 @@ func (ns *natsServer) handleRecords(w http.ResponseWriter, r *http.Request) {
 		writeBodyError(w, "cannot read records", err)
 		return
 	}
-	resp := natsRecordsResponse{Predictions: []natsPredictionJSON{}, Rejected: []rejectJSON{}}
-	// A client that goes away does not cut a step in half: the records
-	// it sent are predicted and published, and shutdown waits for it.
-	ctx := context.WithoutCancel(r.Context())
-	ns.mu.Lock()
-	base := ns.offset
-	for _, b := range batches {
-		shiftOffsets(b, base)
-		_, last := b.Span()
-		ns.offset = max(ns.offset, last+1)
+	req := &natsRequest{batches: batches}
+	if err := ns.submit(r.Context(), req); err != nil {
+		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
+		return
 	}
-	ns.mu.Unlock()
-	for _, b := range batches {
-		st, err := ns.step(ctx, b)
-		resp.Duplicates += st.dups
-		if err != nil {
-			writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
-			return
-		}
-		for j := range st.res.IDs {
-			p := natsPredictionJSON{ID: st.res.IDs[j], Offset: st.offs[j], Score: jsonFloat(st.res.Scores[j])}
-			if st.res.Preds[j] != "" {
-				p.Pred = &st.res.Preds[j]
+	resp := natsRecordsResponse{Predictions: []natsPredictionJSON{}, Rejected: []rejectJSON{}}
+	for _, st := range req.steps {
+		for _, p := range st.Predictions {
+			pj := natsPredictionJSON{ID: p.ID, Offset: p.Offset, Score: jsonFloat(p.Score)}
+			if p.Label != "" {
+				pj.Pred = &p.Label
 			}
-			resp.Predictions = append(resp.Predictions, p)
+			resp.Predictions = append(resp.Predictions, pj)
 		}
-		for _, rj := range st.rejects {
+		for _, rj := range st.Rejects {
 			resp.Rejected = append(resp.Rejected, rejectJSON{rj.Offset, rj.ID, rj.Reason.Error()})
 		}
+		resp.Duplicates += len(st.Duplicates)
 	}
 	ns.requests.Add(1)
 	w.Header().Set("Content-Type", "application/json")
@@ -216,32 +337,64 @@ func (ns *natsServer) handleLabels(w http.ResponseWriter, r *http.Request) {
 		writeBodyError(w, "bad label record", err)
 		return
 	}
-	ns.mu.Lock()
 	b := &record.Batch{}
 	for _, l := range labels {
-		b.LateLabels = append(b.LateLabels, record.LateLabel{Offset: ns.offset, ID: l.ID, Label: l.Label})
-		ns.offset++
+		b.LateLabels = append(b.LateLabels, record.LateLabel{Offset: l.Offset, ID: l.ID, Label: l.Label})
 	}
-	ns.mu.Unlock()
-	st, err := ns.step(context.WithoutCancel(r.Context()), b)
-	if err != nil {
+	req := &natsRequest{batches: []*record.Batch{b}}
+	if err := ns.submit(r.Context(), req); err != nil {
 		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
 		return
 	}
-	unknown := st.unknown
+	pending := min(req.pending, len(labels))
 	ns.requests.Add(1)
 	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, "{\"applied\":%d,\"unknown\":%d}\n", len(labels)-unknown, unknown)
+	json.NewEncoder(w).Encode(labelsResponse{Applied: len(labels) - pending, Pending: pending, Rejected: []rejectJSON{}})
+}
+
+// natsStats is the answer of GET /v1/stats: stream --nats's summary and
+// the namespace's live workers.
+type natsStats struct {
+	streamSummary
+	Workers    int    `json:"workers"`
+	Partitions int    `json:"partitions"`
+	Server     string `json:"server"`
+}
+
+func (ns *natsServer) stats() natsStats {
+	ns.mu.Lock()
+	last := ns.last
+	ns.mu.Unlock()
+	r := &natsRun{last: last}
+	return natsStats{streamSummary: r.summary(0), Workers: ns.watch.Live(), Partitions: ns.parts, Server: ns.on.server}
 }
 
 func (ns *natsServer) handleStats(w http.ResponseWriter, r *http.Request) {
-	ns.mu.Lock()
-	sum := ns.s.summary()
-	ns.mu.Unlock()
-	sum.Partitions, sum.Server, sum.Workers = ns.s.cfg.Partitions, ns.s.server, ns.watch.Live()
-	if st, err := distributed.ReadState(r.Context(), ns.s.nc, ns.s.cfg); err == nil {
-		sum.Applied, sum.Left, sum.Version = st.Samples, st.Left, st.Version
-	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(sum)
+	json.NewEncoder(w).Encode(ns.stats())
+}
+
+func (ns *natsServer) handleMetrics(w http.ResponseWriter, r *http.Request) {
+	ns.mu.Lock()
+	c, pending, dups, preds := ns.last.Counters, ns.last.Pending, ns.dups, ns.preds
+	ns.mu.Unlock()
+	var b strings.Builder
+	metric := func(name, typ, help string, v float64) {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n%s %s\n", name, help, name, typ, name, promFloat(v))
+	}
+	metric("nmfstream_requests_total", "counter", "POST requests answered (records and labels) by this instance.", float64(ns.requests.Load()))
+	metric("nmfstream_records_total", "counter", "Input records the owner consumed (samples, late labels, duplicates, rejects), over every instance.", float64(c.Records))
+	metric("nmfstream_samples_total", "counter", "Samples the owner added, over every instance.", float64(c.Samples))
+	metric("nmfstream_predictions_total", "counter", "Arrival predictions this instance answered with a class.", float64(preds))
+	metric("nmfstream_rejected_total", "counter", "Records that could not be used.", float64(c.Rejected))
+	metric("nmfstream_duplicates_total", "counter", "Samples of this instance skipped because their id was in the owner's window.", float64(dups))
+	metric("nmfstream_late_labels_total", "counter", "Labels that arrived without features.", float64(c.LateLabels))
+	metric("nmfstream_labeled_total", "counter", "Arrival predictions scored against a known label.", float64(c.Labeled))
+	metric("nmfstream_early_total", "counter", "Labeled samples that arrived before any label was known: not scored.", float64(c.Early))
+	metric("nmfstream_correct_total", "counter", "Scored predictions that were right.", float64(c.Correct))
+	metric("nmfstream_accuracy", "gauge", "Prequential accuracy of the owner's predictions.", c.Accuracy())
+	metric("nmfstream_pending_labels", "gauge", "Labels waiting for their record.", float64(pending))
+	metric("nmfstream_workers", "gauge", "Live workers of the namespace (heartbeats within the pinned TTL).", float64(ns.watch.Live()))
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	io.WriteString(w, b.String())
 }

@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"math"
 	"net/http"
 	"regexp"
 	"strings"
@@ -13,19 +12,15 @@ import (
 	"time"
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/nmfstream/nmfstream/distributed"
 	"github.com/nmfstream/nmfstream/distributed/natsembed"
-	"github.com/nmfstream/nmfstream/stages"
 )
 
 // serveNATS starts serve --nats against a server of the test's own and
 // returns a function that posts a body to a route and decodes the JSON
 // answer, one that reads /v1/stats, and one that cancels serve and checks
 // that it exits 0 within 30 s.
-func serveNATS(t *testing.T) (post func(path, body string, into any), stats func() streamNATSSummary, stop func()) {
+func serveNATS(t *testing.T) (post func(path, body string, into any), stats func() natsStats, stop func()) {
 	t.Helper()
 	s := testNATS(t)
 	return serveNATSOn(t, s.ClientURL())
@@ -44,14 +39,14 @@ func testNATS(t *testing.T) *natsserver.Server {
 }
 
 // serveNATSOn is serveNATS on the server at url, with more flags.
-func serveNATSOn(t *testing.T, url string, flags ...string) (post func(path, body string, into any), stats func() streamNATSSummary, stop func()) {
+func serveNATSOn(t *testing.T, url string, flags ...string) (post func(path, body string, into any), stats func() natsStats, stop func()) {
 	t.Helper()
 	_, post, stats, stop = serveNATSAt(t, url, flags...)
 	return post, stats, stop
 }
 
 // serveNATSAt is serveNATSOn that also returns the service's base URL.
-func serveNATSAt(t *testing.T, url string, flags ...string) (base string, post func(path, body string, into any), stats func() streamNATSSummary, stop func()) {
+func serveNATSAt(t *testing.T, url string, flags ...string) (base string, post func(path, body string, into any), stats func() natsStats, stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -84,14 +79,14 @@ func serveNATSAt(t *testing.T, url string, flags ...string) (base string, post f
 			t.Fatal(err)
 		}
 	}
-	stats = func() streamNATSSummary {
+	stats = func() natsStats {
 		t.Helper()
 		resp, err := http.Get(base + "/v1/stats")
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		var sum streamNATSSummary
+		var sum natsStats
 		if err := json.NewDecoder(resp.Body).Decode(&sum); err != nil {
 			t.Fatal(err)
 		}
@@ -113,10 +108,10 @@ func serveNATSAt(t *testing.T, url string, flags ...string) (base string, post f
 }
 
 // TestServeNATS runs serve --nats against a server of the test's own:
-// records are predicted on arrival (none before the first label, then
-// from the labeled neighbours), a bad record is rejected by offset and the
-// others go on, late labels reach their sample or are reported unknown,
-// the counters are exact, and a cancel stops it cleanly.
+// records are predicted on arrival by the owner's learner (none before
+// the first label, then from the labels), a bad record is rejected by
+// offset and the others go on, late labels reach their sample or wait for
+// it (pending), the counters are exact, and a cancel stops it cleanly.
 func TestServeNATS(t *testing.T) {
 	post, stats, stop := serveNATS(t)
 	var r1, r2 natsRecordsResponse
@@ -141,27 +136,27 @@ func TestServeNATS(t *testing.T) {
 			t.Errorf("record %s: prediction %v (score %v), want %s", p.ID, p.Pred, p.Score, want)
 		}
 	}
-	var lab struct{ Applied, Unknown int }
+	var lab labelsResponse
 	post("/v1/labels", `{"id":"q1","label":"a"}
 {"id":"nobody","label":"b"}
 `, &lab)
-	if lab.Applied != 1 || lab.Unknown != 1 {
-		t.Errorf("labels: %+v, want 1 applied and 1 unknown", lab)
+	if lab.Applied != 1 || lab.Pending != 1 {
+		t.Errorf("labels: %+v, want 1 applied and 1 pending", lab)
 	}
 	sum := stats()
 	// q1 was predicted a, and its late label says a; a1 came before any
 	// label (early); a2, b1, b2 were labeled on arrival, after a1's label.
-	if sum.Records != 9 || sum.Samples != 6 || sum.Rejected != 1 || sum.LateLabels != 2 || sum.UnknownLabels != 1 ||
-		sum.Early != 1 || sum.Labeled != 4 || sum.Applied != 6 {
+	if sum.Records != 9 || sum.Samples != 6 || sum.Rejected != 1 || sum.LateLabels != 2 || sum.Pending != 1 ||
+		sum.Early != 1 || sum.Labeled != 4 || sum.Partitions != 1 {
 		t.Errorf("counters %+v", sum)
 	}
 	stop()
 }
 
-// TestServeNATSDocuments posts documents to serve --nats: they become
-// hashed TF-IDF rows in the service (its own document frequencies) and
-// are predicted from the owners' spreading like features, a document of
-// white space only is rejected by offset, and the counters are exact.
+// TestServeNATSDocuments posts documents to serve --nats: the owner's
+// learner makes them TF-IDF rows, as serve's does, and predicts them; a
+// document of white space only is rejected by offset, and the counters
+// are exact.
 func TestServeNATSDocuments(t *testing.T) {
 	post, stats, stop := serveNATS(t)
 	var r1, r2 natsRecordsResponse
@@ -186,41 +181,27 @@ func TestServeNATSDocuments(t *testing.T) {
 			t.Errorf("document %s: prediction %v, want %s", p.ID, p.Pred, want)
 		}
 	}
-	// The owners take the last request's samples after it is answered.
-	sum := stats()
-	for deadline := time.Now().Add(30 * time.Second); sum.Applied < 6 && time.Now().Before(deadline); sum = stats() {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if sum.Records != 7 || sum.Samples != 6 || sum.Rejected != 1 || sum.Applied != 6 {
-		t.Errorf("counters %+v, want 7 records, 6 samples applied, 1 rejected", sum)
+	if sum := stats(); sum.Records != 7 || sum.Samples != 6 || sum.Rejected != 1 {
+		t.Errorf("counters %+v, want 7 records, 6 samples, 1 rejected", sum)
 	}
 	stop()
 }
 
-// TestServeNATSSharedDF runs two serve --nats instances with --shared-df
-// on one namespace, the second without learner instances of its own: the
-// documents posted to either are counted once in the shared document
-// frequencies (7 documents, a term of 2 of them weighed by the smoothed
-// idf of 2 in 7), and the second predicts, by name, from the labels posted
-// to the first (the class table is the namespace's).
-func TestServeNATSSharedDF(t *testing.T) {
+// TestServeNATSSharedOwner runs two serve --nats instances on one
+// namespace, the second without owners of its own: both drive the one
+// owner's learner, so the second predicts, by name, the documents posted
+// to it from the documents and labels posted to the first (the owner's
+// vectorizer and classes), and its counters are the owner's, over both.
+func TestServeNATSSharedOwner(t *testing.T) {
 	srv := testNATS(t)
-	postA, _, stopA := serveNATSOn(t, srv.ClientURL(), "--shared-df")
-	postB, statsB, stopB := serveNATSOn(t, srv.ClientURL(), "--shared-df", "--workers", "0")
+	postA, _, stopA := serveNATSOn(t, srv.ClientURL())
+	postB, statsB, stopB := serveNATSOn(t, srv.ClientURL(), "--workers", "0")
 	var r1, r2 natsRecordsResponse
 	postA("/v1/records", `{"id":"s1","text":"the striker scored a late goal and the team won the football match","label":"sport"}
 {"id":"s2","text":"the goalkeeper saved a penalty in the football match and the team won","label":"sport"}
 {"id":"c1","text":"simmer the onions in butter then add garlic and fresh basil to the sauce","label":"cooking"}
 {"id":"c2","text":"bake the bread dough with butter and garlic then serve with the tomato sauce","label":"cooking"}
 `, &r1)
-	// An instance's predictions see the records another posted once the
-	// owners hold them (each instance waits only for its own).
-	for deadline := time.Now().Add(30 * time.Second); statsB().Applied < 4; {
-		if time.Now().After(deadline) {
-			t.Fatal("the owners did not take the first instance's documents within 30 s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 	postB("/v1/records", `{"id":"q1","text":"a penalty goal won the match for the team"}
 {"id":"q2","text":"garlic butter sauce with basil and onions"}
 {"id":"q3","text":"roast the garlic then stir it into the tomato sauce"}
@@ -234,43 +215,8 @@ func TestServeNATSSharedDF(t *testing.T) {
 			t.Errorf("document %s posted to the second instance: prediction %v, want %s", p.ID, p.Pred, want)
 		}
 	}
-	nc, err := nats.Connect(srv.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kv, err := js.KeyValue(context.Background(), "nmf_model")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := kv.Get(context.Background(), "shared."+distributed.SharedDFKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tf stages.TFIDF
-	if err := tf.UnmarshalBinary(e.Value()); err != nil {
-		t.Fatal(err)
-	}
-	if tf.NDocs() != 7 {
-		t.Errorf("the shared document frequencies count %d documents, want the 7 posted to both instances", tf.NDocs())
-	}
-	// "football" is in 2 of the 7: idf ln(8/3) + 1 on its column.
-	m, err := tf.Transform([]string{"football"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	col, _ := m.Row(0)
-	idf := tf.IDF(nil)
-	if len(col) != 1 {
-		t.Fatalf("football has %d columns", len(col))
-	}
-	// 1e-12: one logarithm.
-	if got, want := idf[col[0]], math.Log(8.0/3)+1; math.Abs(got-want) > 1e-12 {
-		t.Errorf("idf of football's column: %v, want ln(8/3) + 1 = %v", got, want)
+	if sum := statsB(); sum.Records != 7 || sum.Samples != 7 {
+		t.Errorf("the second instance's counters: %d records, %d samples; want the owner's 7 and 7", sum.Records, sum.Samples)
 	}
 	stopB()
 	stopA()

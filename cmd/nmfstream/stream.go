@@ -260,7 +260,13 @@ type streamOptions struct {
 // parseStreamFlags parses stream's arguments; an error says which flag is
 // wrong.
 func parseStreamFlags(args []string, stderr io.Writer) (*streamOptions, error) {
-	o := &streamOptions{fs: newFlags("stream", streamSynopsis, stderr)}
+	return parseStreamFlagsWith(args, stderr, streamSynopsis, nil)
+}
+
+// parseStreamFlagsWith is parseStreamFlags with another synopsis and, if
+// extra is not nil, the flags extra declares (stream --nats's).
+func parseStreamFlagsWith(args []string, stderr io.Writer, synopsis string, extra func(*flag.FlagSet)) (*streamOptions, error) {
+	o := &streamOptions{fs: newFlags("stream", synopsis, stderr)}
 	fs := o.fs
 	fs.StringVar(&o.in, "in", "", "input `file` replayed in order (required; - for an Arrow stream on stdin)")
 	fs.StringVar(&o.out, "out", "", "write arrival-time predictions (id, pred, score) to this `file` (.arrow, .arrows, .jsonl)")
@@ -274,6 +280,9 @@ func parseStreamFlags(args []string, stderr io.Writer) (*streamOptions, error) {
 	metric := fs.String("metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
 	addOnlineFlags(fs, &o.cfg)
 	addCSVFlags(fs, &o.csvf)
+	if extra != nil {
+		extra(fs)
+	}
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}

@@ -126,7 +126,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	pool := &workerPool{cancel: cancel, done: make(chan error, o.workers)}
-	if err := pool.start(ctx, connect, o.cfg, o.workers); err != nil {
+	if err := pool.start(ctx, connect, o.cfg, o.workers, o.chain); err != nil {
 		return errors.Join(err, pool.wait())
 	}
 	start := time.Now()
@@ -163,6 +163,7 @@ type workerOptions struct {
 	url, listen, store, in string
 	workers, after         int
 	asJSON                 bool
+	chain                  bool // run the chain's owners (learnerOf)
 	cfg                    distributed.Config
 	csvf                   csvFlags
 	given                  map[string]bool // the flags the command line set
@@ -180,6 +181,7 @@ func parseWorkerFlags(args []string, stderr io.Writer) (*workerOptions, error) {
 	fs.IntVar(&o.workers, "workers", 1, "instances to run in this process")
 	fs.IntVar(&o.after, "after", 20, "with --in: versions of U to wait for after every sample is applied (rounds that sweep every code, refining U as batch NMF does)")
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object instead of text")
+	fs.BoolVar(&o.chain, "chain", false, "run the owners of stream --nats's chain: the learner of the namespace's settings (a driver's flags) on its one partition; not with --in")
 	cfg := &o.cfg
 	fs.StringVar(&cfg.Namespace, "namespace", "nmf", "prefix of the subjects, streams and buckets of this factorization")
 	fs.IntVar(&cfg.Rank, "rank", 10, "rank K of the factorization")
@@ -205,6 +207,14 @@ func parseWorkerFlags(args []string, stderr io.Writer) (*workerOptions, error) {
 	if o.workers < 0 || o.after < 0 || cfg.Rank < 1 || cfg.Partitions < 1 || !(cfg.Alpha >= 0) || cfg.Window < 0 {
 		return nil, fmt.Errorf("%w: --workers, --after, --alpha and --window must not be negative, --rank and --partitions must be positive", errUsage)
 	}
+	if o.chain {
+		if o.in != "" {
+			return nil, fmt.Errorf("%w: --chain owners learn what stream --nats and serve --nats send: not with --in", errUsage)
+		}
+		if !o.given["partitions"] {
+			cfg.Partitions = 1
+		}
+	}
 	if o.workers == 0 && o.in == "" {
 		return nil, fmt.Errorf("%w: --workers 0 without --in has nothing to do", errUsage)
 	}
@@ -226,14 +236,21 @@ type workerPool struct {
 	ws     []*distributed.Worker
 }
 
-// start starts n instances on connections from connect.
-func (p *workerPool) start(ctx context.Context, connect func() (*nats.Conn, error), cfg distributed.Config, n int) error {
+// start starts n instances on connections from connect: the chain's
+// owners with chain (distributed.NewChainWorker, learnerOf), else the
+// workers of the owners' own GNMF step.
+func (p *workerPool) start(ctx context.Context, connect func() (*nats.Conn, error), cfg distributed.Config, n int, chain bool) error {
 	for range n {
 		wc, err := connect()
 		if err != nil {
 			return err
 		}
-		w, err := distributed.NewWorker(ctx, wc, cfg)
+		var w *distributed.Worker
+		if chain {
+			w, err = distributed.NewChainWorker(ctx, wc, cfg, learnerOf)
+		} else {
+			w, err = distributed.NewWorker(ctx, wc, cfg)
+		}
 		if err != nil {
 			return err
 		}

@@ -28,7 +28,7 @@ type Rules struct {
 var Default = Rules{
 	Goroutines: map[string]string{
 		"pipeline":              "the streaming runtime: stages over go-streams, Split and Share",
-		"distributed":           "Worker.Run (heartbeat, role watch, one loop per owned partition) and the k-NN fan-out to partitions (neighbors)",
+		"distributed":           "Worker.Run (heartbeat, role watch, one loop per owned partition)",
 		"distributed/natsembed": "the embedded NATS server's start-up",
 		"cmd/nmfstream":         "serve's HTTP server and WAL sync loop, the NATS drivers and the worker",
 		"examples/service":      "the example service's HTTP server beside its pipeline",

@@ -466,6 +466,27 @@ func (g *Graph) evict(n int) []int {
 	return out
 }
 
+// Evicting returns the slots that inserting n samples now would remove
+// from a full window, in the order of that insertion's Change.Removed,
+// without changing anything: the caller can read their rows (DenseRows)
+// before the insertion writes new samples over them. It returns nil
+// without a Window, when n more samples fit, or when n exceeds the window
+// (such an insertion fails and removes nothing).
+func (g *Graph) Evicting(n int) []int {
+	w := g.cfg.Window
+	if w == 0 || n > w || g.nlive+n <= w {
+		return nil
+	}
+	var out []int
+	for h := g.head; g.nlive-len(out)+n > w; h++ {
+		sg := g.fifo[h]
+		if g.live[sg.slot] && g.gen[sg.slot] == sg.gen {
+			out = append(out, sg.slot)
+		}
+	}
+	return out
+}
+
 // min32Nodes is the number of live nodes from which an incrementally grown
 // graph decides on float32 dots (store.enable32): enough rows to judge the
 // data's spread, and below it the dots are cheap anyway.

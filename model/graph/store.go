@@ -171,6 +171,34 @@ func (s *store) clearSlot(slot int) {
 
 func (s *store) denseRow(i int) []float64 { return s.data[i*s.dim : (i+1)*s.dim] }
 
+// DenseRows returns the stored rows of a dense graph as one row-major
+// slice of rows×D values, rows at least Slots(): slot i's row, as inserted,
+// at [i·D, (i+1)·D), zero for free slots and for the rows past Slots().
+// The slice aliases the graph's storage, which DenseRows first grows to
+// hold rows rows if it must (one copy); it follows the graph's later writes
+// (an insertion writes new rows, a removal zeroes its rows) until an
+// insertion that takes the store beyond its capacity, or a DenseRows call
+// with more rows, moves the storage, so a caller that keeps it calls
+// DenseRows again after each insertion. The caller must not write to it.
+// It returns nil for a sparse graph.
+//
+// The rows past Slots() are zero because the store's capacity beyond its
+// length is never written: it comes zeroed from make or append, and a slot
+// that grows into it is cleared first (growTo).
+func (g *Graph) DenseRows(rows int) []float64 {
+	s := &g.st
+	if s.isSparse {
+		return nil
+	}
+	need := max(rows, len(s.sq)) * s.dim
+	if cap(s.data) < need {
+		t := make([]float64, len(s.data), need)
+		copy(t, s.data)
+		s.data, s.borrowed = t, false
+	}
+	return s.data[:need]
+}
+
 // canon returns the canonical key of the pair of stored rows i and j, the
 // quantity neighbours are ranked by. For Euclidean it is the squared
 // distance Σₗ(aₗ − bₗ)²; for Cosine it is −sgn(c)·c², c = cos(a, b),

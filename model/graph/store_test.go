@@ -3,6 +3,7 @@ package graph
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -172,4 +173,77 @@ func nearDuplicates(rng *rand.Rand) *mat.Dense {
 		}
 	}
 	return near
+}
+
+// TestEvictingAndDenseRows checks the two views an online model takes of a
+// windowed dense graph: Evicting announces exactly the slots the next
+// insertion removes (and changes nothing), and DenseRows holds every live
+// slot's row as inserted, zeros for free slots and past Slots(), and
+// follows the graph's writes while its storage stays put.
+func TestEvictingAndDenseRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	const d, window = 8, 50
+	g, err := KNN{K: 3, Window: window}.NewDense(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rowOf := map[int][]float64{} // slot → the row last inserted there
+	for b, n := range []int{20, 20, 20, 7, 50, 1, 13, 33} {
+		x := randData(n, d, rng)
+		before := g.IDs()
+		ev := g.Evicting(n)
+		if again := g.Evicting(n); !slices.Equal(ev, again) || !slices.Equal(before, g.IDs()) {
+			t.Fatalf("batch %d: Evicting changed the graph", b)
+		}
+		ch, err := g.InsertDense(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(ev, ch.Removed) {
+			t.Fatalf("batch %d: Evicting(%d) = %v, the insertion removed %v", b, n, ev, ch.Removed)
+		}
+		for _, s := range ch.Removed {
+			delete(rowOf, s)
+		}
+		for p, s := range ch.Added {
+			rowOf[s] = x.RawRowView(p)
+		}
+		rows := g.Slots() + 5
+		all := g.DenseRows(rows)
+		if len(all) != rows*d {
+			t.Fatalf("batch %d: DenseRows(%d) has %d values, want %d", b, rows, len(all), rows*d)
+		}
+		for s := range rows {
+			got := all[s*d : (s+1)*d]
+			want, live := rowOf[s]
+			if live != g.Live(s) {
+				t.Fatalf("batch %d: slot %d live %v, the test expects %v", b, s, g.Live(s), live)
+			}
+			if !live {
+				want = make([]float64, d)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("batch %d: DenseRows slot %d = %v, want %v", b, s, got, want)
+			}
+		}
+	}
+	if ev := g.Evicting(window + 1); ev != nil {
+		t.Errorf("Evicting of more than the window = %v, want nil (that insertion fails)", ev)
+	}
+	// A removal writes through to a view taken before it.
+	view := g.DenseRows(g.Slots())
+	s := g.IDs()[0]
+	if _, err := g.Remove(s); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(view[s*d:(s+1)*d], make([]float64, d)) {
+		t.Error("a removed slot's row is not zero in a view taken before the removal")
+	}
+	sp, err := KNN{K: 3}.NewSparse(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp.DenseRows(1) != nil {
+		t.Error("DenseRows of a sparse graph is not nil")
+	}
 }

@@ -147,7 +147,11 @@ func (g *Graph) WeightRows(w Weighting, ids []int) *sparse.CSR {
 					row = append(row, half{c: j, wi: wi, hi: true})
 				}
 			}
-			slices.SortFunc(row, func(a, b half) int { return int(a.c) - int(b.c) })
+			for a := 1; a < len(row); a++ { // insertion sort: rows are short
+				for b := a; b > 0 && row[b].c < row[b-1].c; b-- {
+					row[b], row[b-1] = row[b-1], row[b]
+				}
+			}
 		}
 		for _, h := range row {
 			var v float64

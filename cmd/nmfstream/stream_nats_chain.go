@@ -1,0 +1,334 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/nmfstream/nmfstream/distributed"
+	"github.com/nmfstream/nmfstream/pipeline"
+	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/stages"
+)
+
+const streamNATSSynopsis = `stream --nats URL --in F [--out P.jsonl] [--workers n] [--namespace ns] [stream's flags]
+
+Runs stream's chain of stages with its learning step on the owners of a
+distributed namespace (package distributed, NATS JetStream): this process
+decodes the records of F and featurizes them (stages.NewFeatures), publishes
+each batch (--batch records) to the namespace, and writes the owners'
+predictions (id, pred, score) to --out in input order; the owner of the
+partition runs the stages.Learner that stream would run, built from the
+same flags (--method, --rank, --window, --predictor, …), on the same
+batches in the same order. With one partition the predictions are stream's,
+byte for byte. The namespace holds the learner's settings of its first
+driver; a driver with others is refused.
+
+--workers instances of the owner run in this process. --nats embedded (or
+a bare --nats) starts an embedded server in a binary built with -tags nats.
+--checkpoint is not supported with --nats (the namespace's streams hold the
+batches; an owner that takes over replays them).
+
+Examples:
+  go run -tags nats ./cmd/nmfstream stream --nats --in stream.arrow --out pred.jsonl --json
+  nmfstream stream --nats nats://127.0.0.1:4222 --in stream.arrow --workers 2`
+
+// chainNATS are the flags of stream --nats beyond stream's: where the
+// owners run.
+type chainNATS struct {
+	url, listen, store string
+	workers            int
+	ownerTimeout       time.Duration
+	cfg                distributed.Config
+	partitionsGiven    bool // --partitions was on the command line
+}
+
+func (f *chainNATS) add(fs *flag.FlagSet) {
+	fs.StringVar(&f.url, "nats", "", "NATS server `URL`s, comma-separated, or embedded (an in-process server, in a binary built with -tags nats)")
+	fs.StringVar(&f.listen, "listen", "127.0.0.1:0", "embedded server: `host:port` to listen on (port 0: any free port)")
+	fs.StringVar(&f.store, "store", "", "embedded server: JetStream storage `directory` (empty: a temporary one, removed at exit)")
+	fs.IntVar(&f.workers, "workers", 1, "owners to run in this process (0: other processes run them)")
+	fs.DurationVar(&f.ownerTimeout, "owner-timeout", 0, "with --workers 0: fail if no worker of the namespace is live within this `duration` (0: wait, saying so every few seconds)")
+	c := &f.cfg
+	fs.StringVar(&c.Namespace, "namespace", "nmf", "prefix of the subjects, streams and buckets of this stream")
+	fs.IntVar(&c.Partitions, "partitions", 1, "partitions P, each with its own owner and learner on its share of the records (by id); 1 gives stream's predictions exactly")
+	fs.IntVar(&c.Replicas, "replicas", 1, "replicas of the streams and buckets")
+	fs.DurationVar(&c.PinnedTTL, "pinned-ttl", 2*time.Second, "time after which a silent owner's partition moves to another (failover time)")
+}
+
+// check checks the flags against stream's options o and completes the
+// namespace's configuration.
+func (f *chainNATS) check(o *streamOptions) error {
+	f.partitionsGiven = o.fs != nil && isSet(o.fs, "partitions")
+	switch {
+	case o.ckpt != "":
+		return fmt.Errorf("%w: --checkpoint is not supported with --nats", errUsage)
+	case f.workers < 0 || f.ownerTimeout < 0 || f.cfg.Partitions < 1:
+		return fmt.Errorf("%w: --workers and --owner-timeout must not be negative, --partitions must be positive", errUsage)
+	}
+	f.cfg.Rank = o.cfg.Rank
+	return nil
+}
+
+// learnerOf is the owners' distributed.NewLearner: settings are a
+// driver's onlineConfig as JSON, and the Learner is stream's
+// (onlineConfig.learner).
+func learnerOf(settings []byte) (*stages.Learner, error) {
+	var c onlineConfig
+	if err := json.Unmarshal(settings, &c); err != nil {
+		return nil, fmt.Errorf("learner settings: %w", err)
+	}
+	if err := checkOnlineConfig(&c); err != nil {
+		return nil, err
+	}
+	return c.learner(), nil
+}
+
+// owners is a driver on a namespace, with the owners this process runs.
+type owners struct {
+	drv     *distributed.ChainDriver
+	nc      *nats.Conn // the driver's connection
+	server  string
+	closers []func() // connections and the embedded server, oldest first
+	cancel  context.CancelCauseFunc
+	done    chan error // the owners' Run results
+	started int
+}
+
+// start connects to the server (starting an embedded one for --nats
+// embedded), starts --workers owners and the driver, whose learner
+// settings are settings. A failing owner cancels ctx's child that it
+// returns, with the owner's error as the cause.
+func (f *chainNATS) start(ctx context.Context, cmd string, settings []byte, stderr io.Writer) (*owners, context.Context, error) {
+	on := &owners{server: f.url, done: make(chan error, f.workers)}
+	if on.server == "embedded" || on.server == "" {
+		if !haveEmbeddedNATS {
+			return nil, nil, fmt.Errorf("%w: %s --nats needs a server: pass --nats nats://HOST:PORT (scripts/nats-cluster.sh starts one), or build with -tags nats for an embedded one (go run -tags nats ./cmd/nmfstream %s --nats ...)", errUsage, cmd, cmd)
+		}
+		u, stop, err := embeddedNATS(f.listen, f.store)
+		if err != nil {
+			return nil, nil, err
+		}
+		on.closers = append(on.closers, stop)
+		on.server = u
+		fmt.Fprintf(stderr, "nmfstream %s: embedded NATS server on %s (join with --nats %s)\n", cmd, u, u)
+	}
+	connect := func() (*nats.Conn, error) {
+		nc, err := nats.Connect(on.server, distributed.ClientOptions()...)
+		if err != nil {
+			return nil, fmt.Errorf("--nats %s: %w", on.server, err)
+		}
+		on.closers = append(on.closers, nc.Close)
+		return nc, nil
+	}
+	rctx, cancel := context.WithCancelCause(ctx)
+	on.cancel = cancel
+	fail := func(err error) (*owners, context.Context, error) { return nil, nil, errors.Join(err, on.close()) }
+	nc, err := connect()
+	if err != nil {
+		return fail(err)
+	}
+	on.nc = nc
+	// The namespace's distributed settings (rank, window, … of the owners'
+	// own step) do not shape the chain's learner, which its learner
+	// settings do: take them, and its partitions unless given.
+	if err := adoptNamespace(ctx, nc, &f.cfg, map[string]bool{"partitions": f.partitionsGiven}, cmd, io.Discard); err != nil {
+		return fail(err)
+	}
+	for range f.workers {
+		nc, err := connect()
+		if err != nil {
+			return fail(err)
+		}
+		w, err := distributed.NewChainWorker(ctx, nc, f.cfg, learnerOf)
+		if err != nil {
+			return fail(err)
+		}
+		on.started++
+		go func() {
+			err := w.Run(rctx)
+			if err != nil {
+				cancel(fmt.Errorf("owner: %w", err))
+			}
+			on.done <- err
+		}()
+	}
+	if f.workers == 0 {
+		if err := f.await(rctx, nc, on.server, cmd, stderr); err != nil {
+			return fail(err)
+		}
+	}
+	if on.drv, err = distributed.NewChainDriver(ctx, nc, f.cfg, settings); err != nil {
+		return fail(err)
+	}
+	return on, rctx, nil
+}
+
+// await waits for a live worker of the namespace, saying so every few
+// seconds, or fails after --owner-timeout if set.
+func (f *chainNATS) await(ctx context.Context, nc *nats.Conn, server, cmd string, stderr io.Writer) error {
+	wctx, cancel := ctx, context.CancelFunc(func() {})
+	if f.ownerTimeout > 0 {
+		wctx, cancel = context.WithTimeout(ctx, f.ownerTimeout)
+	}
+	defer cancel()
+	err := distributed.AwaitWorker(wctx, nc, f.cfg, ownerReport, func(waited time.Duration) {
+		fmt.Fprintf(stderr, "nmfstream %s: no live worker on namespace %q at %s after %v; waiting (start one: nmfstream worker --chain --nats %s --namespace %s)\n", cmd, f.cfg.Namespace, server, waited.Round(time.Second), server, f.cfg.Namespace)
+	})
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("no live worker on namespace %q at %s within --owner-timeout %v (start one: nmfstream worker --chain)", f.cfg.Namespace, server, f.ownerTimeout)
+	}
+	return err
+}
+
+// close stops the owners, waits for them, and closes the driver, the
+// connections and the embedded server, newest first. It returns the
+// owners' errors.
+func (on *owners) close() error {
+	on.cancel(nil)
+	var errs []error
+	for range on.started {
+		errs = append(errs, <-on.done)
+	}
+	on.started = 0
+	if on.drv != nil {
+		on.drv.Close()
+	}
+	for i := len(on.closers) - 1; i >= 0; i-- {
+		on.closers[i]()
+	}
+	on.closers = nil
+	return errors.Join(errs...)
+}
+
+func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var nf chainNATS
+	o, err := parseStreamFlagsWith(args, stderr, streamNATSSynopsis, nf.add)
+	if err != nil {
+		return err
+	}
+	if err := nf.check(o); err != nil {
+		return err
+	}
+	src, err := o.csvf.openStream(o.in, o.cfg.Batch)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	// The form is read before the server starts: a file that cannot be
+	// used fails at once.
+	if _, err := src.Form(); err != nil {
+		return err
+	}
+	settings, err := json.Marshal(o.cfg)
+	if err != nil {
+		return err
+	}
+	sink, err := o.openOutputs(outputState{})
+	if err != nil {
+		return err
+	}
+	on, rctx, err := nf.start(ctx, "stream", settings, stderr)
+	if err != nil {
+		return errors.Join(err, sink.Close())
+	}
+	r := &natsRun{o: o, workers: nf.workers, parts: nf.cfg.Partitions, pr: newProgress(stderr, "stream"), start: time.Now()}
+	rd := sources.NewReader(src)
+	read := pipeline.ReadFunc[*streamStep](func(ctx context.Context) (*streamStep, error) {
+		b, err := rd.Read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &streamStep{link: link{batch: b}}, nil
+	})
+	p := newRemoteChain(on.drv, pipeline.From("records", read), nil, r.collected, pipeline.To("predictions", sink))
+	runErr := p.Run(rctx)
+	r.pr.done()
+	elapsed := time.Since(r.start).Seconds()
+	if cause := context.Cause(rctx); runErr != nil && cause != nil && ctx.Err() == nil {
+		runErr = cause // an owner failed
+	}
+	if err := on.close(); err != nil && runErr == nil {
+		runErr = err
+	}
+	if runErr != nil && !errors.Is(runErr, context.Canceled) && !errors.Is(runErr, context.DeadlineExceeded) {
+		return runErr
+	}
+	return errors.Join(r.report(stdout, stderr, elapsed, on.server), runErr)
+}
+
+// natsRun is one run of stream --nats: the owners' counters after the last
+// batch collected, and this run's totals.
+type natsRun struct {
+	o       *streamOptions
+	workers int // owners run in this process
+	parts   int // the namespace's partitions
+	last    distributed.ChainStep
+	records int64
+	pr      *progress
+	start   time.Time
+}
+
+// collected runs on the collect stage after each batch.
+func (r *natsRun) collected(ss *streamStep) error {
+	if ss.answer != nil {
+		r.last = *ss.answer
+	}
+	r.records += int64(ss.records)
+	r.pr.update(int(r.records), 0, "records")
+	return nil
+}
+
+// report prints the run's summary, stream's (streamSummary) from the
+// owner's counters: one JSON object with --json, text otherwise. The
+// codes' scores (code_1nn, code_nmi) are the owner's and not reported.
+func (r *natsRun) report(stdout, stderr io.Writer, elapsed float64, server string) error {
+	sum := r.summary(elapsed)
+	c, sc := r.last.Counters, r.last.Scores
+	lo, hi := c.Interval(1.96)
+	if r.o.asJSON {
+		return json.NewEncoder(stdout).Encode(natsStats{streamSummary: sum, Workers: r.workers, Partitions: r.parts, Server: server})
+	}
+	fmt.Fprintf(stdout, "records %d (%.0f/s) on the owners at %s, samples %d, rejected %d, duplicates %d, late labels %d, pending labels %d\n",
+		c.Records, sum.RecordsPerSecond, server, c.Samples, c.Rejected, c.Duplicates, c.LateLabels, sum.Pending)
+	fmt.Fprintf(stdout, "prequential accuracy %.4f (95%% interval %.4f–%.4f): %d of the %d labeled samples after the first label right on arrival (%d without a prediction, counted wrong); balanced accuracy %.4f, macro-F1 %.4f\n",
+		c.Accuracy(), lo, hi, c.Correct, c.Labeled, c.Unpredicted, sc.BalancedAccuracy, sc.MacroF1)
+	if c.Rejected > 0 {
+		fmt.Fprintf(stderr, "nmfstream stream: %d records rejected\n", c.Rejected)
+	}
+	if c.Records > 0 && c.Samples == 0 && c.LateLabels == 0 {
+		return fmt.Errorf("no usable record: all %d were rejected (see -rejects for the reasons)", c.Rejected)
+	}
+	return nil
+}
+
+// summary is stream's summary (streamSummary) of the owner's counters
+// after the last batch collected; the codes' scores (code_1nn, code_nmi)
+// are the owner's and null.
+func (r *natsRun) summary(elapsed float64) streamSummary {
+	c, sc := r.last.Counters, r.last.Scores
+	lo, hi := c.Interval(1.96)
+	sum := streamSummary{
+		AccuracyCI95: [2]jsonFloat{jsonFloat(lo), jsonFloat(hi)},
+		Accuracy:     jsonFloat(c.Accuracy()), NScored: c.Labeled, Early: c.Early,
+		BalancedAccuracy: jsonFloat(sc.BalancedAccuracy), MacroF1: jsonFloat(sc.MacroF1),
+		Records: c.Records, Rejected: c.Rejected, Samples: c.Samples, Duplicates: c.Duplicates,
+		LateLabels: c.LateLabels, Labeled: c.Labeled, Correct: c.Correct, Unpredicted: c.Unpredicted,
+		Pending: r.last.Pending, Seconds: elapsed, RunRecords: r.records,
+		CodeNN1: jsonFloat(math.NaN()), CodeNMI: jsonFloat(math.NaN()),
+	}
+	if r.o != nil {
+		sum.Window, sum.Rank = r.o.cfg.Window, r.o.cfg.Rank
+	}
+	if elapsed > 0 {
+		sum.RecordsPerSecond = float64(r.records) / elapsed
+	}
+	return sum
+}

@@ -1,0 +1,409 @@
+package distributed
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/nmfstream/nmfstream/record"
+	"github.com/nmfstream/nmfstream/stages"
+)
+
+// The chain on the owners (distributed/DESIGN.md, "The chain on the
+// owners"; docs/DESIGN.md §3): a driver (ChainDriver) runs decode and
+// featurize, publishes each batch's stages.Features to the batches stream,
+// and collects the predictions in batch order; the owner of the partition
+// (a Worker made by NewChainWorker) runs a stages.Learner, built from the
+// namespace's learner settings, on the batches in the order the stream
+// holds them, and publishes the Step of each. With one partition the owner
+// sees exactly the batches the driver made, in the driver's order, so its
+// predictions are those of the single-machine stream.
+//
+// Subjects: <ns>.batch.<p> (stream <NS>_BATCHES) carries a driver's batch b
+// for partition p with the headers Nmf-Driver (the driver's name) and
+// Nmf-Batch (b, counting from 0); <ns>.pred.<driver> (stream <NS>_PREDS)
+// carries the owner's answer with Nmf-Batch and Nmf-Part, published with
+// the message id "<driver>.<b>.<p>", so that an owner that replays the
+// batches after a failover republishes nothing the duplicate window still
+// holds, and the driver drops any second answer of (b, p) beyond it.
+
+// Headers of the chain's messages.
+const (
+	hdrDriver = "Nmf-Driver"
+	hdrBatch  = "Nmf-Batch"
+	hdrPart   = "Nmf-Part"
+)
+
+// keyLearner is the model bucket's key of the namespace's learner settings.
+const keyLearner = "learner"
+
+// NewLearner builds a partition owner's stages.Learner from the learner
+// settings the namespace holds (the bytes a ChainDriver stored; their
+// format is the caller's, e.g. nmfstream's flags as JSON). Every owner of a
+// namespace calls it with the same settings, so every owner's Learner is
+// the driver's configuration.
+type NewLearner func(settings []byte) (*stages.Learner, error)
+
+func (n names) batchStream() string              { return n.up() + "_BATCHES" }
+func (n names) predStream() string               { return n.up() + "_PREDS" }
+func (n names) batchSubject(p int) string        { return fmt.Sprintf("%s.batch.%d", n.ns, p) }
+func (n names) predSubject(d string) string      { return n.ns + ".pred." + d }
+func (n names) up() string                       { return strings.ToUpper(strings.ReplaceAll(n.ns, "-", "_")) }
+func chainMsgID(d string, b int64, p int) string { return fmt.Sprintf("%s.%d.%d", d, b, p) }
+
+// setupChain creates (or finds) the chain's two streams.
+func setupChain(ctx context.Context, js jetstream.JetStream, c Config) error {
+	n := c.names()
+	for _, sc := range []jetstream.StreamConfig{
+		{Name: n.batchStream(), Subjects: []string{n.ns + ".batch.*"}, Replicas: c.replicas(), Duplicates: 2 * time.Minute},
+		{Name: n.predStream(), Subjects: []string{n.ns + ".pred.*"}, Replicas: c.replicas(), Duplicates: 2 * time.Minute},
+	} {
+		if _, err := ensure(ctx, "stream "+sc.Name,
+			func(ctx context.Context) (jetstream.Stream, error) { return js.CreateOrUpdateStream(ctx, sc) },
+			func(ctx context.Context) (jetstream.Stream, error) { return js.Stream(ctx, sc.Name) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// NewChainWorker returns a worker of cfg's namespace whose partition
+// owners run the chain: each builds a stages.Learner with newLearner from
+// the namespace's learner settings (it waits for a driver to store them)
+// and learns the batches of its partition. It runs no coordinator: with
+// one partition there is nothing to consolidate. cfg must have one
+// partition (several are not built yet: distributed/DESIGN.md, "Not
+// done").
+func NewChainWorker(ctx context.Context, nc *nats.Conn, cfg Config, newLearner NewLearner) (*Worker, error) {
+	if newLearner == nil {
+		return nil, errors.New("distributed: chain worker without a learner")
+	}
+	w, err := NewWorker(ctx, nc, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := setupChain(ctx, w.js, cfg); err != nil {
+		return nil, err
+	}
+	w.newLearner = newLearner
+	return w, nil
+}
+
+// learnerSettings waits for the namespace's learner settings.
+func (w *Worker) learnerSettings(ctx context.Context) ([]byte, error) {
+	kw, err := w.st.model.Watch(ctx, keyLearner)
+	if err != nil {
+		return nil, err
+	}
+	defer kw.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case e, ok := <-kw.Updates():
+			if !ok {
+				return nil, errors.New("distributed: learner settings: watch ended")
+			}
+			if e != nil && e.Operation() == jetstream.KeyValuePut {
+				return e.Value(), nil
+			}
+		}
+	}
+}
+
+// ownChain holds partition part's role: it builds the Learner and learns
+// every batch of the partition from the first, in stream order, publishing
+// each one's Step, until ctx ends or p is lost. A new holder replays from
+// the first batch: LearnFeatures is deterministic, so it republishes the
+// answers it replays unchanged (dropped by their message ids, or by the
+// driver).
+func (w *Worker) ownChain(ctx context.Context, p *pin, part int) error {
+	raw, err := w.learnerSettings(ctx)
+	if err != nil {
+		return err
+	}
+	l, err := w.newLearner(raw)
+	if err != nil {
+		return corrupt("namespace %q: learner settings: %v", w.st.n.ns, err)
+	}
+	cons, err := w.js.OrderedConsumer(ctx, w.st.n.batchStream(), jetstream.OrderedConsumerConfig{
+		MaxResetAttempts: maxResets, FilterSubjects: []string{w.st.n.batchSubject(part)}})
+	if err != nil {
+		return err
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return err
+	}
+	defer it.Stop()
+	for ctx.Err() == nil {
+		if !p.held() {
+			return errLost
+		}
+		wctx, cancel := context.WithTimeout(ctx, w.cfg.pinnedTTL()/4)
+		m, err := it.Next(jetstream.NextContext(wctx))
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case errors.Is(err, context.DeadlineExceeded):
+			continue
+		case err != nil:
+			return err
+		}
+		if err := w.learnBatch(ctx, l, part, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// learnBatch runs l on the batch of message m and publishes its Step.
+func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, part int, m jetstream.Msg) error {
+	drv := m.Headers().Get(hdrDriver)
+	b, err := strconv.ParseInt(m.Headers().Get(hdrBatch), 10, 64)
+	if err != nil || drv == "" {
+		return corrupt("batch message on %s without a driver and a batch number (%q, %q)", m.Subject(), drv, m.Headers().Get(hdrBatch))
+	}
+	f, err := decodeFeatures(m.Data())
+	if err != nil {
+		return fmt.Errorf("driver %s batch %d: %w", drv, b, err)
+	}
+	st, err := l.LearnFeatures(f)
+	if err != nil {
+		return corrupt("driver %s batch %d: %v", drv, b, err)
+	}
+	data, err := encodeStep(st, l.Counters(), l.Scores(), l.Pending())
+	if err != nil {
+		return err
+	}
+	msg := &nats.Msg{Subject: w.st.n.predSubject(drv), Header: nats.Header{}, Data: data}
+	msg.Header.Set(hdrBatch, strconv.FormatInt(b, 10))
+	msg.Header.Set(hdrPart, strconv.Itoa(part))
+	if _, err := w.js.PublishMsg(ctx, msg, jetstream.WithMsgID(chainMsgID(drv, b, part))); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	w.stats.Rounds++
+	w.stats.Samples += len(st.Predictions)
+	w.mu.Unlock()
+	return nil
+}
+
+// ChainStep is the owners' answer for one of a driver's batches.
+type ChainStep struct {
+	// Batch is the batch number, counting from 0 in Send order.
+	Batch int64
+	// Step is the owner's Learner's Step: its predictions in input order
+	// and its rejects and duplicates. A reject's Reason is its text.
+	Step *stages.Step
+	// Counters, Scores and Pending are the owner's Learner's after the
+	// batch (stages.Learner.Counters, Scores, Pending): with one partition,
+	// the stream's.
+	Counters stages.Counters
+	Scores   stages.Scores
+	Pending  int
+}
+
+// ChainDriver is the driver's end of the chain on the owners: Send
+// publishes batches, Receive returns their answers in Send order. Send
+// and Receive may be called from two goroutines (one each); neither is
+// safe for concurrent use with itself.
+type ChainDriver struct {
+	cfg  Config
+	js   jetstream.JetStream
+	n    names
+	name string
+	it   jetstream.MessagesContext
+
+	sent int64 // batches sent (Send's goroutine)
+	// want is the next batch Receive returns, got the answers received of
+	// it and later batches by partition, last each partition's latest
+	// answer returned (Receive's goroutine).
+	want int64
+	got  map[int64]map[int]*wireStep
+	last map[int]*wireStep
+}
+
+// NewChainDriver returns a driver on cfg's namespace (one partition). It
+// stores settings as the namespace's learner settings, or, if the
+// namespace holds others, fails naming the namespace. Its name, which
+// keys its answers, is random.
+func NewChainDriver(ctx context.Context, nc *nats.Conn, cfg Config, settings []byte) (*ChainDriver, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("distributed: %w", err)
+	}
+	st, err := setup(ctx, js, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := setupChain(ctx, js, cfg); err != nil {
+		return nil, err
+	}
+	if err := putSettings(ctx, st.model, keyLearner, settings, cfg.namespace()); err != nil {
+		return nil, err
+	}
+	d := &ChainDriver{cfg: cfg, js: js, n: st.n, got: map[int64]map[int]*wireStep{}, last: map[int]*wireStep{},
+		name: strconv.FormatUint(rand.Uint64(), 36)}
+	cons, err := js.OrderedConsumer(ctx, st.n.predStream(), jetstream.OrderedConsumerConfig{
+		MaxResetAttempts: maxResets, FilterSubjects: []string{st.n.predSubject(d.name)}})
+	if err != nil {
+		return nil, fmt.Errorf("distributed: predictions consumer: %w", err)
+	}
+	if d.it, err = cons.Messages(); err != nil {
+		return nil, fmt.Errorf("distributed: predictions consumer: %w", err)
+	}
+	return d, nil
+}
+
+// putSettings stores val under key if the bucket holds nothing there, else
+// checks that it holds val.
+func putSettings(ctx context.Context, kv jetstream.KeyValue, key string, val []byte, ns string) error {
+	_, err := kv.Create(ctx, key, val)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, jetstream.ErrKeyExists) {
+		return fmt.Errorf("distributed: namespace %q: storing its %s settings: %w", ns, key, err)
+	}
+	e, err := kv.Get(ctx, key)
+	if err != nil {
+		return fmt.Errorf("distributed: namespace %q: reading its %s settings: %w", ns, key, err)
+	}
+	if !bytes.Equal(e.Value(), val) {
+		return fmt.Errorf("distributed: namespace %q holds other %s settings than this driver's (%s, here %s): use its settings or another namespace", ns, key, e.Value(), val)
+	}
+	return nil
+}
+
+// Send publishes f as the next batch, each partition's share to its
+// owner (SplitFeatures; a partition with no record of the batch gets an
+// empty share, so that every owner answers every batch), and returns the
+// batch's number. It returns once the server has stored every share.
+func (d *ChainDriver) Send(ctx context.Context, f *stages.Features) (int64, error) {
+	b := d.sent
+	shares, err := SplitFeatures(f, d.cfg.partitions())
+	if err != nil {
+		return 0, err
+	}
+	futs := make([]jetstream.PubAckFuture, len(shares))
+	for p, sh := range shares {
+		data, err := encodeFeatures(sh)
+		if err != nil {
+			return 0, err
+		}
+		msg := &nats.Msg{Subject: d.n.batchSubject(p), Header: nats.Header{}, Data: data}
+		msg.Header.Set(hdrDriver, d.name)
+		msg.Header.Set(hdrBatch, strconv.FormatInt(b, 10))
+		if futs[p], err = d.js.PublishMsgAsync(msg, jetstream.WithMsgID(chainMsgID(d.name, b, p))); err != nil {
+			return 0, fmt.Errorf("distributed: publishing batch %d to partition %d: %w", b, p, err)
+		}
+	}
+	for p, f := range futs {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			return 0, fmt.Errorf("distributed: publishing batch %d to partition %d: %w", b, p, err)
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	d.sent++
+	return b, nil
+}
+
+// Receive returns the answer of the next batch in Send order, once every
+// partition's owner has answered it, waiting until ctx ends: the
+// predictions of every partition in input order (by offset), the rejects
+// and duplicates likewise, and the counters summed over the partitions
+// (each owner's after its share of the batch). An answer that cannot be
+// decoded is an error naming its batch.
+func (d *ChainDriver) Receive(ctx context.Context) (*ChainStep, error) {
+	P := d.cfg.partitions()
+	for {
+		if parts := d.got[d.want]; len(parts) == P {
+			delete(d.got, d.want)
+			d.want++
+			return d.merge(d.want-1, parts), nil
+		}
+		m, err := d.it.Next(jetstream.NextContext(ctx))
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("distributed: waiting for batch %d: %w", d.want, err)
+		}
+		b, err1 := strconv.ParseInt(m.Headers().Get(hdrBatch), 10, 64)
+		p, err2 := strconv.Atoi(m.Headers().Get(hdrPart))
+		if err1 != nil || err2 != nil || p < 0 || p >= P {
+			return nil, corrupt("answer on %s without a batch number and a partition below %d (%q, %q)", m.Subject(), P, m.Headers().Get(hdrBatch), m.Headers().Get(hdrPart))
+		}
+		if b < d.want || d.got[b][p] != nil {
+			continue // a replaying owner's second answer
+		}
+		w, err := decodeStep(m.Data())
+		if err != nil {
+			return nil, fmt.Errorf("batch %d partition %d: %w", b, p, err)
+		}
+		if d.got[b] == nil {
+			d.got[b] = map[int]*wireStep{}
+		}
+		d.got[b][p] = w
+	}
+}
+
+// merge assembles batch b's answer from every partition's.
+func (d *ChainDriver) merge(b int64, parts map[int]*wireStep) *ChainStep {
+	st := &stages.Step{}
+	out := &ChainStep{Batch: b, Step: st}
+	for p := range len(parts) {
+		w := parts[p]
+		for i := range w.IDs {
+			st.Predictions = append(st.Predictions, stages.Prediction{ID: w.IDs[i], Offset: w.Offsets[i], Label: w.Labels[i], Score: w.Scores[i], Node: -1})
+		}
+		st.Rejects = append(st.Rejects, rejectsFromWire(w.Rejects)...)
+		st.Duplicates = append(st.Duplicates, w.Duplicates...)
+		d.last[p] = w
+	}
+	slices.SortStableFunc(st.Predictions, func(a, b stages.Prediction) int { return cmp.Compare(a.Offset, b.Offset) })
+	slices.SortStableFunc(st.Rejects, func(a, b record.Reject) int { return cmp.Compare(a.Offset, b.Offset) })
+	slices.Sort(st.Duplicates)
+	out.Scores = stages.Scores{BalancedAccuracy: math.NaN(), MacroF1: math.NaN()}
+	for _, w := range d.last {
+		out.Counters = addCounters(out.Counters, w.Counters)
+		out.Pending += w.Pending
+	}
+	if len(d.last) == 1 {
+		out.Scores = d.last[0].Scored
+	}
+	return out
+}
+
+// addCounters returns the sum of two owners' counters: every count adds;
+// Offset is the larger.
+func addCounters(a, b stages.Counters) stages.Counters {
+	return stages.Counters{
+		Records: a.Records + b.Records, Samples: a.Samples + b.Samples, Rejected: a.Rejected + b.Rejected,
+		Duplicates: a.Duplicates + b.Duplicates, LateLabels: a.LateLabels + b.LateLabels, Labeled: a.Labeled + b.Labeled,
+		Correct: a.Correct + b.Correct, Unpredicted: a.Unpredicted + b.Unpredicted, Early: a.Early + b.Early,
+		Offset: max(a.Offset, b.Offset),
+	}
+}
+
+// Close stops the driver's consumer.
+func (d *ChainDriver) Close() { d.it.Stop() }

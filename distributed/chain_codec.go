@@ -1,0 +1,190 @@
+package distributed
+
+import (
+	"bytes"
+	"encoding/gob"
+	"errors"
+	"fmt"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/sparse"
+	"github.com/nmfstream/nmfstream/record"
+	"github.com/nmfstream/nmfstream/stages"
+)
+
+// The wire forms of the chain on the owners (distributed/DESIGN.md, "The
+// chain on the owners"): a driver's batch share for one partition
+// (wireBatch, the stages.Features the driver's featurize stage made) and
+// an owner's answer (wireStep, the stages.Step its Learner made). Both are
+// gob-encoded; float64 values travel as their bits, so an owner's Learner
+// sees the driver's rows exactly.
+
+// wireReject is a record.Reject with its reason as text.
+type wireReject struct {
+	Offset int64
+	ID     string
+	Reason string
+}
+
+func rejectsToWire(rs []record.Reject) []wireReject {
+	out := make([]wireReject, len(rs))
+	for i, r := range rs {
+		out[i] = wireReject{Offset: r.Offset, ID: r.ID, Reason: r.Reason.Error()}
+	}
+	return out
+}
+
+func rejectsFromWire(ws []wireReject) []record.Reject {
+	if len(ws) == 0 {
+		return nil
+	}
+	out := make([]record.Reject, len(ws))
+	for i, w := range ws {
+		out[i] = record.Reject{Offset: w.Offset, ID: w.ID, Reason: errors.New(w.Reason)}
+	}
+	return out
+}
+
+// wireBatch is one partition's share of a driver's batch.
+type wireBatch struct {
+	Dim int
+	// Rows is "dense", "sparse" or "" (no feature matrix).
+	Rows string
+	// Dense holds the rows of a dense X, row-major (n×Dim).
+	Dense []float64
+	// Ptr, Ind and Val hold a sparse X's rows (CSR).
+	Ptr        []int
+	Ind        []int
+	Val        []float64
+	Text       []string
+	IDs        []string
+	Labels     []string
+	Labeled    []bool
+	Offsets    []int64
+	LateLabels []record.LateLabel
+	Rejects    []wireReject
+	Unusable   []wireReject
+}
+
+// encodeFeatures returns the wire form of f.
+func encodeFeatures(f *stages.Features) ([]byte, error) {
+	w := wireBatch{Dim: f.Dim, Text: f.Text, IDs: f.IDs, Labels: f.Labels, Labeled: f.Labeled, Offsets: f.Offsets,
+		LateLabels: f.LateLabels, Rejects: rejectsToWire(f.Rejects), Unusable: rejectsToWire(f.Unusable)}
+	if f.X != nil {
+		d, n := f.X.Dims()
+		w.Dim = d
+		switch x := model.Rows(f.X).(type) {
+		case *mat.Dense:
+			w.Rows = "dense"
+			w.Dense = make([]float64, 0, n*d)
+			for i := range n {
+				w.Dense = append(w.Dense, x.RawRowView(i)...)
+			}
+		case *sparse.CSR:
+			w.Rows = "sparse"
+			w.Ptr = make([]int, 1, n+1)
+			for i := range n {
+				ind, val := x.Row(i)
+				w.Ind, w.Val = append(w.Ind, ind...), append(w.Val, val...)
+				w.Ptr = append(w.Ptr, len(w.Ind))
+			}
+		default:
+			return nil, fmt.Errorf("distributed: batch rows of type %T", x)
+		}
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(&w); err != nil {
+		return nil, fmt.Errorf("distributed: encoding a batch: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// decodeFeatures returns the stages.Features of a wire batch, or an error
+// (wrapping errCorrupt) naming what is inconsistent.
+func decodeFeatures(raw []byte) (*stages.Features, error) {
+	var w wireBatch
+	if err := gob.NewDecoder(bytes.NewReader(raw)).Decode(&w); err != nil {
+		return nil, corrupt("batch: %v", err)
+	}
+	n := len(w.Offsets)
+	if len(w.IDs) != n || len(w.Labels) != n || len(w.Labeled) != n || w.Text != nil && len(w.Text) != n {
+		return nil, corrupt("batch: %d offsets, %d ids, %d labels, %d labeled flags, %d documents", n, len(w.IDs), len(w.Labels), len(w.Labeled), len(w.Text))
+	}
+	f := &stages.Features{Dim: w.Dim, Text: w.Text, IDs: w.IDs, Labels: w.Labels, Labeled: w.Labeled, Offsets: w.Offsets,
+		LateLabels: w.LateLabels, Rejects: rejectsFromWire(w.Rejects), Unusable: rejectsFromWire(w.Unusable)}
+	switch w.Rows {
+	case "":
+		if n > 0 && w.Text == nil {
+			return nil, corrupt("batch: %d samples and no rows", n)
+		}
+	case "dense":
+		if w.Dim < 1 || len(w.Dense) != n*w.Dim {
+			return nil, corrupt("batch: %d dense values for %d samples of dimension %d", len(w.Dense), n, w.Dim)
+		}
+		f.X = model.DenseRows(mat.NewDense(n, w.Dim, w.Dense))
+	case "sparse":
+		if len(w.Ptr) != n+1 || w.Ptr[n] != len(w.Ind) || len(w.Ind) != len(w.Val) {
+			return nil, corrupt("batch: sparse rows of %d pointers, %d indices and %d values for %d samples", len(w.Ptr), len(w.Ind), len(w.Val), n)
+		}
+		m := sparse.Zeros(0, w.Dim)
+		for i := range n {
+			lo, hi := w.Ptr[i], w.Ptr[i+1]
+			if lo > hi {
+				return nil, corrupt("batch: sparse row %d has pointers %d > %d", i, lo, hi)
+			}
+			for _, j := range w.Ind[lo:hi] {
+				if j < 0 || j >= w.Dim {
+					return nil, corrupt("batch: sparse row %d has feature %d outside [0, %d)", i, j, w.Dim)
+				}
+			}
+			m.AppendRow(w.Ind[lo:hi], w.Val[lo:hi])
+		}
+		f.X = model.SparseRows(m)
+	default:
+		return nil, corrupt("batch: rows %q", w.Rows)
+	}
+	return f, nil
+}
+
+// wireStep is an owner's answer for one batch: its Learner's Step and its
+// counters after the batch.
+type wireStep struct {
+	IDs        []string
+	Offsets    []int64
+	Labels     []string
+	Scores     []float64
+	Rejects    []wireReject
+	Duplicates []int64
+	Counters   stages.Counters
+	Scored     stages.Scores
+	Pending    int
+}
+
+func encodeStep(st *stages.Step, c stages.Counters, sc stages.Scores, pending int) ([]byte, error) {
+	w := wireStep{Rejects: rejectsToWire(st.Rejects), Duplicates: st.Duplicates, Counters: c, Scored: sc, Pending: pending}
+	for _, p := range st.Predictions {
+		w.IDs = append(w.IDs, p.ID)
+		w.Offsets = append(w.Offsets, p.Offset)
+		w.Labels = append(w.Labels, p.Label)
+		w.Scores = append(w.Scores, p.Score)
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(&w); err != nil {
+		return nil, fmt.Errorf("distributed: encoding a step: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+func decodeStep(raw []byte) (*wireStep, error) {
+	var w wireStep
+	if err := gob.NewDecoder(bytes.NewReader(raw)).Decode(&w); err != nil {
+		return nil, corrupt("step: %v", err)
+	}
+	n := len(w.IDs)
+	if len(w.Offsets) != n || len(w.Labels) != n || len(w.Scores) != n {
+		return nil, corrupt("step: %d ids, %d offsets, %d labels, %d scores", n, len(w.Offsets), len(w.Labels), len(w.Scores))
+	}
+	return &w, nil
+}

@@ -1,0 +1,201 @@
+//go:build nats
+
+package distributed
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/graph"
+	"github.com/nmfstream/nmfstream/record"
+	"github.com/nmfstream/nmfstream/stages"
+)
+
+// testLearner is the tests' NewLearner: settings are {"rank", "seed"}.
+func testLearner(settings []byte) (*stages.Learner, error) {
+	var s struct{ Rank, Seed uint64 }
+	if err := json.Unmarshal(settings, &s); err != nil {
+		return nil, err
+	}
+	return &stages.Learner{Model: &model.Online{Rank: int(s.Rank), Graph: graph.KNN{K: 5, Window: 200}, Src: rand.NewPCG(s.Seed, s.Seed)}}, nil
+}
+
+// chainBatches returns nb batches of b dense records each (ids "0", "1",
+// …), every third labeled with its cluster, and every batch after the
+// first with a late label for a sample of the batch before.
+func chainBatches(nb, b int) []*record.Batch {
+	samples := clusteredSamples(nb*b, 12, 4, 7)
+	var out []*record.Batch
+	for k := range nb {
+		x := mat.NewDense(b, 12, nil)
+		bt := &record.Batch{Form: record.FormDense, Dense: x}
+		off := int64(k * (b + 1))
+		for i := range b {
+			s := samples[k*b+i]
+			x.SetRow(i, s.Dense)
+			bt.IDs = append(bt.IDs, fmt.Sprint(k*b+i))
+			bt.Labeled = append(bt.Labeled, i%3 == 0)
+			lab := ""
+			if i%3 == 0 {
+				lab = fmt.Sprint(s.Label)
+			}
+			bt.Labels = append(bt.Labels, lab)
+			bt.Offsets = append(bt.Offsets, off+int64(i))
+		}
+		if k > 0 {
+			prev := samples[(k-1)*b+1]
+			bt.LateLabels = []record.LateLabel{{Offset: off + int64(b), ID: fmt.Sprint((k-1)*b + 1), Label: fmt.Sprint(prev.Label)}}
+		}
+		out = append(out, bt)
+	}
+	return out
+}
+
+func runChainWorkers(t *testing.T, url string, cfg Config, n int) ([]*Worker, []context.CancelFunc, func() error) {
+	t.Helper()
+	ws := make([]*Worker, n)
+	cancels := make([]context.CancelFunc, n)
+	errs := make(chan error, n)
+	for i := range n {
+		w, err := NewChainWorker(context.Background(), connect(t, url), cfg, testLearner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		ws[i], cancels[i] = w, cancel
+		go func() { errs <- w.Run(ctx) }()
+	}
+	return ws, cancels, func() error {
+		for _, c := range cancels {
+			c()
+		}
+		var first error
+		for range n {
+			if err := <-errs; err != nil && first == nil {
+				first = err
+			}
+		}
+		return first
+	}
+}
+
+// TestChainOwnerKilled drives a labeled stream through the chain on two
+// instances and stops the one that owns the partition mid-stream: the
+// other takes the partition over, replays the batches, and the driver
+// receives every batch's answer exactly once, in order, with the
+// predictions, scores and counters of a single in-process Learner on the
+// same batches, bit for bit.
+func TestChainOwnerKilled(t *testing.T) {
+	const nb, b = 40, 10
+	nc, url := startServer(t)
+	cfg := Config{Namespace: "chain", Partitions: 1, Rank: 3, PinnedTTL: 500 * time.Millisecond}
+	settings := []byte(`{"Rank":3,"Seed":4}`)
+	batches := chainBatches(nb, b)
+
+	ref, err := testLearner(settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []*stages.Step
+	for _, bt := range batches {
+		st, err := ref.Learn(bt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, st)
+	}
+
+	ws, cancels, stop := runChainWorkers(t, url, cfg, 2)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	d, err := NewChainDriver(ctx, nc, cfg, settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	killed := -1
+	for k, bt := range batches {
+		if _, err := d.Send(ctx, stages.NewFeatures(bt)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := d.Receive(ctx)
+		if err != nil {
+			t.Fatalf("batch %d: %v", k, err)
+		}
+		if got.Batch != int64(k) {
+			t.Fatalf("answer of batch %d for batch %d", got.Batch, k)
+		}
+		checkStep(t, k, got.Step, want[k])
+		if k == nb/2 {
+			for i, w := range ws {
+				if slices.Contains(w.Stats().Held, "owner-0") {
+					killed = i
+				}
+			}
+			if killed < 0 {
+				t.Fatal("no instance owns the partition")
+			}
+			cancels[killed]()
+		}
+		if k == nb-1 && got.Counters != ref.Counters() {
+			t.Errorf("counters %+v, the in-process learner's %+v", got.Counters, ref.Counters())
+		}
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if other := ws[1-killed].Stats(); other.Takeovers == 0 || other.Rounds < nb/2 {
+		t.Errorf("the surviving instance took %d roles over and learned %d batches", other.Takeovers, other.Rounds)
+	}
+	if c := ref.Counters(); c.Labeled == 0 || c.LateLabels != nb-1 {
+		t.Fatalf("the stream scores nothing or lacks its late labels: %+v", c)
+	}
+}
+
+// checkStep fails t unless got (from the owners) has want's predictions
+// (id, offset, label, score: bit for bit) and duplicates.
+func checkStep(t *testing.T, k int, got, want *stages.Step) {
+	t.Helper()
+	if len(got.Predictions) != len(want.Predictions) || !slices.Equal(got.Duplicates, want.Duplicates) || len(got.Rejects) != len(want.Rejects) {
+		t.Fatalf("batch %d: %d predictions, duplicates %v, %d rejects; want %d, %v, %d", k,
+			len(got.Predictions), got.Duplicates, len(got.Rejects), len(want.Predictions), want.Duplicates, len(want.Rejects))
+	}
+	for i, p := range got.Predictions {
+		w := want.Predictions[i]
+		if p.ID != w.ID || p.Offset != w.Offset || p.Label != w.Label || math.Float64bits(p.Score) != math.Float64bits(w.Score) {
+			t.Fatalf("batch %d prediction %d: %s@%d %q %v, want %s@%d %q %v", k, i, p.ID, p.Offset, p.Label, p.Score, w.ID, w.Offset, w.Label, w.Score)
+		}
+	}
+}
+
+// TestChainDriverRefusesOtherSettings: a namespace holds the learner
+// settings of its first driver, and another driver's are refused with a
+// message naming the namespace.
+func TestChainDriverRefusesOtherSettings(t *testing.T) {
+	nc, _ := startServer(t)
+	ctx := context.Background()
+	cfg := Config{Namespace: "held", Partitions: 1, Rank: 3}
+	d, err := NewChainDriver(ctx, nc, cfg, []byte(`{"Rank":3,"Seed":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	if d, err = NewChainDriver(ctx, nc, cfg, []byte(`{"Rank":3,"Seed":1}`)); err != nil {
+		t.Fatalf("the same settings again: %v", err)
+	}
+	d.Close()
+	_, err = NewChainDriver(ctx, nc, cfg, []byte(`{"Rank":4,"Seed":1}`))
+	if err == nil || !strings.Contains(err.Error(), `namespace "held" holds other learner settings`) {
+		t.Fatalf("other settings: %v", err)
+	}
+}

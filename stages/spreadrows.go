@@ -1,0 +1,91 @@
+package stages
+
+import (
+	"slices"
+
+	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/graph"
+)
+
+// weightRows is a graph's weights kept row by row between batches
+// (PredictGraph's spreading reads them every batch): each batch recomputes
+// only the rows model.Online.TakeGraphEdits names, about 10–25 per new
+// sample on MNIST, where rebuilding the whole Slots×Slots matrix cost a
+// tenth of the stream's CPU time (BENCHMARKS.md, "Stream profile"). The rows
+// are those of spreadWeights(g, w, p) bit for bit. It owns its rows; they
+// are valid until the next refresh.
+type weightRows struct {
+	ind   [][]int
+	val   [][]float64
+	w     graph.Weighting // the weighting of the rows held
+	p     float64         // and the power
+	valid bool            // the rows are those of the graph as of the last refresh
+}
+
+// Row returns row i (empty for a slot out of range or without a node).
+func (r *weightRows) Row(i int) ([]int, []float64) {
+	if i >= len(r.ind) {
+		return nil, nil
+	}
+	return r.ind[i], r.val[i]
+}
+
+// Dims returns the matrix's size, Slots×Slots.
+func (r *weightRows) Dims() (int, int) { return len(r.ind), len(r.ind) }
+
+// incremental reports whether the rows of weighting w and power p can be
+// kept between batches: every weight but the heat kernel's of automatic
+// width depends only on its edge's two rows.
+func incremental(w graph.Weighting, p float64) bool {
+	return p >= 0 || w.Scheme != graph.HeatKernel || w.HeatT > 0
+}
+
+// refresh brings the rows up to date with the model's graph g after the
+// model's edits since the last refresh, as spreadWeights(g, w, p) would
+// weigh them: every row on the first call or after a change of w or p.
+func (r *weightRows) refresh(m *model.Online, g *graph.Graph, w graph.Weighting, p float64) {
+	nodes, all := m.TakeGraphEdits()
+	if !r.valid || r.w != w || r.p != p {
+		all = true
+	}
+	r.w, r.p, r.valid = w, p, true
+	slots := g.Slots()
+	for len(r.ind) < slots {
+		r.ind, r.val = append(r.ind, nil), append(r.val, nil)
+	}
+	if all {
+		nodes = nodes[:0]
+		for i := range slots {
+			nodes = append(nodes, i)
+		}
+	} else {
+		slices.Sort(nodes)
+		nodes = slices.Compact(nodes)
+	}
+	live := nodes[:0:0]
+	for _, i := range nodes {
+		if g.Live(i) {
+			live = append(live, i)
+		} else if i < slots {
+			r.ind[i], r.val[i] = r.ind[i][:0], r.val[i][:0]
+		}
+	}
+	if len(live) == 0 {
+		return
+	}
+	ww := w
+	if p >= 0 {
+		ww = graph.Weighting{Scheme: graph.CosineSimilarity, Sym: w.Sym}
+	}
+	s := g.WeightRows(ww, live)
+	for k, i := range live {
+		ind, val := s.Row(k)
+		r.ind[i] = append(r.ind[i][:0], ind...)
+		r.val[i] = append(r.val[i][:0], val...)
+		if p >= 0 {
+			for j, c := range r.val[i] {
+				r.val[i][j] = pow(max(c, minSpreadWeight), p)
+			}
+		}
+	}
+}

@@ -1,0 +1,115 @@
+package stages
+
+import (
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/datasets"
+	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/graph"
+	"github.com/nmfstream/nmfstream/model/sparse"
+)
+
+// sameRows fails unless every row of r equals the row of s bit for bit.
+func sameRows(t *testing.T, step int, r *weightRows, s *sparse.CSR) {
+	t.Helper()
+	n, _ := s.Dims()
+	if rn, _ := r.Dims(); rn != n {
+		t.Fatalf("step %d: %d rows kept, the graph has %d slots", step, rn, n)
+	}
+	for i := range n {
+		wi, wv := s.Row(i)
+		gi, gv := r.Row(i)
+		if len(gi) != len(wi) {
+			t.Fatalf("step %d: row %d has %d entries, spreadWeights %d", step, i, len(gi), len(wi))
+		}
+		for p := range wi {
+			if gi[p] != wi[p] || gv[p] != wv[p] {
+				t.Fatalf("step %d: row %d entry %d is (%d, %v), spreadWeights (%d, %v)", step, i, p, gi[p], gv[p], wi[p], wv[p])
+			}
+		}
+	}
+}
+
+// TestWeightRowsFollowTheGraph streams the digits through a window of 300
+// samples (so that every batch evicts) and checks, after every batch, that
+// the rows kept between batches equal spreadWeights rebuilt whole: cosine
+// powers (the images' default) and binary weights (the documents'), across
+// a checkpoint round trip of the model, and when a batch's edits are
+// skipped (more than the graph's slots: every row recomputed).
+func TestWeightRowsFollowTheGraph(t *testing.T) {
+	x, _ := datasets.Digits()
+	n, d := x.Dims()
+	for _, p := range []float64{20, -1} {
+		o := &model.Online{Rank: 8, Graph: graph.KNN{K: 5, Window: 300}}
+		var r weightRows
+		step := 0
+		for lo := 0; lo < n; lo += 37 {
+			hi := min(lo+37, n)
+			if _, err := o.PartialFit(model.DenseRows(x.Slice(lo, hi, 0, d).(*mat.Dense))); err != nil {
+				t.Fatal(err)
+			}
+			step++
+			if step == 20 { // a checkpoint round trip: the restored model's edits say "every row"
+				st, err := o.State(nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				back := &model.Online{Rank: o.Rank, Graph: o.Graph}
+				if err := back.Restore(st); err != nil {
+					t.Fatal(err)
+				}
+				o = back
+				if _, all := o.TakeGraphEdits(); !all {
+					t.Fatal("a restored model's first TakeGraphEdits does not say every row")
+				}
+				r.valid = false
+			}
+			if step%7 == 3 {
+				continue // this batch's edits wait for the next refresh
+			}
+			g := o.KNN()
+			r.refresh(o, g, o.Weighting, p)
+			sameRows(t, step, &r, spreadWeights(g, o.Weighting, p))
+		}
+	}
+}
+
+// TestTakeGraphEdits checks what TakeGraphEdits promises: every row at its
+// first call and after the insertion that makes the graph, then the nodes
+// of the insertions since, nothing after a call with no insertion between.
+func TestTakeGraphEdits(t *testing.T) {
+	x, _ := datasets.Digits()
+	_, d := x.Dims()
+	o := &model.Online{Rank: 4, Graph: graph.KNN{K: 3}}
+	if _, all := o.TakeGraphEdits(); !all {
+		t.Fatal("first call on an empty model: want every row")
+	}
+	if _, err := o.PartialFit(model.DenseRows(x.Slice(0, 50, 0, d).(*mat.Dense))); err != nil {
+		t.Fatal(err)
+	}
+	if _, all := o.TakeGraphEdits(); !all {
+		t.Fatal("after the first insertion made the graph: want every row")
+	}
+	ids, err := o.PartialFit(model.DenseRows(x.Slice(50, 80, 0, d).(*mat.Dense)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, all := o.TakeGraphEdits()
+	if all {
+		t.Fatal("after a second insertion: want its nodes, got every row")
+	}
+	seen := map[int]bool{}
+	for _, id := range nodes {
+		seen[id] = true
+	}
+	for _, id := range ids {
+		if !seen[id] {
+			t.Fatalf("inserted node %d missing from the edits %v", id, nodes)
+		}
+	}
+	if nodes, all := o.TakeGraphEdits(); all || len(nodes) != 0 {
+		t.Fatalf("no insertion since the last call: got %v, all %v", nodes, all)
+	}
+}
