@@ -10,8 +10,8 @@ import (
 // SSNMF is semi-supervised NMF with a label factor (Lee, Yoo and Choi,
 // "Semi-supervised nonnegative matrix factorization", IEEE Signal
 // Processing Letters 17(1), 2010; Haddock, Kassab, Needell et al.,
-// "Semi-supervised NMF models for topic modeling / classification", 2020,
-// the Frobenius model). In this package's orientation (X is D×N, the codes
+// "Semi-supervised NMF: models and methods for classification", 2020, the
+// Frobenius model). In this package's orientation (X is D×N, the codes
 // V are N×K) it minimizes
 //
 //	‖X − AVᵀ‖² + λ‖M ⊙ (Y − BVᵀ)‖² + α tr(Vᵀ L V),   A, B, V ≥ 0,
@@ -27,9 +27,10 @@ import (
 //
 // On the engine (docs/DESIGN.md §2–3: one engine, methods as terms) the
 // label block is a loss beside the data: the engine's basis is A stacked
-// on B ((D+C)×K), and its multiplicative updates are exactly those of
-// Lee et al. (2010, eqs. 9–11) and Haddock et al. (2020, Frobenius SSNMF,
-// Theorem 1):
+// on B ((D+C)×K), and its multiplicative updates are exactly the
+// multiplicative updates both papers give for the Frobenius model (here
+// with S = Vᵀ transposed into this package's V; TestSSNMFOneIterationByHand
+// checks one iteration against them written out on A, B and S):
 //
 //	A ← A ⊙ XV / AVᵀV
 //	B ← B ⊙ (M⊙Y)V / (M⊙BVᵀ)V
@@ -82,8 +83,10 @@ const (
 var _ Method = (*SSNMF)(nil)
 
 // Fit factorizes x using labels (one class in [0, C) per sample, −1 =
-// unlabeled). At least one sample must be labeled. It returns an error
-// wrapping ErrDiverged if the objective is not finite.
+// unlabeled; C is the largest class + 1). At least one sample must be
+// labeled (else an error wrapping ErrNoLabels). It returns an error
+// wrapping ErrDiverged if the objective is not finite. The method keeps x
+// until the next Fit, for graph-aware projection (Projector).
 func (m *SSNMF) Fit(x Data, labels []int) error {
 	m.ok = false
 	d, n := x.Dims()
@@ -94,8 +97,8 @@ func (m *SSNMF) Fit(x Data, labels []int) error {
 	if len(ls.ids) == 0 {
 		return fmt.Errorf("model: SSNMF: %w (its label factor needs at least one)", ErrNoLabels)
 	}
-	if m.Lambda < 0 || m.Neighbors < 0 {
-		return fmt.Errorf("model: SSNMF: negative hyperparameter (Lambda %g, Neighbors %d)", m.Lambda, m.Neighbors)
+	if m.Lambda < 0 || m.Neighbors < 0 || math.IsNaN(m.Lambda) || math.IsInf(m.Lambda, 0) || math.IsNaN(m.Alpha) || math.IsInf(m.Alpha, 0) {
+		return fmt.Errorf("model: SSNMF: negative or non-finite hyperparameter (Lambda %g, Alpha %g, Neighbors %d)", m.Lambda, m.Alpha, m.Neighbors)
 	}
 	if err := m.start(&m.fitted, x); err != nil {
 		return err

@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -145,11 +146,10 @@ func TestSSNMFMonotone(t *testing.T) {
 }
 
 // TestSSNMFClassifies checks the method's contract on a separable problem:
-// A is D×K with unit columns, B is C×K, the rescaling kept AVᵀ, the
-// training rows' classes argmax(B·v) (transductive) and the projected
-// held-out samples' argmax(B·s) are right, and the codes shaped by the
-// labels classify better than plain NMF's do through the same B fitted
-// afterwards would have no reason to.
+// A is D×K with unit columns, B is C×K, V is N×K, the training rows'
+// classes argmax(B·v) (transductive) and new samples' argmax(B·s) (coded
+// on A by each projection) are right, and a larger λ fits the labeled
+// samples' one-hot targets more closely.
 func TestSSNMFClassifies(t *testing.T) {
 	x, y := randomProblem(90, 12, 3, 15)
 	m := &SSNMF{Common: Common{Rank: 6}}
@@ -177,9 +177,19 @@ func TestSSNMFClassifies(t *testing.T) {
 	if acc := metrics.Accuracy(m.PredictTrain(), truth); acc < 0.99 {
 		t.Errorf("transductive accuracy %.3f, want ≥ 0.99", acc)
 	}
-	// New samples drawn like the training ones (the next 30 of the same
-	// generator are the first 30 of a fresh one, same classes i % 3).
-	nx, _ := randomProblem(30, 12, 3, 0)
+	// New samples from the same model as randomProblem's, another seed.
+	rnd := rand.New(rand.NewPCG(7, 7))
+	nxm := mat.NewDense(30, 12, nil)
+	for i := 0; i < 30; i++ {
+		for j := 0; j < 12; j++ {
+			v := rnd.Float64()
+			if j%3 == i%3 {
+				v += 2
+			}
+			nxm.Set(i, j, v)
+		}
+	}
+	nx := DenseRows(nxm)
 	for _, p := range []Projection{ProjectNNLS, ProjectGraph, ProjectClampedPinv} {
 		pred, err := m.Predict(nx, p)
 		if err != nil {
@@ -235,6 +245,8 @@ func TestSSNMFBadInput(t *testing.T) {
 		{"short labels", &SSNMF{Common: Common{Rank: 3}}, y[:10]},
 		{"negative lambda", &SSNMF{Common: Common{Rank: 3}, Lambda: -1}, y},
 		{"negative neighbors", &SSNMF{Common: Common{Rank: 3}, Neighbors: -1}, y},
+		{"NaN lambda", &SSNMF{Common: Common{Rank: 3}, Lambda: math.NaN()}, y},
+		{"infinite alpha", &SSNMF{Common: Common{Rank: 3}, Alpha: math.Inf(1)}, y},
 		{"rank 0", &SSNMF{}, y},
 	} {
 		err := c.m.Fit(x, c.y)
