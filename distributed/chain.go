@@ -137,33 +137,41 @@ func (w *Worker) ownChain(ctx context.Context, p *pin, part int) error {
 	if err != nil {
 		return corrupt("namespace %q: learner settings: %v", w.st.n.ns, err)
 	}
-	cons, err := w.js.OrderedConsumer(ctx, w.st.n.batchStream(), jetstream.OrderedConsumerConfig{
-		MaxResetAttempts: maxResets, FilterSubjects: []string{w.st.n.batchSubject(part)}})
+	var seq uint64 // stream sequence of the last batch learned
+	it, err := orderedFrom(ctx, w.js, w.st.n.batchStream(), w.st.n.batchSubject(part), seq)
 	if err != nil {
 		return err
 	}
-	it, err := cons.Messages()
-	if err != nil {
-		return err
-	}
-	defer it.Stop()
+	defer func() { it.Stop() }()
+	idle := time.Duration(0)
 	for ctx.Err() == nil {
 		if !p.held() {
 			return errLost
 		}
-		wctx, cancel := context.WithTimeout(ctx, w.cfg.pinnedTTL()/4)
+		tick := w.cfg.pinnedTTL() / 4
+		wctx, cancel := context.WithTimeout(ctx, tick)
 		m, err := it.Next(jetstream.NextContext(wctx))
 		cancel()
 		switch {
 		case ctx.Err() != nil:
 			return nil
 		case errors.Is(err, context.DeadlineExceeded):
+			if idle += tick; idle >= idleAfter { // silent: make the consumer anew (chain_resume.go)
+				if fresh, err := orderedFrom(ctx, w.js, w.st.n.batchStream(), w.st.n.batchSubject(part), seq); err == nil {
+					it.Stop()
+					it, idle = fresh, 0
+				}
+			}
 			continue
 		case err != nil:
 			return err
 		}
+		idle = 0
 		if err := w.learnBatch(ctx, l, part, m); err != nil {
 			return err
+		}
+		if md, err := m.Metadata(); err == nil {
+			seq = md.Sequence.Stream
 		}
 	}
 	return nil
@@ -234,6 +242,7 @@ type ChainDriver struct {
 	want int64
 	got  map[int64]map[int]*wireStep
 	last map[int]*wireStep
+	seq  uint64 // stream sequence of the last answer read (chain_resume.go)
 }
 
 // NewChainDriver returns a driver on cfg's namespace (one partition). It
@@ -260,12 +269,7 @@ func NewChainDriver(ctx context.Context, nc *nats.Conn, cfg Config, settings []b
 	}
 	d := &ChainDriver{cfg: cfg, js: js, n: st.n, got: map[int64]map[int]*wireStep{}, last: map[int]*wireStep{},
 		name: strconv.FormatUint(rand.Uint64(), 36)}
-	cons, err := js.OrderedConsumer(ctx, st.n.predStream(), jetstream.OrderedConsumerConfig{
-		MaxResetAttempts: maxResets, FilterSubjects: []string{st.n.predSubject(d.name)}})
-	if err != nil {
-		return nil, fmt.Errorf("distributed: predictions consumer: %w", err)
-	}
-	if d.it, err = cons.Messages(); err != nil {
+	if d.it, err = orderedFrom(ctx, js, st.n.predStream(), st.n.predSubject(d.name), 0); err != nil {
 		return nil, fmt.Errorf("distributed: predictions consumer: %w", err)
 	}
 	return d, nil
@@ -318,7 +322,9 @@ func (d *ChainDriver) Send(ctx context.Context, f *stages.Features) (int64, erro
 		select {
 		case <-f.Ok():
 		case err := <-f.Err():
-			return 0, fmt.Errorf("distributed: publishing batch %d to partition %d: %w", b, p, err)
+			if err := d.republish(ctx, f.Msg(), chainMsgID(d.name, b, p), err); err != nil {
+				return 0, fmt.Errorf("distributed: publishing batch %d to partition %d: %w", b, p, err)
+			}
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		}
@@ -341,7 +347,7 @@ func (d *ChainDriver) Receive(ctx context.Context) (*ChainStep, error) {
 			d.want++
 			return d.merge(d.want-1, parts), nil
 		}
-		m, err := d.it.Next(jetstream.NextContext(ctx))
+		m, err := d.next(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

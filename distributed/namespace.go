@@ -95,13 +95,24 @@ func checkSettings(ctx context.Context, kv jetstream.KeyValue, c Config) error {
 	if err != nil {
 		return err
 	}
+	// A server that fails the request (a cluster still electing leaders)
+	// is retried as ensure retries; a create that timed out but was
+	// stored answers "exists" the next time and is then compared.
+	deadline, wait := time.Now().Add(createWithin), 100*time.Millisecond
 	for attempt := 0; ; attempt++ {
-		_, err = kv.Create(ctx, keyConfig, raw)
+		actx, cancel := context.WithTimeout(ctx, attemptWithin)
+		_, err = kv.Create(actx, keyConfig, raw)
+		cancel()
 		if err == nil {
 			return nil
 		}
 		if !errors.Is(err, jetstream.ErrKeyExists) {
-			return fmt.Errorf("distributed: namespace %q: storing its settings: %w", c.namespace(), err)
+			if ctx.Err() != nil || time.Now().Add(wait).After(deadline) {
+				return fmt.Errorf("distributed: namespace %q: storing its settings: %w", c.namespace(), err)
+			}
+			sleep(ctx, wait)
+			wait = min(2*wait, 2*time.Second)
+			continue
 		}
 		e, gerr := kv.Get(ctx, keyConfig)
 		if errors.Is(gerr, jetstream.ErrKeyNotFound) && attempt < 3 {
@@ -143,19 +154,33 @@ func AdoptConfig(ctx context.Context, nc *nats.Conn, cfg Config, given func(name
 	if err != nil {
 		return cfg, false, fmt.Errorf("distributed: %w", err)
 	}
-	kv, err := js.KeyValue(ctx, cfg.names().model)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		return cfg, false, nil
+	// A cluster just started answers JetStream requests only once it has
+	// a meta leader: until then a lookup times out (it does not say "not
+	// found"), so it is retried as ensure retries a creation.
+	var kv jetstream.KeyValue
+	var none bool
+	_, err = ensure(ctx, "bucket "+cfg.names().model, func(ctx context.Context) (struct{}, error) {
+		var err error
+		kv, err = js.KeyValue(ctx, cfg.names().model)
+		if errors.Is(err, jetstream.ErrBucketNotFound) {
+			none, err = true, nil
+		}
+		return struct{}{}, err
+	}, func(ctx context.Context) (struct{}, error) { return struct{}{}, errRetry })
+	if err != nil || none {
+		return cfg, false, err
 	}
-	if err != nil {
-		return cfg, false, fmt.Errorf("distributed: bucket %s: %w", cfg.names().model, err)
-	}
-	e, err := kv.Get(ctx, keyConfig)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return cfg, false, nil
-	}
-	if err != nil {
-		return cfg, false, fmt.Errorf("distributed: namespace %q: reading its settings: %w", cfg.namespace(), err)
+	var e jetstream.KeyValueEntry
+	_, err = ensure(ctx, fmt.Sprintf("namespace %q: reading its settings", cfg.namespace()), func(ctx context.Context) (struct{}, error) {
+		var err error
+		e, err = kv.Get(ctx, keyConfig)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			none, err = true, nil
+		}
+		return struct{}{}, err
+	}, func(ctx context.Context) (struct{}, error) { return struct{}{}, errRetry })
+	if err != nil || none {
+		return cfg, false, err
 	}
 	var theirs namespaceSettings
 	if err := json.Unmarshal(e.Value(), &theirs); err != nil {
@@ -218,6 +243,10 @@ func ensure[T any](ctx context.Context, what string, create, lookup func(context
 		wait = min(2*wait, 2*time.Second)
 	}
 }
+
+// errRetry is the lookup of an ensure whose create already looked: it
+// makes ensure retry the create.
+var errRetry = errors.New("not yet")
 
 // AwaitWorker returns nil once a live Worker of cfg's namespace shows
 // itself (its next heartbeat: every Worker publishes one each quarter of

@@ -19,6 +19,12 @@ import (
 //
 // A Worker's methods are safe for concurrent use.
 type Worker struct {
+	// Log, if set before Run, receives one line for each failure of a
+	// role that the worker retries (a lost node, a leader election): the
+	// role and the error. It is called from the roles' goroutines and must
+	// be safe for concurrent use.
+	Log func(line string)
+
 	cfg Config
 	nc  *nats.Conn
 	js  jetstream.JetStream
@@ -137,6 +143,9 @@ func (w *Worker) Run(ctx context.Context) error {
 				default:
 					// A failing server (a lost node, a leader election): keep
 					// the role if the pin stays, and retry after a pause.
+					if w.Log != nil {
+						w.Log(fmt.Sprintf("namespace %q: %s: %v; retrying", w.cfg.namespace(), r.name, err))
+					}
 					sleep(ctx, ttl/4)
 				}
 			}

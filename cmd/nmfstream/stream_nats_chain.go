@@ -136,6 +136,14 @@ func (f *chainNATS) start(ctx context.Context, cmd string, settings []byte, stde
 		return fail(err)
 	}
 	on.nc = nc
+	// Separate workers may be starting with the driver, and the first
+	// instance of a namespace stores its settings: wait for a live one
+	// before reading them, or the driver's own could be refused later.
+	if f.workers == 0 {
+		if err := f.await(rctx, nc, on.server, cmd, stderr); err != nil {
+			return fail(err)
+		}
+	}
 	// The namespace's distributed settings (rank, window, … of the owners'
 	// own step) do not shape the chain's learner, which its learner
 	// settings do: take them, and its partitions unless given.
@@ -159,11 +167,6 @@ func (f *chainNATS) start(ctx context.Context, cmd string, settings []byte, stde
 			}
 			on.done <- err
 		}()
-	}
-	if f.workers == 0 {
-		if err := f.await(rctx, nc, on.server, cmd, stderr); err != nil {
-			return fail(err)
-		}
 	}
 	if on.drv, err = distributed.NewChainDriver(ctx, nc, f.cfg, settings); err != nil {
 		return fail(err)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -125,7 +126,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	pool := &workerPool{cancel: cancel, done: make(chan error, o.workers)}
+	pool := &workerPool{cancel: cancel, done: make(chan error, o.workers), log: lineLogger(stderr, "nmfstream worker:")}
 	if err := pool.start(ctx, connect, o.cfg, o.workers, o.chain); err != nil {
 		return errors.Join(err, pool.wait())
 	}
@@ -234,6 +235,18 @@ type workerPool struct {
 	cancel context.CancelFunc // stops every instance
 	done   chan error         // each instance's end, buffered for all
 	ws     []*distributed.Worker
+	log    func(line string) // each instance's Worker.Log
+}
+
+// lineLogger returns a function that writes each line to w after prefix,
+// one at a time (the instances' roles log from their goroutines).
+func lineLogger(w io.Writer, prefix string) func(line string) {
+	var mu sync.Mutex
+	return func(line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintln(w, prefix, line)
+	}
 }
 
 // start starts n instances on connections from connect: the chain's
@@ -254,6 +267,7 @@ func (p *workerPool) start(ctx context.Context, connect func() (*nats.Conn, erro
 		if err != nil {
 			return err
 		}
+		w.Log = p.log
 		p.ws = append(p.ws, w)
 		go func() { p.done <- w.Run(ctx) }()
 	}
