@@ -11,11 +11,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/stages"
 )
@@ -227,7 +230,21 @@ type ChainDriver struct {
 	name string
 	it   jetstream.MessagesContext
 
-	sent int64 // batches sent (Send's goroutine)
+	kv jetstream.KeyValue // the namespace's model bucket (anchors)
+
+	// Send's goroutine: batches sent, the records' router, the unit rows
+	// gathered for the anchors until they are fixed.
+	sent  int64
+	route *Router
+	warm  [][]float64
+
+	// mu guards late, the late labels Send sent to every partition
+	// (each counted once per partition by the owners), times P−1,
+	// cumulated up to each batch not yet received.
+	mu      sync.Mutex
+	late    map[int64]int64
+	lateSum int64
+
 	// want is the next batch Receive returns, got the answers received of
 	// it and later batches by partition, last each partition's latest
 	// answer returned (Receive's goroutine).
@@ -259,7 +276,12 @@ func NewChainDriver(ctx context.Context, nc *nats.Conn, cfg Config, settings []b
 		return nil, err
 	}
 	d := &ChainDriver{cfg: cfg, js: js, n: st.n, got: map[int64]map[int]*wireStep{}, last: map[int]*wireStep{},
-		name: strconv.FormatUint(rand.Uint64(), 36)}
+		name: strconv.FormatUint(rand.Uint64(), 36), kv: st.model, route: NewRouter(cfg.partitions()), late: map[int64]int64{}}
+	if cfg.partitions() > 1 {
+		if err := d.loadAnchors(ctx); err != nil {
+			return nil, err
+		}
+	}
 	cons, err := js.OrderedConsumer(ctx, st.n.predStream(), jetstream.OrderedConsumerConfig{
 		MaxResetAttempts: maxResets, FilterSubjects: []string{st.n.predSubject(d.name)}})
 	if err != nil {
@@ -297,10 +319,25 @@ func putSettings(ctx context.Context, kv jetstream.KeyValue, key string, val []b
 // batch's number. It returns once the server has stored every share.
 func (d *ChainDriver) Send(ctx context.Context, f *stages.Features) (int64, error) {
 	b := d.sent
-	shares, err := SplitFeatures(f, d.cfg.partitions())
+	P := d.cfg.partitions()
+	if P > 1 && d.route.anchors == nil && f.X != nil {
+		if _, ok := model.Rows(f.X).(*mat.Dense); ok {
+			d.route.locality = true
+			if d.warm = gather(d.warm, f, anchorsPerPartition*P); len(d.warm) >= anchorsPerPartition*P {
+				if err := d.fixAnchors(ctx); err != nil {
+					return 0, err
+				}
+			}
+		}
+	}
+	shares, broadcast, err := d.route.Split(f)
 	if err != nil {
 		return 0, err
 	}
+	d.mu.Lock()
+	d.lateSum += int64(broadcast) * int64(P-1)
+	d.late[b] = d.lateSum
+	d.mu.Unlock()
 	futs := make([]jetstream.PubAckFuture, len(shares))
 	for p, sh := range shares {
 		data, err := encodeFeatures(sh)
@@ -388,6 +425,10 @@ func (d *ChainDriver) merge(b int64, parts map[int]*wireStep) *ChainStep {
 		out.Counters = addCounters(out.Counters, w.Counters)
 		out.Pending += w.Pending
 	}
+	d.mu.Lock()
+	out.Counters.LateLabels -= d.late[b]
+	delete(d.late, b)
+	d.mu.Unlock()
 	if len(d.last) == 1 {
 		out.Scores = d.last[0].Scored
 	}
@@ -407,3 +448,67 @@ func addCounters(a, b stages.Counters) stages.Counters {
 
 // Close stops the driver's consumer.
 func (d *ChainDriver) Close() { d.it.Stop() }
+
+// Anchor fixes the namespace's anchors (distributed/DESIGN.md, "Locality")
+// from the dense samples of fs, the first batches of the stream, before
+// they are sent: it gathers up to 50·P unit rows, chooses the anchors
+// (ChooseAnchors) if it has at least P, and stores them unless the
+// namespace holds anchors already, which it then uses. It does nothing
+// with one partition, when the driver has anchors, or when fs has fewer
+// than P nonzero dense rows (Send then gathers them from the batches it
+// sends, routing by the id hash until it has 50·P). Call it from Send's
+// goroutine, before the first Send.
+func (d *ChainDriver) Anchor(ctx context.Context, fs []*stages.Features) error {
+	P := d.cfg.partitions()
+	if P <= 1 || d.route.anchors != nil {
+		return nil
+	}
+	for _, f := range fs {
+		d.warm = gather(d.warm, f, anchorsPerPartition*P)
+	}
+	if len(d.warm) < P {
+		return nil
+	}
+	return d.fixAnchors(ctx)
+}
+
+// fixAnchors chooses anchors from the gathered rows and stores them in the
+// namespace, first writer wins, then routes with the namespace's.
+func (d *ChainDriver) fixAnchors(ctx context.Context) error {
+	x := mat.NewDense(len(d.warm), len(d.warm[0]), nil)
+	for i, v := range d.warm {
+		copy(x.RawRowView(i), v)
+	}
+	d.warm = nil
+	a, err := ChooseAnchors(x, d.cfg.partitions())
+	if err != nil {
+		return err
+	}
+	if _, err := d.kv.Create(ctx, keyAnchors, encodeAnchors(a)); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+		return fmt.Errorf("distributed: namespace %q: storing its anchors: %w", d.cfg.namespace(), err)
+	}
+	return d.loadAnchors(ctx)
+}
+
+// loadAnchors routes with the namespace's anchors, if it holds any.
+func (d *ChainDriver) loadAnchors(ctx context.Context) error {
+	e, err := d.kv.Get(ctx, keyAnchors)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("distributed: namespace %q: reading its anchors: %w", d.cfg.namespace(), err)
+	}
+	a, err := decodeAnchors(e.Value())
+	if err == nil {
+		err = d.route.SetAnchors(a)
+	}
+	if err != nil {
+		return corrupt("namespace %q: anchors: %v", d.cfg.namespace(), err)
+	}
+	return nil
+}
+
+// Shares returns the number of samples this driver sent to each partition
+// so far. Call it from Send's goroutine, or once Send is done.
+func (d *ChainDriver) Shares() []int64 { return d.route.Shares() }
