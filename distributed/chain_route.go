@@ -41,8 +41,12 @@ const (
 	defaultRemember = 1 << 17
 	// defaultSlack is the capacity rule's slack: a partition takes a new
 	// sample only while its share of the samples routed by anchor is
-	// below 1/P + defaultSlack (after capacityWarm samples).
-	defaultSlack = 0.10
+	// below 1/P + defaultSlack (after capacityWarm samples). At 0.10 it cost
+	// digits 1.0 point at P = 3 (largest share 43% instead of 48%); at 0.20
+	// the measured streams (largest share 48% on digits, 44% on MNIST 10k)
+	// are not held back and a skewed stream still cannot load one owner
+	// beyond 1/P + 0.20.
+	defaultSlack = 0.20
 	// capacityWarm is the number of samples routed by anchor before the
 	// capacity rule applies: the shares of a few dozen samples are noise.
 	capacityWarm = 100
@@ -60,7 +64,7 @@ const (
 type Router struct {
 	// Slack is the capacity rule's slack: a partition whose share of the
 	// samples routed by anchor is 1/P + Slack or more takes no new sample
-	// (the next nearest anchor under its capacity does). If zero, 0.10;
+	// (the next nearest anchor under its capacity does). If zero, 0.20;
 	// negative disables the rule.
 	Slack float64
 	// Remember is the number of sample ids whose partition the Router
