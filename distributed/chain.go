@@ -253,8 +253,8 @@ type ChainDriver struct {
 	last map[int]*wireStep
 }
 
-// NewChainDriver returns a driver on cfg's namespace (one partition). It
-// stores settings as the namespace's learner settings, or, if the
+// NewChainDriver returns a driver on cfg's namespace, routing with the
+// namespace's anchors if it holds them (Anchor, Send). It stores settings as the namespace's learner settings, or, if the
 // namespace holds others, fails naming the namespace. Its name, which
 // keys its answers, is random.
 func NewChainDriver(ctx context.Context, nc *nats.Conn, cfg Config, settings []byte) (*ChainDriver, error) {
@@ -314,15 +314,23 @@ func putSettings(ctx context.Context, kv jetstream.KeyValue, key string, val []b
 }
 
 // Send publishes f as the next batch, each partition's share to its
-// owner (SplitFeatures; a partition with no record of the batch gets an
-// empty share, so that every owner answers every batch), and returns the
-// batch's number. It returns once the server has stored every share.
+// owner (Router.Split: dense samples by their nearest anchor once the
+// namespace has anchors, other records by id; a partition with no record
+// of the batch gets an empty share, so that every owner answers every
+// batch), and returns the batch's number. Until the anchors are fixed it
+// reads them from the namespace before each dense batch and gathers the
+// batch's rows; once it has 50·P it fixes them (as Anchor does). It
+// returns once the server has stored every share.
 func (d *ChainDriver) Send(ctx context.Context, f *stages.Features) (int64, error) {
 	b := d.sent
 	P := d.cfg.partitions()
-	if P > 1 && d.route.anchors == nil && f.X != nil {
-		if _, ok := model.Rows(f.X).(*mat.Dense); ok {
-			d.route.locality = true
+	if _, dense := model.Rows(f.X).(*mat.Dense); P > 1 && d.route.anchors == nil && f.X != nil && dense {
+		d.route.locality = true
+		// Another driver of the namespace may have fixed them.
+		if err := d.loadAnchors(ctx); err != nil {
+			return 0, err
+		}
+		if d.route.anchors == nil {
 			if d.warm = gather(d.warm, f, anchorsPerPartition*P); len(d.warm) >= anchorsPerPartition*P {
 				if err := d.fixAnchors(ctx); err != nil {
 					return 0, err

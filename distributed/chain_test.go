@@ -279,3 +279,37 @@ func TestChainLocalityLateLabels(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestChainDriverGathersAnchors: a driver that is not given the first
+// batches ahead (serve --nats) routes by id hash until its batches have
+// brought 50·P dense samples, then fixes the namespace's anchors; a driver
+// started later routes with those from its first batch.
+func TestChainDriverGathersAnchors(t *testing.T) {
+	const b, P = 10, 2
+	nc, _ := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg := Config{Namespace: "gather", Partitions: P, Rank: 3}
+	settings := []byte(`{"Rank":3,"Seed":4}`)
+	d, err := NewChainDriver(ctx, nc, cfg, settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for k, bt := range chainBatches(12, b) {
+		if (d.route.Anchors() != nil) != (k >= 50*P/b) {
+			t.Fatalf("before batch %d (%d samples sent): anchors %v", k, k*b, d.route.Anchors() != nil)
+		}
+		if _, err := d.Send(ctx, stages.NewFeatures(bt)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d2, err := NewChainDriver(ctx, nc, cfg, settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d2.Close()
+	if d2.route.Anchors() == nil || !mat.Equal(d2.route.Anchors(), d.route.Anchors()) {
+		t.Error("a later driver does not route with the namespace's anchors")
+	}
+}
