@@ -150,6 +150,7 @@ func (w *Worker) ownChain(ctx context.Context, p *pin, part int) error {
 		return err
 	}
 	defer it.Stop()
+	var ctxCounts stages.Counters // what the contexts added to l's counters
 	for ctx.Err() == nil {
 		if !p.held() {
 			return errLost
@@ -165,29 +166,34 @@ func (w *Worker) ownChain(ctx context.Context, p *pin, part int) error {
 		case err != nil:
 			return err
 		}
-		if err := w.learnBatch(ctx, l, part, m); err != nil {
+		if err := w.learnBatch(ctx, l, &ctxCounts, part, m); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// learnBatch runs l on the batch of message m and publishes its Step.
-func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, part int, m jetstream.Msg) error {
+// learnBatch runs l on the batch of message m, then on its context if it
+// has one, and publishes the batch's Step with l's counters less what the
+// contexts added to them (cumulated in ctxCounts): the context's samples
+// are learned, not predicted for the driver nor counted.
+func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, ctxCounts *stages.Counters, part int, m jetstream.Msg) error {
 	drv := m.Headers().Get(hdrDriver)
 	b, err := strconv.ParseInt(m.Headers().Get(hdrBatch), 10, 64)
 	if err != nil || drv == "" {
 		return corrupt("batch message on %s without a driver and a batch number (%q, %q)", m.Subject(), drv, m.Headers().Get(hdrBatch))
 	}
-	f, err := decodeFeatures(m.Data())
+	f, fc, err := decodeShare(m.Data())
 	if err != nil {
 		return fmt.Errorf("driver %s batch %d: %w", drv, b, err)
 	}
-	st, err := l.LearnFeatures(f)
+	st, err := learnShare(l, f, fc, ctxCounts)
 	if err != nil {
 		return corrupt("driver %s batch %d: %v", drv, b, err)
 	}
-	data, err := encodeStep(st, l.Counters(), l.Scores(), l.Pending())
+	c := subCounters(l.Counters(), *ctxCounts)
+	c.Offset = l.Counters().Offset
+	data, err := encodeStep(st, c, l.Scores(), l.Pending())
 	if err != nil {
 		return err
 	}
@@ -202,6 +208,78 @@ func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, part int, m 
 	w.stats.Samples += len(st.Predictions)
 	w.mu.Unlock()
 	return nil
+}
+
+// learnShare runs l on the share f and its context fc (nil for none) and
+// returns the share's Step; it adds to ctxCounts what fc added to l's
+// counters. Once l knows a class and f's rows are dense of fc's
+// dimension, fc's samples are appended to f's and learned in the same
+// step (one factorization step per batch, as without a context), their
+// predictions removed from the Step and their counts, which follow from
+// their predictions (each is labeled on arrival: one record, one sample,
+// one scored label, right if its prediction is its label, unpredicted if
+// it has none; none is early, as l knows a class), added to ctxCounts.
+// Otherwise fc is learned in a step of its own, after f, and its counts
+// are the difference of l's counters.
+func learnShare(l *stages.Learner, f, fc *stages.Features, ctxCounts *stages.Counters) (*stages.Step, error) {
+	if fc == nil {
+		return l.LearnFeatures(f)
+	}
+	fx, dense := model.Rows(f.X).(*mat.Dense)
+	cx, _ := model.Rows(fc.X).(*mat.Dense)
+	if !dense || cx == nil || len(l.Classes()) == 0 || fx.RawMatrix().Cols != cx.RawMatrix().Cols {
+		st, err := l.LearnFeatures(f)
+		if err != nil {
+			return nil, err
+		}
+		before := l.Counters()
+		if _, err := l.LearnFeatures(fc); err != nil {
+			return nil, fmt.Errorf("context: %w", err)
+		}
+		*ctxCounts = addCounters(*ctxCounts, subCounters(l.Counters(), before))
+		return st, nil
+	}
+	m, d := fx.Dims()
+	n, _ := cx.Dims()
+	x := mat.NewDense(m+n, d, nil)
+	x.Slice(0, m, 0, d).(*mat.Dense).Copy(fx)
+	x.Slice(m, m+n, 0, d).(*mat.Dense).Copy(cx)
+	all := *f
+	all.X = model.DenseRows(x)
+	all.IDs = append(slices.Clip(f.IDs), fc.IDs...)
+	all.Labels = append(slices.Clip(f.Labels), fc.Labels...)
+	all.Labeled = append(slices.Clip(f.Labeled), fc.Labeled...)
+	all.Offsets = append(slices.Clip(f.Offsets), fc.Offsets...)
+	truth := make(map[int64]string, n)
+	for i, off := range fc.Offsets {
+		truth[off] = fc.Labels[i]
+	}
+	st, err := l.LearnFeatures(&all)
+	if err != nil {
+		return nil, err
+	}
+	add := stages.Counters{Records: int64(n), Samples: int64(n)}
+	kept := st.Predictions[:0]
+	for _, p := range st.Predictions {
+		lab, ok := truth[p.Offset]
+		if !ok || p.ID != "" {
+			kept = append(kept, p)
+			continue
+		}
+		add.Labeled++
+		switch p.Label {
+		case lab:
+			add.Correct++
+		case "":
+			add.Unpredicted++
+		}
+	}
+	if add.Labeled != int64(n) {
+		return nil, fmt.Errorf("context: %d of its %d samples predicted", add.Labeled, n)
+	}
+	st.Predictions = kept
+	*ctxCounts = addCounters(*ctxCounts, add)
+	return st, nil
 }
 
 // ChainStep is the owners' answer for one of a driver's batches.
@@ -239,8 +317,8 @@ type ChainDriver struct {
 	warm  [][]float64
 
 	// mu guards late, the late labels Send sent to every partition
-	// (each counted once per partition by the owners), times P−1,
-	// cumulated up to each batch not yet received.
+	// (each counted once per partition by the owners, as a late label and
+	// a record), times P−1, cumulated up to each batch not yet received.
 	mu      sync.Mutex
 	late    map[int64]int64
 	lateSum int64
@@ -338,7 +416,7 @@ func (d *ChainDriver) Send(ctx context.Context, f *stages.Features) (int64, erro
 			}
 		}
 	}
-	shares, broadcast, err := d.route.Split(f)
+	shares, context, broadcast, err := d.route.Split(f)
 	if err != nil {
 		return 0, err
 	}
@@ -348,7 +426,11 @@ func (d *ChainDriver) Send(ctx context.Context, f *stages.Features) (int64, erro
 	d.mu.Unlock()
 	futs := make([]jetstream.PubAckFuture, len(shares))
 	for p, sh := range shares {
-		data, err := encodeFeatures(sh)
+		var c *stages.Features
+		if context != nil {
+			c = context[p]
+		}
+		data, err := encodeShare(sh, c)
 		if err != nil {
 			return 0, err
 		}
@@ -435,6 +517,7 @@ func (d *ChainDriver) merge(b int64, parts map[int]*wireStep) *ChainStep {
 	}
 	d.mu.Lock()
 	out.Counters.LateLabels -= d.late[b]
+	out.Counters.Records -= d.late[b]
 	delete(d.late, b)
 	d.mu.Unlock()
 	if len(d.last) == 1 {
@@ -451,6 +534,16 @@ func addCounters(a, b stages.Counters) stages.Counters {
 		Duplicates: a.Duplicates + b.Duplicates, LateLabels: a.LateLabels + b.LateLabels, Labeled: a.Labeled + b.Labeled,
 		Correct: a.Correct + b.Correct, Unpredicted: a.Unpredicted + b.Unpredicted, Early: a.Early + b.Early,
 		Offset: max(a.Offset, b.Offset),
+	}
+}
+
+// subCounters returns a − b, count by count; Offset is a's.
+func subCounters(a, b stages.Counters) stages.Counters {
+	return stages.Counters{
+		Records: a.Records - b.Records, Samples: a.Samples - b.Samples, Rejected: a.Rejected - b.Rejected,
+		Duplicates: a.Duplicates - b.Duplicates, LateLabels: a.LateLabels - b.LateLabels, Labeled: a.Labeled - b.Labeled,
+		Correct: a.Correct - b.Correct, Unpredicted: a.Unpredicted - b.Unpredicted, Early: a.Early - b.Early,
+		Offset: a.Offset,
 	}
 }
 

@@ -70,6 +70,11 @@ type Router struct {
 	// Remember is the number of sample ids whose partition the Router
 	// keeps, oldest forgotten first. If zero, 2¹⁷.
 	Remember int
+	// KeepRows is the number of dense samples whose row the Router keeps
+	// (oldest forgotten first) to send, once their label comes, to the
+	// other partitions as context (Split). If zero, 10,000 (the default
+	// window: 63 MB of rows at D = 784); negative sends no context.
+	KeepRows int
 
 	p        int
 	locality bool       // dense samples seen: late labels of unknown ids go to every partition
@@ -79,11 +84,14 @@ type Router struct {
 	ids      map[string]int
 	ring     []string // ids in routing order, for forgetting (len ≤ Remember)
 	next     int      // ring's oldest entry once it is full
+	rows     map[string][]float64
+	rowRing  []string // ids of rows, for forgetting (len ≤ KeepRows)
+	rowNext  int
 }
 
 // NewRouter returns a Router for p partitions, without anchors.
 func NewRouter(p int) *Router {
-	return &Router{p: max(p, 1), counts: make([]int64, max(p, 1)), shares: make([]int64, max(p, 1)), ids: map[string]int{}}
+	return &Router{p: max(p, 1), counts: make([]int64, max(p, 1)), shares: make([]int64, max(p, 1)), ids: map[string]int{}, rows: map[string][]float64{}}
 }
 
 // Anchors returns the Router's anchors (P×D, unit rows), or nil.
@@ -267,15 +275,54 @@ func (r *Router) remember(id string, q int) {
 	r.ids[id] = q
 }
 
+// defaultKeepRows is KeepRows' default: the default window of 10,000.
+const defaultKeepRows = 10000
+
+// keepRow keeps a copy of the row of the sample id.
+func (r *Router) keepRow(id string, row []float64) {
+	lim := r.KeepRows
+	if lim == 0 {
+		lim = defaultKeepRows
+	}
+	if id == "" || lim < 0 {
+		return
+	}
+	if _, ok := r.rows[id]; ok {
+		return
+	}
+	if len(r.rowRing) < lim {
+		r.rowRing = append(r.rowRing, id)
+	} else {
+		delete(r.rows, r.rowRing[r.rowNext])
+		r.rowRing[r.rowNext] = id
+		r.rowNext = (r.rowNext + 1) % lim
+	}
+	r.rows[id] = append([]float64(nil), row...)
+}
+
 // Split returns the P shares of f (each in f's input order; with one
-// partition, f itself) and the number of f's late labels sent to every
-// partition because their id is unknown. The shares copy f's rows. Rows
-// other than dense or sparse are an error.
-func (r *Router) Split(f *stages.Features) ([]*stages.Features, int, error) {
+// partition, f itself), their contexts, and the number of f's late labels
+// sent to every partition because their id is unknown. The shares copy
+// f's rows. Rows other than dense or sparse are an error.
+//
+// The context of partition q (nil if none) holds, as labeled samples
+// without an id, the dense samples of f routed elsewhere that came with a
+// label, and the kept rows (KeepRows) of the samples elsewhere whose late
+// label f holds: its owner learns them, so that every owner has every
+// label near its samples, but neither predicts them for the driver nor
+// counts them (distributed/DESIGN.md, "Labels across partitions").
+func (r *Router) Split(f *stages.Features) (shares, context []*stages.Features, broadcast int, err error) {
 	p := r.p
 	if p <= 1 {
-		return []*stages.Features{f}, 0, nil
+		return []*stages.Features{f}, nil, 0, nil
 	}
+	type labeled struct {
+		label string
+		off   int64
+		row   []float64
+	}
+	var elsewhere []labeled // labeled rows, each for every partition but its own
+	var home []int          // their own partitions
 	var dense *mat.Dense
 	if f.X != nil {
 		switch x := model.Rows(f.X).(type) {
@@ -306,6 +353,15 @@ func (r *Router) Split(f *stages.Features) ([]*stages.Features, int, error) {
 			q = PartitionOf(id, off, p)
 		}
 		dest[i] = q
+		if dense != nil && r.locality && !known {
+			switch {
+			case f.Labeled[i] && r.KeepRows >= 0:
+				elsewhere = append(elsewhere, labeled{f.Labels[i], off, append([]float64(nil), dense.RawRowView(i)...)})
+				home = append(home, q)
+			case !f.Labeled[i]:
+				r.keepRow(id, dense.RawRowView(i))
+			}
+		}
 		r.shares[q]++
 		r.remember(id, q)
 	}
@@ -323,11 +379,14 @@ func (r *Router) Split(f *stages.Features) ([]*stages.Features, int, error) {
 			s.Text = append(s.Text, f.Text[i])
 		}
 	}
-	broadcast := 0
 	for _, ll := range f.LateLabels {
 		switch q, ok := r.ids[ll.ID]; {
 		case ok && ll.ID != "":
 			out[q].LateLabels = append(out[q].LateLabels, ll)
+			if row := r.rows[ll.ID]; row != nil {
+				elsewhere = append(elsewhere, labeled{ll.Label, ll.Offset, row})
+				home = append(home, q)
+			}
 		case !r.locality:
 			s := out[PartitionOf(ll.ID, ll.Offset, p)]
 			s.LateLabels = append(s.LateLabels, ll)
@@ -351,12 +410,33 @@ func (r *Router) Split(f *stages.Features) ([]*stages.Features, int, error) {
 			if len(pos[q]) > 0 {
 				var err error
 				if s.X, err = rowsAt(f.X, pos[q]); err != nil {
-					return nil, 0, err
+					return nil, nil, 0, err
 				}
 			}
 		}
 	}
-	return out, broadcast, nil
+	if len(elsewhere) == 0 {
+		return out, nil, broadcast, nil
+	}
+	context = make([]*stages.Features, p)
+	for q := range p {
+		var rows []float64
+		c := &stages.Features{}
+		for k, e := range elsewhere {
+			if home[k] == q || len(e.row) != len(elsewhere[0].row) {
+				continue
+			}
+			rows = append(rows, e.row...)
+			c.IDs, c.Labels = append(c.IDs, ""), append(c.Labels, e.label)
+			c.Labeled, c.Offsets = append(c.Labeled, true), append(c.Offsets, e.off)
+		}
+		if len(c.IDs) > 0 {
+			c.Dim = len(elsewhere[0].row)
+			c.X = model.DenseRows(mat.NewDense(len(c.IDs), c.Dim, rows))
+			context[q] = c
+		}
+	}
+	return out, context, broadcast, nil
 }
 
 // gather keeps the unit rows of f's dense samples, up to want rows in all,

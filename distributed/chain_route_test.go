@@ -64,8 +64,8 @@ func TestRouterDeterministic(t *testing.T) {
 	r2.SetAnchors(dec)
 	for k := 0; k < len(samples); k += 50 {
 		f := routeFeatures(samples[k:k+50], int64(k))
-		s1, _, err1 := r1.Split(f)
-		s2, _, err2 := r2.Split(f)
+		s1, _, _, err1 := r1.Split(f)
+		s2, _, _, err2 := r2.Split(f)
 		if err1 != nil || err2 != nil {
 			t.Fatal(err1, err2)
 		}
@@ -89,7 +89,7 @@ func TestRouterLocality(t *testing.T) {
 	samples := clusteredSamples(800, 12, p, 5)
 	r := anchoredRouter(t, samples, p)
 	f := routeFeatures(samples, 0)
-	shares, _, err := r.Split(f)
+	shares, _, _, err := r.Split(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestRouterLabelsAndDuplicates(t *testing.T) {
 	samples := clusteredSamples(300, 12, 3, 8)
 	r := anchoredRouter(t, samples, p)
 	r.Remember = 100
-	first, _, err := r.Split(routeFeatures(samples[:50], 0))
+	first, _, _, err := r.Split(routeFeatures(samples[:50], 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestRouterLabelsAndDuplicates(t *testing.T) {
 	f.Labels, f.Labeled = append(dup.Labels, f.Labels...), append(dup.Labeled, f.Labeled...)
 	f.Offsets = append(dup.Offsets, f.Offsets...)
 	f.LateLabels = []record.LateLabel{{Offset: 70, ID: "s7", Label: "a"}, {Offset: 71, ID: "never", Label: "b"}}
-	shares, broadcast, err := r.Split(f)
+	shares, _, broadcast, err := r.Split(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestRouterLabelsAndDuplicates(t *testing.T) {
 		r.Split(routeFeatures(samples[k:k+60], int64(100+k)))
 	}
 	late := &stages.Features{LateLabels: []record.LateLabel{{Offset: 999, ID: "s1", Label: "a"}}}
-	if _, broadcast, _ := r.Split(late); broadcast != 1 || len(r.ids) != 100 {
+	if _, _, broadcast, _ := r.Split(late); broadcast != 1 || len(r.ids) != 100 {
 		t.Errorf("forgotten id: broadcast %d, ids kept %d; want 1, 100", broadcast, len(r.ids))
 	}
 }
@@ -211,7 +211,7 @@ func TestRouterCapacity(t *testing.T) {
 	for _, slack := range []float64{0, -1} {
 		r := anchoredRouter(t, samples, p)
 		r.Slack = slack
-		if _, _, err := r.Split(routeFeatures(one, 0)); err != nil {
+		if _, _, _, err := r.Split(routeFeatures(one, 0)); err != nil {
 			t.Fatal(err)
 		}
 		sh := r.Shares()
@@ -231,7 +231,7 @@ func TestRouterWithoutAnchors(t *testing.T) {
 	samples := clusteredSamples(90, 6, 3, 2)
 	f := routeFeatures(samples, 0)
 	f.LateLabels = []record.LateLabel{{Offset: 90, ID: "x", Label: "a"}}
-	got, broadcast, err := NewRouter(3).Split(f)
+	got, _, broadcast, err := NewRouter(3).Split(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestRouterWithoutAnchors(t *testing.T) {
 	if broadcast != 0 {
 		t.Errorf("broadcast %d without locality", broadcast)
 	}
-	if one, _, _ := NewRouter(1).Split(f); len(one) != 1 || one[0] != f {
+	if one, _, _, _ := NewRouter(1).Split(f); len(one) != 1 || one[0] != f {
 		t.Error("one partition: not f itself")
 	}
 }

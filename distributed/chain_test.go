@@ -236,6 +236,7 @@ func TestChainLocalityLateLabels(t *testing.T) {
 	}
 	var last *ChainStep
 	inBand, late := 0, 0
+	pred, truth := map[string]string{}, map[string]string{}
 	for k, bt := range batches {
 		for i, ok := range bt.Labeled {
 			if ok && bt.Labels[i] != "" {
@@ -252,6 +253,28 @@ func TestChainLocalityLateLabels(t *testing.T) {
 		if n := len(last.Step.Predictions); n != b {
 			t.Fatalf("batch %d: %d predictions, want %d", k, n, b)
 		}
+		for _, p := range last.Step.Predictions {
+			pred[p.ID] = p.Label
+		}
+		for i, ok := range bt.Labeled {
+			if ok {
+				truth[bt.IDs[i]] = bt.Labels[i]
+			}
+		}
+		for _, ll := range bt.LateLabels {
+			truth[ll.ID] = ll.Label
+		}
+	}
+	right := 0
+	for id, lab := range truth {
+		if pred[id] == lab {
+			right++
+		}
+	}
+	// The owners learn every label (their context: the labeled samples of
+	// the other partitions) but count only their own samples' predictions.
+	if c := last.Counters; c.Correct != int64(right) || c.Records != int64(nb*b+late) {
+		t.Errorf("owners count %d right predictions and %d records; the driver's predictions %d right, %d records sent", c.Correct, c.Records, right, nb*b+late)
 	}
 	sh := d.Shares()
 	c := last.Counters
