@@ -248,3 +248,68 @@ func TestRouterWithoutAnchors(t *testing.T) {
 		t.Error("one partition: not f itself")
 	}
 }
+
+// TestRouterContext: a sample that comes with its label, and the kept row
+// of a sample whose late label comes, go to every other partition as
+// labeled samples without an id (their rows exact), never to their own;
+// KeepRows < 0 sends no context.
+func TestRouterContext(t *testing.T) {
+	const p = 3
+	samples := clusteredSamples(300, 12, 3, 8)
+	for _, keep := range []int{0, -1} {
+		r := anchoredRouter(t, samples, p)
+		r.KeepRows = keep
+		f := routeFeatures(samples[:30], 0)
+		f.Labels[4], f.Labeled[4] = "c", true
+		shares, ctx, _, err := r.Split(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		home := func(id string) int {
+			for q, s := range shares {
+				if slices.Contains(s.IDs, id) {
+					return q
+				}
+			}
+			return -1
+		}
+		late := &stages.Features{LateLabels: []record.LateLabel{{Offset: 40, ID: "s8", Label: "d"}}}
+		_, lctx, _, err := r.Split(late)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if keep < 0 {
+			if ctx != nil || lctx != nil {
+				t.Error("KeepRows < 0: a context was sent")
+			}
+			continue
+		}
+		for _, c := range []struct {
+			ctx  []*stages.Features
+			id   string
+			row  []float64
+			lab  string
+			off  int64
+			home int
+		}{
+			{ctx, "s5", samples[4].Dense, "c", 4, home("s5")},
+			{lctx, "s8", samples[7].Dense, "d", 40, home("s8")},
+		} {
+			for q, cf := range c.ctx {
+				if q == c.home {
+					if cf != nil {
+						t.Errorf("%s: its own partition %d got it as context", c.id, q)
+					}
+					continue
+				}
+				if cf == nil || len(cf.IDs) != 1 || cf.IDs[0] != "" || !cf.Labeled[0] || cf.Labels[0] != c.lab || cf.Offsets[0] != c.off ||
+					!slices.Equal(model.Rows(cf.X).(*mat.Dense).RawRowView(0), c.row) {
+					t.Errorf("%s: partition %d's context %+v", c.id, q, cf)
+				}
+			}
+		}
+	}
+	if _, ctx, _, _ := NewRouter(1).Split(routeFeatures(samples[:3], 0)); ctx != nil {
+		t.Error("one partition: a context")
+	}
+}
