@@ -51,7 +51,7 @@ func addFitFlags(fs *flag.FlagSet, p *fitParams) {
 	fs.IntVar(&p.rank, "rank", 40, "rank K of the factorization (number of latent factors)")
 	fs.IntVar(&p.neighbors, "neighbors", 0, "k of the k-NN graphs, in training and graph projection (0: the method's default, 5)")
 	fs.Float64Var(&p.alpha, "alpha", 0, "α, the method's main graph weight (0: the method's default)")
-	fs.Float64Var(&p.beta, "beta", 0, "β, the method's second graph weight (ssknmf, n2s2l, nge; 0: default)")
+	fs.Float64Var(&p.beta, "beta", 0, "β, the method's second graph weight (ssknmf, n2s2l, nge; for ssnmf λ, the label factor's weight; 0: default)")
 	fs.IntVar(&p.iters, "iters", 0, "maximum number of multiplicative updates (0: the method's default, 200)")
 	fs.Uint64Var(&p.seed, "seed", 1, "seed of the initialization")
 	fs.StringVar(&p.projector, "projector", "graph", "how new samples are coded: graph, nnls, clamped or pinv")

@@ -1,6 +1,6 @@
 // Package methods is the one table of nmfstream's factorization methods:
-// for each name that "--method" takes (nmf, gnmf, dgnmf, ssknmf, n2s2l,
-// nge, kernel, multik, dpca, and auto), a one-line summary, what the
+// for each name that "--method" takes (nmf, gnmf, dgnmf, ssknmf, ssnmf,
+// n2s2l, nge, kernel, multik, dpca, and auto), a one-line summary, what the
 // method does with labels, whether it can learn online, which options it
 // reads and their defaults, and a constructor from Options. The command
 // line (fit, eval, project, classify, demo, stream, serve), the report and

@@ -23,6 +23,7 @@ func ExampleList() {
 	// nge     labels true  needs true  online true
 	// nmf     labels false needs false online true
 	// ssknmf  labels true  needs false online true
+	// ssnmf   labels true  needs true  online false
 	// auto    labels true  needs false online true
 }
 
@@ -37,7 +38,7 @@ func ExampleLookup() {
 	fmt.Println(err)
 	// Output:
 	// auto is ssknmf: α defaults to 1, β to 10, k to 5
-	// methods: unknown method "pca" (want dgnmf, dpca, gnmf, kernel, multik, n2s2l, nge, nmf, ssknmf, auto)
+	// methods: unknown method "pca" (want dgnmf, dpca, gnmf, kernel, multik, n2s2l, nge, nmf, ssknmf, ssnmf, auto)
 }
 
 func ExampleNew() {

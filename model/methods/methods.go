@@ -208,6 +208,17 @@ func List() []Info {
 				return &model.SSKNMF{Common: o.Common, Alpha: o.Alpha, Beta: o.Beta, LabelNeighbors: o.Neighbors, Neighbors: o.Neighbors}
 			},
 		},
+		{
+			Name:       "ssnmf",
+			Summary:    "semi-supervised NMF with a label factor (Lee et al. 2010; Haddock et al. 2020), Y ≈ BVᵀ beside X ≈ AVᵀ, λ = β, + k-NN graph (α)",
+			UsesLabels: true, NeedsLabels: true,
+			Alpha:     Param{true, model.DefaultSSNMFAlpha},
+			Beta:      Param{true, model.DefaultSSNMFLambda},
+			Neighbors: Param{true, 5},
+			build: func(o Options) model.Method {
+				return &model.SSNMF{Common: o.Common, Alpha: o.Alpha, Lambda: o.Beta, Neighbors: o.Neighbors}
+			},
+		},
 	}
 	// auto is the entry model.AutoMethod names, under another name.
 	for _, m := range l {

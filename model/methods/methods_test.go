@@ -18,14 +18,14 @@ import (
 )
 
 func TestList(t *testing.T) {
-	want := []string{"dgnmf", "dpca", "gnmf", "kernel", "multik", "n2s2l", "nge", "nmf", "ssknmf", "auto"}
+	want := []string{"dgnmf", "dpca", "gnmf", "kernel", "multik", "n2s2l", "nge", "nmf", "ssknmf", "ssnmf", "auto"}
 	if got := methods.Names(); !slices.Equal(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}
 	types := map[string]string{
 		"dgnmf": "*model.DGNMF", "dpca": "*model.DPCA", "gnmf": "*model.GNMF",
 		"kernel": "*kernel.Flexible", "multik": "*kernel.MultiK", "n2s2l": "*model.N2S2L",
-		"nge": "*model.NGE", "nmf": "*model.NMF", "ssknmf": "*model.SSKNMF", "auto": "*model.SSKNMF",
+		"nge": "*model.NGE", "nmf": "*model.NMF", "ssknmf": "*model.SSKNMF", "ssnmf": "*model.SSNMF", "auto": "*model.SSKNMF",
 	}
 	for _, name := range want {
 		m, err := methods.New(name, methods.Options{Common: model.Common{Rank: 3}})
@@ -79,6 +79,9 @@ func TestOptions(t *testing.T) {
 	s := must(t, "ssknmf", o).(*model.SSKNMF)
 	if s.Rank != 4 || s.MaxIter != 7 || s.Alpha != 0.5 || s.Beta != 2 || s.Neighbors != 3 || s.LabelNeighbors != 3 {
 		t.Errorf("ssknmf: got %+v", s)
+	}
+	if m := must(t, "ssnmf", o).(*model.SSNMF); m.Rank != 4 || m.Alpha != 0.5 || m.Lambda != 2 || m.Neighbors != 3 {
+		t.Errorf("ssnmf: got %+v (β is λ)", m)
 	}
 	if g := must(t, "gnmf", o).(*model.GNMF); g.Alpha != 0.5 || g.Graph.K != 3 {
 		t.Errorf("gnmf: Alpha %g, K %d; want 0.5, 3", g.Alpha, g.Graph.K)
