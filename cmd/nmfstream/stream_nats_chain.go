@@ -29,7 +29,11 @@ partition runs the stages.Learner that stream would run, built from the
 same flags (--method, --rank, --window, --predictor, …), on the same
 batches in the same order. With one partition the predictions are stream's,
 byte for byte. The namespace holds the learner's settings of its first
-driver; a driver with others is refused.
+driver; a driver with others is refused. With P > 1 partitions a dense
+sample goes to the partition of its nearest anchor (fixed from the first
+50·P samples, read ahead), and each labeled dense sample is also learned by
+the other owners; sparse rows and text go by id (--json's
+partition_samples gives the shares).
 
 --workers instances of the owner run in this process. --nats embedded (or
 a bare --nats) starts an embedded server in a binary built with -tags nats.
@@ -58,7 +62,7 @@ func (f *chainNATS) add(fs *flag.FlagSet) {
 	fs.DurationVar(&f.ownerTimeout, "owner-timeout", 0, "with --workers 0: fail if no worker of the namespace is live within this `duration` (0: wait, saying so every few seconds)")
 	c := &f.cfg
 	fs.StringVar(&c.Namespace, "namespace", "nmf", "prefix of the subjects, streams and buckets of this stream")
-	fs.IntVar(&c.Partitions, "partitions", 1, "partitions P, each with its own owner and learner on its share of the records (by id); 1 gives stream's predictions exactly")
+	fs.IntVar(&c.Partitions, "partitions", 1, "partitions P, each with its own owner and learner on its share of the records (dense samples by nearest anchor, others by id; every label goes to every owner); 1 gives stream's predictions exactly")
 	fs.IntVar(&c.Replicas, "replicas", 1, "replicas of the streams and buckets")
 	fs.DurationVar(&c.PinnedTTL, "pinned-ttl", 2*time.Second, "time after which a silent owner's partition moves to another (failover time)")
 }
