@@ -11,11 +11,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/stages"
 )
@@ -144,6 +147,7 @@ func (w *Worker) ownChain(ctx context.Context, p *pin, part int) error {
 	}
 	defer func() { it.Stop() }()
 	idle := time.Duration(0)
+	var ctxCounts stages.Counters // what the contexts added to l's counters
 	for ctx.Err() == nil {
 		if !p.held() {
 			return errLost
@@ -167,7 +171,7 @@ func (w *Worker) ownChain(ctx context.Context, p *pin, part int) error {
 			return err
 		}
 		idle = 0
-		if err := w.learnBatch(ctx, l, part, m); err != nil {
+		if err := w.learnBatch(ctx, l, &ctxCounts, part, m); err != nil {
 			return err
 		}
 		if md, err := m.Metadata(); err == nil {
@@ -177,22 +181,27 @@ func (w *Worker) ownChain(ctx context.Context, p *pin, part int) error {
 	return nil
 }
 
-// learnBatch runs l on the batch of message m and publishes its Step.
-func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, part int, m jetstream.Msg) error {
+// learnBatch runs l on the batch of message m, then on its context if it
+// has one, and publishes the batch's Step with l's counters less what the
+// contexts added to them (cumulated in ctxCounts): the context's samples
+// are learned, not predicted for the driver nor counted.
+func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, ctxCounts *stages.Counters, part int, m jetstream.Msg) error {
 	drv := m.Headers().Get(hdrDriver)
 	b, err := strconv.ParseInt(m.Headers().Get(hdrBatch), 10, 64)
 	if err != nil || drv == "" {
 		return corrupt("batch message on %s without a driver and a batch number (%q, %q)", m.Subject(), drv, m.Headers().Get(hdrBatch))
 	}
-	f, err := decodeFeatures(m.Data())
+	f, fc, err := decodeShare(m.Data())
 	if err != nil {
 		return fmt.Errorf("driver %s batch %d: %w", drv, b, err)
 	}
-	st, err := l.LearnFeatures(f)
+	st, err := learnShare(l, f, fc, ctxCounts)
 	if err != nil {
 		return corrupt("driver %s batch %d: %v", drv, b, err)
 	}
-	data, err := encodeStep(st, l.Counters(), l.Scores(), l.Pending())
+	c := subCounters(l.Counters(), *ctxCounts)
+	c.Offset = l.Counters().Offset
+	data, err := encodeStep(st, c, l.Scores(), l.Pending())
 	if err != nil {
 		return err
 	}
@@ -207,6 +216,78 @@ func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, part int, m 
 	w.stats.Samples += len(st.Predictions)
 	w.mu.Unlock()
 	return nil
+}
+
+// learnShare runs l on the share f and its context fc (nil for none) and
+// returns the share's Step; it adds to ctxCounts what fc added to l's
+// counters. Once l knows a class and f's rows are dense of fc's
+// dimension, fc's samples are appended to f's and learned in the same
+// step (one factorization step per batch, as without a context), their
+// predictions removed from the Step and their counts, which follow from
+// their predictions (each is labeled on arrival: one record, one sample,
+// one scored label, right if its prediction is its label, unpredicted if
+// it has none; none is early, as l knows a class), added to ctxCounts.
+// Otherwise fc is learned in a step of its own, after f, and its counts
+// are the difference of l's counters.
+func learnShare(l *stages.Learner, f, fc *stages.Features, ctxCounts *stages.Counters) (*stages.Step, error) {
+	if fc == nil {
+		return l.LearnFeatures(f)
+	}
+	fx, dense := model.Rows(f.X).(*mat.Dense)
+	cx, _ := model.Rows(fc.X).(*mat.Dense)
+	if !dense || cx == nil || len(l.Classes()) == 0 || fx.RawMatrix().Cols != cx.RawMatrix().Cols {
+		st, err := l.LearnFeatures(f)
+		if err != nil {
+			return nil, err
+		}
+		before := l.Counters()
+		if _, err := l.LearnFeatures(fc); err != nil {
+			return nil, fmt.Errorf("context: %w", err)
+		}
+		*ctxCounts = addCounters(*ctxCounts, subCounters(l.Counters(), before))
+		return st, nil
+	}
+	m, d := fx.Dims()
+	n, _ := cx.Dims()
+	x := mat.NewDense(m+n, d, nil)
+	x.Slice(0, m, 0, d).(*mat.Dense).Copy(fx)
+	x.Slice(m, m+n, 0, d).(*mat.Dense).Copy(cx)
+	all := *f
+	all.X = model.DenseRows(x)
+	all.IDs = append(slices.Clip(f.IDs), fc.IDs...)
+	all.Labels = append(slices.Clip(f.Labels), fc.Labels...)
+	all.Labeled = append(slices.Clip(f.Labeled), fc.Labeled...)
+	all.Offsets = append(slices.Clip(f.Offsets), fc.Offsets...)
+	truth := make(map[int64]string, n)
+	for i, off := range fc.Offsets {
+		truth[off] = fc.Labels[i]
+	}
+	st, err := l.LearnFeatures(&all)
+	if err != nil {
+		return nil, err
+	}
+	add := stages.Counters{Records: int64(n), Samples: int64(n)}
+	kept := st.Predictions[:0]
+	for _, p := range st.Predictions {
+		lab, ok := truth[p.Offset]
+		if !ok || p.ID != "" {
+			kept = append(kept, p)
+			continue
+		}
+		add.Labeled++
+		switch p.Label {
+		case lab:
+			add.Correct++
+		case "":
+			add.Unpredicted++
+		}
+	}
+	if add.Labeled != int64(n) {
+		return nil, fmt.Errorf("context: %d of its %d samples predicted", add.Labeled, n)
+	}
+	st.Predictions = kept
+	*ctxCounts = addCounters(*ctxCounts, add)
+	return st, nil
 }
 
 // ChainStep is the owners' answer for one of a driver's batches.
@@ -235,7 +316,21 @@ type ChainDriver struct {
 	name string
 	it   jetstream.MessagesContext
 
-	sent int64 // batches sent (Send's goroutine)
+	kv jetstream.KeyValue // the namespace's model bucket (anchors)
+
+	// Send's goroutine: batches sent, the records' router, the unit rows
+	// gathered for the anchors until they are fixed.
+	sent  int64
+	route *Router
+	warm  [][]float64
+
+	// mu guards late, the late labels Send sent to every partition
+	// (each counted once per partition by the owners, as a late label and
+	// a record), times P−1, cumulated up to each batch not yet received.
+	mu      sync.Mutex
+	late    map[int64]int64
+	lateSum int64
+
 	// want is the next batch Receive returns, got the answers received of
 	// it and later batches by partition, last each partition's latest
 	// answer returned (Receive's goroutine).
@@ -245,8 +340,8 @@ type ChainDriver struct {
 	seq  uint64 // stream sequence of the last answer read (chain_resume.go)
 }
 
-// NewChainDriver returns a driver on cfg's namespace (one partition). It
-// stores settings as the namespace's learner settings, or, if the
+// NewChainDriver returns a driver on cfg's namespace, routing with the
+// namespace's anchors if it holds them (Anchor, Send). It stores settings as the namespace's learner settings, or, if the
 // namespace holds others, fails naming the namespace. Its name, which
 // keys its answers, is random.
 func NewChainDriver(ctx context.Context, nc *nats.Conn, cfg Config, settings []byte) (*ChainDriver, error) {
@@ -268,7 +363,12 @@ func NewChainDriver(ctx context.Context, nc *nats.Conn, cfg Config, settings []b
 		return nil, err
 	}
 	d := &ChainDriver{cfg: cfg, js: js, n: st.n, got: map[int64]map[int]*wireStep{}, last: map[int]*wireStep{},
-		name: strconv.FormatUint(rand.Uint64(), 36)}
+		name: strconv.FormatUint(rand.Uint64(), 36), kv: st.model, route: NewRouter(cfg.partitions()), late: map[int64]int64{}}
+	if cfg.partitions() > 1 {
+		if err := d.loadAnchors(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if d.it, err = orderedFrom(ctx, js, st.n.predStream(), st.n.predSubject(d.name), 0); err != nil {
 		return nil, fmt.Errorf("distributed: predictions consumer: %w", err)
 	}
@@ -296,18 +396,45 @@ func putSettings(ctx context.Context, kv jetstream.KeyValue, key string, val []b
 }
 
 // Send publishes f as the next batch, each partition's share to its
-// owner (SplitFeatures; a partition with no record of the batch gets an
-// empty share, so that every owner answers every batch), and returns the
-// batch's number. It returns once the server has stored every share.
+// owner (Router.Split: dense samples by their nearest anchor once the
+// namespace has anchors, other records by id; a partition with no record
+// of the batch gets an empty share, so that every owner answers every
+// batch), and returns the batch's number. Until the anchors are fixed it
+// reads them from the namespace before each dense batch and gathers the
+// batch's rows; once it has 50·P it fixes them (as Anchor does). It
+// returns once the server has stored every share.
 func (d *ChainDriver) Send(ctx context.Context, f *stages.Features) (int64, error) {
 	b := d.sent
-	shares, err := SplitFeatures(f, d.cfg.partitions())
+	P := d.cfg.partitions()
+	if _, dense := model.Rows(f.X).(*mat.Dense); P > 1 && d.route.anchors == nil && f.X != nil && dense {
+		d.route.locality = true
+		// Another driver of the namespace may have fixed them.
+		if err := d.loadAnchors(ctx); err != nil {
+			return 0, err
+		}
+		if d.route.anchors == nil {
+			if d.warm = gather(d.warm, f, anchorsPerPartition*P); len(d.warm) >= anchorsPerPartition*P {
+				if err := d.fixAnchors(ctx); err != nil {
+					return 0, err
+				}
+			}
+		}
+	}
+	shares, context, broadcast, err := d.route.Split(f)
 	if err != nil {
 		return 0, err
 	}
+	d.mu.Lock()
+	d.lateSum += int64(broadcast) * int64(P-1)
+	d.late[b] = d.lateSum
+	d.mu.Unlock()
 	futs := make([]jetstream.PubAckFuture, len(shares))
 	for p, sh := range shares {
-		data, err := encodeFeatures(sh)
+		var c *stages.Features
+		if context != nil {
+			c = context[p]
+		}
+		data, err := encodeShare(sh, c)
 		if err != nil {
 			return 0, err
 		}
@@ -394,6 +521,11 @@ func (d *ChainDriver) merge(b int64, parts map[int]*wireStep) *ChainStep {
 		out.Counters = addCounters(out.Counters, w.Counters)
 		out.Pending += w.Pending
 	}
+	d.mu.Lock()
+	out.Counters.LateLabels -= d.late[b]
+	out.Counters.Records -= d.late[b]
+	delete(d.late, b)
+	d.mu.Unlock()
 	if len(d.last) == 1 {
 		out.Scores = d.last[0].Scored
 	}
@@ -411,5 +543,79 @@ func addCounters(a, b stages.Counters) stages.Counters {
 	}
 }
 
+// subCounters returns a − b, count by count; Offset is a's.
+func subCounters(a, b stages.Counters) stages.Counters {
+	return stages.Counters{
+		Records: a.Records - b.Records, Samples: a.Samples - b.Samples, Rejected: a.Rejected - b.Rejected,
+		Duplicates: a.Duplicates - b.Duplicates, LateLabels: a.LateLabels - b.LateLabels, Labeled: a.Labeled - b.Labeled,
+		Correct: a.Correct - b.Correct, Unpredicted: a.Unpredicted - b.Unpredicted, Early: a.Early - b.Early,
+		Offset: a.Offset,
+	}
+}
+
 // Close stops the driver's consumer.
 func (d *ChainDriver) Close() { d.it.Stop() }
+
+// Anchor fixes the namespace's anchors (distributed/DESIGN.md, "Locality")
+// from the dense samples of fs, the first batches of the stream, before
+// they are sent: it gathers up to 50·P unit rows, chooses the anchors
+// (ChooseAnchors) if it has at least P, and stores them unless the
+// namespace holds anchors already, which it then uses. It does nothing
+// with one partition, when the driver has anchors, or when fs has fewer
+// than P nonzero dense rows (Send then gathers them from the batches it
+// sends, routing by the id hash until it has 50·P). Call it from Send's
+// goroutine, before the first Send.
+func (d *ChainDriver) Anchor(ctx context.Context, fs []*stages.Features) error {
+	P := d.cfg.partitions()
+	if P <= 1 || d.route.anchors != nil {
+		return nil
+	}
+	for _, f := range fs {
+		d.warm = gather(d.warm, f, anchorsPerPartition*P)
+	}
+	if len(d.warm) < P {
+		return nil
+	}
+	return d.fixAnchors(ctx)
+}
+
+// fixAnchors chooses anchors from the gathered rows and stores them in the
+// namespace, first writer wins, then routes with the namespace's.
+func (d *ChainDriver) fixAnchors(ctx context.Context) error {
+	x := mat.NewDense(len(d.warm), len(d.warm[0]), nil)
+	for i, v := range d.warm {
+		copy(x.RawRowView(i), v)
+	}
+	d.warm = nil
+	a, err := ChooseAnchors(x, d.cfg.partitions())
+	if err != nil {
+		return err
+	}
+	if _, err := d.kv.Create(ctx, keyAnchors, encodeAnchors(a)); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+		return fmt.Errorf("distributed: namespace %q: storing its anchors: %w", d.cfg.namespace(), err)
+	}
+	return d.loadAnchors(ctx)
+}
+
+// loadAnchors routes with the namespace's anchors, if it holds any.
+func (d *ChainDriver) loadAnchors(ctx context.Context) error {
+	e, err := d.kv.Get(ctx, keyAnchors)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("distributed: namespace %q: reading its anchors: %w", d.cfg.namespace(), err)
+	}
+	a, err := decodeAnchors(e.Value())
+	if err == nil {
+		err = d.route.SetAnchors(a)
+	}
+	if err != nil {
+		return corrupt("namespace %q: anchors: %v", d.cfg.namespace(), err)
+	}
+	return nil
+}
+
+// Shares returns the number of samples this driver sent to each partition
+// so far. Call it from Send's goroutine, or once Send is done.
+func (d *ChainDriver) Shares() []int64 { return d.route.Shares() }

@@ -66,11 +66,42 @@ type wireBatch struct {
 	LateLabels []record.LateLabel
 	Rejects    []wireReject
 	Unusable   []wireReject
+	// Context is the encoded context of the share (encodeShare), empty
+	// without one.
+	Context []byte
 }
 
-// encodeFeatures returns the wire form of f.
-func encodeFeatures(f *stages.Features) ([]byte, error) {
-	w := wireBatch{Dim: f.Dim, Text: f.Text, IDs: f.IDs, Labels: f.Labels, Labeled: f.Labeled, Offsets: f.Offsets,
+// encodeShare returns the wire form of a partition's share f and its
+// context ctx (nil for none): labeled samples of other partitions, which
+// the owner learns from but does not predict for the driver nor count
+// (distributed/DESIGN.md, "Labels across partitions").
+func encodeShare(f, ctx *stages.Features) ([]byte, error) {
+	var c []byte
+	if ctx != nil {
+		var err error
+		if c, err = encodeFeatures(ctx, nil); err != nil {
+			return nil, err
+		}
+	}
+	return encodeFeatures(f, c)
+}
+
+// decodeShare reads encodeShare's bytes: the share, and its context or
+// nil.
+func decodeShare(raw []byte) (f, ctx *stages.Features, err error) {
+	w, f, err := decodeFeatures(raw)
+	if err != nil || len(w.Context) == 0 {
+		return f, nil, err
+	}
+	if _, ctx, err = decodeFeatures(w.Context); err != nil {
+		return nil, nil, fmt.Errorf("context: %w", err)
+	}
+	return f, ctx, nil
+}
+
+// encodeFeatures returns the wire form of f with the encoded context c.
+func encodeFeatures(f *stages.Features, c []byte) ([]byte, error) {
+	w := wireBatch{Context: c, Dim: f.Dim, Text: f.Text, IDs: f.IDs, Labels: f.Labels, Labeled: f.Labeled, Offsets: f.Offsets,
 		LateLabels: f.LateLabels, Rejects: rejectsToWire(f.Rejects), Unusable: rejectsToWire(f.Unusable)}
 	if f.X != nil {
 		d, n := f.X.Dims()
@@ -103,11 +134,17 @@ func encodeFeatures(f *stages.Features) ([]byte, error) {
 
 // decodeFeatures returns the stages.Features of a wire batch, or an error
 // (wrapping errCorrupt) naming what is inconsistent.
-func decodeFeatures(raw []byte) (*stages.Features, error) {
+func decodeFeatures(raw []byte) (*wireBatch, *stages.Features, error) {
 	var w wireBatch
 	if err := gob.NewDecoder(bytes.NewReader(raw)).Decode(&w); err != nil {
-		return nil, corrupt("batch: %v", err)
+		return nil, nil, corrupt("batch: %v", err)
 	}
+	f, err := w.features()
+	return &w, f, err
+}
+
+// features returns the stages.Features of w, checked.
+func (w *wireBatch) features() (*stages.Features, error) {
 	n := len(w.Offsets)
 	if len(w.IDs) != n || len(w.Labels) != n || len(w.Labeled) != n || w.Text != nil && len(w.Text) != n {
 		return nil, corrupt("batch: %d offsets, %d ids, %d labels, %d labeled flags, %d documents", n, len(w.IDs), len(w.Labels), len(w.Labeled), len(w.Text))

@@ -199,3 +199,140 @@ func TestChainDriverRefusesOtherSettings(t *testing.T) {
 		t.Fatalf("other settings: %v", err)
 	}
 }
+
+// TestChainLocalityLateLabels runs P = 3 owners on the embedded server
+// with anchors fixed from the first batches: every late label reaches the
+// owner of its sample (no label stays pending, each labeled sample is
+// scored once), a label sent before its sample goes to every owner and is
+// counted once, and a second driver of the namespace routes with the
+// first one's anchors.
+func TestChainLocalityLateLabels(t *testing.T) {
+	const nb, b, P = 30, 10, 3
+	nc, url := startServer(t)
+	cfg := Config{Namespace: "loc", Partitions: P, Rank: 3, PinnedTTL: 500 * time.Millisecond}
+	settings := []byte(`{"Rank":3,"Seed":4}`)
+	batches := chainBatches(nb, b)
+	// The label of sample "25" comes in batch 1, before its sample (batch 2).
+	batches[1].LateLabels = append(batches[1].LateLabels, record.LateLabel{Offset: batches[1].Offsets[b-1] + 2, ID: "25", Label: batches[2].Labels[2]})
+	batches[2].Labels[5], batches[2].Labeled[5] = "", false // sample "25" itself unlabeled
+
+	_, _, stop := runChainWorkers(t, url, cfg, P)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	d, err := NewChainDriver(ctx, nc, cfg, settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var first []*stages.Features
+	for _, bt := range batches[:15] {
+		first = append(first, stages.NewFeatures(bt))
+	}
+	if err := d.Anchor(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	if d.route.Anchors() == nil {
+		t.Fatal("no anchors from 150 samples")
+	}
+	var last *ChainStep
+	inBand, late := 0, 0
+	pred, truth := map[string]string{}, map[string]string{}
+	for k, bt := range batches {
+		for i, ok := range bt.Labeled {
+			if ok && bt.Labels[i] != "" {
+				inBand++
+			}
+		}
+		late += len(bt.LateLabels)
+		if _, err := d.Send(ctx, stages.NewFeatures(bt)); err != nil {
+			t.Fatal(err)
+		}
+		if last, err = d.Receive(ctx); err != nil {
+			t.Fatalf("batch %d: %v", k, err)
+		}
+		if n := len(last.Step.Predictions); n != b {
+			t.Fatalf("batch %d: %d predictions, want %d", k, n, b)
+		}
+		for _, p := range last.Step.Predictions {
+			pred[p.ID] = p.Label
+		}
+		for i, ok := range bt.Labeled {
+			if ok {
+				truth[bt.IDs[i]] = bt.Labels[i]
+			}
+		}
+		for _, ll := range bt.LateLabels {
+			truth[ll.ID] = ll.Label
+		}
+	}
+	right := 0
+	for id, lab := range truth {
+		if pred[id] == lab {
+			right++
+		}
+	}
+	// The owners learn every label (their context: the labeled samples of
+	// the other partitions) but count only their own samples' predictions.
+	if c := last.Counters; c.Correct != int64(right) || c.Records != int64(nb*b+late) {
+		t.Errorf("owners count %d right predictions and %d records; the driver's predictions %d right, %d records sent", c.Correct, c.Records, right, nb*b+late)
+	}
+	sh := d.Shares()
+	c := last.Counters
+	if c.LateLabels != int64(late) {
+		t.Errorf("late labels %d, want %d (the one sent to every owner counted once)", c.LateLabels, late)
+	}
+	// Every label applied once: in-band labels and late labels, each
+	// scored on its sample (or early). The label sent ahead waits, still
+	// pending, on the P−1 owners without its sample.
+	if got := c.Labeled + c.Early; got != int64(inBand+late) || last.Pending != P-1 {
+		t.Errorf("labels scored %d (labeled %d, early %d), pending %d; want %d scored, %d pending", got, c.Labeled, c.Early, last.Pending, inBand+late, P-1)
+	}
+	if c.Samples != nb*b || slices.Min(sh) == 0 {
+		t.Errorf("samples %d, shares %v", c.Samples, sh)
+	}
+	d2, err := NewChainDriver(ctx, nc, cfg, settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d2.Close()
+	if d2.route.Anchors() == nil || !mat.Equal(d2.route.Anchors(), d.route.Anchors()) {
+		t.Error("a second driver of the namespace has other anchors")
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestChainDriverGathersAnchors: a driver that is not given the first
+// batches ahead (serve --nats) routes by id hash until its batches have
+// brought 50·P dense samples, then fixes the namespace's anchors; a driver
+// started later routes with those from its first batch.
+func TestChainDriverGathersAnchors(t *testing.T) {
+	const b, P = 10, 2
+	nc, _ := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg := Config{Namespace: "gather", Partitions: P, Rank: 3}
+	settings := []byte(`{"Rank":3,"Seed":4}`)
+	d, err := NewChainDriver(ctx, nc, cfg, settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for k, bt := range chainBatches(12, b) {
+		if (d.route.Anchors() != nil) != (k >= 50*P/b) {
+			t.Fatalf("before batch %d (%d samples sent): anchors %v", k, k*b, d.route.Anchors() != nil)
+		}
+		if _, err := d.Send(ctx, stages.NewFeatures(bt)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d2, err := NewChainDriver(ctx, nc, cfg, settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d2.Close()
+	if d2.route.Anchors() == nil || !mat.Equal(d2.route.Anchors(), d.route.Anchors()) {
+		t.Error("a later driver does not route with the namespace's anchors")
+	}
+}

@@ -8,7 +8,8 @@
 // of the namespace's partitions, and receives their answers in batch
 // order; each owner (a Worker made by NewChainWorker) runs a
 // stages.Learner, built from the namespace's learner settings (NewLearner),
-// on its partition's share of every batch (PartitionOf, SplitFeatures).
+// on its partition's share of every batch (Router: dense samples by their
+// nearest anchor, fixed once per namespace; other records by PartitionOf).
 // With one partition the predictions are those of the single-machine
 // stream, byte for byte. chain.go and DESIGN.md ("The chain on the
 // owners") give the messages, the failover (a new owner replays the

@@ -359,6 +359,9 @@ type natsStats struct {
 	Workers    int    `json:"workers"`
 	Partitions int    `json:"partitions"`
 	Server     string `json:"server"`
+	// Shares is the number of samples the driver sent to each partition
+	// (stream --nats with P > 1 only).
+	Shares []int64 `json:"partition_samples,omitempty"`
 }
 
 func (ns *natsServer) stats() natsStats {

@@ -29,7 +29,11 @@ partition runs the stages.Learner that stream would run, built from the
 same flags (--method, --rank, --window, --predictor, …), on the same
 batches in the same order. With one partition the predictions are stream's,
 byte for byte. The namespace holds the learner's settings of its first
-driver; a driver with others is refused.
+driver; a driver with others is refused. With P > 1 partitions a dense
+sample goes to the partition of its nearest anchor (fixed from the first
+50·P samples, read ahead), and each labeled dense sample is also learned by
+the other owners; sparse rows and text go by id (--json's
+partition_samples gives the shares).
 
 --workers instances of the owner run in this process. --nats embedded (or
 a bare --nats) starts an embedded server in a binary built with -tags nats.
@@ -58,7 +62,7 @@ func (f *chainNATS) add(fs *flag.FlagSet) {
 	fs.DurationVar(&f.ownerTimeout, "owner-timeout", 0, "with --workers 0: fail if no worker of the namespace is live within this `duration` (0: wait, saying so every few seconds)")
 	c := &f.cfg
 	fs.StringVar(&c.Namespace, "namespace", "nmf", "prefix of the subjects, streams and buckets of this stream")
-	fs.IntVar(&c.Partitions, "partitions", 1, "partitions P, each with its own owner and learner on its share of the records (by id); 1 gives stream's predictions exactly")
+	fs.IntVar(&c.Partitions, "partitions", 1, "partitions P, each with its own owner and learner on its share of the records (dense samples by nearest anchor, others by id; every label goes to every owner); 1 gives stream's predictions exactly")
 	fs.IntVar(&c.Replicas, "replicas", 1, "replicas of the streams and buckets")
 	fs.DurationVar(&c.PinnedTTL, "pinned-ttl", 2*time.Second, "time after which a silent owner's partition moves to another (failover time)")
 }
@@ -244,7 +248,37 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	r := &natsRun{o: o, workers: nf.workers, parts: nf.cfg.Partitions, pr: newProgress(stderr, "stream"), start: time.Now()}
 	rd := sources.NewReader(src)
+	// With P > 1 the first batches, up to 50·P samples, are read and
+	// featurized ahead, so that the driver fixes the namespace's anchors
+	// before it sends anything (distributed/DESIGN.md, "Locality").
+	var ahead []*streamStep
+	var aheadErr error
+	if nf.cfg.Partitions > 1 {
+		var feats []*stages.Features
+		for n := 0; n < 50*nf.cfg.Partitions; {
+			b, err := rd.Read(rctx)
+			if err != nil {
+				aheadErr = err
+				break
+			}
+			f := stages.NewFeatures(b)
+			feats, n = append(feats, f), n+len(f.Offsets)
+			ahead = append(ahead, &streamStep{link: link{feat: f}})
+		}
+		if err := on.drv.Anchor(rctx, feats); err != nil {
+			return errors.Join(err, on.close(), sink.Close())
+		}
+	}
 	read := pipeline.ReadFunc[*streamStep](func(ctx context.Context) (*streamStep, error) {
+		if len(ahead) > 0 {
+			x := ahead[0]
+			ahead = ahead[1:]
+			return x, nil
+		}
+		if err := aheadErr; err != nil {
+			aheadErr = nil // a reject skips one record; io.EOF comes again
+			return nil, err
+		}
 		b, err := rd.Read(ctx)
 		if err != nil {
 			return nil, err
@@ -255,6 +289,9 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 	runErr := p.Run(rctx)
 	r.pr.done()
 	elapsed := time.Since(r.start).Seconds()
+	if nf.cfg.Partitions > 1 {
+		r.shares = on.drv.Shares()
+	}
 	if cause := context.Cause(rctx); runErr != nil && cause != nil && ctx.Err() == nil {
 		runErr = cause // an owner failed
 	}
@@ -275,6 +312,7 @@ type natsRun struct {
 	parts   int // the namespace's partitions
 	last    distributed.ChainStep
 	records int64
+	shares  []int64 // samples sent to each partition, P > 1
 	pr      *progress
 	start   time.Time
 }
@@ -297,7 +335,7 @@ func (r *natsRun) report(stdout, stderr io.Writer, elapsed float64, server strin
 	c, sc := r.last.Counters, r.last.Scores
 	lo, hi := c.Interval(1.96)
 	if r.o.asJSON {
-		return json.NewEncoder(stdout).Encode(natsStats{streamSummary: sum, Workers: r.workers, Partitions: r.parts, Server: server})
+		return json.NewEncoder(stdout).Encode(natsStats{streamSummary: sum, Workers: r.workers, Partitions: r.parts, Server: server, Shares: r.shares})
 	}
 	fmt.Fprintf(stdout, "records %d (%.0f/s) on the owners at %s, samples %d, rejected %d, duplicates %d, late labels %d, pending labels %d\n",
 		c.Records, sum.RecordsPerSecond, server, c.Samples, c.Rejected, c.Duplicates, c.LateLabels, sum.Pending)

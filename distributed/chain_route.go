@@ -1,0 +1,494 @@
+package distributed
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/stages"
+)
+
+// The locality-preserving split of the chain (distributed/DESIGN.md, "The
+// chain on the owners", "Locality"): with P > 1 partitions a dense sample
+// goes to the partition of its nearest anchor, one of P unit vectors fixed
+// once for the namespace, so that its neighbours in the k-NN graph and the
+// labels near it sit on the same owner. The anchors are chosen by spherical
+// k-means (k-means++ seeding from a fixed seed, then lloydRounds Lloyd
+// rounds) on the first AnchorSamples dense samples a driver sees, and
+// stored in the namespace's model bucket under keyAnchors, first writer
+// wins: every driver of the namespace routes with the same anchors.
+
+// keyAnchors is the model bucket's key of the namespace's anchors.
+const keyAnchors = "anchors"
+
+// Locality defaults.
+const (
+	// anchorsPerPartition is the samples per partition a driver gathers
+	// before it fixes the anchors: 50 per anchor give k-means++ and the
+	// Lloyd rounds a few dozen points per cluster.
+	anchorsPerPartition = 50
+	// lloydRounds is the number of Lloyd rounds after the seeding.
+	lloydRounds = 5
+	// defaultRemember bounds the ids a Router keeps (id → partition): 2¹⁷
+	// ids, about 10 MB of map with ids of a dozen bytes. A late label or a
+	// duplicate whose sample is older than that goes to every partition
+	// (late labels) or to its nearest anchor (duplicates).
+	defaultRemember = 1 << 17
+	// defaultSlack is the capacity rule's slack: a partition takes a new
+	// sample only while its share of the samples routed by anchor is
+	// below 1/P + defaultSlack (after capacityWarm samples). At 0.10 it cost
+	// digits 1.0 point at P = 3 (largest share 43% instead of 48%); at 0.20
+	// the measured streams (largest share 48% on digits, 44% on MNIST 10k)
+	// are not held back and a skewed stream still cannot load one owner
+	// beyond 1/P + 0.20.
+	defaultSlack = 0.20
+	// capacityWarm is the number of samples routed by anchor before the
+	// capacity rule applies: the shares of a few dozen samples are noise.
+	capacityWarm = 100
+)
+
+// Router assigns the records of a driver's batches to P partitions. Until
+// it has anchors it routes by PartitionOf (the id hash); once it has them,
+// a dense sample goes to the nearest anchor (largest cosine) among the
+// partitions under their capacity, a sample whose id it routed before
+// (a duplicate) to that id's partition, a late label to its sample's
+// partition if it knows the id and to every partition otherwise, a sparse
+// or text sample, a reject and an unusable sample by the id hash.
+//
+// A Router is not safe for concurrent use.
+type Router struct {
+	// Slack is the capacity rule's slack: a partition whose share of the
+	// samples routed by anchor is 1/P + Slack or more takes no new sample
+	// (the next nearest anchor under its capacity does). If zero, 0.20;
+	// negative disables the rule.
+	Slack float64
+	// Remember is the number of sample ids whose partition the Router
+	// keeps, oldest forgotten first. If zero, 2¹⁷.
+	Remember int
+	// KeepRows is the number of dense samples whose row the Router keeps
+	// (oldest forgotten first) to send, once their label comes, to the
+	// other partitions as context (Split). If zero, 10,000 (the default
+	// window: 63 MB of rows at D = 784); negative sends no context.
+	KeepRows int
+
+	p        int
+	locality bool       // dense samples seen: late labels of unknown ids go to every partition
+	anchors  *mat.Dense // P×D unit rows; nil until fixed
+	counts   []int64    // samples routed by anchor per partition
+	shares   []int64    // samples routed per partition, every way
+	ids      map[string]int
+	ring     []string // ids in routing order, for forgetting (len ≤ Remember)
+	next     int      // ring's oldest entry once it is full
+	rows     map[string][]float64
+	rowRing  []string // ids of rows, for forgetting (len ≤ KeepRows)
+	rowNext  int
+}
+
+// NewRouter returns a Router for p partitions, without anchors.
+func NewRouter(p int) *Router {
+	return &Router{p: max(p, 1), counts: make([]int64, max(p, 1)), shares: make([]int64, max(p, 1)), ids: map[string]int{}, rows: map[string][]float64{}}
+}
+
+// Anchors returns the Router's anchors (P×D, unit rows), or nil.
+// The caller must not modify it.
+func (r *Router) Anchors() *mat.Dense { return r.anchors }
+
+// Shares returns the number of samples routed to each partition so far.
+func (r *Router) Shares() []int64 { return append([]int64(nil), r.shares...) }
+
+// SetAnchors fixes the Router's anchors: a P×D matrix whose rows are
+// normalized to unit length here (a zero row is an error).
+func (r *Router) SetAnchors(a *mat.Dense) error {
+	n, d := a.Dims()
+	if n != r.p {
+		return fmt.Errorf("distributed: %d anchors for %d partitions", n, r.p)
+	}
+	u := mat.NewDense(n, d, nil)
+	for i := range n {
+		row := u.RawRowView(i)
+		copy(row, a.RawRowView(i))
+		if !unit(row) {
+			return fmt.Errorf("distributed: anchor %d is zero or not finite", i)
+		}
+	}
+	r.anchors, r.locality = u, true
+	return nil
+}
+
+// unit scales v to unit length and reports whether it could (v nonzero
+// and finite).
+func unit(v []float64) bool {
+	var s float64
+	for _, x := range v {
+		s += x * x
+	}
+	if s == 0 || math.IsNaN(s) || math.IsInf(s, 0) {
+		return false
+	}
+	s = 1 / math.Sqrt(s)
+	for i := range v {
+		v[i] *= s
+	}
+	return true
+}
+
+// ChooseAnchors returns P anchors for the dense rows x (n×D, n ≥ P nonzero
+// rows): spherical k-means on the rows scaled to unit length, seeded by
+// k-means++ with rand.NewPCG(1, 1) and refined by lloydRounds Lloyd rounds
+// (an empty cluster keeps its seed). The result depends on x only.
+func ChooseAnchors(x *mat.Dense, p int) (*mat.Dense, error) {
+	n, d := x.Dims()
+	var rows [][]float64
+	for i := range n {
+		row := append([]float64(nil), x.RawRowView(i)...)
+		if unit(row) {
+			rows = append(rows, row)
+		}
+	}
+	if len(rows) < p {
+		return nil, fmt.Errorf("distributed: %d nonzero rows to choose %d anchors", len(rows), p)
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	cos := func(a, b []float64) float64 {
+		var s float64
+		for i := range a {
+			s += a[i] * b[i]
+		}
+		return s
+	}
+	// k-means++: each next seed with probability ∝ its squared distance to
+	// the nearest seed so far (unit rows: ‖a−b‖² = 2 − 2 cos).
+	a := mat.NewDense(p, d, nil)
+	copy(a.RawRowView(0), rows[rng.IntN(len(rows))])
+	dist := make([]float64, len(rows))
+	for i := range dist {
+		dist[i] = math.Inf(1)
+	}
+	for k := 1; k < p; k++ {
+		var tot float64
+		for i, row := range rows {
+			dist[i] = min(dist[i], max(0, 2-2*cos(row, a.RawRowView(k-1))))
+			tot += dist[i]
+		}
+		pick := rng.IntN(len(rows))
+		if tot > 0 {
+			u := rng.Float64() * tot
+			for i, w := range dist {
+				if u -= w; u < 0 {
+					pick = i
+					break
+				}
+			}
+		}
+		copy(a.RawRowView(k), rows[pick])
+	}
+	sum := mat.NewDense(p, d, nil)
+	cnt := make([]int, p)
+	for range lloydRounds {
+		sum.Zero()
+		clear(cnt)
+		for _, row := range rows {
+			best, bc := 0, math.Inf(-1)
+			for k := range p {
+				if c := cos(row, a.RawRowView(k)); c > bc {
+					best, bc = k, c
+				}
+			}
+			cnt[best]++
+			s := sum.RawRowView(best)
+			for j, v := range row {
+				s[j] += v
+			}
+		}
+		for k := range p {
+			if s := sum.RawRowView(k); cnt[k] > 0 && unit(s) {
+				copy(a.RawRowView(k), s)
+			}
+		}
+	}
+	return a, nil
+}
+
+// nearest returns the partition of the dense row v: the anchor of largest
+// cosine among the partitions under their capacity (all of them if none
+// is), ties to the lower partition.
+func (r *Router) nearest(v []float64) int {
+	var tot int64
+	for _, c := range r.counts {
+		tot += c
+	}
+	slack := r.Slack
+	if slack == 0 {
+		slack = defaultSlack
+	}
+	limit := math.Inf(1)
+	if slack > 0 && tot >= capacityWarm {
+		limit = (1/float64(r.p) + slack) * float64(tot+1)
+	}
+	best, bc := -1, math.Inf(-1)
+	all, ac := 0, math.Inf(-1)
+	for k := range r.p {
+		a := r.anchors.RawRowView(k)
+		var c float64
+		for j, x := range v {
+			c += x * a[j]
+		}
+		if c > ac {
+			all, ac = k, c
+		}
+		if float64(r.counts[k]+1) <= limit && c > bc {
+			best, bc = k, c
+		}
+	}
+	if best < 0 {
+		best = all
+	}
+	r.counts[best]++
+	return best
+}
+
+// remember records that the sample id went to partition q.
+func (r *Router) remember(id string, q int) {
+	if id == "" {
+		return
+	}
+	if _, ok := r.ids[id]; ok {
+		r.ids[id] = q
+		return
+	}
+	lim := r.Remember
+	if lim <= 0 {
+		lim = defaultRemember
+	}
+	if len(r.ring) < lim {
+		r.ring = append(r.ring, id)
+	} else {
+		delete(r.ids, r.ring[r.next])
+		r.ring[r.next] = id
+		r.next = (r.next + 1) % lim
+	}
+	r.ids[id] = q
+}
+
+// defaultKeepRows is KeepRows' default: the default window of 10,000.
+const defaultKeepRows = 10000
+
+// keepRow keeps a copy of the row of the sample id.
+func (r *Router) keepRow(id string, row []float64) {
+	lim := r.KeepRows
+	if lim == 0 {
+		lim = defaultKeepRows
+	}
+	if id == "" || lim < 0 {
+		return
+	}
+	if _, ok := r.rows[id]; ok {
+		return
+	}
+	if len(r.rowRing) < lim {
+		r.rowRing = append(r.rowRing, id)
+	} else {
+		delete(r.rows, r.rowRing[r.rowNext])
+		r.rowRing[r.rowNext] = id
+		r.rowNext = (r.rowNext + 1) % lim
+	}
+	r.rows[id] = append([]float64(nil), row...)
+}
+
+// Split returns the P shares of f (each in f's input order; with one
+// partition, f itself), their contexts, and the number of f's late labels
+// sent to every partition because their id is unknown. The shares copy
+// f's rows. Rows other than dense or sparse are an error.
+//
+// The context of partition q (nil if none) holds, as labeled samples
+// without an id, the dense samples of f routed elsewhere that came with a
+// label, and the kept rows (KeepRows) of the samples elsewhere whose late
+// label f holds: its owner learns them, so that every owner has every
+// label near its samples, but neither predicts them for the driver nor
+// counts them (distributed/DESIGN.md, "Labels across partitions").
+func (r *Router) Split(f *stages.Features) (shares, context []*stages.Features, broadcast int, err error) {
+	p := r.p
+	if p <= 1 {
+		return []*stages.Features{f}, nil, 0, nil
+	}
+	type labeled struct {
+		label string
+		off   int64
+		row   []float64
+	}
+	var elsewhere []labeled // labeled rows, each for every partition but its own
+	var home []int          // their own partitions
+	var dense *mat.Dense
+	if f.X != nil {
+		switch x := model.Rows(f.X).(type) {
+		case *mat.Dense:
+			dense = x
+		}
+	}
+	if dense != nil && r.anchors != nil {
+		if _, d := dense.Dims(); d != r.anchors.RawMatrix().Cols {
+			dense = nil // another dimension: the owners reject these samples
+		}
+	}
+	dest := make([]int, len(f.Offsets))
+	var v []float64
+	for i, off := range f.Offsets {
+		id := f.IDs[i]
+		q, known := r.ids[id]
+		switch {
+		case known && id != "":
+		case r.anchors != nil && dense != nil:
+			v = append(v[:0], dense.RawRowView(i)...)
+			if unit(v) {
+				q = r.nearest(v)
+			} else {
+				q = PartitionOf(id, off, p)
+			}
+		default:
+			q = PartitionOf(id, off, p)
+		}
+		dest[i] = q
+		if dense != nil && r.locality && !known {
+			switch {
+			case f.Labeled[i] && r.KeepRows >= 0:
+				elsewhere = append(elsewhere, labeled{f.Labels[i], off, append([]float64(nil), dense.RawRowView(i)...)})
+				home = append(home, q)
+			case !f.Labeled[i]:
+				r.keepRow(id, dense.RawRowView(i))
+			}
+		}
+		r.shares[q]++
+		r.remember(id, q)
+	}
+	out := make([]*stages.Features, p)
+	pos := make([][]int, p)
+	for q := range out {
+		out[q] = &stages.Features{Dim: f.Dim}
+	}
+	for i, q := range dest {
+		s := out[q]
+		pos[q] = append(pos[q], i)
+		s.IDs, s.Labels = append(s.IDs, f.IDs[i]), append(s.Labels, f.Labels[i])
+		s.Labeled, s.Offsets = append(s.Labeled, f.Labeled[i]), append(s.Offsets, f.Offsets[i])
+		if f.Text != nil {
+			s.Text = append(s.Text, f.Text[i])
+		}
+	}
+	for _, ll := range f.LateLabels {
+		switch q, ok := r.ids[ll.ID]; {
+		case ok && ll.ID != "":
+			out[q].LateLabels = append(out[q].LateLabels, ll)
+			if row := r.rows[ll.ID]; row != nil {
+				elsewhere = append(elsewhere, labeled{ll.Label, ll.Offset, row})
+				home = append(home, q)
+			}
+		case !r.locality:
+			s := out[PartitionOf(ll.ID, ll.Offset, p)]
+			s.LateLabels = append(s.LateLabels, ll)
+		default:
+			broadcast++
+			for _, s := range out {
+				s.LateLabels = append(s.LateLabels, ll)
+			}
+		}
+	}
+	for _, rj := range f.Rejects {
+		s := out[PartitionOf(rj.ID, rj.Offset, p)]
+		s.Rejects = append(s.Rejects, rj)
+	}
+	for _, rj := range f.Unusable {
+		s := out[PartitionOf(rj.ID, rj.Offset, p)]
+		s.Unusable = append(s.Unusable, rj)
+	}
+	if f.X != nil {
+		for q, s := range out {
+			if len(pos[q]) > 0 {
+				var err error
+				if s.X, err = rowsAt(f.X, pos[q]); err != nil {
+					return nil, nil, 0, err
+				}
+			}
+		}
+	}
+	if len(elsewhere) == 0 {
+		return out, nil, broadcast, nil
+	}
+	context = make([]*stages.Features, p)
+	for q := range p {
+		var rows []float64
+		c := &stages.Features{}
+		for k, e := range elsewhere {
+			if home[k] == q || len(e.row) != len(elsewhere[0].row) {
+				continue
+			}
+			rows = append(rows, e.row...)
+			c.IDs, c.Labels = append(c.IDs, ""), append(c.Labels, e.label)
+			c.Labeled, c.Offsets = append(c.Labeled, true), append(c.Offsets, e.off)
+		}
+		if len(c.IDs) > 0 {
+			c.Dim = len(elsewhere[0].row)
+			c.X = model.DenseRows(mat.NewDense(len(c.IDs), c.Dim, rows))
+			context[q] = c
+		}
+	}
+	return out, context, broadcast, nil
+}
+
+// gather keeps the unit rows of f's dense samples, up to want rows in all,
+// for ChooseAnchors; it returns the rows kept so far.
+func gather(rows [][]float64, f *stages.Features, want int) [][]float64 {
+	if f == nil || f.X == nil || len(rows) >= want {
+		return rows
+	}
+	x, ok := model.Rows(f.X).(*mat.Dense)
+	if !ok {
+		return rows
+	}
+	n, _ := x.Dims()
+	for i := 0; i < n && len(rows) < want; i++ {
+		v := append([]float64(nil), x.RawRowView(i)...)
+		if unit(v) {
+			if len(rows) > 0 && len(v) != len(rows[0]) {
+				continue
+			}
+			rows = append(rows, v)
+		}
+	}
+	return rows
+}
+
+// encodeAnchors returns a's bytes: P and D as uint32, then the P×D
+// entries row-major as float64 bits, little-endian.
+func encodeAnchors(a *mat.Dense) []byte {
+	n, d := a.Dims()
+	b := binary.LittleEndian.AppendUint32(nil, uint32(n))
+	b = binary.LittleEndian.AppendUint32(b, uint32(d))
+	for i := range n {
+		for _, v := range a.RawRowView(i) {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+		}
+	}
+	return b
+}
+
+// decodeAnchors reads encodeAnchors' bytes.
+func decodeAnchors(b []byte) (*mat.Dense, error) {
+	if len(b) < 8 {
+		return nil, errors.New("distributed: anchors: short")
+	}
+	n, d := int(binary.LittleEndian.Uint32(b)), int(binary.LittleEndian.Uint32(b[4:]))
+	if n <= 0 || d <= 0 || len(b)-8 != 8*n*d {
+		return nil, fmt.Errorf("distributed: anchors: %d bytes for %d×%d", len(b), n, d)
+	}
+	a := mat.NewDense(n, d, nil)
+	raw := a.RawMatrix().Data
+	for i := range raw {
+		raw[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8+8*i:]))
+	}
+	return a, nil
+}
