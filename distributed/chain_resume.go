@@ -47,8 +47,7 @@ func orderedFrom(ctx context.Context, js jetstream.JetStream, stream, subject st
 // staleAfter; it returns an error only when ctx ends, or when the consumer
 // fails and cannot be made anew within createWithin.
 func (d *ChainDriver) next(ctx context.Context) (jetstream.Msg, error) {
-	var deadline time.Time
-	wait := 100 * time.Millisecond
+	var b backoff
 	for {
 		wctx, cancel := context.WithTimeout(ctx, staleAfter)
 		m, err := d.it.Next(jetstream.NextContext(wctx))
@@ -62,15 +61,8 @@ func (d *ChainDriver) next(ctx context.Context) (jetstream.Msg, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if !errors.Is(err, context.DeadlineExceeded) { // a failure, not a silence
-			if deadline.IsZero() {
-				deadline = time.Now().Add(createWithin)
-			}
-			if time.Now().Add(wait).After(deadline) {
-				return nil, err
-			}
-			sleep(ctx, wait)
-			wait = min(2*wait, 2*time.Second)
+		if !errors.Is(err, context.DeadlineExceeded) && !b.pause(ctx) { // a failure, not a silence
+			return nil, err
 		}
 		if it, err := orderedFrom(ctx, d.js, d.n.predStream(), d.n.predSubject(d.name), d.seq); err == nil {
 			d.it.Stop()
@@ -82,25 +74,15 @@ func (d *ChainDriver) next(ctx context.Context) (jetstream.Msg, error) {
 // republish publishes msg again under its message id after its
 // asynchronous publish failed with err (a stream without a leader for a
 // while after a node's loss answers "no response from stream"), retrying
-// with backoff (100 ms doubling to 2 s) for createWithin: the id makes a
-// batch stored twice count once. It returns the last error if none
-// succeeds, or ctx's.
+// with backoff: the id makes a batch stored twice count once. It returns
+// the last error if none succeeds.
 func (d *ChainDriver) republish(ctx context.Context, msg *nats.Msg, id string, err error) error {
-	deadline, wait := time.Now().Add(createWithin), 100*time.Millisecond
-	for {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if time.Now().Add(wait).After(deadline) {
-			return err
-		}
-		sleep(ctx, wait)
-		wait = min(2*wait, 2*time.Second)
-		actx, cancel := context.WithTimeout(ctx, attemptWithin)
-		_, err = d.js.PublishMsg(actx, msg, jetstream.WithMsgID(id))
-		cancel()
-		if err == nil {
-			return nil
-		}
+	var b backoff
+	if !b.pause(ctx) {
+		return err
 	}
+	return retry(ctx, func(ctx context.Context) error {
+		_, err := d.js.PublishMsg(ctx, msg, jetstream.WithMsgID(id))
+		return err
+	})
 }

@@ -365,19 +365,9 @@ func (r *Router) Split(f *stages.Features) (shares, context []*stages.Features, 
 		r.shares[q]++
 		r.remember(id, q)
 	}
-	out := make([]*stages.Features, p)
-	pos := make([][]int, p)
-	for q := range out {
-		out[q] = &stages.Features{Dim: f.Dim}
-	}
-	for i, q := range dest {
-		s := out[q]
-		pos[q] = append(pos[q], i)
-		s.IDs, s.Labels = append(s.IDs, f.IDs[i]), append(s.Labels, f.Labels[i])
-		s.Labeled, s.Offsets = append(s.Labeled, f.Labeled[i]), append(s.Offsets, f.Offsets[i])
-		if f.Text != nil {
-			s.Text = append(s.Text, f.Text[i])
-		}
+	out, err := shareOut(f, p, dest)
+	if err != nil {
+		return nil, nil, 0, err
 	}
 	for _, ll := range f.LateLabels {
 		switch q, ok := r.ids[ll.ID]; {
@@ -394,24 +384,6 @@ func (r *Router) Split(f *stages.Features) (shares, context []*stages.Features, 
 			broadcast++
 			for _, s := range out {
 				s.LateLabels = append(s.LateLabels, ll)
-			}
-		}
-	}
-	for _, rj := range f.Rejects {
-		s := out[PartitionOf(rj.ID, rj.Offset, p)]
-		s.Rejects = append(s.Rejects, rj)
-	}
-	for _, rj := range f.Unusable {
-		s := out[PartitionOf(rj.ID, rj.Offset, p)]
-		s.Unusable = append(s.Unusable, rj)
-	}
-	if f.X != nil {
-		for q, s := range out {
-			if len(pos[q]) > 0 {
-				var err error
-				if s.X, err = rowsAt(f.X, pos[q]); err != nil {
-					return nil, nil, 0, err
-				}
 			}
 		}
 	}

@@ -39,24 +39,38 @@ func SplitFeatures(f *stages.Features, p int) ([]*stages.Features, error) {
 	if p <= 1 {
 		return []*stages.Features{f}, nil
 	}
+	dest := make([]int, len(f.Offsets))
+	for i, off := range f.Offsets {
+		dest[i] = PartitionOf(f.IDs[i], off, p)
+	}
+	out, err := shareOut(f, p, dest)
+	if err != nil {
+		return nil, err
+	}
+	for _, ll := range f.LateLabels {
+		s := out[PartitionOf(ll.ID, ll.Offset, p)]
+		s.LateLabels = append(s.LateLabels, ll)
+	}
+	return out, nil
+}
+
+// shareOut returns f's p shares with sample i in share dest[i], in f's
+// input order, rejects and unusable records by PartitionOf, and no late
+// label (the caller places those). The shares copy f's rows.
+func shareOut(f *stages.Features, p int, dest []int) ([]*stages.Features, error) {
 	out := make([]*stages.Features, p)
 	pos := make([][]int, p) // sample positions of f per partition
 	for q := range out {
 		out[q] = &stages.Features{Dim: f.Dim}
 	}
-	for i, off := range f.Offsets {
-		q := PartitionOf(f.IDs[i], off, p)
+	for i, q := range dest {
 		s := out[q]
 		pos[q] = append(pos[q], i)
 		s.IDs, s.Labels = append(s.IDs, f.IDs[i]), append(s.Labels, f.Labels[i])
-		s.Labeled, s.Offsets = append(s.Labeled, f.Labeled[i]), append(s.Offsets, off)
+		s.Labeled, s.Offsets = append(s.Labeled, f.Labeled[i]), append(s.Offsets, f.Offsets[i])
 		if f.Text != nil {
 			s.Text = append(s.Text, f.Text[i])
 		}
-	}
-	for _, ll := range f.LateLabels {
-		s := out[PartitionOf(ll.ID, ll.Offset, p)]
-		s.LateLabels = append(s.LateLabels, ll)
 	}
 	for _, r := range f.Rejects {
 		s := out[PartitionOf(r.ID, r.Offset, p)]

@@ -96,23 +96,23 @@ func checkSettings(ctx context.Context, kv jetstream.KeyValue, c Config) error {
 		return err
 	}
 	// A server that fails the request (a cluster still electing leaders)
-	// is retried as ensure retries; a create that timed out but was
-	// stored answers "exists" the next time and is then compared.
-	deadline, wait := time.Now().Add(createWithin), 100*time.Millisecond
+	// is retried; a create that timed out but was stored answers "exists"
+	// the next time and is then compared.
 	for attempt := 0; ; attempt++ {
-		actx, cancel := context.WithTimeout(ctx, attemptWithin)
-		_, err = kv.Create(actx, keyConfig, raw)
-		cancel()
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, jetstream.ErrKeyExists) {
-			if ctx.Err() != nil || time.Now().Add(wait).After(deadline) {
-				return fmt.Errorf("distributed: namespace %q: storing its settings: %w", c.namespace(), err)
+		created := false
+		err = retry(ctx, func(ctx context.Context) error {
+			_, err := kv.Create(ctx, keyConfig, raw)
+			created = err == nil
+			if errors.Is(err, jetstream.ErrKeyExists) {
+				return nil // another instance's: compared below
 			}
-			sleep(ctx, wait)
-			wait = min(2*wait, 2*time.Second)
-			continue
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("distributed: namespace %q: storing its settings: %w", c.namespace(), err)
+		}
+		if created {
+			return nil
 		}
 		e, gerr := kv.Get(ctx, keyConfig)
 		if errors.Is(gerr, jetstream.ErrKeyNotFound) && attempt < 3 {
@@ -156,31 +156,33 @@ func AdoptConfig(ctx context.Context, nc *nats.Conn, cfg Config, given func(name
 	}
 	// A cluster just started answers JetStream requests only once it has
 	// a meta leader: until then a lookup times out (it does not say "not
-	// found"), so it is retried as ensure retries a creation.
+	// found"), so it is retried as a creation is.
 	var kv jetstream.KeyValue
-	var none bool
-	_, err = ensure(ctx, "bucket "+cfg.names().model, func(ctx context.Context) (struct{}, error) {
-		var err error
-		kv, err = js.KeyValue(ctx, cfg.names().model)
-		if errors.Is(err, jetstream.ErrBucketNotFound) {
-			none, err = true, nil
-		}
-		return struct{}{}, err
-	}, func(ctx context.Context) (struct{}, error) { return struct{}{}, errRetry })
-	if err != nil || none {
-		return cfg, false, err
-	}
 	var e jetstream.KeyValueEntry
-	_, err = ensure(ctx, fmt.Sprintf("namespace %q: reading its settings", cfg.namespace()), func(ctx context.Context) (struct{}, error) {
+	none := false
+	err = retry(ctx, func(ctx context.Context) error {
 		var err error
-		e, err = kv.Get(ctx, keyConfig)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			none, err = true, nil
+		if kv == nil {
+			if kv, err = js.KeyValue(ctx, cfg.names().model); errors.Is(err, jetstream.ErrBucketNotFound) {
+				none = true
+				return nil
+			} else if err != nil {
+				return fmt.Errorf("bucket %s: %w", cfg.names().model, err)
+			}
 		}
-		return struct{}{}, err
-	}, func(ctx context.Context) (struct{}, error) { return struct{}{}, errRetry })
-	if err != nil || none {
-		return cfg, false, err
+		if e, err = kv.Get(ctx, keyConfig); errors.Is(err, jetstream.ErrKeyNotFound) {
+			none = true
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("namespace %q: reading its settings: %w", cfg.namespace(), err)
+		}
+		return nil
+	})
+	if err != nil {
+		return cfg, false, fmt.Errorf("distributed: %w", err)
+	}
+	if none {
+		return cfg, false, nil
 	}
 	var theirs namespaceSettings
 	if err := json.Unmarshal(e.Value(), &theirs); err != nil {
@@ -215,38 +217,61 @@ const (
 	attemptWithin = 5 * time.Second
 )
 
-// ensure returns the object that create makes, or, when create fails, the
-// existing one that lookup finds; failing both, it retries after a backoff
-// (100 ms doubling to 2 s) until createWithin has passed or ctx ends, and
-// then returns the last error, prefixed by what.
-func ensure[T any](ctx context.Context, what string, create, lookup func(context.Context) (T, error)) (T, error) {
-	deadline := time.Now().Add(createWithin)
-	wait := 100 * time.Millisecond
+// backoff paces the retries of a request to a cluster that is electing
+// leaders: waits of 100 ms doubling to 2 s, for createWithin from the
+// first failure.
+type backoff struct {
+	deadline time.Time
+	wait     time.Duration
+}
+
+// pause sleeps before the next attempt and reports whether there is one:
+// false once createWithin has passed since the first pause, or ctx ended.
+func (b *backoff) pause(ctx context.Context) bool {
+	if b.wait == 0 {
+		b.deadline, b.wait = time.Now().Add(createWithin), 100*time.Millisecond
+	}
+	if ctx.Err() != nil || time.Now().Add(b.wait).After(b.deadline) {
+		return false
+	}
+	sleep(ctx, b.wait)
+	b.wait = min(2*b.wait, 2*time.Second)
+	return ctx.Err() == nil
+}
+
+// retry runs attempt, each try bounded by attemptWithin, until it succeeds
+// or backoff gives up; it returns the last error.
+func retry(ctx context.Context, attempt func(context.Context) error) error {
+	var b backoff
 	for {
 		actx, cancel := context.WithTimeout(ctx, attemptWithin)
-		h, err := create(actx)
+		err := attempt(actx)
 		cancel()
-		if err != nil {
-			lctx, cancel := context.WithTimeout(ctx, attemptWithin)
-			if found, lerr := lookup(lctx); lerr == nil {
-				h, err = found, nil
-			}
-			cancel()
+		if err == nil || !b.pause(ctx) {
+			return err
 		}
-		if err == nil {
-			return h, nil
-		}
-		if ctx.Err() != nil || time.Now().Add(wait).After(deadline) {
-			return h, fmt.Errorf("distributed: %s: %w", what, err)
-		}
-		sleep(ctx, wait)
-		wait = min(2*wait, 2*time.Second)
 	}
 }
 
-// errRetry is the lookup of an ensure whose create already looked: it
-// makes ensure retry the create.
-var errRetry = errors.New("not yet")
+// ensure returns the object that create makes, or, when create fails, the
+// existing one that lookup finds; failing both, it retries (retry) and then
+// returns the last error, prefixed by what.
+func ensure[T any](ctx context.Context, what string, create, lookup func(context.Context) (T, error)) (T, error) {
+	var h T
+	err := retry(ctx, func(actx context.Context) error {
+		var err error
+		if h, err = create(actx); err != nil {
+			if found, lerr := lookup(actx); lerr == nil {
+				h, err = found, nil
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return h, fmt.Errorf("distributed: %s: %w", what, err)
+	}
+	return h, nil
+}
 
 // AwaitWorker returns nil once a live Worker of cfg's namespace shows
 // itself (its next heartbeat: every Worker publishes one each quarter of

@@ -247,44 +247,10 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return errors.Join(err, sink.Close())
 	}
 	r := &natsRun{o: o, workers: nf.workers, parts: nf.cfg.Partitions, pr: newProgress(stderr, "stream"), start: time.Now()}
-	rd := sources.NewReader(src)
-	// With P > 1 the first batches, up to 50·P samples, are read and
-	// featurized ahead, so that the driver fixes the namespace's anchors
-	// before it sends anything (distributed/DESIGN.md, "Locality").
-	var ahead []*streamStep
-	var aheadErr error
-	if nf.cfg.Partitions > 1 {
-		var feats []*stages.Features
-		for n := 0; n < 50*nf.cfg.Partitions; {
-			b, err := rd.Read(rctx)
-			if err != nil {
-				aheadErr = err
-				break
-			}
-			f := stages.NewFeatures(b)
-			feats, n = append(feats, f), n+len(f.Offsets)
-			ahead = append(ahead, &streamStep{link: link{feat: f}})
-		}
-		if err := on.drv.Anchor(rctx, feats); err != nil {
-			return errors.Join(err, on.close(), sink.Close())
-		}
+	read, err := anchoredRead(rctx, sources.NewReader(src), on.drv, nf.cfg.Partitions)
+	if err != nil {
+		return errors.Join(err, on.close(), sink.Close())
 	}
-	read := pipeline.ReadFunc[*streamStep](func(ctx context.Context) (*streamStep, error) {
-		if len(ahead) > 0 {
-			x := ahead[0]
-			ahead = ahead[1:]
-			return x, nil
-		}
-		if err := aheadErr; err != nil {
-			aheadErr = nil // a reject skips one record; io.EOF comes again
-			return nil, err
-		}
-		b, err := rd.Read(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return &streamStep{link: link{batch: b}}, nil
-	})
 	p := newRemoteChain(on.drv, pipeline.From("records", read), nil, r.collected, pipeline.To("predictions", sink))
 	runErr := p.Run(rctx)
 	r.pr.done()
@@ -302,6 +268,48 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return runErr
 	}
 	return errors.Join(r.report(stdout, stderr, elapsed, on.server), runErr)
+}
+
+// anchoredRead returns the stream's records as chain steps. With P > 1 it
+// first reads and featurizes the batches up to 50·P samples and has the
+// driver fix the namespace's anchors from them before anything is sent
+// (distributed/DESIGN.md, "Locality"); those batches come first, then the
+// rest of rd. A read error met while reading ahead comes after them.
+func anchoredRead(ctx context.Context, rd *sources.Reader, drv *distributed.ChainDriver, parts int) (pipeline.ReadFunc[*streamStep], error) {
+	var ahead []*streamStep
+	var aheadErr error
+	if parts > 1 {
+		var feats []*stages.Features
+		for n := 0; n < 50*parts; {
+			b, err := rd.Read(ctx)
+			if err != nil {
+				aheadErr = err
+				break
+			}
+			f := stages.NewFeatures(b)
+			feats, n = append(feats, f), n+len(f.Offsets)
+			ahead = append(ahead, &streamStep{link: link{feat: f}})
+		}
+		if err := drv.Anchor(ctx, feats); err != nil {
+			return nil, err
+		}
+	}
+	return func(ctx context.Context) (*streamStep, error) {
+		if len(ahead) > 0 {
+			x := ahead[0]
+			ahead = ahead[1:]
+			return x, nil
+		}
+		if err := aheadErr; err != nil {
+			aheadErr = nil // a reject skips one record; io.EOF comes again
+			return nil, err
+		}
+		b, err := rd.Read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &streamStep{link: link{batch: b}}, nil
+	}, nil
 }
 
 // natsRun is one run of stream --nats: the owners' counters after the last
