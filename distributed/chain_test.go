@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model"
@@ -63,30 +64,9 @@ func chainBatches(nb, b int) []*record.Batch {
 
 func runChainWorkers(t *testing.T, url string, cfg Config, n int) ([]*Worker, []context.CancelFunc, func() error) {
 	t.Helper()
-	ws := make([]*Worker, n)
-	cancels := make([]context.CancelFunc, n)
-	errs := make(chan error, n)
-	for i := range n {
-		w, err := NewChainWorker(context.Background(), connect(t, url), cfg, testLearner)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		ws[i], cancels[i] = w, cancel
-		go func() { errs <- w.Run(ctx) }()
-	}
-	return ws, cancels, func() error {
-		for _, c := range cancels {
-			c()
-		}
-		var first error
-		for range n {
-			if err := <-errs; err != nil && first == nil {
-				first = err
-			}
-		}
-		return first
-	}
+	return runWorkersOf(t, url, n, func(nc *nats.Conn) (*Worker, error) {
+		return NewChainWorker(context.Background(), nc, cfg, testLearner)
+	})
 }
 
 // TestChainOwnerKilled drives a labeled stream through the chain on two

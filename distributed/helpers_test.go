@@ -78,12 +78,19 @@ func publishAll(t testing.TB, nc *nats.Conn, cfg Config, samples []Sample) *Part
 
 func runWorkers(t testing.TB, url string, cfg Config, n int) ([]*Worker, []context.CancelFunc, func() error) {
 	t.Helper()
+	return runWorkersOf(t, url, n, func(nc *nats.Conn) (*Worker, error) { return NewWorker(context.Background(), nc, cfg) })
+}
+
+// runWorkersOf starts n workers made by newWorker, each on its own
+// connection to url, and returns them, their cancels, and a stop that
+// cancels all and returns the first error of their Runs.
+func runWorkersOf(t testing.TB, url string, n int, newWorker func(*nats.Conn) (*Worker, error)) ([]*Worker, []context.CancelFunc, func() error) {
+	t.Helper()
 	ws := make([]*Worker, n)
 	cancels := make([]context.CancelFunc, n)
 	errs := make(chan error, n)
 	for i := range n {
-		nc := connect(t, url)
-		w, err := NewWorker(context.Background(), nc, cfg)
+		w, err := newWorker(connect(t, url))
 		if err != nil {
 			t.Fatal(err)
 		}
