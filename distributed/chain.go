@@ -92,7 +92,7 @@ func NewChainWorker(ctx context.Context, nc *nats.Conn, cfg Config, newLearner N
 	if newLearner == nil {
 		return nil, errors.New("distributed: chain worker without a learner")
 	}
-	w, err := NewWorker(ctx, nc, cfg)
+	w, err := newWorker(ctx, nc, cfg)
 	if err != nil {
 		return nil, err
 	}

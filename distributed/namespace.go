@@ -148,7 +148,7 @@ func StoredConfig(ctx context.Context, nc *nats.Conn, cfg Config) (Config, bool,
 // "window", "refresh", "sweeps", "init-sweeps", "sketch-dim", "seed"),
 // and whether the namespace holds settings; it creates nothing. A setting
 // given with a value other than the namespace's is left as given, for
-// NewWorker and NewPublisher to refuse with a message.
+// NewChainWorker and NewChainDriver to refuse with a message.
 func AdoptConfig(ctx context.Context, nc *nats.Conn, cfg Config, given func(name string) bool) (Config, bool, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {

@@ -13,9 +13,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Worker is one instance of a distributed factorization. It competes for
-// every role (the P partition owners and the coordinator), does the work
-// of the roles it holds, and watches the basis U.
+// Worker is one instance of the chain's owners on a namespace (made by
+// NewChainWorker). It competes for every role (the owner of each of the P
+// partitions) and runs the Learner of each partition it holds (chain.go).
 //
 // A Worker's methods are safe for concurrent use.
 type Worker struct {
@@ -30,36 +30,32 @@ type Worker struct {
 	js  jetstream.JetStream
 	st  *store
 
-	mu      sync.Mutex
-	cur     *basis        // latest basis seen by the watcher
-	changed chan struct{} // closed when cur changes
-	stats   Stats
-	held    map[string]bool
-	beat    []byte // the payload of its heartbeats: 8 random bytes naming this instance (WorkerWatch)
+	mu    sync.Mutex
+	stats Stats
+	held  map[string]bool
+	beat  []byte // the payload of its heartbeats: 8 random bytes naming this instance (WorkerWatch)
 
-	// newLearner, set by NewChainWorker, makes the owners run the chain
-	// (chain.go) instead of their own GNMF step, and no coordinator.
+	// newLearner builds each owned partition's Learner (chain.go).
 	newLearner NewLearner
 }
 
 // Stats counts a Worker's work since it started.
 type Stats struct {
-	// Held lists the roles held now: "coord" and "owner-<p>".
+	// Held lists the roles held now: "owner-<p>".
 	Held []string
-	// Takeovers counts the roles this instance gained (and rebuilt).
+	// Takeovers counts the roles this instance gained (and rebuilt by
+	// replaying the partition's batches).
 	Takeovers int
-	// Rounds counts the owner rounds it published, Samples the samples
-	// they added.
+	// Rounds counts the batch shares its owners learned and answered
+	// (replays included), Samples the predictions in those answers.
 	Rounds, Samples int
-	// Versions counts the basis versions it published as coordinator.
-	Versions int
-	// Version is the latest version of U it has seen.
-	Version uint64
 }
 
-// NewWorker returns a worker for cfg on nc. It creates the streams, bucket
-// and object store of cfg's namespace if they do not exist.
-func NewWorker(ctx context.Context, nc *nats.Conn, cfg Config) (*Worker, error) {
+// newWorker returns a worker for cfg on nc, without its learner
+// (NewChainWorker sets it). It creates the ticks stream, the model bucket
+// and the object store of cfg's namespace if they do not exist, and
+// stores or checks the namespace's settings.
+func newWorker(ctx context.Context, nc *nats.Conn, cfg Config) (*Worker, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
@@ -72,7 +68,7 @@ func NewWorker(ctx context.Context, nc *nats.Conn, cfg Config) (*Worker, error) 
 		return nil, err
 	}
 	beat := binary.BigEndian.AppendUint64(nil, rand.Uint64())
-	return &Worker{cfg: cfg, nc: nc, js: js, st: st, changed: make(chan struct{}), held: map[string]bool{}, beat: beat}, nil
+	return &Worker{cfg: cfg, nc: nc, js: js, st: st, held: map[string]bool{}, beat: beat}, nil
 }
 
 // Stats returns a copy of the worker's counters.
@@ -85,9 +81,6 @@ func (w *Worker) Stats() Stats {
 		if ok {
 			s.Held = append(s.Held, r)
 		}
-	}
-	if w.cur != nil {
-		s.Version = w.cur.Version
 	}
 	return s
 }
@@ -103,22 +96,11 @@ func (w *Worker) Run(ctx context.Context) error {
 		work func(ctx context.Context, p *pin) error
 	}
 	var roles []role
-	if w.newLearner == nil {
-		roles = append(roles, role{"coord", func(ctx context.Context, p *pin) error { return w.coordinate(ctx, p) }})
-	}
 	for i := range w.cfg.partitions() {
-		own := func(ctx context.Context, p *pin) error { return w.own(ctx, p, i) }
-		if w.newLearner != nil {
-			own = func(ctx context.Context, p *pin) error { return w.ownChain(ctx, p, i) }
-		}
+		own := func(ctx context.Context, p *pin) error { return w.ownChain(ctx, p, i) }
 		roles = append(roles, role{fmt.Sprintf("owner-%d", i), own})
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := w.watch(ctx); err != nil {
-			cancel(err)
-		}
-	})
 	for _, r := range roles {
 		cons, err := w.st.roleConsumer(ctx, w.st.n.ns+"-"+r.name, ttl)
 		if err != nil {
@@ -190,103 +172,8 @@ func (w *Worker) tick(ctx context.Context, d time.Duration) {
 	}
 }
 
-// watch follows the basis key and keeps cur at its latest value.
-func (w *Worker) watch(ctx context.Context) error {
-	for ctx.Err() == nil {
-		kw, err := w.st.model.Watch(ctx, keyBasis)
-		if err != nil {
-			sleep(ctx, 100*time.Millisecond)
-			continue
-		}
-		for e := range kw.Updates() {
-			if e == nil || e.Operation() != jetstream.KeyValuePut {
-				continue
-			}
-			raw, err := w.st.resolve(ctx, e.Value())
-			if errors.Is(err, jetstream.ErrObjectNotFound) {
-				continue // replaced by newer versions, which follow
-			}
-			if errors.Is(err, errCorrupt) {
-				kw.Stop()
-				return fmt.Errorf("basis revision %d: %w", e.Revision(), err)
-			}
-			if err != nil {
-				break // a failing server: watch again, from the latest value
-			}
-			b, err := decodeBasis(raw)
-			if err != nil {
-				kw.Stop()
-				return corrupt("basis revision %d: %v", e.Revision(), err)
-			}
-			w.setBasis(b)
-		}
-		kw.Stop()
-		sleep(ctx, 10*time.Millisecond)
-	}
-	return nil
-}
-
-// setBasis records b if it is newer than what the watcher has seen.
-func (w *Worker) setBasis(b *basis) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.cur != nil && b.Version <= w.cur.Version {
-		return
-	}
-	w.cur = b
-	close(w.changed)
-	w.changed = make(chan struct{})
-}
-
-// waitBasis returns the latest basis once its version is at least v, or
-// nil when ctx ends or p is lost.
-func (w *Worker) waitBasis(ctx context.Context, p *pin, v int64) *basis {
-	for {
-		w.mu.Lock()
-		cur, ch := w.cur, w.changed
-		w.mu.Unlock()
-		if cur != nil && int64(cur.Version) >= v {
-			return cur
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-ch:
-		case <-time.After(w.cfg.pinnedTTL() / 4):
-			if !p.held() {
-				return nil
-			}
-		}
-	}
-}
-
 // maxResets bounds the attempts of an ordered consumer to recreate itself
 // after a server fault (by default it retries forever, deaf to the
-// context): past them its fetch fails, and the role rebuilds from the
-// logs once the servers answer again.
+// context): past them its fetch fails, and the owner makes it anew
+// (chain_resume.go).
 const maxResets = 3
-
-// drain reads the messages cons has now, in order, calling f on each until
-// f returns stop or an error; it returns once a pull finds nothing more.
-func drain(cons jetstream.Consumer, f func(m jetstream.Msg) (stop bool, err error)) error {
-	for {
-		batch, err := cons.FetchNoWait(256)
-		if err != nil {
-			return err
-		}
-		n := 0
-		for m := range batch.Messages() {
-			n++
-			stop, err := f(m)
-			if err != nil || stop {
-				return err
-			}
-		}
-		if err := batch.Error(); err != nil {
-			return err
-		}
-		if n == 0 {
-			return nil
-		}
-	}
-}
