@@ -8,7 +8,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"gonum.org/v1/gonum/mat"
-
 )
 
 func connect(t testing.TB, url string) *nats.Conn {
