@@ -19,9 +19,9 @@ import (
 //
 // A Worker's methods are safe for concurrent use.
 type Worker struct {
-	// Log, if set before Run, receives one line for each failure of a
-	// role that the worker retries (a lost node, a leader election): the
-	// role and the error. It is called from the roles' goroutines and must
+	// Log, if set before Run, receives one line for each role the worker
+	// takes, and one for each failure of a role that it retries (a lost
+	// node, a leader election): the role and the error. It is called from the roles' goroutines and must
 	// be safe for concurrent use.
 	Log func(line string)
 
@@ -33,6 +33,9 @@ type Worker struct {
 	mu    sync.Mutex
 	stats Stats
 	held  map[string]bool
+	// over is when the worker started holding more than its share of the
+	// roles (zero when it does not): mayPull releases one after 2 TTLs.
+	over time.Time
 	beat  []byte // the payload of its heartbeats: 8 random bytes naming this instance (WorkerWatch)
 
 	// newLearner builds each owned partition's Learner (chain.go).
@@ -95,6 +98,11 @@ func (w *Worker) Run(ctx context.Context) error {
 		name string
 		work func(ctx context.Context, p *pin) error
 	}
+	live, err := WatchWorkers(w.nc, w.cfg)
+	if err != nil {
+		return err
+	}
+	defer live.Stop()
 	var roles []role
 	for i := range w.cfg.partitions() {
 		own := func(ctx context.Context, p *pin) error { return w.ownChain(ctx, p, i) }
@@ -108,6 +116,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			break
 		}
 		p := newPin(cons, ttl)
+		p.may = func() bool { return w.mayPull(r.name, live.Live) }
 		wg.Go(func() { p.run(ctx) })
 		wg.Go(func() {
 			for ctx.Err() == nil {
@@ -115,6 +124,9 @@ func (w *Worker) Run(ctx context.Context) error {
 					return
 				}
 				w.setHeld(r.name, true)
+				if w.Log != nil {
+					w.Log(fmt.Sprintf("namespace %q: %s taken", w.cfg.namespace(), r.name))
+				}
 				err := r.work(ctx, p)
 				w.setHeld(r.name, false)
 				switch {
@@ -150,6 +162,41 @@ var errCorrupt = errors.New("distributed: corrupt message")
 
 func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{errCorrupt}, args...)...)
+}
+
+// mayPull reports whether the worker should pull role's ticks now, so
+// that the P partitions spread over the live workers (counted by their
+// heartbeats, live): with n live, a worker's share is ⌈P/n⌉. It pulls a
+// role it holds, unless it has held more than its share for two TTLs and
+// role is the last (by name) of those it holds: it then stops pulling it,
+// and the server pins it to a worker under its share after the TTL (the
+// new owner replays the partition's batches). It pulls a role it does not
+// hold only while under its share. Roles are not spread at once: the
+// first worker of a namespace takes them all, and gives them up one at a
+// time as others come.
+func (w *Worker) mayPull(role string, live func() int) bool {
+	P := w.cfg.partitions()
+	share := (P + max(live(), 1) - 1) / max(live(), 1)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	h, lastHeld := 0, ""
+	for r, ok := range w.held {
+		if ok {
+			h++
+			lastHeld = max(lastHeld, r)
+		}
+	}
+	if !w.held[role] {
+		return h < share
+	}
+	if h <= share {
+		w.over = time.Time{}
+		return true
+	}
+	if w.over.IsZero() {
+		w.over = time.Now()
+	}
+	return role != lastHeld || time.Since(w.over) < 2*w.cfg.pinnedTTL()
 }
 
 func (w *Worker) setHeld(role string, ok bool) {

@@ -251,8 +251,15 @@ one_run() {
   done
   local roles=(n0 n1 n2) c0=() j
   for j in $(seq "$WORKERS"); do roles+=("w$j"); done
+  # Every worker up (workers started at once on a new namespace of a fresh
+  # cluster take 20-40 s), then 3 TTLs for the partitions to spread over
+  # them (Worker.mayPull), so that the stream measures the steady state.
+  for j in $(seq "$WORKERS"); do
+    for _ in $(seq 900); do grep -q "owner(s) running" "$RUN/w$j.log" 2>/dev/null && break; sleep 0.1; done
+    grep -q "owner(s) running" "$RUN/w$j.log" || die "worker w$j did not start within 90 s ($RUN/w$j.log)"
+  done
+  sleep 6
   # The idle CPU of the nodes and workers, all up, before the stream: 3 s.
-  sleep 2
   local ia=0 ib=0
   for m in "${roles[@]}"; do ia=$(awk -v x=$ia -v y="$(cpu "${PID[$m]}")" 'BEGIN{print x + y}'); done
   sleep 3

@@ -118,6 +118,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := pool.start(ctx, connect, o.cfg, o.workers); err != nil {
 		return errors.Join(err, pool.wait())
 	}
+	fmt.Fprintf(stderr, "nmfstream worker: %d owner(s) running on namespace %q (%d partitions) at %s\n", o.workers, o.cfg.Namespace, o.cfg.Partitions, server)
 	pool.awaitEnd(ctx)
 	elapsed := time.Since(start)
 	if err := pool.wait(); err != nil {
