@@ -36,7 +36,7 @@ type Worker struct {
 	// over is when the worker started holding more than its share of the
 	// roles (zero when it does not): mayPull releases one after 2 TTLs.
 	over time.Time
-	beat  []byte // the payload of its heartbeats: 8 random bytes naming this instance (WorkerWatch)
+	beat []byte // the payload of its heartbeats: 8 random bytes naming this instance (WorkerWatch)
 
 	// newLearner builds each owned partition's Learner (chain.go).
 	newLearner NewLearner
