@@ -18,8 +18,7 @@ import (
 const keyConfig = "config"
 
 // namespaceSettings are the settings of a Config that every instance of a
-// namespace must share: the owners' and the coordinator's work depends on
-// them, and roles move between instances. Zero-means-default fields are
+// namespace must share: roles move between instances. Zero-means-default fields are
 // stored resolved, so "unset" and "the default spelled out" agree.
 type namespaceSettings struct {
 	Rank       int     `json:"rank"`

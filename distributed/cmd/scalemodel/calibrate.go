@@ -72,6 +72,24 @@ func (m labModel) predict(r labRun) (rate, cpu float64) {
 	return rate, m.busy(r.Partitions) + m.Idle*(labNodes+r.Workers)/rate
 }
 
+// errors returns the model's relative errors on a run's records per
+// second and CPU per record (model / measured − 1).
+func (m labModel) errors(r labRun) (rate, cpu float64) {
+	pr, pc := m.predict(r)
+	return pr/r.RecordsPerSecond - 1, 1000*pc/r.CPUPerRecordMS - 1
+}
+
+// worst returns the largest absolute relative error of the model over
+// the configurations of runs, each by the medians of its runs.
+func (m labModel) worst(runs []labRun) float64 {
+	var w float64
+	for _, r := range medians(runs) {
+		er, ec := m.errors(r)
+		w = max(w, math.Abs(er), math.Abs(ec))
+	}
+	return w
+}
+
 // readRuns reads scripts/netlab.sh's JSON lines; a line that is not one is
 // an error naming it.
 func readRuns(rd io.Reader) ([]labRun, error) {

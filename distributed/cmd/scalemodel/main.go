@@ -23,7 +23,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"text/tabwriter"
 	"time"
@@ -115,16 +114,14 @@ func printFit(w io.Writer, m labModel, runs []labRun) {
 			fmt.Fprintf(tw, "%s\t\t\t\t1\t%.4g\t\t\t%.3g\t\t\t\t\n", r.Mode, r.RecordsPerSecond, r.CPUPerRecordMS)
 		}
 	}
-	var worst float64
 	for _, r := range meds {
 		rate, cpu := m.predict(r)
-		er, ec := rate/r.RecordsPerSecond-1, 1000*cpu/r.CPUPerRecordMS-1
-		worst = max(worst, math.Abs(er), math.Abs(ec))
+		er, ec := m.errors(r)
 		fmt.Fprintf(tw, "nats\t%.0f\t%.0f\t%g\t%.0f\t%.4g\t%.4g\t%+.0f%%\t%.3g\t%.3g\t%+.0f%%\t%.3g\t\n",
 			r.Workers, r.Partitions, r.DelayMS, r.Records, r.RecordsPerSecond, rate, 100*er, r.CPUPerRecordMS, 1000*cpu, 100*ec, r.IdleCPUPerSecond)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "largest error %.0f%% (medians of each configuration's runs)\n", 100*worst)
+	fmt.Fprintf(w, "largest error %.0f%% (medians of each configuration's runs)\n", 100*m.worst(runs))
 }
 
 func countNATS(runs []labRun) int {

@@ -4,9 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
+
+// labRunFiles are the committed runs of scripts/netlab.sh on the chain, in
+// bench/netlab.
+var labRunFiles = []string{"runs-chain-digits-2026-11-28.jsonl"}
 
 // free is the defaults with no network limit, no delay, a driver that
 // keeps up and no capacity slack: only the machines' CPUs bind.
@@ -154,6 +160,40 @@ func TestRunRejectsBadFlags(t *testing.T) {
 	for _, args := range [][]string{{"-nnz", "0"}, {"-bandwidth", "-1"}, {"-nnz", "2e5"}, {"-driver-cpu", "0"}, {"extra"}} {
 		if err := run(args, &out); err == nil {
 			t.Errorf("scalemodel %v: no error", args)
+		}
+	}
+}
+
+// TestCalibratedOnTheLabRuns fits the lab model on the committed runs of
+// scripts/netlab.sh (the chain: 1, 2 and 4 worker processes, delays of 0,
+// 1 and 10 ms; BENCHMARKS.md, "The chain in network namespaces") and
+// requires it to reproduce every configuration's records per second and
+// CPU per record within 25% (issue 29), with positive constants.
+func TestCalibratedOnTheLabRuns(t *testing.T) {
+	for _, name := range labRunFiles {
+		f, err := os.Open(filepath.Join("..", "..", "..", "bench", "netlab", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs, err := readRuns(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		m, err := calibrate(runs, 100)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if w := m.worst(runs); w > 0.25 {
+			var out bytes.Buffer
+			printFit(&out, m, runs)
+			t.Errorf("%s: largest error %.0f%%, want ≤ 25%%:\n%s", name, 100*w, out.String())
+		}
+		c := m.constants(runs)
+		for _, k := range []string{"owner-cpu", "share-cpu", "driver-cpu", "trips"} {
+			if !(c[k] > 0) {
+				t.Errorf("%s: %s = %g, want positive", name, k, c[k])
+			}
 		}
 	}
 }
