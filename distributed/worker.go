@@ -20,8 +20,10 @@ import (
 // A Worker's methods are safe for concurrent use.
 type Worker struct {
 	// Log, if set before Run, receives one line for each role the worker
-	// takes, and one for each failure of a role that it retries (a lost
-	// node, a leader election): the role and the error. It is called from the roles' goroutines and must
+	// takes ("<role> taken") and stops holding ("<role> released": given
+	// up to spread the roles, or lost), and one for each failure of a role
+	// that it retries (a lost node, a leader election): the role and the
+	// error. It is called from the roles' goroutines and must
 	// be safe for concurrent use.
 	Log func(line string)
 
@@ -129,6 +131,9 @@ func (w *Worker) Run(ctx context.Context) error {
 				}
 				err := r.work(ctx, p)
 				w.setHeld(r.name, false)
+				if w.Log != nil && ctx.Err() == nil {
+					w.Log(fmt.Sprintf("namespace %q: %s released", w.cfg.namespace(), r.name))
+				}
 				switch {
 				case err == nil, errors.Is(err, errLost), ctx.Err() != nil:
 				case errors.Is(err, errCorrupt):

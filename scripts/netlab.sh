@@ -235,6 +235,25 @@ cut() {
   "$DIR/bin/netlab" control --control "$SOCK" "$what" "$1"
 }
 
+# spread P: waits until the workers hold the P partitions, none more than
+# its share ⌈P/N⌉ (each worker logs "<role> taken" and "<role> released"),
+# for up to 90 s.
+spread() {
+  local share=$(( ($1 + WORKERS - 1) / WORKERS )) j t r h sum most
+  for _ in $(seq 450); do
+    sum=0 most=0
+    for j in $(seq "$WORKERS"); do
+      t=$(grep -c ' taken$' "$RUN/w$j.log" || true)
+      r=$(grep -c ' released$' "$RUN/w$j.log" || true)
+      h=$((t - r)) sum=$((sum + t - r))
+      [ $h -gt $most ] && most=$h
+    done
+    [ $sum = "$1" ] && [ $most -le $share ] && return 0
+    sleep 0.2
+  done
+  return 1
+}
+
 # one_run [CUTROLE]: the lab up, workers, the driver through the whole stream,
 # the outside scorer, the checks; prints the run's JSON line; the lab down.
 one_run() {
@@ -254,13 +273,14 @@ one_run() {
   local roles=(n0 n1 n2) c0=() j
   for j in $(seq "$WORKERS"); do roles+=("w$j"); done
   # Every worker up (workers started at once on a new namespace of a fresh
-  # cluster take 20-40 s), then 3 TTLs for the partitions to spread over
-  # them (Worker.mayPull), so that the stream measures the steady state.
+  # cluster take 20-40 s), then the partitions spread over them
+  # (Worker.mayPull: each worker holds at most its share), so that the
+  # stream measures the steady state, not the moves.
   for j in $(seq "$WORKERS"); do
     for _ in $(seq 900); do grep -q "owner(s) running" "$RUN/w$j.log" 2>/dev/null && break; sleep 0.1; done
     grep -q "owner(s) running" "$RUN/w$j.log" || die "worker w$j did not start within 90 s ($RUN/w$j.log)"
   done
-  sleep 6
+  spread "$parts" || die "the $parts partitions did not spread over the $WORKERS workers within 90 s"
   # The idle CPU of the nodes and workers, all up, before the stream: 3 s.
   local ia=0 ib=0
   for m in "${roles[@]}"; do ia=$(awk -v x=$ia -v y="$(cpu "${PID[$m]}")" 'BEGIN{print x + y}'); done
