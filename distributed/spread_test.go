@@ -69,3 +69,30 @@ func TestChainWorkersSpread(t *testing.T) {
 		t.Errorf("the second worker took %d partitions and answered %d batch shares; want 1, and at least the %d after it came", s.Takeovers, s.Rounds, nb/2)
 	}
 }
+
+// TestChainWorkersSpreadBeforeADriver: partitions spread while their
+// owners still wait for a driver's learner settings (a worker that gives
+// a role up must stop its owner, though that owner is waiting for
+// something else).
+func TestChainWorkersSpreadBeforeADriver(t *testing.T) {
+	_, url := startServer(t)
+	cfg := Config{Namespace: "early", Partitions: 2, PinnedTTL: 400 * time.Millisecond}
+	ws1, _, stop1 := runChainWorkers(t, url, cfg, 1)
+	defer stop1()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(ws1[0].Stats().Held) != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the only worker holds %v, want both partitions", ws1[0].Stats().Held)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ws2, _, stop2 := runChainWorkers(t, url, cfg, 1)
+	defer stop2()
+	deadline = time.Now().Add(20 * time.Second)
+	for len(ws1[0].Stats().Held) != 1 || len(ws2[0].Stats().Held) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 20 s the workers hold %v and %v, want one partition each", ws1[0].Stats().Held, ws2[0].Stats().Held)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

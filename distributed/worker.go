@@ -129,7 +129,7 @@ func (w *Worker) Run(ctx context.Context) error {
 				if w.Log != nil {
 					w.Log(fmt.Sprintf("namespace %q: %s taken", w.cfg.namespace(), r.name))
 				}
-				err := r.work(ctx, p)
+				err := w.hold(ctx, p, r.work)
 				w.setHeld(r.name, false)
 				if w.Log != nil && ctx.Err() == nil {
 					w.Log(fmt.Sprintf("namespace %q: %s released", w.cfg.namespace(), r.name))
@@ -167,6 +167,33 @@ var errCorrupt = errors.New("distributed: corrupt message")
 
 func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{errCorrupt}, args...)...)
+}
+
+// hold runs work on a role while its pin p is held: work's context ends
+// when ctx ends or p is lost (a role given up by mayPull, or taken by
+// another), so that work ends even while it waits for something else (an
+// owner waiting for the learner settings). It returns errLost when p was
+// lost and ctx is live, else work's error.
+func (w *Worker) hold(ctx context.Context, p *pin, work func(context.Context, *pin) error) error {
+	hctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	lost := make(chan bool, 1)
+	go func() {
+		for sleep(hctx, p.ttl/4) {
+			if !p.held() {
+				cancel()
+				lost <- true
+				return
+			}
+		}
+		lost <- false
+	}()
+	err := work(hctx, p)
+	cancel()
+	if <-lost && ctx.Err() == nil {
+		return errLost
+	}
+	return err
 }
 
 // mayPull reports whether the worker should pull role's ticks now, so
