@@ -88,8 +88,8 @@ func run(args []string, stdout io.Writer) error {
 		c := m.constants(runs)
 		for name, v := range map[string]*float64{"owner-cpu": &p.OwnerCPU, "msg-cpu": &p.MsgCPU, "share-cpu": &p.ShareCPU,
 			"driver-cpu": &p.DriverCPU, "trips": &p.Trips} {
-			if !set[name] && c[name] > 0 {
-				*v = c[name]
+			if got, ok := c[name]; ok && !set[name] {
+				*v = got
 			}
 		}
 		fmt.Fprintf(stdout, "\nwith these constants: -owner-cpu %.3g -msg-cpu %.3g -share-cpu %.3g -driver-cpu %.3g -trips %.3g\n\n",

@@ -63,13 +63,16 @@ const (
 // nonzeros, batches of 100, 4-core machines with one owner per core, 3
 // replicas, 10 Gb/s links, one driver, the delay 0.1 ms of one data
 // centre; the CPU constants and the trips are those calibrated on
-// scripts/netlab.sh's digits runs of the chain (BENCHMARKS.md, "The chain
-// in network namespaces"): the digits' learner, not a document's, so
-// OwnerCPU is a lower bound for D = 10⁵.
+// scripts/netlab.sh's digits runs of the chain
+// (bench/netlab/runs-chain-digits-2026-11-28.jsonl; BENCHMARKS.md, "The
+// chain in network namespaces"): the digits' learner, not a document's,
+// so OwnerCPU is a lower bound for D = 10⁵. MsgCPU is 0 because the fit
+// leaves none: the CPU per record at one partition is the single
+// machine's learning (C0) plus one share per batch.
 var defaultParams = params{
 	Samples: 1e8, Dim: 1e5, NNZ: 100, Batch: 100, Cores: 4, PerMachine: 4, Replicas: 3, Drivers: 1,
-	Bandwidth: 1.25e9, OwnerCPU: 1.0e-4, MsgCPU: 4.6e-5, ShareCPU: 2.6e-3, DriverCPU: 2.4e-5, DriverCores: 1,
-	Slack: 0.2, Delay: 1e-4, Trips: 18,
+	Bandwidth: 1.25e9, OwnerCPU: 1.01e-4, MsgCPU: 0, ShareCPU: 5.51e-3, DriverCPU: 2.28e-5, DriverCores: 1,
+	Slack: 0.2, Delay: 1e-4, Trips: 6.38,
 }
 
 // row is the model's figures for one machine count.

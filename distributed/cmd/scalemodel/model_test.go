@@ -12,7 +12,7 @@ import (
 
 // labRunFiles are the committed runs of scripts/netlab.sh on the chain, in
 // bench/netlab.
-var labRunFiles = []string{"runs-chain-digits-2026-11-28.jsonl"}
+var labRunFiles = []string{"runs-chain-digits-2026-11-28.jsonl", "runs-chain-mnist-2026-11-28.jsonl"}
 
 // free is the defaults with no network limit, no delay, a driver that
 // keeps up and no capacity slack: only the machines' CPUs bind.
@@ -29,7 +29,8 @@ func TestCPUBoundWithoutLimits(t *testing.T) {
 		// The CPU budget, n·cores seconds per second, is spent on the
 		// records: learning, their messages and the shares.
 		spent := r.Rate * (p.OwnerCPU + p.MsgCPU + p.ShareCPU*r.Partitions/p.Batch)
-		if math.Abs(spent-n*p.Cores)/(n*p.Cores) > 1e-9 || r.Limit != "cpu" {
+		// (With balanced shares the busiest owner's core binds with them.)
+		if math.Abs(spent-n*p.Cores)/(n*p.Cores) > 1e-9 || !strings.HasPrefix(r.Limit, "cpu") {
 			t.Errorf("%g machines: %g CPU s/s spent, limit %q; want %g, cpu", n, spent, r.Limit, n*p.Cores)
 		}
 	}
