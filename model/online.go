@@ -319,7 +319,8 @@ func (o *Online) PartialFit(x Data) ([]int, error) {
 		return nil, err
 	}
 	d, _ := x.Dims()
-	if err := o.ensureGraph(x, d); err != nil {
+	rows := Rows(x) // *mat.Dense or *sparse.CSR: resolved once for the stages below
+	if err := o.ensureGraph(rows, d); err != nil {
 		return nil, err
 	}
 	// With the rows shared with the graph, the samples the window evicts
@@ -335,7 +336,7 @@ func (o *Online) PartialFit(x Data) ([]int, error) {
 			o.addStats(id, -1)
 		}
 	}
-	ch, err := o.insert(x)
+	ch, err := o.insert(rows)
 	if err != nil {
 		for _, id := range gone {
 			o.addStats(id, 1) // the rows are intact: a failed insertion changes nothing
@@ -352,14 +353,14 @@ func (o *Online) PartialFit(x Data) ([]int, error) {
 	if o.started {
 		o.forget(ch.Removed, early)
 	}
-	o.storeRows(x, ch.Added)
+	o.storeRows(rows, ch.Added)
 	if !o.started {
 		if o.g.Len() >= o.initSize() {
 			return ch.Added, o.firstFit()
 		}
 		return ch.Added, nil
 	}
-	o.update(x, ch)
+	o.update(x, rows, ch)
 	return ch.Added, nil
 }
 
@@ -398,12 +399,13 @@ func (o *Online) TakeGraphEdits() (nodes []int, all bool) {
 	return nodes, false
 }
 
-// insert adds x's samples to the graph, projected if SearchDim says so.
-func (o *Online) insert(x Data) (graph.Change, error) {
+// insert adds the samples of rows (a batch's Rows) to the graph, projected
+// if SearchDim says so.
+func (o *Online) insert(rows mat.Matrix) (graph.Change, error) {
 	o.g.SetSplit(o.Split)
 	if o.r != nil {
 		var p mat.Dense
-		switch r := Rows(x).(type) {
+		switch r := rows.(type) {
 		case *mat.Dense:
 			p.Mul(r, o.r)
 		case *sparse.CSR:
@@ -411,13 +413,13 @@ func (o *Online) insert(x Data) (graph.Change, error) {
 		}
 		return o.g.InsertDense(&p)
 	}
-	switch r := Rows(x).(type) {
+	switch r := rows.(type) {
 	case *mat.Dense:
 		return o.g.InsertDense(r)
 	case *sparse.CSR:
 		return o.g.InsertSparse(r)
 	}
-	return graph.Change{}, fmt.Errorf("unsupported data %T", x)
+	return graph.Change{}, fmt.Errorf("unsupported rows %T", rows)
 }
 
 // newGraph makes the empty graph for d-dimensional samples, and the random
@@ -451,7 +453,9 @@ func (o *Online) newGraph(d int, isSparse bool, r *mat.Dense) (err error) {
 	return err
 }
 
-func (o *Online) ensureGraph(x Data, d int) error {
+// ensureGraph makes the graph for the first batch's rows (d features), or
+// checks a later batch's dimension against it.
+func (o *Online) ensureGraph(rows mat.Matrix, d int) error {
 	if o.g != nil {
 		if d != o.dim {
 			return fmt.Errorf("model: online: sample has %d features, the stream has %d", d, o.dim)
@@ -461,12 +465,12 @@ func (o *Online) ensureGraph(x Data, d int) error {
 	if err := o.checkBasis(d); err != nil {
 		return err
 	}
-	switch Rows(x).(type) {
+	switch rows.(type) {
 	case *mat.Dense:
 	case *sparse.CSR:
 		o.sparse = true
 	default:
-		return fmt.Errorf("model: online: unsupported data %T", x)
+		return fmt.Errorf("model: online: unsupported data (rows %T)", rows)
 	}
 	if err := o.newGraph(d, o.sparse, nil); err != nil {
 		return fmt.Errorf("model: online: %w", err)
@@ -573,8 +577,8 @@ func (o *Online) syncRows() {
 	o.xd = *mat.NewDense(o.height, o.dim, o.g.DenseRows(o.height))
 }
 
-func (o *Online) storeRows(x Data, ids []int) {
-	switch r := Rows(x).(type) {
+func (o *Online) storeRows(rows mat.Matrix, ids []int) {
+	switch r := rows.(type) {
 	case *mat.Dense:
 		if o.sharedRows() {
 			return // the graph stored them
@@ -905,8 +909,8 @@ func (o *Online) xblkHolds(rows []int) bool {
 	return len(rows) > 0 && len(o.xblkRows) == len(rows) && &o.xblkRows[0] == &rows[0]
 }
 
-// update is one online step after an insertion.
-func (o *Online) update(x Data, ch graph.Change) {
+// update is one online step after an insertion of x (xr: its Rows).
+func (o *Online) update(x Data, xr mat.Matrix, ch graph.Change) {
 	isNew := make(map[int]bool, len(ch.Added))
 	for _, id := range ch.Added {
 		isNew[id] = true
@@ -958,7 +962,7 @@ func (o *Online) update(x Data, ch graph.Change) {
 	if o.usupp != nil {
 		// On U's nonzero rows and the same columns of x (supportCols).
 		gatherRowsTo(&o.uc, &o.u, o.usupp)
-		o.proj.U, px = &o.uc, o.supportCols(x)
+		o.proj.U, px = &o.uc, o.supportCols(xr)
 	}
 	var init mat.Dense
 	if err := o.proj.ProjectTo(&init, px); err == nil {

@@ -286,7 +286,7 @@ func (o *Online) rebuildGraph(s *OnlineState) error {
 	}
 	insert := func(ids []int) error {
 		x, _ := rows(ids)
-		ch, err := o.insert(x)
+		ch, err := o.insert(Rows(x))
 		if err != nil {
 			return err
 		}
