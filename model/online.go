@@ -143,6 +143,23 @@ type Online struct {
 	// O(D). The factorization still uses the full samples. The graph is
 	// then exact in the projected space, approximate in the original one.
 	SearchDim int
+	// SearchBasis, if positive and below D, makes the k-NN graph of dense
+	// samples search neighbours, and weigh its edges, in the span of a
+	// non-negative basis of rank SearchBasis fitted to the stream itself:
+	// a plain NMF (Frobenius, multiplicative updates) of the newest
+	// samples of the window, fitted when searchBasisFirst samples have
+	// been seen and again each time the count doubles, then once per
+	// window of samples (OnlineState keeps the schedule). Each sample is
+	// stored projected on that span (its coordinates in an orthonormal
+	// basis of it, K numbers), so the search costs O(K) per window sample
+	// instead of O(D), and at each new basis the window's rows are
+	// projected anew and the graph rebuilt exactly (its slots, age order
+	// and labels kept: about Slots²·K flops). The factorization still
+	// uses the full samples. On images the span of an NMF basis is a
+	// better k-NN space than the pixels (BENCHMARKS.md, "What the codes
+	// add"). Sparse samples (documents) search as they are. It cannot be
+	// combined with SearchDim.
+	SearchBasis int
 	// Forget, if in (0, 1), multiplies B and A by Forget before each batch
 	// adds to them (scikit-learn's MiniBatchNMF uses 0.7), so the basis
 	// follows drift; samples that leave the window are then not subtracted.
@@ -185,7 +202,8 @@ type Online struct {
 	seen     int
 	sw       sweep
 	proj     Projector
-	r        *mat.Dense     // D×SearchDim random projection for the graph, or nil
+	r        *mat.Dense     // D×SearchDim random projection for the graph, or the D×SearchBasis orthonormal basis of the search span, or nil
+	next     int            // SearchBasis: the count of samples seen at which the next basis is fitted (0: searchBasisFirst)
 	old      mat.Dense      // codes of the rows being updated, as the statistics hold them
 	xblk     mat.Dense      // their dense samples, gathered (on xbuf)
 	xbuf     []float64      // xblk's storage, kept between steps
@@ -315,6 +333,9 @@ func (o *Online) PartialFit(x Data) ([]int, error) {
 	if _, err := o.method(); err != nil {
 		return nil, err
 	}
+	if o.SearchDim > 0 && o.SearchBasis > 0 {
+		return nil, errors.New("model: online: SearchDim and SearchBasis cannot both be set")
+	}
 	if err := Validate(x); err != nil {
 		return nil, err
 	}
@@ -356,12 +377,14 @@ func (o *Online) PartialFit(x Data) ([]int, error) {
 	o.storeRows(rows, ch.Added)
 	if !o.started {
 		if o.g.Len() >= o.initSize() {
-			return ch.Added, o.firstFit()
+			if err := o.firstFit(); err != nil {
+				return ch.Added, err
+			}
 		}
-		return ch.Added, nil
+	} else {
+		o.update(x, rows, ch)
 	}
-	o.update(x, rows, ch)
-	return ch.Added, nil
+	return ch.Added, o.searchStep()
 }
 
 // noteEdits records an insertion's nodes for TakeGraphEdits, as "every
@@ -428,6 +451,11 @@ func (o *Online) insert(rows mat.Matrix) (graph.Change, error) {
 func (o *Online) newGraph(d int, isSparse bool, r *mat.Dense) (err error) {
 	o.r = nil
 	o.edits, o.editsAll = o.edits[:0], true
+	if r != nil && o.SearchBasis > 0 {
+		o.r = r
+		o.g, err = o.graphConfig().NewDense(o.SearchBasis)
+		return err
+	}
 	if o.SearchDim > 0 && o.SearchDim < d {
 		if r == nil {
 			src := o.Src

@@ -101,7 +101,7 @@ type boundWork struct {
 // window calls for it.
 func (g *Graph) useBound(qs, refs []int) bool {
 	s := &g.st
-	if s.isSparse || s.cosine || s.dim < boundMinDim || len(refs) < boundMinRefs {
+	if s.isSparse || s.cosine || s.dim < 4*boundMinDim || len(refs) < boundMinRefs {
 		return false
 	}
 	b := &s.bd

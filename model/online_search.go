@@ -1,0 +1,119 @@
+package model
+
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// DefaultSearchBasis is the rank of the search basis the command line sets
+// (Online.SearchBasis; `stream --search-basis`): on the MNIST stream ranks
+// 40 and 80 searched alike (BENCHMARKS.md, "What the codes add").
+const DefaultSearchBasis = 40
+
+// The schedule and size of Online.SearchBasis's fits. On the MNIST stream a
+// basis fitted on the first 100 samples searched as well as the pixels, on
+// the first 250 it lifted the stream by 0.5 point, on the first 500 by 0.9
+// and on the first 2,000 by 1.0 (BENCHMARKS.md, "What the codes add"): the
+// first basis waits for searchBasisFirst samples, the next ones come each
+// time the count of samples seen has grown searchBasisGrowth-fold, then
+// once per window, each fitted (searchBasisIter multiplicative updates, in
+// float32) on the newest searchBasisRows samples of the window.
+const (
+	searchBasisFirst  = 500
+	searchBasisGrowth = 4
+	searchBasisRows   = 2000
+	searchBasisIter   = 100
+	// searchBasisMinRatio is the smallest D/SearchBasis at which the search
+	// moves to the span: with fewer dimensions the span keeps most of them
+	// and the samples search as well as they are (the digits, D = 64: −0.2
+	// to 0 point at rank 40).
+	searchBasisMinRatio = 4
+)
+
+// searchStep fits a new search basis and rebuilds the graph in its span when
+// the schedule of Online.SearchBasis says so. A fit that fails (a
+// degenerate window) leaves the search where it was until the next one.
+func (o *Online) searchStep() error {
+	if !o.searchesBasis() {
+		return nil
+	}
+	if o.next == 0 {
+		o.next = searchBasisFirst
+	}
+	if o.seen < o.next {
+		return nil
+	}
+	for o.next <= o.seen {
+		if w := o.Graph.Window; w > 0 && o.next >= w {
+			o.next += w
+		} else {
+			o.next *= searchBasisGrowth
+		}
+	}
+	r, err := o.fitSearchBasis()
+	if err != nil {
+		return nil // the search stays in the current space: see above
+	}
+	if err := o.reembed(r); err != nil {
+		return fmt.Errorf("model: online: search basis: %w", err)
+	}
+	return nil
+}
+
+// searchesBasis reports whether SearchBasis applies to the stream's samples:
+// dense, of dimension at least searchBasisMinRatio·SearchBasis.
+func (o *Online) searchesBasis() bool {
+	return o.SearchBasis > 0 && !o.sparse && o.dim >= searchBasisMinRatio*o.SearchBasis
+}
+
+// fitSearchBasis fits a plain NMF of rank SearchBasis to the newest
+// searchBasisRows live samples and returns an orthonormal basis of the span
+// of its basis U (D×SearchBasis, the first columns of U's QR factor).
+func (o *Online) fitSearchBasis() (*mat.Dense, error) {
+	order := o.g.Order()
+	if len(order) > searchBasisRows {
+		order = order[len(order)-searchBasisRows:]
+	}
+	x := mat.NewDense(len(order), o.dim, nil)
+	for r, id := range order {
+		copy(x.RawRowView(r), o.xd.RawRowView(id))
+	}
+	nm := &NMF{Common: Common{Rank: o.SearchBasis, MaxIter: searchBasisIter, Split: o.Split, Float32: true}}
+	if err := nm.Fit(DenseRows(x), nil); err != nil {
+		return nil, err
+	}
+	var qr mat.QR
+	qr.Factorize(nm.Basis())
+	var q mat.Dense
+	qr.QTo(&q)
+	return mat.DenseCopyOf(q.Slice(0, o.dim, 0, o.SearchBasis)), nil
+}
+
+// reembed makes r (D×K, orthonormal columns) the graph's search basis: the
+// graph is built anew on the window's rows projected on it, every live
+// sample keeping its slot, the window its age order and the nodes their
+// labels (rebuildGraph), so the codes, labels and callers' slot-indexed
+// state stay valid; TakeGraphEdits then reports every row. Distances and
+// cosines in the new graph are those of the samples' orthogonal projections
+// on the span of the search basis.
+func (o *Online) reembed(r *mat.Dense) error {
+	slots := o.g.Slots()
+	s := &OnlineState{Dim: o.dim, Slots: slots, Order: o.g.Order(), Live: make([]bool, slots), Labels: make([]int, slots)}
+	for id := range slots {
+		s.Live[id], s.Labels[id] = o.g.Live(id), -1
+		if s.Live[id] {
+			s.Labels[id] = o.g.Label(id)
+		}
+	}
+	if len(s.Order) == 0 {
+		return nil
+	}
+	// The rows by slot: o.xd, which may be the old graph's own storage
+	// (sharedRows); it stays o's once the new graph stores projections.
+	s.Dense = o.xd.RawMatrix().Data[:slots*o.dim]
+	if err := o.newGraph(o.dim, false, r); err != nil {
+		return err
+	}
+	return o.rebuildGraph(s)
+}
