@@ -157,8 +157,9 @@ type Online struct {
 	// and labels kept: about Slots²·K flops). The factorization still
 	// uses the full samples. On images the span of an NMF basis is a
 	// better k-NN space than the pixels (BENCHMARKS.md, "What the codes
-	// add"). Sparse samples (documents) search as they are. It cannot be
-	// combined with SearchDim.
+	// add"). It applies to samples with at least 10·SearchBasis features
+	// (searchBasisMinRatio); others, and sparse samples (documents), search
+	// as they are. It cannot be combined with SearchDim.
 	SearchBasis int
 	// Forget, if in (0, 1), multiplies B and A by Forget before each batch
 	// adds to them (scikit-learn's MiniBatchNMF uses 0.7), so the basis

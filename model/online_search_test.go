@@ -12,7 +12,7 @@ import (
 )
 
 // TestSearchBasisGraph checks Online.SearchBasis's rebuild on real data
-// (the digits, rank 8 of 64 features, a window of 300 that has wrapped): the
+// (the digits, rank 6 of 64 features, a window of 300 that has wrapped): the
 // basis's columns are orthonormal; every live sample keeps its slot, the
 // window its age order and the nodes their labels; and each node's list is
 // exactly its k nearest live nodes by the distance of the samples'
@@ -20,7 +20,7 @@ import (
 func TestSearchBasisGraph(t *testing.T) {
 	train, _, _, _, _ := digitsSplit(t, 10)
 	n, d := train.Dims()
-	o := &Online{Rank: 8, SearchBasis: 8, Graph: graph.KNN{K: 5, Window: 300}}
+	o := &Online{Rank: 8, SearchBasis: 6, Graph: graph.KNN{K: 5, Window: 300}}
 	for lo := 0; lo < min(n, 700); lo += 50 {
 		ids, err := o.PartialFit(DenseRows(mat.DenseCopyOf(train.Slice(lo, min(lo+50, n), 0, d))))
 		if err != nil {
@@ -31,8 +31,8 @@ func TestSearchBasisGraph(t *testing.T) {
 		}
 	}
 	g := o.KNN()
-	if g.Dim() != 8 {
-		t.Fatalf("the graph searches %d dimensions after 700 samples, want the basis's 8", g.Dim())
+	if g.Dim() != 6 {
+		t.Fatalf("the graph searches %d dimensions after 700 samples, want the basis's 6", g.Dim())
 	}
 	order := g.Order()
 	if slices.IsSorted(order) {
@@ -52,8 +52,8 @@ func TestSearchBasisGraph(t *testing.T) {
 	}
 	var gram mat.Dense
 	gram.Mul(r.T(), r)
-	for i := range 8 {
-		for j := range 8 {
+	for i := range 6 {
+		for j := range 6 {
 			if want := b2f(i == j); math.Abs(gram.At(i, j)-want) > 1e-9 {
 				t.Fatalf("basis not orthonormal: (RᵀR)[%d,%d] = %g", i, j, gram.At(i, j))
 			}
@@ -80,7 +80,7 @@ func TestSearchBasisGraph(t *testing.T) {
 		for _, j := range order {
 			if j != id {
 				var s float64
-				for c := range 8 {
+				for c := range 6 {
 					e := z.At(id, c) - z.At(j, c)
 					s += e * e
 				}
@@ -104,4 +104,23 @@ func b2f(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// TestSearchBasisRule checks that the search stays on the samples when they
+// have fewer than 10·SearchBasis features (the digits' 64 at rank 8), and
+// that SearchDim and SearchBasis together are refused.
+func TestSearchBasisRule(t *testing.T) {
+	train, _, _, _, _ := digitsSplit(t, 10)
+	x := DenseRows(mat.DenseCopyOf(train.Slice(0, 600, 0, 64)))
+	o := &Online{Rank: 8, SearchBasis: 8, Graph: graph.KNN{K: 5}}
+	if _, err := o.PartialFit(x); err != nil {
+		t.Fatal(err)
+	}
+	if o.KNN().Dim() != 64 {
+		t.Fatalf("the graph searches %d dimensions, want the samples' 64", o.KNN().Dim())
+	}
+	both := &Online{Rank: 8, SearchBasis: 6, SearchDim: 16}
+	if _, err := both.PartialFit(x); err == nil {
+		t.Fatal("SearchDim and SearchBasis together were accepted")
+	}
 }

@@ -45,12 +45,12 @@ func TestOnlineRestoreExact(t *testing.T) {
 	// samples (a wrapped window, restored after it) and refitted every
 	// window (250) after: the state carries the basis and the schedule,
 	// and the restored model refits and rebuilds as the original does.
-	t.Run("search-basis", func(t *testing.T) { testOnlineRestoreExact(t, 0, 8, "") })
+	t.Run("search-basis", func(t *testing.T) { testOnlineRestoreExact(t, 0, 6, "") })
 	// Label methods: labels set between steps, whose label-graph changes
 	// the next step sweeps, must survive the checkpoint; NGE also reorders
 	// columns.
 	t.Run("ssknmf", func(t *testing.T) { testOnlineRestoreExact(t, 0, 0, methodSSKNMF) })
-	t.Run("ssknmf-search-basis", func(t *testing.T) { testOnlineRestoreExact(t, 0, 8, methodSSKNMF) })
+	t.Run("ssknmf-search-basis", func(t *testing.T) { testOnlineRestoreExact(t, 0, 6, methodSSKNMF) })
 	t.Run("nge", func(t *testing.T) { testOnlineRestoreExact(t, 0, 0, methodNGE) })
 }
 
