@@ -3,6 +3,8 @@ package model
 import (
 	"fmt"
 
+	"gonum.org/v1/gonum/floats"
+
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -70,7 +72,7 @@ func (o *Online) searchesBasis() bool {
 
 // fitSearchBasis fits a plain NMF of rank SearchBasis to the newest
 // searchBasisRows live samples and returns an orthonormal basis of the span
-// of its basis U (D×SearchBasis, the first columns of U's QR factor).
+// of its basis U (D×SearchBasis: orthonormalColumns of U).
 func (o *Online) fitSearchBasis() (*mat.Dense, error) {
 	order := o.g.Order()
 	if len(order) > searchBasisRows {
@@ -84,11 +86,33 @@ func (o *Online) fitSearchBasis() (*mat.Dense, error) {
 	if err := nm.Fit(DenseRows(x), nil); err != nil {
 		return nil, err
 	}
-	var qr mat.QR
-	qr.Factorize(nm.Basis())
-	var q mat.Dense
-	qr.QTo(&q)
-	return mat.DenseCopyOf(q.Slice(0, o.dim, 0, o.SearchBasis)), nil
+	return orthonormalColumns(nm.Basis()), nil
+}
+
+// orthonormalColumns returns an orthonormal basis of the span of u's
+// columns (D×K) by modified Gram–Schmidt, twice for accuracy, in a new
+// matrix: a column that depends on the earlier ones (below 1e-10 of its
+// norm once they are taken out) is left zero.
+func orthonormalColumns(u *mat.Dense) *mat.Dense {
+	d, k := u.Dims()
+	q := mat.NewDense(k, d, nil) // columns of the result, as rows
+	for j := range k {
+		row := q.RawRowView(j)
+		mat.Col(row, j, u)
+		n0 := floats.Norm(row, 2)
+		for range 2 {
+			for i := range j {
+				qi := q.RawRowView(i)
+				floats.AddScaled(row, -floats.Dot(qi, row), qi)
+			}
+		}
+		if n := floats.Norm(row, 2); n > 1e-10*n0 && n > 0 {
+			floats.Scale(1/n, row)
+		} else {
+			clear(row)
+		}
+	}
+	return mat.DenseCopyOf(q.T())
 }
 
 // reembed makes r (D×K, orthonormal columns) the graph's search basis: the
