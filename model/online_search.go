@@ -26,6 +26,10 @@ const (
 	searchBasisGrowth = 4
 	searchBasisRows   = 2000
 	searchBasisIter   = 100
+	// searchBasisBytes bounds the copy of the newest samples a fit reads
+	// (8·D bytes a sample, and its float32 copy beside): 2,000 MNIST
+	// images take 12.5 MB; samples of D = 100,000 would take only 83 rows.
+	searchBasisBytes = 64 << 20
 	// searchBasisMinRatio is the smallest D/SearchBasis at which the search
 	// moves to the span. Measured: MNIST (D/K = 19.6) +0.6 to +1.1 point on
 	// five streams; the digits (D = 64) −0.4 to −1.7 at rank 16 (D/K = 4)
@@ -71,12 +75,13 @@ func (o *Online) searchesBasis() bool {
 }
 
 // fitSearchBasis fits a plain NMF of rank SearchBasis to the newest
-// searchBasisRows live samples and returns an orthonormal basis of the span
+// searchBasisRows live samples (fewer if searchBasisBytes says so; a fit on
+// fewer samples than the rank is an error) and returns an orthonormal basis of the span
 // of its basis U (D×SearchBasis: orthonormalColumns of U).
 func (o *Online) fitSearchBasis() (*mat.Dense, error) {
 	order := o.g.Order()
-	if len(order) > searchBasisRows {
-		order = order[len(order)-searchBasisRows:]
+	if n := min(searchBasisRows, searchBasisBytes/(8*o.dim)); len(order) > n {
+		order = order[len(order)-n:]
 	}
 	x := mat.NewDense(len(order), o.dim, nil)
 	for r, id := range order {
@@ -115,7 +120,8 @@ func orthonormalColumns(u *mat.Dense) *mat.Dense {
 	return mat.DenseCopyOf(q.T())
 }
 
-// reembed makes r (D×K, orthonormal columns) the graph's search basis: the
+// reembed makes r (D×K, orthonormal columns) the graph's search basis (on
+// an error it leaves the graph as it was): the
 // graph is built anew on the window's rows projected on it, every live
 // sample keeping its slot, the window its age order and the nodes their
 // labels (rebuildGraph), so the codes, labels and callers' slot-indexed
@@ -137,8 +143,15 @@ func (o *Online) reembed(r *mat.Dense) error {
 	// The rows by slot: o.xd, which may be the old graph's own storage
 	// (sharedRows); it stays o's once the new graph stores projections.
 	s.Dense = o.xd.RawMatrix().Data[:slots*o.dim]
-	if err := o.newGraph(o.dim, false, r); err != nil {
-		return err
+	oldG, oldR := o.g, o.r
+	err := o.newGraph(o.dim, false, r)
+	if err == nil {
+		err = o.rebuildGraph(s)
 	}
-	return o.rebuildGraph(s)
+	if err != nil {
+		// Searching where it searched before is still exact: keep it.
+		o.g, o.r = oldG, oldR
+		o.edits, o.editsAll = o.edits[:0], true
+	}
+	return err
 }
