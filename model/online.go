@@ -148,8 +148,9 @@ type Online struct {
 	// non-negative basis of rank SearchBasis fitted to the stream itself:
 	// a plain NMF (Frobenius, multiplicative updates) of the newest
 	// samples of the window, fitted when searchBasisFirst samples have
-	// been seen and again each time the count doubles, then once per
-	// window of samples (OnlineState keeps the schedule). Each sample is
+	// been seen and again each time that count has grown four-fold (500,
+	// 2,000, 8,000, 32,000, …: a rebuild's Slots²·K flops amortized over
+	// ever longer stretches; OnlineState keeps the schedule). Each sample is
 	// stored projected on that span (its coordinates in an orthonormal
 	// basis of it, K numbers), so the search costs O(K) per window sample
 	// instead of O(D), and at each new basis the window's rows are

@@ -42,9 +42,9 @@ func TestOnlineRestoreExact(t *testing.T) {
 	// must carry.
 	t.Run("search-dim", func(t *testing.T) { testOnlineRestoreExact(t, 16, 0, "") })
 	// With SearchBasis it lives in the span of a basis fitted at 500
-	// samples (a wrapped window, restored after it) and refitted every
-	// window (250) after: the state carries the basis and the schedule,
-	// and the restored model refits and rebuilds as the original does.
+	// samples (a wrapped window, restored after it) and again at 2,000:
+	// the state carries the basis and the schedule, and the restored model
+	// refits and rebuilds as the original does.
 	t.Run("search-basis", func(t *testing.T) { testOnlineRestoreExact(t, 0, 6, "") })
 	// Label methods: labels set between steps, whose label-graph changes
 	// the next step sweeps, must survive the checkpoint; NGE also reorders
@@ -57,6 +57,13 @@ func TestOnlineRestoreExact(t *testing.T) {
 func testOnlineRestoreExact(t *testing.T, searchDim, searchBasis int, method string) {
 	train, _, _, _, _ := digitsSplit(t, 10)
 	n, d := train.Dims()
+	if searchBasis > 0 {
+		// Past 2,000 samples, the second basis: the digits twice over.
+		twice := mat.NewDense(2*n, d, nil)
+		twice.Slice(0, n, 0, d).(*mat.Dense).Copy(train)
+		twice.Slice(n, 2*n, 0, d).(*mat.Dense).Copy(train)
+		train, n = twice, 2*n
+	}
 	cfg := func() *Online {
 		return &Online{Rank: 8, Method: method, Q: 3, Graph: graph.KNN{K: 5, Window: 250}, Sweeps: 5, Refresh: 20, SearchDim: searchDim, SearchBasis: searchBasis}
 	}
@@ -137,6 +144,9 @@ func testOnlineRestoreExact(t *testing.T, searchDim, searchBasis int, method str
 		}
 	}
 	same("at the end")
+	if searchBasis > 0 && orig.next != 8000 {
+		t.Fatalf("schedule at %d after %d samples: the second basis was not fitted", orig.next, n)
+	}
 }
 
 // TestOnlineRestoreSparseHoles restores a sparse model whose graph has a
