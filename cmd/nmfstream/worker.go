@@ -35,7 +35,10 @@ built from the learner settings the namespace's first driver stored (its
 send to the partition, and answers each with its predictions. When an
 owner stops pulling for --pinned-ttl, another takes the partition over
 and replays its batches, so that every driver receives each batch's
-answer exactly once.
+answer exactly once. The partitions spread over the live workers: a
+worker holds at most ⌈P/n⌉ of them, n the workers it hears (the first
+worker of a namespace takes them all and gives them up as others come).
+Each partition taken and released is printed on stderr.
 
 The namespace holds its partitions (and the other settings of its first
 instance): a worker takes them unless --partitions is given, and is
