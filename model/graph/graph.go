@@ -495,6 +495,19 @@ func (g *Graph) Evicting(n int) []int {
 	return out
 }
 
+// Order returns the live nodes from the oldest to the newest (their
+// insertion order, the order in which a window removes them), in a new
+// slice.
+func (g *Graph) Order() []int {
+	out := make([]int, 0, g.nlive)
+	for _, sg := range g.fifo[g.head:] {
+		if g.live[sg.slot] && g.gen[sg.slot] == sg.gen {
+			out = append(out, sg.slot)
+		}
+	}
+	return out
+}
+
 // min32Nodes is the number of live nodes from which an incrementally grown
 // graph decides on float32 dots (store.enable32): enough rows to judge the
 // data's spread, and below it the dots are cheap anyway.
