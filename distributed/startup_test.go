@@ -28,30 +28,7 @@ func TestWorkersStartWithTheCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 3-node cluster takes several seconds to elect its leaders")
 	}
-	ports := make([]int, 3)
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-		l.Close()
-	}
-	routes := make([]string, 3)
-	for i, p := range ports {
-		routes[i] = fmt.Sprintf("nats://127.0.0.1:%d", p)
-	}
-	servers := make([]*server.Server, 3)
-	t.Cleanup(func() { natsembed.Shutdown(servers) })
-	dir := t.TempDir()
-	for i := range servers {
-		s, err := natsembed.StartNode(natsembed.Node{Name: fmt.Sprintf("nmf-%d", i), Host: "127.0.0.1", ClusterPort: ports[i],
-			Routes: routes, Dir: filepath.Join(dir, fmt.Sprintf("node-%d", i))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		servers[i] = s
-	}
+	servers := startNodes(t, 3)
 	urls := servers[0].ClientURL() + "," + servers[1].ClientURL() + "," + servers[2].ClientURL()
 	cfg := Config{Namespace: "together", Partitions: 1, Rank: 3, Replicas: 3}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -74,4 +51,40 @@ func TestWorkersStartWithTheCluster(t *testing.T) {
 			t.Errorf("instance %d: %v", i, err)
 		}
 	}
+}
+
+// startNodes starts an n-node cluster without waiting for its JetStream
+// meta leader (natsembed.Cluster waits), trying again with other ports,
+// up to 3 times, if one was taken between its pick and the listen.
+func startNodes(t *testing.T, n int) []*server.Server {
+	t.Helper()
+	var err error
+	for attempt := range 3 {
+		servers := make([]*server.Server, n)
+		routes := make([]string, n)
+		ports := make([]int, n)
+		for i := range ports {
+			l, lerr := net.Listen("tcp", "127.0.0.1:0")
+			if lerr != nil {
+				t.Fatal(lerr)
+			}
+			ports[i] = l.Addr().(*net.TCPAddr).Port
+			l.Close()
+			routes[i] = fmt.Sprintf("nats://127.0.0.1:%d", ports[i])
+		}
+		dir := filepath.Join(t.TempDir(), fmt.Sprint(attempt))
+		for i := range servers {
+			if servers[i], err = natsembed.StartNode(natsembed.Node{Name: fmt.Sprintf("nmf-%d", i), Host: "127.0.0.1", ClusterPort: ports[i],
+				Routes: routes, Dir: filepath.Join(dir, fmt.Sprintf("node-%d", i))}); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			t.Cleanup(func() { natsembed.Shutdown(servers) })
+			return servers
+		}
+		natsembed.Shutdown(servers)
+	}
+	t.Fatal(err)
+	return nil
 }
