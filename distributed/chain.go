@@ -103,20 +103,51 @@ func NewChainWorker(ctx context.Context, nc *nats.Conn, cfg Config, newLearner N
 	return w, nil
 }
 
-// learnerSettings waits for the namespace's learner settings.
-func (w *Worker) learnerSettings(ctx context.Context) ([]byte, error) {
-	kw, err := w.st.model.Watch(ctx, keyLearner)
+// learnerSettings returns the namespace's learner settings, waiting for a
+// driver to store them. It reads the key, then watches it for staleAfter
+// and reads again, so that a watch that a NATS node's loss leaves silent
+// does not hold the role forever; it returns errLost once p is lost.
+func (w *Worker) learnerSettings(ctx context.Context, p *pin) ([]byte, error) {
+	for {
+		actx, cancel := context.WithTimeout(ctx, attemptWithin)
+		e, err := w.st.model.Get(actx, keyLearner)
+		cancel()
+		switch {
+		case err == nil:
+			return e.Value(), nil
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case !errors.Is(err, jetstream.ErrKeyNotFound):
+			return nil, fmt.Errorf("learner settings: %w", err)
+		case !p.held():
+			return nil, errLost
+		}
+		if v, err := w.watchSettings(ctx); err != nil || v != nil {
+			return v, err
+		}
+	}
+}
+
+// watchSettings watches the learner settings' key for staleAfter and
+// returns its value if one is stored meanwhile, else nil.
+func (w *Worker) watchSettings(ctx context.Context) ([]byte, error) {
+	wctx, cancel := context.WithTimeout(ctx, staleAfter)
+	defer cancel()
+	kw, err := w.st.model.Watch(wctx, keyLearner)
 	if err != nil {
-		return nil, err
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, nil // read again
 	}
 	defer kw.Stop()
 	for {
 		select {
-		case <-ctx.Done():
+		case <-wctx.Done():
 			return nil, ctx.Err()
 		case e, ok := <-kw.Updates():
 			if !ok {
-				return nil, errors.New("distributed: learner settings: watch ended")
+				return nil, nil
 			}
 			if e != nil && e.Operation() == jetstream.KeyValuePut {
 				return e.Value(), nil
@@ -125,29 +156,29 @@ func (w *Worker) learnerSettings(ctx context.Context) ([]byte, error) {
 	}
 }
 
-// ownChain holds partition part's role: it builds the Learner and learns
-// every batch of the partition from the first, in stream order, publishing
-// each one's Step, until ctx ends or p is lost. A new holder replays from
-// the first batch: LearnFeatures is deterministic, so it republishes the
-// answers it replays unchanged (dropped by their message ids, or by the
-// driver).
+// ownChain holds partition part's role: it restores the partition's
+// latest snapshot (or builds a fresh Learner) and learns every batch of
+// the partition after it, in stream order, publishing each one's Step and
+// taking a snapshot every SnapshotEvery batches, until ctx ends or p is
+// lost. What it replays it republishes unchanged (LearnFeatures is
+// deterministic), and those answers are dropped by their message ids, or
+// by the driver.
 func (w *Worker) ownChain(ctx context.Context, p *pin, part int) error {
-	raw, err := w.learnerSettings(ctx)
+	raw, err := w.learnerSettings(ctx, p)
 	if err != nil {
 		return err
 	}
-	l, err := w.newLearner(raw)
+	l, o, err := w.restoreSnapshot(ctx, part, raw)
 	if err != nil {
-		return corrupt("namespace %q: learner settings: %v", w.st.n.ns, err)
+		return err
 	}
-	var seq uint64 // stream sequence of the last batch learned
-	it, err := orderedFrom(ctx, w.js, w.st.n.batchStream(), w.st.n.batchSubject(part), seq)
+	it, err := orderedFrom(ctx, w.js, w.st.n.batchStream(), w.st.n.batchSubject(part), o.seq)
 	if err != nil {
 		return err
 	}
 	defer func() { it.Stop() }()
 	idle := time.Duration(0)
-	var ctxCounts stages.Counters // what the contexts added to l's counters
+	every := w.snapshotEvery()
 	for ctx.Err() == nil {
 		if !p.held() {
 			return errLost
@@ -161,7 +192,7 @@ func (w *Worker) ownChain(ctx context.Context, p *pin, part int) error {
 			return nil
 		case errors.Is(err, context.DeadlineExceeded):
 			if idle += tick; idle >= idleAfter { // silent: make the consumer anew (chain_resume.go)
-				if fresh, err := orderedFrom(ctx, w.js, w.st.n.batchStream(), w.st.n.batchSubject(part), seq); err == nil {
+				if fresh, err := orderedFrom(ctx, w.js, w.st.n.batchStream(), w.st.n.batchSubject(part), o.seq); err == nil {
 					it.Stop()
 					it, idle = fresh, 0
 				}
@@ -171,11 +202,18 @@ func (w *Worker) ownChain(ctx context.Context, p *pin, part int) error {
 			return err
 		}
 		idle = 0
-		if err := w.learnBatch(ctx, l, &ctxCounts, part, m); err != nil {
+		if err := w.learnBatch(ctx, l, o, part, m); err != nil {
 			return err
 		}
 		if md, err := m.Metadata(); err == nil {
-			seq = md.Sequence.Stream
+			o.seq = md.Sequence.Stream
+		}
+		if o.since++; every > 0 && o.since >= every {
+			if err := w.saveSnapshot(ctx, part, l, o); err != nil {
+				// Not fatal: the next one may succeed, and a takeover
+				// meanwhile replays from the previous one.
+				w.logf("namespace %q: owner-%d: %v", w.st.n.ns, part, err)
+			}
 		}
 	}
 	return nil
@@ -183,23 +221,30 @@ func (w *Worker) ownChain(ctx context.Context, p *pin, part int) error {
 
 // learnBatch runs l on the batch of message m, then on its context if it
 // has one, and publishes the batch's Step with l's counters less what the
-// contexts added to them (cumulated in ctxCounts): the context's samples
-// are learned, not predicted for the driver nor counted.
-func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, ctxCounts *stages.Counters, part int, m jetstream.Msg) error {
+// contexts added to them (cumulated in o.context): the context's samples
+// are learned, not predicted for the driver nor counted. A batch its
+// driver sent again (o.repeat) is not learned again: its answer was
+// published when it was learned.
+func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, o *ownerState, part int, m jetstream.Msg) error {
 	drv := m.Headers().Get(hdrDriver)
 	b, err := strconv.ParseInt(m.Headers().Get(hdrBatch), 10, 64)
 	if err != nil || drv == "" {
 		return corrupt("batch message on %s without a driver and a batch number (%q, %q)", m.Subject(), drv, m.Headers().Get(hdrBatch))
 	}
+	if o.repeat(drv, b) {
+		return nil
+	}
 	f, fc, err := decodeShare(m.Data())
 	if err != nil {
 		return fmt.Errorf("driver %s batch %d: %w", drv, b, err)
 	}
-	st, err := learnShare(l, f, fc, ctxCounts)
+	st, err := learnShare(l, f, fc, &o.context)
 	if err != nil {
 		return corrupt("driver %s batch %d: %v", drv, b, err)
 	}
-	c := subCounters(l.Counters(), *ctxCounts)
+	o.last[drv] = b
+	o.batches++
+	c := subCounters(l.Counters(), o.context)
 	c.Offset = l.Counters().Offset
 	data, err := encodeStep(st, c, l.Scores(), l.Pending())
 	if err != nil {

@@ -24,6 +24,12 @@ type Worker struct {
 	// role and the error. It is called from the roles' goroutines and must
 	// be safe for concurrent use.
 	Log func(line string)
+	// SnapshotEvery, if set before Run, is the number of batches between
+	// a chain owner's snapshots of its Learner (chain_snapshot.go): a
+	// takeover replays at most about that many. If zero, 100; negative
+	// disables them (a takeover replays the partition from its first
+	// batch).
+	SnapshotEvery int
 
 	cfg Config
 	nc  *nats.Conn
@@ -93,9 +99,10 @@ func (w *Worker) Stats() Stats {
 }
 
 // Run works until ctx ends or a role meets corrupt data, and returns after
-// every goroutine it started has ended: nil when ctx ended, else the error.
-func (w *Worker) Run(ctx context.Context) error {
-	ctx, cancel := context.WithCancelCause(ctx)
+// every goroutine it started has ended: nil when ctx ended, else the error
+// that stopped it (never nil: a worker that stops on its own says why).
+func (w *Worker) Run(parent context.Context) error {
+	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
 	ttl := w.cfg.pinnedTTL()
 	type role struct {
@@ -156,8 +163,14 @@ func (w *Worker) Run(ctx context.Context) error {
 	// roles at once.
 	wg.Go(func() { w.tick(ctx, ttl/4) })
 	wg.Wait()
-	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-		return err
+	// Only the caller's end is a clean stop. A cause of our own is returned
+	// even when it wraps a deadline (a role consumer not made within its
+	// attempt): returning nil for it let a `worker` process exit silently.
+	if parent.Err() != nil {
+		return nil
+	}
+	if err := context.Cause(ctx); err != nil {
+		return fmt.Errorf("distributed: namespace %q: worker stopped: %w", w.cfg.namespace(), err)
 	}
 	return nil
 }
