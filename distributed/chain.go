@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -348,6 +349,10 @@ type ChainStep struct {
 	Counters stages.Counters
 	Scores   stages.Scores
 	Pending  int
+	// Skipped marks a batch that a resumed driver (ResumeChainDriver) had
+	// received before: Step is empty and the counters zero, for the
+	// answers were written by the run that received them.
+	Skipped bool
 }
 
 // ChainDriver is the driver's end of the chain on the owners: Send
@@ -383,6 +388,19 @@ type ChainDriver struct {
 	got  map[int64]map[int]*wireStep
 	last map[int]*wireStep
 	seq  uint64 // stream sequence of the last answer read (chain_resume.go)
+	// gotSeq is, by batch held in got, the least stream sequence of its
+	// answers read (Position).
+	gotSeq map[int64]uint64
+
+	// resume is the first batch a resumed driver publishes: Send routes
+	// the batches before it without publishing them, Receive returns them
+	// as Skipped (ResumeChainDriver). anchorFrom is the batch from which
+	// it routes with the namespace's anchors, as its predecessor did (−1:
+	// a new driver); anchoredAt the first batch this driver
+	// routed by anchors, −1 before (Position reads it).
+	resume     int64
+	anchorFrom int64
+	anchoredAt atomic.Int64
 }
 
 // NewChainDriver returns a driver on cfg's namespace, routing with the
@@ -390,6 +408,13 @@ type ChainDriver struct {
 // namespace holds others, fails naming the namespace. Its name, which
 // keys its answers, is random.
 func NewChainDriver(ctx context.Context, nc *nats.Conn, cfg Config, settings []byte) (*ChainDriver, error) {
+	return newChainDriver(ctx, nc, cfg, settings, ChainPosition{Driver: strconv.FormatUint(rand.Uint64(), 36)})
+}
+
+// newChainDriver returns a driver at pos (its name, the batch it
+// publishes first and the answers it reads after) on cfg's namespace,
+// whose learner settings must be settings (stored if it holds none).
+func newChainDriver(ctx context.Context, nc *nats.Conn, cfg Config, settings []byte, pos ChainPosition) (*ChainDriver, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
@@ -407,14 +432,21 @@ func NewChainDriver(ctx context.Context, nc *nats.Conn, cfg Config, settings []b
 	if err := putSettings(ctx, st.model, keyLearner, settings, cfg.namespace()); err != nil {
 		return nil, err
 	}
-	d := &ChainDriver{cfg: cfg, js: js, n: st.n, got: map[int64]map[int]*wireStep{}, last: map[int]*wireStep{},
-		name: strconv.FormatUint(rand.Uint64(), 36), kv: st.model, route: NewRouter(cfg.partitions()), late: map[int64]int64{}}
-	if cfg.partitions() > 1 {
+	d := &ChainDriver{cfg: cfg, js: js, n: st.n, got: map[int64]map[int]*wireStep{}, last: map[int]*wireStep{}, gotSeq: map[int64]uint64{},
+		name: pos.Driver, kv: st.model, route: NewRouter(cfg.partitions()), late: map[int64]int64{},
+		resume: pos.Next, seq: pos.AnswerSeq, anchorFrom: -1}
+	d.anchoredAt.Store(-1)
+	if pos.Next > 0 {
+		if d.anchorFrom = pos.AnchoredAt; d.anchorFrom < 0 {
+			d.anchorFrom = pos.Next // routed by id up to Next
+		}
+	}
+	if cfg.partitions() > 1 && d.anchorFrom <= 0 {
 		if err := d.loadAnchors(ctx); err != nil {
 			return nil, err
 		}
 	}
-	if d.it, err = orderedFrom(ctx, js, st.n.predStream(), st.n.predSubject(d.name), 0); err != nil {
+	if d.it, err = orderedFrom(ctx, js, st.n.predStream(), st.n.predSubject(d.name), pos.AnswerSeq); err != nil {
 		return nil, fmt.Errorf("distributed: predictions consumer: %w", err)
 	}
 	return d, nil
@@ -451,7 +483,14 @@ func putSettings(ctx context.Context, kv jetstream.KeyValue, key string, val []b
 func (d *ChainDriver) Send(ctx context.Context, f *stages.Features) (int64, error) {
 	b := d.sent
 	P := d.cfg.partitions()
-	if _, dense := model.Rows(f.X).(*mat.Dense); P > 1 && d.route.anchors == nil && f.X != nil && dense {
+	if d.anchorFrom >= 0 && b == d.anchorFrom && d.route.anchors == nil {
+		// A resumed driver routes with the anchors from the batch its
+		// predecessor did.
+		if err := d.loadAnchors(ctx); err != nil {
+			return 0, err
+		}
+	}
+	if _, dense := model.Rows(f.X).(*mat.Dense); P > 1 && d.route.anchors == nil && f.X != nil && dense && (d.anchorFrom < 0 || b >= d.anchorFrom) {
 		d.route.locality = true
 		// Another driver of the namespace may have fixed them.
 		if err := d.loadAnchors(ctx); err != nil {
@@ -469,10 +508,20 @@ func (d *ChainDriver) Send(ctx context.Context, f *stages.Features) (int64, erro
 	if err != nil {
 		return 0, err
 	}
+	if d.route.anchors != nil && d.anchoredAt.Load() < 0 {
+		d.anchoredAt.Store(b)
+	}
 	d.mu.Lock()
 	d.lateSum += int64(broadcast) * int64(P-1)
 	d.late[b] = d.lateSum
 	d.mu.Unlock()
+	if b < d.resume {
+		// Received and written before the driver resumed: routed again
+		// only, so that the router's state is the one the batches after
+		// it were routed with.
+		d.sent++
+		return b, nil
+	}
 	futs := make([]jetstream.PubAckFuture, len(shares))
 	for p, sh := range shares {
 		var c *stages.Features
@@ -513,9 +562,17 @@ func (d *ChainDriver) Send(ctx context.Context, f *stages.Features) (int64, erro
 // decoded is an error naming its batch.
 func (d *ChainDriver) Receive(ctx context.Context) (*ChainStep, error) {
 	P := d.cfg.partitions()
+	if b := d.want; b < d.resume {
+		d.want++
+		d.mu.Lock()
+		delete(d.late, b)
+		d.mu.Unlock()
+		return &ChainStep{Batch: b, Step: &stages.Step{}, Skipped: true}, nil
+	}
 	for {
 		if parts := d.got[d.want]; len(parts) == P {
 			delete(d.got, d.want)
+			delete(d.gotSeq, d.want)
 			d.want++
 			return d.merge(d.want-1, parts), nil
 		}
@@ -531,8 +588,8 @@ func (d *ChainDriver) Receive(ctx context.Context) (*ChainStep, error) {
 		if err1 != nil || err2 != nil || p < 0 || p >= P {
 			return nil, corrupt("answer on %s without a batch number and a partition below %d (%q, %q)", m.Subject(), P, m.Headers().Get(hdrBatch), m.Headers().Get(hdrPart))
 		}
-		if b < d.want || d.got[b][p] != nil {
-			continue // a replaying owner's second answer
+		if b < d.want || b < d.resume || d.got[b][p] != nil {
+			continue // a replaying owner's second answer, or one written before a resume
 		}
 		w, err := decodeStep(m.Data())
 		if err != nil {
@@ -542,6 +599,9 @@ func (d *ChainDriver) Receive(ctx context.Context) (*ChainStep, error) {
 			d.got[b] = map[int]*wireStep{}
 		}
 		d.got[b][p] = w
+		if s, ok := d.gotSeq[b]; !ok || d.seq < s {
+			d.gotSeq[b] = d.seq
+		}
 	}
 }
 

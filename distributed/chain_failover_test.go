@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/nmfstream/nmfstream/distributed/natsembed"
 	"github.com/nmfstream/nmfstream/record"
@@ -194,5 +195,111 @@ func TestChainNodeZeroLost(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Errorf("worker: %v", err)
 		}
+	}
+}
+
+// TestChainDriverResumes stops a driver (with 2 partitions) after it sent
+// S batches and received R < S answers, as a crash would, and resumes it
+// from its Position with ResumeChainDriver, sending the whole stream
+// again: the first R batches come back Skipped, the owners learn none of
+// the S − R sent again a second time, and every answer after R is
+// bit-identical to a driver that never stopped, with its counters.
+func TestChainDriverResumes(t *testing.T) {
+	const nb, b, R, S = 30, 10, 12, 18
+	settings := []byte(`{"Rank":3,"Seed":4}`)
+	batches := chainBatches(nb, b)
+	cfgOf := func(ns string) Config { return Config{Namespace: ns, Partitions: 2, Rank: 3, PinnedTTL: 500 * time.Millisecond} }
+	nc, url := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run := func(d *ChainDriver, n int, got func(k int, st *ChainStep)) {
+		t.Helper()
+		for k := range n {
+			if _, err := d.Send(ctx, stages.NewFeatures(batches[k])); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for k := range n {
+			st, err := d.Receive(ctx)
+			if err != nil {
+				t.Fatalf("batch %d: %v", k, err)
+			}
+			if st.Batch != int64(k) {
+				t.Fatalf("answer of batch %d for batch %d", st.Batch, k)
+			}
+			got(k, st)
+		}
+	}
+
+	// The reference: a driver that never stops, on a namespace of its own.
+	_, _, stopRef := runChainWorkers(t, url, cfgOf("whole"), 1)
+	ref, err := NewChainDriver(ctx, nc, cfgOf("whole"), settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]*ChainStep, nb)
+	run(ref, nb, func(k int, st *ChainStep) { want[k] = st })
+	ref.Close()
+	if err := stopRef(); err != nil {
+		t.Fatal(err)
+	}
+
+	_, _, stop := runChainWorkers(t, url, cfgOf("resumed"), 1)
+	first, err := NewChainDriver(ctx, nc, cfgOf("resumed"), settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range S {
+		if _, err := first.Send(ctx, stages.NewFeatures(batches[k])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k := range R {
+		if _, err := first.Receive(ctx); err != nil {
+			t.Fatalf("batch %d: %v", k, err)
+		}
+	}
+	pos := first.Position()
+	first.Close()
+	if pos.Next != R {
+		t.Fatalf("position %+v after %d answers", pos, R)
+	}
+	// A resume later than the batches stream's duplicate window (2
+	// minutes): the owners, not the stream, must drop the batches sent
+	// again.
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := cfgOf("resumed").names()
+	if _, err := js.UpdateStream(ctx, jetstream.StreamConfig{Name: n.batchStream(), Subjects: []string{n.ns + ".batch.*"}, Duplicates: 100 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	d, err := ResumeChainDriver(ctx, nc, cfgOf("resumed"), settings, pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	run(d, nb, func(k int, st *ChainStep) {
+		if k < R {
+			if !st.Skipped || len(st.Step.Predictions) != 0 {
+				t.Fatalf("batch %d before the resume: skipped %v, %d predictions", k, st.Skipped, len(st.Step.Predictions))
+			}
+			return
+		}
+		if st.Skipped {
+			t.Fatalf("batch %d after the resume skipped", k)
+		}
+		checkStep(t, k, st.Step, want[k].Step)
+		if st.Counters != want[k].Counters {
+			t.Fatalf("batch %d: counters %+v, without a resume %+v", k, st.Counters, want[k].Counters)
+		}
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if c := want[nb-1].Counters; c.Labeled == 0 || c.LateLabels == 0 {
+		t.Fatalf("the stream scores nothing or lacks late labels: %+v", c)
 	}
 }
