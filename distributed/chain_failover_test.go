@@ -208,7 +208,9 @@ func TestChainDriverResumes(t *testing.T) {
 	const nb, b, R, S = 30, 10, 12, 18
 	settings := []byte(`{"Rank":3,"Seed":4}`)
 	batches := chainBatches(nb, b)
-	cfgOf := func(ns string) Config { return Config{Namespace: ns, Partitions: 2, Rank: 3, PinnedTTL: 500 * time.Millisecond} }
+	cfgOf := func(ns string) Config {
+		return Config{Namespace: ns, Partitions: 2, Rank: 3, PinnedTTL: 500 * time.Millisecond}
+	}
 	nc, url := startServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
