@@ -173,6 +173,7 @@ func (w *Worker) ownChain(ctx context.Context, p *pin, part int) error {
 	if err != nil {
 		return err
 	}
+	w.logf("namespace %q: owner-%d: held; %d batches restored from its snapshot, learning the batches after stream sequence %d", w.st.n.ns, part, o.batches, o.seq)
 	it, err := orderedFrom(ctx, w.js, w.st.n.batchStream(), w.st.n.batchSubject(part), o.seq)
 	if err != nil {
 		return err
@@ -418,7 +419,12 @@ func newChainDriver(ctx context.Context, nc *nats.Conn, cfg Config, settings []b
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	js, err := jetstream.New(nc)
+	// Send waits for every share's acknowledgement. nats.go's asynchronous
+	// publishes have no timeout by default: an acknowledgement lost with a
+	// NATS node (kill -9 of the node the driver was connected to, issue 29)
+	// left Send waiting forever, the stream stalled without an error. With
+	// one, the share is published again under its message id (republish).
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(attemptWithin))
 	if err != nil {
 		return nil, fmt.Errorf("distributed: %w", err)
 	}

@@ -152,7 +152,6 @@ func (w *Worker) restoreSnapshot(ctx context.Context, part int, raw []byte) (*st
 	if s.Last == nil {
 		s.Last = map[string]int64{}
 	}
-	w.logf("namespace %q: owner-%d: restored snapshot %s after %d batches (stream sequence %d); replaying the batches after it", w.st.n.ns, part, snapshotName(part), s.Batches, s.Seq)
 	return l, &ownerState{seq: s.Seq, batches: s.Batches, context: s.Context, last: s.Last}, nil
 }
 

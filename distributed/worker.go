@@ -21,7 +21,8 @@ import (
 type Worker struct {
 	// Log, if set before Run, receives one line for each failure of a
 	// role that the worker retries (a lost node, a leader election): the
-	// role and the error. It is called from the roles' goroutines and must
+	// role and the error; and one for each role it takes (a chain owner:
+	// the batches its snapshot restored). It is called from the roles' goroutines and must
 	// be safe for concurrent use.
 	Log func(line string)
 	// SnapshotEvery, if set before Run, is the number of batches between
