@@ -85,15 +85,13 @@ func setupChain(ctx context.Context, js jetstream.JetStream, c Config) error {
 // NewChainWorker returns a worker of cfg's namespace whose partition
 // owners run the chain: each builds a stages.Learner with newLearner from
 // the namespace's learner settings (it waits for a driver to store them)
-// and learns the batches of its partition. It runs no coordinator: with
-// one partition there is nothing to consolidate. cfg must have one
-// partition (several are not built yet: distributed/DESIGN.md, "Not
-// done").
+// and learns the batches of its partition. There is no coordinator: each
+// partition is a learner of its own (distributed/DESIGN.md, "Not done").
 func NewChainWorker(ctx context.Context, nc *nats.Conn, cfg Config, newLearner NewLearner) (*Worker, error) {
 	if newLearner == nil {
 		return nil, errors.New("distributed: chain worker without a learner")
 	}
-	w, err := NewWorker(ctx, nc, cfg)
+	w, err := newWorker(ctx, nc, cfg)
 	if err != nil {
 		return nil, err
 	}

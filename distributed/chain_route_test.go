@@ -14,7 +14,7 @@ import (
 
 // routeFeatures returns the dense features of samples, ids "s<i>" (the
 // sample's ID), unlabeled, offsets from off.
-func routeFeatures(samples []Sample, off int64) *stages.Features {
+func routeFeatures(samples []sample, off int64) *stages.Features {
 	x := rowsOf(samples)
 	f := &stages.Features{X: model.DenseRows(x)}
 	for i, s := range samples {
@@ -28,7 +28,7 @@ func routeFeatures(samples []Sample, off int64) *stages.Features {
 
 // anchoredRouter returns a Router for p partitions with anchors chosen
 // from the first 50·p samples.
-func anchoredRouter(t *testing.T, samples []Sample, p int) *Router {
+func anchoredRouter(t *testing.T, samples []sample, p int) *Router {
 	t.Helper()
 	a, err := ChooseAnchors(rowsOf(samples[:50*p]), p)
 	if err != nil {
@@ -202,7 +202,7 @@ func TestRouterLabelsAndDuplicates(t *testing.T) {
 func TestRouterCapacity(t *testing.T) {
 	const p = 3
 	samples := clusteredSamples(3000, 12, 3, 4)
-	var one []Sample
+	var one []sample
 	for _, s := range samples {
 		if s.Label == 0 {
 			one = append(one, s)

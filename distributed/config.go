@@ -11,65 +11,42 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Config names a distributed factorization on a NATS server and sets its
-// hyperparameters. Every Worker and Publisher of one factorization must
-// use the same Namespace, Partitions and Rank; the zero value of every
-// other field means its default.
+// Config names a namespace of the chain on the owners on a NATS server
+// and sets how it is run. Every Worker and ChainDriver of one namespace
+// must use the same Namespace and Partitions; the zero value of every
+// other field means its default. What the owners learn with (method,
+// rank, window, predictor, …) is the namespace's learner settings, which
+// its first ChainDriver stores (chain.go), not a field of Config.
 type Config struct {
 	// Namespace prefixes every subject, stream, bucket and consumer of the
-	// factorization: letters, digits, '-' and '_'. If empty, "nmf".
+	// namespace: letters, digits, '-' and '_'. If empty, "nmf".
 	Namespace string
-	// Partitions is P, the number of virtual partitions. If zero, 4.
+	// Partitions is P, the number of partitions, each with one owner at a
+	// time. If zero, 4 (the commands give 1 unless told).
 	Partitions int
-	// Rank is K, the number of latent factors. It must be positive.
-	Rank int
-	// Staleness is s: an owner starts round r only once U's version is at
-	// least r − s. Zero gives synchronous rounds (the single-machine
-	// answer to rounding).
-	Staleness int
-	// Rounds, if positive, stops the coordinator at U version Rounds and
-	// the owners after round Rounds−1; zero runs until the context ends.
-	Rounds int
-	// InitSweeps is the number of multiplicative updates that code a new
-	// sample on U, starting from constant codes. If zero, 10.
+	// Rank, Staleness, InitSweeps, Sweeps, Refresh, Alpha, GraphK, Window,
+	// SketchDim and Seed were the settings of the owners' own GNMF step,
+	// retired for the chain (distributed/DESIGN.md, "History"). The chain
+	// does not read them: they remain only as namespace settings that
+	// every instance must share (namespace.go), the commands filling Rank
+	// with the learner's rank. Rank must not be negative, the others not
+	// negative either (Alpha finite).
+	Rank       int
+	Staleness  int
 	InitSweeps int
-	// Sweeps is the number of multiplicative updates of the older codes
-	// per round. If zero, 1.
-	Sweeps int
-	// Refresh, if positive, bounds the older codes swept per round, taken
-	// round-robin; zero sweeps every code of the partition each round.
-	Refresh int
-	// Alpha is GNMF's α, the weight of the graph term tr(VᵀLV) over each
-	// partition's k-NN graph (Cai et al. 2011): it enters the owners' V
-	// sweeps only, U's step reading the summed statistics as in NMF. Zero
-	// runs plain NMF; it must not be negative.
-	Alpha float64
-	// GraphK is the number of neighbours of a sample in its partition's
-	// k-NN graph (0-1 weights, symmetrized by max) when Alpha is positive.
-	// If zero, 5.
-	GraphK int
-	// Window, if positive, bounds the samples each owner keeps: a round
-	// that brings its partition past Window first removes the oldest, and
-	// its delta subtracts their part of B and A. Zero keeps every sample.
-	Window int
-	// SketchDim is the dimension of the partitioner's sketch. If zero, 16.
-	SketchDim int
-	// Seed seeds the partitioner and U's initialization.
-	Seed uint64
+	Sweeps     int
+	Refresh    int
+	Alpha      float64
+	GraphK     int
+	Window     int
+	SketchDim  int
+	Seed       uint64
 	// Replicas is the replication factor of streams and buckets (1 to 5;
 	// 3 on a 3-node cluster survives the loss of a node). If zero, 1.
 	Replicas int
 	// PinnedTTL is how long a role stays with an instance that stopped
 	// pulling before it moves to another: the failover time. If zero, 2 s.
 	PinnedTTL time.Duration
-	// Idle is the longest pause of an owner between rounds that brought no
-	// new sample, when Rounds is zero: a sample or label published for its
-	// partition ends the pause at once (the rounds without one still
-	// refresh the older codes, at this pace). If zero, 100 ms.
-	Idle time.Duration
-	// SnapshotEvery is the number of rounds (owners) or versions
-	// (coordinator) between snapshots in the object store. If zero, 20.
-	SnapshotEvery int
 }
 
 func (c Config) namespace() string {
@@ -79,24 +56,17 @@ func (c Config) namespace() string {
 	return c.Namespace
 }
 
-func (c Config) partitions() int    { return defInt(c.Partitions, 4) }
-func (c Config) initSweeps() int    { return defInt(c.InitSweeps, 10) }
-func (c Config) sweeps() int        { return defInt(c.Sweeps, 1) }
-func (c Config) sketchDim() int     { return defInt(c.SketchDim, 16) }
-func (c Config) graphK() int        { return defInt(c.GraphK, 5) }
-func (c Config) replicas() int      { return defInt(c.Replicas, 1) }
-func (c Config) snapshotEvery() int { return defInt(c.SnapshotEvery, 20) }
+func (c Config) partitions() int { return defInt(c.Partitions, 4) }
+func (c Config) initSweeps() int { return defInt(c.InitSweeps, 10) }
+func (c Config) sweeps() int     { return defInt(c.Sweeps, 1) }
+func (c Config) sketchDim() int  { return defInt(c.SketchDim, 16) }
+func (c Config) graphK() int     { return defInt(c.GraphK, 5) }
+func (c Config) replicas() int   { return defInt(c.Replicas, 1) }
 func (c Config) pinnedTTL() time.Duration {
 	if c.PinnedTTL == 0 {
 		return 2 * time.Second
 	}
 	return c.PinnedTTL
-}
-func (c Config) idle() time.Duration {
-	if c.Idle == 0 {
-		return 100 * time.Millisecond
-	}
-	return c.Idle
 }
 
 func defInt(v, d int) int {
@@ -115,86 +85,68 @@ func (c Config) check() error {
 		}
 	}
 	switch {
-	case c.Rank < 1:
-		return fmt.Errorf("distributed: rank %d (must be positive)", c.Rank)
+	case c.Rank < 0:
+		return fmt.Errorf("distributed: rank %d (must not be negative)", c.Rank)
 	case c.Partitions < 0:
 		return fmt.Errorf("distributed: %d partitions", c.Partitions)
 	case c.Staleness < 0:
 		return fmt.Errorf("distributed: staleness %d (must be ≥ 0)", c.Staleness)
-	case c.Rounds < 0 || c.InitSweeps < 0 || c.Sweeps < 0 || c.Refresh < 0 || c.SketchDim < 0 || c.SnapshotEvery < 0:
-		return errors.New("distributed: negative rounds, sweeps, refresh, sketch dimension or snapshot interval")
+	case c.InitSweeps < 0 || c.Sweeps < 0 || c.Refresh < 0 || c.SketchDim < 0:
+		return errors.New("distributed: negative sweeps, refresh or sketch dimension")
 	case !(c.Alpha >= 0) || math.IsInf(c.Alpha, 0):
 		return fmt.Errorf("distributed: alpha %g (must be finite and ≥ 0)", c.Alpha)
 	case c.GraphK < 0 || c.Window < 0:
 		return fmt.Errorf("distributed: graph k %d and window %d (must be ≥ 0)", c.GraphK, c.Window)
 	case c.Replicas < 0 || c.Replicas > 5:
 		return fmt.Errorf("distributed: %d replicas (1 to 5)", c.Replicas)
-	case c.PinnedTTL < 0 || c.Idle < 0:
-		return errors.New("distributed: negative duration")
+	case c.PinnedTTL < 0:
+		return errors.New("distributed: negative pinned TTL")
 	}
 	return nil
 }
 
 // names of the JetStream objects of a namespace.
 type names struct {
-	samples, deltas, ticks string // streams
-	model, snapshots       string // KV bucket and object store
-	ns                     string
+	ticks            string // stream of the roles' heartbeats
+	model, snapshots string // KV bucket and object store
+	ns               string
 }
 
 func (c Config) names() names {
 	ns := c.namespace()
 	up := strings.ToUpper(strings.ReplaceAll(ns, "-", "_"))
 	return names{
-		samples: up + "_SAMPLES", deltas: up + "_DELTAS", ticks: up + "_TICKS",
+		ticks: up + "_TICKS",
 		model: ns + "_model", snapshots: ns + "_snapshots", ns: ns,
 	}
 }
 
-func (n names) sampleSubject(p int) string { return fmt.Sprintf("%s.samples.%d", n.ns, p) }
-func (n names) deltaSubject(p int) string  { return fmt.Sprintf("%s.delta.%d", n.ns, p) }
-func (n names) tickSubject() string        { return n.ns + ".tick" }
+func (n names) tickSubject() string { return n.ns + ".tick" }
 
-// Keys of the model bucket.
-const (
-	keyBasis       = "u"
-	keyPartitioner = "partitioner"
-	rolesGroup     = "roles"
-)
+// rolesGroup is the priority group of the roles' pinned consumers.
+const rolesGroup = "roles"
 
 // store holds the JetStream handles of a namespace.
 type store struct {
-	js      jetstream.JetStream
-	n       names
-	model   jetstream.KeyValue
-	snaps   jetstream.ObjectStore
-	samples jetstream.Stream // handle of the samples stream
+	js    jetstream.JetStream
+	n     names
+	model jetstream.KeyValue    // the namespace's settings, learner settings and anchors
+	snaps jetstream.ObjectStore // for owner snapshots
 }
 
-// setup creates (or updates) the streams, bucket and object store of c's
+// setup creates (or updates) the ticks stream, bucket and object store of c's
 // namespace, or finds them when another instance creates them at once
 // (ensure), and stores or checks the namespace's settings (checkSettings);
 // it is idempotent, so every instance calls it.
 func setup(ctx context.Context, js jetstream.JetStream, c Config) (*store, error) {
 	n := c.names()
 	r := c.replicas()
-	streams := []jetstream.StreamConfig{
-		{Name: n.samples, Subjects: []string{n.ns + ".samples.*"}, Replicas: r, Duplicates: 2 * time.Minute},
-		{Name: n.deltas, Subjects: []string{n.ns + ".delta.*"}, Replicas: r, Duplicates: 2 * time.Minute},
-		// Ticks only drive the roles' pins: the last minute of them is enough.
-		{Name: n.ticks, Subjects: []string{n.tickSubject()}, Replicas: r, MaxAge: time.Minute, Storage: jetstream.MemoryStorage},
-	}
-	var samples jetstream.Stream
-	for i, sc := range streams {
-		h, err := ensure(ctx, "stream "+sc.Name,
-			func(ctx context.Context) (jetstream.Stream, error) { return js.CreateOrUpdateStream(ctx, sc) },
-			func(ctx context.Context) (jetstream.Stream, error) { return js.Stream(ctx, sc.Name) })
-		if err != nil {
-			return nil, err
-		}
-		if i == 0 {
-			samples = h
-		}
+	// Ticks only drive the roles' pins: the last minute of them is enough.
+	sc := jetstream.StreamConfig{Name: n.ticks, Subjects: []string{n.tickSubject()}, Replicas: r, MaxAge: time.Minute, Storage: jetstream.MemoryStorage}
+	if _, err := ensure(ctx, "stream "+sc.Name,
+		func(ctx context.Context) (jetstream.Stream, error) { return js.CreateOrUpdateStream(ctx, sc) },
+		func(ctx context.Context) (jetstream.Stream, error) { return js.Stream(ctx, sc.Name) }); err != nil {
+		return nil, err
 	}
 	kv, err := ensure(ctx, "bucket "+n.model,
 		func(ctx context.Context) (jetstream.KeyValue, error) {
@@ -215,7 +167,7 @@ func setup(ctx context.Context, js jetstream.JetStream, c Config) (*store, error
 	if err != nil {
 		return nil, err
 	}
-	return &store{js: js, n: n, model: kv, snaps: obs, samples: samples}, nil
+	return &store{js: js, n: n, model: kv, snaps: obs}, nil
 }
 
 // roleConsumer creates (or updates) the pinned consumer through which
@@ -234,39 +186,4 @@ func (s *store) roleConsumer(ctx context.Context, name string, ttl time.Duration
 		return nil, fmt.Errorf("distributed: role consumer %s: %w", name, err)
 	}
 	return cons, nil
-}
-
-// lastSeq returns the last sequence of the samples stream.
-func (s *store) lastSampleSeq(ctx context.Context) (uint64, error) {
-	st, err := s.js.Stream(ctx, s.n.samples)
-	if err != nil {
-		return 0, err
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return info.State.LastSeq, nil
-}
-
-// lastSubjectSeq returns the stream sequence of the last message on
-// subject of the samples stream, 0 if there is none.
-func (s *store) lastSubjectSeq(ctx context.Context, subject string) (uint64, error) {
-	m, err := s.samples.GetLastMsgForSubject(ctx, subject)
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	return m.Sequence, nil
-}
-
-// isWrongLast reports whether err is a refused compare-and-set publish.
-func isWrongLast(err error) bool {
-	var api *jetstream.APIError
-	if errors.As(err, &api) {
-		return api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
-	}
-	return false
 }

@@ -18,8 +18,7 @@ import (
 const keyConfig = "config"
 
 // namespaceSettings are the settings of a Config that every instance of a
-// namespace must share: the owners' and the coordinator's work depends on
-// them, and roles move between instances. Zero-means-default fields are
+// namespace must share: roles move between instances. Zero-means-default fields are
 // stored resolved, so "unset" and "the default spelled out" agree.
 type namespaceSettings struct {
 	Rank       int     `json:"rank"`
@@ -148,7 +147,7 @@ func StoredConfig(ctx context.Context, nc *nats.Conn, cfg Config) (Config, bool,
 // "window", "refresh", "sweeps", "init-sweeps", "sketch-dim", "seed"),
 // and whether the namespace holds settings; it creates nothing. A setting
 // given with a value other than the namespace's is left as given, for
-// NewWorker and NewPublisher to refuse with a message.
+// NewChainWorker and NewChainDriver to refuse with a message.
 func AdoptConfig(ctx context.Context, nc *nats.Conn, cfg Config, given func(name string) bool) (Config, bool, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {

@@ -21,17 +21,17 @@ func TestNamespaceRefusesOtherSettings(t *testing.T) {
 	nc, _ := startServer(t)
 	ctx := context.Background()
 	first := Config{Namespace: "cfg", Rank: 4, Partitions: 2, Alpha: 100, Window: 500}
-	if _, err := NewWorker(ctx, nc, first); err != nil {
+	if _, err := NewChainWorker(ctx, nc, first, testLearner); err != nil {
 		t.Fatal(err)
 	}
 	same := first
 	same.GraphK, same.Sweeps = 5, 1 // the defaults, spelled out
-	if _, err := NewPublisher(ctx, nc, same); err != nil {
+	if _, err := NewChainWorker(ctx, nc, same, testLearner); err != nil {
 		t.Fatalf("same settings refused: %v", err)
 	}
 	other := first
 	other.Partitions, other.Alpha, other.Staleness = 4, 0, 1
-	_, err := NewWorker(ctx, nc, other)
+	_, err := NewChainWorker(ctx, nc, other, testLearner)
 	if err == nil {
 		t.Fatal("an instance with other partitions, alpha and staleness joined")
 	}
@@ -73,7 +73,7 @@ func TestWorkersStartedTogether(t *testing.T) {
 	for i, s := range servers {
 		nc := connect(t, s.ClientURL())
 		wg.Go(func() {
-			_, errs[i] = NewWorker(ctx, nc, cfg)
+			_, errs[i] = NewChainWorker(ctx, nc, cfg, testLearner)
 		})
 	}
 	wg.Wait()
@@ -103,7 +103,7 @@ func TestAwaitWorker(t *testing.T) {
 	err := AwaitWorker(ctx, nc, cfg, 100*time.Millisecond, func(time.Duration) {
 		reports++
 		if reports == 3 {
-			_, _, stop = runWorkers(t, url, cfg, 1)
+			_, _, stop = runChainWorkers(t, url, cfg, 1)
 		}
 	})
 	if err != nil {
@@ -119,28 +119,6 @@ func TestAwaitWorker(t *testing.T) {
 	}
 }
 
-// TestOwnerWakesOnArrival checks that an owner idle between empty rounds
-// takes a newly published sample at once: with Idle set to a minute, the
-// second batch must be applied long before the pause would end.
-func TestOwnerWakesOnArrival(t *testing.T) {
-	nc, url := startServer(t)
-	cfg := Config{Namespace: "wake", Rank: 3, Partitions: 1, Seed: 2, PinnedTTL: 500 * time.Millisecond, Idle: time.Minute}
-	samples := clusteredSamples(40, 8, 2, 3)
-	_, _, stop := runWorkers(t, url, cfg, 1)
-	defer func() {
-		if err := stop(); err != nil {
-			t.Error(err)
-		}
-	}()
-	publishAll(t, nc, cfg, samples[:20])
-	waitState(t, nc, cfg, 30*time.Second, func(s State) bool { return s.Samples >= 20 })
-	// The owner's next rounds bring nothing: it is now in its idle pause.
-	time.Sleep(300 * time.Millisecond)
-	publishAll(t, nc, cfg, samples[20:])
-	// 20 s, a third of the idle pause: only a wake on arrival meets it.
-	waitState(t, nc, cfg, 20*time.Second, func(s State) bool { return s.Samples >= 40 })
-}
-
 // TestAdoptConfig checks that AdoptConfig takes the namespace's value of
 // each setting not given, keeps the given ones, and leaves a default that
 // already agrees unresolved (the Config is unchanged when all agree).
@@ -148,7 +126,7 @@ func TestAdoptConfig(t *testing.T) {
 	nc, _ := startServer(t)
 	ctx := context.Background()
 	stored := Config{Namespace: "adopt", Rank: 5, Partitions: 3, Alpha: 2, Staleness: 1}
-	if _, err := NewPublisher(ctx, nc, stored); err != nil {
+	if _, err := NewChainWorker(ctx, nc, stored, testLearner); err != nil {
 		t.Fatal(err)
 	}
 	mine := Config{Namespace: "adopt", Rank: 9, Partitions: 1, Alpha: 2}

@@ -16,6 +16,11 @@ import (
 type pin struct {
 	cons jetstream.Consumer
 	ttl  time.Duration
+	// may, if set, reports whether to pull the role's ticks now: a worker
+	// that holds its share of the roles stops competing for more, and one
+	// that holds more than its share stops pulling one of them, which the
+	// server then pins to another after the TTL (Worker.mayPull).
+	may func() bool
 
 	mu   sync.Mutex
 	last time.Time     // when the last tick arrived
@@ -29,6 +34,12 @@ func newPin(cons jetstream.Consumer, ttl time.Duration) *pin {
 // run pulls the role's ticks until ctx ends.
 func (p *pin) run(ctx context.Context) {
 	for ctx.Err() == nil {
+		if p.may != nil && !p.may() {
+			if !sleep(ctx, p.ttl/4) {
+				return
+			}
+			continue
+		}
 		batch, err := p.cons.Fetch(1, jetstream.FetchMaxWait(p.ttl/2), jetstream.FetchPriorityGroup(rolesGroup))
 		if err != nil {
 			if !sleep(ctx, p.ttl/8) {

@@ -20,7 +20,7 @@ import (
 // for their JetStream meta leader, three instances at once on a new
 // namespace, as `scripts/nats-cluster.sh` followed at once by three `worker`
 // processes does: each reads the namespace's settings (StoredConfig, as
-// the command line's adoption does) and sets it up (NewWorker). All three
+// the command line's adoption does) and sets it up (NewChainWorker). All three
 // must come up: a fresh cluster answers JetStream requests only once it
 // has elected a meta leader, and before the retries of AdoptConfig and
 // checkSettings every instance failed with "context deadline exceeded".
@@ -63,7 +63,7 @@ func TestWorkersStartWithTheCluster(t *testing.T) {
 			nc := connect(t, urls)
 			c, _, err := StoredConfig(ctx, nc, cfg)
 			if err == nil {
-				_, err = NewWorker(ctx, nc, c)
+				_, err = NewChainWorker(ctx, nc, c, testLearner)
 			}
 			errs[i] = err
 		})

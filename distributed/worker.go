@@ -13,16 +13,18 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Worker is one instance of a distributed factorization. It competes for
-// every role (the P partition owners and the coordinator), does the work
-// of the roles it holds, and watches the basis U.
+// Worker is one instance of the chain's owners on a namespace (made by
+// NewChainWorker). It competes for every role (the owner of each of the P
+// partitions) and runs the Learner of each partition it holds (chain.go).
 //
 // A Worker's methods are safe for concurrent use.
 type Worker struct {
-	// Log, if set before Run, receives one line for each failure of a
-	// role that the worker retries (a lost node, a leader election): the
-	// role and the error; and one for each role it takes (a chain owner:
-	// the batches its snapshot restored). It is called from the roles' goroutines and must
+	// Log, if set before Run, receives one line for each role the worker
+	// takes ("<role> taken") and stops holding ("<role> released": given
+	// up to spread the roles, or lost), one for each failure of a role
+	// that it retries (a lost node, a leader election): the role and the
+	// error, and one when a chain owner starts on its partition (the
+	// batches its snapshot restored). It is called from the roles' goroutines and must
 	// be safe for concurrent use.
 	Log func(line string)
 	// SnapshotEvery, if set before Run, is the number of batches between
@@ -37,36 +39,35 @@ type Worker struct {
 	js  jetstream.JetStream
 	st  *store
 
-	mu      sync.Mutex
-	cur     *basis        // latest basis seen by the watcher
-	changed chan struct{} // closed when cur changes
-	stats   Stats
-	held    map[string]bool
-	beat    []byte // the payload of its heartbeats: 8 random bytes naming this instance (WorkerWatch)
+	mu    sync.Mutex
+	stats Stats
+	held  map[string]bool
+	// over is when the worker started holding more than its share of the
+	// roles (zero when it does not): mayPull releases one after 2 TTLs.
+	over time.Time
+	beat []byte // the payload of its heartbeats: 8 random bytes naming this instance (WorkerWatch)
 
-	// newLearner, set by NewChainWorker, makes the owners run the chain
-	// (chain.go) instead of their own GNMF step, and no coordinator.
+	// newLearner builds each owned partition's Learner (chain.go).
 	newLearner NewLearner
 }
 
 // Stats counts a Worker's work since it started.
 type Stats struct {
-	// Held lists the roles held now: "coord" and "owner-<p>".
+	// Held lists the roles held now: "owner-<p>".
 	Held []string
-	// Takeovers counts the roles this instance gained (and rebuilt).
+	// Takeovers counts the roles this instance gained (and rebuilt by
+	// replaying the partition's batches).
 	Takeovers int
-	// Rounds counts the owner rounds it published, Samples the samples
-	// they added.
+	// Rounds counts the batch shares its owners learned and answered
+	// (replays included), Samples the predictions in those answers.
 	Rounds, Samples int
-	// Versions counts the basis versions it published as coordinator.
-	Versions int
-	// Version is the latest version of U it has seen.
-	Version uint64
 }
 
-// NewWorker returns a worker for cfg on nc. It creates the streams, bucket
-// and object store of cfg's namespace if they do not exist.
-func NewWorker(ctx context.Context, nc *nats.Conn, cfg Config) (*Worker, error) {
+// newWorker returns a worker for cfg on nc, without its learner
+// (NewChainWorker sets it). It creates the ticks stream, the model bucket
+// and the object store of cfg's namespace if they do not exist, and
+// stores or checks the namespace's settings.
+func newWorker(ctx context.Context, nc *nats.Conn, cfg Config) (*Worker, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
@@ -79,7 +80,7 @@ func NewWorker(ctx context.Context, nc *nats.Conn, cfg Config) (*Worker, error) 
 		return nil, err
 	}
 	beat := binary.BigEndian.AppendUint64(nil, rand.Uint64())
-	return &Worker{cfg: cfg, nc: nc, js: js, st: st, changed: make(chan struct{}), held: map[string]bool{}, beat: beat}, nil
+	return &Worker{cfg: cfg, nc: nc, js: js, st: st, held: map[string]bool{}, beat: beat}, nil
 }
 
 // Stats returns a copy of the worker's counters.
@@ -92,9 +93,6 @@ func (w *Worker) Stats() Stats {
 		if ok {
 			s.Held = append(s.Held, r)
 		}
-	}
-	if w.cur != nil {
-		s.Version = w.cur.Version
 	}
 	return s
 }
@@ -110,23 +108,17 @@ func (w *Worker) Run(parent context.Context) error {
 		name string
 		work func(ctx context.Context, p *pin) error
 	}
-	var roles []role
-	if w.newLearner == nil {
-		roles = append(roles, role{"coord", func(ctx context.Context, p *pin) error { return w.coordinate(ctx, p) }})
+	live, err := WatchWorkers(w.nc, w.cfg)
+	if err != nil {
+		return err
 	}
+	defer live.Stop()
+	var roles []role
 	for i := range w.cfg.partitions() {
-		own := func(ctx context.Context, p *pin) error { return w.own(ctx, p, i) }
-		if w.newLearner != nil {
-			own = func(ctx context.Context, p *pin) error { return w.ownChain(ctx, p, i) }
-		}
+		own := func(ctx context.Context, p *pin) error { return w.ownChain(ctx, p, i) }
 		roles = append(roles, role{fmt.Sprintf("owner-%d", i), own})
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := w.watch(ctx); err != nil {
-			cancel(err)
-		}
-	})
 	for _, r := range roles {
 		cons, err := w.st.roleConsumer(ctx, w.st.n.ns+"-"+r.name, ttl)
 		if err != nil {
@@ -134,6 +126,7 @@ func (w *Worker) Run(parent context.Context) error {
 			break
 		}
 		p := newPin(cons, ttl)
+		p.may = func() bool { return w.mayPull(r.name, live.Live) }
 		wg.Go(func() { p.run(ctx) })
 		wg.Go(func() {
 			for ctx.Err() == nil {
@@ -141,8 +134,14 @@ func (w *Worker) Run(parent context.Context) error {
 					return
 				}
 				w.setHeld(r.name, true)
-				err := r.work(ctx, p)
+				if w.Log != nil {
+					w.Log(fmt.Sprintf("namespace %q: %s taken", w.cfg.namespace(), r.name))
+				}
+				err := w.hold(ctx, p, r.work)
 				w.setHeld(r.name, false)
+				if w.Log != nil && ctx.Err() == nil {
+					w.Log(fmt.Sprintf("namespace %q: %s released", w.cfg.namespace(), r.name))
+				}
 				switch {
 				case err == nil, errors.Is(err, errLost), ctx.Err() != nil:
 				case errors.Is(err, errCorrupt):
@@ -184,6 +183,68 @@ func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{errCorrupt}, args...)...)
 }
 
+// hold runs work on a role while its pin p is held: work's context ends
+// when ctx ends or p is lost (a role given up by mayPull, or taken by
+// another), so that work ends even while it waits for something else (an
+// owner waiting for the learner settings). It returns errLost when p was
+// lost and ctx is live, else work's error.
+func (w *Worker) hold(ctx context.Context, p *pin, work func(context.Context, *pin) error) error {
+	hctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	lost := make(chan bool, 1)
+	go func() {
+		for sleep(hctx, p.ttl/4) {
+			if !p.held() {
+				cancel()
+				lost <- true
+				return
+			}
+		}
+		lost <- false
+	}()
+	err := work(hctx, p)
+	cancel()
+	if <-lost && ctx.Err() == nil {
+		return errLost
+	}
+	return err
+}
+
+// mayPull reports whether the worker should pull role's ticks now, so
+// that the P partitions spread over the live workers (counted by their
+// heartbeats, live): with n live, a worker's share is ⌈P/n⌉. It pulls a
+// role it holds, unless it has held more than its share for two TTLs and
+// role is the last (by name) of those it holds: it then stops pulling it,
+// and the server pins it to a worker under its share after the TTL (the
+// new owner replays the partition's batches). It pulls a role it does not
+// hold only while under its share. Roles are not spread at once: the
+// first worker of a namespace takes them all, and gives them up one at a
+// time as others come.
+func (w *Worker) mayPull(role string, live func() int) bool {
+	P := w.cfg.partitions()
+	share := (P + max(live(), 1) - 1) / max(live(), 1)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	h, lastHeld := 0, ""
+	for r, ok := range w.held {
+		if ok {
+			h++
+			lastHeld = max(lastHeld, r)
+		}
+	}
+	if !w.held[role] {
+		return h < share
+	}
+	if h <= share {
+		w.over = time.Time{}
+		return true
+	}
+	if w.over.IsZero() {
+		w.over = time.Now()
+	}
+	return role != lastHeld || time.Since(w.over) < 2*w.cfg.pinnedTTL()
+}
+
 func (w *Worker) setHeld(role string, ok bool) {
 	w.mu.Lock()
 	w.held[role] = ok
@@ -204,103 +265,8 @@ func (w *Worker) tick(ctx context.Context, d time.Duration) {
 	}
 }
 
-// watch follows the basis key and keeps cur at its latest value.
-func (w *Worker) watch(ctx context.Context) error {
-	for ctx.Err() == nil {
-		kw, err := w.st.model.Watch(ctx, keyBasis)
-		if err != nil {
-			sleep(ctx, 100*time.Millisecond)
-			continue
-		}
-		for e := range kw.Updates() {
-			if e == nil || e.Operation() != jetstream.KeyValuePut {
-				continue
-			}
-			raw, err := w.st.resolve(ctx, e.Value())
-			if errors.Is(err, jetstream.ErrObjectNotFound) {
-				continue // replaced by newer versions, which follow
-			}
-			if errors.Is(err, errCorrupt) {
-				kw.Stop()
-				return fmt.Errorf("basis revision %d: %w", e.Revision(), err)
-			}
-			if err != nil {
-				break // a failing server: watch again, from the latest value
-			}
-			b, err := decodeBasis(raw)
-			if err != nil {
-				kw.Stop()
-				return corrupt("basis revision %d: %v", e.Revision(), err)
-			}
-			w.setBasis(b)
-		}
-		kw.Stop()
-		sleep(ctx, 10*time.Millisecond)
-	}
-	return nil
-}
-
-// setBasis records b if it is newer than what the watcher has seen.
-func (w *Worker) setBasis(b *basis) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.cur != nil && b.Version <= w.cur.Version {
-		return
-	}
-	w.cur = b
-	close(w.changed)
-	w.changed = make(chan struct{})
-}
-
-// waitBasis returns the latest basis once its version is at least v, or
-// nil when ctx ends or p is lost.
-func (w *Worker) waitBasis(ctx context.Context, p *pin, v int64) *basis {
-	for {
-		w.mu.Lock()
-		cur, ch := w.cur, w.changed
-		w.mu.Unlock()
-		if cur != nil && int64(cur.Version) >= v {
-			return cur
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-ch:
-		case <-time.After(w.cfg.pinnedTTL() / 4):
-			if !p.held() {
-				return nil
-			}
-		}
-	}
-}
-
 // maxResets bounds the attempts of an ordered consumer to recreate itself
 // after a server fault (by default it retries forever, deaf to the
-// context): past them its fetch fails, and the role rebuilds from the
-// logs once the servers answer again.
+// context): past them its fetch fails, and the owner makes it anew
+// (chain_resume.go).
 const maxResets = 3
-
-// drain reads the messages cons has now, in order, calling f on each until
-// f returns stop or an error; it returns once a pull finds nothing more.
-func drain(cons jetstream.Consumer, f func(m jetstream.Msg) (stop bool, err error)) error {
-	for {
-		batch, err := cons.FetchNoWait(256)
-		if err != nil {
-			return err
-		}
-		n := 0
-		for m := range batch.Messages() {
-			n++
-			stop, err := f(m)
-			if err != nil || stop {
-				return err
-			}
-		}
-		if err := batch.Error(); err != nil {
-			return err
-		}
-		if n == 0 {
-			return nil
-		}
-	}
-}

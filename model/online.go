@@ -143,6 +143,25 @@ type Online struct {
 	// O(D). The factorization still uses the full samples. The graph is
 	// then exact in the projected space, approximate in the original one.
 	SearchDim int
+	// SearchBasis, if positive and below D, makes the k-NN graph of dense
+	// samples search neighbours, and weigh its edges, in the span of a
+	// non-negative basis of rank SearchBasis fitted to the stream itself:
+	// a plain NMF (Frobenius, multiplicative updates) of the newest
+	// samples of the window, fitted when searchBasisFirst samples have
+	// been seen and again each time that count has grown four-fold (500,
+	// 2,000, 8,000, 32,000, …: a rebuild's Slots²·K flops amortized over
+	// ever longer stretches; OnlineState keeps the schedule). Each sample is
+	// stored projected on that span (its coordinates in an orthonormal
+	// basis of it, K numbers), so the search costs O(K) per window sample
+	// instead of O(D), and at each new basis the window's rows are
+	// projected anew and the graph rebuilt exactly (its slots, age order
+	// and labels kept: about Slots²·K flops). The factorization still
+	// uses the full samples. On images the span of an NMF basis is a
+	// better k-NN space than the pixels (BENCHMARKS.md, "What the codes
+	// add"). It applies to samples with at least 10·SearchBasis features
+	// (searchBasisMinRatio); others, and sparse samples (documents), search
+	// as they are. It cannot be combined with SearchDim.
+	SearchBasis int
 	// Forget, if in (0, 1), multiplies B and A by Forget before each batch
 	// adds to them (scikit-learn's MiniBatchNMF uses 0.7), so the basis
 	// follows drift; samples that leave the window are then not subtracted.
@@ -185,7 +204,8 @@ type Online struct {
 	seen     int
 	sw       sweep
 	proj     Projector
-	r        *mat.Dense     // D×SearchDim random projection for the graph, or nil
+	r        *mat.Dense     // D×SearchDim random projection for the graph, or the D×SearchBasis orthonormal basis of the search span, or nil
+	next     int            // SearchBasis: the count of samples seen at which the next basis is fitted (0: searchBasisFirst)
 	old      mat.Dense      // codes of the rows being updated, as the statistics hold them
 	xblk     mat.Dense      // their dense samples, gathered (on xbuf)
 	xbuf     []float64      // xblk's storage, kept between steps
@@ -315,11 +335,15 @@ func (o *Online) PartialFit(x Data) ([]int, error) {
 	if _, err := o.method(); err != nil {
 		return nil, err
 	}
+	if o.SearchDim > 0 && o.SearchBasis > 0 {
+		return nil, errors.New("model: online: SearchDim and SearchBasis cannot both be set")
+	}
 	if err := Validate(x); err != nil {
 		return nil, err
 	}
 	d, _ := x.Dims()
-	if err := o.ensureGraph(x, d); err != nil {
+	rows := Rows(x) // *mat.Dense or *sparse.CSR: resolved once for the stages below
+	if err := o.ensureGraph(rows, d); err != nil {
 		return nil, err
 	}
 	// With the rows shared with the graph, the samples the window evicts
@@ -335,7 +359,7 @@ func (o *Online) PartialFit(x Data) ([]int, error) {
 			o.addStats(id, -1)
 		}
 	}
-	ch, err := o.insert(x)
+	ch, err := o.insert(rows)
 	if err != nil {
 		for _, id := range gone {
 			o.addStats(id, 1) // the rows are intact: a failed insertion changes nothing
@@ -352,15 +376,17 @@ func (o *Online) PartialFit(x Data) ([]int, error) {
 	if o.started {
 		o.forget(ch.Removed, early)
 	}
-	o.storeRows(x, ch.Added)
+	o.storeRows(rows, ch.Added)
 	if !o.started {
 		if o.g.Len() >= o.initSize() {
-			return ch.Added, o.firstFit()
+			if err := o.firstFit(); err != nil {
+				return ch.Added, err
+			}
 		}
-		return ch.Added, nil
+	} else {
+		o.update(x, rows, ch)
 	}
-	o.update(x, ch)
-	return ch.Added, nil
+	return ch.Added, o.searchStep()
 }
 
 // noteEdits records an insertion's nodes for TakeGraphEdits, as "every
@@ -398,12 +424,13 @@ func (o *Online) TakeGraphEdits() (nodes []int, all bool) {
 	return nodes, false
 }
 
-// insert adds x's samples to the graph, projected if SearchDim says so.
-func (o *Online) insert(x Data) (graph.Change, error) {
+// insert adds the samples of rows (a batch's Rows) to the graph, projected
+// if SearchDim says so.
+func (o *Online) insert(rows mat.Matrix) (graph.Change, error) {
 	o.g.SetSplit(o.Split)
 	if o.r != nil {
 		var p mat.Dense
-		switch r := Rows(x).(type) {
+		switch r := rows.(type) {
 		case *mat.Dense:
 			p.Mul(r, o.r)
 		case *sparse.CSR:
@@ -411,13 +438,13 @@ func (o *Online) insert(x Data) (graph.Change, error) {
 		}
 		return o.g.InsertDense(&p)
 	}
-	switch r := Rows(x).(type) {
+	switch r := rows.(type) {
 	case *mat.Dense:
 		return o.g.InsertDense(r)
 	case *sparse.CSR:
 		return o.g.InsertSparse(r)
 	}
-	return graph.Change{}, fmt.Errorf("unsupported data %T", x)
+	return graph.Change{}, fmt.Errorf("unsupported rows %T", rows)
 }
 
 // newGraph makes the empty graph for d-dimensional samples, and the random
@@ -426,6 +453,11 @@ func (o *Online) insert(x Data) (graph.Change, error) {
 func (o *Online) newGraph(d int, isSparse bool, r *mat.Dense) (err error) {
 	o.r = nil
 	o.edits, o.editsAll = o.edits[:0], true
+	if r != nil && o.SearchBasis > 0 {
+		o.r = r
+		o.g, err = o.graphConfig().NewDense(o.SearchBasis)
+		return err
+	}
 	if o.SearchDim > 0 && o.SearchDim < d {
 		if r == nil {
 			src := o.Src
@@ -451,7 +483,9 @@ func (o *Online) newGraph(d int, isSparse bool, r *mat.Dense) (err error) {
 	return err
 }
 
-func (o *Online) ensureGraph(x Data, d int) error {
+// ensureGraph makes the graph for the first batch's rows (d features), or
+// checks a later batch's dimension against it.
+func (o *Online) ensureGraph(rows mat.Matrix, d int) error {
 	if o.g != nil {
 		if d != o.dim {
 			return fmt.Errorf("model: online: sample has %d features, the stream has %d", d, o.dim)
@@ -461,12 +495,12 @@ func (o *Online) ensureGraph(x Data, d int) error {
 	if err := o.checkBasis(d); err != nil {
 		return err
 	}
-	switch Rows(x).(type) {
+	switch rows.(type) {
 	case *mat.Dense:
 	case *sparse.CSR:
 		o.sparse = true
 	default:
-		return fmt.Errorf("model: online: unsupported data %T", x)
+		return fmt.Errorf("model: online: unsupported data (rows %T)", rows)
 	}
 	if err := o.newGraph(d, o.sparse, nil); err != nil {
 		return fmt.Errorf("model: online: %w", err)
@@ -573,8 +607,8 @@ func (o *Online) syncRows() {
 	o.xd = *mat.NewDense(o.height, o.dim, o.g.DenseRows(o.height))
 }
 
-func (o *Online) storeRows(x Data, ids []int) {
-	switch r := Rows(x).(type) {
+func (o *Online) storeRows(rows mat.Matrix, ids []int) {
+	switch r := rows.(type) {
 	case *mat.Dense:
 		if o.sharedRows() {
 			return // the graph stored them
@@ -905,8 +939,8 @@ func (o *Online) xblkHolds(rows []int) bool {
 	return len(rows) > 0 && len(o.xblkRows) == len(rows) && &o.xblkRows[0] == &rows[0]
 }
 
-// update is one online step after an insertion.
-func (o *Online) update(x Data, ch graph.Change) {
+// update is one online step after an insertion of x (xr: its Rows).
+func (o *Online) update(x Data, xr mat.Matrix, ch graph.Change) {
 	isNew := make(map[int]bool, len(ch.Added))
 	for _, id := range ch.Added {
 		isNew[id] = true
@@ -958,7 +992,7 @@ func (o *Online) update(x Data, ch graph.Change) {
 	if o.usupp != nil {
 		// On U's nonzero rows and the same columns of x (supportCols).
 		gatherRowsTo(&o.uc, &o.u, o.usupp)
-		o.proj.U, px = &o.uc, o.supportCols(x)
+		o.proj.U, px = &o.uc, o.supportCols(xr)
 	}
 	var init mat.Dense
 	if err := o.proj.ProjectTo(&init, px); err == nil {

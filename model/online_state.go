@@ -51,8 +51,11 @@ type OnlineState struct {
 	U, V, A, B []float64
 
 	// Projection is the D×SearchDim random projection of the graph's
-	// search space, row-major, or nil.
+	// search space, or the D×SearchBasis orthonormal basis of its search
+	// span, row-major, or nil. SearchNext is SearchBasis's schedule: the
+	// count of samples seen at which the next basis is fitted.
 	Projection []float64
+	SearchNext int
 }
 
 // State returns o's state. order lists the live node ids from the oldest to
@@ -109,6 +112,7 @@ func (o *Online) State(order []int) (*OnlineState, error) {
 	if o.r != nil {
 		s.Projection = flat(o.r)
 	}
+	s.SearchNext = o.next
 	return s, nil
 }
 
@@ -138,8 +142,8 @@ func (o *Online) Restore(s *OnlineState) error {
 	}
 	*o = Online{Rank: o.Rank, Method: o.Method, Alpha: o.Alpha, Beta: o.Beta, Q: o.Q, Graph: o.Graph, Weighting: o.Weighting, Sweeps: o.Sweeps,
 		USteps: o.USteps, Refresh: o.Refresh, Revisit: o.Revisit, Scaling: o.Scaling, Forget: o.Forget, InitSize: o.InitSize,
-		InitIter: o.InitIter, SearchDim: o.SearchDim, Src: o.Src, Split: o.Split, MaxBasisBytes: o.MaxBasisBytes}
-	o.started, o.cursor, o.seen, o.q = s.Started, s.Cursor, s.Seen, s.Q
+		InitIter: o.InitIter, SearchDim: o.SearchDim, SearchBasis: o.SearchBasis, Src: o.Src, Split: o.Split, MaxBasisBytes: o.MaxBasisBytes}
+	o.started, o.cursor, o.seen, o.q, o.next = s.Started, s.Cursor, s.Seen, s.Q, s.SearchNext
 	if s.Slots == 0 {
 		return nil
 	}
@@ -152,10 +156,11 @@ func (o *Online) Restore(s *OnlineState) error {
 	o.dim, o.sparse, o.height = s.Dim, s.Sparse, s.Height
 	var r *mat.Dense
 	if s.Projection != nil {
-		if o.SearchDim <= 0 || len(s.Projection) != s.Dim*o.SearchDim {
-			return fmt.Errorf("model: online: state searches in %d dimensions, the model's SearchDim is %d", len(s.Projection)/s.Dim, o.SearchDim)
+		k := max(o.SearchDim, o.SearchBasis)
+		if k <= 0 || len(s.Projection) != s.Dim*k {
+			return fmt.Errorf("model: online: state searches in %d dimensions, the model's SearchDim is %d and SearchBasis %d", len(s.Projection)/s.Dim, o.SearchDim, o.SearchBasis)
 		}
-		r = mat.NewDense(s.Dim, o.SearchDim, slices.Clone(s.Projection))
+		r = mat.NewDense(s.Dim, k, slices.Clone(s.Projection))
 	}
 	if err := o.newGraph(s.Dim, s.Sparse, r); err != nil {
 		return fmt.Errorf("model: online: restore: %w", err)
@@ -286,7 +291,7 @@ func (o *Online) rebuildGraph(s *OnlineState) error {
 	}
 	insert := func(ids []int) error {
 		x, _ := rows(ids)
-		ch, err := o.insert(x)
+		ch, err := o.insert(Rows(x))
 		if err != nil {
 			return err
 		}

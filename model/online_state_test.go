@@ -37,22 +37,35 @@ func (a *ageOrder) order(g *graph.Graph) []int {
 // after the window has wrapped (ids reused out of age order) and after
 // more evictions following the restore.
 func TestOnlineRestoreExact(t *testing.T) {
-	t.Run("full", func(t *testing.T) { testOnlineRestoreExact(t, 0, "") })
+	t.Run("full", func(t *testing.T) { testOnlineRestoreExact(t, 0, 0, "") })
 	// With SearchDim the graph lives in a random projection that the state
 	// must carry.
-	t.Run("search-dim", func(t *testing.T) { testOnlineRestoreExact(t, 16, "") })
+	t.Run("search-dim", func(t *testing.T) { testOnlineRestoreExact(t, 16, 0, "") })
+	// With SearchBasis it lives in the span of a basis fitted at 500
+	// samples (a wrapped window, restored after it) and again at 2,000:
+	// the state carries the basis and the schedule, and the restored model
+	// refits and rebuilds as the original does.
+	t.Run("search-basis", func(t *testing.T) { testOnlineRestoreExact(t, 0, 6, "") })
 	// Label methods: labels set between steps, whose label-graph changes
 	// the next step sweeps, must survive the checkpoint; NGE also reorders
 	// columns.
-	t.Run("ssknmf", func(t *testing.T) { testOnlineRestoreExact(t, 0, methodSSKNMF) })
-	t.Run("nge", func(t *testing.T) { testOnlineRestoreExact(t, 0, methodNGE) })
+	t.Run("ssknmf", func(t *testing.T) { testOnlineRestoreExact(t, 0, 0, methodSSKNMF) })
+	t.Run("ssknmf-search-basis", func(t *testing.T) { testOnlineRestoreExact(t, 0, 6, methodSSKNMF) })
+	t.Run("nge", func(t *testing.T) { testOnlineRestoreExact(t, 0, 0, methodNGE) })
 }
 
-func testOnlineRestoreExact(t *testing.T, searchDim int, method string) {
+func testOnlineRestoreExact(t *testing.T, searchDim, searchBasis int, method string) {
 	train, _, _, _, _ := digitsSplit(t, 10)
 	n, d := train.Dims()
+	if searchBasis > 0 {
+		// Past 2,000 samples, the second basis: the digits twice over.
+		twice := mat.NewDense(2*n, d, nil)
+		twice.Slice(0, n, 0, d).(*mat.Dense).Copy(train)
+		twice.Slice(n, 2*n, 0, d).(*mat.Dense).Copy(train)
+		train, n = twice, 2*n
+	}
 	cfg := func() *Online {
-		return &Online{Rank: 8, Method: method, Q: 3, Graph: graph.KNN{K: 5, Window: 250}, Sweeps: 5, Refresh: 20, SearchDim: searchDim}
+		return &Online{Rank: 8, Method: method, Q: 3, Graph: graph.KNN{K: 5, Window: 250}, Sweeps: 5, Refresh: 20, SearchDim: searchDim, SearchBasis: searchBasis}
 	}
 	orig := cfg()
 	var ages ageOrder
@@ -113,6 +126,9 @@ func testOnlineRestoreExact(t *testing.T, searchDim int, method string) {
 		}
 	}
 	same("after restore")
+	if searchBasis > 0 && (orig.KNN().Dim() != searchBasis || re.next != orig.next) {
+		t.Fatalf("the graph searches %d dimensions (want %d), schedule %d and %d", orig.KNN().Dim(), searchBasis, orig.next, re.next)
+	}
 	for lo < n {
 		x := batch()
 		a, err := orig.PartialFit(DenseRows(x))
@@ -128,6 +144,9 @@ func testOnlineRestoreExact(t *testing.T, searchDim int, method string) {
 		}
 	}
 	same("at the end")
+	if searchBasis > 0 && orig.next != 8000 {
+		t.Fatalf("schedule at %d after %d samples: the second basis was not fitted", orig.next, n)
+	}
 }
 
 // TestOnlineRestoreSparseHoles restores a sparse model whose graph has a

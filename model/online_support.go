@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model/sparse"
@@ -81,12 +82,12 @@ func (o *Online) supportPos() {
 	}
 }
 
-// supportCols returns the columns of x in U's support (o.usupp), in order:
-// x·U then equals the result on the support's rows of U bit for bit (the
-// other columns meet zero rows, +0 in every sum), so the new samples'
-// projection runs on those rows only.
-func (o *Online) supportCols(x Data) Data {
-	switch r := Rows(x).(type) {
+// supportCols returns the columns of the batch's rows (Rows of its Data)
+// in U's support (o.usupp), in order: x·U then equals the result on the
+// support's rows of U bit for bit (the other columns meet zero rows, +0 in
+// every sum), so the new samples' projection runs on those rows only.
+func (o *Online) supportCols(rows mat.Matrix) Data {
+	switch r := rows.(type) {
 	case *sparse.CSR:
 		n, _ := r.Dims()
 		m := sparse.Zeros(0, len(o.usupp))
@@ -114,5 +115,5 @@ func (o *Online) supportCols(x Data) Data {
 		}
 		return DenseRows(m)
 	}
-	return x
+	panic(fmt.Sprintf("model: online: supportCols of %T", rows)) // PartialFit admits only these two
 }

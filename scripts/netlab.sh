@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # netlab.sh: simulated machines on this one, in network namespaces, for the
-# distributed learner (issue 29). Each machine is a network namespace with one
+# distributed learner, the chain on the owners (issue 29). Each machine is a network namespace with one
 # interface, eth0 (10.77.0.0/24), a TAP device whose other end is a switch
 # process (bench/netlab switch): it learns the machines' MAC addresses, delivers
 # every frame --delay MS milliseconds after it was sent (MS one way between any
@@ -13,8 +13,9 @@
 # stays between the namespaces made here.
 #
 # The machines: n0, n1, n2 run a NATS JetStream node each (distributed/cmd/natsnode)
-# as one cluster; w1..wN run one `nmfstream worker` each; d0 runs the driver,
-# `nmfstream stream --nats ... --workers 0`. Everything is torn down on exit
+# as one cluster; w1..wN run one `nmfstream worker` each (the owners of the
+# partitions); d0 runs the driver, `nmfstream stream --nats ... --workers 0`,
+# which featurizes, sends each batch to the owners and writes their answers. Everything is torn down on exit
 # (a trap): the processes started here (by PID), then the namespaces, which
 # takes their interfaces with them.
 #
@@ -25,8 +26,9 @@
 #   scripts/netlab.sh check [options]   failure test: a run with a worker cut off by
 #                                       the network mid-stream, then one with a NATS
 #                                       node cut off; exits 1 unless every sample was
-#                                       predicted exactly once and applied exactly once
-#                                       (and, for a worker, at least one role moved)
+#                                       predicted exactly once and counted exactly once by
+#                                       the owners (and, for a worker, a partition was taken
+#                                       over after the cut)
 #   scripts/netlab.sh calibrate [opts]  sweep into --out (default DIR/runs.jsonl), then calibrate the
 #                                       cost model on it: go run ./distributed/cmd/scalemodel -calibrate
 #   scripts/netlab.sh clean             removes the namespaces of runs killed by SIGKILL
@@ -36,23 +38,27 @@
 #   --workers N       worker machines (default 2)          --workers-list "1 2 4" (sweep)
 #   --delay MS        one-way delay (default 0)            --delays "0 1 10" (sweep)
 #   --replicas R      replicas of the streams and buckets (default 3: a node may be lost)
-#   --partitions P    virtual partitions (default: N, one per worker)
+#   --partitions P    partitions (default: N, one per worker)
 #   --cut worker|node check only that one cut (default: both, one run each): the worker
-#                     that used most CPU since the stream began, or NATS node n2
+#                     that used most CPU since the stream began (it owns partitions), or NATS node n2
 #   --cut-at N        predictions written before the cut (default 300: mid-stream)
 #   --cut-for S       seconds the machine stays cut off (default 6; > --pinned-ttl, so roles move)
 #   --dir DIR         binaries, data, logs (default /tmp/netlab); keep it to rebuild nothing
 #   --out F           sweep: also append the JSON lines to F
 #   --no-build        use the binaries already in DIR/bin
-#   -- FLAGS...       more flags for every worker and the driver (the learner's settings)
+#   -- FLAGS...       more flags for the driver and the single machine (the learner's settings:
+#                     --rank, --window, …; the owners learn with the driver's)
 # A run's JSON line: mode ("nats" or "single"), workers, partitions, delay_ms, records,
-# samples, applied, id_sum_ok, seconds, records_per_second, accuracy (outside scorer),
-# missing, duplicates, cpu_seconds (all processes: driver + workers + NATS nodes, during
-# the stream), cpu_per_record_ms, cpu (each role's share, and the switch's, which
-# cpu_seconds leaves out: it stands for the network), idle_cpu_per_s (the nodes' and
-# workers' CPU seconds per second over 3 s before the stream), takeovers (roles the
-# workers took, their first included), cut (check only: the machine, the predictions
-# written when it was cut and healed, the seconds cut off).
+# samples (the owners' count, from the driver), expected (the input's samples), predicted
+# (prediction lines), duplicates, missing, unknown (netlab preds), batches (the driver's
+# batches answered), seconds, records_per_second, accuracy (outside scorer), scored_missing,
+# cpu_seconds (all processes: driver + workers + NATS nodes, during the stream),
+# cpu_per_record_ms, cpu (each role's share, and the switch's, which cpu_seconds leaves
+# out: it stands for the network), idle_cpu_per_s (the nodes' and workers' CPU seconds per
+# second over 3 s before the stream), takeovers (partitions the workers took, their first
+# included), owner_batches (batch shares the owners answered, replays included), cut (check
+# only: the machine, the predictions written when it was cut and healed, the seconds cut off,
+# the partitions taken before the cut and after it).
 # CPU seconds of the nodes and workers are read from /proc/PID/stat when the driver
 # starts and ends; the driver's from /usr/bin/time.
 #
@@ -229,6 +235,25 @@ cut() {
   "$DIR/bin/netlab" control --control "$SOCK" "$what" "$1"
 }
 
+# spread P: waits until the workers hold the P partitions, none more than
+# its share ⌈P/N⌉ (each worker logs "<role> taken" and "<role> released"),
+# for up to 90 s.
+spread() {
+  local share=$(( ($1 + WORKERS - 1) / WORKERS )) j t r h sum most
+  for _ in $(seq 450); do
+    sum=0 most=0
+    for j in $(seq "$WORKERS"); do
+      t=$(grep -c ' taken$' "$RUN/w$j.log" || true)
+      r=$(grep -c ' released$' "$RUN/w$j.log" || true)
+      h=$((t - r)) sum=$((sum + t - r))
+      [ $h -gt $most ] && most=$h
+    done
+    [ $sum = "$1" ] && [ $most -le $share ] && return 0
+    sleep 0.2
+  done
+  return 1
+}
+
 # one_run [CUTROLE]: the lab up, workers, the driver through the whole stream,
 # the outside scorer, the checks; prints the run's JSON line; the lab down.
 one_run() {
@@ -239,16 +264,24 @@ one_run() {
   rm -rf "$RUN"; mkdir -p "$RUN"
   lab_up
   nats_up
-  # The stream --nats defaults, given explicitly: worker's own differ.
-  local learner=(--namespace nl --partitions "$parts" --rank 10 --alpha 100 --window 10000 --staleness 0
-    --refresh 100 --pinned-ttl 2s --replicas "$REPLICAS" "${EXTRA[@]}")
+  # The namespace's settings, the same for every process; the learner's
+  # (EXTRA) are the driver's alone: the owners build theirs from them.
+  local ns=(--namespace nl --partitions "$parts" --pinned-ttl 2s --replicas "$REPLICAS")
   for j in $(seq "$WORKERS"); do
-    start "w$j" "$DIR/bin/nmfstream" worker --nats "$URLS" --workers 1 --json "${learner[@]}"
+    start "w$j" "$DIR/bin/nmfstream" worker --nats "$URLS" --workers 1 --json "${ns[@]}"
   done
   local roles=(n0 n1 n2) c0=() j
   for j in $(seq "$WORKERS"); do roles+=("w$j"); done
+  # Every worker up (workers started at once on a new namespace of a fresh
+  # cluster take 20-40 s), then the partitions spread over them
+  # (Worker.mayPull: each worker holds at most its share), so that the
+  # stream measures the steady state, not the moves.
+  for j in $(seq "$WORKERS"); do
+    for _ in $(seq 900); do grep -q "owner(s) running" "$RUN/w$j.log" 2>/dev/null && break; sleep 0.1; done
+    grep -q "owner(s) running" "$RUN/w$j.log" || die "worker w$j did not start within 90 s ($RUN/w$j.log)"
+  done
+  spread "$parts" || die "the $parts partitions did not spread over the $WORKERS workers within 90 s"
   # The idle CPU of the nodes and workers, all up, before the stream: 3 s.
-  sleep 2
   local ia=0 ib=0
   for m in "${roles[@]}"; do ia=$(awk -v x=$ia -v y="$(cpu "${PID[$m]}")" 'BEGIN{print x + y}'); done
   sleep 3
@@ -258,7 +291,7 @@ one_run() {
   local sw0; sw0=$(cpu "${PID[switch]}")
   ip netns exec "$P-d0" /usr/bin/time -o "$RUN/d0.time" -f "%U %S %e %M" \
     "$DIR/bin/nmfstream" stream --nats "$URLS" --workers 0 --owner-timeout 60s --in "$IN" --out "$RUN/pred.jsonl" \
-    --json "${learner[@]}" > "$RUN/d0.json" 2> "$RUN/d0.log" &
+    --json "${ns[@]}" "${EXTRA[@]}" > "$RUN/d0.json" 2> "$RUN/d0.log" &
   local drv=$!
   PIDS+=($drv)
   local cutinfo=null
@@ -272,8 +305,8 @@ one_run() {
     done
     case $cutrole in
       worker)
-        # The worker that has worked most since the stream began: it holds
-        # roles (they go to whoever pulls first, so one worker may hold all).
+        # The worker that has worked most since the stream began: it owns
+        # partitions (they go to whoever pulls first, so one worker may own all).
         local best=-1 used
         for i in "${!roles[@]}"; do
           case ${roles[$i]} in w*)
@@ -283,6 +316,7 @@ one_run() {
         done ;;
       node) victim=n2 ;;
     esac
+    local taken0; taken0=$(cat "$RUN"/w*.log | grep -c ' taken$' || true)
     log "cutting $victim off for ${CUT_FOR}s, $at predictions written"
     t0=$(date +%s.%N)
     cut "$victim" on
@@ -292,10 +326,14 @@ one_run() {
     healed=$(wc -l < "$RUN/pred.jsonl")
     log "healed $victim, $healed predictions written"
     cutinfo=$(jq -nc --arg m "$victim" --argjson a "$at" --argjson h "$healed" --argjson f "$(awk -v a=$t0 -v b=$t1 'BEGIN{printf "%.2f", b - a}')" \
-      '{machine: $m, predicted_at_cut: $a, predicted_at_heal: $h, for_s: $f}')
+      --argjson t0 "$taken0" '{machine: $m, predicted_at_cut: $a, predicted_at_heal: $h, for_s: $f, taken_before: $t0}')
   fi
   local rc=0
   wait $drv || rc=$?
+  if [ "$cutinfo" != null ]; then
+    # The partitions taken since the cut (a worker's moved to another).
+    cutinfo=$(jq -c --argjson t "$(cat "$RUN"/w*.log | grep -c ' taken$' || true)" '. + {taken_after: ($t - .taken_before)}' <<<"$cutinfo")
+  fi
   local c1=()
   for m in "${roles[@]}"; do c1+=("$(cpu "${PID[$m]}")"); done
   local sw; sw=$(awk -v a="$sw0" -v b="$(cpu "${PID[switch]}")" 'BEGIN{printf "%.3f", b - a}')
@@ -303,42 +341,42 @@ one_run() {
   for j in $(seq "$WORKERS"); do
     kill -0 "${PID[w$j]}" 2>/dev/null || { tail -5 "$RUN/w$j.log" >&2; die "worker w$j exited during the stream ($RUN/w$j.log)"; }
   done
-  ip netns exec "$P-d0" "$DIR/bin/netlab" state --nats "$URLS" --namespace nl > "$RUN/state.json"
   teardown
-  # Each worker printed its summary (JSON) when stopped: the roles it took over.
-  local takeovers=0 t
+  # Each worker printed its summary (JSON) when stopped: the partitions it
+  # took over, the batch shares it answered.
+  local takeovers=0 obatches=0 t b
   for j in $(seq "$WORKERS"); do
     t=$(grep '^{' "$RUN/w$j.log" | tail -n 1 | jq '.takeovers // 0' 2>/dev/null || echo 0)
-    takeovers=$((takeovers + ${t:-0}))
+    b=$(grep '^{' "$RUN/w$j.log" | tail -n 1 | jq '.batches // 0' 2>/dev/null || echo 0)
+    takeovers=$((takeovers + ${t:-0})) obatches=$((obatches + ${b:-0}))
   done
   "$DIR/bin/prequential" score --in "$IN" --pred "$RUN/pred.jsonl" > "$RUN/score.json"
-  "$DIR/bin/netlab" expect --in "$IN" > "$RUN/expect.json"
+  "$DIR/bin/netlab" preds --in "$IN" --pred "$RUN/pred.jsonl" > "$RUN/preds.json"
   local i nodes=0 workers=0 d
   for i in "${!roles[@]}"; do
     d=$(awk -v a="${c0[$i]}" -v b="${c1[$i]}" 'BEGIN{printf "%.3f", b - a}')
     case ${roles[$i]} in n*) nodes=$(awk -v x=$nodes -v y=$d 'BEGIN{print x + y}') ;; *) workers=$(awk -v x=$workers -v y=$d 'BEGIN{print x + y}') ;; esac
   done
   read -r du ds de dm < "$RUN/d0.time"
-  jq -nc --slurpfile s "$RUN/d0.json" --slurpfile st "$RUN/state.json" --slurpfile sc "$RUN/score.json" \
-    --slurpfile ex "$RUN/expect.json" --argjson w "$WORKERS" --argjson p "$parts" --argjson dl "$DELAY" \
+  jq -nc --slurpfile s "$RUN/d0.json" --slurpfile pr "$RUN/preds.json" --slurpfile sc "$RUN/score.json" \
+    --argjson w "$WORKERS" --argjson p "$parts" --argjson dl "$DELAY" \
     --argjson du "$du" --argjson ds "$ds" --argjson dm "$dm" --argjson nodes "$nodes" --argjson workers "$workers" \
-    --argjson sw "$sw" --argjson idle "$idle" --argjson tk "$takeovers" \
-    --argjson cut "$cutinfo" --argjson lines "$(wc -l < "$RUN/pred.jsonl")" \
-    --argjson uniq "$(jq -r .id "$RUN/pred.jsonl" | sort -u | wc -l)" '
-    $s[0] as $s | $st[0] as $st | $sc[0] as $sc | $ex[0] as $ex | ($du + $ds + $nodes + $workers) as $cpu |
+    --argjson sw "$sw" --argjson idle "$idle" --argjson tk "$takeovers" --argjson ob "$obatches" \
+    --argjson cut "$cutinfo" '
+    $s[0] as $s | $pr[0] as $pr | $sc[0] as $sc | ($du + $ds + $nodes + $workers) as $cpu |
     {mode: "nats", workers: $w, partitions: $p, delay_ms: $dl, records: $s.records, samples: $s.samples,
-     predicted: $lines, duplicates: ($lines - $uniq), applied: $st.samples, expected: $ex.samples,
-     id_sum_ok: ($st.id_sum == $ex.id_sum), seconds: $s.seconds, records_per_second: $s.records_per_second,
-     accuracy: $sc.accuracy, missing: $sc.missing, stream_accuracy: $s.accuracy,
+     expected: $pr.samples, predicted: $pr.predicted, duplicates: $pr.duplicates, missing: $pr.missing, unknown: $pr.unknown,
+     seconds: $s.seconds, records_per_second: $s.records_per_second,
+     accuracy: $sc.accuracy, scored_missing: $sc.missing, stream_accuracy: $s.accuracy,
      cpu_seconds: $cpu, cpu_per_record_ms: (1000 * $cpu / $s.records),
      cpu: {driver: ($du + $ds), workers: $workers, nodes: $nodes, switch: $sw}, idle_cpu_per_s: $idle, driver_max_rss_kib: $dm,
-     version: $st.version, deltas: $st.deltas, takeovers: $tk, cut: $cut}' | tee "$RUN/result.json"
+     takeovers: $tk, owner_batches: $ob, shares: $s.partition_samples, cut: $cut}' | tee "$RUN/result.json"
 }
 
 single_run() {
   RUN=$DIR/run-$P-single
   rm -rf "$RUN"; mkdir -p "$RUN"
-  /usr/bin/time -o "$RUN/time" -f "%U %S %e %M" "$DIR/bin/nmfstream" stream --in "$IN" --out "$RUN/pred.jsonl" --json \
+  /usr/bin/time -o "$RUN/time" -f "%U %S %e %M" "$DIR/bin/nmfstream" stream --in "$IN" --out "$RUN/pred.jsonl" --json "${EXTRA[@]}" \
     > "$RUN/out.json" 2> "$RUN/log" || { tail -5 "$RUN/log" >&2; die "stream failed"; }
   "$DIR/bin/prequential" score --in "$IN" --pred "$RUN/pred.jsonl" > "$RUN/score.json"
   read -r du ds de dm < "$RUN/time"
@@ -373,11 +411,11 @@ case $CMD in
     for c in $CUT; do
       line=$(one_run "$c") || { fail=1; continue; }
       echo "$line" | emit
-      if ! jq -e '.duplicates == 0 and .predicted == .samples and .samples == .expected and .applied == .expected and .id_sum_ok and .cut.predicted_at_cut < .expected and ((.cut.machine | startswith("w") | not) or .takeovers >= .partitions + 2)' <<<"$line" >/dev/null; then
+      if ! jq -e '.duplicates == 0 and .missing == 0 and .unknown == 0 and .predicted == .expected and .samples == .expected and .cut.predicted_at_cut < .expected and ((.cut.machine | startswith("w") | not) or .cut.taken_after >= 1)' <<<"$line" >/dev/null; then
         log "FAIL: $c cut: $line"
         fail=1
       else
-        log "ok: $c cut off mid-stream and healed: every sample predicted once and applied once"
+        log "ok: $c cut off mid-stream and healed: every sample predicted once and counted once"
       fi
     done
     exit $fail ;;

@@ -5,7 +5,7 @@
 // tenth of the images spread over the graph (the harmonic function, edge
 // weights cos^p, class mass normalization: the stream's default predictor,
 // docs/DESIGN.md §3, run to convergence on the whole set). The spaces are
-// the raw pixels, the codes V of a batch GNMF fit, the reconstructions UVᵀ
+// the raw pixels, the codes V of a batch GNMF fit (or NMF, --method nmf), the reconstructions UVᵀ
 // and the orthogonal projection of the pixels on the span of U. It is the
 // diagnostic behind BENCHMARKS.md, "What the codes add".
 //
@@ -35,14 +35,41 @@ func main() {
 	frac := flag.Float64("labeled", 0.1, "fraction of labeled images for the spreading")
 	seed := flag.Uint64("seed", 1, "seed of the labeled draw")
 	noise := flag.Float64("noise", 0, "standard deviation of Gaussian noise added to each pixel (in [0, 1] units; negative results clipped to 0)")
+	method := flag.String("method", "gnmf", "the batch fit: gnmf (100 updates, the stream's default method) or nmf (200 updates, no graph term)")
 	flag.Parse()
-	if err := run(*dir, *n, *rank, *k, *frac, *seed, *noise); err != nil {
+	if err := run(*dir, *method, *n, *rank, *k, *frac, *seed, *noise); err != nil {
 		fmt.Fprintln(os.Stderr, "codespace:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir string, n, rank, k int, frac float64, seed uint64, noise float64) error {
+// fitter is the part of a batch method codespace reads.
+type fitter interface {
+	Fit(model.Data, []int) error
+	Basis() *mat.Dense
+	Codes() *mat.Dense
+}
+
+// newFitter returns the batch fit named by method at rank K.
+func newFitter(method string, rank int) (fitter, error) {
+	switch method {
+	case "gnmf":
+		g := &model.GNMF{}
+		g.Rank, g.MaxIter = rank, 100
+		return g, nil
+	case "nmf":
+		m := &model.NMF{}
+		m.Rank, m.MaxIter = rank, 200
+		return m, nil
+	}
+	return nil, fmt.Errorf("unknown --method %q (want gnmf or nmf)", method)
+}
+
+func run(dir, method string, n, rank, k int, frac float64, seed uint64, noise float64) error {
+	g, err := newFitter(method, rank)
+	if err != nil {
+		return err
+	}
 	x, y, err := sources.ReadMNIST(dir, n)
 	if err != nil {
 		return err
@@ -59,8 +86,6 @@ func run(dir string, n, rank, k int, frac float64, seed uint64, noise float64) e
 	for i := range labeled {
 		labeled[i] = r.Float64() < frac
 	}
-	g := &model.GNMF{}
-	g.Rank, g.MaxIter = rank, 100
 	if err := g.Fit(model.DenseRows(x), nil); err != nil {
 		return err
 	}
@@ -83,7 +108,7 @@ func run(dir string, n, rank, k int, frac float64, seed uint64, noise float64) e
 	recon.Mul(v, &l)
 	xu.Mul(x, u)
 	span.Mul(&xu, linv.T())
-	fmt.Printf("MNIST, first %d training images (noise σ = %g); GNMF K = %d; k = %d, cosine; %.0f%% labeled (seed %d)\n\n", len(y), noise, rank, k, 100*frac, seed)
+	fmt.Printf("MNIST, first %d training images (noise σ = %g); %s K = %d; k = %d, cosine; %.0f%% labeled (seed %d)\n\n", len(y), noise, method, rank, k, 100*frac, seed)
 	fmt.Println("| space | 1-NN (leave one out) | spreading, binary weights | spreading, cos^20 |")
 	fmt.Println("|---|---|---|---|")
 	for _, sp := range []struct {

@@ -1,31 +1,31 @@
 // Command netlab is the Go side of scripts/netlab.sh, the laboratory of
 // simulated machines in network namespaces: it is the machines' network (a
-// switch with a delay, and cuts), waits for the NATS cluster, and reads the
-// counters of a namespace of the distributed learner and the input's
-// expected ones, so that the script can check that a run lost and repeated
-// nothing.
+// switch with a delay, and cuts), waits for the NATS cluster, and checks a
+// run's predictions against its input, so that the script can check that
+// a run of the chain on the owners lost and repeated nothing.
 //
 // Usage:
 //
-//	netlab state --nats URLS [--namespace NS]   # the basis's counters, one JSON object
-//	netlab expect --in F                        # the samples of F and the sum of their bus IDs, one JSON object
+//	netlab preds --in F --pred P.jsonl          # the predictions against F's samples, one JSON object
 //	netlab ready --nats URLS [--timeout 60s]    # waits until every node of URLS answers JetStream requests
 //	netlab switch --delay D --control SOCK NAME=/var/run/netns/NS ...   # the lab's network (Linux; switch_linux.go)
 //	netlab control --control SOCK cut|heal NAME # cuts a machine off the switch, or heals it
 //
-// state prints {"version", "samples", "deltas", "id_sum", "left",
-// "ingested"} of the namespace's latest basis (distributed.ReadState);
-// expect prints {"samples", "id_sum"}: the count of F's usable samples and
-// the sum modulo 2⁶⁴ of their IDs on the bus, a sample's record offset + 1
-// (the ID that stream --nats publishes it with), so that a run in which
-// every sample was applied exactly once has state's samples and id_sum
-// equal to expect's. ready returns once a JetStream request (account
-// information) through each of the comma-separated URLs succeeds, that is
-// once the cluster has a meta leader that every node reaches, or fails
-// after --timeout naming the nodes that did not answer.
+// preds prints {"samples", "predicted", "duplicates", "missing",
+// "unknown"}: the count of F's usable samples (those with an id: a
+// prediction line names its sample by id), the prediction lines of P
+// (JSON lines with an "id", as stream --out writes them), the lines that
+// repeat an id, the samples with no line and the lines whose id is no
+// sample of F; a run in which every sample was predicted exactly once has
+// predicted = samples and the other three zero. ready returns once a
+// JetStream request (account information) through each of the
+// comma-separated URLs succeeds, that is once the cluster has a meta
+// leader that every node reaches, or fails after --timeout naming the
+// nodes that did not answer.
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,24 +39,20 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/nmfstream/nmfstream/distributed"
 	"github.com/nmfstream/nmfstream/sources"
 )
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: netlab state|expect [flags]")
+		fmt.Fprintln(os.Stderr, "usage: netlab preds|ready|switch|control [flags]")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var err error
 	switch os.Args[1] {
-	case "state":
-		err = runState(ctx, os.Args[2:])
-	case "expect":
-		err = runExpect(os.Args[2:])
+	case "preds":
+		err = runPreds(os.Args[2:])
 	case "ready":
 		err = runReady(ctx, os.Args[2:])
 	case "switch":
@@ -64,7 +60,7 @@ func main() {
 	case "control":
 		err = runControl(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q: want state, expect, ready, switch or control", os.Args[1])
+		err = fmt.Errorf("unknown command %q: want preds, ready, switch or control", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "netlab:", err)
@@ -72,68 +68,96 @@ func main() {
 	}
 }
 
-// counters is what both commands print; state fills every field.
-type counters struct {
-	Version  uint64 `json:"version,omitempty"`
-	Samples  uint64 `json:"samples"`
-	Deltas   uint64 `json:"deltas,omitempty"`
-	IDSum    uint64 `json:"id_sum"`
-	Left     uint64 `json:"left,omitempty"`
-	Ingested uint64 `json:"ingested,omitempty"`
+// predCheck is what preds prints.
+type predCheck struct {
+	Samples    int `json:"samples"`
+	Predicted  int `json:"predicted"`
+	Duplicates int `json:"duplicates"`
+	Missing    int `json:"missing"`
+	Unknown    int `json:"unknown"`
 }
 
-func runState(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("state", flag.ContinueOnError)
-	url := fs.String("nats", "", "NATS server URLs, comma-separated (required)")
-	ns := fs.String("namespace", "nmf", "namespace of the learner")
-	timeout := fs.Duration("timeout", 20*time.Second, "give up after this long")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *url == "" {
-		return errors.New("state: --nats is required")
-	}
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
-	defer cancel()
-	nc, err := nats.Connect(*url, nats.Timeout(*timeout))
-	if err != nil {
-		return fmt.Errorf("state: --nats %s: %w", *url, err)
-	}
-	defer nc.Close()
-	st, err := distributed.ReadState(ctx, nc, distributed.Config{Namespace: *ns})
-	if err != nil {
-		return fmt.Errorf("state: namespace %q: %w", *ns, err)
-	}
-	return json.NewEncoder(os.Stdout).Encode(counters{Version: st.Version, Samples: st.Samples, Deltas: st.Deltas,
-		IDSum: st.IDSum, Left: st.Left, Ingested: st.Ingested})
-}
-
-func runExpect(args []string) error {
-	fs := flag.NewFlagSet("expect", flag.ContinueOnError)
+func runPreds(args []string) error {
+	fs := flag.NewFlagSet("preds", flag.ContinueOnError)
 	in := fs.String("in", "", "the stream file (required)")
+	pred := fs.String("pred", "", "the predictions, JSON lines with an id (required)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *in == "" {
-		return errors.New("expect: --in is required")
+	if *in == "" || *pred == "" {
+		return errors.New("preds: --in and --pred are required")
 	}
-	src, err := sources.Open(*in)
+	want, err := sampleIDs(*in)
 	if err != nil {
-		return err
+		return fmt.Errorf("preds: %s: %w", *in, err)
 	}
-	defer src.Close()
-	var c counters
-	for src.Next() {
-		b := src.Batch()
-		for _, off := range b.Offsets {
-			c.Samples++
-			c.IDSum += uint64(off) + 1
-		}
-	}
-	if err := src.Err(); err != nil {
-		return fmt.Errorf("expect: %s: %w", *in, err)
+	c, err := checkPreds(want, *pred)
+	if err != nil {
+		return fmt.Errorf("preds: %s: %w", *pred, err)
 	}
 	return json.NewEncoder(os.Stdout).Encode(c)
+}
+
+// sampleIDs returns the ids of the samples of the stream file in (records
+// with features and an id).
+func sampleIDs(in string) (map[string]bool, error) {
+	src, err := sources.Open(in)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	ids := map[string]bool{}
+	for src.Next() {
+		for _, id := range src.Batch().IDs {
+			if id == "" {
+				return nil, errors.New("a sample without an id: its prediction could not be matched")
+			}
+			if ids[id] {
+				return nil, fmt.Errorf("sample id %q twice", id)
+			}
+			ids[id] = true
+		}
+	}
+	return ids, src.Err()
+}
+
+// checkPreds counts the prediction lines of the file at path against the
+// samples' ids want.
+func checkPreds(want map[string]bool, path string) (predCheck, error) {
+	c := predCheck{Samples: len(want)}
+	f, err := os.Open(path)
+	if err != nil {
+		return c, err
+	}
+	defer f.Close()
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<16), 1<<24)
+	for n := 1; sc.Scan(); n++ {
+		var l struct {
+			ID *string `json:"id"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil || l.ID == nil {
+			return c, fmt.Errorf("line %d: not a prediction with an id: %q", n, sc.Text())
+		}
+		c.Predicted++
+		switch id := *l.ID; {
+		case seen[id]:
+			c.Duplicates++
+		case !want[id]:
+			c.Unknown++
+		}
+		seen[*l.ID] = true
+	}
+	if err := sc.Err(); err != nil {
+		return c, err
+	}
+	for id := range want {
+		if !seen[id] {
+			c.Missing++
+		}
+	}
+	return c, nil
 }
 
 func runReady(ctx context.Context, args []string) error {

@@ -48,6 +48,9 @@ type onlineConfig struct {
 	Forget    float64
 	SearchDim int
 	Revisit   int
+	// SearchBasis is --search-basis; checkpoints written before it existed
+	// read as 0, the search on the samples as they are.
+	SearchBasis int
 	// Codes is the stages.CodeUse of the predictor; SpreadPower its
 	// stages.Learner.SpreadPower. Checkpoints written before they existed
 	// read as the defaults.
@@ -136,17 +139,18 @@ func (c onlineConfig) learner() *stages.Learner {
 	split := pipeline.Split(runtime.GOMAXPROCS(0))
 	return &stages.Learner{
 		Model: &model.Online{
-			Method:    c.Method,
-			Rank:      c.Rank,
-			Alpha:     c.Alpha,
-			Beta:      c.Beta,
-			Graph:     graph.KNN{K: c.Neighbors, Window: c.Window},
-			Sweeps:    c.Sweeps,
-			Forget:    c.Forget,
-			SearchDim: c.SearchDim,
-			Revisit:   model.Revisit(c.Revisit),
-			Src:       rand.NewPCG(c.Seed, c.Seed),
-			Split:     split,
+			Method:      c.Method,
+			Rank:        c.Rank,
+			Alpha:       c.Alpha,
+			Beta:        c.Beta,
+			Graph:       graph.KNN{K: c.Neighbors, Window: c.Window},
+			Sweeps:      c.Sweeps,
+			Forget:      c.Forget,
+			SearchDim:   c.SearchDim,
+			SearchBasis: c.searchBasis(),
+			Revisit:     model.Revisit(c.Revisit),
+			Src:         rand.NewPCG(c.Seed, c.Seed),
+			Split:       split,
 		},
 		Split:       split,
 		Predictor:   stages.Predictor(c.Predictor),
@@ -155,6 +159,15 @@ func (c onlineConfig) learner() *stages.Learner {
 		Neighbors:   c.Vote,
 		Metric:      classify.Metric(c.Metric),
 	}
+}
+
+// searchBasis is the model's SearchBasis: none with --search-dim or with
+// --codes off (raw samples only).
+func (c onlineConfig) searchBasis() int {
+	if c.SearchDim > 0 || stages.CodeUse(c.Codes) == stages.CodesOff {
+		return 0
+	}
+	return max(c.SearchBasis, 0)
 }
 
 // saveCheckpoint writes cp to path atomically (sinks.SaveCheckpoint): a

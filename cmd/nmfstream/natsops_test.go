@@ -16,8 +16,8 @@ import (
 )
 
 // TestStreamNATSTakesNamespaceSettings starts a namespace with settings
-// other than stream --nats's defaults (as a worker with its own flags
-// would): a stream that gives none of those flags runs with the
+// other than stream --nats's defaults (as worker --partitions 2 does):
+// a stream that gives none of those flags runs with the
 // namespace's, and one that gives another partition count is refused
 // with a message naming it and the namespace's value.
 func TestStreamNATSTakesNamespaceSettings(t *testing.T) {
@@ -27,8 +27,8 @@ func TestStreamNATSTakesNamespaceSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	first := distributed.Config{Namespace: "ops", Rank: 6, Partitions: 2, Staleness: 1, Alpha: 10, Window: 800}
-	if _, err := distributed.NewPublisher(context.Background(), nc, first); err != nil {
+	first := distributed.Config{Namespace: "ops", Partitions: 2}
+	if _, err := distributed.NewChainWorker(context.Background(), nc, first, learnerOf); err != nil {
 		t.Fatal(err)
 	}
 	in := filepath.Join(t.TempDir(), "digits.arrow")

@@ -46,9 +46,8 @@ func adoptNamespace(ctx context.Context, nc *nats.Conn, cfg *distributed.Config,
 	if err != nil || !ok {
 		return err
 	}
-	if got != *cfg {
-		fmt.Fprintf(stderr, "nmfstream %s: namespace %q: its settings for the flags not given: rank %d, partitions %d, staleness %d, alpha %g, neighbors %d, window %d, refresh %d, seed %d\n",
-			cmd, got.Namespace, got.Rank, got.Partitions, got.Staleness, got.Alpha, got.GraphK, got.Window, got.Refresh, got.Seed)
+	if got.Partitions != cfg.Partitions {
+		fmt.Fprintf(stderr, "nmfstream %s: namespace %q has %d partitions (--partitions not given)\n", cmd, got.Namespace, got.Partitions)
 	}
 	*cfg = got
 	return nil

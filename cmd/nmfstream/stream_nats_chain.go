@@ -204,10 +204,10 @@ func (f *chainNATS) await(ctx context.Context, nc *nats.Conn, server, cmd string
 	}
 	defer cancel()
 	err := distributed.AwaitWorker(wctx, nc, f.cfg, ownerReport, func(waited time.Duration) {
-		fmt.Fprintf(stderr, "nmfstream %s: no live worker on namespace %q at %s after %v; waiting (start one: nmfstream worker --chain --nats %s --namespace %s)\n", cmd, f.cfg.Namespace, server, waited.Round(time.Second), server, f.cfg.Namespace)
+		fmt.Fprintf(stderr, "nmfstream %s: no live worker on namespace %q at %s after %v; waiting (start one: nmfstream worker --nats %s --namespace %s)\n", cmd, f.cfg.Namespace, server, waited.Round(time.Second), server, f.cfg.Namespace)
 	})
 	if err != nil && ctx.Err() == nil {
-		return fmt.Errorf("no live worker on namespace %q at %s within --owner-timeout %v (start one: nmfstream worker --chain)", f.cfg.Namespace, server, f.ownerTimeout)
+		return fmt.Errorf("no live worker on namespace %q at %s within --owner-timeout %v (start one: nmfstream worker)", f.cfg.Namespace, server, f.ownerTimeout)
 	}
 	return err
 }

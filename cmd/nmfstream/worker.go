@@ -6,92 +6,82 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"os"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/distributed"
-	"github.com/nmfstream/nmfstream/model"
 )
 
 func init() {
 	register(command{
 		name:    "worker",
-		summary: "run instances of the distributed learner on NATS JetStream (partitions with failover), and publish a file to it",
+		summary: "run owners of the distributed chain on NATS JetStream (the partitions' learners, with failover) for stream --nats and serve --nats",
 		run:     runWorker,
 	})
 }
 
-const workerSynopsis = `worker [--nats URL] [--in F] [--workers n] [--rank K] [--partitions P] [--staleness s] [--rounds T] [--alpha α] [--window n] [--json]
+const workerSynopsis = `worker [--nats URL] [--namespace ns] [--workers n] [--partitions P] [--replicas R] [--json]
 
-Runs instances of the distributed learner (package distributed) on a NATS
-JetStream server: samples are split into --partitions virtual partitions
-by a locality-preserving key, each partition has one exclusive owner at a
-time among the instances (another takes over within --pinned-ttl when it
-dies), owners publish additive deltas of the statistics B = XV and A = VᵀV,
-and one coordinator steps the basis U from their exactly-once sum and
-versions it in a key-value bucket. Every instance, in this process or in
-others on the same --nats and --namespace, shares the work. With
---staleness 0 the rounds are synchronous and U is NMF's single-machine
-multiplicative update to rounding (distributed/DESIGN.md). With --alpha
-the owners learn GNMF on their partition's k-NN graph; --window bounds
-the samples each keeps. The first instance of a namespace (worker,
-stream --nats or serve --nats) stores its settings there (--rank,
---partitions, --staleness, --alpha, --neighbors, --window, --refresh,
---sweeps, --seed); a later instance takes the namespace's value of each
-of these flags it does not give, and is refused, with a message naming
-the setting and the namespace's value, if it gives another.
+Runs --workers owners of the chain of stream --nats and serve --nats on a
+NATS JetStream namespace (package distributed, "The chain on the owners"
+in distributed/DESIGN.md). Each of the namespace's --partitions partitions
+has one owner at a time among the owners of every process on the same
+--nats and --namespace; the owner of a partition runs stream's learner,
+built from the learner settings the namespace's first driver stored (its
+--method, --rank, --window, --predictor, …), on the batches the drivers
+send to the partition, and answers each with its predictions. When an
+owner stops pulling for --pinned-ttl, another takes the partition over
+and replays its batches, so that every driver receives each batch's
+answer exactly once. The partitions spread over the live workers: a
+worker holds at most ⌈P/n⌉ of them, n the workers it hears (the first
+worker of a namespace takes them all and gives them up as others come).
+Each partition taken and released is printed on stderr.
 
-With --in F, the records of F (read as fit reads them: Arrow, Parquet,
-CSV, IDX; dense or sparse, not text) are published, sample IDs being their
-row numbers from 1, and the command exits once every one is applied,
-after --after more versions of U,
-printing the counters, the rate and the relative error ‖X − UVᵀ‖/‖X‖ of F
-coded on the final U. Without --in it works until interrupted (or until
-U's version reaches --rounds).
+The namespace holds its partitions (and the other settings of its first
+instance): a worker takes them unless --partitions is given, and is
+refused, with a message naming the setting, if it gives another. A worker
+runs until interrupted and then prints what its owners did.
+
+The learner's flags (--rank, --alpha, --window, …) are the drivers':
+give them to stream --nats or serve --nats. To learn a file on the
+owners, run stream --nats --in F (with --workers 0 when workers run
+elsewhere). --chain, once needed to run these owners, is accepted and
+does nothing: the chain is the only distributed learner.
 
 Without --nats, a binary built with -tags nats starts an embedded
 single-node server on --listen (storing in --store, or a temporary
-directory); other instances join it with --nats nats://HOST:PORT. A
-binary built without the tag needs --nats: scripts/nats-cluster.sh starts
-a 3-node cluster on loopback.
+directory); drivers and other workers join it with --nats nats://HOST:PORT.
+A binary built without the tag needs --nats: scripts/nats-cluster.sh
+starts a 3-node cluster on loopback.
 
 Examples:
-  go run -tags nats ./cmd/nmfstream worker --in train-images-idx3-ubyte --rank 20
-  nmfstream worker --nats nats://127.0.0.1:4222 --in mnist.arrow --workers 3 --partitions 6 --json
-  nmfstream worker --nats nats://127.0.0.1:4222,nats://127.0.0.1:4223 --replicas 3`
+  go run -tags nats ./cmd/nmfstream worker --listen 127.0.0.1:4222
+  nmfstream worker --nats nats://127.0.0.1:4222 --namespace digits --partitions 3 --workers 2
+  nmfstream worker --nats nats://127.0.0.1:4222,nats://127.0.0.1:4223,nats://127.0.0.1:4224 --replicas 3 --json`
 
-// workerSummary is the JSON object worker --json prints.
+// workerSummary is the JSON object worker --json prints when it stops.
 type workerSummary struct {
-	Samples          uint64   `json:"samples"` // applied to the statistics
-	Deltas           uint64   `json:"deltas"`
-	Version          uint64   `json:"version"`
-	Published        int      `json:"published"`
-	Seconds          float64  `json:"seconds"`
-	PublishSeconds   float64  `json:"publish_seconds"`
-	SamplesPerSecond float64  `json:"samples_per_second"`
-	RelativeError    *float64 `json:"relative_error,omitempty"`
-	Workers          int      `json:"workers"`
-	Partitions       int      `json:"partitions"`
-	Takeovers        int      `json:"takeovers"`
-	Server           string   `json:"server"`
+	// Batches counts the batch shares the owners learned and answered
+	// (replays after a takeover included), Samples the predictions in
+	// those answers.
+	Batches int `json:"batches"`
+	Samples int `json:"samples"`
+	// Takeovers counts the partitions the owners took, their first
+	// included.
+	Takeovers  int     `json:"takeovers"`
+	Seconds    float64 `json:"seconds"`
+	Workers    int     `json:"workers"`
+	Partitions int     `json:"partitions"`
+	Server     string  `json:"server"`
 }
 
 func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o, err := parseWorkerFlags(args, stderr)
 	if err != nil {
 		return err
-	}
-	var samples []distributed.Sample
-	var x model.Data
-	if o.in != "" {
-		if samples, x, err = readSamples(ctx, o.in, o.csvf); err != nil {
-			return err
-		}
 	}
 	server := o.url
 	if server == "" {
@@ -127,77 +117,67 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	pool := &workerPool{cancel: cancel, done: make(chan error, o.workers), log: lineLogger(stderr, "nmfstream worker:")}
-	if err := pool.start(ctx, connect, o.cfg, o.workers, o.chain); err != nil {
-		return errors.Join(err, pool.wait())
-	}
 	start := time.Now()
-	if err := publishSamples(ctx, nc, o.cfg, samples); err != nil {
+	if err := pool.start(ctx, connect, o.cfg, o.workers); err != nil {
 		return errors.Join(err, pool.wait())
 	}
-	published := time.Since(start)
-	st := pool.awaitEnd(ctx, nc, o.cfg, len(samples), o.after)
+	fmt.Fprintf(stderr, "nmfstream worker: %d owner(s) running on namespace %q (%d partitions) at %s\n", o.workers, o.cfg.Namespace, o.cfg.Partitions, server)
+	pool.awaitEnd(ctx)
 	elapsed := time.Since(start)
 	if err := pool.wait(); err != nil {
 		return err
 	}
-	if len(samples) > 0 && st.Samples < uint64(len(samples)) {
-		return fmt.Errorf("interrupted with %d of %d samples applied", st.Samples, len(samples))
-	}
-	sum := workerSummary{Samples: st.Samples, Deltas: st.Deltas, Version: st.Version, Published: len(samples),
-		Seconds: elapsed.Seconds(), PublishSeconds: published.Seconds(), Workers: o.workers, Partitions: o.cfg.Partitions, Server: server}
-	sum.SamplesPerSecond = float64(st.Samples) / max(elapsed.Seconds(), 1e-9)
+	sum := workerSummary{Seconds: elapsed.Seconds(), Workers: o.workers, Partitions: o.cfg.Partitions, Server: server}
 	for _, w := range pool.ws {
-		sum.Takeovers += w.Stats().Takeovers
-	}
-	if x != nil && st.U != nil {
-		e, err := relativeError(x, st.U)
-		if err != nil {
-			return err
-		}
-		sum.RelativeError = &e
+		st := w.Stats()
+		sum.Batches += st.Rounds
+		sum.Samples += st.Samples
+		sum.Takeovers += st.Takeovers
 	}
 	return sum.print(stdout, o.asJSON)
 }
 
 // workerOptions are worker's flags, parsed and checked.
 type workerOptions struct {
-	url, listen, store, in string
-	workers, after         int
-	asJSON                 bool
-	chain                  bool // run the chain's owners (learnerOf)
-	cfg                    distributed.Config
-	csvf                   csvFlags
-	given                  map[string]bool // the flags the command line set
+	url, listen, store string
+	workers            int
+	asJSON             bool
+	cfg                distributed.Config
+	given              map[string]bool // the flags the command line set
 }
 
+// retiredWorkerFlags are the flags of the owners' own GNMF step, retired
+// with it: each names what to use instead.
+var retiredWorkerFlags = map[string]string{
+	"in":     "worker --in was retired with the owners' own GNMF step: learn a file on the owners with stream --nats NATS --in F (--workers 0 when workers run elsewhere)",
+	"after":  "worker --after was retired with worker --in: learn a file with stream --nats --in F",
+	"rounds": "worker --rounds was retired with the owners' own GNMF step: a worker runs until interrupted",
+}
+
+// learnerFlags are the learner's flags that worker once took: the
+// owners' learner is the namespace's (its first driver's flags).
+var learnerFlags = []string{"rank", "staleness", "sweeps", "refresh", "alpha", "neighbors", "window", "seed"}
+
 // parseWorkerFlags parses worker's arguments; an error says which flag is
-// wrong, or, without a server and an embedded one, how to get one.
+// wrong (a retired one: what replaces it), or, without a server and an
+// embedded one, how to get one.
 func parseWorkerFlags(args []string, stderr io.Writer) (*workerOptions, error) {
+	if err := retiredFlag(args); err != nil {
+		return nil, err
+	}
 	o := &workerOptions{}
 	fs := newFlags("worker", workerSynopsis, stderr)
 	fs.StringVar(&o.url, "nats", "", "NATS server `URL`s, comma-separated (empty: an embedded server, in a binary built with -tags nats)")
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:4222", "embedded server: `host:port` to listen on (port 0: any free port)")
 	fs.StringVar(&o.store, "store", "", "embedded server: JetStream storage `directory` (empty: a temporary one, removed at exit)")
-	fs.StringVar(&o.in, "in", "", "publish the records of this `file`, then exit once all are applied")
-	fs.IntVar(&o.workers, "workers", 1, "instances to run in this process")
-	fs.IntVar(&o.after, "after", 20, "with --in: versions of U to wait for after every sample is applied (rounds that sweep every code, refining U as batch NMF does)")
-	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object instead of text")
-	fs.BoolVar(&o.chain, "chain", false, "run the owners of stream --nats's chain: the learner of the namespace's settings (a driver's flags) on its one partition; not with --in")
+	fs.IntVar(&o.workers, "workers", 1, "owners to run in this process")
+	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object instead of text when stopped")
+	fs.Bool("chain", true, "accepted and ignored: the owners always run the chain (once it chose them over the retired GNMF step)")
 	cfg := &o.cfg
-	fs.StringVar(&cfg.Namespace, "namespace", "nmf", "prefix of the subjects, streams and buckets of this factorization")
-	fs.IntVar(&cfg.Rank, "rank", 10, "rank K of the factorization")
-	fs.IntVar(&cfg.Partitions, "partitions", 4, "virtual partitions P (fixed for a namespace)")
-	fs.IntVar(&cfg.Staleness, "staleness", 1, "rounds an owner may run ahead of U's version (0: synchronous rounds)")
-	fs.IntVar(&cfg.Rounds, "rounds", 0, "stop at this version of U (0: no limit)")
-	fs.IntVar(&cfg.Sweeps, "sweeps", 1, "multiplicative sweeps of a partition's older codes per round")
-	fs.IntVar(&cfg.Refresh, "refresh", 0, "older codes swept per round and partition, round-robin (0: all)")
-	fs.Float64Var(&cfg.Alpha, "alpha", 0, "GNMF's graph weight α on each partition's k-NN graph (0: NMF; every instance of a namespace must use the same)")
-	fs.IntVar(&cfg.GraphK, "neighbors", 5, "k of each partition's k-NN graph (with --alpha)")
-	fs.IntVar(&cfg.Window, "window", 0, "samples each partition's owner keeps (0: all)")
+	fs.StringVar(&cfg.Namespace, "namespace", "nmf", "prefix of the subjects, streams and buckets of the namespace (the drivers' --namespace)")
+	fs.IntVar(&cfg.Partitions, "partitions", 1, "partitions P of a new namespace (an existing one's unless given; the drivers' --partitions)")
 	fs.IntVar(&cfg.Replicas, "replicas", 1, "replicas of the streams and buckets (3 on a 3-node cluster survives a node's loss)")
-	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the partitioner and of U's initialization")
-	fs.DurationVar(&cfg.PinnedTTL, "pinned-ttl", 2*time.Second, "time after which a silent instance's roles move to another (failover time)")
-	addCSVFlags(fs, &o.csvf)
+	fs.DurationVar(&cfg.PinnedTTL, "pinned-ttl", 2*time.Second, "time after which a silent owner's partition moves to another (failover time)")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
@@ -205,22 +185,15 @@ func parseWorkerFlags(args []string, stderr io.Writer) (*workerOptions, error) {
 		return nil, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	o.given = givenFlags(fs)
-	if o.workers < 0 || o.after < 0 || cfg.Rank < 1 || cfg.Partitions < 1 || !(cfg.Alpha >= 0) || cfg.Window < 0 {
-		return nil, fmt.Errorf("%w: --workers, --after, --alpha and --window must not be negative, --rank and --partitions must be positive", errUsage)
-	}
-	if o.chain {
-		if o.in != "" {
-			return nil, fmt.Errorf("%w: --chain owners learn what stream --nats and serve --nats send: not with --in", errUsage)
-		}
-		if !o.given["partitions"] {
-			cfg.Partitions = 1
-		}
-	}
-	if o.workers == 0 && o.in == "" {
-		return nil, fmt.Errorf("%w: --workers 0 without --in has nothing to do", errUsage)
-	}
-	if err := checkInput("--in", o.in); err != nil {
-		return nil, err
+	switch {
+	case o.workers < 1:
+		return nil, fmt.Errorf("%w: --workers %d: a worker runs at least one owner (nothing to do with 0)", errUsage, o.workers)
+	case cfg.Partitions < 1:
+		return nil, fmt.Errorf("%w: --partitions %d must be positive", errUsage, cfg.Partitions)
+	case cfg.Replicas < 1 || cfg.Replicas > 5:
+		return nil, fmt.Errorf("%w: --replicas %d must be 1 to 5", errUsage, cfg.Replicas)
+	case cfg.PinnedTTL <= 0:
+		return nil, fmt.Errorf("%w: --pinned-ttl %v must be positive", errUsage, cfg.PinnedTTL)
 	}
 	if o.url == "" && !haveEmbeddedNATS {
 		_, _, err := embeddedNATS(o.listen, o.store) // says how to get one
@@ -229,17 +202,37 @@ func parseWorkerFlags(args []string, stderr io.Writer) (*workerOptions, error) {
 	return o, nil
 }
 
-// workerPool is the instances of the learner that worker runs, each on its
-// own goroutine and connection; wait stops them and returns their errors.
+// retiredFlag returns a usage error naming the first retired flag of
+// args and what replaces it, or nil.
+func retiredFlag(args []string) error {
+	for _, a := range args {
+		if a == "--" || !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if msg, ok := retiredWorkerFlags[name]; ok {
+			return fmt.Errorf("%w: %s", errUsage, msg)
+		}
+		for _, l := range learnerFlags {
+			if name == l {
+				return fmt.Errorf("%w: worker --%s: the owners learn with the namespace's learner settings, which its first driver stores: give --%s to stream --nats or serve --nats", errUsage, name, name)
+			}
+		}
+	}
+	return nil
+}
+
+// workerPool is the owners that worker runs, each on its own goroutine
+// and connection; wait stops them and returns their errors.
 type workerPool struct {
-	cancel context.CancelFunc // stops every instance
-	done   chan error         // each instance's end, buffered for all
+	cancel context.CancelFunc // stops every owner
+	done   chan error         // each owner's end, buffered for all
 	ws     []*distributed.Worker
-	log    func(line string) // each instance's Worker.Log
+	log    func(line string) // each owner's Worker.Log
 }
 
 // lineLogger returns a function that writes each line to w after prefix,
-// one at a time (the instances' roles log from their goroutines).
+// one at a time (the owners' roles log from their goroutines).
 func lineLogger(w io.Writer, prefix string) func(line string) {
 	var mu sync.Mutex
 	return func(line string) {
@@ -249,21 +242,15 @@ func lineLogger(w io.Writer, prefix string) func(line string) {
 	}
 }
 
-// start starts n instances on connections from connect: the chain's
-// owners with chain (distributed.NewChainWorker, learnerOf), else the
-// workers of the owners' own GNMF step.
-func (p *workerPool) start(ctx context.Context, connect func() (*nats.Conn, error), cfg distributed.Config, n int, chain bool) error {
+// start starts n owners of the chain (distributed.NewChainWorker with
+// stream's learner, learnerOf) on connections from connect.
+func (p *workerPool) start(ctx context.Context, connect func() (*nats.Conn, error), cfg distributed.Config, n int) error {
 	for range n {
 		wc, err := connect()
 		if err != nil {
 			return err
 		}
-		var w *distributed.Worker
-		if chain {
-			w, err = distributed.NewChainWorker(ctx, wc, cfg, learnerOf)
-		} else {
-			w, err = distributed.NewWorker(ctx, wc, cfg)
-		}
+		w, err := distributed.NewChainWorker(ctx, wc, cfg, learnerOf)
 		if err != nil {
 			return err
 		}
@@ -274,7 +261,18 @@ func (p *workerPool) start(ctx context.Context, connect func() (*nats.Conn, erro
 	return nil
 }
 
-// wait cancels the instances and waits for each to end.
+// awaitEnd returns when ctx ends (an interrupt) or an owner ends on its
+// own (corrupt data in the namespace: wait returns its error).
+func (p *workerPool) awaitEnd(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+	case err := <-p.done:
+		p.done <- err
+		p.cancel()
+	}
+}
+
+// wait cancels the owners and waits for each to end.
 func (p *workerPool) wait() error {
 	p.cancel()
 	var errs []error
@@ -284,122 +282,12 @@ func (p *workerPool) wait() error {
 	return errors.Join(errs...)
 }
 
-// publishSamples publishes samples in messages of up to 1,000.
-func publishSamples(ctx context.Context, nc *nats.Conn, cfg distributed.Config, samples []distributed.Sample) error {
-	if len(samples) == 0 {
-		return nil
-	}
-	pub, err := distributed.NewPublisher(ctx, nc, cfg)
-	if err != nil {
-		return err
-	}
-	for i := 0; i < len(samples); i += 1000 {
-		if err := pub.Publish(ctx, samples[i:min(i+1000, len(samples))]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// awaitEnd waits for the end and returns the namespace's last state read:
-// the n samples published all applied and after more versions of U, version
-// cfg.Rounds, an instance ending on its own (corrupt data in the
-// namespace), or ctx's end.
-func (p *workerPool) awaitEnd(ctx context.Context, nc *nats.Conn, cfg distributed.Config, n, after int) distributed.State {
-	var st distributed.State
-	var allIn uint64 // the version at which every sample was applied
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return st
-		case err := <-p.done:
-			p.done <- err
-			p.cancel()
-			return st
-		case <-tick.C:
-			s, err := distributed.ReadState(ctx, nc, cfg)
-			if err != nil {
-				continue // no basis yet
-			}
-			st = s
-			if n > 0 && st.Samples >= uint64(n) && allIn == 0 {
-				allIn = st.Version
-			}
-			if (allIn > 0 && st.Version >= allIn+uint64(after)) || (cfg.Rounds > 0 && st.Version >= uint64(cfg.Rounds)) {
-				p.cancel()
-				return st
-			}
-		}
-	}
-}
-
 // print writes the summary: one JSON object with asJSON, text otherwise.
 func (sum workerSummary) print(stdout io.Writer, asJSON bool) error {
 	if asJSON {
 		return json.NewEncoder(stdout).Encode(sum)
 	}
-	fmt.Fprintf(stdout, "applied %d samples in %d deltas, U at version %d, in %.2fs (%.0f samples/s) with %d instance(s) on %d partitions\n",
-		sum.Samples, sum.Deltas, sum.Version, sum.Seconds, sum.SamplesPerSecond, sum.Workers, sum.Partitions)
-	if sum.RelativeError != nil {
-		fmt.Fprintf(stdout, "relative error ‖X − UVᵀ‖/‖X‖ of the input coded on U: %.4f\n", *sum.RelativeError)
-	}
-	return nil
-}
-
-// readSamples reads path as fit does and returns its samples, IDs being
-// row numbers from 1 and labels class indices in order of appearance.
-func readSamples(ctx context.Context, path string, csvf csvFlags) ([]distributed.Sample, model.Data, error) {
-	in, err := readInput(ctx, path, csvf.opener(os.Stdin), nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	if in.text != nil {
-		return nil, nil, fmt.Errorf("%s: the worker takes dense or sparse features, not text (stream --nats featurizes documents and publishes them)", path)
-	}
-	if in.n() == 0 {
-		return nil, nil, fmt.Errorf("%s: no usable record", path)
-	}
-	classes := map[string]int{}
-	out := make([]distributed.Sample, in.n())
-	for i := range out {
-		s := distributed.Sample{ID: uint64(i + 1), Label: -1, Dim: in.d}
-		if in.labeled[i] {
-			c, ok := classes[in.labels[i]]
-			if !ok {
-				c = len(classes)
-				classes[in.labels[i]] = c
-			}
-			s.Label = c
-		}
-		if in.sp != nil {
-			ind, val := in.sp.Row(i)
-			s.Index, s.Value = ind, val
-		} else {
-			s.Dense = in.dense[i*in.d : (i+1)*in.d]
-		}
-		out[i] = s
-	}
-	x, err := in.data(nil, false)
-	if err != nil {
-		return nil, nil, err
-	}
-	return out, x, nil
-}
-
-// relativeError codes x on u (10 multiplicative sweeps from constant
-// codes) and returns ‖X − UVᵀ‖/‖X‖.
-func relativeError(x model.Data, u *mat.Dense) (float64, error) {
-	_, n := x.Dims()
-	_, k := u.Dims()
-	v := mat.NewDense(n, k, nil)
-	for i := range v.RawMatrix().Data {
-		v.RawMatrix().Data[i] = 1
-	}
-	if err := model.SweepRows(v, x, u, 10); err != nil {
-		return 0, err
-	}
-	f := model.NewFrobenius(x)
-	return math.Sqrt(f.Value(u, v) / x.SqNorm()), nil
+	_, err := fmt.Fprintf(stdout, "answered %d batch shares (%d predictions) in %.2fs with %d owner(s) on %d partitions, %d takeovers\n",
+		sum.Batches, sum.Samples, sum.Seconds, sum.Workers, sum.Partitions, sum.Takeovers)
+	return err
 }

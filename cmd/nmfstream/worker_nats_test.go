@@ -3,29 +3,65 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"testing"
+	"time"
 )
 
-// TestWorkerAppliesEverySample runs worker --in on the digits with two
-// instances against a server of the test's own: it exits 0 once every
-// record is applied, and reports the exact count and a fitted basis.
-func TestWorkerAppliesEverySample(t *testing.T) {
+// TestWorkerRunsTheChain runs the owners in a worker command, as a user
+// on another machine would, and the driver in stream --nats --workers 0:
+// the predictions are stream's, byte for byte (one partition), and the
+// worker, interrupted, reports a takeover and every prediction it sent.
+func TestWorkerRunsTheChain(t *testing.T) {
 	s := testNATS(t)
-	train, _, _ := digitsFiles(t, t.TempDir(), 3)
-	out := mustRun(t, "worker", "--nats", s.ClientURL(), "--in", train, "--workers", "2", "--rank", "8",
-		"--partitions", "3", "--after", "5", "--pinned-ttl", "500ms", "--json")
-	var sum workerSummary
-	if err := json.Unmarshal([]byte(out), &sum); err != nil {
-		t.Fatalf("%v: %s", err, out)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "digits.arrow")
+	writeDigitsStream(t, in, 0.2, 30)
+	flags := []string{"-in", in, "-json", "-batch", "50", "-window", "300", "-rank", "8", "-seed", "2"}
+
+	outS := filepath.Join(dir, "stream.jsonl")
+	if code, _, stderr := runCmd(t, append([]string{"stream", "-out", outS}, flags...)...); code != 0 {
+		t.Fatalf("stream: exit %d: %s", code, stderr)
 	}
-	if sum.Samples != uint64(sum.Published) || sum.Published == 0 {
-		t.Errorf("applied %d of %d samples", sum.Samples, sum.Published)
+
+	wctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	var wout, werr bytes.Buffer
+	wdone := make(chan int, 1)
+	go func() {
+		wdone <- run(wctx, []string{"worker", "--nats", s.ClientURL(), "--namespace", "wk", "--pinned-ttl", "500ms", "--json"}, &wout, &werr)
+	}()
+
+	outN := filepath.Join(dir, "nats.jsonl")
+	code, stdout, stderr := runCmd(t, append([]string{"stream", "--nats", s.ClientURL(), "--namespace", "wk", "--workers", "0",
+		"--owner-timeout", "30s", "--pinned-ttl", "500ms", "-out", outN}, flags...)...)
+	if code != 0 {
+		t.Fatalf("stream --nats --workers 0: exit %d: %s", code, stderr)
 	}
-	if sum.RelativeError == nil || !(*sum.RelativeError > 0 && *sum.RelativeError < 0.6) {
-		t.Errorf("relative error %v, want in (0, 0.6)", sum.RelativeError)
+	sum := decodeSummary(t, []byte(stdout))
+	if a, b := readFile(t, outS), readFile(t, outN); !bytes.Equal(a, b) {
+		t.Errorf("the worker's predictions differ from stream's (%d and %d bytes)", len(b), len(a))
 	}
-	if sum.Version < 5 {
-		t.Errorf("U at version %d, want at least --after 5", sum.Version)
+
+	stop()
+	select {
+	case code := <-wdone:
+		if code != 0 {
+			t.Fatalf("worker: exit %d: %s", code, werr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("worker still runs 30 s after its interrupt")
 	}
+	var ws workerSummary
+	if err := json.Unmarshal(wout.Bytes(), &ws); err != nil {
+		t.Fatalf("worker --json printed %q: %v", wout.String(), err)
+	}
+	if ws.Takeovers < 1 || ws.Partitions != 1 || int64(ws.Samples) != sum.Samples || ws.Batches == 0 {
+		t.Errorf("worker summary %+v: want 1 partition taken, and the stream's %d samples predicted", ws, sum.Samples)
+	}
+	t.Logf("worker: %s", fmt.Sprint(ws))
 }

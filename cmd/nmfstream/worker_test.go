@@ -6,21 +6,26 @@ import (
 )
 
 // TestWorkerUsage checks the worker's usage errors: exit status 2 and a
-// message naming the problem.
+// message naming the problem, and for the flags of the retired GNMF step
+// what replaces them.
 func TestWorkerUsage(t *testing.T) {
-	// Without -tags nats, a missing --nats is a usage error given before
-	// the input is read.
+	// Without -tags nats, a missing --nats is a usage error.
 	var noEmbedded []string
 	if !haveEmbeddedNATS {
-		noEmbedded = []string{"worker", "--in", "worker_test.go"}
+		noEmbedded = []string{"worker", "--workers", "2"}
 	}
+	const url = "nats://127.0.0.1:1"
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"worker", "--nats", "nats://127.0.0.1:1", "--rank", "0"}, "--rank"},
-		{[]string{"worker", "--nats", "nats://127.0.0.1:1", "--workers", "0"}, "nothing to do"},
-		{[]string{"worker", "--nats", "nats://127.0.0.1:1", "extra"}, "unexpected argument"},
+		{[]string{"worker", "--nats", url, "--workers", "0"}, "nothing to do"},
+		{[]string{"worker", "--nats", url, "--partitions", "0"}, "--partitions 0"},
+		{[]string{"worker", "--nats", url, "--replicas", "7"}, "--replicas 7"},
+		{[]string{"worker", "--nats", url, "extra"}, "unexpected argument"},
+		{[]string{"worker", "--nats", url, "--in", "x.arrow"}, "stream --nats NATS --in F"},
+		{[]string{"worker", "--nats", url, "--rank=20"}, "give --rank to stream --nats"},
+		{[]string{"worker", "--nats", url, "-alpha", "3"}, "give --alpha to stream --nats"},
 		{noEmbedded, "--nats URL is required"},
 	} {
 		if c.args == nil {
@@ -34,13 +39,14 @@ func TestWorkerUsage(t *testing.T) {
 }
 
 // TestWorkerHelp checks that worker -help has the description, an
-// Examples section and the flags, as every command's does.
+// Examples section and the flags, as every command's does, and says that
+// --chain is accepted and does nothing.
 func TestWorkerHelp(t *testing.T) {
 	code, errs, _ := runCmd(t, "worker", "-help") // help on stdout
 	if code != 0 {
 		t.Errorf("worker -help: exit %d", code)
 	}
-	for _, want := range []string{"Usage: nmfstream worker", "Examples:", "nmfstream worker --", "-nats", "-staleness"} {
+	for _, want := range []string{"Usage: nmfstream worker", "Examples:", "nmfstream worker --", "-nats", "-partitions", "--chain, once needed"} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("worker -help lacks %q:\n%s", want, errs)
 		}

@@ -59,6 +59,14 @@ type Graph struct {
 	mark     []bool
 	marked   []int
 	sym      symCache // reverse lists for WeightRows, once it is used
+	// Per-insertion buffers of the window's size, kept so that a large
+	// window does not allocate (and fault in) them again every batch:
+	// refsBuf holds liveIDs' slots for finishInsert and removeSlots (each
+	// done with it before the other starts), oldBuf and goneBuf their
+	// per-slot flags.
+	refsBuf []int
+	oldBuf  []bool
+	goneBuf []bool
 }
 
 type slotGen struct {
@@ -487,25 +495,36 @@ func (g *Graph) Evicting(n int) []int {
 	return out
 }
 
+// Order returns the live nodes from the oldest to the newest (their
+// insertion order, the order in which a window removes them), in a new
+// slice.
+func (g *Graph) Order() []int {
+	out := make([]int, 0, g.nlive)
+	for _, sg := range g.fifo[g.head:] {
+		if g.live[sg.slot] && g.gen[sg.slot] == sg.gen {
+			out = append(out, sg.slot)
+		}
+	}
+	return out
+}
+
 // min32Nodes is the number of live nodes from which an incrementally grown
 // graph decides on float32 dots (store.enable32): enough rows to judge the
 // data's spread, and below it the dots are cheap anyway.
 var min32Nodes = 256 // a variable for the tests
 
 func (g *Graph) finishInsert(ids, removed []int) Change {
-	isNew := make([]bool, len(g.live))
-	old := make([]bool, len(g.live))
-	for i, l := range g.live {
-		old[i] = l
-	}
+	g.oldBuf = slices.Grow(g.oldBuf[:0], len(g.live))[:len(g.live)]
+	old := g.oldBuf
+	copy(old, g.live)
 	for _, s := range ids {
-		isNew[s] = true
 		old[s] = false
 		g.touch(s)
 	}
 	qs := slices.Clone(ids)
 	slices.Sort(qs)
-	refs := g.liveIDs(nil)
+	g.refsBuf = g.liveIDs(g.refsBuf)
+	refs := g.refsBuf
 	if g.nlive >= min32Nodes {
 		g.st.enable32(refs)
 	}
@@ -548,7 +567,9 @@ func (g *Graph) removeSlots(ids []int) {
 	}
 	g.unlabel(unl)
 	g.noteDirty(ids)
-	gone := make([]bool, len(g.live))
+	g.goneBuf = slices.Grow(g.goneBuf[:0], len(g.live))[:len(g.live)]
+	gone := g.goneBuf
+	clear(gone)
 	for _, id := range ids {
 		gone[id] = true
 		g.live[id] = false
@@ -563,8 +584,8 @@ func (g *Graph) removeSlots(ids []int) {
 		g.free = slices.Insert(g.free, i, id)
 	}
 	affected := g.drop(&g.knn, gone, nil)
-	refs := g.liveIDs(nil)
-	g.search(&g.knn, affected, refs, false, nil, nil, g.touch)
+	g.refsBuf = g.liveIDs(g.refsBuf)
+	g.search(&g.knn, affected, g.refsBuf, false, nil, nil, g.touch)
 }
 
 func (g *Graph) knnRow(id int) []int {

@@ -13,8 +13,9 @@ import (
 )
 
 // labRun is one run of scripts/netlab.sh (its JSON line): stream --nats
-// through workers and a 3-node NATS cluster in network namespaces, or
-// stream on one machine (Mode "single").
+// driving the chain's owners in worker processes, with a 3-node NATS
+// cluster, in network namespaces, or stream on one machine (Mode
+// "single").
 type labRun struct {
 	Mode             string  `json:"mode"`
 	Workers          float64 `json:"workers"`
@@ -23,6 +24,11 @@ type labRun struct {
 	Records          float64 `json:"records"`
 	RecordsPerSecond float64 `json:"records_per_second"`
 	CPUPerRecordMS   float64 `json:"cpu_per_record_ms"`
+	// CPU is the run's CPU seconds by process kind; Driver is the
+	// driver's (stream --nats).
+	CPU struct {
+		Driver float64 `json:"driver"`
+	} `json:"cpu"`
 	// IdleCPUPerSecond is the CPU seconds per second of the run's NATS
 	// nodes and workers, idle before the stream (0: not measured).
 	IdleCPUPerSecond float64 `json:"idle_cpu_per_s"`
@@ -32,22 +38,23 @@ type labRun struct {
 const labNodes = 3
 
 // labModel is the cost of stream --nats in the lab, calibrated on its runs.
-// The driver reads Batch records per step and each step waits for one round
-// of every partition (staleness 0), so with P partitions, N workers and a
-// one-way delay d (s) between machines:
+// The driver sends batches of Batch records, each a share to every one of
+// the P partitions, and pipelines them (several in flight), so with N
+// workers and a one-way delay d (s) between machines:
 //
 //	busy CPU per record  c(P) = C0 + C1·P                  (s, every process)
-//	step                 L    = Lambda·Batch·c(P) + Trips·d (s)
+//	batch                L    = Lambda·Batch·c(P) + Trips·d (s)
 //	records per second   R    = Batch / L
 //	CPU per record            = c(P) + Idle·(3 + N) / R     (s)
 //
-// C0 is the per-record cost (the sample's messages and its share of the
-// step's fixed costs), C1·Batch the cost of one partition's round (its
-// fetch, delta and basis version, over every process), Lambda the share of a
-// step's CPU on its critical path (beyond 1 when processes wait for one
-// another's cores; 1/cores when they overlap on all), Trips the one-way
-// network trips a step waits for in sequence, and Idle the CPU per second
-// of an idle worker or NATS node (ticks, heartbeats).
+// C0 is the per-record cost (the owner's learning, the record's messages),
+// C1·Batch the cost of one partition's share of a batch beyond its records
+// (its message, its replication and delivery, the owner's answer), Lambda
+// the share of a batch's CPU on the critical path (below 1 when processes
+// overlap on the cores, beyond 1 when they wait for one another's), Trips
+// the one-way trips a batch waits for in sequence (effective: the batches
+// in flight overlap theirs), and Idle the CPU per second of a worker or a
+// NATS node while the stream runs beside it (heartbeats, pulls).
 type labModel struct {
 	Batch         float64
 	C0, C1, Idle  float64
@@ -63,6 +70,24 @@ func (m labModel) predict(r labRun) (rate, cpu float64) {
 	step := m.Lambda*m.Batch*m.busy(r.Partitions) + m.Trips*r.DelayMS/1000
 	rate = m.Batch / step
 	return rate, m.busy(r.Partitions) + m.Idle*(labNodes+r.Workers)/rate
+}
+
+// errors returns the model's relative errors on a run's records per
+// second and CPU per record (model / measured − 1).
+func (m labModel) errors(r labRun) (rate, cpu float64) {
+	pr, pc := m.predict(r)
+	return pr/r.RecordsPerSecond - 1, 1000*pc/r.CPUPerRecordMS - 1
+}
+
+// worst returns the largest absolute relative error of the model over
+// the configurations of runs, each by the medians of its runs.
+func (m labModel) worst(runs []labRun) float64 {
+	var w float64
+	for _, r := range medians(runs) {
+		er, ec := m.errors(r)
+		w = max(w, math.Abs(er), math.Abs(ec))
+	}
+	return w
 }
 
 // readRuns reads scripts/netlab.sh's JSON lines; a line that is not one is
@@ -89,7 +114,7 @@ func readRuns(rd io.Reader) ([]labRun, error) {
 
 // calibrate fits the lab model on the nats runs, each configuration
 // (workers, partitions, delay) taken as the median of its runs (the cores
-// are shared, and repeated runs differ by a third): by least squares, C0, C1
+// are shared with other work, and repeated runs differ): by least squares, C0, C1
 // and Idle on the CPU per record (features 1, P and (3+N)/R), then Lambda
 // and Trips on the step's length Batch/R (features Batch·c(P) and d). Idle
 // is thus the CPU per second and process while the stream waits, fitted;
@@ -145,12 +170,7 @@ func medians(runs []labRun) []labRun {
 			for i, r := range g {
 				v[i] = f(r)
 			}
-			slices.Sort(v)
-			if n := len(v); n%2 == 1 {
-				return v[n/2]
-			} else {
-				return (v[n/2-1] + v[n/2]) / 2
-			}
+			return median(v)
 		}
 		out = append(out, labRun{Mode: "nats", Workers: k.w, Partitions: k.p, DelayMS: k.d, Records: float64(len(g)),
 			RecordsPerSecond: med(func(r labRun) float64 { return r.RecordsPerSecond }),
@@ -185,4 +205,42 @@ func leastSquares(runs []labRun, row func(labRun) ([]float64, float64)) ([]float
 		}
 	}
 	return out, nil
+}
+
+// constants returns the cost model's constants that the runs give, by
+// the model's flag names: owner-cpu, the single machine's CPU per record
+// (the median of the "single" runs); msg-cpu, the rest of C0 (every
+// process's CPU per record beyond the owner's learning); share-cpu,
+// C1·Batch; driver-cpu, the median over the nats runs of the driver's CPU
+// per record; trips, the fitted Trips. A constant the runs cannot give
+// (no single run, say) is absent.
+func (m labModel) constants(runs []labRun) map[string]float64 {
+	var single, driver []float64
+	for _, r := range runs {
+		switch {
+		case r.Mode == "single" && r.CPUPerRecordMS > 0:
+			single = append(single, r.CPUPerRecordMS/1000)
+		case r.Mode == "nats" && r.Records > 0 && r.CPU.Driver > 0:
+			driver = append(driver, r.CPU.Driver/r.Records)
+		}
+	}
+	c := map[string]float64{"share-cpu": max(m.C1*m.Batch, 0), "trips": max(m.Trips, 0)}
+	if len(single) > 0 {
+		c["owner-cpu"] = median(single)
+		c["msg-cpu"] = max(m.C0-c["owner-cpu"], 0)
+	}
+	if len(driver) > 0 {
+		c["driver-cpu"] = median(driver)
+	}
+	return c
+}
+
+// median returns the median of v (which it sorts).
+func median(v []float64) float64 {
+	slices.Sort(v)
+	if n := len(v); n%2 == 1 {
+		return v[n/2]
+	} else {
+		return (v[n/2-1] + v[n/2]) / 2
+	}
 }

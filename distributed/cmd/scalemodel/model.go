@@ -2,192 +2,150 @@ package main
 
 import (
 	"math"
+	"strings"
 )
 
-// params are the inputs of the cost model of a stream of samples across N
-// machines (docs/DESIGN.md, "Cost model"). Sizes are in bytes, times in
-// seconds, rates per second.
+// params are the inputs of the cost model of the chain on the owners
+// (distributed/DESIGN.md, "Cost model") learning a stream across N
+// machines: a driver decodes and featurizes the records, sends each batch
+// to the P partitions (one share each) through a replicated JetStream
+// stream, and each partition's owner learns its share and answers. Sizes
+// are in bytes, times in seconds, rates per second.
 type params struct {
 	Samples    float64 // samples in the stream
 	Dim        float64 // dimension D
 	NNZ        float64 // nonzero entries per sample (D for dense data)
-	Rank       float64 // rank K
-	GFlops     float64 // sustained GFlop/s of one machine, all its cores
+	Batch      float64 // records per driver batch (stream's --batch)
 	Cores      float64 // cores of one machine
-	Round      float64 // shortest round (an owner's batch), s
-	Staleness  int     // staleness bound s, in rounds
-	PerMachine int     // virtual partitions per machine
-	InitSweeps float64 // sweeps coding a new sample
-	Refresh    float64 // older codes swept per new sample
-	Replicas   float64 // replicas of the streams and buckets
+	PerMachine int     // partitions (owners) per machine
+	Replicas   float64 // replicas of the streams
+	Drivers    float64 // driver processes, each on a machine of its own
 
 	// Bandwidth is the bytes per second one machine's network link
 	// carries each way (0: no limit).
 	Bandwidth float64
-	// CoordGFlops is the GFlop/s of the coordinator, one core (0: GFlops/Cores).
-	CoordGFlops float64
-	// DeltaCPU is the coordinator's CPU seconds per delta besides the
-	// flops of adding it (decoding, the log's bookkeeping).
-	DeltaCPU float64
-	// SampleCPU is the CPU seconds per sample, over every process,
-	// besides its flops: publishing, replicating, delivering, asking for
-	// its neighbours.
-	SampleCPU float64
-	// RoundCPU is the CPU seconds per partition and round, over every
-	// process, besides the flops: the owner's fetch, its delta's publish
-	// and replication, the coordinator's read, the basis version's
-	// delivery to the owner.
-	RoundCPU float64
+	// OwnerCPU is an owner's learner's CPU seconds per sample: the
+	// single machine's stream per record.
+	OwnerCPU float64
+	// MsgCPU is the CPU seconds per record, over every process, of its
+	// messages: the driver's publish, the servers' replication and
+	// delivery, the owner's decoding, the answer's way back.
+	MsgCPU float64
+	// ShareCPU is the CPU seconds, over every process, of one partition's
+	// share of one batch beyond its records: each batch sends a share to
+	// every partition (empty if it has no record there), and each owner
+	// answers each.
+	ShareCPU float64
+	// DriverCPU is a driver's CPU seconds per record (decode, featurize,
+	// route, publish, merge the answers), and DriverCores the cores its
+	// work spreads over: its publish and collect stages are one goroutine
+	// each.
+	DriverCPU, DriverCores float64
+	// Slack is the partitions' capacity rule (distributed.Router.Slack): a
+	// partition takes at most 1/P + Slack of the samples, so the busiest
+	// owner learns up to that share.
+	Slack float64
 	// Delay is the one-way network delay between two machines, s, and
-	// Trips the one-way trips a round waits for in sequence (a sample's
-	// publish and replication, its delivery, the delta's publish and
-	// replication, its delivery, the basis version's write, replication
-	// and delivery): a round lasts at least Trips·Delay.
+	// Trips the one-way trips per batch that the pipelined driver waits
+	// for (effective: batches in flight overlap their trips): a batch
+	// takes at least Trips·Delay.
 	Delay, Trips float64
 }
 
+// Wire sizes of the chain's messages beyond their rows (gob and headers),
+// bytes.
+const (
+	shareBytes  = 300 // a batch share's message without its rows
+	answerBytes = 40  // one prediction in an answer: id, offset, label, score
+)
+
 // defaultParams are the model's defaults: sparse samples, D = 10⁵, 100
-// nonzeros, K = 50, 10 GFlop/s per 4-core machine, rounds of 1 s, s = 2,
-// 8 partitions per machine, 3 replicas, 10 Gb/s links; the per-sample and
-// per-round CPU and the trips per round are those calibrated on
-// scripts/netlab.sh's digits runs of 2026-11-28 (BENCHMARKS.md, "Machines
-// in network namespaces"; upper bounds for bulk ingestion, since the lab's
-// steps are of 10 records), the delay 0.1 ms of one data centre; the
-// coordinator's 0.2 ms per delta is assumed, the lab does not separate it.
+// nonzeros, batches of 100, 4-core machines with one owner per core, 3
+// replicas, 10 Gb/s links, one driver, the delay 0.1 ms of one data
+// centre; the CPU constants and the trips are those calibrated on
+// scripts/netlab.sh's digits runs of the chain
+// (bench/netlab/runs-chain-digits-2026-11-28.jsonl; BENCHMARKS.md, "The
+// chain in network namespaces"): the digits' learner, not a document's,
+// so OwnerCPU is a lower bound for D = 10⁵. MsgCPU is 0 because the fit
+// leaves none: the CPU per record at one partition is the single
+// machine's learning (C0) plus one share per batch.
 var defaultParams = params{
-	Samples: 1e8, Dim: 1e5, NNZ: 100, Rank: 50, GFlops: 10, Cores: 4, Round: 1, Staleness: 2,
-	PerMachine: 8, InitSweeps: 10, Refresh: 1, Replicas: 3,
-	Bandwidth: 1.25e9, DeltaCPU: 2e-4, SampleCPU: 4.3e-3, RoundCPU: 0.041, Delay: 1e-4, Trips: 155,
+	Samples: 1e8, Dim: 1e5, NNZ: 100, Batch: 100, Cores: 4, PerMachine: 4, Replicas: 3, Drivers: 1,
+	Bandwidth: 1.25e9, OwnerCPU: 1.01e-4, MsgCPU: 0, ShareCPU: 5.51e-3, DriverCPU: 2.28e-5, DriverCores: 1,
+	Slack: 0.2, Delay: 1e-4, Trips: 6.38,
 }
 
 // row is the model's figures for one machine count.
 type row struct {
 	Machines, Partitions float64
-	Round                float64 // the round's length, s: Params.Round or longer if a limit needs it
 	Rate                 float64 // samples per second
 	Hours                float64 // for all Params.Samples
-	Limit                string  // what bounds Rate: cpu, network; and the round: coordinator, fan-out, latency, overhead
-	SampleBytes          float64 // one sample message
-	DeltaBytes           float64 // one delta message
-	BasisBytes           float64 // one basis version
-	NetPerSample         float64 // bytes across the network per sample: publish, replication, delivery to its owner
-	NetPerDelta          float64 // bytes across the network per delta
-	NetPerVersion        float64 // bytes across the network per basis version: write, replication, N deliveries
+	Limit                string  // what bounds Rate: cpu, owner, driver, network, driver link, latency
+	CPUPerRecord         float64 // CPU seconds per record over every process
+	MaxShare             float64 // the busiest owner's share of the samples
+	SampleBytes          float64 // one sample's row in a share
+	NetPerRecord         float64 // bytes across the network per record: its row and answer, each stored on every replica and delivered once, and its part of the shares' fixed bytes
 	NetPerMachine        float64 // bytes per second on each machine's link, the traffic spread evenly
-	FanOut               float64 // bytes per second out of the node holding the basis (N deliveries per version)
-	CoordBusy            float64 // the coordinator's share of one core
-	Msgs                 float64 // messages per second into the servers
-	Deltas               float64 // deltas per second
-	StalenessSeconds     float64 // the bound s × round length
+	DriverLink           float64 // bytes per second on a driver's link: the rows out, the answers in
+	DriverBusy           float64 // a driver's share of its DriverCores
+	OwnerBusy            float64 // the busiest owner's share of its core(s)
+	Msgs                 float64 // messages per second into the servers: shares and answers
 }
 
-// at is the model for n machines: the sample rate the CPUs allow at rounds
-// of Params.Round, lowered to what the network carries, with rounds
-// lengthened until the coordinator (one core) keeps up with them, the
-// basis's fan-out fits the link of the node that serves it, the round's
-// trips fit in it, and the per-round overhead takes at most half the CPU
-// and its traffic without samples at most half the links.
+// at is the model for n machines: the sample rate as the least of what
+// the machines' CPUs, the busiest owner's core(s), the drivers, the links
+// (the drivers' own and all of them) and the pipelined batches' trips
+// allow.
 func (p params) at(n float64) row {
-	d, z, k := p.Dim, p.NNZ, p.Rank
 	r := row{Machines: n, Partitions: n * float64(p.PerMachine)}
 	P := r.Partitions
-	// Flops of one sweep of one code: XᵀU on its nonzeros, V·UᵀU; and of
-	// its statistics: x vᵀ into B, v vᵀ into A (twice for a changed code:
-	// old out, new in).
-	sweep := 2*z*k + 2*k*k
-	stats := 2*z*k + k*k
-	flops := p.InitSweeps*sweep + stats + p.Refresh*(sweep+2*stats)
-	core := p.GFlops * 1e9 / p.Cores
-	coord := p.CoordGFlops * 1e9
-	if coord == 0 {
-		coord = core
+	r.MaxShare = 1.0
+	if P > 1 {
+		r.MaxShare = math.Min(1, 1/P+p.Slack)
 	}
-	perSample := flops/core + p.SampleCPU // CPU seconds per sample
-	r.SampleBytes = 26 + 12*z
-	if z >= d {
-		r.SampleBytes = 26 + 8*d
+	r.SampleBytes = 12 * p.NNZ
+	if p.NNZ >= p.Dim {
+		r.SampleBytes = 8 * p.Dim
 	}
-	r.BasisBytes = 41 + 8 + 8*d*k
-	r.NetPerSample = r.SampleBytes * (p.Replicas + 1)
-	r.NetPerVersion = r.BasisBytes * (p.Replicas + n)
+	r.CPUPerRecord = p.OwnerCPU + p.MsgCPU + p.ShareCPU*P/p.Batch
+	fixed := 2 * P * shareBytes / p.Batch // a share and its answer per partition and batch
+	r.NetPerRecord = (r.SampleBytes + answerBytes + fixed) * (p.Replicas + 1)
 
-	tr := p.Round
-	var rows, coordRound float64
-	for range 100 {
-		limit := ""
-		// The round's own bounds.
-		if b := p.Trips * p.Delay; b > tr {
-			tr, limit = b, "latency"
-		}
-		if b := 2 * P * p.RoundCPU / (n * p.Cores); b > tr {
-			tr, limit = b, "overhead"
-		}
-		if p.Bandwidth > 0 {
-			if b := n * r.BasisBytes / p.Bandwidth; b > tr {
-				tr, limit = b, "fan-out"
-			}
-			// The traffic of a round without samples (its smallest deltas
-			// and one basis version) takes at most half the links.
-			fixed := P*(77+8*k*k)*(p.Replicas+1) + r.NetPerVersion
-			if b := 2 * fixed / (n * p.Bandwidth); b > tr {
-				tr, limit = b, "network"
-			}
-		}
-		rate := (n*p.Cores - P*p.RoundCPU/tr) / perSample
-		rlimit := "cpu"
-		// One round of a partition: b new samples, refresh·b older ones.
-		changed := func(rate float64) float64 { return rate * tr / P * (1 + p.Refresh) }
-		// Rows of ΔB: the union of the changed samples' features.
-		rowsOf := func(rate float64) float64 { return d * (1 - math.Pow(1-z/d, changed(rate))) }
-		deltaBytes := func(rate float64) float64 {
-			return 77 + 8*k*k + rowsOf(rate)*(4+8*k) + changed(rate)*(4+8*k)
-		}
-		if p.Bandwidth > 0 {
-			// Total traffic spread over the n links: bisect the rate at
-			// which it fills them (the delta bytes grow with the rate).
-			net := func(rate float64) float64 {
-				return rate*r.NetPerSample + P/tr*deltaBytes(rate)*(p.Replicas+1) + r.NetPerVersion/tr
-			}
-			if net(rate) > n*p.Bandwidth {
-				lo, hi := 0.0, rate
-				for range 60 {
-					mid := (lo + hi) / 2
-					if net(mid) > n*p.Bandwidth {
-						hi = mid
-					} else {
-						lo = mid
-					}
-				}
-				rate, rlimit = lo, "network"
-			}
-		}
-		rows = rowsOf(rate)
-		// The coordinator adds each delta's rows, and steps U once per
-		// round: U·A (2DK²) and the update (2DK).
-		coordRound = P*(p.DeltaCPU+(rows*k+k*k)/coord) + (2*d*k*k+2*d*k)/coord
-		if coordRound > tr*1.0000001 {
-			tr = coordRound
-			continue // a longer round: more samples per delta, recompute
-		}
-		r.Rate, r.DeltaBytes = rate, deltaBytes(rate)
-		r.Limit = rlimit
-		if limit != "" {
-			r.Limit += ", round: " + limit
-		} else if tr > p.Round {
-			r.Limit += ", round: coordinator"
-		}
-		break
+	type bound struct {
+		name string
+		rate float64
 	}
-	r.Round = tr
-	r.NetPerDelta = r.DeltaBytes * (p.Replicas + 1)
-	r.Deltas = P / tr
-	r.NetPerMachine = (r.Rate*r.NetPerSample + r.Deltas*r.NetPerDelta + r.NetPerVersion/tr) / n
-	r.FanOut = n * r.BasisBytes / tr
-	r.CoordBusy = coordRound / tr
+	coresPerOwner := p.Cores / float64(p.PerMachine)
+	bounds := []bound{
+		{"cpu", n * p.Cores / r.CPUPerRecord},
+		// The busiest owner learns MaxShare of the samples and answers
+		// every batch (charged all of a share's cost: an upper bound).
+		{"owner", coresPerOwner / (r.MaxShare*p.OwnerCPU + p.ShareCPU/p.Batch)},
+		{"driver", p.Drivers * p.DriverCores / p.DriverCPU},
+	}
+	if p.Bandwidth > 0 {
+		bounds = append(bounds, bound{"network", n * p.Bandwidth / r.NetPerRecord},
+			bound{"driver link", p.Drivers * p.Bandwidth / (r.SampleBytes + answerBytes + fixed)})
+	}
+	if p.Delay > 0 && p.Trips > 0 {
+		bounds = append(bounds, bound{"latency", p.Drivers * p.Batch / (p.Trips * p.Delay)})
+	}
+	r.Rate = math.Inf(1)
+	var limits []string
+	for _, b := range bounds {
+		switch {
+		case b.rate < r.Rate*(1-1e-9):
+			r.Rate, limits = b.rate, []string{b.name}
+		case b.rate <= r.Rate*(1+1e-9):
+			limits = append(limits, b.name)
+		}
+	}
+	r.Limit = strings.Join(limits, ", ")
 	r.Hours = p.Samples / r.Rate / 3600
-	// Samples, deltas, U versions to N watchers, ticks to P+1 roles (4 per
-	// second per machine and role).
-	r.Msgs = r.Rate + r.Deltas + n/tr + n*4*(P+1)
-	r.StalenessSeconds = float64(p.Staleness) * tr
+	r.NetPerMachine = r.Rate * r.NetPerRecord / n
+	r.DriverLink = r.Rate / p.Drivers * (r.SampleBytes + answerBytes + fixed)
+	r.DriverBusy = r.Rate / p.Drivers * p.DriverCPU / p.DriverCores
+	r.OwnerBusy = r.Rate * (r.MaxShare*p.OwnerCPU + p.ShareCPU/p.Batch) / coresPerOwner
+	r.Msgs = 2 * P * r.Rate / p.Batch
 	return r
 }

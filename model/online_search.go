@@ -1,0 +1,155 @@
+package model
+
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/floats"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// DefaultSearchBasis is the rank of the search basis the command line sets
+// (Online.SearchBasis; `stream --search-basis`): on the MNIST stream ranks
+// 40 and 80 searched alike (BENCHMARKS.md, "What the codes add").
+const DefaultSearchBasis = 40
+
+// The schedule and size of Online.SearchBasis's fits. On the MNIST stream a
+// basis fitted on the first 100 samples searched as well as the pixels, on
+// the first 250 it lifted the stream by 0.5 point, on the first 500 by 0.9
+// and on the first 2,000 by 1.0 (BENCHMARKS.md, "What the codes add"): the
+// first basis waits for searchBasisFirst samples, the next ones come each
+// time the count of samples seen has grown searchBasisGrowth-fold, each
+// fitted (searchBasisIter multiplicative updates, in float32) on the newest
+// searchBasisRows samples of the window. Refitting once per window as well
+// changed nothing on MNIST 30k (0.941 either way) and would cost a rebuild
+// of the whole window, Window²·K flops, every Window samples.
+const (
+	searchBasisFirst  = 500
+	searchBasisGrowth = 4
+	searchBasisRows   = 2000
+	searchBasisIter   = 100
+	// searchBasisBytes bounds the copy of the newest samples a fit reads
+	// (8·D bytes a sample, and its float32 copy beside): 2,000 MNIST
+	// images take 12.5 MB; samples of D = 100,000 would take only 83 rows.
+	searchBasisBytes = 64 << 20
+	// searchBasisMinRatio is the smallest D/SearchBasis at which the search
+	// moves to the span. Measured: MNIST (D/K = 19.6) +0.6 to +1.1 point on
+	// five streams; the digits (D = 64) −0.4 to −1.7 at rank 16 (D/K = 4)
+	// and −0.2 to 0 at rank 40; MNIST at rank 20 −0.5 (a span too small
+	// for the classes). The threshold lies between 4 and 19.6.
+	searchBasisMinRatio = 10
+)
+
+// searchStep fits a new search basis and rebuilds the graph in its span when
+// the schedule of Online.SearchBasis says so. A fit that fails (a
+// degenerate window) leaves the search where it was until the next one.
+func (o *Online) searchStep() error {
+	if !o.searchesBasis() {
+		return nil
+	}
+	if o.next == 0 {
+		o.next = searchBasisFirst
+	}
+	if o.seen < o.next {
+		return nil
+	}
+	for o.next <= o.seen {
+		o.next *= searchBasisGrowth
+	}
+	r, err := o.fitSearchBasis()
+	if err != nil {
+		return nil // the search stays in the current space: see above
+	}
+	if err := o.reembed(r); err != nil {
+		return fmt.Errorf("model: online: search basis: %w", err)
+	}
+	return nil
+}
+
+// searchesBasis reports whether SearchBasis applies to the stream's samples:
+// dense, of dimension at least searchBasisMinRatio·SearchBasis.
+func (o *Online) searchesBasis() bool {
+	return o.SearchBasis > 0 && !o.sparse && o.dim >= searchBasisMinRatio*o.SearchBasis
+}
+
+// fitSearchBasis fits a plain NMF of rank SearchBasis to the newest
+// searchBasisRows live samples (fewer if searchBasisBytes says so; a fit on
+// fewer samples than the rank is an error) and returns an orthonormal basis of the span
+// of its basis U (D×SearchBasis: orthonormalColumns of U).
+func (o *Online) fitSearchBasis() (*mat.Dense, error) {
+	order := o.g.Order()
+	if n := min(searchBasisRows, searchBasisBytes/(8*o.dim)); len(order) > n {
+		order = order[len(order)-n:]
+	}
+	x := mat.NewDense(len(order), o.dim, nil)
+	for r, id := range order {
+		copy(x.RawRowView(r), o.xd.RawRowView(id))
+	}
+	nm := &NMF{Common: Common{Rank: o.SearchBasis, MaxIter: searchBasisIter, Split: o.Split, Float32: true}}
+	if err := nm.Fit(DenseRows(x), nil); err != nil {
+		return nil, err
+	}
+	return orthonormalColumns(nm.Basis()), nil
+}
+
+// orthonormalColumns returns an orthonormal basis of the span of u's
+// columns (D×K) by modified Gram–Schmidt, twice for accuracy, in a new
+// matrix: a column that depends on the earlier ones (below 1e-10 of its
+// norm once they are taken out) is left zero.
+func orthonormalColumns(u *mat.Dense) *mat.Dense {
+	d, k := u.Dims()
+	q := mat.NewDense(k, d, nil) // columns of the result, as rows
+	for j := range k {
+		row := q.RawRowView(j)
+		mat.Col(row, j, u)
+		n0 := floats.Norm(row, 2)
+		for range 2 {
+			for i := range j {
+				qi := q.RawRowView(i)
+				floats.AddScaled(row, -floats.Dot(qi, row), qi)
+			}
+		}
+		if n := floats.Norm(row, 2); n > 1e-10*n0 && n > 0 {
+			floats.Scale(1/n, row)
+		} else {
+			clear(row)
+		}
+	}
+	return mat.DenseCopyOf(q.T())
+}
+
+// reembed makes r (D×K, orthonormal columns) the graph's search basis (on
+// an error it leaves the graph as it was): the
+// graph is built anew on the window's rows projected on it, every live
+// sample keeping its slot, the window its age order and the nodes their
+// labels (rebuildGraph), so the codes, labels and callers' slot-indexed
+// state stay valid; TakeGraphEdits then reports every row. Distances and
+// cosines in the new graph are those of the samples' orthogonal projections
+// on the span of the search basis.
+func (o *Online) reembed(r *mat.Dense) error {
+	slots := o.g.Slots()
+	s := &OnlineState{Dim: o.dim, Slots: slots, Order: o.g.Order(), Live: make([]bool, slots), Labels: make([]int, slots)}
+	for id := range slots {
+		s.Live[id], s.Labels[id] = o.g.Live(id), -1
+		if s.Live[id] {
+			s.Labels[id] = o.g.Label(id)
+		}
+	}
+	if len(s.Order) == 0 {
+		return nil
+	}
+	// The rows by slot: o.xd, which may be the old graph's own storage
+	// (sharedRows); it stays o's once the new graph stores projections.
+	s.Dense = o.xd.RawMatrix().Data[:slots*o.dim]
+	oldG, oldR := o.g, o.r
+	err := o.newGraph(o.dim, false, r)
+	if err == nil {
+		err = o.rebuildGraph(s)
+	}
+	if err != nil {
+		// Searching where it searched before is still exact: keep it.
+		o.g, o.r = oldG, oldR
+		o.edits, o.editsAll = o.edits[:0], true
+	}
+	return err
+}
