@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -101,20 +102,51 @@ func NewChainWorker(ctx context.Context, nc *nats.Conn, cfg Config, newLearner N
 	return w, nil
 }
 
-// learnerSettings waits for the namespace's learner settings.
-func (w *Worker) learnerSettings(ctx context.Context) ([]byte, error) {
-	kw, err := w.st.model.Watch(ctx, keyLearner)
+// learnerSettings returns the namespace's learner settings, waiting for a
+// driver to store them. It reads the key, then watches it for staleAfter
+// and reads again, so that a watch that a NATS node's loss leaves silent
+// does not hold the role forever; it returns errLost once p is lost.
+func (w *Worker) learnerSettings(ctx context.Context, p *pin) ([]byte, error) {
+	for {
+		actx, cancel := context.WithTimeout(ctx, attemptWithin)
+		e, err := w.st.model.Get(actx, keyLearner)
+		cancel()
+		switch {
+		case err == nil:
+			return e.Value(), nil
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case !errors.Is(err, jetstream.ErrKeyNotFound):
+			return nil, fmt.Errorf("learner settings: %w", err)
+		case !p.held():
+			return nil, errLost
+		}
+		if v, err := w.watchSettings(ctx); err != nil || v != nil {
+			return v, err
+		}
+	}
+}
+
+// watchSettings watches the learner settings' key for staleAfter and
+// returns its value if one is stored meanwhile, else nil.
+func (w *Worker) watchSettings(ctx context.Context) ([]byte, error) {
+	wctx, cancel := context.WithTimeout(ctx, staleAfter)
+	defer cancel()
+	kw, err := w.st.model.Watch(wctx, keyLearner)
 	if err != nil {
-		return nil, err
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, nil // read again
 	}
 	defer kw.Stop()
 	for {
 		select {
-		case <-ctx.Done():
+		case <-wctx.Done():
 			return nil, ctx.Err()
 		case e, ok := <-kw.Updates():
 			if !ok {
-				return nil, errors.New("distributed: learner settings: watch ended")
+				return nil, nil
 			}
 			if e != nil && e.Operation() == jetstream.KeyValuePut {
 				return e.Value(), nil
@@ -123,29 +155,30 @@ func (w *Worker) learnerSettings(ctx context.Context) ([]byte, error) {
 	}
 }
 
-// ownChain holds partition part's role: it builds the Learner and learns
-// every batch of the partition from the first, in stream order, publishing
-// each one's Step, until ctx ends or p is lost. A new holder replays from
-// the first batch: LearnFeatures is deterministic, so it republishes the
-// answers it replays unchanged (dropped by their message ids, or by the
-// driver).
+// ownChain holds partition part's role: it restores the partition's
+// latest snapshot (or builds a fresh Learner) and learns every batch of
+// the partition after it, in stream order, publishing each one's Step and
+// taking a snapshot every SnapshotEvery batches, until ctx ends or p is
+// lost. What it replays it republishes unchanged (LearnFeatures is
+// deterministic), and those answers are dropped by their message ids, or
+// by the driver.
 func (w *Worker) ownChain(ctx context.Context, p *pin, part int) error {
-	raw, err := w.learnerSettings(ctx)
+	raw, err := w.learnerSettings(ctx, p)
 	if err != nil {
 		return err
 	}
-	l, err := w.newLearner(raw)
+	l, o, err := w.restoreSnapshot(ctx, part, raw)
 	if err != nil {
-		return corrupt("namespace %q: learner settings: %v", w.st.n.ns, err)
+		return err
 	}
-	var seq uint64 // stream sequence of the last batch learned
-	it, err := orderedFrom(ctx, w.js, w.st.n.batchStream(), w.st.n.batchSubject(part), seq)
+	w.logf("namespace %q: owner-%d: held; %d batches restored from its snapshot, learning the batches after stream sequence %d", w.st.n.ns, part, o.batches, o.seq)
+	it, err := orderedFrom(ctx, w.js, w.st.n.batchStream(), w.st.n.batchSubject(part), o.seq)
 	if err != nil {
 		return err
 	}
 	defer func() { it.Stop() }()
 	idle := time.Duration(0)
-	var ctxCounts stages.Counters // what the contexts added to l's counters
+	every := w.snapshotEvery()
 	for ctx.Err() == nil {
 		if !p.held() {
 			return errLost
@@ -159,7 +192,7 @@ func (w *Worker) ownChain(ctx context.Context, p *pin, part int) error {
 			return nil
 		case errors.Is(err, context.DeadlineExceeded):
 			if idle += tick; idle >= idleAfter { // silent: make the consumer anew (chain_resume.go)
-				if fresh, err := orderedFrom(ctx, w.js, w.st.n.batchStream(), w.st.n.batchSubject(part), seq); err == nil {
+				if fresh, err := orderedFrom(ctx, w.js, w.st.n.batchStream(), w.st.n.batchSubject(part), o.seq); err == nil {
 					it.Stop()
 					it, idle = fresh, 0
 				}
@@ -169,11 +202,18 @@ func (w *Worker) ownChain(ctx context.Context, p *pin, part int) error {
 			return err
 		}
 		idle = 0
-		if err := w.learnBatch(ctx, l, &ctxCounts, part, m); err != nil {
+		if err := w.learnBatch(ctx, l, o, part, m); err != nil {
 			return err
 		}
 		if md, err := m.Metadata(); err == nil {
-			seq = md.Sequence.Stream
+			o.seq = md.Sequence.Stream
+		}
+		if o.since++; every > 0 && o.since >= every {
+			if err := w.saveSnapshot(ctx, part, l, o); err != nil {
+				// Not fatal: the next one may succeed, and a takeover
+				// meanwhile replays from the previous one.
+				w.logf("namespace %q: owner-%d: %v", w.st.n.ns, part, err)
+			}
 		}
 	}
 	return nil
@@ -181,23 +221,30 @@ func (w *Worker) ownChain(ctx context.Context, p *pin, part int) error {
 
 // learnBatch runs l on the batch of message m, then on its context if it
 // has one, and publishes the batch's Step with l's counters less what the
-// contexts added to them (cumulated in ctxCounts): the context's samples
-// are learned, not predicted for the driver nor counted.
-func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, ctxCounts *stages.Counters, part int, m jetstream.Msg) error {
+// contexts added to them (cumulated in o.context): the context's samples
+// are learned, not predicted for the driver nor counted. A batch its
+// driver sent again (o.repeat) is not learned again: its answer was
+// published when it was learned.
+func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, o *ownerState, part int, m jetstream.Msg) error {
 	drv := m.Headers().Get(hdrDriver)
 	b, err := strconv.ParseInt(m.Headers().Get(hdrBatch), 10, 64)
 	if err != nil || drv == "" {
 		return corrupt("batch message on %s without a driver and a batch number (%q, %q)", m.Subject(), drv, m.Headers().Get(hdrBatch))
 	}
+	if o.repeat(drv, b) {
+		return nil
+	}
 	f, fc, err := decodeShare(m.Data())
 	if err != nil {
 		return fmt.Errorf("driver %s batch %d: %w", drv, b, err)
 	}
-	st, err := learnShare(l, f, fc, ctxCounts)
+	st, err := learnShare(l, f, fc, &o.context)
 	if err != nil {
 		return corrupt("driver %s batch %d: %v", drv, b, err)
 	}
-	c := subCounters(l.Counters(), *ctxCounts)
+	o.last[drv] = b
+	o.batches++
+	c := subCounters(l.Counters(), o.context)
 	c.Offset = l.Counters().Offset
 	data, err := encodeStep(st, c, l.Scores(), l.Pending())
 	if err != nil {
@@ -301,6 +348,10 @@ type ChainStep struct {
 	Counters stages.Counters
 	Scores   stages.Scores
 	Pending  int
+	// Skipped marks a batch that a resumed driver (ResumeChainDriver) had
+	// received before: Step is empty and the counters zero, for the
+	// answers were written by the run that received them.
+	Skipped bool
 }
 
 // ChainDriver is the driver's end of the chain on the owners: Send
@@ -336,6 +387,19 @@ type ChainDriver struct {
 	got  map[int64]map[int]*wireStep
 	last map[int]*wireStep
 	seq  uint64 // stream sequence of the last answer read (chain_resume.go)
+	// gotSeq is, by batch held in got, the least stream sequence of its
+	// answers read (Position).
+	gotSeq map[int64]uint64
+
+	// resume is the first batch a resumed driver publishes: Send routes
+	// the batches before it without publishing them, Receive returns them
+	// as Skipped (ResumeChainDriver). anchorFrom is the batch from which
+	// it routes with the namespace's anchors, as its predecessor did (−1:
+	// a new driver); anchoredAt the first batch this driver
+	// routed by anchors, −1 before (Position reads it).
+	resume     int64
+	anchorFrom int64
+	anchoredAt atomic.Int64
 }
 
 // NewChainDriver returns a driver on cfg's namespace, routing with the
@@ -343,10 +407,22 @@ type ChainDriver struct {
 // namespace holds others, fails naming the namespace. Its name, which
 // keys its answers, is random.
 func NewChainDriver(ctx context.Context, nc *nats.Conn, cfg Config, settings []byte) (*ChainDriver, error) {
+	return newChainDriver(ctx, nc, cfg, settings, ChainPosition{Driver: strconv.FormatUint(rand.Uint64(), 36)})
+}
+
+// newChainDriver returns a driver at pos (its name, the batch it
+// publishes first and the answers it reads after) on cfg's namespace,
+// whose learner settings must be settings (stored if it holds none).
+func newChainDriver(ctx context.Context, nc *nats.Conn, cfg Config, settings []byte, pos ChainPosition) (*ChainDriver, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	js, err := jetstream.New(nc)
+	// Send waits for every share's acknowledgement. nats.go's asynchronous
+	// publishes have no timeout by default: an acknowledgement lost with a
+	// NATS node (kill -9 of the node the driver was connected to, issue 29)
+	// left Send waiting forever, the stream stalled without an error. With
+	// one, the share is published again under its message id (republish).
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(attemptWithin))
 	if err != nil {
 		return nil, fmt.Errorf("distributed: %w", err)
 	}
@@ -360,14 +436,21 @@ func NewChainDriver(ctx context.Context, nc *nats.Conn, cfg Config, settings []b
 	if err := putSettings(ctx, st.model, keyLearner, settings, cfg.namespace()); err != nil {
 		return nil, err
 	}
-	d := &ChainDriver{cfg: cfg, js: js, n: st.n, got: map[int64]map[int]*wireStep{}, last: map[int]*wireStep{},
-		name: strconv.FormatUint(rand.Uint64(), 36), kv: st.model, route: NewRouter(cfg.partitions()), late: map[int64]int64{}}
-	if cfg.partitions() > 1 {
+	d := &ChainDriver{cfg: cfg, js: js, n: st.n, got: map[int64]map[int]*wireStep{}, last: map[int]*wireStep{}, gotSeq: map[int64]uint64{},
+		name: pos.Driver, kv: st.model, route: NewRouter(cfg.partitions()), late: map[int64]int64{},
+		resume: pos.Next, seq: pos.AnswerSeq, anchorFrom: -1}
+	d.anchoredAt.Store(-1)
+	if pos.Next > 0 {
+		if d.anchorFrom = pos.AnchoredAt; d.anchorFrom < 0 {
+			d.anchorFrom = pos.Next // routed by id up to Next
+		}
+	}
+	if cfg.partitions() > 1 && d.anchorFrom <= 0 {
 		if err := d.loadAnchors(ctx); err != nil {
 			return nil, err
 		}
 	}
-	if d.it, err = orderedFrom(ctx, js, st.n.predStream(), st.n.predSubject(d.name), 0); err != nil {
+	if d.it, err = orderedFrom(ctx, js, st.n.predStream(), st.n.predSubject(d.name), pos.AnswerSeq); err != nil {
 		return nil, fmt.Errorf("distributed: predictions consumer: %w", err)
 	}
 	return d, nil
@@ -404,7 +487,14 @@ func putSettings(ctx context.Context, kv jetstream.KeyValue, key string, val []b
 func (d *ChainDriver) Send(ctx context.Context, f *stages.Features) (int64, error) {
 	b := d.sent
 	P := d.cfg.partitions()
-	if _, dense := model.Rows(f.X).(*mat.Dense); P > 1 && d.route.anchors == nil && f.X != nil && dense {
+	if d.anchorFrom >= 0 && b == d.anchorFrom && d.route.anchors == nil {
+		// A resumed driver routes with the anchors from the batch its
+		// predecessor did.
+		if err := d.loadAnchors(ctx); err != nil {
+			return 0, err
+		}
+	}
+	if _, dense := model.Rows(f.X).(*mat.Dense); P > 1 && d.route.anchors == nil && f.X != nil && dense && (d.anchorFrom < 0 || b >= d.anchorFrom) {
 		d.route.locality = true
 		// Another driver of the namespace may have fixed them.
 		if err := d.loadAnchors(ctx); err != nil {
@@ -422,10 +512,20 @@ func (d *ChainDriver) Send(ctx context.Context, f *stages.Features) (int64, erro
 	if err != nil {
 		return 0, err
 	}
+	if d.route.anchors != nil && d.anchoredAt.Load() < 0 {
+		d.anchoredAt.Store(b)
+	}
 	d.mu.Lock()
 	d.lateSum += int64(broadcast) * int64(P-1)
 	d.late[b] = d.lateSum
 	d.mu.Unlock()
+	if b < d.resume {
+		// Received and written before the driver resumed: routed again
+		// only, so that the router's state is the one the batches after
+		// it were routed with.
+		d.sent++
+		return b, nil
+	}
 	futs := make([]jetstream.PubAckFuture, len(shares))
 	for p, sh := range shares {
 		var c *stages.Features
@@ -466,9 +566,17 @@ func (d *ChainDriver) Send(ctx context.Context, f *stages.Features) (int64, erro
 // decoded is an error naming its batch.
 func (d *ChainDriver) Receive(ctx context.Context) (*ChainStep, error) {
 	P := d.cfg.partitions()
+	if b := d.want; b < d.resume {
+		d.want++
+		d.mu.Lock()
+		delete(d.late, b)
+		d.mu.Unlock()
+		return &ChainStep{Batch: b, Step: &stages.Step{}, Skipped: true}, nil
+	}
 	for {
 		if parts := d.got[d.want]; len(parts) == P {
 			delete(d.got, d.want)
+			delete(d.gotSeq, d.want)
 			d.want++
 			return d.merge(d.want-1, parts), nil
 		}
@@ -484,8 +592,8 @@ func (d *ChainDriver) Receive(ctx context.Context) (*ChainStep, error) {
 		if err1 != nil || err2 != nil || p < 0 || p >= P {
 			return nil, corrupt("answer on %s without a batch number and a partition below %d (%q, %q)", m.Subject(), P, m.Headers().Get(hdrBatch), m.Headers().Get(hdrPart))
 		}
-		if b < d.want || d.got[b][p] != nil {
-			continue // a replaying owner's second answer
+		if b < d.want || b < d.resume || d.got[b][p] != nil {
+			continue // a replaying owner's second answer, or one written before a resume
 		}
 		w, err := decodeStep(m.Data())
 		if err != nil {
@@ -495,6 +603,9 @@ func (d *ChainDriver) Receive(ctx context.Context) (*ChainStep, error) {
 			d.got[b] = map[int]*wireStep{}
 		}
 		d.got[b][p] = w
+		if s, ok := d.gotSeq[b]; !ok || d.seq < s {
+			d.gotSeq[b] = d.seq
+		}
 	}
 }
 

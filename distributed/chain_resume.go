@@ -3,6 +3,7 @@ package distributed
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -85,4 +86,52 @@ func (d *ChainDriver) republish(ctx context.Context, msg *nats.Msg, id string, e
 		_, err := d.js.PublishMsg(ctx, msg, jetstream.WithMsgID(id))
 		return err
 	})
+}
+
+// ChainPosition is how far a driver got: enough for another process to
+// resume it after a crash (ResumeChainDriver) without a batch learned
+// twice or an answer lost. It is plain data, for the caller's checkpoint.
+type ChainPosition struct {
+	// Driver is the driver's name, which keys its batches and answers.
+	Driver string
+	// Next is the number of batches whose answers were received (and, for
+	// a checkpoint, written): the resumed driver publishes from it.
+	Next int64
+	// AnswerSeq is a stream sequence of the answers stream such that every
+	// answer of a batch from Next on comes after it.
+	AnswerSeq uint64
+	// AnchoredAt is the first batch the driver routed by the namespace's
+	// anchors (distributed/DESIGN.md, "Locality"), −1 if none yet. A
+	// driver that fixed its anchors after Next, among the batches it sent
+	// but had not written the answers of, is resumed routing those by
+	// anchor where it had routed some by id: `stream --nats` fixes them
+	// before its first batch, so its AnchoredAt is 0 or −1.
+	AnchoredAt int64
+}
+
+// Position returns the driver's position after the batches Receive has
+// returned. Call it from Receive's goroutine.
+func (d *ChainDriver) Position() ChainPosition {
+	seq := d.seq
+	for _, s := range d.gotSeq { // answers of later batches read already
+		seq = min(seq, s-1)
+	}
+	return ChainPosition{Driver: d.name, Next: d.want, AnswerSeq: seq, AnchoredAt: d.anchoredAt.Load()}
+}
+
+// ResumeChainDriver returns a driver that continues the one at pos (a
+// driver of cfg's namespace that stopped, e.g. killed with its process):
+// the same name, and batch numbers from 0 again. The caller sends the
+// same batches, from the first, as the stopped driver did: Send routes
+// those before pos.Next without publishing them (the router's state then
+// is the stopped driver's) and Receive returns them Skipped; from
+// pos.Next on Send publishes, and an owner that learned a batch already
+// (the stopped driver had sent it before its answer was written) does not
+// learn it again, while Receive reads its answer from the stream. The
+// settings must be the namespace's, as for NewChainDriver.
+func ResumeChainDriver(ctx context.Context, nc *nats.Conn, cfg Config, settings []byte, pos ChainPosition) (*ChainDriver, error) {
+	if pos.Driver == "" || pos.Next < 0 {
+		return nil, fmt.Errorf("distributed: resuming a driver: position without a name or with %d batches", pos.Next)
+	}
+	return newChainDriver(ctx, nc, cfg, settings, pos)
 }

@@ -21,11 +21,18 @@ import (
 type Worker struct {
 	// Log, if set before Run, receives one line for each role the worker
 	// takes ("<role> taken") and stops holding ("<role> released": given
-	// up to spread the roles, or lost), and one for each failure of a role
+	// up to spread the roles, or lost), one for each failure of a role
 	// that it retries (a lost node, a leader election): the role and the
-	// error. It is called from the roles' goroutines and must
+	// error, and one when a chain owner starts on its partition (the
+	// batches its snapshot restored). It is called from the roles' goroutines and must
 	// be safe for concurrent use.
 	Log func(line string)
+	// SnapshotEvery, if set before Run, is the number of batches between
+	// a chain owner's snapshots of its Learner (chain_snapshot.go): a
+	// takeover replays at most about that many. If zero, 100; negative
+	// disables them (a takeover replays the partition from its first
+	// batch).
+	SnapshotEvery int
 
 	cfg Config
 	nc  *nats.Conn
@@ -91,9 +98,10 @@ func (w *Worker) Stats() Stats {
 }
 
 // Run works until ctx ends or a role meets corrupt data, and returns after
-// every goroutine it started has ended: nil when ctx ended, else the error.
-func (w *Worker) Run(ctx context.Context) error {
-	ctx, cancel := context.WithCancelCause(ctx)
+// every goroutine it started has ended: nil when ctx ended, else the error
+// that stopped it (never nil: a worker that stops on its own says why).
+func (w *Worker) Run(parent context.Context) error {
+	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
 	ttl := w.cfg.pinnedTTL()
 	type role struct {
@@ -155,8 +163,14 @@ func (w *Worker) Run(ctx context.Context) error {
 	// roles at once.
 	wg.Go(func() { w.tick(ctx, ttl/4) })
 	wg.Wait()
-	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-		return err
+	// Only the caller's end is a clean stop. A cause of our own is returned
+	// even when it wraps a deadline (a role consumer not made within its
+	// attempt): returning nil for it let a `worker` process exit silently.
+	if parent.Err() != nil {
+		return nil
+	}
+	if err := context.Cause(ctx); err != nil {
+		return fmt.Errorf("distributed: namespace %q: worker stopped: %w", w.cfg.namespace(), err)
 	}
 	return nil
 }

@@ -7,6 +7,8 @@
 # embedded nats-server, no installation needed), built once into DIR.
 # Their PIDs are in DIR/pids, one per line, node 0 first: kill one to lose a node.
 # Stop them all with: kill $(cat DIR/pids)
+# NMF_CLUSTER_PORT moves the client ports to it and the two after it (routes: 2000
+# above each), for a second cluster on one machine.
 #
 # Example:
 #   scripts/nats-cluster.sh /tmp/nmf-cluster
@@ -18,9 +20,10 @@ mkdir -p "$DIR"
 cd "$(dirname "$0")/.."
 go build -tags nats -o "$DIR/natsnode" ./distributed/cmd/natsnode
 : > "$DIR/pids"
-routes=nats://127.0.0.1:6222,nats://127.0.0.1:6223,nats://127.0.0.1:6224
+PORT=${NMF_CLUSTER_PORT:-4222}
+routes=nats://127.0.0.1:$((PORT + 2000)),nats://127.0.0.1:$((PORT + 2001)),nats://127.0.0.1:$((PORT + 2002))
 for i in 0 1 2; do
-  "$DIR/natsnode" -name "nmf-$i" -port $((4222 + i)) -cluster-port $((6222 + i)) -routes "$routes" \
+  "$DIR/natsnode" -name "nmf-$i" -port $((PORT + i)) -cluster-port $((PORT + 2000 + i)) -routes "$routes" \
     -dir "$DIR/node-$i" > "$DIR/node-$i.log" 2>&1 &
   echo $! >> "$DIR/pids"
 done
@@ -32,5 +35,5 @@ for i in 0 1 2; do
   done
   grep -q "clients on" "$DIR/node-$i.log" || { echo "nats-cluster: node $i did not start (see $DIR/node-$i.log)" >&2; kill $(cat "$DIR/pids") 2>/dev/null; exit 1; }
 done
-echo "nats-cluster: 3 nodes on nats://127.0.0.1:4222,nats://127.0.0.1:4223,nats://127.0.0.1:4224 (data and logs in $DIR)"
+echo "nats-cluster: 3 nodes on nats://127.0.0.1:$PORT,nats://127.0.0.1:$((PORT + 1)),nats://127.0.0.1:$((PORT + 2)) (data and logs in $DIR)"
 echo "nats-cluster: stop with: kill \$(cat $DIR/pids)"

@@ -37,8 +37,14 @@ partition_samples gives the shares).
 
 --workers instances of the owner run in this process. --nats embedded (or
 a bare --nats) starts an embedded server in a binary built with -tags nats.
---checkpoint is not supported with --nats (the namespace's streams hold the
-batches; an owner that takes over replays them).
+With --checkpoint C the driver saves where it is (its name, the batches
+whose predictions --out holds, the owners' counters) every
+--checkpoint-every records and at the end; a run that finds C (after a
+crash, even kill -9, on a server that kept the namespace) resumes: --out is
+continued without a prediction lost or repeated, and a batch the crashed
+run had sent is learned once. The owners snapshot their learners every
+--snapshot-every batches, so an owner that takes a partition over replays
+only the batches after the latest snapshot.
 
 Examples:
   go run -tags nats ./cmd/nmfstream stream --nats --in stream.arrow --out pred.jsonl --json
@@ -50,8 +56,12 @@ type chainNATS struct {
 	url, listen, store string
 	workers            int
 	ownerTimeout       time.Duration
+	snapshotEvery      int
 	cfg                distributed.Config
 	partitionsGiven    bool // --partitions was on the command line
+	// resume, if set, is the position of the driver to resume
+	// (stream --nats --checkpoint).
+	resume *distributed.ChainPosition
 }
 
 func (f *chainNATS) add(fs *flag.FlagSet) {
@@ -59,6 +69,7 @@ func (f *chainNATS) add(fs *flag.FlagSet) {
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:0", "embedded server: `host:port` to listen on (port 0: any free port)")
 	fs.StringVar(&f.store, "store", "", "embedded server: JetStream storage `directory` (empty: a temporary one, removed at exit)")
 	fs.IntVar(&f.workers, "workers", 1, "owners to run in this process (0: other processes run them)")
+	fs.IntVar(&f.snapshotEvery, "snapshot-every", 100, "batches between the snapshots of an owner's learner in the namespace (the owners of this process; -1: none, a takeover replays the partition from its first batch)")
 	fs.DurationVar(&f.ownerTimeout, "owner-timeout", 0, "with --workers 0: fail if no worker of the namespace is live within this `duration` (0: wait, saying so every few seconds)")
 	c := &f.cfg
 	fs.StringVar(&c.Namespace, "namespace", "nmf", "prefix of the subjects, streams and buckets of this stream")
@@ -72,8 +83,8 @@ func (f *chainNATS) add(fs *flag.FlagSet) {
 func (f *chainNATS) check(o *streamOptions) error {
 	f.partitionsGiven = o.fs != nil && isSet(o.fs, "partitions")
 	switch {
-	case o.ckpt != "":
-		return fmt.Errorf("%w: --checkpoint is not supported with --nats", errUsage)
+	case f.snapshotEvery == 0:
+		return fmt.Errorf("%w: --snapshot-every must not be 0 (-1: no snapshots)", errUsage)
 	case f.workers < 0 || f.ownerTimeout < 0 || f.cfg.Partitions < 1:
 		return fmt.Errorf("%w: --workers and --owner-timeout must not be negative, --partitions must be positive", errUsage)
 	}
@@ -163,6 +174,7 @@ func (f *chainNATS) start(ctx context.Context, cmd string, settings []byte, stde
 		if err != nil {
 			return fail(err)
 		}
+		w.SnapshotEvery = f.snapshotEvery
 		on.started++
 		go func() {
 			err := w.Run(rctx)
@@ -172,7 +184,12 @@ func (f *chainNATS) start(ctx context.Context, cmd string, settings []byte, stde
 			on.done <- err
 		}()
 	}
-	if on.drv, err = distributed.NewChainDriver(ctx, nc, f.cfg, settings); err != nil {
+	if f.resume != nil {
+		on.drv, err = distributed.ResumeChainDriver(ctx, nc, f.cfg, settings, *f.resume)
+	} else {
+		on.drv, err = distributed.NewChainDriver(ctx, nc, f.cfg, settings)
+	}
+	if err != nil {
 		return fail(err)
 	}
 	return on, rctx, nil
@@ -234,19 +251,31 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if _, err := src.Form(); err != nil {
 		return err
 	}
+	res, prev, err := nf.resumeFrom(o)
+	if err != nil {
+		return err
+	}
 	settings, err := json.Marshal(o.cfg)
 	if err != nil {
 		return err
 	}
-	sink, err := o.openOutputs(outputState{})
+	var done outputState
+	if prev != nil {
+		done = prev.Output
+	}
+	out, err := o.openOutputs(done)
 	if err != nil {
 		return err
 	}
+	sink := &natsWriter{w: out, res: res}
 	on, rctx, err := nf.start(ctx, "stream", settings, stderr)
 	if err != nil {
 		return errors.Join(err, sink.Close())
 	}
-	r := &natsRun{o: o, workers: nf.workers, parts: nf.cfg.Partitions, pr: newProgress(stderr, "stream"), start: time.Now()}
+	r := &natsRun{o: o, workers: nf.workers, parts: nf.cfg.Partitions, pr: newProgress(stderr, "stream"), start: time.Now(), res: res, prev: prev, drv: on.drv}
+	if prev != nil {
+		r.last = distributed.ChainStep{Counters: prev.Counters, Scores: prev.Scores, Pending: prev.Pending}
+	}
 	read, err := anchoredRead(rctx, sources.NewReader(src), on.drv, nf.cfg.Partitions)
 	if err != nil {
 		return errors.Join(err, on.close(), sink.Close())
@@ -319,19 +348,32 @@ type natsRun struct {
 	workers int // owners run in this process
 	parts   int // the namespace's partitions
 	last    distributed.ChainStep
-	records int64
+	records int64   // input records of the batches this run sent (not those a resume skipped)
+	input   int64   // input records of every batch collected, skipped ones included
 	shares  []int64 // samples sent to each partition, P > 1
 	pr      *progress
 	start   time.Time
+
+	// With --checkpoint: the checkpoint's keeper, the checkpoint resumed
+	// from (nil for none) and the driver, whose Position each batch's
+	// checkpoint records.
+	res  *natsResume
+	prev *natsCheckpoint
+	drv  *distributed.ChainDriver
 }
 
 // collected runs on the collect stage after each batch.
 func (r *natsRun) collected(ss *streamStep) error {
-	if ss.answer != nil {
-		r.last = *ss.answer
+	a := ss.answer
+	if a != nil && !a.Skipped {
+		r.last = *a
+		r.records += int64(ss.records)
 	}
-	r.records += int64(ss.records)
-	r.pr.update(int(r.records), 0, "records")
+	r.input += int64(ss.records)
+	if r.res != nil {
+		r.res.collected(r.drv.Position(), a, r.input, r.prev)
+	}
+	r.pr.update(int(r.input), 0, "records")
 	return nil
 }
 
@@ -375,6 +417,9 @@ func (r *natsRun) summary(elapsed float64) streamSummary {
 	}
 	if r.o != nil {
 		sum.Window, sum.Rank = r.o.cfg.Window, r.o.cfg.Rank
+	}
+	if r.prev != nil {
+		sum.ResumedFrom = r.prev.Records
 	}
 	if elapsed > 0 {
 		sum.RecordsPerSecond = float64(r.records) / elapsed

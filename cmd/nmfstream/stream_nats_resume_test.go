@@ -1,0 +1,106 @@
+//go:build nats
+
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestStreamNATSKillResume kills `stream --nats` (the driver and the owner
+// it runs) with SIGKILL once its predictions run ahead of its last
+// checkpoint, runs the same command again on the same server, and checks
+// that the resumed run's --out and --rejects are byte for byte those of
+// `stream` on one machine (one partition: the same predictions), every
+// sample predicted once, and its counters the whole stream's. The resumed
+// run's owner takes the partition over from the killed one's snapshot.
+func TestStreamNATSKillResume(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "nmfstream")
+	if out, err := exec.Command("go", "build", "-tags", "nats", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	s := testNATS(t)
+	in := filepath.Join(dir, "digits.arrow")
+	records, bad := writeDigitsStream(t, in, 0.1, 100)
+	args := []string{"stream", "-in", in, "-json", "-batch", "10", "-window", "1000", "-seed", "1"}
+
+	wantOut, wantRej := filepath.Join(dir, "whole.jsonl"), filepath.Join(dir, "whole.rejects")
+	whole, err := exec.Command(bin, append(args, "-out", wantOut, "-rejects", wantRej)...).Output()
+	if err != nil {
+		t.Fatalf("uninterrupted run: %v", err)
+	}
+	want := decodeSummary(t, whole)
+
+	ckpt := filepath.Join(dir, "driver.ckpt")
+	gotOut, gotRej := filepath.Join(dir, "resumed.jsonl"), filepath.Join(dir, "resumed.rejects")
+	cargs := append(args, "-nats", s.ClientURL(), "-namespace", "resume", "-pinned-ttl", "500ms", "-snapshot-every", "5",
+		"-checkpoint", ckpt, "-checkpoint-every", "200", "-out", gotOut, "-rejects", gotRej)
+	cmd := exec.Command(bin, cargs...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		cp, err := loadNATSCheckpoint(ckpt)
+		fi, serr := os.Stat(gotOut)
+		if err == nil && serr == nil && fi.Size() > cp.Output.OutBytes {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatal("no checkpoint with the output ahead of it after 90 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("the run was not killed (it ended with %v): the stream is too short for this test", err)
+	}
+	cp, err := loadNATSCheckpoint(ckpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	again, err := exec.Command(bin, cargs...).Output()
+	if err != nil {
+		t.Fatalf("resumed run: %v", err)
+	}
+	got := decodeSummary(t, again)
+	if got.ResumedFrom != cp.Records || got.ResumedFrom <= 0 || got.ResumedFrom >= int64(records) {
+		t.Fatalf("resumed from record %d of %d, the checkpoint's %d", got.ResumedFrom, records, cp.Records)
+	}
+	if got.RunRecords != int64(records)-got.ResumedFrom {
+		t.Errorf("resumed run sent %d records, want %d", got.RunRecords, int64(records)-got.ResumedFrom)
+	}
+	t.Logf("killed with a checkpoint at record %d of %d (%d rejected)", got.ResumedFrom, records, bad)
+	// The owners' counters are the single machine's; the codes' scores are
+	// not reported with --nats.
+	got.CodeNN1, got.CodeNMI, got.CodeN = want.CodeNN1, want.CodeNMI, want.CodeN
+	sameCounts(t, "resumed run", got, want)
+	sameFile := func(got, want string) {
+		t.Helper()
+		g, err := os.ReadFile(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := os.ReadFile(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(g, w) {
+			t.Errorf("%s (%d bytes) differs from the single machine's %s (%d bytes)", got, len(g), want, len(w))
+		}
+	}
+	sameFile(gotOut, wantOut)
+	sameFile(gotRej, wantRej)
+}
