@@ -211,6 +211,8 @@ func readCheckpoint(r io.ReaderAt, size int64, name string) (*checkpoint, error)
 	switch {
 	case errors.Is(err, sources.ErrNotCheckpoint):
 		return nil, fmt.Errorf("%s: not an nmfstream checkpoint", name)
+	case errors.As(err, &ve) && ve.Got == natsCheckpointVersion:
+		return nil, fmt.Errorf("%s is a checkpoint of stream --nats: resume it with --nats, or give another --checkpoint", name)
 	case errors.As(err, &ve):
 		return nil, fmt.Errorf("%s: checkpoint version %d, this nmfstream reads %d: finish the stream with the version that wrote it, or remove the checkpoint to start over", name, ve.Got, ve.Want)
 	case errors.Is(err, sources.ErrCorruptCheckpoint):

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nmfstream/nmfstream/sinks"
 )
 
 // TestCheckpointIntegrity streams the digits with a checkpoint, then checks
@@ -52,5 +54,27 @@ func TestCheckpointIntegrity(t *testing.T) {
 	}
 	if code, _, stderr := runCmd(t, "stream", "--in", in, "--checkpoint", ckpt, "--window", "300"); code != 0 {
 		t.Errorf("resume on the same input: exit %d: %s", code, stderr)
+	}
+}
+
+// TestCheckpointOfTheOtherDriver checks that stream refuses a stream --nats
+// checkpoint with advice, rather than a bare version number.
+func TestCheckpointOfTheOtherDriver(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nats.ckpt")
+	if err := sinks.SaveCheckpoint(path, natsCheckpointVersion, natsCheckpoint{}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = readCheckpoint(f, fi.Size(), path)
+	if err == nil || !strings.Contains(err.Error(), "resume it with --nats") {
+		t.Fatalf("got %v, want advice to resume with --nats", err)
 	}
 }

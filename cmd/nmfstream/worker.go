@@ -118,7 +118,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	defer cancel()
 	pool := &workerPool{cancel: cancel, done: make(chan error, o.workers), log: lineLogger(stderr, "nmfstream worker:")}
 	start := time.Now()
-	if err := pool.start(ctx, connect, o.cfg, o.workers); err != nil {
+	if err := pool.start(ctx, connect, o.cfg, o.workers, o.snapshotEvery); err != nil {
 		return errors.Join(err, pool.wait())
 	}
 	fmt.Fprintf(stderr, "nmfstream worker: %d owner(s) running on namespace %q (%d partitions) at %s\n", o.workers, o.cfg.Namespace, o.cfg.Partitions, server)
@@ -141,6 +141,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 type workerOptions struct {
 	url, listen, store string
 	workers            int
+	snapshotEvery      int // batches between an owner's snapshots (distributed.Worker.SnapshotEvery)
 	asJSON             bool
 	cfg                distributed.Config
 	given              map[string]bool // the flags the command line set
@@ -171,6 +172,7 @@ func parseWorkerFlags(args []string, stderr io.Writer) (*workerOptions, error) {
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:4222", "embedded server: `host:port` to listen on (port 0: any free port)")
 	fs.StringVar(&o.store, "store", "", "embedded server: JetStream storage `directory` (empty: a temporary one, removed at exit)")
 	fs.IntVar(&o.workers, "workers", 1, "owners to run in this process")
+	fs.IntVar(&o.snapshotEvery, "snapshot-every", 100, "batches between the snapshots of an owner's learner in the namespace (-1: none, a takeover replays the partition from its first batch)")
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object instead of text when stopped")
 	fs.Bool("chain", true, "accepted and ignored: the owners always run the chain (once it chose them over the retired GNMF step)")
 	cfg := &o.cfg
@@ -180,6 +182,9 @@ func parseWorkerFlags(args []string, stderr io.Writer) (*workerOptions, error) {
 	fs.DurationVar(&cfg.PinnedTTL, "pinned-ttl", 2*time.Second, "time after which a silent owner's partition moves to another (failover time)")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
+	}
+	if o.snapshotEvery == 0 {
+		return nil, fmt.Errorf("%w: --snapshot-every must not be 0 (-1: no snapshots)", errUsage)
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
@@ -244,7 +249,7 @@ func lineLogger(w io.Writer, prefix string) func(line string) {
 
 // start starts n owners of the chain (distributed.NewChainWorker with
 // stream's learner, learnerOf) on connections from connect.
-func (p *workerPool) start(ctx context.Context, connect func() (*nats.Conn, error), cfg distributed.Config, n int) error {
+func (p *workerPool) start(ctx context.Context, connect func() (*nats.Conn, error), cfg distributed.Config, n, snapshotEvery int) error {
 	for range n {
 		wc, err := connect()
 		if err != nil {
@@ -254,7 +259,7 @@ func (p *workerPool) start(ctx context.Context, connect func() (*nats.Conn, erro
 		if err != nil {
 			return err
 		}
-		w.Log = p.log
+		w.Log, w.SnapshotEvery = p.log, snapshotEvery
 		p.ws = append(p.ws, w)
 		go func() { p.done <- w.Run(ctx) }()
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"strings"
 	"testing"
 )
@@ -50,5 +51,17 @@ func TestWorkerHelp(t *testing.T) {
 		if !strings.Contains(errs, want) {
 			t.Errorf("worker -help lacks %q:\n%s", want, errs)
 		}
+	}
+}
+
+// TestWorkerSnapshotEvery checks worker's --snapshot-every: given, it
+// reaches the options; 0 is refused with what to give instead.
+func TestWorkerSnapshotEvery(t *testing.T) {
+	o, err := parseWorkerFlags([]string{"--nats", "nats://127.0.0.1:1", "--snapshot-every", "7"}, io.Discard)
+	if err != nil || o.snapshotEvery != 7 {
+		t.Fatalf("--snapshot-every 7: %v, %+v", err, o)
+	}
+	if _, err := parseWorkerFlags([]string{"--nats", "nats://127.0.0.1:1", "--snapshot-every", "0"}, io.Discard); err == nil || !strings.Contains(err.Error(), "-1: no snapshots") {
+		t.Fatalf("--snapshot-every 0: got %v", err)
 	}
 }
