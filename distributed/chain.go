@@ -250,17 +250,18 @@ func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, o *ownerStat
 	if err != nil {
 		return err
 	}
-	msg := &nats.Msg{Subject: w.st.n.predSubject(drv), Header: nats.Header{}, Data: data}
-	msg.Header.Set(hdrBatch, strconv.FormatInt(b, 10))
-	msg.Header.Set(hdrPart, strconv.Itoa(part))
-	if _, err := w.js.PublishMsg(ctx, msg, jetstream.WithMsgID(chainMsgID(drv, b, part))); err != nil {
-		return err
-	}
+	// Counted as learned before the answer goes out: a driver that has all
+	// its answers may stop the workers at once, and their summaries must
+	// hold every batch it was answered for.
 	w.mu.Lock()
 	w.stats.Rounds++
 	w.stats.Samples += len(st.Predictions)
 	w.mu.Unlock()
-	return nil
+	msg := &nats.Msg{Subject: w.st.n.predSubject(drv), Header: nats.Header{}, Data: data}
+	msg.Header.Set(hdrBatch, strconv.FormatInt(b, 10))
+	msg.Header.Set(hdrPart, strconv.Itoa(part))
+	_, err = w.js.PublishMsg(ctx, msg, jetstream.WithMsgID(chainMsgID(drv, b, part)))
+	return err
 }
 
 // learnShare runs l on the share f and its context fc (nil for none) and
