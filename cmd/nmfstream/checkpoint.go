@@ -186,19 +186,30 @@ var errNoCheckpoint = errors.New("no checkpoint")
 
 // loadCheckpoint reads the checkpoint at path, or returns errNoCheckpoint.
 func loadCheckpoint(path string) (*checkpoint, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, errNoCheckpoint
-	}
+	f, size, err := openCheckpoint(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	return readCheckpoint(f, size, path)
+}
+
+// openCheckpoint opens the checkpoint file at path and returns its size, or
+// errNoCheckpoint if there is none; the caller closes it.
+func openCheckpoint(path string) (*os.File, int64, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, 0, errNoCheckpoint
+	}
+	if err != nil {
+		return nil, 0, err
+	}
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, err
+		f.Close()
+		return nil, 0, err
 	}
-	return readCheckpoint(f, fi.Size(), path)
+	return f, fi.Size(), nil
 }
 
 // readCheckpoint reads a checkpoint of size bytes from r, checking its

@@ -598,6 +598,28 @@ type stepWriter struct {
 	ckpt    string
 }
 
+// syncOutputs makes what the outputs hold durable and records their
+// lengths in o, for a checkpoint that must not run ahead of them.
+func (w *stepWriter) syncOutputs(o *outputState) error {
+	if w.out != nil {
+		sy, ok := w.out.(sinks.Syncer)
+		if !ok {
+			return fmt.Errorf("checkpoint: the output %s cannot be synced: write JSON lines (.jsonl) with a checkpoint", o.Out)
+		}
+		var err error
+		if o.OutBytes, err = sy.Sync(); err != nil {
+			return err
+		}
+	}
+	if w.rejects != nil {
+		var err error
+		if o.RejectsBytes, err = w.rejects.sync(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (w *stepWriter) Write(ctx context.Context, ss *streamStep) error {
 	if err := w.write(ss.step); err != nil {
 		return err
@@ -606,21 +628,8 @@ func (w *stepWriter) Write(ctx context.Context, ss *streamStep) error {
 	if cp == nil {
 		return nil
 	}
-	if w.out != nil {
-		sy, ok := w.out.(sinks.Syncer)
-		if !ok {
-			return fmt.Errorf("checkpoint: the output %s cannot be synced: write JSON lines (.jsonl) with a checkpoint", cp.Output.Out)
-		}
-		var err error
-		if cp.Output.OutBytes, err = sy.Sync(); err != nil {
-			return err
-		}
-	}
-	if w.rejects != nil {
-		var err error
-		if cp.Output.RejectsBytes, err = w.rejects.sync(); err != nil {
-			return err
-		}
+	if err := w.syncOutputs(&cp.Output); err != nil {
+		return err
 	}
 	return saveCheckpoint(w.ckpt, cp)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 
 	"github.com/nmfstream/nmfstream/distributed"
@@ -52,20 +51,13 @@ type natsCheckpoint struct {
 // loadNATSCheckpoint reads the checkpoint at path, or returns
 // errNoCheckpoint.
 func loadNATSCheckpoint(path string) (*natsCheckpoint, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, errNoCheckpoint
-	}
+	f, size, err := openCheckpoint(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
 	var cp natsCheckpoint
-	err = sources.ReadCheckpoint(f, fi.Size(), natsCheckpointVersion, &cp)
+	err = sources.ReadCheckpoint(f, size, natsCheckpointVersion, &cp)
 	var ve *sources.CheckpointVersionError
 	switch {
 	case errors.As(err, &ve) && ve.Got == checkpointVersion:
@@ -126,21 +118,8 @@ func (n *natsResume) written(w *stepWriter, final bool) error {
 	if cp == nil || (!final && (n.every <= 0 || cp.Records-n.lastCkp < n.every)) {
 		return nil
 	}
-	if w.out != nil {
-		sy, ok := w.out.(sinks.Syncer)
-		if !ok {
-			return fmt.Errorf("checkpoint: the output %s cannot be synced: write JSON lines (.jsonl) with a checkpoint", cp.Output.Out)
-		}
-		var err error
-		if cp.Output.OutBytes, err = sy.Sync(); err != nil {
-			return err
-		}
-	}
-	if w.rejects != nil {
-		var err error
-		if cp.Output.RejectsBytes, err = w.rejects.sync(); err != nil {
-			return err
-		}
+	if err := w.syncOutputs(&cp.Output); err != nil {
+		return err
 	}
 	if err := sinks.SaveCheckpoint(n.path, natsCheckpointVersion, cp); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
