@@ -78,17 +78,7 @@ func TestChainSnapshotTakeover(t *testing.T) {
 	alive := []bool{true, true}
 	killed, before := -1, 0
 	for k, bt := range batches {
-		if _, err := d.Send(ctx, stages.NewFeatures(bt)); err != nil {
-			t.Fatal(err)
-		}
-		got, err := d.Receive(ctx)
-		if err != nil {
-			t.Fatalf("batch %d: %v", k, err)
-		}
-		if got.Batch != int64(k) {
-			t.Fatalf("answer of batch %d for batch %d", got.Batch, k)
-		}
-		checkStep(t, k, got.Step, want[k])
+		got := sendAndCheck(t, ctx, d, k, bt, want[k])
 		if k == M-1 {
 			if killed = ownerOf(ws, alive); killed < 0 {
 				t.Fatal("no instance owns the partition")
@@ -169,17 +159,7 @@ func TestChainNodeZeroLost(t *testing.T) {
 	}
 	defer d.Close()
 	for k, bt := range batches {
-		if _, err := d.Send(ctx, stages.NewFeatures(bt)); err != nil {
-			t.Fatalf("batch %d: %v", k, err)
-		}
-		got, err := d.Receive(ctx)
-		if err != nil {
-			t.Fatalf("batch %d: %v", k, err)
-		}
-		if got.Batch != int64(k) {
-			t.Fatalf("answer of batch %d for batch %d", got.Batch, k)
-		}
-		checkStep(t, k, got.Step, want[k])
+		got := sendAndCheck(t, ctx, d, k, bt, want[k])
 		if k == nb/2 {
 			start := time.Now()
 			servers[0].Shutdown()

@@ -105,17 +105,7 @@ func TestChainOwnerKilled(t *testing.T) {
 	defer d.Close()
 	killed := -1
 	for k, bt := range batches {
-		if _, err := d.Send(ctx, stages.NewFeatures(bt)); err != nil {
-			t.Fatal(err)
-		}
-		got, err := d.Receive(ctx)
-		if err != nil {
-			t.Fatalf("batch %d: %v", k, err)
-		}
-		if got.Batch != int64(k) {
-			t.Fatalf("answer of batch %d for batch %d", got.Batch, k)
-		}
-		checkStep(t, k, got.Step, want[k])
+		got := sendAndCheck(t, ctx, d, k, bt, want[k])
 		if k == nb/2 {
 			for i, w := range ws {
 				if slices.Contains(w.Stats().Held, "owner-0") {
@@ -144,6 +134,24 @@ func TestChainOwnerKilled(t *testing.T) {
 
 // checkStep fails t unless got (from the owners) has want's predictions
 // (id, offset, label, score: bit for bit) and duplicates.
+// sendAndCheck sends batch k, bt, through d and checks its answer against
+// want, the single machine's step, and returns the answer.
+func sendAndCheck(t *testing.T, ctx context.Context, d *ChainDriver, k int, bt *record.Batch, want *stages.Step) *ChainStep {
+	t.Helper()
+	if _, err := d.Send(ctx, stages.NewFeatures(bt)); err != nil {
+		t.Fatalf("batch %d: %v", k, err)
+	}
+	got, err := d.Receive(ctx)
+	if err != nil {
+		t.Fatalf("batch %d: %v", k, err)
+	}
+	if got.Batch != int64(k) {
+		t.Fatalf("answer of batch %d for batch %d", got.Batch, k)
+	}
+	checkStep(t, k, got.Step, want)
+	return got
+}
+
 func checkStep(t *testing.T, k int, got, want *stages.Step) {
 	t.Helper()
 	if len(got.Predictions) != len(want.Predictions) || !slices.Equal(got.Duplicates, want.Duplicates) || len(got.Rejects) != len(want.Rejects) {

@@ -178,3 +178,20 @@ func mustRun(t testing.TB, args ...string) string {
 }
 
 var _ = fmt.Sprintf
+
+// sameFile fails t unless the files got and want hold the same bytes;
+// what names want in the message.
+func sameFile(t *testing.T, got, want, what string) {
+	t.Helper()
+	g, err := os.ReadFile(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := os.ReadFile(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(g, w) {
+		t.Errorf("%s (%d bytes) differs from %s %s (%d bytes)", got, len(g), what, want, len(w))
+	}
+}

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,20 +86,6 @@ func TestStreamNATSKillResume(t *testing.T) {
 	// not reported with --nats.
 	got.CodeNN1, got.CodeNMI, got.CodeN = want.CodeNN1, want.CodeNMI, want.CodeN
 	sameCounts(t, "resumed run", got, want)
-	sameFile := func(got, want string) {
-		t.Helper()
-		g, err := os.ReadFile(got)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := os.ReadFile(want)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(g, w) {
-			t.Errorf("%s (%d bytes) differs from the single machine's %s (%d bytes)", got, len(g), want, len(w))
-		}
-	}
-	sameFile(gotOut, wantOut)
-	sameFile(gotRej, wantRej)
+	sameFile(t, gotOut, wantOut, "the single machine's")
+	sameFile(t, gotRej, wantRej, "the single machine's")
 }

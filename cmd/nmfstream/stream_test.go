@@ -188,22 +188,8 @@ func TestStreamKillResume(t *testing.T) {
 	t.Logf("killed after a checkpoint at record %d of %d; uninterrupted accuracy %.4f", got.ResumedFrom, records, float64(want.Accuracy))
 	sameCounts(t, "resumed run", got, want)
 	// The outputs continue where the checkpoint says: no duplicate, no gap.
-	sameFile := func(got, want string) {
-		t.Helper()
-		g, err := os.ReadFile(got)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := os.ReadFile(want)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(g, w) {
-			t.Errorf("%s (%d bytes) differs from the uninterrupted run's %s (%d bytes)", got, len(g), want, len(w))
-		}
-	}
-	sameFile(gotOut, wantOut)
-	sameFile(gotRej, wantRej)
+	sameFile(t, gotOut, wantOut, "the uninterrupted run's")
+	sameFile(t, gotRej, wantRej, "the uninterrupted run's")
 
 	// Running it once more resumes at the end: nothing new, same counters.
 	final, err := exec.Command(bin, cargs...).Output()
@@ -215,8 +201,8 @@ func TestStreamKillResume(t *testing.T) {
 		t.Errorf("a finished stream applied %d records again", end.RunRecords)
 	}
 	sameCounts(t, "finished stream", end, want)
-	sameFile(gotOut, wantOut)
-	sameFile(gotRej, wantRej)
+	sameFile(t, gotOut, wantOut, "the uninterrupted run's")
+	sameFile(t, gotRej, wantRej, "the uninterrupted run's")
 }
 
 // TestStreamCancelResume cancels an in-process stream (as SIGINT does),
