@@ -56,6 +56,7 @@ func TestChainAgreeNATS(t *testing.T) {
 		t.Fatalf("stream --nats's --out has %d lines, stream's %d", len(lb), len(la))
 	}
 	sumN.CodeNN1, sumN.CodeNMI, sumN.CodeN = sumS.CodeNN1, sumS.CodeNMI, sumS.CodeN // the owner's codes are not reported
+	sumN.SearchDims = sumS.SearchDims                                               // nor its graph
 	sameCounts(t, "stream --nats", sumN, sumS)
 	if sumS.Samples < 1000 || sumS.LateLabels == 0 || sumS.Rejected == 0 || sumS.Labeled == 0 {
 		t.Fatalf("the recorded stream does not exercise the chain: %+v", sumS)

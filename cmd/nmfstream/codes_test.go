@@ -60,9 +60,15 @@ func TestStreamCodesFlags(t *testing.T) {
 		CodeNN1 *float64 `json:"code_1nn"`
 		CodeNMI *float64 `json:"code_nmi"`
 		CodeN   int      `json:"code_n"`
+		// The digits' 64 features are under 10 × the search basis's 40:
+		// the graph searches the samples as they are.
+		SearchDims int `json:"search_dims"`
 	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("stream --json output %q: %v", out, err)
+	}
+	if got.SearchDims != 64 {
+		t.Errorf("stream --json: search_dims %d, want the digits' 64", got.SearchDims)
 	}
 	// Every test record is labeled: the window's labeled codes are the
 	// whole window (599 records under the window of 1,000).

@@ -56,6 +56,11 @@ type streamSummary struct {
 	ResumedFrom      int64        `json:"resumed_from"`
 	Window           int          `json:"window"`
 	Rank             int          `json:"rank"`
+	// SearchDims is the dimension the k-NN graph searches in at the end:
+	// the search basis's rank on images (--search-basis), else the
+	// samples' (or --search-dim); 0 before the first sample and with
+	// --nats (the graphs are the owners').
+	SearchDims int `json:"search_dims"`
 	// CodeNN1 and CodeNMI score the codes of the window's labeled samples
 	// (at most the 5,000 most recent, CodeN of them) against their labels:
 	// leave-one-out 1-NN accuracy and the NMI of a k-means clustering
@@ -493,14 +498,17 @@ func (r *streamRun) report(stdout, stderr io.Writer, elapsed float64) error {
 	}
 	emb := r.l.Embedding()
 	sum.CodeNN1, sum.CodeNMI, sum.CodeN = jsonFloat(emb.NN1), jsonFloat(emb.NMI), emb.N
+	if g := r.l.Model.KNN(); g != nil {
+		sum.SearchDims = g.Dim()
+	}
 	if r.o.asJSON {
 		return json.NewEncoder(stdout).Encode(sum)
 	}
 	if r.resumed > 0 {
 		fmt.Fprintf(stdout, "resumed at record %d\n", r.resumed)
 	}
-	fmt.Fprintf(stdout, "records %d (this run %d, %.0f/s), samples %d, rejected %d, duplicates %d, late labels %d, pending labels %d\n",
-		c.Records, r.runRecords, sum.RecordsPerSecond, c.Samples, c.Rejected, c.Duplicates, c.LateLabels, sum.Pending)
+	fmt.Fprintf(stdout, "records %d (this run %d, %.0f/s), samples %d, rejected %d, duplicates %d, late labels %d, pending labels %d; the graph searched in %d dimensions\n",
+		c.Records, r.runRecords, sum.RecordsPerSecond, c.Samples, c.Rejected, c.Duplicates, c.LateLabels, sum.Pending, sum.SearchDims)
 	fmt.Fprintf(stdout, "prequential accuracy %.4f (95%% interval %.4f–%.4f): %d of the %d labeled samples after the first label right on arrival (%d without a prediction, counted wrong); balanced accuracy %.4f, macro-F1 %.4f\n",
 		c.Accuracy(), lo, hi, c.Correct, c.Labeled, c.Unpredicted, sc.BalancedAccuracy, sc.MacroF1)
 	if emb.N > 0 {

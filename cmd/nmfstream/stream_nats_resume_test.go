@@ -83,8 +83,8 @@ func TestStreamNATSKillResume(t *testing.T) {
 	}
 	t.Logf("killed with a checkpoint at record %d of %d (%d rejected)", got.ResumedFrom, records, bad)
 	// The owners' counters are the single machine's; the codes' scores are
-	// not reported with --nats.
-	got.CodeNN1, got.CodeNMI, got.CodeN = want.CodeNN1, want.CodeNMI, want.CodeN
+	// not reported with --nats, nor the graph's search dimension.
+	got.CodeNN1, got.CodeNMI, got.CodeN, got.SearchDims = want.CodeNN1, want.CodeNMI, want.CodeN, want.SearchDims
 	sameCounts(t, "resumed run", got, want)
 	sameFile(t, gotOut, wantOut, "the single machine's")
 	sameFile(t, gotRej, wantRej, "the single machine's")
