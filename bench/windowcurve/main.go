@@ -13,18 +13,26 @@
 // arrival (the label in the record itself). It is written as an Arrow IPC
 // stream to the child's standard input (`--in -`), so nothing is stored.
 //
-// The steady state: each window W is run twice, on the first N1 and the
-// first N2 = N1 + b records, and the rate is (N2 − N1)/(t2 − t1) in wall
-// seconds and in CPU seconds (user + system of the child, which other
-// tenants move less). Start-up, reading the first N1 records, the window's
-// filling and the search basis's fits before N1 are in both runs and
-// cancel. N1 is W + a (the window full for a records: at W = 100,000 the
-// batch is 1,000 records) moved past any refit of the search basis that
-// [N1, N2] would hold (steadyRange): a refit rebuilds the whole window's
-// graph (Slots²·K flops), so a run straddling one would charge its cost to
-// the steady state. The schedule, 500 samples then four-fold, is
+// The steady state, timed inside one run: the stream is fed to N2 + 2,000
+// records, and when the writer has handed the child the first N1, N1 +
+// step, …, N2 records the wall clock and the child's CPU time (user +
+// system, /proc/PID/stat, which other tenants move less) are read. The
+// rate is (N2 − N1)/(t(N2) − t(N1)), wall and CPU; the marks between give
+// the rates of its step-record segments, whose spread the table shows.
+// Start-up, the window's filling and the search basis's fits before N1 are
+// before the first mark. A mark lags the child's progress by what the pipe
+// and the child's read-ahead hold (a batch or two of 1,000 records), the
+// same at every mark, so the differences keep the rate. (Two runs of N1
+// and N2 records timed whole, the first version of this command, were no
+// use at W = 100,000: the first 102,000 records took 39–48 s wall from run
+// to run, a spread larger than the 16,000 records' cost.) N1 is W + a
+// (the window full for a records: at W = 100,000 the batch is 1,000
+// records) moved past any refit of the search basis that [N1, N2] would
+// hold (steadyRange): a refit rebuilds the whole window's graph
+// (Slots²·K flops), so a range holding one would charge its cost to the
+// steady state. The schedule, 500 samples then four-fold, is
 // model.Online.SearchBasis's (model/online.go). With a = 2,000 and b =
-// 16,000 the 100,000 window runs 102,000 and 118,000 records, below both
+// 16,000 the 100,000 window times 102,000 to 118,000 records, below both
 // the stream's 120,000 and the next refit at 128,000.
 //
 // --json keeps the runs; --replot draws one or more kept files (each a
@@ -45,7 +53,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -58,6 +65,14 @@ import (
 	"github.com/nmfstream/nmfstream/sources"
 )
 
+// batchRows is the rows of the Arrow batches fed to the child; marks,
+// windows and --a fall on batch boundaries.
+const batchRows = 1000
+
+// tail is the records fed past N2, so that the child is still reading
+// when the last mark is taken.
+const tail = 2000
+
 // refitFirst is the number of samples seen at the search basis's first fit;
 // it is refitted each time that count grows four-fold (model/online.go,
 // Online.SearchBasis).
@@ -65,15 +80,18 @@ const refitFirst = 500
 
 // result is one window's runs.
 type result struct {
-	Window      int          `json:"window"`
-	SearchBasis int          `json:"search_basis"` // as passed to the stream; 0: the pixels
-	N1          int          `json:"n1"`
-	N2          int          `json:"n2"`
-	Wall        [][2]float64 `json:"wall_seconds"` // per run: the N1 and the N2 run
-	CPU         [][2]float64 `json:"cpu_seconds"`
-	PerSecond   []float64    `json:"records_per_second"`     // per run: (N2 − N1)/(t2 − t1), wall
-	PerCPU      []float64    `json:"records_per_cpu_second"` // the same in CPU seconds
-	Accuracy    float64      `json:"accuracy"`               // prequential, of the last N2 run
+	Window      int         `json:"window"`
+	SearchBasis int         `json:"search_basis"` // as passed to the stream; 0: the pixels
+	N1          int         `json:"n1"`
+	N2          int         `json:"n2"`
+	Marks       []int       `json:"marks"`                      // N1, N1 + step, …, N2
+	Wall        [][]float64 `json:"wall_seconds"`               // per run, per mark: since the start
+	CPU         [][]float64 `json:"cpu_seconds"`                // the same, the child's user + system
+	PerSecond   []float64   `json:"records_per_second"`         // per run: (N2 − N1)/(t(N2) − t(N1)), wall
+	PerCPU      []float64   `json:"records_per_cpu_second"`     // the same in CPU seconds
+	SegSecond   []float64   `json:"segment_records_per_second"` // every run's segments between marks
+	SegCPU      []float64   `json:"segment_records_per_cpu_second"`
+	Accuracy    float64     `json:"accuracy"` // prequential, of the last run (N2 + 2,000 records)
 }
 
 func main() {
@@ -90,7 +108,8 @@ func run() error {
 	basis := flag.Int("search-basis", 40, "the stream's --search-basis (0: the pixels searched)")
 	lead := flag.Int("a", 2000, "records of the full window before the steady state's first run ends (N1 ≥ W + a)")
 	span := flag.Int("b", 16000, "records between the two runs' ends (N2 = N1 + b)")
-	runs := flag.Int("runs", 1, "pairs of runs per window")
+	step := flag.Int("step", 4000, "records between marks (a multiple of 1,000 dividing --b)")
+	runs := flag.Int("runs", 1, "runs per window")
 	seed := flag.Uint64("seed", 1, "seed of the labeled tenth")
 	bin := flag.String("bin", "", "the nmfstream binary (default: built from this checkout)")
 	png := flag.String("png", "", "draw the rates against W to this PNG `file`")
@@ -118,14 +137,17 @@ func run() error {
 		}
 		return draw(*png, curves)
 	}
-	if *runs <= 0 || *lead <= 0 || *span <= 0 || *basis < 0 {
-		return errors.New("--runs, --a and --b must be positive and --search-basis not negative")
+	if *runs <= 0 || *lead <= 0 || *span <= 0 || *basis < 0 || *step <= 0 {
+		return errors.New("--runs, --a, --b and --step must be positive and --search-basis not negative")
+	}
+	if *lead%batchRows != 0 || *step%batchRows != 0 || *span%*step != 0 {
+		return fmt.Errorf("--a and --step must be multiples of %d and --step must divide --b", batchRows)
 	}
 	var ws []int
 	for _, s := range strings.Split(*windows, ",") {
 		w, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || w <= 0 {
-			return fmt.Errorf("--windows: bad window %q", s)
+		if err != nil || w <= 0 || w%batchRows != 0 {
+			return fmt.Errorf("--windows: bad window %q (a positive multiple of %d)", s, batchRows)
 		}
 		ws = append(ws, w)
 	}
@@ -137,8 +159,8 @@ func run() error {
 	ranges := make([][2]int, len(ws))
 	for i, w := range ws {
 		n1, n2 := steadyRange(w, *lead, *span, *basis > 0)
-		if n2 > total {
-			return fmt.Errorf("window %d: the steady state needs %d records, the stream has %d (smaller --a or --b)", w, n2, total)
+		if n2+tail > total {
+			return fmt.Errorf("window %d: the steady state needs %d records, the stream has %d (smaller --a or --b)", w, n2+tail, total)
 		}
 		ranges[i] = [2]int{n1, n2}
 	}
@@ -157,19 +179,26 @@ func run() error {
 	var results []result
 	for i, w := range ws {
 		r := result{Window: w, SearchBasis: *basis, N1: ranges[i][0], N2: ranges[i][1]}
+		for m := r.N1; m <= r.N2; m += *step {
+			r.Marks = append(r.Marks, m)
+		}
 		for range *runs {
-			var wall, cpu [2]float64
-			for j, n := range []int{r.N1, r.N2} {
-				if wall[j], cpu[j], r.Accuracy, err = stream(*bin, x, y, lab, n, w, *basis); err != nil {
-					return fmt.Errorf("window %d, %d records: %w", w, n, err)
-				}
+			wall, cpu, acc, err := stream(*bin, x, y, lab, r.N2+tail, w, *basis, r.Marks)
+			if err != nil {
+				return fmt.Errorf("window %d: %w", w, err)
 			}
+			last := len(r.Marks) - 1
 			d := float64(r.N2 - r.N1)
-			r.Wall, r.CPU = append(r.Wall, wall), append(r.CPU, cpu)
-			r.PerSecond = append(r.PerSecond, d/(wall[1]-wall[0]))
-			r.PerCPU = append(r.PerCPU, d/(cpu[1]-cpu[0]))
-			fmt.Fprintf(os.Stderr, "W = %d: %d → %d records in %.1f → %.1f s wall, %.1f → %.1f s CPU: %.0f records/s, %.0f records/CPU-s\n",
-				w, r.N1, r.N2, wall[0], wall[1], cpu[0], cpu[1], r.PerSecond[len(r.PerSecond)-1], r.PerCPU[len(r.PerCPU)-1])
+			r.Wall, r.CPU, r.Accuracy = append(r.Wall, wall), append(r.CPU, cpu), acc
+			r.PerSecond = append(r.PerSecond, d/(wall[last]-wall[0]))
+			r.PerCPU = append(r.PerCPU, d/(cpu[last]-cpu[0]))
+			for k := range last {
+				s := float64(r.Marks[k+1] - r.Marks[k])
+				r.SegSecond = append(r.SegSecond, s/(wall[k+1]-wall[k]))
+				r.SegCPU = append(r.SegCPU, s/(cpu[k+1]-cpu[k]))
+			}
+			fmt.Fprintf(os.Stderr, "W = %d: %d → %d records at %.1f → %.1f s wall, %.1f → %.1f s CPU: %.0f records/s, %.0f records/CPU-s\n",
+				w, r.N1, r.N2, wall[0], wall[last], cpu[0], cpu[last], r.PerSecond[len(r.PerSecond)-1], r.PerCPU[len(r.PerCPU)-1])
 		}
 		results = append(results, r)
 	}
@@ -242,7 +271,10 @@ func labeled(total int, seed uint64) []bool {
 // stream in batches of 1,000: x (fixed_size_list<float32>[784]), label
 // (int64, the digit y[i mod 60,000] where lab[i], else null) and id
 // (int64, i).
-func writeStream(w io.Writer, x *mat.Dense, y []int, lab []bool, n int) error {
+//
+// After each batch it calls mark with the records written so far, if
+// mark is not nil; an error from mark stops the writing.
+func writeStream(w io.Writer, x *mat.Dense, y []int, lab []bool, n int, mark func(written int) error) error {
 	rows, d := x.Dims()
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "x", Type: arrow.FixedSizeListOf(int32(d), arrow.PrimitiveTypes.Float32), Nullable: true},
@@ -257,8 +289,9 @@ func writeStream(w io.Writer, x *mat.Dense, y []int, lab []bool, n int) error {
 	vb := xb.ValueBuilder().(*array.Float32Builder)
 	lb, ib := b.Field(1).(*array.Int64Builder), b.Field(2).(*array.Int64Builder)
 	row := make([]float32, d)
-	for start := 0; start < n; start += 1000 {
-		for i := start; i < min(n, start+1000); i++ {
+	for start := 0; start < n; start += batchRows {
+		end := min(n, start+batchRows)
+		for i := start; i < end; i++ {
 			streamRow(x, i, row)
 			xb.Append(true)
 			vb.AppendValues(row, nil)
@@ -272,6 +305,9 @@ func writeStream(w io.Writer, x *mat.Dense, y []int, lab []bool, n int) error {
 		rec := b.NewRecord()
 		err := sw.Write(rec)
 		rec.Release()
+		if err == nil && mark != nil {
+			err = mark(end)
+		}
 		if err != nil {
 			sw.Close()
 			return err
@@ -281,46 +317,76 @@ func writeStream(w io.Writer, x *mat.Dense, y []int, lab []bool, n int) error {
 }
 
 // stream runs `bin stream --in - --window w` on the stream's first n
-// samples and returns its wall seconds (from start to exit), its CPU
-// seconds (user + system) and its prequential accuracy.
-func stream(bin string, x *mat.Dense, y []int, lab []bool, n, w, basis int) (wall, cpu, accuracy float64, err error) {
+// samples and returns, at each of the marks (record counts, increasing),
+// the wall seconds since the start and the child's CPU seconds (user +
+// system) when the writer has handed it that many records, and its
+// prequential accuracy.
+func stream(bin string, x *mat.Dense, y []int, lab []bool, n, w, basis int, marks []int) (wall, cpu []float64, accuracy float64, err error) {
 	cmd := exec.Command(bin, "stream", "--in", "-", "--json", "--window", strconv.Itoa(w), "--search-basis", strconv.Itoa(basis))
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
-		return 0, 0, 0, err
+		return nil, nil, 0, err
 	}
 	var out strings.Builder
 	cmd.Stdout = &out
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return 0, 0, 0, err
+		return nil, nil, 0, err
 	}
-	werr := writeStream(in, x, y, lab, n)
+	stat := fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid)
+	werr := writeStream(in, x, y, lab, n, func(written int) error {
+		if len(wall) == len(marks) || written != marks[len(wall)] {
+			return nil
+		}
+		c, err := cpuSeconds(stat)
+		wall, cpu = append(wall, time.Since(start).Seconds()), append(cpu, c)
+		return err
+	})
 	if cerr := in.Close(); werr == nil {
 		werr = cerr
 	}
-	err = cmd.Wait()
-	wall = time.Since(start).Seconds()
-	if err != nil {
-		return 0, 0, 0, err
+	if err := cmd.Wait(); err != nil {
+		return nil, nil, 0, err
 	}
 	if werr != nil {
-		return 0, 0, 0, fmt.Errorf("writing the stream: %w", werr)
+		return nil, nil, 0, fmt.Errorf("writing the stream: %w", werr)
+	}
+	if len(wall) != len(marks) {
+		return nil, nil, 0, fmt.Errorf("%d of %d marks taken (marks must fall on multiples of %d up to %d)", len(wall), len(marks), batchRows, n)
 	}
 	var s struct {
 		Accuracy float64 `json:"accuracy"`
 		Records  int     `json:"records"`
 	}
 	if err := json.Unmarshal([]byte(out.String()), &s); err != nil {
-		return 0, 0, 0, fmt.Errorf("stream's summary %q: %w", out.String(), err)
+		return nil, nil, 0, fmt.Errorf("stream's summary %q: %w", out.String(), err)
 	}
 	if s.Records != n {
-		return 0, 0, 0, fmt.Errorf("stream read %d records, want %d", s.Records, n)
+		return nil, nil, 0, fmt.Errorf("stream read %d records, want %d", s.Records, n)
 	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 	return wall, cpu, s.Accuracy, nil
+}
+
+// cpuSeconds reads a process's user + system CPU seconds (its threads'
+// included) from its /proc/PID/stat: fields 14 and 15, in clock ticks of
+// 1/100 s (Linux's USER_HZ).
+func cpuSeconds(stat string) (float64, error) {
+	b, err := os.ReadFile(stat)
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]) // fields from 3 on
+	if len(f) < 13 {
+		return 0, fmt.Errorf("%s: %d fields", stat, len(f)+2)
+	}
+	u, err1 := strconv.ParseUint(f[11], 10, 64)
+	k, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, fmt.Errorf("%s: %w", stat, err)
+	}
+	return float64(u+k) / 100, nil
 }
 
 func median(xs []float64) float64 {
@@ -341,7 +407,7 @@ func printTable(w io.Writer, rs []result) {
 			ref = &rs[i]
 		}
 	}
-	fmt.Fprintf(w, "| W | N1 → N2 | records/s (range) | records/CPU-s (range) | ÷ 10k, wall | ÷ 10k, CPU | prequential accuracy at N2 |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| W | N1 → N2 | records/s (segments' range) | records/CPU-s (segments' range) | ÷ 10k, wall | ÷ 10k, CPU | prequential accuracy |\n|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
 		ratio := func(v, r0 []float64) string {
 			if ref == nil {
@@ -356,8 +422,8 @@ func printTable(w io.Writer, rs []result) {
 			rw, rc = "–", "–"
 		}
 		fmt.Fprintf(w, "| %d | %d → %d | %.0f (%.0f–%.0f) | %.0f (%.0f–%.0f) | %s | %s | %.4f |\n",
-			r.Window, r.N1, r.N2, median(r.PerSecond), slices.Min(r.PerSecond), slices.Max(r.PerSecond),
-			median(r.PerCPU), slices.Min(r.PerCPU), slices.Max(r.PerCPU), rw, rc, r.Accuracy)
+			r.Window, r.N1, r.N2, median(r.PerSecond), slices.Min(r.SegSecond), slices.Max(r.SegSecond),
+			median(r.PerCPU), slices.Min(r.SegCPU), slices.Max(r.SegCPU), rw, rc, r.Accuracy)
 	}
 }
 

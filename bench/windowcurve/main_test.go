@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -35,8 +36,15 @@ func TestWriteStream(t *testing.T) {
 	n := 2 * rows
 	lab := labeled(n, 3)
 	var buf bytes.Buffer
-	if err := writeStream(&buf, x, y, lab, n); err != nil {
+	var marks []int
+	if err := writeStream(&buf, x, y, lab, n, func(written int) error {
+		marks = append(marks, written)
+		return nil
+	}); err != nil {
 		t.Fatal(err)
+	}
+	if !slices.Equal(marks, []int{1000, 2000, 3000}) {
+		t.Fatalf("marks after %v records, want after each batch of 1,000", marks)
 	}
 	r, err := ipc.NewReader(&buf)
 	if err != nil {
@@ -135,5 +143,21 @@ func TestSteadyRange(t *testing.T) {
 	}
 	if n1, _ := steadyRange(1000, 2000, 16000, false); n1 != 3000 {
 		t.Fatalf("pixels, W 1000: N1 %d, want 3000", n1)
+	}
+}
+
+// TestCPUSeconds reads this process's CPU time, which grows as it works.
+func TestCPUSeconds(t *testing.T) {
+	a, err := cpuSeconds("/proc/self/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := 0.0
+	for i := range 300_000_000 {
+		x += float64(i & 7)
+	}
+	b, err := cpuSeconds("/proc/self/stat")
+	if err != nil || x == 0 || b <= a || a < 0 {
+		t.Fatalf("%v then %v CPU seconds (%v)", a, b, err)
 	}
 }
