@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"gonum.org/v1/gonum/floats"
-
 	"gonum.org/v1/gonum/mat"
 )
 
