@@ -267,14 +267,18 @@ func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, o *ownerStat
 // learnShare runs l on the share f and its context fc (nil for none) and
 // returns the share's Step; it adds to ctxCounts what fc added to l's
 // counters. Once l knows a class and f's rows are dense of fc's
-// dimension, fc's samples are appended to f's and learned in the same
-// step (one factorization step per batch, as without a context), their
-// predictions removed from the Step and their counts, which follow from
-// their predictions (each is labeled on arrival: one record, one sample,
-// one scored label, right if its prediction is its label, unpredicted if
-// it has none; none is early, as l knows a class), added to ctxCounts.
-// Otherwise fc is learned in a step of its own, after f, and its counts
-// are the difference of l's counters.
+// dimension, fc's samples are merged with f's in offset order and learned
+// in the same step (one factorization step per batch, as without a
+// context; each sample predicted with the labels of the batch before it,
+// as on one machine), their predictions removed from the Step and their
+// counts, which follow from their predictions (each is labeled on
+// arrival: one record, one sample, one scored label, right if its
+// prediction is its label, unpredicted if it has none; none is early, as
+// l knows a class), added to ctxCounts. Otherwise fc is learned in a step
+// of its own, its counts the difference of l's counters: before f while l
+// knows no class, so that f's samples are predicted with the stream's
+// first labels (else an owner whose share holds no label yet answers
+// none where the stream has labels: issue 29), after f otherwise.
 func learnShare(l *stages.Learner, f, fc *stages.Features, ctxCounts *stages.Counters) (*stages.Step, error) {
 	if fc == nil {
 		return l.LearnFeatures(f)
@@ -282,36 +286,37 @@ func learnShare(l *stages.Learner, f, fc *stages.Features, ctxCounts *stages.Cou
 	fx, dense := model.Rows(f.X).(*mat.Dense)
 	cx, _ := model.Rows(fc.X).(*mat.Dense)
 	if !dense || cx == nil || len(l.Classes()) == 0 || fx.RawMatrix().Cols != cx.RawMatrix().Cols {
+		learnContext := func() error {
+			before := l.Counters()
+			if _, err := l.LearnFeatures(fc); err != nil {
+				return fmt.Errorf("context: %w", err)
+			}
+			*ctxCounts = addCounters(*ctxCounts, subCounters(l.Counters(), before))
+			return nil
+		}
+		first := len(l.Classes()) == 0
+		if first {
+			if err := learnContext(); err != nil {
+				return nil, err
+			}
+		}
 		st, err := l.LearnFeatures(f)
 		if err != nil {
 			return nil, err
 		}
-		before := l.Counters()
-		if _, err := l.LearnFeatures(fc); err != nil {
-			return nil, fmt.Errorf("context: %w", err)
+		if !first {
+			if err := learnContext(); err != nil {
+				return nil, err
+			}
 		}
-		*ctxCounts = addCounters(*ctxCounts, subCounters(l.Counters(), before))
 		return st, nil
 	}
-	m, d := fx.Dims()
-	n, _ := cx.Dims()
-	x := mat.NewDense(m+n, d, nil)
-	x.Slice(0, m, 0, d).(*mat.Dense).Copy(fx)
-	x.Slice(m, m+n, 0, d).(*mat.Dense).Copy(cx)
-	all := *f
-	all.X = model.DenseRows(x)
-	all.IDs = append(slices.Clip(f.IDs), fc.IDs...)
-	all.Labels = append(slices.Clip(f.Labels), fc.Labels...)
-	all.Labeled = append(slices.Clip(f.Labeled), fc.Labeled...)
-	all.Offsets = append(slices.Clip(f.Offsets), fc.Offsets...)
-	truth := make(map[int64]string, n)
-	for i, off := range fc.Offsets {
-		truth[off] = fc.Labels[i]
-	}
-	st, err := l.LearnFeatures(&all)
+	all, truth := mergeByOffset(f, fx, fc, cx)
+	st, err := l.LearnFeatures(all)
 	if err != nil {
 		return nil, err
 	}
+	n := len(fc.Offsets)
 	add := stages.Counters{Records: int64(n), Samples: int64(n)}
 	kept := st.Predictions[:0]
 	for _, p := range st.Predictions {
@@ -334,6 +339,46 @@ func learnShare(l *stages.Learner, f, fc *stages.Features, ctxCounts *stages.Cou
 	st.Predictions = kept
 	*ctxCounts = addCounters(*ctxCounts, add)
 	return st, nil
+}
+
+// mergeByOffset returns the share f (dense rows fx) with its context fc
+// (dense rows cx, of fx's dimension) merged in offset order, and the
+// context's labels by offset. f is in offset order; fc need not be (its
+// in-band samples come before the rows of its late labels, Router.Split).
+// The result keeps f's late labels, rejects and unusable records.
+func mergeByOffset(f *stages.Features, fx *mat.Dense, fc *stages.Features, cx *mat.Dense) (*stages.Features, map[int64]string) {
+	m, d := fx.Dims()
+	n, _ := cx.Dims()
+	ord := make([]int, n) // fc's samples in offset order
+	for j := range ord {
+		ord[j] = j
+	}
+	slices.SortStableFunc(ord, func(a, b int) int { return cmp.Compare(fc.Offsets[a], fc.Offsets[b]) })
+	all := *f
+	x := mat.NewDense(m+n, d, nil)
+	all.IDs = make([]string, 0, m+n)
+	all.Labels = make([]string, 0, m+n)
+	all.Labeled = make([]bool, 0, m+n)
+	all.Offsets = make([]int64, 0, m+n)
+	truth := make(map[int64]string, n)
+	i, j := 0, 0
+	for k := range m + n {
+		if j == n || i < m && f.Offsets[i] <= fc.Offsets[ord[j]] {
+			copy(x.RawRowView(k), fx.RawRowView(i))
+			all.IDs, all.Labels = append(all.IDs, f.IDs[i]), append(all.Labels, f.Labels[i])
+			all.Labeled, all.Offsets = append(all.Labeled, f.Labeled[i]), append(all.Offsets, f.Offsets[i])
+			i++
+			continue
+		}
+		c := ord[j]
+		copy(x.RawRowView(k), cx.RawRowView(c))
+		all.IDs, all.Labels = append(all.IDs, fc.IDs[c]), append(all.Labels, fc.Labels[c])
+		all.Labeled, all.Offsets = append(all.Labeled, fc.Labeled[c]), append(all.Offsets, fc.Offsets[c])
+		truth[fc.Offsets[c]] = fc.Labels[c]
+		j++
+	}
+	all.X = model.DenseRows(x)
+	return &all, truth
 }
 
 // ChainStep is the owners' answer for one of a driver's batches.

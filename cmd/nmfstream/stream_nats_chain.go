@@ -241,6 +241,13 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := nf.check(o); err != nil {
 		return err
 	}
+	if o.profile != "" { // the whole process: driver, embedded server and --workers
+		stop, err := startProfile(o.profile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	src, err := o.csvf.openStream(o.in, o.cfg.Batch)
 	if err != nil {
 		return err
