@@ -319,26 +319,36 @@ func learnShare(l *stages.Learner, f, fc *stages.Features, ctxCounts *stages.Cou
 	n := len(fc.Offsets)
 	add := stages.Counters{Records: int64(n), Samples: int64(n)}
 	kept := st.Predictions[:0]
+	seen := 0
 	for _, p := range st.Predictions {
 		lab, ok := truth[p.Offset]
 		if !ok || p.ID != "" {
 			kept = append(kept, p)
 			continue
 		}
+		if seen++; !lab.labeled {
+			continue
+		}
 		add.Labeled++
 		switch p.Label {
-		case lab:
+		case lab.label:
 			add.Correct++
 		case "":
 			add.Unpredicted++
 		}
 	}
-	if add.Labeled != int64(n) {
-		return nil, fmt.Errorf("context: %d of its %d samples predicted", add.Labeled, n)
+	if seen != n {
+		return nil, fmt.Errorf("context: %d of its %d samples predicted", seen, n)
 	}
 	st.Predictions = kept
 	*ctxCounts = addCounters(*ctxCounts, add)
 	return st, nil
+}
+
+// contextLabel is a context sample's label, if it has one.
+type contextLabel struct {
+	label   string
+	labeled bool
 }
 
 // mergeByOffset returns the share f (dense rows fx) with its context fc
@@ -346,7 +356,7 @@ func learnShare(l *stages.Learner, f, fc *stages.Features, ctxCounts *stages.Cou
 // context's labels by offset. f is in offset order; fc need not be (its
 // in-band samples come before the rows of its late labels, Router.Split).
 // The result keeps f's late labels, rejects and unusable records.
-func mergeByOffset(f *stages.Features, fx *mat.Dense, fc *stages.Features, cx *mat.Dense) (*stages.Features, map[int64]string) {
+func mergeByOffset(f *stages.Features, fx *mat.Dense, fc *stages.Features, cx *mat.Dense) (*stages.Features, map[int64]contextLabel) {
 	m, d := fx.Dims()
 	n, _ := cx.Dims()
 	ord := make([]int, n) // fc's samples in offset order
@@ -360,7 +370,7 @@ func mergeByOffset(f *stages.Features, fx *mat.Dense, fc *stages.Features, cx *m
 	all.Labels = make([]string, 0, m+n)
 	all.Labeled = make([]bool, 0, m+n)
 	all.Offsets = make([]int64, 0, m+n)
-	truth := make(map[int64]string, n)
+	truth := make(map[int64]contextLabel, n)
 	i, j := 0, 0
 	for k := range m + n {
 		if j == n || i < m && f.Offsets[i] <= fc.Offsets[ord[j]] {
@@ -374,7 +384,7 @@ func mergeByOffset(f *stages.Features, fx *mat.Dense, fc *stages.Features, cx *m
 		copy(x.RawRowView(k), cx.RawRowView(c))
 		all.IDs, all.Labels = append(all.IDs, fc.IDs[c]), append(all.Labels, fc.Labels[c])
 		all.Labeled, all.Offsets = append(all.Labeled, fc.Labeled[c]), append(all.Offsets, fc.Offsets[c])
-		truth[fc.Offsets[c]] = fc.Labels[c]
+		truth[fc.Offsets[c]] = contextLabel{fc.Labels[c], fc.Labeled[c]}
 		j++
 	}
 	all.X = model.DenseRows(x)
@@ -486,6 +496,7 @@ func newChainDriver(ctx context.Context, nc *nats.Conn, cfg Config, settings []b
 		name: pos.Driver, kv: st.model, route: NewRouter(cfg.partitions()), late: map[int64]int64{},
 		resume: pos.Next, seq: pos.AnswerSeq, anchorFrom: -1}
 	d.anchoredAt.Store(-1)
+	d.route.Warm = cfg.warm()
 	if pos.Next > 0 {
 		if d.anchorFrom = pos.AnchoredAt; d.anchorFrom < 0 {
 			d.anchorFrom = pos.Next // routed by id up to Next

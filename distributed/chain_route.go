@@ -75,8 +75,13 @@ type Router struct {
 	// other partitions as context (Split). If zero, 10,000 (the default
 	// window: 63 MB of rows at D = 784); negative sends no context.
 	KeepRows int
+	// Warm is the number of the stream's first unlabeled dense samples
+	// routed by anchor that are also sent to every other partition as
+	// context (Split), learned there but not predicted for the driver.
+	Warm int
 
 	p        int
+	warmed   int        // unlabeled samples sent as context so far
 	locality bool       // dense samples seen: late labels of unknown ids go to every partition
 	anchors  *mat.Dense // P×D unit rows; nil until fixed
 	counts   []int64    // samples routed by anchor per partition
@@ -317,9 +322,10 @@ func (r *Router) Split(f *stages.Features) (shares, context []*stages.Features, 
 		return []*stages.Features{f}, nil, 0, nil
 	}
 	type labeled struct {
-		label string
-		off   int64
-		row   []float64
+		label   string
+		off     int64
+		row     []float64
+		labeled bool
 	}
 	var elsewhere []labeled // labeled rows, each for every partition but its own
 	var home []int          // their own partitions
@@ -356,10 +362,15 @@ func (r *Router) Split(f *stages.Features) (shares, context []*stages.Features, 
 		if dense != nil && r.locality && !known {
 			switch {
 			case f.Labeled[i] && r.KeepRows >= 0:
-				elsewhere = append(elsewhere, labeled{f.Labels[i], off, append([]float64(nil), dense.RawRowView(i)...)})
+				elsewhere = append(elsewhere, labeled{f.Labels[i], off, append([]float64(nil), dense.RawRowView(i)...), true})
 				home = append(home, q)
 			case !f.Labeled[i]:
 				r.keepRow(id, dense.RawRowView(i))
+				if r.anchors != nil && r.warmed < r.Warm {
+					r.warmed++
+					elsewhere = append(elsewhere, labeled{"", off, append([]float64(nil), dense.RawRowView(i)...), false})
+					home = append(home, q)
+				}
 			}
 		}
 		r.shares[q]++
@@ -374,7 +385,7 @@ func (r *Router) Split(f *stages.Features) (shares, context []*stages.Features, 
 		case ok && ll.ID != "":
 			out[q].LateLabels = append(out[q].LateLabels, ll)
 			if row := r.rows[ll.ID]; row != nil {
-				elsewhere = append(elsewhere, labeled{ll.Label, ll.Offset, row})
+				elsewhere = append(elsewhere, labeled{ll.Label, ll.Offset, row, true})
 				home = append(home, q)
 			}
 		case !r.locality:
@@ -400,7 +411,7 @@ func (r *Router) Split(f *stages.Features) (shares, context []*stages.Features, 
 			}
 			rows = append(rows, e.row...)
 			c.IDs, c.Labels = append(c.IDs, ""), append(c.Labels, e.label)
-			c.Labeled, c.Offsets = append(c.Labeled, true), append(c.Offsets, e.off)
+			c.Labeled, c.Offsets = append(c.Labeled, e.labeled), append(c.Offsets, e.off)
 		}
 		if len(c.IDs) > 0 {
 			c.Dim = len(elsewhere[0].row)

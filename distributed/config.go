@@ -47,7 +47,30 @@ type Config struct {
 	// PinnedTTL is how long a role stays with an instance that stopped
 	// pulling before it moves to another: the failover time. If zero, 2 s.
 	PinnedTTL time.Duration
+	// Warm is the number of a driver's first unlabeled dense samples routed
+	// by anchor that also go to every other partition as context, so that
+	// every owner starts from the same first samples (distributed/DESIGN.md,
+	// "A common start"): (P − 1)·Warm samples more to learn, once. It
+	// concerns the driver only (not a namespace setting). If zero, 2,000;
+	// negative, none.
+	Warm int
 }
+
+// warm returns Warm or its default.
+func (c Config) warm() int {
+	switch {
+	case c.Warm < 0:
+		return 0
+	case c.Warm == 0:
+		return defaultWarm
+	}
+	return c.Warm
+}
+
+// defaultWarm is Warm's default: at P = 3 it brought digits d2 and MNIST
+// 15k within 0.5 point of one machine (BENCHMARKS.md, "Scale-out", "A
+// common start").
+const defaultWarm = 2000
 
 func (c Config) namespace() string {
 	if c.Namespace == "" {

@@ -76,6 +76,7 @@ func (f *chainNATS) add(fs *flag.FlagSet) {
 	fs.IntVar(&c.Partitions, "partitions", 1, "partitions P, each with its own owner and learner on its share of the records (dense samples by nearest anchor, others by id; every label goes to every owner); 1 gives stream's predictions exactly")
 	fs.IntVar(&c.Replicas, "replicas", 1, "replicas of the streams and buckets")
 	fs.DurationVar(&c.PinnedTTL, "pinned-ttl", 2*time.Second, "time after which a silent owner's partition moves to another (failover time)")
+	fs.IntVar(&c.Warm, "warm", 2000, "with P > 1: the first `n` unlabeled dense samples also go to every other partition, learned there, not predicted (a common start; -1: none)")
 }
 
 // check checks the flags against stream's options o and completes the
@@ -89,6 +90,9 @@ func (f *chainNATS) check(o *streamOptions) error {
 		return fmt.Errorf("%w: --workers and --owner-timeout must not be negative, --partitions must be positive", errUsage)
 	}
 	f.cfg.Rank = o.cfg.Rank
+	if f.cfg.Warm <= 0 {
+		f.cfg.Warm = -1 // none (distributed.Config's zero is its default)
+	}
 	return nil
 }
 

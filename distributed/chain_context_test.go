@@ -1,0 +1,187 @@
+package distributed
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/graph"
+	"github.com/nmfstream/nmfstream/stages"
+)
+
+// contextLearner returns a fresh owner's Learner for the tests of
+// learnShare.
+func contextLearner() *stages.Learner {
+	return &stages.Learner{Model: &model.Online{Rank: 3, Graph: graph.KNN{K: 5, Window: 200}, Src: rand.NewPCG(1, 1)}}
+}
+
+// contextOf returns samples as a context: no ids, labeled with their
+// cluster as "c<label>" where labeled, offsets offs.
+func contextOf(samples []sample, offs []int64, labeled bool) *stages.Features {
+	f := &stages.Features{X: model.DenseRows(rowsOf(samples)), Offsets: offs}
+	for _, s := range samples {
+		lab := ""
+		if labeled {
+			lab = fmt.Sprintf("c%d", s.Label)
+		}
+		f.IDs, f.Labels, f.Labeled = append(f.IDs, ""), append(f.Labels, lab), append(f.Labeled, labeled)
+	}
+	return f
+}
+
+// TestLearnShareFirstLabel: in the batch of the stream's first label, an
+// owner whose share holds no label learns the label from its context
+// before it predicts its share, so every sample of the share after that
+// label gets a prediction (issue 29: 19 of MNIST 15k's samples had none
+// at P = 3), and what the context added is exactly what ctxCounts holds.
+func TestLearnShareFirstLabel(t *testing.T) {
+	samples := clusteredSamples(40, 12, 2, 5)
+	l := contextLearner()
+	share := routeFeatures(samples[:20], 10)
+	fc := contextOf(samples[20:21], []int64{3}, true)
+	var ctx stages.Counters
+	st, err := learnShare(l, share, fc, &ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Predictions) != 20 {
+		t.Fatalf("%d predictions of the share's 20 samples", len(st.Predictions))
+	}
+	for _, p := range st.Predictions {
+		if p.ID == "" || p.Label == "" {
+			t.Errorf("sample %q at offset %d: no prediction after the stream's first label", p.ID, p.Offset)
+		}
+	}
+	want := stages.Counters{Records: 1, Samples: 1}
+	if ctx.Records != want.Records || ctx.Samples != want.Samples || ctx.Labeled+ctx.Early != 1 {
+		t.Errorf("the context added %+v, want one record, one sample and one label", ctx)
+	}
+	if own := subCounters(l.Counters(), ctx); own.Records != 20 || own.Samples != 20 || own.Labeled+own.Early != 0 {
+		t.Errorf("the share's counters %+v, want 20 records and samples, no label", own)
+	}
+}
+
+// TestLearnShareMergesByOffset: once the owner knows a class, a context
+// label that comes before a share's sample in the batch is learned before
+// that sample is predicted (as on one machine), and not before a sample
+// that comes earlier: the sample after it, a copy of the context's row,
+// is predicted with the context's class; the one before it cannot be.
+func TestLearnShareMergesByOffset(t *testing.T) {
+	samples := clusteredSamples(60, 12, 2, 6)
+	l := contextLearner()
+	// A first batch teaches class c0 only (the even samples are cluster 0).
+	first := routeFeatures(samples[0:20:20], 0)
+	for i := 0; i < 20; i += 2 {
+		first.Labels[i], first.Labeled[i] = "c0", true
+	}
+	if _, err := l.LearnFeatures(first); err != nil {
+		t.Fatal(err)
+	}
+	// Cluster 1's samples: 21, 23, … (odd positions of samples).
+	one := samples[21]
+	share := routeFeatures([]sample{samples[23], one}, 100) // offsets 100, 101
+	share.Offsets[1] = 102
+	fc := contextOf([]sample{one}, []int64{101}, true) // c1, between them
+	var ctx stages.Counters
+	st, err := learnShare(l, share, fc, &ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Predictions) != 2 || st.Predictions[0].Offset != 100 || st.Predictions[1].Offset != 102 {
+		t.Fatalf("predictions %+v, want the share's offsets 100 and 102", st.Predictions)
+	}
+	if got := st.Predictions[0].Label; got != "c0" {
+		t.Errorf("offset 100, before the context's label: predicted %q, want c0 (the only class known then)", got)
+	}
+	if got := st.Predictions[1].Label; got != "c1" {
+		t.Errorf("offset 102, after the context's c1 on its own row: predicted %q, want c1", got)
+	}
+	if ctx.Records != 1 || ctx.Samples != 1 || ctx.Labeled != 1 {
+		t.Errorf("the context added %+v, want one record, sample and scored label", ctx)
+	}
+}
+
+// TestLearnShareUnlabeledContext: a context's unlabeled samples (Router's
+// Warm) are learned, neither predicted for the driver nor scored; each
+// counts one record and one sample in ctxCounts, in the merged step and
+// in the first step (before any class).
+func TestLearnShareUnlabeledContext(t *testing.T) {
+	samples := clusteredSamples(80, 12, 2, 7)
+	l := contextLearner()
+	var ctx stages.Counters
+	fc := contextOf(samples[20:30], []int64{1, 3, 5, 7, 9, 11, 13, 15, 17, 19}, false)
+	fc.Labels[0], fc.Labeled[0] = "c0", true // one label among them
+	share := routeFeatures(samples[:10], 0)
+	for i := range share.Offsets {
+		share.Offsets[i] = int64(2 * i)
+	}
+	st, err := learnShare(l, share, fc, &ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Predictions) != 10 || slices.ContainsFunc(st.Predictions, func(p stages.Prediction) bool { return p.ID == "" }) {
+		t.Fatalf("first step: %d predictions, want the share's 10 and no context's", len(st.Predictions))
+	}
+	if ctx.Records != 10 || ctx.Samples != 10 || ctx.Labeled+ctx.Early != 1 {
+		t.Fatalf("first step: the context added %+v, want 10 records and samples, one label", ctx)
+	}
+	// The merged step: l knows c0 now.
+	fc = contextOf(samples[40:50], []int64{101, 103, 105, 107, 109, 111, 113, 115, 117, 119}, false)
+	fc.Labels[3], fc.Labeled[3] = fmt.Sprintf("c%d", samples[43].Label), true
+	share = routeFeatures(samples[30:40], 100)
+	for i := range share.Offsets {
+		share.Offsets[i] = int64(100 + 2*i)
+	}
+	before := ctx
+	if st, err = learnShare(l, share, fc, &ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Predictions) != 10 || slices.ContainsFunc(st.Predictions, func(p stages.Prediction) bool { return p.ID == "" }) {
+		t.Fatalf("merged step: %d predictions, want the share's 10 and no context's", len(st.Predictions))
+	}
+	if d := subCounters(ctx, before); d.Records != 10 || d.Samples != 10 || d.Labeled != 1 {
+		t.Errorf("merged step: the context added %+v, want 10 records and samples, one scored label", d)
+	}
+	if own := subCounters(l.Counters(), ctx); own.Records != 20 || own.Samples != 20 || own.Labeled+own.Early != 0 {
+		t.Errorf("the shares' counters %+v, want 20 records and samples, no label", own)
+	}
+}
+
+// TestRouterWarm: the first Warm unlabeled dense samples routed by anchor
+// go, without their ids and unlabeled, to every partition but their own
+// as context; the samples after them do not; Warm < 1 sends none.
+func TestRouterWarm(t *testing.T) {
+	const p, warm = 3, 7
+	samples := clusteredSamples(300, 12, 3, 8)
+	for _, w := range []int{warm, 0} {
+		r := anchoredRouter(t, samples, p)
+		r.Warm = w
+		shares, ctx, _, err := r.Split(routeFeatures(samples[:20], 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := 0
+		for q, c := range ctx {
+			if c == nil {
+				continue
+			}
+			for i, off := range c.Offsets {
+				got++
+				if off >= warm || c.IDs[i] != "" || c.Labeled[i] {
+					t.Errorf("Warm %d: partition %d's context holds offset %d (id %q, labeled %v)", w, q, off, c.IDs[i], c.Labeled[i])
+				}
+				if slices.Contains(shares[q].Offsets, off) {
+					t.Errorf("Warm %d: partition %d got its own sample %d as context", w, q, off)
+				}
+			}
+		}
+		if want := w * (p - 1); got != want {
+			t.Errorf("Warm %d: %d context samples, want %d", w, got, want)
+		}
+		if _, ctx, _, _ := r.Split(routeFeatures(samples[20:40], 20)); ctx != nil {
+			t.Errorf("Warm %d: context after the first %d samples", w, w)
+		}
+	}
+}
