@@ -31,9 +31,10 @@ batches in the same order. With one partition the predictions are stream's,
 byte for byte. The namespace holds the learner's settings of its first
 driver; a driver with others is refused. With P > 1 partitions a dense
 sample goes to the partition of its nearest anchor (fixed from the first
-50·P samples, read ahead), and each labeled dense sample is also learned by
-the other owners; sparse rows and text go by id (--json's
-partition_samples gives the shares).
+50·P samples, read ahead), and each labeled dense sample, and each of the
+first --warm unlabeled ones (a common start), is also learned by the other
+owners; sparse rows and text go by id (--json's partition_samples gives
+the shares).
 
 --workers instances of the owner run in this process. --nats embedded (or
 a bare --nats) starts an embedded server in a binary built with -tags nats.
