@@ -207,16 +207,18 @@ func encodeStep(st *stages.Step, c stages.Counters, sc stages.Scores, pending in
 		w.Labels = append(w.Labels, p.Label)
 		w.Scores = append(w.Scores, p.Score)
 	}
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(&w); err != nil {
-		return nil, fmt.Errorf("distributed: encoding a step: %w", err)
-	}
-	return buf.Bytes(), nil
+	return appendAnswer(nil, &w), nil
 }
 
+// decodeStep reads an answer: its binary form (chain_answer.go), or gob,
+// the form before it.
 func decodeStep(raw []byte) (*wireStep, error) {
 	var w wireStep
-	if err := gob.NewDecoder(bytes.NewReader(raw)).Decode(&w); err != nil {
+	if len(raw) >= len(answerMagic) && [3]byte(raw[:3]) == answerMagic {
+		if err := readAnswer(raw[3:], &w); err != nil {
+			return nil, err
+		}
+	} else if err := gob.NewDecoder(bytes.NewReader(raw)).Decode(&w); err != nil {
 		return nil, corrupt("step: %v", err)
 	}
 	n := len(w.IDs)

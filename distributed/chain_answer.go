@@ -1,0 +1,173 @@
+package distributed
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/nmfstream/nmfstream/stages"
+)
+
+// The binary form of an owner's answer (wireStep): the driver decodes one
+// per partition and batch, and gob's decoder compiled wireStep's types
+// again for every message, 28% of a driver's CPU on the digits stream
+// (BENCHMARKS.md, "Every sample answered, a common start, and the CPU of
+// one worker"). Layout, after the 3 bytes answerMagic: the predictions'
+// count, then each one's id, offset, label and score; the rejects' count,
+// then each one's offset, id and reason; the duplicates' count and
+// offsets; the counters (stepCounters' fields, count first); the scores'
+// balanced accuracy and macro-F1; pending. Counts, offsets and counters
+// are varints (unsigned for counts), strings a length and their bytes,
+// float64 values their 8 bits little-endian, so a score travels exactly.
+// decodeStep reads gob too (answers an older owner stored), which cannot
+// begin with a zero byte.
+
+// answerMagic begins a binary answer.
+var answerMagic = [3]byte{0, 'S', 1}
+
+// stepCounters returns pointers to c's fields, in the wire's order.
+// TestAnswerCodecCountersComplete fails when stages.Counters has a field
+// this list lacks.
+func stepCounters(c *stages.Counters) []*int64 {
+	return []*int64{&c.Records, &c.Samples, &c.Rejected, &c.Duplicates, &c.LateLabels, &c.Labeled,
+		&c.Correct, &c.Unpredicted, &c.Early, &c.Offset}
+}
+
+// appendAnswer returns b with w's binary form appended.
+func appendAnswer(b []byte, w *wireStep) []byte {
+	str := func(b []byte, s string) []byte { return append(binary.AppendUvarint(b, uint64(len(s))), s...) }
+	b = append(b, answerMagic[:]...)
+	b = binary.AppendUvarint(b, uint64(len(w.IDs)))
+	for i := range w.IDs {
+		b = str(b, w.IDs[i])
+		b = binary.AppendVarint(b, w.Offsets[i])
+		b = str(b, w.Labels[i])
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(w.Scores[i]))
+	}
+	b = binary.AppendUvarint(b, uint64(len(w.Rejects)))
+	for _, r := range w.Rejects {
+		b = binary.AppendVarint(b, r.Offset)
+		b = str(b, r.ID)
+		b = str(b, r.Reason)
+	}
+	b = binary.AppendUvarint(b, uint64(len(w.Duplicates)))
+	for _, d := range w.Duplicates {
+		b = binary.AppendVarint(b, d)
+	}
+	cs := stepCounters(&w.Counters)
+	b = binary.AppendUvarint(b, uint64(len(cs)))
+	for _, c := range cs {
+		b = binary.AppendVarint(b, *c)
+	}
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(w.Scored.BalancedAccuracy))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(w.Scored.MacroF1))
+	return binary.AppendVarint(b, int64(w.Pending))
+}
+
+// answerReader reads a binary answer; its first error sticks.
+type answerReader struct {
+	b   []byte
+	err error
+}
+
+func (r *answerReader) fail(what string) {
+	if r.err == nil {
+		r.err = corrupt("step: truncated or malformed at its %s", what)
+	}
+}
+
+func (r *answerReader) uvarint(what string) uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail(what)
+		r.b = nil
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *answerReader) varint(what string) int64 {
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.fail(what)
+		r.b = nil
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+// count reads a count of items of at least min bytes each, refusing one
+// the rest of the message cannot hold (so a corrupt count allocates
+// nothing).
+func (r *answerReader) count(what string, min int) int {
+	n := r.uvarint(what)
+	if n > uint64(len(r.b)/min) {
+		r.fail(what)
+		r.b = nil
+		return 0
+	}
+	return int(n)
+}
+
+func (r *answerReader) str(what string) string {
+	n := r.uvarint(what)
+	if n > uint64(len(r.b)) {
+		r.fail(what)
+		r.b = nil
+		return ""
+	}
+	s := string(r.b[:n])
+	r.b = r.b[n:]
+	return s
+}
+
+func (r *answerReader) float(what string) float64 {
+	if len(r.b) < 8 {
+		r.fail(what)
+		r.b = nil
+		return 0
+	}
+	v := math.Float64frombits(binary.LittleEndian.Uint64(r.b))
+	r.b = r.b[8:]
+	return v
+}
+
+// readAnswer decodes a binary answer (after its magic) into w.
+func readAnswer(b []byte, w *wireStep) error {
+	r := &answerReader{b: b}
+	n := r.count("predictions", 11)
+	w.IDs, w.Offsets, w.Labels, w.Scores = make([]string, n), make([]int64, n), make([]string, n), make([]float64, n)
+	for i := range n {
+		w.IDs[i] = r.str("prediction id")
+		w.Offsets[i] = r.varint("prediction offset")
+		w.Labels[i] = r.str("prediction label")
+		w.Scores[i] = r.float("prediction score")
+	}
+	if n := r.count("rejects", 3); n > 0 {
+		w.Rejects = make([]wireReject, n)
+		for i := range w.Rejects {
+			w.Rejects[i] = wireReject{Offset: r.varint("reject offset"), ID: r.str("reject id"), Reason: r.str("reject reason")}
+		}
+	}
+	if n := r.count("duplicates", 1); n > 0 {
+		w.Duplicates = make([]int64, n)
+		for i := range w.Duplicates {
+			w.Duplicates[i] = r.varint("duplicate")
+		}
+	}
+	cs := stepCounters(&w.Counters)
+	if k := r.uvarint("counters"); r.err == nil && k != uint64(len(cs)) {
+		return corrupt("step: %d counters (this build reads %d)", k, len(cs))
+	}
+	for _, c := range cs {
+		*c = r.varint("counters")
+	}
+	w.Scored.BalancedAccuracy = r.float("scores")
+	w.Scored.MacroF1 = r.float("scores")
+	w.Pending = int(r.varint("pending"))
+	if r.err == nil && len(r.b) > 0 {
+		return corrupt("step: %d bytes after its end", len(r.b))
+	}
+	return r.err
+}

@@ -1,0 +1,131 @@
+package distributed
+
+import (
+	"bytes"
+	"encoding/gob"
+	"errors"
+	"math"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/nmfstream/nmfstream/record"
+	"github.com/nmfstream/nmfstream/stages"
+)
+
+// answerStep is a Step with every kind of content an answer carries.
+func answerStep() (*stages.Step, stages.Counters, stages.Scores) {
+	st := &stages.Step{
+		Predictions: []stages.Prediction{
+			{ID: "a", Offset: 3, Label: "7", Score: 0.25},
+			{ID: "", Offset: 1 << 40, Label: "", Score: math.NaN()},
+			{ID: "ü-ñ", Offset: 5, Label: "spam", Score: math.Inf(-1)},
+		},
+		Rejects:    []record.Reject{{Offset: 4, ID: "r", Reason: errors.New("value -1 at feature 2")}},
+		Duplicates: []int64{6, 9},
+	}
+	c := stages.Counters{Records: 11, Samples: 9, Rejected: 1, Duplicates: 2, LateLabels: 3, Labeled: 4,
+		Correct: 2, Unpredicted: 1, Early: 5, Offset: -7}
+	return st, c, stages.Scores{BalancedAccuracy: 0.5, MacroF1: math.NaN()}
+}
+
+// TestAnswerCodecRoundTrip: an answer decodes to what was encoded, every
+// float bit for bit (NaN and infinities included), and the gob form that
+// owners wrote before decodes alike.
+func TestAnswerCodecRoundTrip(t *testing.T) {
+	st, c, sc := answerStep()
+	raw, err := encodeStep(st, c, sc, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := decodeStep(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := wireStep{Rejects: rejectsToWire(st.Rejects), Duplicates: st.Duplicates, Counters: c, Scored: sc, Pending: 8}
+	for _, p := range st.Predictions {
+		want.IDs, want.Offsets = append(want.IDs, p.ID), append(want.Offsets, p.Offset)
+		want.Labels, want.Scores = append(want.Labels, p.Label), append(want.Scores, p.Score)
+	}
+	check := func(form string, w *wireStep) {
+		t.Helper()
+		bits := func(fs ...float64) []uint64 {
+			var out []uint64
+			for _, f := range fs {
+				out = append(out, math.Float64bits(f))
+			}
+			return out
+		}
+		if !slices.Equal(w.IDs, want.IDs) || !slices.Equal(w.Offsets, want.Offsets) || !slices.Equal(w.Labels, want.Labels) ||
+			!slices.Equal(bits(w.Scores...), bits(want.Scores...)) || !slices.Equal(w.Rejects, want.Rejects) ||
+			!slices.Equal(w.Duplicates, want.Duplicates) || w.Counters != want.Counters || w.Pending != want.Pending ||
+			!slices.Equal(bits(w.Scored.BalancedAccuracy, w.Scored.MacroF1), bits(sc.BalancedAccuracy, sc.MacroF1)) {
+			t.Errorf("%s: decoded %+v, want %+v", form, w, want)
+		}
+	}
+	check("binary", w)
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(&want); err != nil {
+		t.Fatal(err)
+	}
+	old, err := decodeStep(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("gob", old)
+	empty, err := encodeStep(&stages.Step{}, stages.Counters{}, stages.Scores{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, err := decodeStep(empty); err != nil || len(w.IDs) != 0 || w.Rejects != nil || w.Duplicates != nil {
+		t.Errorf("empty step: %+v, %v", w, err)
+	}
+}
+
+// TestAnswerCodecCorrupt: every truncation of an answer, a byte added,
+// and a counters' count of another build are errors naming the step
+// (errCorrupt), never a panic.
+func TestAnswerCodecCorrupt(t *testing.T) {
+	st, c, sc := answerStep()
+	raw, err := encodeStep(st, c, sc, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := len(answerMagic); n < len(raw); n++ {
+		if _, err := decodeStep(raw[:n]); !errors.Is(err, errCorrupt) {
+			t.Fatalf("truncated to %d of %d bytes: %v, want a corrupt step", n, len(raw), err)
+		}
+	}
+	if _, err := decodeStep(append(slices.Clip(raw), 0)); !errors.Is(err, errCorrupt) {
+		t.Errorf("a byte after the end: %v", err)
+	}
+	huge := append(answerMagic[:], 0xff, 0xff, 0xff, 0xff, 0x0f) // 2³²−1 predictions in 0 bytes
+	if _, err := decodeStep(huge); !errors.Is(err, errCorrupt) {
+		t.Errorf("a count the message cannot hold: %v", err)
+	}
+	// The counters' count: after the predictions, rejects and duplicates
+	// of an empty step (three zero counts).
+	other := append(answerMagic[:], 0, 0, 0, 11)
+	if _, err := decodeStep(other); !errors.Is(err, errCorrupt) {
+		t.Errorf("11 counters: %v", err)
+	}
+}
+
+// TestAnswerCodecCountersComplete: stepCounters lists every field of
+// stages.Counters once, so that a field added there is not dropped on the
+// wire silently.
+func TestAnswerCodecCountersComplete(t *testing.T) {
+	var c stages.Counters
+	v := reflect.ValueOf(&c).Elem()
+	for i := range v.NumField() {
+		v.Field(i).SetInt(int64(i + 1))
+	}
+	var got []int64
+	for _, p := range stepCounters(&c) {
+		got = append(got, *p)
+	}
+	slices.Sort(got)
+	if len(got) != v.NumField() || slices.Compact(slices.Clone(got))[len(got)-1] != int64(v.NumField()) || len(slices.Compact(slices.Clone(got))) != v.NumField() {
+		t.Fatalf("stepCounters gives fields %v of stages.Counters' %d", got, v.NumField())
+	}
+}
