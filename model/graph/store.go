@@ -470,6 +470,20 @@ func (s *store) dots32(dst []float64, qs, refs []int, w *dotBufs) {
 	}
 }
 
+// rawDots32 returns the float32 inner products of the contiguous dense
+// slots qs and refs (len(qs)×len(refs), row-major), computed as dots32
+// does, in w's buffer (valid until w's next use); fast32 must be on.
+func (s *store) rawDots32(qs, refs []int, w *dotBufs) []float32 {
+	nq, nr := len(qs), len(refs)
+	q0, r0 := qs[0]*s.dim, refs[0]*s.dim
+	a := blas32.General{Rows: nq, Cols: s.dim, Stride: s.dim, Data: s.data32[q0 : q0+nq*s.dim]}
+	b := blas32.General{Rows: nr, Cols: s.dim, Stride: s.dim, Data: s.data32[r0 : r0+nr*s.dim]}
+	w.c32 = slices.Grow(w.c32[:0], nq*nr)[:nq*nr]
+	c := blas32.General{Rows: nq, Cols: nr, Stride: nr, Data: w.c32}
+	gemm.ABT32(c, a, b, &w.abt32, w.part)
+	return w.c32
+}
+
 // denseDots is dots for dense rows, with workspace w: calls with their own
 // w may run at once.
 func (s *store) denseDots(dst []float64, qs, refs []int, w *dotBufs) {
