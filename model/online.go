@@ -160,7 +160,10 @@ type Online struct {
 	// better k-NN space than the pixels (BENCHMARKS.md, "What the codes
 	// add"). It applies to samples with at least 10·SearchBasis features
 	// (searchBasisMinRatio); others, and sparse samples (documents), search
-	// as they are. It cannot be combined with SearchDim.
+	// as they are. A basis whose span classifies the window's labeled
+	// samples significantly worse than their samples (leave-one-out 1-NN,
+	// online_guard.go) is refused: the search moves back to the samples
+	// until the next fit. It cannot be combined with SearchDim.
 	SearchBasis int
 	// Forget, if in (0, 1), multiplies B and A by Forget before each batch
 	// adds to them (scikit-learn's MiniBatchNMF uses 0.7), so the basis

@@ -41,7 +41,9 @@ const (
 
 // searchStep fits a new search basis and rebuilds the graph in its span when
 // the schedule of Online.SearchBasis says so. A fit that fails (a
-// degenerate window) leaves the search where it was until the next one.
+// degenerate window) leaves the search where it was until the next one; a
+// basis whose span loses the labeled samples' classes (spanLoses) moves it
+// to the samples until the next one.
 func (o *Online) searchStep() error {
 	if !o.searchesBasis() {
 		return nil
@@ -58,6 +60,12 @@ func (o *Online) searchStep() error {
 	r, err := o.fitSearchBasis()
 	if err != nil {
 		return nil // the search stays in the current space: see above
+	}
+	if o.spanLoses(r) {
+		if o.r == nil {
+			return nil // already searching the samples
+		}
+		r = nil // back to the samples (online_guard.go)
 	}
 	if err := o.reembed(r); err != nil {
 		return fmt.Errorf("model: online: search basis: %w", err)
@@ -117,8 +125,9 @@ func orthonormalColumns(u *mat.Dense) *mat.Dense {
 	return mat.DenseCopyOf(q.T())
 }
 
-// reembed makes r (D×K, orthonormal columns) the graph's search basis (on
-// an error it leaves the graph as it was): the
+// reembed makes r (D×K, orthonormal columns) the graph's search basis, or
+// with r nil moves the search back to the samples themselves (on an error
+// it leaves the graph as it was): the
 // graph is built anew on the window's rows projected on it, every live
 // sample keeping its slot, the window its age order and the nodes their
 // labels (rebuildGraph), so the codes, labels and callers' slot-indexed

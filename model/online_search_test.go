@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/datasets"
 	"github.com/nmfstream/nmfstream/model/graph"
 )
 
@@ -68,6 +69,17 @@ func TestSearchBasisGraph(t *testing.T) {
 	}
 	var z mat.Dense
 	z.Mul(&o.xd, r)
+	checkExactLists(t, o, &z, labels)
+}
+
+// checkExactLists checks that every live node of o's graph has its label
+// in labels (by slot) and, as its list, its k nearest live nodes by the
+// Euclidean distance of the rows of z (by slot), found by brute force.
+func checkExactLists(t *testing.T, o *Online, z *mat.Dense, labels []int) {
+	t.Helper()
+	g := o.KNN()
+	order := g.Order()
+	_, dims := z.Dims()
 	for _, id := range order {
 		if g.Label(id) != labels[id] {
 			t.Fatalf("node %d: label %d, want %d", id, g.Label(id), labels[id])
@@ -80,7 +92,7 @@ func TestSearchBasisGraph(t *testing.T) {
 		for _, j := range order {
 			if j != id {
 				var s float64
-				for c := range 6 {
+				for c := range dims {
 					e := z.At(id, c) - z.At(j, c)
 					s += e * e
 				}
@@ -123,4 +135,76 @@ func TestSearchBasisRule(t *testing.T) {
 	if _, err := both.PartialFit(x); err == nil {
 		t.Fatal("SearchDim and SearchBasis together were accepted")
 	}
+}
+
+// TestSearchBasisGuard checks the search basis's guard (online_guard.go) on
+// the digits, every sample labeled with its class, at rank 3 of 64 features
+// (the rule of 10 features per rank lets the span in): the rank-3 span
+// classifies the labeled samples far worse than their pixels, so the fit at
+// 500 samples is refused and the graph searches the pixels; the samples'
+// own space (an orthonormal basis of all 64 pixels) never loses; with fewer
+// than spanGuardMinLabels labeled samples the guard keeps the span; and
+// moving the search back from a span to the samples (reembed(nil)) keeps
+// slots, age order and labels and gives every node its exact nearest
+// neighbours among the pixels.
+func TestSearchBasisGuard(t *testing.T) {
+	x, y := datasets.Digits()
+	_, d := x.Dims()
+	stream := func(labelEvery int) *Online {
+		o := &Online{Rank: 8, SearchBasis: 3, Graph: graph.KNN{K: 5}}
+		for lo := 0; lo < 600; lo += 50 {
+			ids, err := o.PartialFit(DenseRows(mat.DenseCopyOf(x.Slice(lo, lo+50, 0, d))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for p, id := range ids {
+				if (lo+p)%labelEvery == 0 {
+					if err := o.SetLabel(id, y[lo+p]); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+		return o
+	}
+	all := stream(1)
+	if got := all.KNN().Dim(); got != d {
+		t.Errorf("every sample labeled: the graph searches %d dimensions, want the pixels' %d (the rank-3 span refused)", got, d)
+	}
+	r, err := all.fitSearchBasis()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !all.spanLoses(r) {
+		t.Error("the rank-3 span of the digits does not lose against their pixels")
+	}
+	eye := mat.NewDense(d, d, nil)
+	for i := range d {
+		eye.Set(i, i, 1)
+	}
+	if all.spanLoses(eye) {
+		t.Error("the pixels' own space loses against the pixels")
+	}
+
+	few := stream(10) // 60 labeled samples, 45 of them at the fit at 500
+	if got := few.KNN().Dim(); got != 3 {
+		t.Fatalf("60 labeled samples: the graph searches %d dimensions, want the span's 3 (the guard abstains)", got)
+	}
+	g := few.KNN()
+	slots, order := g.Slots(), g.Order()
+	labels := make([]int, slots)
+	for id := range labels {
+		labels[id] = -1
+		if g.Live(id) {
+			labels[id] = g.Label(id)
+		}
+	}
+	if err := few.reembed(nil); err != nil {
+		t.Fatal(err)
+	}
+	g = few.KNN()
+	if g.Dim() != d || g.Slots() != slots || !slices.Equal(g.Order(), order) {
+		t.Fatalf("back to the samples: %d dimensions, %d slots, order kept %v; want %d, %d, true", g.Dim(), g.Slots(), slices.Equal(g.Order(), order), d, slots)
+	}
+	checkExactLists(t, few, &few.xd, labels)
 }

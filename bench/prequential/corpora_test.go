@@ -280,3 +280,37 @@ func TestSplitByText(t *testing.T) {
 		}
 	}
 }
+
+// TestScoreCeiling checks score's ceiling and accuracy on a stream worked
+// by hand: classes A A B A C B, every sample labeled right after it
+// (delay 0). The scored samples are the five after the first label; the
+// classes of samples 1, 3 and 5 had a label before them, those of 2 (B)
+// and 4 (C) did not: ceiling 3/5. Predictions right on samples 1, 2 and 4
+// and none for 5 give accuracy 3/5 and one missing.
+func TestScoreCeiling(t *testing.T) {
+	var docs []doc
+	for _, c := range []string{"A", "A", "B", "A", "C", "B"} {
+		docs = append(docs, doc{text: "words of class " + c, class: c})
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "s.arrow")
+	if err := makeText(docs, 0, 0, 1, 0, 1, "", in); err != nil {
+		t.Fatal(err)
+	}
+	pred := filepath.Join(dir, "p.jsonl")
+	lines := `{"id":"1","pred":"A"}
+{"id":"2","pred":"B"}
+{"id":"3","pred":"B"}
+{"id":"4","pred":"C"}
+`
+	if err := os.WriteFile(pred, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := score(in, filepath.Join(dir, "s.truth.csv"), pred)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.N != 5 || rep.Ceiling != 0.6 || rep.Accuracy != 0.6 || rep.Missing != 1 {
+		t.Errorf("n %d, ceiling %v, accuracy %v, missing %d; want 5, 0.6, 0.6, 1", rep.N, rep.Ceiling, rep.Accuracy, rep.Missing)
+	}
+}

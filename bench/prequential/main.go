@@ -49,8 +49,10 @@
 // JSON lines) and prints, as JSON, the accuracy over every sample that
 // arrived after the first label record (a sample without a prediction is
 // wrong), by quarter of those samples and over their second half, with
-// balanced accuracy and macro-F1; with --row NAME, the same as a row of
-// BENCHMARKS.md's document streams table.
+// balanced accuracy and macro-F1, and the ceiling: the share of those
+// samples whose class had a label in the stream before them, the most a
+// predictor that knows only the labels given can get right; with --row
+// NAME, the same as a row of BENCHMARKS.md's document streams table.
 //
 // peer predicts each sample of a text stream on arrival, before it learns
 // from it, as the stream does, and writes the predictions as stream --out
@@ -278,6 +280,11 @@ type report struct {
 	BalancedAccuracy float64    `json:"balanced_accuracy"`
 	MacroF1          float64    `json:"macro_f1"`
 	Missing          int        `json:"missing"`
+	// Ceiling is the share of the scored samples whose class had a label
+	// in the stream before them (a sample's own label, or a late label
+	// record): no predictor that knows only the labels given can be right
+	// on the others, so the accuracy is at most Ceiling.
+	Ceiling float64 `json:"ceiling"`
 }
 
 func runScore(args []string) error {
@@ -318,6 +325,13 @@ func score(in, truthPath, predPath string) (report, error) {
 		return report{}, err
 	}
 	var ids []string
+	// firstAt[c]: the number of scored samples before class c's first label.
+	firstAt := map[string]int{}
+	learn := func(c string) {
+		if _, ok := firstAt[c]; !ok {
+			firstAt[c] = len(ids)
+		}
+	}
 	seenLabel := false
 	for src.Next() {
 		b := src.Batch()
@@ -326,6 +340,7 @@ func score(in, truthPath, predPath string) (report, error) {
 		for si < len(b.Offsets) || li < len(b.LateLabels) {
 			if li < len(b.LateLabels) && (si == len(b.Offsets) || b.LateLabels[li].Offset < b.Offsets[si]) {
 				seenLabel = true
+				learn(b.LateLabels[li].Label)
 				li++
 				continue
 			}
@@ -334,6 +349,7 @@ func score(in, truthPath, predPath string) (report, error) {
 			}
 			if b.Labeled[si] {
 				seenLabel = true
+				learn(b.Labels[si])
 			}
 			si++
 		}
@@ -375,6 +391,9 @@ func score(in, truthPath, predPath string) (report, error) {
 		}
 		classes[want] = true
 		tot[want]++
+		if at, ok := firstAt[want]; ok && at <= i {
+			rep.Ceiling++
+		}
 		q := 4 * i / len(ids)
 		qn[q]++
 		got := pred[id]
@@ -390,6 +409,7 @@ func score(in, truthPath, predPath string) (report, error) {
 		}
 	}
 	rep.Accuracy = float64(right) / float64(len(ids))
+	rep.Ceiling /= float64(len(ids))
 	for q := range qr {
 		rep.Quarters[q] = float64(qr[q]) / float64(qn[q])
 	}
