@@ -285,3 +285,79 @@ func TestChainDriverResumes(t *testing.T) {
 		t.Fatalf("the stream scores nothing or lacks late labels: %+v", c)
 	}
 }
+
+// TestChainTrimsBatches checks the trimming of the batch log
+// (chain_trim.go): with a snapshot every N batches, the batch stream holds
+// at most N batches after nb, every answer still bit-identical to an
+// in-process Learner's; and once the snapshot is gone, a new owner of the
+// trimmed partition refuses to rebuild it from what is left of the log:
+// its worker stops with an error naming the trim.
+func TestChainTrimsBatches(t *testing.T) {
+	const nb, b, N = 40, 10, 5
+	nc, url := startServer(t)
+	cfg := Config{Namespace: "trim", Partitions: 1, Rank: 3, PinnedTTL: 500 * time.Millisecond}
+	settings := []byte(`{"Rank":3,"Seed":4}`)
+	batches := chainBatches(nb, b)
+	want, _ := referenceSteps(t, settings, batches)
+	newWorker := func(nc *nats.Conn) (*Worker, error) {
+		w, err := NewChainWorker(context.Background(), nc, cfg, testLearner)
+		if err == nil {
+			w.SnapshotEvery = N
+		}
+		return w, err
+	}
+	_, _, stop := runWorkersOf(t, url, 1, newWorker)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	d, err := NewChainDriver(ctx, nc, cfg, settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for k, bt := range batches {
+		sendAndCheck(t, ctx, d, k, bt, want[k])
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := js.Stream(ctx, cfg.names().batchStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The last snapshot may not be taken yet when the last answer is in.
+	if info.State.Msgs > N {
+		t.Errorf("the batch stream holds %d batches after %d with a snapshot every %d, want at most %d", info.State.Msgs, nb, N, N)
+	}
+
+	obj, err := js.ObjectStore(ctx, cfg.names().snapshots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := obj.Delete(ctx, snapshotName(0)); err != nil {
+		t.Fatal(err)
+	}
+	w, err := newWorker(connect(t, url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, wcancel := context.WithCancel(context.Background())
+	defer wcancel()
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "trimmed") {
+			t.Errorf("a new owner of the trimmed partition without its snapshot: %v, want an error naming the trim", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a new owner of the trimmed partition without its snapshot did not stop")
+	}
+}

@@ -82,8 +82,17 @@ func (w *Worker) snapshotEvery() int {
 	return w.SnapshotEvery
 }
 
-// saveSnapshot stores l's state and o as partition part's snapshot.
+// saveSnapshot stores l's state and o as partition part's snapshot, then
+// trims the partition's batches up to it (chain_trim.go). It writes
+// nothing when the partition was trimmed past o: another owner holds the
+// role and has snapshotted further.
 func (w *Worker) saveSnapshot(ctx context.Context, part int, l *stages.Learner, o *ownerState) error {
+	if t, err := w.trimPoint(ctx, part); err != nil || t > o.seq {
+		if err == nil {
+			err = fmt.Errorf("trimmed up to stream sequence %d, after this owner's %d: the role was lost", t, o.seq)
+		}
+		return fmt.Errorf("distributed: snapshot of partition %d: %w", part, err)
+	}
 	st, err := l.State()
 	if err != nil {
 		return err
@@ -99,6 +108,7 @@ func (w *Worker) saveSnapshot(ctx context.Context, part int, l *stages.Learner, 
 		return fmt.Errorf("distributed: snapshot of partition %d: %w", part, err)
 	}
 	o.since = 0
+	w.trimBatches(ctx, part, o.seq)
 	return nil
 }
 
@@ -106,9 +116,18 @@ func (w *Worker) saveSnapshot(ctx context.Context, part int, l *stages.Learner, 
 // its latest snapshot, made with newLearner from the namespace's learner
 // settings raw; or a fresh Learner and state when there is no snapshot.
 // A snapshot that cannot be read or restored is reported on w.Log and
-// ignored: replaying every batch gives the same Learner.
+// ignored: replaying every batch gives the same Learner. On a partition
+// whose batches were trimmed (chain_trim.go) only a snapshot at or after
+// the trim point is a valid start: anything else is an error.
 func (w *Worker) restoreSnapshot(ctx context.Context, part int, raw []byte) (*stages.Learner, *ownerState, error) {
+	trimmed, err := w.trimPoint(ctx, part)
+	if err != nil {
+		return nil, nil, err
+	}
 	fresh := func() (*stages.Learner, *ownerState, error) {
+		if trimmed > 0 {
+			return nil, nil, corrupt("namespace %q: partition %d: its batches up to stream sequence %d were trimmed after a snapshot, and no snapshot at or after it can be restored", w.st.n.ns, part, trimmed)
+		}
 		l, err := w.newLearner(raw)
 		if err != nil {
 			return nil, nil, corrupt("namespace %q: learner settings: %v", w.st.n.ns, err)
@@ -116,7 +135,7 @@ func (w *Worker) restoreSnapshot(ctx context.Context, part int, raw []byte) (*st
 		return l, &ownerState{last: map[string]int64{}}, nil
 	}
 	var data []byte
-	err := retry(ctx, func(ctx context.Context) error {
+	err = retry(ctx, func(ctx context.Context) error {
 		var err error
 		data, err = w.st.snaps.GetBytes(ctx, snapshotName(part))
 		if errors.Is(err, jetstream.ErrObjectNotFound) {
@@ -131,7 +150,10 @@ func (w *Worker) restoreSnapshot(ctx context.Context, part int, raw []byte) (*st
 		return fresh()
 	}
 	var s chainSnapshot
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&s); err != nil || s.Version != snapshotVersion || s.State == nil {
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&s); err == nil && s.Seq < trimmed {
+		w.logf("namespace %q: owner-%d: snapshot %s at stream sequence %d, before the trim point %d", w.st.n.ns, part, snapshotName(part), s.Seq, trimmed)
+		return fresh()
+	} else if err != nil || s.Version != snapshotVersion || s.State == nil {
 		w.logf("namespace %q: owner-%d: snapshot %s unreadable (version %d, %v): replaying every batch", w.st.n.ns, part, snapshotName(part), s.Version, err)
 		return fresh()
 	}

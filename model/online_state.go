@@ -279,6 +279,11 @@ func (o *Online) rebuildGraph(s *OnlineState) error {
 			}
 			return SparseRows(m), nil
 		}
+		if n := len(ids); n > 0 && ids[n-1]-ids[0] == n-1 && !slices.Contains(s.Live[ids[0]:ids[n-1]+1], false) {
+			// A run of live slots (a full window's): a view of s.Dense,
+			// which the insertion only reads, instead of a copy.
+			return DenseRows(mat.NewDense(n, s.Dim, s.Dense[ids[0]*s.Dim:(ids[n-1]+1)*s.Dim])), nil
+		}
 		m := mat.NewDense(len(ids), s.Dim, nil)
 		for r, id := range ids {
 			src := id

@@ -427,8 +427,8 @@ func printTable(w io.Writer, rs []result) {
 	}
 }
 
-// draw plots each curve's median records/s (solid) and records per CPU
-// second (dashed) against W, log–log.
+// draw plots each curve's median records/s (solid, "wall") and records per
+// CPU second (dashed, "CPU") against W, log–log.
 func draw(path string, curves [][]result) error {
 	var ss []figure.Series
 	for k, rs := range curves {
@@ -436,7 +436,7 @@ func draw(path string, curves [][]result) error {
 		if rs[0].SearchBasis == 0 {
 			space = "pixels"
 		}
-		for m, measure := range []string{"records/s", "records/CPU-s"} {
+		for m, measure := range []string{"wall", "CPU"} {
 			s := figure.Series{Name: space + ", " + measure, Style: k, Dashed: m == 1}
 			for _, r := range rs {
 				s.X = append(s.X, float64(r.Window))
@@ -449,5 +449,5 @@ func draw(path string, curves [][]result) error {
 			ss = append(ss, s)
 		}
 	}
-	return figure.Line(path, "MNIST stream, steady state (N2 − N1)/(t2 − t1)", "window W (samples)", "records per second", ss, true, true)
+	return figure.Line(path, "MNIST stream, steady state (N2 − N1)/(t2 − t1)", "window W (samples)", "records per second (wall) or CPU second", ss, true, true)
 }

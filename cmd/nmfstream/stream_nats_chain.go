@@ -70,7 +70,7 @@ func (f *chainNATS) add(fs *flag.FlagSet) {
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:0", "embedded server: `host:port` to listen on (port 0: any free port)")
 	fs.StringVar(&f.store, "store", "", "embedded server: JetStream storage `directory` (empty: a temporary one, removed at exit)")
 	fs.IntVar(&f.workers, "workers", 1, "owners to run in this process (0: other processes run them)")
-	fs.IntVar(&f.snapshotEvery, "snapshot-every", 100, "batches between the snapshots of an owner's learner in the namespace (the owners of this process; -1: none, a takeover replays the partition from its first batch)")
+	fs.IntVar(&f.snapshotEvery, "snapshot-every", 100, "batches between the snapshots of an owner's learner in the namespace (the owners of this process), up to which the partition's batches are trimmed from the batch stream (-1: none: nothing is trimmed, a takeover replays the partition from its first batch)")
 	fs.DurationVar(&f.ownerTimeout, "owner-timeout", 0, "with --workers 0: fail if no worker of the namespace is live within this `duration` (0: wait, saying so every few seconds)")
 	c := &f.cfg
 	fs.StringVar(&c.Namespace, "namespace", "nmf", "prefix of the subjects, streams and buckets of this stream")

@@ -172,7 +172,7 @@ func parseWorkerFlags(args []string, stderr io.Writer) (*workerOptions, error) {
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:4222", "embedded server: `host:port` to listen on (port 0: any free port)")
 	fs.StringVar(&o.store, "store", "", "embedded server: JetStream storage `directory` (empty: a temporary one, removed at exit)")
 	fs.IntVar(&o.workers, "workers", 1, "owners to run in this process")
-	fs.IntVar(&o.snapshotEvery, "snapshot-every", 100, "batches between the snapshots of an owner's learner in the namespace (-1: none, a takeover replays the partition from its first batch)")
+	fs.IntVar(&o.snapshotEvery, "snapshot-every", 100, "batches between the snapshots of an owner's learner in the namespace and the point up to which its partition's batches are trimmed from the batch stream (-1: none: nothing is trimmed, a takeover replays the partition from its first batch)")
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object instead of text when stopped")
 	fs.Bool("chain", true, "accepted and ignored: the owners always run the chain (once it chose them over the retired GNMF step)")
 	cfg := &o.cfg

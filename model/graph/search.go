@@ -494,6 +494,10 @@ func (g *Graph) scanSplit(ls *lists, st *qstate, qs, refs []int, reverse bool, t
 			} else {
 				for j := lo; j < hi; j++ {
 					rb := refs[j*bs : min((j+1)*bs, len(refs))]
+					if g.st.fast32 && contiguous(qb) && contiguous(rb) {
+						g.scanEuclid32(ls, &p.st, qb, rb, g.st.rawDots32(qb, rb, &p.bufs), reverse, tch)
+						continue
+					}
 					p.dot = slices.Grow(p.dot[:0], len(qb)*len(rb))[:len(qb)*len(rb)]
 					g.st.denseDots(p.dot, qb, rb, &p.bufs)
 					g.scanEuclid(ls, &p.st, 0, qb, rb, p.dot, reverse, tch)
@@ -555,6 +559,59 @@ func (g *Graph) scanEuclid(ls *lists, st *qstate, i0 int, qb, rb []int, dot []fl
 			}
 		}
 		st.cnt[sa] += seen
+	}
+}
+
+// scanEuclid32 is scanEuclid for a block of contiguous candidate slots rb
+// whose inner products with the queries qb (st's slots 0…) are dot, in
+// float32 (store.rawDots32): it reads them as they are instead of a
+// float64 copy, and the candidates' norms and reverse thresholds as runs.
+// Every key, push and reverse offer is scanEuclid's, in the same order:
+// float64(dot) is the value scanEuclid reads, so the keys are the same to
+// the bit.
+func (g *Graph) scanEuclid32(ls *lists, st *qstate, qb, rb []int, dot []float32, reverse bool, touch func(int)) {
+	nr := len(rb)
+	r0 := rb[0]
+	sqr := g.st.sq[r0 : r0+nr : r0+nr]
+	var rthr []float64
+	if reverse {
+		rthr = g.rthr[r0 : r0+nr : r0+nr]
+	}
+	for a, q := range qb {
+		row := dot[a*nr : (a+1)*nr : (a+1)*nr]
+		sqq := g.st.sq[q]
+		var dq float64
+		if reverse {
+			dq = g.st.delta(q)
+		}
+		thr := st.thr[a]
+		self := q - r0 // q's own position in rb, if any: skipped
+		for b, d := range row {
+			key := sqq + sqr[b] - 2*float64(d)
+			if reverse {
+				if key > thr && key > rthr[b]+dq {
+					continue
+				}
+			} else if key > thr {
+				continue
+			}
+			if b == self {
+				continue
+			}
+			if key <= thr {
+				st.push(a, cand{key, int32(r0 + b)})
+				thr = st.thr[a]
+			}
+			if reverse && key <= rthr[b]+dq {
+				g.reverse(ls, r0+b, q, key, touch)
+				g.rthr[r0+b] = g.revThr(ls, r0+b)
+			}
+		}
+		if self >= 0 && self < nr {
+			st.cnt[a] += nr - 1
+		} else {
+			st.cnt[a] += nr
+		}
 	}
 }
 
