@@ -68,8 +68,9 @@ func (c Config) warm() int {
 }
 
 // defaultWarm is Warm's default: at P = 3 it brought digits d2 and MNIST
-// 15k within 0.5 point of one machine (BENCHMARKS.md, "Scale-out", "A
-// common start").
+// 15k within 0.5 point of one machine, the smallest of those measured to
+// (BENCHMARKS.md, "Every sample answered, a common start, and the CPU of
+// one worker").
 const defaultWarm = 2000
 
 func (c Config) namespace() string {
