@@ -415,6 +415,14 @@ type ChainStep struct {
 // and Receive may be called from two goroutines (one each); neither is
 // safe for concurrent use with itself.
 type ChainDriver struct {
+	// TrimEvery, if positive, makes Receive purge the answers of the
+	// batches it has returned from the answer stream every TrimEvery
+	// batches (TrimAnswers at Position), so that the stream does not grow
+	// with the run. Set it before the first Receive, and only for a run
+	// that will not be resumed from an earlier Position: a driver that
+	// checkpoints calls TrimAnswers itself once a checkpoint is durable.
+	TrimEvery int
+
 	cfg  Config
 	js   jetstream.JetStream
 	n    names
@@ -635,6 +643,10 @@ func (d *ChainDriver) Receive(ctx context.Context) (*ChainStep, error) {
 			delete(d.got, d.want)
 			delete(d.gotSeq, d.want)
 			d.want++
+			if d.TrimEvery > 0 && d.want%int64(d.TrimEvery) == 0 {
+				// Best effort: what a failed purge leaves, the next one takes.
+				_ = d.TrimAnswers(ctx, d.Position())
+			}
 			return d.merge(d.want-1, parts), nil
 		}
 		m, err := d.next(ctx)

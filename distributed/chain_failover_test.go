@@ -287,8 +287,10 @@ func TestChainDriverResumes(t *testing.T) {
 }
 
 // TestChainTrimsBatches checks the trimming of the batch log
-// (chain_trim.go): with a snapshot every N batches, the batch stream holds
-// at most N batches after nb, every answer still bit-identical to an
+// and of the answers (chain_trim.go): with a snapshot every N batches, the
+// batch stream holds at most N batches after nb, and with the driver's
+// answers purged every N batches the answer stream none, every answer still
+// bit-identical to an
 // in-process Learner's; and once the snapshot is gone, a new owner of the
 // trimmed partition refuses to rebuild it from what is left of the log:
 // its worker stops with an error naming the trim.
@@ -314,6 +316,7 @@ func TestChainTrimsBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
+	d.TrimEvery = N
 	for k, bt := range batches {
 		sendAndCheck(t, ctx, d, k, bt, want[k])
 	}
@@ -335,6 +338,22 @@ func TestChainTrimsBatches(t *testing.T) {
 	// The last snapshot may not be taken yet when the last answer is in.
 	if info.State.Msgs > N {
 		t.Errorf("the batch stream holds %d batches after %d with a snapshot every %d, want at most %d", info.State.Msgs, nb, N, N)
+	}
+	// The driver's answers, purged every N batches (TrimEvery), after the
+	// last purge at batch nb.
+	ps, err := js.Stream(ctx, cfg.names().predStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pi, err := ps.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pi.State.Msgs != 0 {
+		t.Errorf("the answer stream holds %d answers after %d batches trimmed every %d, want 0", pi.State.Msgs, nb, N)
+	}
+	if err := d.TrimAnswers(ctx, ChainPosition{Driver: "another", AnswerSeq: 1}); err == nil {
+		t.Error("TrimAnswers accepted another driver's position")
 	}
 
 	obj, err := js.ObjectStore(ctx, cfg.names().snapshots)

@@ -9,8 +9,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Trimming the batch log (distributed/DESIGN.md, "Failover and
-// exactly-once"). Without it the batch stream holds every batch of the
+// Trimming the batch log and the answers (distributed/DESIGN.md, "Failover
+// and exactly-once"). Without it the batch stream holds every batch of the
 // namespace forever: storage grows with the stream's length. A partition's
 // batches up to its owner's snapshot are no longer needed, since a takeover
 // restores the snapshot and reads only the batches after it (ownChain). So
@@ -69,4 +69,28 @@ func (w *Worker) trimBatches(ctx context.Context, part int, seq uint64) {
 	if err != nil {
 		w.logf("namespace %q: owner-%d: batches up to stream sequence %d not trimmed: %v", w.st.n.ns, part, seq, err)
 	}
+}
+
+// TrimAnswers purges this driver's answers up to pos.AnswerSeq from the
+// answer stream: those of the batches before pos.Next, which a driver
+// resumed at pos (ResumeChainDriver) does not read again. Call it with a
+// position of this driver once a checkpoint holding it is durable, or with
+// Position when the run will not be resumed (ChainDriver.TrimEvery does).
+func (d *ChainDriver) TrimAnswers(ctx context.Context, pos ChainPosition) error {
+	if pos.Driver != d.name {
+		return fmt.Errorf("distributed: trimming the answers of driver %q with a position of %q", d.name, pos.Driver)
+	}
+	if pos.AnswerSeq == 0 {
+		return nil
+	}
+	actx, cancel := context.WithTimeout(ctx, attemptWithin)
+	defer cancel()
+	s, err := d.js.Stream(actx, d.n.predStream())
+	if err == nil {
+		err = s.Purge(actx, jetstream.WithPurgeSubject(d.n.predSubject(d.name)), jetstream.WithPurgeSequence(pos.AnswerSeq+1))
+	}
+	if err != nil {
+		return fmt.Errorf("distributed: trimming the answers of driver %q up to stream sequence %d: %w", d.name, pos.AnswerSeq, err)
+	}
+	return nil
 }

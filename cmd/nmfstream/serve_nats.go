@@ -127,6 +127,7 @@ func runServeNATS(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
+	on.drv.TrimEvery = trimAnswersEvery // serve --nats does not resume a driver
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return errors.Join(err, on.close())

@@ -284,6 +284,11 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return errors.Join(err, sink.Close())
 	}
+	if res != nil {
+		res.trim = func(pos distributed.ChainPosition) { _ = on.drv.TrimAnswers(ctx, pos) }
+	} else {
+		on.drv.TrimEvery = trimAnswersEvery // no checkpoint: nothing resumes from an earlier answer
+	}
 	r := &natsRun{o: o, workers: nf.workers, parts: nf.cfg.Partitions, pr: newProgress(stderr, "stream"), start: time.Now(), res: res, prev: prev, drv: on.drv}
 	if prev != nil {
 		r.last = distributed.ChainStep{Counters: prev.Counters, Scores: prev.Scores, Pending: prev.Pending}

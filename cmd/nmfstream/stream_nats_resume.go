@@ -85,7 +85,16 @@ type natsResume struct {
 	queue   []natsCheckpoint // positions collected, not yet written, in order
 	last    *natsCheckpoint  // the latest written
 	lastCkp int64            // Records at the last checkpoint saved
+
+	// trim, if set, is called with the position of each checkpoint saved:
+	// the driver's answers before it are no longer needed (best effort).
+	trim func(distributed.ChainPosition)
 }
+
+// trimAnswersEvery is the batches between the purges of a driver's answers
+// when it will not be resumed (distributed.ChainDriver.TrimEvery): the
+// answer stream then holds at most about this many batches of the driver.
+const trimAnswersEvery = 100
 
 // collected records the position after a batch; call it from the collect
 // stage, after Receive.
@@ -125,6 +134,9 @@ func (n *natsResume) written(w *stepWriter, final bool) error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	n.lastCkp = cp.Records
+	if n.trim != nil {
+		n.trim(cp.Position)
+	}
 	return nil
 }
 
