@@ -380,3 +380,76 @@ func TestChainTrimsBatches(t *testing.T) {
 		t.Fatal("a new owner of the trimmed partition without its snapshot did not stop")
 	}
 }
+
+// TestTrimFence checks the trim point's fence (chain_trim.go) with two
+// owners of one partition: once a new owner has claimed the partition, the
+// old one, which has not noticed its loss, neither moves the trim point nor
+// purges a batch nor writes a snapshot, while the new one does.
+func TestTrimFence(t *testing.T) {
+	nc, url := startServer(t)
+	cfg := Config{Namespace: "fence", Partitions: 1, Rank: 3}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	old, err := NewChainWorker(ctx, connect(t, url), cfg, testLearner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b := range 10 {
+		if _, err := js.Publish(ctx, cfg.names().batchSubject(0), []byte{byte(b)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stored := func() uint64 {
+		s, err := js.Stream(ctx, cfg.names().batchStream())
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := s.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.State.Msgs
+	}
+	f1, _, err := old.claimTrim(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o1 := &ownerState{seq: 4, fence: f1, last: map[string]int64{}}
+	old.trimBatches(ctx, 0, o1) // the old owner, while it holds the partition
+	if n := stored(); n != 6 {
+		t.Fatalf("%d batches after a trim to sequence 4 of 10, want 6", n)
+	}
+
+	next, err := NewChainWorker(ctx, connect(t, url), cfg, testLearner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f2, seq, err := next.claimTrim(ctx, 0)
+	if err != nil || seq != 4 {
+		t.Fatalf("the new owner's claim: trim point %d, %v; want 4", seq, err)
+	}
+	o1.seq = 8
+	old.trimBatches(ctx, 0, o1) // the old owner, after the new one's claim
+	if n := stored(); n != 6 {
+		t.Errorf("%d batches after the old owner's trim past the new owner's claim, want 6: it purged", n)
+	}
+	if old.holdsTrim(ctx, 0, o1) {
+		t.Error("the old owner still holds the trim point after the new owner's claim")
+	}
+	l, err := testLearner([]byte(`{"Rank":3,"Seed":4}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.saveSnapshot(ctx, 0, l, o1); err == nil || !strings.Contains(err.Error(), "claimed") {
+		t.Errorf("the old owner's snapshot after the new owner's claim: %v, want it refused", err)
+	}
+	o2 := &ownerState{seq: 7, fence: f2, last: map[string]int64{}}
+	next.trimBatches(ctx, 0, o2)
+	if n := stored(); n != 3 {
+		t.Errorf("%d batches after the new owner's trim to sequence 7 of 10, want 3", n)
+	}
+}

@@ -61,6 +61,7 @@ type ownerState struct {
 	context stages.Counters  // what the contexts added to the Learner's counters
 	last    map[string]int64 // by driver, the last batch number learned
 	since   int              // batches learned since the last snapshot
+	fence   uint64           // revision of the trim point this owner wrote last (chain_trim.go)
 }
 
 // repeat reports whether driver drv's batch b was learned already: a
@@ -84,14 +85,11 @@ func (w *Worker) snapshotEvery() int {
 
 // saveSnapshot stores l's state and o as partition part's snapshot, then
 // trims the partition's batches up to it (chain_trim.go). It writes
-// nothing when the partition was trimmed past o: another owner holds the
-// role and has snapshotted further.
+// nothing when another owner has claimed the partition since o's owner
+// last wrote its trim point.
 func (w *Worker) saveSnapshot(ctx context.Context, part int, l *stages.Learner, o *ownerState) error {
-	if t, err := w.trimPoint(ctx, part); err != nil || t > o.seq {
-		if err == nil {
-			err = fmt.Errorf("trimmed up to stream sequence %d, after this owner's %d: the role was lost", t, o.seq)
-		}
-		return fmt.Errorf("distributed: snapshot of partition %d: %w", part, err)
+	if !w.holdsTrim(ctx, part, o) {
+		return fmt.Errorf("distributed: snapshot of partition %d not written: another owner has claimed it (chain_trim.go)", part)
 	}
 	st, err := l.State()
 	if err != nil {
@@ -108,7 +106,7 @@ func (w *Worker) saveSnapshot(ctx context.Context, part int, l *stages.Learner, 
 		return fmt.Errorf("distributed: snapshot of partition %d: %w", part, err)
 	}
 	o.since = 0
-	w.trimBatches(ctx, part, o.seq)
+	w.trimBatches(ctx, part, o)
 	return nil
 }
 
@@ -120,7 +118,7 @@ func (w *Worker) saveSnapshot(ctx context.Context, part int, l *stages.Learner, 
 // whose batches were trimmed (chain_trim.go) only a snapshot at or after
 // the trim point is a valid start: anything else is an error.
 func (w *Worker) restoreSnapshot(ctx context.Context, part int, raw []byte) (*stages.Learner, *ownerState, error) {
-	trimmed, err := w.trimPoint(ctx, part)
+	fence, trimmed, err := w.claimTrim(ctx, part)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -132,7 +130,7 @@ func (w *Worker) restoreSnapshot(ctx context.Context, part int, raw []byte) (*st
 		if err != nil {
 			return nil, nil, corrupt("namespace %q: learner settings: %v", w.st.n.ns, err)
 		}
-		return l, &ownerState{last: map[string]int64{}}, nil
+		return l, &ownerState{last: map[string]int64{}, fence: fence}, nil
 	}
 	var data []byte
 	err = retry(ctx, func(ctx context.Context) error {
@@ -174,7 +172,7 @@ func (w *Worker) restoreSnapshot(ctx context.Context, part int, raw []byte) (*st
 	if s.Last == nil {
 		s.Last = map[string]int64{}
 	}
-	return l, &ownerState{seq: s.Seq, batches: s.Batches, context: s.Context, last: s.Last}, nil
+	return l, &ownerState{seq: s.Seq, batches: s.Batches, context: s.Context, last: s.Last, fence: fence}, nil
 }
 
 // logf writes a line to w.Log, if set.

@@ -21,53 +21,81 @@ import (
 // learned since the last snapshot; with snapshots off (SnapshotEvery < 0)
 // nothing is trimmed.
 //
-// A snapshot older than the trim point (written by an owner that had lost
-// its role without noticing it yet) or one that cannot be restored would
-// need batches that are gone: saveSnapshot does not write a snapshot older
-// than the trim point, and restoreSnapshot refuses, with an error naming
-// the partition, to rebuild a trimmed partition from anything but a
-// snapshot at or after it, rather than learn what is left of the log as if
-// it were whole.
+// Two owners of one partition can overlap: one that lost its role keeps
+// learning until it notices, and may snapshot and trim past the point a new
+// owner restored and reads from. The trim point's key is therefore also a
+// fence: a new owner claims it on taking the role (it writes the key again,
+// which moves its revision, claimTrim) before it restores the latest
+// snapshot, and an owner writes a snapshot or moves the trim point only
+// while the key's revision is still the one it wrote last (a
+// compare-and-set, kv.Update). An owner that lost its role thus neither
+// snapshots nor purges once the new one has claimed the partition, and
+// whatever it trimmed before that claim is at or before the snapshot the
+// new owner restores (a snapshot is stored before the trim point moves to
+// it). A new owner refuses, with an error naming the partition, to rebuild
+// a trimmed partition from anything but a snapshot at or after the trim
+// point, rather than learn what is left of the log as if it were whole.
 
 func trimmedKey(part int) string { return fmt.Sprintf("trimmed-%d", part) }
 
-// trimPoint returns partition part's trim point: the stream sequence up
-// to which its batches were purged, 0 if none were.
-func (w *Worker) trimPoint(ctx context.Context, part int) (uint64, error) {
-	var seq uint64
-	err := retry(ctx, func(ctx context.Context) error {
+// claimTrim claims partition part's trim point for a new owner: it writes
+// the key again with its value (or creates it at 0) and returns the
+// revision written, the fence of the owner's later writes, and the trim
+// point, the stream sequence up to which the partition's batches were
+// purged (0 if none were).
+func (w *Worker) claimTrim(ctx context.Context, part int) (fence, seq uint64, err error) {
+	err = retry(ctx, func(ctx context.Context) error {
 		e, err := w.st.model.Get(ctx, trimmedKey(part))
-		switch {
-		case errors.Is(err, jetstream.ErrKeyNotFound):
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			seq = 0
-			return nil
-		case err != nil:
+			fence, err = w.st.model.Create(ctx, trimmedKey(part), []byte("0"))
+			return err // a key another owner created meanwhile: read it again
+		}
+		if err != nil {
 			return err
 		}
-		seq, err = strconv.ParseUint(string(e.Value()), 10, 64)
-		if err != nil {
+		if seq, err = strconv.ParseUint(string(e.Value()), 10, 64); err != nil {
 			return corrupt("namespace %q: trim point of partition %d: %q", w.st.n.ns, part, e.Value())
 		}
-		return nil
+		fence, err = w.st.model.Update(ctx, trimmedKey(part), e.Value(), e.Revision())
+		return err
 	})
-	return seq, err
+	if errors.Is(err, errCorrupt) {
+		return 0, 0, err
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("distributed: trim point of partition %d: %w", part, err)
+	}
+	return fence, seq, nil
 }
 
-// trimBatches records seq, the stream sequence of partition part's newest
-// snapshot, as its trim point and purges its batches up to seq. A failure
-// is logged and leaves the batches for the next snapshot to purge.
-func (w *Worker) trimBatches(ctx context.Context, part int, seq uint64) {
+// holdsTrim reports whether partition part's trim point is still at the
+// revision o.fence, that is whether no other owner has claimed the
+// partition since o's owner last wrote it.
+func (w *Worker) holdsTrim(ctx context.Context, part int, o *ownerState) bool {
 	actx, cancel := context.WithTimeout(ctx, attemptWithin)
 	defer cancel()
-	_, err := w.st.model.Put(actx, trimmedKey(part), []byte(strconv.FormatUint(seq, 10)))
+	e, err := w.st.model.Get(actx, trimmedKey(part))
+	return err == nil && e.Revision() == o.fence
+}
+
+// trimBatches moves partition part's trim point to o.seq, the stream
+// sequence of its newest snapshot, if no other owner has claimed it
+// (the compare-and-set on o.fence), and purges its batches up to it. A
+// failure is logged and leaves the batches for the next snapshot to purge.
+func (w *Worker) trimBatches(ctx context.Context, part int, o *ownerState) {
+	actx, cancel := context.WithTimeout(ctx, attemptWithin)
+	defer cancel()
+	rev, err := w.st.model.Update(actx, trimmedKey(part), []byte(strconv.FormatUint(o.seq, 10)), o.fence)
 	if err == nil {
+		o.fence = rev
 		var s jetstream.Stream
 		if s, err = w.js.Stream(actx, w.st.n.batchStream()); err == nil {
-			err = s.Purge(actx, jetstream.WithPurgeSubject(w.st.n.batchSubject(part)), jetstream.WithPurgeSequence(seq+1))
+			err = s.Purge(actx, jetstream.WithPurgeSubject(w.st.n.batchSubject(part)), jetstream.WithPurgeSequence(o.seq+1))
 		}
 	}
 	if err != nil {
-		w.logf("namespace %q: owner-%d: batches up to stream sequence %d not trimmed: %v", w.st.n.ns, part, seq, err)
+		w.logf("namespace %q: owner-%d: batches up to stream sequence %d not trimmed: %v", w.st.n.ns, part, o.seq, err)
 	}
 }
 
