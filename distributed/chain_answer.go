@@ -75,19 +75,14 @@ func (r *answerReader) fail(what string) {
 	}
 }
 
-func (r *answerReader) uvarint(what string) uint64 {
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.fail(what)
-		r.b = nil
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
+func (r *answerReader) uvarint(what string) uint64 { return readVarint(r, what, binary.Uvarint) }
 
-func (r *answerReader) varint(what string) int64 {
-	v, n := binary.Varint(r.b)
+func (r *answerReader) varint(what string) int64 { return readVarint(r, what, binary.Varint) }
+
+// readVarint decodes one varint of r's bytes with dec, or records what as
+// malformed and returns 0.
+func readVarint[T int64 | uint64](r *answerReader, what string, dec func([]byte) (T, int)) T {
+	v, n := dec(r.b)
 	if n <= 0 {
 		r.fail(what)
 		r.b = nil

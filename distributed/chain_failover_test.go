@@ -61,20 +61,8 @@ func TestChainSnapshotTakeover(t *testing.T) {
 	batches := chainBatches(nb, b)
 	want, wantCounters := referenceSteps(t, settings, batches)
 
-	ws, cancels, stop := runWorkersOf(t, url, 2, func(nc *nats.Conn) (*Worker, error) {
-		w, err := NewChainWorker(context.Background(), nc, cfg, testLearner)
-		if err == nil {
-			w.SnapshotEvery = N
-		}
-		return w, err
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	d, err := NewChainDriver(ctx, nc, cfg, settings)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	ws, cancels, stop := runWorkersOf(t, url, 2, snapshotting(cfg, N))
+	ctx, d := startDriver(t, nc, cfg, settings)
 	alive := []bool{true, true}
 	killed, before := -1, 0
 	for k, bt := range batches {
@@ -301,21 +289,9 @@ func TestChainTrimsBatches(t *testing.T) {
 	settings := []byte(`{"Rank":3,"Seed":4}`)
 	batches := chainBatches(nb, b)
 	want, _ := referenceSteps(t, settings, batches)
-	newWorker := func(nc *nats.Conn) (*Worker, error) {
-		w, err := NewChainWorker(context.Background(), nc, cfg, testLearner)
-		if err == nil {
-			w.SnapshotEvery = N
-		}
-		return w, err
-	}
+	newWorker := snapshotting(cfg, N)
 	_, _, stop := runWorkersOf(t, url, 1, newWorker)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	d, err := NewChainDriver(ctx, nc, cfg, settings)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	ctx, d := startDriver(t, nc, cfg, settings)
 	d.TrimEvery = N
 	for k, bt := range batches {
 		sendAndCheck(t, ctx, d, k, bt, want[k])
@@ -327,30 +303,14 @@ func TestChainTrimsBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := js.Stream(ctx, cfg.names().batchStream())
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The last snapshot may not be taken yet when the last answer is in.
-	if info.State.Msgs > N {
-		t.Errorf("the batch stream holds %d batches after %d with a snapshot every %d, want at most %d", info.State.Msgs, nb, N, N)
+	if n := streamMsgs(t, js, cfg.names().batchStream()); n > N {
+		t.Errorf("the batch stream holds %d batches after %d with a snapshot every %d, want at most %d", n, nb, N, N)
 	}
 	// The driver's answers, purged every N batches (TrimEvery), after the
 	// last purge at batch nb.
-	ps, err := js.Stream(ctx, cfg.names().predStream())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pi, err := ps.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pi.State.Msgs != 0 {
-		t.Errorf("the answer stream holds %d answers after %d batches trimmed every %d, want 0", pi.State.Msgs, nb, N)
+	if n := streamMsgs(t, js, cfg.names().predStream()); n != 0 {
+		t.Errorf("the answer stream holds %d answers after %d batches trimmed every %d, want 0", n, nb, N)
 	}
 	if err := d.TrimAnswers(ctx, ChainPosition{Driver: "another", AnswerSeq: 1}); err == nil {
 		t.Error("TrimAnswers accepted another driver's position")
@@ -403,17 +363,7 @@ func TestTrimFence(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	stored := func() uint64 {
-		s, err := js.Stream(ctx, cfg.names().batchStream())
-		if err != nil {
-			t.Fatal(err)
-		}
-		info, err := s.Info(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return info.State.Msgs
-	}
+	stored := func() uint64 { return streamMsgs(t, js, cfg.names().batchStream()) }
 	f1, _, err := old.claimTrim(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -452,4 +402,32 @@ func TestTrimFence(t *testing.T) {
 	if n := stored(); n != 3 {
 		t.Errorf("%d batches after the new owner's trim to sequence 7 of 10, want 3", n)
 	}
+}
+
+// snapshotting returns a maker of chain workers of cfg's namespace that
+// snapshot every n batches, for runWorkersOf.
+func snapshotting(cfg Config, n int) func(*nats.Conn) (*Worker, error) {
+	return func(nc *nats.Conn) (*Worker, error) {
+		w, err := NewChainWorker(context.Background(), nc, cfg, testLearner)
+		if err == nil {
+			w.SnapshotEvery = n
+		}
+		return w, err
+	}
+}
+
+// streamMsgs returns the number of messages the stream name holds.
+func streamMsgs(t *testing.T, js jetstream.JetStream, name string) uint64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := js.Stream(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Msgs
 }

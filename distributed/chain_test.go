@@ -96,13 +96,7 @@ func TestChainOwnerKilled(t *testing.T) {
 	}
 
 	ws, cancels, stop := runChainWorkers(t, url, cfg, 2)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	d, err := NewChainDriver(ctx, nc, cfg, settings)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	ctx, d := startDriver(t, nc, cfg, settings)
 	killed := -1
 	for k, bt := range batches {
 		got := sendAndCheck(t, ctx, d, k, bt, want[k])
@@ -205,13 +199,7 @@ func TestChainLocalityLateLabels(t *testing.T) {
 	batches[2].Labels[5], batches[2].Labeled[5] = "", false // sample "25" itself unlabeled
 
 	_, _, stop := runChainWorkers(t, url, cfg, P)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	d, err := NewChainDriver(ctx, nc, cfg, settings)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	ctx, d := startDriver(t, nc, cfg, settings)
 	var first []*stages.Features
 	for _, bt := range batches[:15] {
 		first = append(first, stages.NewFeatures(bt))
@@ -235,6 +223,7 @@ func TestChainLocalityLateLabels(t *testing.T) {
 		if _, err := d.Send(ctx, stages.NewFeatures(bt)); err != nil {
 			t.Fatal(err)
 		}
+		var err error
 		if last, err = d.Receive(ctx); err != nil {
 			t.Fatalf("batch %d: %v", k, err)
 		}

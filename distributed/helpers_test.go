@@ -91,3 +91,17 @@ func runWorkersOf(t testing.TB, url string, n int, newWorker func(*nats.Conn) (*
 		return first
 	}
 }
+
+// startDriver returns a context that ends with the test or after a minute,
+// and a new driver of cfg's namespace with settings, closed with the test.
+func startDriver(t testing.TB, nc *nats.Conn, cfg Config, settings []byte) (context.Context, *ChainDriver) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	d, err := NewChainDriver(ctx, nc, cfg, settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	return ctx, d
+}

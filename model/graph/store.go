@@ -451,14 +451,7 @@ func (s *store) gather(buf *[]float64, ids []int) []float64 {
 
 // dots32 is dots for contiguous dense slots, in float32.
 func (s *store) dots32(dst []float64, qs, refs []int, w *dotBufs) {
-	nq, nr := len(qs), len(refs)
-	q0, r0 := qs[0]*s.dim, refs[0]*s.dim
-	a := blas32.General{Rows: nq, Cols: s.dim, Stride: s.dim, Data: s.data32[q0 : q0+nq*s.dim]}
-	b := blas32.General{Rows: nr, Cols: s.dim, Stride: s.dim, Data: s.data32[r0 : r0+nr*s.dim]}
-	w.c32 = slices.Grow(w.c32[:0], nq*nr)[:nq*nr]
-	c := blas32.General{Rows: nq, Cols: nr, Stride: nr, Data: w.c32}
-	gemm.ABT32(c, a, b, &w.abt32, w.part)
-	src := w.c32
+	src := s.rawDots32(qs, refs, w)
 	dst = dst[:len(src)]
 	l := 0
 	for ; l+4 <= len(src); l += 4 {
