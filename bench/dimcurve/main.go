@@ -40,6 +40,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/bench/internal/benchrun"
 	"github.com/nmfstream/nmfstream/internal/figure"
 	"github.com/nmfstream/nmfstream/sinks"
 	"github.com/nmfstream/nmfstream/sources"
@@ -65,8 +66,7 @@ func main() {
 }
 
 func run() error {
-	home, _ := os.UserHomeDir()
-	mnist := flag.String("mnist", filepath.Join(home, ".cache", "nmfstream-data", "mnist"), "folder of the MNIST IDX files")
+	mnist := flag.String("mnist", benchrun.DataDir("mnist"), "folder of the MNIST IDX files")
 	n := flag.Int("n", 4000, "images per stream")
 	window := flag.Int("window", 2000, "the stream's --window")
 	dims := flag.String("dims", "64,196,784,3136,1000s,10000s,100000s", "comma-separated dimensions: s×s dense pixels, or D columns sparse with a trailing s")
@@ -100,9 +100,8 @@ func run() error {
 	}
 	defer os.RemoveAll(tmp)
 	if *bin == "" {
-		*bin = filepath.Join(tmp, "nmfstream")
-		if out, err := exec.Command("go", "build", "-o", *bin, "./cmd/nmfstream").CombinedOutput(); err != nil {
-			return fmt.Errorf("go build ./cmd/nmfstream (run from the repository's root): %v\n%s", err, out)
+		if *bin, err = benchrun.BuildNmfstream(tmp); err != nil {
+			return err
 		}
 	}
 	x, y, err := sources.ReadMNIST(*mnist, *n)
@@ -130,7 +129,7 @@ func run() error {
 			}
 			r.PerSecond, r.PerCPU, r.Accuracy = append(r.PerSecond, ps), append(r.PerCPU, pc), acc
 		}
-		fmt.Fprintf(os.Stderr, "D = %s: %.0f records/s\n", spec, median(r.PerSecond))
+		fmt.Fprintf(os.Stderr, "D = %s: %.0f records/s\n", spec, benchrun.Median(r.PerSecond))
 		results = append(results, r)
 	}
 	fmt.Printf("| D | rows | records/s | records/CPU-s | prequential accuracy |\n|---|---|---|---|---|\n")
@@ -139,14 +138,10 @@ func run() error {
 		if r.Sparse {
 			kind = "sparse"
 		}
-		fmt.Printf("| %d | %s | %.0f | %.0f | %.4f |\n", r.D, kind, median(r.PerSecond), median(r.PerCPU), r.Accuracy)
+		fmt.Printf("| %d | %s | %.0f | %.0f | %.4f |\n", r.D, kind, benchrun.Median(r.PerSecond), benchrun.Median(r.PerCPU), r.Accuracy)
 	}
 	if *jsonOut != "" {
-		b, err := json.MarshalIndent(results, "", "\t")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
+		if err := benchrun.WriteJSON(*jsonOut, results); err != nil {
 			return err
 		}
 	}
@@ -278,15 +273,6 @@ func stream(bin, path string, window, n int) (perSecond, perCPU, accuracy float6
 	return s.RecordsPerSecond, float64(n) / cpu, s.Accuracy, nil
 }
 
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 // draw plots the median records/s and records per CPU second against D,
 // dense and sparse, log–log.
 func draw(path string, rs []result) error {
@@ -300,9 +286,9 @@ func draw(path string, rs []result) error {
 				}
 				s.X = append(s.X, float64(r.D))
 				if m == 0 {
-					s.Y = append(s.Y, median(r.PerSecond))
+					s.Y = append(s.Y, benchrun.Median(r.PerSecond))
 				} else {
-					s.Y = append(s.Y, median(r.PerCPU))
+					s.Y = append(s.Y, benchrun.Median(r.PerCPU))
 				}
 			}
 			if len(s.X) > 0 {

@@ -44,6 +44,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/bench/internal/benchrun"
 	"github.com/nmfstream/nmfstream/internal/figure"
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/graph"
@@ -178,15 +179,14 @@ func run() error {
 		if !run[0] {
 			for f, name := range fits {
 				if run[f] {
-					fmt.Printf("n = %d  %-22s wall %7.2f s  CPU %7.2f s (medians of %d)\n", n, name, median(r.Seconds[f]), median(r.CPU[f]), *pairs)
+					fmt.Printf("n = %d  %-22s wall %7.2f s  CPU %7.2f s (medians of %d)\n", n, name, benchrun.Median(r.Seconds[f]), benchrun.Median(r.CPU[f]), *pairs)
 				}
 			}
 			continue
 		}
 		summarize(os.Stdout, r)
 		if *jsonOut != "" { // after every size: a long run that fails later keeps what it measured
-			b, _ := json.MarshalIndent(results, "", "  ")
-			if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
+			if err := benchrun.WriteJSON(*jsonOut, results); err != nil {
 				return err
 			}
 		}
@@ -296,15 +296,6 @@ func sklearnFit(py, script, images string, n int, dtype string, iters int) (secs
 	return r.Seconds, total * min(1, r.Seconds/wall), nil
 }
 
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 // summarize prints each fit's median seconds and its per-round ratios to
 // scikit-learn in float64 (median and range).
 func summarize(w *os.File, r result) {
@@ -314,13 +305,13 @@ func summarize(w *os.File, r result) {
 		for p, s := range xs[f] {
 			rs[p] = s / xs[0][p]
 		}
-		return median(rs), slices.Min(rs), slices.Max(rs)
+		return benchrun.Median(rs), slices.Min(rs), slices.Max(rs)
 	}
 	for f, name := range fits {
 		m, lo, hi := ratios(r.Seconds, f)
 		cm, clo, chi := ratios(r.CPU, f)
 		fmt.Fprintf(w, "  %-22s wall %7.2f s  %.2f (%.2f–%.2f)   CPU %7.2f s  %.2f (%.2f–%.2f)\n",
-			name, median(r.Seconds[f]), m, lo, hi, median(r.CPU[f]), cm, clo, chi)
+			name, benchrun.Median(r.Seconds[f]), m, lo, hi, benchrun.Median(r.CPU[f]), cm, clo, chi)
 	}
 	fmt.Fprintf(w, "  ‖X − UVᵀ‖² after the fit: float64 %.6g, float32 %.6g\n", r.Objective[0], r.Objective[1])
 }
@@ -332,7 +323,7 @@ func draw(path string, rs []result, iters int) error {
 		ss[f] = figure.Series{Name: name, Style: f, Dashed: f < 2}
 		for _, r := range rs {
 			ss[f].X = append(ss[f].X, float64(r.N))
-			ss[f].Y = append(ss[f].Y, median(r.Seconds[f]))
+			ss[f].Y = append(ss[f].Y, benchrun.Median(r.Seconds[f]))
 		}
 	}
 	title := fmt.Sprintf("MNIST fit: 10-NN + %d updates", iters)

@@ -92,6 +92,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/bench/internal/benchrun"
 	"github.com/nmfstream/nmfstream/datasets"
 	"github.com/nmfstream/nmfstream/sinks"
 	"github.com/nmfstream/nmfstream/sources"
@@ -126,7 +127,7 @@ func main() {
 func runMake(args []string) error {
 	fs := flag.NewFlagSet("make", flag.ExitOnError)
 	data := fs.String("data", "digits", "digits; mnist:N for the first N MNIST training images; text corpora: spam:DIR (SpamAssassin mails, ham/spam, in date order), sotu:DIR (State of the Union passages by party, in time order), brown:DIR (Brown passages by genre, shuffled), kjv:DIR (King James verses by section, shuffled); see go doc ./bench/prequential")
-	mnist := fs.String("mnist", filepath.Join(os.Getenv("HOME"), ".cache/nmfstream-data/mnist"), "folder of the MNIST IDX files")
+	mnist := fs.String("mnist", benchrun.DataDir("mnist"), "folder of the MNIST IDX files")
 	shuffle := fs.Uint64("shuffle", 0, "seed of a random order of the samples (0: file order; brown and kjv: --seed)")
 	block := fs.Int("block", 0, "with --shuffle on a text corpus: shuffle within consecutive blocks of this many samples only, keeping their order (a time-ordered corpus keeps its drift above the block and loses its runs of one class below it)")
 	frac := fs.Float64("frac", 0.1, "fraction of the samples labeled")

@@ -49,7 +49,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -61,6 +60,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/bench/internal/benchrun"
 	"github.com/nmfstream/nmfstream/internal/figure"
 	"github.com/nmfstream/nmfstream/sources"
 )
@@ -102,8 +102,7 @@ func main() {
 }
 
 func run() error {
-	home, _ := os.UserHomeDir()
-	mnist := flag.String("mnist", filepath.Join(home, ".cache", "nmfstream-data", "mnist"), "folder of the MNIST IDX files")
+	mnist := flag.String("mnist", benchrun.DataDir("mnist"), "folder of the MNIST IDX files")
 	windows := flag.String("windows", "1000,3000,10000,30000,100000", "comma-separated window sizes W")
 	basis := flag.Int("search-basis", 40, "the stream's --search-basis (0: the pixels searched)")
 	lead := flag.Int("a", 2000, "records of the full window before the steady state's first run ends (N1 ≥ W + a)")
@@ -170,9 +169,8 @@ func run() error {
 			return err
 		}
 		defer os.RemoveAll(tmp)
-		*bin = filepath.Join(tmp, "nmfstream")
-		if out, err := exec.Command("go", "build", "-o", *bin, "./cmd/nmfstream").CombinedOutput(); err != nil {
-			return fmt.Errorf("go build ./cmd/nmfstream (run from the repository's root): %v\n%s", err, out)
+		if *bin, err = benchrun.BuildNmfstream(tmp); err != nil {
+			return err
 		}
 	}
 	lab := labeled(total, *seed)
@@ -204,11 +202,7 @@ func run() error {
 	}
 	printTable(os.Stdout, results)
 	if *jsonOut != "" {
-		b, err := json.MarshalIndent(results, "", "\t")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
+		if err := benchrun.WriteJSON(*jsonOut, results); err != nil {
 			return err
 		}
 	}
@@ -389,15 +383,6 @@ func cpuSeconds(stat string) (float64, error) {
 	return float64(u+k) / 100, nil
 }
 
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 // printTable prints the medians per window, their range over the runs
 // and each window's ratio to the 10,000 window's (when measured).
 func printTable(w io.Writer, rs []result) {
@@ -413,7 +398,7 @@ func printTable(w io.Writer, rs []result) {
 			if ref == nil {
 				return "–"
 			}
-			return fmt.Sprintf("%.2f", median(v)/median(r0))
+			return fmt.Sprintf("%.2f", benchrun.Median(v)/benchrun.Median(r0))
 		}
 		var rw, rc string
 		if ref != nil {
@@ -422,8 +407,8 @@ func printTable(w io.Writer, rs []result) {
 			rw, rc = "–", "–"
 		}
 		fmt.Fprintf(w, "| %d | %d → %d | %.0f (%.0f–%.0f) | %.0f (%.0f–%.0f) | %s | %s | %.4f |\n",
-			r.Window, r.N1, r.N2, median(r.PerSecond), slices.Min(r.SegSecond), slices.Max(r.SegSecond),
-			median(r.PerCPU), slices.Min(r.SegCPU), slices.Max(r.SegCPU), rw, rc, r.Accuracy)
+			r.Window, r.N1, r.N2, benchrun.Median(r.PerSecond), slices.Min(r.SegSecond), slices.Max(r.SegSecond),
+			benchrun.Median(r.PerCPU), slices.Min(r.SegCPU), slices.Max(r.SegCPU), rw, rc, r.Accuracy)
 	}
 }
 
@@ -441,9 +426,9 @@ func draw(path string, curves [][]result) error {
 			for _, r := range rs {
 				s.X = append(s.X, float64(r.Window))
 				if m == 0 {
-					s.Y = append(s.Y, median(r.PerSecond))
+					s.Y = append(s.Y, benchrun.Median(r.PerSecond))
 				} else {
-					s.Y = append(s.Y, median(r.PerCPU))
+					s.Y = append(s.Y, benchrun.Median(r.PerCPU))
 				}
 			}
 			ss = append(ss, s)

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -19,22 +18,9 @@ import (
 // sample predicted once, and its counters the whole stream's. The resumed
 // run's owner takes the partition over from the killed one's snapshot.
 func TestStreamNATSKillResume(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "nmfstream")
-	if out, err := exec.Command("go", "build", "-tags", "nats", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	u := runUninterrupted(t, "nats")
+	dir, bin, args, records, bad, want, wantOut, wantRej := u.dir, u.bin, u.args, u.records, u.bad, u.want, u.out, u.rejects
 	s := testNATS(t)
-	in := filepath.Join(dir, "digits.arrow")
-	records, bad := writeDigitsStream(t, in, 0.1, 100)
-	args := []string{"stream", "-in", in, "-json", "-batch", "10", "-window", "1000", "-seed", "1"}
-
-	wantOut, wantRej := filepath.Join(dir, "whole.jsonl"), filepath.Join(dir, "whole.rejects")
-	whole, err := exec.Command(bin, append(args, "-out", wantOut, "-rejects", wantRej)...).Output()
-	if err != nil {
-		t.Fatalf("uninterrupted run: %v", err)
-	}
-	want := decodeSummary(t, whole)
 
 	ckpt := filepath.Join(dir, "driver.ckpt")
 	gotOut, gotRej := filepath.Join(dir, "resumed.jsonl"), filepath.Join(dir, "resumed.rejects")
@@ -58,13 +44,7 @@ func TestStreamNATSKillResume(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	err = cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-		t.Fatalf("the run was not killed (it ended with %v): the stream is too short for this test", err)
-	}
+	killHard(t, cmd)
 	cp, err := loadNATSCheckpoint(ckpt)
 	if err != nil {
 		t.Fatal(err)

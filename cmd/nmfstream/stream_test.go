@@ -113,29 +113,67 @@ func sameCounts(t *testing.T, what string, got, want streamSummary) {
 	}
 }
 
+// uninterrupted is the reference of the kill-and-resume tests: the
+// nmfstream binary built in dir, the digits stream written there (records
+// records, bad of them rejected), the stream's arguments, and the summary,
+// --out and --rejects of one run of it without interruption.
+type uninterrupted struct {
+	dir, bin     string
+	args         []string
+	records, bad int
+	want         streamSummary
+	out, rejects string
+}
+
+// runUninterrupted builds nmfstream with the build tags given, writes the
+// digits stream (10% labeled, labels 100 late) and runs `stream` on it
+// without interruption.
+func runUninterrupted(t *testing.T, tags ...string) uninterrupted {
+	t.Helper()
+	u := uninterrupted{dir: t.TempDir()}
+	u.bin = filepath.Join(u.dir, "nmfstream")
+	build := []string{"build"}
+	if len(tags) > 0 {
+		build = append(build, "-tags", strings.Join(tags, ","))
+	}
+	if out, err := exec.Command("go", append(build, "-o", u.bin, ".")...).CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	in := filepath.Join(u.dir, "digits.arrow")
+	u.records, u.bad = writeDigitsStream(t, in, 0.1, 100)
+	u.args = []string{"stream", "-in", in, "-json", "-batch", "10", "-window", "1000", "-seed", "1"}
+	u.out, u.rejects = filepath.Join(u.dir, "whole.jsonl"), filepath.Join(u.dir, "whole.rejects")
+	whole, err := exec.Command(u.bin, append(u.args, "-out", u.out, "-rejects", u.rejects)...).Output()
+	if err != nil {
+		t.Fatalf("uninterrupted run: %v", err)
+	}
+	u.want = decodeSummary(t, whole)
+	if u.want.Records != int64(u.records) || u.want.Rejected != int64(u.bad) {
+		t.Fatalf("uninterrupted run: %d records, %d rejected; the file has %d and %d", u.want.Records, u.want.Rejected, u.records, u.bad)
+	}
+	return u
+}
+
+// killHard kills cmd's process with SIGKILL and fails the test unless
+// that signal ended it (a run that finished first was too short).
+func killHard(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("the run was not killed (it ended with %v): the stream is too short for this test", err)
+	}
+}
+
 // TestStreamKillResume kills `nmfstream stream` with SIGKILL after its
 // first checkpoint, runs the same command again, and checks that the
 // resumed run ends with exactly the counters and accuracy of an
 // uninterrupted run.
 func TestStreamKillResume(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "nmfstream")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	in := filepath.Join(dir, "digits.arrow")
-	records, bad := writeDigitsStream(t, in, 0.1, 100)
-	args := []string{"stream", "-in", in, "-json", "-batch", "10", "-window", "1000", "-seed", "1"}
-
-	wantOut, wantRej := filepath.Join(dir, "whole.jsonl"), filepath.Join(dir, "whole.rejects")
-	whole, err := exec.Command(bin, append(args, "-out", wantOut, "-rejects", wantRej)...).Output()
-	if err != nil {
-		t.Fatalf("uninterrupted run: %v", err)
-	}
-	want := decodeSummary(t, whole)
-	if want.Records != int64(records) || want.Rejected != int64(bad) {
-		t.Fatalf("uninterrupted run: %d records, %d rejected; the file has %d and %d", want.Records, want.Rejected, records, bad)
-	}
+	u := runUninterrupted(t)
+	dir, bin, args, records, want, wantOut, wantRej := u.dir, u.bin, u.args, u.records, u.want, u.out, u.rejects
 
 	ckpt := filepath.Join(dir, "state.ckpt")
 	gotOut, gotRej := filepath.Join(dir, "resumed.jsonl"), filepath.Join(dir, "resumed.rejects")
@@ -166,13 +204,7 @@ func TestStreamKillResume(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	err = cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-		t.Fatalf("the run was not killed (it ended with %v): the stream is too short for this test", err)
-	}
+	killHard(t, cmd)
 
 	again, err := exec.Command(bin, cargs...).Output()
 	if err != nil {

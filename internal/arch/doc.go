@@ -58,9 +58,10 @@ var Layers = map[string]int{
 	"pipeline": 6,
 
 	// 7: what drives a pipeline or renders results.
-	"distributed":           7,
-	"distributed/natsembed": 7, // an embedded NATS server, for tests and the worker
-	"internal/report":       7,
+	"distributed":             7,
+	"distributed/natsembed":   7, // an embedded NATS server, for tests and the worker
+	"internal/report":         7,
+	"bench/internal/benchrun": 7, // what the measuring commands under bench/ share
 
 	// 8: programs. None imports another.
 	"cmd/nmfstream":    8,
