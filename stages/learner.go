@@ -174,6 +174,12 @@ var (
 //	  prediction scored)
 //	→ the linear model's pass over the last labels (PredictGraph).
 //
+// With Split set and Model stepping in process, the numerical part of the
+// model's step (model.Online.PartialFitDeferred: the codes' sweeps and the
+// U step) runs beside PredictGraph's refresh of the graph's weights,
+// which reads the graph only: the results are those of the stages run one
+// after the other.
+//
 // Batches must come in input order. LearnFeatures reads f and keeps no
 // reference to it; it panics, before changing anything, if f's lengths
 // disagree (see Features.IDs). Like every method of Learner it must be
@@ -199,17 +205,44 @@ func (l *Learner) LearnFeatures(f *Features) (*Step, error) {
 	id := l.Window.Identify(f, x, keep)
 	st.Duplicates = id.Duplicates
 	l.sc.c.Duplicates += int64(len(id.Duplicates))
-	ids, err := l.insert(id)
+	ids, step, err := l.insert(id)
 	if err != nil {
 		return nil, err
 	}
 	l.sc.c.LateLabels += int64(id.LateLabels)
-	if st.Predictions, err = l.predictInOrder(ids, id); err != nil {
+	st.Predictions, err = l.predictBeside(step, ids, id)
+	if err != nil {
 		return nil, err
 	}
-	l.linearPass()
 	if n > 0 {
 		l.sc.c.Offset = max(l.sc.c.Offset, last+1)
 	}
 	return st, nil
+}
+
+// predictBeside runs step (what insert left of the model's step) beside
+// the refresh of the weights PredictGraph spreads over (refreshSpread),
+// at once in two parts of Split when it is set, then predictInOrder and
+// the linear model's pass. The refresh reads the graph only, and the
+// predictions, which read the codes, come after both.
+func (l *Learner) predictBeside(step func(), ids []int, id *Identified) ([]Prediction, error) {
+	if l.Split == nil {
+		step()
+	} else {
+		l.Split(2, func(lo, hi int) {
+			for part := lo; part < hi; part++ {
+				if part == 0 {
+					step()
+				} else {
+					l.refreshSpread()
+				}
+			}
+		})
+		step() // returns at once: it has run
+	}
+	out, err := l.predictInOrder(ids, id)
+	if err == nil {
+		l.linearPass()
+	}
+	return out, err
 }

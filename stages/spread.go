@@ -240,13 +240,7 @@ func (l *Learner) predictGraph(ids []int, out []Prediction) {
 // weights allow, weightRows), or with CodesOnly the graph of the codes
 // (codeGraph) once the model has them.
 func (l *Learner) spreadGraph() rowSource {
-	p := l.SpreadPower
-	if p == 0 {
-		p = defaultSpreadPower
-		if l.Model.Sparse() {
-			p = -1 // documents: binary weights (see defaultSpreadPower)
-		}
-	}
+	p := l.spreadPower()
 	g := l.Model.KNN()
 	if l.Codes == CodesOnly {
 		if !l.Model.Started() {
@@ -259,6 +253,39 @@ func (l *Learner) spreadGraph() rowSource {
 		return &l.wr
 	}
 	return spreadWeights(g, l.Model.Weighting, p)
+}
+
+// spreadPower is p of PredictGraph's edge weights: SpreadPower or its
+// default.
+func (l *Learner) spreadPower() float64 {
+	p := l.SpreadPower
+	if p == 0 {
+		p = defaultSpreadPower
+		if l.Model.Sparse() {
+			p = -1 // documents: binary weights (see defaultSpreadPower)
+		}
+	}
+	return p
+}
+
+// refreshSpread brings the weights PredictGraph spreads over (weightRows)
+// up to date with the graph, as the batch's first prediction would: it
+// reads the graph and its edits only (model.Online.TakeGraphEdits), so it
+// may run beside the model's deferred step (predictBeside). The refresh is
+// exact whenever it runs, so running it on a batch that predicts nothing
+// changes nothing. It does nothing where spreadGraph does not keep the
+// weights between batches.
+func (l *Learner) refreshSpread() {
+	if l.Predictor != PredictGraph && l.Predictor != PredictSpread || l.Codes == CodesOnly {
+		return
+	}
+	g := l.Model.KNN()
+	if g == nil {
+		return
+	}
+	if p := l.spreadPower(); incremental(l.Model.Weighting, p) {
+		l.wr.refresh(l.Model, g, l.Model.Weighting, p)
+	}
 }
 
 // forgetAbsent zeroes the mass of the classes that have no labeled node in
