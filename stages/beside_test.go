@@ -10,14 +10,15 @@ import (
 	"github.com/nmfstream/nmfstream/pipeline"
 )
 
-// TestStepBesideSame replays the digits stream (window 400, PredictGraph)
-// with the model's deferred step run beside the spreading's refresh
-// (Learner.Split) and without, the model's own parts split alike, and on
+// TestStepBesideSame replays the digits stream (window 400, PredictGraph;
+// labels late, with their samples and ahead of them: mixedLabels) with the
+// model's deferred step run beside the spreading's refresh and first
+// sweeps (Learner.Split) and without, the model's own parts split alike, and on
 // one and on two cores (GOMAXPROCS): every prediction, score and code, and
 // the final codes and basis, must be the same bit for bit. Under -race it
 // also checks that the step and the refresh share nothing they write.
 func TestStepBesideSame(t *testing.T) {
-	recs, _ := digitsStream(0.3, 20)
+	recs := mixedLabels()
 	type run struct {
 		preds []Prediction
 		v, u  *mat.Dense
@@ -61,4 +62,44 @@ func TestStepBesideSame(t *testing.T) {
 			t.Errorf("run %d: the final codes or basis differ", k+1)
 		}
 	}
+}
+
+// mixedLabels is digitsStream(0.3, 20) with some labels moved: every
+// third late label comes with its sample instead, and every third of the
+// others arrives 30 records before it (a pending label).
+func mixedLabels() []testRecord {
+	recs, _ := digitsStream(0.3, 20)
+	at := map[string]int{}
+	for i, r := range recs {
+		if r.x != nil {
+			at[r.id] = i
+		}
+	}
+	var with, ahead = map[string]string{}, map[int][]testRecord{}
+	late := 0
+	for _, r := range recs {
+		if r.x != nil {
+			continue
+		}
+		switch late++; late % 3 {
+		case 0:
+			with[r.id] = r.label
+		case 1:
+			if i := at[r.id] - 30; i > 0 {
+				ahead[i] = append(ahead[i], r)
+			}
+		}
+	}
+	var out []testRecord
+	for i, r := range recs {
+		out = append(out, ahead[i]...)
+		if r.x == nil && (with[r.id] != "" || slices.ContainsFunc(ahead[at[r.id]-30], func(a testRecord) bool { return a.id == r.id })) {
+			continue // moved
+		}
+		if l, ok := with[r.id]; ok && r.x != nil {
+			r.label, r.labeled = l, true
+		}
+		out = append(out, r)
+	}
+	return out
 }

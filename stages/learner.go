@@ -221,10 +221,11 @@ func (l *Learner) LearnFeatures(f *Features) (*Step, error) {
 }
 
 // predictBeside runs step (what insert left of the model's step) beside
-// the refresh of the weights PredictGraph spreads over (refreshSpread),
-// at once in two parts of Split when it is set, then predictInOrder and
-// the linear model's pass. The refresh reads the graph only, and the
-// predictions, which read the codes, come after both.
+// the refresh of the weights PredictGraph spreads over (refreshSpread)
+// and the batch's first sweeps of the label scores (presweep), at once in
+// two parts of Split when it is set, then predictInOrder and the linear
+// model's pass. The refresh and the sweeps read the graph and the labels
+// only, and the predictions, which read the codes, come after both.
 func (l *Learner) predictBeside(step func(), ids []int, id *Identified) ([]Prediction, error) {
 	if l.Split == nil {
 		step()
@@ -235,6 +236,7 @@ func (l *Learner) predictBeside(step func(), ids []int, id *Identified) ([]Predi
 					step()
 				} else {
 					l.refreshSpread()
+					l.presweep(ids, id)
 				}
 			}
 		})
