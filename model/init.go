@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -233,7 +234,9 @@ func RandomizedSVD(x Data, k int, rnd *rand.Rand) (left *mat.Dense, sigma []floa
 // the left-looking form's bit for bit; but the inner products of one
 // column i with four later columns run as four independent sums in one
 // loop (orthoDots4), which keeps the floating-point adder busy instead of
-// waiting on one chain of additions.
+// waiting on one chain of additions, and each column is updated by
+// floats.AddScaled (y + (−d)·x: the same bits as y − d·x, the product and
+// the sum each rounded, in vector instructions).
 func orthonormalize(a *mat.Dense) *mat.Dense {
 	_, c := a.Dims()
 	q := mat.DenseCopyOf(a)
@@ -252,21 +255,17 @@ func orthonormalize(a *mat.Dense) *mat.Dense {
 			j := i + 1
 			for ; j+4 <= c; j += 4 {
 				d0, d1, d2, d3 := orthoDots4(ci, cols[j], cols[j+1], cols[j+2], cols[j+3])
-				for t, x := range ci {
-					cols[j][t] -= d0 * x
-					cols[j+1][t] -= d1 * x
-					cols[j+2][t] -= d2 * x
-					cols[j+3][t] -= d3 * x
-				}
+				floats.AddScaled(cols[j], -d0, ci)
+				floats.AddScaled(cols[j+1], -d1, ci)
+				floats.AddScaled(cols[j+2], -d2, ci)
+				floats.AddScaled(cols[j+3], -d3, ci)
 			}
 			for ; j < c; j++ {
 				var dot float64
 				for t, x := range ci {
 					dot += x * cols[j][t]
 				}
-				for t, x := range ci {
-					cols[j][t] -= dot * x
-				}
+				floats.AddScaled(cols[j], -dot, ci)
 			}
 		}
 	}
