@@ -5,7 +5,8 @@
 // tenth of the images spread over the graph (the harmonic function, edge
 // weights cos^p, class mass normalization: the stream's default predictor,
 // docs/DESIGN.md §3, run to convergence on the whole set). The spaces are
-// the raw pixels, the codes V of a batch GNMF fit (or NMF, --method nmf), the reconstructions UVᵀ
+// the raw pixels, the codes V of a batch GNMF fit (or NMF, SSKNMF or SSNMF:
+// --method), the reconstructions UVᵀ
 // and the orthogonal projection of the pixels on the span of U. It is the
 // diagnostic behind BENCHMARKS.md, "What the codes add".
 //
@@ -35,7 +36,7 @@ func main() {
 	frac := flag.Float64("labeled", 0.1, "fraction of labeled images for the spreading")
 	seed := flag.Uint64("seed", 1, "seed of the labeled draw")
 	noise := flag.Float64("noise", 0, "standard deviation of Gaussian noise added to each pixel (in [0, 1] units; negative results clipped to 0)")
-	method := flag.String("method", "gnmf", "the batch fit: gnmf (100 updates, the stream's default method) or nmf (200 updates, no graph term)")
+	method := flag.String("method", "gnmf", "the batch fit: gnmf (100 updates, the stream's default method), nmf (200 updates, no graph term), or a label-aware fit given the labeled tenth: ssknmf (100 updates, its defaults) or ssnmf (200 updates, no graph term)")
 	flag.Parse()
 	if err := run(*dir, *method, *n, *rank, *k, *frac, *seed, *noise); err != nil {
 		fmt.Fprintln(os.Stderr, "codespace:", err)
@@ -61,8 +62,16 @@ func newFitter(method string, rank int) (fitter, error) {
 		m := &model.NMF{}
 		m.Rank, m.MaxIter = rank, 200
 		return m, nil
+	case "ssknmf":
+		m := &model.SSKNMF{}
+		m.Rank, m.MaxIter = rank, 100
+		return m, nil
+	case "ssnmf":
+		m := &model.SSNMF{Alpha: -1}
+		m.Rank, m.MaxIter = rank, 200
+		return m, nil
 	}
-	return nil, fmt.Errorf("unknown --method %q (want gnmf or nmf)", method)
+	return nil, fmt.Errorf("unknown --method %q (want gnmf, nmf, ssknmf or ssnmf)", method)
 }
 
 func run(dir, method string, n, rank, k int, frac float64, seed uint64, noise float64) error {
@@ -86,7 +95,16 @@ func run(dir, method string, n, rank, k int, frac float64, seed uint64, noise fl
 	for i := range labeled {
 		labeled[i] = r.Float64() < frac
 	}
-	if err := g.Fit(model.DenseRows(x), nil); err != nil {
+	// The label-aware fits see the labeled tenth's labels (−1: unlabeled);
+	// gnmf and nmf ignore them.
+	labels := make([]int, len(y))
+	for i := range labels {
+		labels[i] = -1
+		if labeled[i] {
+			labels[i] = y[i]
+		}
+	}
+	if err := g.Fit(model.DenseRows(x), labels); err != nil {
 		return err
 	}
 	u, v := g.Basis(), g.Codes()
