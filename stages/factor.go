@@ -39,7 +39,8 @@ func (l *Learner) factorizer() Factorizer {
 // order, and what is left of the model's step (never nil): with Model
 // stepping in process, the numerical part of model.Online's step
 // (PartialFitDeferred), which the caller may run beside what reads only
-// the graph and the labels (LearnFeatures runs it beside the predictions);
+// the graph and the labels (LearnFeatures runs it beside the spreading's
+// refresh and first sweeps, predictBeside);
 // with a Factorizer, nothing. Its cost is the model's step
 // (model.Online.PartialFit) plus O(slots) for the window.
 func (l *Learner) insert(id *Identified) ([]int, func(), error) {

@@ -67,8 +67,10 @@ type Learner struct {
 	// value is CodesAuto.
 	Codes CodeUse
 	// Split, if set, runs the PredictWalk walks of a batch in parts at
-	// once (pipeline.Split provides one), each part with its own walker;
-	// the predictions are the same as without it.
+	// once (pipeline.Split provides one), each part with its own walker,
+	// and the model's deferred step beside PredictGraph's first spreading
+	// of the batch (see LearnFeatures); the predictions are the same as
+	// without it.
 	Split func(n int, body func(lo, hi int))
 
 	// Factorizer takes the factorization step (graph insertion, partial
@@ -176,9 +178,10 @@ var (
 //
 // With Split set and Model stepping in process, the numerical part of the
 // model's step (model.Online.PartialFitDeferred: the codes' sweeps and the
-// U step) runs beside PredictGraph's refresh of the graph's weights,
-// which reads the graph only: the results are those of the stages run one
-// after the other.
+// U step) runs beside PredictGraph's refresh of the graph's weights and
+// its first sweeps of the label scores, which read the graph and the
+// labels only (predictBeside): the results are those of the stages run
+// one after the other.
 //
 // Batches must come in input order. LearnFeatures reads f and keeps no
 // reference to it; it panics, before changing anything, if f's lengths
