@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -225,6 +226,17 @@ func RandomizedSVD(x Data, k int, rnd *rand.Rand) (left *mat.Dense, sigma []floa
 // Gram–Schmidt applied twice ("twice is enough", Giraud et al. 2005). Unlike
 // mat.QR.QTo it never forms the full r×r factor, which for N samples
 // would be N×N. Columns that vanish are left zero.
+//
+// Each pass runs right-looking: once column i is normalized, it is taken
+// out of every later column. Column j still takes out columns 0, …, j−1 in
+// that order, each as it stands after its own normalization in this pass,
+// with each inner product summed in increasing row order, so the result is
+// the left-looking form's bit for bit; but the inner products of one
+// column i with four later columns run as four independent sums in one
+// loop (orthoDots4), which keeps the floating-point adder busy instead of
+// waiting on one chain of additions, and each column is updated by
+// floats.AddScaled (y + (−d)·x: the same bits as y − d·x, the product and
+// the sum each rounded, in vector instructions).
 func orthonormalize(a *mat.Dense) *mat.Dense {
 	_, c := a.Dims()
 	q := mat.DenseCopyOf(a)
@@ -233,20 +245,27 @@ func orthonormalize(a *mat.Dense) *mat.Dense {
 		cols[j] = mat.Col(nil, j, q)
 	}
 	for pass := 0; pass < 2; pass++ {
-		for j := range cols {
-			for i := 0; i < j; i++ {
-				var dot float64
-				for t, x := range cols[i] {
-					dot += x * cols[j][t]
-				}
-				for t, x := range cols[i] {
-					cols[j][t] -= dot * x
+		for i := range cols {
+			if nrm := norm2(cols[i]); nrm > 0 {
+				for t := range cols[i] {
+					cols[i][t] /= nrm
 				}
 			}
-			if nrm := norm2(cols[j]); nrm > 0 {
-				for t := range cols[j] {
-					cols[j][t] /= nrm
+			ci := cols[i]
+			j := i + 1
+			for ; j+4 <= c; j += 4 {
+				d0, d1, d2, d3 := orthoDots4(ci, cols[j], cols[j+1], cols[j+2], cols[j+3])
+				floats.AddScaled(cols[j], -d0, ci)
+				floats.AddScaled(cols[j+1], -d1, ci)
+				floats.AddScaled(cols[j+2], -d2, ci)
+				floats.AddScaled(cols[j+3], -d3, ci)
+			}
+			for ; j < c; j++ {
+				var dot float64
+				for t, x := range ci {
+					dot += x * cols[j][t]
 				}
+				floats.AddScaled(cols[j], -dot, ci)
 			}
 		}
 	}
@@ -254,4 +273,17 @@ func orthonormalize(a *mat.Dense) *mat.Dense {
 		q.SetCol(j, cols[j])
 	}
 	return q
+}
+
+// orthoDots4 returns the inner products of x with a, b, c and e (all of
+// x's length), each summed in increasing index order.
+func orthoDots4(x, a, b, c, e []float64) (da, db, dc, de float64) {
+	a, b, c, e = a[:len(x)], b[:len(x)], c[:len(x)], e[:len(x)]
+	for t, v := range x {
+		da += v * a[t]
+		db += v * b[t]
+		dc += v * c[t]
+		de += v * e[t]
+	}
+	return da, db, dc, de
 }

@@ -116,7 +116,12 @@ func (l *Frobenius) xtu32To(x, u *mat.Dense) {
 // in chunks of at most chunk32Rows, each chunk's Vᵀ rounded to float32 and
 // packed, its product with the same columns of xᵀ summed in float32 by
 // FMA, and the chunks' products summed in float64 in order. The chunks
-// depend on N only, so the result does not depend on Split.
+// depend on N only, so the result does not depend on Split. Under Split the
+// packing runs in parts by chunk, and the products in parts by chunk and by
+// blocks of xv32Blocks(nch) rows of xᵀ: each row of a product depends on the
+// same row of xᵀ alone (gemm.MulPacked32), so the blocks change no bit,
+// and a single chunk (N ≤ chunk32Rows, as the search basis's fits) still
+// runs on every core.
 func (l *Frobenius) xv32To(dst, x, v *mat.Dense) {
 	n, d := x.Dims()
 	_, k := v.Dims()
@@ -141,16 +146,27 @@ func (l *Frobenius) xv32To(dst, x, v *mat.Dense) {
 				}
 			}
 			f.vpk[ch].PackT(blas32.General{Rows: k, Cols: m, Stride: m, Data: vt})
-			xv := resize32(f.xv[ch], d*k)
-			f.xv[ch] = xv
-			gemm.MulPacked32(blas32.General{Rows: d, Cols: k, Stride: k, Data: xv},
-				blas32.General{Rows: d, Cols: m, Stride: n, Data: f.xt[r0:]}, &f.vpk[ch])
+			f.xv[ch] = resize32(f.xv[ch], d*k)
 			p := reuse(&f.parts[ch], d, k)
 			if p.IsEmpty() {
 				p.ReuseAs(d, k)
 			}
-			pr := p.RawMatrix()
-			for r := range d {
+		}
+	})
+	nb := 1
+	if l.split != nil {
+		nb = xv32Blocks(nch)
+	}
+	inParts(l.split, nch*nb, func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			ch, b := t/nb, t%nb
+			r0, r1 := ch*n/nch, (ch+1)*n/nch
+			d0, d1 := b*d/nb, (b+1)*d/nb
+			xv := f.xv[ch]
+			gemm.MulPacked32(blas32.General{Rows: d1 - d0, Cols: k, Stride: k, Data: xv[d0*k : d1*k]},
+				blas32.General{Rows: d1 - d0, Cols: r1 - r0, Stride: n, Data: f.xt[d0*n+r0:]}, &f.vpk[ch])
+			pr := f.parts[ch].RawMatrix()
+			for r := d0; r < d1; r++ {
 				out := pr.Data[r*pr.Stride : r*pr.Stride+k]
 				for j, w := range xv[r*k : (r+1)*k] {
 					out[j] = float64(w)
@@ -163,6 +179,14 @@ func (l *Frobenius) xv32To(dst, x, v *mat.Dense) {
 	}
 	sumChunksTo(dst, f.parts)
 }
+
+// xv32Parts is the number of parts xv32To's products aim for under Split:
+// enough for the cores of the machines this runs on to share a product of
+// one chunk, few enough that each block keeps the kernel's tiles full.
+const xv32Parts = 8
+
+// xv32Blocks is the number of row blocks of xᵀ per chunk for nch chunks.
+func xv32Blocks(nch int) int { return max(1, (xv32Parts+nch-1)/nch) }
 
 // resize32 returns s with length n, reallocated only if it is too short.
 func resize32(s []float32, n int) []float32 {

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -26,14 +27,21 @@ func maxRelDiff(a, b *mat.Dense) float64 {
 }
 
 // TestFloat32Products checks Frobenius.Float32's two products against the
-// float64 ones on 5,000 × 100 uniform rows (three chunks of V for xᵀ·V):
+// float64 ones on 5,000 × 100 uniform rows (three chunks of V for xᵀ·V)
+// and 1,000 × 100 (one chunk, whose product Split cuts by rows of xᵀ):
 // close to float32 rounding, not equal (the float32 path ran), and the
 // same bits whether or not Split cuts the work into parts.
 func TestFloat32Products(t *testing.T) {
 	if !gemm.Serves32(true) {
 		t.Skip("no float32 kernels on this machine or build")
 	}
-	const n, d, k = 5000, 100, 30
+	for _, n := range []int{5000, 1000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) { testFloat32Products(t, n) })
+	}
+}
+
+func testFloat32Products(t *testing.T, n int) {
+	const d, k = 100, 30
 	x := DenseRows(uniformRows(n, d))
 	u, v, err := Initialize(x, k, InitRandom, rand.NewPCG(2, 2))
 	if err != nil {

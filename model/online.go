@@ -222,9 +222,10 @@ type Online struct {
 	lastLG   windowGraphs   // the label graphs of the last step (Slots×Slots), no k-NN graph
 	uEng     Engine         // the U step
 	uLoss    statsLoss
-	usupp    []int     // the rows of U that may be nonzero, ascending; nil: all (online_support.go)
-	upos     []int     // each row's position in usupp, −1 outside
-	uc, bc   mat.Dense // those rows of U and B, for the U step
+	usupp    []int        // the rows of U that may be nonzero, ascending; nil: all (online_support.go)
+	upos     []int        // each row's position in usupp, −1 outside
+	uc, bc   mat.Dense    // those rows of U and B, for the U step
+	pending  *pendingStep // the last PartialFitDeferred's step (online_defer.go)
 }
 
 // Revisit says which older codes an online batch sweeps with the new
@@ -303,6 +304,7 @@ func (o *Online) Basis() *mat.Dense {
 	if !o.started {
 		panic(ErrNotFitted)
 	}
+	o.settle()
 	return &o.u
 }
 
@@ -312,6 +314,7 @@ func (o *Online) Codes() *mat.Dense {
 	if !o.started {
 		panic(ErrNotFitted)
 	}
+	o.settle()
 	return &o.v
 }
 
@@ -331,23 +334,51 @@ func (o *Online) Data() Data {
 // non-finite objective), the samples stay stored, the error is returned
 // and the next batch tries again. It returns an error wrapping
 // ErrNotOnline, and stores nothing, if Method cannot be learned online.
+//
+// PartialFit is PartialFitDeferred with its step run before it returns.
 func (o *Online) PartialFit(x Data) ([]int, error) {
+	ids, step, err := o.PartialFitDeferred(x)
+	step()
+	return ids, err
+}
+
+// PartialFitDeferred is PartialFit with the numerical part of GNMF's and
+// NMF's online step (the new samples' projection, the sweeps of the codes,
+// the statistics and the U step) left to step, which it returns (never
+// nil): everything of the batch that touches the k-NN graph is done when
+// it returns (the insertion, the rows the step sweeps and their weights,
+// a new search basis and the graph's rebuild), and step reads and writes
+// only U, V, the statistics and its own workspace, besides reading the
+// window's rows and x (which must not change until step has returned).
+// The caller may so run step on another goroutine at the same time as
+// the methods that read or label the graph only: KNN and the graph's
+// read methods, SetLabel, TakeGraphEdits, Started, Sparse, Row, Seen.
+// Every other method (Codes, Basis, the next PartialFit, State, Refit,
+// Objective, Restore) first waits for step to return, or runs it if it
+// has not started; step runs once however often it is called. The model
+// is then exactly what PartialFit would have left, since the graph's part
+// of a batch never reads what step writes. With the other methods (their
+// label graphs are read by the U step), and before the first fit, step
+// has nothing left to do.
+func (o *Online) PartialFitDeferred(x Data) (ids []int, step func(), err error) {
+	o.settle()
+	step = func() {}
 	if o.Rank <= 0 {
-		return nil, fmt.Errorf("model: online: rank %d must be positive", o.Rank)
+		return nil, step, fmt.Errorf("model: online: rank %d must be positive", o.Rank)
 	}
 	if _, err := o.method(); err != nil {
-		return nil, err
+		return nil, step, err
 	}
 	if o.SearchDim > 0 && o.SearchBasis > 0 {
-		return nil, errors.New("model: online: SearchDim and SearchBasis cannot both be set")
+		return nil, step, errors.New("model: online: SearchDim and SearchBasis cannot both be set")
 	}
 	if err := Validate(x); err != nil {
-		return nil, err
+		return nil, step, err
 	}
 	d, _ := x.Dims()
 	rows := Rows(x) // *mat.Dense or *sparse.CSR: resolved once for the stages below
 	if err := o.ensureGraph(rows, d); err != nil {
-		return nil, err
+		return nil, step, err
 	}
 	// With the rows shared with the graph, the samples the window evicts
 	// leave the statistics before the insertion writes the new rows over
@@ -367,11 +398,11 @@ func (o *Online) PartialFit(x Data) ([]int, error) {
 		for _, id := range gone {
 			o.addStats(id, 1) // the rows are intact: a failed insertion changes nothing
 		}
-		return nil, fmt.Errorf("model: online: %w", err)
+		return nil, step, fmt.Errorf("model: online: %w", err)
 	}
 	o.noteEdits(ch)
 	if early && !slices.Equal(gone, ch.Removed) {
-		return nil, fmt.Errorf("model: online: the graph evicted %v, announced %v", ch.Removed, gone)
+		return nil, step, fmt.Errorf("model: online: the graph evicted %v, announced %v", ch.Removed, gone)
 	}
 	o.seen += len(ch.Added)
 	o.growSlots()
@@ -383,13 +414,18 @@ func (o *Online) PartialFit(x Data) ([]int, error) {
 	if !o.started {
 		if o.g.Len() >= o.initSize() {
 			if err := o.firstFit(); err != nil {
-				return ch.Added, err
+				return ch.Added, step, err
 			}
 		}
-	} else {
-		o.update(x, rows, ch)
+	} else if rest := o.update(x, rows, ch); rest != nil {
+		p := &pendingStep{run: rest}
+		o.pending, step = p, p.do
 	}
-	return ch.Added, o.searchStep()
+	if err := o.searchStep(); err != nil {
+		step() // the batch's step is part of the error's state, as in PartialFit
+		return ch.Added, func() {}, err
+	}
+	return ch.Added, step, nil
 }
 
 // noteEdits records an insertion's nodes for TakeGraphEdits, as "every
@@ -942,8 +978,12 @@ func (o *Online) xblkHolds(rows []int) bool {
 	return len(rows) > 0 && len(o.xblkRows) == len(rows) && &o.xblkRows[0] == &rows[0]
 }
 
-// update is one online step after an insertion of x (xr: its Rows).
-func (o *Online) update(x Data, xr mat.Matrix, ch graph.Change) {
+// update is one online step after an insertion of x (xr: its Rows). It
+// takes what the step needs of the graph (the active rows, their rows of
+// the weights, the methods' terms), then runs the numerical rest
+// (stepCodes) or, for GNMF and NMF, whose rest reads nothing of the graph,
+// returns it for PartialFitDeferred's step.
+func (o *Online) update(x Data, xr mat.Matrix, ch graph.Change) (rest func()) {
 	isNew := make(map[int]bool, len(ch.Added))
 	for _, id := range ch.Added {
 		isNew[id] = true
@@ -980,6 +1020,19 @@ func (o *Online) update(x Data, xr mat.Matrix, ch graph.Change) {
 		newPos[p], _ = slices.BinarySearch(rows, id)
 	}
 	terms, st := o.stepTerms(rows, s, gs)
+	rest = func() { o.stepCodes(x, xr, ch, rows, s, newPos, isNew, terms, st) }
+	if m := o.meth(); m != methodGNMF && m != methodNMF {
+		rest()
+		return nil
+	}
+	return rest
+}
+
+// stepCodes is the numerical part of update: the new samples' warm start,
+// the sweeps of the active rows' codes, the statistics and the U step. It
+// reads U, V, the statistics, the window's rows and its arguments, and
+// nothing of the graph (see PartialFitDeferred).
+func (o *Online) stepCodes(x Data, xr mat.Matrix, ch graph.Change, rows []int, s *sparse.CSR, newPos []int, isNew map[int]bool, terms []Term, st []sweepTerm) {
 	// Warm start: graph-aware projection of the new samples on the current
 	// basis, anchored to the codes of their neighbours already in the
 	// window (docs/DESIGN.md §4: the projection that measures best), with the
@@ -1219,6 +1272,7 @@ func (o *Online) normalize() {
 // and V, for at most iters updates, and recomputes the statistics. It is
 // the periodic refit that online updates approximate.
 func (o *Online) Refit(iters int) (Result, error) {
+	o.settle()
 	if !o.started {
 		return Result{}, ErrNotFitted
 	}
@@ -1246,6 +1300,7 @@ func (o *Online) Refit(iters int) (Result, error) {
 // Objective returns the method's objective over the window at the current
 // U, V: the batch type's loss and terms on the window's graphs.
 func (o *Online) Objective() float64 {
+	o.settle()
 	e := Engine{Loss: NewFrobenius(o.Data()), Terms: o.windowTerms()}
 	return e.Objective(&o.u, &o.v, nil)
 }

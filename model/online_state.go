@@ -64,6 +64,7 @@ type OnlineState struct {
 // which is right for a stream that has not yet reused a slot. State copies
 // everything; o may go on learning.
 func (o *Online) State(order []int) (*OnlineState, error) {
+	o.settle()
 	s := &OnlineState{K: o.Rank, Started: o.started, Cursor: o.cursor, Seen: o.seen, Height: o.height, Q: o.q}
 	if o.g == nil {
 		return s, nil
@@ -134,6 +135,7 @@ func flat(m *mat.Dense) []float64 {
 // in the original model. Rebuilding costs about two batch builds of the
 // window (Slots²·Dim flops each).
 func (o *Online) Restore(s *OnlineState) error {
+	o.settle()
 	if s.K != o.Rank {
 		return fmt.Errorf("model: online: state has rank %d, the model %d", s.K, o.Rank)
 	}

@@ -36,18 +36,32 @@ func (l *Learner) factorizer() Factorizer {
 // insert is the graph-insert and factorization stage: it adds the new
 // samples of id to the model through the Factorizer, then records their
 // nodes in the window. It returns the nodes, one per sample of id, in
-// order. Its cost is the model's step (model.Online.PartialFit) plus
-// O(slots) for the window.
-func (l *Learner) insert(id *Identified) ([]int, error) {
+// order, and what is left of the model's step (never nil): with Model
+// stepping in process, the numerical part of model.Online's step
+// (PartialFitDeferred), which the caller may run beside what reads only
+// the graph and the labels (LearnFeatures runs it beside the spreading's
+// refresh and first sweeps, predictBeside);
+// with a Factorizer, nothing. Its cost is the model's step
+// (model.Online.PartialFit) plus O(slots) for the window.
+func (l *Learner) insert(id *Identified) ([]int, func(), error) {
+	step := func() {}
 	if id.X == nil {
-		return nil, nil
+		return nil, step, nil
 	}
-	ids, err := l.factorizer().PartialFit(id.X)
+	var ids []int
+	var err error
+	if l.Factorizer == nil {
+		ids, step, err = l.Model.PartialFitDeferred(id.X)
+	} else {
+		ids, err = l.Factorizer.PartialFit(id.X)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("stages: learner: %w", err)
+		step()
+		return nil, func() {}, fmt.Errorf("stages: learner: %w", err)
 	}
 	if len(ids) != len(id.IDs) {
-		return nil, fmt.Errorf("stages: learner: the factorization step returned %d nodes for %d samples", len(ids), len(id.IDs))
+		step()
+		return nil, func() {}, fmt.Errorf("stages: learner: the factorization step returned %d nodes for %d samples", len(ids), len(id.IDs))
 	}
 	l.Window.track(l.Model.KNN(), ids, id.IDs)
 	if l.Codes == CodesOnly && l.Model.Started() {
@@ -58,5 +72,5 @@ func (l *Learner) insert(id *Identified) ([]int, error) {
 		l.cg.add(l.Model.KNN(), l.Model.Codes(), ids)
 	}
 	l.sc.c.Samples += int64(len(ids))
-	return ids, nil
+	return ids, step, nil
 }

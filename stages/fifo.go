@@ -39,6 +39,12 @@ func (f *fifo[T]) put(key string, v T, limit int) {
 	f.compact()
 }
 
+// has reports whether key is held, changing nothing.
+func (f *fifo[T]) has(key string) bool {
+	_, ok := f.m[key]
+	return ok
+}
+
 // take removes key and returns its value.
 func (f *fifo[T]) take(key string) (T, bool) {
 	e, ok := f.m[key]

@@ -120,7 +120,9 @@ func (l *Learner) predictInOrder(ids []int, b *Identified) ([]Prediction, error)
 	}
 	late := b.Late
 	slices.SortStableFunc(late, func(a, b record.LateLabel) int { return cmp.Compare(a.Offset, b.Offset) })
-	l.sp.newBatch()
+	if l.sp.pre == nil {
+		l.sp.newBatch() // else presweep began the batch
+	}
 	lo, next := 0, 0 // out[lo:p] waits for its prediction; late[next:] for its turn
 	for p := 0; p <= len(out); p++ {
 		// Labels that arrived before sample p (all remaining ones at the end).

@@ -67,8 +67,10 @@ type Learner struct {
 	// value is CodesAuto.
 	Codes CodeUse
 	// Split, if set, runs the PredictWalk walks of a batch in parts at
-	// once (pipeline.Split provides one), each part with its own walker;
-	// the predictions are the same as without it.
+	// once (pipeline.Split provides one), each part with its own walker,
+	// and the model's deferred step beside PredictGraph's first spreading
+	// of the batch (see LearnFeatures); the predictions are the same as
+	// without it.
 	Split func(n int, body func(lo, hi int))
 
 	// Factorizer takes the factorization step (graph insertion, partial
@@ -174,6 +176,13 @@ var (
 //	  prediction scored)
 //	→ the linear model's pass over the last labels (PredictGraph).
 //
+// With Split set and Model stepping in process, the numerical part of the
+// model's step (model.Online.PartialFitDeferred: the codes' sweeps and the
+// U step) runs beside PredictGraph's refresh of the graph's weights and
+// its first sweeps of the label scores, which read the graph and the
+// labels only (predictBeside): the results are those of the stages run
+// one after the other.
+//
 // Batches must come in input order. LearnFeatures reads f and keeps no
 // reference to it; it panics, before changing anything, if f's lengths
 // disagree (see Features.IDs). Like every method of Learner it must be
@@ -199,17 +208,46 @@ func (l *Learner) LearnFeatures(f *Features) (*Step, error) {
 	id := l.Window.Identify(f, x, keep)
 	st.Duplicates = id.Duplicates
 	l.sc.c.Duplicates += int64(len(id.Duplicates))
-	ids, err := l.insert(id)
+	ids, step, err := l.insert(id)
 	if err != nil {
 		return nil, err
 	}
 	l.sc.c.LateLabels += int64(id.LateLabels)
-	if st.Predictions, err = l.predictInOrder(ids, id); err != nil {
+	st.Predictions, err = l.predictBeside(step, ids, id)
+	if err != nil {
 		return nil, err
 	}
-	l.linearPass()
 	if n > 0 {
 		l.sc.c.Offset = max(l.sc.c.Offset, last+1)
 	}
 	return st, nil
+}
+
+// predictBeside runs step (what insert left of the model's step) beside
+// the refresh of the weights PredictGraph spreads over (refreshSpread)
+// and the batch's first sweeps of the label scores (presweep), at once in
+// two parts of Split when it is set, then predictInOrder and the linear
+// model's pass. The refresh and the sweeps read the graph and the labels
+// only, and the predictions, which read the codes, come after both.
+func (l *Learner) predictBeside(step func(), ids []int, id *Identified) ([]Prediction, error) {
+	if l.Split == nil {
+		step()
+	} else {
+		l.Split(2, func(lo, hi int) {
+			for part := lo; part < hi; part++ {
+				if part == 0 {
+					step()
+				} else {
+					l.refreshSpread()
+					l.presweep(ids, id)
+				}
+			}
+		})
+		step() // returns at once: it has run
+	}
+	out, err := l.predictInOrder(ids, id)
+	if err == nil {
+		l.linearPass()
+	}
+	return out, err
 }

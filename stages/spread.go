@@ -1,7 +1,10 @@
 package stages
 
 import (
+	"cmp"
 	"slices"
+
+	"github.com/nmfstream/nmfstream/record"
 
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
@@ -30,6 +33,7 @@ type spreader struct {
 	f     []float64 // Slots×c, row-major
 	c     int       // classes (columns of f)
 	w     rowSource // this batch's weights, nil until sweepAll
+	pre   []int     // the nodes of the batch's first prediction when presweep swept for it, else nil
 	dirty []int     // nodes labeled since the last sweep
 	mark  []bool    // workspace of around
 	near  []int     // workspace of around
@@ -173,18 +177,27 @@ func (l *Learner) predictGraph(ids []int, out []Prediction) {
 		return
 	}
 	l.sp.resize(g.Slots(), len(l.classes))
-	for _, n := range ids {
-		clear(l.sp.row(n)) // a reused slot's old scores
-	}
 	class := func(n int) int { return l.nodes[n].class }
 	live := g.IDs()
-	if l.sp.w == nil {
+	if pre := l.sp.pre; pre != nil {
+		// presweep did this batch's sweeps for these nodes.
+		l.sp.pre = nil
+		if !slices.Equal(pre, ids) {
+			panic("stages: learner: the presweep was for other nodes than the batch's first prediction")
+		}
+	} else if l.sp.w == nil {
+		for _, n := range ids {
+			clear(l.sp.row(n)) // a reused slot's old scores
+		}
 		sweeps := l.SpreadSweeps
 		if sweeps == 0 {
 			sweeps = defaultSpreadSweeps
 		}
 		l.sp.sweepAll(l.spreadGraph(), live, sweeps, class)
 	} else {
+		for _, n := range ids {
+			clear(l.sp.row(n))
+		}
 		l.sp.sweepLocal(ids, class)
 	}
 	mass := l.sp.classMass(live)
@@ -240,13 +253,7 @@ func (l *Learner) predictGraph(ids []int, out []Prediction) {
 // weights allow, weightRows), or with CodesOnly the graph of the codes
 // (codeGraph) once the model has them.
 func (l *Learner) spreadGraph() rowSource {
-	p := l.SpreadPower
-	if p == 0 {
-		p = defaultSpreadPower
-		if l.Model.Sparse() {
-			p = -1 // documents: binary weights (see defaultSpreadPower)
-		}
-	}
+	p := l.spreadPower()
 	g := l.Model.KNN()
 	if l.Codes == CodesOnly {
 		if !l.Model.Started() {
@@ -259,6 +266,100 @@ func (l *Learner) spreadGraph() rowSource {
 		return &l.wr
 	}
 	return spreadWeights(g, l.Model.Weighting, p)
+}
+
+// spreadPower is p of PredictGraph's edge weights: SpreadPower or its
+// default.
+func (l *Learner) spreadPower() float64 {
+	p := l.SpreadPower
+	if p == 0 {
+		p = defaultSpreadPower
+		if l.Model.Sparse() {
+			p = -1 // documents: binary weights (see defaultSpreadPower)
+		}
+	}
+	return p
+}
+
+// refreshSpread brings the weights PredictGraph spreads over (weightRows)
+// up to date with the graph, as the batch's first prediction would: it
+// reads the graph and its edits only (model.Online.TakeGraphEdits), so it
+// may run beside the model's deferred step (predictBeside). The refresh is
+// exact whenever it runs, so running it on a batch that predicts nothing
+// changes nothing. It does nothing where spreadGraph does not keep the
+// weights between batches.
+func (l *Learner) refreshSpread() {
+	if l.Predictor != PredictGraph && l.Predictor != PredictSpread || l.Codes == CodesOnly {
+		return
+	}
+	g := l.Model.KNN()
+	if g == nil {
+		return
+	}
+	if p := l.spreadPower(); incremental(l.Model.Weighting, p) {
+		l.wr.refresh(l.Model, g, l.Model.Weighting, p)
+	}
+}
+
+// presweep runs, ahead of predictInOrder, the batch's sweeps of the label
+// scores over the whole window that its first prediction would run
+// (predictGraph's sweepAll, after clearing the rows of the nodes that
+// prediction is for), when they are known before it: PredictGraph or
+// PredictSpread with classes, no label of the batch before its first
+// sample (firstPrediction). It reads the graph, the labels and the
+// pending labels, and writes the spreader only, so it may run beside the
+// model's deferred step (predictBeside); the first prediction then uses
+// its scores. The scores are those predictInOrder would have made.
+func (l *Learner) presweep(ids []int, b *Identified) {
+	if l.Predictor != PredictGraph && l.Predictor != PredictSpread || len(l.classes) == 0 {
+		return
+	}
+	g := l.Model.KNN()
+	if g == nil {
+		return
+	}
+	end, ok := l.firstPrediction(ids, b)
+	if !ok {
+		return
+	}
+	first := ids[:end]
+	l.sp.newBatch()
+	l.sp.resize(g.Slots(), len(l.classes))
+	for _, n := range first {
+		clear(l.sp.row(n))
+	}
+	sweeps := l.SpreadSweeps
+	if sweeps == 0 {
+		sweeps = defaultSpreadSweeps
+	}
+	l.sp.sweepAll(l.spreadGraph(), g.IDs(), sweeps, func(n int) int { return l.nodes[n].class })
+	l.sp.pre = first
+}
+
+// firstPrediction returns the end of the nodes ids[:end] that
+// predictInOrder predicts first for the batch b, when no label (a late
+// label, the batch's own or a pending one) is learned before that
+// prediction; ok is false otherwise, or if nothing is predicted. It sorts
+// b.Late by offset as predictInOrder does (stably: sorting again changes
+// nothing) and changes nothing else.
+func (l *Learner) firstPrediction(ids []int, b *Identified) (end int, ok bool) {
+	if len(ids) == 0 {
+		return 0, false
+	}
+	late := b.Late
+	slices.SortStableFunc(late, func(a, b record.LateLabel) int { return cmp.Compare(a.Offset, b.Offset) })
+	if len(late) > 0 && late[0].Offset < b.Offsets[0] {
+		return 0, false // learned before the first sample is predicted
+	}
+	for p := range ids {
+		if p > 0 && len(late) > 0 && late[0].Offset < b.Offsets[p] {
+			return p, true // samples [0, p) are predicted before this label
+		}
+		if b.Labeled[p] || b.IDs[p] != "" && l.pending.has(b.IDs[p]) {
+			return p + 1, true // predicted with the samples before it, then learned
+		}
+	}
+	return len(ids), true
 }
 
 // forgetAbsent zeroes the mass of the classes that have no labeled node in

@@ -28,6 +28,11 @@ function flush(   c, i) {
 }
 BEGIN {
 	ncat = 0
+	# The step model.Online.PartialFitDeferred leaves runs under
+	# stages.(*Learner).predictBeside, beside the spreading: it counts with the
+	# factorization step.
+	name[++ncat] = "factorization step (model.Online, less the insertion)"
+	re[ncat] = "model\\.\\(\\*pendingStep\\)"
 	name[++ncat] = "prediction (projection, label spreading)"
 	re[ncat] = "stages\\.\\(\\*Learner\\)\\.predict|stages\\.\\(\\*spreader\\)|model\\.\\(\\*Projector\\)"
 	name[++ncat] = "k-NN search (graph.search, scan, refine)"
@@ -56,6 +61,8 @@ END {
 	for (i = 1; i <= ncat + 1; i++) {
 		c = i <= ncat ? name[i] : "other (runtime, scheduler)"
 		if (i > ncat && !(c in t)) continue
+		if (c in shown) continue # a stage with two patterns
+		shown[c] = 1
 		printf "| %s | %.2f | %.1f%% |\n", c, t[c] / 1000, 100 * t[c] / total
 	}
 	printf "| total | %.2f | |\n", total / 1000

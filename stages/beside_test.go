@@ -1,0 +1,105 @@
+package stages
+
+import (
+	"runtime"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/pipeline"
+)
+
+// TestStepBesideSame replays the digits stream (window 400, PredictGraph;
+// labels late, with their samples and ahead of them: mixedLabels) with the
+// model's deferred step run beside the spreading's refresh and first
+// sweeps (Learner.Split) and without, the model's own parts split alike, and on
+// one and on two cores (GOMAXPROCS): every prediction, score and code, and
+// the final codes and basis, must be the same bit for bit. Under -race it
+// also checks that the step and the refresh share nothing they write.
+func TestStepBesideSame(t *testing.T) {
+	recs := mixedLabels()
+	type run struct {
+		preds []Prediction
+		v, u  *mat.Dense
+	}
+	var runs []run
+	for _, c := range []struct{ beside, procs int }{{0, 2}, {2, 2}, {2, 1}} {
+		old := runtime.GOMAXPROCS(c.procs)
+		l := newDigitsLearner(400)
+		l.Model.Split = pipeline.Split(2)
+		if c.beside > 0 {
+			l.Split = pipeline.Split(c.beside)
+		}
+		var r run
+		for _, b := range batches(recs[:1000], 50) {
+			st, err := l.Learn(b)
+			if err != nil {
+				runtime.GOMAXPROCS(old)
+				t.Fatal(err)
+			}
+			r.preds = append(r.preds, st.Predictions...)
+		}
+		runtime.GOMAXPROCS(old)
+		r.v, r.u = mat.DenseCopyOf(l.Model.Codes()), mat.DenseCopyOf(l.Model.Basis())
+		runs = append(runs, r)
+	}
+	want := runs[0]
+	if len(want.preds) < 700 { // 1,000 records, some of them label-only
+		t.Fatalf("%d predictions", len(want.preds))
+	}
+	for k, got := range runs[1:] {
+		if len(got.preds) != len(want.preds) {
+			t.Fatalf("run %d: %d predictions, want %d", k+1, len(got.preds), len(want.preds))
+		}
+		for i, w := range want.preds {
+			g := got.preds[i]
+			if g.Label != w.Label || !sameFloat(g.Score, w.Score) || !slices.Equal(g.Code, w.Code) {
+				t.Fatalf("run %d, prediction %d: %+v, want %+v", k+1, i, g, w)
+			}
+		}
+		if !mat.Equal(got.v, want.v) || !mat.Equal(got.u, want.u) {
+			t.Errorf("run %d: the final codes or basis differ", k+1)
+		}
+	}
+}
+
+// mixedLabels is digitsStream(0.3, 20) with some labels moved: every
+// third late label comes with its sample instead, and every third of the
+// others arrives 30 records before it (a pending label).
+func mixedLabels() []testRecord {
+	recs, _ := digitsStream(0.3, 20)
+	at := map[string]int{}
+	for i, r := range recs {
+		if r.x != nil {
+			at[r.id] = i
+		}
+	}
+	var with, ahead = map[string]string{}, map[int][]testRecord{}
+	late := 0
+	for _, r := range recs {
+		if r.x != nil {
+			continue
+		}
+		switch late++; late % 3 {
+		case 0:
+			with[r.id] = r.label
+		case 1:
+			if i := at[r.id] - 30; i > 0 {
+				ahead[i] = append(ahead[i], r)
+			}
+		}
+	}
+	var out []testRecord
+	for i, r := range recs {
+		out = append(out, ahead[i]...)
+		if r.x == nil && (with[r.id] != "" || slices.ContainsFunc(ahead[at[r.id]-30], func(a testRecord) bool { return a.id == r.id })) {
+			continue // moved
+		}
+		if l, ok := with[r.id]; ok && r.x != nil {
+			r.label, r.labeled = l, true
+		}
+		out = append(out, r)
+	}
+	return out
+}
