@@ -179,26 +179,25 @@ func (l *Learner) predictGraph(ids []int, out []Prediction) {
 	l.sp.resize(g.Slots(), len(l.classes))
 	class := func(n int) int { return l.nodes[n].class }
 	live := g.IDs()
-	if pre := l.sp.pre; pre != nil {
-		// presweep did this batch's sweeps for these nodes.
-		l.sp.pre = nil
-		if !slices.Equal(pre, ids) {
-			panic("stages: learner: the presweep was for other nodes than the batch's first prediction")
-		}
-	} else if l.sp.w == nil {
+	// presweep did this batch's sweeps for these nodes when pre equals
+	// ids. Any other pre means firstPrediction and predictInOrder disagree
+	// on the batch's first prediction, which they must not: the sweeps are
+	// then run again for these nodes rather than trusted.
+	pre := l.sp.pre
+	l.sp.pre = nil
+	if pre == nil || !slices.Equal(pre, ids) {
 		for _, n := range ids {
 			clear(l.sp.row(n)) // a reused slot's old scores
 		}
-		sweeps := l.SpreadSweeps
-		if sweeps == 0 {
-			sweeps = defaultSpreadSweeps
+		if l.sp.w == nil || pre != nil {
+			sweeps := l.SpreadSweeps
+			if sweeps == 0 {
+				sweeps = defaultSpreadSweeps
+			}
+			l.sp.sweepAll(l.spreadGraph(), live, sweeps, class)
+		} else {
+			l.sp.sweepLocal(ids, class)
 		}
-		l.sp.sweepAll(l.spreadGraph(), live, sweeps, class)
-	} else {
-		for _, n := range ids {
-			clear(l.sp.row(n))
-		}
-		l.sp.sweepLocal(ids, class)
 	}
 	mass := l.sp.classMass(live)
 	l.forgetAbsent(mass)
