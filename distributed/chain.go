@@ -275,10 +275,14 @@ func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, o *ownerStat
 // arrival: one record, one sample, one scored label, right if its
 // prediction is its label, unpredicted if it has none; none is early, as
 // l knows a class), added to ctxCounts. Otherwise fc is learned in a step
-// of its own, its counts the difference of l's counters: before f while l
-// knows no class, so that f's samples are predicted with the stream's
-// first labels (else an owner whose share holds no label yet answers
-// none where the stream has labels: issue 29), after f otherwise.
+// of its own, its counts the difference of l's counters: before dense f
+// while l knows no class, so that f's samples are predicted with the
+// stream's first labels (else an owner whose share holds no label yet
+// answers none where the stream has labels: issue 29), after f otherwise.
+// Sparse and text contexts always come after f: a context learned first
+// would let f's samples be predicted with labels that come after them in
+// the stream (a labeled sample of f before the stream's first label would
+// then be scored: TestStreamNATSDocuments).
 func learnShare(l *stages.Learner, f, fc *stages.Features, ctxCounts *stages.Counters) (*stages.Step, error) {
 	if fc == nil {
 		return l.LearnFeatures(f)
@@ -294,7 +298,7 @@ func learnShare(l *stages.Learner, f, fc *stages.Features, ctxCounts *stages.Cou
 			*ctxCounts = addCounters(*ctxCounts, subCounters(l.Counters(), before))
 			return nil
 		}
-		first := len(l.Classes()) == 0
+		first := len(l.Classes()) == 0 && dense
 		if first {
 			if err := learnContext(); err != nil {
 				return nil, err

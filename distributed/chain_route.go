@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/sparse"
 	"github.com/nmfstream/nmfstream/stages"
 )
 
@@ -70,10 +72,12 @@ type Router struct {
 	// Remember is the number of sample ids whose partition the Router
 	// keeps, oldest forgotten first. If zero, 2¹⁷.
 	Remember int
-	// KeepRows is the number of dense samples whose row the Router keeps
+	// KeepRows is the number of samples whose row the Router keeps
 	// (oldest forgotten first) to send, once their label comes, to the
 	// other partitions as context (Split). If zero, 10,000 (the default
-	// window: 63 MB of rows at D = 784); negative sends no context.
+	// window: 63 MB of dense rows at D = 784; a sparse row keeps its
+	// nonzeros only, a text sample its document, each within the source's
+	// bound on a record); negative sends no context.
 	KeepRows int
 	// Warm is the number of the stream's first unlabeled dense samples
 	// routed by anchor that are also sent to every other partition as
@@ -89,14 +93,14 @@ type Router struct {
 	ids      map[string]int
 	ring     []string // ids in routing order, for forgetting (len ≤ Remember)
 	next     int      // ring's oldest entry once it is full
-	rows     map[string][]float64
+	rows     map[string]row
 	rowRing  []string // ids of rows, for forgetting (len ≤ KeepRows)
 	rowNext  int
 }
 
 // NewRouter returns a Router for p partitions, without anchors.
 func NewRouter(p int) *Router {
-	return &Router{p: max(p, 1), counts: make([]int64, max(p, 1)), shares: make([]int64, max(p, 1)), ids: map[string]int{}, rows: map[string][]float64{}}
+	return &Router{p: max(p, 1), counts: make([]int64, max(p, 1)), shares: make([]int64, max(p, 1)), ids: map[string]int{}, rows: map[string]row{}}
 }
 
 // Anchors returns the Router's anchors (P×D, unit rows), or nil.
@@ -283,8 +287,43 @@ func (r *Router) remember(id string, q int) {
 // defaultKeepRows is KeepRows' default: the default window of 10,000.
 const defaultKeepRows = 10000
 
-// keepRow keeps a copy of the row of the sample id.
-func (r *Router) keepRow(id string, row []float64) {
+// row is a sample kept or sent as context: a dense row (d), the nonzeros
+// of a sparse one (ind, val), both of dim columns, or a document not yet
+// vectorized (text), which each owner vectorizes with its own TF-IDF.
+type row struct {
+	kind rowKind
+	d    []float64
+	ind  []int
+	val  []float64
+	dim  int
+	text string
+}
+
+// rowKind is the form of a row.
+type rowKind uint8
+
+const (
+	rowDense rowKind = iota
+	rowSparse
+	rowText
+)
+
+// rowOf returns a copy of sample i of f: its row of x (f's rows, a
+// *mat.Dense or a *sparse.CSR), or its document when f is text.
+func rowOf(f *stages.Features, x mat.Matrix, i int) row {
+	if f.Text != nil {
+		return row{kind: rowText, text: f.Text[i]}
+	}
+	_, dim := x.Dims()
+	if sp, ok := x.(*sparse.CSR); ok {
+		ind, val := sp.Row(i)
+		return row{kind: rowSparse, ind: slices.Clone(ind), val: slices.Clone(val), dim: dim}
+	}
+	return row{kind: rowDense, d: slices.Clone(x.(*mat.Dense).RawRowView(i)), dim: dim}
+}
+
+// keepRow keeps the row of the sample id (rw, which it owns from then on).
+func (r *Router) keepRow(id string, rw row) {
 	lim := r.KeepRows
 	if lim == 0 {
 		lim = defaultKeepRows
@@ -302,7 +341,7 @@ func (r *Router) keepRow(id string, row []float64) {
 		r.rowRing[r.rowNext] = id
 		r.rowNext = (r.rowNext + 1) % lim
 	}
-	r.rows[id] = append([]float64(nil), row...)
+	r.rows[id] = rw
 }
 
 // Split returns the P shares of f (each in f's input order; with one
@@ -311,8 +350,8 @@ func (r *Router) keepRow(id string, row []float64) {
 // f's rows. Rows other than dense or sparse are an error.
 //
 // The context of partition q (nil if none) holds, as labeled samples
-// without an id, the dense samples of f routed elsewhere that came with a
-// label, and the kept rows (KeepRows) of the samples elsewhere whose late
+// without an id, the samples of f routed elsewhere that came with a label
+// (dense, sparse or text), and the kept rows (KeepRows) of the samples elsewhere whose late
 // label f holds: its owner learns them, so that every owner has every
 // label near its samples, but neither predicts them for the driver nor
 // counts them (distributed/DESIGN.md, "Labels across partitions").
@@ -324,16 +363,19 @@ func (r *Router) Split(f *stages.Features) (shares, context []*stages.Features, 
 	type labeled struct {
 		label   string
 		off     int64
-		row     []float64
+		row     row
 		labeled bool
 	}
 	var elsewhere []labeled // labeled rows, each for every partition but its own
 	var home []int          // their own partitions
 	var dense *mat.Dense
+	var rowsOf mat.Matrix // f's rows when dense or sparse: the context's source
 	if f.X != nil {
 		switch x := model.Rows(f.X).(type) {
 		case *mat.Dense:
-			dense = x
+			dense, rowsOf = x, x
+		case *sparse.CSR:
+			rowsOf = x
 		}
 	}
 	if dense != nil && r.anchors != nil {
@@ -359,16 +401,16 @@ func (r *Router) Split(f *stages.Features) (shares, context []*stages.Features, 
 			q = PartitionOf(id, off, p)
 		}
 		dest[i] = q
-		if dense != nil && r.locality && !known {
+		if (rowsOf != nil || f.Text != nil) && (dense == nil || r.locality) && !known {
 			switch {
 			case f.Labeled[i] && r.KeepRows >= 0:
-				elsewhere = append(elsewhere, labeled{f.Labels[i], off, append([]float64(nil), dense.RawRowView(i)...), true})
+				elsewhere = append(elsewhere, labeled{f.Labels[i], off, rowOf(f, rowsOf, i), true})
 				home = append(home, q)
 			case !f.Labeled[i]:
-				r.keepRow(id, dense.RawRowView(i))
+				r.keepRow(id, rowOf(f, rowsOf, i))
 				if r.anchors != nil && r.warmed < r.Warm {
 					r.warmed++
-					elsewhere = append(elsewhere, labeled{"", off, append([]float64(nil), dense.RawRowView(i)...), false})
+					elsewhere = append(elsewhere, labeled{"", off, rowOf(f, rowsOf, i), false})
 					home = append(home, q)
 				}
 			}
@@ -384,8 +426,8 @@ func (r *Router) Split(f *stages.Features) (shares, context []*stages.Features, 
 		switch q, ok := r.ids[ll.ID]; {
 		case ok && ll.ID != "":
 			out[q].LateLabels = append(out[q].LateLabels, ll)
-			if row := r.rows[ll.ID]; row != nil {
-				elsewhere = append(elsewhere, labeled{ll.Label, ll.Offset, row, true})
+			if rw, ok := r.rows[ll.ID]; ok {
+				elsewhere = append(elsewhere, labeled{ll.Label, ll.Offset, rw, true})
 				home = append(home, q)
 			}
 		case !r.locality:
@@ -402,22 +444,38 @@ func (r *Router) Split(f *stages.Features) (shares, context []*stages.Features, 
 		return out, nil, broadcast, nil
 	}
 	context = make([]*stages.Features, p)
+	// Every row of a context has the form (dense, sparse or text) and dimension
+	// of the first one sent elsewhere: the owners reject the others anyway.
+	first := elsewhere[0].row
 	for q := range p {
 		var rows []float64
+		sp := sparse.Zeros(0, first.dim)
 		c := &stages.Features{}
 		for k, e := range elsewhere {
-			if home[k] == q || len(e.row) != len(elsewhere[0].row) {
+			if home[k] == q || e.row.dim != first.dim || e.row.kind != first.kind {
 				continue
 			}
-			rows = append(rows, e.row...)
+			switch first.kind {
+			case rowDense:
+				rows = append(rows, e.row.d...)
+			case rowSparse:
+				sp.AppendRow(e.row.ind, e.row.val)
+			case rowText:
+				c.Text = append(c.Text, e.row.text)
+			}
 			c.IDs, c.Labels = append(c.IDs, ""), append(c.Labels, e.label)
 			c.Labeled, c.Offsets = append(c.Labeled, e.labeled), append(c.Offsets, e.off)
 		}
-		if len(c.IDs) > 0 {
-			c.Dim = len(elsewhere[0].row)
-			c.X = model.DenseRows(mat.NewDense(len(c.IDs), c.Dim, rows))
-			context[q] = c
+		if len(c.IDs) == 0 {
+			continue
 		}
+		switch first.kind {
+		case rowDense:
+			c.Dim, c.X = first.dim, model.DenseRows(mat.NewDense(len(c.IDs), first.dim, rows))
+		case rowSparse:
+			c.Dim, c.X = first.dim, model.SparseRows(sp)
+		}
+		context[q] = c
 	}
 	return out, context, broadcast, nil
 }

@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/sparse"
 	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/stages"
 )
@@ -311,5 +312,76 @@ func TestRouterContext(t *testing.T) {
 	}
 	if _, ctx, _, _ := NewRouter(1).Split(routeFeatures(samples[:3], 0)); ctx != nil {
 		t.Error("one partition: a context")
+	}
+}
+
+// TestRouterContextTextAndSparse: without anchors (text and sparse rows go
+// by id), a text sample that comes with its label, and one whose late
+// label comes, go to every other partition as labeled documents without
+// an id, the documents exact; a sparse sample's nonzeros likewise, of the
+// batch's dimension. The own partition never gets its sample back.
+func TestRouterContextTextAndSparse(t *testing.T) {
+	const p = 3
+	docs := []string{"alpha beta", "gamma", "delta epsilon", "zeta", "eta theta", "iota"}
+	text := &stages.Features{Text: docs}
+	for i := range docs {
+		text.IDs = append(text.IDs, fmt.Sprintf("d%d", i))
+		text.Labels, text.Labeled = append(text.Labels, ""), append(text.Labeled, false)
+		text.Offsets = append(text.Offsets, int64(i))
+	}
+	text.Labels[1], text.Labeled[1] = "spam", true
+	sp := sparse.Zeros(0, 50)
+	for i := range docs {
+		sp.AppendRow([]int{i, 10 + i}, []float64{1, float64(i + 1)})
+	}
+	sparseF := &stages.Features{X: model.SparseRows(sp), Dim: 50, IDs: text.IDs, Labels: text.Labels, Labeled: text.Labeled, Offsets: text.Offsets}
+	for _, f := range []*stages.Features{text, sparseF} {
+		r := NewRouter(p)
+		shares, ctx, _, err := r.Split(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		late := &stages.Features{LateLabels: []record.LateLabel{{Offset: 9, ID: "d4", Label: "ham"}}}
+		_, lctx, _, err := r.Split(late)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			ctx []*stages.Features
+			i   int
+			lab string
+			off int64
+		}{{ctx, 1, "spam", 1}, {lctx, 4, "ham", 9}} {
+			home := PartitionOf(f.IDs[c.i], f.Offsets[c.i], p)
+			if !slices.Contains(shares[home].IDs, f.IDs[c.i]) {
+				t.Fatalf("%s: not in its partition %d", f.IDs[c.i], home)
+			}
+			for q, cf := range c.ctx {
+				if q == home {
+					if cf != nil {
+						t.Errorf("%s: its own partition %d got it as context", f.IDs[c.i], q)
+					}
+					continue
+				}
+				if cf == nil || len(cf.IDs) != 1 || cf.IDs[0] != "" || !cf.Labeled[0] || cf.Labels[0] != c.lab || cf.Offsets[0] != c.off {
+					t.Fatalf("%s: partition %d's context %+v", f.IDs[c.i], q, cf)
+				}
+				if f.Text != nil {
+					if len(cf.Text) != 1 || cf.Text[0] != docs[c.i] || cf.X != nil {
+						t.Errorf("%s: partition %d's context documents %q", f.IDs[c.i], q, cf.Text)
+					}
+					continue
+				}
+				got, ok := model.Rows(cf.X).(*sparse.CSR)
+				if !ok || cf.Dim != 50 {
+					t.Fatalf("%s: partition %d's context is not sparse of 50 columns: %T, %d", f.IDs[c.i], q, model.Rows(cf.X), cf.Dim)
+				}
+				gi, gv := got.Row(0)
+				wi, wv := sp.Row(c.i)
+				if !slices.Equal(gi, wi) || !slices.Equal(gv, wv) {
+					t.Errorf("%s: partition %d's context row %v %v, want %v %v", f.IDs[c.i], q, gi, gv, wi, wv)
+				}
+			}
+		}
 	}
 }
