@@ -266,7 +266,11 @@ func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, o *ownerStat
 
 // learnShare runs l on the share f and its context fc (nil for none) and
 // returns the share's Step; it adds to ctxCounts what fc added to l's
-// counters. Once l knows a class and f's rows are dense of fc's
+// counters. While l knows no class, f and fc are learned in offset order
+// in runs (learnInRuns): f's samples after the stream's first label are
+// predicted with it (else an owner whose share holds no label yet answers
+// none where the stream has labels: issue 29), none with a label that
+// comes after it. Once l knows a class and f's rows are dense of fc's
 // dimension, fc's samples are merged with f's in offset order and learned
 // in the same step (one factorization step per batch, as without a
 // context; each sample predicted with the labels of the batch before it,
@@ -274,45 +278,28 @@ func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, o *ownerStat
 // counts, which follow from their predictions (each is labeled on
 // arrival: one record, one sample, one scored label, right if its
 // prediction is its label, unpredicted if it has none; none is early, as
-// l knows a class), added to ctxCounts. Otherwise fc is learned in a step
-// of its own, its counts the difference of l's counters: before dense f
-// while l knows no class, so that f's samples are predicted with the
-// stream's first labels (else an owner whose share holds no label yet
-// answers none where the stream has labels: issue 29), after f otherwise.
-// Sparse and text contexts always come after f: a context learned first
-// would let f's samples be predicted with labels that come after them in
-// the stream (a labeled sample of f before the stream's first label would
-// then be scored: TestStreamNATSDocuments).
+// l knows a class), added to ctxCounts. Otherwise (sparse rows, text) fc
+// is learned in a step of its own after f, its counts the difference of
+// l's counters.
 func learnShare(l *stages.Learner, f, fc *stages.Features, ctxCounts *stages.Counters) (*stages.Step, error) {
 	if fc == nil {
 		return l.LearnFeatures(f)
 	}
+	if len(l.Classes()) == 0 {
+		return learnInRuns(l, f, fc, ctxCounts)
+	}
 	fx, dense := model.Rows(f.X).(*mat.Dense)
 	cx, _ := model.Rows(fc.X).(*mat.Dense)
-	if !dense || cx == nil || len(l.Classes()) == 0 || fx.RawMatrix().Cols != cx.RawMatrix().Cols {
-		learnContext := func() error {
-			before := l.Counters()
-			if _, err := l.LearnFeatures(fc); err != nil {
-				return fmt.Errorf("context: %w", err)
-			}
-			*ctxCounts = addCounters(*ctxCounts, subCounters(l.Counters(), before))
-			return nil
-		}
-		first := len(l.Classes()) == 0 && dense
-		if first {
-			if err := learnContext(); err != nil {
-				return nil, err
-			}
-		}
+	if !dense || cx == nil || fx.RawMatrix().Cols != cx.RawMatrix().Cols {
 		st, err := l.LearnFeatures(f)
 		if err != nil {
 			return nil, err
 		}
-		if !first {
-			if err := learnContext(); err != nil {
-				return nil, err
-			}
+		before := l.Counters()
+		if _, err := l.LearnFeatures(fc); err != nil {
+			return nil, fmt.Errorf("context: %w", err)
 		}
+		*ctxCounts = addCounters(*ctxCounts, subCounters(l.Counters(), before))
 		return st, nil
 	}
 	all, truth := mergeByOffset(f, fx, fc, cx)

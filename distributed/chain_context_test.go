@@ -63,6 +63,40 @@ func TestLearnShareFirstLabel(t *testing.T) {
 	}
 }
 
+// TestLearnShareNoLaterLabel: while the owner knows no class, its share
+// and context are learned in offset order: the share's sample before the
+// context's first label gets no prediction, the one after it is predicted
+// with that label and not with the context's later one, which the share's
+// samples must not see; the counts stay apart.
+func TestLearnShareNoLaterLabel(t *testing.T) {
+	samples := clusteredSamples(60, 12, 2, 6)
+	l := contextLearner()
+	share := routeFeatures([]sample{samples[0], samples[1]}, 100) // offsets 100, 101
+	share.Offsets[1] = 102
+	fc := contextOf([]sample{samples[2], samples[1]}, []int64{101, 103}, true)
+	fc.Labels[0], fc.Labels[1] = "early", "late"
+	var ctx stages.Counters
+	st, err := learnShare(l, share, fc, &ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Predictions) != 2 || st.Predictions[0].Offset != 100 || st.Predictions[1].Offset != 102 {
+		t.Fatalf("predictions %+v, want the share's offsets 100 and 102", st.Predictions)
+	}
+	if got := st.Predictions[0].Label; got != "" {
+		t.Errorf("offset 100, before any label: predicted %q, want none", got)
+	}
+	if got := st.Predictions[1].Label; got != "early" {
+		t.Errorf("offset 102: predicted %q, want early (the only label before it; late comes at 103)", got)
+	}
+	if ctx.Records != 2 || ctx.Samples != 2 {
+		t.Errorf("the context added %+v, want two records and samples", ctx)
+	}
+	if own := subCounters(l.Counters(), ctx); own.Records != 2 || own.Samples != 2 || own.Labeled+own.Early != 0 {
+		t.Errorf("the share's counters %+v, want 2 records and samples, no label", own)
+	}
+}
+
 // TestLearnShareMergesByOffset: once the owner knows a class, a context
 // label that comes before a share's sample in the batch is learned before
 // that sample is predicted (as on one machine), and not before a sample

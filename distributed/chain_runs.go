@@ -1,0 +1,108 @@
+package distributed
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/nmfstream/nmfstream/record"
+	"github.com/nmfstream/nmfstream/stages"
+)
+
+// learnInRuns learns the share f and its context fc in offset order, as
+// alternating runs of f's records and of single context samples, each run
+// a step of its own: no sample of f is predicted with a label that comes
+// after it in the stream, and every sample of f after a context label is
+// predicted with it. It returns f's Step (its runs' predictions, rejects
+// and duplicates, in order) and adds to ctxCounts what the context's runs
+// added to l's counters. It costs a step per run, so learnShare uses it
+// only while l knows no class: in one batch per owner.
+func learnInRuns(l *stages.Learner, f, fc *stages.Features, ctxCounts *stages.Counters) (*stages.Step, error) {
+	order := make([]int, len(fc.Offsets))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(fc.Offsets[a], fc.Offsets[b]) })
+	st := &stages.Step{}
+	learnF := func(lo, hi int64) error {
+		run, err := recordsIn(f, lo, hi)
+		if err != nil || run == nil {
+			return err
+		}
+		s, err := l.LearnFeatures(run)
+		if err != nil {
+			return err
+		}
+		st.Predictions = append(st.Predictions, s.Predictions...)
+		st.Rejects = append(st.Rejects, s.Rejects...)
+		st.Duplicates = append(st.Duplicates, s.Duplicates...)
+		return nil
+	}
+	lo := int64(math.MinInt64)
+	for _, i := range order {
+		c := fc.Offsets[i]
+		if err := learnF(lo, c); err != nil {
+			return nil, err
+		}
+		one, err := recordsIn(fc, c, c+1)
+		if err != nil {
+			return nil, err
+		}
+		before := l.Counters()
+		if _, err := l.LearnFeatures(one); err != nil {
+			return nil, fmt.Errorf("context: %w", err)
+		}
+		*ctxCounts = addCounters(*ctxCounts, subCounters(l.Counters(), before))
+		lo = c
+	}
+	if err := learnF(lo, math.MaxInt64); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// recordsIn returns the records of f whose offsets are in [lo, hi) (its
+// samples with their rows or documents, late labels, rejects and unusable
+// samples), or nil if there are none. f's offsets are distinct.
+func recordsIn(f *stages.Features, lo, hi int64) (*stages.Features, error) {
+	in := func(o int64) bool { return o >= lo && o < hi }
+	out := &stages.Features{Dim: f.Dim}
+	var pos []int
+	for i, o := range f.Offsets {
+		if !in(o) {
+			continue
+		}
+		pos = append(pos, i)
+		out.IDs, out.Labels = append(out.IDs, f.IDs[i]), append(out.Labels, f.Labels[i])
+		out.Labeled, out.Offsets = append(out.Labeled, f.Labeled[i]), append(out.Offsets, o)
+		if f.Text != nil {
+			out.Text = append(out.Text, f.Text[i])
+		}
+	}
+	out.LateLabels = keepIn(f.LateLabels, in, func(x record.LateLabel) int64 { return x.Offset })
+	out.Rejects = keepIn(f.Rejects, in, func(x record.Reject) int64 { return x.Offset })
+	out.Unusable = keepIn(f.Unusable, in, func(x record.Reject) int64 { return x.Offset })
+	if out.Records() == 0 {
+		return nil, nil
+	}
+	if len(pos) > 0 && f.X != nil {
+		x, err := rowsAt(f.X, pos)
+		if err != nil {
+			return nil, err
+		}
+		out.X = x
+	}
+	return out, nil
+}
+
+// keepIn returns the elements of s whose offset is in, in order.
+func keepIn[T any](s []T, in func(int64) bool, offset func(T) int64) []T {
+	var out []T
+	for _, x := range s {
+		if in(offset(x)) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
