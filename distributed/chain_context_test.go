@@ -63,6 +63,22 @@ func TestLearnShareFirstLabel(t *testing.T) {
 	}
 }
 
+// learnTwoAt100And102 runs learnShare on a share of two samples at
+// offsets 100 and 102 and returns its Step, whose predictions it checks
+// are those two, and what the context added to the counters.
+func learnTwoAt100And102(t *testing.T, l *stages.Learner, share, fc *stages.Features) (*stages.Step, stages.Counters) {
+	t.Helper()
+	var ctx stages.Counters
+	st, err := learnShare(l, share, fc, &ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Predictions) != 2 || st.Predictions[0].Offset != 100 || st.Predictions[1].Offset != 102 {
+		t.Fatalf("predictions %+v, want the share's offsets 100 and 102", st.Predictions)
+	}
+	return st, ctx
+}
+
 // TestLearnShareNoLaterLabel: while the owner knows no class, its share
 // and context are learned in offset order: the share's sample before the
 // context's first label gets no prediction, the one after it is predicted
@@ -75,14 +91,7 @@ func TestLearnShareNoLaterLabel(t *testing.T) {
 	share.Offsets[1] = 102
 	fc := contextOf([]sample{samples[2], samples[1]}, []int64{101, 103}, true)
 	fc.Labels[0], fc.Labels[1] = "early", "late"
-	var ctx stages.Counters
-	st, err := learnShare(l, share, fc, &ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(st.Predictions) != 2 || st.Predictions[0].Offset != 100 || st.Predictions[1].Offset != 102 {
-		t.Fatalf("predictions %+v, want the share's offsets 100 and 102", st.Predictions)
-	}
+	st, ctx := learnTwoAt100And102(t, l, share, fc)
 	if got := st.Predictions[0].Label; got != "" {
 		t.Errorf("offset 100, before any label: predicted %q, want none", got)
 	}
@@ -118,14 +127,7 @@ func TestLearnShareMergesByOffset(t *testing.T) {
 	share := routeFeatures([]sample{samples[23], one}, 100) // offsets 100, 101
 	share.Offsets[1] = 102
 	fc := contextOf([]sample{one}, []int64{101}, true) // c1, between them
-	var ctx stages.Counters
-	st, err := learnShare(l, share, fc, &ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(st.Predictions) != 2 || st.Predictions[0].Offset != 100 || st.Predictions[1].Offset != 102 {
-		t.Fatalf("predictions %+v, want the share's offsets 100 and 102", st.Predictions)
-	}
+	st, ctx := learnTwoAt100And102(t, l, share, fc)
 	if got := st.Predictions[0].Label; got != "c0" {
 		t.Errorf("offset 100, before the context's label: predicted %q, want c0 (the only class known then)", got)
 	}
