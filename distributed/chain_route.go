@@ -322,7 +322,8 @@ func rowOf(f *stages.Features, x mat.Matrix, i int) row {
 	return row{kind: rowDense, d: slices.Clone(x.(*mat.Dense).RawRowView(i)), dim: dim}
 }
 
-// keepRow keeps the row of the sample id (rw, which it owns from then on).
+// keepRow keeps the row of the sample id (rw, which nobody changes
+// afterwards; a context may read it too).
 func (r *Router) keepRow(id string, rw row) {
 	lim := r.KeepRows
 	if lim == 0 {
@@ -407,10 +408,11 @@ func (r *Router) Split(f *stages.Features) (shares, context []*stages.Features, 
 				elsewhere = append(elsewhere, labeled{f.Labels[i], off, rowOf(f, rowsOf, i), true})
 				home = append(home, q)
 			case !f.Labeled[i]:
-				r.keepRow(id, rowOf(f, rowsOf, i))
+				rw := rowOf(f, rowsOf, i) // kept, and read only by the context below
+				r.keepRow(id, rw)
 				if r.anchors != nil && r.warmed < r.Warm {
 					r.warmed++
-					elsewhere = append(elsewhere, labeled{"", off, rowOf(f, rowsOf, i), false})
+					elsewhere = append(elsewhere, labeled{"", off, rw, false})
 					home = append(home, q)
 				}
 			}

@@ -70,14 +70,9 @@ func recordsIn(f *stages.Features, lo, hi int64) (*stages.Features, error) {
 	out := &stages.Features{Dim: f.Dim}
 	var pos []int
 	for i, o := range f.Offsets {
-		if !in(o) {
-			continue
-		}
-		pos = append(pos, i)
-		out.IDs, out.Labels = append(out.IDs, f.IDs[i]), append(out.Labels, f.Labels[i])
-		out.Labeled, out.Offsets = append(out.Labeled, f.Labeled[i]), append(out.Offsets, o)
-		if f.Text != nil {
-			out.Text = append(out.Text, f.Text[i])
+		if in(o) {
+			pos = append(pos, i)
+			appendSample(out, f, i)
 		}
 	}
 	out.LateLabels = keepIn(f.LateLabels, in, func(x record.LateLabel) int64 { return x.Offset })

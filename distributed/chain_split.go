@@ -64,13 +64,8 @@ func shareOut(f *stages.Features, p int, dest []int) ([]*stages.Features, error)
 		out[q] = &stages.Features{Dim: f.Dim}
 	}
 	for i, q := range dest {
-		s := out[q]
 		pos[q] = append(pos[q], i)
-		s.IDs, s.Labels = append(s.IDs, f.IDs[i]), append(s.Labels, f.Labels[i])
-		s.Labeled, s.Offsets = append(s.Labeled, f.Labeled[i]), append(s.Offsets, f.Offsets[i])
-		if f.Text != nil {
-			s.Text = append(s.Text, f.Text[i])
-		}
+		appendSample(out[q], f, i)
 	}
 	for _, r := range f.Rejects {
 		s := out[PartitionOf(r.ID, r.Offset, p)]
@@ -91,6 +86,16 @@ func shareOut(f *stages.Features, p int, dest []int) ([]*stages.Features, error)
 		}
 	}
 	return out, nil
+}
+
+// appendSample appends f's sample i to s: its id, label, offset and, for
+// text, its document (its row is rowsAt's to copy).
+func appendSample(s, f *stages.Features, i int) {
+	s.IDs, s.Labels = append(s.IDs, f.IDs[i]), append(s.Labels, f.Labels[i])
+	s.Labeled, s.Offsets = append(s.Labeled, f.Labeled[i]), append(s.Offsets, f.Offsets[i])
+	if f.Text != nil {
+		s.Text = append(s.Text, f.Text[i])
+	}
 }
 
 // rowsAt returns a copy of the rows pos of x.

@@ -185,19 +185,16 @@ func (l *Learner) predictGraph(ids []int, out []Prediction) {
 	// then run again for these nodes rather than trusted.
 	pre := l.sp.pre
 	l.sp.pre = nil
-	if pre == nil || !slices.Equal(pre, ids) {
+	switch {
+	case pre != nil && slices.Equal(pre, ids):
+		// presweep's scores stand.
+	case l.sp.w == nil || pre != nil:
+		l.sweepWindow(ids, live)
+	default:
 		for _, n := range ids {
 			clear(l.sp.row(n)) // a reused slot's old scores
 		}
-		if l.sp.w == nil || pre != nil {
-			sweeps := l.SpreadSweeps
-			if sweeps == 0 {
-				sweeps = defaultSpreadSweeps
-			}
-			l.sp.sweepAll(l.spreadGraph(), live, sweeps, class)
-		} else {
-			l.sp.sweepLocal(ids, class)
-		}
+		l.sp.sweepLocal(ids, class)
 	}
 	mass := l.sp.classMass(live)
 	l.forgetAbsent(mass)
@@ -324,15 +321,23 @@ func (l *Learner) presweep(ids []int, b *Identified) {
 	first := ids[:end]
 	l.sp.newBatch()
 	l.sp.resize(g.Slots(), len(l.classes))
-	for _, n := range first {
+	l.sweepWindow(first, g.IDs())
+	l.sp.pre = first
+}
+
+// sweepWindow runs a batch's first sweeps of the label scores over the
+// live nodes (SpreadSweeps Gauss–Seidel sweeps over this batch's weights,
+// spreadGraph), after clearing the rows of the new nodes ids (a reused
+// slot's old scores).
+func (l *Learner) sweepWindow(ids, live []int) {
+	for _, n := range ids {
 		clear(l.sp.row(n))
 	}
 	sweeps := l.SpreadSweeps
 	if sweeps == 0 {
 		sweeps = defaultSpreadSweeps
 	}
-	l.sp.sweepAll(l.spreadGraph(), g.IDs(), sweeps, func(n int) int { return l.nodes[n].class })
-	l.sp.pre = first
+	l.sp.sweepAll(l.spreadGraph(), live, sweeps, func(n int) int { return l.nodes[n].class })
 }
 
 // firstPrediction returns the end of the nodes ids[:end] that
