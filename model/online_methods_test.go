@@ -81,10 +81,11 @@ func streamLabeled(t testing.TB, o *Online, x *mat.Dense, y []int, bs int, label
 // (751k, 553k, 366k, 201k after 100, 200, 400, 800), so a fit stopped at
 // 200 is no optimum to compare with; at 0.1 it settles (933k, 898k).
 //
-// Measured ratios online/batch (K = 20, k = 5) after the stream: nmf
-// 0.862, gnmf 0.962, dgnmf 0.858, ssknmf 1.019, n2s2l 0.642, nge 1.029,
-// and after a warm-started Refit(200): 0.810, 0.947, 0.807, 0.956, 0.594,
-// 1.028. Online ends below most batch fits because the batch stops at its
+// GNMF and SSKNMF's batch fits take the online default graph weight
+// (DefaultOnlineGraphWeight), as the online model does. Measured ratios
+// online/batch (K = 20, k = 5) after the stream: nmf 0.862, gnmf 1.026,
+// dgnmf 0.858, ssknmf 1.003, n2s2l 0.642, nge 1.029, and after a
+// warm-started Refit(200): 0.810, 0.999, 0.807, 0.956, 0.594, 1.028. Online ends below most batch fits because the batch stops at its
 // 200-iteration budget far from convergence while the stream's sweeps
 // keep descending: with 1000 iterations the batch reaches 255k for NMF
 // (online 273k) and 1.37M for N2S2L (online 1.54M). SSKNMF's PartialFit
@@ -109,8 +110,13 @@ func TestOnlineMethodsVersusBatch(t *testing.T) {
 		streamLabeled(t, o, x, y, 50, func(int) bool { return true })
 		online := o.Objective()
 		b := c.batch(Common{Rank: k})
-		if sk, ok := b.(*SSKNMF); ok {
-			sk.Alpha = alpha
+		// The batch fit at the online model's graph weights
+		// (DefaultOnlineGraphWeight where the batch default differs).
+		switch m := b.(type) {
+		case *SSKNMF:
+			m.Alpha, m.Beta = alpha, DefaultOnlineGraphWeight
+		case *GNMF:
+			m.Alpha = DefaultOnlineGraphWeight
 		}
 		if err := b.Fit(DenseRows(x), y); err != nil {
 			t.Fatalf("%s: batch: %v", c.name, err)
@@ -409,6 +415,41 @@ func TestOnlineManyClassesBeforeFirstFit(t *testing.T) {
 		}
 		if !o.Started() || o.q != 3 {
 			t.Errorf("%s: started %v, q = %d; want started, q = 3 (Rank−1)", m, o.Started(), o.q)
+		}
+	}
+}
+
+// TestOnlineGraphWeightDefaults checks where the online k-NN graph weight
+// comes from: DefaultOnlineGraphWeight for GNMF's α and for SSKNMF's β on
+// dense samples, SSKNMF's batch β (10) on sparse ones, and a set value as
+// given; the first fit and the step's terms use the same weight.
+func TestOnlineGraphWeightDefaults(t *testing.T) {
+	cases := []struct {
+		o      Online
+		sparse bool
+		want   float64
+	}{
+		{Online{Method: "gnmf"}, false, DefaultOnlineGraphWeight},
+		{Online{Method: "gnmf"}, true, DefaultOnlineGraphWeight},
+		{Online{Method: "gnmf", Alpha: 100}, false, 100},
+		{Online{Method: "ssknmf"}, false, DefaultOnlineGraphWeight},
+		{Online{Method: "ssknmf"}, true, 10},
+		{Online{Method: "ssknmf", Beta: 7}, true, 7},
+	}
+	for _, c := range cases {
+		o := c.o
+		o.sparse = c.sparse
+		if got := o.knnWeight(); got != c.want {
+			t.Errorf("%s (α %g, β %g, sparse %v): k-NN weight %g, want %g", o.Method, o.Alpha, o.Beta, c.sparse, got, c.want)
+		}
+		var knn float64
+		for _, tm := range o.terms(windowGraphs{knn: sparse.Zeros(1, 1), signed: sparse.Zeros(1, 1)}) {
+			if g := graphOf(tm); g.Label == "knn" || o.Method == "gnmf" {
+				knn = g.Weight
+			}
+		}
+		if knn != c.want {
+			t.Errorf("%s (α %g, β %g, sparse %v): the step's k-NN term weighs %g, want %g", o.Method, o.Alpha, o.Beta, c.sparse, knn, c.want)
 		}
 	}
 }

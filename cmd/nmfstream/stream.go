@@ -103,11 +103,11 @@ func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
 		c.Method = m.Name
 		return nil
 	})
-	fs.Float64Var(&c.Beta, "beta", 0, "second graph weight β of ssknmf and n2s2l (0: the method's default)")
+	fs.Float64Var(&c.Beta, "beta", 0, "second graph weight β of ssknmf and n2s2l, their k-NN graph's (0: the method's online default: for ssknmf 3 on dense samples, model.DefaultOnlineGraphWeight, and 10 on documents; 100 for n2s2l)")
 	fs.IntVar(&c.Rank, "rank", 40, "rank K of the factorization")
 	fs.IntVar(&c.Neighbors, "neighbors", 5, "k of the k-NN graph")
 	fs.IntVar(&c.Window, "window", 10000, "samples kept in the sliding window (0: unbounded)")
-	fs.Float64Var(&c.Alpha, "alpha", 0, "graph weight α (0: GNMF's default)")
+	fs.Float64Var(&c.Alpha, "alpha", 0, "graph weight α (0: the method's online default: 3 for gnmf, model.DefaultOnlineGraphWeight)")
 	fs.IntVar(&c.Batch, "batch", 0, "records per learning step (0: max(10, window/100))")
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of the initialization")
 	fs.IntVar(&c.Vote, "vote", 0, "labeled neighbours voting on a prediction (0: 1 for nearest, 7 for propagate)")
