@@ -13,11 +13,21 @@ import (
 // TestStepBesideSame replays the digits stream (window 400, PredictGraph;
 // labels late, with their samples and ahead of them: mixedLabels) with the
 // model's deferred step run beside the spreading's refresh and first
-// sweeps (Learner.Split) and without, the model's own parts split alike, and on
+// sweeps and the predictions (Learner.Split) and without, the model's own parts split alike, and on
 // one and on two cores (GOMAXPROCS): every prediction, score and code, and
 // the final codes and basis, must be the same bit for bit. Under -race it
 // also checks that the step and the refresh share nothing they write.
-func TestStepBesideSame(t *testing.T) {
+func TestStepBesideSame(t *testing.T) { checkStepBeside(t, CodesAuto) }
+
+// TestPredictBesideCodesOnly is TestStepBesideSame with CodesOnly, whose
+// graph of the codes the predictions beside the step wait for.
+func TestPredictBesideCodesOnly(t *testing.T) { checkStepBeside(t, CodesOnly) }
+
+// checkStepBeside checks that the predictions (labels, scores, codes) and
+// the final codes and basis are the same bits with the step run before
+// the predictions and beside them, on one core or two, with codes use u.
+func checkStepBeside(t *testing.T, u CodeUse) {
+	t.Helper()
 	recs := mixedLabels()
 	type run struct {
 		preds []Prediction
@@ -27,6 +37,7 @@ func TestStepBesideSame(t *testing.T) {
 	for _, c := range []struct{ beside, procs int }{{0, 2}, {2, 2}, {2, 1}} {
 		old := runtime.GOMAXPROCS(c.procs)
 		l := newDigitsLearner(400)
+		l.Codes = u
 		l.Model.Split = pipeline.Split(2)
 		if c.beside > 0 {
 			l.Split = pipeline.Split(c.beside)

@@ -224,14 +224,21 @@ func (l *Learner) LearnFeatures(f *Features) (*Step, error) {
 }
 
 // predictBeside runs step (what insert left of the model's step) beside
-// the refresh of the weights PredictGraph spreads over (refreshSpread)
-// and the batch's first sweeps of the label scores (presweep), at once in
-// two parts of Split when it is set, then predictInOrder and the linear
-// model's pass. The refresh and the sweeps read the graph and the labels
-// only, and the predictions, which read the codes, come after both.
+// the refresh of the weights PredictGraph spreads over (refreshSpread),
+// the batch's first sweeps of the label scores (presweep) and
+// predictInOrder, at once in two parts of Split when it is set, then fills
+// the predictions' codes (fillCodes) and runs the linear model's pass.
+// What runs beside step reads the graph, the labels and the window's rows,
+// and sets labels (model.Online.PartialFitDeferred allows all of these);
+// a read of the codes (the code-space vote of samples no label reaches,
+// CodesOnly's graph) waits for step, so the predictions are those made
+// after it.
 func (l *Learner) predictBeside(step func(), ids []int, id *Identified) ([]Prediction, error) {
+	var out []Prediction
+	var err error
 	if l.Split == nil {
 		step()
+		out, err = l.predictInOrder(ids, id)
 	} else {
 		l.Split(2, func(lo, hi int) {
 			for part := lo; part < hi; part++ {
@@ -240,14 +247,16 @@ func (l *Learner) predictBeside(step func(), ids []int, id *Identified) ([]Predi
 				} else {
 					l.refreshSpread()
 					l.presweep(ids, id)
+					out, err = l.predictInOrder(ids, id)
 				}
 			}
 		})
 		step() // returns at once: it has run
 	}
-	out, err := l.predictInOrder(ids, id)
-	if err == nil {
-		l.linearPass()
+	if err != nil {
+		return out, err
 	}
-	return out, err
+	l.fillCodes(ids, out)
+	l.linearPass()
+	return out, nil
 }

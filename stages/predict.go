@@ -91,12 +91,6 @@ func (l *Learner) predict(ids []int, out []Prediction) {
 			out[p].early = true
 		}
 	}
-	if l.Model.Started() {
-		v := l.Model.Codes()
-		for p, n := range ids {
-			out[p].Code = slices.Clone(v.RawRowView(n))
-		}
-	}
 	if l.Predictor == PredictGraph || l.Predictor == PredictSpread {
 		l.predictGraph(ids, out)
 		return
@@ -120,6 +114,19 @@ func (l *Learner) predict(ids []int, out []Prediction) {
 			out[p].Label = l.classes[classes[p]]
 			out[p].Score = scores[p]
 		}
+	}
+}
+
+// fillCodes sets each out[p].Code to a copy of node ids[p]'s code once the
+// model has codes. It waits for the batch's step (model.Online.Codes), so
+// predict, which fills no codes, can run beside that step.
+func (l *Learner) fillCodes(ids []int, out []Prediction) {
+	if !l.Model.Started() {
+		return
+	}
+	v := l.Model.Codes()
+	for p, n := range ids {
+		out[p].Code = slices.Clone(v.RawRowView(n))
 	}
 }
 
