@@ -93,9 +93,9 @@ type Online struct {
 	Alpha float64
 	// Beta is β, the k-NN graph's weight in SSKNMF (default
 	// DefaultOnlineGraphWeight on dense samples, 10 on sparse ones), N2S2L
-	// (default 100) and NGE (default 100;
-	// negative disables it, as in NGE); zero means the default. Other
-	// methods ignore it; SSKNMF and N2S2L reject a negative value.
+	// (default 100) and NGE (default 100; negative disables it, as in
+	// NGE); zero means the default. Other methods ignore it; SSKNMF and
+	// N2S2L reject a negative value.
 	Beta float64
 	// Q is N2S2L's q or NGE's d, the number of columns of V¹, fixed at the
 	// first fit. If zero, it is the number of classes among the labels
@@ -254,13 +254,13 @@ const (
 
 // DefaultOnlineGraphWeight is the online default of the k-NN graph's
 // weight where it is the only graph (GNMF's α) or beside the label graph
-// (SSKNMF's β, on dense samples). Online, that weight also anchors each arriving sample's
-// code to its neighbours' (the graph projection of the warm start), and
-// the batch defaults (DefaultGNMFAlpha = 100, SSKNMF's β = 10) anchor them
-// so strongly that the codes classify worse: at 3 the codes alone predict
-// 0.8 to 2.9 points better on the digits, MNIST and mail streams, and
-// their 1-NN 0.9 to 1.5 better on MNIST (BENCHMARKS.md, "The graph's
-// weight online").
+// (SSKNMF's β, on dense samples). Online, that weight also anchors each
+// arriving sample's code to its neighbours' (the graph projection of the
+// warm start), and the batch defaults (DefaultGNMFAlpha = 100, SSKNMF's
+// β = 10) anchor them so strongly that the codes classify worse: at 3 the
+// codes alone predict 0.8 to 2.9 points better on the digits, MNIST and
+// mail streams, and their 1-NN 0.9 to 1.5 better on MNIST (BENCHMARKS.md,
+// "The graph's weight online").
 const DefaultOnlineGraphWeight = 3
 
 // alpha is GNMF's α (zero when a negative Alpha selects NMF).

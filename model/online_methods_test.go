@@ -85,7 +85,8 @@ func streamLabeled(t testing.TB, o *Online, x *mat.Dense, y []int, bs int, label
 // (DefaultOnlineGraphWeight), as the online model does. Measured ratios
 // online/batch (K = 20, k = 5) after the stream: nmf 0.862, gnmf 1.026,
 // dgnmf 0.858, ssknmf 1.003, n2s2l 0.642, nge 1.029, and after a
-// warm-started Refit(200): 0.810, 0.999, 0.807, 0.956, 0.594, 1.028. Online ends below most batch fits because the batch stops at its
+// warm-started Refit(200): 0.810, 0.999, 0.807, 0.956, 0.594, 1.028.
+// Online ends below most batch fits because the batch stops at its
 // 200-iteration budget far from convergence while the stream's sweeps
 // keep descending: with 1000 iterations the batch reaches 255k for NMF
 // (online 273k) and 1.37M for N2S2L (online 1.54M). SSKNMF's PartialFit
@@ -422,7 +423,8 @@ func TestOnlineManyClassesBeforeFirstFit(t *testing.T) {
 // TestOnlineGraphWeightDefaults checks where the online k-NN graph weight
 // comes from: DefaultOnlineGraphWeight for GNMF's α and for SSKNMF's β on
 // dense samples, SSKNMF's batch β (10) on sparse ones, and a set value as
-// given; the first fit and the step's terms use the same weight.
+// given; the step's k-NN term weighs what the warm start's anchor does
+// (knnWeight).
 func TestOnlineGraphWeightDefaults(t *testing.T) {
 	cases := []struct {
 		o      Online
