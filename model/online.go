@@ -271,16 +271,16 @@ func (o *Online) alpha() float64 {
 	return max(o.Alpha, 0)
 }
 
-// ssknmfBeta is SSKNMF's β online: Beta, or DefaultOnlineGraphWeight for
-// dense samples and the batch default, 10, for sparse ones (documents), on
+// onlineSSKNMFBeta is SSKNMF's β online: Beta, or DefaultOnlineGraphWeight
+// for dense samples and the batch default, ssknmfBeta, for sparse ones (documents), on
 // which the lighter weight costs SSKNMF's codes (BENCHMARKS.md, "The
 // graph's weight online").
-func (o *Online) ssknmfBeta() float64 {
+func (o *Online) onlineSSKNMFBeta() float64 {
 	if o.Beta != 0 {
 		return o.Beta
 	}
 	if o.sparse {
-		return 10
+		return ssknmfBeta
 	}
 	return DefaultOnlineGraphWeight
 }
@@ -757,7 +757,7 @@ func (o *Online) firstFit() error {
 		}
 		m = dg
 	case methodSSKNMF:
-		sk := &SSKNMF{Common: c, Alpha: o.Alpha, Beta: o.ssknmfBeta()}
+		sk := &SSKNMF{Common: c, Alpha: o.Alpha, Beta: o.onlineSSKNMFBeta()}
 		sk.w1, sk.w2 = gs.signed, gs.knn
 		if err = sk.start(&sk.fitted, sub); err == nil {
 			err = sk.fitGraphs(sub)

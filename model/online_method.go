@@ -115,7 +115,7 @@ func (o *Online) knnWeight() float64 {
 	case methodGNMF:
 		return o.alpha()
 	case methodSSKNMF:
-		return o.ssknmfBeta()
+		return o.onlineSSKNMFBeta()
 	case methodN2S2L:
 		return orDefault(o.Beta, 100)
 	case methodNGE:
@@ -191,7 +191,7 @@ func (o *Online) terms(gs windowGraphs) []Term {
 	case methodDGNMF:
 		return (&DGNMF{Alpha: o.Alpha}).terms(gs.intra, gs.inter)
 	case methodSSKNMF:
-		return (&SSKNMF{Alpha: o.Alpha, Beta: o.ssknmfBeta()}).terms(gs.signed, gs.knn)
+		return (&SSKNMF{Alpha: o.Alpha, Beta: o.onlineSSKNMFBeta()}).terms(gs.signed, gs.knn)
 	case methodN2S2L:
 		return (&N2S2L{Common: Common{Rank: o.Rank}, Alpha: o.Alpha, Beta: o.Beta}).terms(gs.intrinsic, gs.penalty, gs.knn, o.q)
 	case methodNGE:

@@ -41,8 +41,8 @@ type SSKNMF struct {
 	// runs away there). It must not be negative.
 	Alpha float64
 	// Beta is β, the weight of the k-NN graph W² over all samples. If
-	// zero, it defaults to 10 (validation split of the digits). It must not
-	// be negative.
+	// zero, it defaults to ssknmfBeta, 10 (validation split of the digits).
+	// It must not be negative.
 	Beta float64
 	// LabelNeighbors is the k of the intra- and inter-class neighbourhoods
 	// in W¹. If zero, it defaults to 5.
@@ -57,6 +57,10 @@ type SSKNMF struct {
 }
 
 var _ Method = (*SSKNMF)(nil)
+
+// ssknmfBeta is SSKNMF's default β, the k-NN graph's weight, in batch;
+// online on sparse samples too (Online.onlineSSKNMFBeta).
+const ssknmfBeta = 10
 
 // Fit factorizes x using labels (one per sample, −1 = unlabeled; nil means
 // none, and then only W² acts, as in GNMF). It returns an error wrapping
@@ -91,7 +95,7 @@ func (m *SSKNMF) Fit(x Data, labels []int) error {
 func (m *SSKNMF) terms(w1, w2 *sparse.CSR) []Term {
 	return []Term{
 		&NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "labeled", Weight: orDefault(m.Alpha, 1), S: w1, DotRepulsion: true}, Split: true},
-		&NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "knn", Weight: orDefault(m.Beta, 10), S: w2}, Split: true},
+		&NormalizedGraphTerm{GraphTerm: GraphTerm{Label: "knn", Weight: orDefault(m.Beta, ssknmfBeta), S: w2}, Split: true},
 	}
 }
 

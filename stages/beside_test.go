@@ -13,8 +13,8 @@ import (
 // TestStepBesideSame replays the digits stream (window 400, PredictGraph;
 // labels late, with their samples and ahead of them: mixedLabels) with the
 // model's deferred step run beside the spreading's refresh and first
-// sweeps and the predictions (Learner.Split) and without, the model's own parts split alike, and on
-// one and on two cores (GOMAXPROCS): every prediction, score and code, and
+// sweeps and the predictions (Learner.Split) and without, the model's own
+// parts split alike, and on one and on two cores (GOMAXPROCS): every prediction, score and code, and
 // the final codes and basis, must be the same bit for bit. Under -race it
 // also checks that the step and the refresh share nothing they write.
 func TestStepBesideSame(t *testing.T) { checkStepBeside(t, CodesAuto) }

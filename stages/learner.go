@@ -253,10 +253,10 @@ func (l *Learner) predictBeside(step func(), ids []int, id *Identified) ([]Predi
 		})
 		step() // returns at once: it has run
 	}
+	l.fillCodes(ids, out)
 	if err != nil {
 		return out, err
 	}
-	l.fillCodes(ids, out)
 	l.linearPass()
 	return out, nil
 }
