@@ -2,6 +2,7 @@ package stages
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/nmfstream/nmfstream/record"
@@ -38,6 +39,46 @@ type spreader struct {
 	mark  []bool    // workspace of around
 	near  []int     // workspace of around
 	mass  []float64 // workspace of predict: Σ_i F_ic over live nodes
+	nw    normRows  // w's rows divided by their degrees, for sweep (sweepAll)
+}
+
+// normRows holds the rows of a batch's weights w, each divided by its
+// degree (the sum of its entries, in order) as sweep divides them, one
+// after the other: row i is ind[ptr[i]:ptr[i+1]] with a[ptr[i]:ptr[i+1]],
+// empty when its degree is 0. The sweeps of a batch read these instead of
+// summing and dividing each row anew in every sweep.
+type normRows struct {
+	ptr []int
+	ind []int32
+	a   []float64
+	ok  bool // the rows are those of the spreader's w
+}
+
+// set fills r with the rows of w, or leaves it unset (ok false) when w has
+// more rows than an int32 holds.
+func (r *normRows) set(w rowSource) {
+	n, _ := w.Dims()
+	r.ok = false
+	if n > math.MaxInt32 {
+		return
+	}
+	r.ptr = slices.Grow(r.ptr[:0], n+1)[:n+1]
+	r.ind, r.a = r.ind[:0], r.a[:0]
+	for i := range n {
+		ind, val := w.Row(i)
+		var deg float64
+		for _, x := range val {
+			deg += x
+		}
+		if deg != 0 {
+			for p, j := range ind {
+				r.ind = append(r.ind, int32(j))
+				r.a = append(r.a, val[p]/deg)
+			}
+		}
+		r.ptr[i+1] = len(r.ind)
+	}
+	r.ok = true
 }
 
 // rowSource is a square sparse matrix read by rows: *sparse.CSR, or the
@@ -69,12 +110,13 @@ func (s *spreader) row(i int) []float64 { return s.f[i*s.c : (i+1)*s.c] }
 
 // newBatch forgets the previous batch's weights: the next prediction
 // sweeps the whole window again.
-func (s *spreader) newBatch() { s.w = nil }
+func (s *spreader) newBatch() { s.w, s.nw.ok = nil, false }
 
 // sweepAll sets the batch's weights w and runs sweeps Gauss–Seidel sweeps
 // over the nodes (the live ones, in slot order).
 func (s *spreader) sweepAll(w rowSource, nodes []int, sweeps int, class func(int) int) {
 	s.w = w
+	s.nw.set(w)
 	for range sweeps {
 		s.sweep(nodes, class)
 	}
@@ -92,6 +134,10 @@ func (s *spreader) sweepLocal(ids []int, class func(int) int) {
 // sweep runs one Gauss–Seidel sweep over the given nodes, with class(i)
 // the label of node i (−1: unlabeled).
 func (s *spreader) sweep(nodes []int, class func(int) int) {
+	if s.nw.ok {
+		s.sweepNorm(nodes, class)
+		return
+	}
 	for _, i := range nodes {
 		fi := s.row(i)
 		clear(fi)
@@ -111,6 +157,31 @@ func (s *spreader) sweep(nodes []int, class func(int) int) {
 			a := val[p] / deg
 			for c, x := range s.row(j) {
 				fi[c] += a * x
+			}
+		}
+	}
+}
+
+// sweepNorm is sweep over the rows of s.nw: the same sums in the same
+// order.
+func (s *spreader) sweepNorm(nodes []int, class func(int) int) {
+	nw := &s.nw
+	for _, i := range nodes {
+		fi := s.row(i)
+		clear(fi)
+		if c := class(i); c >= 0 {
+			fi[c] = 1
+			continue
+		}
+		if i+1 >= len(nw.ptr) {
+			continue // a slot past w's rows: an empty row, as w.Row returns
+		}
+		lo, hi := nw.ptr[i], nw.ptr[i+1]
+		a := nw.a[lo:hi]
+		for p, j := range nw.ind[lo:hi] {
+			ap := a[p]
+			for c, x := range s.row(int(j)) {
+				fi[c] += ap * x
 			}
 		}
 	}

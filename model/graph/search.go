@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/nmfstream/nmfstream/internal/vec"
 )
 
 // cand is a candidate neighbour with its approximate key.
@@ -586,8 +588,11 @@ func (g *Graph) scanEuclid32(ls *lists, st *qstate, qb, rb []int, dot []float32,
 		}
 		thr := st.thr[a]
 		self := q - r0 // q's own position in rb, if any: skipped
-		for b, d := range row {
-			key := sqq + sqr[b] - 2*float64(d)
+		// vec.Screen32 passes over the b that the first test below would
+		// pass over (most of them), with the same keys and bounds; it reads
+		// rthr past b, which the body writes at b only.
+		for b := vec.Screen32(0, row, sqr, sqq, thr, rthr, dq); b < nr; b = vec.Screen32(b+1, row, sqr, sqq, thr, rthr, dq) {
+			key := sqq + sqr[b] - 2*float64(row[b])
 			if reverse {
 				if key > thr && key > rthr[b]+dq {
 					continue
