@@ -621,11 +621,14 @@ func (g *Graph) scanEuclid32(ls *lists, st *qstate, qb, rb []int, dot []float32,
 }
 
 // revThr returns the approximate key above which no newcomer can enter
-// p's list, less the newcomer's own margin: +Inf for an unbounded list.
-// reverse decides exactly; this only screens.
+// p's list, less the newcomer's own margin: +Inf for an unbounded list,
+// and for a full list not yet cut, so that reverse sees the first
+// newcomer left out of it and cuts the list (a screened-out newcomer
+// would otherwise leave the list marked complete, and a later deletion
+// would not search for it). reverse decides exactly; this only screens.
 func (g *Graph) revThr(ls *lists, p int) float64 {
 	wk, _, bounded := ls.worst(p)
-	if !bounded {
+	if !bounded || !ls.cut[p] {
 		return math.Inf(1)
 	}
 	return wk + g.st.delta(p)
