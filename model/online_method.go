@@ -32,6 +32,21 @@ const (
 // per class.
 const n2s2lIntraK = 10
 
+// onlineIntraK and onlineInterK are DGNMF's and SSKNMF's default label
+// lists online: each labeled sample is joined to its 10 nearest labeled
+// samples of its class and to its 1 nearest of another class (Graph's
+// IntraK and InterK, when zero). Their batch types join 5 and 5
+// (DGNMF.Neighbors, SSKNMF.LabelNeighbors). Online, an arriving sample is
+// coded without its label, so the label graphs reach it only through U;
+// five repelled neighbours per labeled sample push the labeled codes onto
+// columns of their own, away from where arriving samples project, and the
+// codes' 1-NN falls. Measured on seven image streams and three document
+// streams (BENCHMARKS.md, "The label lists online").
+const (
+	onlineIntraK = 10
+	onlineInterK = 1
+)
+
 // method resolves Method (and a negative Alpha for GNMF) to the name of the
 // method learned, or an error naming an unsupported one.
 func (o *Online) method() (string, error) {
@@ -87,7 +102,10 @@ func (o *Online) graphConfig() graph.KNN {
 	switch o.meth() {
 	case methodDGNMF, methodSSKNMF:
 		if c.IntraK == 0 {
-			c.IntraK = 5 // DGNMF.Neighbors's and SSKNMF.LabelNeighbors's default
+			c.IntraK = onlineIntraK
+		}
+		if c.InterK == 0 {
+			c.InterK = onlineInterK
 		}
 		if c.PenaltyPairs == 0 {
 			// Their graphs have no penalty pairs: keep the inter-class

@@ -107,7 +107,12 @@ func TestOnlineMethodsVersusBatch(t *testing.T) {
 		}
 		// N2S2L's q: the batch's default, the number of classes; online it
 		// would come from the few labels of the first fit's 100 samples.
+		// The label lists at the batch types' sizes (5 and 5; online
+		// DGNMF and SSKNMF default to onlineIntraK and onlineInterK).
 		o := &Online{Rank: k, Method: c.name, Alpha: alpha, Q: 10, Graph: graph.KNN{K: 5}}
+		if c.name == methodDGNMF || c.name == methodSSKNMF {
+			o.Graph.IntraK, o.Graph.InterK = 5, 5
+		}
 		streamLabeled(t, o, x, y, 50, func(int) bool { return true })
 		online := o.Objective()
 		b := c.batch(Common{Rank: k})
