@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/datasets"
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
@@ -458,5 +459,58 @@ func TestOnlineGraphWeightDefaults(t *testing.T) {
 		if knn != c.want {
 			t.Errorf("%s (α %g, β %g, sparse %v): the step's k-NN term weighs %g, want %g", o.Method, o.Alpha, o.Beta, c.sparse, knn, c.want)
 		}
+	}
+}
+
+// TestOnlineLabelListDefaults checks DGNMF's and SSKNMF's label lists
+// online: on dense samples onlineIntraK same-class and onlineInterK
+// other-class neighbours unless Graph sets them, and the graph built with
+// those sizes; on sparse samples the batch types' 5 and 5.
+func TestOnlineLabelListDefaults(t *testing.T) {
+	for _, m := range []string{methodDGNMF, methodSSKNMF} {
+		o := &Online{Method: m, Rank: 2}
+		if c := o.graphConfig(); c.IntraK != onlineIntraK || c.InterK != onlineInterK {
+			t.Errorf("%s: label lists %d and %d, want %d and %d", m, c.IntraK, c.InterK, onlineIntraK, onlineInterK)
+		}
+		o.Graph.IntraK, o.Graph.InterK = 7, 2
+		if c := o.graphConfig(); c.IntraK != 7 || c.InterK != 2 {
+			t.Errorf("%s: Graph's lists 7 and 2 became %d and %d", m, c.IntraK, c.InterK)
+		}
+		// Documents keep the batch types' lists: 5, and InterK's own
+		// default, IntraK.
+		d := &Online{Method: m, Rank: 2, sparse: true}
+		if c := d.graphConfig(); c.IntraK != 5 || c.InterK != 0 {
+			t.Errorf("%s on sparse samples: label lists %d and %d, want 5 and 0 (IntraK)", m, c.IntraK, c.InterK)
+		}
+	}
+	// On a stream: a labeled sample of a class with more than onlineIntraK
+	// other labeled samples is joined to exactly onlineIntraK of them, and
+	// to onlineInterK of the other class (before symmetrization).
+	x, y := datasets.Digits()
+	o := &Online{Method: methodSSKNMF, Rank: 8, Graph: graph.KNN{K: 5}}
+	ids, err := o.PartialFit(DenseRows(mat.DenseCopyOf(x.Slice(0, 300, 0, 64))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, id := range ids {
+		if y[p] <= 1 { // about 60 of 300 samples, two classes
+			if err := o.SetLabel(id, y[p]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ww, wb := o.KNN().IntraInter(graph.Weighting{})
+	minIntra, minInter := 1<<30, 1<<30
+	for _, id := range ids {
+		if o.KNN().Label(id) < 0 {
+			continue
+		}
+		a, _ := ww.Row(id)
+		b, _ := wb.Row(id)
+		minIntra, minInter = min(minIntra, len(a)), min(minInter, len(b))
+	}
+	// Symmetrized rows hold at least the node's own list.
+	if minIntra != onlineIntraK || minInter != onlineInterK {
+		t.Errorf("smallest label rows: %d same-class, %d other-class; want %d and %d", minIntra, minInter, onlineIntraK, onlineInterK)
 	}
 }
