@@ -139,10 +139,8 @@ func (s *spreader) sweep(nodes []int, class func(int) int) {
 		return
 	}
 	for _, i := range nodes {
-		fi := s.row(i)
-		clear(fi)
-		if c := class(i); c >= 0 {
-			fi[c] = 1
+		fi, labeled := s.clampRow(i, class)
+		if labeled {
 			continue
 		}
 		ind, val := s.w.Row(i)
@@ -162,15 +160,26 @@ func (s *spreader) sweep(nodes []int, class func(int) int) {
 	}
 }
 
+// clampRow clears node i's scores and returns them, with labeled true and
+// the score of its class set to 1 when class(i) ≥ 0 (a labeled node keeps
+// its label through the sweeps).
+func (s *spreader) clampRow(i int, class func(int) int) (fi []float64, labeled bool) {
+	fi = s.row(i)
+	clear(fi)
+	if c := class(i); c >= 0 {
+		fi[c] = 1
+		return fi, true
+	}
+	return fi, false
+}
+
 // sweepNorm is sweep over the rows of s.nw: the same sums in the same
 // order.
 func (s *spreader) sweepNorm(nodes []int, class func(int) int) {
 	nw := &s.nw
 	for _, i := range nodes {
-		fi := s.row(i)
-		clear(fi)
-		if c := class(i); c >= 0 {
-			fi[c] = 1
+		fi, labeled := s.clampRow(i, class)
+		if labeled {
 			continue
 		}
 		if i+1 >= len(nw.ptr) {
