@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/nmfstream/nmfstream/distributed"
+	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/pipeline"
 	"github.com/nmfstream/nmfstream/sources"
 	"github.com/nmfstream/nmfstream/stages"
@@ -91,15 +92,33 @@ func (f *chainNATS) check(o *streamOptions) error {
 		return fmt.Errorf("%w: --workers and --owner-timeout must not be negative, --partitions must be positive", errUsage)
 	}
 	f.cfg.Rank = o.cfg.Rank
+	if f.cfg.Partitions > 1 && (o.fs == nil || !isSet(o.fs, "batch")) {
+		o.cfg.Batch = partitionedBatch(o.cfg.Window, f.cfg.Partitions)
+	}
 	if f.cfg.Warm <= 0 {
 		f.cfg.Warm = -1 // none (distributed.Config's zero is its default)
 	}
 	return nil
 }
 
+// partitionedBatch is the records per driver batch at P = parts > 1 when
+// --batch is not given: P times autoBatch (no more than a bounded window),
+// so that each owner steps on about autoBatch samples of its share, as one
+// machine does, rather than P times as often on a P-th of them (each step
+// has costs independent of its size; BENCHMARKS.md, "Scale-out"). At P = 1
+// the batch is stream's, for stream's predictions exactly.
+func partitionedBatch(window, parts int) int {
+	b := autoBatch(window) * parts
+	if window > 0 {
+		b = min(b, window)
+	}
+	return b
+}
+
 // learnerOf is the owners' distributed.NewLearner: settings are a
 // driver's onlineConfig as JSON, and the Learner is stream's
-// (onlineConfig.learner).
+// (onlineConfig.learner), sharing its search bases with the other owners
+// of this process.
 func learnerOf(settings []byte) (*stages.Learner, error) {
 	var c onlineConfig
 	if err := json.Unmarshal(settings, &c); err != nil {
@@ -108,8 +127,15 @@ func learnerOf(settings []byte) (*stages.Learner, error) {
 	if err := checkOnlineConfig(&c); err != nil {
 		return nil, err
 	}
-	return c.learner(), nil
+	l := c.learner()
+	l.Model.SearchBases = ownerSearchBases
+	return l, nil
 }
+
+// ownerSearchBases shares the search basis fits of the owners of this
+// process (model.SearchBases): the owners of a namespace fit on the same
+// rows while they learn the common start. The four newest fits are kept.
+var ownerSearchBases = model.NewSearchBases(4)
 
 // owners is a driver on a namespace, with the owners this process runs.
 type owners struct {
