@@ -92,9 +92,6 @@ func (f *chainNATS) check(o *streamOptions) error {
 		return fmt.Errorf("%w: --workers and --owner-timeout must not be negative, --partitions must be positive", errUsage)
 	}
 	f.cfg.Rank = o.cfg.Rank
-	if f.cfg.Partitions > 1 && (o.fs == nil || !isSet(o.fs, "batch")) {
-		o.cfg.Batch = partitionedBatch(o.cfg.Window, f.cfg.Partitions)
-	}
 	if f.cfg.Warm <= 0 {
 		f.cfg.Warm = -1 // none (distributed.Config's zero is its default)
 	}
@@ -102,17 +99,70 @@ func (f *chainNATS) check(o *streamOptions) error {
 }
 
 // partitionedBatch is the records per driver batch at P = parts > 1 when
-// --batch is not given: P times autoBatch (no more than a bounded window),
-// so that each owner steps on about autoBatch samples of its share, as one
-// machine does, rather than P times as often on a P-th of them (each step
-// has costs independent of its size; BENCHMARKS.md, "Scale-out"). At P = 1
-// the batch is stream's, for stream's predictions exactly.
+// --batch is not given, once partitionedBatchAfter records have been read:
+// P times autoBatch (no more than a bounded window), so that each owner
+// steps on about autoBatch samples of its share, as one machine does,
+// rather than P times as often on a P-th of them (each step has costs
+// independent of its size). Before that the batch is autoBatch: a model
+// that learns from few samples loses more to larger steps (BENCHMARKS.md,
+// "Scale-out"). At P = 1 the batches are stream's, for stream's
+// predictions exactly.
 func partitionedBatch(window, parts int) int {
 	b := autoBatch(window) * parts
 	if window > 0 {
 		b = min(b, window)
 	}
 	return b
+}
+
+// partitionedBatchAfter is the count of records from which the driver's
+// batches grow to partitionedBatch.
+const partitionedBatchAfter = 2000
+
+// growingBatches is a Source whose batches grow to size records once a
+// batch has reached record offset after-1. Its batch boundaries depend on
+// the records alone, so a resumed driver (sources.Reader.Skip) reads the
+// batches the first run read.
+type growingBatches struct {
+	sources.Source
+	after int64
+	size  int
+	set   func(int) // sets the source's batch size for its next Next
+}
+
+// Next reads the next batch, then grows the batches if it reached after.
+func (g *growingBatches) Next() bool {
+	ok := g.Source.Next()
+	if ok && g.set != nil {
+		if _, last := g.Source.Batch().Span(); last+1 >= g.after {
+			g.set(g.size)
+			g.set = nil
+		}
+	}
+	return ok
+}
+
+// growBatches returns src with batches growing to partitionedBatch at P >
+// 1 when --batch was not given (and src's kind can change its batch size:
+// not Parquet, whose reader fixes it when it opens); src itself otherwise.
+func (f *chainNATS) growBatches(o *streamOptions, src sources.Source) sources.Source {
+	if f.cfg.Partitions < 2 || (o.fs != nil && isSet(o.fs, "batch")) {
+		return src
+	}
+	g := &growingBatches{Source: src, after: partitionedBatchAfter, size: partitionedBatch(o.cfg.Window, f.cfg.Partitions)}
+	switch s := src.(type) {
+	case *sources.Arrow:
+		g.set = func(n int) { s.BatchSize = n }
+	case *sources.CSV:
+		g.set = func(n int) { s.BatchSize = n }
+	case *sources.IDX:
+		g.set = func(n int) { s.BatchSize = n }
+	case *sources.Images:
+		g.set = func(n int) { s.BatchSize = n }
+	default:
+		return src
+	}
+	return g
 }
 
 // learnerOf is the owners' distributed.NewLearner: settings are a
@@ -284,6 +334,7 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	defer src.Close()
+	src = nf.growBatches(o, src)
 	// The form is read before the server starts: a file that cannot be
 	// used fails at once.
 	if _, err := src.Form(); err != nil {
