@@ -149,7 +149,14 @@ func (f *chainNATS) growBatches(o *streamOptions, src sources.Source) sources.So
 	if f.cfg.Partitions < 2 || (o.fs != nil && isSet(o.fs, "batch")) {
 		return src
 	}
-	g := &growingBatches{Source: src, after: partitionedBatchAfter, size: partitionedBatch(o.cfg.Window, f.cfg.Partitions)}
+	return newGrowingBatches(src, partitionedBatchAfter, partitionedBatch(o.cfg.Window, f.cfg.Partitions))
+}
+
+// newGrowingBatches returns src with batches of size records once a batch
+// has reached record offset after-1 (growingBatches), or src itself if its
+// kind cannot change its batch size.
+func newGrowingBatches(src sources.Source, after int64, size int) sources.Source {
+	g := &growingBatches{Source: src, after: after, size: size}
 	switch s := src.(type) {
 	case *sources.Arrow:
 		g.set = func(n int) { s.BatchSize = n }
