@@ -21,10 +21,10 @@ import (
 // must run their fits with the same Split, or none (a fit in parts may
 // round differently with other parts).
 type SearchBases struct {
-	mu      sync.Mutex
-	keep    int
-	entries []*searchBasisEntry // oldest first, at most keep
-	hits    int
+	mu       sync.Mutex
+	maxBytes int64
+	entries  []*searchBasisEntry // oldest first
+	hits     int
 }
 
 // searchBasisEntry is one shared fit: key identifies its input; done is
@@ -36,10 +36,11 @@ type searchBasisEntry struct {
 	err   error
 }
 
-// NewSearchBases returns a SearchBases that keeps the keep newest fits
-// (each D×SearchBasis float64s; keep < 1 is taken as 1).
-func NewSearchBases(keep int) *SearchBases {
-	return &SearchBases{keep: max(keep, 1)}
+// NewSearchBases returns a SearchBases that keeps the newest fits up to
+// maxBytes (each D×SearchBasis float64s, 8 bytes each), and at least the
+// newest one.
+func NewSearchBases(maxBytes int64) *SearchBases {
+	return &SearchBases{maxBytes: maxBytes}
 }
 
 // Hits returns the count of fits taken from the shared ones so far.
@@ -91,12 +92,45 @@ func (s *SearchBases) get(key [sha256.Size]byte, fit func() (*mat.Dense, error))
 		}
 	}
 	e := &searchBasisEntry{key: key, done: make(chan struct{})}
-	if len(s.entries) >= max(s.keep, 1) {
-		s.entries = append(s.entries[:0], s.entries[1:]...)
-	}
 	s.entries = append(s.entries, e)
 	s.mu.Unlock()
 	e.basis, e.err = fit()
 	close(e.done)
+	s.mu.Lock()
+	s.trim()
+	s.mu.Unlock()
 	return e.basis, e.err
+}
+
+// trim drops the oldest finished fits while those kept hold more than
+// maxBytes, keeping at least the newest one. The caller holds s.mu.
+func (s *SearchBases) trim() {
+	var bytes int64
+	for _, e := range s.entries {
+		bytes += e.bytes()
+	}
+	for len(s.entries) > 1 && bytes > s.maxBytes {
+		e := s.entries[0]
+		select {
+		case <-e.done:
+		default:
+			return // a fit under way stays: others wait for it
+		}
+		bytes -= e.bytes()
+		s.entries = s.entries[1:]
+	}
+}
+
+// bytes returns the size of e's basis once its fit is done, 0 before.
+func (e *searchBasisEntry) bytes() int64 {
+	select {
+	case <-e.done:
+	default:
+		return 0
+	}
+	if e.basis == nil {
+		return 0
+	}
+	r, c := e.basis.Dims()
+	return 8 * int64(r) * int64(c)
 }

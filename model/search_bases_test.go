@@ -37,7 +37,7 @@ func TestSearchBasesSame(t *testing.T) {
 	if err := feed(alone, 0); err != nil {
 		t.Fatal(err)
 	}
-	shared := NewSearchBases(2)
+	shared := NewSearchBases(1 << 20)
 	a, b := newModel(shared), newModel(shared)
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
@@ -71,5 +71,22 @@ func TestSearchBasesSame(t *testing.T) {
 	}
 	if got := shared.Hits(); got != fits {
 		t.Fatalf("a model fed other rows took %d shared fits", got-fits)
+	}
+}
+
+// TestSearchBasesKeep checks that SearchBases keeps the newest fits up to
+// its bytes, and at least the newest one: an evicted fit runs again.
+func TestSearchBasesKeep(t *testing.T) {
+	fits := 0
+	fit := func() (*mat.Dense, error) { fits++; return mat.NewDense(4, 2, nil), nil } // 64 bytes
+	key := func(v float64) [32]byte { return searchBasisKey(mat.NewDense(1, 1, []float64{v}), 2, false) }
+	s := NewSearchBases(100) // one fit of 64 bytes
+	for _, v := range []float64{1, 2, 2, 1, 1} {
+		if _, err := s.get(key(v), fit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fits != 3 || s.Hits() != 2 {
+		t.Fatalf("%d fits and %d hits, want 3 and 2 (1, 2, hit, 1 again, hit)", fits, s.Hits())
 	}
 }

@@ -191,8 +191,10 @@ func learnerOf(settings []byte) (*stages.Learner, error) {
 
 // ownerSearchBases shares the search basis fits of the owners of this
 // process (model.SearchBases): the owners of a namespace fit on the same
-// rows while they learn the common start. The four newest fits are kept.
-var ownerSearchBases = model.NewSearchBases(4)
+// rows while they learn the common start, and a partition's new owner
+// learns again what its former one did. The newest fits are kept up to
+// 32 MiB (32 MNIST bases of rank 40).
+var ownerSearchBases = model.NewSearchBases(32 << 20)
 
 // owners is a driver on a namespace, with the owners this process runs.
 type owners struct {
