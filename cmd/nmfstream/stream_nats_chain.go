@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -189,6 +190,24 @@ func learnerOf(settings []byte) (*stages.Learner, error) {
 	return l, nil
 }
 
+// sharedLearners is learnerOf for one of n owners of this process: with n
+// > 1 each learner runs its parts (Split) on GOMAXPROCS/n processors, one
+// at least, since the owners themselves run at once.
+func sharedLearners(n int) func([]byte) (*stages.Learner, error) {
+	if n <= 1 {
+		return learnerOf
+	}
+	split := pipeline.Split(runtime.GOMAXPROCS(0) / n)
+	return func(settings []byte) (*stages.Learner, error) {
+		l, err := learnerOf(settings)
+		if err != nil {
+			return nil, err
+		}
+		l.Split, l.Model.Split = split, split
+		return l, nil
+	}
+}
+
 // ownerSearchBases shares the search basis fits of the owners of this
 // process (model.SearchBases): the owners of a namespace fit on the same
 // rows while they learn the common start, and a partition's new owner
@@ -260,7 +279,7 @@ func (f *chainNATS) start(ctx context.Context, cmd string, settings []byte, stde
 		if err != nil {
 			return fail(err)
 		}
-		w, err := distributed.NewChainWorker(ctx, nc, f.cfg, learnerOf)
+		w, err := distributed.NewChainWorker(ctx, nc, f.cfg, sharedLearners(f.workers))
 		if err != nil {
 			return fail(err)
 		}
