@@ -167,6 +167,11 @@ type Online struct {
 	// online_guard.go) is refused: the search moves back to the samples
 	// until the next fit. It cannot be combined with SearchDim.
 	SearchBasis int
+	// SearchBases, if set, shares the search basis fits of SearchBasis
+	// with the other models that hold it: a fit on the same rows is fitted
+	// once (model.SearchBases). The bases, hence the model, are the same as
+	// without it.
+	SearchBases *SearchBases
 	// Forget, if in (0, 1), multiplies B and A by Forget before each batch
 	// adds to them (scikit-learn's MiniBatchNMF uses 0.7), so the basis
 	// follows drift; samples that leave the window are then not subtracted.

@@ -92,6 +92,18 @@ func (o *Online) fitSearchBasis() (*mat.Dense, error) {
 	for r, id := range order {
 		copy(x.RawRowView(r), o.xd.RawRowView(id))
 	}
+	if o.SearchBases == nil {
+		return o.fitSearchBasisOn(x)
+	}
+	r, err := o.SearchBases.get(searchBasisKey(x, o.SearchBasis, o.Split != nil), func() (*mat.Dense, error) { return o.fitSearchBasisOn(x) })
+	if err != nil {
+		return nil, err
+	}
+	return mat.DenseCopyOf(r), nil
+}
+
+// fitSearchBasisOn fits the search basis to the rows x (fitSearchBasis).
+func (o *Online) fitSearchBasisOn(x *mat.Dense) (*mat.Dense, error) {
 	// Tol −1: exactly searchBasisIter updates, with no objective computed
 	// between them (on the MNIST streams the default tolerance, 1e-5,
 	// never stopped a fit before its 100th update, so the bases are the

@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/nmfstream/nmfstream/distributed"
+	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/pipeline"
 	"github.com/nmfstream/nmfstream/sources"
 	"github.com/nmfstream/nmfstream/stages"
@@ -97,9 +99,84 @@ func (f *chainNATS) check(o *streamOptions) error {
 	return nil
 }
 
+// partitionedBatch is the records per driver batch at P = parts > 1 when
+// --batch is not given, once partitionedBatchAfter records have been read:
+// P times autoBatch (no more than a bounded window), so that each owner
+// steps on about autoBatch samples of its share, as one machine does,
+// rather than P times as often on a P-th of them (each step has costs
+// independent of its size). Before that the batch is autoBatch: a model
+// that learns from few samples loses more to larger steps (BENCHMARKS.md,
+// "Scale-out"). At P = 1 the batches are stream's, for stream's
+// predictions exactly.
+func partitionedBatch(window, parts int) int {
+	b := autoBatch(window) * parts
+	if window > 0 {
+		b = min(b, window)
+	}
+	return b
+}
+
+// partitionedBatchAfter is the count of records from which the driver's
+// batches grow to partitionedBatch.
+const partitionedBatchAfter = 2000
+
+// growingBatches is a Source whose batches grow to size records once a
+// batch has reached record offset after-1. Its batch boundaries depend on
+// the records alone, so a resumed driver (sources.Reader.Skip) reads the
+// batches the first run read.
+type growingBatches struct {
+	sources.Source
+	after int64
+	size  int
+	set   func(int) // sets the source's batch size for its next Next
+}
+
+// Next reads the next batch, then grows the batches if it reached after.
+func (g *growingBatches) Next() bool {
+	ok := g.Source.Next()
+	if ok && g.set != nil {
+		if _, last := g.Source.Batch().Span(); last+1 >= g.after {
+			g.set(g.size)
+			g.set = nil
+		}
+	}
+	return ok
+}
+
+// growBatches returns src with batches growing to partitionedBatch at P >
+// 1 when --batch was not given (and src's kind can change its batch size:
+// not Parquet, whose reader fixes it when it opens); src itself otherwise.
+func (f *chainNATS) growBatches(o *streamOptions, src sources.Source) sources.Source {
+	if f.cfg.Partitions < 2 || (o.fs != nil && isSet(o.fs, "batch")) {
+		return src
+	}
+	return newGrowingBatches(src, partitionedBatchAfter, partitionedBatch(o.cfg.Window, f.cfg.Partitions))
+}
+
+// newGrowingBatches returns src with batches of size records once a batch
+// has reached record offset after-1 (growingBatches), or src itself if its
+// kind cannot change its batch size.
+func newGrowingBatches(src sources.Source, after int64, size int) sources.Source {
+	g := &growingBatches{Source: src, after: after, size: size}
+	switch s := src.(type) {
+	case *sources.Arrow:
+		g.set = func(n int) { s.BatchSize = n }
+	case *sources.CSV:
+		g.set = func(n int) { s.BatchSize = n }
+	case *sources.IDX:
+		g.set = func(n int) { s.BatchSize = n }
+	case *sources.Images:
+		g.set = func(n int) { s.BatchSize = n }
+	default:
+		return src
+	}
+	return g
+}
+
 // learnerOf is the owners' distributed.NewLearner: settings are a
 // driver's onlineConfig as JSON, and the Learner is stream's
-// (onlineConfig.learner).
+// (onlineConfig.learner), sharing its search bases with the other owners
+// of this process.
 func learnerOf(settings []byte) (*stages.Learner, error) {
 	var c onlineConfig
 	if err := json.Unmarshal(settings, &c); err != nil {
@@ -108,8 +185,35 @@ func learnerOf(settings []byte) (*stages.Learner, error) {
 	if err := checkOnlineConfig(&c); err != nil {
 		return nil, err
 	}
-	return c.learner(), nil
+	l := c.learner()
+	l.Model.SearchBases = ownerSearchBases
+	return l, nil
 }
+
+// sharedLearners is learnerOf for one of n owners of this process: with n
+// > 1 each learner runs its parts (Split) on GOMAXPROCS/n processors, one
+// at least, since the owners themselves run at once.
+func sharedLearners(n int) func([]byte) (*stages.Learner, error) {
+	if n <= 1 {
+		return learnerOf
+	}
+	split := pipeline.Split(runtime.GOMAXPROCS(0) / n)
+	return func(settings []byte) (*stages.Learner, error) {
+		l, err := learnerOf(settings)
+		if err != nil {
+			return nil, err
+		}
+		l.Split, l.Model.Split = split, split
+		return l, nil
+	}
+}
+
+// ownerSearchBases shares the search basis fits of the owners of this
+// process (model.SearchBases): the owners of a namespace fit on the same
+// rows while they learn the common start, and a partition's new owner
+// learns again what its former one did. The newest fits are kept up to
+// 32 MiB (32 MNIST bases of rank 40).
+var ownerSearchBases = model.NewSearchBases(32 << 20)
 
 // owners is a driver on a namespace, with the owners this process runs.
 type owners struct {
@@ -175,7 +279,7 @@ func (f *chainNATS) start(ctx context.Context, cmd string, settings []byte, stde
 		if err != nil {
 			return fail(err)
 		}
-		w, err := distributed.NewChainWorker(ctx, nc, f.cfg, learnerOf)
+		w, err := distributed.NewChainWorker(ctx, nc, f.cfg, sharedLearners(f.workers))
 		if err != nil {
 			return fail(err)
 		}
@@ -258,6 +362,7 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	defer src.Close()
+	src = nf.growBatches(o, src)
 	// The form is read before the server starts: a file that cannot be
 	// used fails at once.
 	if _, err := src.Form(); err != nil {
