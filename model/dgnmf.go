@@ -57,7 +57,7 @@ var _ Method = (*DGNMF)(nil)
 
 func (m *DGNMF) alpha() float64 { return orDefault(m.Alpha, 0.01) }
 
-func (m *DGNMF) neighbors() int { return orDefaultInt(m.Neighbors, 5) }
+func (m *DGNMF) neighbors() int { return orDefaultInt(m.Neighbors, labelNeighbors) }
 
 // Fit factorizes x using labels (one per sample, −1 = unlabeled). It
 // returns an error wrapping ErrNoLabels if no sample is labeled, and one

@@ -21,6 +21,12 @@ import (
 // All graphs are N×N, symmetric, with 0-1 weights and "or" symmetrization
 // (i ~ j if i is among j's neighbours or j among i's), as in the papers.
 
+// labelNeighbors is the default size of DGNMF's and SSKNMF's label lists
+// (DGNMF.Neighbors, SSKNMF.LabelNeighbors: the same-class and the
+// other-class k), and online of their lists on sparse samples
+// (Online.graphConfig).
+const labelNeighbors = 5
+
 // ErrNoLabels is returned by the supervised methods (DGNMF, NGE) when no
 // sample is labeled.
 var ErrNoLabels = errors.New("model: no labeled samples")

@@ -106,7 +106,7 @@ func (o *Online) graphConfig() graph.KNN {
 		if c.IntraK == 0 {
 			c.IntraK = onlineIntraK
 			if o.sparse {
-				c.IntraK = 5 // DGNMF.Neighbors's and SSKNMF.LabelNeighbors's default
+				c.IntraK = labelNeighbors
 			}
 		}
 		if c.InterK == 0 && !o.sparse {

@@ -479,7 +479,7 @@ func TestOnlineLabelListDefaults(t *testing.T) {
 		// Documents keep the batch types' lists: 5, and InterK's own
 		// default, IntraK.
 		d := &Online{Method: m, Rank: 2, sparse: true}
-		if c := d.graphConfig(); c.IntraK != 5 || c.InterK != 0 {
+		if c := d.graphConfig(); c.IntraK != labelNeighbors || c.InterK != 0 {
 			t.Errorf("%s on sparse samples: label lists %d and %d, want 5 and 0 (IntraK)", m, c.IntraK, c.InterK)
 		}
 	}

@@ -79,7 +79,7 @@ func (m *SSKNMF) Fit(x Data, labels []int) error {
 	if err := m.start(&m.fitted, x); err != nil {
 		return err
 	}
-	kl := orDefaultInt(m.LabelNeighbors, 5)
+	kl := orDefaultInt(m.LabelNeighbors, labelNeighbors)
 	if m.w1, err = signedLabelGraph(x, ls, kl, kl); err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package stages
 
 import (
 	"cmp"
-	"math"
 	"slices"
 
 	"github.com/nmfstream/nmfstream/record"
@@ -39,7 +38,7 @@ type spreader struct {
 	mark  []bool    // workspace of around
 	near  []int     // workspace of around
 	mass  []float64 // workspace of predict: Σ_i F_ic over live nodes
-	nw    normRows  // w's rows divided by their degrees, for sweep (sweepAll)
+	nw    normRows  // w's rows divided by their degrees, set by sweepAll, read by sweep
 }
 
 // normRows holds the rows of a batch's weights w, each divided by its
@@ -51,17 +50,12 @@ type normRows struct {
 	ptr []int
 	ind []int32
 	a   []float64
-	ok  bool // the rows are those of the spreader's w
 }
 
-// set fills r with the rows of w, or leaves it unset (ok false) when w has
-// more rows than an int32 holds.
+// set fills r with the rows of w. Node ids fit an int32: the graph keeps
+// its lists as int32 too.
 func (r *normRows) set(w rowSource) {
 	n, _ := w.Dims()
-	r.ok = false
-	if n > math.MaxInt32 {
-		return
-	}
 	r.ptr = slices.Grow(r.ptr[:0], n+1)[:n+1]
 	r.ind, r.a = r.ind[:0], r.a[:0]
 	for i := range n {
@@ -78,7 +72,6 @@ func (r *normRows) set(w rowSource) {
 		}
 		r.ptr[i+1] = len(r.ind)
 	}
-	r.ok = true
 }
 
 // rowSource is a square sparse matrix read by rows: *sparse.CSR, or the
@@ -110,7 +103,7 @@ func (s *spreader) row(i int) []float64 { return s.f[i*s.c : (i+1)*s.c] }
 
 // newBatch forgets the previous batch's weights: the next prediction
 // sweeps the whole window again.
-func (s *spreader) newBatch() { s.w, s.nw.ok = nil, false }
+func (s *spreader) newBatch() { s.w, s.nw.ptr = nil, s.nw.ptr[:0] }
 
 // sweepAll sets the batch's weights w and runs sweeps Gauss–Seidel sweeps
 // over the nodes (the live ones, in slot order).
@@ -132,50 +125,10 @@ func (s *spreader) sweepLocal(ids []int, class func(int) int) {
 }
 
 // sweep runs one Gauss–Seidel sweep over the given nodes, with class(i)
-// the label of node i (−1: unlabeled).
+// the label of node i (−1: unlabeled): each unlabeled node's scores become
+// the average of its neighbours' under the batch's weights (s.nw, the rows
+// of w divided by their degrees; a row of degree 0 gives zero scores).
 func (s *spreader) sweep(nodes []int, class func(int) int) {
-	if s.nw.ok {
-		s.sweepNorm(nodes, class)
-		return
-	}
-	for _, i := range nodes {
-		fi, labeled := s.clampRow(i, class)
-		if labeled {
-			continue
-		}
-		ind, val := s.w.Row(i)
-		var deg float64
-		for _, x := range val {
-			deg += x
-		}
-		if deg == 0 {
-			continue
-		}
-		for p, j := range ind {
-			a := val[p] / deg
-			for c, x := range s.row(j) {
-				fi[c] += a * x
-			}
-		}
-	}
-}
-
-// clampRow clears node i's scores and returns them, with labeled true and
-// the score of its class set to 1 when class(i) ≥ 0 (a labeled node keeps
-// its label through the sweeps).
-func (s *spreader) clampRow(i int, class func(int) int) (fi []float64, labeled bool) {
-	fi = s.row(i)
-	clear(fi)
-	if c := class(i); c >= 0 {
-		fi[c] = 1
-		return fi, true
-	}
-	return fi, false
-}
-
-// sweepNorm is sweep over the rows of s.nw: the same sums in the same
-// order.
-func (s *spreader) sweepNorm(nodes []int, class func(int) int) {
 	nw := &s.nw
 	for _, i := range nodes {
 		fi, labeled := s.clampRow(i, class)
@@ -194,6 +147,19 @@ func (s *spreader) sweepNorm(nodes []int, class func(int) int) {
 			}
 		}
 	}
+}
+
+// clampRow clears node i's scores and returns them, with labeled true and
+// the score of its class set to 1 when class(i) ≥ 0 (a labeled node keeps
+// its label through the sweeps).
+func (s *spreader) clampRow(i int, class func(int) int) (fi []float64, labeled bool) {
+	fi = s.row(i)
+	clear(fi)
+	if c := class(i); c >= 0 {
+		fi[c] = 1
+		return fi, true
+	}
+	return fi, false
 }
 
 // around returns the nodes within hops edges of the nodes in from, each
