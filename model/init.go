@@ -50,6 +50,14 @@ func defaultSrc() rand.Source { return rand.NewPCG(1, 1) }
 // randomness of InitRandom, InitNNDSVDar and the randomized SVD; if nil, a
 // fixed seed is used. It returns an error if k is not in [1, min(D, N)].
 func Initialize(x Data, k int, method Init, src rand.Source) (u, v *mat.Dense, err error) {
+	return initialize(x, k, method, src, 0)
+}
+
+// initialize is Initialize with the mean entry of X taken over width
+// columns when width > 0: x holds the used columns of a wider X whose
+// other columns are zero (Online's first fit on sparse rows), and the mean
+// that fills NNDSVDa's zeros and scales InitRandom is the wider X's.
+func initialize(x Data, k int, method Init, src rand.Source, width int) (u, v *mat.Dense, err error) {
 	d, n := x.Dims()
 	if k <= 0 || k > min(d, n) {
 		return nil, nil, fmt.Errorf("model: rank %d out of range [1, min(D=%d, N=%d)]", k, d, n)
@@ -58,7 +66,10 @@ func Initialize(x Data, k int, method Init, src rand.Source) (u, v *mat.Dense, e
 		src = defaultSrc()
 	}
 	rnd := rand.New(src)
-	mean := dataMean(x)
+	if width <= 0 {
+		width = d
+	}
+	mean := dataSum(x) / float64(width*n)
 	switch method {
 	case InitRandom:
 		scale := math.Sqrt(mean / float64(k))
@@ -96,16 +107,16 @@ func fillAbsNormal(m *mat.Dense, rnd *rand.Rand, scale float64) {
 	}
 }
 
-// dataMean returns the mean entry of X, from Xᵀ·1.
-func dataMean(x Data) float64 {
-	d, n := x.Dims()
+// dataSum returns the sum of X's entries, from Xᵀ·1.
+func dataSum(x Data) float64 {
+	d, _ := x.Dims()
 	ones := mat.NewDense(d, 1, nil)
 	for i := 0; i < d; i++ {
 		ones.Set(i, 0, 1)
 	}
 	var colSums mat.Dense
 	x.TMulTo(&colSums, ones)
-	return mat.Sum(&colSums) / float64(d*n)
+	return mat.Sum(&colSums)
 }
 
 // nndsvd returns the NNDSVD factors of X from its leading k singular

@@ -83,6 +83,11 @@ type Common struct {
 	// unchanged within rounding (TestFloat32Fit). The k-NN search runs in
 	// float32 either way. Other losses ignore it.
 	Float32 bool
+
+	// width, if positive, is the width of the X whose used columns the
+	// fit's x holds (the others zero): initialization takes the mean
+	// entry over it (initialize). Online's first fit on sparse rows sets it.
+	width int
 }
 
 // loss returns the reconstruction loss c.Loss on x, with c.Float32.
@@ -100,7 +105,7 @@ func (c *Common) start(f *fitted, x Data) error {
 	if err := Validate(x); err != nil {
 		return err
 	}
-	u, v, err := Initialize(x, c.Rank, c.Init, c.Src)
+	u, v, err := initialize(x, c.Rank, c.Init, c.Src, c.width)
 	if err != nil {
 		return err
 	}

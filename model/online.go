@@ -726,10 +726,23 @@ func (o *Online) firstFit() error {
 	ids := o.g.IDs()
 	k := o.Rank
 	var sub Data
+	var cols []int // sparse: the features the first samples use, ascending
 	if o.sparse {
-		m := sparse.Zeros(0, o.dim)
-		for _, id := range ids {
-			m.AppendRow(o.xsRows[id], o.xsVals[id])
+		// The fit runs on the columns the samples use, with the mean
+		// entry of the whole width (Common.width): U's rows for the other
+		// columns stay zero online (online_support.go), and without U
+		// terms (NMF, GNMF, DGNMF, SSKNMF) the whole width's fit zeroes
+		// them in its first update too, their X·V rows being zero, so it
+		// is that fit up to rounding (docs/DESIGN.md §3). A stream hashes
+		// into 2¹⁶ columns, of which a hundred documents use a few
+		// thousand. With fewer used columns than the rank, the whole
+		// width, as the rank must not exceed it.
+		var m *sparse.CSR
+		if cols, m = usedColumns(o.xsRows, o.xsVals, ids); len(cols) < k || !firstFitUsedColumns {
+			cols, m = nil, sparse.Zeros(0, o.dim)
+			for _, id := range ids {
+				m.AppendRow(o.xsRows[id], o.xsVals[id])
+			}
 		}
 		sub = SparseRows(m)
 	} else {
@@ -745,6 +758,9 @@ func (o *Online) firstFit() error {
 	gs := o.graphs()
 	gs.each(func(s *sparse.CSR) *sparse.CSR { return subgraph(s, ids) })
 	c := Common{Rank: k, MaxIter: o.InitIter, Src: o.Src, Split: o.Split}
+	if cols != nil {
+		c.width = o.dim
+	}
 	var m Method
 	var err error
 	switch o.meth() {
@@ -810,7 +826,12 @@ func (o *Online) firstFit() error {
 	if err != nil {
 		return fmt.Errorf("model: online: first fit: %w", err)
 	}
-	o.u.CloneFrom(m.Basis())
+	if cols != nil {
+		o.u = *mat.NewDense(o.dim, k, nil)
+		scatterRows(&o.u, m.Basis(), cols)
+	} else {
+		o.u.CloneFrom(m.Basis())
+	}
 	o.v = *mat.NewDense(o.height, k, nil)
 	for r, id := range ids {
 		o.v.SetRow(id, m.Codes().RawRowView(r))
@@ -821,6 +842,33 @@ func (o *Online) firstFit() error {
 	o.recomputeStats()
 	o.findSupport()
 	return nil
+}
+
+// firstFitUsedColumns says whether the first fit on sparse rows runs on
+// the used columns only (firstFit). A variable for the tests, which
+// compare it with the whole width's fit.
+var firstFitUsedColumns = true
+
+// usedColumns returns the columns used by the sparse rows ids (indices
+// ind[id], values val[id]), ascending, and those rows restricted to them:
+// row r of m is row ids[r] with column cols[j] renumbered j.
+func usedColumns(ind [][]int, val [][]float64, ids []int) (cols []int, m *sparse.CSR) {
+	for _, id := range ids {
+		cols = append(cols, ind[id]...)
+	}
+	slices.Sort(cols)
+	cols = slices.Compact(cols)
+	m = sparse.Zeros(0, len(cols))
+	var ri []int
+	for _, id := range ids {
+		ri = ri[:0]
+		for _, t := range ind[id] {
+			j, _ := slices.BinarySearch(cols, t)
+			ri = append(ri, j)
+		}
+		m.AppendRow(ri, val[id])
+	}
+	return cols, m
 }
 
 // anchorRows returns the rows at positions pos of s (R×Slots) without the

@@ -475,3 +475,89 @@ func TestOnlineSupportSame(t *testing.T) {
 		}
 	}
 }
+
+// TestOnlineFirstFitUsedColumns checks that the first fit on sparse rows,
+// run on the columns its samples use (firstFit, Common.width), is the
+// fit on the whole width up to rounding for GNMF and NMF: the digits
+// spread over 5,000 columns (4,936 never used), the first fit at 100
+// samples, then four steps. U's rows for the unused columns are zero in
+// both. SSKNMF normalizes U before its first update and its graph term
+// has U parts, so on the whole width those rows keep the initialization's
+// fill, decayed, and shape the rest: there the used columns' fit must
+// leave them zero and reach the whole width's objective within 1%.
+func TestOnlineFirstFitUsedColumns(t *testing.T) {
+	defer func(v bool) { firstFitUsedColumns = v }(firstFitUsedColumns)
+	train, _, trainY, _, _ := digitsSplit(t, 10)
+	_, d := train.Dims()
+	const wide, n = 5000, 300
+	cols := rand.New(rand.NewPCG(2, 2)).Perm(wide)[:d]
+	slices.Sort(cols)
+	used := map[int]bool{}
+	spread := func(lo, hi int) *sparse.CSR {
+		m := sparse.Zeros(0, wide)
+		for i := lo; i < hi; i++ {
+			var ind []int
+			var val []float64
+			for j, x := range train.RawRowView(i) {
+				if x != 0 {
+					ind, val = append(ind, cols[j]), append(val, x)
+					used[cols[j]] = true
+				}
+			}
+			m.AppendRow(ind, val)
+		}
+		return m
+	}
+	zeroRows := func(u *mat.Dense) bool {
+		for i := range wide {
+			if !used[i] && mat.Norm(u.RowView(i), math.Inf(1)) != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	for _, method := range []string{"", "nmf", "ssknmf"} {
+		var got [2]*Online
+		for p, on := range []bool{false, true} {
+			firstFitUsedColumns = on
+			o := &Online{Rank: 8, Method: method, Graph: graph.KNN{K: 5}}
+			for lo := 0; lo < n; lo += 50 {
+				ids, err := o.PartialFit(SparseRows(spread(lo, lo+50)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for q, id := range ids {
+					if (lo+q)%5 == 0 {
+						if err := o.SetLabel(id, trainY[lo+q]); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+			got[p] = o
+		}
+		whole, part := got[0], got[1]
+		if !zeroRows(&part.u) {
+			t.Errorf("%q: U has a nonzero row for a column no sample uses", method)
+		}
+		if method == "ssknmf" {
+			if fw, fp := whole.Objective(), part.Objective(); !(fp <= 1.01*fw) {
+				t.Errorf("%q: objective %.6g on the used columns, %.6g on the whole width", method, fp, fw)
+			}
+			continue
+		}
+		if !zeroRows(&whole.u) {
+			t.Errorf("%q: the whole width's U has a nonzero row for a column no sample uses", method)
+		}
+		for _, m := range []struct {
+			name string
+			a, b *mat.Dense
+		}{{"U", &whole.u, &part.u}, {"V", &whole.v, &part.v}} {
+			if !mat.EqualApprox(m.a, m.b, 1e-8*mat.Max(m.a)) {
+				var diff mat.Dense
+				diff.Sub(m.a, m.b)
+				t.Errorf("%q: %s on the used columns differs from the whole width's by %.3g (max entry %.3g)", method, m.name, mat.Norm(&diff, math.Inf(1)), mat.Max(m.a))
+			}
+		}
+	}
+}
