@@ -6,6 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/vec"
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
@@ -61,7 +62,37 @@ func (a *sparseData) Dims() (d, n int) { n, d = a.x.Dims(); return d, n }
 
 func (a *sparseData) MulTo(dst *mat.Dense, v mat.Matrix) { a.x.TMulDenseTo(dst, v) }
 
-func (a *sparseData) TMulTo(dst *mat.Dense, u mat.Matrix) { a.x.MulDenseTo(dst, u) }
+func (a *sparseData) TMulTo(dst *mat.Dense, u mat.Matrix) { mulSparseDense(dst, a.x, u) }
+
+// mulSparseDense stores x·b into dst (r×k for x r×c and b c×k; dst empty
+// or r×k) as sparse.CSR.MulDenseTo does, each row's sum of b's rows on
+// vec.Axpy: the same products and sums in the same order, bit for bit. It
+// panics on a shape mismatch.
+func mulSparseDense(dst *mat.Dense, x *sparse.CSR, b mat.Matrix) {
+	r, c := x.Dims()
+	br, k := b.Dims()
+	if br != c {
+		panic(mat.ErrShape)
+	}
+	if dst.IsEmpty() {
+		dst.ReuseAs(r, k)
+	} else if dr, dc := dst.Dims(); dr != r || dc != k {
+		panic(mat.ErrShape)
+	}
+	bd, ok := b.(*mat.Dense)
+	if !ok {
+		bd = mat.DenseCopyOf(b)
+	}
+	braw, draw := bd.RawMatrix(), dst.RawMatrix()
+	for i := range r {
+		out := draw.Data[i*draw.Stride : i*draw.Stride+k]
+		clear(out)
+		for p := x.Indptr[i]; p < x.Indptr[i+1]; p++ {
+			t := x.Ind[p]
+			vec.Axpy(x.Val[p], braw.Data[t*braw.Stride:t*braw.Stride+k], out)
+		}
+	}
+}
 
 func (a *sparseData) SqNorm() float64 {
 	if !a.done {

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/internal/gemm"
+	"github.com/nmfstream/nmfstream/internal/vec"
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
@@ -969,22 +970,14 @@ func (o *Online) addStats(id int, sign float64) {
 	br := o.b.RawMatrix()
 	if o.sparse {
 		for p, c := range o.xsRows[id] {
-			row := br.Data[c*br.Stride : c*br.Stride+o.Rank]
-			x := sign * o.xsVals[id][p]
-			for j, v := range vi {
-				row[j] += x * v
-			}
+			vec.Axpy(sign*o.xsVals[id][p], vi, br.Data[c*br.Stride:c*br.Stride+o.Rank])
 		}
 	} else {
 		for c, xc := range o.xd.RawRowView(id) {
 			if xc == 0 {
 				continue
 			}
-			row := br.Data[c*br.Stride : c*br.Stride+o.Rank]
-			x := sign * xc
-			for j, v := range vi {
-				row[j] += x * v
-			}
+			vec.Axpy(sign*xc, vi, br.Data[c*br.Stride:c*br.Stride+o.Rank])
 		}
 	}
 	ar := o.a.RawMatrix()
@@ -1032,11 +1025,7 @@ func (o *Online) updateStats(rows []int, use func(int) bool) {
 		for q, r := range sel {
 			id, d := rows[r], dv.RawRowView(q)
 			for p, c := range o.xsRows[id] {
-				row := br.Data[c*br.Stride : c*br.Stride+k]
-				x := o.xsVals[id][p]
-				for j, v := range d {
-					row[j] += x * v
-				}
+				vec.Axpy(o.xsVals[id][p], d, br.Data[c*br.Stride:c*br.Stride+k])
 			}
 		}
 		return
