@@ -83,8 +83,16 @@ func mulSparseDense(dst *mat.Dense, x *sparse.CSR, b mat.Matrix) {
 	if !ok {
 		bd = mat.DenseCopyOf(b)
 	}
-	braw, draw := bd.RawMatrix(), dst.RawMatrix()
-	for i := range r {
+	mulSparseDenseRows(dst, x, bd, 0, r)
+}
+
+// mulSparseDenseRows stores rows [lo, hi) of x·b into the same rows of
+// dst, which mulSparseDense has shaped: calls on disjoint rows may run at
+// once.
+func mulSparseDenseRows(dst *mat.Dense, x *sparse.CSR, b *mat.Dense, lo, hi int) {
+	_, k := b.Dims()
+	braw, draw := b.RawMatrix(), dst.RawMatrix()
+	for i := lo; i < hi; i++ {
 		out := draw.Data[i*draw.Stride : i*draw.Stride+k]
 		clear(out)
 		for p := x.Indptr[i]; p < x.Indptr[i+1]; p++ {

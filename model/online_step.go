@@ -70,7 +70,7 @@ func (o *Online) sweepRows(rows []int, terms []sweepTerm) {
 	xr := o.gatherRows(rows)
 	if o.sparse {
 		w.xtu.Reset()
-		xr.TMulTo(&w.xtu, &o.u)
+		o.mulSparseRows(&w.xtu, Rows(xr).(*sparse.CSR), &o.u)
 	} else {
 		o.mulRows(&w.xtu, &o.xblk, &o.u)
 	}
@@ -155,6 +155,21 @@ func (o *Online) setXblk(rows []int) {
 			copy(o.xbuf[p*d:(p+1)*d], o.xd.RawRowView(rows[p]))
 		}
 	})
+}
+
+// mulSparseRows stores x·b into dst (emptied by the caller), its rows in
+// parts (stepSplit): each row of dst depends on its row of x alone, and is
+// mulSparseDense's, bit for bit.
+func (o *Online) mulSparseRows(dst *mat.Dense, x *sparse.CSR, b *mat.Dense) {
+	r, _ := x.Dims()
+	split := o.stepSplit(r)
+	if split == nil {
+		mulSparseDense(dst, x, b)
+		return
+	}
+	_, k := b.Dims()
+	dst.ReuseAs(r, k)
+	split(r, func(lo, hi int) { mulSparseDenseRows(dst, x, b, lo, hi) })
 }
 
 // stepMinRows is the number of a step's gathered rows from which its
@@ -263,7 +278,7 @@ func (o *Online) sweepNGE(rows []int, terms []Term) {
 	xr := o.gatherRows(rows)
 	if o.sparse {
 		w.xtu.Reset()
-		xr.TMulTo(&w.xtu, &o.u)
+		o.mulSparseRows(&w.xtu, Rows(xr).(*sparse.CSR), &o.u)
 	} else {
 		o.mulRows(&w.xtu, &o.xblk, &o.u)
 	}

@@ -317,7 +317,7 @@ func TestOnlineSweepsTradeoff(t *testing.T) {
 // TestOnlineStepPartsSame checks that a step's gather and products with
 // the gathered rows run in parts (Split, every step) give the codes, basis
 // and statistics of the serial step bit for bit, window and evictions
-// included.
+// included, on dense rows and on the same rows stored sparse.
 func TestOnlineStepPartsSame(t *testing.T) {
 	train, _, _, _, _ := digitsSplit(t, 10)
 	var calls atomic.Int64
@@ -332,25 +332,37 @@ func TestOnlineStepPartsSame(t *testing.T) {
 		body(0, n/2)
 		wg.Wait()
 	}
-	run := func(minRows int) *Online {
+	x := train.Slice(0, 600, 0, 64).(*mat.Dense)
+	run := func(minRows int, isSparse bool) *Online {
 		defer func(v int) { stepMinRows = v }(stepMinRows)
 		stepMinRows = minRows
 		o := &Online{Rank: 10, Graph: graph.KNN{K: 5, Window: 300}, Split: split}
-		feed(t, o, train.Slice(0, 600, 0, 64).(*mat.Dense), 25)
+		if !isSparse {
+			feed(t, o, x, 25)
+			return o
+		}
+		for lo := 0; lo < 600; lo += 25 {
+			if _, err := o.PartialFit(SparseRows(sparse.FromDense(x.Slice(lo, lo+25, 0, 64)))); err != nil {
+				t.Fatal(err)
+			}
+		}
 		return o
 	}
-	serial := run(1 << 30)
-	before := calls.Load()
-	parts := run(1)
-	if calls.Load()-before <= before {
-		t.Fatalf("the step made %d calls of Split, the serial one %d: the parts did not run", calls.Load()-before, before)
-	}
-	for _, m := range []struct {
-		name string
-		a, b *mat.Dense
-	}{{"U", serial.Basis(), parts.Basis()}, {"V", serial.Codes(), parts.Codes()}, {"A", &serial.a, &parts.a}, {"B", &serial.b, &parts.b}} {
-		if !mat.Equal(m.a, m.b) {
-			t.Errorf("%s differs between the serial step and the step in parts (max |diff| %g)", m.name, maxAbsDiff(m.a, m.b))
+	for _, isSparse := range []bool{false, true} {
+		calls.Store(0)
+		serial := run(1<<30, isSparse)
+		before := calls.Load()
+		parts := run(1, isSparse)
+		if calls.Load()-before <= before {
+			t.Fatalf("sparse %v: the step made %d calls of Split, the serial one %d: the parts did not run", isSparse, calls.Load()-before, before)
+		}
+		for _, m := range []struct {
+			name string
+			a, b *mat.Dense
+		}{{"U", serial.Basis(), parts.Basis()}, {"V", serial.Codes(), parts.Codes()}, {"A", &serial.a, &parts.a}, {"B", &serial.b, &parts.b}} {
+			if !mat.Equal(m.a, m.b) {
+				t.Errorf("sparse %v: %s differs between the serial step and the step in parts (max |diff| %g)", isSparse, m.name, maxAbsDiff(m.a, m.b))
+			}
 		}
 	}
 }
