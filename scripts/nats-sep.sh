@@ -3,7 +3,7 @@
 # one machine, one partition: `nmfstream worker` with its embedded NATS
 # server (the owner) and `nmfstream stream --nats URL --workers 0` (the
 # driver) on the stream IN, predictions to OUT. Both are children of this
-# shell, reaped by it, so that an outside timer of this script (farm-bench,
+# shell, reaped by it, so that an outside timer of this script (scripts/ab.sh,
 # /usr/bin/time) counts the CPU of both; nothing else is forked while they
 # run (the wait for the server reads a fifo). BINARY must be built with
 # -tags nats. Exits with the driver's status. BENCHMARKS.md, "Every sample
