@@ -267,3 +267,38 @@ func TestFitSearchNMFAccelerated(t *testing.T) {
 		t.Errorf("a plain fit of %d products (%g) is as close to %g as the accelerated one (%g): the inner updates add nothing", searchBasisIter, short, plain, acc)
 	}
 }
+
+// TestNearestLabeledBrute checks the guard's nearest neighbours (their
+// inner products through internal/gemm) against distances summed plainly:
+// each row's neighbour is at the plain minimum distance, up to rounding.
+func TestNearestLabeledBrute(t *testing.T) {
+	x, _ := datasets.Digits()
+	x = mat.DenseCopyOf(x.Slice(0, 400, 0, 64))
+	n, _ := x.Dims()
+	for _, cosine := range []bool{false, true} {
+		nn := nearestLabeled(x, cosine)
+		for i := range n {
+			dist := func(j int) float64 {
+				a, b := x.RawRowView(i), x.RawRowView(j)
+				var d, ab, aa, bb float64
+				for c := range a {
+					d += (a[c] - b[c]) * (a[c] - b[c])
+					ab, aa, bb = ab+a[c]*b[c], aa+a[c]*a[c], bb+b[c]*b[c]
+				}
+				if cosine {
+					return -ab / math.Sqrt(aa*bb)
+				}
+				return d
+			}
+			best := math.Inf(1)
+			for j := range n {
+				if j != i {
+					best = min(best, dist(j))
+				}
+			}
+			if got := dist(nn[i]); nn[i] == i || got > best+1e-9*math.Max(1, math.Abs(best)) {
+				t.Fatalf("cosine %v: row %d's neighbour %d at %g, the nearest is at %g", cosine, i, nn[i], got, best)
+			}
+		}
+	}
+}
