@@ -504,7 +504,7 @@ func (o *Online) insert(rows mat.Matrix) (graph.Change, error) {
 		var p mat.Dense
 		switch r := rows.(type) {
 		case *mat.Dense:
-			p.Mul(r, o.r)
+			gemm.MulTo(&p, r, o.r, false)
 		case *sparse.CSR:
 			r.MulDenseTo(&p, o.r)
 		}

@@ -5,6 +5,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/gemm"
 	"github.com/nmfstream/nmfstream/model/graph"
 )
 
@@ -58,7 +59,7 @@ func (o *Online) spanLoses(r *mat.Dense) bool {
 		copy(x.RawRowView(p), o.xd.RawRowView(id))
 	}
 	var proj mat.Dense
-	proj.Mul(x, r)
+	gemm.MulTo(&proj, x, r, false)
 	cosine := o.Graph.Metric == graph.Cosine
 	rawNN, spanNN := nearestLabeled(x, cosine), nearestLabeled(&proj, cosine)
 	var a, b int // right only in the span, right only among the samples
@@ -81,8 +82,9 @@ func (o *Online) spanLoses(r *mat.Dense) bool {
 // its cosines are zero); ties go to the lower index.
 func nearestLabeled(x *mat.Dense, cosine bool) []int {
 	n, _ := x.Dims()
-	var gram mat.Dense
-	gram.Mul(x, x.T())
+	gram := mat.NewDense(n, n, nil)
+	var ws gemm.ABTWorkspace
+	gemm.ABT(gram.RawMatrix(), x.RawMatrix(), x.RawMatrix(), &ws, false)
 	sq := make([]float64, n)
 	for i := range n {
 		sq[i] = gram.At(i, i)

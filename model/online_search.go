@@ -2,9 +2,12 @@ package model
 
 import (
 	"fmt"
+	"math"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/internal/gemm"
 )
 
 // DefaultSearchBasis is the rank of the search basis the command line sets
@@ -18,15 +21,20 @@ const DefaultSearchBasis = 40
 // and on the first 2,000 by 1.0 (BENCHMARKS.md, "What the codes add"): the
 // first basis waits for searchBasisFirst samples, the next ones come each
 // time the count of samples seen has grown searchBasisGrowth-fold, each
-// fitted (exactly searchBasisIter multiplicative updates, in float32) on the newest
-// searchBasisRows samples of the window. Refitting once per window as well
+// fitted (fitSearchNMF: searchBasisIter products with the samples, each
+// followed by searchBasisInner multiplicative updates of the factor, in
+// float32) on the newest searchBasisRows samples of the window. Refitting once per window as well
 // changed nothing on MNIST 30k (0.941 either way) and would cost a rebuild
 // of the whole window, Window²·K flops, every Window samples.
 const (
 	searchBasisFirst  = 500
 	searchBasisGrowth = 4
 	searchBasisRows   = 2000
-	searchBasisIter   = 100
+	// searchBasisIter·searchBasisInner is the count of multiplicative
+	// updates of each factor: 100 as in the plain fit of 100 updates they
+	// replaced, at half its products (BENCHMARKS.md, "Ninth pass").
+	searchBasisIter  = 50
+	searchBasisInner = 2
 	// searchBasisBytes bounds the copy of the newest samples a fit reads
 	// (8·D bytes a sample, and its float32 copy beside): 2,000 MNIST
 	// images take 12.5 MB; samples of D = 100,000 would take only 83 rows.
@@ -104,15 +112,59 @@ func (o *Online) fitSearchBasis() (*mat.Dense, error) {
 
 // fitSearchBasisOn fits the search basis to the rows x (fitSearchBasis).
 func (o *Online) fitSearchBasisOn(x *mat.Dense) (*mat.Dense, error) {
-	// Tol −1: exactly searchBasisIter updates, with no objective computed
-	// between them (on the MNIST streams the default tolerance, 1e-5,
-	// never stopped a fit before its 100th update, so the bases are the
-	// same bit for bit; the objectives cost 6% of a fit).
-	nm := &NMF{Common: Common{Rank: o.SearchBasis, MaxIter: searchBasisIter, Tol: -1, Split: o.Split, Float32: true}}
-	if err := nm.Fit(DenseRows(x), nil); err != nil {
+	u, err := fitSearchNMF(x, o.SearchBasis, searchBasisIter, searchBasisInner, o.Split)
+	if err != nil {
 		return nil, err
 	}
-	return orthonormalColumns(nm.Basis()), nil
+	return orthonormalColumns(u), nil
+}
+
+// fitSearchNMF fits a plain NMF of rank k, x ≈ VUᵀ with x's rows the
+// samples (N×D), and returns U (D×K), by the multiplicative updates of
+// Lee and Seung (NMF) from NNDSVDa, accelerated as Gillis and Glineur,
+// "Accelerated multiplicative updates and hierarchical ALS algorithms for
+// nonnegative matrix factorization", Neural Computation 24(4), 2012: each
+// of the outer iterations computes XV and VᵀV once (the products with x,
+// in float32: Frobenius.Float32) and updates U inner times with them,
+//
+//	U ← U ⊙ (XV) / (U·VᵀV),
+//
+// then V alike with XᵀU and UᵀU. The products with x cost N·D·K each
+// and an inner update D·K² or N·K², so inner updates are almost free.
+// With inner 1 it is NMF's Fit with MaxIter outer, Tol −1 and Float32, bit
+// for bit (TestFitSearchNMFPlain). Split runs the products and updates in
+// parts, as Engine.Split. A non-finite result is an ErrDiverged error.
+func fitSearchNMF(x *mat.Dense, k, outer, inner int, split func(n int, body func(lo, hi int))) (*mat.Dense, error) {
+	data := DenseRows(x)
+	u, v, err := Initialize(data, k, InitNNDSVDa, nil)
+	if err != nil {
+		return nil, err
+	}
+	loss := NewFrobenius(data)
+	loss.Float32 = true
+	loss.setSplit(split)
+	e := &Engine{Split: split}
+	d, n := data.Dims()
+	uNeg, uPos := mat.NewDense(d, k, nil), mat.NewDense(d, k, nil)
+	vNeg, vPos := mat.NewDense(n, k, nil), mat.NewDense(n, k, nil)
+	for range outer {
+		loss.UGradTo(uNeg, uPos, u, v) // XV, U·VᵀV; VᵀV kept in loss.vtv
+		e.mulUpdate(u, uNeg, uPos, nil)
+		for range inner - 1 {
+			gemm.MulTo(uPos, u, &loss.vtv, split != nil)
+			e.mulUpdate(u, uNeg, uPos, nil)
+		}
+		loss.VGradTo(vNeg, vPos, u, v) // XᵀU, V·UᵀU; UᵀU kept in loss.utu
+		e.mulUpdate(v, vNeg, vPos, nil)
+		for range inner - 1 {
+			gemm.MulTo(vPos, v, &loss.utu, split != nil)
+			e.mulUpdate(v, vNeg, vPos, nil)
+		}
+	}
+	if f := loss.LastValue(v); math.IsNaN(f) || math.IsInf(f, 0) || math.IsNaN(mat.Sum(u)) {
+		return nil, diverged(&DivergedError{Iter: outer, Objective: f}, "NMF", "")
+	}
+	return u, nil
 }
 
 // orthonormalColumns returns an orthonormal basis of the span of u's

@@ -9,7 +9,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/datasets"
+	"github.com/nmfstream/nmfstream/internal/splittest"
 	"github.com/nmfstream/nmfstream/model/graph"
+	"github.com/nmfstream/nmfstream/pipeline"
 )
 
 // TestSearchBasisGraph checks Online.SearchBasis's rebuild on real data
@@ -207,4 +209,96 @@ func TestSearchBasisGuard(t *testing.T) {
 		t.Fatalf("back to the samples: %d dimensions, %d slots, order kept %v; want %d, %d, true", g.Dim(), g.Slots(), slices.Equal(g.Order(), order), d, slots)
 	}
 	checkExactLists(t, few, &few.xd, labels)
+}
+
+// TestFitSearchNMFPlain checks that the search basis's fit with one update
+// of each factor per product is NMF's plain fit (100 updates, Tol −1,
+// float32) bit for bit, serial and in parts.
+func TestFitSearchNMFPlain(t *testing.T) {
+	x, _ := datasets.Digits()
+	x = mat.DenseCopyOf(x.Slice(0, 600, 0, 64))
+	for _, split := range []func(int, func(int, int)){nil, pipeline.Split(2), splittest.Reverse} {
+		nm := &NMF{Common: Common{Rank: 12, MaxIter: 100, Tol: -1, Split: split, Float32: true}}
+		if err := nm.Fit(DenseRows(x), nil); err != nil {
+			t.Fatal(err)
+		}
+		u, err := fitSearchNMF(x, 12, 100, 1, split)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(u.RawMatrix().Data, nm.Basis().RawMatrix().Data) {
+			t.Fatalf("split %v: fitSearchNMF(100, 1) differs from NMF's fit", split != nil)
+		}
+	}
+}
+
+// TestFitSearchNMFAccelerated checks the property the search basis's
+// schedule relies on: searchBasisIter products with searchBasisInner
+// updates each reach the objective of the plain fit of
+// searchBasisIter·searchBasisInner updates (within 1%), well below that of
+// a plain fit of as many products, on the digits.
+func TestFitSearchNMFAccelerated(t *testing.T) {
+	x, _ := datasets.Digits()
+	obj := func(u *mat.Dense) float64 {
+		// The samples' best non-negative codes on U: what the fit's span
+		// leaves of them, independent of the fit's own V.
+		p := &Projector{Method: ProjectNNLS, U: u, MaxIter: 200}
+		var v mat.Dense
+		if err := p.ProjectTo(&v, DenseRows(x)); err != nil {
+			t.Fatal(err)
+		}
+		return NewFrobenius(DenseRows(x)).Value(u, &v)
+	}
+	fit := func(outer, inner int) float64 {
+		u, err := fitSearchNMF(x, 16, outer, inner, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return obj(u)
+	}
+	plain := fit(searchBasisIter*searchBasisInner, 1)
+	acc := fit(searchBasisIter, searchBasisInner)
+	short := fit(searchBasisIter, 1)
+	t.Logf("objective: plain %d updates %.6g, %d×%d %.6g, plain %d %.6g", searchBasisIter*searchBasisInner, plain, searchBasisIter, searchBasisInner, acc, searchBasisIter, short)
+	if acc > 1.01*plain {
+		t.Errorf("accelerated fit's objective %g, more than 1%% above the plain fit's %g", acc, plain)
+	}
+	if short-plain < 2*(acc-plain) {
+		t.Errorf("a plain fit of %d products (%g) is as close to %g as the accelerated one (%g): the inner updates add nothing", searchBasisIter, short, plain, acc)
+	}
+}
+
+// TestNearestLabeledBrute checks the guard's nearest neighbours (their
+// inner products through internal/gemm) against distances summed plainly:
+// each row's neighbour is at the plain minimum distance, up to rounding.
+func TestNearestLabeledBrute(t *testing.T) {
+	x, _ := datasets.Digits()
+	x = mat.DenseCopyOf(x.Slice(0, 400, 0, 64))
+	n, _ := x.Dims()
+	for _, cosine := range []bool{false, true} {
+		nn := nearestLabeled(x, cosine)
+		for i := range n {
+			dist := func(j int) float64 {
+				a, b := x.RawRowView(i), x.RawRowView(j)
+				var d, ab, aa, bb float64
+				for c := range a {
+					d += (a[c] - b[c]) * (a[c] - b[c])
+					ab, aa, bb = ab+a[c]*b[c], aa+a[c]*a[c], bb+b[c]*b[c]
+				}
+				if cosine {
+					return -ab / math.Sqrt(aa*bb)
+				}
+				return d
+			}
+			best := math.Inf(1)
+			for j := range n {
+				if j != i {
+					best = min(best, dist(j))
+				}
+			}
+			if got := dist(nn[i]); nn[i] == i || got > best+1e-9*math.Max(1, math.Abs(best)) {
+				t.Fatalf("cosine %v: row %d's neighbour %d at %g, the nearest is at %g", cosine, i, nn[i], got, best)
+			}
+		}
+	}
 }
