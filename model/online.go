@@ -232,6 +232,7 @@ type Online struct {
 	uLoss    statsLoss
 	usupp    []int        // the rows of U that may be nonzero, ascending; nil: all (online_support.go)
 	upos     []int        // each row's position in usupp, −1 outside
+	fitCols  int          // the columns the first fit ran on (firstFit)
 	uc, bc   mat.Dense    // those rows of U and B, for the U step
 	pending  *pendingStep // the last PartialFitDeferred's step (online_defer.go)
 }
@@ -729,23 +730,28 @@ func (o *Online) firstFit() error {
 	var sub Data
 	var cols []int // sparse: the features the first samples use, ascending
 	if o.sparse {
-		// The fit runs on the columns the samples use, with the mean
-		// entry of the whole width (Common.width): U's rows for the other
-		// columns stay zero online (online_support.go), and without U
-		// terms (NMF, GNMF, DGNMF, SSKNMF) the whole width's fit zeroes
-		// them in its first update too, their X·V rows being zero, so it
-		// is that fit up to rounding (docs/DESIGN.md §3). A stream hashes
-		// into 2¹⁶ columns, of which a hundred documents use a few
-		// thousand. With fewer used columns than the rank, the whole
-		// width, as the rank must not exceed it.
+		// NMF, GNMF, DGNMF and NGE fit on the columns the samples use,
+		// with the mean entry of the whole width (Common.width): the
+		// whole width's fit zeroes U's other rows in its first update
+		// (their X·V rows are zero) and they stay zero online
+		// (online_support.go), so it is that fit up to rounding
+		// (docs/DESIGN.md §3). A stream hashes into 2¹⁶ columns, of
+		// which a hundred documents use a few thousand. SSKNMF and N²S²L
+		// keep the whole width: their first updates leave those rows
+		// nonzero, and their codes differ (worse on the State of the
+		// Union, BENCHMARKS.md). With fewer used columns than the rank,
+		// the whole width, as the rank must not exceed it.
 		var m *sparse.CSR
-		if cols, m = usedColumns(o.xsRows, o.xsVals, ids); len(cols) < k || !firstFitUsedColumns {
+		meth := o.meth()
+		onUsed := firstFitUsedColumns && (meth == methodNMF || meth == methodGNMF || meth == methodDGNMF || meth == methodNGE)
+		if cols, m = usedColumns(o.xsRows, o.xsVals, ids); len(cols) < k || !onUsed {
 			cols, m = nil, sparse.Zeros(0, o.dim)
 			for _, id := range ids {
 				m.AppendRow(o.xsRows[id], o.xsVals[id])
 			}
 		}
 		sub = SparseRows(m)
+		_, o.fitCols = m.Dims()
 	} else {
 		m := mat.NewDense(len(ids), o.dim, nil)
 		for r, id := range ids {

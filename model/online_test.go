@@ -489,14 +489,12 @@ func TestOnlineSupportSame(t *testing.T) {
 }
 
 // TestOnlineFirstFitUsedColumns checks that the first fit on sparse rows,
-// run on the columns its samples use (firstFit, Common.width), is the
-// fit on the whole width up to rounding for GNMF and NMF: the digits
-// spread over 5,000 columns (4,936 never used), the first fit at 100
-// samples, then four steps. U's rows for the unused columns are zero in
-// both. SSKNMF normalizes U before its first update and its graph term
-// has U parts, so on the whole width those rows keep the initialization's
-// fill, decayed, and shape the rest: there the used columns' fit must
-// leave them zero and reach the whole width's objective within 1%.
+// run on the columns its samples use (firstFit, Common.width) for NMF,
+// GNMF, DGNMF and NGE, is the fit on the whole width up to rounding: the
+// digits spread over 5,000 columns (4,936 never used), the first fit at
+// 100 samples, then four steps, U's rows for the unused columns zero in
+// both. SSKNMF and N²S²L fit on the whole width either way (their first
+// updates leave those rows nonzero): the same bits.
 func TestOnlineFirstFitUsedColumns(t *testing.T) {
 	defer func(v bool) { firstFitUsedColumns = v }(firstFitUsedColumns)
 	train, _, trainY, _, _ := digitsSplit(t, 10)
@@ -520,6 +518,16 @@ func TestOnlineFirstFitUsedColumns(t *testing.T) {
 		}
 		return m
 	}
+	// The columns the first fit's 100 samples use.
+	first := map[int]bool{}
+	for i := range 100 {
+		for j, x := range train.RawRowView(i) {
+			if x != 0 {
+				first[j] = true
+			}
+		}
+	}
+	usedFirst := len(first)
 	zeroRows := func(u *mat.Dense) bool {
 		for i := range wide {
 			if !used[i] && mat.Norm(u.RowView(i), math.Inf(1)) != 0 {
@@ -528,7 +536,7 @@ func TestOnlineFirstFitUsedColumns(t *testing.T) {
 		}
 		return true
 	}
-	for _, method := range []string{"", "nmf", "ssknmf"} {
+	for _, method := range []string{"", "nmf", "dgnmf", "nge", "ssknmf", "n2s2l"} {
 		var got [2]*Online
 		for p, on := range []bool{false, true} {
 			firstFitUsedColumns = on
@@ -549,14 +557,21 @@ func TestOnlineFirstFitUsedColumns(t *testing.T) {
 			got[p] = o
 		}
 		whole, part := got[0], got[1]
-		if !zeroRows(&part.u) {
-			t.Errorf("%q: U has a nonzero row for a column no sample uses", method)
+		wantCols := usedFirst
+		if method == "ssknmf" || method == "n2s2l" {
+			wantCols = wide
 		}
-		if method == "ssknmf" {
-			if fw, fp := whole.Objective(), part.Objective(); !(fp <= 1.01*fw) {
-				t.Errorf("%q: objective %.6g on the used columns, %.6g on the whole width", method, fp, fw)
+		if whole.fitCols != wide || part.fitCols != wantCols {
+			t.Errorf("%q: the first fits ran on %d and %d columns, want %d and %d", method, whole.fitCols, part.fitCols, wide, wantCols)
+		}
+		if method == "ssknmf" || method == "n2s2l" {
+			if !mat.Equal(&whole.u, &part.u) || !mat.Equal(&whole.v, &part.v) {
+				t.Errorf("%q: the first fit left the whole width", method)
 			}
 			continue
+		}
+		if !zeroRows(&part.u) {
+			t.Errorf("%q: U has a nonzero row for a column no sample uses", method)
 		}
 		if !zeroRows(&whole.u) {
 			t.Errorf("%q: the whole width's U has a nonzero row for a column no sample uses", method)
