@@ -10,20 +10,31 @@ import (
 	"github.com/nmfstream/nmfstream/stages"
 )
 
-// learnInRuns learns the share f and its context fc in offset order, as
-// alternating runs of f's records and of single context samples, each run
-// a step of its own: no sample of f is predicted with a label that comes
-// after it in the stream, and every sample of f after a context label is
-// predicted with it. It returns f's Step (its runs' predictions, rejects
-// and duplicates, in order) and adds to ctxCounts what the context's runs
-// added to l's counters. It costs a step per run, so learnShare uses it
-// only while l knows no class: in one batch per owner.
-func learnInRuns(l *stages.Learner, f, fc *stages.Features, ctxCounts *stages.Counters) (*stages.Step, error) {
-	order := make([]int, len(fc.Offsets))
-	for i := range order {
-		order[i] = i
+// learnInRuns learns the share f and its context fc (nil for none) in
+// offset order, as alternating runs of f's records and of single context
+// samples or context late labels (late: fc's, taken out of it, applied by
+// applyContextLabels), each run a step of its own: no sample of f is
+// predicted with a label that comes after it in the stream, and every
+// sample of f after a context label is predicted with it. It returns f's
+// Step (its runs' predictions, rejects and duplicates, in order) and adds
+// to ctxCounts what the context's runs added to l's counters. It costs a
+// step per run, so learnShare uses it only while l knows no class: in one
+// batch per owner.
+func learnInRuns(l *stages.Learner, f, fc *stages.Features, late []record.LateLabel, ctxCounts *stages.Counters) (*stages.Step, error) {
+	type event struct {
+		off  int64
+		late int // index in late, or −1 for fc's sample at off
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(fc.Offsets[a], fc.Offsets[b]) })
+	var order []event
+	if fc != nil {
+		for _, o := range fc.Offsets {
+			order = append(order, event{o, -1})
+		}
+	}
+	for k, ll := range late {
+		order = append(order, event{ll.Offset, k})
+	}
+	slices.SortStableFunc(order, func(a, b event) int { return cmp.Compare(a.off, b.off) })
 	st := &stages.Step{}
 	learnF := func(lo, hi int64) error {
 		run, err := recordsIn(f, lo, hi)
@@ -40,10 +51,17 @@ func learnInRuns(l *stages.Learner, f, fc *stages.Features, ctxCounts *stages.Co
 		return nil
 	}
 	lo := int64(math.MinInt64)
-	for _, i := range order {
-		c := fc.Offsets[i]
+	for _, e := range order {
+		c := e.off
 		if err := learnF(lo, c); err != nil {
 			return nil, err
+		}
+		lo = c
+		if e.late >= 0 {
+			if err := applyContextLabels(l, late[e.late:e.late+1], ctxCounts); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		one, err := recordsIn(fc, c, c+1)
 		if err != nil {
@@ -54,7 +72,6 @@ func learnInRuns(l *stages.Learner, f, fc *stages.Features, ctxCounts *stages.Co
 			return nil, fmt.Errorf("context: %w", err)
 		}
 		*ctxCounts = addCounters(*ctxCounts, subCounters(l.Counters(), before))
-		lo = c
 	}
 	if err := learnF(lo, math.MaxInt64); err != nil {
 		return nil, err
