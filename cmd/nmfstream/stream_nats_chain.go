@@ -274,7 +274,7 @@ func (f *chainNATS) start(ctx context.Context, cmd string, settings []byte, stde
 	if err := adoptNamespace(ctx, nc, &f.cfg, map[string]bool{"partitions": f.partitionsGiven}, cmd, io.Discard); err != nil {
 		return fail(err)
 	}
-	for range f.workers {
+	for i := range f.workers {
 		nc, err := connect()
 		if err != nil {
 			return fail(err)
@@ -283,7 +283,7 @@ func (f *chainNATS) start(ctx context.Context, cmd string, settings []byte, stde
 		if err != nil {
 			return fail(err)
 		}
-		w.SnapshotEvery = f.snapshotEvery
+		w.SnapshotEvery, w.Expect, w.Index = f.snapshotEvery, f.workers, i
 		on.started++
 		go func() {
 			err := w.Run(rctx)
