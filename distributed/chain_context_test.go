@@ -330,3 +330,55 @@ func TestLearnShareContextLateLabel(t *testing.T) {
 		t.Errorf("the shares' counters %+v, want 20 records and samples, no label", own)
 	}
 }
+
+// TestCommonStartSharesSearchBases: three owners learning a stream whose
+// common start covers it, with late labels of its samples, hold the same
+// window bit for bit (the late labels are labels of their nodes, not
+// second copies), so of the search basis fit they all take at 500 samples
+// one is done and two are taken (model.SearchBases); the owners' own
+// counters hold every late label once.
+func TestCommonStartSharesSearchBases(t *testing.T) {
+	const p, n, batch = 3, 700, 50
+	samples := clusteredSamples(n, 40, 4, 11)
+	r := anchoredRouter(t, samples, p)
+	r.Warm = n
+	sb := model.NewSearchBases(1 << 20)
+	ls := make([]*stages.Learner, p)
+	for q := range ls {
+		ls[q] = &stages.Learner{Model: &model.Online{Rank: 3, Graph: graph.KNN{K: 5, Window: 1000}, Src: rand.NewPCG(1, 1), SearchBasis: 4, SearchBases: sb}}
+	}
+	ctx := make([]stages.Counters, p)
+	var late int64
+	for lo := 0; lo < n; lo += batch {
+		f := routeFeatures(samples[lo:lo+batch], int64(lo)+late)
+		if lo >= 100 { // a late label of every fourth sample one batch back
+			for i := lo - batch; i < lo; i += 4 {
+				f.LateLabels = append(f.LateLabels, record.LateLabel{Offset: int64(lo+batch) + late, ID: fmt.Sprintf("s%d", samples[i].ID), Label: fmt.Sprintf("c%d", samples[i].Label)})
+				late++
+			}
+		}
+		shares, cs, _, err := r.Split(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for q := range p {
+			var c *stages.Features
+			if cs != nil {
+				c = cs[q]
+			}
+			if _, err := learnShare(ls[q], shares[q], c, &ctx[q]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if sb.Fits() != 1 || sb.Hits() != 2 {
+		t.Errorf("search basis fits: %d done, %d taken; want 1 and 2", sb.Fits(), sb.Hits())
+	}
+	var own stages.Counters
+	for q := range p {
+		own = addCounters(own, subCounters(ls[q].Counters(), ctx[q]))
+	}
+	if own.Samples != n || own.LateLabels != late {
+		t.Errorf("the owners' own counters %+v, want %d samples and %d late labels", own, n, late)
+	}
+}
