@@ -795,6 +795,19 @@ func (d *ChainDriver) Anchor(ctx context.Context, fs []*stages.Features) error {
 	return d.fixAnchors(ctx)
 }
 
+// Warm returns the common start the driver shares (Router.Warm): the
+// number of its first unlabeled dense samples sent to every partition.
+func (d *ChainDriver) Warm() int { return d.route.Warm }
+
+// ShortStream tells the driver that its whole stream holds samples
+// samples: the common start is then at most half of them (Router.Warm =
+// min(Warm, samples/2)), so that a stream shorter than twice the common
+// start is not learned whole by every owner (distributed/DESIGN.md, "A
+// common start"). Call it from Send's goroutine, before the first Send.
+func (d *ChainDriver) ShortStream(samples int) {
+	d.route.Warm = min(d.route.Warm, max(samples, 0)/2)
+}
+
 // fixAnchors chooses anchors from the gathered rows and stores them in the
 // namespace, first writer wins, then routes with the namespace's.
 func (d *ChainDriver) fixAnchors(ctx context.Context) error {
