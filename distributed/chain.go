@@ -281,12 +281,59 @@ func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, o *ownerStat
 // l knows a class), added to ctxCounts. Otherwise (sparse rows, text) fc
 // is learned in a step of its own after f, its counts the difference of
 // l's counters.
+//
+// The late labels of fc (those of common-start samples whose own partition
+// is another: Router.Warm, ContextID) are applied in those runs, in offset
+// order, while l knows no class, and after the step once it knows one
+// (the share's samples after one in the batch are predicted without it
+// there), each to its context sample if l's window still holds it (a label for a sample
+// gone from the window is dropped: it could only score the context's
+// prediction), and what they add to l's counters (a late label, a scored
+// label) is added to ctxCounts too.
 func learnShare(l *stages.Learner, f, fc *stages.Features, ctxCounts *stages.Counters) (*stages.Step, error) {
+	var late []record.LateLabel
+	if fc != nil && len(fc.LateLabels) > 0 {
+		late = fc.LateLabels
+		c := *fc
+		c.LateLabels = nil
+		if fc = &c; len(c.Offsets) == 0 {
+			fc = nil
+		}
+	}
+	if len(l.Classes()) == 0 && (fc != nil || len(late) > 0) {
+		return learnInRuns(l, f, fc, late, ctxCounts)
+	}
+	st, err := learnShareRows(l, f, fc, ctxCounts)
+	if err != nil {
+		return nil, err
+	}
+	if err := applyContextLabels(l, late, ctxCounts); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// applyContextLabels applies the context's late labels late (ids under
+// ContextID) to l, each only if l's window holds its sample, and adds what
+// they added to l's counters to ctxCounts.
+func applyContextLabels(l *stages.Learner, late []record.LateLabel, ctxCounts *stages.Counters) error {
+	before := l.Counters()
+	for _, ll := range late {
+		if _, ok := l.Lookup(ll.ID); !ok || !isContextID(ll.ID) {
+			continue
+		}
+		if err := l.Label(ll.ID, ll.Label); err != nil {
+			return fmt.Errorf("context: %w", err)
+		}
+	}
+	*ctxCounts = addCounters(*ctxCounts, subCounters(l.Counters(), before))
+	return nil
+}
+
+// learnShareRows is learnShare without the context's late labels.
+func learnShareRows(l *stages.Learner, f, fc *stages.Features, ctxCounts *stages.Counters) (*stages.Step, error) {
 	if fc == nil {
 		return l.LearnFeatures(f)
-	}
-	if len(l.Classes()) == 0 {
-		return learnInRuns(l, f, fc, ctxCounts)
 	}
 	fx, dense := model.Rows(f.X).(*mat.Dense)
 	cx, _ := model.Rows(fc.X).(*mat.Dense)
@@ -313,7 +360,7 @@ func learnShare(l *stages.Learner, f, fc *stages.Features, ctxCounts *stages.Cou
 	seen := 0
 	for _, p := range st.Predictions {
 		lab, ok := truth[p.Offset]
-		if !ok || p.ID != "" {
+		if !ok || !isContextID(p.ID) {
 			kept = append(kept, p)
 			continue
 		}
@@ -746,6 +793,19 @@ func (d *ChainDriver) Anchor(ctx context.Context, fs []*stages.Features) error {
 		return nil
 	}
 	return d.fixAnchors(ctx)
+}
+
+// Warm returns the common start the driver shares (Router.Warm): the
+// number of its first unlabeled dense samples sent to every partition.
+func (d *ChainDriver) Warm() int { return d.route.Warm }
+
+// ShortStream tells the driver that its whole stream holds samples
+// samples: the common start is then at most half of them (Router.Warm =
+// min(Warm, samples/2)), so that a stream shorter than twice the common
+// start is not learned whole by every owner (distributed/DESIGN.md, "A
+// common start"). Call it from Send's goroutine, before the first Send.
+func (d *ChainDriver) ShortStream(samples int) {
+	d.route.Warm = min(d.route.Warm, max(samples, 0)/2)
 }
 
 // fixAnchors chooses anchors from the gathered rows and stores them in the

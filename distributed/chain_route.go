@@ -7,11 +7,13 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/sparse"
+	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/stages"
 )
 
@@ -82,14 +84,17 @@ type Router struct {
 	// Warm is the number of the stream's first unlabeled dense samples
 	// routed by anchor that are also sent to every other partition as
 	// context (Split), learned there but not predicted for the driver.
+	// Each goes with its id under ContextID, and its late label goes to
+	// the other partitions as a late label of that id in their context.
 	Warm int
 
 	p        int
-	warmed   int        // unlabeled samples sent as context so far
-	locality bool       // dense samples seen: late labels of unknown ids go to every partition
-	anchors  *mat.Dense // P×D unit rows; nil until fixed
-	counts   []int64    // samples routed by anchor per partition
-	shares   []int64    // samples routed per partition, every way
+	warmed   int                 // unlabeled samples sent as context so far
+	warmIDs  map[string]struct{} // the ids of those (≤ Warm)
+	locality bool                // dense samples seen: late labels of unknown ids go to every partition
+	anchors  *mat.Dense          // P×D unit rows; nil until fixed
+	counts   []int64             // samples routed by anchor per partition
+	shares   []int64             // samples routed per partition, every way
 	ids      map[string]int
 	ring     []string // ids in routing order, for forgetting (len ≤ Remember)
 	next     int      // ring's oldest entry once it is full
@@ -100,7 +105,7 @@ type Router struct {
 
 // NewRouter returns a Router for p partitions, without anchors.
 func NewRouter(p int) *Router {
-	return &Router{p: max(p, 1), counts: make([]int64, max(p, 1)), shares: make([]int64, max(p, 1)), ids: map[string]int{}, rows: map[string]row{}}
+	return &Router{p: max(p, 1), counts: make([]int64, max(p, 1)), shares: make([]int64, max(p, 1)), ids: map[string]int{}, rows: map[string]row{}, warmIDs: map[string]struct{}{}}
 }
 
 // Anchors returns the Router's anchors (P×D, unit rows), or nil.
@@ -284,6 +289,26 @@ func (r *Router) remember(id string, q int) {
 	r.ids[id] = q
 }
 
+// contextPrefix begins the id of a sample of the common start in the
+// context of the partitions other than its own (ContextID).
+const contextPrefix = "\x00context\x00"
+
+// ContextID is the id under which the partitions other than its own hold
+// a sample of the common start whose id is id (Router.Warm): "" for "",
+// else id after a prefix that begins with a NUL byte. Record ids that
+// begin with that prefix are reserved: such a sample could be taken for a
+// duplicate of a context sample (distributed/DESIGN.md, "A common start").
+func ContextID(id string) string {
+	if id == "" {
+		return ""
+	}
+	return contextPrefix + id
+}
+
+// isContextID reports whether id is a context sample's (ContextID, or
+// none).
+func isContextID(id string) bool { return id == "" || strings.HasPrefix(id, contextPrefix) }
+
 // defaultKeepRows is KeepRows' default: the default window of 10,000.
 const defaultKeepRows = 10000
 
@@ -366,6 +391,7 @@ func (r *Router) Split(f *stages.Features) (shares, context []*stages.Features, 
 		off     int64
 		row     row
 		labeled bool
+		id      string // the context's id (ContextID), "" for none
 	}
 	var elsewhere []labeled // labeled rows, each for every partition but its own
 	var home []int          // their own partitions
@@ -405,14 +431,17 @@ func (r *Router) Split(f *stages.Features) (shares, context []*stages.Features, 
 		if (rowsOf != nil || f.Text != nil) && (dense == nil || r.locality) && !known {
 			switch {
 			case f.Labeled[i] && r.KeepRows >= 0:
-				elsewhere = append(elsewhere, labeled{f.Labels[i], off, rowOf(f, rowsOf, i), true})
+				elsewhere = append(elsewhere, labeled{f.Labels[i], off, rowOf(f, rowsOf, i), true, ""})
 				home = append(home, q)
 			case !f.Labeled[i]:
 				rw := rowOf(f, rowsOf, i) // kept, and read only by the context below
 				r.keepRow(id, rw)
 				if r.anchors != nil && r.warmed < r.Warm {
 					r.warmed++
-					elsewhere = append(elsewhere, labeled{"", off, rw, false})
+					if id != "" {
+						r.warmIDs[id] = struct{}{}
+					}
+					elsewhere = append(elsewhere, labeled{"", off, rw, false, ContextID(id)})
 					home = append(home, q)
 				}
 			}
@@ -424,12 +453,17 @@ func (r *Router) Split(f *stages.Features) (shares, context []*stages.Features, 
 	if err != nil {
 		return nil, nil, 0, err
 	}
+	var warmLate []record.LateLabel // late labels of the common start's samples
+	var warmHome []int              // their samples' partitions
 	for _, ll := range f.LateLabels {
 		switch q, ok := r.ids[ll.ID]; {
 		case ok && ll.ID != "":
 			out[q].LateLabels = append(out[q].LateLabels, ll)
-			if rw, ok := r.rows[ll.ID]; ok {
-				elsewhere = append(elsewhere, labeled{ll.Label, ll.Offset, rw, true})
+			if _, warm := r.warmIDs[ll.ID]; warm {
+				warmLate = append(warmLate, record.LateLabel{Offset: ll.Offset, ID: ContextID(ll.ID), Label: ll.Label})
+				warmHome = append(warmHome, q)
+			} else if rw, ok := r.rows[ll.ID]; ok {
+				elsewhere = append(elsewhere, labeled{ll.Label, ll.Offset, rw, true, ""})
 				home = append(home, q)
 			}
 		case !r.locality:
@@ -442,17 +476,25 @@ func (r *Router) Split(f *stages.Features) (shares, context []*stages.Features, 
 			}
 		}
 	}
-	if len(elsewhere) == 0 {
+	if len(elsewhere) == 0 && len(warmLate) == 0 {
 		return out, nil, broadcast, nil
 	}
 	context = make([]*stages.Features, p)
 	// Every row of a context has the form (dense, sparse or text) and dimension
 	// of the first one sent elsewhere: the owners reject the others anyway.
-	first := elsewhere[0].row
+	var first row
+	if len(elsewhere) > 0 {
+		first = elsewhere[0].row
+	}
 	for q := range p {
 		var rows []float64
-		sp := sparse.Zeros(0, first.dim)
+		sp := sparse.Zeros(0, max(first.dim, 1))
 		c := &stages.Features{}
+		for k, ll := range warmLate {
+			if warmHome[k] != q {
+				c.LateLabels = append(c.LateLabels, ll)
+			}
+		}
 		for k, e := range elsewhere {
 			if home[k] == q || e.row.dim != first.dim || e.row.kind != first.kind {
 				continue
@@ -465,10 +507,13 @@ func (r *Router) Split(f *stages.Features) (shares, context []*stages.Features, 
 			case rowText:
 				c.Text = append(c.Text, e.row.text)
 			}
-			c.IDs, c.Labels = append(c.IDs, ""), append(c.Labels, e.label)
+			c.IDs, c.Labels = append(c.IDs, e.id), append(c.Labels, e.label)
 			c.Labeled, c.Offsets = append(c.Labeled, e.labeled), append(c.Offsets, e.off)
 		}
 		if len(c.IDs) == 0 {
+			if len(c.LateLabels) > 0 {
+				context[q] = c
+			}
 			continue
 		}
 		switch first.kind {

@@ -4,6 +4,7 @@ package distributed
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -94,5 +95,26 @@ func TestChainWorkersSpreadBeforeADriver(t *testing.T) {
 			t.Fatalf("after 20 s the workers hold %v and %v, want one partition each", ws1[0].Stats().Held, ws2[0].Stats().Held)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestMayPullTogether: Workers started together (Expect, Index) pull only
+// their own roles (owner-p, p ≡ Index mod Expect) for two TTLs after Run
+// starts, whatever count of live Workers they see; after that, the share
+// rule (⌈P/live⌉) applies, so another's role is taken.
+func TestMayPullTogether(t *testing.T) {
+	w := &Worker{cfg: Config{Partitions: 5, PinnedTTL: time.Minute}, held: map[string]bool{}, Expect: 2, Index: 1}
+	w.start = time.Now()
+	one := func() int { return 1 }
+	for p := range 5 {
+		if got := w.mayPull(fmt.Sprintf("owner-%d", p), one); got != (p%2 == 1) {
+			t.Errorf("at the start: owner-%d pulled %v, want %v", p, got, p%2 == 1)
+		}
+	}
+	w.start = time.Now().Add(-3 * time.Minute)
+	for p := range 5 {
+		if !w.mayPull(fmt.Sprintf("owner-%d", p), one) {
+			t.Errorf("after two TTLs, alone: owner-%d not pulled", p)
+		}
 	}
 }

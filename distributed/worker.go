@@ -33,6 +33,15 @@ type Worker struct {
 	// disables them (a takeover replays the partition from its first
 	// batch).
 	SnapshotEvery int
+	// Expect and Index, if Expect is set before Run, say that this Worker
+	// is Index (0 ≤ Index < Expect) of Expect Workers of the namespace
+	// started together (the --workers of a driver): for two TTLs after Run
+	// starts, mayPull pulls only the roles owner-<p> with p ≡ Index (mod
+	// Expect), so that the roles spread at once instead of going to the
+	// first Worker and moving later (each move a replay of the partition).
+	// After that it pulls by the live Workers' count only, so a role of one
+	// that never came, or stopped, is taken by the others.
+	Expect, Index int
 
 	cfg Config
 	nc  *nats.Conn
@@ -44,8 +53,9 @@ type Worker struct {
 	held  map[string]bool
 	// over is when the worker started holding more than its share of the
 	// roles (zero when it does not): mayPull releases one after 2 TTLs.
-	over time.Time
-	beat []byte // the payload of its heartbeats: 8 random bytes naming this instance (WorkerWatch)
+	over  time.Time
+	start time.Time // when Run started (Expect)
+	beat  []byte    // the payload of its heartbeats: 8 random bytes naming this instance (WorkerWatch)
 
 	// newLearner builds each owned partition's Learner (chain.go).
 	newLearner NewLearner
@@ -104,6 +114,9 @@ func (w *Worker) Run(parent context.Context) error {
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
 	ttl := w.cfg.pinnedTTL()
+	w.mu.Lock()
+	w.start = time.Now()
+	w.mu.Unlock()
 	type role struct {
 		name string
 		work func(ctx context.Context, p *pin) error
@@ -219,12 +232,19 @@ func (w *Worker) hold(ctx context.Context, p *pin, work func(context.Context, *p
 // new owner replays the partition's batches). It pulls a role it does not
 // hold only while under its share. Roles are not spread at once: the
 // first worker of a namespace takes them all, and gives them up one at a
-// time as others come.
+// time as others come, unless they were started together (Expect).
 func (w *Worker) mayPull(role string, live func() int) bool {
 	P := w.cfg.partitions()
-	share := (P + max(live(), 1) - 1) / max(live(), 1)
+	n := max(live(), 1)
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.Expect > 1 && time.Since(w.start) < 2*w.cfg.pinnedTTL() {
+		var p int
+		if _, err := fmt.Sscanf(role, "owner-%d", &p); err == nil {
+			return p%w.Expect == w.Index
+		}
+	}
+	share := (P + n - 1) / n
 	h, lastHeld := 0, ""
 	for r, ok := range w.held {
 		if ok {

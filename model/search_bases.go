@@ -25,6 +25,7 @@ type SearchBases struct {
 	maxBytes int64
 	entries  []*searchBasisEntry // oldest first
 	hits     int
+	fits     int
 }
 
 // searchBasisEntry is one shared fit: key identifies its input; done is
@@ -48,6 +49,13 @@ func (s *SearchBases) Hits() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.hits
+}
+
+// Fits returns the count of fits done (not taken from a shared one) so far.
+func (s *SearchBases) Fits() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fits
 }
 
 // searchBasisKey identifies a search basis fit: the rows x (their bits),
@@ -93,6 +101,7 @@ func (s *SearchBases) get(key [sha256.Size]byte, fit func() (*mat.Dense, error))
 	}
 	e := &searchBasisEntry{key: key, done: make(chan struct{})}
 	s.entries = append(s.entries, e)
+	s.fits++
 	s.mu.Unlock()
 	e.basis, e.err = fit()
 	close(e.done)

@@ -274,7 +274,7 @@ func (f *chainNATS) start(ctx context.Context, cmd string, settings []byte, stde
 	if err := adoptNamespace(ctx, nc, &f.cfg, map[string]bool{"partitions": f.partitionsGiven}, cmd, io.Discard); err != nil {
 		return fail(err)
 	}
-	for range f.workers {
+	for i := range f.workers {
 		nc, err := connect()
 		if err != nil {
 			return fail(err)
@@ -283,7 +283,7 @@ func (f *chainNATS) start(ctx context.Context, cmd string, settings []byte, stde
 		if err != nil {
 			return fail(err)
 		}
-		w.SnapshotEvery = f.snapshotEvery
+		w.SnapshotEvery, w.Expect, w.Index = f.snapshotEvery, f.workers, i
 		on.started++
 		go func() {
 			err := w.Run(rctx)
@@ -422,16 +422,20 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 }
 
 // anchoredRead returns the stream's records as chain steps. With P > 1 it
-// first reads and featurizes the batches up to 50·P samples and has the
-// driver fix the namespace's anchors from them before anything is sent
-// (distributed/DESIGN.md, "Locality"); those batches come first, then the
-// rest of rd. A read error met while reading ahead comes after them.
+// first reads and featurizes the batches up to 50·P samples, or twice the
+// driver's common start if more, and has the driver fix the namespace's
+// anchors from them before anything is sent (distributed/DESIGN.md,
+// "Locality"); a stream that ends within them is short, and its common
+// start at most half its samples (ChainDriver.ShortStream). Those batches
+// come first, then the rest of rd. A read error met while reading ahead
+// comes after them.
 func anchoredRead(ctx context.Context, rd *sources.Reader, drv *distributed.ChainDriver, parts int) (pipeline.ReadFunc[*streamStep], error) {
 	var ahead []*streamStep
 	var aheadErr error
 	if parts > 1 {
 		var feats []*stages.Features
-		for n := 0; n < 50*parts; {
+		n := 0
+		for n < max(50*parts, 2*drv.Warm()) {
 			b, err := rd.Read(ctx)
 			if err != nil {
 				aheadErr = err
@@ -440,6 +444,9 @@ func anchoredRead(ctx context.Context, rd *sources.Reader, drv *distributed.Chai
 			f := stages.NewFeatures(b)
 			feats, n = append(feats, f), n+len(f.Offsets)
 			ahead = append(ahead, &streamStep{link: link{feat: f}})
+		}
+		if errors.Is(aheadErr, io.EOF) {
+			drv.ShortStream(n)
 		}
 		if err := drv.Anchor(ctx, feats); err != nil {
 			return nil, err

@@ -250,7 +250,7 @@ func lineLogger(w io.Writer, prefix string) func(line string) {
 // start starts n owners of the chain (distributed.NewChainWorker with
 // stream's learner, learnerOf) on connections from connect.
 func (p *workerPool) start(ctx context.Context, connect func() (*nats.Conn, error), cfg distributed.Config, n, snapshotEvery int) error {
-	for range n {
+	for i := range n {
 		wc, err := connect()
 		if err != nil {
 			return err
@@ -259,7 +259,7 @@ func (p *workerPool) start(ctx context.Context, connect func() (*nats.Conn, erro
 		if err != nil {
 			return err
 		}
-		w.Log, w.SnapshotEvery = p.log, snapshotEvery
+		w.Log, w.SnapshotEvery, w.Expect, w.Index = p.log, snapshotEvery, n, i
 		p.ws = append(p.ws, w)
 		go func() { p.done <- w.Run(ctx) }()
 	}
