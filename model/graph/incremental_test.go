@@ -382,31 +382,39 @@ func nearTies(n, d int, rng *rand.Rand) *mat.Dense {
 // (SetSplit) gives the serial graph exactly: the same changes, lists and
 // distances after every insertion into a sliding window, on data with
 // ties, in float64 and in the float32 search of wide data (with near-ties
-// there, the candidates within the float32 margin decide the lists).
+// there, the candidates within the float32 margin decide the lists), and
+// on sparse rows (each part with its own column lists).
 func TestSplitEqualsSerial(t *testing.T) {
 	defer func(m int) { min32Nodes = m }(min32Nodes)
 	min32Nodes = 16
 	rng := rand.New(rand.NewPCG(5, 5))
 	for _, c := range []struct {
-		name string
-		x    *mat.Dense
-	}{{"ties", tieData(300, 5, rng)}, {"float32", randData(300, 64, rng)}, {"float32 near-ties", nearTies(300, 64, rng)}} {
+		name   string
+		x      *mat.Dense
+		sparse bool
+	}{{"ties", tieData(300, 5, rng), false}, {"float32", randData(300, 64, rng), false}, {"float32 near-ties", nearTies(300, 64, rng), false},
+		{"sparse", sparseData(300, 200, 20, rng), true}, {"sparse ties", tieData(300, 5, rng), true}} {
 		t.Run(c.name, func(t *testing.T) {
 			_, d := c.x.Dims()
 			cfg := KNN{K: 4, Window: 60, BlockSize: 8}
-			serial, err := cfg.NewDense(d)
+			newGraph, insert := cfg.NewDense, (*Graph).InsertDense
+			if c.sparse {
+				newGraph = cfg.NewSparse
+				insert = func(g *Graph, x mat.Matrix) (Change, error) { return g.InsertSparse(sparse.FromDense(x.(*mat.Dense))) }
+			}
+			serial, err := newGraph(d)
 			if err != nil {
 				t.Fatal(err)
 			}
-			split, _ := cfg.NewDense(d)
+			split, _ := newGraph(d)
 			split.SetSplit(splittest.Reverse)
 			for lo := 0; lo < 300; lo += 7 {
 				rows := rowsOf(c.x, seq(min(lo+7, 300))[lo:])
-				want, err := serial.InsertDense(rows)
+				want, err := insert(serial, rows)
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := split.InsertDense(rows)
+				got, err := insert(split, rows)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -422,7 +430,7 @@ func TestSplitEqualsSerial(t *testing.T) {
 				}
 				sameWeightRows(t, split)
 			}
-			if c.name != "ties" && !split.st.fast32 {
+			if !c.sparse && c.name != "ties" && !split.st.fast32 {
 				t.Error("the wide data did not take the float32 search")
 			}
 		})

@@ -312,7 +312,7 @@ func (g *Graph) scan(ls *lists, st *qstate, qs, refs []int, sym bool, keep func(
 		}
 	}
 	bound := !sym && keep == nil && !g.st.cosine && !g.st.isSparse && g.useBound(qs, refs)
-	if g.split != nil && !sym && keep == nil && !g.st.cosine && !g.st.isSparse {
+	if g.split != nil && !sym && keep == nil && !g.st.cosine {
 		g.scanSplit(ls, st, qs, refs, old != nil, touch, bs, bound)
 		return
 	}
@@ -501,7 +501,11 @@ func (g *Graph) scanSplit(ls *lists, st *qstate, qs, refs []int, reverse bool, t
 						continue
 					}
 					p.dot = slices.Grow(p.dot[:0], len(qb)*len(rb))[:len(qb)*len(rb)]
-					g.st.denseDots(p.dot, qb, rb, &p.bufs)
+					if g.st.isSparse {
+						g.st.sparseDots(p.dot, qb, rb, &p.bufs)
+					} else {
+						g.st.denseDots(p.dot, qb, rb, &p.bufs)
+					}
 					g.scanEuclid(ls, &p.st, 0, qb, rb, p.dot, reverse, tch)
 				}
 			}

@@ -43,20 +43,21 @@ type store struct {
 	bd bounds // the bounded search's state (bound.go)
 
 	// workspaces
-	bufs   dotBufs
-	cbuf   []float64
-	colPtr []int
-	colRow []int32
-	colVal []float64
+	bufs dotBufs
+	cbuf []float64
 }
 
-// dotBufs is the workspace of dense dots: parts of a search that run at
-// once (Graph.SetSplit) each bring their own.
+// dotBufs is the workspace of dots: parts of a search that run at once
+// (Graph.SetSplit) each bring their own.
 type dotBufs struct {
 	q, r  []float64
 	c32   []float32
 	abt32 gemm.ABTWorkspace32 // gemm.MulABT32's
 	abt   gemm.ABTWorkspace   // gemm.MulABT's
+	// sparseDots' column lists of the reference block (CSC)
+	colPtr []int
+	colRow []int32
+	colVal []float64
 	// part is set for a part of a split search, which runs beside the
 	// others on its own core (see gemm.Serves64).
 	part bool
@@ -507,9 +508,17 @@ func (s *store) dots(dst []float64, qs, refs []int) {
 		s.denseDots(dst, qs, refs, &s.bufs)
 		return
 	}
-	// Sparse: transpose the reference block into column lists (CSC), then
+	s.sparseDots(dst, qs, refs, &s.bufs)
+}
+
+// sparseDots is dots for sparse rows, with workspace w: calls with their
+// own w may run at once. Each product sums q_t·r_t over the query's terms t
+// in ascending order, whatever the other rows of qs and refs.
+func (s *store) sparseDots(dst []float64, qs, refs []int, w *dotBufs) {
+	nr := len(refs)
+	// Transpose the reference block into column lists (CSC), then
 	// accumulate each query row term by term: Σ_t q_t · R[:, t].
-	ptr := s.colPtr[:0]
+	ptr := w.colPtr[:0]
 	for len(ptr) < s.dim+1 {
 		ptr = append(ptr, 0)
 	}
@@ -524,11 +533,11 @@ func (s *store) dots(dst []float64, qs, refs []int) {
 	for t := 0; t < s.dim; t++ {
 		ptr[t+1] += ptr[t]
 	}
-	if cap(s.colRow) < total {
-		s.colRow = make([]int32, total)
-		s.colVal = make([]float64, total)
+	if cap(w.colRow) < total {
+		w.colRow = make([]int32, total)
+		w.colVal = make([]float64, total)
 	}
-	crow, cval := s.colRow[:total], s.colVal[:total]
+	crow, cval := w.colRow[:total], w.colVal[:total]
 	// Fill using ptr[t] as a cursor, then shift back.
 	for b, r := range refs {
 		for p, t := range s.ind[r] {
@@ -541,7 +550,7 @@ func (s *store) dots(dst []float64, qs, refs []int) {
 		ptr[t] = ptr[t-1]
 	}
 	ptr[0] = 0
-	s.colPtr = ptr
+	w.colPtr = ptr
 	for a, q := range qs {
 		acc := dst[a*nr : (a+1)*nr]
 		clear(acc)
