@@ -431,20 +431,7 @@ func TestOnlineSupportSame(t *testing.T) {
 	const wide = 1000
 	cols := rand.New(rand.NewPCG(1, 1)).Perm(wide)[:d]
 	slices.Sort(cols) // keeps the columns' order
-	spread := func(lo, hi int) *sparse.CSR {
-		m := sparse.Zeros(0, wide)
-		for i := lo; i < hi; i++ {
-			var ind []int
-			var val []float64
-			for j, x := range train.RawRowView(i) {
-				if x != 0 {
-					ind, val = append(ind, cols[j]), append(val, x)
-				}
-			}
-			m.AppendRow(ind, val)
-		}
-		return m
-	}
+	spread := func(lo, hi int) *sparse.CSR { return spreadRows(train, lo, hi, cols, wide, nil) }
 	for _, c := range []struct {
 		name   string
 		method string
@@ -488,6 +475,27 @@ func TestOnlineSupportSame(t *testing.T) {
 	}
 }
 
+// spreadRows returns rows [lo, hi) of x as sparse rows of width wide,
+// column j of x moved to cols[j] (ascending, so each row's order is kept),
+// and marks the columns it uses in used (if non-nil).
+func spreadRows(x *mat.Dense, lo, hi int, cols []int, wide int, used map[int]bool) *sparse.CSR {
+	m := sparse.Zeros(0, wide)
+	for i := lo; i < hi; i++ {
+		var ind []int
+		var val []float64
+		for j, v := range x.RawRowView(i) {
+			if v != 0 {
+				ind, val = append(ind, cols[j]), append(val, v)
+				if used != nil {
+					used[cols[j]] = true
+				}
+			}
+		}
+		m.AppendRow(ind, val)
+	}
+	return m
+}
+
 // TestOnlineFirstFitUsedColumns checks that the first fit on sparse rows,
 // run on the columns its samples use (firstFit, Common.width) for NMF,
 // GNMF, DGNMF and NGE, is the fit on the whole width up to rounding: the
@@ -503,21 +511,7 @@ func TestOnlineFirstFitUsedColumns(t *testing.T) {
 	cols := rand.New(rand.NewPCG(2, 2)).Perm(wide)[:d]
 	slices.Sort(cols)
 	used := map[int]bool{}
-	spread := func(lo, hi int) *sparse.CSR {
-		m := sparse.Zeros(0, wide)
-		for i := lo; i < hi; i++ {
-			var ind []int
-			var val []float64
-			for j, x := range train.RawRowView(i) {
-				if x != 0 {
-					ind, val = append(ind, cols[j]), append(val, x)
-					used[cols[j]] = true
-				}
-			}
-			m.AppendRow(ind, val)
-		}
-		return m
-	}
+	spread := func(lo, hi int) *sparse.CSR { return spreadRows(train, lo, hi, cols, wide, used) }
 	// The columns the first fit's 100 samples use.
 	first := map[int]bool{}
 	for i := range 100 {
