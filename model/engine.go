@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/gemm"
 	"github.com/nmfstream/nmfstream/internal/vec"
 )
 
@@ -280,6 +281,16 @@ type Engine struct {
 	// chunks, so results differ from a run without Split by rounding
 	// only, and do not depend on the number of parts.
 	Split func(n int, body func(lo, hi int))
+	// Inner, if above 1, updates each factor Inner times per product with
+	// the data: the accelerated multiplicative updates of Gillis and
+	// Glineur, "Accelerated multiplicative updates and hierarchical ALS
+	// algorithms for nonnegative matrix factorization", Neural Computation
+	// 24(4), 2012. The first update reads the loss's gradient; the others
+	// recompute only its positive part, U·VᵀV (or V·UᵀU), from the Gram
+	// matrix the Frobenius loss kept, D·K² (N·K²) flops against the N·D·K
+	// of a product with X. Only the Frobenius loss without Terms, Rows,
+	// FixU, FixV or VStep takes it; Run returns an error otherwise.
+	Inner int
 
 	uNeg, uPos, vNeg, vPos mat.Dense
 	parts                  []float64
@@ -343,6 +354,11 @@ func (e *Engine) Run(u, v *mat.Dense) (Result, error) {
 		if r, c := w.m.Dims(); w.used && (w.m.IsEmpty() || r != w.r || c != w.c) {
 			w.m.Reset()
 			w.m.ReuseAs(w.r, w.c)
+		}
+	}
+	if e.Inner > 1 {
+		if _, ok := e.Loss.(*Frobenius); !ok || len(e.Terms) > 0 || e.Rows != nil || e.FixU || e.FixV || e.VStep != nil {
+			return Result{}, fmt.Errorf("model: Engine.Inner %d needs the Frobenius loss alone, no Rows, FixU, FixV or VStep", e.Inner)
 		}
 	}
 	if len(e.parts) != len(e.Terms)+1 {
@@ -439,6 +455,10 @@ func (e *Engine) stepU(u, v *mat.Dense) {
 		}
 	}
 	e.mulUpdate(u, &e.uNeg, &e.uPos, nil)
+	for range e.Inner - 1 { // Run has checked the loss: U·VᵀV from its VᵀV
+		gemm.MulTo(&e.uPos, u, &e.Loss.(*Frobenius).vtv, e.Split != nil)
+		e.mulUpdate(u, &e.uNeg, &e.uPos, nil)
+	}
 }
 
 // mulUpdate is mulUpdate on all rows in parts (Split), or on the given
@@ -469,6 +489,10 @@ func (e *Engine) stepV(u, v *mat.Dense) {
 		}
 	}
 	e.mulUpdate(v, &e.vNeg, &e.vPos, e.Rows)
+	for range e.Inner - 1 { // V·UᵀU from the loss's UᵀU
+		gemm.MulTo(&e.vPos, v, &e.Loss.(*Frobenius).utu, e.Split != nil)
+		e.mulUpdate(v, &e.vNeg, &e.vPos, nil)
+	}
 }
 
 // mulUpdate sets w ← w ⊙ neg / max(pos, eps) on the given rows (all if nil).

@@ -144,6 +144,10 @@ type NMF struct {
 	// NormalizeU rescales U's columns to unit norm after fitting (V is
 	// rescaled to keep UVᵀ). The zero value leaves them as fitted.
 	NormalizeU bool
+	// Inner is the engine's updates of each factor per product with the
+	// data (Engine.Inner: accelerated multiplicative updates, the
+	// Frobenius loss only); 0 or 1, one.
+	Inner int
 
 	fitted
 	eng Engine
@@ -160,7 +164,7 @@ func (m *NMF) Fit(x Data, labels []int) error {
 	if err != nil {
 		return err
 	}
-	m.eng = Engine{Loss: loss}
+	m.eng = Engine{Loss: loss, Inner: m.Inner}
 	if m.NormalizeU {
 		m.eng.Normalize = NormalizeAtEnd
 	}

@@ -2,12 +2,9 @@ package model
 
 import (
 	"fmt"
-	"math"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
-
-	"github.com/nmfstream/nmfstream/internal/gemm"
 )
 
 // DefaultSearchBasis is the rank of the search basis the command line sets
@@ -21,7 +18,7 @@ const DefaultSearchBasis = 40
 // and on the first 2,000 by 1.0 (BENCHMARKS.md, "What the codes add"): the
 // first basis waits for searchBasisFirst samples, the next ones come each
 // time the count of samples seen has grown searchBasisGrowth-fold, each
-// fitted (fitSearchNMF: searchBasisIter products with the samples, each
+// fitted (fitSearchBasisOn: searchBasisIter products with the samples, each
 // followed by searchBasisInner multiplicative updates of the factor, in
 // float32) on the newest searchBasisRows samples of the window. Refitting once per window as well
 // changed nothing on MNIST 30k (0.941 either way) and would cost a rebuild
@@ -110,61 +107,16 @@ func (o *Online) fitSearchBasis() (*mat.Dense, error) {
 	return mat.DenseCopyOf(r), nil
 }
 
-// fitSearchBasisOn fits the search basis to the rows x (fitSearchBasis).
+// fitSearchBasisOn fits the search basis to the rows x (fitSearchBasis):
+// a plain NMF from NNDSVDa, searchBasisIter products with x (in float32),
+// each followed by searchBasisInner updates of its factor (Engine.Inner),
+// no objective computed between them (Tol −1).
 func (o *Online) fitSearchBasisOn(x *mat.Dense) (*mat.Dense, error) {
-	u, err := fitSearchNMF(x, o.SearchBasis, searchBasisIter, searchBasisInner, o.Split)
-	if err != nil {
+	nm := &NMF{Common: Common{Rank: o.SearchBasis, MaxIter: searchBasisIter, Tol: -1, Split: o.Split, Float32: true}, Inner: searchBasisInner}
+	if err := nm.Fit(DenseRows(x), nil); err != nil {
 		return nil, err
 	}
-	return orthonormalColumns(u), nil
-}
-
-// fitSearchNMF fits a plain NMF of rank k, x ≈ VUᵀ with x's rows the
-// samples (N×D), and returns U (D×K), by the multiplicative updates of
-// Lee and Seung (NMF) from NNDSVDa, accelerated as Gillis and Glineur,
-// "Accelerated multiplicative updates and hierarchical ALS algorithms for
-// nonnegative matrix factorization", Neural Computation 24(4), 2012: each
-// of the outer iterations computes XV and VᵀV once (the products with x,
-// in float32: Frobenius.Float32) and updates U inner times with them,
-//
-//	U ← U ⊙ (XV) / (U·VᵀV),
-//
-// then V alike with XᵀU and UᵀU. The products with x cost N·D·K each
-// and an inner update D·K² or N·K², so inner updates are almost free.
-// With inner 1 it is NMF's Fit with MaxIter outer, Tol −1 and Float32, bit
-// for bit (TestFitSearchNMFPlain). Split runs the products and updates in
-// parts, as Engine.Split. A non-finite result is an ErrDiverged error.
-func fitSearchNMF(x *mat.Dense, k, outer, inner int, split func(n int, body func(lo, hi int))) (*mat.Dense, error) {
-	data := DenseRows(x)
-	u, v, err := Initialize(data, k, InitNNDSVDa, nil)
-	if err != nil {
-		return nil, err
-	}
-	loss := NewFrobenius(data)
-	loss.Float32 = true
-	loss.setSplit(split)
-	e := &Engine{Split: split}
-	d, n := data.Dims()
-	uNeg, uPos := mat.NewDense(d, k, nil), mat.NewDense(d, k, nil)
-	vNeg, vPos := mat.NewDense(n, k, nil), mat.NewDense(n, k, nil)
-	for range outer {
-		loss.UGradTo(uNeg, uPos, u, v) // XV, U·VᵀV; VᵀV kept in loss.vtv
-		e.mulUpdate(u, uNeg, uPos, nil)
-		for range inner - 1 {
-			gemm.MulTo(uPos, u, &loss.vtv, split != nil)
-			e.mulUpdate(u, uNeg, uPos, nil)
-		}
-		loss.VGradTo(vNeg, vPos, u, v) // XᵀU, V·UᵀU; UᵀU kept in loss.utu
-		e.mulUpdate(v, vNeg, vPos, nil)
-		for range inner - 1 {
-			gemm.MulTo(vPos, v, &loss.utu, split != nil)
-			e.mulUpdate(v, vNeg, vPos, nil)
-		}
-	}
-	if f := loss.LastValue(v); math.IsNaN(f) || math.IsInf(f, 0) || math.IsNaN(mat.Sum(u)) {
-		return nil, diverged(&DivergedError{Iter: outer, Objective: f}, "NMF", "")
-	}
-	return u, nil
+	return orthonormalColumns(nm.Basis()), nil
 }
 
 // orthonormalColumns returns an orthonormal basis of the span of u's

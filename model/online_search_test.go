@@ -9,8 +9,10 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/datasets"
+	"github.com/nmfstream/nmfstream/internal/gemm"
 	"github.com/nmfstream/nmfstream/internal/splittest"
 	"github.com/nmfstream/nmfstream/model/graph"
+	"github.com/nmfstream/nmfstream/model/sparse"
 	"github.com/nmfstream/nmfstream/pipeline"
 )
 
@@ -211,33 +213,64 @@ func TestSearchBasisGuard(t *testing.T) {
 	checkExactLists(t, few, &few.xd, labels)
 }
 
-// TestFitSearchNMFPlain checks that the search basis's fit with one update
-// of each factor per product is NMF's plain fit (100 updates, Tol −1,
-// float32) bit for bit, serial and in parts.
-func TestFitSearchNMFPlain(t *testing.T) {
+// TestEngineInner checks the engine's inner updates (Engine.Inner, through
+// NMF.Inner) against the accelerated multiplicative updates written out
+// (Gillis and Glineur): per outer iteration U ← U ⊙ XV / (U·VᵀV) Inner
+// times with XV and VᵀV computed once, then V alike with XᵀU and UᵀU, bit
+// for bit, serial and in parts; and that Run refuses it with a term.
+func TestEngineInner(t *testing.T) {
 	x, _ := datasets.Digits()
 	x = mat.DenseCopyOf(x.Slice(0, 600, 0, 64))
+	const k, outer, inner = 12, 20, 3
 	for _, split := range []func(int, func(int, int)){nil, pipeline.Split(2), splittest.Reverse} {
-		nm := &NMF{Common: Common{Rank: 12, MaxIter: 100, Tol: -1, Split: split, Float32: true}}
+		nm := &NMF{Common: Common{Rank: k, MaxIter: outer, Tol: -1, Split: split, Float32: true}, Inner: inner}
 		if err := nm.Fit(DenseRows(x), nil); err != nil {
 			t.Fatal(err)
 		}
-		u, err := fitSearchNMF(x, 12, 100, 1, split)
+		// The updates written out, on the engine's pieces.
+		data := DenseRows(x)
+		u, v, err := Initialize(data, k, InitNNDSVDa, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(u.RawMatrix().Data, nm.Basis().RawMatrix().Data) {
-			t.Fatalf("split %v: fitSearchNMF(100, 1) differs from NMF's fit", split != nil)
+		loss := NewFrobenius(data)
+		loss.Float32 = true
+		loss.setSplit(split)
+		e := &Engine{Split: split}
+		uNeg, uPos := mat.NewDense(64, k, nil), mat.NewDense(64, k, nil)
+		vNeg, vPos := mat.NewDense(600, k, nil), mat.NewDense(600, k, nil)
+		for range outer {
+			loss.UGradTo(uNeg, uPos, u, v) // XV, U·VᵀV
+			for i := range inner {
+				if i > 0 {
+					gemm.MulTo(uPos, u, &loss.vtv, split != nil)
+				}
+				e.mulUpdate(u, uNeg, uPos, nil)
+			}
+			loss.VGradTo(vNeg, vPos, u, v) // XᵀU, V·UᵀU
+			for i := range inner {
+				if i > 0 {
+					gemm.MulTo(vPos, v, &loss.utu, split != nil)
+				}
+				e.mulUpdate(v, vNeg, vPos, nil)
+			}
 		}
+		if !mat.Equal(u, nm.Basis()) || !mat.Equal(v, nm.Codes()) {
+			t.Fatalf("split %v: the engine's inner updates differ from the written-out ones", split != nil)
+		}
+	}
+	e := &Engine{Loss: NewFrobenius(DenseRows(x)), Terms: []Term{&GraphTerm{Weight: 1, S: sparse.Zeros(600, 600)}}, Inner: 2, MaxIter: 1}
+	if _, err := e.Run(mat.NewDense(64, k, nil), mat.NewDense(600, k, nil)); err == nil {
+		t.Error("Engine.Inner with a term: no error")
 	}
 }
 
-// TestFitSearchNMFAccelerated checks the property the search basis's
+// TestSearchNMFAccelerated checks the property the search basis's
 // schedule relies on: searchBasisIter products with searchBasisInner
-// updates each reach the objective of the plain fit of
+// updates each (NMF.Inner) reach the objective of the plain fit of
 // searchBasisIter·searchBasisInner updates (within 1%), well below that of
 // a plain fit of as many products, on the digits.
-func TestFitSearchNMFAccelerated(t *testing.T) {
+func TestSearchNMFAccelerated(t *testing.T) {
 	x, _ := datasets.Digits()
 	obj := func(u *mat.Dense) float64 {
 		// The samples' best non-negative codes on U: what the fit's span
@@ -250,11 +283,11 @@ func TestFitSearchNMFAccelerated(t *testing.T) {
 		return NewFrobenius(DenseRows(x)).Value(u, &v)
 	}
 	fit := func(outer, inner int) float64 {
-		u, err := fitSearchNMF(x, 16, outer, inner, nil)
-		if err != nil {
+		nm := &NMF{Common: Common{Rank: 16, MaxIter: outer, Tol: -1, Float32: true}, Inner: inner}
+		if err := nm.Fit(DenseRows(x), nil); err != nil {
 			t.Fatal(err)
 		}
-		return obj(u)
+		return obj(nm.Basis())
 	}
 	plain := fit(searchBasisIter*searchBasisInner, 1)
 	acc := fit(searchBasisIter, searchBasisInner)
