@@ -335,21 +335,17 @@ func learnShareRows(l *stages.Learner, f, fc *stages.Features, ctxCounts *stages
 	if fc == nil {
 		return l.LearnFeatures(f)
 	}
-	fx, dense := model.Rows(f.X).(*mat.Dense)
-	cx, _ := model.Rows(fc.X).(*mat.Dense)
-	if !dense || cx == nil || fx.RawMatrix().Cols != cx.RawMatrix().Cols {
+	if !denseOf(f, fc) {
 		st, err := l.LearnFeatures(f)
 		if err != nil {
 			return nil, err
 		}
-		before := l.Counters()
-		if _, err := l.LearnFeatures(fc); err != nil {
-			return nil, fmt.Errorf("context: %w", err)
+		if err := learnContext(l, fc, ctxCounts); err != nil {
+			return nil, err
 		}
-		*ctxCounts = addCounters(*ctxCounts, subCounters(l.Counters(), before))
 		return st, nil
 	}
-	all, truth := mergeByOffset(f, fx, fc, cx)
+	all, truth := mergeByOffset(f, model.Rows(f.X).(*mat.Dense), fc, model.Rows(fc.X).(*mat.Dense))
 	st, err := l.LearnFeatures(all)
 	if err != nil {
 		return nil, err
