@@ -92,29 +92,33 @@ func (o *Online) mulTransNZ(dst, a *mat.Dense, rows []int) {
 	o.nonzeros(rows)
 	z, d := &o.nz, o.dim
 	_, k := a.Dims()
-	// The rows by column: a counting sort of their nonzeros by position.
-	z.cptr = append(z.cptr[:0], make([]int, d+1)...)
+	// The rows by column: a counting sort of their nonzeros by position
+	// (on local slices, which the compiler keeps in registers).
+	cptr := append(z.cptr[:0], make([]int, d+1)...)
 	nnz := 0
 	for _, id := range rows {
 		for _, t := range z.idx[id] {
-			z.cptr[t+1]++
+			cptr[t+1]++
 		}
 		nnz += len(z.idx[id])
 	}
 	for t := range d {
-		z.cptr[t+1] += z.cptr[t]
+		cptr[t+1] += cptr[t]
 	}
-	z.cidx = append(z.cidx[:0], make([]int32, nnz)...)
-	z.cval = append(z.cval[:0], make([]float64, nnz)...)
+	cidx := append(z.cidx[:0], make([]int32, nnz)...)
+	cval := append(z.cval[:0], make([]float64, nnz)...)
 	for p, id := range rows {
-		for q, t := range z.idx[id] {
-			c := z.cptr[t]
-			z.cidx[c], z.cval[c] = int32(p), z.val[id][q]
-			z.cptr[t]++
+		iv := z.idx[id]
+		vv := z.val[id][:len(iv)]
+		for q, t := range iv {
+			c := cptr[t]
+			cidx[c], cval[c] = int32(p), vv[q]
+			cptr[t] = c + 1
 		}
 	}
-	copy(z.cptr[1:], z.cptr[:d]) // cptr[t] moved to column t's end: shift back
-	z.cptr[0] = 0
+	copy(cptr[1:], cptr[:d]) // cptr[t] moved to column t's end: shift back
+	cptr[0] = 0
+	z.cptr, z.cidx, z.cval = cptr, cidx, cval
 	resizeDense(dst, d, k)
 	ar := a.RawMatrix()
 	body := func(lo, hi int) {
