@@ -22,14 +22,17 @@ func label(l string)               { fmt.Fprintf(&out, "%s:\n", l) }
 const maxVectors = 12
 
 // rowNZ writes rowNZ{V}AVX2: c[0:4V] = Σ_q val[q]·b[idx[q]·ldb : +4V]
-// over q < n in increasing q, each entry one chain of FMAs from +0.
+// over q < n in increasing q, each entry one chain of FMAs from +0, and
+// returns n; or, at the first index not below lim (as unsigned: negative
+// ones too), returns its q and leaves c alone.
 func rowNZ(nv int) {
 	name := fmt.Sprintf("rowNZ%dAVX2", nv)
-	sig := "(n int, idx *int32, val *float64, b *float64, ldb int, c *float64)"
+	sig := "(n int, idx *int32, val *float64, b *float64, ldb int, c *float64, lim int) (q int)"
 	fmt.Fprintf(&out, "// func %s%s\n", name, sig)
 	fmt.Fprintf(&decls, "\n//go:noescape\nfunc %s%s\n", name, sig)
-	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-48\n", name)
+	fmt.Fprintf(&out, "TEXT ·%s(SB), NOSPLIT, $0-64\n", name)
 	p("MOVQ n+0(FP), CX")
+	p("MOVQ lim+48(FP), R11")
 	p("MOVQ idx+8(FP), SI")
 	p("MOVQ val+16(FP), DI")
 	p("MOVQ b+24(FP), R8")
@@ -43,6 +46,8 @@ func rowNZ(nv int) {
 	p("JEQ %s_done", name)
 	label(name + "_loop")
 	p("MOVLQSX (SI), AX")
+	p("CMPQ AX, R11")
+	p("JAE %s_bad", name)
 	p("VBROADCASTSD (DI), Y15")
 	p("IMULQ R9, AX")
 	p("LEAQ (R8)(AX*1), DX")
@@ -58,6 +63,14 @@ func rowNZ(nv int) {
 		p("VMOVUPD Y%d, %d(R10)", v, 32*v)
 	}
 	p("VZEROUPPER")
+	p("MOVQ n+0(FP), AX")
+	p("MOVQ AX, q+56(FP)")
+	p("RET")
+	label(name + "_bad")
+	p("VZEROUPPER")
+	p("MOVQ n+0(FP), AX")
+	p("SUBQ CX, AX")
+	p("MOVQ AX, q+56(FP)")
 	p("RET")
 	out.WriteString("\n")
 }
@@ -68,7 +81,7 @@ func main() {
 	for nv := 1; nv <= maxVectors; nv++ {
 		rowNZ(nv)
 	}
-	fmt.Fprintf(&decls, "\nvar (\n\trowNZAVX2 = [%d]func(n int, idx *int32, val *float64, b *float64, ldb int, c *float64){", maxVectors)
+	fmt.Fprintf(&decls, "\nvar (\n\trowNZAVX2 = [%d]func(n int, idx *int32, val *float64, b *float64, ldb int, c *float64, lim int) (q int){", maxVectors)
 	for nv := 1; nv <= maxVectors; nv++ {
 		fmt.Fprintf(&decls, "rowNZ%dAVX2, ", nv)
 	}

@@ -40,21 +40,27 @@ func RowNZ(c, val []float64, idx []int32, b []float64, ldb, k int) {
 	if len(val) < len(idx) {
 		panic(fmt.Sprintf("gemm: RowNZ: %d values for %d indices", len(val), len(idx)))
 	}
-	for _, t := range idx {
-		if t < 0 || int(t)*ldb+k > len(b) {
-			panic(fmt.Sprintf("gemm: RowNZ: index %d outside b (%d entries, stride %d, %d columns)", t, len(b), ldb, k))
-		}
-	}
 	c = c[:k]
+	// The indices whose rows of b hold k entries: [0, lim). The kernels
+	// check each index against it as they read it.
+	lim := 0
+	if k <= len(b) {
+		lim = (len(b)-k)/max(ldb, 1) + 1
+	}
 	j := 0
 	for hasAVX2 && len(idx) > 0 && j+4 <= k {
 		nv := min(nzVectors, (k-j)/4)
-		rowNZAVX2[nv-1](len(idx), &idx[0], &val[0], &b[j], ldb, &c[j])
+		if q := rowNZAVX2[nv-1](len(idx), &idx[0], &val[0], &b[j], ldb, &c[j], lim); q < len(idx) {
+			panic(fmt.Sprintf("gemm: RowNZ: index %d outside b (%d entries, stride %d, %d columns)", idx[q], len(b), ldb, k))
+		}
 		j += 4 * nv
 	}
 	for ; j < k; j++ {
 		s := 0.0
 		for q, t := range idx {
+			if t < 0 || int(t) >= lim {
+				panic(fmt.Sprintf("gemm: RowNZ: index %d outside b (%d entries, stride %d, %d columns)", t, len(b), ldb, k))
+			}
 			s = math.FMA(val[q], b[int(t)*ldb+j], s)
 		}
 		c[j] = s

@@ -4,9 +4,10 @@
 
 #include "textflag.h"
 
-// func rowNZ1AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64)
-TEXT ·rowNZ1AVX2(SB), NOSPLIT, $0-48
+// func rowNZ1AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64, lim int) (q int)
+TEXT ·rowNZ1AVX2(SB), NOSPLIT, $0-64
 	MOVQ n+0(FP), CX
+	MOVQ lim+48(FP), R11
 	MOVQ idx+8(FP), SI
 	MOVQ val+16(FP), DI
 	MOVQ b+24(FP), R8
@@ -18,6 +19,8 @@ TEXT ·rowNZ1AVX2(SB), NOSPLIT, $0-48
 	JEQ rowNZ1AVX2_done
 rowNZ1AVX2_loop:
 	MOVLQSX (SI), AX
+	CMPQ AX, R11
+	JAE rowNZ1AVX2_bad
 	VBROADCASTSD (DI), Y15
 	IMULQ R9, AX
 	LEAQ (R8)(AX*1), DX
@@ -29,11 +32,20 @@ rowNZ1AVX2_loop:
 rowNZ1AVX2_done:
 	VMOVUPD Y0, 0(R10)
 	VZEROUPPER
+	MOVQ n+0(FP), AX
+	MOVQ AX, q+56(FP)
+	RET
+rowNZ1AVX2_bad:
+	VZEROUPPER
+	MOVQ n+0(FP), AX
+	SUBQ CX, AX
+	MOVQ AX, q+56(FP)
 	RET
 
-// func rowNZ2AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64)
-TEXT ·rowNZ2AVX2(SB), NOSPLIT, $0-48
+// func rowNZ2AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64, lim int) (q int)
+TEXT ·rowNZ2AVX2(SB), NOSPLIT, $0-64
 	MOVQ n+0(FP), CX
+	MOVQ lim+48(FP), R11
 	MOVQ idx+8(FP), SI
 	MOVQ val+16(FP), DI
 	MOVQ b+24(FP), R8
@@ -46,6 +58,8 @@ TEXT ·rowNZ2AVX2(SB), NOSPLIT, $0-48
 	JEQ rowNZ2AVX2_done
 rowNZ2AVX2_loop:
 	MOVLQSX (SI), AX
+	CMPQ AX, R11
+	JAE rowNZ2AVX2_bad
 	VBROADCASTSD (DI), Y15
 	IMULQ R9, AX
 	LEAQ (R8)(AX*1), DX
@@ -59,11 +73,20 @@ rowNZ2AVX2_done:
 	VMOVUPD Y0, 0(R10)
 	VMOVUPD Y1, 32(R10)
 	VZEROUPPER
+	MOVQ n+0(FP), AX
+	MOVQ AX, q+56(FP)
+	RET
+rowNZ2AVX2_bad:
+	VZEROUPPER
+	MOVQ n+0(FP), AX
+	SUBQ CX, AX
+	MOVQ AX, q+56(FP)
 	RET
 
-// func rowNZ3AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64)
-TEXT ·rowNZ3AVX2(SB), NOSPLIT, $0-48
+// func rowNZ3AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64, lim int) (q int)
+TEXT ·rowNZ3AVX2(SB), NOSPLIT, $0-64
 	MOVQ n+0(FP), CX
+	MOVQ lim+48(FP), R11
 	MOVQ idx+8(FP), SI
 	MOVQ val+16(FP), DI
 	MOVQ b+24(FP), R8
@@ -77,6 +100,8 @@ TEXT ·rowNZ3AVX2(SB), NOSPLIT, $0-48
 	JEQ rowNZ3AVX2_done
 rowNZ3AVX2_loop:
 	MOVLQSX (SI), AX
+	CMPQ AX, R11
+	JAE rowNZ3AVX2_bad
 	VBROADCASTSD (DI), Y15
 	IMULQ R9, AX
 	LEAQ (R8)(AX*1), DX
@@ -92,11 +117,20 @@ rowNZ3AVX2_done:
 	VMOVUPD Y1, 32(R10)
 	VMOVUPD Y2, 64(R10)
 	VZEROUPPER
+	MOVQ n+0(FP), AX
+	MOVQ AX, q+56(FP)
+	RET
+rowNZ3AVX2_bad:
+	VZEROUPPER
+	MOVQ n+0(FP), AX
+	SUBQ CX, AX
+	MOVQ AX, q+56(FP)
 	RET
 
-// func rowNZ4AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64)
-TEXT ·rowNZ4AVX2(SB), NOSPLIT, $0-48
+// func rowNZ4AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64, lim int) (q int)
+TEXT ·rowNZ4AVX2(SB), NOSPLIT, $0-64
 	MOVQ n+0(FP), CX
+	MOVQ lim+48(FP), R11
 	MOVQ idx+8(FP), SI
 	MOVQ val+16(FP), DI
 	MOVQ b+24(FP), R8
@@ -111,6 +145,8 @@ TEXT ·rowNZ4AVX2(SB), NOSPLIT, $0-48
 	JEQ rowNZ4AVX2_done
 rowNZ4AVX2_loop:
 	MOVLQSX (SI), AX
+	CMPQ AX, R11
+	JAE rowNZ4AVX2_bad
 	VBROADCASTSD (DI), Y15
 	IMULQ R9, AX
 	LEAQ (R8)(AX*1), DX
@@ -128,11 +164,20 @@ rowNZ4AVX2_done:
 	VMOVUPD Y2, 64(R10)
 	VMOVUPD Y3, 96(R10)
 	VZEROUPPER
+	MOVQ n+0(FP), AX
+	MOVQ AX, q+56(FP)
+	RET
+rowNZ4AVX2_bad:
+	VZEROUPPER
+	MOVQ n+0(FP), AX
+	SUBQ CX, AX
+	MOVQ AX, q+56(FP)
 	RET
 
-// func rowNZ5AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64)
-TEXT ·rowNZ5AVX2(SB), NOSPLIT, $0-48
+// func rowNZ5AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64, lim int) (q int)
+TEXT ·rowNZ5AVX2(SB), NOSPLIT, $0-64
 	MOVQ n+0(FP), CX
+	MOVQ lim+48(FP), R11
 	MOVQ idx+8(FP), SI
 	MOVQ val+16(FP), DI
 	MOVQ b+24(FP), R8
@@ -148,6 +193,8 @@ TEXT ·rowNZ5AVX2(SB), NOSPLIT, $0-48
 	JEQ rowNZ5AVX2_done
 rowNZ5AVX2_loop:
 	MOVLQSX (SI), AX
+	CMPQ AX, R11
+	JAE rowNZ5AVX2_bad
 	VBROADCASTSD (DI), Y15
 	IMULQ R9, AX
 	LEAQ (R8)(AX*1), DX
@@ -167,11 +214,20 @@ rowNZ5AVX2_done:
 	VMOVUPD Y3, 96(R10)
 	VMOVUPD Y4, 128(R10)
 	VZEROUPPER
+	MOVQ n+0(FP), AX
+	MOVQ AX, q+56(FP)
+	RET
+rowNZ5AVX2_bad:
+	VZEROUPPER
+	MOVQ n+0(FP), AX
+	SUBQ CX, AX
+	MOVQ AX, q+56(FP)
 	RET
 
-// func rowNZ6AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64)
-TEXT ·rowNZ6AVX2(SB), NOSPLIT, $0-48
+// func rowNZ6AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64, lim int) (q int)
+TEXT ·rowNZ6AVX2(SB), NOSPLIT, $0-64
 	MOVQ n+0(FP), CX
+	MOVQ lim+48(FP), R11
 	MOVQ idx+8(FP), SI
 	MOVQ val+16(FP), DI
 	MOVQ b+24(FP), R8
@@ -188,6 +244,8 @@ TEXT ·rowNZ6AVX2(SB), NOSPLIT, $0-48
 	JEQ rowNZ6AVX2_done
 rowNZ6AVX2_loop:
 	MOVLQSX (SI), AX
+	CMPQ AX, R11
+	JAE rowNZ6AVX2_bad
 	VBROADCASTSD (DI), Y15
 	IMULQ R9, AX
 	LEAQ (R8)(AX*1), DX
@@ -209,11 +267,20 @@ rowNZ6AVX2_done:
 	VMOVUPD Y4, 128(R10)
 	VMOVUPD Y5, 160(R10)
 	VZEROUPPER
+	MOVQ n+0(FP), AX
+	MOVQ AX, q+56(FP)
+	RET
+rowNZ6AVX2_bad:
+	VZEROUPPER
+	MOVQ n+0(FP), AX
+	SUBQ CX, AX
+	MOVQ AX, q+56(FP)
 	RET
 
-// func rowNZ7AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64)
-TEXT ·rowNZ7AVX2(SB), NOSPLIT, $0-48
+// func rowNZ7AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64, lim int) (q int)
+TEXT ·rowNZ7AVX2(SB), NOSPLIT, $0-64
 	MOVQ n+0(FP), CX
+	MOVQ lim+48(FP), R11
 	MOVQ idx+8(FP), SI
 	MOVQ val+16(FP), DI
 	MOVQ b+24(FP), R8
@@ -231,6 +298,8 @@ TEXT ·rowNZ7AVX2(SB), NOSPLIT, $0-48
 	JEQ rowNZ7AVX2_done
 rowNZ7AVX2_loop:
 	MOVLQSX (SI), AX
+	CMPQ AX, R11
+	JAE rowNZ7AVX2_bad
 	VBROADCASTSD (DI), Y15
 	IMULQ R9, AX
 	LEAQ (R8)(AX*1), DX
@@ -254,11 +323,20 @@ rowNZ7AVX2_done:
 	VMOVUPD Y5, 160(R10)
 	VMOVUPD Y6, 192(R10)
 	VZEROUPPER
+	MOVQ n+0(FP), AX
+	MOVQ AX, q+56(FP)
+	RET
+rowNZ7AVX2_bad:
+	VZEROUPPER
+	MOVQ n+0(FP), AX
+	SUBQ CX, AX
+	MOVQ AX, q+56(FP)
 	RET
 
-// func rowNZ8AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64)
-TEXT ·rowNZ8AVX2(SB), NOSPLIT, $0-48
+// func rowNZ8AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64, lim int) (q int)
+TEXT ·rowNZ8AVX2(SB), NOSPLIT, $0-64
 	MOVQ n+0(FP), CX
+	MOVQ lim+48(FP), R11
 	MOVQ idx+8(FP), SI
 	MOVQ val+16(FP), DI
 	MOVQ b+24(FP), R8
@@ -277,6 +355,8 @@ TEXT ·rowNZ8AVX2(SB), NOSPLIT, $0-48
 	JEQ rowNZ8AVX2_done
 rowNZ8AVX2_loop:
 	MOVLQSX (SI), AX
+	CMPQ AX, R11
+	JAE rowNZ8AVX2_bad
 	VBROADCASTSD (DI), Y15
 	IMULQ R9, AX
 	LEAQ (R8)(AX*1), DX
@@ -302,11 +382,20 @@ rowNZ8AVX2_done:
 	VMOVUPD Y6, 192(R10)
 	VMOVUPD Y7, 224(R10)
 	VZEROUPPER
+	MOVQ n+0(FP), AX
+	MOVQ AX, q+56(FP)
+	RET
+rowNZ8AVX2_bad:
+	VZEROUPPER
+	MOVQ n+0(FP), AX
+	SUBQ CX, AX
+	MOVQ AX, q+56(FP)
 	RET
 
-// func rowNZ9AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64)
-TEXT ·rowNZ9AVX2(SB), NOSPLIT, $0-48
+// func rowNZ9AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64, lim int) (q int)
+TEXT ·rowNZ9AVX2(SB), NOSPLIT, $0-64
 	MOVQ n+0(FP), CX
+	MOVQ lim+48(FP), R11
 	MOVQ idx+8(FP), SI
 	MOVQ val+16(FP), DI
 	MOVQ b+24(FP), R8
@@ -326,6 +415,8 @@ TEXT ·rowNZ9AVX2(SB), NOSPLIT, $0-48
 	JEQ rowNZ9AVX2_done
 rowNZ9AVX2_loop:
 	MOVLQSX (SI), AX
+	CMPQ AX, R11
+	JAE rowNZ9AVX2_bad
 	VBROADCASTSD (DI), Y15
 	IMULQ R9, AX
 	LEAQ (R8)(AX*1), DX
@@ -353,11 +444,20 @@ rowNZ9AVX2_done:
 	VMOVUPD Y7, 224(R10)
 	VMOVUPD Y8, 256(R10)
 	VZEROUPPER
+	MOVQ n+0(FP), AX
+	MOVQ AX, q+56(FP)
+	RET
+rowNZ9AVX2_bad:
+	VZEROUPPER
+	MOVQ n+0(FP), AX
+	SUBQ CX, AX
+	MOVQ AX, q+56(FP)
 	RET
 
-// func rowNZ10AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64)
-TEXT ·rowNZ10AVX2(SB), NOSPLIT, $0-48
+// func rowNZ10AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64, lim int) (q int)
+TEXT ·rowNZ10AVX2(SB), NOSPLIT, $0-64
 	MOVQ n+0(FP), CX
+	MOVQ lim+48(FP), R11
 	MOVQ idx+8(FP), SI
 	MOVQ val+16(FP), DI
 	MOVQ b+24(FP), R8
@@ -378,6 +478,8 @@ TEXT ·rowNZ10AVX2(SB), NOSPLIT, $0-48
 	JEQ rowNZ10AVX2_done
 rowNZ10AVX2_loop:
 	MOVLQSX (SI), AX
+	CMPQ AX, R11
+	JAE rowNZ10AVX2_bad
 	VBROADCASTSD (DI), Y15
 	IMULQ R9, AX
 	LEAQ (R8)(AX*1), DX
@@ -407,11 +509,20 @@ rowNZ10AVX2_done:
 	VMOVUPD Y8, 256(R10)
 	VMOVUPD Y9, 288(R10)
 	VZEROUPPER
+	MOVQ n+0(FP), AX
+	MOVQ AX, q+56(FP)
+	RET
+rowNZ10AVX2_bad:
+	VZEROUPPER
+	MOVQ n+0(FP), AX
+	SUBQ CX, AX
+	MOVQ AX, q+56(FP)
 	RET
 
-// func rowNZ11AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64)
-TEXT ·rowNZ11AVX2(SB), NOSPLIT, $0-48
+// func rowNZ11AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64, lim int) (q int)
+TEXT ·rowNZ11AVX2(SB), NOSPLIT, $0-64
 	MOVQ n+0(FP), CX
+	MOVQ lim+48(FP), R11
 	MOVQ idx+8(FP), SI
 	MOVQ val+16(FP), DI
 	MOVQ b+24(FP), R8
@@ -433,6 +544,8 @@ TEXT ·rowNZ11AVX2(SB), NOSPLIT, $0-48
 	JEQ rowNZ11AVX2_done
 rowNZ11AVX2_loop:
 	MOVLQSX (SI), AX
+	CMPQ AX, R11
+	JAE rowNZ11AVX2_bad
 	VBROADCASTSD (DI), Y15
 	IMULQ R9, AX
 	LEAQ (R8)(AX*1), DX
@@ -464,11 +577,20 @@ rowNZ11AVX2_done:
 	VMOVUPD Y9, 288(R10)
 	VMOVUPD Y10, 320(R10)
 	VZEROUPPER
+	MOVQ n+0(FP), AX
+	MOVQ AX, q+56(FP)
+	RET
+rowNZ11AVX2_bad:
+	VZEROUPPER
+	MOVQ n+0(FP), AX
+	SUBQ CX, AX
+	MOVQ AX, q+56(FP)
 	RET
 
-// func rowNZ12AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64)
-TEXT ·rowNZ12AVX2(SB), NOSPLIT, $0-48
+// func rowNZ12AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64, lim int) (q int)
+TEXT ·rowNZ12AVX2(SB), NOSPLIT, $0-64
 	MOVQ n+0(FP), CX
+	MOVQ lim+48(FP), R11
 	MOVQ idx+8(FP), SI
 	MOVQ val+16(FP), DI
 	MOVQ b+24(FP), R8
@@ -491,6 +613,8 @@ TEXT ·rowNZ12AVX2(SB), NOSPLIT, $0-48
 	JEQ rowNZ12AVX2_done
 rowNZ12AVX2_loop:
 	MOVLQSX (SI), AX
+	CMPQ AX, R11
+	JAE rowNZ12AVX2_bad
 	VBROADCASTSD (DI), Y15
 	IMULQ R9, AX
 	LEAQ (R8)(AX*1), DX
@@ -524,5 +648,13 @@ rowNZ12AVX2_done:
 	VMOVUPD Y10, 320(R10)
 	VMOVUPD Y11, 352(R10)
 	VZEROUPPER
+	MOVQ n+0(FP), AX
+	MOVQ AX, q+56(FP)
+	RET
+rowNZ12AVX2_bad:
+	VZEROUPPER
+	MOVQ n+0(FP), AX
+	SUBQ CX, AX
+	MOVQ AX, q+56(FP)
 	RET
 

@@ -7,41 +7,41 @@ package gemm
 // The assembly kernels of nz_amd64.s.
 
 //go:noescape
-func rowNZ1AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64)
+func rowNZ1AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64, lim int) (q int)
 
 //go:noescape
-func rowNZ2AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64)
+func rowNZ2AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64, lim int) (q int)
 
 //go:noescape
-func rowNZ3AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64)
+func rowNZ3AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64, lim int) (q int)
 
 //go:noescape
-func rowNZ4AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64)
+func rowNZ4AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64, lim int) (q int)
 
 //go:noescape
-func rowNZ5AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64)
+func rowNZ5AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64, lim int) (q int)
 
 //go:noescape
-func rowNZ6AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64)
+func rowNZ6AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64, lim int) (q int)
 
 //go:noescape
-func rowNZ7AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64)
+func rowNZ7AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64, lim int) (q int)
 
 //go:noescape
-func rowNZ8AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64)
+func rowNZ8AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64, lim int) (q int)
 
 //go:noescape
-func rowNZ9AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64)
+func rowNZ9AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64, lim int) (q int)
 
 //go:noescape
-func rowNZ10AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64)
+func rowNZ10AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64, lim int) (q int)
 
 //go:noescape
-func rowNZ11AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64)
+func rowNZ11AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64, lim int) (q int)
 
 //go:noescape
-func rowNZ12AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64)
+func rowNZ12AVX2(n int, idx *int32, val *float64, b *float64, ldb int, c *float64, lim int) (q int)
 
 var (
-	rowNZAVX2 = [12]func(n int, idx *int32, val *float64, b *float64, ldb int, c *float64){rowNZ1AVX2, rowNZ2AVX2, rowNZ3AVX2, rowNZ4AVX2, rowNZ5AVX2, rowNZ6AVX2, rowNZ7AVX2, rowNZ8AVX2, rowNZ9AVX2, rowNZ10AVX2, rowNZ11AVX2, rowNZ12AVX2}
+	rowNZAVX2 = [12]func(n int, idx *int32, val *float64, b *float64, ldb int, c *float64, lim int) (q int){rowNZ1AVX2, rowNZ2AVX2, rowNZ3AVX2, rowNZ4AVX2, rowNZ5AVX2, rowNZ6AVX2, rowNZ7AVX2, rowNZ8AVX2, rowNZ9AVX2, rowNZ10AVX2, rowNZ11AVX2, rowNZ12AVX2}
 )
