@@ -221,6 +221,7 @@ type Online struct {
 	xblk     mat.Dense      // their dense samples, gathered (on xbuf)
 	xbuf     []float64      // xblk's storage, kept between steps
 	xblkRows []int          // the slots whose rows xblk holds, in order
+	nz       nzRows         // the dense rows' nonzeros by slot (online_nz.go)
 	statsWS  gemm.Workspace // updateStats's products
 	q        int            // N2S2L's discriminative columns, fixed at the first fit
 	marked   []int          // nodes whose label-graph rows changed since the last step
@@ -445,6 +446,7 @@ func (o *Online) PartialFitDeferred(x Data) (ids []int, step func(), err error) 
 		o.forget(ch.Removed, early)
 	}
 	o.storeRows(rows, ch.Added)
+	o.dropNonzeros(ch.Added)
 	if !o.started {
 		if o.g.Len() >= o.initSize() {
 			if err := o.firstFit(); err != nil {
@@ -1034,6 +1036,18 @@ func (o *Online) updateStats(rows []int, use func(int) bool) {
 				vec.Axpy(o.xsVals[id][p], d, br.Data[c*br.Stride:c*br.Stride+k])
 			}
 		}
+		return
+	}
+	if o.nzServes(len(sel)) {
+		ids := rows
+		if len(sel) != len(rows) {
+			ids = make([]int, len(sel))
+			for q, r := range sel {
+				ids[q] = rows[r]
+			}
+		}
+		o.mulTransNZ(&t, &dv, ids)
+		o.b.Add(&o.b, &t)
 		return
 	}
 	if !o.xblkHolds(rows) || len(sel) != len(rows) {

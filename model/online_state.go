@@ -170,6 +170,7 @@ func (o *Online) Restore(s *OnlineState) error {
 	if err := o.rebuildGraph(s); err != nil {
 		return fmt.Errorf("model: online: restore: %w", err)
 	}
+	o.nz = nzRows{} // the rows below are new: their nonzeros are listed afresh
 	if s.Sparse {
 		o.xsRows = make([][]int, s.Height)
 		o.xsVals = make([][]float64, s.Height)

@@ -67,11 +67,18 @@ func (o *Online) sweepRows(rows []int, terms []sweepTerm) {
 	for p, id := range rows {
 		copy(w.v.RawRowView(p), o.v.RawRowView(id))
 	}
-	xr := o.gatherRows(rows)
-	if o.sparse {
+	var xr Data
+	switch {
+	case o.nzServes(r):
+		xr = stepRows{o, rows}
+		o.xblkRows = nil
+		o.mulRowsNZ(&w.xtu, &o.u, rows)
+	case o.sparse:
+		xr = o.gatherRows(rows)
 		w.xtu.Reset()
 		o.mulSparseRows(&w.xtu, Rows(xr).(*sparse.CSR), &o.u)
-	} else {
+	default:
+		xr = o.gatherRows(rows)
 		o.mulRows(&w.xtu, &o.xblk, &o.u)
 	}
 	w.loss.x, w.loss.xtu = xr, &w.xtu

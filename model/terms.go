@@ -575,17 +575,15 @@ func (t *AnchorTerm) AddVGrad(neg, pos, v *mat.Dense) {
 		ni := nr.Data[i*nr.Stride+lo : i*nr.Stride+lo+m]
 		pi := pr.Data[i*pr.Stride+lo : i*pr.Stride+lo+m]
 		bi := br.Data[i*br.Stride : i*br.Stride+m]
-		for c, x := range vi {
-			pi[c] += d * x
-			ni[c] += w * bi[c]
-		}
+		// The loops pi[c] += d·v_ic, ni[c] += w·b_ic (then, signed,
+		// ni[c] += e·v_ic, pi[c] += w·bn_ic) in vec.Axpy's vectors, which
+		// round as they do.
+		vec.Axpy(d, vi, pi)
+		vec.Axpy(w, bi, ni)
 		if t.signed {
 			e := w * t.degNeg[i]
-			bn := t.bcNeg.RawRowView(i)
-			for c, x := range vi {
-				ni[c] += e * x
-				pi[c] += w * bn[c]
-			}
+			vec.Axpy(e, vi, ni)
+			vec.Axpy(w, t.bcNeg.RawRowView(i), pi)
 		}
 	}
 }

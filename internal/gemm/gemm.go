@@ -18,6 +18,10 @@
 // MulPacked32 and Packed32 do x·Bᵀ in float32 for the k-NN search's
 // inner products between rows.
 //
+// RowNZ (nz.go) computes a row of x·B, or of xᵀ·A, from the nonzeros of
+// a row, or a column, of x: the same chains of fused multiply-adds as
+// MulPacked and MulXTA less the terms of zero entries, so the same bits.
+//
 // Results are deterministic: every entry is summed over the shared
 // dimension in increasing order, whatever the number of rows a call is
 // given, so that splitting the rows of X across goroutines does not change
