@@ -1,6 +1,7 @@
 package model
 
 import (
+	"slices"
 	"sync"
 
 	"gonum.org/v1/gonum/mat"
@@ -131,6 +132,13 @@ func (o *Online) sweepRows(rows []int, terms []sweepTerm) {
 func (o *Online) gatherRows(rows []int) Data {
 	if o.sparse {
 		m := sparse.Zeros(0, o.dim)
+		nnz := 0
+		for _, id := range rows {
+			nnz += len(o.xsRows[id])
+		}
+		// Sized once, so that the rows append without regrowing the lists.
+		m.Ind, m.Val = slices.Grow(m.Ind, nnz), slices.Grow(m.Val, nnz)
+		m.Indptr = slices.Grow(m.Indptr, len(rows))
 		for _, id := range rows {
 			m.AppendRow(o.xsRows[id], o.xsVals[id])
 		}

@@ -143,13 +143,7 @@ func (f *Featurize) Rows(b *record.Batch) (x model.Data, keep []int, bad []error
 		if f.TFIDF == nil {
 			f.TFIDF = DefaultStreamTFIDF()
 		}
-		if err := f.TFIDF.Update(b.Text); err != nil {
-			for i := range n {
-				bad = append(bad, &RowError{i, err})
-			}
-			return nil, nil, bad
-		}
-		m, err := f.TFIDF.Transform(b.Text)
+		m, err := f.TFIDF.UpdateTransform(b.Text)
 		if err != nil {
 			for i := range n {
 				bad = append(bad, &RowError{i, err})

@@ -426,6 +426,47 @@ func (t *TFIDF) Update(docs []string) error {
 	return nil
 }
 
+// UpdateTransform is Update followed by Transform on the same documents,
+// reading each document once: the rows and the document frequencies are
+// those of the two calls, bit for bit. Each document's columns are taken
+// as Update takes them (a term new to the vocabulary gets its column
+// first), which are the columns Transform then finds: without Hashing or
+// Stem, Transform's analyzer keeps the stop words but the vocabulary,
+// which has none, drops them.
+func (t *TFIDF) UpdateTransform(docs []string) (*sparse.CSR, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	if !t.fitted {
+		t.start()
+	}
+	a := t.analyzer(true)
+	var cols []int32 // every document's columns, in turn
+	ptr := make([]int, 1, len(docs)+1)
+	var seen []int32 // a document's distinct columns, sorted
+	for _, doc := range docs {
+		start := len(cols)
+		cols = t.columns(cols, a, doc, true)
+		seen = append(seen[:0], cols[start:]...)
+		slices.Sort(seen)
+		for p, j := range seen {
+			if p == 0 || seen[p-1] != j {
+				t.df[j]++
+			}
+		}
+		ptr = append(ptr, len(cols))
+	}
+	t.n += int64(len(docs))
+	t.cacheIDF()
+	m := sparse.Zeros(0, t.Dim())
+	w := newRowWork(t.Dim())
+	for i := range docs {
+		w.cols = append(w.cols[:0], cols[ptr[i]:ptr[i+1]]...)
+		t.appendRow(m, &w)
+	}
+	return m, nil
+}
+
 // columns appends the column of every term of doc to dst, skipping terms
 // without one. With grow set, a term missing from the vocabulary gets a new
 // column.

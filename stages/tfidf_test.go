@@ -374,3 +374,43 @@ func TestTFIDFFallback(t *testing.T) {
 		}
 	}
 }
+
+// TestTFIDFUpdateTransform checks that UpdateTransform gives, batch after
+// batch, the rows and document frequencies of Update followed by
+// Transform, bit for bit: with hashing (the stream's vectorizer, whose
+// Fallback codes a document of stop words), with a growing vocabulary,
+// and with stemming; documents of stop words only and empty ones included.
+func TestTFIDFUpdateTransform(t *testing.T) {
+	texts := append(brownTexts(t), "the of and", "", "a brand new word: zyzzogeton")
+	configs := map[string]func() *TFIDF{
+		"stream":     DefaultStreamTFIDF,
+		"vocabulary": func() *TFIDF { return &TFIDF{StopWords: EnglishStopWords(), SublinearTF: true} },
+		"stem":       func() *TFIDF { return &TFIDF{StopWords: EnglishStopWords(), Stem: true} },
+	}
+	for name, mk := range configs {
+		two, one := mk(), mk()
+		for i := 0; i < len(texts); i += 7 {
+			docs := texts[i:min(i+7, len(texts))]
+			if err := two.Update(docs); err != nil {
+				t.Fatal(err)
+			}
+			want, err := two.Transform(docs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := one.UpdateTransform(docs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wr, wc := want.Dims()
+			gr, gc := got.Dims()
+			if wr != gr || wc != gc || !slices.Equal(want.Indptr, got.Indptr) || !slices.Equal(want.Ind, got.Ind) || !slices.Equal(want.Val, got.Val) {
+				t.Fatalf("%s, documents %d–%d: UpdateTransform's rows differ from Update + Transform's (%d×%d, nnz %d against %d×%d, nnz %d)",
+					name, i, i+len(docs)-1, gr, gc, got.NNZ(), wr, wc, want.NNZ())
+			}
+			if !slices.Equal(one.df, two.df) || one.NDocs() != two.NDocs() {
+				t.Fatalf("%s, documents %d–%d: document frequencies differ", name, i, i+len(docs)-1)
+			}
+		}
+	}
+}
