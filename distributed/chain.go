@@ -814,6 +814,14 @@ func (d *ChainDriver) Anchor(ctx context.Context, fs []*stages.Features) error {
 // number of its first unlabeled dense samples sent to every partition.
 func (d *ChainDriver) Warm() int { return d.route.Warm }
 
+// StartLen returns how many of fs, the batches it will send next, are
+// batches of its common start learned once (Router.Once, StartLen): the
+// batches after them, whose owners have forked, may be larger without
+// changing a prediction made from the common start (stream --nats merges
+// them, distributed/DESIGN.md, "A common start"). Call it from Send's
+// goroutine.
+func (d *ChainDriver) StartLen(fs []*stages.Features) int { return d.route.StartLen(fs) }
+
 // ShortStream tells the driver that its whole stream holds samples
 // samples: the common start is then at most half of them (Router.Warm =
 // min(Warm, samples/2)), so that a stream shorter than twice the common

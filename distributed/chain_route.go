@@ -402,7 +402,7 @@ func (r *Router) Split(f *stages.Features) (shares, context []*stages.Features, 
 	}
 	r.forks = false
 	if r.Once && !r.started {
-		if r.startBatch(f) {
+		if start, _ := r.startBatch(f, r.warmed); start {
 			shares, err := r.splitStart(f)
 			return shares, nil, 0, err
 		}
@@ -554,18 +554,40 @@ func (r *Router) Split(f *stages.Features) (shares, context []*stages.Features, 
 }
 
 // startBatch reports whether f belongs to the common start learned once
-// (Once): fewer than Warm unlabeled samples were routed in it so far, and
-// f's rows are dense or absent.
-func (r *Router) startBatch(f *stages.Features) bool {
-	if r.warmed >= r.Warm || f.Text != nil {
-		return false
+// (Once) when warmed unlabeled samples were routed in it before f: fewer
+// than Warm, and f's rows dense or absent. It returns warmed after f.
+func (r *Router) startBatch(f *stages.Features, warmed int) (bool, int) {
+	if warmed >= r.Warm || f.Text != nil {
+		return false, warmed
 	}
 	if f.X != nil {
 		if _, dense := model.Rows(f.X).(*mat.Dense); !dense {
-			return false
+			return false, warmed
 		}
 	}
-	return true
+	for _, ok := range f.Labeled {
+		if !ok {
+			warmed++
+		}
+	}
+	return true, warmed
+}
+
+// StartLen returns how many of fs, the next batches Split would route, are
+// batches of the common start learned once (Once): 0 without one, or once
+// it has ended.
+func (r *Router) StartLen(fs []*stages.Features) int {
+	if !r.Once || r.started || r.p <= 1 {
+		return 0
+	}
+	warmed := r.warmed
+	for k, f := range fs {
+		var start bool
+		if start, warmed = r.startBatch(f, warmed); !start {
+			return k
+		}
+	}
+	return len(fs)
 }
 
 // splitStart routes f, a batch of the common start learned once, whole to
