@@ -6,6 +6,7 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -26,6 +27,35 @@ import (
 // the samples' own ids. The object is kept: an owner that replays its
 // partition from the first batch (a failover without a snapshot) forks
 // from it again.
+
+// startStates holds, by namespace and driver (startKey), a *startEntry:
+// the state after the common start that partition 0's owner of this
+// process stored, once it has. Another owner of the process restores from
+// it without reading and decoding the object (Learner.Restore copies what
+// it reads, so the owners share no mutable state). One entry per driver
+// whose common start an owner here forked from, kept for the process's
+// life, as the object is kept.
+var startStates sync.Map
+
+// startEntry is a common start's state in this process: st, set before
+// done is closed.
+type startEntry struct {
+	done chan struct{}
+	once sync.Once
+	st   *stages.LearnerState
+}
+
+// startEntryOf returns the entry of driver drv's common start in
+// namespace ns, made if there is none.
+func startEntryOf(ns, drv string) *startEntry {
+	e, _ := startStates.LoadOrStore(ns+"\x00"+drv, &startEntry{done: make(chan struct{})})
+	return e.(*startEntry)
+}
+
+// set makes st the entry's state, once.
+func (e *startEntry) set(st *stages.LearnerState) {
+	e.once.Do(func() { e.st = st; close(e.done) })
+}
 
 // hdrStart is the header of the first batch after a common start learned
 // once: the number of batches of that start.
@@ -83,6 +113,7 @@ func (w *Worker) fork(ctx context.Context, l *stages.Learner, o *ownerState, par
 		if err != nil {
 			return l, err
 		}
+		startEntryOf(w.st.n.ns, drv).set(st) // the owners of this process take it at once
 		var buf bytes.Buffer
 		if err := gob.NewEncoder(&buf).Encode(st); err != nil {
 			return l, fmt.Errorf("distributed: common start of driver %s: %w", drv, err)
@@ -102,23 +133,49 @@ func (w *Worker) fork(ctx context.Context, l *stages.Learner, o *ownerState, par
 		w.logf("namespace %q: owner-%d: driver %s's common start not taken: this owner has learned other batches", w.st.n.ns, part, drv)
 		return l, nil
 	}
-	data, err := w.awaitObject(ctx, startName(drv))
+	st, err := w.startState(ctx, drv)
 	if err != nil {
-		return l, fmt.Errorf("distributed: common start of driver %s: %w", drv, err)
-	}
-	var st stages.LearnerState
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&st); err != nil {
-		return l, corrupt("common start of driver %s: %v", drv, err)
+		return l, err
 	}
 	nl, err := w.newLearner(o.raw)
 	if err != nil {
 		return l, corrupt("namespace %q: learner settings: %v", w.st.n.ns, err)
 	}
-	if err := restoreLearner(nl, &st); err != nil {
+	if err := restoreLearner(nl, st); err != nil {
 		return l, corrupt("common start of driver %s: %v", drv, err)
 	}
 	o.context = nl.Counters()
 	return nl, nil
+}
+
+// startState returns the state after driver drv's common start: the one
+// partition 0's owner of this process stored, if it is here, else the
+// object's, waiting for it.
+func (w *Worker) startState(ctx context.Context, drv string) (*stages.LearnerState, error) {
+	e := startEntryOf(w.st.n.ns, drv)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-e.done:
+			cancel()
+		case <-wctx.Done():
+		}
+	}()
+	data, err := w.awaitObject(wctx, startName(drv))
+	select {
+	case <-e.done:
+		return e.st, nil
+	default:
+	}
+	if err != nil {
+		return nil, fmt.Errorf("distributed: common start of driver %s: %w", drv, err)
+	}
+	var st stages.LearnerState
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&st); err != nil {
+		return nil, corrupt("common start of driver %s: %v", drv, err)
+	}
+	return &st, nil
 }
 
 // awaitObject returns the object name of the namespace's object store,

@@ -100,19 +100,30 @@ func TestCommonStartLearnedOnce(t *testing.T) {
 	if err := gob.NewEncoder(&buf).Encode(st); err != nil {
 		t.Fatal(err)
 	}
-	data, err := ws[0].st.snaps.GetBytes(ctx, startName(d.name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got, lone stages.LearnerState
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&got); err != nil {
-		t.Fatal(err)
-	}
+	var lone stages.LearnerState
 	if err := gob.NewDecoder(&buf).Decode(&lone); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got, lone) {
-		t.Error("the common start's state differs from a lone Learner's after its batches")
+	// The state the owners of this process took, then the object's, which
+	// an owner of another process reads.
+	inProcess := startEntryOf("once", d.name).st
+	startStates.Delete("once\x00" + d.name)
+	stored, err := ws[1].startState(ctx, d.name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, st := range map[string]*stages.LearnerState{"this process's": inProcess, "the object's": stored} {
+		var b bytes.Buffer
+		var got stages.LearnerState
+		if err := gob.NewEncoder(&b).Encode(st); err != nil {
+			t.Fatal(err)
+		}
+		if err := gob.NewDecoder(&b).Decode(&got); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, lone) {
+			t.Errorf("the common start's state (%s) differs from a lone Learner's after its batches", what)
+		}
 	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
