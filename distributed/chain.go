@@ -75,9 +75,7 @@ func setupChain(ctx context.Context, js jetstream.JetStream, c Config) error {
 		{Name: n.batchStream(), Subjects: []string{n.ns + ".batch.*"}, Replicas: c.replicas(), Duplicates: 2 * time.Minute},
 		{Name: n.predStream(), Subjects: []string{n.ns + ".pred.*"}, Replicas: c.replicas(), Duplicates: 2 * time.Minute},
 	} {
-		if _, err := ensure(ctx, "stream "+sc.Name,
-			func(ctx context.Context) (jetstream.Stream, error) { return js.CreateOrUpdateStream(ctx, sc) },
-			func(ctx context.Context) (jetstream.Stream, error) { return js.Stream(ctx, sc.Name) }); err != nil {
+		if _, err := ensureStream(ctx, js, sc); err != nil {
 			return err
 		}
 	}
