@@ -48,10 +48,12 @@ type Config struct {
 	// PinnedTTL is how long a role stays with an instance that stopped
 	// pulling before it moves to another: the failover time. If zero, 2 s.
 	PinnedTTL time.Duration
-	// Warm is the number of a driver's first unlabeled dense samples routed
-	// by anchor that also go to every other partition as context, so that
-	// every owner starts from the same first samples (distributed/DESIGN.md,
-	// "A common start"): (P − 1)·Warm samples more to learn, once. It
+	// Warm is the number of a driver's first unlabeled dense samples that
+	// every owner starts from (distributed/DESIGN.md, "A common start"):
+	// the namespace's first driver sends the batches up to them whole to
+	// partition 0, and the other owners start from its Learner's state
+	// after them (Router.Once); a later driver sends them to every other
+	// partition as context, (P − 1)·Warm samples more to learn. It
 	// concerns the driver only (not a namespace setting). If zero, 2,000;
 	// negative, none.
 	Warm int

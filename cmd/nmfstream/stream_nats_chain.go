@@ -34,10 +34,11 @@ batches in the same order. With one partition the predictions are stream's,
 byte for byte. The namespace holds the learner's settings of its first
 driver; a driver with others is refused. With P > 1 partitions a dense
 sample goes to the partition of its nearest anchor (fixed from the first
-50·P samples, read ahead), and each labeled dense sample, and each of the
-first --warm unlabeled ones (a common start), is also learned by the other
-owners; sparse rows and text go by id (--json's partition_samples gives
-the shares).
+50·P samples, read ahead), and each labeled dense sample is also learned by
+the other owners; the batches up to the first --warm unlabeled ones (a
+common start) are learned once, by partition 0's owner, and the other
+owners start from its learner's state; sparse rows and text go by id
+(--json's partition_samples gives the shares).
 
 --workers instances of the owner run in this process. --nats embedded (or
 a bare --nats) starts an embedded server in a binary built with -tags nats.
@@ -80,7 +81,7 @@ func (f *chainNATS) add(fs *flag.FlagSet) {
 	fs.IntVar(&c.Partitions, "partitions", 1, "partitions P, each with its own owner and learner on its share of the records (dense samples by nearest anchor, others by id; every label goes to every owner); 1 gives stream's predictions exactly")
 	fs.IntVar(&c.Replicas, "replicas", 1, "replicas of the streams and buckets")
 	fs.DurationVar(&c.PinnedTTL, "pinned-ttl", 2*time.Second, "time after which a silent owner's partition moves to another (failover time)")
-	fs.IntVar(&c.Warm, "warm", 2000, "with P > 1: the first `n` unlabeled dense samples also go to every other partition, learned there, not predicted (a common start; -1: none)")
+	fs.IntVar(&c.Warm, "warm", 2000, "with P > 1: the batches up to the first `n` unlabeled dense samples are learned once, by partition 0's owner, and the other owners start from its state (a common start, at most half a short stream's samples; -1: none)")
 }
 
 // check checks the flags against stream's options o and completes the
