@@ -8,9 +8,8 @@ import (
 )
 
 // The binary form of a batch share (wireBatch): every owner decodes one
-// per batch, and gob's decoder compiled wireBatch's types again for every
-// message (at P = 3 on the digits, the owners' decodeShare was 3% of the
-// run's CPU; BENCHMARKS.md, "… (issue 29, branch dist7)"). Layout, after
+// per batch, and gob's decoder compiles wireBatch's types again for every
+// message (BENCHMARKS.md, "… (issue 29, branch dist7)"). Layout, after
 // the 3 bytes batchMagic: Dim; Rows; Dense (count, values); Ptr and Ind
 // (count, values each); Val (count, values); whether Text is set, then its
 // count and documents; IDs, Labels (count, strings each); Labeled (count,

@@ -221,9 +221,8 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, sc jetstream.Stre
 // ensureFound is ensure that first looks the object up and takes it when
 // same accepts its configuration: the instances of a namespace find its
 // streams and buckets made, and updating one unchanged rewrites its
-// metadata on the server's disk, a fixed cost of every instance (issue
-// 29: a quarter of a 3-owner run's CPU on a 30-record stream was the
-// server's stream updates and requests).
+// metadata on the server's disk, a fixed cost of every instance
+// (BENCHMARKS.md, "… (issue 29, branch dist7)").
 func ensureFound[T any](ctx context.Context, what string, same func(context.Context, T) bool, create, lookup func(context.Context) (T, error)) (T, error) {
 	return ensure(ctx, what, func(ctx context.Context) (T, error) {
 		if h, err := lookup(ctx); err == nil && same(ctx, h) {
