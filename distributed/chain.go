@@ -47,6 +47,8 @@ const (
 	hdrDriver = "Nmf-Driver"
 	hdrBatch  = "Nmf-Batch"
 	hdrPart   = "Nmf-Part"
+	// hdrStart (chain_start.go) marks the first batch after a common
+	// start learned once.
 )
 
 // keyLearner is the model bucket's key of the namespace's learner settings.
@@ -73,9 +75,7 @@ func setupChain(ctx context.Context, js jetstream.JetStream, c Config) error {
 		{Name: n.batchStream(), Subjects: []string{n.ns + ".batch.*"}, Replicas: c.replicas(), Duplicates: 2 * time.Minute},
 		{Name: n.predStream(), Subjects: []string{n.ns + ".pred.*"}, Replicas: c.replicas(), Duplicates: 2 * time.Minute},
 	} {
-		if _, err := ensure(ctx, "stream "+sc.Name,
-			func(ctx context.Context) (jetstream.Stream, error) { return js.CreateOrUpdateStream(ctx, sc) },
-			func(ctx context.Context) (jetstream.Stream, error) { return js.Stream(ctx, sc.Name) }); err != nil {
+		if _, err := ensureStream(ctx, js, sc); err != nil {
 			return err
 		}
 	}
@@ -171,6 +171,7 @@ func (w *Worker) ownChain(ctx context.Context, p *pin, part int) error {
 	if err != nil {
 		return err
 	}
+	o.raw = raw
 	w.logf("namespace %q: owner-%d: held; %d batches restored from its snapshot, learning the batches after stream sequence %d", w.st.n.ns, part, o.batches, o.seq)
 	it, err := orderedFrom(ctx, w.js, w.st.n.batchStream(), w.st.n.batchSubject(part), o.seq)
 	if err != nil {
@@ -202,7 +203,7 @@ func (w *Worker) ownChain(ctx context.Context, p *pin, part int) error {
 			return err
 		}
 		idle = 0
-		if err := w.learnBatch(ctx, l, o, part, m); err != nil {
+		if l, err = w.learnBatch(ctx, l, o, part, m); err != nil {
 			return err
 		}
 		if md, err := m.Metadata(); err == nil {
@@ -224,23 +225,31 @@ func (w *Worker) ownChain(ctx context.Context, p *pin, part int) error {
 // contexts added to them (cumulated in o.context): the context's samples
 // are learned, not predicted for the driver nor counted. A batch its
 // driver sent again (o.repeat) is not learned again: its answer was
-// published when it was learned.
-func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, o *ownerState, part int, m jetstream.Msg) error {
+// published when it was learned. It returns the Learner that learned the
+// batch: l, or, on the first batch after a common start learned once
+// (hdrStart), the Learner the owner forked from partition 0's state
+// (Worker.fork).
+func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, o *ownerState, part int, m jetstream.Msg) (*stages.Learner, error) {
 	drv := m.Headers().Get(hdrDriver)
 	b, err := strconv.ParseInt(m.Headers().Get(hdrBatch), 10, 64)
 	if err != nil || drv == "" {
-		return corrupt("batch message on %s without a driver and a batch number (%q, %q)", m.Subject(), drv, m.Headers().Get(hdrBatch))
+		return l, corrupt("batch message on %s without a driver and a batch number (%q, %q)", m.Subject(), drv, m.Headers().Get(hdrBatch))
 	}
 	if o.repeat(drv, b) {
-		return nil
+		return l, nil
+	}
+	if m.Headers().Get(hdrStart) != "" {
+		if l, err = w.fork(ctx, l, o, part, drv); err != nil {
+			return l, err
+		}
 	}
 	f, fc, err := decodeShare(m.Data())
 	if err != nil {
-		return fmt.Errorf("driver %s batch %d: %w", drv, b, err)
+		return l, fmt.Errorf("driver %s batch %d: %w", drv, b, err)
 	}
 	st, err := learnShare(l, f, fc, &o.context)
 	if err != nil {
-		return corrupt("driver %s batch %d: %v", drv, b, err)
+		return l, corrupt("driver %s batch %d: %v", drv, b, err)
 	}
 	o.last[drv] = b
 	o.batches++
@@ -248,7 +257,7 @@ func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, o *ownerStat
 	c.Offset = l.Counters().Offset
 	data, err := encodeStep(st, c, l.Scores(), l.Pending())
 	if err != nil {
-		return err
+		return l, err
 	}
 	// Counted as learned before the answer goes out: a driver that has all
 	// its answers may stop the workers at once, and their summaries must
@@ -261,7 +270,7 @@ func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, o *ownerStat
 	msg.Header.Set(hdrBatch, strconv.FormatInt(b, 10))
 	msg.Header.Set(hdrPart, strconv.Itoa(part))
 	_, err = w.js.PublishMsg(ctx, msg, jetstream.WithMsgID(chainMsgID(drv, b, part)))
-	return err
+	return l, err
 }
 
 // learnShare runs l on the share f and its context fc (nil for none) and
@@ -539,6 +548,11 @@ func newChainDriver(ctx context.Context, nc *nats.Conn, cfg Config, settings []b
 		resume: pos.Next, seq: pos.AnswerSeq, anchorFrom: -1}
 	d.anchoredAt.Store(-1)
 	d.route.Warm = cfg.warm()
+	if cfg.partitions() > 1 && d.route.Warm > 0 {
+		if d.route.Once, err = claimStart(ctx, st.model, d.name); err != nil {
+			return nil, fmt.Errorf("distributed: namespace %q: %w", cfg.namespace(), err)
+		}
+	}
 	if pos.Next > 0 {
 		if d.anchorFrom = pos.AnchoredAt; d.anchorFrom < 0 {
 			d.anchorFrom = pos.Next // routed by id up to Next
@@ -638,6 +652,9 @@ func (d *ChainDriver) Send(ctx context.Context, f *stages.Features) (int64, erro
 		msg := &nats.Msg{Subject: d.n.batchSubject(p), Header: nats.Header{}, Data: data}
 		msg.Header.Set(hdrDriver, d.name)
 		msg.Header.Set(hdrBatch, strconv.FormatInt(b, 10))
+		if d.route.Forks() {
+			msg.Header.Set(hdrStart, strconv.Itoa(d.route.StartBatches()))
+		}
 		if futs[p], err = d.js.PublishMsgAsync(msg, jetstream.WithMsgID(chainMsgID(d.name, b, p))); err != nil {
 			return 0, fmt.Errorf("distributed: publishing batch %d to partition %d: %w", b, p, err)
 		}
@@ -794,6 +811,14 @@ func (d *ChainDriver) Anchor(ctx context.Context, fs []*stages.Features) error {
 // Warm returns the common start the driver shares (Router.Warm): the
 // number of its first unlabeled dense samples sent to every partition.
 func (d *ChainDriver) Warm() int { return d.route.Warm }
+
+// StartLen returns how many of fs, the batches it will send next, are
+// batches of its common start learned once (Router.Once, StartLen): the
+// batches after them, whose owners have forked, may be larger without
+// changing a prediction made from the common start (stream --nats merges
+// them, distributed/DESIGN.md, "A common start"). Call it from Send's
+// goroutine.
+func (d *ChainDriver) StartLen(fs []*stages.Features) int { return d.route.StartLen(fs) }
 
 // ShortStream tells the driver that its whole stream holds samples
 // samples: the common start is then at most half of them (Router.Warm =

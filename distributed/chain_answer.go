@@ -63,15 +63,21 @@ func appendAnswer(b []byte, w *wireStep) []byte {
 	return binary.AppendVarint(b, int64(w.Pending))
 }
 
-// answerReader reads a binary answer; its first error sticks.
+// answerReader reads a binary answer (or share, kind "batch": chain_batch.go);
+// its first error sticks.
 type answerReader struct {
-	b   []byte
-	err error
+	b    []byte
+	err  error
+	kind string // what it reads, for errors: "step" if empty
 }
 
 func (r *answerReader) fail(what string) {
 	if r.err == nil {
-		r.err = corrupt("step: truncated or malformed at its %s", what)
+		kind := r.kind
+		if kind == "" {
+			kind = "step"
+		}
+		r.err = corrupt("%s: truncated or malformed at its %s", kind, what)
 	}
 }
 

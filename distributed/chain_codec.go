@@ -17,8 +17,9 @@ import (
 // The wire forms of the chain on the owners (distributed/DESIGN.md, "The
 // chain on the owners"): a driver's batch share for one partition
 // (wireBatch, the stages.Features the driver's featurize stage made) and
-// an owner's answer (wireStep, the stages.Step its Learner made). Both are
-// gob-encoded; float64 values travel as their bits, so an owner's Learner
+// an owner's answer (wireStep, the stages.Step its Learner made). Both
+// travel in binary forms of their own (chain_batch.go, chain_answer.go;
+// gob before); float64 values travel as their bits, so an owner's Learner
 // sees the driver's rows exactly.
 
 // wireReject is a record.Reject with its reason as text.
@@ -125,18 +126,18 @@ func encodeFeatures(f *stages.Features, c []byte) ([]byte, error) {
 			return nil, fmt.Errorf("distributed: batch rows of type %T", x)
 		}
 	}
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(&w); err != nil {
-		return nil, fmt.Errorf("distributed: encoding a batch: %w", err)
-	}
-	return buf.Bytes(), nil
+	return appendBatch(nil, &w), nil
 }
 
 // decodeFeatures returns the stages.Features of a wire batch, or an error
 // (wrapping errCorrupt) naming what is inconsistent.
 func decodeFeatures(raw []byte) (*wireBatch, *stages.Features, error) {
 	var w wireBatch
-	if err := gob.NewDecoder(bytes.NewReader(raw)).Decode(&w); err != nil {
+	if len(raw) >= len(batchMagic) && [3]byte(raw[:3]) == batchMagic {
+		if err := readBatch(raw[3:], &w); err != nil {
+			return nil, nil, err
+		}
+	} else if err := gob.NewDecoder(bytes.NewReader(raw)).Decode(&w); err != nil {
 		return nil, nil, corrupt("batch: %v", err)
 	}
 	f, err := w.features()

@@ -177,7 +177,7 @@ func TestChainDriverResumes(t *testing.T) {
 	settings := []byte(`{"Rank":3,"Seed":4}`)
 	batches := chainBatches(nb, b)
 	cfgOf := func(ns string) Config {
-		return Config{Namespace: ns, Partitions: 2, Rank: 3, PinnedTTL: 500 * time.Millisecond}
+		return Config{Namespace: ns, Partitions: 2, Rank: 3, PinnedTTL: 500 * time.Millisecond, Warm: 60} // a common start of 10 batches
 	}
 	nc, url := startServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -87,10 +87,24 @@ type Router struct {
 	// Each goes with its id under ContextID, and its late label goes to
 	// the other partitions as a late label of that id in their context.
 	Warm int
+	// Once, with Warm, makes the common start a prefix of whole batches
+	// learned once, by partition 0, instead of context sent to every
+	// partition: every record of a batch goes to partition 0 (the other
+	// shares are empty) while fewer than Warm unlabeled samples were
+	// routed so and the batches are dense (or hold no rows); the first
+	// batch after them Forks, and its owners other than partition 0's
+	// start from partition 0's state after the common start (ChainDriver,
+	// Worker; distributed/DESIGN.md, "A common start"). The late label of
+	// a sample of the common start then goes to partition 0 and, under its
+	// own id, in the context of the others.
+	Once bool
 
 	p        int
-	warmed   int                 // unlabeled samples sent as context so far
-	warmIDs  map[string]struct{} // the ids of those (≤ Warm)
+	start    int                 // batches of the common start routed so far (Once)
+	started  bool                // the common start (Once) has ended
+	forks    bool                // the last Split's batch is the first after the common start
+	warmed   int                 // unlabeled samples sent as context so far, or routed in the common start (Once)
+	warmIDs  map[string]struct{} // the ids of those (≤ Warm), or of every sample of the common start (Once)
 	locality bool                // dense samples seen: late labels of unknown ids go to every partition
 	anchors  *mat.Dense          // P×D unit rows; nil until fixed
 	counts   []int64             // samples routed by anchor per partition
@@ -386,6 +400,14 @@ func (r *Router) Split(f *stages.Features) (shares, context []*stages.Features, 
 	if p <= 1 {
 		return []*stages.Features{f}, nil, 0, nil
 	}
+	r.forks = false
+	if r.Once && !r.started {
+		if start, _ := r.startBatch(f, r.warmed); start {
+			shares, err := r.splitStart(f)
+			return shares, nil, 0, err
+		}
+		r.started, r.forks = true, r.start > 0
+	}
 	type labeled struct {
 		label   string
 		off     int64
@@ -436,7 +458,7 @@ func (r *Router) Split(f *stages.Features) (shares, context []*stages.Features, 
 			case !f.Labeled[i]:
 				rw := rowOf(f, rowsOf, i) // kept, and read only by the context below
 				r.keepRow(id, rw)
-				if r.anchors != nil && r.warmed < r.Warm {
+				if !r.Once && r.anchors != nil && r.warmed < r.Warm {
 					r.warmed++
 					if id != "" {
 						r.warmIDs[id] = struct{}{}
@@ -460,7 +482,11 @@ func (r *Router) Split(f *stages.Features) (shares, context []*stages.Features, 
 		case ok && ll.ID != "":
 			out[q].LateLabels = append(out[q].LateLabels, ll)
 			if _, warm := r.warmIDs[ll.ID]; warm {
-				warmLate = append(warmLate, record.LateLabel{Offset: ll.Offset, ID: ContextID(ll.ID), Label: ll.Label})
+				id := ContextID(ll.ID)
+				if r.Once {
+					id = ll.ID // every owner holds the sample under its id
+				}
+				warmLate = append(warmLate, record.LateLabel{Offset: ll.Offset, ID: id, Label: ll.Label})
 				warmHome = append(warmHome, q)
 			} else if rw, ok := r.rows[ll.ID]; ok {
 				elsewhere = append(elsewhere, labeled{ll.Label, ll.Offset, rw, true, ""})
@@ -526,6 +552,82 @@ func (r *Router) Split(f *stages.Features) (shares, context []*stages.Features, 
 	}
 	return out, context, broadcast, nil
 }
+
+// startBatch reports whether f belongs to the common start learned once
+// (Once) when warmed unlabeled samples were routed in it before f: fewer
+// than Warm, and f's rows dense or absent. It returns warmed after f.
+func (r *Router) startBatch(f *stages.Features, warmed int) (bool, int) {
+	if warmed >= r.Warm || f.Text != nil {
+		return false, warmed
+	}
+	if f.X != nil {
+		if _, dense := model.Rows(f.X).(*mat.Dense); !dense {
+			return false, warmed
+		}
+	}
+	for _, ok := range f.Labeled {
+		if !ok {
+			warmed++
+		}
+	}
+	return true, warmed
+}
+
+// StartLen returns how many of fs, the next batches Split would route, are
+// batches of the common start learned once (Once): 0 without one, or once
+// it has ended.
+func (r *Router) StartLen(fs []*stages.Features) int {
+	if !r.Once || r.started || r.p <= 1 {
+		return 0
+	}
+	warmed := r.warmed
+	for k, f := range fs {
+		var start bool
+		if start, warmed = r.startBatch(f, warmed); !start {
+			return k
+		}
+	}
+	return len(fs)
+}
+
+// splitStart routes f, a batch of the common start learned once, whole to
+// partition 0: its samples, late labels, rejects and unusable records.
+// The other shares are empty. Every sample's id is remembered as
+// partition 0's and as the common start's (its late label goes to every
+// owner, which all hold it once they fork).
+func (r *Router) splitStart(f *stages.Features) ([]*stages.Features, error) {
+	out, err := shareOut(f, r.p, make([]int, len(f.Offsets)))
+	if err != nil {
+		return nil, err
+	}
+	for q := 1; q < r.p; q++ {
+		out[q].Rejects, out[q].Unusable = nil, nil
+	}
+	out[0].Rejects, out[0].Unusable = f.Rejects, f.Unusable
+	out[0].LateLabels = f.LateLabels
+	for i, id := range f.IDs {
+		if !f.Labeled[i] {
+			r.warmed++
+		}
+		if id != "" {
+			r.warmIDs[id] = struct{}{}
+		}
+		r.shares[0]++
+		r.remember(id, 0)
+	}
+	r.start++
+	return out, nil
+}
+
+// Forks reports whether the batch of the last Split is the first after a
+// common start learned once (Once): its owners other than partition 0's
+// take partition 0's state after the common start's batches
+// (StartBatches) before they learn it.
+func (r *Router) Forks() bool { return r.forks }
+
+// StartBatches returns the number of batches of the common start learned
+// once (Once) routed so far.
+func (r *Router) StartBatches() int { return r.start }
 
 // gather keeps the unit rows of f's dense samples, up to want rows in all,
 // for ChooseAnchors; it returns the rows kept so far.

@@ -62,6 +62,7 @@ type ownerState struct {
 	last    map[string]int64 // by driver, the last batch number learned
 	since   int              // batches learned since the last snapshot
 	fence   uint64           // revision of the trim point this owner wrote last (chain_trim.go)
+	raw     []byte           // the namespace's learner settings (a fork's new Learner, chain_start.go)
 }
 
 // repeat reports whether driver drv's batch b was learned already: a
@@ -159,13 +160,7 @@ func (w *Worker) restoreSnapshot(ctx context.Context, part int, raw []byte) (*st
 	if err != nil {
 		return nil, nil, corrupt("namespace %q: learner settings: %v", w.st.n.ns, err)
 	}
-	if o := s.State.Online; o != nil && o.K > 0 && o.K < l.Model.Rank && o.K <= o.Dim {
-		// The rank was lowered to the stream's dimension before the first
-		// fit (stages' capRank): the state has that rank, as a stream
-		// checkpoint restored by the command line does.
-		l.Model.Rank = o.K
-	}
-	if err := l.Restore(s.State); err != nil {
+	if err := restoreLearner(l, s.State); err != nil {
 		w.logf("namespace %q: owner-%d: snapshot %s not restored (%v): replaying every batch", w.st.n.ns, part, snapshotName(part), err)
 		return fresh()
 	}
@@ -173,6 +168,18 @@ func (w *Worker) restoreSnapshot(ctx context.Context, part int, raw []byte) (*st
 		s.Last = map[string]int64{}
 	}
 	return l, &ownerState{seq: s.Seq, batches: s.Batches, context: s.Context, last: s.Last, fence: fence}, nil
+}
+
+// restoreLearner restores st into l, a Learner made from the namespace's
+// learner settings.
+func restoreLearner(l *stages.Learner, st *stages.LearnerState) error {
+	if o := st.Online; o != nil && o.K > 0 && o.K < l.Model.Rank && o.K <= o.Dim {
+		// The rank was lowered to the stream's dimension before the first
+		// fit (stages' capRank): the state has that rank, as a stream
+		// checkpoint restored by the command line does.
+		l.Model.Rank = o.K
+	}
+	return l.Restore(st)
 }
 
 // logf writes a line to w.Log, if set.

@@ -180,7 +180,8 @@ func TestChainDriverRefusesOtherSettings(t *testing.T) {
 func TestChainLocalityLateLabels(t *testing.T) {
 	const nb, b, P = 30, 10, 3
 	nc, url := startServer(t)
-	cfg := Config{Namespace: "loc", Partitions: P, Rank: 3, PinnedTTL: 500 * time.Millisecond}
+	// No common start: every sample is routed by anchor.
+	cfg := Config{Namespace: "loc", Partitions: P, Rank: 3, PinnedTTL: 500 * time.Millisecond, Warm: -1}
 	settings := []byte(`{"Rank":3,"Seed":4}`)
 	batches := chainBatches(nb, b)
 	// The label of sample "25" comes in batch 1, before its sample (batch 2).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,10 +48,12 @@ type Config struct {
 	// PinnedTTL is how long a role stays with an instance that stopped
 	// pulling before it moves to another: the failover time. If zero, 2 s.
 	PinnedTTL time.Duration
-	// Warm is the number of a driver's first unlabeled dense samples routed
-	// by anchor that also go to every other partition as context, so that
-	// every owner starts from the same first samples (distributed/DESIGN.md,
-	// "A common start"): (P − 1)·Warm samples more to learn, once. It
+	// Warm is the number of a driver's first unlabeled dense samples that
+	// every owner starts from (distributed/DESIGN.md, "A common start"):
+	// the namespace's first driver sends the batches up to them whole to
+	// partition 0, and the other owners start from its Learner's state
+	// after them (Router.Once); a later driver sends them to every other
+	// partition as context, (P − 1)·Warm samples more to learn. It
 	// concerns the driver only (not a namespace setting). If zero, 2,000;
 	// negative, none.
 	Warm int
@@ -167,12 +170,15 @@ func setup(ctx context.Context, js jetstream.JetStream, c Config) (*store, error
 	r := c.replicas()
 	// Ticks only drive the roles' pins: the last minute of them is enough.
 	sc := jetstream.StreamConfig{Name: n.ticks, Subjects: []string{n.tickSubject()}, Replicas: r, MaxAge: time.Minute, Storage: jetstream.MemoryStorage}
-	if _, err := ensure(ctx, "stream "+sc.Name,
-		func(ctx context.Context) (jetstream.Stream, error) { return js.CreateOrUpdateStream(ctx, sc) },
-		func(ctx context.Context) (jetstream.Stream, error) { return js.Stream(ctx, sc.Name) }); err != nil {
+	if _, err := ensureStream(ctx, js, sc); err != nil {
 		return nil, err
 	}
-	kv, err := ensure(ctx, "bucket "+n.model,
+	kv, err := ensureFound(ctx, "bucket "+n.model,
+		func(ctx context.Context, kv jetstream.KeyValue) bool {
+			st, err := kv.Status(ctx)
+			b, ok := st.(*jetstream.KeyValueBucketStatus)
+			return err == nil && ok && b.History() == 1 && b.StreamInfo().Config.Replicas == r
+		},
 		func(ctx context.Context) (jetstream.KeyValue, error) {
 			return js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: n.model, Replicas: r, History: 1})
 		},
@@ -183,7 +189,11 @@ func setup(ctx context.Context, js jetstream.JetStream, c Config) (*store, error
 	if err := checkSettings(ctx, kv, c); err != nil {
 		return nil, err
 	}
-	obs, err := ensure(ctx, "object store "+n.snapshots,
+	obs, err := ensureFound(ctx, "object store "+n.snapshots,
+		func(ctx context.Context, obs jetstream.ObjectStore) bool {
+			st, err := obs.Status(ctx)
+			return err == nil && st.Replicas() == r
+		},
 		func(ctx context.Context) (jetstream.ObjectStore, error) {
 			return js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: n.snapshots, Replicas: r})
 		},
@@ -192,6 +202,34 @@ func setup(ctx context.Context, js jetstream.JetStream, c Config) (*store, error
 		return nil, err
 	}
 	return &store{js: js, n: n, model: kv, snaps: obs}, nil
+}
+
+// ensureStream returns the stream sc, made or updated unless it exists
+// with sc's subjects, replicas, duplicate window, age limit and storage
+// (ensureFound).
+func ensureStream(ctx context.Context, js jetstream.JetStream, sc jetstream.StreamConfig) (jetstream.Stream, error) {
+	return ensureFound(ctx, "stream "+sc.Name,
+		func(_ context.Context, s jetstream.Stream) bool {
+			c := s.CachedInfo().Config
+			return slices.Equal(c.Subjects, sc.Subjects) && c.Replicas == max(sc.Replicas, 1) && c.MaxAge == sc.MaxAge && c.Storage == sc.Storage &&
+				(sc.Duplicates == 0 || c.Duplicates == sc.Duplicates)
+		},
+		func(ctx context.Context) (jetstream.Stream, error) { return js.CreateOrUpdateStream(ctx, sc) },
+		func(ctx context.Context) (jetstream.Stream, error) { return js.Stream(ctx, sc.Name) })
+}
+
+// ensureFound is ensure that first looks the object up and takes it when
+// same accepts its configuration: the instances of a namespace find its
+// streams and buckets made, and updating one unchanged rewrites its
+// metadata on the server's disk, a fixed cost of every instance
+// (BENCHMARKS.md, "… (issue 29, branch dist7)").
+func ensureFound[T any](ctx context.Context, what string, same func(context.Context, T) bool, create, lookup func(context.Context) (T, error)) (T, error) {
+	return ensure(ctx, what, func(ctx context.Context) (T, error) {
+		if h, err := lookup(ctx); err == nil && same(ctx, h) {
+			return h, nil
+		}
+		return create(ctx)
+	}, lookup)
 }
 
 // roleConsumer creates (or updates) the pinned consumer through which

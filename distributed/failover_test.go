@@ -39,7 +39,7 @@ func TestChainNodeKilled(t *testing.T) {
 	for i, s := range servers {
 		urls[i] = s.ClientURL()
 	}
-	cfg := Config{Namespace: "nodes", Partitions: P, Replicas: 3, PinnedTTL: time.Second}
+	cfg := Config{Namespace: "nodes", Partitions: P, Replicas: 3, PinnedTTL: time.Second, Warm: 60} // a common start of 10 batches
 	settings := []byte(`{"Rank":3,"Seed":4}`)
 	// Instance i prefers node i; every connection reconnects to the others.
 	rotated := func(i int) string { return strings.Join(append(slices.Clone(urls[i:]), urls[:i]...), ",") }

@@ -40,8 +40,12 @@ func (p *pin) run(ctx context.Context) {
 			}
 			continue
 		}
-		batch, err := p.cons.Fetch(1, jetstream.FetchMaxWait(p.ttl/2), jetstream.FetchPriorityGroup(rolesGroup))
+		// Bounded by ctx too, so that a Worker stops at once (not after
+		// the fetch's wait of ttl/2) when ctx ends.
+		fctx, cancel := context.WithTimeout(ctx, p.ttl/2)
+		batch, err := p.cons.Fetch(1, jetstream.FetchContext(fctx), jetstream.FetchPriorityGroup(rolesGroup))
 		if err != nil {
+			cancel()
 			if !sleep(ctx, p.ttl/8) {
 				return
 			}
@@ -56,6 +60,7 @@ func (p *pin) run(ctx context.Context) {
 			p.last = time.Now()
 			p.mu.Unlock()
 		}
+		cancel()
 		if errors.Is(batch.Error(), jetstream.ErrPinIDMismatch) {
 			p.drop()
 		}

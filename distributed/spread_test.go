@@ -19,7 +19,7 @@ import (
 func TestChainWorkersSpread(t *testing.T) {
 	const nb, b, P = 20, 10, 2
 	nc, url := startServer(t)
-	cfg := Config{Namespace: "spread", Partitions: P, PinnedTTL: 500 * time.Millisecond}
+	cfg := Config{Namespace: "spread", Partitions: P, PinnedTTL: 500 * time.Millisecond, Warm: 60} // a common start of 10 batches
 	ws1, _, stop1 := runChainWorkers(t, url, cfg, 1)
 	defer stop1()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

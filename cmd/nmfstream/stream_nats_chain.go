@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/distributed"
 	"github.com/nmfstream/nmfstream/model"
@@ -33,10 +34,11 @@ batches in the same order. With one partition the predictions are stream's,
 byte for byte. The namespace holds the learner's settings of its first
 driver; a driver with others is refused. With P > 1 partitions a dense
 sample goes to the partition of its nearest anchor (fixed from the first
-50·P samples, read ahead), and each labeled dense sample, and each of the
-first --warm unlabeled ones (a common start), is also learned by the other
-owners; sparse rows and text go by id (--json's partition_samples gives
-the shares).
+50·P samples, read ahead), and each labeled dense sample is also learned by
+the other owners; the batches up to the first --warm unlabeled ones (a
+common start) are learned once, by partition 0's owner, and the other
+owners start from its learner's state; sparse rows and text go by id
+(--json's partition_samples gives the shares).
 
 --workers instances of the owner run in this process. --nats embedded (or
 a bare --nats) starts an embedded server in a binary built with -tags nats.
@@ -79,7 +81,7 @@ func (f *chainNATS) add(fs *flag.FlagSet) {
 	fs.IntVar(&c.Partitions, "partitions", 1, "partitions P, each with its own owner and learner on its share of the records (dense samples by nearest anchor, others by id; every label goes to every owner); 1 gives stream's predictions exactly")
 	fs.IntVar(&c.Replicas, "replicas", 1, "replicas of the streams and buckets")
 	fs.DurationVar(&c.PinnedTTL, "pinned-ttl", 2*time.Second, "time after which a silent owner's partition moves to another (failover time)")
-	fs.IntVar(&c.Warm, "warm", 2000, "with P > 1: the first `n` unlabeled dense samples also go to every other partition, learned there, not predicted (a common start; -1: none)")
+	fs.IntVar(&c.Warm, "warm", 2000, "with P > 1: the batches up to the first `n` unlabeled dense samples are learned once, by partition 0's owner, and the other owners start from its state (a common start, at most half a short stream's samples; -1: none)")
 }
 
 // check checks the flags against stream's options o and completes the
@@ -151,6 +153,86 @@ func (f *chainNATS) growBatches(o *streamOptions, src sources.Source) sources.So
 		return src
 	}
 	return newGrowingBatches(src, partitionedBatchAfter, partitionedBatch(o.cfg.Window, f.cfg.Partitions))
+}
+
+// mergeAfterStart is the records of anchoredRead's merged batches: at P >
+// 1 without --batch (as growBatches), partitionedBatch; else 0, none.
+func (f *chainNATS) mergeAfterStart(o *streamOptions) int {
+	if f.cfg.Partitions < 2 || (o.fs != nil && isSet(o.fs, "batch")) {
+		return 0
+	}
+	return partitionedBatch(o.cfg.Window, f.cfg.Partitions)
+}
+
+// mergeBatches returns fs with consecutive batches merged, in order, into
+// batches of at most size records (a batch of size or more stays alone);
+// only batches of dense rows (or none) of one dimension merge.
+func mergeBatches(fs []*stages.Features, size int) []*stages.Features {
+	var out []*stages.Features
+	var group []*stages.Features
+	n := 0
+	flush := func() {
+		if len(group) > 0 {
+			out = append(out, concatDense(group))
+		}
+		group, n = nil, 0
+	}
+	for _, f := range fs {
+		if !denseBatch(f) {
+			flush()
+			out = append(out, f)
+			continue
+		}
+		if len(group) > 0 && (n+f.Records() > size || group[0].Dim != f.Dim) {
+			flush()
+		}
+		group, n = append(group, f), n+f.Records()
+	}
+	flush()
+	return out
+}
+
+// denseBatch reports whether f's rows are dense or absent (no text).
+func denseBatch(f *stages.Features) bool {
+	if f.Text != nil {
+		return false
+	}
+	if f.X == nil {
+		return true
+	}
+	_, ok := model.Rows(f.X).(*mat.Dense)
+	return ok
+}
+
+// concatDense returns the batches fs (dense or without rows, of one
+// dimension, in input order) as one: their samples, late labels, rejects
+// and unusable samples in order; fs itself if it is one batch.
+func concatDense(fs []*stages.Features) *stages.Features {
+	if len(fs) == 1 {
+		return fs[0]
+	}
+	out := &stages.Features{Dim: fs[0].Dim}
+	var rows []float64
+	d := 0
+	for _, f := range fs {
+		out.IDs, out.Labels = append(out.IDs, f.IDs...), append(out.Labels, f.Labels...)
+		out.Labeled, out.Offsets = append(out.Labeled, f.Labeled...), append(out.Offsets, f.Offsets...)
+		out.LateLabels = append(out.LateLabels, f.LateLabels...)
+		out.Rejects, out.Unusable = append(out.Rejects, f.Rejects...), append(out.Unusable, f.Unusable...)
+		if f.X == nil {
+			continue
+		}
+		x := model.Rows(f.X).(*mat.Dense)
+		r, c := x.Dims()
+		d = c
+		for i := range r {
+			rows = append(rows, x.RawRowView(i)...)
+		}
+	}
+	if len(out.Offsets) > 0 && d > 0 {
+		out.X = model.DenseRows(mat.NewDense(len(out.Offsets), d, rows))
+	}
+	return out
 }
 
 // newGrowingBatches returns src with batches of size records once a batch
@@ -398,7 +480,7 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if prev != nil {
 		r.last = distributed.ChainStep{Counters: prev.Counters, Scores: prev.Scores, Pending: prev.Pending}
 	}
-	read, err := anchoredRead(rctx, sources.NewReader(src), on.drv, nf.cfg.Partitions)
+	read, err := anchoredRead(rctx, sources.NewReader(src), on.drv, nf.cfg.Partitions, nf.mergeAfterStart(o))
 	if err != nil {
 		return errors.Join(err, on.close(), sink.Close())
 	}
@@ -427,9 +509,11 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 // anchors from them before anything is sent (distributed/DESIGN.md,
 // "Locality"); a stream that ends within them is short, and its common
 // start at most half its samples (ChainDriver.ShortStream). Those batches
-// come first, then the rest of rd. A read error met while reading ahead
-// comes after them.
-func anchoredRead(ctx context.Context, rd *sources.Reader, drv *distributed.ChainDriver, parts int) (pipeline.ReadFunc[*streamStep], error) {
+// come first, then the rest of rd. With merge > 0, the batches read ahead
+// after a common start learned once (ChainDriver.StartLen) are merged, in
+// order, into batches of at most merge records (mergeBatches). A read
+// error met while reading ahead comes after them.
+func anchoredRead(ctx context.Context, rd *sources.Reader, drv *distributed.ChainDriver, parts, merge int) (pipeline.ReadFunc[*streamStep], error) {
 	var ahead []*streamStep
 	var aheadErr error
 	if parts > 1 {
@@ -450,6 +534,12 @@ func anchoredRead(ctx context.Context, rd *sources.Reader, drv *distributed.Chai
 		}
 		if err := drv.Anchor(ctx, feats); err != nil {
 			return nil, err
+		}
+		if k := drv.StartLen(feats); k > 0 && merge > 0 {
+			ahead = ahead[:k]
+			for _, f := range mergeBatches(feats[k:], merge) {
+				ahead = append(ahead, &streamStep{link: link{feat: f}})
+			}
 		}
 	}
 	return func(ctx context.Context) (*streamStep, error) {

@@ -35,7 +35,7 @@ func TestShortStreamWarm(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		read, err := anchoredRead(context.Background(), sources.NewReader(src), drv, 3)
+		read, err := anchoredRead(context.Background(), sources.NewReader(src), drv, 3, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
