@@ -83,7 +83,10 @@ func main() {
 	}
 	fmt.Fprintf(&decls, "\nvar (\n\trowNZAVX2 = [%d]func(n int, idx *int32, val *float64, b *float64, ldb int, c *float64, lim int) (q int){", maxVectors)
 	for nv := 1; nv <= maxVectors; nv++ {
-		fmt.Fprintf(&decls, "rowNZ%dAVX2, ", nv)
+		if nv > 1 {
+			decls.WriteString(", ")
+		}
+		fmt.Fprintf(&decls, "rowNZ%dAVX2", nv)
 	}
 	decls.WriteString("}\n)\n")
 	if err := os.WriteFile("nz_amd64.s", out.Bytes(), 0o644); err != nil {
