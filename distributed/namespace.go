@@ -84,6 +84,11 @@ func deref(p any) any {
 	panic("distributed: setting of unknown type") // settingFields holds only the types above
 }
 
+// settingsReads bounds checkSettings' reads of settings that another
+// instance created and this one cannot see yet: the waits between them sum
+// to about 3.6 s.
+const settingsReads = 8
+
 // checkSettings stores c's settings in the namespace's bucket if it holds
 // none yet (create-if-absent, so of instances starting at once exactly
 // one writes), else compares them: an error names each setting of c that
@@ -114,8 +119,17 @@ func checkSettings(ctx context.Context, kv jetstream.KeyValue, c Config) error {
 			return nil
 		}
 		e, gerr := kv.Get(ctx, keyConfig)
-		if errors.Is(gerr, jetstream.ErrKeyNotFound) && attempt < 3 {
-			continue // deleted in between: create again
+		if errors.Is(gerr, jetstream.ErrKeyNotFound) && attempt < settingsReads {
+			// Deleted in between, or read from a replica that has not yet
+			// received another instance's create (a replicated bucket
+			// answers reads from any of its replicas): wait, then create
+			// again.
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("distributed: namespace %q: reading its settings: %w", c.namespace(), ctx.Err())
+			case <-time.After(min(25*time.Millisecond<<attempt, time.Second)):
+			}
+			continue
 		}
 		if gerr != nil {
 			return fmt.Errorf("distributed: namespace %q: reading its settings: %w", c.namespace(), gerr)
