@@ -1,7 +1,6 @@
 package model
 
 import (
-	"sync"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -21,16 +20,7 @@ func TestOnlineNonzerosSame(t *testing.T) {
 		t.Skip("no kernels here: the step's products do not run through the nonzeros")
 	}
 	train, _, _, _, _ := digitsSplit(t, 10)
-	split := func(n int, body func(lo, hi int)) {
-		if n < 2 { // no empty part: parts are told apart by their range
-			body(0, n)
-			return
-		}
-		var wg sync.WaitGroup
-		wg.Go(func() { body(n/2, n) })
-		body(0, n/2)
-		wg.Wait()
-	}
+	split := halves(nil)
 	x := train.Slice(0, 600, 0, 64).(*mat.Dense)
 	run := func(nz bool, minRows, searchDim int) *Online {
 		defer func(v bool, m int) { stepNonzeros, stepMinRows = v, m }(stepNonzeros, stepMinRows)

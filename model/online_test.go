@@ -321,17 +321,7 @@ func TestOnlineSweepsTradeoff(t *testing.T) {
 func TestOnlineStepPartsSame(t *testing.T) {
 	train, _, _, _, _ := digitsSplit(t, 10)
 	var calls atomic.Int64
-	split := func(n int, body func(lo, hi int)) {
-		calls.Add(1)
-		if n < 2 {
-			body(0, n)
-			return
-		}
-		var wg sync.WaitGroup
-		wg.Go(func() { body(n/2, n) })
-		body(0, n/2)
-		wg.Wait()
-	}
+	split := halves(&calls)
 	x := train.Slice(0, 600, 0, 64).(*mat.Dense)
 	run := func(minRows int, isSparse bool) *Online {
 		defer func(v int) { stepMinRows = v }(stepMinRows)
@@ -580,5 +570,24 @@ func TestOnlineFirstFitUsedColumns(t *testing.T) {
 				t.Errorf("%q: %s on the used columns differs from the whole width's by %.3g (max entry %.3g)", method, m.name, mat.Norm(&diff, math.Inf(1)), mat.Max(m.a))
 			}
 		}
+	}
+}
+
+// halves is a Split for tests: the range in two parts, the upper one on a
+// goroutine of its own, or whole below 2 (no empty part: parts are told
+// apart by their range); calls, if not nil, counts the calls.
+func halves(calls *atomic.Int64) func(n int, body func(lo, hi int)) {
+	return func(n int, body func(lo, hi int)) {
+		if calls != nil {
+			calls.Add(1)
+		}
+		if n < 2 {
+			body(0, n)
+			return
+		}
+		var wg sync.WaitGroup
+		wg.Go(func() { body(n/2, n) })
+		body(0, n/2)
+		wg.Wait()
 	}
 }
