@@ -109,7 +109,9 @@ func claimStart(ctx context.Context, kv jetstream.KeyValue, name string) (bool, 
 // the common start is lost to it.
 func (w *Worker) fork(ctx context.Context, l *stages.Learner, o *ownerState, part int, drv string) (*stages.Learner, error) {
 	if part == 0 {
-		st, err := l.State()
+		// ForkState: the owners of this process restore from st with a copy
+		// of its k-NN graph, not a rebuild; its encoding is State's.
+		st, err := l.ForkState()
 		if err != nil {
 			return l, err
 		}

@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
@@ -56,6 +57,11 @@ type OnlineState struct {
 	// count of samples seen at which the next basis is fitted.
 	Projection []float64
 	SearchNext int
+
+	// graph, set by ForkState only, is a copy of the model's k-NN graph,
+	// which Restore copies instead of rebuilding the graph. Unexported, so
+	// gob and JSON leave it out: an encoded state restores by rebuilding.
+	graph *graph.Graph
 }
 
 // State returns o's state. order lists the live node ids from the oldest to
@@ -127,6 +133,20 @@ func flat(m *mat.Dense) []float64 {
 	return out
 }
 
+// ForkState is State with a copy of o's k-NN graph attached, for models
+// restored from it in this process: Restore then copies that graph (its
+// lists, rows and labels) instead of rebuilding it, which costs about two
+// batch builds of the window. The result is the same model, bit for bit.
+// Restores may run at once on one such state; none changes it.
+func (o *Online) ForkState(order []int) (*OnlineState, error) {
+	s, err := o.State(order)
+	if err != nil || o.g == nil {
+		return s, err
+	}
+	s.graph = o.g.Clone()
+	return s, nil
+}
+
 // Restore replaces o's state with s. o must be configured (Rank, Alpha,
 // Graph, Weighting, …) as the model s was taken from; Restore checks what
 // it can (Rank, the window). The k-NN graph is rebuilt exactly: the live
@@ -167,7 +187,9 @@ func (o *Online) Restore(s *OnlineState) error {
 	if err := o.newGraph(s.Dim, s.Sparse, r); err != nil {
 		return fmt.Errorf("model: online: restore: %w", err)
 	}
-	if err := o.rebuildGraph(s); err != nil {
+	if s.graph != nil && s.graph.Config() == o.g.Config() && s.graph.Dim() == o.g.Dim() {
+		o.g = s.graph.Clone() // ForkState's: the graph rebuildGraph would give
+	} else if err := o.rebuildGraph(s); err != nil {
 		return fmt.Errorf("model: online: restore: %w", err)
 	}
 	o.nz = nzRows{} // the rows below are new: their nonzeros are listed afresh

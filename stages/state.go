@@ -58,7 +58,15 @@ type NodeState struct {
 }
 
 // State returns a copy of l's state.
-func (l *Learner) State() (*LearnerState, error) {
+func (l *Learner) State() (*LearnerState, error) { return l.state(false) }
+
+// ForkState is State with a copy of the model's k-NN graph attached
+// (model.Online.ForkState), for Learners restored from it in this process:
+// Restore then copies the graph instead of rebuilding it. Encoded (gob,
+// JSON), it is State's.
+func (l *Learner) ForkState() (*LearnerState, error) { return l.state(true) }
+
+func (l *Learner) state(fork bool) (*LearnerState, error) {
 	if l.Model == nil {
 		return nil, errors.New("stages: learner: no model")
 	}
@@ -76,7 +84,12 @@ func (l *Learner) State() (*LearnerState, error) {
 	if l.Model.KNN() == nil {
 		live = nil
 	}
-	if s.Online, err = l.Model.State(live); err != nil {
+	if fork {
+		s.Online, err = l.Model.ForkState(live)
+	} else {
+		s.Online, err = l.Model.State(live)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if l.Featurize.TFIDF != nil && l.Featurize.TFIDF.Dim() > 0 {
