@@ -19,9 +19,18 @@ import (
 // rows' nonzeros. A variable for the tests, which compare both ways.
 var stepNonzeros = true
 
+// maxNonzeroShare is the largest share of nonzero entries among the
+// stream's stored dense rows at which the step's products run through the
+// nonzeros: denser rows would gain little time and their lists, 12 bytes a
+// nonzero, would add up to one and a half times the window's own memory.
+const maxNonzeroShare = 0.5
+
 // nzRows holds the nonzeros of the window's dense rows by slot, and the
 // workspace of the products through them.
 type nzRows struct {
+	// entries and nonzeros count the entries, and the nonzero ones, of
+	// every dense row stored so far.
+	entries, nonzeros int64
 	idx [][]int32   // by slot: the positions of its row's nonzeros, ascending
 	val [][]float64 // by slot: their values
 	ok  []bool      // by slot: idx and val list its current row
@@ -37,14 +46,36 @@ type nzRows struct {
 // kernels (gemm.Serves64, serially or in parts as stepSplit says), whose
 // bits RowNZ repeats.
 func (o *Online) nzServes(r int) bool {
-	return stepNonzeros && !o.sparse && gemm.Serves64(o.stepSplit(r) != nil)
+	z := &o.nz
+	return stepNonzeros && !o.sparse && float64(z.nonzeros) <= maxNonzeroShare*float64(z.entries) &&
+		gemm.Serves64(o.stepSplit(r) != nil)
 }
 
-// dropNonzeros marks the listed slots' nonzeros stale (new rows stored).
+// dropNonzeros marks the listed slots' nonzeros stale (new rows stored)
+// and counts their entries.
 func (o *Online) dropNonzeros(ids []int) {
 	for _, id := range ids {
 		if id < len(o.nz.ok) {
 			o.nz.ok[id] = false
+		}
+	}
+	o.countNonzeros(ids)
+}
+
+// countNonzeros adds the entries of the listed slots' dense rows, and the
+// nonzero ones, to the stream's counts (nzRows.entries, nonzeros).
+func (o *Online) countNonzeros(ids []int) {
+	if o.sparse {
+		return
+	}
+	z := &o.nz
+	for _, id := range ids {
+		row := o.xd.RawRowView(id)
+		z.entries += int64(len(row))
+		for _, x := range row {
+			if x != 0 {
+				z.nonzeros++
+			}
 		}
 	}
 }

@@ -208,6 +208,7 @@ func (o *Online) Restore(s *OnlineState) error {
 			copy(o.xd.RawRowView(id), s.Dense[id*s.Dim:(id+1)*s.Dim])
 		}
 	}
+	o.countNonzeros(s.Order) // the window's rows, as the step's choice of products reads them
 	if s.Started {
 		k := s.K
 		o.u = *mat.NewDense(s.Dim, k, slices.Clone(s.U))
