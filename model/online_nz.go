@@ -28,17 +28,18 @@ const maxNonzeroShare = 0.5
 // nzRows holds the nonzeros of the window's dense rows by slot, and the
 // workspace of the products through them.
 type nzRows struct {
-	// entries and nonzeros count the entries, and the nonzero ones, of
-	// every dense row stored so far.
-	entries, nonzeros int64
-	idx               [][]int32   // by slot: the positions of its row's nonzeros, ascending
-	val               [][]float64 // by slot: their values
-	ok                []bool      // by slot: idx and val list its current row
+	idx [][]int32   // by slot: the positions of its row's nonzeros, ascending
+	val [][]float64 // by slot: their values
+	ok  []bool      // by slot: idx and val list its current row
 	// xᵀ·ΔV's workspace: the step's rows by column (column t's rows, as
 	// positions in the step, at cidx[cptr[t]:cptr[t+1]], ascending).
 	cptr []int
 	cidx []int32
 	cval []float64
+
+	// entries and nonzeros count the entries, and the nonzero ones, of
+	// every dense row stored so far.
+	entries, nonzeros int64
 }
 
 // nzServes reports whether a step's dense product over r gathered rows
