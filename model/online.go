@@ -1038,23 +1038,19 @@ func (o *Online) updateStats(rows []int, use func(int) bool) {
 		}
 		return
 	}
-	if o.nzServes(len(sel)) {
-		ids := rows
-		if len(sel) != len(rows) {
-			ids = make([]int, len(sel))
-			for q, r := range sel {
-				ids[q] = rows[r]
-			}
+	ids := rows // the selected slots
+	if len(sel) != len(rows) {
+		ids = make([]int, len(sel))
+		for q, r := range sel {
+			ids[q] = rows[r]
 		}
+	}
+	if o.nzServes(len(sel)) {
 		o.mulTransNZ(&t, &dv, ids)
 		o.b.Add(&o.b, &t)
 		return
 	}
-	if !o.xblkHolds(rows) || len(sel) != len(rows) {
-		ids := make([]int, len(sel))
-		for q, r := range sel {
-			ids[q] = rows[r]
-		}
+	if !o.xblkHolds(ids) {
 		o.setXblk(ids)
 		o.xblkRows = nil
 	}
