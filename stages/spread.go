@@ -6,7 +6,6 @@ import (
 
 	"github.com/nmfstream/nmfstream/record"
 
-	"github.com/nmfstream/nmfstream/internal/vec"
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
@@ -140,22 +139,12 @@ func (s *spreader) sweep(nodes []int, class func(int) int) {
 			continue // a slot past w's rows: an empty row, as w.Row returns
 		}
 		lo, hi := nw.ptr[i], nw.ptr[i+1]
-		a, ind := nw.a[lo:hi], nw.ind[lo:hi]
-		// fi += a_p·f_j over the neighbours in order, four at a time
-		// (vec.Axpy4 rounds as the loop does) unless one of the four is i
-		// itself, whose scores the loop reads as it writes them.
-		p, self := 0, int32(i)
-		for p < len(ind) {
-			if q := ind[p:min(p+4, len(ind))]; len(q) == 4 && q[0] != self && q[1] != self && q[2] != self && q[3] != self {
-				vec.Axpy4(fi, (*[4]float64)(a[p:p+4]), s.row(int(q[0])), s.row(int(q[1])), s.row(int(q[2])), s.row(int(q[3])))
-				p += 4
-				continue
-			}
+		a := nw.a[lo:hi]
+		for p, j := range nw.ind[lo:hi] {
 			ap := a[p]
-			for c, x := range s.row(int(ind[p])) {
+			for c, x := range s.row(int(j)) {
 				fi[c] += ap * x
 			}
-			p++
 		}
 	}
 }
