@@ -402,8 +402,11 @@ func (r *Router) Split(f *stages.Features) (shares, context []*stages.Features, 
 	}
 	r.forks = false
 	if r.Once && !r.started {
-		if start, _ := r.startBatch(f, r.warmed); start {
+		if start, warmed := r.startBatch(f, r.warmed); start {
 			shares, err := r.splitStart(f)
+			if err == nil {
+				r.warmed = warmed
+			}
 			return shares, nil, 0, err
 		}
 		r.started, r.forks = true, r.start > 0
@@ -592,7 +595,8 @@ func (r *Router) StartLen(fs []*stages.Features) int {
 
 // splitStart routes f, a batch of the common start learned once, whole to
 // partition 0: its samples, late labels, rejects and unusable records.
-// The other shares are empty. Every sample's id is remembered as
+// The other shares are empty (Split counts its unlabeled samples in
+// warmed, as startBatch does). Every sample's id is remembered as
 // partition 0's and as the common start's (its late label goes to every
 // owner, which all hold it once they fork).
 func (r *Router) splitStart(f *stages.Features) ([]*stages.Features, error) {
@@ -605,10 +609,7 @@ func (r *Router) splitStart(f *stages.Features) ([]*stages.Features, error) {
 	}
 	out[0].Rejects, out[0].Unusable = f.Rejects, f.Unusable
 	out[0].LateLabels = f.LateLabels
-	for i, id := range f.IDs {
-		if !f.Labeled[i] {
-			r.warmed++
-		}
+	for _, id := range f.IDs {
 		if id != "" {
 			r.warmIDs[id] = struct{}{}
 		}
