@@ -33,21 +33,26 @@ func stepCounters(c *stages.Counters) []*int64 {
 }
 
 // appendAnswer returns b with w's binary form appended.
+// appendString returns b with s appended as its length (an unsigned
+// varint) and its bytes, as answerReader.str reads it.
+func appendString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
 func appendAnswer(b []byte, w *wireStep) []byte {
-	str := func(b []byte, s string) []byte { return append(binary.AppendUvarint(b, uint64(len(s))), s...) }
 	b = append(b, answerMagic[:]...)
 	b = binary.AppendUvarint(b, uint64(len(w.IDs)))
 	for i := range w.IDs {
-		b = str(b, w.IDs[i])
+		b = appendString(b, w.IDs[i])
 		b = binary.AppendVarint(b, w.Offsets[i])
-		b = str(b, w.Labels[i])
+		b = appendString(b, w.Labels[i])
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(w.Scores[i]))
 	}
 	b = binary.AppendUvarint(b, uint64(len(w.Rejects)))
 	for _, r := range w.Rejects {
 		b = binary.AppendVarint(b, r.Offset)
-		b = str(b, r.ID)
-		b = str(b, r.Reason)
+		b = appendString(b, r.ID)
+		b = appendString(b, r.Reason)
 	}
 	b = binary.AppendUvarint(b, uint64(len(w.Duplicates)))
 	for _, d := range w.Duplicates {

@@ -26,11 +26,10 @@ var batchMagic = [3]byte{0, 'B', 1}
 
 // appendBatch returns b with w's binary form appended.
 func appendBatch(b []byte, w *wireBatch) []byte {
-	str := func(b []byte, s string) []byte { return append(binary.AppendUvarint(b, uint64(len(s))), s...) }
 	strs := func(b []byte, ss []string) []byte {
 		b = binary.AppendUvarint(b, uint64(len(ss)))
 		for _, s := range ss {
-			b = str(b, s)
+			b = appendString(b, s)
 		}
 		return b
 	}
@@ -51,13 +50,13 @@ func appendBatch(b []byte, w *wireBatch) []byte {
 	rejects := func(b []byte, rs []wireReject) []byte {
 		b = binary.AppendUvarint(b, uint64(len(rs)))
 		for _, r := range rs {
-			b = str(str(binary.AppendVarint(b, r.Offset), r.ID), r.Reason)
+			b = appendString(appendString(binary.AppendVarint(b, r.Offset), r.ID), r.Reason)
 		}
 		return b
 	}
 	b = append(b, batchMagic[:]...)
 	b = binary.AppendVarint(b, int64(w.Dim))
-	b = str(b, w.Rows)
+	b = appendString(b, w.Rows)
 	b = floats(b, w.Dense)
 	b = ints(ints(b, w.Ptr), w.Ind)
 	b = floats(b, w.Val)
@@ -81,7 +80,7 @@ func appendBatch(b []byte, w *wireBatch) []byte {
 	}
 	b = binary.AppendUvarint(b, uint64(len(w.LateLabels)))
 	for _, ll := range w.LateLabels {
-		b = str(str(binary.AppendVarint(b, ll.Offset), ll.ID), ll.Label)
+		b = appendString(appendString(binary.AppendVarint(b, ll.Offset), ll.ID), ll.Label)
 	}
 	b = rejects(rejects(b, w.Rejects), w.Unusable)
 	return append(binary.AppendUvarint(b, uint64(len(w.Context))), w.Context...)
