@@ -404,26 +404,8 @@ func (t *TFIDF) countTerms(docs []string, keep bool) (terms []string, df []int64
 // Dim grows; MinDF and MaxDF are not applied. Update on an unfitted TFIDF
 // starts from empty counts.
 func (t *TFIDF) Update(docs []string) error {
-	if err := t.check(); err != nil {
-		return err
-	}
-	if !t.fitted {
-		t.start()
-	}
-	a := t.analyzer(true)
-	var cols []int32
-	for _, doc := range docs {
-		cols = t.columns(cols[:0], a, doc, true)
-		slices.Sort(cols)
-		for p, j := range cols {
-			if p == 0 || cols[p-1] != j {
-				t.df[j]++
-			}
-		}
-	}
-	t.n += int64(len(docs))
-	t.cacheIDF()
-	return nil
+	_, _, err := t.addDocs(docs)
+	return err
 }
 
 // UpdateTransform is Update followed by Transform on the same documents,
@@ -434,30 +416,10 @@ func (t *TFIDF) Update(docs []string) error {
 // Stem, Transform's analyzer keeps the stop words but the vocabulary,
 // which has none, drops them.
 func (t *TFIDF) UpdateTransform(docs []string) (*sparse.CSR, error) {
-	if err := t.check(); err != nil {
+	cols, ptr, err := t.addDocs(docs)
+	if err != nil {
 		return nil, err
 	}
-	if !t.fitted {
-		t.start()
-	}
-	a := t.analyzer(true)
-	var cols []int32 // every document's columns, in turn
-	ptr := make([]int, 1, len(docs)+1)
-	var seen []int32 // a document's distinct columns, sorted
-	for _, doc := range docs {
-		start := len(cols)
-		cols = t.columns(cols, a, doc, true)
-		seen = append(seen[:0], cols[start:]...)
-		slices.Sort(seen)
-		for p, j := range seen {
-			if p == 0 || seen[p-1] != j {
-				t.df[j]++
-			}
-		}
-		ptr = append(ptr, len(cols))
-	}
-	t.n += int64(len(docs))
-	t.cacheIDF()
 	m := sparse.Zeros(0, t.Dim())
 	w := newRowWork(t.Dim())
 	for i := range docs {
@@ -465,6 +427,34 @@ func (t *TFIDF) UpdateTransform(docs []string) (*sparse.CSR, error) {
 		t.appendRow(m, &w)
 	}
 	return m, nil
+}
+
+// addDocs is Update; it also returns the columns of every term of each
+// document, sorted, document i's at cols[ptr[i]:ptr[i+1]].
+func (t *TFIDF) addDocs(docs []string) (cols []int32, ptr []int, err error) {
+	if err := t.check(); err != nil {
+		return nil, nil, err
+	}
+	if !t.fitted {
+		t.start()
+	}
+	a := t.analyzer(true)
+	ptr = make([]int, 1, len(docs)+1)
+	for _, doc := range docs {
+		start := len(cols)
+		cols = t.columns(cols, a, doc, true)
+		c := cols[start:]
+		slices.Sort(c)
+		for p, j := range c {
+			if p == 0 || c[p-1] != j {
+				t.df[j]++
+			}
+		}
+		ptr = append(ptr, len(cols))
+	}
+	t.n += int64(len(docs))
+	t.cacheIDF()
+	return cols, ptr, nil
 }
 
 // columns appends the column of every term of doc to dst, skipping terms
