@@ -21,7 +21,10 @@ import (
 // Slots is the number of graph slots, Height (≥ Slots) the row count of the
 // slot-indexed storage. Dense holds Slots×Dim rows by slot, row-major, or
 // SparseInd/SparseVal one sparse row per slot; rows of free slots are empty.
-// U is Dim×K, V Height×K, A K×K and B Dim×K, all row-major.
+// U is Dim×K, A K×K and B Dim×K, all row-major. V holds the codes of the
+// slots, Slots×K row-major: the rows from Slots to Height are zero (no
+// sample has had them), so State leaves them out and Restore makes them
+// again. A V of Height×K, as states before 2026-11-29 hold, restores too.
 type OnlineState struct {
 	Dim     int
 	K       int
@@ -61,7 +64,14 @@ type OnlineState struct {
 	// graph, set by ForkState only, is a copy of the model's k-NN graph,
 	// which Restore copies instead of rebuilding the graph. Unexported, so
 	// gob and JSON leave it out: an encoded state restores by rebuilding.
-	graph *graph.Graph
+	// edits, editsAll and taken are the model's graph edits not yet taken
+	// (TakeGraphEdits), which Restore keeps with the copied graph, so that
+	// a caller holding the original's weights as of its last take (stages'
+	// spreading) refreshes only the rows the original would.
+	graph    *graph.Graph
+	edits    []int
+	editsAll bool
+	taken    bool
 }
 
 // State returns o's state. order lists the live node ids from the oldest to
@@ -111,7 +121,7 @@ func (o *Online) State(order []int) (*OnlineState, error) {
 		}
 	}
 	if o.started {
-		s.U, s.V, s.A, s.B = flat(&o.u), flat(&o.v), flat(&o.a), flat(&o.b)
+		s.U, s.V, s.A, s.B = flat(&o.u), flat(o.v.Slice(0, s.Slots, 0, o.Rank).(*mat.Dense)), flat(&o.a), flat(&o.b)
 		if labelAware(o.meth()) {
 			s.Marked = o.labelRowsChanged(slices.Clone(o.marked), o.graphs())
 		}
@@ -136,14 +146,16 @@ func flat(m *mat.Dense) []float64 {
 // ForkState is State with a copy of o's k-NN graph attached, for models
 // restored from it in this process: Restore then copies that graph (its
 // lists, rows and labels) instead of rebuilding it, which costs about two
-// batch builds of the window. The result is the same model, bit for bit.
-// Restores may run at once on one such state; none changes it.
+// batch builds of the window, and keeps the graph edits not yet taken
+// (TakeGraphEdits). The result is the same model, bit for bit. Restores
+// may run at once on one such state; none changes it.
 func (o *Online) ForkState(order []int) (*OnlineState, error) {
 	s, err := o.State(order)
 	if err != nil || o.g == nil {
 		return s, err
 	}
 	s.graph = o.g.Clone()
+	s.edits, s.editsAll, s.taken = slices.Clone(o.edits), o.editsAll, o.taken
 	return s, nil
 }
 
@@ -189,6 +201,7 @@ func (o *Online) Restore(s *OnlineState) error {
 	}
 	if s.graph != nil && s.graph.Config() == o.g.Config() && s.graph.Dim() == o.g.Dim() {
 		o.g = s.graph.Clone() // ForkState's: the graph rebuildGraph would give
+		o.edits, o.editsAll, o.taken = slices.Clone(s.edits), s.editsAll, s.taken
 	} else if err := o.rebuildGraph(s); err != nil {
 		return fmt.Errorf("model: online: restore: %w", err)
 	}
@@ -212,7 +225,8 @@ func (o *Online) Restore(s *OnlineState) error {
 	if s.Started {
 		k := s.K
 		o.u = *mat.NewDense(s.Dim, k, slices.Clone(s.U))
-		o.v = *mat.NewDense(s.Height, k, slices.Clone(s.V))
+		o.v = *mat.NewDense(s.Height, k, nil) // fresh rows: those past len(s.V) stay unmapped until a sample takes them
+		copy(o.v.RawMatrix().Data, s.V)
 		o.a = *mat.NewDense(k, k, slices.Clone(s.A))
 		o.b = *mat.NewDense(s.Dim, k, slices.Clone(s.B))
 		if labelAware(o.meth()) {
@@ -272,7 +286,7 @@ func (s *OnlineState) check() error {
 	} else if len(s.Dense) != s.Slots*s.Dim {
 		return bad("dense rows do not cover the slots")
 	}
-	if s.Started && (len(s.U) != s.Dim*s.K || len(s.V) != s.Height*s.K || len(s.A) != s.K*s.K || len(s.B) != s.Dim*s.K) {
+	if s.Started && (len(s.U) != s.Dim*s.K || len(s.V) != s.Slots*s.K && len(s.V) != s.Height*s.K || len(s.A) != s.K*s.K || len(s.B) != s.Dim*s.K) {
 		return bad("factor shapes do not match")
 	}
 	return nil

@@ -226,3 +226,55 @@ func TestOnlineRestoreSparseHoles(t *testing.T) {
 		t.Fatalf("ids %v and %v, want [4]", a, b)
 	}
 }
+
+// TestOnlineStateYoungWindow: a window not yet full holds more code rows
+// (Height) than slots. State keeps the slots' rows only; Restore from it,
+// and from a state whose V carries every row (the form before 2026-11-29),
+// continues bit for bit as the original.
+func TestOnlineStateYoungWindow(t *testing.T) {
+	train, _, _, _, _ := digitsSplit(t, 10)
+	_, d := train.Dims()
+	cfg := func() *Online {
+		return &Online{Rank: 6, Graph: graph.KNN{K: 5, Window: 400}, Sweeps: 3}
+	}
+	rows := func(lo, hi int) Data { return DenseRows(mat.DenseCopyOf(train.Slice(lo, hi, 0, d))) }
+	orig := cfg()
+	for lo := 0; lo < 150; lo += 50 {
+		if _, err := orig.PartialFit(rows(lo, lo+50)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := orig.State(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Slots >= st.Height || len(st.V) != st.Slots*st.K {
+		t.Fatalf("state of %d slots, height %d: V has %d entries, want Slots×K = %d", st.Slots, st.Height, len(st.V), st.Slots*st.K)
+	}
+	padded := *st
+	padded.V = make([]float64, st.Height*st.K)
+	copy(padded.V, st.V)
+	models := []*Online{orig, cfg(), cfg()}
+	for i, s := range []*OnlineState{st, &padded} {
+		if err := models[i+1].Restore(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for lo := 150; lo < 350; lo += 40 {
+		for _, m := range models {
+			if _, err := m.PartialFit(rows(lo, lo+40)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i, m := range models[1:] {
+		if !mat.Equal(orig.Basis(), m.Basis()) || !mat.Equal(orig.Codes(), m.Codes()) {
+			t.Fatalf("restore %d: factors differ from the original's", i)
+		}
+	}
+	bad := *st
+	bad.V = bad.V[:len(bad.V)-1]
+	if err := cfg().Restore(&bad); err == nil {
+		t.Fatal("a V of neither Slots×K nor Height×K entries was restored")
+	}
+}

@@ -198,30 +198,47 @@ func TestLearnerStateRoundTrip(t *testing.T) {
 	if err := r.Restore(s); err != nil {
 		t.Fatal(err)
 	}
-	learnBoth(t, a, r, bs[70:], func(p, q Prediction) bool {
+	// ForkState's copy: the graph and the spreading's weights are taken,
+	// not made again.
+	fs, err := a.ForkState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newDigitsLearner(300)
+	if err := f.Restore(fs); err != nil {
+		t.Fatal(err)
+	}
+	if !f.wr.valid || r.wr.valid {
+		t.Fatalf("spreading's weights kept: %v after ForkState's restore (want true), %v after State's (want false)", f.wr.valid, r.wr.valid)
+	}
+	learnBoth(t, a, bs[70:], func(p, q Prediction) bool {
 		return p.Label == q.Label && p.Node == q.Node && slices.Equal(p.Code, q.Code)
-	})
-	if a.Counters() != r.Counters() || a.Pending() != r.Pending() {
-		t.Fatalf("counters differ: %+v vs %+v", a.Counters(), r.Counters())
+	}, r, f)
+	for _, b := range []*Learner{r, f} {
+		if a.Counters() != b.Counters() || a.Pending() != b.Pending() {
+			t.Fatalf("counters differ: %+v vs %+v", a.Counters(), b.Counters())
+		}
 	}
 }
 
-// learnBoth feeds bs to learners a and r and fails unless every pair of
-// predictions is the same by same.
-func learnBoth(t *testing.T, a, r *Learner, bs []*record.Batch, same func(p, q Prediction) bool) {
+// learnBoth feeds bs to learner a and to each of rs, and fails unless
+// every prediction of each is the same as a's by same.
+func learnBoth(t *testing.T, a *Learner, bs []*record.Batch, same func(p, q Prediction) bool, rs ...*Learner) {
 	t.Helper()
 	for _, b := range bs {
 		sa, err := a.Learn(b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sb, err := r.Learn(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range sa.Predictions {
-			if p, q := sa.Predictions[i], sb.Predictions[i]; !same(p, q) {
-				t.Fatalf("offset %d: predictions differ after restore: %+v vs %+v", p.Offset, p, q)
+		for _, r := range rs {
+			sb, err := r.Learn(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range sa.Predictions {
+				if p, q := sa.Predictions[i], sb.Predictions[i]; !same(p, q) {
+					t.Fatalf("offset %d: predictions differ after restore: %+v vs %+v", p.Offset, p, q)
+				}
 			}
 		}
 	}

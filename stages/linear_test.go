@@ -194,7 +194,7 @@ func TestLearnerTextLinearRoundTrip(t *testing.T) {
 	if err := r.Restore(s); err != nil {
 		t.Fatal(err)
 	}
-	learnBoth(t, a, r, bs[7:], func(p, q Prediction) bool { return p.Label == q.Label && p.Score == q.Score })
+	learnBoth(t, a, bs[7:], func(p, q Prediction) bool { return p.Label == q.Label && p.Score == q.Score }, r)
 	if a.Counters() != r.Counters() || a.hd != r.hd || !slices.Equal(a.rc.share, r.rc.share) {
 		t.Fatalf("counters differ: %+v vs %+v", a.Counters(), r.Counters())
 	}

@@ -89,3 +89,12 @@ func (r *weightRows) refresh(m *model.Online, g *graph.Graph, w graph.Weighting,
 		}
 	}
 }
+
+// clone returns a deep copy of r.
+func (r *weightRows) clone() *weightRows {
+	c := &weightRows{ind: make([][]int, len(r.ind)), val: make([][]float64, len(r.val)), w: r.w, p: r.p, valid: r.valid}
+	for i := range r.ind {
+		c.ind[i], c.val[i] = slices.Clone(r.ind[i]), slices.Clone(r.val[i])
+	}
+	return c
+}

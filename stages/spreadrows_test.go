@@ -66,6 +66,17 @@ func TestWeightRowsFollowTheGraph(t *testing.T) {
 				}
 				r.valid = false
 			}
+			if step == 25 { // a fork after a batch whose edits were not taken (step 24): the fork keeps them and r stays valid
+				st, err := o.ForkState(nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				back := &model.Online{Rank: o.Rank, Graph: o.Graph}
+				if err := back.Restore(st); err != nil {
+					t.Fatal(err)
+				}
+				o = back
+			}
 			if step%7 == 3 {
 				continue // this batch's edits wait for the next refresh
 			}

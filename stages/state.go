@@ -44,6 +44,12 @@ type LearnerState struct {
 	Recent             []float64
 	PredGraph, PredLin []int
 	PredRecent         []int
+
+	// spreadRows, set by ForkState only, is a copy of the spreading's
+	// weights as of the model's last TakeGraphEdits, which Restore takes
+	// with the model's copied graph instead of weighing every row again.
+	// Unexported, so gob and JSON leave it out.
+	spreadRows *weightRows
 }
 
 // NodeState is the bookkeeping of one graph node.
@@ -60,10 +66,11 @@ type NodeState struct {
 // State returns a copy of l's state.
 func (l *Learner) State() (*LearnerState, error) { return l.state(false) }
 
-// ForkState is State with a copy of the model's k-NN graph attached
-// (model.Online.ForkState), for Learners restored from it in this process:
-// Restore then copies the graph instead of rebuilding it. Encoded (gob,
-// JSON), it is State's.
+// ForkState is State with a copy of the model's k-NN graph and of the
+// spreading's weights attached (model.Online.ForkState), for Learners
+// restored from it in this process: Restore then copies them instead of
+// rebuilding the graph and weighing its rows again. Encoded (gob, JSON),
+// it is State's.
 func (l *Learner) ForkState() (*LearnerState, error) { return l.state(true) }
 
 func (l *Learner) state(fork bool) (*LearnerState, error) {
@@ -116,6 +123,9 @@ func (l *Learner) state(fork bool) (*LearnerState, error) {
 		s.Confusion = append(s.Confusion, slices.Clone(row))
 	}
 	s.Spread, s.SpreadClasses = slices.Clone(l.sp.f), l.sp.c
+	if fork && l.wr.valid {
+		s.spreadRows = l.wr.clone()
+	}
 	return s, nil
 }
 
@@ -132,6 +142,10 @@ func (l *Learner) Restore(s *LearnerState) error {
 	}
 	if err := l.Model.Restore(s.Online); err != nil {
 		return err
+	}
+	l.wr = weightRows{}
+	if s.spreadRows != nil {
+		l.wr = *s.spreadRows.clone() // valid with the model's kept edits; weighed anew otherwise
 	}
 	l.Window, l.classOf = Window{}, nil
 	l.init()
