@@ -627,7 +627,9 @@ func basisBytes(d, k int) string {
 // growSlots makes the row and code storage cover every slot of the graph.
 // Rows and codes share one height, doubled when outgrown (or the whole
 // window at once when it holds at most presizeValues entries), so that
-// matrices built on them line up.
+// matrices built on them line up. The rows past the graph's slots are zero
+// (no sample has been stored or coded in them): State leaves V's out, and
+// normalize does not scale them.
 func (o *Online) growSlots() {
 	slots := o.g.Slots()
 	if slots <= o.height {
@@ -1297,7 +1299,8 @@ func (o *Online) scaling() Scaling {
 
 // normalize scales U's columns to unit norm, V's columns by the old norms,
 // and the statistics to match: B = XV → BΛ, A = VᵀV → ΛAΛ. Every matrix is
-// read row by row, once.
+// read row by row, once; V up to the graph's slots, past which no sample
+// has set a row.
 func (o *Online) normalize() {
 	k := o.Rank
 	nrm := make([]float64, k)
@@ -1343,7 +1346,7 @@ func (o *Online) normalize() {
 		scaleRows(&o.u, inv)
 	}
 	scaleRows(&o.b, nrm)
-	scaleRows(&o.v, nrm)
+	scaleRows(o.v.Slice(0, o.g.Slots(), 0, k).(*mat.Dense), nrm) // V's rows past the slots are zero (growSlots)
 	for i := range k {
 		row := o.a.RawRowView(i)
 		for j := range row {
