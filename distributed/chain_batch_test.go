@@ -44,6 +44,9 @@ func TestBatchCodecRoundTrip(t *testing.T) {
 	if [3]byte(raw[:3]) != batchMagic {
 		t.Fatal("no magic")
 	}
+	if len(raw) > w.size() {
+		t.Errorf("the binary form has %d bytes, more than its bound size() %d", len(raw), w.size())
+	}
 	if err := readBatch(raw[3:], &got); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -126,7 +127,29 @@ func encodeFeatures(f *stages.Features, c []byte) ([]byte, error) {
 			return nil, fmt.Errorf("distributed: batch rows of type %T", x)
 		}
 	}
-	return appendBatch(nil, &w), nil
+	return appendBatch(make([]byte, 0, w.size()), &w), nil
+}
+
+// size bounds the length of w's binary form (appendBatch): floats take 8
+// bytes, integers and lengths at most 10 (varints), strings their bytes
+// and a length.
+func (w *wireBatch) size() int {
+	strs := func(ss []string) int {
+		n := 10
+		for _, s := range ss {
+			n += 10 + len(s)
+		}
+		return n
+	}
+	n := 64 + len(w.Rows) + len(w.Context) + 8*(len(w.Dense)+len(w.Val)) + 10*(len(w.Ptr)+len(w.Ind)+len(w.Offsets)) + len(w.Labeled)
+	n += strs(w.Text) + strs(w.IDs) + strs(w.Labels)
+	for _, l := range w.LateLabels {
+		n += 30 + len(l.ID) + len(l.Label)
+	}
+	for _, r := range append(slices.Clip(w.Rejects), w.Unusable...) {
+		n += 30 + len(r.ID) + len(r.Reason)
+	}
+	return n + 7*10
 }
 
 // decodeFeatures returns the stages.Features of a wire batch, or an error
