@@ -6,7 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -255,7 +255,7 @@ func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, o *ownerStat
 	o.batches++
 	c := subCounters(l.Counters(), o.context)
 	c.Offset = l.Counters().Offset
-	data, err := encodeStep(st, c, l.Scores(), l.Pending())
+	data, err := encodeStep(st, c, l.Scores(), l.Confusion(), l.Pending())
 	if err != nil {
 		return l, err
 	}
@@ -745,11 +745,14 @@ func (d *ChainDriver) merge(b int64, parts map[int]*wireStep) *ChainStep {
 	slices.SortStableFunc(st.Predictions, func(a, b stages.Prediction) int { return cmp.Compare(a.Offset, b.Offset) })
 	slices.SortStableFunc(st.Rejects, func(a, b record.Reject) int { return cmp.Compare(a.Offset, b.Offset) })
 	slices.Sort(st.Duplicates)
-	out.Scores = stages.Scores{BalancedAccuracy: math.NaN(), MacroF1: math.NaN()}
-	for _, w := range d.last {
+	var conf stages.Confusion
+	for _, p := range slices.Sorted(maps.Keys(d.last)) { // partition order: the same sums every run
+		w := d.last[p]
 		out.Counters = addCounters(out.Counters, w.Counters)
 		out.Pending += w.Pending
+		conf = conf.Add(w.Confusion)
 	}
+	out.Scores = conf.Scores() // NaN before a scored sample
 	d.mu.Lock()
 	out.Counters.LateLabels -= d.late[b]
 	out.Counters.Records -= d.late[b]

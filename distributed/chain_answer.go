@@ -18,11 +18,14 @@ import (
 // balanced accuracy and macro-F1; pending. Counts, offsets and counters
 // are varints (unsigned for counts), strings a length and their bytes,
 // float64 values their 8 bits little-endian, so a score travels exactly.
-// decodeStep reads gob too (answers an older owner stored), which cannot
-// begin with a zero byte.
+// Then the confusion: the classes' count and names, and for each class
+// its row of counts (classes + 1 varints; answers of the first version,
+// answerMagicV1, end before it). decodeStep reads gob too (answers an
+// older owner stored), which cannot begin with a zero byte.
 
-// answerMagic begins a binary answer.
-var answerMagic = [3]byte{0, 'S', 1}
+// answerMagic begins a binary answer; answerMagicV1 one without the
+// confusion.
+var answerMagic, answerMagicV1 = [3]byte{0, 'S', 2}, [3]byte{0, 'S', 1}
 
 // stepCounters returns pointers to c's fields, in the wire's order.
 // TestAnswerCodecCountersComplete fails when stages.Counters has a field
@@ -32,13 +35,13 @@ func stepCounters(c *stages.Counters) []*int64 {
 		&c.Correct, &c.Unpredicted, &c.Early, &c.Offset}
 }
 
-// appendAnswer returns b with w's binary form appended.
 // appendString returns b with s appended as its length (an unsigned
 // varint) and its bytes, as answerReader.str reads it.
 func appendString(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
+// appendAnswer returns b with w's binary form appended.
 func appendAnswer(b []byte, w *wireStep) []byte {
 	b = append(b, answerMagic[:]...)
 	b = binary.AppendUvarint(b, uint64(len(w.IDs)))
@@ -65,7 +68,20 @@ func appendAnswer(b []byte, w *wireStep) []byte {
 	}
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(w.Scored.BalancedAccuracy))
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(w.Scored.MacroF1))
-	return binary.AppendVarint(b, int64(w.Pending))
+	b = binary.AppendVarint(b, int64(w.Pending))
+	cf := w.Confusion
+	b = binary.AppendUvarint(b, uint64(len(cf.Classes)))
+	for i, name := range cf.Classes {
+		b = appendString(b, name)
+		for j := range len(cf.Classes) + 1 {
+			var v int64
+			if i < len(cf.N) && j < len(cf.N[i]) {
+				v = cf.N[i][j]
+			}
+			b = binary.AppendVarint(b, v)
+		}
+	}
+	return b
 }
 
 // answerReader reads a binary answer (or share, kind "batch": chain_batch.go);
@@ -139,8 +155,9 @@ func (r *answerReader) float(what string) float64 {
 	return v
 }
 
-// readAnswer decodes a binary answer (after its magic) into w.
-func readAnswer(b []byte, w *wireStep) error {
+// readAnswer decodes a binary answer (after its magic) into w, with its
+// confusion if conf (answerMagic's form).
+func readAnswer(b []byte, w *wireStep, conf bool) error {
 	r := &answerReader{b: b}
 	n := r.count("predictions", 11)
 	w.IDs, w.Offsets, w.Labels, w.Scores = make([]string, n), make([]int64, n), make([]string, n), make([]float64, n)
@@ -172,6 +189,17 @@ func readAnswer(b []byte, w *wireStep) error {
 	w.Scored.BalancedAccuracy = r.float("scores")
 	w.Scored.MacroF1 = r.float("scores")
 	w.Pending = int(r.varint("pending"))
+	if conf {
+		k := r.count("confusion", 2)
+		for range k {
+			w.Confusion.Classes = append(w.Confusion.Classes, r.str("confusion class"))
+			row := make([]int64, k+1)
+			for j := range row {
+				row[j] = r.varint("confusion counts")
+			}
+			w.Confusion.N = append(w.Confusion.N, row)
+		}
+	}
 	if r.err == nil && len(r.b) > 0 {
 		return corrupt("step: %d bytes after its end", len(r.b))
 	}

@@ -34,7 +34,7 @@ func answerStep() (*stages.Step, stages.Counters, stages.Scores) {
 // owners wrote before decodes alike.
 func TestAnswerCodecRoundTrip(t *testing.T) {
 	st, c, sc := answerStep()
-	raw, err := encodeStep(st, c, sc, 8)
+	raw, err := encodeStep(st, c, sc, stages.Confusion{}, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,6 +64,26 @@ func TestAnswerCodecRoundTrip(t *testing.T) {
 		}
 	}
 	check("binary", w)
+	// With the owner's confusion; and the first binary form, which ends
+	// before it, still decodes.
+	conf := stages.Confusion{Classes: []string{"7", "spam"}, N: [][]int64{{3, 1, 0}, {0, 2, 1 << 40}}}
+	raw, err = encodeStep(st, c, sc, conf, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, err := decodeStep(raw); err != nil || !reflect.DeepEqual(w.Confusion, conf) {
+		t.Errorf("confusion: decoded %+v (%v), want %+v", w.Confusion, err, conf)
+	}
+	v1, err := encodeStep(st, c, sc, stages.Confusion{}, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 = append(answerMagicV1[:], v1[3:len(v1)-1]...) // no confusion's count
+	if w, err := decodeStep(v1); err != nil {
+		t.Errorf("the first binary form: %v", err)
+	} else {
+		check("first binary form", w)
+	}
 	var buf bytes.Buffer
 	if err := gob.NewEncoder(&buf).Encode(&want); err != nil {
 		t.Fatal(err)
@@ -73,7 +93,7 @@ func TestAnswerCodecRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("gob", old)
-	empty, err := encodeStep(&stages.Step{}, stages.Counters{}, stages.Scores{}, 0)
+	empty, err := encodeStep(&stages.Step{}, stages.Counters{}, stages.Scores{}, stages.Confusion{}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +107,7 @@ func TestAnswerCodecRoundTrip(t *testing.T) {
 // (errCorrupt), never a panic.
 func TestAnswerCodecCorrupt(t *testing.T) {
 	st, c, sc := answerStep()
-	raw, err := encodeStep(st, c, sc, 8)
+	raw, err := encodeStep(st, c, sc, stages.Confusion{Classes: []string{"a", "b"}, N: [][]int64{{1, 2, 3}, {4, 5, 6}}}, 8)
 	if err != nil {
 		t.Fatal(err)
 	}

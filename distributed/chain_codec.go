@@ -221,10 +221,13 @@ type wireStep struct {
 	Counters   stages.Counters
 	Scored     stages.Scores
 	Pending    int
+	// Confusion is the owner's counts behind Scored, which the driver
+	// adds over the partitions (absent in answers before 2026-11-29).
+	Confusion stages.Confusion
 }
 
-func encodeStep(st *stages.Step, c stages.Counters, sc stages.Scores, pending int) ([]byte, error) {
-	w := wireStep{Rejects: rejectsToWire(st.Rejects), Duplicates: st.Duplicates, Counters: c, Scored: sc, Pending: pending}
+func encodeStep(st *stages.Step, c stages.Counters, sc stages.Scores, conf stages.Confusion, pending int) ([]byte, error) {
+	w := wireStep{Rejects: rejectsToWire(st.Rejects), Duplicates: st.Duplicates, Counters: c, Scored: sc, Pending: pending, Confusion: conf}
 	for _, p := range st.Predictions {
 		w.IDs = append(w.IDs, p.ID)
 		w.Offsets = append(w.Offsets, p.Offset)
@@ -238,8 +241,8 @@ func encodeStep(st *stages.Step, c stages.Counters, sc stages.Scores, pending in
 // the form before it.
 func decodeStep(raw []byte) (*wireStep, error) {
 	var w wireStep
-	if len(raw) >= len(answerMagic) && [3]byte(raw[:3]) == answerMagic {
-		if err := readAnswer(raw[3:], &w); err != nil {
+	if len(raw) >= len(answerMagic) && ([3]byte(raw[:3]) == answerMagic || [3]byte(raw[:3]) == answerMagicV1) {
+		if err := readAnswer(raw[3:], &w, raw[2] == answerMagic[2]); err != nil {
 			return nil, err
 		}
 	} else if err := gob.NewDecoder(bytes.NewReader(raw)).Decode(&w); err != nil {

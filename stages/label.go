@@ -271,6 +271,69 @@ type Scores struct {
 // Counters.Labeled counts).
 func (l *Learner) Scores() Scores { return l.sc.Scores() }
 
+// Confusion is the scored predictions' counts by class, in a form that
+// the counts of several Learners add in (a distributed stream's owners,
+// each with its own class indices): N[i][j] counts the samples of class
+// Classes[i] predicted as Classes[j], N[i][len(Classes)] those without a
+// prediction.
+type Confusion struct {
+	Classes []string
+	N       [][]int64
+}
+
+// Confusion returns a copy of the counts behind Scores.
+func (l *Learner) Confusion() Confusion {
+	n := l.sc.conf.n
+	c := Confusion{Classes: slices.Clone(l.classes[:len(n)])}
+	for _, row := range n {
+		c.N = append(c.N, slices.Clone(row))
+	}
+	return c
+}
+
+// Add returns the counts of c and o together, their classes matched by
+// name: c's classes first, then o's others in o's order. Rows past the
+// classes are left out; columns past them count as no prediction.
+func (c Confusion) Add(o Confusion) Confusion {
+	idx := map[string]int{}
+	var out Confusion
+	at := func(name string) int {
+		i, ok := idx[name]
+		if !ok {
+			i = len(out.Classes)
+			idx[name] = i
+			out.Classes = append(out.Classes, name)
+		}
+		return i
+	}
+	for _, x := range []Confusion{c, o} {
+		for _, name := range x.Classes {
+			at(name)
+		}
+	}
+	k := len(out.Classes)
+	out.N = make([][]int64, k)
+	for i := range out.N {
+		out.N[i] = make([]int64, k+1)
+	}
+	for _, x := range []Confusion{c, o} {
+		for i, row := range x.N[:min(len(x.N), len(x.Classes))] {
+			for j, v := range row {
+				col := k // no prediction
+				if j < len(x.Classes) {
+					col = idx[x.Classes[j]]
+				}
+				out.N[idx[x.Classes[i]]][col] += v
+			}
+		}
+	}
+	return out
+}
+
+// Scores returns the per-class summary of the counts, as Learner.Scores
+// gives it for its own.
+func (c Confusion) Scores() Scores { return (&confusion{n: c.N}).scores() }
+
 func (m *confusion) scores() Scores {
 	s := metrics.PerClassOf(m.n)
 	return Scores{BalancedAccuracy: s.BalancedAccuracy, MacroF1: s.MacroF1}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -331,5 +332,38 @@ func TestLearnerPipeline(t *testing.T) {
 	if g := runtime.NumGoroutine(); g > base {
 		buf := make([]byte, 1<<16)
 		t.Fatalf("%d goroutines left (had %d):\n%s", g, base, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// TestConfusionAdd: a Learner's confusion gives its own scores, and the
+// counts of learners with their own class orders add by class name, as a
+// distributed stream's driver adds its owners'.
+func TestConfusionAdd(t *testing.T) {
+	recs, _ := digitsStream(0.1, 100)
+	l := newDigitsLearner(300)
+	for _, b := range batches(recs[:600], 10) {
+		if _, err := l.Learn(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := l.Confusion().Scores(), l.Scores(); got != want || math.IsNaN(want.BalancedAccuracy) {
+		t.Fatalf("the learner's confusion scores %+v, the learner %+v", got, want)
+	}
+	if got := l.Confusion().Add(Confusion{}).Scores(); got != l.Scores() {
+		t.Fatalf("with an empty confusion added: %+v, want %+v", got, l.Scores())
+	}
+	// Worked by hand: recalls a 2/3, b 4/5, c 0/2; precisions a 2/2, b 4/5,
+	// c 0 (never predicted).
+	one := Confusion{Classes: []string{"a", "b"}, N: [][]int64{{2, 1, 0}, {0, 3, 1}}}
+	two := Confusion{Classes: []string{"c", "b"}, N: [][]int64{{0, 0, 2}, {0, 1, 0}}}
+	sum := one.Add(two)
+	want := Confusion{Classes: []string{"a", "b", "c"}, N: [][]int64{{2, 1, 0, 0}, {0, 4, 0, 1}, {0, 0, 0, 2}}}
+	if !reflect.DeepEqual(sum, want) {
+		t.Fatalf("sum %+v, want %+v", sum, want)
+	}
+	sc := sum.Scores()
+	f1 := func(p, r float64) float64 { return 2 * p * r / (p + r) }
+	if math.Abs(sc.BalancedAccuracy-(2.0/3+4.0/5)/3) > 1e-12 || math.Abs(sc.MacroF1-(f1(1, 2.0/3)+f1(4.0/5, 4.0/5))/3) > 1e-12 {
+		t.Errorf("scores %+v", sc)
 	}
 }
