@@ -223,6 +223,7 @@ type Online struct {
 	xblkRows []int          // the slots whose rows xblk holds, in order
 	nz       nzRows         // the dense rows' nonzeros by slot (online_nz.go)
 	statsWS  gemm.Workspace // updateStats's products
+	statsM   [4]mat.Dense   // updateStats's new and old codes, their difference and products, reused
 	q        int            // N2S2L's discriminative columns, fixed at the first fit
 	marked   []int          // nodes whose label-graph rows changed since the last step
 	edits    []int          // graph nodes inserted, removed or changed since TakeGraphEdits
@@ -1016,20 +1017,22 @@ func (o *Online) updateStats(rows []int, use func(int) bool) {
 	if len(sel) == 0 {
 		return
 	}
-	var vn, vo, dv mat.Dense
-	vn.ReuseAs(len(sel), k)
-	vo.ReuseAs(len(sel), k)
-	dv.ReuseAs(len(sel), k)
+	vn, vo, dv, t := &o.statsM[0], &o.statsM[1], &o.statsM[2], &o.statsM[3]
+	for _, m := range []*mat.Dense{vn, vo, dv} {
+		m.Reset()
+		m.ReuseAs(len(sel), k)
+	}
 	for q, r := range sel {
 		copy(vn.RawRowView(q), o.v.RawRowView(rows[r]))
 		copy(vo.RawRowView(q), o.old.RawRowView(r))
 	}
-	dv.Sub(&vn, &vo)
-	var t mat.Dense
-	mulTransTo(&t, &vn, &vn, &o.statsWS)
-	o.a.Add(&o.a, &t)
-	mulTransTo(&t, &vo, &vo, &o.statsWS)
-	o.a.Sub(&o.a, &t)
+	dv.Sub(vn, vo)
+	t.Reset()
+	mulTransTo(t, vn, vn, &o.statsWS)
+	o.a.Add(&o.a, t)
+	t.Reset()
+	mulTransTo(t, vo, vo, &o.statsWS)
+	o.a.Sub(&o.a, t)
 	br := o.b.RawMatrix()
 	if o.sparse {
 		for q, r := range sel {
@@ -1047,17 +1050,18 @@ func (o *Online) updateStats(rows []int, use func(int) bool) {
 			ids[q] = rows[r]
 		}
 	}
+	t.Reset()
 	if o.nzServes(len(sel)) {
-		o.mulTransNZ(&t, &dv, ids)
-		o.b.Add(&o.b, &t)
+		o.mulTransNZ(t, dv, ids)
+		o.b.Add(&o.b, t)
 		return
 	}
 	if !o.xblkHolds(ids) {
 		o.setXblk(ids)
 		o.xblkRows = nil
 	}
-	o.mulTransCols(&t, &o.xblk, &dv)
-	o.b.Add(&o.b, &t)
+	o.mulTransCols(t, &o.xblk, dv)
+	o.b.Add(&o.b, t)
 }
 
 // xblkHolds reports whether o.xblk holds the dense rows of the given slots.
