@@ -17,16 +17,22 @@ import (
 // parts split alike, and on one and on two cores (GOMAXPROCS): every prediction, score and code, and
 // the final codes and basis, must be the same bit for bit. Under -race it
 // also checks that the step and the refresh share nothing they write.
-func TestStepBesideSame(t *testing.T) { checkStepBeside(t, CodesAuto) }
+func TestStepBesideSame(t *testing.T) { checkStepBeside(t, CodesAuto, 0) }
 
 // TestPredictBesideCodesOnly is TestStepBesideSame with CodesOnly, whose
 // graph of the codes the predictions beside the step wait for.
-func TestPredictBesideCodesOnly(t *testing.T) { checkStepBeside(t, CodesOnly) }
+func TestPredictBesideCodesOnly(t *testing.T) { checkStepBeside(t, CodesOnly, 0) }
+
+// TestPredictBesideSpreadMetric is TestStepBesideSame with SpreadMetric,
+// whose graph, rebuilt from the window's rows and labels, is built beside
+// the step.
+func TestPredictBesideSpreadMetric(t *testing.T) { checkStepBeside(t, CodesAuto, 0.1) }
 
 // checkStepBeside checks that the predictions (labels, scores, codes) and
 // the final codes and basis are the same bits with the step run before
-// the predictions and beside them, on one core or two, with codes use u.
-func checkStepBeside(t *testing.T, u CodeUse) {
+// the predictions and beside them, on one core or two, with codes use u
+// and SpreadMetric metric.
+func checkStepBeside(t *testing.T, u CodeUse, metric float64) {
 	t.Helper()
 	recs := mixedLabels()
 	type run struct {
@@ -38,6 +44,7 @@ func checkStepBeside(t *testing.T, u CodeUse) {
 		old := runtime.GOMAXPROCS(c.procs)
 		l := newDigitsLearner(400)
 		l.Codes = u
+		l.SpreadMetric = metric
 		l.Model.Split = pipeline.Split(2)
 		if c.beside > 0 {
 			l.Split = pipeline.Split(c.beside)

@@ -63,6 +63,17 @@ type Learner struct {
 	// (documents); a negative value spreads over the k-NN graph's own
 	// weights (Model.Weighting; binary by default).
 	SpreadPower float64
+	// SpreadMetric, if positive, makes PredictGraph spread over a graph
+	// searched under a metric learned from the window's labels, on dense
+	// rows of at most 256 features with two classes labeled: each sample
+	// extended by its Fisher discriminant coordinates (the window's
+	// covariance shrunk halfway to a multiple of the identity), whose
+	// squared length averages SpreadMetric times the samples' own, and the
+	// graph rebuilt every batch (O(N²·D), metricGraph). Zero (the default)
+	// spreads over the samples' own k-NN graph: the learned metric cost
+	// accuracy on the digits streams (BENCHMARKS.md, "A metric learned from
+	// the labels").
+	SpreadMetric float64
 	// Codes says what the predictor reads of the codes (CodeUse). The zero
 	// value is CodesAuto.
 	Codes CodeUse
@@ -90,6 +101,7 @@ type Learner struct {
 	sp      spreader     // PredictGraph's label scores
 	wr      weightRows   // the k-NN graph's weights PredictGraph spreads over
 	cg      codeGraph    // CodesOnly's graph of the codes
+	mg      metricGraph  // SpreadMetric's graph
 	lin     linear       // PredictGraph's linear model
 	hd      hedge        // PredictGraph's weights of its experts
 	rc      recent       // PredictGraph's no-change expert

@@ -292,8 +292,9 @@ func (l *Learner) predictGraph(ids []int, out []Prediction) {
 
 // spreadGraph returns the weights PredictGraph spreads the labels over this
 // batch: the k-NN graph of the raw samples (kept between batches where its
-// weights allow, weightRows), or with CodesOnly the graph of the codes
-// (codeGraph) once the model has them.
+// weights allow, weightRows), with SpreadMetric where it applies the graph
+// under the learned metric (metricGraph), or with CodesOnly the graph of
+// the codes (codeGraph) once the model has them.
 func (l *Learner) spreadGraph() rowSource {
 	p := l.spreadPower()
 	g := l.Model.KNN()
@@ -302,6 +303,9 @@ func (l *Learner) spreadGraph() rowSource {
 			return sparse.Zeros(g.Slots(), g.Slots()) // no codes yet: no graph
 		}
 		return l.cg.weights(g, l.Model.Codes(), p)
+	}
+	if w := l.metricWeights(g, p); w != nil {
+		return w
 	}
 	if incremental(l.Model.Weighting, p) {
 		l.wr.refresh(l.Model, g, l.Model.Weighting, p)

@@ -56,6 +56,9 @@ type onlineConfig struct {
 	// read as the defaults.
 	Codes       int
 	SpreadPower float64
+	// SpreadMetric is stages.Learner.SpreadMetric; older checkpoints read
+	// as 0, the samples' own graph.
+	SpreadMetric float64
 }
 
 // checkpoint is the whole state of a stream.
@@ -152,12 +155,13 @@ func (c onlineConfig) learner() *stages.Learner {
 			Src:         rand.NewPCG(c.Seed, c.Seed),
 			Split:       split,
 		},
-		Split:       split,
-		Predictor:   stages.Predictor(c.Predictor),
-		Codes:       stages.CodeUse(c.Codes),
-		SpreadPower: c.SpreadPower,
-		Neighbors:   c.Vote,
-		Metric:      classify.Metric(c.Metric),
+		Split:        split,
+		Predictor:    stages.Predictor(c.Predictor),
+		Codes:        stages.CodeUse(c.Codes),
+		SpreadPower:  c.SpreadPower,
+		SpreadMetric: c.SpreadMetric,
+		Neighbors:    c.Vote,
+		Metric:       classify.Metric(c.Metric),
 	}
 }
 

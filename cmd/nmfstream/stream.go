@@ -121,6 +121,7 @@ func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
 		return err
 	})
 	fs.Float64Var(&c.SpreadPower, "spread-power", 0, "p of the graph predictor's edge weights, the cosine of the two samples to the power p (0: 20 on dense rows, binary weights on documents; negative: the graph's binary weights)")
+	fs.Float64Var(&c.SpreadMetric, "spread-metric", 0, "weight of the labels' Fisher directions in the graph predictor's search, on dense rows of at most 256 features (the graph rebuilt every step under that metric); 0: the samples' own graph (the default: the learned metric cost accuracy on the digits)")
 	fs.Func("revisit", "older codes swept with each step's new ones: changed (every node whose graph edges changed; the default), neighbors (the new samples' neighbours) or none (only the new samples and a round-robin refresh: fastest)", func(s string) error {
 		r, err := parseRevisit(s)
 		c.Revisit = int(r)
@@ -563,6 +564,8 @@ func sameConfig(fs *flag.FlagSet, now, saved onlineConfig) error {
 			a, b = now.Codes, saved.Codes
 		case "spread-power":
 			a, b = now.SpreadPower, saved.SpreadPower
+		case "spread-metric":
+			a, b = now.SpreadMetric, saved.SpreadMetric
 		default:
 			return
 		}
