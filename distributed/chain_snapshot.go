@@ -136,7 +136,11 @@ func (w *Worker) restoreSnapshot(ctx context.Context, part int, raw []byte) (*st
 	var data []byte
 	err = retry(ctx, func(ctx context.Context) error {
 		var err error
-		data, err = w.st.snaps.GetBytes(ctx, snapshotName(part))
+		if trimmed > 0 {
+			data, err = w.getStored(ctx, snapshotName(part)) // a snapshot at or after the trim point exists
+		} else {
+			data, err = w.st.snaps.GetBytes(ctx, snapshotName(part))
+		}
 		if errors.Is(err, jetstream.ErrObjectNotFound) {
 			data, err = nil, nil
 		}

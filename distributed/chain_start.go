@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -219,11 +220,35 @@ func (w *Worker) awaitObjectOnce(ctx context.Context, name string) ([]byte, erro
 			if info == nil || info.Name != name || info.Deleted {
 				continue
 			}
-			data, err := w.st.snaps.GetBytes(ctx, name)
+			data, err := w.getStored(ctx, name)
 			if errors.Is(err, jetstream.ErrObjectNotFound) {
 				continue
 			}
 			return data, err
 		}
+	}
+}
+
+// getStored reads object name, which is stored: the watch has seen it, or
+// a trim point says it must be there. It reads again, 10 ms doubling up to
+// about 2.5 s, while the store answers that it is not: object stores
+// answer reads from any replica (direct gets), and on a replicated one a
+// replica that has not yet caught up answers "not found" for an object
+// just stored, which made the other owners of a 3-node cluster wait a
+// whole staleAfter for the common start (BENCHMARKS.md, "… session 20").
+// After that it returns jetstream.ErrObjectNotFound.
+func (w *Worker) getStored(ctx context.Context, name string) ([]byte, error) {
+	wait := 10 * time.Millisecond
+	for i := 0; ; i++ {
+		data, err := w.st.snaps.GetBytes(ctx, name)
+		if !errors.Is(err, jetstream.ErrObjectNotFound) || i == 8 {
+			return data, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+		wait *= 2
 	}
 }

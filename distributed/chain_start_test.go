@@ -4,10 +4,13 @@ package distributed
 
 import (
 	"bytes"
+	"context"
 	"encoding/gob"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/nmfstream/nmfstream/stages"
 )
@@ -112,7 +115,22 @@ func TestCommonStartLearnedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for what, st := range map[string]*stages.LearnerState{"this process's": inProcess, "the object's": stored} {
+	// A replica behind answers "not found" for an object just stored
+	// (object stores answer direct gets from any replica): the owner, whose
+	// watch has seen the object, reads it again instead of waiting a
+	// staleAfter for another update of the watch.
+	startStates.Delete("once\x00" + d.name)
+	fl := &flakyObjects{ObjectStore: ws[1].st.snaps, misses: 2}
+	ws[1].st.snaps = fl
+	lagged, err := ws[1].startState(ctx, d.name)
+	ws[1].st.snaps = fl.ObjectStore
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fl.watches != 1 || fl.gets != 3 {
+		t.Errorf("a lagging replica: %d watches and %d reads, want 1 watch and 3 reads (two misses, then the object)", fl.watches, fl.gets)
+	}
+	for what, st := range map[string]*stages.LearnerState{"this process's": inProcess, "the object's": stored, "the object's, read past a lagging replica": lagged} {
 		var b bytes.Buffer
 		var got stages.LearnerState
 		if err := gob.NewEncoder(&b).Encode(st); err != nil {
@@ -128,4 +146,26 @@ func TestCommonStartLearnedOnce(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// flakyObjects is an object store whose first misses reads answer "not
+// found", as a replica that has not caught up does; it counts reads and
+// watches.
+type flakyObjects struct {
+	jetstream.ObjectStore
+	misses, gets, watches int
+}
+
+func (f *flakyObjects) GetBytes(ctx context.Context, name string, opts ...jetstream.GetObjectOpt) ([]byte, error) {
+	f.gets++
+	if f.misses > 0 {
+		f.misses--
+		return nil, jetstream.ErrObjectNotFound
+	}
+	return f.ObjectStore.GetBytes(ctx, name, opts...)
+}
+
+func (f *flakyObjects) Watch(ctx context.Context, opts ...jetstream.WatchOpt) (jetstream.ObjectWatcher, error) {
+	f.watches++
+	return f.ObjectStore.Watch(ctx, opts...)
 }
