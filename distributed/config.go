@@ -233,16 +233,25 @@ func ensureFound[T any](ctx context.Context, what string, same func(context.Cont
 }
 
 // roleConsumer creates (or updates) the pinned consumer through which
-// instances compete for a role.
+// instances compete for a role, retrying (retry) as the namespace's other
+// objects are made: on a new 3-node cluster with workers starting at once,
+// a request can time out while the ticks stream's leader is elected, and a
+// worker that stopped there left its partitions to the others (one of four
+// in a sweep of scripts/netlab.sh on MNIST, BENCHMARKS.md, "… session 20").
 func (s *store) roleConsumer(ctx context.Context, name string, ttl time.Duration) (jetstream.Consumer, error) {
-	cons, err := s.js.CreateOrUpdateConsumer(ctx, s.n.ticks, jetstream.ConsumerConfig{
-		Durable:        name,
-		FilterSubject:  s.n.tickSubject(),
-		DeliverPolicy:  jetstream.DeliverNewPolicy,
-		AckPolicy:      jetstream.AckNonePolicy,
-		PriorityPolicy: jetstream.PriorityPolicyPinned,
-		PriorityGroups: []string{rolesGroup},
-		PinnedTTL:      ttl,
+	var cons jetstream.Consumer
+	err := retry(ctx, func(ctx context.Context) error {
+		var err error
+		cons, err = s.js.CreateOrUpdateConsumer(ctx, s.n.ticks, jetstream.ConsumerConfig{
+			Durable:        name,
+			FilterSubject:  s.n.tickSubject(),
+			DeliverPolicy:  jetstream.DeliverNewPolicy,
+			AckPolicy:      jetstream.AckNonePolicy,
+			PriorityPolicy: jetstream.PriorityPolicyPinned,
+			PriorityGroups: []string{rolesGroup},
+			PinnedTTL:      ttl,
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("distributed: role consumer %s: %w", name, err)

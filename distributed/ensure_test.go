@@ -41,3 +41,43 @@ func TestEnsureStream(t *testing.T) {
 		}
 	}
 }
+
+// TestRoleConsumerRetries: a request that times out while a new cluster
+// elects leaders does not stop the worker: the role consumer is made on a
+// later attempt.
+func TestRoleConsumerRetries(t *testing.T) {
+	nc, _ := startServer(t)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st, err := setup(ctx, js, Config{Namespace: "rc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := &timingOut{JetStream: js, fails: 2}
+	st.js = slow
+	cons, err := st.roleConsumer(ctx, "rc-owner-0", time.Second)
+	if err != nil || cons == nil {
+		t.Fatalf("role consumer after two timeouts: %v", err)
+	}
+	if slow.calls != 3 {
+		t.Errorf("%d attempts, want 3 (two timeouts, then the consumer)", slow.calls)
+	}
+}
+
+// timingOut is a JetStream whose first fails consumer requests time out.
+type timingOut struct {
+	jetstream.JetStream
+	fails, calls int
+}
+
+func (j *timingOut) CreateOrUpdateConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig) (jetstream.Consumer, error) {
+	j.calls++
+	if j.calls <= j.fails {
+		return nil, context.DeadlineExceeded
+	}
+	return j.JetStream.CreateOrUpdateConsumer(ctx, stream, cfg)
+}
