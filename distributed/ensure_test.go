@@ -15,13 +15,7 @@ import (
 // with the same configuration as it is, and updates one whose subjects or
 // age limit differ.
 func TestEnsureStream(t *testing.T) {
-	nc, _ := startServer(t)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	js, ctx := testJetStream(t)
 	sc := jetstream.StreamConfig{Name: "ENS", Subjects: []string{"ens.a"}, MaxAge: time.Minute, Duplicates: time.Minute}
 	for _, c := range []struct {
 		subjects []string
@@ -46,13 +40,7 @@ func TestEnsureStream(t *testing.T) {
 // elects leaders does not stop the worker: the role consumer is made on a
 // later attempt.
 func TestRoleConsumerRetries(t *testing.T) {
-	nc, _ := startServer(t)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	js, ctx := testJetStream(t)
 	st, err := setup(ctx, js, Config{Namespace: "rc"})
 	if err != nil {
 		t.Fatal(err)
@@ -80,4 +68,18 @@ func (j *timingOut) CreateOrUpdateConsumer(ctx context.Context, stream string, c
 		return nil, context.DeadlineExceeded
 	}
 	return j.JetStream.CreateOrUpdateConsumer(ctx, stream, cfg)
+}
+
+// testJetStream returns the JetStream of a server of the test's own, and
+// a context that ends with the test (or after a minute).
+func testJetStream(t *testing.T) (jetstream.JetStream, context.Context) {
+	t.Helper()
+	nc, _ := startServer(t)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return js, ctx
 }

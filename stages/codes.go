@@ -184,22 +184,9 @@ func (cg *codeGraph) add(g *graph.Graph, v *mat.Dense, ids []int) {
 	for p, i := range ids {
 		top = top[:0]
 		for r, s := range cg.sim.RawRowView(p) {
-			j := cg.live[r]
-			if j == i || (len(top) == cg.k && s <= -top[len(top)-1].d) {
-				continue
+			if j := cg.live[r]; j != i {
+				top = keepNearest(top, cg.k, j, -s) // by −cosine
 			}
-			// top is sorted by −cosine, nearest first.
-			pos := len(top)
-			if len(top) < cg.k {
-				top = append(top, distItem{})
-			} else {
-				pos--
-			}
-			for pos > 0 && -top[pos-1].d < s {
-				top[pos] = top[pos-1]
-				pos--
-			}
-			top[pos] = distItem{id: j, d: -s}
 		}
 		for _, it := range top {
 			cg.out[i] = append(cg.out[i], codeEdge{int32(it.id), cg.gen[it.id]})

@@ -14,18 +14,7 @@ import (
 // its counters and every prediction's label by id.
 func runDigits(t *testing.T, l *Learner) (Counters, map[string]string) {
 	t.Helper()
-	recs, _ := digitsStream(0.1, 100)
-	pred := map[string]string{}
-	for _, b := range batches(recs, 10) {
-		st, err := l.Learn(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range st.Predictions {
-			pred[p.ID] = p.Label
-		}
-	}
-	return l.Counters(), pred
+	return runDigitsBatch(t, l, 10)
 }
 
 // TestCodeUse checks the --codes ablations on the digits stream: every

@@ -136,21 +136,7 @@ func (mg *metricGraph) search(g *graph.Graph, live []int) {
 				e := zi[t] - v
 				dd += e * e
 			}
-			if len(top) == cg.k && dd >= top[len(top)-1].d {
-				continue
-			}
-			// top is sorted by distance, nearest first.
-			pos := len(top)
-			if len(top) < cg.k {
-				top = append(top, distItem{})
-			} else {
-				pos--
-			}
-			for pos > 0 && top[pos-1].d > dd {
-				top[pos] = top[pos-1]
-				pos--
-			}
-			top[pos] = distItem{id: j, d: dd}
+			top = keepNearest(top, cg.k, j, dd)
 		}
 		for _, it := range top {
 			cg.out[i] = append(cg.out[i], codeEdge{int32(it.id), cg.gen[it.id]})

@@ -52,30 +52,14 @@ func TestWeightRowsFollowTheGraph(t *testing.T) {
 			}
 			step++
 			if step == 20 { // a checkpoint round trip: the restored model's edits say "every row"
-				st, err := o.State(nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				back := &model.Online{Rank: o.Rank, Graph: o.Graph}
-				if err := back.Restore(st); err != nil {
-					t.Fatal(err)
-				}
-				o = back
+				o = restored(t, o, o.State)
 				if _, all := o.TakeGraphEdits(); !all {
 					t.Fatal("a restored model's first TakeGraphEdits does not say every row")
 				}
 				r.valid = false
 			}
 			if step == 25 { // a fork after a batch whose edits were not taken (step 24): the fork keeps them and r stays valid
-				st, err := o.ForkState(nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				back := &model.Online{Rank: o.Rank, Graph: o.Graph}
-				if err := back.Restore(st); err != nil {
-					t.Fatal(err)
-				}
-				o = back
+				o = restored(t, o, o.ForkState)
 			}
 			if step%7 == 3 {
 				continue // this batch's edits wait for the next refresh
@@ -85,6 +69,21 @@ func TestWeightRowsFollowTheGraph(t *testing.T) {
 			sameRows(t, step, &r, spreadWeights(g, o.Weighting, p))
 		}
 	}
+}
+
+// restored returns a model like o restored from the state that state
+// (o.State or o.ForkState) gives.
+func restored(t *testing.T, o *model.Online, state func([]int) (*model.OnlineState, error)) *model.Online {
+	t.Helper()
+	st, err := state(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := &model.Online{Rank: o.Rank, Graph: o.Graph}
+	if err := back.Restore(st); err != nil {
+		t.Fatal(err)
+	}
+	return back
 }
 
 // TestTakeGraphEdits checks what TakeGraphEdits promises: every row at its

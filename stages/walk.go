@@ -36,6 +36,27 @@ type distItem struct {
 	id int
 }
 
+// keepNearest offers node j at distance d to top, the k ≥ 1 nearest so far
+// sorted by distance, nearest first (an offer that ties the farthest of k
+// is not taken), and returns top.
+func keepNearest(top []distItem, k, j int, d float64) []distItem {
+	if len(top) == k && d >= top[len(top)-1].d {
+		return top
+	}
+	pos := len(top)
+	if len(top) < k {
+		top = append(top, distItem{})
+	} else {
+		pos--
+	}
+	for pos > 0 && top[pos-1].d > d {
+		top[pos] = top[pos-1]
+		pos--
+	}
+	top[pos] = distItem{id: j, d: d}
+	return top
+}
+
 // distHeap is a binary heap of distItems, a min-heap or (max) a max-heap
 // by d, ties broken by id so that results do not depend on visiting order.
 // It is typed, unlike container/heap, so that pushes do not allocate.
