@@ -22,6 +22,7 @@ type labRun struct {
 	Partitions       float64 `json:"partitions"`
 	DelayMS          float64 `json:"delay_ms"`
 	Records          float64 `json:"records"`
+	Samples          float64 `json:"samples"`
 	RecordsPerSecond float64 `json:"records_per_second"`
 	CPUPerRecordMS   float64 `json:"cpu_per_record_ms"`
 	// CPU is the run's CPU seconds by process kind; Driver is the
@@ -38,14 +39,17 @@ type labRun struct {
 const labNodes = 3
 
 // labModel is the cost of stream --nats in the lab, calibrated on its runs.
-// The driver sends batches of Batch records, each a share to every one of
-// the P partitions, and pipelines them (several in flight), so with N
+// The driver sends batches, each a share to every one of the P partitions,
+// and pipelines them (several in flight). At P > 1 the batches of the
+// common start (a share a of the records: smallShare) hold Batch records,
+// the later ones P·Batch (stream --nats's partitionedBatch), so per Batch
+// records a run sends P' = 1 + (P − 1)·a shares (sharesPerBatch) in
+// g = a + (1 − a)/P batches (tripsPerBatch); at P = 1, P' = g = 1. With N
 // workers and a one-way delay d (s) between machines:
 //
-//	busy CPU per record  c(P) = C0 + C1·P                  (s, every process)
-//	batch                L    = Lambda·Batch·c(P) + Trips·d (s)
-//	records per second   R    = Batch / L
-//	CPU per record            = c(P) + Idle·(3 + N) / R     (s)
+//	busy CPU per record  c    = C0 + C1·P'                        (s, every process)
+//	time per record      1/R  = Lambda·c + Trips·d·g/Batch        (s)
+//	CPU per record            = c + Idle·(3 + N)/R                (s)
 //
 // C0 is the per-record cost (the owner's learning, the record's messages),
 // C1·Batch the cost of one partition's share of a batch beyond its records
@@ -61,15 +65,42 @@ type labModel struct {
 	Lambda, Trips float64
 }
 
-// busy is c(P), CPU seconds per record at P partitions.
-func (m labModel) busy(p float64) float64 { return m.C0 + m.C1*p }
+// busy is c(P), CPU seconds per record of run r at its P partitions.
+func (m labModel) busy(r labRun) float64 { return m.C0 + m.C1*sharesPerBatch(r) }
+
+// smallShare is the share of run r's records that stream --nats sends in
+// batches of Batch at P > 1: those of its common start, min(2000,
+// samples/2) samples (distributed.Config.Warm) and the late labels among
+// them, in proportion. Its batches after them hold P·Batch records
+// (partitionedBatch). At P = 1 every batch holds Batch: 1.
+func smallShare(r labRun) float64 {
+	if r.Partitions <= 1 || r.Samples <= 0 {
+		return 1
+	}
+	return min(1, min(2000, r.Samples/2)/r.Samples)
+}
+
+// sharesPerBatch is P_eff, the shares (one per partition and batch) a
+// run's records cost per Batch records: P in the small batches, 1 in
+// those of P·Batch.
+func sharesPerBatch(r labRun) float64 {
+	a := smallShare(r)
+	return 1 + (r.Partitions-1)*a
+}
+
+// tripsPerBatch is the batches per Batch records: 1 in the small
+// batches, 1/P in those of P·Batch.
+func tripsPerBatch(r labRun) float64 {
+	a := smallShare(r)
+	return a + (1-a)/max(r.Partitions, 1)
+}
 
 // predict returns the model's records per second and CPU seconds per record
 // of a run.
 func (m labModel) predict(r labRun) (rate, cpu float64) {
-	step := m.Lambda*m.Batch*m.busy(r.Partitions) + m.Trips*r.DelayMS/1000
-	rate = m.Batch / step
-	return rate, m.busy(r.Partitions) + m.Idle*(labNodes+r.Workers)/rate
+	perRecord := m.Lambda*m.busy(r) + m.Trips*r.DelayMS/1000*tripsPerBatch(r)/m.Batch
+	rate = 1 / perRecord
+	return rate, m.busy(r) + m.Idle*(labNodes+r.Workers)/rate
 }
 
 // errors returns the model's relative errors on a run's records per
@@ -115,8 +146,8 @@ func readRuns(rd io.Reader) ([]labRun, error) {
 // calibrate fits the lab model on the nats runs, each configuration
 // (workers, partitions, delay) taken as the median of its runs (the cores
 // are shared with other work, and repeated runs differ): by least squares, C0, C1
-// and Idle on the CPU per record (features 1, P and (3+N)/R), then Lambda
-// and Trips on the step's length Batch/R (features Batch·c(P) and d). Idle
+// and Idle on the CPU per record (features 1, P' and (3+N)/R), then Lambda
+// and Trips on Batch/R (features Batch·c and d·g). Idle
 // is thus the CPU per second and process while the stream waits, fitted;
 // the idle CPU measured before the stream (idle_cpu_per_s) is lower, the
 // processes doing nothing then. It needs at least three configurations
@@ -128,14 +159,14 @@ func calibrate(runs []labRun, batch float64) (labModel, error) {
 	}
 	m := labModel{Batch: batch}
 	cpu, err := leastSquares(nr, func(r labRun) ([]float64, float64) {
-		return []float64{1, r.Partitions, (labNodes + r.Workers) / r.RecordsPerSecond}, r.CPUPerRecordMS / 1000
+		return []float64{1, sharesPerBatch(r), (labNodes + r.Workers) / r.RecordsPerSecond}, r.CPUPerRecordMS / 1000
 	})
 	if err != nil {
 		return labModel{}, fmt.Errorf("calibrate: CPU per record: %w (runs need two partition counts or more)", err)
 	}
 	m.C0, m.C1, m.Idle = cpu[0], cpu[1], cpu[2]
 	lat, err := leastSquares(nr, func(r labRun) ([]float64, float64) {
-		return []float64{batch * m.busy(r.Partitions), r.DelayMS / 1000}, batch / r.RecordsPerSecond
+		return []float64{batch * m.busy(r), r.DelayMS / 1000 * tripsPerBatch(r)}, batch / r.RecordsPerSecond
 	})
 	if err != nil {
 		return labModel{}, fmt.Errorf("calibrate: step length: %w (runs need two delays or more)", err)
@@ -175,7 +206,8 @@ func medians(runs []labRun) []labRun {
 		out = append(out, labRun{Mode: "nats", Workers: k.w, Partitions: k.p, DelayMS: k.d, Records: float64(len(g)),
 			RecordsPerSecond: med(func(r labRun) float64 { return r.RecordsPerSecond }),
 			CPUPerRecordMS:   med(func(r labRun) float64 { return r.CPUPerRecordMS }),
-			IdleCPUPerSecond: med(func(r labRun) float64 { return r.IdleCPUPerSecond })})
+			IdleCPUPerSecond: med(func(r labRun) float64 { return r.IdleCPUPerSecond }),
+			Samples:          med(func(r labRun) float64 { return r.Samples })})
 	}
 	return out
 }

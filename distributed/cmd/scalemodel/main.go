@@ -41,7 +41,8 @@ func run(args []string, stdout io.Writer) error {
 	fs.Float64Var(&p.Samples, "samples", p.Samples, "samples in the stream")
 	fs.Float64Var(&p.Dim, "dim", p.Dim, "dimension D")
 	fs.Float64Var(&p.NNZ, "nnz", p.NNZ, "nonzero entries per sample (D for dense data)")
-	fs.Float64Var(&p.Batch, "batch", p.Batch, "records per driver batch (stream --batch); with -calibrate, the runs' batch")
+	fs.Float64Var(&p.Batch, "batch", p.Batch, "records per driver batch at one partition (stream's batch; at P > 1 the driver's batches hold P times as many, up to -window); with -calibrate, the runs' batch")
+	fs.Float64Var(&p.Window, "window", p.Window, "the learners' window (stream --window), which bounds the driver's batch at P > 1 (0: none)")
 	fs.Float64Var(&p.Cores, "cores", p.Cores, "cores of one machine")
 	fs.IntVar(&p.PerMachine, "partitions-per-machine", p.PerMachine, "partitions (owners) per machine")
 	fs.Float64Var(&p.Replicas, "replicas", p.Replicas, "replicas of the streams")
@@ -104,7 +105,7 @@ func run(args []string, stdout io.Writer) error {
 // records per second and CPU per record.
 func printFit(w io.Writer, m labModel, runs []labRun) {
 	meds := medians(runs)
-	fmt.Fprintf(w, "lab model, fitted on %d runs in %d configurations: CPU per record %.3g + %.3g·P ms busy, %.3g ms per second per process while streaming;\n"+
+	fmt.Fprintf(w, "lab model, fitted on %d runs in %d configurations: CPU per record %.3g + %.3g·P' ms busy (P' shares per batch of records: P in the common start's batches, 1 after), %.3g ms per second per process while streaming;\n"+
 		"step = %.3g × %g records × CPU per record + %.3g × one-way delay\n\n",
 		countNATS(runs), len(meds), 1000*m.C0, 1000*m.C1, 1000*m.Idle, m.Lambda, m.Batch, m.Trips)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -15,7 +15,8 @@ type params struct {
 	Samples    float64 // samples in the stream
 	Dim        float64 // dimension D
 	NNZ        float64 // nonzero entries per sample (D for dense data)
-	Batch      float64 // records per driver batch (stream's --batch)
+	Batch      float64 // records per driver batch at one partition (stream's batch)
+	Window     float64 // the learners' window: a driver batch at P > 1 holds P·Batch records, at most Window (0: no bound)
 	Cores      float64 // cores of one machine
 	PerMachine int     // partitions (owners) per machine
 	Replicas   float64 // replicas of the streams
@@ -60,7 +61,8 @@ const (
 )
 
 // defaultParams are the model's defaults: sparse samples, D = 10⁵, 100
-// nonzeros, batches of 100, 4-core machines with one owner per core, 3
+// nonzeros, batches of 100 (P·100 at P > 1, up to the window of 10,000),
+// 4-core machines with one owner per core, 3
 // replicas, 10 Gb/s links, one driver, the delay 0.1 ms of one data
 // centre; the CPU constants and the trips are those calibrated on
 // scripts/netlab.sh's digits runs of the chain
@@ -70,7 +72,7 @@ const (
 // leaves none: the CPU per record at one partition is the single
 // machine's learning (C0) plus one share per batch.
 var defaultParams = params{
-	Samples: 1e8, Dim: 1e5, NNZ: 100, Batch: 100, Cores: 4, PerMachine: 4, Replicas: 3, Drivers: 1,
+	Samples: 1e8, Dim: 1e5, NNZ: 100, Batch: 100, Window: 1e4, Cores: 4, PerMachine: 4, Replicas: 3, Drivers: 1,
 	Bandwidth: 1.25e9, OwnerCPU: 1.01e-4, MsgCPU: 0, ShareCPU: 5.51e-3, DriverCPU: 2.28e-5, DriverCores: 1,
 	Slack: 0.2, Delay: 1e-4, Trips: 6.38,
 }
@@ -78,6 +80,7 @@ var defaultParams = params{
 // row is the model's figures for one machine count.
 type row struct {
 	Machines, Partitions float64
+	Batch                float64 // records per driver batch: Batch, or at P > 1 P·Batch up to Window
 	Rate                 float64 // samples per second
 	Hours                float64 // for all Params.Samples
 	Limit                string  // what bounds Rate: cpu, owner, driver, network, driver link, latency
@@ -97,18 +100,26 @@ type row struct {
 // (the drivers' own and all of them) and the pipelined batches' trips
 // allow.
 func (p params) at(n float64) row {
-	r := row{Machines: n, Partitions: n * float64(p.PerMachine)}
+	r := row{Machines: n, Partitions: n * float64(p.PerMachine), Batch: p.Batch}
 	P := r.Partitions
 	r.MaxShare = 1.0
 	if P > 1 {
 		r.MaxShare = math.Min(1, 1/P+p.Slack)
+		// stream --nats's batches at P > 1 (partitionedBatch): each owner
+		// steps on about Batch of its share; the common start's smaller
+		// batches are negligible in a long stream.
+		r.Batch = P * p.Batch
+		if p.Window > 0 {
+			r.Batch = math.Min(r.Batch, math.Max(p.Window, p.Batch))
+		}
 	}
+	B := r.Batch
 	r.SampleBytes = 12 * p.NNZ
 	if p.NNZ >= p.Dim {
 		r.SampleBytes = 8 * p.Dim
 	}
-	r.CPUPerRecord = p.OwnerCPU + p.MsgCPU + p.ShareCPU*P/p.Batch
-	fixed := 2 * P * shareBytes / p.Batch // a share and its answer per partition and batch
+	r.CPUPerRecord = p.OwnerCPU + p.MsgCPU + p.ShareCPU*P/B
+	fixed := 2 * P * shareBytes / B // a share and its answer per partition and batch
 	r.NetPerRecord = (r.SampleBytes + answerBytes + fixed) * (p.Replicas + 1)
 
 	type bound struct {
@@ -120,7 +131,7 @@ func (p params) at(n float64) row {
 		{"cpu", n * p.Cores / r.CPUPerRecord},
 		// The busiest owner learns MaxShare of the samples and answers
 		// every batch (charged all of a share's cost: an upper bound).
-		{"owner", coresPerOwner / (r.MaxShare*p.OwnerCPU + p.ShareCPU/p.Batch)},
+		{"owner", coresPerOwner / (r.MaxShare*p.OwnerCPU + p.ShareCPU/B)},
 		{"driver", p.Drivers * p.DriverCores / p.DriverCPU},
 	}
 	if p.Bandwidth > 0 {
@@ -128,7 +139,7 @@ func (p params) at(n float64) row {
 			bound{"driver link", p.Drivers * p.Bandwidth / (r.SampleBytes + answerBytes + fixed)})
 	}
 	if p.Delay > 0 && p.Trips > 0 {
-		bounds = append(bounds, bound{"latency", p.Drivers * p.Batch / (p.Trips * p.Delay)})
+		bounds = append(bounds, bound{"latency", p.Drivers * B / (p.Trips * p.Delay)})
 	}
 	r.Rate = math.Inf(1)
 	var limits []string
@@ -145,7 +156,7 @@ func (p params) at(n float64) row {
 	r.NetPerMachine = r.Rate * r.NetPerRecord / n
 	r.DriverLink = r.Rate / p.Drivers * (r.SampleBytes + answerBytes + fixed)
 	r.DriverBusy = r.Rate / p.Drivers * p.DriverCPU / p.DriverCores
-	r.OwnerBusy = r.Rate * (r.MaxShare*p.OwnerCPU + p.ShareCPU/p.Batch) / coresPerOwner
-	r.Msgs = 2 * P * r.Rate / p.Batch
+	r.OwnerBusy = r.Rate * (r.MaxShare*p.OwnerCPU + p.ShareCPU/B) / coresPerOwner
+	r.Msgs = 2 * P * r.Rate / B
 	return r
 }

@@ -12,7 +12,7 @@ import (
 
 // labRunFiles are the committed runs of scripts/netlab.sh on the chain, in
 // bench/netlab.
-var labRunFiles = []string{"runs-chain-digits-2026-11-28.jsonl", "runs-chain-mnist-2026-11-28.jsonl"}
+var labRunFiles = []string{"runs-chain-digits-2026-11-28.jsonl", "runs-chain-mnist-2026-11-28.jsonl", "runs-chain-digits-2026-11-29.jsonl", "runs-chain-mnist-2026-11-29.jsonl"}
 
 // free is the defaults with no network limit, no delay, a driver that
 // keeps up and no capacity slack: only the machines' CPUs bind.
@@ -28,7 +28,7 @@ func TestCPUBoundWithoutLimits(t *testing.T) {
 		r := p.at(n)
 		// The CPU budget, n·cores seconds per second, is spent on the
 		// records: learning, their messages and the shares.
-		spent := r.Rate * (p.OwnerCPU + p.MsgCPU + p.ShareCPU*r.Partitions/p.Batch)
+		spent := r.Rate * (p.OwnerCPU + p.MsgCPU + p.ShareCPU*r.Partitions/r.Batch)
 		// (With balanced shares the busiest owner's core binds with them.)
 		if math.Abs(spent-n*p.Cores)/(n*p.Cores) > 1e-9 || !strings.HasPrefix(r.Limit, "cpu") {
 			t.Errorf("%g machines: %g CPU s/s spent, limit %q; want %g, cpu", n, spent, r.Limit, n*p.Cores)
@@ -78,11 +78,20 @@ func TestDriverLimit(t *testing.T) {
 	}
 }
 
+// TestLatencyBounds: a batch waits Trips one-way delays; at P > 1 the
+// driver's batches hold P·Batch records, up to the window.
 func TestLatencyBounds(t *testing.T) {
 	p := free()
-	p.Delay, p.Trips = 0.1, 20 // 2 s per batch of 100
-	if r := p.at(1); math.Abs(r.Rate-50) > 1e-9 || r.Limit != "latency" {
-		t.Errorf("%g samples/s, limit %q: want 50, latency", r.Rate, r.Limit)
+	p.Delay, p.Trips = 0.1, 20 // 2 s per batch
+	for _, c := range []struct {
+		perMachine int
+		window     float64
+		batch      float64
+	}{{1, 1e4, 100}, {4, 1e4, 400}, {4, 250, 250}, {4, 0, 400}} {
+		p.PerMachine, p.Window = c.perMachine, c.window
+		if r := p.at(1); r.Batch != c.batch || math.Abs(r.Rate-c.batch/2) > 1e-9 || r.Limit != "latency" {
+			t.Errorf("P = %d, window %g: batch %g, %g samples/s, limit %q; want %g, %g, latency", c.perMachine, c.window, r.Batch, r.Rate, r.Limit, c.batch, c.batch/2)
+		}
 	}
 }
 
@@ -92,7 +101,7 @@ func TestCalibrateRecoversModel(t *testing.T) {
 	runs = append(runs, labRun{Mode: "single", RecordsPerSecond: 7000, CPUPerRecordMS: 0.12})
 	for _, w := range []float64{1, 2, 4} {
 		for _, d := range []float64{0, 1, 10} {
-			r := labRun{Mode: "nats", Workers: w, Partitions: w, DelayMS: d, Records: 1977}
+			r := labRun{Mode: "nats", Workers: w, Partitions: w, DelayMS: d, Records: 1977, Samples: 1797}
 			rate, cpu := want.predict(r)
 			r.RecordsPerSecond, r.CPUPerRecordMS = rate, 1000*cpu
 			runs = append(runs, r)
@@ -113,6 +122,21 @@ func TestCalibrateRecoversModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkModel(t, got, want, runs)
+}
+
+// TestBatchesAtP worked by hand: at P = 4 the digits' common start (898.5
+// of 1,797 samples, half) goes in batches of Batch, sending 4 shares each,
+// the rest in batches of 4·Batch, one share per Batch records; MNIST 10k's
+// start is 2,000 of its 10,000 samples; at P = 1 every batch is Batch.
+func TestBatchesAtP(t *testing.T) {
+	for _, c := range []struct {
+		p, samples, shares, trips float64
+	}{{4, 1797, 1 + 3*0.5, 0.5 + 0.5/4}, {4, 10000, 1 + 3*0.2, 0.2 + 0.8/4}, {1, 10000, 1, 1}, {2, 0, 2, 1}} {
+		r := labRun{Mode: "nats", Workers: c.p, Partitions: c.p, Samples: c.samples}
+		if s, tr := sharesPerBatch(r), tripsPerBatch(r); math.Abs(s-c.shares) > 1e-12 || math.Abs(tr-c.trips) > 1e-12 {
+			t.Errorf("P = %g, %g samples: %g shares and %g batches per Batch records, want %g and %g", c.p, c.samples, s, tr, c.shares, c.trips)
+		}
+	}
 }
 
 func checkModel(t *testing.T, got, want labModel, runs []labRun) {
