@@ -191,6 +191,10 @@ func readAnswer(b []byte, w *wireStep, conf bool) error {
 	w.Pending = int(r.varint("pending"))
 	if conf {
 		k := r.count("confusion", 2)
+		if uint64(k)*uint64(k+2) > uint64(len(r.b)) { // k names and k rows of k + 1 varints: at least a byte each
+			r.fail("confusion")
+			k = 0
+		}
 		for range k {
 			w.Confusion.Classes = append(w.Confusion.Classes, r.str("confusion class"))
 			row := make([]int64, k+1)

@@ -2,6 +2,7 @@ package distributed
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/gob"
 	"errors"
 	"math"
@@ -118,6 +119,16 @@ func TestAnswerCodecCorrupt(t *testing.T) {
 	}
 	if _, err := decodeStep(append(slices.Clip(raw), 0)); !errors.Is(err, errCorrupt) {
 		t.Errorf("a byte after the end: %v", err)
+	}
+	// A confusion of 1,000 classes in 2,000 bytes, whose rows would need a
+	// million: an error naming the step, not a panic.
+	empty, err := encodeStep(&stages.Step{}, stages.Counters{}, stages.Scores{}, stages.Confusion{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wide := append(binary.AppendUvarint(slices.Clip(empty[:len(empty)-1]), 1000), make([]byte, 2000)...)
+	if _, err := decodeStep(wide); !errors.Is(err, errCorrupt) {
+		t.Errorf("a confusion the message cannot hold: %v", err)
 	}
 	huge := append(answerMagic[:], 0xff, 0xff, 0xff, 0xff, 0x0f) // 2³²−1 predictions in 0 bytes
 	if _, err := decodeStep(huge); !errors.Is(err, errCorrupt) {
