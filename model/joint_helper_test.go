@@ -5,6 +5,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/vec"
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
@@ -82,7 +83,7 @@ func meanRowNorm(a *mat.Dense) float64 {
 	var s float64
 	for i := range r {
 		row := a.RawRowView(i)
-		s += math.Sqrt(dot(row, row))
+		s += math.Sqrt(vec.Dot(row, row))
 	}
 	if s == 0 || r == 0 {
 		return 1

@@ -59,14 +59,6 @@ func parseLabels(labels []int, n int) (labelSet, error) {
 	return ls, nil
 }
 
-func dot(a, b []float64) float64 {
-	var s float64
-	for i, x := range a {
-		s += x * b[i]
-	}
-	return s
-}
-
 // labelGraph returns a graph.Graph over the labeled samples of x only,
 // node a being sample ls.ids[a], with their classes set. cfg gives the
 // sizes of the label lists (IntraK, InterK, PenaltyPairs); its K, the plain

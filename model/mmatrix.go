@@ -5,6 +5,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/vec"
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
@@ -118,11 +119,11 @@ func (m *mMatrix) solveCG(x, b []float64, tol float64, maxIter int) int {
 	}
 	it := 0
 	for ; it < maxIter; it++ {
-		if dot(r, r) <= stop {
+		if vec.Dot(r, r) <= stop {
 			break
 		}
 		m.mulVec(q, p)
-		pq := dot(p, q)
+		pq := vec.Dot(p, q)
 		if pq <= 0 || math.IsNaN(pq) {
 			break
 		}

@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/vec"
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
@@ -174,19 +175,11 @@ func rowSqNorms(x Data) []float64 {
 		out := make([]float64, n)
 		for i := range out {
 			v := r.RawRowView(i)
-			out[i] = floatsDot(v, v)
+			out[i] = vec.Dot(v, v)
 		}
 		return out
 	case *sparse.CSR:
 		return r.RowSqNorms(nil)
 	}
 	panic(fmt.Sprintf("model: unsupported data %T", x))
-}
-
-func floatsDot(a, b []float64) float64 {
-	var s float64
-	for i, x := range a {
-		s += x * b[i]
-	}
-	return s
 }

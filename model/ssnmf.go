@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/internal/vec"
 )
 
 // SSNMF is semi-supervised NMF with a label factor (Lee, Yoo and Choi,
@@ -192,7 +194,7 @@ func (m *SSNMF) ClassifyCodes(codes *mat.Dense) []int {
 		v := codes.RawRowView(i)
 		best, arg := math.Inf(-1), 0
 		for cl := 0; cl < c; cl++ {
-			if s := dot(b.RawRowView(cl), v); s > best {
+			if s := vec.Dot(b.RawRowView(cl), v); s > best {
 				best, arg = s, cl
 			}
 		}
@@ -250,7 +252,7 @@ func initLabelFactor(b, v *mat.Dense, labels []int, ids []int) {
 	for _, i := range ids {
 		vi := v.RawRowView(i)
 		for cl := 0; cl < c; cl++ {
-			bv[cl] = dot(b.RawRowView(cl), vi)
+			bv[cl] = vec.Dot(b.RawRowView(cl), vi)
 			den += bv[cl] * bv[cl]
 		}
 		num += bv[labels[i]]
@@ -365,7 +367,7 @@ func (l *labelBlock) labelValue(u, v *mat.Dense) float64 {
 	for _, i := range l.ids {
 		vi := v.RawRowView(i)
 		for cl := 0; cl < l.c; cl++ {
-			r := dot(b.RawRowView(cl), vi)
+			r := vec.Dot(b.RawRowView(cl), vi)
 			if cl == l.labels[i] {
 				r -= 1
 			}

@@ -5,6 +5,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/vec"
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
@@ -61,7 +62,7 @@ func (l *Learner) metricWeights(g *graph.Graph, p float64) *sparse.CSR {
 	for _, i := range live {
 		x, _, _ := l.Model.Row(i)
 		copy(mg.x.RawRowView(i), x)
-		xx += dot(x, x)
+		xx += vec.Dot(x, x)
 	}
 	for _, v := range lam {
 		sl += v
@@ -121,7 +122,7 @@ func (mg *metricGraph) search(g *graph.Graph, live []int) {
 	for _, i := range live {
 		cg.out[i], cg.in[i], cg.gen[i] = cg.out[i][:0], cg.in[i][:0], g.Gen(i)
 		zi := mg.z.RawRowView(i)
-		mg.sq[i] = dot(zi, zi)
+		mg.sq[i] = vec.Dot(zi, zi)
 	}
 	top := make([]distItem, 0, cg.k+1)
 	for _, i := range live {
@@ -270,13 +271,4 @@ func (l *Learner) fisher(live []int, d int) (*mat.Dense, []float64) {
 		w.SetCol(j, wj.RawVector().Data)
 	}
 	return w, lam
-}
-
-// dot returns aᵀb.
-func dot(a, b []float64) float64 {
-	var s float64
-	for t, x := range a {
-		s += x * b[t]
-	}
-	return s
 }

@@ -79,6 +79,18 @@ func mulDivGeneric(w, num, den []float64, eps float64) {
 	}
 }
 
+// Dot returns xᵀy in float64, summed from +0 in increasing index with a
+// multiply and an add each (the plain loop, no reordering). y must be at
+// least as long as x.
+func Dot(x, y []float64) float64 {
+	y = y[:len(x)]
+	var s float64
+	for i, v := range x {
+		s += v * y[i]
+	}
+	return s
+}
+
 // Dot32 returns the inner product of x and y[:len(x)] in float32, in a
 // fixed order: 32 partial sums, entry i added to sum i mod 32 (each
 // product rounded, then added: no fused multiply-add), then sum l += sum

@@ -292,3 +292,15 @@ func BenchmarkDot32(b *testing.B) {
 		Dot32(x, y)
 	}
 }
+
+// TestDotInOrder: Dot sums from +0 in increasing index, a multiply and an
+// add each: 1e16 + 1 rounds back to 1e16, so the sum of (1e16, 1, −1e16) is
+// 0 in that order (1 in another), and 1·4 + 2·5 + 3·6 = 32.
+func TestDotInOrder(t *testing.T) {
+	if got := Dot([]float64{1e16, 1, -1e16}, []float64{1, 1, 1, 7}); got != 0 {
+		t.Errorf("Dot of (1e16, 1, −1e16) with ones: %g, want 0 (summed in order)", got)
+	}
+	if got := Dot([]float64{1, 2, 3}, []float64{4, 5, 6}); got != 32 {
+		t.Errorf("Dot: %g, want 32", got)
+	}
+}

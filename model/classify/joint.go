@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/internal/vec"
 )
 
 // Joint classifies samples from their features and their codes together.
@@ -185,7 +187,7 @@ func meanRowNorm(a *mat.Dense) float64 {
 	var s float64
 	for i := 0; i < r; i++ {
 		row := a.RawRowView(i)
-		s += math.Sqrt(floatsDot(row, row))
+		s += math.Sqrt(vec.Dot(row, row))
 	}
 	if s == 0 || r == 0 {
 		return 1

@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/vec"
 	"github.com/nmfstream/nmfstream/model/metrics"
 )
 
@@ -82,7 +83,7 @@ func (s *SelfTraining) Fit(x mat.Matrix, y []int) error {
 	sq := make([]float64, n)
 	for i := range sq {
 		r := xd.RawRowView(i)
-		sq[i] = floatsDot(r, r)
+		sq[i] = vec.Dot(r, r)
 	}
 	out := slices.Clone(y)
 	type cand struct {
@@ -197,14 +198,6 @@ func (s *SelfTraining) PredictScoresTo(dst []int, score []float64, x mat.Matrix)
 		score[i] = float64(agree) / float64(k)
 	}
 	return dst, score
-}
-
-func floatsDot(a, b []float64) float64 {
-	var s float64
-	for i, v := range a {
-		s += v * b[i]
-	}
-	return s
 }
 
 // labelOf returns the label of the j-th labeled row, in the order that
