@@ -5,7 +5,6 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
-	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -146,8 +145,10 @@ func (w *wireBatch) size() int {
 	for _, l := range w.LateLabels {
 		n += 30 + len(l.ID) + len(l.Label)
 	}
-	for _, r := range append(slices.Clip(w.Rejects), w.Unusable...) {
-		n += 30 + len(r.ID) + len(r.Reason)
+	for _, rs := range [][]wireReject{w.Rejects, w.Unusable} {
+		for _, r := range rs {
+			n += 30 + len(r.ID) + len(r.Reason)
+		}
 	}
 	return n + 7*10
 }
