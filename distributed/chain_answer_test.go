@@ -8,6 +8,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/nmfstream/nmfstream/record"
@@ -121,14 +122,14 @@ func TestAnswerCodecCorrupt(t *testing.T) {
 		t.Errorf("a byte after the end: %v", err)
 	}
 	// A confusion of 1,000 classes in 2,000 bytes, whose rows would need a
-	// million: an error naming the step, not a panic.
+	// million: refused at its count, before a row is read (or made).
 	empty, err := encodeStep(&stages.Step{}, stages.Counters{}, stages.Scores{}, stages.Confusion{}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	wide := append(binary.AppendUvarint(slices.Clip(empty[:len(empty)-1]), 1000), make([]byte, 2000)...)
-	if _, err := decodeStep(wide); !errors.Is(err, errCorrupt) {
-		t.Errorf("a confusion the message cannot hold: %v", err)
+	if _, err := decodeStep(wide); !errors.Is(err, errCorrupt) || !strings.HasSuffix(err.Error(), "at its confusion") {
+		t.Errorf("a confusion the message cannot hold: %v, want an error at its count", err)
 	}
 	huge := append(answerMagic[:], 0xff, 0xff, 0xff, 0xff, 0x0f) // 2³²−1 predictions in 0 bytes
 	if _, err := decodeStep(huge); !errors.Is(err, errCorrupt) {
