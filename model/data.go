@@ -132,23 +132,32 @@ func Validate(x Data) error {
 	case *denseData:
 		raw := a.x.RawMatrix()
 		for i := 0; i < raw.Rows; i++ {
-			for j, v := range raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols] {
-				if err := checkEntry(v, i, j); err != nil {
-					return err
-				}
+			row := raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols]
+			if j := firstBad(row); j >= 0 {
+				return checkEntry(row[j], i, j)
 			}
 		}
 	case *sparseData:
 		for i := 0; i < n; i++ {
 			ind, val := a.x.Row(i)
-			for p, v := range val {
-				if err := checkEntry(v, i, ind[p]); err != nil {
-					return err
-				}
+			if p := firstBad(val); p >= 0 {
+				return checkEntry(val[p], i, ind[p])
 			}
 		}
 	}
 	return nil
+}
+
+// firstBad returns the index of the first entry of row that is not
+// finite and non-negative (the entries checkEntry refuses), or -1.
+func firstBad(row []float64) int {
+	for j, v := range row {
+		// False for NaN, ±Inf and negative values; −0 passes, as in checkEntry.
+		if !(v >= 0 && v <= math.MaxFloat64) {
+			return j
+		}
+	}
+	return -1
 }
 
 func checkEntry(v float64, i, j int) error {

@@ -270,6 +270,25 @@ func TestReproducible(t *testing.T) {
 	}
 }
 
+// TestFirstBadAgrees checks Validate's fast scan against checkEntry, entry
+// by entry: the same entries refused (−0 and the largest finite value
+// accepted), and the first of several found.
+func TestFirstBadAgrees(t *testing.T) {
+	vals := []float64{0, math.Copysign(0, -1), 1e-300, 1, math.MaxFloat64, -1e-300, -1, math.Inf(1), math.Inf(-1), math.NaN()}
+	for _, v := range vals {
+		got := firstBad([]float64{1, v}) == 1
+		if want := checkEntry(v, 0, 1) != nil; got != want {
+			t.Errorf("%g: firstBad refuses %v, checkEntry %v", v, got, want)
+		}
+	}
+	if j := firstBad([]float64{1, 2, math.NaN(), -1}); j != 2 {
+		t.Errorf("firstBad found %d, want the first bad entry, 2", j)
+	}
+	if j := firstBad(nil); j != -1 {
+		t.Errorf("firstBad(nil) = %d, want -1", j)
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	good := mat.NewDense(4, 3, []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2, 3})
 	bad := func(i, j int, v float64) *mat.Dense {
@@ -287,6 +306,8 @@ func TestBadInput(t *testing.T) {
 		{"nan", DenseRows(bad(1, 0, math.NaN())), 2, "NaN at sample 1, feature 0"},
 		{"inf", DenseRows(bad(3, 2, math.Inf(1))), 2, "infinite entry at sample 3, feature 2"},
 		{"sparse negative", SparseRows(sparse.FromDense(bad(0, 2, -3))), 2, "negative entry -3 at sample 0, feature 2"},
+		{"minus inf", DenseRows(bad(0, 1, math.Inf(-1))), 2, "infinite entry at sample 0, feature 1"},
+		{"sparse nan", SparseRows(sparse.FromDense(bad(2, 2, math.NaN()))), 2, "NaN at sample 2, feature 2"},
 		{"rank zero", DenseRows(good), 0, "rank 0 out of range"},
 		{"rank too big", DenseRows(good), 4, "rank 4 out of range"},
 		{"empty", SparseRows(sparse.Zeros(0, 3)), 1, "empty data"},

@@ -76,7 +76,7 @@ func (l *Frobenius) fastDense() (*mat.Dense, bool) {
 
 func (l *Frobenius) setSplit(split func(n int, body func(lo, hi int))) { l.split = split }
 
-// chunkSumsTo stores aᵀb into dst as the sum, in order, of splitChunks
+// chunkSumsTo stores aᵀb into dst as the sum, in order, of chunksOf(n)
 // products over row chunks, computed in parts by l.split: through the
 // gemm kernels where they serve (each chunk with its workspace in ws),
 // else BLAS.
@@ -86,12 +86,17 @@ func (l *Frobenius) chunkSumsTo(dst *mat.Dense, parts *[]mat.Dense, a, b *mat.De
 	if len(*parts) < splitChunks {
 		*parts = make([]mat.Dense, splitChunks)
 	}
-	ps := *parts
+	nc := chunksOf(n)
 	par := l.split != nil
-	inParts(l.split, splitChunks, func(lo, hi int) {
+	if nc == 1 {
+		gemm.MulTransTo(reuse(dst, r, c), a, b, &ws[0], par)
+		return
+	}
+	ps := (*parts)[:nc]
+	inParts(l.split, nc, func(lo, hi int) {
 		for ch := lo; ch < hi; ch++ {
 			p := reuse(&ps[ch], r, c)
-			r0, r1 := chunk(ch, n)
+			r0, r1 := chunk(ch, nc, n)
 			if r0 == r1 {
 				if p.IsEmpty() {
 					p.ReuseAs(r, c)

@@ -30,8 +30,20 @@ func rowsOf(m *mat.Dense, lo, hi int) *mat.Dense {
 	return m.Slice(lo, hi, 0, c).(*mat.Dense)
 }
 
-// chunk returns the rows [lo, hi) of chunk c of n rows in splitChunks.
-func chunk(c, n int) (lo, hi int) { return c * n / splitChunks, (c + 1) * n / splitChunks }
+// minChunkRows is the fewest rows a chunk takes (chunksOf): a chunk of
+// fewer rows costs more in adding its r×c result to the others' than in
+// its own product (a GNMF fit of 100 MNIST images took twice as long
+// under Split in 8 chunks as serially; BENCHMARKS.md, "Eleventh pass").
+const minChunkRows = 256
+
+// chunksOf returns the number of row chunks whose partial sums make aᵀb
+// for n rows under Split: splitChunks from 7·minChunkRows + 1 rows up,
+// fewer below, one up to minChunkRows. It depends on n alone, so the sums
+// do not depend on how many parts Split makes.
+func chunksOf(n int) int { return min(splitChunks, max(1, (n+minChunkRows-1)/minChunkRows)) }
+
+// chunk returns the rows [lo, hi) of chunk c of n rows in nc chunks.
+func chunk(c, nc, n int) (lo, hi int) { return c * n / nc, (c + 1) * n / nc }
 
 // sumChunksTo stores the sum of the first len(parts) matrices of parts, in
 // order, into dst (r×c).
