@@ -231,6 +231,7 @@ type Online struct {
 	taken    bool           // TakeGraphEdits has been called since the Online was made
 	lastLG   windowGraphs   // the label graphs of the last step (Slots×Slots), no k-NN graph
 	uEng     Engine         // the U step
+	uParts   [2]uPart       // the U step in row parts (stepUParts)
 	uLoss    statsLoss
 	usupp    []int        // the rows of U that may be nonzero, ascending; nil: all (online_support.go)
 	upos     []int        // each row's position in usupp, −1 outside
@@ -1282,6 +1283,8 @@ func (o *Online) stepU(added int, terms []Term) {
 			o.uLoss.b, o.uLoss.d = &o.bc, len(o.usupp)
 			e.Run(&o.uc, &o.v)
 			scatterRows(&o.u, &o.uc, o.usupp)
+		} else if split := o.stepSplit(o.dim); split != nil && len(e.Terms) == 0 {
+			o.stepUParts(split, steps)
 		} else {
 			o.uLoss.b, o.uLoss.d = &o.b, o.dim
 			e.Run(&o.u, &o.v) // errors only on a non-finite objective, never computed here
@@ -1290,6 +1293,31 @@ func (o *Online) stepU(added int, terms []Term) {
 	if o.scaling() == ScaleEachIter || normalized(o.meth()) {
 		o.normalize()
 	}
+}
+
+// uPart is the engine and loss of one row part of the U step.
+type uPart struct {
+	eng  Engine
+	loss statsLoss
+}
+
+// stepUParts runs stepU's steps updates of U (no term on U, V fixed) on
+// its rows in two parts through split, each part its own engine on its
+// rows of U and B: an update of a row of U reads that row of U and B and
+// the shared A alone, and the kernels sum a row of U·A in a fixed order,
+// so the parts change no bit (TestOnlineStepPartsSame).
+func (o *Online) stepUParts(split func(n int, body func(lo, hi int)), steps int) {
+	n := len(o.uParts)
+	split(n, func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			r0, r1 := p*o.dim/n, (p+1)*o.dim/n
+			up := &o.uParts[p]
+			up.loss = statsLoss{o: o, b: rowsOf(&o.b, r0, r1), d: r1 - r0}
+			e := &up.eng
+			e.Loss, e.FixV, e.MaxIter, e.Tol, e.Terms = &up.loss, true, steps, -1, nil
+			e.Run(rowsOf(&o.u, r0, r1), &o.v) // errors only on a non-finite objective, never computed here
+		}
+	})
 }
 
 // scaling maps the zero value to ScaleEachIter: a stream has no end to
