@@ -92,6 +92,10 @@ func autoBatch(window int) int { return max(10, window/100) }
 // addOnlineFlags declares the flags of the online learner.
 func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
 	c.Method = "gnmf"
+	// The command line sweeps fewer older codes than model.Online's zero
+	// value: the same predictions, the codes' 1-NN within half a point,
+	// about 12% less CPU on MNIST (BENCHMARKS.md, "Eleventh pass").
+	c.Revisit = int(model.RevisitNeighbors)
 	fs.Func("method", "algorithm learned online: gnmf (the default), nmf, dgnmf, ssknmf, n2s2l, nge or auto (see fit -help); it shapes the codes, which --codes auto reads only for samples no label reaches in the raw graph (--codes only or --predictor nearest read them for every sample)", func(s string) error {
 		m, err := methods.Lookup(s)
 		if err != nil {
@@ -122,7 +126,7 @@ func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
 	})
 	fs.Float64Var(&c.SpreadPower, "spread-power", 0, "p of the graph predictor's edge weights, the cosine of the two samples to the power p (0: 20 on dense rows, binary weights on documents; negative: the graph's binary weights)")
 	fs.Float64Var(&c.SpreadMetric, "spread-metric", 0, "weight of the labels' Fisher directions in the graph predictor's search, on dense rows of at most 256 features (the graph rebuilt every step under that metric); 0: the samples' own graph (the default: the learned metric cost accuracy on the digits)")
-	fs.Func("revisit", "older codes swept with each step's new ones: changed (every node whose graph edges changed; the default), neighbors (the new samples' neighbours) or none (only the new samples and a round-robin refresh: fastest)", func(s string) error {
+	fs.Func("revisit", "older codes swept with each step's new ones: neighbors (the new samples' neighbours; the default), changed (also every node that lost an edge, as to a sample leaving the window: model.Online's zero value) or none (only the new samples and a round-robin refresh: fastest, codes a little worse)", func(s string) error {
 		r, err := parseRevisit(s)
 		c.Revisit = int(r)
 		return err
