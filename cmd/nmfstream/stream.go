@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"time"
 
@@ -212,13 +213,11 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if o.profile != "" {
-		stop, err := startProfile(o.profile)
-		if err != nil {
-			return err
-		}
-		defer stop()
+	stop, err := startProfile(o.profile, o.trace)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	r, err := o.open(stderr)
 	if err != nil {
 		return err
@@ -260,12 +259,12 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // streamOptions are stream's flags, parsed and checked.
 type streamOptions struct {
-	fs                                       *flag.FlagSet
-	in, out, ckpt, oldCkpt, rejects, profile string
-	every                                    int64
-	asJSON                                   bool
-	cfg                                      onlineConfig
-	csvf                                     csvFlags
+	fs                                              *flag.FlagSet
+	in, out, ckpt, oldCkpt, rejects, profile, trace string
+	every                                           int64
+	asJSON                                          bool
+	cfg                                             onlineConfig
+	csvf                                            csvFlags
 }
 
 // parseStreamFlags parses stream's arguments; an error says which flag is
@@ -287,6 +286,7 @@ func parseStreamFlagsWith(args []string, stderr io.Writer, synopsis string, extr
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object instead of text")
 	fs.StringVar(&o.rejects, "rejects", "", "write rejected records to this `file` (JSON lines)")
 	fs.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the run to this `file` (go tool pprof)")
+	fs.StringVar(&o.trace, "trace", "", "write a runtime execution trace of the run to this `file` (go tool trace; with --cpuprofile it holds the CPU samples too, which bench/streamprof/alone.py reads)")
 	predictor := fs.String("predictor", "graph", "classifier: graph (the default: the labels spread over the k-NN graph of every sample in the window, mixed on documents with an online linear model of the features and the last labels' class shares, by their recent accuracy), spread (the spreading alone), nearest (k-NN vote over every labeled code), walk (the same vote, its neighbours found by a walk of the k-NN graph: cost independent of the window) or propagate (label propagation over the window)")
 	metric := fs.String("metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
 	addOnlineFlags(fs, &o.cfg)
@@ -309,7 +309,7 @@ func parseStreamFlagsWith(args []string, stderr io.Writer, synopsis string, extr
 	}
 	o.ckpt = cpath
 	if err := errors.Join(checkInput("--in", o.in), checkOutput("--out", o.out), checkOutput("--checkpoint", o.ckpt),
-		checkOutput("--rejects", o.rejects), checkOutput("--cpuprofile", o.profile)); err != nil {
+		checkOutput("--rejects", o.rejects), checkOutput("--cpuprofile", o.profile), checkOutput("--trace", o.trace)); err != nil {
 		return nil, err
 	}
 	if o.cfg.Predictor, err = parsePredictor(*predictor); err != nil {
@@ -427,17 +427,40 @@ func (o *streamOptions) openOutputs(done outputState) (*stepWriter, error) {
 	return w, nil
 }
 
-// startProfile starts a CPU profile into path; stop ends it.
-func startProfile(path string) (stop func(), err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
+// startProfile starts a CPU profile into profile and an execution trace
+// into tracePath, each if its path is not empty; stop ends them.
+func startProfile(profile, tracePath string) (stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, err
+		}
+		stops = append(stops, func() { pprof.StopCPUProfile(); f.Close() })
 	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	if tracePath != "" {
+		f, err := os.Create(tracePath)
+		if err == nil {
+			if err = trace.Start(f); err != nil {
+				f.Close()
+			}
+		}
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		stops = append(stops, func() { trace.Stop(); f.Close() })
+	}
+	return stop, nil
 }
 
 // snapshot returns the checkpoint of the learner's state now, its outputs'

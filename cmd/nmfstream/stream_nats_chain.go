@@ -432,13 +432,12 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := nf.check(o); err != nil {
 		return err
 	}
-	if o.profile != "" { // the whole process: driver, embedded server and --workers
-		stop, err := startProfile(o.profile)
-		if err != nil {
-			return err
-		}
-		defer stop()
+	// The whole process: driver, embedded server and --workers.
+	stop, err := startProfile(o.profile, o.trace)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	src, err := o.csvf.openStream(o.in, o.cfg.Batch)
 	if err != nil {
 		return err

@@ -307,12 +307,15 @@ func TestStreamFlags(t *testing.T) {
 	}
 	ckpt := filepath.Join(dir, "c")
 	out := filepath.Join(dir, "p.arrow")
-	prof := filepath.Join(dir, "cpu.prof")
-	if code, _, e := runCmd(t, "stream", "-in", in, "-checkpoint", ckpt, "-rank", "10", "-window", "300", "-out", out, "-json", "-cpuprofile", prof); code != 0 {
+	prof, tr := filepath.Join(dir, "cpu.prof"), filepath.Join(dir, "trace.out")
+	if code, _, e := runCmd(t, "stream", "-in", in, "-checkpoint", ckpt, "-rank", "10", "-window", "300", "-out", out, "-json", "-cpuprofile", prof, "-trace", tr); code != 0 {
 		t.Fatal(e)
 	}
 	if st, err := os.Stat(prof); err != nil || st.Size() == 0 {
 		t.Errorf("-cpuprofile: %v, %v", st, err)
+	}
+	if b, err := os.ReadFile(tr); err != nil || !bytes.HasPrefix(b, []byte("go 1.")) {
+		t.Errorf("-trace: %v, want an execution trace (\"go 1.…\" header)", err)
 	}
 	if code, _, e := runCmd(t, "stream", "-in", in, "-checkpoint", ckpt, "-rank", "12"); code != 2 {
 		t.Errorf("rank differing from the checkpoint: exit %d (%s), want 2", code, e)
