@@ -1283,7 +1283,7 @@ func (o *Online) stepU(added int, terms []Term) {
 			o.uLoss.b, o.uLoss.d = &o.bc, len(o.usupp)
 			e.Run(&o.uc, &o.v)
 			scatterRows(&o.u, &o.uc, o.usupp)
-		} else if split := o.stepSplit(o.dim); split != nil && len(e.Terms) == 0 {
+		} else if split := o.stepSplit(o.dim); split != nil && len(e.Terms) == 0 && gemm.Serves64(false) {
 			o.stepUParts(split, steps)
 		} else {
 			o.uLoss.b, o.uLoss.d = &o.b, o.dim
@@ -1305,7 +1305,9 @@ type uPart struct {
 // its rows in two parts through split, each part its own engine on its
 // rows of U and B: an update of a row of U reads that row of U and B and
 // the shared A alone, and the kernels sum a row of U·A in a fixed order,
-// so the parts change no bit (TestOnlineStepPartsSame).
+// so the parts change no bit (TestOnlineStepPartsSame). stepU takes it
+// only where the kernels run the serial product too (gemm.Serves64(false):
+// not under OpenBLAS, whose blocking could round otherwise).
 func (o *Online) stepUParts(split func(n int, body func(lo, hi int)), steps int) {
 	n := len(o.uParts)
 	split(n, func(lo, hi int) {
