@@ -1276,18 +1276,22 @@ func (o *Online) stepU(added int, terms []Term) {
 				e.Terms = append(e.Terms, freeze(nt, &o.v))
 			}
 		}
+		u, b := &o.u, &o.b
 		if o.usupp != nil {
 			// U's zero rows stay zero: the step on the others only.
 			gatherRowsTo(&o.uc, &o.u, o.usupp)
 			gatherRowsTo(&o.bc, &o.b, o.usupp)
-			o.uLoss.b, o.uLoss.d = &o.bc, len(o.usupp)
-			e.Run(&o.uc, &o.v)
-			scatterRows(&o.u, &o.uc, o.usupp)
-		} else if split := o.stepSplit(o.dim); split != nil && len(e.Terms) == 0 && gemm.Serves64(false) {
-			o.stepUParts(split, steps)
+			u, b = &o.uc, &o.bc
+		}
+		d, _ := u.Dims()
+		if split := o.stepSplit(d); split != nil && len(e.Terms) == 0 && gemm.Serves64(false) {
+			o.stepUParts(split, steps, u, b)
 		} else {
-			o.uLoss.b, o.uLoss.d = &o.b, o.dim
-			e.Run(&o.u, &o.v) // errors only on a non-finite objective, never computed here
+			o.uLoss.b, o.uLoss.d = b, d
+			e.Run(u, &o.v) // errors only on a non-finite objective, never computed here
+		}
+		if o.usupp != nil {
+			scatterRows(&o.u, &o.uc, o.usupp)
 		}
 	}
 	if o.scaling() == ScaleEachIter || normalized(o.meth()) {
@@ -1301,23 +1305,25 @@ type uPart struct {
 	loss statsLoss
 }
 
-// stepUParts runs stepU's steps updates of U (no term on U, V fixed) on
-// its rows in two parts through split, each part its own engine on its
-// rows of U and B: an update of a row of U reads that row of U and B and
+// stepUParts runs stepU's steps updates of u (U, or its rows of U's
+// support, with b the same rows of B; no term on U, V fixed) on its rows
+// in two parts through split, each part its own engine on its rows of u
+// and b: an update of a row of U reads that row of U and B and
 // the shared A alone, and the kernels sum a row of U·A in a fixed order,
 // so the parts change no bit (TestOnlineStepPartsSame). stepU takes it
 // only where the kernels run the serial product too (gemm.Serves64(false):
 // not under OpenBLAS, whose blocking could round otherwise).
-func (o *Online) stepUParts(split func(n int, body func(lo, hi int)), steps int) {
+func (o *Online) stepUParts(split func(n int, body func(lo, hi int)), steps int, u, b *mat.Dense) {
+	d, _ := u.Dims()
 	n := len(o.uParts)
 	split(n, func(lo, hi int) {
 		for p := lo; p < hi; p++ {
-			r0, r1 := p*o.dim/n, (p+1)*o.dim/n
+			r0, r1 := p*d/n, (p+1)*d/n
 			up := &o.uParts[p]
-			up.loss = statsLoss{o: o, b: rowsOf(&o.b, r0, r1), d: r1 - r0}
+			up.loss = statsLoss{o: o, b: rowsOf(b, r0, r1), d: r1 - r0}
 			e := &up.eng
 			e.Loss, e.FixV, e.MaxIter, e.Tol, e.Terms = &up.loss, true, steps, -1, nil
-			e.Run(rowsOf(&o.u, r0, r1), &o.v) // errors only on a non-finite objective, never computed here
+			e.Run(rowsOf(u, r0, r1), &o.v) // errors only on a non-finite objective, never computed here
 		}
 	})
 }
