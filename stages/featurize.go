@@ -140,22 +140,29 @@ func (f *Featurize) Rows(b *record.Batch) (x model.Data, keep []int, bad []error
 	case record.FormSparse:
 		return f.sparseRows(b.Sparse, n, nil)
 	case record.FormText:
-		if f.TFIDF == nil {
-			f.TFIDF = DefaultStreamTFIDF()
-		}
-		m, err := f.TFIDF.UpdateTransform(b.Text)
-		if err != nil {
-			for i := range n {
-				bad = append(bad, &RowError{i, err})
-			}
-			return nil, nil, bad
-		}
-		return f.sparseRows(m, n, errEmptyDoc)
+		return f.textRows(b.Text, nil)
 	}
 	for i := range n {
 		bad = append(bad, &RowError{i, fmt.Errorf("unsupported feature form %v", b.Form)})
 	}
 	return nil, nil, bad
+}
+
+// textRows is Rows on the documents of a text batch, their hashed columns
+// taken from tc when a Hasher with TFIDF's settings made them (nil:
+// computed here).
+func (f *Featurize) textRows(docs []string, tc *TermColumns) (x model.Data, keep []int, bad []error) {
+	if f.TFIDF == nil {
+		f.TFIDF = DefaultStreamTFIDF()
+	}
+	m, err := f.TFIDF.updateTransform(docs, tc)
+	if err != nil {
+		for i := range docs {
+			bad = append(bad, &RowError{i, err})
+		}
+		return nil, nil, bad
+	}
+	return f.sparseRows(m, len(docs), errEmptyDoc)
 }
 
 var errEmptyDoc = errors.New("document has no usable term")
@@ -214,8 +221,10 @@ func (f *Featurize) RowsOf(fb *Features) (x model.Data, keep []int, bad []record
 		return record.Reject{Offset: off, ID: id, Reason: &record.Error{Offset: off, ID: id, Err: err}}
 	}
 	if fb.Text != nil {
-		b := &record.Batch{Form: record.FormText, Text: fb.Text, Offsets: fb.Offsets}
-		x, keep, errs := f.Rows(b)
+		var errs []error
+		if len(fb.Text) > 0 {
+			x, keep, errs = f.textRows(fb.Text, fb.Terms)
+		}
 		for _, err := range errs {
 			re := err.(*RowError)
 			bad = append(bad, reject(re.Row, re.Err))
@@ -304,6 +313,11 @@ type Features struct {
 	// every earlier batch, so LearnFeatures computes them, in stream order,
 	// with the Learner's Featurize.TFIDF. X is nil when Text is set.
 	Text []string
+	// Terms, if set, holds Text's hashed columns, computed by the parallel
+	// stage with the Hasher of the Learner's TFIDF (HashText): LearnFeatures
+	// then only counts and weighs them. Columns computed with other
+	// settings are ignored, and LearnFeatures computes its own.
+	Terms *TermColumns
 
 	// IDs, Labels, Labeled and Offsets describe the samples: one entry per
 	// row of X (or document of Text), as in record.Batch. LearnFeatures
@@ -346,6 +360,15 @@ func (f *Features) lastOffset() int64 {
 		last = max(last, x.Offset)
 	}
 	return last
+}
+
+// HashText sets f.Terms to the columns of f.Text under h (nothing when h
+// or f.Text is nil): the tokenizing and hashing of a hashing TFIDF's
+// UpdateTransform, done in the parallel stage. It reads only f and h.
+func (f *Features) HashText(h *Hasher) {
+	if h != nil && f.Text != nil {
+		f.Terms = h.Columns(f.Text)
+	}
 }
 
 // NewFeatures is the parallel half of featurization, the featurize stage of a

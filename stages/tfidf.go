@@ -138,6 +138,7 @@ type TFIDF struct {
 	MaxDim int
 
 	fitted bool
+	hkey   hashKey // the settings a hashing TFIDF's columns depend on (hashKey), set at its first use after start
 	stop   map[string]struct{}
 	vocab  termTable // term → column, without Hashing
 	terms  []string  // column → term, without Hashing
@@ -238,6 +239,7 @@ func (t *TFIDF) check() error {
 }
 
 func (t *TFIDF) start() {
+	t.hkey = hashKey{}
 	t.stop = make(map[string]struct{}, len(t.StopWords))
 	for _, w := range t.StopWords {
 		t.stop[w] = struct{}{}
@@ -404,7 +406,7 @@ func (t *TFIDF) countTerms(docs []string, keep bool) (terms []string, df []int64
 // Dim grows; MinDF and MaxDF are not applied. Update on an unfitted TFIDF
 // starts from empty counts.
 func (t *TFIDF) Update(docs []string) error {
-	_, _, err := t.addDocs(docs)
+	_, _, err := t.addDocs(docs, nil)
 	return err
 }
 
@@ -416,7 +418,14 @@ func (t *TFIDF) Update(docs []string) error {
 // Stem, Transform's analyzer keeps the stop words but the vocabulary,
 // which has none, drops them.
 func (t *TFIDF) UpdateTransform(docs []string) (*sparse.CSR, error) {
-	cols, ptr, err := t.addDocs(docs)
+	return t.updateTransform(docs, nil)
+}
+
+// updateTransform is UpdateTransform with the documents' hashed columns
+// taken from tc when a Hasher of t's settings made them for docs (nil:
+// computed here).
+func (t *TFIDF) updateTransform(docs []string, tc *TermColumns) (*sparse.CSR, error) {
+	cols, ptr, err := t.addDocs(docs, tc)
 	if err != nil {
 		return nil, err
 	}
@@ -430,27 +439,34 @@ func (t *TFIDF) UpdateTransform(docs []string) (*sparse.CSR, error) {
 }
 
 // addDocs is Update; it also returns the columns of every term of each
-// document, sorted, document i's at cols[ptr[i]:ptr[i+1]].
-func (t *TFIDF) addDocs(docs []string) (cols []int32, ptr []int, err error) {
+// document, sorted, document i's at cols[ptr[i]:ptr[i+1]]: tc's, when it
+// holds docs' columns under t's settings (TermColumns), else computed.
+func (t *TFIDF) addDocs(docs []string, tc *TermColumns) (cols []int32, ptr []int, err error) {
 	if err := t.check(); err != nil {
 		return nil, nil, err
 	}
 	if !t.fitted {
 		t.start()
 	}
-	a := t.analyzer(true)
-	ptr = make([]int, 1, len(docs)+1)
-	for _, doc := range docs {
-		start := len(cols)
-		cols = t.columns(cols, a, doc, true)
-		c := cols[start:]
-		slices.Sort(c)
+	if tc != nil && len(tc.ptr) == len(docs)+1 && t.Hashing && tc.key == t.hashKey() {
+		cols, ptr = tc.cols, tc.ptr
+	} else {
+		a := t.analyzer(true)
+		ptr = make([]int, 1, len(docs)+1)
+		for _, doc := range docs {
+			start := len(cols)
+			cols = t.columns(cols, a, doc, true)
+			slices.Sort(cols[start:])
+			ptr = append(ptr, len(cols))
+		}
+	}
+	for i := range docs {
+		c := cols[ptr[i]:ptr[i+1]]
 		for p, j := range c {
 			if p == 0 || c[p-1] != j {
 				t.df[j]++
 			}
 		}
-		ptr = append(ptr, len(cols))
 	}
 	t.n += int64(len(docs))
 	t.cacheIDF()
@@ -461,18 +477,10 @@ func (t *TFIDF) addDocs(docs []string) (cols []int32, ptr []int, err error) {
 // without one. With grow set, a term missing from the vocabulary gets a new
 // column.
 func (t *TFIDF) columns(dst []int32, a *analyzer, doc string, grow bool) []int32 {
-	a.reset(doc)
 	if t.Hashing {
-		n := len(t.df)
-		start := len(dst)
-		for a.next() {
-			dst = append(dst, int32(hashIndex(a.term, n)))
-		}
-		if len(dst) == start && t.Fallback {
-			dst = t.fallback(dst, a, doc)
-		}
-		return dst
+		return hashColumns(dst, a, doc, len(t.df), t.Fallback, t.KeepCase)
 	}
+	a.reset(doc)
 	for a.next() {
 		j, ok := get(&t.vocab, a.term)
 		if !ok {
@@ -489,11 +497,26 @@ func (t *TFIDF) columns(dst []int32, a *analyzer, doc string, grow bool) []int32
 	return dst
 }
 
-// fallback appends the columns of Fallback's terms of doc, a document
-// without any other term, to dst: its stop words, else its characters other
-// than white space.
-func (t *TFIDF) fallback(dst []int32, a *analyzer, doc string) []int32 {
-	n, start := len(t.df), len(dst)
+// hashColumns appends the hashed column (of n) of every term of doc that
+// a reads to dst, and with fallback set, for a document without one,
+// those of fallbackColumns.
+func hashColumns(dst []int32, a *analyzer, doc string, n int, fallback, keepCase bool) []int32 {
+	a.reset(doc)
+	start := len(dst)
+	for a.next() {
+		dst = append(dst, int32(hashIndex(a.term, n)))
+	}
+	if len(dst) == start && fallback {
+		dst = fallbackColumns(dst, a, doc, n, keepCase)
+	}
+	return dst
+}
+
+// fallbackColumns appends the columns (of n) of Fallback's terms of doc, a
+// document without any other term, to dst: its stop words, else its
+// characters other than white space (lower-cased unless keepCase).
+func fallbackColumns(dst []int32, a *analyzer, doc string, n int, keepCase bool) []int32 {
+	start := len(dst)
 	if stop := a.stop; stop != nil {
 		a.stop = nil
 		a.reset(doc)
@@ -510,7 +533,7 @@ func (t *TFIDF) fallback(dst []int32, a *analyzer, doc string) []int32 {
 		if unicode.IsSpace(r) || r == utf8.RuneError {
 			continue
 		}
-		if !t.KeepCase {
+		if !keepCase {
 			r = unicode.ToLower(r)
 		}
 		dst = append(dst, int32(hashIndex(utf8.AppendRune(buf[:0], r), n)))

@@ -76,24 +76,40 @@ func newChain[T linked](l *stages.Learner, src pipeline.Source, pre []pipeline.S
 		}
 		return x, nil
 	}
-	return pipeline.New(src, featurized[T](pre, pipeline.Map("learn", 1, learn)), sink)
+	return pipeline.New(src, featurized[T](pre, hasherOf(l), pipeline.Map("learn", 1, learn)), sink)
 }
 
-// featurize runs stages.NewFeatures on each item's batch, featurizers()
-// at once, in input order.
-func featurize[T linked](_ context.Context, x T) (T, error) {
-	if k := x.chainLink(); k.batch != nil {
-		start := time.Now()
-		k.feat = stages.NewFeatures(k.batch)
-		k.batch = nil
-		k.took = time.Since(start)
+// hasherOf returns the Hasher of l's TFIDF, or of the stream's default
+// TFIDF when l has none yet (the one its first text batch makes): the
+// featurize stage then tokenizes and hashes the documents, and l only
+// counts and weighs them. It reads l, so it runs before the pipeline.
+func hasherOf(l *stages.Learner) *stages.Hasher {
+	if t := l.Featurize.TFIDF; t != nil {
+		return t.Hasher()
 	}
-	return x, nil
+	return stages.DefaultStreamTFIDF().Hasher()
 }
 
-// featurized returns the stages pre… → featurize → learn….
-func featurized[T linked](pre []pipeline.Stage, learn ...pipeline.Stage) []pipeline.Stage {
-	st := append(pre[:len(pre):len(pre)], pipeline.Ordered(pipeline.Map("featurize", featurizers(), featurize[T])))
+// featurize returns the featurize stage's function: stages.NewFeatures on
+// each item's batch, then its documents' columns under h (nil: none),
+// featurizers() items at once, in input order.
+func featurize[T linked](h *stages.Hasher) func(context.Context, T) (T, error) {
+	return func(_ context.Context, x T) (T, error) {
+		if k := x.chainLink(); k.batch != nil {
+			start := time.Now()
+			k.feat = stages.NewFeatures(k.batch)
+			k.feat.HashText(h)
+			k.batch = nil
+			k.took = time.Since(start)
+		}
+		return x, nil
+	}
+}
+
+// featurized returns the stages pre… → featurize → learn…, featurize
+// hashing documents with h (nil: the learner does).
+func featurized[T linked](pre []pipeline.Stage, h *stages.Hasher, learn ...pipeline.Stage) []pipeline.Stage {
+	st := append(pre[:len(pre):len(pre)], pipeline.Ordered(pipeline.Map("featurize", featurizers(), featurize[T](h))))
 	return append(st, learn...)
 }
 
@@ -130,5 +146,6 @@ func newRemoteChain[T linked](d *distributed.ChainDriver, src pipeline.Source, p
 		}
 		return x, nil
 	}
-	return pipeline.New(src, featurized[T](pre, pipeline.Map("publish", 1, publish), pipeline.Map("collect", 1, collect)), sink)
+	// The owners hash their documents (Features.Terms does not travel).
+	return pipeline.New(src, featurized[T](pre, nil, pipeline.Map("publish", 1, publish), pipeline.Map("collect", 1, collect)), sink)
 }
