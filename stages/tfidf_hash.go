@@ -25,12 +25,18 @@ type hashKey struct {
 	stops                    string // StopWords joined by NUL
 }
 
-// hashKey returns t's hashKey; t hashes and has started.
+// hashKey returns t's hashKey; t hashes and has started (its n columns
+// are those of its counts).
 func (t *TFIDF) hashKey() hashKey {
 	if t.hkey.n == 0 {
-		t.hkey = hashKey{n: len(t.df), keepCase: t.KeepCase, stem: t.Stem, fallback: t.Fallback, stops: strings.Join(t.StopWords, "\x00")}
+		t.hkey = t.keyFor(len(t.df))
 	}
 	return t.hkey
+}
+
+// keyFor returns the hashKey of t's settings for n columns.
+func (t *TFIDF) keyFor(n int) hashKey {
+	return hashKey{n: n, keepCase: t.KeepCase, stem: t.Stem, fallback: t.Fallback, stops: strings.Join(t.StopWords, "\x00")}
 }
 
 // A Hasher computes TermColumns with a hashing TFIDF's settings, as they
@@ -48,10 +54,7 @@ func (t *TFIDF) Hasher() *Hasher {
 	if t == nil || !t.Hashing {
 		return nil
 	}
-	h := &Hasher{
-		key:  hashKey{n: t.nFeatures(), keepCase: t.KeepCase, stem: t.Stem, fallback: t.Fallback, stops: strings.Join(t.StopWords, "\x00")},
-		stop: make(map[string]struct{}, len(t.StopWords)),
-	}
+	h := &Hasher{key: t.keyFor(t.nFeatures()), stop: make(map[string]struct{}, len(t.StopWords))}
 	for _, w := range t.StopWords {
 		h.stop[w] = struct{}{}
 	}
