@@ -30,7 +30,6 @@ const metricShrink = 0.5
 type metricGraph struct {
 	cg   codeGraph  // the lists (out, in) and the weights
 	z, x *mat.Dense // Slots×(D+r) rows under the metric, Slots×D samples
-	sq   []float64  // squared norms of z's rows
 }
 
 // metricWeights returns the weights of the metric graph of this batch
@@ -50,7 +49,7 @@ func (l *Learner) metricWeights(g *graph.Graph, p float64) *sparse.CSR {
 	if d == 0 || d > maxMetricDim {
 		return nil
 	}
-	w, lam := l.fisher(live, d)
+	w, lam, mu := l.fisher(live, d)
 	if w == nil {
 		return nil
 	}
@@ -75,7 +74,6 @@ func (l *Learner) metricWeights(g *graph.Graph, p float64) *sparse.CSR {
 			scale[j] = math.Sqrt(l.SpreadMetric * xx / float64(len(live)) * lam[j] / sl)
 		}
 	}
-	mu := l.meanRow(live, d)
 	xc := make([]float64, d)
 	for _, i := range live {
 		x := mg.x.RawRowView(i)
@@ -116,13 +114,8 @@ func (mg *metricGraph) search(g *graph.Graph, live []int) {
 	for len(cg.out) < n {
 		cg.out, cg.in, cg.gen = append(cg.out, nil), append(cg.in, nil), append(cg.gen, 0)
 	}
-	if len(mg.sq) < n {
-		mg.sq = make([]float64, n)
-	}
 	for _, i := range live {
 		cg.out[i], cg.in[i], cg.gen[i] = cg.out[i][:0], cg.in[i][:0], g.Gen(i)
-		zi := mg.z.RawRowView(i)
-		mg.sq[i] = vec.Dot(zi, zi)
 	}
 	top := make([]distItem, 0, cg.k+1)
 	for _, i := range live {
@@ -165,8 +158,9 @@ func (l *Learner) meanRow(live []int, d int) []float64 {
 // labeled nodes, W (d×r, r = classes − 1, at most d) with Wᵀ Σₛ W = I for
 // Σₛ the live nodes' covariance shrunk by metricShrink, and their ratios
 // λ (between-class variance of the class means over Σₛ, ≥ 0), largest
-// first. It returns nil, nil with fewer than two classes labeled.
-func (l *Learner) fisher(live []int, d int) (*mat.Dense, []float64) {
+// first, and the live nodes' mean row μ. It returns nil, nil, nil with
+// fewer than two classes labeled.
+func (l *Learner) fisher(live []int, d int) (w *mat.Dense, lam, mu []float64) {
 	means := map[int][]float64{}
 	var order []int
 	count := map[int]int{}
@@ -186,9 +180,9 @@ func (l *Learner) fisher(live []int, d int) (*mat.Dense, []float64) {
 		count[c]++
 	}
 	if len(order) < 2 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	mu := l.meanRow(live, d)
+	mu = l.meanRow(live, d)
 	sigma := mat.NewSymDense(d, nil)
 	xc := mat.NewVecDense(d, nil)
 	for _, i := range live {
@@ -229,7 +223,7 @@ func (l *Learner) fisher(live []int, d int) (*mat.Dense, []float64) {
 	// Σₛ^(−1/2) S_b Σₛ^(−1/2), mapped back.
 	var es mat.EigenSym
 	if !es.Factorize(sigma, true) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	ev := es.Values(nil)
 	var q mat.Dense
@@ -255,14 +249,14 @@ func (l *Learner) fisher(live []int, d int) (*mat.Dense, []float64) {
 		}
 	}
 	if !es.Factorize(ms, true) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	ev = es.Values(nil)
 	var v mat.Dense
 	es.VectorsTo(&v)
 	r := min(len(order)-1, d)
-	w := mat.NewDense(d, r, nil)
-	lam := make([]float64, r)
+	w = mat.NewDense(d, r, nil)
+	lam = make([]float64, r)
 	for j := range r {
 		col := d - 1 - j // the values ascend
 		lam[j] = max(ev[col], 0)
@@ -270,5 +264,5 @@ func (l *Learner) fisher(live []int, d int) (*mat.Dense, []float64) {
 		wj.MulVec(&isq, v.ColView(col))
 		w.SetCol(j, wj.RawVector().Data)
 	}
-	return w, lam
+	return w, lam, mu
 }
