@@ -436,21 +436,17 @@ func startProfile(profile, tracePath string) (stop func(), err error) {
 			stops[i]()
 		}
 	}
-	if profile != "" {
-		f, err := os.Create(profile)
-		if err != nil {
-			return nil, err
+	for _, p := range []struct {
+		path  string
+		start func(io.Writer) error
+		end   func()
+	}{{profile, pprof.StartCPUProfile, pprof.StopCPUProfile}, {tracePath, trace.Start, trace.Stop}} {
+		if p.path == "" {
+			continue
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			return nil, err
-		}
-		stops = append(stops, func() { pprof.StopCPUProfile(); f.Close() })
-	}
-	if tracePath != "" {
-		f, err := os.Create(tracePath)
+		f, err := os.Create(p.path)
 		if err == nil {
-			if err = trace.Start(f); err != nil {
+			if err = p.start(f); err != nil {
 				f.Close()
 			}
 		}
@@ -458,7 +454,7 @@ func startProfile(profile, tracePath string) (stop func(), err error) {
 			stop()
 			return nil, err
 		}
-		stops = append(stops, func() { trace.Stop(); f.Close() })
+		stops = append(stops, func() { p.end(); f.Close() })
 	}
 	return stop, nil
 }
