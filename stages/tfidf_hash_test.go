@@ -15,7 +15,8 @@ import (
 // featurize stage does) give the rows and the document frequencies of
 // UpdateTransform bit for bit, over batches in turn: stop words, a
 // document of stop words only and one of punctuation (Fallback), an empty
-// one, case kept or not, with stemming. Columns made under other settings
+// one, case kept or not, with stemming. The Hasher's columns are the ones
+// taken (their key is the TFIDF's); columns made under other settings
 // (another NFeatures, other stop words) are ignored, not used.
 func TestHasherColumns(t *testing.T) {
 	batches := [][]string{
@@ -41,6 +42,8 @@ func TestHasherColumns(t *testing.T) {
 			tc := h.Columns(docs)
 			if bi == 1 {
 				tc = other.Columns(docs) // another setting's columns: not to be used
+			} else if hashed.fitted && tc.key != hashed.hashKey() || !hashed.fitted && tc.key != hashed.keyFor(hashed.nFeatures()) {
+				t.Fatalf("settings %d: the Hasher's columns would not be taken (their key: %d columns)", si, tc.key.n)
 			}
 			got, err := hashed.updateTransform(docs, tc)
 			if err != nil {
@@ -60,8 +63,8 @@ func TestHasherColumns(t *testing.T) {
 }
 
 // TestLearnFeaturesTerms checks that a Learner given Features with Terms
-// (HashText) learns a text stream as one given the documents alone: the
-// same predictions, batch after batch.
+// (HashText) takes them and learns a text stream as one given the
+// documents alone: the same predictions, batch after batch.
 func TestLearnFeaturesTerms(t *testing.T) {
 	docs := []string{"cheap pills buy now", "meeting at noon tomorrow", "buy cheap watches now", "lunch meeting moved",
 		"win money now cheap", "project meeting notes", "cheap cheap cheap offer", "notes from the lunch"}
@@ -90,6 +93,9 @@ func TestLearnFeaturesTerms(t *testing.T) {
 			st, err := l.LearnFeatures(f)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if hash && f.Terms.key != l.Featurize.TFIDF.hashKey() {
+				t.Fatal("the Learner's TFIDF does not take the Hasher's columns")
 			}
 			out = append(out, st.Predictions...)
 		}
