@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/internal/gemm"
@@ -208,7 +209,7 @@ type Online struct {
 	xsRows   [][]int     // sparse row indices by slot
 	xsVals   [][]float64 // sparse row values by slot
 	u, v     mat.Dense   // U (D×K), V (Slots×K)
-	a, b     mat.Dense   // A = VᵀV, B = XV
+	a, b     mat.Dense   // A = VᵀV, B = XV on U's support (usupp; B's other rows zero: deadStats)
 	started  bool
 	height   int // rows of the slot-indexed storage, ≥ Slots()
 	cursor   int // next slot for round-robin refresh
@@ -982,11 +983,14 @@ func (o *Online) addStats(id int, sign float64) {
 	br := o.b.RawMatrix()
 	if o.sparse {
 		for p, c := range o.xsRows[id] {
+			if o.upos != nil && o.upos[c] < 0 {
+				continue // a zero row of B (deadStats)
+			}
 			vec.Axpy(sign*o.xsVals[id][p], vi, br.Data[c*br.Stride:c*br.Stride+o.Rank])
 		}
 	} else {
 		for c, xc := range o.xd.RawRowView(id) {
-			if xc == 0 {
+			if xc == 0 || o.upos != nil && o.upos[c] < 0 {
 				continue
 			}
 			vec.Axpy(sign*xc, vi, br.Data[c*br.Stride:c*br.Stride+o.Rank])
@@ -1039,6 +1043,9 @@ func (o *Online) updateStats(rows []int, use func(int) bool) {
 		for q, r := range sel {
 			id, d := rows[r], dv.RawRowView(q)
 			for p, c := range o.xsRows[id] {
+				if o.upos != nil && o.upos[c] < 0 {
+					continue // a zero row of B (deadStats)
+				}
 				vec.Axpy(o.xsVals[id][p], d, br.Data[c*br.Stride:c*br.Stride+k])
 			}
 		}
@@ -1054,15 +1061,26 @@ func (o *Online) updateStats(rows []int, use func(int) bool) {
 	t.Reset()
 	if o.nzServes(len(sel)) {
 		o.mulTransNZ(t, dv, ids)
-		o.b.Add(&o.b, t)
+	} else {
+		if !o.xblkHolds(ids) {
+			o.setXblk(ids)
+			o.xblkRows = nil
+		}
+		o.mulTransCols(t, &o.xblk, dv)
+	}
+	o.addSupportRows(&o.b, t)
+}
+
+// addSupportRows adds t's rows to b's (both D×K): the rows of U's support
+// only when there is one (usupp), the others staying zero (deadStats).
+func (o *Online) addSupportRows(b, t *mat.Dense) {
+	if o.usupp == nil {
+		b.Add(b, t)
 		return
 	}
-	if !o.xblkHolds(ids) {
-		o.setXblk(ids)
-		o.xblkRows = nil
+	for _, i := range o.usupp {
+		floats.Add(b.RawRowView(i), t.RawRowView(i))
 	}
-	o.mulTransCols(t, &o.xblk, dv)
-	o.b.Add(&o.b, t)
 }
 
 // xblkHolds reports whether o.xblk holds the dense rows of the given slots.
@@ -1159,7 +1177,7 @@ func (o *Online) stepCodes(x Data, xr mat.Matrix, ch graph.Change, rows []int, s
 		}
 	}
 	if o.Forget > 0 {
-		o.b.Scale(o.Forget, &o.b)
+		o.scaleSupportRows(&o.b, o.Forget)
 		o.a.Scale(o.Forget, &o.a)
 	}
 	// Remember the active rows' codes as the statistics hold them: zero for
@@ -1385,7 +1403,16 @@ func (o *Online) normalize() {
 	} else {
 		scaleRows(&o.u, inv)
 	}
-	scaleRows(&o.b, nrm)
+	if o.usupp != nil {
+		for _, i := range o.usupp { // B's other rows are zero (deadStats)
+			row := o.b.RawRowView(i)
+			for j := range row {
+				row[j] *= nrm[j]
+			}
+		}
+	} else {
+		scaleRows(&o.b, nrm)
+	}
 	scaleRows(o.v.Slice(0, o.g.Slots(), 0, k).(*mat.Dense), nrm) // V's rows past the slots are zero (growSlots)
 	for i := range k {
 		row := o.a.RawRowView(i)

@@ -2,6 +2,8 @@ package model
 
 import (
 	"fmt"
+
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model/sparse"
@@ -44,6 +46,41 @@ func (o *Online) findSupport() {
 	}
 	if len(o.usupp) == 0 || float64(len(o.usupp)) > supportMaxShare*float64(d) {
 		o.usupp = nil
+		return
+	}
+	o.deadStats()
+}
+
+// deadStats zeroes the rows of B outside U's support (o.usupp), which the
+// statistics then leave out: B = XV holds on the support's rows, the others
+// are zero. The U step reads B's support rows only (a zero row of U stays
+// zero whatever its row of B), so U and V are the same bits as with every
+// row of B kept; on documents it spares the statistics' updates and B's
+// normalization the columns no sample of the first fit had (most of the
+// 2¹⁶ hashed ones).
+func (o *Online) deadStats() {
+	if o.usupp == nil || o.b.IsEmpty() {
+		return
+	}
+	next := 0
+	for i := range o.dim {
+		if next < len(o.usupp) && o.usupp[next] == i {
+			next++
+			continue
+		}
+		clear(o.b.RawRowView(i))
+	}
+}
+
+// scaleSupportRows multiplies b's rows by f: those of U's support only
+// when there is one (the others are zero: deadStats).
+func (o *Online) scaleSupportRows(b *mat.Dense, f float64) {
+	if o.usupp == nil {
+		b.Scale(f, b)
+		return
+	}
+	for _, i := range o.usupp {
+		floats.Scale(f, b.RawRowView(i))
 	}
 }
 

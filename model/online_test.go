@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/internal/gemm"
@@ -408,9 +409,11 @@ func TestOnlineSharesGraphRows(t *testing.T) {
 
 // TestOnlineSupportSame checks that running the U step, the normalization
 // and the sweeps' UᵀU on U's nonzero rows only (online_support.go) changes
-// no bit of U, V or B against the whole of U, on digits (its always-blank
-// pixels give U zero rows) as dense rows and as sparse rows spread over
-// 1,000 columns (935 of them never used), for GNMF and a label method.
+// no bit of U, V or of B's rows on the support against the whole of U, on
+// digits (its always-blank pixels give U zero rows) as dense rows and as
+// sparse rows spread over 1,000 columns (935 of them never used), for GNMF
+// and a label method; and that B's other rows are zero (deadStats) while
+// its support rows are XV's (as in TestOnlineStatsExact).
 func TestOnlineSupportSame(t *testing.T) {
 	if !gemm.Serves64(false) {
 		t.Skip("the sums skip zero rows bit for bit on internal/gemm's kernels; BLAS may block them differently")
@@ -457,9 +460,27 @@ func TestOnlineSupportSame(t *testing.T) {
 		for _, m := range []struct {
 			name string
 			a, b *mat.Dense
-		}{{"U", &got[0].u, &got[1].u}, {"V", &got[0].v, &got[1].v}, {"B", &got[0].b, &got[1].b}} {
+		}{{"U", &got[0].u, &got[1].u}, {"V", &got[0].v, &got[1].v}} {
 			if !mat.Equal(m.a, m.b) {
 				t.Errorf("%s: %s differs with the U step on its nonzero rows (%d of %d)", c.name, m.name, len(got[1].usupp), got[1].dim)
+			}
+		}
+		o := got[1]
+		var xv mat.Dense
+		o.Data().MulTo(&xv, o.Codes())
+		inSupp := make([]bool, o.dim)
+		for _, i := range o.usupp {
+			inSupp[i] = true
+			if !slices.Equal(got[0].b.RawRowView(i), o.b.RawRowView(i)) {
+				t.Errorf("%s: B's row %d (in U's support) differs with the U step on the support", c.name, i)
+			}
+			if !floats.EqualApprox(xv.RawRowView(i), o.b.RawRowView(i), 1e-9*mat.Max(&xv)) {
+				t.Errorf("%s: B's row %d (in U's support) differs from XV's", c.name, i)
+			}
+		}
+		for i := range o.dim {
+			if !inSupp[i] && slices.ContainsFunc(o.b.RawRowView(i), func(x float64) bool { return x != 0 }) {
+				t.Errorf("%s: B's row %d (outside U's support) is not zero", c.name, i)
 			}
 		}
 	}
