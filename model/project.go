@@ -6,6 +6,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/internal/gemm"
+	"github.com/nmfstream/nmfstream/internal/vec"
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
@@ -198,7 +199,7 @@ const maxGramCond = 1e12
 func (p *Projector) pinvTo(dst *mat.Dense, x Data) error {
 	if p.cholFor != p.U {
 		var utu mat.SymDense
-		utu.SymOuterK(1, p.U.T())
+		gramUpper(&utu, p.U)
 		if !p.chol.Factorize(&utu) || p.chol.Cond() > maxGramCond {
 			// A basis column that multiplicative updates drove to zero
 			// makes UᵀU singular, and nearly collinear columns (a rank
@@ -228,6 +229,51 @@ func (p *Projector) pinvTo(dst *mat.Dense, x Data) error {
 	}
 	dst.Copy(t.T())
 	return nil
+}
+
+// gramBlock is the rows of U gramUpper takes at once (64 rows of K = 40:
+// 20 KB, in the first-level cache while every row of the Gram takes them).
+const gramBlock = 64
+
+// gramUpper sets g (K×K, upper storage) to UᵀU for u (D×K), the bits of
+// gonum's g.SymOuterK(1, u.T()), whose BLAS (Dsyrk, transposed, upper)
+// adds, to each entry (i, j ≥ i), u[l][i]·u[l][j] for l = 0, 1, … in turn,
+// each product rounded and then added, skipping the rows whose u[l][i]
+// is zero: gramUpper adds the same products in the same order (a zero
+// one adds +0, which leaves a sum the same bits: a sum that starts at +0
+// never becomes −0), but four rows at a time (vec.Axpy4, no fused
+// multiply-add) and in blocks of gramBlock rows for every row of g, so it
+// reads U once instead of K times (on documents U's support has thousands
+// of rows: TestGramUpperSameBits).
+func gramUpper(g *mat.SymDense, u *mat.Dense) {
+	d, k := u.Dims()
+	if n := g.SymmetricDim(); g.IsEmpty() || n != k {
+		g.Reset()
+		g.ReuseAsSym(k)
+	}
+	raw := g.RawSymmetric()
+	for i := range k {
+		clear(raw.Data[i*raw.Stride+i : i*raw.Stride+k])
+	}
+	ur := u.RawMatrix()
+	row := func(l, i int) []float64 { return ur.Data[l*ur.Stride+i : l*ur.Stride+k] }
+	var a [4]float64
+	for lo := 0; lo < d; lo += gramBlock {
+		hi := min(lo+gramBlock, d)
+		for i := range k {
+			gi := raw.Data[i*raw.Stride+i : i*raw.Stride+k]
+			l := lo
+			for ; l+4 <= hi; l += 4 {
+				a = [4]float64{ur.Data[l*ur.Stride+i], ur.Data[(l+1)*ur.Stride+i], ur.Data[(l+2)*ur.Stride+i], ur.Data[(l+3)*ur.Stride+i]}
+				vec.Axpy4(gi, &a, row(l, i), row(l+1, i), row(l+2, i), row(l+3, i))
+			}
+			for ; l < hi; l++ {
+				if t := ur.Data[l*ur.Stride+i]; t != 0 {
+					vec.Axpy(t, row(l, i), gi)
+				}
+			}
+		}
+	}
 }
 
 func clampNonNeg(m *mat.Dense) {
