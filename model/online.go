@@ -238,6 +238,7 @@ type Online struct {
 	upos     []int        // each row's position in usupp, −1 outside
 	fitCols  int          // the columns the first fit ran on (firstFit)
 	uc, bc   mat.Dense    // those rows of U and B, for the U step
+	ucOK     bool         // uc holds U's rows of usupp as they are now (syncUC)
 	pending  *pendingStep // the last PartialFitDeferred's step (online_defer.go)
 }
 
@@ -1157,7 +1158,7 @@ func (o *Online) stepCodes(x Data, xr mat.Matrix, ch graph.Change, rows []int, s
 	px := x
 	if o.usupp != nil {
 		// On U's nonzero rows and the same columns of x (supportCols).
-		gatherRowsTo(&o.uc, &o.u, o.usupp)
+		o.syncUC()
 		o.proj.U, px = &o.uc, o.supportCols(xr)
 	}
 	var init mat.Dense
@@ -1297,7 +1298,7 @@ func (o *Online) stepU(added int, terms []Term) {
 		u, b := &o.u, &o.b
 		if o.usupp != nil {
 			// U's zero rows stay zero: the step on the others only.
-			gatherRowsTo(&o.uc, &o.u, o.usupp)
+			o.syncUC()
 			gatherRowsTo(&o.bc, &o.b, o.usupp)
 			u, b = &o.uc, &o.bc
 		}
@@ -1309,11 +1310,30 @@ func (o *Online) stepU(added int, terms []Term) {
 			e.Run(u, &o.v) // errors only on a non-finite objective, never computed here
 		}
 		if o.usupp != nil {
+			// Normalized on the gathered rows, then written back: U's and
+			// B's other rows are zero (normalize).
+			norm := o.scaling() == ScaleEachIter || normalized(o.meth())
+			if norm {
+				o.normalizeRows(&o.uc, &o.bc)
+				scatterRows(&o.b, &o.bc, o.usupp)
+			}
 			scatterRows(&o.u, &o.uc, o.usupp)
+			return
 		}
 	}
 	if o.scaling() == ScaleEachIter || normalized(o.meth()) {
 		o.normalize()
+	}
+}
+
+// syncUC gathers U's rows of its support (usupp) into uc unless uc holds
+// them already: U changes by the U step, which runs on uc and writes it
+// back, and otherwise only where ucOK is cleared (findSupport, normalize,
+// reorderNGE).
+func (o *Online) syncUC() {
+	if !o.ucOK {
+		gatherRowsTo(&o.uc, &o.u, o.usupp)
+		o.ucOK = true
 	}
 }
 
@@ -1360,20 +1380,29 @@ func (o *Online) scaling() Scaling {
 // read row by row, once; V up to the graph's slots, past which no sample
 // has set a row.
 func (o *Online) normalize() {
+	if o.usupp == nil {
+		o.normalizeRows(&o.u, &o.b)
+		return
+	}
+	// U's and B's other rows are zero (deadStats): the support's rows only.
+	o.syncUC()
+	gatherRowsTo(&o.bc, &o.b, o.usupp)
+	o.normalizeRows(&o.uc, &o.bc)
+	scatterRows(&o.u, &o.uc, o.usupp)
+	scatterRows(&o.b, &o.bc, o.usupp)
+}
+
+// normalizeRows is normalize on u and b, the rows of U and B whose others
+// are zero (all of them, or those of U's support as uc and bc): the column
+// norms summed over u's rows in order, u's rows divided by them, and b's
+// rows, V's and A multiplied by them.
+func (o *Online) normalizeRows(u, b *mat.Dense) {
 	k := o.Rank
 	nrm := make([]float64, k)
-	addRow := func(i int) {
-		for j, x := range o.u.RawRowView(i) {
+	r, _ := u.Dims()
+	for i := range r {
+		for j, x := range u.RawRowView(i) {
 			nrm[j] += x * x
-		}
-	}
-	if o.usupp != nil {
-		for _, i := range o.usupp { // U's other rows are zero
-			addRow(i)
-		}
-	} else {
-		for i := range o.dim {
-			addRow(i)
 		}
 	}
 	inv := make([]float64, k)
@@ -1393,26 +1422,8 @@ func (o *Online) normalize() {
 			}
 		}
 	}
-	if o.usupp != nil {
-		for _, i := range o.usupp {
-			row := o.u.RawRowView(i)
-			for j := range row {
-				row[j] *= inv[j]
-			}
-		}
-	} else {
-		scaleRows(&o.u, inv)
-	}
-	if o.usupp != nil {
-		for _, i := range o.usupp { // B's other rows are zero (deadStats)
-			row := o.b.RawRowView(i)
-			for j := range row {
-				row[j] *= nrm[j]
-			}
-		}
-	} else {
-		scaleRows(&o.b, nrm)
-	}
+	scaleRows(u, inv)
+	scaleRows(b, nrm)
 	scaleRows(o.v.Slice(0, o.g.Slots(), 0, k).(*mat.Dense), nrm) // V's rows past the slots are zero (growSlots)
 	for i := range k {
 		row := o.a.RawRowView(i)

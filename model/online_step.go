@@ -85,7 +85,7 @@ func (o *Online) sweepRows(rows []int, terms []sweepTerm) {
 	w.loss.x, w.loss.xtu = xr, &w.xtu
 	w.loss.utu.Reset()
 	if o.usupp != nil {
-		gatherRowsTo(&o.uc, &o.u, o.usupp) // UᵀU over U's nonzero rows
+		o.syncUC() // UᵀU over U's nonzero rows
 		mulTransTo(&w.loss.utu, &o.uc, &o.uc, &w.loss.ws)
 	} else {
 		mulTransTo(&w.loss.utu, &o.u, &o.u, &w.loss.ws)
@@ -316,6 +316,7 @@ func (o *Online) reorderNGE(terms []Term) {
 		return
 	}
 	permuteCols(&o.u, perm)
+	o.ucOK = false
 	permuteCols(&o.v, perm)
 	permuteCols(&o.b, perm)
 	permuteCols(&o.a, perm)

@@ -34,6 +34,7 @@ var supportMaxShare = 0.5
 // of U's support ever after (rows only leave it).
 func (o *Online) findSupport() {
 	defer o.supportPos()
+	o.ucOK = false
 	o.usupp = o.usupp[:0]
 	d, _ := o.u.Dims()
 	for i := range d {

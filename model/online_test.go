@@ -411,9 +411,11 @@ func TestOnlineSharesGraphRows(t *testing.T) {
 // and the sweeps' UᵀU on U's nonzero rows only (online_support.go) changes
 // no bit of U, V or of B's rows on the support against the whole of U, on
 // digits (its always-blank pixels give U zero rows) as dense rows and as
-// sparse rows spread over 1,000 columns (935 of them never used), for GNMF
-// and a label method; and that B's other rows are zero (deadStats) while
-// its support rows are XV's (as in TestOnlineStatsExact).
+// sparse rows spread over 1,000 columns (935 of them never used), for
+// GNMF, a label method and NGE (whose reordering permutes U's columns),
+// with a Refit halfway (U anew, its support found again, so the gathered
+// rows must be taken again: syncUC); and that B's other rows are zero
+// (deadStats) while its support rows are XV's (as in TestOnlineStatsExact).
 func TestOnlineSupportSame(t *testing.T) {
 	if !gemm.Serves64(false) {
 		t.Skip("the sums skip zero rows bit for bit on internal/gemm's kernels; BLAS may block them differently")
@@ -429,12 +431,18 @@ func TestOnlineSupportSame(t *testing.T) {
 		name   string
 		method string
 		sparse bool
-	}{{"gnmf dense", "", false}, {"gnmf sparse", "", true}, {"ssknmf dense", "ssknmf", false}} {
+	}{{"gnmf dense", "", false}, {"gnmf sparse", "", true}, {"ssknmf dense", "ssknmf", false}, {"nge sparse", "nge", true}} {
 		var got [2]*Online
 		for p, share := range []float64{0, 1} { // never, and whenever U has a zero row
 			supportMaxShare = share
 			o := &Online{Rank: 8, Method: c.method, Graph: graph.KNN{K: 5, Window: 400}, Sweeps: 4}
 			for lo := 0; lo < n; lo += 37 {
+				if lo == 37*20 {
+					// A refit in between: U anew, its support found again.
+					if _, err := o.Refit(5); err != nil {
+						t.Fatal(err)
+					}
+				}
 				hi := min(lo+37, n)
 				var x Data = DenseRows(mat.DenseCopyOf(train.Slice(lo, hi, 0, d)))
 				if c.sparse {
