@@ -209,7 +209,7 @@ type Online struct {
 	xsRows   [][]int     // sparse row indices by slot
 	xsVals   [][]float64 // sparse row values by slot
 	u, v     mat.Dense   // U (D×K), V (Slots×K)
-	a, b     mat.Dense   // A = VᵀV, B = XV on U's support (usupp; B's other rows zero: deadStats)
+	a, b     mat.Dense   // A = VᵀV, B = XV (with a support, usupp, B's rows are kept in bc instead: statsRows)
 	started  bool
 	height   int // rows of the slot-indexed storage, ≥ Slots()
 	cursor   int // next slot for round-robin refresh
@@ -237,7 +237,7 @@ type Online struct {
 	usupp    []int        // the rows of U that may be nonzero, ascending; nil: all (online_support.go)
 	upos     []int        // each row's position in usupp, −1 outside
 	fitCols  int          // the columns the first fit ran on (firstFit)
-	uc, bc   mat.Dense    // those rows of U and B, for the U step
+	uc, bc   mat.Dense    // those rows of U, for the U step, and of B, kept there (statsRows)
 	ucOK     bool         // uc holds U's rows of usupp as they are now (syncUC)
 	pending  *pendingStep // the last PartialFitDeferred's step (online_defer.go)
 }
@@ -981,20 +981,25 @@ func (o *Online) forget(removed []int, subtracted bool) {
 // addStats adds sign·x_i v_iᵀ to B and sign·v_i v_iᵀ to A.
 func (o *Online) addStats(id int, sign float64) {
 	vi := o.v.RawRowView(id)
-	br := o.b.RawMatrix()
+	bm, pos := o.statsRows()
+	br := bm.RawMatrix()
+	add := func(c int, a float64) {
+		if pos != nil {
+			if c = pos[c]; c < 0 {
+				return // a zero row of U: B's row is not kept
+			}
+		}
+		vec.Axpy(a, vi, br.Data[c*br.Stride:c*br.Stride+o.Rank])
+	}
 	if o.sparse {
 		for p, c := range o.xsRows[id] {
-			if o.upos != nil && o.upos[c] < 0 {
-				continue // a zero row of B (deadStats)
-			}
-			vec.Axpy(sign*o.xsVals[id][p], vi, br.Data[c*br.Stride:c*br.Stride+o.Rank])
+			add(c, sign*o.xsVals[id][p])
 		}
 	} else {
 		for c, xc := range o.xd.RawRowView(id) {
-			if xc == 0 || o.upos != nil && o.upos[c] < 0 {
-				continue
+			if xc != 0 {
+				add(c, sign*xc)
 			}
-			vec.Axpy(sign*xc, vi, br.Data[c*br.Stride:c*br.Stride+o.Rank])
 		}
 	}
 	ar := o.a.RawMatrix()
@@ -1039,13 +1044,16 @@ func (o *Online) updateStats(rows []int, use func(int) bool) {
 	t.Reset()
 	mulTransTo(t, vo, vo, &o.statsWS)
 	o.a.Sub(&o.a, t)
-	br := o.b.RawMatrix()
+	bm, pos := o.statsRows()
+	br := bm.RawMatrix()
 	if o.sparse {
 		for q, r := range sel {
 			id, d := rows[r], dv.RawRowView(q)
 			for p, c := range o.xsRows[id] {
-				if o.upos != nil && o.upos[c] < 0 {
-					continue // a zero row of B (deadStats)
+				if pos != nil {
+					if c = pos[c]; c < 0 {
+						continue // a zero row of U: B's row is not kept
+					}
 				}
 				vec.Axpy(o.xsVals[id][p], d, br.Data[c*br.Stride:c*br.Stride+k])
 			}
@@ -1069,18 +1077,12 @@ func (o *Online) updateStats(rows []int, use func(int) bool) {
 		}
 		o.mulTransCols(t, &o.xblk, dv)
 	}
-	o.addSupportRows(&o.b, t)
-}
-
-// addSupportRows adds t's rows to b's (both D×K): the rows of U's support
-// only when there is one (usupp), the others staying zero (deadStats).
-func (o *Online) addSupportRows(b, t *mat.Dense) {
 	if o.usupp == nil {
-		b.Add(b, t)
+		o.b.Add(&o.b, t)
 		return
 	}
-	for _, i := range o.usupp {
-		floats.Add(b.RawRowView(i), t.RawRowView(i))
+	for p, i := range o.usupp {
+		floats.Add(o.bc.RawRowView(p), t.RawRowView(i))
 	}
 }
 
@@ -1178,7 +1180,8 @@ func (o *Online) stepCodes(x Data, xr mat.Matrix, ch graph.Change, rows []int, s
 		}
 	}
 	if o.Forget > 0 {
-		o.scaleSupportRows(&o.b, o.Forget)
+		bm, _ := o.statsRows()
+		bm.Scale(o.Forget, bm)
 		o.a.Scale(o.Forget, &o.a)
 	}
 	// Remember the active rows' codes as the statistics hold them: zero for
@@ -1299,7 +1302,6 @@ func (o *Online) stepU(added int, terms []Term) {
 		if o.usupp != nil {
 			// U's zero rows stay zero: the step on the others only.
 			o.syncUC()
-			gatherRowsTo(&o.bc, &o.b, o.usupp)
 			u, b = &o.uc, &o.bc
 		}
 		d, _ := u.Dims()
@@ -1310,12 +1312,10 @@ func (o *Online) stepU(added int, terms []Term) {
 			e.Run(u, &o.v) // errors only on a non-finite objective, never computed here
 		}
 		if o.usupp != nil {
-			// Normalized on the gathered rows, then written back: U's and
-			// B's other rows are zero (normalize).
-			norm := o.scaling() == ScaleEachIter || normalized(o.meth())
-			if norm {
+			// Normalized on the gathered rows, then written back: U's
+			// other rows are zero (normalize).
+			if o.scaling() == ScaleEachIter || normalized(o.meth()) {
 				o.normalizeRows(&o.uc, &o.bc)
-				scatterRows(&o.b, &o.bc, o.usupp)
 			}
 			scatterRows(&o.u, &o.uc, o.usupp)
 			return
@@ -1384,16 +1384,15 @@ func (o *Online) normalize() {
 		o.normalizeRows(&o.u, &o.b)
 		return
 	}
-	// U's and B's other rows are zero (deadStats): the support's rows only.
+	// U's other rows are zero: the support's rows only, B's kept as bc.
 	o.syncUC()
-	gatherRowsTo(&o.bc, &o.b, o.usupp)
 	o.normalizeRows(&o.uc, &o.bc)
 	scatterRows(&o.u, &o.uc, o.usupp)
-	scatterRows(&o.b, &o.bc, o.usupp)
 }
 
-// normalizeRows is normalize on u and b, the rows of U and B whose others
-// are zero (all of them, or those of U's support as uc and bc): the column
+// normalizeRows is normalize on u and b, the rows of U whose others are
+// zero and B's kept rows (all of them, or those of U's support as uc and
+// bc): the column
 // norms summed over u's rows in order, u's rows divided by them, and b's
 // rows, V's and A multiplied by them.
 func (o *Online) normalizeRows(u, b *mat.Dense) {

@@ -121,7 +121,7 @@ func (o *Online) State(order []int) (*OnlineState, error) {
 		}
 	}
 	if o.started {
-		s.U, s.V, s.A, s.B = flat(&o.u), flat(o.v.Slice(0, s.Slots, 0, o.Rank).(*mat.Dense)), flat(&o.a), flat(&o.b)
+		s.U, s.V, s.A, s.B = flat(&o.u), flat(o.v.Slice(0, s.Slots, 0, o.Rank).(*mat.Dense)), flat(&o.a), flat(o.fullB())
 		if labelAware(o.meth()) {
 			s.Marked = o.labelRowsChanged(slices.Clone(o.marked), o.graphs())
 		}

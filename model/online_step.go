@@ -318,7 +318,8 @@ func (o *Online) reorderNGE(terms []Term) {
 	permuteCols(&o.u, perm)
 	o.ucOK = false
 	permuteCols(&o.v, perm)
-	permuteCols(&o.b, perm)
+	bm, _ := o.statsRows()
+	permuteCols(bm, perm)
 	permuteCols(&o.a, perm)
 	var t mat.Dense
 	t.CloneFrom(&o.a)

@@ -3,7 +3,6 @@ package model
 import (
 	"fmt"
 
-	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model/sparse"
@@ -49,40 +48,44 @@ func (o *Online) findSupport() {
 		o.usupp = nil
 		return
 	}
-	o.deadStats()
+	o.keepStatsRows()
 }
 
-// deadStats zeroes the rows of B outside U's support (o.usupp), which the
-// statistics then leave out: B = XV holds on the support's rows, the others
-// are zero. The U step reads B's support rows only (a zero row of U stays
-// zero whatever its row of B), so U and V are the same bits as with every
-// row of B kept; on documents it spares the statistics' updates and B's
-// normalization the columns no sample of the first fit had (most of the
-// 2¹⁶ hashed ones).
-func (o *Online) deadStats() {
+// keepStatsRows moves B (o.b, D×K, just computed or restored) to bc, its
+// rows of U's support in the support's order, and drops o.b: the
+// statistics then keep and update those rows only (statsRows). The U step
+// reads no other row of B (a zero row of U stays zero whatever its row of
+// B), so U and V are the same bits as with every row kept; on documents
+// it spares the statistics' updates, their scaling and 8·D·K bytes the
+// columns no sample of the first fit had (most of the 2¹⁶ hashed ones).
+func (o *Online) keepStatsRows() {
 	if o.usupp == nil || o.b.IsEmpty() {
 		return
 	}
-	next := 0
-	for i := range o.dim {
-		if next < len(o.usupp) && o.usupp[next] == i {
-			next++
-			continue
-		}
-		clear(o.b.RawRowView(i))
-	}
+	gatherRowsTo(&o.bc, &o.b, o.usupp)
+	o.b = mat.Dense{}
 }
 
-// scaleSupportRows multiplies b's rows by f: those of U's support only
-// when there is one (the others are zero: deadStats).
-func (o *Online) scaleSupportRows(b *mat.Dense, f float64) {
+// statsRows returns the matrix that holds B's kept rows and, when they are
+// U's support's (bc), each column's row there (o.upos: −1 for a column
+// whose row is not kept); else B itself and nil.
+func (o *Online) statsRows() (*mat.Dense, []int) {
+	if o.usupp != nil {
+		return &o.bc, o.upos
+	}
+	return &o.b, nil
+}
+
+// fullB returns B = XV (D×K): o.b, or a new matrix of bc's rows on U's
+// support and zeros elsewhere.
+func (o *Online) fullB() *mat.Dense {
 	if o.usupp == nil {
-		b.Scale(f, b)
-		return
+		return &o.b
 	}
-	for _, i := range o.usupp {
-		floats.Scale(f, b.RawRowView(i))
-	}
+	_, k := o.bc.Dims()
+	b := mat.NewDense(o.dim, k, nil)
+	scatterRows(b, &o.bc, o.usupp)
+	return b
 }
 
 // gatherRowsTo sets dst (len(rows)×K) to the given rows of m.

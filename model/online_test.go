@@ -54,9 +54,9 @@ func TestOnlineStatsExact(t *testing.T) {
 		a.Mul(o.Codes().T(), o.Codes())
 		// Each batch adds and subtracts rank-one terms: rounding grows with
 		// their number, about 1e-12 relative to the entries here.
-		if !mat.EqualApprox(&b, &o.b, 1e-9*mat.Max(&b)) || !mat.EqualApprox(&a, &o.a, 1e-9*mat.Max(&a)) {
+		if !mat.EqualApprox(&b, o.fullB(), 1e-9*mat.Max(&b)) || !mat.EqualApprox(&a, &o.a, 1e-9*mat.Max(&a)) {
 			var diff mat.Dense
-			diff.Sub(&b, &o.b)
+			diff.Sub(&b, o.fullB())
 			t.Errorf("window %d, sparse %v, revisit %d: running B differs from XV by up to %g", window, c.asSparse, c.revisit, mat.Max(&diff))
 		}
 		if window > 0 && o.KNN().Len() != window {
@@ -238,7 +238,7 @@ func TestOnlineSearchDim(t *testing.T) {
 	}
 	var b mat.Dense
 	o.Data().MulTo(&b, o.Codes())
-	if !mat.EqualApprox(&b, &o.b, 1e-9*mat.Max(&b)) {
+	if !mat.EqualApprox(&b, o.fullB(), 1e-9*mat.Max(&b)) {
 		t.Error("running B differs from XV")
 	}
 	// The yardstick is a batch fit on the same (projected-space) graph: the
@@ -401,7 +401,7 @@ func TestOnlineSharesGraphRows(t *testing.T) {
 		o.Data().MulTo(&b, o.Codes())
 		a.Mul(o.Codes().T(), o.Codes())
 		// As in TestOnlineStatsExact: rank-one updates, rounding only.
-		if !mat.EqualApprox(&b, &o.b, 1e-9*mat.Max(&b)) || !mat.EqualApprox(&a, &o.a, 1e-9*mat.Max(&a)) {
+		if !mat.EqualApprox(&b, o.fullB(), 1e-9*mat.Max(&b)) || !mat.EqualApprox(&a, &o.a, 1e-9*mat.Max(&a)) {
 			t.Errorf("SearchDim %d: running statistics differ from XV, VᵀV", searchDim)
 		}
 	}
@@ -414,8 +414,8 @@ func TestOnlineSharesGraphRows(t *testing.T) {
 // sparse rows spread over 1,000 columns (935 of them never used), for
 // GNMF, a label method and NGE (whose reordering permutes U's columns),
 // with a Refit halfway (U anew, its support found again, so the gathered
-// rows must be taken again: syncUC); and that B's other rows are zero
-// (deadStats) while its support rows are XV's (as in TestOnlineStatsExact).
+// rows must be taken again: syncUC); and that B keeps its support's rows
+// only (keepStatsRows), XV's (as in TestOnlineStatsExact).
 func TestOnlineSupportSame(t *testing.T) {
 	if !gemm.Serves64(false) {
 		t.Skip("the sums skip zero rows bit for bit on internal/gemm's kernels; BLAS may block them differently")
@@ -476,18 +476,22 @@ func TestOnlineSupportSame(t *testing.T) {
 		o := got[1]
 		var xv mat.Dense
 		o.Data().MulTo(&xv, o.Codes())
+		if !o.b.IsEmpty() {
+			t.Errorf("%s: the whole B is kept beside its support's rows", c.name)
+		}
+		b, b0 := o.fullB(), got[0].fullB()
 		inSupp := make([]bool, o.dim)
 		for _, i := range o.usupp {
 			inSupp[i] = true
-			if !slices.Equal(got[0].b.RawRowView(i), o.b.RawRowView(i)) {
+			if !slices.Equal(b0.RawRowView(i), b.RawRowView(i)) {
 				t.Errorf("%s: B's row %d (in U's support) differs with the U step on the support", c.name, i)
 			}
-			if !floats.EqualApprox(xv.RawRowView(i), o.b.RawRowView(i), 1e-9*mat.Max(&xv)) {
+			if !floats.EqualApprox(xv.RawRowView(i), b.RawRowView(i), 1e-9*mat.Max(&xv)) {
 				t.Errorf("%s: B's row %d (in U's support) differs from XV's", c.name, i)
 			}
 		}
 		for i := range o.dim {
-			if !inSupp[i] && slices.ContainsFunc(o.b.RawRowView(i), func(x float64) bool { return x != 0 }) {
+			if !inSupp[i] && slices.ContainsFunc(b.RawRowView(i), func(x float64) bool { return x != 0 }) {
 				t.Errorf("%s: B's row %d (outside U's support) is not zero", c.name, i)
 			}
 		}
