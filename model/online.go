@@ -1047,16 +1047,25 @@ func (o *Online) updateStats(rows []int, use func(int) bool) {
 	bm, pos := o.statsRows()
 	br := bm.RawMatrix()
 	if o.sparse {
-		for q, r := range sel {
-			id, d := rows[r], dv.RawRowView(q)
-			for p, c := range o.xsRows[id] {
-				if pos != nil {
-					if c = pos[c]; c < 0 {
-						continue // a zero row of U: B's row is not kept
+		// In parts over B's kept rows: each row takes its terms in the
+		// order of sel, as at once, so the parts change no bit.
+		body := func(lo, hi int) {
+			for q, r := range sel {
+				id, d := rows[r], dv.RawRowView(q)
+				for p, c := range o.xsRows[id] {
+					if pos != nil {
+						c = pos[c] // −1: a zero row of U, whose row of B is not kept
+					}
+					if c >= lo && c < hi {
+						vec.Axpy(o.xsVals[id][p], d, br.Data[c*br.Stride:c*br.Stride+k])
 					}
 				}
-				vec.Axpy(o.xsVals[id][p], d, br.Data[c*br.Stride:c*br.Stride+k])
 			}
+		}
+		if split := o.stepSplit(len(sel)); split != nil {
+			split(br.Rows, body)
+		} else {
+			body(0, br.Rows)
 		}
 		return
 	}

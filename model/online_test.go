@@ -318,15 +318,16 @@ func TestOnlineSweepsTradeoff(t *testing.T) {
 // TestOnlineStepPartsSame checks that a step's gather and products with
 // the gathered rows run in parts (Split, every step) give the codes, basis
 // and statistics of the serial step bit for bit, window and evictions
-// included, on dense rows and on the same rows stored sparse.
+// included, on dense rows and on the same rows stored sparse, the latter
+// also with U's support (the statistics' kept rows, keepStatsRows).
 func TestOnlineStepPartsSame(t *testing.T) {
 	train, _, _, _, _ := digitsSplit(t, 10)
 	var calls atomic.Int64
 	split := halves(&calls)
 	x := train.Slice(0, 600, 0, 64).(*mat.Dense)
-	run := func(minRows int, isSparse bool) *Online {
-		defer func(v int) { stepMinRows = v }(stepMinRows)
-		stepMinRows = minRows
+	run := func(minRows int, isSparse bool, share float64) *Online {
+		defer func(v int, s float64) { stepMinRows, supportMaxShare = v, s }(stepMinRows, supportMaxShare)
+		stepMinRows, supportMaxShare = minRows, share
 		o := &Online{Rank: 10, Graph: graph.KNN{K: 5, Window: 300}, Split: split}
 		if !isSparse {
 			feed(t, o, x, 25)
@@ -339,20 +340,26 @@ func TestOnlineStepPartsSame(t *testing.T) {
 		}
 		return o
 	}
-	for _, isSparse := range []bool{false, true} {
+	for _, c := range []struct {
+		sparse bool
+		share  float64 // supportMaxShare: 1 takes U's support
+	}{{false, 0.5}, {true, 0.5}, {true, 1}} {
 		calls.Store(0)
-		serial := run(1<<30, isSparse)
+		serial := run(1<<30, c.sparse, c.share)
 		before := calls.Load()
-		parts := run(1, isSparse)
+		parts := run(1, c.sparse, c.share)
 		if calls.Load()-before <= before {
-			t.Fatalf("sparse %v: the step made %d calls of Split, the serial one %d: the parts did not run", isSparse, calls.Load()-before, before)
+			t.Fatalf("%+v: the step made %d calls of Split, the serial one %d: the parts did not run", c, calls.Load()-before, before)
+		}
+		if (parts.usupp != nil) != (c.share == 1) {
+			t.Fatalf("%+v: support of %d rows", c, len(parts.usupp))
 		}
 		for _, m := range []struct {
 			name string
 			a, b *mat.Dense
-		}{{"U", serial.Basis(), parts.Basis()}, {"V", serial.Codes(), parts.Codes()}, {"A", &serial.a, &parts.a}, {"B", &serial.b, &parts.b}} {
+		}{{"U", serial.Basis(), parts.Basis()}, {"V", serial.Codes(), parts.Codes()}, {"A", &serial.a, &parts.a}, {"B", serial.fullB(), parts.fullB()}} {
 			if !mat.Equal(m.a, m.b) {
-				t.Errorf("sparse %v: %s differs between the serial step and the step in parts (max |diff| %g)", isSparse, m.name, maxAbsDiff(m.a, m.b))
+				t.Errorf("%+v: %s differs between the serial step and the step in parts (max |diff| %g)", c, m.name, maxAbsDiff(m.a, m.b))
 			}
 		}
 	}
