@@ -77,7 +77,15 @@ func (o *Online) sweepRows(rows []int, terms []sweepTerm) {
 	case o.sparse:
 		xr = o.gatherRows(rows)
 		w.xtu.Reset()
-		o.mulSparseRows(&w.xtu, Rows(xr).(*sparse.CSR), &o.u)
+		if o.usupp != nil {
+			// On U's support rows (uc) and the rows' columns there
+			// (supportCols): the other terms add +0, so the same bits,
+			// from a U that stays in cache.
+			o.syncUC()
+			o.mulSparseRows(&w.xtu, Rows(o.supportCols(Rows(xr))).(*sparse.CSR), &o.uc)
+		} else {
+			o.mulSparseRows(&w.xtu, Rows(xr).(*sparse.CSR), &o.u)
+		}
 	default:
 		xr = o.gatherRows(rows)
 		o.mulRows(&w.xtu, &o.xblk, &o.u)
