@@ -1336,9 +1336,9 @@ func (o *Online) stepU(added int, terms []Term) {
 }
 
 // syncUC gathers U's rows of its support (usupp) into uc unless uc holds
-// them already: U changes by the U step, which runs on uc and writes it
-// back, and otherwise only where ucOK is cleared (findSupport, normalize,
-// reorderNGE).
+// them already: U changes by the U step and normalize, which run on uc and
+// write it back, and otherwise only where ucOK is cleared (findSupport,
+// after the first fit, Refit and Restore; reorderNGE).
 func (o *Online) syncUC() {
 	if !o.ucOK {
 		gatherRowsTo(&o.uc, &o.u, o.usupp)
@@ -1401,9 +1401,8 @@ func (o *Online) normalize() {
 
 // normalizeRows is normalize on u and b, the rows of U whose others are
 // zero and B's kept rows (all of them, or those of U's support as uc and
-// bc): the column
-// norms summed over u's rows in order, u's rows divided by them, and b's
-// rows, V's and A multiplied by them.
+// bc): the column norms summed over u's rows in order, u's rows divided by
+// them, and b's rows, V's and A multiplied by them.
 func (o *Online) normalizeRows(u, b *mat.Dense) {
 	k := o.Rank
 	nrm := make([]float64, k)

@@ -28,9 +28,11 @@ import (
 var supportMaxShare = 0.5
 
 // findSupport sets o.usupp to the rows of U with a nonzero entry, or nil
-// when they are more than supportMaxShare of the rows (or none: a zero U). It costs O(D·K): the
-// first fit, Restore and Refit call it; the steps keep the set, a superset
-// of U's support ever after (rows only leave it).
+// when they are more than supportMaxShare of the rows (or none: a zero U).
+// It costs O(D·K): the first fit, Restore and Refit call it, each after
+// setting the whole B (o.b), which it moves to bc when there is a support
+// (keepStatsRows); the steps keep the set, a superset of U's support ever
+// after (rows only leave it).
 func (o *Online) findSupport() {
 	defer o.supportPos()
 	o.ucOK = false

@@ -235,8 +235,8 @@ func (p *Projector) pinvTo(dst *mat.Dense, x Data) error {
 // 20 KB, in the first-level cache while every row of the Gram takes them).
 const gramBlock = 64
 
-// gramUpper sets g (K×K, upper storage) to UᵀU for u (D×K), the bits of
-// gonum's g.SymOuterK(1, u.T()), whose BLAS (Dsyrk, transposed, upper)
+// gramUpper sets g (K×K, upper storage) to UᵀU for u (D×K, finite), the
+// bits of gonum's g.SymOuterK(1, u.T()), whose BLAS (Dsyrk, transposed, upper)
 // adds, to each entry (i, j ≥ i), u[l][i]·u[l][j] for l = 0, 1, … in turn,
 // each product rounded and then added, skipping the rows whose u[l][i]
 // is zero: gramUpper adds the same products in the same order (a zero
