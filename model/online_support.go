@@ -78,8 +78,9 @@ func (o *Online) statsRows() (*mat.Dense, []int) {
 	return &o.b, nil
 }
 
-// fullB returns B = XV (D×K): o.b, or a new matrix of bc's rows on U's
-// support and zeros elsewhere.
+// fullB returns B (D×K): o.b = XV, or a new matrix with bc's rows (XV's)
+// on U's support and zeros on U's other rows, which the statistics do not
+// keep.
 func (o *Online) fullB() *mat.Dense {
 	if o.usupp == nil {
 		return &o.b
