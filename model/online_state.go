@@ -52,9 +52,9 @@ type OnlineState struct {
 	SparseInd [][]int
 	SparseVal [][]float64
 
-	// U, V, A = VᵀV and B = XV, row-major. On sparse rows whose U has zero
-	// rows (a support, online_support.go), B holds XV on U's nonzero rows
-	// and zeros on the others, which no step reads.
+	// U, V, A = VᵀV and B = XV, row-major. When most of U's rows are zero
+	// (documents: a support, online_support.go), B holds XV on U's nonzero
+	// rows and zeros on the others, which no step reads.
 	U, V, A, B []float64
 
 	// Projection is the D×SearchDim random projection of the graph's
