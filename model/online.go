@@ -1,10 +1,12 @@
 package model
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime/trace"
 	"slices"
 
 	"gonum.org/v1/gonum/floats"
@@ -733,6 +735,7 @@ func (o *Online) slotRows() int { return o.height }
 // firstFit runs the method's batch type on the samples gathered so far,
 // with their labels, on the stream's graphs restricted to them.
 func (o *Online) firstFit() error {
+	defer trace.StartRegion(context.Background(), "firstFit").End() // for `stream --trace`
 	ids := o.g.IDs()
 	k := o.Rank
 	var sub Data

@@ -1,7 +1,9 @@
 package model
 
 import (
+	"context"
 	"fmt"
+	"runtime/trace"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -62,6 +64,7 @@ func (o *Online) searchStep() error {
 	for o.next <= o.seen {
 		o.next *= searchBasisGrowth
 	}
+	defer trace.StartRegion(context.Background(), "searchBasis").End() // the fit and the rebuild, for `stream --trace`
 	r, err := o.fitSearchBasis()
 	if err != nil {
 		return nil // the search stays in the current space: see above

@@ -1,7 +1,9 @@
 package stages
 
 import (
+	"context"
 	"errors"
+	"runtime/trace"
 	"slices"
 
 	"github.com/nmfstream/nmfstream/model"
@@ -195,6 +197,11 @@ var (
 // labels only (predictBeside): the results are those of the stages run
 // one after the other.
 //
+// Under a runtime execution trace (nmfstream stream --trace) each batch
+// marks its phases as trace regions, which bench/streamprof/alone.py sums:
+// "insert" (the model's insertion, l.insert), "beside" (predictBeside),
+// and within it "step" and "predict", its two parts.
+//
 // Batches must come in input order. LearnFeatures reads f and keeps no
 // reference to it; it panics, before changing anything, if f's lengths
 // disagree (see Features.IDs). Like every method of Learner it must be
@@ -220,12 +227,16 @@ func (l *Learner) LearnFeatures(f *Features) (*Step, error) {
 	id := l.Window.Identify(f, x, keep)
 	st.Duplicates = id.Duplicates
 	l.sc.c.Duplicates += int64(len(id.Duplicates))
+	r := trace.StartRegion(context.Background(), "insert")
 	ids, step, err := l.insert(id)
+	r.End()
 	if err != nil {
 		return nil, err
 	}
 	l.sc.c.LateLabels += int64(id.LateLabels)
+	r = trace.StartRegion(context.Background(), "beside")
 	st.Predictions, err = l.predictBeside(step, ids, id)
+	r.End()
 	if err != nil {
 		return nil, err
 	}
@@ -255,11 +266,13 @@ func (l *Learner) predictBeside(step func(), ids []int, id *Identified) ([]Predi
 		l.Split(2, func(lo, hi int) {
 			for part := lo; part < hi; part++ {
 				if part == 0 {
-					step()
+					trace.WithRegion(context.Background(), "step", step)
 				} else {
+					r := trace.StartRegion(context.Background(), "predict")
 					l.refreshSpread()
 					l.presweep(ids, id)
 					out, err = l.predictInOrder(ids, id)
+					r.End()
 				}
 			}
 		})

@@ -9,7 +9,11 @@ samples run stages.(*Learner).LearnFeatures) sampled while it was the only
 goroutine running, and in all. Time the learner runs alone is time one of
 the two cores waits: the wall time the stream cannot gain by more cores.
 
-Usage (BENCHMARKS.md, "Eleventh pass"):
+It then prints the wall seconds of the trace regions the learner marks
+(stages.Learner.LearnFeatures: insert, beside, step, predict; model.Online:
+firstFit, searchBasis), summed over the run, with their count.
+
+Usage (BENCHMARKS.md, "Eleventh pass" and "Twelfth pass"):
     nmfstream stream --in m15.arrow --out p.jsonl --json --cpuprofile cpu.prof --trace trace.out
     go tool trace -d=parsed trace.out | python3 bench/streamprof/alone.py
 """
@@ -29,10 +33,13 @@ RATE = 100  # CPU samples per second (runtime/pprof's default)
 
 trans = re.compile(r"StateTransition Time=(\d+) GoID=(\d+) (\w+)->(\w+)")
 sample = re.compile(r"G=(-?\d+) StackSample Time=(\d+)")
+region = re.compile(r"G=(-?\d+) Region(Begin|End) Time=(\d+) .*Type=\"([^\"]*)\"")
 
 
 def main():
     events, samples = [], []
+    open_regions = collections.defaultdict(list)  # (goroutine, name) → begin times
+    region_wall, region_n = collections.Counter(), collections.Counter()
     stack = None
     for line in sys.stdin:
         if stack is not None:
@@ -52,6 +59,15 @@ def main():
         if m:
             stack = []
             samples.append((int(m.group(2)), m.group(1), stack))
+            continue
+        m = region.search(line)
+        if m:
+            key, t = (m.group(1), m.group(4)), int(m.group(3))
+            if m.group(2) == "Begin":
+                open_regions[key].append(t)
+            elif open_regions[key]:
+                region_wall[key[1]] += t - open_regions[key].pop()
+                region_n[key[1]] += 1
     if not events or not samples:
         sys.exit("alone.py: no state transitions or CPU samples: was the trace written with --cpuprofile too?")
     events.sort()
@@ -83,6 +99,11 @@ def main():
     print("|---|---|---|")
     for part, n in sorted(total.items(), key=lambda kv: (-alone[kv[0]], -kv[1])):
         print(f"| {part} | {alone[part] / RATE:.2f} | {n / RATE:.2f} |")
+    if region_n:
+        print("\n| region | wall s | count |")
+        print("|---|---|---|")
+        for name, ns in sorted(region_wall.items(), key=lambda kv: -kv[1]):
+            print(f"| {name} | {ns / 1e9:.2f} | {region_n[name]} |")
 
 
 if __name__ == "__main__":
