@@ -1,8 +1,10 @@
 package model
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime/trace"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -105,7 +107,9 @@ func (c *Common) start(f *fitted, x Data) error {
 	if err := Validate(x); err != nil {
 		return err
 	}
+	r := trace.StartRegion(context.Background(), "initialize") // for `stream --trace`
 	u, v, err := initialize(x, c.Rank, c.Init, c.Src, c.width)
+	r.End()
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,8 @@ the two cores waits: the wall time the stream cannot gain by more cores.
 
 It then prints the wall seconds of the trace regions the learner marks
 (stages.Learner.LearnFeatures: insert, beside, step, predict; model.Online:
-firstFit, searchBasis), summed over the run, with their count.
+firstFit, searchBasis, and Common's initialize in every fit), summed over
+the run, with their count.
 
 Usage (BENCHMARKS.md, "Eleventh pass" and "Twelfth pass"):
     nmfstream stream --in m15.arrow --out p.jsonl --json --cpuprofile cpu.prof --trace trace.out
