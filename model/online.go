@@ -151,26 +151,30 @@ type Online struct {
 	SearchDim int
 	// SearchBasis, if positive and below D, makes the k-NN graph of dense
 	// samples search neighbours, and weigh its edges, in the span of a
-	// non-negative basis of rank SearchBasis fitted to the stream itself:
-	// a plain NMF (Frobenius, multiplicative updates) of the newest
-	// samples of the window, fitted when searchBasisFirst samples have
-	// been seen and again each time that count has grown four-fold (500,
-	// 2,000, 8,000, 32,000, …: a rebuild's Slots²·K flops amortized over
-	// ever longer stretches; OnlineState keeps the schedule). Each sample is
-	// stored projected on that span (its coordinates in an orthonormal
-	// basis of it, K numbers), so the search costs O(K) per window sample
-	// instead of O(D), and at each new basis the window's rows are
-	// projected anew and the graph rebuilt exactly (its slots, age order
-	// and labels kept: about Slots²·K flops). The factorization still
-	// uses the full samples. On images the span of an NMF basis is a
-	// better k-NN space than the pixels (BENCHMARKS.md, "What the codes
-	// add"). It applies to samples with at least 10·SearchBasis features
+	// basis of rank SearchBasis fitted to the newest samples of the window
+	// as SearchFit says (by default their SearchBasis leading singular
+	// vectors), fitted when searchBasisFirst samples have been seen and
+	// again each time that count has grown four-fold (500, 2,000, 8,000,
+	// 32,000, …: a rebuild's Slots²·K flops amortized over ever longer
+	// stretches; OnlineState keeps the schedule). Each sample is stored
+	// projected on that span (its coordinates in an orthonormal basis of
+	// it, K numbers), so the search costs O(K) per window sample instead of
+	// O(D), and at each new basis the window's rows are projected anew and
+	// the graph rebuilt exactly (its slots, age order and labels kept:
+	// about Slots²·K flops). The factorization still uses the full
+	// samples. On images such a span is a better k-NN space than the
+	// pixels (BENCHMARKS.md, "The search basis" and "The principal span").
+	// It applies to samples with at least 10·SearchBasis features
 	// (searchBasisMinRatio); others, and sparse samples (documents), search
 	// as they are. A basis whose span classifies the window's labeled
 	// samples significantly worse than their samples (leave-one-out 1-NN,
 	// online_guard.go) is refused: the search moves back to the samples
 	// until the next fit. It cannot be combined with SearchDim.
 	SearchBasis int
+	// SearchFit chooses the basis SearchBasis fits: the zero value,
+	// SearchFitSVD, the samples' principal span; SearchFitNMF a plain
+	// NMF's basis.
+	SearchFit SearchFit
 	// SearchBases, if set, shares the search basis fits of SearchBasis
 	// with the other models that hold it: a fit on the same rows is fitted
 	// once (model.SearchBases). The bases, hence the model, are the same as

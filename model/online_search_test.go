@@ -3,6 +3,8 @@ package model
 import (
 	"cmp"
 	"math"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/nmfstream/nmfstream/datasets"
 	"github.com/nmfstream/nmfstream/internal/gemm"
 	"github.com/nmfstream/nmfstream/internal/splittest"
+	"github.com/nmfstream/nmfstream/internal/testenv"
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/model/sparse"
 	"github.com/nmfstream/nmfstream/pipeline"
@@ -333,5 +336,102 @@ func TestNearestLabeledBrute(t *testing.T) {
 				t.Fatalf("cosine %v: row %d's neighbour %d at %g, the nearest is at %g", cosine, i, nn[i], got, best)
 			}
 		}
+	}
+}
+
+// TestSearchFitSVD checks SearchFitSVD's basis on the digits (rank 12 of
+// 64 features): its columns are orthonormal and the samples' projections
+// on their span keep, within 1e-4, the energy (squared Frobenius norm) of
+// their projections on the 12 leading right singular vectors gonum's exact
+// SVD finds, the most any rank-12 span keeps; it is
+// the same bits fitted twice, serially or in parts (a function of the rows
+// alone, as SearchBases requires); and a rank above the rows' count is an error.
+// ParseSearchFit reads what String writes and refuses other names.
+func TestSearchFitSVD(t *testing.T) {
+	x, _ := datasets.Digits()
+	x = mat.DenseCopyOf(x.Slice(0, 600, 0, 64))
+	const k = 12
+	o := &Online{SearchBasis: k}
+	r, err := o.fitSearchBasisOn(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, c := r.Dims(); d != 64 || c != k {
+		t.Fatalf("basis %d×%d, want 64×%d", d, c, k)
+	}
+	var gram mat.Dense
+	gram.Mul(r.T(), r)
+	for i := range k {
+		for j := range k {
+			want := 0.0
+			if i == j {
+				want = 1
+			}
+			if math.Abs(gram.At(i, j)-want) > 1e-10 {
+				t.Fatalf("the basis's columns are not orthonormal: (RᵀR)[%d][%d] = %g", i, j, gram.At(i, j))
+			}
+		}
+	}
+	var svd mat.SVD
+	if !svd.Factorize(x, mat.SVDThin) {
+		t.Fatal("SVD failed")
+	}
+	var vt mat.Dense
+	svd.VTo(&vt)
+	// The energy of the samples' projections on a span: the best rank-k
+	// span (the leading singular vectors') keeps the most.
+	kept := func(b mat.Matrix) float64 {
+		var p mat.Dense
+		p.Mul(x, b)
+		return mat.Norm(&p, 2) * mat.Norm(&p, 2)
+	}
+	got, best := kept(r), kept(vt.Slice(0, 64, 0, k))
+	if got < (1-1e-4)*best || got > (1+1e-12)*best {
+		t.Errorf("the fitted span keeps %.8g of the samples' energy, the %d leading singular vectors' %.8g (want within 1e-4 below it)", got, k, best)
+	}
+	for _, split := range []func(int, func(int, int)){nil, pipeline.Split(2), splittest.Reverse} {
+		again, err := (&Online{SearchBasis: k, Split: split}).fitSearchBasisOn(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !mat.Equal(r, again) {
+			t.Errorf("split %v: a second fit on the same rows differs", split != nil)
+		}
+	}
+	few := &Online{SearchBasis: 700}
+	if _, err := few.fitSearchBasisOn(x); err == nil {
+		t.Error("a rank of 700 on 600 rows of 64 features fitted")
+	}
+	for _, f := range []SearchFit{SearchFitSVD, SearchFitNMF} {
+		if got, err := ParseSearchFit(f.String()); err != nil || got != f {
+			t.Errorf("ParseSearchFit(%q) = %v, %v; want %v", f.String(), got, err, f)
+		}
+	}
+	if _, err := ParseSearchFit("pca"); err == nil {
+		t.Error(`ParseSearchFit("pca") accepted`)
+	}
+	if _, err := (&Online{SearchBasis: k, SearchFit: 7}).fitSearchBasisOn(x); err == nil {
+		t.Error("an unknown SearchFit fitted")
+	}
+}
+
+// BenchmarkSearchFit times one search basis fit of each SearchFit as the
+// stream runs it: rank 40 on the 2,000 newest samples (here the first
+// 2,000 MNIST training images), in parts on every core.
+func BenchmarkSearchFit(b *testing.B) {
+	dir := filepath.Dir(testenv.Data(b, "mnist", "train-images-idx3-ubyte"))
+	x, _, err := readMNIST(dir, searchBasisRows)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, f := range []SearchFit{SearchFitSVD, SearchFitNMF} {
+		b.Run(f.String(), func(b *testing.B) {
+			o := &Online{SearchBasis: DefaultSearchBasis, SearchFit: f, Split: pipeline.Split(runtime.GOMAXPROCS(0))}
+			for b.Loop() {
+				if _, err := o.fitSearchBasisOn(x); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

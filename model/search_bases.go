@@ -11,7 +11,7 @@ import (
 
 // SearchBases shares the search bases (Online.SearchBasis) that several
 // online models of one process fit: a fit whose input, the rows it reads
-// and its rank and Split, another model has fitted already is taken from
+// and its rank, SearchFit and Split, another model has fitted already is taken from
 // it instead of fitted again. The fit is deterministic, so the basis taken
 // is the one the model would have fitted, bit for bit. Several owners of
 // a distributed stream fit on the same rows (their common start:
@@ -59,13 +59,13 @@ func (s *SearchBases) Fits() int {
 }
 
 // searchBasisKey identifies a search basis fit: the rows x (their bits),
-// the rank and whether the fit runs in parts (Split: a fit in parts may
+// the rank, the fit and whether it runs in parts (Split: a fit in parts may
 // round differently from a serial one).
-func searchBasisKey(x *mat.Dense, rank int, split bool) [sha256.Size]byte {
+func searchBasisKey(x *mat.Dense, rank int, fit SearchFit, split bool) [sha256.Size]byte {
 	h := sha256.New()
 	r, c := x.Dims()
 	var b [8]byte
-	for _, v := range []int{r, c, rank} {
+	for _, v := range []int{r, c, rank, int(fit)} {
 		binary.LittleEndian.PutUint64(b[:], uint64(v))
 		h.Write(b[:])
 	}

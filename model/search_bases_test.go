@@ -79,7 +79,9 @@ func TestSearchBasesSame(t *testing.T) {
 func TestSearchBasesKeep(t *testing.T) {
 	fits := 0
 	fit := func() (*mat.Dense, error) { fits++; return mat.NewDense(4, 2, nil), nil } // 64 bytes
-	key := func(v float64) [32]byte { return searchBasisKey(mat.NewDense(1, 1, []float64{v}), 2, false) }
+	key := func(v float64) [32]byte {
+		return searchBasisKey(mat.NewDense(1, 1, []float64{v}), 2, SearchFitSVD, false)
+	}
 	s := NewSearchBases(100) // one fit of 64 bytes
 	for _, v := range []float64{1, 2, 2, 1, 1} {
 		if _, err := s.get(key(v), fit); err != nil {

@@ -6,9 +6,11 @@
 // weights cos^p, class mass normalization: the stream's default predictor,
 // docs/DESIGN.md §3, run to convergence on the whole set). The spaces are
 // the raw pixels, the codes V of a batch GNMF fit (or NMF, SSKNMF or SSNMF:
-// --method), the reconstructions UVᵀ
-// and the orthogonal projection of the pixels on the span of U. It is the
-// diagnostic behind BENCHMARKS.md, "What the codes add".
+// --method), the reconstructions UVᵀ, the orthogonal projection of the
+// pixels on the span of U, and their projection on the span of their K
+// leading right singular vectors (the principal span, uncentered: the
+// stream's default search basis, model.SearchFitSVD). It is the diagnostic
+// behind BENCHMARKS.md, "What the codes add" and "The principal span".
 //
 //	go run ./bench/codespace --mnist ~/.cache/nmfstream-data/mnist --n 10000 --rank 40
 package main
@@ -126,13 +128,22 @@ func run(dir, method string, n, rank, k int, frac float64, seed uint64, noise fl
 	recon.Mul(v, &l)
 	xu.Mul(x, u)
 	span.Mul(&xu, linv.T())
+	// The principal span: x's coordinates on its top K right singular
+	// vectors (uncentered, as the projection on span(U) is).
+	var svd mat.SVD
+	if !svd.Factorize(x, mat.SVDThin) {
+		return errors.New("the SVD of the pixels did not converge")
+	}
+	var vt, pcs mat.Dense
+	svd.VTo(&vt)
+	pcs.Mul(x, vt.Slice(0, x.RawMatrix().Cols, 0, rank))
 	fmt.Printf("MNIST, first %d training images (noise σ = %g); %s K = %d; k = %d, cosine; %.0f%% labeled (seed %d)\n\n", len(y), noise, method, rank, k, 100*frac, seed)
 	fmt.Println("| space | 1-NN (leave one out) | spreading, binary weights | spreading, cos^20 |")
 	fmt.Println("|---|---|---|---|")
 	for _, sp := range []struct {
 		name string
 		z    *mat.Dense
-	}{{"pixels", x}, {"codes V", v}, {"reconstructions UVᵀ", &recon}, {"projection on span(U)", &span}} {
+	}{{"pixels", x}, {"codes V", v}, {"reconstructions UVᵀ", &recon}, {"projection on span(U)", &span}, {"projection on the top K singular vectors", &pcs}} {
 		nb, err := neighbours(sp.z, k)
 		if err != nil {
 			return fmt.Errorf("%s: %w", sp.name, err)

@@ -51,6 +51,10 @@ type onlineConfig struct {
 	// SearchBasis is --search-basis; checkpoints written before it existed
 	// read as 0, the search on the samples as they are.
 	SearchBasis int
+	// SearchFit is --search-fit, a model.SearchFit; checkpoints written
+	// before it existed read as 0, the principal span, which their later
+	// fits take.
+	SearchFit int
 	// Codes is the stages.CodeUse of the predictor; SpreadPower its
 	// stages.Learner.SpreadPower. Checkpoints written before they existed
 	// read as the defaults.
@@ -151,6 +155,7 @@ func (c onlineConfig) learner() *stages.Learner {
 			Forget:      c.Forget,
 			SearchDim:   c.SearchDim,
 			SearchBasis: c.searchBasis(),
+			SearchFit:   model.SearchFit(c.SearchFit),
 			Revisit:     model.Revisit(c.Revisit),
 			Src:         rand.NewPCG(c.Seed, c.Seed),
 			Split:       split,

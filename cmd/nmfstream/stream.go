@@ -119,7 +119,12 @@ func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
 	fs.IntVar(&c.Sweeps, "sweeps", 0, "multiplicative sweeps of the affected codes per step (0: 10)")
 	fs.Float64Var(&c.Forget, "forget", 0, "forgetting factor of the statistics in (0, 1) (0: exact window statistics)")
 	fs.IntVar(&c.SearchDim, "search-dim", 0, "search neighbours in a random projection to this many dimensions (0: the full samples; replaces --search-basis)")
-	fs.IntVar(&c.SearchBasis, "search-basis", model.DefaultSearchBasis, "search neighbours, and weigh the graph's edges, in the span of a non-negative basis of this rank fitted to the stream (plain NMF of its newest samples, refitted as it grows) when the samples are dense with at least 10× as many features (images such as MNIST's 784 pixels) and its span does not classify the labeled samples worse than they do; 0: the samples as they are")
+	fs.IntVar(&c.SearchBasis, "search-basis", model.DefaultSearchBasis, "search neighbours, and weigh the graph's edges, in the span of a basis of this rank fitted to the stream's newest samples (see --search-fit; refitted as the stream grows) when the samples are dense with at least 10× as many features (images such as MNIST's 784 pixels) and its span does not classify the labeled samples worse than they do; 0: the samples as they are")
+	fs.Func("search-fit", "the search basis's fit: svd (the default: the newest samples' leading singular vectors, their principal span) or nmf (a plain NMF's basis, the default before)", func(s string) error {
+		f, err := model.ParseSearchFit(s)
+		c.SearchFit = int(f)
+		return err
+	})
 	fs.Func("codes", "what the predictor reads of the factorization: auto (the default: the labels spread over the graph of the samples projected on the search basis, see --search-basis; the codes predict the samples no label reaches), off (the raw samples alone: no search basis) or only (the codes alone: the labels spread over a graph of the codes, and on documents a linear model of the codes) — the ablations of BENCHMARKS.md", func(s string) error {
 		u, err := stages.ParseCodeUse(s)
 		c.Codes = int(u)
@@ -577,6 +582,8 @@ func sameConfig(fs *flag.FlagSet, now, saved onlineConfig) error {
 			a, b = now.SearchDim, saved.SearchDim
 		case "search-basis":
 			a, b = now.SearchBasis, saved.SearchBasis
+		case "search-fit":
+			a, b = now.SearchFit, saved.SearchFit
 		case "revisit":
 			a, b = now.Revisit, saved.Revisit
 		case "predictor":
