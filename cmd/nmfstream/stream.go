@@ -340,6 +340,9 @@ func checkOnlineConfig(c *onlineConfig) error {
 	if c.Window > 0 && c.Window < c.Batch {
 		return fmt.Errorf("%w: -window %d is smaller than -batch %d", errUsage, c.Window, c.Batch)
 	}
+	if _, err := model.ParseSearchFit(model.SearchFit(c.SearchFit).String()); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
 	return nil
 }
 

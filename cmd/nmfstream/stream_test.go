@@ -305,6 +305,9 @@ func TestStreamFlags(t *testing.T) {
 	if code, _, e := runCmd(t, "stream", "-in", in, "-revisit", "sometimes"); code != 2 || !strings.Contains(e, "want changed, neighbors or none") {
 		t.Errorf("bad -revisit: exit %d (%s), want 2 and the choices", code, e)
 	}
+	if code, _, e := runCmd(t, "stream", "-in", in, "-search-fit", "pca"); code != 2 || !strings.Contains(e, "want svd or nmf") {
+		t.Errorf("bad -search-fit: exit %d (%s), want 2 and the choices", code, e)
+	}
 	ckpt := filepath.Join(dir, "c")
 	out := filepath.Join(dir, "p.arrow")
 	prof, tr := filepath.Join(dir, "cpu.prof"), filepath.Join(dir, "trace.out")
@@ -322,6 +325,9 @@ func TestStreamFlags(t *testing.T) {
 	}
 	if code, _, e := runCmd(t, "stream", "-in", in, "-checkpoint", ckpt, "-rank", "10", "-window", "300", "-revisit", "none"); code != 2 || !strings.Contains(e, "-revisit") {
 		t.Errorf("-revisit differing from the checkpoint: exit %d (%s), want 2", code, e)
+	}
+	if code, _, e := runCmd(t, "stream", "-in", in, "-checkpoint", ckpt, "-rank", "10", "-window", "300", "-search-fit", "nmf"); code != 2 || !strings.Contains(e, "-search-fit") {
+		t.Errorf("-search-fit differing from the checkpoint: exit %d (%s), want 2", code, e)
 	}
 	ids, _, preds, scores := readResults(t, out)
 	if len(ids) < 1700 || len(preds) != len(ids) || len(scores) != len(ids) {
