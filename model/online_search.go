@@ -126,7 +126,7 @@ const (
 	// SearchFitSVD, the default, takes the span of the samples' K leading
 	// right singular vectors (uncentered: the best rank-K approximation of
 	// the samples in the least-squares sense), by a seeded randomized
-	// range finder (principalSpan). On seven MNIST streams it searched
+	// range finder (principalSpan). On eight MNIST streams it searched
 	// better than the NMF span on every one (+0.35 point on average) at
 	// 0.18× the fit's cost (BENCHMARKS.md, "The principal span").
 	SearchFitSVD SearchFit = iota
