@@ -175,7 +175,10 @@ const (
 // matrix (xQ)ᵀ(xQ) taken back to the D features. The products go through
 // internal/gemm, in parts of split when it is set: each entry is summed
 // in the same order either way, so the basis is the same bits with or
-// without parts. It returns an error if the small eigenproblem fails.
+// without parts. Where x has fewer than k independent directions, the
+// basis is orthonormalized again (orthonormalColumns), so that the
+// columns past x's rank are zero, as an NMF basis's dependent columns
+// are. It returns an error if the small eigenproblem fails.
 func principalSpan(x *mat.Dense, k int, split func(n int, body func(lo, hi int))) (*mat.Dense, error) {
 	n, d := x.Dims()
 	l := min(k+searchSVDOversample, n, d)
@@ -239,13 +242,19 @@ func principalSpan(x *mat.Dense, k int, split func(n int, body func(lo, hi int))
 	}
 	r := mat.NewDense(d, k, nil)
 	r.Mul(q, w)
+	// The k-th eigenvalue at rounding level (or Q short of a column):
+	// x's rank is below k, and the null directions mix Q's zero columns
+	// in, so Q·W is not orthonormal there.
+	vals := eig.Values(nil)
+	if vals[l-k] <= 1e-12*vals[l-1] {
+		return orthonormalColumns(r), nil
+	}
 	return r, nil
 }
 
 // fitSearchBasisOn fits the search basis to the rows x (fitSearchBasis),
-// as o.SearchFit says: with SearchFitSVD the K leading left singular
-// vectors of the D×N samples (RandomizedSVD: 10 oversampling columns, 4
-// power iterations), orthonormal already; with SearchFitNMF a plain NMF
+// as o.SearchFit says: with SearchFitSVD an orthonormal basis of the
+// samples' K leading right singular vectors (principalSpan); with SearchFitNMF a plain NMF
 // from NNDSVDa, searchBasisIter products with x (in float32), each followed
 // by searchBasisInner updates of its factor (Engine.Inner), no objective
 // computed between them (Tol −1), its basis orthonormalized. It returns an

@@ -435,3 +435,46 @@ func BenchmarkSearchFit(b *testing.B) {
 		})
 	}
 }
+
+// TestSearchFitSVDRankDeficient checks SearchFitSVD's basis where the
+// samples have fewer independent directions than the rank: 200 samples of
+// 64 features of which only 2 are nonzero, rank 12. Every column of the
+// basis is a unit vector or zero, the columns are orthogonal, and their
+// span holds the samples (each sample's projection on it is the sample).
+func TestSearchFitSVDRankDeficient(t *testing.T) {
+	const n, d, k = 200, 64, 12
+	x := mat.NewDense(n, d, nil)
+	for i := range n {
+		x.Set(i, 3, float64(i%7)+0.5)
+		x.Set(i, 40, float64((i*5)%11)+0.25)
+	}
+	r, err := (&Online{SearchBasis: k}).fitSearchBasisOn(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gram mat.Dense
+	gram.Mul(r.T(), r)
+	nonzero := 0
+	for i := range k {
+		if g := gram.At(i, i); g != 0 {
+			nonzero++
+			if math.Abs(g-1) > 1e-10 {
+				t.Errorf("column %d has squared norm %g, want 1 or 0", i, g)
+			}
+		}
+		for j := range i {
+			if math.Abs(gram.At(i, j)) > 1e-10 {
+				t.Errorf("columns %d and %d are not orthogonal: %g", i, j, gram.At(i, j))
+			}
+		}
+	}
+	if nonzero < 2 {
+		t.Fatalf("%d nonzero columns, want at least the samples' 2 directions", nonzero)
+	}
+	var c, p mat.Dense
+	c.Mul(x, r)
+	p.Mul(&c, r.T())
+	if !mat.EqualApprox(&p, x, 1e-9) {
+		t.Error("the samples' projections on the basis's span differ from the samples")
+	}
+}
