@@ -9,10 +9,13 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"runtime/trace"
 	"strings"
 	"time"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/methods"
@@ -196,7 +199,8 @@ default, --method) learns from it; labels may come late, as a later
 record with the same id, a label and no features. It prints the
 prequential accuracy (each labeled record's arrival-time prediction
 scored, late labels included) and, with --out, writes every arrival-time
-prediction (id, pred, score). With --checkpoint C it saves its whole state
+prediction (id, pred, score; an Arrow output also the sample's code on
+arrival, from its batch's step). With --checkpoint C it saves its whole state
 to C atomically every --checkpoint-every records and at the end, and
 resumes from C when it exists, skipping the records already applied.
 F is read as fit reads it (see "nmfstream fit -help"; CSV columns with
@@ -284,7 +288,7 @@ func parseStreamFlagsWith(args []string, stderr io.Writer, synopsis string, extr
 	o := &streamOptions{fs: newFlags("stream", synopsis, stderr)}
 	fs := o.fs
 	fs.StringVar(&o.in, "in", "", "input `file` replayed in order (required; - for an Arrow stream on stdin)")
-	fs.StringVar(&o.out, "out", "", "write arrival-time predictions (id, pred, score) to this `file` (.arrow, .arrows, .jsonl)")
+	fs.StringVar(&o.out, "out", "", "write arrival-time predictions (id, pred, score) to this `file` (.jsonl; .arrow or .arrows add each sample's code on arrival, null before the first fit and with --nats)")
 	fs.StringVar(&o.ckpt, "checkpoint", "", "checkpoint `file`: resumed from if it exists, written every --checkpoint-every records and at the end")
 	fs.StringVar(&o.oldCkpt, "model", "", "deprecated spelling of --checkpoint (stream does not start from a fitted model)")
 	fs.Int64Var(&o.every, "checkpoint-every", 10000, "records between checkpoints (with --checkpoint)")
@@ -414,7 +418,12 @@ func (o *streamOptions) openOutputs(done outputState) (*stepWriter, error) {
 		if done.Out == o.out {
 			w.out, err = sinks.Continue(o.out, 0, done.OutBytes)
 		} else {
-			w.out, err = sinks.Create(o.out, 0)
+			// Arrow outputs hold each sample's code too (docs/DESIGN.md
+			// §6: id, code, pred, score); JSON lines the prediction only.
+			if arrowOutput(o.out) {
+				w.k = o.cfg.Rank
+			}
+			w.out, err = sinks.Create(o.out, w.k)
 		}
 		if err != nil {
 			return nil, err
@@ -638,8 +647,16 @@ func fileSize(path string) (int64, error) {
 // storage and their lengths in it.
 type stepWriter struct {
 	out     sinks.Sink
+	k       int // the code columns of out: the rank for Arrow, 0 for JSON lines
 	rejects *rejectWriter
 	ckpt    string
+}
+
+// arrowOutput reports whether the output path is written as Arrow
+// (sinks.Create: .arrow, .arrows and standard output).
+func arrowOutput(path string) bool {
+	ext := strings.ToLower(filepath.Ext(path))
+	return path == "-" || ext == ".arrow" || ext == ".arrows"
 }
 
 // syncOutputs makes what the outputs hold durable and records their
@@ -689,6 +706,7 @@ func (w *stepWriter) write(st *stages.Step) error {
 			r.Preds = append(r.Preds, p.Label)
 			r.Scores = append(r.Scores, p.Score)
 		}
+		r.Codes = arrivalCodes(st.Predictions, w.k)
 		if err := w.out.Write(r); err != nil {
 			return err
 		}
@@ -701,6 +719,27 @@ func (w *stepWriter) write(st *stages.Step) error {
 		}
 	}
 	return nil
+}
+
+// arrivalCodes returns the predictions' codes (stages.Prediction.Code: the
+// code each sample got in its batch's step), one row each, for an output
+// of k code columns; nil when k is 0 or when a prediction has no code
+// (before the first fit, and with --nats, whose owners keep the codes):
+// the output then holds null codes.
+func arrivalCodes(ps []stages.Prediction, k int) *mat.Dense {
+	if k == 0 {
+		return nil
+	}
+	for _, p := range ps {
+		if len(p.Code) != k {
+			return nil
+		}
+	}
+	c := mat.NewDense(len(ps), k, nil)
+	for i, p := range ps {
+		c.SetRow(i, p.Code)
+	}
+	return c
 }
 
 func (w *stepWriter) Close() error {

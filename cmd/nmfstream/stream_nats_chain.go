@@ -27,7 +27,8 @@ Runs stream's chain of stages with its learning step on the owners of a
 distributed namespace (package distributed, NATS JetStream): this process
 decodes the records of F and featurizes them (stages.NewFeatures), publishes
 each batch (--batch records) to the namespace, and writes the owners'
-predictions (id, pred, score) to --out in input order; the owner of the
+predictions (id, pred, score; null codes in an Arrow output, the owners
+keeping the codes) to --out in input order; the owner of the
 partition runs the stages.Learner that stream would run, built from the
 same flags (--method, --rank, --window, --predictor, …), on the same
 batches in the same order. With one partition the predictions are stream's,

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/nmfstream/nmfstream/sources"
+)
+
+// TestStreamArrowCodes checks that stream's Arrow output holds each
+// sample's arrival code (docs/DESIGN.md §6: id, code, pred, score): every
+// row's code is the one the library's Learner, configured as the command
+// configures it and fed the same batches, gives that prediction
+// (stages.Prediction.Code), to float32; rows before the first fit have
+// none, and so the output's zeros; and after it every code is non-negative
+// and not all zero. JSON lines keep the prediction alone.
+func TestStreamArrowCodes(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "d.arrow")
+	writeDigitsStream(t, in, 0.1, 100)
+	out := filepath.Join(dir, "p.arrow")
+	args := []string{"-in", in, "-rank", "10", "-window", "300"}
+	if code, _, e := runCmd(t, append([]string{"stream", "-out", out}, args...)...); code != 0 {
+		t.Fatal(e)
+	}
+	ids, codes, _, _ := readResults(t, out)
+	if len(codes) != len(ids) || len(ids) < 1700 {
+		t.Fatalf("%d ids and %d codes", len(ids), len(codes))
+	}
+
+	o, err := parseStreamFlags(args, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := o.cfg.learner()
+	src, err := o.csvf.openStream(in, o.cfg.Batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	rd := sources.NewReader(src)
+	want := map[string][]float64{}
+	for {
+		b, err := rd.Read(context.Background())
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := l.Learn(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range st.Predictions {
+			want[p.ID] = p.Code
+		}
+	}
+	coded := 0
+	for i, id := range ids {
+		w, ok := want[id]
+		if !ok {
+			t.Fatalf("row %d: id %q was not predicted in process", i, id)
+		}
+		if w == nil {
+			for _, v := range codes[i] {
+				if v != 0 {
+					t.Fatalf("row %d (%s): a code before the first fit: %v", i, id, codes[i])
+				}
+			}
+			continue
+		}
+		coded++
+		var sum float32
+		for j, v := range codes[i] {
+			if v != float32(w[j]) || v < 0 {
+				t.Fatalf("row %d (%s): code %v, the Learner's %v", i, id, codes[i], w)
+			}
+			sum += v
+		}
+		if sum == 0 {
+			t.Errorf("row %d (%s): an all-zero code", i, id)
+		}
+	}
+	if coded < len(ids)-300 {
+		t.Errorf("%d of %d rows coded", coded, len(ids))
+	}
+
+	jl := filepath.Join(dir, "p.jsonl")
+	if code, _, e := runCmd(t, append([]string{"stream", "-out", jl}, args...)...); code != 0 {
+		t.Fatal(e)
+	}
+	b, err := os.ReadFile(jl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > 80*len(ids) {
+		t.Errorf("JSON lines of %d bytes for %d predictions: codes written too?", len(b), len(ids))
+	}
+}
