@@ -723,9 +723,10 @@ func (w *stepWriter) write(st *stages.Step) error {
 
 // arrivalCodes returns the predictions' codes (stages.Prediction.Code: the
 // code each sample got in its batch's step), one row each, for an output
-// of k code columns; nil when k is 0 or when a prediction has no code
-// (before the first fit, and with --nats, whose owners keep the codes):
-// the output then holds null codes.
+// of k code columns; nil when k is 0, when a prediction has no code
+// (before the first fit, and with --nats, whose owners keep the codes) or
+// when a code is not a finite float32 (samples of huge values; the sink
+// would refuse it and stop the stream): the batch's codes are then null.
 func arrivalCodes(ps []stages.Prediction, k int) *mat.Dense {
 	if k == 0 {
 		return nil
@@ -733,6 +734,11 @@ func arrivalCodes(ps []stages.Prediction, k int) *mat.Dense {
 	for _, p := range ps {
 		if len(p.Code) != k {
 			return nil
+		}
+		for _, v := range p.Code {
+			if math.IsNaN(v) || math.Abs(v) > math.MaxFloat32 {
+				return nil
+			}
 		}
 	}
 	c := mat.NewDense(len(ps), k, nil)

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/stages"
 )
 
 // TestStreamArrowCodes checks that stream's Arrow output holds each
@@ -100,5 +102,27 @@ func TestStreamArrowCodes(t *testing.T) {
 	}
 	if len(b) > 80*len(ids) {
 		t.Errorf("JSON lines of %d bytes for %d predictions: codes written too?", len(b), len(ids))
+	}
+}
+
+// TestArrivalCodes checks arrivalCodes's nulls: a batch with a prediction
+// without a code, or with a code beyond float32, gets none (the sink would
+// refuse it and stop the stream), and a batch of finite codes keeps them.
+func TestArrivalCodes(t *testing.T) {
+	ok := []stages.Prediction{{Code: []float64{1, 2}}, {Code: []float64{0, 3}}}
+	if c := arrivalCodes(ok, 2); c == nil || c.At(1, 1) != 3 {
+		t.Errorf("finite codes: %v", c)
+	}
+	if c := arrivalCodes(ok, 0); c != nil {
+		t.Error("codes for an output without code columns")
+	}
+	for name, ps := range map[string][]stages.Prediction{
+		"no code": {{Code: []float64{1, 2}}, {}},
+		"huge":    {{Code: []float64{1, 2}}, {Code: []float64{1e300, 0}}},
+		"NaN":     {{Code: []float64{math.NaN(), 2}}},
+	} {
+		if c := arrivalCodes(ps, 2); c != nil {
+			t.Errorf("%s: codes %v, want none", name, c)
+		}
 	}
 }
