@@ -74,6 +74,13 @@ var (
 	_ Sink = (*JSONL)(nil)
 )
 
+// IsArrow reports whether Create writes path as Arrow (.arrow, .arrows, or
+// "-" for standard output) rather than JSON lines.
+func IsArrow(path string) bool {
+	ext := strings.ToLower(filepath.Ext(path))
+	return path == "-" || ext == ".arrow" || ext == ".arrows"
+}
+
 // Create returns a sink writing to path, chosen by its extension: .arrow
 // (Arrow IPC file), .arrows (Arrow IPC stream), .jsonl, .ndjson or .json
 // (JSON lines), or "-" for an Arrow IPC stream on standard output. k is the

@@ -281,4 +281,9 @@ func TestCreate(t *testing.T) {
 	if _, err := Create(filepath.Join(dir, "out.txt"), 3); err == nil {
 		t.Error("Create(.txt): no error")
 	}
+	for path, arrow := range map[string]bool{"out.arrow": true, "OUT.ARROWS": true, "-": true, "out.jsonl": false, "out.ndjson": false, "out.json": false} {
+		if got := IsArrow(path); got != arrow {
+			t.Errorf("IsArrow(%q) = %v, want %v", path, got, arrow)
+		}
+	}
 }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"runtime/trace"
 	"strings"
@@ -420,7 +419,7 @@ func (o *streamOptions) openOutputs(done outputState) (*stepWriter, error) {
 		} else {
 			// Arrow outputs hold each sample's code too (docs/DESIGN.md
 			// §6: id, code, pred, score); JSON lines the prediction only.
-			if arrowOutput(o.out) {
+			if sinks.IsArrow(o.out) {
 				w.k = o.cfg.Rank
 			}
 			w.out, err = sinks.Create(o.out, w.k)
@@ -650,13 +649,6 @@ type stepWriter struct {
 	k       int // the code columns of out: the rank for Arrow, 0 for JSON lines
 	rejects *rejectWriter
 	ckpt    string
-}
-
-// arrowOutput reports whether the output path is written as Arrow
-// (sinks.Create: .arrow, .arrows and standard output).
-func arrowOutput(path string) bool {
-	ext := strings.ToLower(filepath.Ext(path))
-	return path == "-" || ext == ".arrow" || ext == ".arrows"
 }
 
 // syncOutputs makes what the outputs hold durable and records their
