@@ -206,6 +206,14 @@ type Online struct {
 	// the same as without it, the fits equal up to rounding; Online itself
 	// starts no goroutines.
 	Split func(n int, body func(lo, hi int))
+	// StepSplit, if set, runs the parts of the step PartialFitDeferred
+	// returns (the products with the step's rows, the sweeps of their
+	// codes, the U step) instead of Split: a split for a step that runs
+	// beside other work whose goroutine takes pieces once that work is
+	// done (pipeline.Spare, with stages.Learner.Lend). The parts give the
+	// same bits either way. A step PartialFitDeferred does not defer
+	// (label-aware methods) uses Split.
+	StepSplit func(n int, body func(lo, hi int))
 
 	g        *graph.Graph
 	dim      int
@@ -246,6 +254,7 @@ type Online struct {
 	uc, bc   mat.Dense    // those rows of U, for the U step, and of B, kept there (statsRows)
 	ucOK     bool         // uc holds U's rows of usupp as they are now (syncUC)
 	pending  *pendingStep // the last PartialFitDeferred's step (online_defer.go)
+	deferred bool         // that step is running: its parts go through StepSplit
 }
 
 // Revisit says which older codes an online batch sweeps with the new
@@ -1149,12 +1158,15 @@ func (o *Online) update(x Data, xr mat.Matrix, ch graph.Change) (rest func()) {
 		newPos[p], _ = slices.BinarySearch(rows, id)
 	}
 	terms, st := o.stepTerms(rows, s, gs)
-	rest = func() { o.stepCodes(x, xr, ch, rows, s, newPos, isNew, terms, st) }
 	if m := o.meth(); m != methodGNMF && m != methodNMF {
-		rest()
+		o.stepCodes(x, xr, ch, rows, s, newPos, isNew, terms, st)
 		return nil
 	}
-	return rest
+	return func() {
+		o.deferred = true
+		defer func() { o.deferred = false }()
+		o.stepCodes(x, xr, ch, rows, s, newPos, isNew, terms, st)
+	}
 }
 
 // stepCodes is the numerical part of update: the new samples' warm start,

@@ -129,9 +129,62 @@ func (o *Online) sweepRows(rows []int, terms []sweepTerm) {
 	// All rows listed: a row-restricted run, which skips the objective.
 	w.eng.Loss = &w.loss
 	w.eng.FixU, w.eng.Rows, w.eng.MaxIter, w.eng.Tol = true, w.all[:r], o.sweeps(), -1
-	w.eng.Run(&o.u, &w.v) // errors only on a non-finite objective, never here
+	if split := o.stepSplit(r); split != nil && gemm.Serves64(false) {
+		w.sweepParts(split, o.sweeps())
+	} else {
+		w.eng.Run(&o.u, &w.v) // errors only on a non-finite objective, never here
+	}
 	for p, id := range rows {
 		copy(o.v.RawRowView(id), w.v.RawRowView(p))
+	}
+}
+
+// sweepParts runs w.eng's sweeps (Engine.Run with U fixed, every row
+// listed, no tolerance: sweeps passes of stepV) with the rows in parts
+// (split). Each pass adds every row's gradient parts as stepV does, the
+// loss's (XᵀU, and V·UᵀU by gemm.MulTo, whose rows depend on their row of
+// V alone where gemm.Serves64(false)) and then each term's in w.eng.Terms'
+// order, row by row; then it updates the rows. Each row is so summed in
+// the engine's order by the same kernels, and the codes are Engine.Run's,
+// bit for bit (TestSweepPartsSame). The terms are the sweep's GraphTerms
+// and AnchorTerms, prepared once before the parts.
+func (w *sweep) sweepParts(split func(n int, body func(lo, hi int)), sweeps int) {
+	r, k := w.v.Dims()
+	neg, pos := &w.eng.vNeg, &w.eng.vPos
+	for _, m := range []*mat.Dense{neg, pos} {
+		if mr, mc := m.Dims(); m.IsEmpty() || mr != r || mc != k {
+			m.Reset()
+			m.ReuseAs(r, k)
+		}
+	}
+	graphs := make([]graphRows, len(w.graph))
+	for range sweeps {
+		for t := range w.graph {
+			if w.graph[t].Weight != 0 {
+				graphs[t] = w.graph[t].gradRows(neg, pos, &w.v)
+			}
+			if w.anchor[t].Weight != 0 {
+				w.anchor[t].prepare()
+			}
+		}
+		split(r, func(lo, hi int) {
+			rowsOf(neg, lo, hi).Copy(rowsOf(w.loss.xtu, lo, hi))
+			mulTo(rowsOf(pos, lo, hi), rowsOf(&w.v, lo, hi), &w.loss.utu)
+			for t := range w.graph {
+				if w.graph[t].Weight != 0 {
+					g := graphs[t] // a copy: its own rowSum
+					for i := lo; i < hi; i++ {
+						g.row(i)
+					}
+				}
+				if w.anchor[t].Weight != 0 {
+					w.anchor[t].addVGradRange(neg, pos, &w.v, lo, hi)
+				}
+			}
+		})
+		split(r, func(lo, hi int) {
+			mulUpdate(rowsOf(&w.v, lo, hi), rowsOf(neg, lo, hi), rowsOf(pos, lo, hi), nil)
+		})
 	}
 }
 
@@ -200,11 +253,15 @@ func (o *Online) mulSparseRows(dst *mat.Dense, x *sparse.CSR, b *mat.Dense) {
 // parts costs more than they save. A variable for the tests.
 var stepMinRows = 256
 
-// stepSplit returns o.Split for a step's work over r gathered rows, nil
-// (serial) for fewer than stepMinRows.
+// stepSplit returns the split for a step's work over r gathered rows:
+// nil (serial) for fewer than stepMinRows, else StepSplit in a deferred
+// step that has one, and Split otherwise.
 func (o *Online) stepSplit(r int) func(n int, body func(lo, hi int)) {
-	if r < stepMinRows {
+	if r < stepMinRows || o.Split == nil {
 		return nil
+	}
+	if o.deferred && o.StepSplit != nil {
+		return o.StepSplit
 	}
 	return o.Split
 }

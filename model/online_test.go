@@ -633,3 +633,53 @@ func halves(calls *atomic.Int64) func(n int, body func(lo, hi int)) {
 		wg.Wait()
 	}
 }
+
+// TestSweepPartsSame checks that the sweeps of a step's codes in parts
+// (sweepParts, on every step with stepMinRows at 1) leave U, V and the
+// statistics the bits of the engine's serial sweeps, for GNMF (deferred
+// steps, whose parts go through StepSplit) and for the label-aware methods
+// whose steps run at once (SSKNMF's signed graph, DGNMF's label block,
+// N²S²L's label graph with repulsion), labels set as the samples arrive.
+func TestSweepPartsSame(t *testing.T) {
+	train, _, labels, _, _ := digitsSplit(t, 10)
+	x := train.Slice(0, 500, 0, 64).(*mat.Dense)
+	for _, method := range []string{methodGNMF, methodSSKNMF, methodDGNMF, methodN2S2L} {
+		run := func(minRows int, calls, stepCalls *atomic.Int64) *Online {
+			defer func(v int) { stepMinRows = v }(stepMinRows)
+			stepMinRows = minRows
+			o := &Online{Method: method, Rank: 10, Graph: graph.KNN{K: 5, Window: 300}, Split: halves(calls), StepSplit: halves(stepCalls)}
+			for lo := 0; lo < 500; lo += 25 {
+				ids, step, err := o.PartialFitDeferred(DenseRows(mat.DenseCopyOf(x.Slice(lo, lo+25, 0, 64))))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for p, id := range ids {
+					if (lo+p)%4 == 0 {
+						if err := o.SetLabel(id, labels[lo+p]); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				step()
+			}
+			return o
+		}
+		var serialCalls, calls, stepCalls atomic.Int64
+		serial := run(1<<30, &serialCalls, &serialCalls)
+		parts := run(1, &calls, &stepCalls)
+		if method == methodGNMF && stepCalls.Load() == 0 {
+			t.Fatalf("%s: the deferred steps never called StepSplit", method)
+		}
+		if method != methodGNMF && stepCalls.Load() != 0 {
+			t.Fatalf("%s: a step not deferred called StepSplit %d times", method, stepCalls.Load())
+		}
+		for _, m := range []struct {
+			name string
+			a, b *mat.Dense
+		}{{"U", serial.Basis(), parts.Basis()}, {"V", serial.Codes(), parts.Codes()}, {"A", &serial.a, &parts.a}, {"B", serial.fullB(), parts.fullB()}} {
+			if !mat.Equal(m.a, m.b) {
+				t.Errorf("%s: %s differs between the serial sweeps and the sweeps in parts (max |diff| %g)", method, m.name, maxAbsDiff(m.a, m.b))
+			}
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/blas/gonum"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -245,51 +246,23 @@ func (t *GraphTerm) AddVGradRows(neg, pos, v *mat.Dense, rows []int) {
 	if t.Weight == 0 {
 		return
 	}
-	lo, hi := t.prepare(v)
-	w := t.Weight
-	// attract collects Weight·(D⁻ + S⁺)V, repel collects Weight·(D⁺ + S⁻)V,
-	// up to the sign of Weight.
-	attract, repel := neg, pos
-	if w < 0 {
-		attract, repel, w = pos, neg, -w
-	}
-	vr := v.RawMatrix()
-	ar, rr := attract.RawMatrix(), repel.RawMatrix()
-	m := hi - lo
-	nr := vr.Rows
+	g := t.gradRows(neg, pos, v)
 	if rows != nil {
-		nr = len(rows)
-	}
-	// degrees adds row i's degree terms, which every path adds before the
-	// row's entries.
-	degrees := func(i int) {
-		vi := vr.Data[i*vr.Stride+lo : i*vr.Stride+lo+m]
-		vec.Axpy(w*t.degPos[i], vi, rr.Data[i*rr.Stride+lo:i*rr.Stride+lo+m])
-		if t.signed {
-			vec.Axpy(w*t.degNeg[i], vi, ar.Data[i*ar.Stride+lo:i*ar.Stride+lo+m])
+		for _, i := range rows {
+			g.row(i)
 		}
+		return
 	}
+	nr, m, w := g.vr.Rows, g.m, g.w
+	vr, ar, rr, lo := g.vr, g.ar, g.rr, g.lo
 	if vec.Fast {
 		b := &t.bySign
-		if b.s != t.S {
-			b.build(t.S)
-		}
 		vs := vr.Data[lo:]
-		if rows != nil {
-			for _, i := range rows {
-				degrees(i)
-				vec.SumRows(ar.Data[i*ar.Stride+lo:], ar.Stride, m, w, b.pos, i, i+1, vs, vr.Stride)
-				if t.signed {
-					vec.SumRows(rr.Data[i*rr.Stride+lo:], rr.Stride, m, w, b.neg, i, i+1, vs, vr.Stride)
-				}
-			}
-			return
-		}
 		// Rows are independent: Split may cut them anywhere.
 		inParts(t.split, (nr+sumRowsBlock-1)/sumRowsBlock, func(b0, b1 int) {
 			i0, i1 := b0*sumRowsBlock, min(b1*sumRowsBlock, nr)
 			for i := i0; i < i1; i++ {
-				degrees(i)
+				g.degrees(i)
 			}
 			vec.SumRows(ar.Data[i0*ar.Stride+lo:], ar.Stride, m, w, b.pos, i0, i1, vs, vr.Stride)
 			if t.signed {
@@ -298,13 +271,13 @@ func (t *GraphTerm) AddVGradRows(neg, pos, v *mat.Dense, rows []int) {
 		})
 		return
 	}
-	if rows == nil && t.tiled(nr, m) {
+	if t.tiled(nr, m) {
 		// Row blocks are independent: Split may run them in parts, each
 		// row summed in the serial order.
 		tl := &t.tiles
 		inParts(t.split, len(tl.start)-1, func(rb0, rb1 int) {
 			for i := rb0 * tl.b; i < min(rb1*tl.b, nr); i++ {
-				degrees(i)
+				g.degrees(i)
 			}
 			// The rows of V come from anywhere in V: ask for the row of
 			// the entry 8 ahead while this one is summed (the split
@@ -327,28 +300,79 @@ func (t *GraphTerm) AddVGradRows(neg, pos, v *mat.Dense, rows []int) {
 		})
 		return
 	}
-	var g rowSum
-	for r := 0; r < nr; r++ {
-		i := r
-		if rows != nil {
-			i = rows[r]
-		}
-		degrees(i)
-		ai := ar.Data[i*ar.Stride+lo : i*ar.Stride+lo+m]
-		ri := rr.Data[i*rr.Stride+lo : i*rr.Stride+lo+m]
-		ind, val := t.S.Row(i)
-		g.dst = ai
-		for p, j := range ind {
-			s := w * val[p]
-			vj := vr.Data[j*vr.Stride+lo : j*vr.Stride+lo+m]
-			if s >= 0 {
-				g.add(s, vj)
-			} else {
-				vec.Axpy(-s, vj, ri)
-			}
-		}
-		g.flush()
+	for i := range nr {
+		g.row(i)
 	}
+}
+
+// graphRows is a GraphTerm's gradient on V row by row (gradRows): row(i)
+// adds row i's parts to neg and pos. Copies of one graphRows may add
+// disjoint rows at once, each with its own rowSum.
+type graphRows struct {
+	t          *GraphTerm
+	w          float64 // |Weight|
+	lo, m      int     // the term's columns [lo, lo+m)
+	vr, ar, rr blas64.General
+	g          rowSum
+}
+
+// gradRows prepares the term for V (degrees; vec.Fast's rows by sign) and
+// returns its row-by-row gradient into neg and pos: attract collects
+// Weight·(D⁻ + S⁺)V, repel Weight·(D⁺ + S⁻)V, up to the sign of Weight.
+// It is not safe for concurrent use; the graphRows it returns is, by copy.
+func (t *GraphTerm) gradRows(neg, pos, v *mat.Dense) graphRows {
+	lo, hi := t.prepare(v)
+	w := t.Weight
+	attract, repel := neg, pos
+	if w < 0 {
+		attract, repel, w = pos, neg, -w
+	}
+	if vec.Fast && t.bySign.s != t.S {
+		t.bySign.build(t.S)
+	}
+	return graphRows{t: t, w: w, lo: lo, m: hi - lo, vr: v.RawMatrix(), ar: attract.RawMatrix(), rr: repel.RawMatrix()}
+}
+
+// degrees adds row i's degree terms, which every path adds before the
+// row's entries.
+func (g *graphRows) degrees(i int) {
+	t, lo, m := g.t, g.lo, g.m
+	vi := g.vr.Data[i*g.vr.Stride+lo : i*g.vr.Stride+lo+m]
+	vec.Axpy(g.w*t.degPos[i], vi, g.rr.Data[i*g.rr.Stride+lo:i*g.rr.Stride+lo+m])
+	if t.signed {
+		vec.Axpy(g.w*t.degNeg[i], vi, g.ar.Data[i*g.ar.Stride+lo:i*g.ar.Stride+lo+m])
+	}
+}
+
+// row adds row i's gradient parts: its degrees, then its edges in S's
+// order.
+func (g *graphRows) row(i int) {
+	t, lo, m, w := g.t, g.lo, g.m, g.w
+	vr, ar, rr := g.vr, g.ar, g.rr
+	g.degrees(i)
+	if vec.Fast {
+		b := &t.bySign
+		vs := vr.Data[lo:]
+		vec.SumRows(ar.Data[i*ar.Stride+lo:], ar.Stride, m, w, b.pos, i, i+1, vs, vr.Stride)
+		if t.signed {
+			vec.SumRows(rr.Data[i*rr.Stride+lo:], rr.Stride, m, w, b.neg, i, i+1, vs, vr.Stride)
+		}
+		return
+	}
+	ai := ar.Data[i*ar.Stride+lo : i*ar.Stride+lo+m]
+	ri := rr.Data[i*rr.Stride+lo : i*rr.Stride+lo+m]
+	ind, val := t.S.Row(i)
+	g.g.dst = ai
+	for p, j := range ind {
+		s := w * val[p]
+		vj := vr.Data[j*vr.Stride+lo : j*vr.Stride+lo+m]
+		if s >= 0 {
+			g.g.add(s, vj)
+		} else {
+			vec.Axpy(-s, vj, ri)
+		}
+	}
+	g.g.flush()
 }
 
 // rowSum adds s·x to dst for a run of (s, x), four at a time through
@@ -562,6 +586,12 @@ func (t *AnchorTerm) AddVGrad(neg, pos, v *mat.Dense) {
 		return
 	}
 	t.prepare()
+	t.addVGradRange(neg, pos, v, 0, v.RawMatrix().Rows)
+}
+
+// addVGradRange is AddVGrad on rows [r0, r1) of V, neg and pos, after
+// prepare: calls on disjoint ranges may run at once.
+func (t *AnchorTerm) addVGradRange(neg, pos, v *mat.Dense, r0, r1 int) {
 	w := t.Weight
 	if w < 0 {
 		neg, pos, w = pos, neg, -w
@@ -569,7 +599,7 @@ func (t *AnchorTerm) AddVGrad(neg, pos, v *mat.Dense) {
 	lo, hi := t.block(v.RawMatrix().Cols)
 	vr, nr, pr, br := v.RawMatrix(), neg.RawMatrix(), pos.RawMatrix(), t.bc.RawMatrix()
 	m := hi - lo
-	for i := 0; i < vr.Rows; i++ {
+	for i := r0; i < r1; i++ {
 		d := w * t.deg[i]
 		vi := vr.Data[i*vr.Stride+lo : i*vr.Stride+lo+m]
 		ni := nr.Data[i*nr.Stride+lo : i*nr.Stride+lo+m]

@@ -55,3 +55,34 @@ func testSplit(t *testing.T, name string, split func(int, func(int, int)), worke
 		}
 	}
 }
+
+// TestSpare checks Spare.Split as TestSplit checks Split, with no one
+// lending and with a lender inside Lend, and that a lender takes pieces
+// when the caller is slow (a piece that waits for the lender's first one
+// would hang otherwise), and that Lend returns once done is closed.
+func TestSpare(t *testing.T) {
+	var s Spare
+	testSplit(t, "Spare alone", s.Split, 8, 1)
+
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { s.Lend(done) })
+	testSplit(t, "Spare lent", s.Split, 8, 1)
+
+	// The caller's first piece waits until another piece has run on the
+	// lender: with no lender the call would never return.
+	lender := make(chan struct{})
+	s.Split(2, func(lo, hi int) {
+		if lo == 0 {
+			<-lender
+			return
+		}
+		close(lender)
+	})
+	close(done)
+	wg.Wait()
+
+	// Pieces: at most Pieces, and one body call for n = 1.
+	s2 := Spare{Pieces: 3}
+	testSplit(t, "Spare 3 pieces", s2.Split, 3, 1)
+}

@@ -14,9 +14,12 @@ import (
 // labels late, with their samples and ahead of them: mixedLabels) with the
 // model's deferred step run beside the spreading's refresh and first
 // sweeps and the predictions (Learner.Split) and without, the model's own
-// parts split alike, and on one and on two cores (GOMAXPROCS): every prediction, score and code, and
-// the final codes and basis, must be the same bit for bit. Under -race it
-// also checks that the step and the refresh share nothing they write.
+// parts split alike, with the step's parts through a pipeline.Spare that
+// the predictions' goroutine lends itself to once done (Model.StepSplit,
+// Learner.Lend) and without, and on one and on two cores (GOMAXPROCS):
+// every prediction, score and code, and the final codes and basis, must be
+// the same bit for bit. Under -race it also checks that the step and the
+// refresh share nothing they write.
 func TestStepBesideSame(t *testing.T) { checkStepBeside(t, CodesAuto, 0) }
 
 // TestPredictBesideCodesOnly is TestStepBesideSame with CodesOnly, whose
@@ -40,7 +43,10 @@ func checkStepBeside(t *testing.T, u CodeUse, metric float64) {
 		v, u  *mat.Dense
 	}
 	var runs []run
-	for _, c := range []struct{ beside, procs int }{{0, 2}, {2, 2}, {2, 1}} {
+	for _, c := range []struct {
+		beside, procs int
+		spare         bool
+	}{{0, 2, false}, {2, 2, false}, {2, 1, false}, {2, 2, true}, {2, 1, true}} {
 		old := runtime.GOMAXPROCS(c.procs)
 		l := newDigitsLearner(400)
 		l.Codes = u
@@ -48,6 +54,12 @@ func checkStepBeside(t *testing.T, u CodeUse, metric float64) {
 		l.Model.Split = pipeline.Split(2)
 		if c.beside > 0 {
 			l.Split = pipeline.Split(c.beside)
+		}
+		if c.spare {
+			// The step's parts on the step's goroutine, and on the
+			// predictions' once they are done.
+			sp := new(pipeline.Spare)
+			l.Model.StepSplit, l.Lend = sp.Split, sp.Lend
 		}
 		var r run
 		for _, b := range batches(recs[:1000], 50) {

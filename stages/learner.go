@@ -85,6 +85,12 @@ type Learner struct {
 	// of the batch (see LearnFeatures); the predictions are the same as
 	// without it.
 	Split func(n int, body func(lo, hi int))
+	// Lend, if set with Split, is called on the predictions' part once
+	// the batch's predictions are done, with a channel closed once the
+	// model's deferred step has returned: it lends that goroutine to the
+	// step's parts until then (pipeline.Spare.Lend, with the model's
+	// StepSplit the same Spare's Split). It changes no result.
+	Lend func(done <-chan struct{})
 
 	// Factorizer takes the factorization step (graph insertion, partial
 	// fit, labels on nodes). If nil, Model takes it, in process.
@@ -263,16 +269,22 @@ func (l *Learner) predictBeside(step func(), ids []int, id *Identified) ([]Predi
 		step()
 		out, err = l.predictInOrder(ids, id)
 	} else {
+		stepped := make(chan struct{})
 		l.Split(2, func(lo, hi int) {
 			for part := lo; part < hi; part++ {
 				if part == 0 {
 					trace.WithRegion(context.Background(), "step", step)
+					close(stepped)
 				} else {
 					r := trace.StartRegion(context.Background(), "predict")
 					l.refreshSpread()
 					l.presweep(ids, id)
 					out, err = l.predictInOrder(ids, id)
 					r.End()
+					if l.Lend != nil && hi-lo == 1 {
+						// On its own goroutine: help the step.
+						l.Lend(stepped)
+					}
 				}
 			}
 		})

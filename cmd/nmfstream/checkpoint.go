@@ -140,10 +140,13 @@ func (id inputID) sameInput(now inputID, ckpt string) error {
 }
 
 // learner returns a fresh Learner for c. Its graph search and walks use
-// every core (pipeline.Split over GOMAXPROCS); the results are those of
-// one core.
+// every core (pipeline.Split over GOMAXPROCS); the model's step runs its
+// parts on its own core while the predictions run beside it, and on
+// theirs too once they are done (a pipeline.Spare: Model.StepSplit and
+// Lend). The results are those of one core.
 func (c onlineConfig) learner() *stages.Learner {
 	split := pipeline.Split(runtime.GOMAXPROCS(0))
+	spare := new(pipeline.Spare)
 	return &stages.Learner{
 		Model: &model.Online{
 			Method:      c.Method,
@@ -159,8 +162,10 @@ func (c onlineConfig) learner() *stages.Learner {
 			Revisit:     model.Revisit(c.Revisit),
 			Src:         rand.NewPCG(c.Seed, c.Seed),
 			Split:       split,
+			StepSplit:   spare.Split,
 		},
 		Split:        split,
+		Lend:         spare.Lend,
 		Predictor:    stages.Predictor(c.Predictor),
 		Codes:        stages.CodeUse(c.Codes),
 		SpreadPower:  c.SpreadPower,
