@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/internal/gemm"
+	"github.com/nmfstream/nmfstream/internal/mem"
 	"github.com/nmfstream/nmfstream/internal/vec"
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/model/sparse"
@@ -665,6 +666,7 @@ func (o *Online) growSlots() {
 	}
 	grow := func(m *mat.Dense, cols int) {
 		n := mat.NewDense(h, cols, nil)
+		mem.Populate(n.RawMatrix().Data) // written row by row from here: map its pages at once
 		if !m.IsEmpty() {
 			r, _ := m.Dims()
 			n.Slice(0, r, 0, cols).(*mat.Dense).Copy(m)

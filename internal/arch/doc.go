@@ -25,6 +25,7 @@ var Layers = map[string]int{
 	"internal/vec":       0,
 	"internal/openblas":  0,
 	"internal/cputime":   0,
+	"internal/mem":       0, // large buffers mapped in at once
 	"internal/splittest": 0,
 	"internal/figure":    0,
 	"internal/arch":      0, // this table

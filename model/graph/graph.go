@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/mem"
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
@@ -283,6 +284,7 @@ func growData[T float32 | float64](s []T, n, limit int) []T {
 		}
 	}
 	t := make([]T, len(s), c)
+	mem.Populate(t) // written row by row from here: map its pages at once
 	copy(t, s)
 	return t
 }
