@@ -656,17 +656,21 @@ func (o *Online) growSlots() {
 		return
 	}
 	h := max(slots, 2*o.height)
+	whole := false
 	if w := o.Graph.Window; w > 0 {
 		h = max(slots, min(h, w)) // a window's slots never exceed it
 		if int64(w)*int64(max(o.dim, o.Rank)) <= presizeValues {
-			// The whole window at once: fresh memory costs nothing until
-			// a row is written, and the rows are never copied again.
-			h = max(slots, w)
+			// The whole window at once: the rows are never copied again.
+			h, whole = max(slots, w), true
 		}
 	}
 	grow := func(m *mat.Dense, cols int) {
 		n := mat.NewDense(h, cols, nil)
-		mem.Populate(n.RawMatrix().Data) // written row by row from here: map its pages at once
+		if whole {
+			// The window fills it row by row: map its pages in at
+			// once rather than one fault at a time.
+			mem.Populate(n.RawMatrix().Data)
+		}
 		if !m.IsEmpty() {
 			r, _ := m.Dims()
 			n.Slice(0, r, 0, cols).(*mat.Dense).Copy(m)

@@ -275,16 +275,21 @@ func growData[T float32 | float64](s []T, n, limit int) []T {
 		return s
 	}
 	c := max(need, 2*cap(s))
+	whole := false
 	if limit >= need {
 		c = min(c, limit)
 		if limit <= presizeValues {
-			// The whole window at once: its pages are mapped as rows
-			// first touch them, and the rows are never copied again.
-			c = limit
+			// The whole window at once, never copied again.
+			c, whole = limit, true
 		}
 	}
 	t := make([]T, len(s), c)
-	mem.Populate(t) // written row by row from here: map its pages at once
+	if whole {
+		// The window fills it row by row: map its pages in at once
+		// rather than one fault at a time. (A doubled store's spare
+		// half may never be written: it is left to fault in.)
+		mem.Populate(t)
+	}
 	copy(t, s)
 	return t
 }
