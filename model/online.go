@@ -239,7 +239,8 @@ type Online struct {
 	xblkRows []int          // the slots whose rows xblk holds, in order
 	nz       nzRows         // the dense rows' nonzeros by slot (online_nz.go)
 	statsWS  gemm.Workspace // updateStats's products
-	statsM   [4]mat.Dense   // updateStats's new and old codes, their difference and products, reused
+	statsWS2 gemm.Workspace // updateStats's second Gram product, beside the first
+	statsM   [5]mat.Dense   // updateStats's new and old codes, their difference and products, reused
 	q        int            // N2S2L's discriminative columns, fixed at the first fit
 	marked   []int          // nodes whose label-graph rows changed since the last step
 	edits    []int          // graph nodes inserted, removed or changed since TakeGraphEdits
@@ -1050,7 +1051,7 @@ func (o *Online) updateStats(rows []int, use func(int) bool) {
 	if len(sel) == 0 {
 		return
 	}
-	vn, vo, dv, t := &o.statsM[0], &o.statsM[1], &o.statsM[2], &o.statsM[3]
+	vn, vo, dv := &o.statsM[0], &o.statsM[1], &o.statsM[2]
 	for _, m := range []*mat.Dense{vn, vo, dv} {
 		m.Reset()
 		m.ReuseAs(len(sel), k)
@@ -1060,12 +1061,22 @@ func (o *Online) updateStats(rows []int, use func(int) bool) {
 		copy(vo.RawRowView(q), o.old.RawRowView(r))
 	}
 	dv.Sub(vn, vo)
+	// A += VnᵀVn − VoᵀVo: the two products at once (each in its own
+	// matrix and workspace, the same bits), then added in order.
+	t, t2 := &o.statsM[3], &o.statsM[4]
 	t.Reset()
-	mulTransTo(t, vn, vn, &o.statsWS)
+	t2.Reset()
+	inParts(o.stepSplit(len(sel)), 2, func(lo, hi int) {
+		for q := lo; q < hi; q++ {
+			if q == 0 {
+				mulTransTo(t, vn, vn, &o.statsWS)
+			} else {
+				mulTransTo(t2, vo, vo, &o.statsWS2)
+			}
+		}
+	})
 	o.a.Add(&o.a, t)
-	t.Reset()
-	mulTransTo(t, vo, vo, &o.statsWS)
-	o.a.Sub(&o.a, t)
+	o.a.Sub(&o.a, t2)
 	bm, pos := o.statsRows()
 	br := bm.RawMatrix()
 	if o.sparse {
@@ -1456,7 +1467,12 @@ func (o *Online) normalizeRows(u, b *mat.Dense) {
 	}
 	scaleRows(u, inv)
 	scaleRows(b, nrm)
-	scaleRows(o.v.Slice(0, o.g.Slots(), 0, k).(*mat.Dense), nrm) // V's rows past the slots are zero (growSlots)
+	// V's rows past the slots are zero (growSlots); its rows in parts,
+	// each entry scaled alone.
+	slots := o.g.Slots()
+	inParts(o.stepSplit(slots), slots, func(lo, hi int) {
+		scaleRows(o.v.Slice(lo, hi, 0, k).(*mat.Dense), nrm)
+	})
 	for i := range k {
 		row := o.a.RawRowView(i)
 		for j := range row {

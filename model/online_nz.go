@@ -36,6 +36,7 @@ type nzRows struct {
 	cptr []int
 	cidx []int32
 	cval []float64
+	at   []int // byColumns's counts and places of its runs
 
 	// entries and nonzeros count the entries, and the nonzero ones, of
 	// every dense row stored so far.
@@ -124,33 +125,8 @@ func (o *Online) mulTransNZ(dst, a *mat.Dense, rows []int) {
 	o.nonzeros(rows)
 	z, d := &o.nz, o.dim
 	_, k := a.Dims()
-	// The rows by column: a counting sort of their nonzeros by position
-	// (on local slices, which the compiler keeps in registers).
-	cptr := append(z.cptr[:0], make([]int, d+1)...)
-	nnz := 0
-	for _, id := range rows {
-		for _, t := range z.idx[id] {
-			cptr[t+1]++
-		}
-		nnz += len(z.idx[id])
-	}
-	for t := range d {
-		cptr[t+1] += cptr[t]
-	}
-	cidx := append(z.cidx[:0], make([]int32, nnz)...)
-	cval := append(z.cval[:0], make([]float64, nnz)...)
-	for p, id := range rows {
-		iv := z.idx[id]
-		vv := z.val[id][:len(iv)]
-		for q, t := range iv {
-			c := cptr[t]
-			cidx[c], cval[c] = int32(p), vv[q]
-			cptr[t] = c + 1
-		}
-	}
-	copy(cptr[1:], cptr[:d]) // cptr[t] moved to column t's end: shift back
-	cptr[0] = 0
-	z.cptr, z.cidx, z.cval = cptr, cidx, cval
+	split := o.stepSplit(len(rows))
+	z.byColumns(rows, d, split)
 	resizeDense(dst, d, k)
 	ar := a.RawMatrix()
 	body := func(lo, hi int) {
@@ -159,11 +135,96 @@ func (o *Online) mulTransNZ(dst, a *mat.Dense, rows []int) {
 			gemm.RowNZ(dst.RawRowView(t), z.cval[s:e], z.cidx[s:e], ar.Data, ar.Stride, k)
 		}
 	}
-	if split := o.stepSplit(len(rows)); split != nil {
+	if split != nil {
 		split(d, body)
 	} else {
 		body(0, d)
 	}
+}
+
+// nzSortParts is the number of runs of the step's rows that byColumns
+// sorts at once with a split: fixed, so that the work does not depend on
+// the split.
+const nzSortParts = 4
+
+// byColumns lists the nonzeros of the given slots' rows (listed by
+// nonzeros) by column into cptr, cidx and cval: column t's entries at
+// [cptr[t], cptr[t+1]), as positions in rows, ascending. It is a counting
+// sort by column; with split, nzSortParts runs of the rows are counted and
+// then placed at once, each run's entries of a column after the runs
+// before it, so the lists are the serial ones.
+func (z *nzRows) byColumns(rows []int, d int, split func(n int, body func(lo, hi int))) {
+	nnz := 0
+	for _, id := range rows {
+		nnz += len(z.idx[id])
+	}
+	cidx := append(z.cidx[:0], make([]int32, nnz)...)
+	cval := append(z.cval[:0], make([]float64, nnz)...)
+	if split == nil || len(rows) < nzSortParts {
+		// On local slices, which the compiler keeps in registers.
+		cptr := append(z.cptr[:0], make([]int, d+1)...)
+		for _, id := range rows {
+			for _, t := range z.idx[id] {
+				cptr[t+1]++
+			}
+		}
+		for t := range d {
+			cptr[t+1] += cptr[t]
+		}
+		for p, id := range rows {
+			iv := z.idx[id]
+			vv := z.val[id][:len(iv)]
+			for q, t := range iv {
+				c := cptr[t]
+				cidx[c], cval[c] = int32(p), vv[q]
+				cptr[t] = c + 1
+			}
+		}
+		copy(cptr[1:], cptr[:d]) // cptr[t] moved to column t's end: shift back
+		cptr[0] = 0
+		z.cptr, z.cidx, z.cval = cptr, cidx, cval
+		return
+	}
+	// Run q's count of column t, then its first place, at at[q*d+t].
+	at := append(z.at[:0], make([]int, nzSortParts*d)...)
+	run := func(q int) (lo, hi int) { return q * len(rows) / nzSortParts, (q + 1) * len(rows) / nzSortParts }
+	split(nzSortParts, func(q0, q1 int) {
+		for q := q0; q < q1; q++ {
+			cnt := at[q*d : (q+1)*d]
+			lo, hi := run(q)
+			for _, id := range rows[lo:hi] {
+				for _, t := range z.idx[id] {
+					cnt[t]++
+				}
+			}
+		}
+	})
+	cptr := append(z.cptr[:0], make([]int, d+1)...)
+	for t := range d {
+		c := cptr[t]
+		for q := range nzSortParts {
+			n := at[q*d+t]
+			at[q*d+t] = c
+			c += n
+		}
+		cptr[t+1] = c
+	}
+	split(nzSortParts, func(q0, q1 int) {
+		for q := q0; q < q1; q++ {
+			next := at[q*d : (q+1)*d]
+			lo, hi := run(q)
+			for p := lo; p < hi; p++ {
+				iv := z.idx[rows[p]]
+				vv := z.val[rows[p]][:len(iv)]
+				for e, t := range iv {
+					c := next[t]
+					cidx[c], cval[c] = int32(p), vv[e]
+					next[t] = c + 1
+				}
+			}
+		}
+	})
+	z.cptr, z.cidx, z.cval, z.at = cptr, cidx, cval, at
 }
 
 // resizeDense makes dst r×c, keeping its storage when it has that shape.
