@@ -12,7 +12,11 @@ the two cores waits: the wall time the stream cannot gain by more cores.
 It then prints the wall seconds of the trace regions the learner marks
 (stages.Learner.LearnFeatures: insert, beside, step, predict; model.Online:
 firstFit, searchBasis, and Common's initialize in every fit), summed over
-the run, with their count.
+the run, with their count; when the first batch reached the learner (the
+first insert region's start, from the trace's start: reading and decoding
+the input's first batch); and the step's tail, the wall seconds by which
+each batch's step outlasted its predictions, summed (the time in which
+the predictions' goroutine lends itself to the step's parts).
 
 Usage (BENCHMARKS.md, "Eleventh pass" and "Twelfth pass"):
     nmfstream stream --in m15.arrow --out p.jsonl --json --cpuprofile cpu.prof --trace trace.out
@@ -41,6 +45,8 @@ def main():
     events, samples = [], []
     open_regions = collections.defaultdict(list)  # (goroutine, name) → begin times
     region_wall, region_n = collections.Counter(), collections.Counter()
+    ends = collections.defaultdict(list)  # region name → end times, in order
+    first_insert = None
     stack = None
     for line in sys.stdin:
         if stack is not None:
@@ -66,9 +72,12 @@ def main():
             key, t = (m.group(1), m.group(4)), int(m.group(3))
             if m.group(2) == "Begin":
                 open_regions[key].append(t)
+                if key[1] == "insert" and first_insert is None:
+                    first_insert = t
             elif open_regions[key]:
                 region_wall[key[1]] += t - open_regions[key].pop()
                 region_n[key[1]] += 1
+                ends[key[1]].append(t)
     if not events or not samples:
         sys.exit("alone.py: no state transitions or CPU samples: was the trace written with --cpuprofile too?")
     events.sort()
@@ -105,6 +114,12 @@ def main():
         print("|---|---|---|")
         for name, ns in sorted(region_wall.items(), key=lambda kv: -kv[1]):
             print(f"| {name} | {ns / 1e9:.2f} | {region_n[name]} |")
+    if first_insert is not None:
+        print(f"\nthe first batch reached the learner {(first_insert - events[0][0]) / 1e9:.3f} s into the trace")
+    steps, preds = sorted(ends["step"]), sorted(ends["predict"])
+    if steps and len(steps) == len(preds):
+        tail = sum(max(0, s - p) for s, p in zip(steps, preds))
+        print(f"the steps outlasted their predictions by {tail / 1e9:.2f} s in all")
 
 
 if __name__ == "__main__":

@@ -45,6 +45,7 @@ var Default = Rules{
 		"internal/figure":       "writes PNG files",
 		"internal/testenv":      "test helper: reads the cached data sets",
 		"internal/cputime":      "getrusage through syscall: the process's CPU time, no file or network",
+		"internal/mem":          "madvise through x/sys/unix on its caller's buffers: no file or network",
 		"cmd/":                  "programs",
 		"examples/":             "programs",
 		"bench/":                "programs",

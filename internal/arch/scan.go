@@ -75,7 +75,7 @@ var pureOS = map[string]bool{
 // ioImports are import paths (or prefixes ending in "/") whose import is
 // I/O by itself.
 var ioImports = []string{
-	"net", "net/", "syscall", "os/signal", "io/ioutil",
+	"net", "net/", "syscall", "golang.org/x/sys/unix", "golang.org/x/sys/windows", "os/signal", "io/ioutil",
 	"github.com/nats-io/",
 }
 
