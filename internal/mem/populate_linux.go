@@ -10,10 +10,9 @@ import (
 // inside s's capacity, when it spans at least MinBytes (Linux 5.14's
 // MADV_POPULATE_WRITE; on an older kernel, or if it fails, nothing
 // happens and the pages fault in on first write as before). It changes no
-// element of s. On a virtual machine a fresh page's fault costs
-// microseconds: the 53 MB feature buffer of a 15,000-image Arrow batch,
-// copied out of the IPC message page by page, took about twice as long as
-// with its pages mapped in one call (BENCHMARKS.md, "Fourteenth pass").
+// element of s. On a virtual machine a page fault costs microseconds, and
+// one call that maps a large buffer's pages costs less than faulting them
+// in one by one (BENCHMARKS.md, "Fourteenth pass").
 func Populate[T any](s []T) {
 	s = s[:cap(s)]
 	var zero T
