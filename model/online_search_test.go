@@ -216,6 +216,39 @@ func TestSearchBasisGuard(t *testing.T) {
 	checkExactLists(t, few, &few.xd, labels)
 }
 
+// TestSpanLosesVote checks that the guard refuses a span in which every
+// labeled sample's nearest neighbour is of its class but its 5-NN vote is
+// not, where the nearest neighbour alone would keep it: 30 pairs of twins,
+// classes 0, 1, 2 in turn along a line in the span (each sample's twin is
+// nearest, then the two pairs of the other classes beside it), in three
+// far clusters by class among the samples. Its own samples as the span
+// are not refused.
+func TestSpanLosesVote(t *testing.T) {
+	const pairs = 30
+	x := mat.NewDense(2*pairs, 4, nil)
+	proj := mat.NewDense(2*pairs, 1, nil)
+	labels := make([]int, 2*pairs)
+	for p := range pairs {
+		for twin := range 2 {
+			i := 2*p + twin
+			labels[i] = p % 3
+			x.Set(i, p%3, 100)
+			x.Set(i, 3, float64(p)+0.001*float64(twin))
+			proj.Set(i, 0, float64(p)+0.001*float64(twin))
+		}
+	}
+	spanNN := nearestK(proj, false, 5)
+	if nn := voteLabeled(spanNN, 1, labels); !slices.Equal(nn, labels) {
+		t.Fatalf("the span's nearest neighbours vote %v, want every sample's own class %v", nn, labels)
+	}
+	if !spanLosesOn(x, proj, labels, false, 5) {
+		t.Error("a span whose 5-NN vote loses every sample is kept")
+	}
+	if spanLosesOn(x, x, labels, false, 5) {
+		t.Error("the samples' own space loses against them")
+	}
+}
+
 // TestEngineInner checks the engine's inner updates (Engine.Inner, through
 // NMF.Inner) against the accelerated multiplicative updates written out
 // (Gillis and Glineur): per outer iteration U ← U ⊙ XV / (U·VᵀV) Inner
@@ -304,38 +337,61 @@ func TestSearchNMFAccelerated(t *testing.T) {
 	}
 }
 
-// TestNearestLabeledBrute checks the guard's nearest neighbours (their
-// inner products through internal/gemm) against distances summed plainly:
-// each row's neighbour is at the plain minimum distance, up to rounding.
-func TestNearestLabeledBrute(t *testing.T) {
+// TestNearestKBrute checks the guard's nearest neighbours (their inner
+// products through internal/gemm) against a plain sort of every row's
+// distances summed plainly (Euclidean and cosine, k from 1 to more than the
+// rows): each row's q-th neighbour is at the q-th distance, up to
+// rounding; and voteLabeled on a case worked by hand.
+func TestNearestKBrute(t *testing.T) {
 	x, _ := datasets.Digits()
 	x = mat.DenseCopyOf(x.Slice(0, 400, 0, 64))
 	n, _ := x.Dims()
 	for _, cosine := range []bool{false, true} {
-		nn := nearestLabeled(x, cosine)
-		for i := range n {
-			dist := func(j int) float64 {
-				a, b := x.RawRowView(i), x.RawRowView(j)
-				var d, ab, aa, bb float64
-				for c := range a {
-					d += (a[c] - b[c]) * (a[c] - b[c])
-					ab, aa, bb = ab+a[c]*b[c], aa+a[c]*a[c], bb+b[c]*b[c]
+		for _, k := range []int{1, 5, 399, 1000} {
+			nn := nearestK(x, cosine, k)
+			for i := range n {
+				dist := func(j int) float64 {
+					a, b := x.RawRowView(i), x.RawRowView(j)
+					var d, ab, aa, bb float64
+					for c := range a {
+						d += (a[c] - b[c]) * (a[c] - b[c])
+						ab, aa, bb = ab+a[c]*b[c], aa+a[c]*a[c], bb+b[c]*b[c]
+					}
+					if cosine {
+						return -ab / math.Sqrt(aa*bb)
+					}
+					return d
 				}
-				if cosine {
-					return -ab / math.Sqrt(aa*bb)
+				var all []int
+				for j := range n {
+					if j != i {
+						all = append(all, j)
+					}
 				}
-				return d
-			}
-			best := math.Inf(1)
-			for j := range n {
-				if j != i {
-					best = min(best, dist(j))
+				slices.SortStableFunc(all, func(a, b int) int { return cmp.Compare(dist(a), dist(b)) })
+				want := all[:min(k, n-1)]
+				if len(nn[i]) != len(want) {
+					t.Fatalf("cosine %v, k %d: row %d has %d neighbours, want %d", cosine, k, i, len(nn[i]), len(want))
 				}
-			}
-			if got := dist(nn[i]); nn[i] == i || got > best+1e-9*math.Max(1, math.Abs(best)) {
-				t.Fatalf("cosine %v: row %d's neighbour %d at %g, the nearest is at %g", cosine, i, nn[i], got, best)
+				for q, j := range nn[i] {
+					if got, w := dist(j), dist(want[q]); j == i || math.Abs(got-w) > 1e-9*math.Max(1, math.Abs(w)) {
+						t.Fatalf("cosine %v, k %d: row %d's neighbour %d is %d at %g, want %d at %g", cosine, k, i, q, j, got, want[q], w)
+					}
+				}
 			}
 		}
+	}
+	// The vote, worked by hand on the line: points 0, 1 (class 0) and 3,
+	// 4, 10 (class 1). With 3 neighbours the majority outvotes the
+	// nearest (3's neighbours 4, 1, 0: class 0); with 2 a tie goes to the
+	// nearer class (0's neighbours 1 and 3: class 0).
+	labels := []int{0, 0, 1, 1, 1}
+	pts := mat.NewDense(5, 1, []float64{0, 1, 3, 4, 10})
+	if got := voteLabeled(nearestK(pts, false, 3), 3, labels); !slices.Equal(got, []int{1, 1, 0, 0, 1}) {
+		t.Errorf("3-NN votes %v, want [1 1 0 0 1]", got)
+	}
+	if got := voteLabeled(nearestK(pts, false, 3), 2, labels); !slices.Equal(got, []int{0, 0, 1, 1, 1}) {
+		t.Errorf("2-NN votes %v, want [0 0 1 1 1] (ties to the nearer class)", got)
 	}
 }
 
