@@ -23,8 +23,10 @@ import (
 // runs a piece varies from call to call, so body's result must not depend
 // on it (as with Share).
 //
-// A Spare's Split may be called from one goroutine at a time; Lend from
-// any number.
+// A Spare's Split may be called from one goroutine at a time, and not
+// from within its own pieces; Lend from any number. Lend must not be
+// called where it would wait for a Split call that only its own goroutine
+// could make later (stages.Learner lends only once the step has started).
 type Spare struct {
 	// Pieces is the most pieces a Split cuts. If zero, it defaults to 8.
 	Pieces int

@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/splittest"
 	"github.com/nmfstream/nmfstream/pipeline"
 )
 
@@ -46,14 +47,20 @@ func checkStepBeside(t *testing.T, u CodeUse, metric float64) {
 	for _, c := range []struct {
 		beside, procs int
 		spare         bool
-	}{{0, 2, false}, {2, 2, false}, {2, 1, false}, {2, 2, true}, {2, 1, true}} {
+	}{{0, 2, false}, {2, 2, false}, {2, 1, false}, {2, 2, true}, {2, 1, true}, {-1, 2, true}} {
 		old := runtime.GOMAXPROCS(c.procs)
 		l := newDigitsLearner(400)
 		l.Codes = u
 		l.SpreadMetric = metric
 		l.Model.Split = pipeline.Split(2)
-		if c.beside > 0 {
+		switch {
+		case c.beside > 0:
 			l.Split = pipeline.Split(c.beside)
+		case c.beside < 0:
+			// The predictions' part first, then the step's, on one
+			// goroutine: the predictions must not wait to lend
+			// themselves to a step that runs after them.
+			l.Split = splittest.Reverse
 		}
 		if c.spare {
 			// The step's parts on the step's goroutine, and on the

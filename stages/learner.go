@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime/trace"
 	"slices"
+	"sync/atomic"
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/classify"
@@ -269,10 +270,12 @@ func (l *Learner) predictBeside(step func(), ids []int, id *Identified) ([]Predi
 		step()
 		out, err = l.predictInOrder(ids, id)
 	} else {
+		var started atomic.Bool
 		stepped := make(chan struct{})
 		l.Split(2, func(lo, hi int) {
 			for part := lo; part < hi; part++ {
 				if part == 0 {
+					started.Store(true)
 					trace.WithRegion(context.Background(), "step", step)
 					close(stepped)
 				} else {
@@ -281,8 +284,10 @@ func (l *Learner) predictBeside(step func(), ids []int, id *Identified) ([]Predi
 					l.presweep(ids, id)
 					out, err = l.predictInOrder(ids, id)
 					r.End()
-					if l.Lend != nil && hi-lo == 1 {
-						// On its own goroutine: help the step.
+					if l.Lend != nil && started.Load() {
+						// The step runs on another goroutine (or has
+						// run): help it until it returns. A step not
+						// yet started may be this goroutine's next part.
 						l.Lend(stepped)
 					}
 				}
