@@ -143,16 +143,16 @@ func (o *Online) mulTransNZ(dst, a *mat.Dense, rows []int) {
 }
 
 // nzSortParts is the number of runs of the step's rows that byColumns
-// sorts at once with a split: fixed, so that the work does not depend on
-// the split.
+// counts and places, at once with a split: fixed, so that the work does
+// not depend on the split.
 const nzSortParts = 4
 
 // byColumns lists the nonzeros of the given slots' rows (listed by
 // nonzeros) by column into cptr, cidx and cval: column t's entries at
 // [cptr[t], cptr[t+1]), as positions in rows, ascending. It is a counting
-// sort by column; with split, nzSortParts runs of the rows are counted and
-// then placed at once, each run's entries of a column after the runs
-// before it, so the lists are the serial ones.
+// sort by column over nzSortParts runs of the rows, in parts of split when
+// it is set: each run's entries are counted, then placed after those of
+// the runs before it, so the lists are the same either way.
 func (z *nzRows) byColumns(rows []int, d int, split func(n int, body func(lo, hi int))) {
 	nnz := 0
 	for _, id := range rows {
@@ -160,35 +160,10 @@ func (z *nzRows) byColumns(rows []int, d int, split func(n int, body func(lo, hi
 	}
 	cidx := append(z.cidx[:0], make([]int32, nnz)...)
 	cval := append(z.cval[:0], make([]float64, nnz)...)
-	if split == nil || len(rows) < nzSortParts {
-		// On local slices, which the compiler keeps in registers.
-		cptr := append(z.cptr[:0], make([]int, d+1)...)
-		for _, id := range rows {
-			for _, t := range z.idx[id] {
-				cptr[t+1]++
-			}
-		}
-		for t := range d {
-			cptr[t+1] += cptr[t]
-		}
-		for p, id := range rows {
-			iv := z.idx[id]
-			vv := z.val[id][:len(iv)]
-			for q, t := range iv {
-				c := cptr[t]
-				cidx[c], cval[c] = int32(p), vv[q]
-				cptr[t] = c + 1
-			}
-		}
-		copy(cptr[1:], cptr[:d]) // cptr[t] moved to column t's end: shift back
-		cptr[0] = 0
-		z.cptr, z.cidx, z.cval = cptr, cidx, cval
-		return
-	}
 	// Run q's count of column t, then its first place, at at[q*d+t].
 	at := append(z.at[:0], make([]int, nzSortParts*d)...)
 	run := func(q int) (lo, hi int) { return q * len(rows) / nzSortParts, (q + 1) * len(rows) / nzSortParts }
-	split(nzSortParts, func(q0, q1 int) {
+	inParts(split, nzSortParts, func(q0, q1 int) {
 		for q := q0; q < q1; q++ {
 			cnt := at[q*d : (q+1)*d]
 			lo, hi := run(q)
@@ -209,7 +184,7 @@ func (z *nzRows) byColumns(rows []int, d int, split func(n int, body func(lo, hi
 		}
 		cptr[t+1] = c
 	}
-	split(nzSortParts, func(q0, q1 int) {
+	inParts(split, nzSortParts, func(q0, q1 int) {
 		for q := q0; q < q1; q++ {
 			next := at[q*d : (q+1)*d]
 			lo, hi := run(q)
