@@ -215,6 +215,13 @@ type Online struct {
 	// same bits either way. A step PartialFitDeferred does not defer
 	// (label-aware methods) uses Split.
 	StepSplit func(n int, body func(lo, hi int))
+	// Lend, if set, is called by a method that must wait for the step
+	// PartialFitDeferred returned while another goroutine runs it, with a
+	// channel closed once that step has returned; it must return once the
+	// channel is closed. pipeline.Spare.Lend, with StepSplit the same
+	// Spare's Split, makes the waiting goroutine run pieces of the step's
+	// parts meanwhile. It changes no result.
+	Lend func(done <-chan struct{})
 
 	g        *graph.Graph
 	dim      int
@@ -416,8 +423,19 @@ func (o *Online) PartialFit(x Data) ([]int, error) {
 // of a batch never reads what step writes. With the other methods (their
 // label graphs are read by the U step), and before the first fit, step
 // has nothing left to do.
+//
+// The previous batch's step need not have returned when the next
+// PartialFitDeferred is called: where the graph keeps rows of its own (a
+// search basis, a random projection, sparse rows; not the dense rows the
+// model shares with the graph), the next batch's insertion into the graph
+// and its search run first, beside that step if another goroutine still
+// runs it, and the rest of the batch waits for it (Lend). The model is the
+// same either way, since the step reads nothing of the graph.
 func (o *Online) PartialFitDeferred(x Data) (ids []int, step func(), err error) {
-	o.settle()
+	ahead := o.pending != nil && o.g != nil && !o.sharedRows()
+	if !ahead {
+		o.settle()
+	}
 	step = func() {}
 	if o.Rank <= 0 {
 		return nil, step, fmt.Errorf("model: online: rank %d must be positive", o.Rank)
@@ -450,6 +468,7 @@ func (o *Online) PartialFitDeferred(x Data) (ids []int, step func(), err error) 
 		}
 	}
 	ch, err := o.insert(rows)
+	o.settle() // a no-op unless ahead: the graph part ran beside the last step
 	if err != nil {
 		for _, id := range gone {
 			o.addStats(id, 1) // the rows are intact: a failed insertion changes nothing
@@ -475,7 +494,7 @@ func (o *Online) PartialFitDeferred(x Data) (ids []int, step func(), err error) 
 			}
 		}
 	} else if rest := o.update(x, rows, ch); rest != nil {
-		p := &pendingStep{run: rest}
+		p := &pendingStep{run: rest, done: make(chan struct{})}
 		o.pending, step = p, p.do
 	}
 	if err := o.searchStep(); err != nil {
@@ -1175,22 +1194,24 @@ func (o *Online) update(x Data, xr mat.Matrix, ch graph.Change) (rest func()) {
 		newPos[p], _ = slices.BinarySearch(rows, id)
 	}
 	terms, st := o.stepTerms(rows, s, gs)
+	slots := o.g.Slots()
 	if m := o.meth(); m != methodGNMF && m != methodNMF {
-		o.stepCodes(x, xr, ch, rows, s, newPos, isNew, terms, st)
+		o.stepCodes(x, xr, ch, rows, s, newPos, isNew, terms, st, slots)
 		return nil
 	}
 	return func() {
 		o.deferred = true
 		defer func() { o.deferred = false }()
-		o.stepCodes(x, xr, ch, rows, s, newPos, isNew, terms, st)
+		o.stepCodes(x, xr, ch, rows, s, newPos, isNew, terms, st, slots)
 	}
 }
 
 // stepCodes is the numerical part of update: the new samples' warm start,
 // the sweeps of the active rows' codes, the statistics and the U step. It
 // reads U, V, the statistics, the window's rows and its arguments, and
-// nothing of the graph (see PartialFitDeferred).
-func (o *Online) stepCodes(x Data, xr mat.Matrix, ch graph.Change, rows []int, s *sparse.CSR, newPos []int, isNew map[int]bool, terms []Term, st []sweepTerm) {
+// nothing of the graph (see PartialFitDeferred): slots is the graph's
+// Slots as of the batch's insertion.
+func (o *Online) stepCodes(x Data, xr mat.Matrix, ch graph.Change, rows []int, s *sparse.CSR, newPos []int, isNew map[int]bool, terms []Term, st []sweepTerm, slots int) {
 	// Warm start: graph-aware projection of the new samples on the current
 	// basis, anchored to the codes of their neighbours already in the
 	// window (docs/DESIGN.md §4: the projection that measures best), with the
@@ -1248,7 +1269,7 @@ func (o *Online) stepCodes(x Data, xr mat.Matrix, ch graph.Change, rows []int, s
 	// samples' contributions were counted when they arrived and decay;
 	// only newcomers add.
 	o.updateStats(rows, func(id int) bool { return o.Forget == 0 || isNew[id] })
-	o.stepU(len(ch.Added), terms)
+	o.stepU(len(ch.Added), terms, slots)
 	if o.meth() == methodNGE {
 		o.reorderNGE(terms)
 	}
@@ -1328,7 +1349,7 @@ func (o *Online) sweeps() int {
 // samples: the engine with V fixed on the statistics' loss (statsLoss),
 // U ← U ⊙ (B + U·C⁻) / (UA + U·C⁺), where C± = diag(c±) are the U parts of
 // the method's terms (none for NMF and GNMF) at the current codes.
-func (o *Online) stepU(added int, terms []Term) {
+func (o *Online) stepU(added int, terms []Term, slots int) {
 	steps := o.USteps
 	if steps == 0 {
 		steps = min(max(added/10, 1), 10)
@@ -1360,14 +1381,14 @@ func (o *Online) stepU(added int, terms []Term) {
 			// Normalized on the gathered rows, then written back: U's
 			// other rows are zero (normalize).
 			if o.scaling() == ScaleEachIter || normalized(o.meth()) {
-				o.normalizeRows(&o.uc, &o.bc)
+				o.normalizeRows(&o.uc, &o.bc, slots)
 			}
 			scatterRows(&o.u, &o.uc, o.usupp)
 			return
 		}
 	}
 	if o.scaling() == ScaleEachIter || normalized(o.meth()) {
-		o.normalize()
+		o.normalize(slots)
 	}
 }
 
@@ -1422,24 +1443,24 @@ func (o *Online) scaling() Scaling {
 
 // normalize scales U's columns to unit norm, V's columns by the old norms,
 // and the statistics to match: B = XV → BΛ, A = VᵀV → ΛAΛ. Every matrix is
-// read row by row, once; V up to the graph's slots, past which no sample
-// has set a row.
-func (o *Online) normalize() {
+// read row by row, once; V up to slots (the graph's Slots as of the
+// step's batch), past which no sample has set a row.
+func (o *Online) normalize(slots int) {
 	if o.usupp == nil {
-		o.normalizeRows(&o.u, &o.b)
+		o.normalizeRows(&o.u, &o.b, slots)
 		return
 	}
 	// U's other rows are zero: the support's rows only, B's kept as bc.
 	o.syncUC()
-	o.normalizeRows(&o.uc, &o.bc)
+	o.normalizeRows(&o.uc, &o.bc, slots)
 	scatterRows(&o.u, &o.uc, o.usupp)
 }
 
 // normalizeRows is normalize on u and b, the rows of U whose others are
 // zero and B's kept rows (all of them, or those of U's support as uc and
 // bc): the column norms summed over u's rows in order, u's rows divided by
-// them, and b's rows, V's and A multiplied by them.
-func (o *Online) normalizeRows(u, b *mat.Dense) {
+// them, and b's rows, V's (up to slots) and A multiplied by them.
+func (o *Online) normalizeRows(u, b *mat.Dense, slots int) {
 	k := o.Rank
 	nrm := make([]float64, k)
 	r, _ := u.Dims()
@@ -1469,7 +1490,6 @@ func (o *Online) normalizeRows(u, b *mat.Dense) {
 	scaleRows(b, nrm)
 	// V's rows past the slots are zero (growSlots); its rows in parts,
 	// each entry scaled alone.
-	slots := o.g.Slots()
 	inParts(o.stepSplit(slots), slots, func(lo, hi int) {
 		scaleRows(o.v.Slice(lo, hi, 0, k).(*mat.Dense), nrm)
 	})

@@ -89,3 +89,11 @@ func Share(workers int) func(n int, body func(lo, hi int)) {
 		wg.Wait()
 	}
 }
+
+// Go runs f on a goroutine of its own and returns at once, so that this
+// package stays the one that starts goroutines: it is what
+// stages.Learner.Go takes. f must not panic, and must end on its own, as a
+// bounded computation does: nothing waits for it here (stages.Learner's
+// use, a model's step, is waited for by the model's next write,
+// model.Online.Settle).
+func Go(f func()) { go f() }

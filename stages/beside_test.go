@@ -21,37 +21,54 @@ import (
 // every prediction, score and code, and the final codes and basis, must be
 // the same bit for bit. Under -race it also checks that the step and the
 // refresh share nothing they write.
-func TestStepBesideSame(t *testing.T) { checkStepBeside(t, CodesAuto, 0) }
+//
+// The step also runs on a goroutine of its own (Learner.Go), beside the
+// predictions and, once they are returned, on: with the codes filled
+// (which waits for it) and without (SkipCodes, which does not).
+func TestStepBesideSame(t *testing.T) { checkStepBeside(t, CodesAuto, 0, 0) }
+
+// TestStepAheadSame is TestStepBesideSame on a graph searched in a random
+// projection of the samples (Model.SearchDim), whose rows the model does
+// not share with the graph: with Learner.Go, the next batch's insertion
+// into the graph runs while the last batch's step still runs
+// (model.Online.PartialFitDeferred), and the model's Lend makes the
+// goroutine that then waits for that step take its parts.
+func TestStepAheadSame(t *testing.T) { checkStepBeside(t, CodesAuto, 0, 16) }
 
 // TestPredictBesideCodesOnly is TestStepBesideSame with CodesOnly, whose
 // graph of the codes the predictions beside the step wait for.
-func TestPredictBesideCodesOnly(t *testing.T) { checkStepBeside(t, CodesOnly, 0) }
+func TestPredictBesideCodesOnly(t *testing.T) { checkStepBeside(t, CodesOnly, 0, 0) }
 
 // TestPredictBesideSpreadMetric is TestStepBesideSame with SpreadMetric,
 // whose graph, rebuilt from the window's rows and labels, is built beside
 // the step.
-func TestPredictBesideSpreadMetric(t *testing.T) { checkStepBeside(t, CodesAuto, 0.1) }
+func TestPredictBesideSpreadMetric(t *testing.T) { checkStepBeside(t, CodesAuto, 0.1, 0) }
 
 // checkStepBeside checks that the predictions (labels, scores, codes) and
 // the final codes and basis are the same bits with the step run before
-// the predictions and beside them, on one core or two, with codes use u
-// and SpreadMetric metric.
-func checkStepBeside(t *testing.T, u CodeUse, metric float64) {
+// the predictions and beside them, on one core or two, with codes use u,
+// SpreadMetric metric and the model's SearchDim searchDim.
+func checkStepBeside(t *testing.T, u CodeUse, metric float64, searchDim int) {
 	t.Helper()
 	recs := mixedLabels()
 	type run struct {
 		preds []Prediction
 		v, u  *mat.Dense
+		skip  bool
 	}
 	var runs []run
 	for _, c := range []struct {
 		beside, procs int
 		spare         bool
-	}{{0, 2, false}, {2, 2, false}, {2, 1, false}, {2, 2, true}, {2, 1, true}, {-1, 2, true}} {
+		goStep, skip  bool // Learner.Go, SkipCodes
+	}{{0, 2, false, false, false}, {2, 2, false, false, false}, {2, 1, false, false, false},
+		{2, 2, true, false, false}, {2, 1, true, false, false}, {-1, 2, true, false, false},
+		{2, 2, true, true, false}, {2, 2, true, true, true}, {2, 1, true, true, true}, {0, 2, false, true, true}} {
 		old := runtime.GOMAXPROCS(c.procs)
 		l := newDigitsLearner(400)
 		l.Codes = u
 		l.SpreadMetric = metric
+		l.Model.SearchDim = searchDim
 		l.Model.Split = pipeline.Split(2)
 		switch {
 		case c.beside > 0:
@@ -66,9 +83,12 @@ func checkStepBeside(t *testing.T, u CodeUse, metric float64) {
 			// The step's parts on the step's goroutine, and on the
 			// predictions' once they are done.
 			sp := new(pipeline.Spare)
-			l.Model.StepSplit, l.Lend = sp.Split, sp.Lend
+			l.Model.StepSplit, l.Lend, l.Model.Lend = sp.Split, sp.Lend, sp.Lend
 		}
-		var r run
+		if c.goStep {
+			l.Go, l.SkipCodes = pipeline.Go, c.skip
+		}
+		r := run{skip: c.skip}
 		for _, b := range batches(recs[:1000], 50) {
 			st, err := l.Learn(b)
 			if err != nil {
@@ -91,6 +111,12 @@ func checkStepBeside(t *testing.T, u CodeUse, metric float64) {
 		}
 		for i, w := range want.preds {
 			g := got.preds[i]
+			if got.skip {
+				if g.Code != nil {
+					t.Fatalf("run %d, prediction %d: a code with SkipCodes", k+1, i)
+				}
+				g.Code = w.Code // none to compare
+			}
 			if g.Label != w.Label || !sameFloat(g.Score, w.Score) || !slices.Equal(g.Code, w.Code) {
 				t.Fatalf("run %d, prediction %d: %+v, want %+v", k+1, i, g, w)
 			}

@@ -92,6 +92,20 @@ type Learner struct {
 	// step's parts until then (pipeline.Spare.Lend, with the model's
 	// StepSplit the same Spare's Split). It changes no result.
 	Lend func(done <-chan struct{})
+	// Go, if set, starts the model's deferred step of a batch on a
+	// goroutine of its own (pipeline.Go) instead of in a part of Split:
+	// the batch's predictions are made beside it on the caller's
+	// goroutine, and LearnFeatures returns them without waiting for the
+	// step (unless it fills their codes, SkipCodes), so that the step
+	// also runs beside the next batch's insertion into the graph, and the
+	// model's next write waits for it (model.Online.PartialFitDeferred;
+	// set the model's Lend so that the waiting goroutine takes the step's
+	// parts). The predictions and the model are the same as without it.
+	Go func(f func())
+	// SkipCodes leaves every Prediction.Code nil: filling the codes waits
+	// for the batch's step (fillCodes), which with Go set would otherwise
+	// run no further than the predictions.
+	SkipCodes bool
 
 	// Factorizer takes the factorization step (graph insertion, partial
 	// fit, labels on nodes). If nil, Model takes it, in process.
@@ -256,8 +270,9 @@ func (l *Learner) LearnFeatures(f *Features) (*Step, error) {
 // predictBeside runs step (what insert left of the model's step) beside
 // the refresh of the weights PredictGraph spreads over (refreshSpread),
 // the batch's first sweeps of the label scores (presweep) and
-// predictInOrder, at once in two parts of Split when it is set, then fills
-// the predictions' codes (fillCodes) and runs the linear model's pass.
+// predictInOrder, at once on a goroutine of Go's, or else in two parts of
+// Split, when one is set, then fills the predictions' codes (fillCodes,
+// unless SkipCodes) and runs the linear model's pass.
 // What runs beside step reads the graph, the labels and the window's rows,
 // and sets labels (model.Online.PartialFitDeferred allows all of these);
 // a read of the codes (the code-space vote of samples no label reaches,
@@ -266,10 +281,18 @@ func (l *Learner) LearnFeatures(f *Features) (*Step, error) {
 func (l *Learner) predictBeside(step func(), ids []int, id *Identified) ([]Prediction, error) {
 	var out []Prediction
 	var err error
-	if l.Split == nil {
+	switch {
+	case l.Go != nil:
+		l.Go(func() { trace.WithRegion(context.Background(), "step", step) })
+		r := trace.StartRegion(context.Background(), "predict")
+		l.refreshSpread()
+		l.presweep(ids, id)
+		out, err = l.predictInOrder(ids, id)
+		r.End()
+	case l.Split == nil:
 		step()
 		out, err = l.predictInOrder(ids, id)
-	} else {
+	default:
 		var started atomic.Bool
 		stepped := make(chan struct{})
 		l.Split(2, func(lo, hi int) {
@@ -295,7 +318,9 @@ func (l *Learner) predictBeside(step func(), ids []int, id *Identified) ([]Predi
 		})
 		step() // returns at once: it has run
 	}
-	l.fillCodes(ids, out)
+	if !l.SkipCodes {
+		l.fillCodes(ids, out)
+	}
 	if err != nil {
 		return out, err
 	}

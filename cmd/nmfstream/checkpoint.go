@@ -163,6 +163,7 @@ func (c onlineConfig) learner() *stages.Learner {
 			Src:         rand.NewPCG(c.Seed, c.Seed),
 			Split:       split,
 			StepSplit:   spare.Split,
+			Lend:        spare.Lend,
 		},
 		Split:        split,
 		Lend:         spare.Lend,

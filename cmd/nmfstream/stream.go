@@ -245,6 +245,7 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// memory (a batch of 1,000 MNIST images is 6 MB as float64).
 	p.Buffer = 2
 	runErr := p.Run(ctx)
+	r.l.Model.Settle() // the last batch's step, which may still run
 	r.pr.done()
 	elapsed := time.Since(r.start).Seconds()
 	if runErr != nil && !errors.Is(runErr, context.Canceled) && !errors.Is(runErr, context.DeadlineExceeded) {
@@ -404,6 +405,10 @@ func (o *streamOptions) open(stderr io.Writer) (*streamRun, error) {
 		r.src.Close()
 		return nil, err
 	}
+	// Each batch's step runs on past its predictions, beside the next
+	// batch's graph insertion, unless the output wants the codes it gives
+	// (an Arrow --out): stages.Learner.Go.
+	r.l.Go, r.l.SkipCodes = pipeline.Go, r.sink.k == 0
 	r.pr, r.start, r.lastCkpt = newProgress(stderr, "stream"), time.Now(), r.l.Counters().Records
 	return r, nil
 }
