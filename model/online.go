@@ -425,14 +425,14 @@ func (o *Online) PartialFit(x Data) ([]int, error) {
 // has nothing left to do.
 //
 // The previous batch's step need not have returned when the next
-// PartialFitDeferred is called: where the graph keeps rows of its own (a
-// search basis, a random projection, sparse rows; not the dense rows the
-// model shares with the graph), the next batch's insertion into the graph
-// and its search run first, beside that step if another goroutine still
-// runs it, and the rest of the batch waits for it (Lend). The model is the
-// same either way, since the step reads nothing of the graph.
+// PartialFitDeferred is called: if it has not, and the graph keeps rows
+// of its own (a search basis, a random projection, sparse rows; not the
+// dense rows the model shares with the graph), the next batch's insertion
+// into the graph and its search run first, beside that step if another
+// goroutine runs it, and the rest of the batch waits for it (Lend). The
+// model is the same either way, since a step reads nothing of the graph.
 func (o *Online) PartialFitDeferred(x Data) (ids []int, step func(), err error) {
-	ahead := o.pending != nil && o.g != nil && !o.sharedRows()
+	ahead := o.pending != nil && !o.pending.finished() && o.g != nil && !o.sharedRows()
 	if !ahead {
 		o.settle()
 	}

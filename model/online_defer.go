@@ -25,6 +25,16 @@ func (p *pendingStep) do() {
 	})
 }
 
+// finished reports whether the step has returned.
+func (p *pendingStep) finished() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // settle makes sure the last PartialFitDeferred's step has run: the
 // methods that read or write U, V or the statistics call it first. While
 // another goroutine runs the step, the caller lends itself to the step's
