@@ -12,7 +12,8 @@ the two cores waits: the wall time the stream cannot gain by more cores.
 It then prints the wall seconds of the trace regions the learner marks
 (stages.Learner.LearnFeatures: insert, beside, step, predict; model.Online:
 firstFit, searchBasis, and Common's initialize in every fit), summed over
-the run, with their count; when the first batch reached the learner (the
+the run, with their count and the CPU seconds every goroutine spent while
+they were open (over the wall seconds: how many cores were busy); when the first batch reached the learner (the
 first insert region's start, from the trace's start: reading and decoding
 the input's first batch); and the step's tail, the wall seconds by which
 each batch's step outlasted its predictions, summed (the time in which
@@ -45,6 +46,7 @@ def main():
     events, samples = [], []
     open_regions = collections.defaultdict(list)  # (goroutine, name) → begin times
     region_wall, region_n = collections.Counter(), collections.Counter()
+    spans = collections.defaultdict(list)  # region name → (begin, end) times
     ends = collections.defaultdict(list)  # region name → end times, in order
     first_insert = None
     stack = None
@@ -75,9 +77,11 @@ def main():
                 if key[1] == "insert" and first_insert is None:
                     first_insert = t
             elif open_regions[key]:
-                region_wall[key[1]] += t - open_regions[key].pop()
+                begin = open_regions[key].pop()
+                region_wall[key[1]] += t - begin
                 region_n[key[1]] += 1
                 ends[key[1]].append(t)
+                spans[key[1]].append((begin, t))
     if not events or not samples:
         sys.exit("alone.py: no state transitions or CPU samples: was the trace written with --cpuprofile too?")
     events.sort()
@@ -110,10 +114,15 @@ def main():
     for part, n in sorted(total.items(), key=lambda kv: (-alone[kv[0]], -kv[1])):
         print(f"| {part} | {alone[part] / RATE:.2f} | {n / RATE:.2f} |")
     if region_n:
-        print("\n| region | wall s | count |")
-        print("|---|---|---|")
+        # The CPU samples of every goroutine taken while a region was open:
+        # over its wall time, the cores busy on average in it.
+        at = sorted(t for t, _, _ in samples)
+        print("\n| region | wall s | count | CPU s, all goroutines | cores busy |")
+        print("|---|---|---|---|---|")
         for name, ns in sorted(region_wall.items(), key=lambda kv: -kv[1]):
-            print(f"| {name} | {ns / 1e9:.2f} | {region_n[name]} |")
+            cpu = sum(bisect.bisect_right(at, b) - bisect.bisect_left(at, a) for a, b in spans[name]) / RATE
+            busy = cpu / (ns / 1e9) if ns else 0
+            print(f"| {name} | {ns / 1e9:.2f} | {region_n[name]} | {cpu:.2f} | {busy:.2f} |")
     if first_insert is not None:
         print(f"\nthe first batch reached the learner {(first_insert - events[0][0]) / 1e9:.3f} s into the trace")
     steps, preds = sorted(ends["step"]), sorted(ends["predict"])
