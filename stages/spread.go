@@ -50,28 +50,98 @@ type normRows struct {
 	ptr []int
 	ind []int32
 	a   []float64
+	// fromRows is set when the rows are those of a weightRows as of its
+	// last takeChanged: the next set from it divides only the rows
+	// refreshed since, and copies the others. old holds the arrays of
+	// the set before, reused.
+	fromRows bool
+	old      struct {
+		ptr []int
+		ind []int32
+		a   []float64
+	}
 }
 
 // set fills r with the rows of w. Node ids fit an int32: the graph keeps
 // its lists as int32 too.
 func (r *normRows) set(w rowSource) {
 	n, _ := w.Dims()
+	wr, isRows := w.(*weightRows)
+	var changed []int
+	all := true
+	if isRows {
+		changed, all = wr.takeChanged()
+		all = all || !r.fromRows
+	}
+	r.fromRows = isRows
+	if !all {
+		r.update(wr, n, changed)
+		return
+	}
 	r.ptr = slices.Grow(r.ptr[:0], n+1)[:n+1]
 	r.ind, r.a = r.ind[:0], r.a[:0]
 	for i := range n {
-		ind, val := w.Row(i)
-		var deg float64
-		for _, x := range val {
-			deg += x
-		}
-		if deg != 0 {
-			for p, j := range ind {
-				r.ind = append(r.ind, int32(j))
-				r.a = append(r.a, val[p]/deg)
-			}
-		}
+		r.ind, r.a = normRow(r.ind, r.a, w, i)
 		r.ptr[i+1] = len(r.ind)
 	}
+}
+
+// update makes r the n rows of w from r's rows as of the last set, the
+// rows changed (ascending) divided anew and the others copied.
+func (r *normRows) update(w rowSource, n int, changed []int) {
+	o := &r.old
+	o.ptr, r.ptr = r.ptr, o.ptr
+	o.ind, r.ind = r.ind, o.ind
+	o.a, r.a = r.a, o.a
+	r.ptr = slices.Grow(r.ptr[:0], n+1)[:n+1]
+	r.ind, r.a = r.ind[:0], r.a[:0]
+	oldN := len(o.ptr) - 1
+	copyRows := func(lo, hi int) { // rows [lo, hi) as they were
+		hi = min(hi, oldN)
+		if lo >= hi {
+			return
+		}
+		b, e := o.ptr[lo], o.ptr[hi]
+		shift := len(r.ind) - b
+		r.ind, r.a = append(r.ind, o.ind[b:e]...), append(r.a, o.a[b:e]...)
+		for i := lo; i < hi; i++ {
+			r.ptr[i+1] = o.ptr[i+1] + shift
+		}
+	}
+	next := 0
+	for _, i := range changed {
+		if i >= n {
+			break
+		}
+		copyRows(next, i)
+		for j := max(next, oldN); j < i; j++ {
+			r.ptr[j+1] = len(r.ind) // rows past the old ones: empty
+		}
+		r.ind, r.a = normRow(r.ind, r.a, w, i)
+		r.ptr[i+1] = len(r.ind)
+		next = i + 1
+	}
+	copyRows(next, n)
+	for j := max(next, oldN); j < n; j++ {
+		r.ptr[j+1] = len(r.ind)
+	}
+}
+
+// normRow appends to ind and a the entries of w's row i divided by their
+// sum taken in order, or nothing when that sum is 0.
+func normRow(ind []int32, a []float64, w rowSource, i int) ([]int32, []float64) {
+	rind, val := w.Row(i)
+	var deg float64
+	for _, x := range val {
+		deg += x
+	}
+	if deg != 0 {
+		for p, j := range rind {
+			ind = append(ind, int32(j))
+			a = append(a, val[p]/deg)
+		}
+	}
+	return ind, a
 }
 
 // rowSource is a square sparse matrix read by rows: *sparse.CSR, or the
@@ -103,7 +173,7 @@ func (s *spreader) row(i int) []float64 { return s.f[i*s.c : (i+1)*s.c] }
 
 // newBatch forgets the previous batch's weights: the next prediction
 // sweeps the whole window again.
-func (s *spreader) newBatch() { s.w, s.nw.ptr = nil, s.nw.ptr[:0] }
+func (s *spreader) newBatch() { s.w = nil }
 
 // sweepAll sets the batch's weights w and runs sweeps Gauss–Seidel sweeps
 // over the nodes (the live ones, in slot order).

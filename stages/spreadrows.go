@@ -20,6 +20,11 @@ type weightRows struct {
 	w     graph.Weighting // the weighting of the rows held
 	p     float64         // and the power
 	valid bool            // the rows are those of the graph as of the last refresh
+	// The rows refreshed since normRows last took them (takeChanged):
+	// every row unless taken is set, else those in changed (ascending
+	// once taken, with repeats before).
+	taken   bool
+	changed []int
 }
 
 // Row returns row i (empty for a slot out of range or without a node).
@@ -58,9 +63,13 @@ func (r *weightRows) refresh(m *model.Online, g *graph.Graph, w graph.Weighting,
 		for i := range slots {
 			nodes = append(nodes, i)
 		}
+		r.taken, r.changed = false, r.changed[:0]
 	} else {
 		slices.Sort(nodes)
 		nodes = slices.Compact(nodes)
+		if r.taken {
+			r.changed = append(r.changed, nodes...)
+		}
 	}
 	live := nodes[:0:0]
 	for _, i := range nodes {
@@ -88,6 +97,21 @@ func (r *weightRows) refresh(m *model.Online, g *graph.Graph, w graph.Weighting,
 			}
 		}
 	}
+}
+
+// takeChanged returns the rows refreshed since its last call, ascending,
+// or all = true when every row must be taken as changed (the first call,
+// and after a refresh of every row). The slice is valid until the next
+// refresh.
+func (r *weightRows) takeChanged() (rows []int, all bool) {
+	all = !r.taken
+	r.taken = true
+	slices.Sort(r.changed)
+	rows, r.changed = slices.Compact(r.changed), r.changed[:0]
+	if all {
+		return nil, true
+	}
+	return rows, false
 }
 
 // clone returns a deep copy of r.

@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -37,13 +38,17 @@ func sameRows(t *testing.T, step int, r *weightRows, s *sparse.CSR) {
 // the rows kept between batches equal spreadWeights rebuilt whole: cosine
 // powers (the images' default) and binary weights (the documents'), across
 // a checkpoint round trip of the model, and when a batch's edits are
-// skipped (more than the graph's slots: every row recomputed).
+// skipped (more than the graph's slots: every row recomputed); and that
+// the rows divided by their degrees from the kept rows (normRows, only
+// those refreshed since its last call divided anew) equal those divided
+// from spreadWeights.
 func TestWeightRowsFollowTheGraph(t *testing.T) {
 	x, _ := datasets.Digits()
 	n, d := x.Dims()
 	for _, p := range []float64{20, -1} {
 		o := &model.Online{Rank: 8, Graph: graph.KNN{K: 5, Window: 300}}
 		var r weightRows
+		var nr normRows
 		step := 0
 		for lo := 0; lo < n; lo += 37 {
 			hi := min(lo+37, n)
@@ -66,7 +71,19 @@ func TestWeightRowsFollowTheGraph(t *testing.T) {
 			}
 			g := o.KNN()
 			r.refresh(o, g, o.Weighting, p)
-			sameRows(t, step, &r, spreadWeights(g, o.Weighting, p))
+			want := spreadWeights(g, o.Weighting, p)
+			sameRows(t, step, &r, want)
+			if step%5 == 1 {
+				continue // these rows wait for the next division
+			}
+			// The rows divided by their degrees, from the kept rows (only
+			// those refreshed since the last division) and anew.
+			nr.set(&r)
+			var fresh normRows
+			fresh.set(want)
+			if !slices.Equal(nr.ptr, fresh.ptr) || !slices.Equal(nr.ind, fresh.ind) || !slices.Equal(nr.a, fresh.a) {
+				t.Fatalf("step %d: the rows divided from the kept rows differ from those divided anew", step)
+			}
 		}
 	}
 }
