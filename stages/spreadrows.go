@@ -21,8 +21,8 @@ type weightRows struct {
 	p     float64         // and the power
 	valid bool            // the rows are those of the graph as of the last refresh
 	// The rows refreshed since normRows last took them (takeChanged):
-	// every row unless taken is set, else those in changed (ascending
-	// once taken, with repeats before).
+	// every row unless taken is set, else those in changed (with
+	// repeats; at most twice the slots, beyond which taken is cleared).
 	taken   bool
 	changed []int
 }
@@ -69,6 +69,11 @@ func (r *weightRows) refresh(m *model.Online, g *graph.Graph, w graph.Weighting,
 		nodes = slices.Compact(nodes)
 		if r.taken {
 			r.changed = append(r.changed, nodes...)
+			if len(r.changed) > 2*slots {
+				// Not taken for a while (the spreading reads other
+				// weights): every row again, in bounded memory.
+				r.taken, r.changed = false, r.changed[:0]
+			}
 		}
 	}
 	live := nodes[:0:0]

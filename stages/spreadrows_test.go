@@ -140,3 +140,36 @@ func TestTakeGraphEdits(t *testing.T) {
 		t.Fatalf("no insertion since the last call: got %v, all %v", nodes, all)
 	}
 }
+
+// TestWeightRowsChangedBounded refreshes the kept rows after every batch of
+// a stream through a small window without dividing them (as when the
+// spreading reads other weights): the list of rows refreshed since stays
+// within twice the graph's slots, and the rows divided at the end equal
+// those divided anew.
+func TestWeightRowsChangedBounded(t *testing.T) {
+	x, _ := datasets.Digits()
+	n, d := x.Dims()
+	o := &model.Online{Rank: 8, Graph: graph.KNN{K: 5, Window: 100}}
+	var r weightRows
+	var nr normRows
+	for lo := 0; lo < n; lo += 37 {
+		hi := min(lo+37, n)
+		if _, err := o.PartialFit(model.DenseRows(x.Slice(lo, hi, 0, d).(*mat.Dense))); err != nil {
+			t.Fatal(err)
+		}
+		g := o.KNN()
+		r.refresh(o, g, o.Weighting, 20)
+		if lo == 0 {
+			nr.set(&r) // taken once
+		}
+		if len(r.changed) > 2*g.Slots() {
+			t.Fatalf("at sample %d: %d rows listed as refreshed, %d slots", lo, len(r.changed), g.Slots())
+		}
+	}
+	nr.set(&r)
+	var fresh normRows
+	fresh.set(spreadWeights(o.KNN(), o.Weighting, 20))
+	if !slices.Equal(nr.ptr, fresh.ptr) || !slices.Equal(nr.ind, fresh.ind) || !slices.Equal(nr.a, fresh.a) {
+		t.Fatal("the rows divided at the end differ from those divided anew")
+	}
+}
