@@ -211,7 +211,7 @@ type Online struct {
 	// returns (the products with the step's rows, the sweeps of their
 	// codes, the U step) instead of Split: a split for a step that runs
 	// beside other work whose goroutine takes pieces once that work is
-	// done (pipeline.Spare, with stages.Learner.Lend). The parts give the
+	// done (pipeline.Spare, with Lend). The parts give the
 	// same bits either way. A step PartialFitDeferred does not defer
 	// (label-aware methods) uses Split.
 	StepSplit func(n int, body func(lo, hi int))

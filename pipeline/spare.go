@@ -26,7 +26,7 @@ import (
 // A Spare's Split may be called from one goroutine at a time, and not
 // from within its own pieces; Lend from any number. Lend must not be
 // called where it would wait for a Split call that only its own goroutine
-// could make later (stages.Learner lends only once the step has started).
+// could make later (model.Online lends only to a step that has started).
 type Spare struct {
 	// Pieces is the most pieces a Split cuts. If zero, it defaults to 8.
 	Pieces int

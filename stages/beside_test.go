@@ -7,24 +7,22 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/nmfstream/nmfstream/internal/splittest"
 	"github.com/nmfstream/nmfstream/pipeline"
 )
 
 // TestStepBesideSame replays the digits stream (window 400, PredictGraph;
 // labels late, with their samples and ahead of them: mixedLabels) with the
-// model's deferred step run beside the spreading's refresh and first
-// sweeps and the predictions (Learner.Split) and without, the model's own
-// parts split alike, with the step's parts through a pipeline.Spare that
-// the predictions' goroutine lends itself to once done (Model.StepSplit,
-// Learner.Lend) and without, and on one and on two cores (GOMAXPROCS):
+// model's deferred step run on a goroutine of its own (Learner.Go) beside
+// the spreading's refresh and first sweeps and the predictions, and
+// returned with the codes filled (which waits for it) or not (SkipCodes,
+// which does not); with the step's parts through a pipeline.Spare that
+// whatever waits for the step lends itself to (Model.StepSplit,
+// Model.Lend) and without; with a Go that never runs the step (whatever
+// waits for it must run it); and on one and on two cores (GOMAXPROCS):
 // every prediction, score and code, and the final codes and basis, must be
-// the same bit for bit. Under -race it also checks that the step and the
-// refresh share nothing they write.
-//
-// The step also runs on a goroutine of its own (Learner.Go), beside the
-// predictions and, once they are returned, on: with the codes filled
-// (which waits for it) and without (SkipCodes, which does not).
+// the same bit for bit as with the stages one after the other. Under -race
+// it also checks that the step and the predictions share nothing they
+// write.
 func TestStepBesideSame(t *testing.T) { checkStepBeside(t, CodesAuto, 0, 0) }
 
 // TestStepAheadSame is TestStepBesideSame on a graph searched in a random
@@ -57,37 +55,34 @@ func checkStepBeside(t *testing.T, u CodeUse, metric float64, searchDim int) {
 		skip  bool
 	}
 	var runs []run
+	const (
+		inOrder = iota // no Go: the step, then the predictions
+		goStep         // pipeline.Go
+		dropped        // a Go that never runs the step
+	)
 	for _, c := range []struct {
-		beside, procs int
-		spare         bool
-		goStep, skip  bool // Learner.Go, SkipCodes
-	}{{0, 2, false, false, false}, {2, 2, false, false, false}, {2, 1, false, false, false},
-		{2, 2, true, false, false}, {2, 1, true, false, false}, {-1, 2, true, false, false},
-		{2, 2, true, true, false}, {2, 2, true, true, true}, {2, 1, true, true, true}, {0, 2, false, true, true}} {
+		procs, step int
+		spare, skip bool // the step's parts through a Spare, SkipCodes
+	}{{2, inOrder, false, false}, {2, goStep, false, false}, {1, goStep, false, false},
+		{2, goStep, true, false}, {1, goStep, true, false}, {2, dropped, true, false},
+		{2, goStep, true, true}, {1, goStep, true, true}, {2, goStep, false, true}} {
 		old := runtime.GOMAXPROCS(c.procs)
 		l := newDigitsLearner(400)
 		l.Codes = u
 		l.SpreadMetric = metric
 		l.Model.SearchDim = searchDim
 		l.Model.Split = pipeline.Split(2)
-		switch {
-		case c.beside > 0:
-			l.Split = pipeline.Split(c.beside)
-		case c.beside < 0:
-			// The predictions' part first, then the step's, on one
-			// goroutine: the predictions must not wait to lend
-			// themselves to a step that runs after them.
-			l.Split = splittest.Reverse
-		}
 		if c.spare {
-			// The step's parts on the step's goroutine, and on the
-			// predictions' once they are done.
 			sp := new(pipeline.Spare)
-			l.Model.StepSplit, l.Lend, l.Model.Lend = sp.Split, sp.Lend, sp.Lend
+			l.Model.StepSplit, l.Model.Lend = sp.Split, sp.Lend
 		}
-		if c.goStep {
-			l.Go, l.SkipCodes = pipeline.Go, c.skip
+		switch c.step {
+		case goStep:
+			l.Go = pipeline.Go
+		case dropped:
+			l.Go = func(func()) {}
 		}
+		l.SkipCodes = c.skip
 		r := run{skip: c.skip}
 		for _, b := range batches(recs[:1000], 50) {
 			st, err := l.Learn(b)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"runtime/trace"
 	"slices"
-	"sync/atomic"
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/classify"
@@ -81,26 +80,20 @@ type Learner struct {
 	// value is CodesAuto.
 	Codes CodeUse
 	// Split, if set, runs the PredictWalk walks of a batch in parts at
-	// once (pipeline.Split provides one), each part with its own walker,
-	// and the model's deferred step beside PredictGraph's first spreading
-	// of the batch (see LearnFeatures); the predictions are the same as
-	// without it.
+	// once (pipeline.Split provides one), each part with its own walker;
+	// the predictions are the same as without it.
 	Split func(n int, body func(lo, hi int))
-	// Lend, if set with Split, is called on the predictions' part once
-	// the batch's predictions are done, with a channel closed once the
-	// model's deferred step has returned: it lends that goroutine to the
-	// step's parts until then (pipeline.Spare.Lend, with the model's
-	// StepSplit the same Spare's Split). It changes no result.
-	Lend func(done <-chan struct{})
 	// Go, if set, starts the model's deferred step of a batch on a
-	// goroutine of its own (pipeline.Go) instead of in a part of Split:
-	// the batch's predictions are made beside it on the caller's
-	// goroutine, and LearnFeatures returns them without waiting for the
-	// step (unless it fills their codes, SkipCodes), so that the step
-	// also runs beside the next batch's insertion into the graph, and the
-	// model's next write waits for it (model.Online.PartialFitDeferred;
-	// set the model's Lend so that the waiting goroutine takes the step's
-	// parts). The predictions and the model are the same as without it.
+	// goroutine of its own (pipeline.Go): the batch's predictions are made
+	// beside it, on the caller's goroutine, from PredictGraph's refresh of
+	// the graph's weights and first sweeps of the label scores on, and
+	// LearnFeatures returns them without waiting for the step unless it
+	// fills their codes (SkipCodes), so that the step also runs beside the
+	// next batch's insertion into the graph. Whatever waits for the step
+	// (filling the codes, the model's next write) lends its goroutine to
+	// the step's parts when the model has Lend (pipeline.Spare.Lend, with
+	// the model's StepSplit the same Spare's Split). The predictions and
+	// the model are the same as without it.
 	Go func(f func())
 	// SkipCodes leaves every Prediction.Code nil: filling the codes waits
 	// for the batch's step (fillCodes), which with Go set would otherwise
@@ -211,12 +204,12 @@ var (
 //	  prediction scored)
 //	→ the linear model's pass over the last labels (PredictGraph).
 //
-// With Split set and Model stepping in process, the numerical part of the
+// With Go set and Model stepping in process, the numerical part of the
 // model's step (model.Online.PartialFitDeferred: the codes' sweeps and the
-// U step) runs beside PredictGraph's refresh of the graph's weights and
-// its first sweeps of the label scores, which read the graph and the
-// labels only (predictBeside): the results are those of the stages run
-// one after the other.
+// U step) runs beside PredictGraph's refresh of the graph's weights, its
+// first sweeps of the label scores and the predictions, which read the
+// graph and the labels only (predictBeside): the results are those of the
+// stages run one after the other.
 //
 // Under a runtime execution trace (nmfstream stream --trace) each batch
 // marks its phases as trace regions, which bench/streamprof/alone.py sums:
@@ -270,9 +263,9 @@ func (l *Learner) LearnFeatures(f *Features) (*Step, error) {
 // predictBeside runs step (what insert left of the model's step) beside
 // the refresh of the weights PredictGraph spreads over (refreshSpread),
 // the batch's first sweeps of the label scores (presweep) and
-// predictInOrder, at once on a goroutine of Go's, or else in two parts of
-// Split, when one is set, then fills the predictions' codes (fillCodes,
-// unless SkipCodes) and runs the linear model's pass.
+// predictInOrder, at once on a goroutine of Go's when it is set, then
+// fills the predictions' codes (fillCodes, unless SkipCodes) and runs the
+// linear model's pass.
 // What runs beside step reads the graph, the labels and the window's rows,
 // and sets labels (model.Online.PartialFitDeferred allows all of these);
 // a read of the codes (the code-space vote of samples no label reaches,
@@ -281,42 +274,16 @@ func (l *Learner) LearnFeatures(f *Features) (*Step, error) {
 func (l *Learner) predictBeside(step func(), ids []int, id *Identified) ([]Prediction, error) {
 	var out []Prediction
 	var err error
-	switch {
-	case l.Go != nil:
+	if l.Go == nil {
+		step()
+		out, err = l.predictInOrder(ids, id)
+	} else {
 		l.Go(func() { trace.WithRegion(context.Background(), "step", step) })
 		r := trace.StartRegion(context.Background(), "predict")
 		l.refreshSpread()
 		l.presweep(ids, id)
 		out, err = l.predictInOrder(ids, id)
 		r.End()
-	case l.Split == nil:
-		step()
-		out, err = l.predictInOrder(ids, id)
-	default:
-		var started atomic.Bool
-		stepped := make(chan struct{})
-		l.Split(2, func(lo, hi int) {
-			for part := lo; part < hi; part++ {
-				if part == 0 {
-					started.Store(true)
-					trace.WithRegion(context.Background(), "step", step)
-					close(stepped)
-				} else {
-					r := trace.StartRegion(context.Background(), "predict")
-					l.refreshSpread()
-					l.presweep(ids, id)
-					out, err = l.predictInOrder(ids, id)
-					r.End()
-					if l.Lend != nil && started.Load() {
-						// The step runs on another goroutine (or has
-						// run): help it until it returns. A step not
-						// yet started may be this goroutine's next part.
-						l.Lend(stepped)
-					}
-				}
-			}
-		})
-		step() // returns at once: it has run
 	}
 	if !l.SkipCodes {
 		l.fillCodes(ids, out)

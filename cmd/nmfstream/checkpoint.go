@@ -140,10 +140,11 @@ func (id inputID) sameInput(now inputID, ckpt string) error {
 }
 
 // learner returns a fresh Learner for c. Its graph search and walks use
-// every core (pipeline.Split over GOMAXPROCS); the model's step runs its
-// parts on its own core while the predictions run beside it, and on
-// theirs too once they are done (a pipeline.Spare: Model.StepSplit and
-// Lend). The results are those of one core.
+// every core (pipeline.Split over GOMAXPROCS); the model's step runs on a
+// goroutine of its own (Go), its parts on its core while the predictions
+// run beside it, and on the core of whatever then waits for it too (a
+// pipeline.Spare: Model.StepSplit and Model.Lend). The results are those
+// of one core.
 func (c onlineConfig) learner() *stages.Learner {
 	split := pipeline.Split(runtime.GOMAXPROCS(0))
 	spare := new(pipeline.Spare)
@@ -166,7 +167,7 @@ func (c onlineConfig) learner() *stages.Learner {
 			Lend:        spare.Lend,
 		},
 		Split:        split,
-		Lend:         spare.Lend,
+		Go:           pipeline.Go,
 		Predictor:    stages.Predictor(c.Predictor),
 		Codes:        stages.CodeUse(c.Codes),
 		SpreadPower:  c.SpreadPower,

@@ -405,10 +405,10 @@ func (o *streamOptions) open(stderr io.Writer) (*streamRun, error) {
 		r.src.Close()
 		return nil, err
 	}
-	// Each batch's step runs on past its predictions, beside the next
-	// batch's graph insertion, unless the output wants the codes it gives
-	// (an Arrow --out): stages.Learner.Go.
-	r.l.Go, r.l.SkipCodes = pipeline.Go, r.sink.k == 0
+	// Each batch's step runs on past its predictions (stages.Learner.Go),
+	// beside the next batch's graph insertion, unless the output wants the
+	// codes it gives (an Arrow --out).
+	r.l.SkipCodes = r.sink.k == 0
 	r.pr, r.start, r.lastCkpt = newProgress(stderr, "stream"), time.Now(), r.l.Counters().Records
 	return r, nil
 }
