@@ -22,6 +22,26 @@ type sweep struct {
 	eng    Engine
 }
 
+// bindLocal sets local[id] to id's position in rows (local grown to height
+// slots, −1 elsewhere) and returns the func that sets those entries back to
+// −1, so that each sweep finds its active rows by slot in O(1).
+func (w *sweep) bindLocal(rows []int, height int) (unbind func()) {
+	if len(w.local) < height {
+		w.local = make([]int32, height)
+		for i := range w.local {
+			w.local[i] = -1
+		}
+	}
+	for p, id := range rows {
+		w.local[id] = int32(p)
+	}
+	return func() {
+		for _, id := range rows {
+			w.local[id] = -1
+		}
+	}
+}
+
 // sweepTerm is a graph term of the method as a sweep sees it: its weight,
 // its column block [lo, hi) (hi zero: all), and the rows of its graph
 // (R×Slots or wider) for the active rows.
@@ -49,20 +69,7 @@ type sweepTerm struct {
 func (o *Online) sweepRows(rows []int, terms []sweepTerm) {
 	w := &o.sw
 	k, r := o.Rank, len(rows)
-	if len(w.local) < o.height {
-		w.local = make([]int32, o.height)
-		for i := range w.local {
-			w.local[i] = -1
-		}
-	}
-	for p, id := range rows {
-		w.local[id] = int32(p)
-	}
-	defer func() {
-		for _, id := range rows {
-			w.local[id] = -1
-		}
-	}()
+	defer w.bindLocal(rows, o.height)()
 	w.v.Reset()
 	w.v.ReuseAs(r, k)
 	for p, id := range rows {
@@ -341,20 +348,7 @@ func resizeTerms[T any](ts []T, n int) []T {
 // the other rows fixed, on the method's terms over the window.
 func (o *Online) sweepNGE(rows []int, terms []Term) {
 	w := &o.sw
-	if len(w.local) < o.height {
-		w.local = make([]int32, o.height)
-		for i := range w.local {
-			w.local[i] = -1
-		}
-	}
-	for p, id := range rows {
-		w.local[id] = int32(p)
-	}
-	defer func() {
-		for _, id := range rows {
-			w.local[id] = -1
-		}
-	}()
+	defer w.bindLocal(rows, o.height)()
 	xr := o.gatherRows(rows)
 	if o.sparse {
 		w.xtu.Reset()
