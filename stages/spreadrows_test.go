@@ -79,9 +79,7 @@ func TestWeightRowsFollowTheGraph(t *testing.T) {
 			// The rows divided by their degrees, from the kept rows (only
 			// those refreshed since the last division) and anew.
 			nr.set(&r)
-			var fresh normRows
-			fresh.set(want)
-			if !slices.Equal(nr.ptr, fresh.ptr) || !slices.Equal(nr.ind, fresh.ind) || !slices.Equal(nr.a, fresh.a) {
+			if !sameDivided(&nr, want) {
 				t.Fatalf("step %d: the rows divided from the kept rows differ from those divided anew", step)
 			}
 		}
@@ -167,9 +165,15 @@ func TestWeightRowsChangedBounded(t *testing.T) {
 		}
 	}
 	nr.set(&r)
-	var fresh normRows
-	fresh.set(spreadWeights(o.KNN(), o.Weighting, 20))
-	if !slices.Equal(nr.ptr, fresh.ptr) || !slices.Equal(nr.ind, fresh.ind) || !slices.Equal(nr.a, fresh.a) {
+	if !sameDivided(&nr, spreadWeights(o.KNN(), o.Weighting, 20)) {
 		t.Fatal("the rows divided at the end differ from those divided anew")
 	}
+}
+
+// sameDivided reports whether nr holds, bit for bit, the rows of w divided
+// by their degrees anew (normRows.set on w).
+func sameDivided(nr *normRows, w *sparse.CSR) bool {
+	var fresh normRows
+	fresh.set(w)
+	return slices.Equal(nr.ptr, fresh.ptr) && slices.Equal(nr.ind, fresh.ind) && slices.Equal(nr.a, fresh.a)
 }
