@@ -158,6 +158,9 @@ func (m *linear) step(dense []float64, ind []int, val []float64, y int) {
 				}
 				gr := e * x / nr
 				g[j] += gr * gr
+				if g[j] == 0 {
+					continue // gr² underflows (|gr| < 1e-162): no step, and 0/0 below
+				}
 				w[j] -= linearRate * gr / math.Sqrt(g[j])
 			}
 		} else {
@@ -167,11 +170,16 @@ func (m *linear) step(dense []float64, ind []int, val []float64, y int) {
 				}
 				gr := e * val[k] / nr
 				g[j] += gr * gr
+				if g[j] == 0 {
+					continue // as above
+				}
 				w[j] -= linearRate * gr / math.Sqrt(g[j])
 			}
 		}
 		m.gb[c] += e * e
-		m.b[c] -= linearRate * e / math.Sqrt(m.gb[c])
+		if m.gb[c] != 0 {
+			m.b[c] -= linearRate * e / math.Sqrt(m.gb[c])
+		}
 	}
 }
 

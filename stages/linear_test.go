@@ -83,6 +83,37 @@ func TestLinearLearns(t *testing.T) {
 	}
 }
 
+// TestLinearTinyEntries checks that a row entry so small that its
+// gradient's square underflows (an SSKNMF code's entry of 1e-195, which the
+// multiplicative updates drive toward zero without reaching it) takes no
+// step instead of an infinite one: the weights and the probabilities stay
+// finite, dense and sparse. An infinite weight made every later
+// probability NaN, and `stream --method ssknmf --codes only` on the Brown
+// passages predicted one genre for everything.
+func TestLinearTinyEntries(t *testing.T) {
+	for _, sparse := range []bool{false, true} {
+		var m linear
+		m.fit(2, 3)
+		row := []float64{1, 6.6e-195, 0.5}
+		for i := range 20 {
+			if sparse {
+				m.step(nil, []int{0, 1, 2}, row, i%2)
+			} else {
+				m.step(row, nil, nil, i%2)
+			}
+		}
+		for j, w := range append(slices.Clone(m.w), m.b...) {
+			if math.IsNaN(w) || math.IsInf(w, 0) {
+				t.Fatalf("sparse %v: weight %d is %v", sparse, j, w)
+			}
+		}
+		p := m.probs(row, nil, nil)
+		if math.IsNaN(p[0]) || math.Abs(p[0]+p[1]-1) > 1e-12 {
+			t.Errorf("sparse %v: probabilities %v", sparse, p)
+		}
+	}
+}
+
 // TestHedgeFollowsTheBetter checks that the weights start equal, sum to
 // one, and move to the expert that makes fewer mistakes, and on to another.
 func TestHedgeFollowsTheBetter(t *testing.T) {
