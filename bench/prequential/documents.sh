@@ -20,7 +20,7 @@ else
   STREAMS=${STREAMS:-spam spam7 sotu sotub brown brown7 kjv}
 fi
 PREDICTORS=${PREDICTORS-graph spread}
-PEERS=${PEERS-knn nb last}
+PEERS=${PEERS-knn nb svm last}
 cd "$(dirname "$0")/../.."
 mkdir -p "$OUT"
 go build -o "$OUT/prequential" ./bench/prequential

@@ -286,6 +286,10 @@ type report struct {
 	// record): no predictor that knows only the labels given can be right
 	// on the others, so the accuracy is at most Ceiling.
 	Ceiling float64 `json:"ceiling"`
+	// Majority is the accuracy of always answering the most frequent class
+	// of the scored samples (an oracle: no stream knows it in advance), the
+	// floor that issue 26's check on skewed text sets for accuracy.
+	Majority float64 `json:"majority"`
 }
 
 func runScore(args []string) error {
@@ -425,5 +429,8 @@ func score(in, truthPath, predPath string) (report, error) {
 	}
 	rep.BalancedAccuracy /= float64(len(classes))
 	rep.MacroF1 /= float64(len(classes))
+	for _, n := range tot {
+		rep.Majority = max(rep.Majority, float64(n)/float64(len(ids)))
+	}
 	return rep, nil
 }

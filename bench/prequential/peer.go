@@ -28,7 +28,7 @@ func runPeer(args []string) error {
 	fs := flag.NewFlagSet("peer", flag.ExitOnError)
 	in := fs.String("in", "", "the stream (a text stream that make wrote)")
 	out := fs.String("out", "", "predictions, JSON lines as stream --out writes them")
-	method := fs.String("method", "knn", "knn: TF-IDF 1-NN (cosine) over the labeled samples; nb: multinomial naive Bayes on the labeled samples' term counts; last: the last label known (the no-change classifier)")
+	method := fs.String("method", "knn", "knn: TF-IDF 1-NN (cosine) over the labeled samples; nb: multinomial naive Bayes on the labeled samples' term counts; svm: a linear SVM (LinearSVC's defaults) on the labeled samples' TF-IDF rows, refitted as they grow; last: the last label known (the no-change classifier)")
 	fs.Parse(args)
 	if *in == "" || *out == "" {
 		return errors.New("peer: --in and --out are required")
@@ -39,10 +39,12 @@ func runPeer(args []string) error {
 		l = newKNN()
 	case "nb":
 		l = newNB()
+	case "svm":
+		l = newSVM()
 	case "last":
 		l = &lastLabel{}
 	default:
-		return fmt.Errorf("peer: unknown --method %q: want knn, nb or last", *method)
+		return fmt.Errorf("peer: unknown --method %q: want knn, nb, svm or last", *method)
 	}
 	src, err := sources.Open(*in)
 	if err != nil {
@@ -122,7 +124,9 @@ func newKNN() *knn {
 	return &knn{tf: stages.DefaultStreamTFIDF(), rows: map[string][]entry{}, counts: map[string]int{}}
 }
 
-func (k *knn) predict(text string) (string, float64, bool) {
+// vectorize sets k.cur to text's row, the vectorizer's document
+// frequencies updated with it first (nil if it has no term).
+func (k *knn) vectorize(text string) {
 	k.cur = nil
 	if k.tf.Update([]string{text}) == nil {
 		if m, err := k.tf.Transform([]string{text}); err == nil {
@@ -132,6 +136,10 @@ func (k *knn) predict(text string) (string, float64, bool) {
 			}
 		}
 	}
+}
+
+func (k *knn) predict(text string) (string, float64, bool) {
+	k.vectorize(text)
 	if len(k.class) == 0 {
 		return "", 0, false
 	}
