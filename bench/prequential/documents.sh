@@ -5,7 +5,8 @@
 # built with `go build -o /tmp/nmfstream ./cmd/nmfstream`) with the default
 # predictor and with --predictor spread, and the peers of
 # `prequential peer`, one run at a time, and prints one Markdown row per
-# run: accuracy, balanced accuracy, macro-F1 and the quarters. About 6
+# run: accuracy, balanced accuracy, macro-F1 and the quarters, then the
+# accuracy of always answering the stream's majority class. About 6
 # minutes on 2 cores. STREAMS="sotu brown" limits it to some streams
 # (HELDOUT=1: the eight held-out variants instead of the seven streams);
 # PREDICTORS="graph" and PEERS="" to some runs; FLAGS="--codes only" adds
@@ -50,14 +51,25 @@ make_stream() {
 }
 echo "| stream / predictor | accuracy | balanced | macro-F1 | quarters |"
 echo "|---|---|---|---|---|"
+# majority PRED: the accuracy of always answering the most frequent class of
+# the samples PRED is scored on (score's "majority").
+majority() {
+  $P score --in "$OUT/$s.arrow" --pred "$1" | grep -o '"majority":[0-9.e-]*' | cut -d: -f2
+}
 for s in $STREAMS; do
   make_stream "$s"
+  maj=
   for p in $PREDICTORS; do
     "$BIN" stream --in "$OUT/$s.arrow" --out "$OUT/$s-$p.jsonl" --predictor "$p" ${FLAGS:-} --json >"$OUT/$s-$p.json" 2>"$OUT/$s-$p.err"
     $P score --in "$OUT/$s.arrow" --pred "$OUT/$s-$p.jsonl" --row "$s $p"
+    [ -n "$maj" ] || maj=$(majority "$OUT/$s-$p.jsonl")
   done
   for m in $PEERS; do
     $P peer --in "$OUT/$s.arrow" --out "$OUT/$s-$m.jsonl" --method "$m"
     $P score --in "$OUT/$s.arrow" --pred "$OUT/$s-$m.jsonl" --row "$s peer $m"
+    [ -n "$maj" ] || maj=$(majority "$OUT/$s-$m.jsonl")
   done
+  if [ -n "$maj" ]; then
+    printf '| %s always-majority | %.3f | | | |\n' "$s" "$maj"
+  fi
 done
