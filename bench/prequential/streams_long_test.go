@@ -16,8 +16,13 @@ import (
 // Union passages with their drift (sotub: shuffled within blocks of 2,000
 // passages) and short verses in 7 imbalanced sections (kjv). Each floor is
 // a little under the figure measured with these seeds (in the comment).
+// Issue 26's check on skewed text, its second floor: on every stream the
+// default's macro-F1 is at least that of a linear SVM refitted on the same
+// labels as they arrive (peer --method svm). (Its first floor, accuracy
+// above always-majority, is not met on spam7: BENCHMARKS.md, "Skewed
+// streams".)
 func TestDocumentStreamFloors(t *testing.T) {
-	testenv.SkipUnlessLong(t, "four document streams through nmfstream stream (about 3 minutes)")
+	testenv.SkipUnlessLong(t, "four document streams through nmfstream stream and the SVM peer (about 15 seconds)")
 	type floor struct{ acc, bal, f1 float64 }
 	cases := []struct {
 		name, data string
@@ -26,14 +31,15 @@ func TestDocumentStreamFloors(t *testing.T) {
 		rare       string
 		floor      floor
 	}{
-		// Measured 0.933 / 0.926 / 0.921.
-		{name: "spam", data: "spam", floor: floor{0.928, 0.92, 0.915}},
-		// Measured 0.936 / 0.809 / 0.749.
-		{name: "spam7", data: "spam", rare: "spam:0.07", floor: floor{0.93, 0.80, 0.74}},
-		// Measured 0.721 / 0.759 / 0.738.
-		{name: "sotub", data: "sotu", shuffle: 1, block: 2000, floor: floor{0.71, 0.75, 0.73}},
-		// Measured 0.571 / 0.502 / 0.509.
-		{name: "kjv", data: "kjv", shuffle: 1, floor: floor{0.56, 0.49, 0.50}},
+		// Measured 0.935 / 0.930 / 0.924.
+		{name: "spam", data: "spam", floor: floor{0.93, 0.925, 0.92}},
+		// Measured 0.943 / 0.783 / 0.752 (the hedge's rate of session 27
+		// traded 2.6 points of balanced accuracy for 0.7 of accuracy).
+		{name: "spam7", data: "spam", rare: "spam:0.07", floor: floor{0.94, 0.775, 0.745}},
+		// Measured 0.726 / 0.766 / 0.743.
+		{name: "sotub", data: "sotu", shuffle: 1, block: 2000, floor: floor{0.72, 0.76, 0.735}},
+		// Measured 0.575 / 0.506 / 0.516.
+		{name: "kjv", data: "kjv", shuffle: 1, floor: floor{0.57, 0.50, 0.51}},
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "nmfstream")
@@ -65,6 +71,18 @@ func TestDocumentStreamFloors(t *testing.T) {
 			if rep.Accuracy < c.floor.acc || rep.BalancedAccuracy < c.floor.bal || rep.MacroF1 < c.floor.f1 {
 				t.Errorf("%s: accuracy %.4f, balanced %.4f, macro-F1 %.4f; want at least %.3f, %.3f, %.3f",
 					c.name, rep.Accuracy, rep.BalancedAccuracy, rep.MacroF1, c.floor.acc, c.floor.bal, c.floor.f1)
+			}
+			svmPred := filepath.Join(dir, c.name+"-svm.jsonl")
+			if err := runPeer([]string{"--in", in, "--out", svmPred, "--method", "svm"}); err != nil {
+				t.Fatal(err)
+			}
+			svm, err := score(in, filepath.Join(dir, c.name+".truth.csv"), svmPred)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: the linear SVM peer's macro-F1 %.4f", c.name, svm.MacroF1)
+			if rep.MacroF1 < svm.MacroF1 {
+				t.Errorf("%s: macro-F1 %.4f below the linear SVM peer's %.4f", c.name, rep.MacroF1, svm.MacroF1)
 			}
 		})
 	}
