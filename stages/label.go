@@ -265,6 +265,11 @@ type Scores struct {
 	// 2·precision·recall/(precision+recall), a class never predicted having
 	// precision 0; NaN before any scored sample.
 	MacroF1 float64
+	// Majority is the accuracy that always answering the most frequent
+	// class of the scored samples would have had: a floor for accuracy
+	// where classes are skewed (no stream knows that class in advance);
+	// NaN before any scored sample.
+	Majority float64
 }
 
 // Scores returns the per-class summary of the scored predictions (those
@@ -336,7 +341,16 @@ func (c Confusion) Scores() Scores { return (&confusion{n: c.N}).scores() }
 
 func (m *confusion) scores() Scores {
 	s := metrics.PerClassOf(m.n)
-	return Scores{BalancedAccuracy: s.BalancedAccuracy, MacroF1: s.MacroF1}
+	out := Scores{BalancedAccuracy: s.BalancedAccuracy, MacroF1: s.MacroF1, Majority: math.NaN()}
+	tot, top := 0, 0
+	for _, n := range s.Support {
+		tot += n
+		top = max(top, n)
+	}
+	if tot > 0 {
+		out.Majority = float64(top) / float64(tot)
+	}
+	return out
 }
 
 // Counters are a Learner's running totals. They are part of its state and

@@ -353,7 +353,7 @@ func TestConfusionAdd(t *testing.T) {
 		t.Fatalf("with an empty confusion added: %+v, want %+v", got, l.Scores())
 	}
 	// Worked by hand: recalls a 2/3, b 4/5, c 0/2; precisions a 2/2, b 4/5,
-	// c 0 (never predicted).
+	// c 0 (never predicted); always answering b, 5 of the 10 samples.
 	one := Confusion{Classes: []string{"a", "b"}, N: [][]int64{{2, 1, 0}, {0, 3, 1}}}
 	two := Confusion{Classes: []string{"c", "b"}, N: [][]int64{{0, 0, 2}, {0, 1, 0}}}
 	sum := one.Add(two)
@@ -363,7 +363,7 @@ func TestConfusionAdd(t *testing.T) {
 	}
 	sc := sum.Scores()
 	f1 := func(p, r float64) float64 { return 2 * p * r / (p + r) }
-	if math.Abs(sc.BalancedAccuracy-(2.0/3+4.0/5)/3) > 1e-12 || math.Abs(sc.MacroF1-(f1(1, 2.0/3)+f1(4.0/5, 4.0/5))/3) > 1e-12 {
+	if math.Abs(sc.BalancedAccuracy-(2.0/3+4.0/5)/3) > 1e-12 || math.Abs(sc.MacroF1-(f1(1, 2.0/3)+f1(4.0/5, 4.0/5))/3) > 1e-12 || sc.Majority != 0.5 {
 		t.Errorf("scores %+v", sc)
 	}
 }

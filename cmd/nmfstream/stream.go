@@ -43,7 +43,8 @@ type streamSummary struct {
 	NScored          int64        `json:"n_scored"`
 	BalancedAccuracy jsonFloat    `json:"balanced_accuracy"`
 	MacroF1          jsonFloat    `json:"macro_f1"`
-	Early            int64        `json:"early"` // labeled samples that arrived before any label: not scored
+	Majority         jsonFloat    `json:"majority"` // always answering the scored samples' most frequent class: accuracy's floor on skewed classes
+	Early            int64        `json:"early"`    // labeled samples that arrived before any label: not scored
 	Records          int64        `json:"records"`
 	Rejected         int64        `json:"rejected"`
 	Samples          int64        `json:"samples"`
@@ -532,7 +533,7 @@ func (r *streamRun) report(stdout, stderr io.Writer, elapsed float64) error {
 	sum := streamSummary{
 		AccuracyCI95: [2]jsonFloat{jsonFloat(lo), jsonFloat(hi)},
 		Accuracy:     jsonFloat(c.Accuracy()), NScored: c.Labeled, Early: c.Early,
-		BalancedAccuracy: jsonFloat(sc.BalancedAccuracy), MacroF1: jsonFloat(sc.MacroF1),
+		BalancedAccuracy: jsonFloat(sc.BalancedAccuracy), MacroF1: jsonFloat(sc.MacroF1), Majority: jsonFloat(sc.Majority),
 		Records: c.Records, Rejected: c.Rejected, Samples: c.Samples, Duplicates: c.Duplicates,
 		LateLabels: c.LateLabels, Labeled: c.Labeled, Correct: c.Correct, Unpredicted: c.Unpredicted,
 		Pending: r.l.Pending(), Seconds: elapsed, RunRecords: r.runRecords, ResumedFrom: r.resumed,
@@ -554,8 +555,8 @@ func (r *streamRun) report(stdout, stderr io.Writer, elapsed float64) error {
 	}
 	fmt.Fprintf(stdout, "records %d (this run %d, %.0f/s), samples %d, rejected %d, duplicates %d, late labels %d, pending labels %d; the graph searched in %d dimensions\n",
 		c.Records, r.runRecords, sum.RecordsPerSecond, c.Samples, c.Rejected, c.Duplicates, c.LateLabels, sum.Pending, sum.SearchDims)
-	fmt.Fprintf(stdout, "prequential accuracy %.4f (95%% interval %.4f–%.4f): %d of the %d labeled samples after the first label right on arrival (%d without a prediction, counted wrong); balanced accuracy %.4f, macro-F1 %.4f\n",
-		c.Accuracy(), lo, hi, c.Correct, c.Labeled, c.Unpredicted, sc.BalancedAccuracy, sc.MacroF1)
+	fmt.Fprintf(stdout, "prequential accuracy %.4f (95%% interval %.4f–%.4f): %d of the %d labeled samples after the first label right on arrival (%d without a prediction, counted wrong); balanced accuracy %.4f, macro-F1 %.4f; always answering the most frequent class %.4f\n",
+		c.Accuracy(), lo, hi, c.Correct, c.Labeled, c.Unpredicted, sc.BalancedAccuracy, sc.MacroF1, sc.Majority)
 	if emb.N > 0 {
 		fmt.Fprintf(stdout, "codes of the window's %d labeled samples: 1-NN accuracy %.4f (leave one out), NMI of k-means %.4f\n", emb.N, emb.NN1, emb.NMI)
 	}

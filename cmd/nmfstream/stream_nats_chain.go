@@ -608,8 +608,8 @@ func (r *natsRun) report(stdout, stderr io.Writer, elapsed float64, server strin
 	}
 	fmt.Fprintf(stdout, "records %d (%.0f/s) on the owners at %s, samples %d, rejected %d, duplicates %d, late labels %d, pending labels %d\n",
 		c.Records, sum.RecordsPerSecond, server, c.Samples, c.Rejected, c.Duplicates, c.LateLabels, sum.Pending)
-	fmt.Fprintf(stdout, "prequential accuracy %.4f (95%% interval %.4f–%.4f): %d of the %d labeled samples after the first label right on arrival (%d without a prediction, counted wrong); balanced accuracy %.4f, macro-F1 %.4f\n",
-		c.Accuracy(), lo, hi, c.Correct, c.Labeled, c.Unpredicted, sc.BalancedAccuracy, sc.MacroF1)
+	fmt.Fprintf(stdout, "prequential accuracy %.4f (95%% interval %.4f–%.4f): %d of the %d labeled samples after the first label right on arrival (%d without a prediction, counted wrong); balanced accuracy %.4f, macro-F1 %.4f; always answering the most frequent class %.4f\n",
+		c.Accuracy(), lo, hi, c.Correct, c.Labeled, c.Unpredicted, sc.BalancedAccuracy, sc.MacroF1, sc.Majority)
 	if c.Rejected > 0 {
 		fmt.Fprintf(stderr, "nmfstream stream: %d records rejected\n", c.Rejected)
 	}
@@ -628,7 +628,7 @@ func (r *natsRun) summary(elapsed float64) streamSummary {
 	sum := streamSummary{
 		AccuracyCI95: [2]jsonFloat{jsonFloat(lo), jsonFloat(hi)},
 		Accuracy:     jsonFloat(c.Accuracy()), NScored: c.Labeled, Early: c.Early,
-		BalancedAccuracy: jsonFloat(sc.BalancedAccuracy), MacroF1: jsonFloat(sc.MacroF1),
+		BalancedAccuracy: jsonFloat(sc.BalancedAccuracy), MacroF1: jsonFloat(sc.MacroF1), Majority: jsonFloat(sc.Majority),
 		Records: c.Records, Rejected: c.Rejected, Samples: c.Samples, Duplicates: c.Duplicates,
 		LateLabels: c.LateLabels, Labeled: c.Labeled, Correct: c.Correct, Unpredicted: c.Unpredicted,
 		Pending: r.last.Pending, Seconds: elapsed, RunRecords: r.records,
