@@ -759,7 +759,10 @@ func (d *ChainDriver) merge(b int64, parts map[int]*wireStep) *ChainStep {
 	delete(d.late, b)
 	d.mu.Unlock()
 	if len(d.last) == 1 {
+		// The owner's own scores; Majority is not on the wire, so it
+		// comes from the counts (NaN from an owner that sends none).
 		out.Scores = d.last[0].Scored
+		out.Scores.Majority = conf.Scores().Majority
 	}
 	return out
 }
