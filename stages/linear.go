@@ -202,11 +202,10 @@ func (m *linear) pass(nodes, y []int, row func(n int) ([]float64, []int, []float
 // rate of exponential weights over N experts and T rounds, √(8 ln N / T)
 // (Cesa-Bianchi and Lugosi, "Prediction, Learning, and Games", 2006,
 // Theorem 2.2), with T the losses' memory 1/(1−hedgeDecay): about 0.30 for
-// the three experts. At η = 1 the mixture followed whichever expert had
-// made a few mistakes fewer in the last 100 scored samples; at 0.3 it
-// averages experts of about the same accuracy, whose mistakes differ:
-// accuracy rose on 12 of 15 document streams and fell by at most half a
-// point on the other three (BENCHMARKS.md, "The hedge's rate").
+// the three experts. At that rate experts a few mistakes apart over the
+// memory are averaged, and one tens of mistakes behind is left out; a rate
+// of 1 follows whichever has a few mistakes fewer (BENCHMARKS.md, "The
+// hedge's rate", measures both on fifteen document streams).
 var hedgeRate = math.Sqrt(8 * math.Log(experts) * (1 - hedgeDecay))
 
 // The experts of PredictGraph's mixture, as indices of hedge's arrays.
