@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -758,11 +759,11 @@ func (d *ChainDriver) merge(b int64, parts map[int]*wireStep) *ChainStep {
 	out.Counters.Records -= d.late[b]
 	delete(d.late, b)
 	d.mu.Unlock()
-	if len(d.last) == 1 {
-		// The owner's own scores; Majority is not on the wire, so it
-		// comes from the counts (NaN from an owner that sends none).
+	if len(d.last) == 1 && len(d.last[0].Confusion.Classes) == 0 {
+		// An owner of before 2026-11-29 sends its scores but not the
+		// counts behind them; Majority is not on the wire.
 		out.Scores = d.last[0].Scored
-		out.Scores.Majority = conf.Scores().Majority
+		out.Scores.Majority = math.NaN()
 	}
 	return out
 }
