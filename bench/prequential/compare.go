@@ -10,11 +10,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/nmfstream/nmfstream/model/metrics"
+	"github.com/nmfstream/nmfstream/sources"
 )
 
 // runCompare prints where two prediction files of one stream disagree:
 // over the samples A predicted, how many each got right where they
-// differ, and the same by tenths of A's score (its confidence).
+// differ, McNemar's exact test of the two (is one more accurate than the
+// other on these samples, beyond chance?), how many samples either got
+// right, and the same disagreements by tenths of A's score (its
+// confidence).
 func runCompare(args []string) error {
 	fs := flag.NewFlagSet("compare", flag.ExitOnError)
 	in := fs.String("in", "", "the stream (Arrow IPC file), whose .truth.csv gives the labels")
@@ -36,7 +42,7 @@ func runCompare(args []string) error {
 	if err != nil {
 		return err
 	}
-	var n, differ, aRight, bRight int
+	var n, right, differ, aRight, bRight int
 	var bins [11][3]int // by A's score: disagreements, A right, B right
 	for id, p := range pa {
 		want, ok := truth[id]
@@ -44,6 +50,9 @@ func runCompare(args []string) error {
 			continue
 		}
 		n++
+		if p.pred == want {
+			right++
+		}
 		q := pb[id]
 		if q.pred == p.pred {
 			continue
@@ -60,7 +69,8 @@ func runCompare(args []string) error {
 			bins[k][2]++
 		}
 	}
-	fmt.Printf("%d samples predicted by A; they differ on %d: A right %d, B right %d\n", n, differ, aRight, bRight)
+	fmt.Printf("%d samples predicted by A; they differ on %d: A right %d, B right %d (McNemar's exact p = %.3g); either right on %d (%.4f)\n",
+		n, differ, aRight, bRight, metrics.McNemar(aRight, bRight), right+bRight, float64(right+bRight)/float64(n))
 	fmt.Println("A's score | differ | A right | B right")
 	for k, c := range bins {
 		if c[0] > 0 {
@@ -122,4 +132,82 @@ func readScored(path string) (map[string]scored, error) {
 		out[r.ID] = s
 	}
 	return out, sc.Err()
+}
+
+// runOracle scores several prediction files of one stream over the samples
+// score counts and prints, as JSON, each file's accuracy and the share of
+// those samples that at least one file predicted right: the most any
+// choice among them, sample by sample, could score (an oracle: a real
+// combiner does not know which is right). Beside it, score's ceiling.
+func runOracle(args []string) error {
+	fs := flag.NewFlagSet("oracle", flag.ExitOnError)
+	in := fs.String("in", "", "the stream (Arrow IPC file), whose .truth.csv gives the labels")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: prequential oracle --in STREAM.arrow PRED.jsonl PRED.jsonl ...")
+		fs.PrintDefaults()
+	}
+	fs.Parse(args)
+	if *in == "" || fs.NArg() == 0 {
+		return errors.New("oracle: --in and at least one predictions file are required")
+	}
+	rep, err := oracle(*in, strings.TrimSuffix(*in, filepath.Ext(*in))+".truth.csv", fs.Args())
+	if err != nil {
+		return err
+	}
+	out, _ := json.Marshal(rep)
+	fmt.Println(string(out))
+	return nil
+}
+
+type oracleReport struct {
+	N        int       `json:"n"`
+	Accuracy []float64 `json:"accuracy"` // per file, in the order given
+	Any      float64   `json:"any"`      // right by at least one file
+	Ceiling  float64   `json:"ceiling"`  // as score's
+}
+
+// oracle scores the prediction files preds against truthPath over the
+// samples score counts (a missing prediction is wrong).
+func oracle(in, truthPath string, preds []string) (oracleReport, error) {
+	ids, firstAt, err := scoredIDs(in)
+	if err != nil {
+		return oracleReport{}, err
+	}
+	if len(ids) == 0 {
+		return oracleReport{}, errors.New("oracle: no sample after the first label")
+	}
+	truth, err := readTruth(truthPath)
+	if err != nil {
+		return oracleReport{}, err
+	}
+	rep := oracleReport{N: len(ids), Accuracy: make([]float64, len(preds))}
+	anyRight := make([]bool, len(ids))
+	for f, path := range preds {
+		pred, err := sources.ReadPredictions(path)
+		if err != nil {
+			return oracleReport{}, err
+		}
+		for i, id := range ids {
+			want, ok := truth[id]
+			if !ok {
+				return oracleReport{}, fmt.Errorf("oracle: no truth for id %q", id)
+			}
+			if got := pred[id]; got != "" && got == want {
+				rep.Accuracy[f]++
+				anyRight[i] = true
+			}
+		}
+		rep.Accuracy[f] /= float64(len(ids))
+	}
+	for i, id := range ids {
+		if anyRight[i] {
+			rep.Any++
+		}
+		if at, ok := firstAt[truth[id]]; ok && at <= i {
+			rep.Ceiling++
+		}
+	}
+	rep.Any /= float64(len(ids))
+	rep.Ceiling /= float64(len(ids))
+	return rep, nil
 }

@@ -316,3 +316,51 @@ func TestScoreCeiling(t *testing.T) {
 			rep.N, rep.Ceiling, rep.Accuracy, rep.Missing, rep.Majority)
 	}
 }
+
+// TestOracle checks oracle on TestScoreCeiling's stream (scored samples 1–5,
+// classes A B A C B): file P right on 1, 2 and 4, file Q right on 2, 3 and
+// 5 and wrong on 1, so either is right on all five but nothing of sample
+// 0 (before the first label) counts; accuracies 3/5 each, any 5/5, ceiling
+// 3/5.
+func TestOracle(t *testing.T) {
+	var docs []doc
+	for _, c := range []string{"A", "A", "B", "A", "C", "B"} {
+		docs = append(docs, doc{text: "words of class " + c, class: c})
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "s.arrow")
+	if err := makeText(docs, 0, 0, 1, 0, 1, "", in); err != nil {
+		t.Fatal(err)
+	}
+	p, q := filepath.Join(dir, "p.jsonl"), filepath.Join(dir, "q.jsonl")
+	files := map[string]string{
+		p: `{"id":"0","pred":"A"}
+{"id":"1","pred":"A"}
+{"id":"2","pred":"B"}
+{"id":"3","pred":"B"}
+{"id":"4","pred":"C"}
+`,
+		q: `{"id":"1","pred":"B"}
+{"id":"2","pred":"B"}
+{"id":"3","pred":"A"}
+{"id":"4","pred":null}
+{"id":"5","pred":"B"}
+`,
+	}
+	for path, lines := range files {
+		if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := oracle(in, filepath.Join(dir, "s.truth.csv"), []string{p, q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.N != 5 || rep.Accuracy[0] != 0.6 || rep.Accuracy[1] != 0.6 || rep.Any != 1 || rep.Ceiling != 0.6 {
+		t.Errorf("n %d, accuracies %v, any %v, ceiling %v; want 5, [0.6 0.6], 1, 0.6", rep.N, rep.Accuracy, rep.Any, rep.Ceiling)
+	}
+	// Q alone: its own accuracy.
+	if rep, err = oracle(in, filepath.Join(dir, "s.truth.csv"), []string{q}); err != nil || rep.Any != 0.6 {
+		t.Errorf("Q alone: any %v, err %v; want 0.6", rep.Any, err)
+	}
+}

@@ -5,7 +5,8 @@
 //	prequential make  --data CORPUS [--mnist DIR] [--shuffle SEED] [--block N] [--rare CLASS:SHARE] [--frac 0.1] [--delay 100] [--seed 1] --out F.arrow
 //	prequential score --in F.arrow [--truth F.truth.csv] --pred P.jsonl [--row NAME]
 //	prequential compare --in F.arrow --a P1.jsonl --b P2.jsonl
-//	prequential peer  --in F.arrow --out P.jsonl [--method knn|nb|last]
+//	prequential oracle --in F.arrow P1.jsonl P2.jsonl ...
+//	prequential peer  --in F.arrow --out P.jsonl [--method knn|nb|svm|last]
 //	prequential split --data CORPUS [--rare CLASS:SHARE] [--train-n 2000] [--test-n 1000] [--frac 0.1] [--seed 1] --train TR.arrow --test TE.arrow
 //
 // make writes the samples in stream order as an Arrow IPC file: a fraction
@@ -49,10 +50,16 @@
 // JSON lines) and prints, as JSON, the accuracy over every sample that
 // arrived after the first label record (a sample without a prediction is
 // wrong), by quarter of those samples and over their second half, with
-// balanced accuracy and macro-F1, and the ceiling: the share of those
-// samples whose class had a label in the stream before them, the most a
-// predictor that knows only the labels given can get right; with --row
-// NAME, the same as a row of BENCHMARKS.md's document streams table.
+// balanced accuracy and macro-F1, the accuracy's 95% Wilson interval,
+// and the ceiling: the share of those samples whose class had a label in
+// the stream before them, the most a predictor that knows only the labels
+// given can get right; with --row NAME, the same as a row of
+// BENCHMARKS.md's document streams table.
+//
+// compare prints where two prediction files disagree, with McNemar's exact
+// test of the two; oracle prints, over the samples score counts, each
+// file's accuracy and the share that at least one of them got right (the
+// most any sample-by-sample choice among them could score).
 //
 // peer predicts each sample of a text stream on arrival, before it learns
 // from it, as the stream does, and writes the predictions as stream --out
@@ -65,6 +72,8 @@
 //	nb    online multinomial naive Bayes on the term counts of the samples
 //	      whose label has arrived (lower-cased, English stop words dropped,
 //	      Laplace smoothing)
+//	svm   a linear SVM (LinearSVC's defaults) on the TF-IDF rows of the
+//	      samples whose label has arrived, refitted as they grow
 //	last  the last label that arrived (the no-change classifier): the
 //	      floor of a stream whose classes come in runs
 //
@@ -96,11 +105,12 @@ import (
 	"github.com/nmfstream/nmfstream/datasets"
 	"github.com/nmfstream/nmfstream/sinks"
 	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/stages"
 )
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: prequential make|score|compare|peer|split [flags]")
+		fmt.Fprintln(os.Stderr, "usage: prequential make|score|compare|oracle|peer|split [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -113,10 +123,12 @@ func main() {
 		err = runPeer(os.Args[2:])
 	case "compare":
 		err = runCompare(os.Args[2:])
+	case "oracle":
+		err = runOracle(os.Args[2:])
 	case "split":
 		err = runSplit(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q: want make, score, compare, peer or split", os.Args[1])
+		err = fmt.Errorf("unknown command %q: want make, score, compare, oracle, peer or split", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "prequential:", err)
@@ -274,7 +286,11 @@ func load(data, mnistDir string) (*mat.Dense, []int, error) {
 }
 
 type report struct {
-	Accuracy         float64    `json:"accuracy"`
+	Accuracy float64 `json:"accuracy"`
+	// AccuracyCI95 is the Wilson score interval of Accuracy at 95%, as
+	// stream --json reports its own: the spread one stream's samples allow,
+	// not the spread over draws of its labels or of its order.
+	AccuracyCI95     [2]float64 `json:"accuracy_ci95"`
 	N                int        `json:"n"`
 	Quarters         [4]float64 `json:"quarters"`
 	SecondHalf       float64    `json:"second_half"`
@@ -319,19 +335,17 @@ func runScore(args []string) error {
 	return nil
 }
 
-// score scores the predictions in predPath (JSON lines of stream --out)
-// against truthPath (id,label) over every sample of the stream in after
-// its first label record, in stream order; a sample without a prediction
-// is wrong.
-func score(in, truthPath, predPath string) (report, error) {
-	// The samples after the first label record, in stream order.
+// scoredIDs returns the ids of the samples of the stream in that score
+// counts (every sample after the first label record), in stream order, and
+// firstAt: for each class, the number of those samples before its first
+// label (a sample's own, or a late label record).
+func scoredIDs(in string) (ids []string, firstAt map[string]int, err error) {
 	src, err := sources.Open(in)
 	if err != nil {
-		return report{}, err
+		return nil, nil, err
 	}
-	var ids []string
 	// firstAt[c]: the number of scored samples before class c's first label.
-	firstAt := map[string]int{}
+	firstAt = map[string]int{}
 	learn := func(c string) {
 		if _, ok := firstAt[c]; !ok {
 			firstAt[c] = len(ids)
@@ -361,20 +375,23 @@ func score(in, truthPath, predPath string) (report, error) {
 	}
 	src.Close()
 	if err := src.Err(); err != nil {
-		return report{}, err
+		return nil, nil, err
 	}
-	truth := map[string]string{}
-	tf, err := os.Open(truthPath)
+	return ids, firstAt, nil
+}
+
+// score scores the predictions in predPath (JSON lines of stream --out)
+// against truthPath (id,label) over every sample of the stream in after
+// its first label record, in stream order; a sample without a prediction
+// is wrong.
+func score(in, truthPath, predPath string) (report, error) {
+	ids, firstAt, err := scoredIDs(in)
 	if err != nil {
 		return report{}, err
 	}
-	rows, err := csv.NewReader(tf).ReadAll()
-	tf.Close()
+	truth, err := readTruth(truthPath)
 	if err != nil {
 		return report{}, err
-	}
-	for _, r := range rows[1:] {
-		truth[r[0]] = r[1]
 	}
 	pred, err := sources.ReadPredictions(predPath) // "" for a null prediction
 	if err != nil {
@@ -414,6 +431,8 @@ func score(in, truthPath, predPath string) (report, error) {
 		}
 	}
 	rep.Accuracy = float64(right) / float64(len(ids))
+	lo, hi := stages.Counters{Labeled: int64(len(ids)), Correct: int64(right)}.Interval(1.96)
+	rep.AccuracyCI95 = [2]float64{lo, hi}
 	rep.Ceiling /= float64(len(ids))
 	for q := range qr {
 		rep.Quarters[q] = float64(qr[q]) / float64(qn[q])
