@@ -281,6 +281,23 @@ func TestSplitByText(t *testing.T) {
 	}
 }
 
+// handStream writes TestScoreCeiling's stream into a temporary folder:
+// classes A A B A C B, every sample labeled right after it (delay 0); it
+// returns the folder and the stream's path (its truth is s.truth.csv).
+func handStream(t *testing.T) (dir, in string) {
+	t.Helper()
+	var docs []doc
+	for _, c := range []string{"A", "A", "B", "A", "C", "B"} {
+		docs = append(docs, doc{text: "words of class " + c, class: c})
+	}
+	dir = t.TempDir()
+	in = filepath.Join(dir, "s.arrow")
+	if err := makeText(docs, 0, 0, 1, 0, 1, "", in); err != nil {
+		t.Fatal(err)
+	}
+	return dir, in
+}
+
 // TestScoreCeiling checks score's ceiling and accuracy on a stream worked
 // by hand: classes A A B A C B, every sample labeled right after it
 // (delay 0). The scored samples are the five after the first label; the
@@ -289,15 +306,7 @@ func TestSplitByText(t *testing.T) {
 // and none for 5 give accuracy 3/5 and one missing. The scored classes are
 // A B A C B: always answering A or B scores 2/5.
 func TestScoreCeiling(t *testing.T) {
-	var docs []doc
-	for _, c := range []string{"A", "A", "B", "A", "C", "B"} {
-		docs = append(docs, doc{text: "words of class " + c, class: c})
-	}
-	dir := t.TempDir()
-	in := filepath.Join(dir, "s.arrow")
-	if err := makeText(docs, 0, 0, 1, 0, 1, "", in); err != nil {
-		t.Fatal(err)
-	}
+	dir, in := handStream(t)
 	pred := filepath.Join(dir, "p.jsonl")
 	lines := `{"id":"1","pred":"A"}
 {"id":"2","pred":"B"}
@@ -323,15 +332,7 @@ func TestScoreCeiling(t *testing.T) {
 // 0 (before the first label) counts; accuracies 3/5 each, any 5/5, ceiling
 // 3/5.
 func TestOracle(t *testing.T) {
-	var docs []doc
-	for _, c := range []string{"A", "A", "B", "A", "C", "B"} {
-		docs = append(docs, doc{text: "words of class " + c, class: c})
-	}
-	dir := t.TempDir()
-	in := filepath.Join(dir, "s.arrow")
-	if err := makeText(docs, 0, 0, 1, 0, 1, "", in); err != nil {
-		t.Fatal(err)
-	}
+	dir, in := handStream(t)
 	p, q := filepath.Join(dir, "p.jsonl"), filepath.Join(dir, "q.jsonl")
 	files := map[string]string{
 		p: `{"id":"0","pred":"A"}
