@@ -7,53 +7,60 @@
 # NMFSTREAM stream (default /tmp/nmfstream) with the default predictor and,
 # for each of METHODS, the 1-NN on the labeled codes (`--predictor
 # nearest`), scores each from outside, and prints one Markdown row per
-# seed (the default's accuracy, second half and ceiling, then each
-# method's 1-NN), then the mean and standard deviation of each column and
-# of each method's 1-NN lead over GNMF's, in points. DATA=digits (the
-# default; seed 1 is issue 26's stream) or mnist:15000; SEEDS="1 2 3"
-# (default 1 to 20); METHODS="gnmf ssknmf" (default gnmf ssknmf nge n2s2l;
-# gnmf first). The digits take about a minute on 2 cores, MNIST 15k about
-# a minute a seed.
+# seed (the default's accuracy, second half, ceiling and always-majority's
+# accuracy, then each method's 1-NN), then the mean and standard
+# deviation of each column and of each method's 1-NN lead over the first
+# method's, in points. DATA=digits (the default; seed 1 is issue 26's
+# stream), mnist:15000, or a text corpus (spam:DIR, …; MAKE="--rare
+# spam:0.07" adds flags to make, METHODS="" skips the 1-NN runs);
+# SEEDS="1 2 3" (default 1 to 20); METHODS="gnmf ssknmf" (default gnmf
+# ssknmf nge n2s2l; gnmf first). The digits take about a minute on 2
+# cores, MNIST 15k about a minute a seed.
 set -euo pipefail
 BIN=${1:-/tmp/nmfstream}
 OUT=${2:-/tmp/draws}
 DATA=${DATA:-digits}
 SEEDS=${SEEDS:-$(seq 1 20)}
-METHODS=${METHODS:-gnmf ssknmf nge n2s2l}
+METHODS=${METHODS-gnmf ssknmf nge n2s2l}
+MAKE=${MAKE:-}
 cd "$(dirname "$0")/../.."
 mkdir -p "$OUT"
 go build -o "$OUT/prequential" ./bench/prequential
 P=$OUT/prequential
 name=${DATA%%:*}
-acc() { "$P" score --in "$1" --pred "$2" | sed -E 's/.*"accuracy":([0-9.eE+-]+).*"second_half":([0-9.eE+-]+).*"ceiling":([0-9.eE+-]+).*/\1 \2 \3/'; }
-header="| seed | default | second half | ceiling |"
-rule="|---|---|---|---|"
+acc() { "$P" score --in "$1" --pred "$2" | sed -E 's/.*"accuracy":([0-9.eE+-]+).*"second_half":([0-9.eE+-]+).*"ceiling":([0-9.eE+-]+).*"majority":([0-9.eE+-]+).*/\1 \2 \3 \4/'; }
+header="| seed | default | second half | ceiling | always-majority |"
+rule="|---|---|---|---|---|"
 for m in $METHODS; do header="$header $m 1-NN |"; rule="$rule---|"; done
 echo "$header"
 echo "$rule"
 for s in $SEEDS; do
   in=$OUT/${name}_s$s.arrow
-  [ -f "$in" ] || "$P" make --data "$DATA" --seed "$s" --out "$in" >/dev/null
+  # shellcheck disable=SC2086 # MAKE holds several flags
+  [ -f "$in" ] || "$P" make --data "$DATA" $MAKE --seed "$s" --out "$in" >/dev/null
   "$BIN" stream --in "$in" --out "$OUT/p.jsonl" >/dev/null
-  read -r a h c < <(acc "$in" "$OUT/p.jsonl")
-  row="$s $a $h $c"
+  read -r a h c j < <(acc "$in" "$OUT/p.jsonl")
+  row="$s $a $h $c $j"
   for m in $METHODS; do
     "$BIN" stream --in "$in" --out "$OUT/p.jsonl" --method "$m" --predictor nearest >/dev/null
-    read -r a _ _ < <(acc "$in" "$OUT/p.jsonl")
+    read -r a _ _ _ < <(acc "$in" "$OUT/p.jsonl")
     row="$row $a"
   done
   echo "$row"
 done | tee "$OUT/${name}_rows.txt" | awk '{printf "| %s |", $1; for (i = 2; i <= NF; i++) printf " %.4f |", $i; printf "\n"}'
-# Mean and standard deviation of each column, then of each method's lead
-# over the first method (GNMF), in points.
+# Mean and standard deviation of each column, how often the default fell
+# below always-majority, then each method's lead over the first method
+# (GNMF), in points.
 awk -v methods="$METHODS" '
 { n++; for (i = 2; i <= NF; i++) { s[i] += $i; q[i] += $i * $i }
-  for (j = 6; j <= NF; j++) { d = 100 * ($j - $5); ds[j] += d; dq[j] += d * d } }
+  for (j = 7; j <= NF; j++) { d = 100 * ($j - $6); ds[j] += d; dq[j] += d * d }
+  if ($2 < $5) below++ }
 END {
   split(methods, m, " ")
   printf "| mean ± sd |"
   for (i = 2; i <= NF; i++) { mu = s[i] / n; printf " %.4f ± %.4f |", mu, sqrt((q[i] - n * mu * mu) / (n - 1)) }
   printf "\n"
-  for (j = 6; j <= NF; j++) { mu = ds[j] / n; sd = sqrt((dq[j] - n * mu * mu) / (n - 1))
-    printf "%s − %s, 1-NN, points: %+.2f ± %.2f (standard error %.2f, %d draws)\n", m[j - 4], m[1], mu, sd, sd / sqrt(n), n }
+  printf "the default below always-majority on %d of %d draws\n", below, n
+  for (j = 7; j <= NF; j++) { mu = ds[j] / n; sd = sqrt((dq[j] - n * mu * mu) / (n - 1))
+    printf "%s − %s, 1-NN, points: %+.2f ± %.2f (standard error %.2f, %d draws)\n", m[j - 5], m[1], mu, sd, sd / sqrt(n), n }
 }' "$OUT/${name}_rows.txt"
