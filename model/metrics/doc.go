@@ -1,8 +1,8 @@
 // Package metrics implements the evaluation side of nmfstream: accuracy,
 // confusion matrices, clustering accuracy under the best (Hungarian)
-// relabeling, normalized mutual information, a string label encoder and
-// the seeded train/test/labeled split of the evaluation protocol
-// (docs/DESIGN.md §7).
+// relabeling, normalized mutual information, McNemar's exact test of two
+// classifiers on the same samples, a string label encoder and the seeded
+// train/test/labeled split of the evaluation protocol (docs/DESIGN.md §7).
 //
 // Labels are ints. A truth of −1 marks a sample whose label is unknown;
 // every metric skips such samples. A prediction of −1 means "no label" and
