@@ -55,12 +55,14 @@ awk -v methods="$METHODS" '
 { n++; for (i = 2; i <= NF; i++) { s[i] += $i; q[i] += $i * $i }
   for (j = 7; j <= NF; j++) { d = 100 * ($j - $6); ds[j] += d; dq[j] += d * d }
   if ($2 < $5) below++ }
+# sd of a column from its sum t and sum of squares u (0 for one draw).
+function sd(t, u,   mu, v) { if (n < 2) return 0; mu = t / n; v = (u - n * mu * mu) / (n - 1); return v > 0 ? sqrt(v) : 0 }
 END {
   split(methods, m, " ")
   printf "| mean ± sd |"
-  for (i = 2; i <= NF; i++) { mu = s[i] / n; printf " %.4f ± %.4f |", mu, sqrt((q[i] - n * mu * mu) / (n - 1)) }
+  for (i = 2; i <= NF; i++) printf " %.4f ± %.4f |", s[i] / n, sd(s[i], q[i])
   printf "\n"
   printf "the default below always-majority on %d of %d draws\n", below, n
-  for (j = 7; j <= NF; j++) { mu = ds[j] / n; sd = sqrt((dq[j] - n * mu * mu) / (n - 1))
-    printf "%s − %s, 1-NN, points: %+.2f ± %.2f (standard error %.2f, %d draws)\n", m[j - 5], m[1], mu, sd, sd / sqrt(n), n }
+  for (j = 7; j <= NF; j++) { e = sd(ds[j], dq[j])
+    printf "%s − %s, 1-NN, points: %+.2f ± %.2f (standard error %.2f, %d draws)\n", m[j - 5], m[1], ds[j] / n, e, e / sqrt(n), n }
 }' "$OUT/${name}_rows.txt"
