@@ -122,11 +122,7 @@ func TestSVMOptimality(t *testing.T) {
 			if a[i] < 0 {
 				t.Fatalf("class %d: α[%d] = %v < 0", c, i, a[i])
 			}
-			f := w[len(w)-1]
-			for _, e := range r {
-				f += w[e.j] * e.v
-			}
-			g := sign(m.y[i] == c)*f - 1 + d*a[i]
+			g := sign(m.y[i] == c)*decision(w, r) - 1 + d*a[i]
 			if a[i] == 0 {
 				g = min(g, 0)
 			} else {

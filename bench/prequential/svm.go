@@ -59,14 +59,7 @@ func (m *svm) predict(text string) (string, float64, bool) {
 	}
 	best, bs := -1, math.Inf(-1)
 	for c, w := range m.w {
-		b := len(w) - 1 // the bias, after the columns of the last fit
-		s := w[b]
-		for _, e := range m.vec.cur {
-			if int(e.j) < b {
-				s += w[e.j] * e.v
-			}
-		}
-		if s > bs {
+		if s := decision(w, m.vec.cur); s > bs {
 			best, bs = c, s
 		}
 	}
@@ -117,7 +110,6 @@ func (m *svm) fit() {
 		m.alpha = append(m.alpha, nil)
 		m.w = append(m.w, nil)
 	}
-	b := m.dim // the bias's column
 	for c := range m.classes {
 		a := m.alpha[c]
 		a = append(a, make([]float64, n-len(a))...)
@@ -125,13 +117,8 @@ func (m *svm) fit() {
 		w := append(m.w[c][:0], make([]float64, m.dim+1)...)
 		m.w[c] = w
 		for i, r := range m.x { // w = Σ α_i y_i x_i (and the bias)
-			if a[i] == 0 {
-				continue
-			}
-			yi := sign(m.y[i] == c)
-			w[b] += a[i] * yi
-			for _, e := range r {
-				w[e.j] += a[i] * yi * e.v
+			if a[i] != 0 {
+				addRow(w, a[i]*sign(m.y[i] == c), r)
 			}
 		}
 		rng := rand.New(rand.NewPCG(m.epochs, uint64(c)))
@@ -144,11 +131,7 @@ func (m *svm) fit() {
 			worst := 0.0
 			for _, i := range order {
 				yi := sign(m.y[i] == c)
-				g := w[b]
-				for _, e := range m.x[i] {
-					g += w[e.j] * e.v
-				}
-				g = yi*g - 1 + d*a[i]
+				g := yi*decision(w, m.x[i]) - 1 + d*a[i]
 				pg := g
 				if a[i] == 0 {
 					pg = min(g, 0)
@@ -159,10 +142,7 @@ func (m *svm) fit() {
 				}
 				na := max(a[i]-g/q[i], 0)
 				if da := (na - a[i]) * yi; da != 0 {
-					w[b] += da
-					for _, e := range m.x[i] {
-						w[e.j] += da * e.v
-					}
+					addRow(w, da, m.x[i])
 				}
 				a[i] = na
 			}
@@ -170,6 +150,27 @@ func (m *svm) fit() {
 				break
 			}
 		}
+	}
+}
+
+// decision returns w·x plus the bias, w's last entry (w holds the columns of
+// the last fit and the bias; x's columns past them weigh nothing).
+func decision(w []float64, x []entry) float64 {
+	b := len(w) - 1
+	s := w[b]
+	for _, e := range x {
+		if int(e.j) < b {
+			s += w[e.j] * e.v
+		}
+	}
+	return s
+}
+
+// addRow adds a·(x, 1) to w, the bias last; x's columns are within w's.
+func addRow(w []float64, a float64, x []entry) {
+	w[len(w)-1] += a
+	for _, e := range x {
+		w[e.j] += a * e.v
 	}
 }
 
