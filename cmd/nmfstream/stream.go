@@ -73,6 +73,29 @@ type streamSummary struct {
 	CodeNN1 jsonFloat `json:"code_1nn"`
 	CodeNMI jsonFloat `json:"code_nmi"`
 	CodeN   int       `json:"code_n"`
+	// BatchReference is --batch-reference's report, absent without it.
+	BatchReference *batchReference `json:"batch_reference,omitempty"`
+}
+
+// batchReference reports a warm-started batch refit of the window after
+// the run (stages.Learner.Consolidate), computed outside Seconds: how far
+// the online factorization was from a batch fit of the same method on the
+// window with the labels known at the end.
+type batchReference struct {
+	Iterations      int       `json:"iterations"`
+	ObjectiveOnline jsonFloat `json:"objective_online"`
+	ObjectiveBatch  jsonFloat `json:"objective_batch"`
+	// ObjectiveGap is (online − batch) / |batch|.
+	ObjectiveGap jsonFloat `json:"objective_gap"`
+	// CodesChange is ‖V_batch − V_online‖ / ‖V_online‖ over the window.
+	CodesChange jsonFloat `json:"codes_change"`
+	// CodeNN1 and CodeNMI score the refitted labeled codes as code_1nn and
+	// code_nmi score the online ones.
+	CodeNN1 jsonFloat `json:"code_1nn"`
+	CodeNMI jsonFloat `json:"code_nmi"`
+	Seconds float64   `json:"seconds"`
+	// Error is the refit's error (a diverging objective), "" if none.
+	Error string `json:"error,omitempty"`
 }
 
 // jsonFloat writes NaN as null.
@@ -272,6 +295,7 @@ type streamOptions struct {
 	fs                                              *flag.FlagSet
 	in, out, ckpt, oldCkpt, rejects, profile, trace string
 	every                                           int64
+	batchRef                                        int // --batch-reference: refit iterations after the run, 0 for none
 	asJSON                                          bool
 	cfg                                             onlineConfig
 	csvf                                            csvFlags
@@ -294,6 +318,7 @@ func parseStreamFlagsWith(args []string, stderr io.Writer, synopsis string, extr
 	fs.StringVar(&o.oldCkpt, "model", "", "deprecated spelling of --checkpoint (stream does not start from a fitted model)")
 	fs.Int64Var(&o.every, "checkpoint-every", 10000, "records between checkpoints (with --checkpoint)")
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object instead of text")
+	fs.IntVar(&o.batchRef, "batch-reference", 0, "after the last prediction, refit the window in batch, warm-started from the online factors, for at most this many updates, and report how far the online factorization was from that fit (objective gap, codes' change, the labeled codes' 1-NN and NMI before and after); 0: none. It costs that many batch updates of the window")
 	fs.StringVar(&o.rejects, "rejects", "", "write rejected records to this `file` (JSON lines)")
 	fs.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the run to this `file` (go tool pprof)")
 	fs.StringVar(&o.trace, "trace", "", "write a runtime execution trace of the run to this `file` (go tool trace; with --cpuprofile it holds the CPU samples too, which bench/streamprof/alone.py reads)")
@@ -309,6 +334,9 @@ func parseStreamFlagsWith(args []string, stderr io.Writer, synopsis string, extr
 	}
 	if o.in == "" {
 		return nil, fmt.Errorf("%w: --in is required (see nmfstream stream -help)", errUsage)
+	}
+	if o.batchRef < 0 {
+		return nil, fmt.Errorf("%w: --batch-reference %d: want a number of updates, or 0 for none", errUsage, o.batchRef)
 	}
 	cpath, seed, err := modelOrCheckpoint("stream", o.oldCkpt, o.ckpt, stderr)
 	if err != nil {
@@ -547,8 +575,9 @@ func (r *streamRun) report(stdout, stderr io.Writer, elapsed float64) error {
 	if g := r.l.Model.KNN(); g != nil {
 		sum.SearchDims = g.Dim()
 	}
+	refErr := r.batchReference(&sum)
 	if r.o.asJSON {
-		return json.NewEncoder(stdout).Encode(sum)
+		return errors.Join(json.NewEncoder(stdout).Encode(sum), refErr)
 	}
 	if r.resumed > 0 {
 		fmt.Fprintf(stdout, "resumed at record %d\n", r.resumed)
@@ -560,10 +589,36 @@ func (r *streamRun) report(stdout, stderr io.Writer, elapsed float64) error {
 	if emb.N > 0 {
 		fmt.Fprintf(stdout, "codes of the window's %d labeled samples: 1-NN accuracy %.4f (leave one out), NMI of k-means %.4f\n", emb.N, emb.NN1, emb.NMI)
 	}
+	if b := sum.BatchReference; b != nil {
+		fmt.Fprintf(stdout, "batch reference (%d updates of the window, %.1f s): objective online %.6g, batch %.6g (the online one %.2f%% above); codes changed by %.1f%%; labeled codes' 1-NN %.4f, NMI %.4f after the refit\n",
+			b.Iterations, b.Seconds, float64(b.ObjectiveOnline), float64(b.ObjectiveBatch), 100*float64(b.ObjectiveGap), 100*float64(b.CodesChange), float64(b.CodeNN1), float64(b.CodeNMI))
+	}
 	if c.Rejected > 0 {
 		fmt.Fprintf(stderr, "nmfstream stream: %d records rejected\n", c.Rejected)
 	}
-	return nil
+	return refErr
+}
+
+// batchReference runs --batch-reference's refit, if asked for and the
+// model has been fitted, and sets sum.BatchReference. It refits the model
+// in place, so it runs after everything else has read the online state
+// (the final checkpoint, code_1nn). It returns the refit's error, which the
+// report also carries.
+func (r *streamRun) batchReference(sum *streamSummary) error {
+	if r.o.batchRef == 0 || !r.l.Model.Started() {
+		return nil
+	}
+	start := time.Now()
+	c, err := r.l.Consolidate(r.o.batchRef)
+	b := &batchReference{Iterations: c.Iterations, ObjectiveOnline: jsonFloat(c.ObjectiveOnline), ObjectiveBatch: jsonFloat(c.ObjectiveBatch),
+		ObjectiveGap: jsonFloat(c.Gap()), CodesChange: jsonFloat(c.CodesChange), CodeNN1: jsonFloat(c.Batch.NN1), CodeNMI: jsonFloat(c.Batch.NMI),
+		Seconds: time.Since(start).Seconds()}
+	if err != nil {
+		b.Error = err.Error()
+		err = fmt.Errorf("--batch-reference: %w", err)
+	}
+	sum.BatchReference = b
+	return err
 }
 
 // sameConfig checks that the flags set on the command line agree with the

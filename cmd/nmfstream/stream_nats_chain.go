@@ -94,6 +94,8 @@ func (f *chainNATS) check(o *streamOptions) error {
 		return fmt.Errorf("%w: --snapshot-every must not be 0 (-1: no snapshots)", errUsage)
 	case f.workers < 0 || f.ownerTimeout < 0 || f.cfg.Partitions < 1:
 		return fmt.Errorf("%w: --workers and --owner-timeout must not be negative, --partitions must be positive", errUsage)
+	case o.batchRef != 0:
+		return fmt.Errorf("%w: --batch-reference refits the local learner's window; with --nats the models are the owners' (run stream without --nats for it)", errUsage)
 	}
 	f.cfg.Rank = o.cfg.Rank
 	if f.cfg.Warm <= 0 {
