@@ -63,6 +63,8 @@ type onlineConfig struct {
 	// SpreadMetric is stages.Learner.SpreadMetric; older checkpoints read
 	// as 0, the samples' own graph.
 	SpreadMetric float64
+	// Q is --q, model.Online.Q; older checkpoints read as 0, its default.
+	Q int
 }
 
 // checkpoint is the whole state of a stream.
@@ -154,6 +156,7 @@ func (c onlineConfig) learner() *stages.Learner {
 			Rank:        c.Rank,
 			Alpha:       c.Alpha,
 			Beta:        c.Beta,
+			Q:           c.Q,
 			Graph:       graph.KNN{K: c.Neighbors, Window: c.Window},
 			Sweeps:      c.Sweeps,
 			Forget:      c.Forget,

@@ -172,7 +172,7 @@ func newServer(fs *flag.FlagSet, o *serveOptions, cfg onlineConfig, stderr io.Wr
 	if cfg.Metric, err = parseMetric(o.metric); err != nil {
 		return nil, err
 	}
-	if err := checkCodeUse(cfg); err != nil {
+	if err := errors.Join(checkCodeUse(cfg), checkQ(cfg)); err != nil {
 		return nil, err
 	}
 	if cfg.Rank <= 0 || cfg.Batch < 0 || o.recent < 0 || o.maxDim <= 0 || o.ckptBytes < 0 || o.minBodyRate < 0 {

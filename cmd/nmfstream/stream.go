@@ -136,6 +136,7 @@ func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
 	})
 	fs.Float64Var(&c.Beta, "beta", 0, "second graph weight β of ssknmf and n2s2l, their k-NN graph's (0: the method's online default: for ssknmf 3 on dense samples, model.DefaultOnlineGraphWeight, and 10 on documents; 100 for n2s2l)")
 	fs.IntVar(&c.Rank, "rank", 40, "rank K of the factorization")
+	fs.IntVar(&c.Q, "q", 0, "discriminative columns q of n2s2l and nge, the block V¹ of their codes (0: the number of classes among the labels at the first fit, at least K/4; a stream whose labels come late has few or none then, so name the classes' count here)")
 	fs.IntVar(&c.Neighbors, "neighbors", 5, "k of the k-NN graph")
 	fs.IntVar(&c.Window, "window", 10000, "samples kept in the sliding window (0: unbounded)")
 	fs.Float64Var(&c.Alpha, "alpha", 0, "graph weight α (0: the method's online default: 3 for gnmf, model.DefaultOnlineGraphWeight)")
@@ -362,10 +363,21 @@ func parseStreamFlagsWith(args []string, stderr io.Writer, synopsis string, extr
 	return o, checkOnlineConfig(&o.cfg)
 }
 
+// checkQ checks --q against --rank.
+func checkQ(c onlineConfig) error {
+	if c.Q < 0 || c.Q > 0 && c.Q >= c.Rank {
+		return fmt.Errorf("%w: -q %d: want 0 (the default) or 1 ≤ q < -rank %d", errUsage, c.Q, c.Rank)
+	}
+	return nil
+}
+
 // checkOnlineConfig checks the sizes of c and fills in the batch size.
 func checkOnlineConfig(c *onlineConfig) error {
 	if c.Rank <= 0 || c.Batch < 0 || c.Window < 0 || c.Neighbors < 0 {
 		return fmt.Errorf("%w: -rank must be positive, -batch, -window and -neighbors not negative", errUsage)
+	}
+	if err := checkQ(*c); err != nil {
+		return err
 	}
 	if c.Batch == 0 {
 		c.Batch = autoBatch(c.Window)
@@ -632,6 +644,8 @@ func sameConfig(fs *flag.FlagSet, now, saved onlineConfig) error {
 			a, b = now.Method, saved.Method
 		case "beta":
 			a, b = now.Beta, saved.Beta
+		case "q":
+			a, b = now.Q, saved.Q
 		case "rank":
 			a, b = now.Rank, saved.Rank
 		case "neighbors":

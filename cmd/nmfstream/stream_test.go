@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -332,5 +333,47 @@ func TestStreamFlags(t *testing.T) {
 	ids, _, preds, scores := readResults(t, out)
 	if len(ids) < 1700 || len(preds) != len(ids) || len(scores) != len(ids) {
 		t.Errorf("predictions file: %d ids, %d preds, %d scores", len(ids), len(preds), len(scores))
+	}
+}
+
+// TestStreamQ checks that --q reaches the online model of n2s2l (its
+// checkpointed state keeps the q its first fit took, not the default's
+// max(classes, K/4)), that a checkpoint taken with another q refuses to
+// resume, and that a q outside 1 ≤ q < K is refused.
+func TestStreamQ(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "d.arrow")
+	writeDigitsStream(t, in, 0.1, 100)
+	for _, q := range []int{0, 13} {
+		ckpt := filepath.Join(dir, "c"+strconv.Itoa(q))
+		args := []string{"stream", "-in", in, "-rank", "20", "-window", "300", "-method", "n2s2l", "-checkpoint", ckpt}
+		if q > 0 {
+			args = append(args, "-q", strconv.Itoa(q))
+		}
+		if code, _, e := runCmd(t, args...); code != 0 {
+			t.Fatal(e)
+		}
+		cp, err := loadCheckpoint(ckpt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := q
+		if q == 0 {
+			want = 5 // K/4: no label reaches the first fit of this stream
+		}
+		if got := cp.State.Online.Q; got != want {
+			t.Errorf("-q %d: the model took q = %d, want %d", q, got, want)
+		}
+	}
+	if code, _, e := runCmd(t, "stream", "-in", in, "-rank", "20", "-window", "300", "-method", "n2s2l", "-checkpoint", filepath.Join(dir, "c13"), "-q", "7"); code != 2 || !strings.Contains(e, "q") {
+		t.Errorf("resume with another -q: exit %d, %s", code, e)
+	}
+	for _, bad := range []string{"-1", "20", "40"} {
+		if code, _, e := runCmd(t, "stream", "-in", in, "-rank", "20", "-q", bad); code != 2 || !strings.Contains(e, "-q") {
+			t.Errorf("-q %s: exit %d, %s", bad, code, e)
+		}
+		if code, _, e := runCmd(t, "serve", "-rank", "20", "-q", bad); code != 2 || !strings.Contains(e, "-q") {
+			t.Errorf("serve -q %s: exit %d, %s", bad, code, e)
+		}
 	}
 }
