@@ -74,16 +74,27 @@ func TestCodeUse(t *testing.T) {
 // stream: the cosine weights to the power 20 (the default) against the
 // k-NN graph's binary weights (SpreadPower < 0).
 func TestSpreadPower(t *testing.T) {
-	def, _ := runDigits(t, newDigitsLearner(0))
+	_, truth := digitsStream(0.1, 100)
+	right := func(pred map[string]string) (n int) {
+		for id, p := range pred {
+			if p == truth[id] {
+				n++
+			}
+		}
+		return n
+	}
+	_, pd := runDigits(t, newDigitsLearner(0))
 	l := newDigitsLearner(0)
 	l.SpreadPower = -1
-	bin, _ := runDigits(t, l)
-	t.Logf("cos^20 weights %.4f, binary weights %.4f", def.Accuracy(), bin.Accuracy())
-	// On this short stream (158 scored samples) the two are a prediction
-	// apart; the gain is measured on the longer streams (BENCHMARKS.md).
-	// The floor: the default costs nothing here.
-	if def.Correct < bin.Correct {
-		t.Errorf("cos^20 weights: %d right, binary weights %d: want no fewer", def.Correct, bin.Correct)
+	_, pb := runDigits(t, l)
+	def, bin := right(pd), right(pb)
+	t.Logf("of %d samples predicted, cos^20 weights %d right, binary weights %d", len(pd), def, bin)
+	// Every sample scored, as the outside scorer does (its 158 labeled
+	// samples alone put the two a prediction apart either way): measured
+	// 1,581 against 1,571 of 1,797. The floor: the default ahead; the
+	// size of the gain is measured on the longer streams (BENCHMARKS.md).
+	if def <= bin {
+		t.Errorf("cos^20 weights: %d right, binary weights %d: want more", def, bin)
 	}
 }
 

@@ -56,8 +56,9 @@ type Learner struct {
 	// predictions waiting for their label. If zero, it defaults to
 	// max(10·Window, 100000) (Window from Model.Graph; 100000 without one).
 	Horizon int
-	// SpreadSweeps is the number of sweeps of PredictGraph's label scores
-	// over the window per batch. If zero, it defaults to 3.
+	// SpreadSweeps is the number of Gauss–Seidel sweeps of PredictGraph's
+	// label scores over the window per batch, before the conjugate
+	// gradients that solve them. If zero, it defaults to 3.
 	SpreadSweeps int
 	// SpreadPower is p of PredictGraph's edge weights, the cosine of the
 	// two samples (CodesOnly: of their codes) to the power p. If zero, it

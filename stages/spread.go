@@ -10,11 +10,10 @@ import (
 )
 
 // defaultSpreadSweeps is the number of Gauss–Seidel sweeps of the label
-// scores over the whole window per batch when Learner.SpreadSweeps is
-// zero. The scores are warm-started from the previous batch, so a few
-// sweeps per batch follow the graph as it grows: on the shuffled digits
-// stream 3, 10 and 30 sweeps score within 0.005 of each other
-// (BENCHMARKS.md).
+// scores over the whole window per batch, before the conjugate gradients
+// that solve them (solve), when Learner.SpreadSweeps is zero. The scores
+// are warm-started from the previous batch; the sweeps fill the rows of
+// the batch's new nodes from their neighbours' before the solve.
 const defaultSpreadSweeps = 3
 
 // spreader keeps label scores F (Slots×C) on the nodes of the stream's
@@ -22,23 +21,25 @@ const defaultSpreadSweeps = 3
 // of Zhu, Ghahramani and Lafferty ("Semi-supervised learning using
 // Gaussian fields and harmonic functions", ICML 2003): labeled rows are
 // clamped to their class, and every unlabeled row is the weighted mean of
-// its neighbours' rows. F is solved by Gauss–Seidel sweeps warm-started
-// from the previous batch's F.
+// its neighbours' rows. F is solved warm-started from the previous batch's
+// F.
 //
-// A batch sweeps the whole window once its graph is known (sweepAll); the
-// labels learned within the batch then update the rows within two hops of
-// the labeled nodes (sweepLocal), so that a sample is predicted with every
-// label that arrived before it at O(k²·C) per label.
+// A batch solves F over the whole window once its graph is known
+// (sweepAll: a few Gauss–Seidel sweeps, then conjugate gradients to a
+// relative residual of spreadTol, harmonic.go); each label learned within
+// the batch then moves F by its own harmonic function (sweepLocal, push),
+// so that a sample is predicted with every label that arrived before it as
+// if F had been solved again (BENCHMARKS.md, "The spreading solved").
 type spreader struct {
 	f     []float64 // Slots×c, row-major
 	c     int       // classes (columns of f)
 	w     rowSource // this batch's weights, nil until sweepAll
 	pre   []int     // the nodes of the batch's first prediction when presweep swept for it, else nil
 	dirty []int     // nodes labeled since the last sweep
-	mark  []bool    // workspace of around
-	near  []int     // workspace of around
 	mass  []float64 // workspace of predict: Σ_i F_ic over live nodes
 	nw    normRows  // w's rows divided by their degrees, set by sweepAll, read by sweep
+	cg    cgWork    // workspace of solve
+	ps    pushWork  // workspace of push
 }
 
 // normRows holds the rows of a batch's weights w, each divided by its
@@ -50,6 +51,7 @@ type normRows struct {
 	ptr []int
 	ind []int32
 	a   []float64
+	deg []float64 // each row's degree, the sum of w's entries
 	// fromRows is set when the rows are those of a weightRows as of its
 	// last takeChanged: the next set from it divides only the rows
 	// refreshed since, and copies the others. old holds the arrays of
@@ -59,6 +61,7 @@ type normRows struct {
 		ptr []int
 		ind []int32
 		a   []float64
+		deg []float64
 	}
 }
 
@@ -79,9 +82,10 @@ func (r *normRows) set(w rowSource) {
 		return
 	}
 	r.ptr = slices.Grow(r.ptr[:0], n+1)[:n+1]
+	r.deg = slices.Grow(r.deg[:0], n)[:n]
 	r.ind, r.a = r.ind[:0], r.a[:0]
 	for i := range n {
-		r.ind, r.a = normRow(r.ind, r.a, w, i)
+		r.ind, r.a, r.deg[i] = normRow(r.ind, r.a, w, i)
 		r.ptr[i+1] = len(r.ind)
 	}
 }
@@ -93,7 +97,9 @@ func (r *normRows) update(w rowSource, n int, changed []int) {
 	o.ptr, r.ptr = r.ptr, o.ptr
 	o.ind, r.ind = r.ind, o.ind
 	o.a, r.a = r.a, o.a
+	o.deg, r.deg = r.deg, o.deg
 	r.ptr = slices.Grow(r.ptr[:0], n+1)[:n+1]
+	r.deg = slices.Grow(r.deg[:0], n)[:n]
 	r.ind, r.a = r.ind[:0], r.a[:0]
 	oldN := len(o.ptr) - 1
 	copyRows := func(lo, hi int) { // rows [lo, hi) as they were
@@ -107,6 +113,7 @@ func (r *normRows) update(w rowSource, n int, changed []int) {
 		for i := lo; i < hi; i++ {
 			r.ptr[i+1] = o.ptr[i+1] + shift
 		}
+		copy(r.deg[lo:hi], o.deg[lo:hi])
 	}
 	next := 0
 	for _, i := range changed {
@@ -116,20 +123,22 @@ func (r *normRows) update(w rowSource, n int, changed []int) {
 		copyRows(next, i)
 		for j := max(next, oldN); j < i; j++ {
 			r.ptr[j+1] = len(r.ind) // rows past the old ones: empty
+			r.deg[j] = 0
 		}
-		r.ind, r.a = normRow(r.ind, r.a, w, i)
+		r.ind, r.a, r.deg[i] = normRow(r.ind, r.a, w, i)
 		r.ptr[i+1] = len(r.ind)
 		next = i + 1
 	}
 	copyRows(next, n)
 	for j := max(next, oldN); j < n; j++ {
 		r.ptr[j+1] = len(r.ind)
+		r.deg[j] = 0
 	}
 }
 
 // normRow appends to ind and a the entries of w's row i divided by their
-// sum taken in order, or nothing when that sum is 0.
-func normRow(ind []int32, a []float64, w rowSource, i int) ([]int32, []float64) {
+// sum taken in order, or nothing when that sum is 0, and returns that sum.
+func normRow(ind []int32, a []float64, w rowSource, i int) ([]int32, []float64, float64) {
 	rind, val := w.Row(i)
 	var deg float64
 	for _, x := range val {
@@ -141,7 +150,7 @@ func normRow(ind []int32, a []float64, w rowSource, i int) ([]int32, []float64) 
 			a = append(a, val[p]/deg)
 		}
 	}
-	return ind, a
+	return ind, a, deg
 }
 
 // rowSource is a square sparse matrix read by rows: *sparse.CSR, or the
@@ -175,21 +184,25 @@ func (s *spreader) row(i int) []float64 { return s.f[i*s.c : (i+1)*s.c] }
 // sweeps the whole window again.
 func (s *spreader) newBatch() { s.w = nil }
 
-// sweepAll sets the batch's weights w and runs sweeps Gauss–Seidel sweeps
-// over the nodes (the live ones, in slot order).
+// sweepAll sets the batch's weights w, runs sweeps Gauss–Seidel sweeps
+// over the nodes (the live ones, in slot order), then solves F on them by
+// conjugate gradients from there (solve).
 func (s *spreader) sweepAll(w rowSource, nodes []int, sweeps int, class func(int) int) {
 	s.w = w
 	s.nw.set(w)
 	for range sweeps {
 		s.sweep(nodes, class)
 	}
+	s.solve(nodes, class, spreadTol, spreadMaxIter)
 	s.dirty = s.dirty[:0]
 }
 
-// sweepLocal updates the rows within two hops of the nodes labeled since
-// the last sweep, then the rows of ids.
+// sweepLocal moves F by the labels learned since the last sweep, one after
+// the other (push), then sweeps the rows of ids.
 func (s *spreader) sweepLocal(ids []int, class func(int) int) {
-	s.sweep(s.around(s.dirty, 2), class)
+	for _, j := range s.dirty {
+		s.push(j, class, pushTol, pushMaxRelax*(len(s.nw.ptr)-1))
+	}
 	s.sweep(ids, class)
 	s.dirty = s.dirty[:0]
 }
@@ -230,41 +243,6 @@ func (s *spreader) clampRow(i int, class func(int) int) (fi []float64, labeled b
 		return fi, true
 	}
 	return fi, false
-}
-
-// around returns the nodes within hops edges of the nodes in from, each
-// once, in a slice valid until the next call.
-func (s *spreader) around(from []int, hops int) []int {
-	n, _ := s.w.Dims()
-	if len(s.mark) < n {
-		s.mark = make([]bool, n)
-	}
-	out := s.near[:0]
-	for _, i := range from {
-		if i < n && !s.mark[i] {
-			s.mark[i] = true
-			out = append(out, i)
-		}
-	}
-	lo := 0
-	for range hops {
-		hi := len(out)
-		for _, i := range out[lo:hi] {
-			ind, _ := s.w.Row(i)
-			for _, j := range ind {
-				if !s.mark[j] {
-					s.mark[j] = true
-					out = append(out, j)
-				}
-			}
-		}
-		lo = hi
-	}
-	for _, i := range out {
-		s.mark[i] = false
-	}
-	s.near = out
-	return out
 }
 
 // classMass sets s.mass to the column sums of F over the live nodes.
@@ -445,10 +423,10 @@ func (l *Learner) presweep(ids []int, b *Identified) {
 	l.sp.pre = first
 }
 
-// sweepWindow runs a batch's first sweeps of the label scores over the
-// live nodes (SpreadSweeps Gauss–Seidel sweeps over this batch's weights,
-// spreadGraph), after clearing the rows of the new nodes ids (a reused
-// slot's old scores).
+// sweepWindow solves a batch's label scores over the live nodes
+// (SpreadSweeps Gauss–Seidel sweeps over this batch's weights, spreadGraph,
+// then conjugate gradients: sweepAll), after clearing the rows of the new
+// nodes ids (a reused slot's old scores).
 func (l *Learner) sweepWindow(ids, live []int) {
 	for _, n := range ids {
 		clear(l.sp.row(n))

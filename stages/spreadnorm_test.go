@@ -10,8 +10,7 @@ import (
 )
 
 // TestSweepNormSameBits runs Gauss–Seidel sweeps with the rows divided
-// once per batch (normRows: sweepAll, then the local sweeps after labels)
-// and with each row summed and divided anew in every sweep (the plain
+// once per batch (normRows, as sweepAll sets them) and with each row summed and divided anew in every sweep (the plain
 // sweep, written here), and wants the same scores to the bit: rows of
 // degree 0, empty rows, self loops and labeled nodes included.
 func TestSweepNormSameBits(t *testing.T) {
@@ -75,16 +74,18 @@ func TestSweepNormSameBits(t *testing.T) {
 		}
 	}
 	s := &spreader{f: slices.Clone(f0), c: c}
-	s.sweepAll(w, nodes, 3, class)
-	s.dirty = []int{11, 22, 150}
-	s.sweepLocal([]int{5, 6, 299}, class)
+	s.w = w
+	s.nw.set(w)
+	for range 3 {
+		s.sweep(nodes, class)
+	}
+	s.sweep([]int{11, 22, 150, 5, 6, 299}, class)
 	got := s.f
 	want := slices.Clone(f0)
 	for range 3 {
 		ref(want, nodes)
 	}
-	ref(want, s.around([]int{11, 22, 150}, 2))
-	ref(want, []int{5, 6, 299})
+	ref(want, []int{11, 22, 150, 5, 6, 299})
 	for i := range want {
 		if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
 			t.Fatalf("score %d: %v, %v by the plain sweep", i, got[i], want[i])
