@@ -8,8 +8,9 @@ import (
 // The harmonic function's solvers (spreader): conjugate gradients for the
 // whole window once per batch (solve), and the exact move of F by one new
 // label (push) within it. Both read the batch's normalized rows s.nw, whose
-// weights w are symmetric (the k-NN graph's and the code graph's are: an
-// edge is kept whichever end found it, weighted by a symmetric similarity).
+// weights w must be symmetric: the samples' k-NN graph, the code graph and
+// the graph under the learned metric are (an edge is kept whichever end
+// found it, weighted by a symmetric similarity; TestSpreadGraphSymmetric).
 const (
 	// spreadTol is solve's stopping point: each class's residual, in the
 	// norm the preconditioner gives (Σ_i d_i·ρ_ic², ρ the Gauss–Seidel
@@ -24,7 +25,7 @@ const (
 	// pushTol is push's threshold: a node whose residual in the new
 	// label's harmonic function h (values in [0, 1]) is below it is not
 	// relaxed. 10⁻³ and 10⁻⁵ predict alike on the digits; 10⁻⁵ costs
-	// MNIST's stream five times its time.
+	// MNIST's stream six times its time.
 	pushTol = 1e-3
 	// pushMaxRelax bounds push's relaxations per label, as a multiple of
 	// the window's nodes (sweepLocal): on the digits and MNIST streams a
@@ -49,9 +50,8 @@ type cgWork struct {
 // L_UU·F_U = W_UL·Y_L (L = D − W over the unlabeled nodes U) preconditioned
 // by the degrees, warm-started from F; the C classes are C independent
 // systems sharing the products. Unlabeled nodes of degree 0 get zero
-// scores. It
-// costs about (edges + nodes)·C per iteration, and reads and writes s.f
-// and its workspace only.
+// scores. It costs about (edges + nodes)·C per iteration, and reads and
+// writes s.f and its workspace only.
 func (s *spreader) solve(nodes []int, class func(int) int, tol float64, maxIter int) {
 	nw, ws, nc := &s.nw, &s.cg, s.c
 	n := len(nw.ptr) - 1
@@ -64,11 +64,10 @@ func (s *spreader) solve(nodes []int, class func(int) int, tol float64, maxIter 
 	}
 	ws.unl = ws.unl[:0]
 	for _, i := range nodes {
-		if i >= n {
-			continue
-		}
-		if class(i) >= 0 || nw.deg[i] == 0 {
-			s.clampRow(i, class) // the class's score 1, or no neighbours: zero scores, as sweep gives
+		if i >= n || class(i) >= 0 || nw.deg[i] == 0 {
+			// The class's score 1, or no neighbours (a slot past w's
+			// rows is an empty row): zero scores, as sweep gives.
+			s.clampRow(i, class)
 			continue
 		}
 		ws.pos[i] = int32(len(ws.unl))

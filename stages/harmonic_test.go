@@ -190,3 +190,52 @@ func TestPushLabel(t *testing.T) {
 		}
 	}
 }
+
+// TestSpreadGraphSymmetric checks the precondition of solve and push: the
+// weights PredictGraph spreads over are symmetric, for the samples' graph
+// (kept between batches), the graph of the codes (CodesOnly) and the
+// graph under the learned metric (SpreadMetric), after a stream whose
+// window has slid.
+func TestSpreadGraphSymmetric(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		set  func(*Learner)
+	}{
+		{"samples", func(*Learner) {}},
+		{"codes", func(l *Learner) { l.Codes = CodesOnly }},
+		{"metric", func(l *Learner) { l.SpreadMetric = 0.1 }},
+	} {
+		l := newDigitsLearner(300)
+		c.set(l)
+		recs, _ := digitsStream(0.1, 100)
+		for _, b := range batches(recs[:900], 10) {
+			if _, err := l.Learn(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w := l.spreadGraph()
+		n, _ := w.Dims()
+		at := func(i, j int) float64 {
+			ind, val := w.Row(i)
+			for e, k := range ind {
+				if k == j {
+					return val[e]
+				}
+			}
+			return 0
+		}
+		edges := 0
+		for i := range n {
+			ind, val := w.Row(i)
+			for e, j := range ind {
+				edges++
+				if math.Abs(at(j, i)-val[e]) > 1e-12*val[e] {
+					t.Fatalf("%s: w[%d][%d] = %g, w[%d][%d] = %g", c.name, i, j, val[e], j, i, at(j, i))
+				}
+			}
+		}
+		if edges < 300 {
+			t.Errorf("%s: %d edges", c.name, edges)
+		}
+	}
+}
