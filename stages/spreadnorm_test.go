@@ -10,9 +10,10 @@ import (
 )
 
 // TestSweepNormSameBits runs Gauss–Seidel sweeps with the rows divided
-// once per batch (normRows, as sweepAll sets them) and with each row summed and divided anew in every sweep (the plain
-// sweep, written here), and wants the same scores to the bit: rows of
-// degree 0, empty rows, self loops and labeled nodes included.
+// once per batch (normRows, as sweepAll sets them) and with each row
+// summed and divided anew in every sweep (the plain sweep, written here),
+// and wants the same scores to the bit: rows of degree 0, empty rows, self
+// loops and labeled nodes included.
 func TestSweepNormSameBits(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	const n, slots, c = 300, 310, 4

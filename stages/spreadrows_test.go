@@ -171,9 +171,10 @@ func TestWeightRowsChangedBounded(t *testing.T) {
 }
 
 // sameDivided reports whether nr holds, bit for bit, the rows of w divided
-// by their degrees anew (normRows.set on w).
+// by their degrees anew, and those degrees (normRows.set on w).
 func sameDivided(nr *normRows, w *sparse.CSR) bool {
 	var fresh normRows
 	fresh.set(w)
-	return slices.Equal(nr.ptr, fresh.ptr) && slices.Equal(nr.ind, fresh.ind) && slices.Equal(nr.a, fresh.a)
+	return slices.Equal(nr.ptr, fresh.ptr) && slices.Equal(nr.ind, fresh.ind) && slices.Equal(nr.a, fresh.a) &&
+		slices.Equal(nr.deg, fresh.deg)
 }
