@@ -49,14 +49,16 @@ type cgWork struct {
 // residual tol, by at most maxIter iterations of conjugate gradients on
 // L_UU·F_U = W_UL·Y_L (L = D − W over the unlabeled nodes U) preconditioned
 // by the degrees, warm-started from F; the C classes are C independent
-// systems sharing the products. Unlabeled nodes of degree 0 get zero
-// scores. It costs about (edges + nodes)·C per iteration, and reads and
+// systems sharing the products, each to a residual tol times its
+// right-hand side's (a class without one: the classes' mean one).
+// Unlabeled nodes of degree 0 get zero scores. It returns the iterations
+// run, and costs about (edges + nodes)·C per iteration, and reads and
 // writes s.f and its workspace only.
-func (s *spreader) solve(nodes []int, class func(int) int, tol float64, maxIter int) {
+func (s *spreader) solve(nodes []int, class func(int) int, tol float64, maxIter int) (iters int) {
 	nw, ws, nc := &s.nw, &s.cg, s.c
 	n := len(nw.ptr) - 1
 	if nc == 0 || n <= 0 {
-		return
+		return 0
 	}
 	ws.pos = slices.Grow(ws.pos[:0], n)[:n]
 	for i := range ws.pos {
@@ -75,7 +77,7 @@ func (s *spreader) solve(nodes []int, class func(int) int, tol float64, maxIter 
 	}
 	m := len(ws.unl)
 	if m == 0 {
-		return
+		return 0
 	}
 	grow := func(b []float64, k int) []float64 { return slices.Grow(b[:0], k)[:k] }
 	ws.rho, ws.p, ws.q = grow(ws.rho, m*nc), grow(ws.p, m*nc), grow(ws.q, m*nc)
@@ -110,15 +112,33 @@ func (s *spreader) solve(nodes []int, class func(int) int, tol float64, maxIter 
 			ws.bb[c] += d * b[c] * b[c]
 		}
 	}
+	// Each class's residual is measured against its own right-hand side;
+	// a class no label of the window pulls (bb = 0: its scores are stale
+	// ones, which the solve takes to zero) against the classes' mean one,
+	// not to a residual of zero.
+	ref := 0.0
+	for _, b := range ws.bb {
+		ref += b / float64(nc)
+	}
+	if ref == 0 {
+		for _, i := range ws.unl {
+			clear(s.row(i)) // no label has an unlabeled neighbour: F_U = 0
+		}
+		return 0
+	}
 	copy(ws.p, ws.rho)
-	for range maxIter {
+	for ; iters < maxIter; iters++ {
 		active := false
 		for c := range nc {
-			ws.done[c] = ws.done[c] || ws.rz[c] <= tol*tol*ws.bb[c]
+			b := ws.bb[c]
+			if b == 0 {
+				b = ref
+			}
+			ws.done[c] = ws.done[c] || ws.rz[c] <= tol*tol*b
 			active = active || !ws.done[c]
 		}
 		if !active {
-			return
+			return iters
 		}
 		// q = (I − P_UU)·p, and p·L_UU·p = Σ d_i·p_i·q_i.
 		clear(ws.pq)
@@ -178,6 +198,7 @@ func (s *spreader) solve(nodes []int, class func(int) int, tol float64, maxIter 
 			}
 		}
 	}
+	return iters
 }
 
 // pushWork is push's workspace, by slot.

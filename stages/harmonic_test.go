@@ -239,3 +239,46 @@ func TestSpreadGraphSymmetric(t *testing.T) {
 		}
 	}
 }
+
+// TestSolveClassWithoutLabels checks solve with a class that no label of
+// the window pulls (its column holds stale scores, as a class whose labels
+// left the window does): its scores go to zero, the others' to the direct
+// solution, in about the iterations the other classes alone take rather
+// than maxIter.
+func TestSolveClassWithoutLabels(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	const n = 300
+	w := harmonicGraph(r, n, nil)
+	labels := map[int]int{3: 0, 50: 1, 120: 2, 199: 3}
+	class := func(i int) int {
+		if k, ok := labels[i]; ok {
+			return k
+		}
+		return -1
+	}
+	nodes := make([]int, n)
+	for i := range nodes {
+		nodes[i] = i
+	}
+	run := func(c int) (*spreader, int) {
+		s := &spreader{c: c, f: make([]float64, n*c)}
+		rr := rand.New(rand.NewPCG(11, 12))
+		for i := range s.f {
+			s.f[i] = rr.Float64()
+		}
+		s.w = w
+		s.nw.set(w)
+		return s, s.solve(nodes, class, 1e-8, 1000)
+	}
+	_, four := run(4)
+	s, five := run(5)
+	if five > four+10 || five >= 1000 {
+		t.Errorf("%d iterations with a class without labels, %d without it", five, four)
+	}
+	want := harmonicDense(t, w, class, 5)
+	for i, x := range want {
+		if math.Abs(s.f[i]-x) > 1e-6 {
+			t.Fatalf("node %d class %d: %g, the direct solution %g", i/5, i%5, s.f[i], x)
+		}
+	}
+}
