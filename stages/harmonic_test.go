@@ -282,3 +282,92 @@ func TestSolveClassWithoutLabels(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSpreadSolve times the solve of the label scores on the digits
+// stream's window (1,797 samples, 180 labels, 10 classes) from scratch:
+// after three Gauss–Seidel sweeps from zero scores, as sweepAll runs it
+// (a stream's batch starts from the batch before's, nearer still), and
+// from zero scores; it reports the iterations each takes.
+func BenchmarkSpreadSolve(b *testing.B) {
+	l := newDigitsLearner(0)
+	recs, _ := digitsStream(0.1, 100)
+	for _, bt := range batches(recs, 10) {
+		if _, err := l.Learn(bt); err != nil {
+			b.Fatal(err)
+		}
+	}
+	g := l.Model.KNN()
+	live := g.IDs()
+	class := func(n int) int { return l.nodes[n].class }
+	w := l.spreadGraph()
+	for _, warm := range []bool{true, false} {
+		name := "zero"
+		if warm {
+			name = "sweeps"
+		}
+		b.Run(name, func(b *testing.B) {
+			s := &spreader{}
+			s.resize(g.Slots(), len(l.classes))
+			s.w = w
+			s.nw.set(w)
+			for range defaultSpreadSweeps {
+				s.sweep(live, class)
+			}
+			f0 := append([]float64(nil), s.f...)
+			if !warm {
+				clear(f0)
+			}
+			iters := 0
+			b.ResetTimer()
+			for range b.N {
+				copy(s.f, f0)
+				iters += s.solve(live, class, spreadTol, spreadMaxIter)
+			}
+			b.ReportMetric(float64(iters)/float64(b.N), "iters/op")
+		})
+	}
+}
+
+// BenchmarkSpreadPush times moving one new label into the solved scores of
+// the digits stream's window (push), and reports the relaxations it takes.
+func BenchmarkSpreadPush(b *testing.B) {
+	l := newDigitsLearner(0)
+	recs, _ := digitsStream(0.1, 100)
+	for _, bt := range batches(recs, 10) {
+		if _, err := l.Learn(bt); err != nil {
+			b.Fatal(err)
+		}
+	}
+	g := l.Model.KNN()
+	live := g.IDs()
+	var j int // an unlabeled node to label
+	for _, n := range live {
+		if l.nodes[n].class < 0 {
+			j = n
+			break
+		}
+	}
+	labeled := false
+	class := func(n int) int {
+		if n == j && labeled {
+			return 0
+		}
+		return l.nodes[n].class
+	}
+	s := &spreader{}
+	s.resize(g.Slots(), len(l.classes))
+	w := l.spreadGraph()
+	s.w = w
+	s.nw.set(w)
+	s.solve(live, class, 1e-8, 1000)
+	f0 := append([]float64(nil), s.f...)
+	n := len(s.nw.ptr) - 1
+	b.ResetTimer()
+	for range b.N {
+		copy(s.f, f0)
+		labeled = true
+		s.push(j, class, pushTol, pushMaxRelax*n)
+		labeled = false
+	}
+	b.ReportMetric(float64(len(s.ps.touched)), "nodes/op")
+}
