@@ -24,13 +24,22 @@ const (
 	spreadMaxIter = 200
 	// pushTol is push's threshold: a node whose residual in the new
 	// label's harmonic function h (values in [0, 1]) is below it is not
-	// relaxed. 10⁻³ and 10⁻⁵ predict alike on the digits; 10⁻⁵ costs
-	// MNIST's stream six times its time.
+	// relaxed, so h is off by at most about pushTol times the expected
+	// steps of a random walk from a node to a label (about 0.01 on a graph
+	// with a twentieth of its nodes labeled, TestSweepLocalLabels; more
+	// while labels are few). 10⁻³ and 10⁻⁵ predict alike on the digits;
+	// 10⁻⁵ costs MNIST's stream six times its time.
 	pushTol = 1e-3
 	// pushMaxRelax bounds push's relaxations per label, as a multiple of
 	// the window's nodes (sweepLocal): on the digits and MNIST streams a
 	// label takes about 1,500 at pushTol, far below it.
 	pushMaxRelax = 64
+	// pushMaxLabels is the most labels learned between two predictions
+	// that sweepLocal moves in one by one; more (a service sent a
+	// thousand labels at once) are solved for together, at the cost of
+	// one solve rather than up to pushMaxRelax·window relaxations each.
+	// The streams' batches learn about 10 labels between predictions.
+	pushMaxLabels = 32
 )
 
 // cgWork is solve's workspace.
@@ -215,12 +224,12 @@ type pushWork struct {
 // labeled nodes (the probability that a random walk on the graph from a
 // node reaches j before any other labeled node). F then is the harmonic
 // function of the labels with j's among them, as far as it was that of
-// the labels before. h is found by relaxing, one node at a time, the nodes
-// whose residual is above tol (Gauss–Seidel on the residual, "push"), at
-// most maxRelax of them, so its cost follows the
-// region the label reaches: a few nodes where labels are dense, the whole
-// component of j when its class has no other label near. A j that is not
-// labeled now changes nothing.
+// the labels before and h is exact (see pushTol). h is found by relaxing,
+// one node at a time, the nodes whose residual is above tol (Gauss–Seidel
+// on the residual, "push"), at most maxRelax of them, so its cost follows
+// the region the label reaches: a few nodes where labels are dense, the
+// whole component of j when its class has no other label near. A j that
+// is not labeled now changes nothing.
 func (s *spreader) push(j int, class func(int) int, tol float64, maxRelax int) {
 	nw, ps := &s.nw, &s.ps
 	n := len(nw.ptr) - 1

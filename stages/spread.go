@@ -198,10 +198,15 @@ func (s *spreader) sweepAll(w rowSource, nodes []int, sweeps int, class func(int
 }
 
 // sweepLocal moves F by the labels learned since the last sweep, one after
-// the other (push), then sweeps the rows of ids.
-func (s *spreader) sweepLocal(ids []int, class func(int) int) {
-	for _, j := range s.dirty {
-		s.push(j, class, pushTol, pushMaxRelax*(len(s.nw.ptr)-1))
+// the other (push), or, when more than pushMaxLabels of them came at once,
+// solves F on the live nodes again (solve); then it sweeps the rows of ids.
+func (s *spreader) sweepLocal(ids, live []int, class func(int) int) {
+	if len(s.dirty) > pushMaxLabels {
+		s.solve(live, class, spreadTol, spreadMaxIter)
+	} else {
+		for _, j := range s.dirty {
+			s.push(j, class, pushTol, pushMaxRelax*(len(s.nw.ptr)-1))
+		}
 	}
 	s.sweep(ids, class)
 	s.dirty = s.dirty[:0]
@@ -288,7 +293,7 @@ func (l *Learner) predictGraph(ids []int, out []Prediction) {
 		for _, n := range ids {
 			clear(l.sp.row(n)) // a reused slot's old scores
 		}
-		l.sp.sweepLocal(ids, class)
+		l.sp.sweepLocal(ids, live, class)
 	}
 	mass := l.sp.classMass(live)
 	l.forgetAbsent(mass)
