@@ -31,6 +31,33 @@ func harmonicGraph(r *rand.Rand, n int, isolated map[int]bool) *sparse.CSR {
 			add(i, r.IntN(n), math.Pow(0.5+0.5*r.Float64(), 20))
 		}
 	}
+	return csrOf(w)
+}
+
+// classOf returns the class function of labels (node → class; −1 for
+// the nodes not in it).
+func classOf(labels map[int]int) func(int) int {
+	return func(i int) int {
+		if k, ok := labels[i]; ok {
+			return k
+		}
+		return -1
+	}
+}
+
+// allNodes returns 0, 1, …, n−1.
+func allNodes(n int) []int {
+	nodes := make([]int, n)
+	for i := range nodes {
+		nodes[i] = i
+	}
+	return nodes
+}
+
+// csrOf returns the rows w[i] (column → weight) as a CSR matrix, each
+// row's columns ascending.
+func csrOf(w []map[int]float64) *sparse.CSR {
+	n := len(w)
 	s := sparse.Zeros(0, n)
 	for i := range n {
 		var ind []int
@@ -103,22 +130,14 @@ func TestSolveHarmonic(t *testing.T) {
 	isolated := map[int]bool{17: true, 240: true}
 	w := harmonicGraph(r, n, isolated)
 	labels := map[int]int{3: 0, 50: 1, 51: 1, 120: 2, 199: 3, 17: 2}
-	class := func(i int) int {
-		if k, ok := labels[i]; ok {
-			return k
-		}
-		return -1
-	}
+	class := classOf(labels)
 	s := &spreader{c: c, f: make([]float64, n*c)}
 	for i := range s.f {
 		s.f[i] = r.Float64()
 	}
 	s.w = w
 	s.nw.set(w)
-	nodes := make([]int, n)
-	for i := range nodes {
-		nodes[i] = i
-	}
+	nodes := allNodes(n)
 	s.solve(nodes, class, 1e-12, 1000)
 	want := harmonicDense(t, w, class, c)
 	for i, x := range want {
@@ -148,19 +167,11 @@ func TestPushLabel(t *testing.T) {
 	const n, c = 300, 3
 	w := harmonicGraph(r, n, nil)
 	labels := map[int]int{10: 0, 100: 1, 200: 2, 250: 2}
-	class := func(i int) int {
-		if k, ok := labels[i]; ok {
-			return k
-		}
-		return -1
-	}
+	class := classOf(labels)
 	s := &spreader{c: c, f: make([]float64, n*c)}
 	s.w = w
 	s.nw.set(w)
-	nodes := make([]int, n)
-	for i := range nodes {
-		nodes[i] = i
-	}
+	nodes := allNodes(n)
 	s.solve(nodes, class, 1e-13, 2000)
 	for step, lab := range [][2]int{{150, 0}, {151, 1}, {100, 0}} {
 		labels[lab[0]] = lab[1]
@@ -250,16 +261,8 @@ func TestSolveClassWithoutLabels(t *testing.T) {
 	const n = 300
 	w := harmonicGraph(r, n, nil)
 	labels := map[int]int{3: 0, 50: 1, 120: 2, 199: 3}
-	class := func(i int) int {
-		if k, ok := labels[i]; ok {
-			return k
-		}
-		return -1
-	}
-	nodes := make([]int, n)
-	for i := range nodes {
-		nodes[i] = i
-	}
+	class := classOf(labels)
+	nodes := allNodes(n)
 	run := func(c int) (*spreader, int) {
 		s := &spreader{c: c, f: make([]float64, n*c)}
 		rr := rand.New(rand.NewPCG(11, 12))
@@ -283,19 +286,27 @@ func TestSolveClassWithoutLabels(t *testing.T) {
 	}
 }
 
+// learnedDigits returns a Learner that has learned the whole digits stream
+// (digitsStream, batches of 10, window unbounded).
+func learnedDigits(tb testing.TB) *Learner {
+	tb.Helper()
+	l := newDigitsLearner(0)
+	recs, _ := digitsStream(0.1, 100)
+	for _, bt := range batches(recs, 10) {
+		if _, err := l.Learn(bt); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return l
+}
+
 // BenchmarkSpreadSolve times the solve of the label scores on the digits
 // stream's window (1,797 samples, 180 labels, 10 classes) from scratch:
 // after three Gauss–Seidel sweeps from zero scores, as sweepAll runs it
 // (a stream's batch starts from the batch before's, nearer still), and
 // from zero scores; it reports the iterations each takes.
 func BenchmarkSpreadSolve(b *testing.B) {
-	l := newDigitsLearner(0)
-	recs, _ := digitsStream(0.1, 100)
-	for _, bt := range batches(recs, 10) {
-		if _, err := l.Learn(bt); err != nil {
-			b.Fatal(err)
-		}
-	}
+	l := learnedDigits(b)
 	g := l.Model.KNN()
 	live := g.IDs()
 	class := func(n int) int { return l.nodes[n].class }
@@ -331,13 +342,7 @@ func BenchmarkSpreadSolve(b *testing.B) {
 // BenchmarkSpreadPush times moving one new label into the solved scores of
 // the digits stream's window (push), and reports the relaxations it takes.
 func BenchmarkSpreadPush(b *testing.B) {
-	l := newDigitsLearner(0)
-	recs, _ := digitsStream(0.1, 100)
-	for _, bt := range batches(recs, 10) {
-		if _, err := l.Learn(bt); err != nil {
-			b.Fatal(err)
-		}
-	}
+	l := learnedDigits(b)
 	g := l.Model.KNN()
 	live := g.IDs()
 	var j int // an unlabeled node to label
@@ -388,16 +393,8 @@ func TestSweepLocalLabels(t *testing.T) {
 		for len(labels) < 20 {
 			labels[r.IntN(n)] = len(labels) % c
 		}
-		class := func(i int) int {
-			if k, ok := labels[i]; ok {
-				return k
-			}
-			return -1
-		}
-		nodes := make([]int, n)
-		for i := range nodes {
-			nodes[i] = i
-		}
+		class := classOf(labels)
+		nodes := allNodes(n)
 		s := &spreader{c: c, f: make([]float64, n*c)}
 		s.w = w
 		s.nw.set(w)
@@ -441,17 +438,5 @@ func mixingGraph(r *rand.Rand, n int) *sparse.CSR {
 			}
 		}
 	}
-	s := sparse.Zeros(0, n)
-	for i := range n {
-		var ind []int
-		var val []float64
-		for j := range n {
-			if v, ok := w[i][j]; ok {
-				ind = append(ind, j)
-				val = append(val, v)
-			}
-		}
-		s.AppendRow(ind, val)
-	}
-	return s
+	return csrOf(w)
 }
