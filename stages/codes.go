@@ -87,11 +87,32 @@ func spreadWeights(g *graph.Graph, w graph.Weighting, p float64) *sparse.CSR {
 	if p < 0 {
 		return g.Weights(w)
 	}
-	s := g.Weights(graph.Weighting{Scheme: graph.CosineSimilarity, Sym: w.Sym})
+	return cosinePow(g.Weights, w.Sym, p)
+}
+
+// cosinePow returns the cosine weights that weights gives (the rows of a
+// graph's edges under a Weighting) raised to the power p, then symmetrized
+// by sym. The cosine of an edge is the same from either end, so Max and
+// Mutual give it whole and commute with the power; Mean halves an edge
+// that one end only found, and that half must be of the powered weight
+// (cos^p / 2), not of the cosine ((cos / 2)^p): the rows are read under
+// Max for the cosine and under Mean for the share.
+func cosinePow(weights func(graph.Weighting) *sparse.CSR, sym graph.Symmetrize, p float64) *sparse.CSR {
+	cos := graph.Weighting{Scheme: graph.CosineSimilarity, Sym: sym}
+	var share *sparse.CSR
+	if sym == graph.Mean {
+		share = weights(cos)
+		cos.Sym = graph.Max
+	}
+	s := weights(cos)
 	for i, c := range s.Val {
 		// A floor keeps an edge between orthogonal rows (cos ≤ 0, possible
 		// only for data with negative entries or empty rows) in the graph.
-		s.Val[i] = pow(max(c, minSpreadWeight), p)
+		v := pow(max(c, minSpreadWeight), p)
+		if share != nil && c > 0 {
+			v *= share.Val[i] / c // 1 or ½: Max and Mean join the same pairs
+		}
+		s.Val[i] = v
 	}
 	return s
 }

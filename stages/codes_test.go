@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model/graph"
+	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
 // runDigits replays TestPrequentialDigits's stream through l and returns
@@ -122,6 +123,23 @@ func TestSpreadWeights(t *testing.T) {
 	b := spreadWeights(g, graph.Weighting{}, -1)
 	if b.At(0, 1) != 1 || b.At(1, 2) != 1 {
 		t.Errorf("negative p: weights %v, %v, want the binary 1", b.At(0, 1), b.At(1, 2))
+	}
+	// Under Mean symmetrization an edge one end found (2 → 1: row 1's
+	// one neighbour is row 0, the lower of two ties) weighs half the
+	// powered cosine, cos^4/2, not (cos/2)^4; a mutual one (0–1) the
+	// whole. The rows kept between batches (WeightRows) agree.
+	m := spreadWeights(g, graph.Weighting{Sym: graph.Mean}, 4)
+	rows := cosinePow(func(w graph.Weighting) *sparse.CSR { return g.WeightRows(w, []int{0, 1, 2}) }, graph.Mean, 4)
+	for _, c := range []struct {
+		i, j int
+		want float64
+	}{{0, 1, want}, {1, 0, want}, {1, 2, want / 2}, {2, 1, want / 2}} {
+		if got := m.At(c.i, c.j); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("Mean: weight (%d, %d) = %v, want %v", c.i, c.j, got, c.want)
+		}
+		if got := rows.At(c.i, c.j); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("Mean, by rows: weight (%d, %d) = %v, want %v", c.i, c.j, got, c.want)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/graph"
+	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
 // weightRows is a graph's weights kept row by row between batches
@@ -87,20 +88,17 @@ func (r *weightRows) refresh(m *model.Online, g *graph.Graph, w graph.Weighting,
 	if len(live) == 0 {
 		return
 	}
-	ww := w
+	rows := func(w graph.Weighting) *sparse.CSR { return g.WeightRows(w, live) }
+	var s *sparse.CSR
 	if p >= 0 {
-		ww = graph.Weighting{Scheme: graph.CosineSimilarity, Sym: w.Sym}
+		s = cosinePow(rows, w.Sym, p)
+	} else {
+		s = rows(w)
 	}
-	s := g.WeightRows(ww, live)
 	for k, i := range live {
 		ind, val := s.Row(k)
 		r.ind[i] = append(r.ind[i][:0], ind...)
 		r.val[i] = append(r.val[i][:0], val...)
-		if p >= 0 {
-			for j, c := range r.val[i] {
-				r.val[i][j] = pow(max(c, minSpreadWeight), p)
-			}
-		}
 	}
 }
 
