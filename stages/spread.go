@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/record"
 
 	"github.com/nmfstream/nmfstream/model/sparse"
@@ -344,10 +345,11 @@ func (l *Learner) predictGraph(ids []int, out []Prediction) {
 }
 
 // spreadGraph returns the weights PredictGraph spreads the labels over this
-// batch: the k-NN graph of the raw samples (kept between batches where its
-// weights allow, weightRows), with SpreadMetric where it applies the graph
-// under the learned metric (metricGraph), or with CodesOnly the graph of
-// the codes (codeGraph) once the model has them.
+// batch: the k-NN graph of the raw samples under spreadWeighting (kept
+// between batches where its weights allow, weightRows), with SpreadMetric
+// where it applies the graph under the learned metric (metricGraph), or
+// with CodesOnly the graph of the codes (codeGraph) once the model has
+// them.
 func (l *Learner) spreadGraph() rowSource {
 	p := l.spreadPower()
 	g := l.Model.KNN()
@@ -360,11 +362,24 @@ func (l *Learner) spreadGraph() rowSource {
 	if w := l.metricWeights(g, p); w != nil {
 		return w
 	}
-	if incremental(l.Model.Weighting, p) {
-		l.wr.refresh(l.Model, g, l.Model.Weighting, p)
+	w := l.spreadWeighting()
+	if incremental(w, p) {
+		l.wr.refresh(l.Model, g, w, p)
 		return &l.wr
 	}
-	return spreadWeights(g, l.Model.Weighting, p)
+	return spreadWeights(g, w, p)
+}
+
+// spreadWeighting is the weighting of the k-NN graph's edges that the
+// spreading reads (spreadWeights with spreadPower): the model's, with the
+// two ends' lists averaged (graph.Mean), whatever symmetrization the
+// factorization's graph takes: an edge that one end only found weighs
+// half one that both found (BENCHMARKS.md, "The spreading's edges
+// averaged").
+func (l *Learner) spreadWeighting() graph.Weighting {
+	w := l.Model.Weighting
+	w.Sym = graph.Mean
+	return w
 }
 
 // spreadPower is p of PredictGraph's edge weights: SpreadPower or its
@@ -395,8 +410,8 @@ func (l *Learner) refreshSpread() {
 	if g == nil {
 		return
 	}
-	if p := l.spreadPower(); incremental(l.Model.Weighting, p) {
-		l.wr.refresh(l.Model, g, l.Model.Weighting, p)
+	if w, p := l.spreadWeighting(), l.spreadPower(); incremental(w, p) {
+		l.wr.refresh(l.Model, g, w, p)
 	}
 }
 

@@ -45,7 +45,11 @@ func sameRows(t *testing.T, step int, r *weightRows, s *sparse.CSR) {
 func TestWeightRowsFollowTheGraph(t *testing.T) {
 	x, _ := datasets.Digits()
 	n, d := x.Dims()
-	for _, p := range []float64{20, -1} {
+	for _, c := range []struct {
+		p   float64
+		sym graph.Symmetrize
+	}{{20, graph.Max}, {-1, graph.Max}, {20, graph.Mean}, {-1, graph.Mean}} {
+		p := c.p
 		o := &model.Online{Rank: 8, Graph: graph.KNN{K: 5, Window: 300}}
 		var r weightRows
 		var nr normRows
@@ -70,8 +74,10 @@ func TestWeightRowsFollowTheGraph(t *testing.T) {
 				continue // this batch's edits wait for the next refresh
 			}
 			g := o.KNN()
-			r.refresh(o, g, o.Weighting, p)
-			want := spreadWeights(g, o.Weighting, p)
+			w := o.Weighting
+			w.Sym = c.sym
+			r.refresh(o, g, w, p)
+			want := spreadWeights(g, w, p)
 			sameRows(t, step, &r, want)
 			if step%5 == 1 {
 				continue // these rows wait for the next division
