@@ -218,7 +218,9 @@ func (cg *codeGraph) add(g *graph.Graph, v *mat.Dense, ids []int) {
 
 // weights returns the symmetric weights of the code graph over g's live
 // nodes: the cosine of the current codes v of each edge to the power p
-// (binary weights if p is negative). It prunes the edges to freed slots.
+// (binary weights if p is negative), the two ends' lists averaged as
+// spreadWeighting averages the samples' graph (an edge one end only found
+// weighs half). It prunes the edges to freed slots.
 func (cg *codeGraph) weights(g *graph.Graph, v *mat.Dense, p float64) *sparse.CSR {
 	n := g.Slots()
 	valid := func(e codeEdge) bool {
@@ -245,7 +247,9 @@ func (cg *codeGraph) weights(g *graph.Graph, v *mat.Dense, p float64) *sparse.CS
 					continue
 				}
 				kept = append(kept, e)
-				if j := int(e.to); !cg.seen[j] {
+				j := int(e.to)
+				cg.acc[j]++ // the lists that hold the edge: 1 or 2
+				if !cg.seen[j] {
 					cg.seen[j] = true
 					order = append(order, j)
 				}
@@ -262,8 +266,8 @@ func (cg *codeGraph) weights(g *graph.Graph, v *mat.Dense, p float64) *sparse.CS
 				w = pow(max(cosine(vi, v.RawRowView(j)), minSpreadWeight), p)
 			}
 			ind = append(ind, j)
-			val = append(val, w)
-			cg.seen[j] = false
+			val = append(val, w*cg.acc[j]/2) // the two lists averaged, as spreadWeighting
+			cg.seen[j], cg.acc[j] = false, 0
 		}
 		cg.order = order
 		indptr = append(indptr, len(ind))

@@ -3,8 +3,6 @@ package stages
 import (
 	"math"
 	"testing"
-
-	"github.com/nmfstream/nmfstream/model/graph"
 )
 
 // runDigitsBatch is runDigits with batches of n records.
@@ -28,7 +26,8 @@ func runDigitsBatch(t *testing.T, l *Learner, n int) (Counters, map[string]strin
 // the samples' own: searched under the samples themselves (no Fisher
 // block), it joins the same nodes as the model's k-NN graph of the digits
 // stream, with the same weights up to rounding (spreadWeights reads the
-// graph's stored distances, metricGraph the rows).
+// graph's stored distances, metricGraph the rows), the two ends' lists
+// averaged alike (spreadWeighting, codeGraph.weights).
 func TestMetricGraphOwn(t *testing.T) {
 	l := newDigitsLearner(0)
 	runDigitsBatch(t, l, 100)
@@ -44,7 +43,7 @@ func TestMetricGraphOwn(t *testing.T) {
 	mg.z = mg.x
 	const p = 20
 	got := mg.graph(g, live, 5, p)
-	want := spreadWeights(g, graph.Weighting{}, p)
+	want := spreadWeights(g, l.spreadWeighting(), p)
 	edges := 0
 	for _, i := range live {
 		gi, gv := got.Row(i)
