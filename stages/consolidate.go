@@ -43,8 +43,11 @@ func (c Consolidation) Gap() float64 {
 // the online U and V (model.Online.Refit: the method's full terms on the
 // window's current graphs and labels, at most iters updates), and reports
 // how far the online state was from that fit. The learner goes on from the
-// refitted codes: a stream may consolidate now and then, and stream's
-// --batch-reference runs it once, after the last prediction. It costs
+// refitted codes: a stream may consolidate now and then (on the digits, a
+// refit of 50 updates after every step moved the codes' 1-NN by less than
+// half a point, BENCHMARKS.md "Online codes against a batch refit"), and
+// stream's --batch-reference runs it once, after the last prediction. It
+// costs
 // iters batch updates of the window, plus Embedding twice. It returns
 // model.ErrNotFitted before the model's first fit, and the refit's error
 // (model.ErrDiverged) with what it reports of the fit so far.

@@ -3,6 +3,7 @@ package stages
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -283,6 +284,13 @@ func TestSolveClassWithoutLabels(t *testing.T) {
 		if math.Abs(s.f[i]-x) > 1e-6 {
 			t.Fatalf("node %d class %d: %g, the direct solution %g", i/5, i%5, s.f[i], x)
 		}
+	}
+	// No label at all: nothing pulls any class, and the unlabeled scores
+	// are zero, at once.
+	clear(labels)
+	s, iters := run(5)
+	if iters != 0 || slices.ContainsFunc(s.f, func(x float64) bool { return x != 0 }) {
+		t.Errorf("without labels: %d iterations, scores not all zero", iters)
 	}
 }
 

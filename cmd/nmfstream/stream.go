@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/methods"
 	"github.com/nmfstream/nmfstream/pipeline"
 	"github.com/nmfstream/nmfstream/record"
@@ -582,12 +583,17 @@ func (r *streamRun) report(stdout, stderr io.Writer, elapsed float64) error {
 	if elapsed > 0 {
 		sum.RecordsPerSecond = float64(r.runRecords) / elapsed
 	}
-	emb := r.l.Embedding()
+	// The online codes' scores: the refit of --batch-reference scores them
+	// before it moves them, else Embedding.
+	emb, refErr := r.batchReference(&sum)
+	if emb == nil {
+		e := r.l.Embedding()
+		emb = &e
+	}
 	sum.CodeNN1, sum.CodeNMI, sum.CodeN = jsonFloat(emb.NN1), jsonFloat(emb.NMI), emb.N
 	if g := r.l.Model.KNN(); g != nil {
 		sum.SearchDims = g.Dim()
 	}
-	refErr := r.batchReference(&sum)
 	if r.o.asJSON {
 		return errors.Join(json.NewEncoder(stdout).Encode(sum), refErr)
 	}
@@ -613,12 +619,13 @@ func (r *streamRun) report(stdout, stderr io.Writer, elapsed float64) error {
 
 // batchReference runs --batch-reference's refit, if asked for and the
 // model has been fitted, and sets sum.BatchReference. It refits the model
-// in place, so it runs after everything else has read the online state
-// (the final checkpoint, code_1nn). It returns the refit's error, which the
-// report also carries.
-func (r *streamRun) batchReference(sum *streamSummary) error {
+// in place, so it runs after the final checkpoint, and returns the
+// online codes' scores it took before the refit (code_1nn, code_nmi), nil
+// when it did not run, with the refit's error, which the report also
+// carries.
+func (r *streamRun) batchReference(sum *streamSummary) (*classify.Embedding, error) {
 	if r.o.batchRef == 0 || !r.l.Model.Started() {
-		return nil
+		return nil, nil
 	}
 	start := time.Now()
 	c, err := r.l.Consolidate(r.o.batchRef)
@@ -630,7 +637,7 @@ func (r *streamRun) batchReference(sum *streamSummary) error {
 		err = fmt.Errorf("--batch-reference: %w", err)
 	}
 	sum.BatchReference = b
-	return err
+	return &c.Online, err
 }
 
 // sameConfig checks that the flags set on the command line agree with the

@@ -28,12 +28,20 @@ func TestStreamBatchReference(t *testing.T) {
 	if strings.Contains(out, "batch_reference") {
 		t.Errorf("a run without --batch-reference reports one: %s", out)
 	}
+	var online struct {
+		CodeNN1 float64 `json:"code_1nn"`
+		CodeNMI float64 `json:"code_nmi"`
+	}
+	if err := json.Unmarshal([]byte(out), &online); err != nil {
+		t.Fatal(err)
+	}
 	code, out, e = runCmd(t, append(args, "-out", ref, "-batch-reference", "25")...)
 	if code != 0 {
 		t.Fatal(e)
 	}
 	var sum struct {
 		CodeNN1 float64 `json:"code_1nn"`
+		CodeNMI float64 `json:"code_nmi"`
 		Ref     *struct {
 			Iterations      int     `json:"iterations"`
 			ObjectiveOnline float64 `json:"objective_online"`
@@ -47,6 +55,9 @@ func TestStreamBatchReference(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(out), &sum); err != nil {
 		t.Fatal(err)
+	}
+	if sum.CodeNN1 != online.CodeNN1 || sum.CodeNMI != online.CodeNMI {
+		t.Errorf("code_1nn, code_nmi %v, %v with the refit, %v, %v without: want the online codes' both times", sum.CodeNN1, sum.CodeNMI, online.CodeNN1, online.CodeNMI)
 	}
 	r := sum.Ref
 	switch {
