@@ -222,6 +222,12 @@ type Online struct {
 	// Spare's Split, makes the waiting goroutine run pieces of the step's
 	// parts meanwhile. It changes no result.
 	Lend func(done <-chan struct{})
+	// KeepLastCodes makes PartialFitDeferred (and PartialFit) keep a copy
+	// of the codes as they stood before its batch's step, for LastCodes:
+	// what reads the codes beside the step (the stream's spreading) reads
+	// the copy, which the step does not write. It costs a copy of V
+	// (Slots×K) per batch.
+	KeepLastCodes bool
 
 	g        *graph.Graph
 	dim      int
@@ -231,6 +237,8 @@ type Online struct {
 	xsRows   [][]int     // sparse row indices by slot
 	xsVals   [][]float64 // sparse row values by slot
 	u, v     mat.Dense   // U (D×K), V (Slots×K)
+	lastV    mat.Dense   // KeepLastCodes: V before the last batch's step, its new nodes' rows zero (LastCodes)
+	hasLastV bool        // lastV holds a batch's codes
 	a, b     mat.Dense   // A = VᵀV, B = XV (with a support, usupp, B's rows are kept in bc instead: statsRows)
 	started  bool
 	height   int // rows of the slot-indexed storage, ≥ Slots()
@@ -476,6 +484,7 @@ func (o *Online) PartialFitDeferred(x Data) (ids []int, step func(), err error) 
 		return nil, step, fmt.Errorf("model: online: %w", err)
 	}
 	o.noteEdits(ch)
+	o.keepLastCodes(ch.Added)
 	if early && !slices.Equal(gone, ch.Removed) {
 		return nil, step, fmt.Errorf("model: online: the graph evicted %v, announced %v", ch.Removed, gone)
 	}
@@ -502,6 +511,49 @@ func (o *Online) PartialFitDeferred(x Data) (ids []int, step func(), err error) 
 		return ch.Added, func() {}, err
 	}
 	return ch.Added, step, nil
+}
+
+// keepLastCodes copies V, settled and not yet changed by this batch, into
+// lastV with KeepLastCodes once the model has codes, the rows of the
+// batch's new nodes added cleared (a slot it reuses held another sample).
+func (o *Online) keepLastCodes(added []int) {
+	o.hasLastV = false
+	if !o.KeepLastCodes || !o.started {
+		return
+	}
+	h, k := o.v.Dims()
+	n := min(h, o.g.Slots())
+	if r, c := o.lastV.Dims(); o.lastV.IsEmpty() || c != k || r < n {
+		o.lastV = *mat.NewDense(max(n, 1), k, nil)
+	}
+	dst := o.lastV.RawMatrix()
+	src := o.v.RawMatrix()
+	for i := range n {
+		copy(dst.Data[i*dst.Stride:i*dst.Stride+k], src.Data[i*src.Stride:i*src.Stride+k])
+	}
+	r, _ := o.lastV.Dims()
+	for i := n; i < r; i++ {
+		clear(dst.Data[i*dst.Stride : i*dst.Stride+k])
+	}
+	for _, i := range added {
+		if i < r {
+			clear(dst.Data[i*dst.Stride : i*dst.Stride+k])
+		}
+	}
+	o.hasLastV = true
+}
+
+// LastCodes returns, with KeepLastCodes, the codes as they stood before
+// the last PartialFit's step (its first rows by slot; the rows of the
+// nodes it added, and of slots past them, zero), or nil before the model
+// had codes at a PartialFit or without KeepLastCodes. It does not wait
+// for the step: the step does not write it. The matrix is the model's, valid
+// until the next PartialFit.
+func (o *Online) LastCodes() *mat.Dense {
+	if !o.hasLastV {
+		return nil
+	}
+	return &o.lastV
 }
 
 // noteEdits records an insertion's nodes for TakeGraphEdits, as "every

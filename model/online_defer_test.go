@@ -108,3 +108,63 @@ func TestPartialFitDeferredSettles(t *testing.T) {
 		t.Fatal("running a step again changed the codes")
 	}
 }
+
+// TestLastCodes streams the digits through a model with KeepLastCodes and
+// a window of 300, reading LastCodes beside each batch's deferred step as
+// the stream's spreading does: its rows must be the codes of the nodes
+// kept from before the batch, as they stood after the previous batch's
+// step, bit for bit, and zero for the batch's new nodes (a reused slot
+// held another sample); before the first fit and without KeepLastCodes it
+// is nil. Under -race it also checks that the step does not write it.
+func TestLastCodes(t *testing.T) {
+	train, _, _, _, _ := digitsSplit(t, 10)
+	n, d := train.Dims()
+	m := &Online{Rank: 10, Graph: graph.KNN{K: 5, Window: 300}, KeepLastCodes: true}
+	var before *mat.Dense // the codes after the previous batch's step
+	checked := 0
+	for lo := 0; lo < n; lo += 50 {
+		hi := min(lo+50, n)
+		ids, step, err := m.PartialFitDeferred(DenseRows(mat.DenseCopyOf(train.Slice(lo, hi, 0, d))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		wg.Go(step)
+		last := m.LastCodes()
+		switch {
+		case before == nil && last != nil:
+			t.Fatalf("batch at %d: LastCodes before the model had codes", lo)
+		case before != nil && last == nil:
+			t.Fatalf("batch at %d: no LastCodes", lo)
+		case last != nil:
+			rows, k := last.Dims()
+			for _, id := range m.KNN().IDs() {
+				want := make([]float64, k)
+				if !slices.Contains(ids, id) {
+					want = before.RawRowView(id)
+				}
+				if id >= rows {
+					t.Fatalf("node %d past LastCodes's %d rows", id, rows)
+				}
+				if got := last.RawRowView(id); !slices.Equal(got, want) {
+					t.Fatalf("batch at %d, node %d (new %v): LastCodes row %v, want %v", lo, id, slices.Contains(ids, id), got[:3], want[:3])
+				}
+				checked++
+			}
+		}
+		wg.Wait()
+		if m.Started() {
+			before = mat.DenseCopyOf(m.Codes())
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no batch checked")
+	}
+	m.KeepLastCodes = false
+	if _, err := m.PartialFit(DenseRows(mat.DenseCopyOf(train.Slice(0, 10, 0, d)))); err != nil {
+		t.Fatal(err)
+	}
+	if m.LastCodes() != nil {
+		t.Error("LastCodes without KeepLastCodes: want nil")
+	}
+}

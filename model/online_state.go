@@ -180,7 +180,7 @@ func (o *Online) Restore(s *OnlineState) error {
 	*o = Online{Rank: o.Rank, Method: o.Method, Alpha: o.Alpha, Beta: o.Beta, Q: o.Q, Graph: o.Graph, Weighting: o.Weighting, Sweeps: o.Sweeps,
 		USteps: o.USteps, Refresh: o.Refresh, Revisit: o.Revisit, Scaling: o.Scaling, Forget: o.Forget, InitSize: o.InitSize,
 		InitIter: o.InitIter, SearchDim: o.SearchDim, SearchBasis: o.SearchBasis, SearchFit: o.SearchFit, SearchBases: o.SearchBases,
-		Src: o.Src, Split: o.Split, MaxBasisBytes: o.MaxBasisBytes}
+		Src: o.Src, Split: o.Split, MaxBasisBytes: o.MaxBasisBytes, KeepLastCodes: o.KeepLastCodes}
 	o.started, o.cursor, o.seen, o.q, o.next = s.Started, s.Cursor, s.Seen, s.Q, s.SearchNext
 	if s.Slots == 0 {
 		return nil

@@ -19,18 +19,21 @@ import (
 type CodeUse int
 
 const (
-	// CodesAuto (the default) reads the codes where they were measured to
-	// help: PredictGraph spreads the labels over the k-NN graph of the raw
-	// samples (BENCHMARKS.md, "What the codes add": spreading over the
-	// codes, mixing a code-space vote or a linear model of the codes into
-	// it each cost accuracy on the digits, MNIST and document streams) and
-	// predicts by the code-space vote (PredictNearest) the samples that no
-	// label reaches in that graph. PredictNearest, PredictWalk and
-	// PredictPropagate read the codes alone.
+	// CodesAuto (the default) reads the codes where they were measured
+	// not to cost accuracy: PredictGraph spreads the labels over the k-NN
+	// graph of the raw samples, each edge weighed by the samples' cosine
+	// and by their codes' (Learner.SpreadCodes; BENCHMARKS.md, "What the
+	// codes add": spreading over the codes, mixing a code-space vote or a
+	// linear model of the codes into it each cost accuracy on the digits,
+	// MNIST and document streams), and predicts by the code-space vote
+	// (PredictNearest) the samples that no label reaches in that graph.
+	// PredictNearest, PredictWalk and PredictPropagate read the codes
+	// alone.
 	CodesAuto CodeUse = iota
 	// CodesOff predicts from the raw samples alone: PredictGraph as
-	// CodesAuto, but a sample that no label reaches is given the class with
-	// the most labels in the window. PredictNearest, PredictWalk and
+	// CodesAuto without the codes' factor on its edges, and a sample that
+	// no label reaches is given the class with the most labels in the
+	// window. PredictNearest, PredictWalk and
 	// PredictPropagate, which classify codes, are refused with it.
 	CodesOff
 	// CodesOnly predicts from the codes alone: PredictGraph spreads the

@@ -50,6 +50,7 @@ func (l *Learner) insert(id *Identified) ([]int, func(), error) {
 	}
 	var ids []int
 	var err error
+	l.Model.KeepLastCodes = l.spreadCodes() > 0 // for spreadGraph
 	if l.Factorizer == nil {
 		ids, step, err = l.Model.PartialFitDeferred(id.X)
 	} else {

@@ -66,6 +66,14 @@ type Learner struct {
 	// (documents); a negative value spreads over the k-NN graph's own
 	// weights (Model.Weighting; binary by default).
 	SpreadPower float64
+	// SpreadCodes is q of the codes' factor on PredictGraph's edge
+	// weights with CodesAuto: each edge of the samples' graph weighs
+	// w_ij·cos(v_i, v_j)^q, v the method's codes as they stood before the
+	// batch's step (codeScaled), once the model has them. If zero, it
+	// defaults to 4 on dense rows (images) and 40 on sparse ones
+	// (documents, whose edges are otherwise binary); a negative value
+	// leaves the codes out of the weights.
+	SpreadCodes float64
 	// SpreadMetric, if positive, makes PredictGraph spread over a graph
 	// searched under a metric learned from the window's labels, on dense
 	// rows of at most 256 features with two classes labeled: each sample
@@ -118,6 +126,7 @@ type Learner struct {
 	sp      spreader     // PredictGraph's label scores
 	wr      weightRows   // the k-NN graph's weights PredictGraph spreads over
 	cg      codeGraph    // CodesOnly's graph of the codes
+	cs      codeScaled   // the weights PredictGraph spreads over, scaled by the codes
 	mg      metricGraph  // SpreadMetric's graph
 	lin     linear       // PredictGraph's linear model
 	hd      hedge        // PredictGraph's weights of its experts

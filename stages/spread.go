@@ -359,15 +359,39 @@ func (l *Learner) spreadGraph() rowSource {
 		}
 		return l.cg.weights(g, l.Model.Codes(), p)
 	}
+	var base rowSource
 	if w := l.metricWeights(g, p); w != nil {
-		return w
-	}
-	w := l.spreadWeighting()
-	if incremental(w, p) {
+		base = w
+	} else if w := l.spreadWeighting(); incremental(w, p) {
 		l.wr.refresh(l.Model, g, w, p)
-		return &l.wr
+		base = &l.wr
+	} else {
+		base = spreadWeights(g, w, p)
 	}
-	return spreadWeights(g, w, p)
+	if q := l.spreadCodes(); q > 0 {
+		if v := l.Model.LastCodes(); v != nil {
+			l.cs.set(base, v, g.IDs(), q)
+			return &l.cs
+		}
+	}
+	return base
+}
+
+// spreadCodes is q of the codes' factor on PredictGraph's edge weights
+// (codeScaled): SpreadCodes or its default (4 on dense rows, 40 on
+// sparse ones) with CodesAuto, 0 (no factor) with CodesOff, CodesOnly
+// (whose graph is the codes') or a negative SpreadCodes.
+func (l *Learner) spreadCodes() float64 {
+	if l.Codes != CodesAuto || l.SpreadCodes < 0 {
+		return 0
+	}
+	if l.SpreadCodes > 0 {
+		return l.SpreadCodes
+	}
+	if l.Model.Sparse() {
+		return defaultSpreadCodesSparse
+	}
+	return defaultSpreadCodesDense
 }
 
 // spreadWeighting is the weighting of the k-NN graph's edges that the

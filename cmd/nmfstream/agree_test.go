@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -27,6 +28,21 @@ type outcome struct {
 	score float64 // NaN for none
 }
 
+// onlineFlagsConfig returns the learner's configuration that the online
+// flags args (those of addOnlineFlags) give on the command line, the others
+// at the command line's defaults, which are not all onlineConfig's zero
+// values (--revisit).
+func onlineFlagsConfig(t *testing.T, args ...string) onlineConfig {
+	t.Helper()
+	var cfg onlineConfig
+	fs := flag.NewFlagSet("online", flag.ContinueOnError)
+	addOnlineFlags(fs, &cfg)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
 func sameOutcome(a, b outcome) bool {
 	return a.pred == b.pred && (a.score == b.score || math.IsNaN(a.score) && math.IsNaN(b.score))
 }
@@ -47,17 +63,18 @@ func TestServeStreamAgree(t *testing.T) {
 	in := filepath.Join(dir, "digits.arrow")
 	writeDigitsStream(t, in, 0.2, 30)
 	out := filepath.Join(dir, "preds.jsonl")
-	code, stdout, stderr := runCmd(t, "stream", "-in", in, "-out", out, "-json",
-		"-batch", fmt.Sprint(batch), "-window", "300", "-rank", "10", "-seed", "1")
+	flags := []string{"-batch", fmt.Sprint(batch), "-window", "300", "-rank", "10", "-seed", "1"}
+	code, stdout, stderr := runCmd(t, append([]string{"stream", "-in", in, "-out", out, "-json"}, flags...)...)
 	if code != 0 {
 		t.Fatalf("stream: exit %d: %s", code, stderr)
 	}
 	sum := decodeSummary(t, []byte(stdout))
 	want := readPredictionsJSONL(t, out)
 
-	// The same configuration as the flags above, the others at their
-	// defaults.
-	cfg := onlineConfig{Rank: 10, Neighbors: 5, Window: 300, Batch: batch, Seed: 1}
+	// The same configuration as the flags above, the others at the
+	// command line's defaults (which are not all onlineConfig's zero
+	// values: --revisit).
+	cfg := onlineFlagsConfig(t, flags...)
 	s := &server{learner: cfg.learner(), cfg: cfg, maxBody: 1 << 24}
 	url, stop := startServer(t, s)
 	client := &http.Client{Timeout: 60 * time.Second}

@@ -62,7 +62,7 @@ func TestChainAgreeNATS(t *testing.T) {
 		t.Fatalf("the recorded stream does not exercise the chain: %+v", sumS)
 	}
 
-	got := serveOutcomes(t, in, batch, onlineConfig{Rank: 10, Neighbors: 5, Window: 300, Batch: batch, Seed: 1})
+	got := serveOutcomes(t, in, batch, onlineFlagsConfig(t, flags[3:]...)) // stream's flags but -in and -json
 	want := readPredictionsJSONL(t, outS)
 	if len(got) != len(want) {
 		t.Errorf("serve predicted %d samples, stream %d", len(got), len(want))

@@ -63,6 +63,9 @@ type onlineConfig struct {
 	// SpreadMetric is stages.Learner.SpreadMetric; older checkpoints read
 	// as 0, the samples' own graph.
 	SpreadMetric float64
+	// SpreadCodes is stages.Learner.SpreadCodes; older checkpoints read as
+	// 0, its default.
+	SpreadCodes float64
 	// Q is --q, model.Online.Q; older checkpoints read as 0, its default.
 	Q int
 }
@@ -175,6 +178,7 @@ func (c onlineConfig) learner() *stages.Learner {
 		Codes:        stages.CodeUse(c.Codes),
 		SpreadPower:  c.SpreadPower,
 		SpreadMetric: c.SpreadMetric,
+		SpreadCodes:  c.SpreadCodes,
 		Neighbors:    c.Vote,
 		Metric:       classify.Metric(c.Metric),
 	}

@@ -15,8 +15,9 @@ import (
 // before the learning stage was split into a chain of stages, and taken
 // again when the online graph weight's default became
 // model.DefaultOnlineGraphWeight (the codes predict the samples no label
-// reaches), when the spreading came to be solved (stages/harmonic.go) and
-// when its edges came to be averaged (stages.Learner.spreadWeighting); a
+// reaches), when the spreading came to be solved (stages/harmonic.go),
+// when its edges came to be averaged (stages.Learner.spreadWeighting) and
+// when they came to be weighed by the codes too (stages.codeScaled); a
 // change of the predictor that is meant to change predictions updates it.
 func TestStreamPredictionsPinned(t *testing.T) {
 	dir := t.TempDir()
@@ -30,7 +31,7 @@ func TestStreamPredictionsPinned(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(b)
-	const want = "5754442fefb150114eea83a01c11442374e177eec8ffa07f965addbea95b20aa"
+	const want = "68ca54f94bdc3eae54136e9b233259e1f922edbd1f7a117f3e9a2ca107330a0c"
 	if got := hex.EncodeToString(sum[:]); got != want {
 		t.Errorf("sha256 of the predictions = %s, want %s (%d bytes)", got, want, len(b))
 	}

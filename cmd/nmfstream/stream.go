@@ -124,7 +124,7 @@ func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
 	// value: the same predictions, the codes' 1-NN within half a point,
 	// about 12% less CPU on MNIST (BENCHMARKS.md, "Eleventh pass").
 	c.Revisit = int(model.RevisitNeighbors)
-	fs.Func("method", "algorithm learned online: gnmf (the default), nmf, dgnmf, ssknmf, n2s2l, nge or auto (see fit -help); it shapes the codes, which --codes auto reads only for samples no label reaches in the raw graph (--codes only or --predictor nearest read them for every sample)", func(s string) error {
+	fs.Func("method", "algorithm learned online: gnmf (the default), nmf, dgnmf, ssknmf, n2s2l, nge or auto (see fit -help); it shapes the codes, which --codes auto reads in the weights of the graph predictor's edges (see --spread-codes) and for samples no label reaches (--codes only or --predictor nearest read them alone)", func(s string) error {
 		m, err := methods.Lookup(s)
 		if err != nil {
 			return err
@@ -153,12 +153,13 @@ func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
 		c.SearchFit = int(f)
 		return err
 	})
-	fs.Func("codes", "what the predictor reads of the factorization: auto (the default: the labels spread over the graph of the samples projected on the search basis, see --search-basis; the codes predict the samples no label reaches), off (the raw samples alone: no search basis) or only (the codes alone: the labels spread over a graph of the codes, and on documents a linear model of the codes) — the ablations of BENCHMARKS.md", func(s string) error {
+	fs.Func("codes", "what the predictor reads of the factorization: auto (the default: the labels spread over the graph of the samples projected on the search basis, see --search-basis, its edges weighed by the samples' and the codes' cosines, see --spread-codes; the codes predict the samples no label reaches), off (the raw samples alone: no search basis) or only (the codes alone: the labels spread over a graph of the codes, and on documents a linear model of the codes) — the ablations of BENCHMARKS.md", func(s string) error {
 		u, err := stages.ParseCodeUse(s)
 		c.Codes = int(u)
 		return err
 	})
 	fs.Float64Var(&c.SpreadPower, "spread-power", 0, "p of the graph predictor's edge weights, the cosine of the two samples to the power p (0: 20 on dense rows, binary weights on documents; negative: the graph's binary weights)")
+	fs.Float64Var(&c.SpreadCodes, "spread-codes", 0, "q of the codes' factor on the graph predictor's edge weights with --codes auto: each edge also weighs the cosine of its two samples' codes to the power q, so that --method shapes the predictions (0: 4 on dense rows, 40 on documents; negative: the samples alone)")
 	fs.Float64Var(&c.SpreadMetric, "spread-metric", 0, "weight of the labels' Fisher directions in the graph predictor's search, on dense rows of at most 256 features (the graph rebuilt every step under that metric); 0: the samples' own graph (the default: the learned metric cost accuracy on the digits)")
 	fs.Func("revisit", "older codes swept with each step's new ones: neighbors (the new samples' neighbours; the default), changed (also every node that lost an edge, as to a sample leaving the window: model.Online's zero value) or none (only the new samples and a round-robin refresh: fastest, codes a little worse)", func(s string) error {
 		r, err := parseRevisit(s)
@@ -687,6 +688,8 @@ func sameConfig(fs *flag.FlagSet, now, saved onlineConfig) error {
 			a, b = now.Codes, saved.Codes
 		case "spread-power":
 			a, b = now.SpreadPower, saved.SpreadPower
+		case "spread-codes":
+			a, b = now.SpreadCodes, saved.SpreadCodes
 		case "spread-metric":
 			a, b = now.SpreadMetric, saved.SpreadMetric
 		default:
