@@ -213,7 +213,8 @@ func TestSpreadGraphSymmetric(t *testing.T) {
 		name string
 		set  func(*Learner)
 	}{
-		{"samples", func(*Learner) {}},
+		{"samples weighed by codes", func(*Learner) {}},
+		{"samples alone", func(l *Learner) { l.SpreadCodes = -1 }},
 		{"codes", func(l *Learner) { l.Codes = CodesOnly }},
 		{"metric", func(l *Learner) { l.SpreadMetric = 0.1 }},
 	} {
@@ -226,6 +227,9 @@ func TestSpreadGraphSymmetric(t *testing.T) {
 			}
 		}
 		w := l.spreadGraph()
+		if _, scaled := w.(*codeScaled); scaled == (c.name == "samples alone" || c.name == "codes") {
+			t.Fatalf("%s: the spreading's weights are a %T", c.name, w)
+		}
 		n, _ := w.Dims()
 		at := func(i, j int) float64 {
 			ind, val := w.Row(i)

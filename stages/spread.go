@@ -347,8 +347,10 @@ func (l *Learner) predictGraph(ids []int, out []Prediction) {
 // spreadGraph returns the weights PredictGraph spreads the labels over this
 // batch: the k-NN graph of the raw samples under spreadWeighting (kept
 // between batches where its weights allow, weightRows), with SpreadMetric
-// where it applies the graph under the learned metric (metricGraph), or
-// with CodesOnly the graph of the codes (codeGraph) once the model has
+// where it applies the graph under the learned metric (metricGraph), each
+// edge of either also weighed by its ends' codes (codeScaled, with
+// spreadCodes) once the model has codes from a step before this batch; or,
+// with CodesOnly, the graph of the codes (codeGraph) once the model has
 // them.
 func (l *Learner) spreadGraph() rowSource {
 	p := l.spreadPower()
