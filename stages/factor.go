@@ -50,7 +50,8 @@ func (l *Learner) insert(id *Identified) ([]int, func(), error) {
 	}
 	var ids []int
 	var err error
-	l.Model.KeepLastCodes = l.spreadCodes() > 0 // for spreadGraph
+	// spreadGraph reads the codes the step leaves, beside the next step.
+	l.Model.KeepLastCodes = (l.Predictor == PredictGraph || l.Predictor == PredictSpread) && l.spreadCodes() > 0
 	if l.Factorizer == nil {
 		ids, step, err = l.Model.PartialFitDeferred(id.X)
 	} else {
