@@ -47,8 +47,7 @@ func (c Consolidation) Gap() float64 {
 // refit of 50 updates after every step moved the codes' 1-NN by less than
 // half a point, BENCHMARKS.md "Online codes against a batch refit"), and
 // stream's --batch-reference runs it once, after the last prediction. It
-// costs
-// iters batch updates of the window, plus Embedding twice. It returns
+// costs iters batch updates of the window, plus Embedding twice. It returns
 // model.ErrNotFitted before the model's first fit, and the refit's error
 // (model.ErrDiverged) with what it reports of the fit so far.
 func (l *Learner) Consolidate(iters int) (Consolidation, error) {
@@ -74,15 +73,15 @@ func (l *Learner) Consolidate(iters int) (Consolidation, error) {
 	c.Iterations = res.Iters
 	c.ObjectiveBatch = l.Model.Objective()
 	v = l.Model.Codes()
-	var diff, norm float64
+	var diff, size float64 // ‖V_batch − V_online‖², ‖V_online‖²
 	for r, n := range live {
 		for j, x := range v.RawRowView(n) {
 			b := before[r*k+j]
 			diff += (x - b) * (x - b)
-			norm += b * b
+			size += b * b
 		}
 	}
-	c.CodesChange = math.Sqrt(diff / norm)
+	c.CodesChange = math.Sqrt(diff / size)
 	c.Batch = l.Embedding()
 	return c, err
 }

@@ -226,7 +226,7 @@ func TestSpreadGraphSymmetric(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		w := l.spreadGraph()
+		w := l.spreadGraph(l.Model.KNN().IDs())
 		if _, scaled := w.(*codeScaled); scaled == (c.name == "samples alone" || c.name == "codes") {
 			t.Fatalf("%s: the spreading's weights are a %T", c.name, w)
 		}
@@ -322,7 +322,7 @@ func BenchmarkSpreadSolve(b *testing.B) {
 	g := l.Model.KNN()
 	live := g.IDs()
 	class := func(n int) int { return l.nodes[n].class }
-	w := l.spreadGraph()
+	w := l.spreadGraph(l.Model.KNN().IDs())
 	for _, warm := range []bool{true, false} {
 		name := "zero"
 		if warm {
@@ -373,7 +373,7 @@ func BenchmarkSpreadPush(b *testing.B) {
 	}
 	s := &spreader{}
 	s.resize(g.Slots(), len(l.classes))
-	w := l.spreadGraph()
+	w := l.spreadGraph(l.Model.KNN().IDs())
 	s.w = w
 	s.nw.set(w)
 	s.solve(live, class, 1e-8, 1000)

@@ -351,8 +351,8 @@ func (l *Learner) predictGraph(ids []int, out []Prediction) {
 // edge of either also weighed by its ends' codes (codeScaled, with
 // spreadCodes) once the model has codes from a step before this batch; or,
 // with CodesOnly, the graph of the codes (codeGraph) once the model has
-// them.
-func (l *Learner) spreadGraph() rowSource {
+// them. live are the graph's live nodes (graph.Graph.IDs).
+func (l *Learner) spreadGraph(live []int) rowSource {
 	p := l.spreadPower()
 	g := l.Model.KNN()
 	if l.Codes == CodesOnly {
@@ -372,7 +372,7 @@ func (l *Learner) spreadGraph() rowSource {
 	}
 	if q := l.spreadCodes(); q > 0 {
 		if v := l.Model.LastCodes(); v != nil {
-			l.cs.set(base, v, g.IDs(), q)
+			l.cs.set(base, v, live, q)
 			return &l.cs
 		}
 	}
@@ -481,7 +481,7 @@ func (l *Learner) sweepWindow(ids, live []int) {
 	if sweeps == 0 {
 		sweeps = defaultSpreadSweeps
 	}
-	l.sp.sweepAll(l.spreadGraph(), live, sweeps, func(n int) int { return l.nodes[n].class })
+	l.sp.sweepAll(l.spreadGraph(live), live, sweeps, func(n int) int { return l.nodes[n].class })
 }
 
 // firstPrediction returns the end of the nodes ids[:end] that
