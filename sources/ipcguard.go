@@ -40,6 +40,9 @@ type guardedMessages struct {
 	// depth-first order, from the schema message.
 	schema  *arrow.Schema
 	dictIDs []int64
+	// msgs counts the messages read so far: the schema comes first, then
+	// one dictionary batch for each of dictIDs.
+	msgs int
 }
 
 var _ ipc.MessageReader = (*guardedMessages)(nil)
@@ -143,6 +146,9 @@ func (g *guardedMessages) Message() (*ipc.Message, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("bad message metadata: %w", err)
 	}
+	if err := g.checkOrder(typ); err != nil {
+		return nil, err
+	}
 	if bodyLen > maxIPCMessageBytes {
 		return nil, &LimitError{Record: -1, What: "body size of an Arrow IPC message", Value: bodyLen, Limit: maxIPCMessageBytes,
 			Raise: "split the input into smaller record batches"}
@@ -154,12 +160,30 @@ func (g *guardedMessages) Message() (*ipc.Message, error) {
 	if err := catch(func() error { return g.checkHeader(typ, header, version, body) }); err != nil {
 		return nil, fmt.Errorf("bad message metadata: %w", err)
 	}
+	g.msgs++
 	g.Release()
 	mb, bb := memory.NewBufferBytes(meta), memory.NewBufferBytes(body)
 	g.msg = ipc.NewMessage(mb, bb)
 	mb.Release()
 	bb.Release()
 	return g.msg, nil
+}
+
+// checkOrder checks that a message of type typ may come next: one schema,
+// first, then the schema's dictionaries before any record batch. arrow-go
+// v15's ipc.Reader reads the messages after the schema as dictionary
+// batches whatever their type (reader.go, getInitialDicts: it notes the
+// wrong type, then decodes the header as a dictionary batch anyway), and
+// sizes read from a schema's table taken for one can ask for terabytes
+// (found by FuzzArrowStream).
+func (g *guardedMessages) checkOrder(typ byte) error {
+	switch {
+	case typ == headerSchema && g.msgs > 0:
+		return fmt.Errorf("message %d is a second schema", g.msgs+1)
+	case g.msgs > 0 && g.msgs <= len(g.dictIDs) && typ != headerDictionaryBatch:
+		return fmt.Errorf("message %d has type %d where the schema's %d dictionaries come first", g.msgs+1, typ, len(g.dictIDs))
+	}
+	return nil
 }
 
 // Message header types and table slots of Arrow's Message.fbs and Schema.fbs.

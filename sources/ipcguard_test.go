@@ -2,6 +2,8 @@ package sources
 
 import (
 	"bytes"
+	"encoding/binary"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -73,4 +75,72 @@ func TestGuardAllColumnTypes(t *testing.T) {
 			t.Errorf("file=%v: read %d rows, want 6", file, len(c.dense))
 		}
 	}
+}
+
+// TestGuardMessageOrder reads streams whose messages come out of order: a
+// second schema, and a record batch where a dictionary is due. arrow-go
+// v15's reader decodes either as a dictionary batch (a schema so taken
+// asked for 8 TiB, FuzzArrowStream's crasher); the guard must refuse them
+// with an error that says which message is wrong, and read the stream in
+// order as before.
+func TestGuardMessageOrder(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "x", Type: arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Float64)},
+		{Name: "tag", Type: &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.BinaryTypes.String}},
+	}, nil)
+	rec := buildRecord(t, memory.NewGoAllocator(), schema, func(b *array.RecordBuilder) {
+		xb := b.Field(0).(*array.FixedSizeListBuilder)
+		xb.Append(true)
+		xb.ValueBuilder().(*array.Float64Builder).AppendValues([]float64{1, 2}, nil)
+		if err := b.Field(1).(*array.BinaryDictionaryBuilder).AppendString("a"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	defer rec.Release()
+	msgs := splitMessages(t, writeIPC(t, schema, false, rec))
+	if len(msgs) != 3 { // schema, dictionary, batch (the end marker dropped)
+		t.Fatalf("%d messages, want 3", len(msgs))
+	}
+	read := func(parts ...[]byte) error {
+		src := NewArrowStream(bytes.NewReader(bytes.Join(parts, nil)))
+		defer src.Close()
+		readAll(t, src)
+		return src.Err()
+	}
+	if err := read(msgs...); err != nil {
+		t.Fatalf("in order: %v", err)
+	}
+	for _, c := range []struct {
+		name  string
+		parts [][]byte
+		want  string
+	}{
+		{"a second schema", [][]byte{msgs[0], msgs[0], msgs[1], msgs[2]}, "message 2 is a second schema"},
+		{"a batch before the dictionary", [][]byte{msgs[0], msgs[2], msgs[1]}, "message 2 has type 3 where the schema's 1 dictionaries come first"},
+	} {
+		if err := read(c.parts...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one that says %q", c.name, err, c.want)
+		}
+	}
+}
+
+// splitMessages cuts an IPC stream into its messages (continuation marker,
+// metadata and body), leaving out the end-of-stream marker.
+func splitMessages(t *testing.T, data []byte) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for p := 0; p+8 <= len(data); {
+		n := int(binary.LittleEndian.Uint32(data[p+4:]))
+		if n == 0 {
+			break
+		}
+		_, body, _, _, err := messageHeader(data[p+8 : p+8+n])
+		if err != nil {
+			t.Fatal(err)
+		}
+		end := p + 8 + n + int(body)
+		out = append(out, data[p:end])
+		p = end
+	}
+	return out
 }
