@@ -1,12 +1,14 @@
 #!/bin/sh
-# Skewed text: LinearSVC, always-majority and nmfstream's LapRLS (with and
-# without LapRLS.Priors) on the same TF-IDF rows and labeled subsets
-# (BENCHMARKS.md, "Skewed text: priors and the linear SVM").
+# Skewed text: LinearSVC, always-majority and nmfstream's LapRLS (laprls:
+# eval's, with LapRLS.Priors; laprls-uniform: without) on the same TF-IDF
+# rows and labeled subsets (BENCHMARKS.md, "Skewed text: priors and the
+# linear SVM" and "Skewed text: the priors estimated, guarded and halved").
 # Needs scripts/fetch-data.sh's corpora and python3-sklearn.
-#   bench/skewed/run.sh [DIR]      (SETS='spam7|brown7' to run some only)
+#   bench/skewed/run.sh [DIR]      (SETS='spam7|brown7' to run some only;
+#                                   SEEDS=8 for eight splits per set)
 set -e
 dir=${1:-$(mktemp -d)}
 mkdir -p "$dir"
 NMFSTREAM_LONG=1 go test ./model/classify -run "^TestSkewedDocuments\$/^(${SETS:-.*})\$" -v -count=1 -timeout 30m \
-	-args -skewed-out "$dir" >"$dir/go.log"
+	-args -skewed-out "$dir" -skewed-seeds "${SEEDS:-3}" >"$dir/go.log"
 /usr/bin/python3 "$(dirname "$0")/compare.py" "$dir"

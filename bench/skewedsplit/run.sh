@@ -8,7 +8,7 @@
 # EM of the priors, and always-majority on the same TF-IDF rows and the same labeled
 # documents. Prints one Markdown row per set and method. Sets: spam7 (7%
 # spam), brown7 (7% "learned"), spam (as is), sotu, kjv. Needs
-# Debian's python3-sklearn.
+# Debian's python3-sklearn. EVALFLAGS adds flags to eval (EVALFLAGS="--priors uniform").
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 D=${NMFSTREAM_DATA:-$HOME/.cache/nmfstream-data}
@@ -42,7 +42,8 @@ for s in "${sets[@]}"; do
   "$OUT/prequential" split $args --seed "$SEED" --train "$dir/train.arrow" --test "$dir/test.arrow"
   "$OUT/skewedsplit" --train "$dir/train.arrow" --test "$dir/test.arrow" --out "$dir"
   /usr/bin/python3 bench/skewedsplit/ref.py "$dir" >"$dir/ref.jsonl"
-  "$OUT/nmfstream" eval --train "$dir/train.arrow" --test "$dir/test.arrow" --method "$METHOD" --seed "$SEED" --json >"$dir/eval.json" 2>"$dir/eval.err"
+  # shellcheck disable=SC2086 # EVALFLAGS is a list of words
+  "$OUT/nmfstream" eval --train "$dir/train.arrow" --test "$dir/test.arrow" --method "$METHOD" --seed "$SEED" ${EVALFLAGS:-} --json >"$dir/eval.json" 2>"$dir/eval.err"
   /usr/bin/python3 - "$s" "$dir" <<'PY'
 import json, sys
 s, d = sys.argv[1], sys.argv[2]

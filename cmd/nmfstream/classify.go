@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -24,7 +26,7 @@ func init() {
 	})
 }
 
-const classifySynopsis = `classify --model M --in F --out F.arrow [--projector P] [--rejects R]
+const classifySynopsis = `classify --model M --in F --out F.arrow [--projector P] [--codes auto|off|only] [--priors em|uniform] [--rejects R]
 
 Codes every record of F on the saved model M (as "nmfstream project" does)
 and predicts its class. If the model keeps dense training records (every
@@ -63,6 +65,7 @@ func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		use, err = stages.ParseCodeUse(s)
 		return err
 	})
+	priors := addPriorsFlag(fs)
 	snap, proj, err := f.load(fs, "classify", args)
 	if err != nil {
 		return err
@@ -73,7 +76,7 @@ func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	} else if snap.TrainSparse != nil {
 		train = model.SparseRows(snap.TrainSparse)
 	}
-	cl, err := newCodesClassifier(train, snap.V, snap.Labels, snap.Classes, *f.model, use)
+	cl, err := newCodesClassifier(train, snap.V, snap.Labels, snap.Classes, *f.model, use, *priors)
 	if err != nil {
 		return err
 	}
@@ -145,15 +148,17 @@ func newClassifier(v *mat.Dense, labels []int, classes []string, path string) (*
 // rows, LapRLS if it has sparse ones, and the codes-only classifier
 // without train.
 func newDataClassifier(train model.Data, v *mat.Dense, labels []int, classes []string, path string) (*classifier, error) {
-	return newCodesClassifier(train, v, labels, classes, path, stages.CodesAuto)
+	return newCodesClassifier(train, v, labels, classes, path, stages.CodesAuto, true)
 }
 
 // newCodesClassifier is newDataClassifier with the codes used as use says
 // (the --codes ablation): CodesAuto as newDataClassifier; CodesOff the
 // same classifiers without the codes (the joint classifier self-trains on
 // the features alone; LapRLS never reads them); CodesOnly the codes-only
-// classifier whatever the features.
-func newCodesClassifier(train model.Data, v *mat.Dense, labels []int, classes []string, path string, use stages.CodeUse) (*classifier, error) {
+// classifier whatever the features. estimatePriors is --priors em: LapRLS
+// estimates the class priors from the unlabeled training rows
+// (LapRLS.Priors); without it, it assumes them uniform.
+func newCodesClassifier(train model.Data, v *mat.Dense, labels []int, classes []string, path string, use stages.CodeUse, estimatePriors bool) (*classifier, error) {
 	if use == stages.CodesOnly {
 		train = nil
 	}
@@ -178,7 +183,7 @@ func newCodesClassifier(train model.Data, v *mat.Dense, labels []int, classes []
 		}
 		err = c.joint.Fit(dense, v, labels)
 	case isSparse:
-		c.lap = lapRLSFor(rows)
+		c.lap = lapRLSFor(rows, estimatePriors)
 		err = c.lap.Fit(rows, labels)
 	default:
 		err = c.st.Fit(v, labels)
@@ -194,8 +199,9 @@ func newCodesClassifier(train model.Data, v *mat.Dense, labels []int, classes []
 
 // lapRLSFor returns the LapRLS that classifies with the training rows x:
 // the graph term on or off as cross-validation decides, with k at most
-// one below the number of non-zero rows, and no graph with fewer than 3.
-func lapRLSFor(x *sparse.CSR) *classify.LapRLS {
+// one below the number of non-zero rows, and no graph with fewer than 3;
+// the class priors estimated from the unlabeled rows if estimatePriors.
+func lapRLSFor(x *sparse.CSR, estimatePriors bool) *classify.LapRLS {
 	n, _ := x.Dims()
 	nz := 0
 	for i := range n {
@@ -204,9 +210,9 @@ func lapRLSFor(x *sparse.CSR) *classify.LapRLS {
 		}
 	}
 	if nz < 3 {
-		return &classify.LapRLS{GammaI: -1}
+		return &classify.LapRLS{GammaI: -1, Priors: estimatePriors}
 	}
-	return &classify.LapRLS{K: min(classify.DefaultLapRLSK, nz-1), Choices: []float64{classify.DefaultLapRLSGammaI, 0}}
+	return &classify.LapRLS{K: min(classify.DefaultLapRLSK, nz-1), Choices: []float64{classify.DefaultLapRLSGammaI, 0}, Priors: estimatePriors}
 }
 
 // predict returns the class and score of each row of codes with the
@@ -248,15 +254,65 @@ func (c *classifier) describe() string {
 		return "joint kernel classifier on the features and codes (classify.Joint)"
 	case c.lap != nil:
 		sc := c.lap.Scores()
-		if len(sc) < 2 {
-			return "LapRLS on the features without the graph (γ_I = 0, supervised): too few training records for a graph"
+		var s string
+		switch {
+		case len(sc) < 2:
+			s = "LapRLS on the features without the graph (γ_I = 0, supervised): too few training records for a graph"
+		case c.lap.GammaIChosen() > 0:
+			s = fmt.Sprintf("LapRLS on the features with the cosine k-NN graph of the training records (γ_I = %g), picked by cross-validation on the labels: balanced accuracy %.3f against %.3f without the graph", c.lap.GammaIChosen(), sc[0], sc[1])
+		default:
+			s = fmt.Sprintf("LapRLS on the features without the graph (γ_I = 0, supervised), picked by cross-validation on the labels: balanced accuracy %.3f against %.3f with the graph", sc[1], sc[0])
 		}
-		if g := c.lap.GammaIChosen(); g > 0 {
-			return fmt.Sprintf("LapRLS on the features with the cosine k-NN graph of the training records (γ_I = %g), picked by cross-validation on the labels: balanced accuracy %.3f against %.3f without the graph", g, sc[0], sc[1])
-		}
-		return fmt.Sprintf("LapRLS on the features without the graph (γ_I = 0, supervised), picked by cross-validation on the labels: balanced accuracy %.3f against %.3f with the graph", sc[1], sc[0])
+		return s + "; " + c.describePriors()
 	}
 	return "1-NN on the self-labeled training codes (classify.SelfTraining)"
+}
+
+// describePriors says which class priors LapRLS's predictions assume.
+func (c *classifier) describePriors() string {
+	pi := c.lap.EstimatedPriors()
+	if pi == nil {
+		return "class priors uniform over the labeled classes (--priors uniform)"
+	}
+	var b strings.Builder
+	for j, v := range pi {
+		if j > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %.3f", c.enc.Classes()[j], v)
+	}
+	if c.lap.PriorsUsed() {
+		return "class priors estimated from the unlabeled training records, half their shift from the uniform priors applied: " + b.String()
+	}
+	return "class priors kept uniform: their estimate from the unlabeled training records (" + b.String() + ") collapsed a labeled class"
+}
+
+// priors returns the class priors the classifier's predictions assume
+// where they are estimated (LapRLS with --priors em, the estimate kept),
+// nil otherwise.
+func (c *classifier) priors() []float64 {
+	if c.lap == nil || !c.lap.PriorsUsed() {
+		return nil
+	}
+	return c.lap.EstimatedPriors()
+}
+
+// addPriorsFlag binds --priors of eval and classify and returns where
+// its value lands: true for em (the default), false for uniform.
+func addPriorsFlag(fs *flag.FlagSet) *bool {
+	em := true
+	fs.Func("priors", "class priors of the document (sparse) classifier: em (the default: estimated from the unlabeled training records by the EM of Saerens et al., half their log-ratio to the uniform priors added to the scores, unless the estimate collapsed a labeled class: for labeled subsets of L per class on skewed classes) or uniform (the labeled classes weigh alike)", func(s string) error {
+		switch s {
+		case "em":
+			em = true
+		case "uniform":
+			em = false
+		default:
+			return fmt.Errorf("--priors %q: want em or uniform", s)
+		}
+		return nil
+	})
+	return &em
 }
 
 // name is describe's one-word form, for --json.

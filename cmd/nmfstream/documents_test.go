@@ -144,3 +144,57 @@ func TestEvalTextSmall(t *testing.T) {
 		t.Errorf("balanced accuracy %g, want the accuracy %g (one test record per class)", sum.BalancedAccuracy, sum.Accuracy)
 	}
 }
+
+// skewedTexts returns n short texts of two overlapping topics, "rare" a
+// share of them: a text of one topic draws 5 words of its 20, and the
+// topics share 16 of their words.
+func skewedTexts(rng *rand.Rand, n int, share float64) (texts, labels []string) {
+	for range n {
+		c, label := 0, "common"
+		if rng.Float64() < share {
+			c, label = 1, "rare"
+		}
+		words := make([]string, 5)
+		for k := range words {
+			words[k] = fmt.Sprintf("w%02d", 4*c+rng.IntN(20))
+		}
+		texts = append(texts, strings.Join(words, " "))
+		labels = append(labels, label)
+	}
+	return texts, labels
+}
+
+// TestEvalPriors checks eval's --priors on documents with a 7% class and
+// 10 labels per class (balanced by design): by default the document
+// classifier estimates the priors from the unlabeled training records,
+// reports them in --json and scores a higher accuracy than with
+// --priors uniform, which reports none; a bad value is a usage error.
+func TestEvalPriors(t *testing.T) {
+	texts, labels := skewedTexts(rand.New(rand.NewPCG(3, 4)), 1800, 0.07)
+	train, test := docFiles(t, t.TempDir(), texts, labels, 10)
+	run := func(args ...string) evalSummary {
+		t.Helper()
+		out := mustRun(t, append([]string{"eval", "--train", train, "--test", test, "--rank", "5", "--json"}, args...)...)
+		var sum evalSummary
+		if err := json.Unmarshal([]byte(out), &sum); err != nil {
+			t.Fatalf("eval --json output %q: %v", out, err)
+		}
+		return sum
+	}
+	em, uniform := run(), run("--priors", "uniform")
+	t.Logf("--priors em: accuracy %.4f, macro-F1 %.4f, priors %v; uniform: %.4f, %.4f", em.Accuracy, em.MacroF1, em.Priors, uniform.Accuracy, uniform.MacroF1)
+	// Classes are sorted by name: common, rare.
+	if len(em.Priors) != 2 || !(em.Priors[1] > 0.02 && em.Priors[1] < 0.15) {
+		t.Errorf("priors %v, want two, the rare class's near its 7%%", em.Priors)
+	}
+	if uniform.Priors != nil {
+		t.Errorf("--priors uniform reported priors %v", uniform.Priors)
+	}
+	if em.Accuracy <= uniform.Accuracy {
+		t.Errorf("accuracy with the estimated priors %.4f, want above the uniform priors' %.4f", em.Accuracy, uniform.Accuracy)
+	}
+	code, _, errb := runCmd(t, "eval", "--train", train, "--test", test, "--priors", "bayes")
+	if code != 2 || !strings.Contains(errb, `--priors "bayes": want em or uniform`) {
+		t.Errorf("--priors bayes: exit %d, stderr %q; want 2 and the flag's error", code, errb)
+	}
+}

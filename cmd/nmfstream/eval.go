@@ -25,7 +25,7 @@ func init() {
 	})
 }
 
-const evalSynopsis = `eval --train F --test F [--method M] [--rank K] [--neighbors k] [--alpha a] [--beta b] [--iters T] [--seed s] [--projector P] [text flags] [--rejects R] [--json]
+const evalSynopsis = `eval --train F --test F [--method M] [--rank K] [--neighbors k] [--alpha a] [--beta b] [--iters T] [--seed s] [--projector P] [text flags] [--codes auto|off|only] [--priors em|uniform] [--rejects R] [--json]
 
 Fits a model on the training file as "nmfstream fit" does (labeled and
 unlabeled records; a null label means unlabeled), codes the test file as
@@ -40,7 +40,10 @@ The classifier depends on the features:
   text/sparse LapRLS: a linear classifier on the TF-IDF (or sparse) rows
               whose scores are smoothed over the cosine k-NN graph of all
               training records, labeled or not; whether the graph is used
-              is picked by cross-validation on the labels (said on stderr)
+              is picked by cross-validation on the labels (said on stderr);
+              the class priors estimated from the unlabeled training
+              records (--priors em, the default; uniform: not), since a
+              labeled subset of L per class says nothing of them
   otherwise   1-NN over the self-labeled training codes
 Documents are vectorized as fit's text flags say (--sublinear-tf, --min-df,
 --stop-words, --stem; see "nmfstream fit -help").
@@ -48,8 +51,10 @@ Documents are vectorized as fit's text flags say (--sublinear-tf, --min-df,
 --json prints one JSON object:
   method, accuracy, balanced_accuracy, macro_f1, classifier, n_train,
   n_labeled, n_test, fit_seconds, project_seconds, rejected, seed,
-  projection, rank, classes, features
-(classifier: joint, laprls-graph, laprls-supervised or codes-1nn)
+  projection, rank, classes, features, precision, codes, code_1nn,
+  code_nmi, and priors (the class priors LapRLS assumed, in the order of
+  the sorted class names; absent where it assumed them uniform)
+(classifier: joint, joint-features, laprls-graph, laprls-supervised or codes-1nn)
 
 Examples:
   nmfstream eval --train digits-train.arrow --test digits-test.arrow
@@ -84,6 +89,12 @@ type evalSummary struct {
 	// decides. Null where undefined.
 	CodeNN1 jsonFloat `json:"code_1nn"`
 	CodeNMI jsonFloat `json:"code_nmi"`
+	// Priors are the class priors the document classifier assumed,
+	// estimated from the unlabeled training records (--priors em, in
+	// the order of the classes' names); absent where it assumed them
+	// uniform (--priors uniform, the estimate failed the guard, or no
+	// document classifier).
+	Priors []float64 `json:"priors,omitempty"`
 }
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -101,6 +112,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		codes, err = stages.ParseCodeUse(s)
 		return err
 	})
+	priors := addPriorsFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -116,7 +128,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := checkStart(checkInput("--train", *train), checkInput("--test", *test), checkOutput("--rejects", *rejects)); err != nil {
 		return err
 	}
-	ev, err := evaluate(ctx, p, tp, *train, *test, *rejects, codes, stderr)
+	ev, err := evaluate(ctx, p, tp, *train, *test, *rejects, codes, *priors, stderr)
 	if err != nil {
 		return err
 	}
@@ -187,7 +199,7 @@ type evaluation struct {
 // evaluate fits p's method on the train file, codes and classifies the
 // test file, and scores the predictions against the test labels, as eval
 // does; rejected records of both files go to rejects (if set) and stderr.
-func evaluate(ctx context.Context, p fitParams, tp textParams, train, test, rejects string, codeUse stages.CodeUse, stderr io.Writer) (*evaluation, error) {
+func evaluate(ctx context.Context, p fitParams, tp textParams, train, test, rejects string, codeUse stages.CodeUse, estimatePriors bool, stderr io.Writer) (*evaluation, error) {
 	if err := checkParams(p); err != nil {
 		return nil, err
 	}
@@ -225,7 +237,7 @@ func evaluate(ctx context.Context, p fitParams, tp textParams, train, test, reje
 	if !f.spec.Linear { // as classify: a saved linear model keeps no training rows
 		trainX = f.x
 	}
-	cl, err := newCodesClassifier(trainX, f.m.Codes(), f.y, f.classes, train, codeUse)
+	cl, err := newCodesClassifier(trainX, f.m.Codes(), f.y, f.classes, train, codeUse, estimatePriors)
 	if err != nil {
 		return nil, err
 	}
@@ -260,6 +272,7 @@ func evaluate(ctx context.Context, p fitParams, tp textParams, train, test, reje
 		Features:         f.in.d,
 		Precision:        f.precision,
 		Codes:            codeUse.String(),
+		Priors:           cl.priors(),
 	}
 	emb := classify.EmbeddingOf(codes, truth, f.m.Codes(), f.y)
 	ev.sum.CodeNN1, ev.sum.CodeNMI = jsonFloat(emb.NN1), jsonFloat(emb.NMI)

@@ -92,7 +92,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	var objective []float64
 	p.objective = &objective
-	ev, err := evaluate(ctx, p, tp, *train, *test, *rejects, stages.CodesAuto, stderr)
+	ev, err := evaluate(ctx, p, tp, *train, *test, *rejects, stages.CodesAuto, true, stderr)
 	if err != nil {
 		return err
 	}

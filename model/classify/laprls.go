@@ -84,16 +84,20 @@ type LapRLS struct {
 	// steps).
 	Tol float64
 	// Priors, if set, makes Fit calibrate the scores into probabilities
-	// and estimate the class priors of the unlabeled training rows, which
-	// prediction then assumes in place of the uniform priors the class
-	// weighting implies (see priors.go: a temperature fitted on the
-	// cross-validated scores of the labels, then the EM of Saerens,
-	// Latinne and Decaestecker 2002). It costs one cross-validation
-	// unless Choices already ran one.
+	// and estimate the class priors of the training pool from its
+	// unlabeled rows; prediction then moves its scores halfway from the
+	// uniform priors the class weighting implies toward the Bayes rule
+	// for the estimated ones, unless the estimate has collapsed a class
+	// (see priors.go: a temperature fitted on the cross-validated scores
+	// of the labels, the EM of Saerens, Latinne and Decaestecker 2002,
+	// the labeled rows counted in, the guard, the half shift). It matters
+	// where the labeled rows are balanced by design and the classes are
+	// not: a labeled subset says nothing of the priors then. It costs one
+	// cross-validation unless Choices already ran one.
 	Priors bool
 
 	temp    float64   // temperature T of the last Fit (1 without Priors)
-	shift   []float64 // log(π/π₀) per class, nil without Priors
+	shift   []float64 // priorsShift·log(π/π₀) per class, nil unless priorsUsed
 	prior   []float64 // estimated priors π, nil without Priors
 	w       mat.Dense // D×C weights
 	chosen  float64   // γ_I of the last Fit
@@ -102,6 +106,9 @@ type LapRLS struct {
 	d       int
 	iter    int
 	fitted  bool
+	// priorsUsed: prediction leans on prior (Priors set and the estimate
+	// passed trustPriors); otherwise it assumes the uniform priors.
+	priorsUsed bool
 
 	f mat.Dense // prediction scratch, m×C
 }
@@ -209,7 +216,7 @@ func (lr *LapRLS) Fit(x *sparse.CSR, y []int) error {
 	lr.w.Reset()
 	lr.iter = sys.solve(&lr.w, y, gammaI)
 	lr.classes, lr.d, lr.fitted = classes, d, true
-	lr.temp, lr.shift, lr.prior = 1, nil, nil
+	lr.temp, lr.shift, lr.prior, lr.priorsUsed = 1, nil, nil, false
 	if lr.Priors {
 		if oof == nil {
 			folds := lr.Folds
@@ -224,23 +231,26 @@ func (lr *LapRLS) Fit(x *sparse.CSR, y []int) error {
 }
 
 // calibrate fits the temperature on the cross-validated scores oof of
-// the labeled rows (classes truth) and the priors on the unlabeled rows
-// of x (y < 0); see Priors.
+// the labeled rows (classes truth) and estimates the class priors of the
+// training pool from its unlabeled rows (y < 0); see Priors and
+// priors.go.
 func (lr *LapRLS) calibrate(x *sparse.CSR, y []int, oof *mat.Dense, truth []int) {
 	lr.temp = fitTemperature(oof, truth)
 	c := lr.classes
-	present := make([]bool, c)
+	labeled := make([]float64, c)
 	var np int
 	for _, v := range y {
-		if v >= 0 && !present[v] {
-			present[v] = true
-			np++
+		if v >= 0 {
+			if labeled[v] == 0 {
+				np++
+			}
+			labeled[v]++
 		}
 	}
 	prior0 := make([]float64, c)
 	for j := range prior0 {
 		prior0[j] = 1e-6
-		if present[j] {
+		if labeled[j] > 0 {
 			prior0[j] = 1 / float64(np)
 		}
 	}
@@ -252,20 +262,24 @@ func (lr *LapRLS) calibrate(x *sparse.CSR, y []int, oof *mat.Dense, truth []int)
 		}
 	}
 	m, _ := un.Dims()
-	p := mat.NewDense(max(m, 1), c, nil)
+	est := prior0
 	if m > 0 {
+		p := mat.NewDense(m, c, nil)
 		var f mat.Dense
 		un.MulDenseTo(&f, &lr.w)
 		for i := range m {
 			softmaxRow(p.RawRowView(i), f.RawRowView(i), lr.temp, nil)
 		}
-		lr.prior = emPriors(p, prior0, 1000, 1e-8)
-	} else {
-		lr.prior = prior0
+		est = emPriors(p, prior0, 1000, 1e-8)
 	}
-	lr.shift = make([]float64, c)
-	for j := range c {
-		lr.shift[j] = math.Log(lr.prior[j] / prior0[j])
+	lr.prior = poolPriors(est, m, labeled)
+	lr.priorsUsed = trustPriors(est, prior0, labeled)
+	lr.shift = nil
+	if lr.priorsUsed {
+		lr.shift = make([]float64, c)
+		for j := range c {
+			lr.shift[j] = priorsShift * math.Log(lr.prior[j]/prior0[j])
+		}
 	}
 }
 
@@ -583,9 +597,17 @@ func (lr *LapRLS) Scores() []float64 { return lr.scores }
 // probabilities are softmax(xW/T). It is 1 without Priors.
 func (lr *LapRLS) Temperature() float64 { return lr.temp }
 
-// EstimatedPriors returns the class priors estimated from the unlabeled rows in the
-// last Fit with Priors (nil without). The slice is owned by lr.
+// EstimatedPriors returns the class priors of the training pool
+// estimated in the last Fit with Priors (nil without): the labeled rows
+// counted by their classes, the unlabeled ones by the EM's estimate. The
+// slice is owned by lr. Prediction leans on them only if PriorsUsed.
 func (lr *LapRLS) EstimatedPriors() []float64 { return lr.prior }
+
+// PriorsUsed reports whether the last Fit's predictions lean on
+// EstimatedPriors: false without Priors, and when the estimate collapsed
+// a labeled class (priors.go's guard), so that the uniform priors were
+// kept.
+func (lr *LapRLS) PriorsUsed() bool { return lr.priorsUsed }
 
 // Iterations returns the conjugate-gradient steps of the last Fit.
 func (lr *LapRLS) Iterations() int { return lr.iter }
@@ -634,7 +656,7 @@ func (lr *LapRLS) PredictScoresTo(dst []int, score []float64, x *sparse.CSR) ([]
 				break
 			}
 			u := v
-			if lr.shift != nil {
+			if lr.shift != nil { // only when priorsUsed
 				u = v/lr.temp + lr.shift[j]
 			}
 			if u > bv {

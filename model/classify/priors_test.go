@@ -46,25 +46,23 @@ func skewedRows(rng *rand.Rand, n int, share float64) (*sparse.CSR, []int) {
 }
 
 // TestLapRLSPriorsSkewed checks that with Priors LapRLS estimates the share
-// of a 7% class among the unlabeled rows (10 labels per class, balanced by
-// design) to within 0.03, and that the Bayes rule under that prior makes
-// fewer errors on held-out rows of the same skew than the uniform prior the
-// class weighting implies.
+// of a 7% class in the training pool (10 labels per class, balanced by
+// design) to within 0.03, uses it, and that prediction under that prior
+// makes fewer errors on held-out rows of the same skew than the uniform
+// prior the class weighting implies.
 func TestLapRLSPriorsSkewed(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	x, truth := skewedRows(rng, 2000, 0.07)
 	y := make([]int, len(truth))
 	var have [2]int
-	var rare, unl int
+	var rare int
 	for i, c := range truth {
 		y[i] = -1
+		rare += c
 		if have[c] < 10 {
 			y[i] = c
 			have[c]++
-			continue
 		}
-		unl++
-		rare += c
 	}
 	xte, yte := skewedRows(rng, 3000, 0.07)
 	plain := classify.LapRLS{GammaI: -1}
@@ -75,10 +73,10 @@ func TestLapRLSPriorsSkewed(t *testing.T) {
 	if err := lr.Fit(x, y); err != nil {
 		t.Fatal(err)
 	}
-	want := float64(rare) / float64(unl)
+	want := float64(rare) / float64(len(truth))
 	got := lr.EstimatedPriors()
-	if len(got) != 2 || math.Abs(got[1]-want) > 0.03 {
-		t.Fatalf("estimated priors %v, want class 1 at %.3f ± 0.03", got, want)
+	if len(got) != 2 || math.Abs(got[1]-want) > 0.03 || !lr.PriorsUsed() {
+		t.Fatalf("estimated priors %v (used %v), want class 1 at %.3f ± 0.03, used", got, lr.PriorsUsed(), want)
 	}
 	a0 := metrics.Accuracy(plain.PredictTo(nil, xte), yte)
 	a1 := metrics.Accuracy(lr.PredictTo(nil, xte), yte)
@@ -86,7 +84,7 @@ func TestLapRLSPriorsSkewed(t *testing.T) {
 	if a1 <= a0 {
 		t.Errorf("held-out accuracy with the estimated priors %.4f, want above the uniform prior's %.4f", a1, a0)
 	}
-	if plain.EstimatedPriors() != nil || plain.Temperature() != 1 {
-		t.Errorf("without Priors: priors %v, T %g; want nil and 1", plain.EstimatedPriors(), plain.Temperature())
+	if plain.EstimatedPriors() != nil || plain.Temperature() != 1 || plain.PriorsUsed() {
+		t.Errorf("without Priors: priors %v, T %g, used %v; want nil, 1 and false", plain.EstimatedPriors(), plain.Temperature(), plain.PriorsUsed())
 	}
 }
