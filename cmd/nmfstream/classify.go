@@ -80,6 +80,9 @@ func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
+	if cl.lap != nil { // as eval: say what cross-validation and the priors chose
+		fmt.Fprintf(stderr, "nmfstream: classifier: %s\n", cl.describe())
+	}
 	in, codes, err := f.codeInput(ctx, snap, proj, stderr)
 	if err != nil {
 		return err
@@ -282,7 +285,7 @@ func (c *classifier) describePriors() string {
 		fmt.Fprintf(&b, "%s %.3f", c.enc.Classes()[j], v)
 	}
 	if c.lap.PriorsUsed() {
-		return "class priors estimated from the unlabeled training records, half their shift from the uniform priors applied: " + b.String()
+		return "class priors of the training records (the labeled counted, the unlabeled estimated), half their shift from the uniform priors applied: " + b.String()
 	}
 	return "class priors kept uniform: their estimate from the unlabeled training records (" + b.String() + ") collapsed a labeled class"
 }
