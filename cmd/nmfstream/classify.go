@@ -266,6 +266,13 @@ func (c *classifier) describe() string {
 		default:
 			s = fmt.Sprintf("LapRLS on the features without the graph (γ_I = 0, supervised), picked by cross-validation on the labels: balanced accuracy %.3f against %.3f with the graph", sc[1], sc[0])
 		}
+		if auc := c.lap.AUCs(); len(sc) == 2 && sc[0] == sc[1] && len(auc) == 2 {
+			if auc[0] == auc[1] {
+				s += fmt.Sprintf(" (a tie, and of the held-out scores' AUC too, %.3f: the graph, listed first)", auc[0])
+			} else {
+				s += fmt.Sprintf(" (a tie, broken by the held-out scores' AUC: %.3f with the graph, %.3f without)", auc[0], auc[1])
+			}
+		}
 		return s + "; " + c.describePriors()
 	}
 	return "1-NN on the self-labeled training codes (classify.SelfTraining)"

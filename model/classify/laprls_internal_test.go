@@ -1,0 +1,84 @@
+package classify
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// TestMacroAUC checks macroAUC on a case worked by hand and against the
+// pair count it stands for on random scores with ties.
+func TestMacroAUC(t *testing.T) {
+	// Class 0's column orders rows 0, 1 (class 0) above rows 2, 3 but for
+	// one pair (row 1 below row 3): 3 of 4 pairs. Class 1's column ties
+	// row 2 with row 0 and puts row 3 on top: pairs (2,0) ½, (2,1) 1,
+	// (3,0) 1, (3,1) 1, so 3.5 of 4.
+	f := mat.NewDense(4, 2, []float64{
+		0.9, 0.2,
+		0.4, 0.1,
+		0.3, 0.2,
+		0.5, 0.8,
+	})
+	truth := []int{0, 0, 1, 1}
+	if got, want := macroAUC(f, truth, 2), (0.75+0.875)/2; math.Abs(got-want) > 1e-12 {
+		t.Errorf("macroAUC = %v, want %v", got, want)
+	}
+	// A class without rows, and one with every row, are left out.
+	if got := macroAUC(f, []int{0, 0, 0, 0}, 3); got != 0 {
+		t.Errorf("macroAUC with one class present = %v, want 0", got)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	const m, c = 60, 3
+	g := mat.NewDense(m, c, nil)
+	y := make([]int, m)
+	for i := range m {
+		y[i] = rng.IntN(c)
+		for j := range c {
+			g.Set(i, j, float64(rng.IntN(5))) // many ties
+		}
+	}
+	var want float64
+	for k := range c {
+		var pairs, right float64
+		for i := range m {
+			for j := range m {
+				if y[i] != k || y[j] == k {
+					continue
+				}
+				pairs++
+				switch a, b := g.At(i, k), g.At(j, k); {
+				case a > b:
+					right++
+				case a == b:
+					right += 0.5
+				}
+			}
+		}
+		want += right / pairs / c
+	}
+	if got := macroAUC(g, y, c); math.Abs(got-want) > 1e-12 {
+		t.Errorf("macroAUC = %v, the pair count %v", got, want)
+	}
+}
+
+// TestBetterChoice checks the cross-validation's rule: balanced accuracy
+// first, the AUC on a tie, the earlier choice when both tie.
+func TestBetterChoice(t *testing.T) {
+	for _, c := range []struct {
+		sc, auc, bestSc, bestAUC float64
+		want                     bool
+	}{
+		{0.9, 0.5, 0.8, 0.99, true},
+		{0.8, 0.99, 0.9, 0.5, false},
+		{0.8, 0.9, 0.8, 0.85, true},
+		{0.8, 0.85, 0.8, 0.9, false},
+		{0.8, 0.9, 0.8, 0.9, false},
+		{0.5, 0.5, math.Inf(-1), math.Inf(-1), true},
+	} {
+		if got := better(c.sc, c.auc, c.bestSc, c.bestAUC); got != c.want {
+			t.Errorf("better(%v, %v, %v, %v) = %v, want %v", c.sc, c.auc, c.bestSc, c.bestAUC, got, c.want)
+		}
+	}
+}
