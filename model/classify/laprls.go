@@ -275,7 +275,25 @@ func (lr *LapRLS) calibrate(x *sparse.CSR, y []int, oof *mat.Dense, truth []int)
 		var f mat.Dense
 		un.MulDenseTo(&f, &lr.w)
 		for i := range m {
-			softmaxRow(p.RawRowView(i), f.RawRowView(i), lr.temp, nil)
+			row := p.RawRowView(i)
+			softmaxRow(row, f.RawRowView(i), lr.temp, nil)
+			// A class without labels is no class of the EM's: the softmax
+			// gives its column mass, which would otherwise grow to a prior.
+			var kept float64
+			for j := range row {
+				if labeled[j] == 0 {
+					row[j] = 0
+				}
+				kept += row[j]
+			}
+			for j := range row {
+				switch {
+				case kept > 0:
+					row[j] /= kept
+				case labeled[j] > 0: // every labeled class underflowed: no evidence
+					row[j] = 1 / float64(np)
+				}
+			}
 		}
 		est = emPriors(p, prior0, 1000, 1e-8)
 	}

@@ -88,3 +88,34 @@ func TestLapRLSPriorsSkewed(t *testing.T) {
 		t.Errorf("without Priors: priors %v, T %g, used %v; want nil, 1 and false", plain.EstimatedPriors(), plain.Temperature(), plain.PriorsUsed())
 	}
 }
+
+// TestLapRLSPriorsUnlabeledClass checks that a class without labels (here
+// 1, between the labeled 0 and 2) gets no prior mass from the EM and is
+// never predicted: its probability columns, which the softmax fills, are
+// not evidence of a class nobody labeled.
+func TestLapRLSPriorsUnlabeledClass(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	x, truth := skewedRows(rng, 1000, 0.3)
+	y := make([]int, len(truth))
+	var have [2]int
+	for i, c := range truth {
+		y[i] = -1
+		if have[c] < 10 {
+			y[i] = 2 * c
+			have[c]++
+		}
+	}
+	lr := classify.LapRLS{GammaI: -1, Priors: true}
+	if err := lr.Fit(x, y); err != nil {
+		t.Fatal(err)
+	}
+	if pi := lr.EstimatedPriors(); len(pi) != 3 || pi[1] > 1e-6 {
+		t.Fatalf("estimated priors %v, want three with class 1 at the floor 1e-6", pi)
+	}
+	xte, _ := skewedRows(rng, 1000, 0.3)
+	for i, c := range lr.PredictTo(nil, xte) {
+		if c == 1 {
+			t.Fatalf("held-out row %d predicted class 1, which has no label (priors %v)", i, lr.EstimatedPriors())
+		}
+	}
+}
