@@ -133,7 +133,11 @@ func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // the supervised fit) is decided by cross-validation on the labels
 // (LapRLS.Choices); describe says which won. On Brown (3 labels per genre)
 // and SpamAssassin (10 per class) it beats a linear SVM on the labeled
-// documents (BENCHMARKS.md, "Documents").
+// documents (BENCHMARKS.md, "Documents"). Unless --priors uniform, it
+// estimates the class priors from the unlabeled training rows
+// (LapRLS.Priors), since a labeled subset of L per class says nothing of
+// them (BENCHMARKS.md, "Skewed text: the priors estimated, guarded and
+// halved").
 type classifier struct {
 	enc   metrics.LabelEncoder
 	joint *classify.Joint       // dense training rows

@@ -72,6 +72,13 @@
 // J. R. Shewchuk, "An introduction to the conjugate gradient method
 // without the agonizing pain", 1994 (its solver).
 //
+// M. Saerens, P. Latinne and C. Decaestecker, "Adjusting the outputs of a
+// classifier to new a priori probabilities: a simple procedure", Neural
+// Computation 14(1), 2002 (LapRLS.Priors' EM); J. Platt, "Probabilistic
+// outputs for support vector machines", 1999 (its smoothed targets);
+// H. B. Mann and D. R. Whitney, 1947 (the rank-sum AUC that breaks
+// LapRLS.Choices' ties).
+//
 // T. Cover and P. Hart, "Nearest neighbor pattern classification", IEEE
 // Trans. Inf. Theory 13(1), 1967.
 package classify
