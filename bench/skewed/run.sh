@@ -5,10 +5,11 @@
 # linear SVM" and "Skewed text: the priors estimated, guarded and halved").
 # Needs scripts/fetch-data.sh's corpora and python3-sklearn.
 #   bench/skewed/run.sh [DIR]      (SETS='spam7|brown7' to run some only;
-#                                   SEEDS=8 for eight splits per set)
+#                                   SEEDS=8 for eight splits per set;
+#                                   PERCLASS=20 for 20 labels per class)
 set -e
 dir=${1:-$(mktemp -d)}
 mkdir -p "$dir"
 NMFSTREAM_LONG=1 go test ./model/classify -run "^TestSkewedDocuments\$/^(${SETS:-.*})\$" -v -count=1 -timeout 30m \
-	-args -skewed-out "$dir" -skewed-seeds "${SEEDS:-3}" >"$dir/go.log"
+	-args -skewed-out "$dir" -skewed-seeds "${SEEDS:-3}" -skewed-per-class "${PERCLASS:-0}" >"$dir/go.log"
 /usr/bin/python3 "$(dirname "$0")/compare.py" "$dir"

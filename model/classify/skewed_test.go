@@ -59,6 +59,11 @@ var skewedOut = flag.String("skewed-out", "", "TestSkewedDocuments: write each s
 // runs per set (go test … -args -skewed-seeds 8); its floors are of 3.
 var skewedSeeds = flag.Int("skewed-seeds", 3, "TestSkewedDocuments: splits (seeds 1, …, n) per set")
 
+// skewedPerClass, if positive, is the labels per class of every set
+// (go test … -args -skewed-per-class 20) in place of each set's own; the
+// checks need each set's own.
+var skewedPerClass = flag.Int("skewed-per-class", 0, "TestSkewedDocuments: labels per class of every set (0: each set's own)")
+
 // thinClass keeps a seeded random part of class rare so that it is share
 // of the documents.
 func thinClass(texts []string, y []int, rare int, share float64, seed uint64) ([]string, []int) {
@@ -164,7 +169,7 @@ func TestSkewedDocuments(t *testing.T) {
 				classes = max(classes, c+1)
 			}
 			var sum [2][3]float64
-			seeds := float64(*skewedSeeds)
+			var seeds float64 // splits drawn
 			for seed := uint64(1); seed <= uint64(*skewedSeeds); seed++ {
 				texts, y := texts0, y0
 				if set.share > 0 {
@@ -180,6 +185,15 @@ func TestSkewedDocuments(t *testing.T) {
 					}
 					y, pc, classes = y2, set.perClass, 2
 				}
+				if *skewedPerClass > 0 {
+					pc = *skewedPerClass
+					// A rare class may have too few documents for them.
+					if _, err := metrics.Split(y, 1.0/3, pc, rand.NewPCG(seed, 1)); err != nil {
+						t.Logf("seed %d: no split: %v", seed, err)
+						continue
+					}
+				}
+				seeds++
 				xtr, ytr, xte, yte := splitDocuments(t, texts, y, pc, seed)
 				dir := ""
 				if out != "" {
@@ -212,11 +226,11 @@ func TestSkewedDocuments(t *testing.T) {
 				}
 			}
 			for v, name := range []string{"laprls-uniform", "laprls"} {
-				t.Logf("%s mean over seeds 1–%d: accuracy %.3f, balanced %.3f, macro-F1 %.3f",
-					name, *skewedSeeds, sum[v][0]/seeds, sum[v][1]/seeds, sum[v][2]/seeds)
+				t.Logf("%s mean over %d splits: accuracy %.3f, balanced %.3f, macro-F1 %.3f",
+					name, int(seeds), sum[v][0]/seeds, sum[v][1]/seeds, sum[v][2]/seeds)
 			}
-			if *skewedSeeds != 3 {
-				return // the floors are of seeds 1–3
+			if *skewedSeeds != 3 || *skewedPerClass > 0 {
+				return // the floors are of seeds 1–3 and each set's labels
 			}
 			if f := sum[1][2] / seeds; f < set.minF1 {
 				t.Errorf("mean macro-F1 %.3f, floor %.3f", f, set.minF1)
