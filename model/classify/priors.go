@@ -22,11 +22,13 @@ import (
 //
 //	p'ᵢ(c) ∝ pᵢ(c) · π̂(c)/π₀(c),   π̂(c) ← mean over i of p'ᵢ(c),
 //
-// repeated to a fixed point. The pool's priors π count the labeled rows
-// by their classes and the m unlabeled ones by π̂ (poolPriors): the
-// labeled rows were taken out of the pool, and a subset balanced by
-// design takes most of a rare class's rows with it. Unless the estimate
-// has collapsed (trustPriors), prediction then adds
+// repeated to a fixed point; a class without labels is left out (its
+// probabilities set to 0 and the rest renormalized), so the EM cannot
+// give a prior to a class nobody labeled. The pool's priors π count the
+// labeled rows by their classes and the m unlabeled ones by π̂
+// (poolPriors): the labeled rows were taken out of the pool, and a subset
+// balanced by design takes most of a rare class's rows with it. Unless
+// the estimate has collapsed (trustPriors), prediction then adds
 // priorsShift·log(π(c)/π₀(c)) to the scores f/T: half the Bayes rule's
 // shift for the estimated priors, halfway in log-odds between the rule
 // that weighs the classes alike (which balanced accuracy rewards) and the
