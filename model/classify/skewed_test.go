@@ -155,8 +155,10 @@ func writeInts(tb testing.TB, path string, v []int) {
 // changes). With -skewed-out DIR it writes each split's TF-IDF rows
 // (labeled training rows and test rows, svmlight) and predictions under
 // DIR for bench/skewed/compare.py, which scores LinearSVC and
-// always-majority on the same rows; -skewed-seeds N runs N splits (the
-// checks need 3). It needs NMFSTREAM_LONG=1 and the data;
+// always-majority on the same rows; -skewed-seeds N runs N splits and
+// -skewed-per-class L draws L labels per class in every set (the checks
+// need 3 splits and each set's own labels). It needs NMFSTREAM_LONG=1 and
+// the data;
 // -run 'TestSkewedDocuments/spam7' runs one set.
 func TestSkewedDocuments(t *testing.T) {
 	testenv.SkipUnlessLong(t, "LapRLS on 24 splits of eight text sets")
