@@ -61,7 +61,7 @@ func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs := newFlags("classify", classifySynopsis, stderr)
 	f := bindCodeFlags(fs)
 	use := stages.CodesAuto
-	fs.Func("codes", "what the classifier reads of the codes: auto (the default, see above), off (the same classifier on the features alone) or only (1-NN on the self-labeled training codes): eval's ablations", func(s string) (err error) {
+	fs.Func("codes", "what the classifier reads of the codes: auto (the default, see above; documents: LapRLS on their rows, which reads no codes), off (the same classifier on the features alone; documents: as auto) or only (1-NN on the self-labeled training codes): eval's ablations", func(s string) (err error) {
 		use, err = stages.ParseCodeUse(s)
 		return err
 	})
@@ -277,10 +277,14 @@ func (c *classifier) describe() string {
 				s += fmt.Sprintf(" (a tie, broken by the held-out scores' AUC: %.3f with the graph, %.3f without)", auc[0], auc[1])
 			}
 		}
-		return s + "; " + c.describePriors()
+		return s + "; " + c.describePriors() + "; " + lapCodesNote
 	}
 	return "1-NN on the self-labeled training codes (classify.SelfTraining)"
 }
+
+// lapCodesNote says, after LapRLS's description, that it reads no codes,
+// so that --codes auto and off predict alike on documents.
+const lapCodesNote = "the codes are not read, so --codes auto and off predict alike (on documents the codes cost accuracy on LapRLS's graph's edges and beside the rows: BENCHMARKS.md, \"Skewed text: the codes on LapRLS's graph\")"
 
 // describePriors says which class priors LapRLS's predictions assume.
 func (c *classifier) describePriors() string {

@@ -193,7 +193,17 @@ func TestEvalPriors(t *testing.T) {
 	if em.Accuracy <= uniform.Accuracy {
 		t.Errorf("accuracy with the estimated priors %.4f, want above the uniform priors' %.4f", em.Accuracy, uniform.Accuracy)
 	}
-	code, _, errb := runCmd(t, "eval", "--train", train, "--test", test, "--priors", "bayes")
+	// LapRLS reads no codes: --codes off predicts as the default, and
+	// stderr says so rather than leave the ablation silently inert.
+	code, out, errb := runCmd(t, "eval", "--train", train, "--test", test, "--rank", "5", "--json", "--codes", "off")
+	var off evalSummary
+	if err := json.Unmarshal([]byte(out), &off); code != 0 || err != nil || off.Accuracy != em.Accuracy || off.MacroF1 != em.MacroF1 {
+		t.Errorf("--codes off: exit %d, accuracy %.4f, macro-F1 %.4f (%v); want 0 and the default's %.4f, %.4f", code, off.Accuracy, off.MacroF1, err, em.Accuracy, em.MacroF1)
+	}
+	if !strings.Contains(errb, "the codes are not read, so --codes auto and off predict alike") {
+		t.Errorf("--codes off: stderr %q does not say that LapRLS reads no codes", errb)
+	}
+	code, _, errb = runCmd(t, "eval", "--train", train, "--test", test, "--priors", "bayes")
 	if code != 2 || !strings.Contains(errb, `--priors "bayes": want em or uniform`) {
 		t.Errorf("--priors bayes: exit %d, stderr %q; want 2 and the flag's error", code, errb)
 	}

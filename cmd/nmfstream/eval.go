@@ -108,7 +108,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	rejects := fs.String("rejects", "", "write rejected records of both files to this `file` (JSON lines)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
 	codes := stages.CodesAuto
-	fs.Func("codes", "what the classifier reads of the codes: auto (the default: dense features and codes, self-training on both, see above), off (the same classifier on the features alone) or only (1-NN on the self-labeled training codes) — the ablations of BENCHMARKS.md", func(s string) (err error) {
+	fs.Func("codes", "what the classifier reads of the codes: auto (the default: dense features and codes, self-training on both, see above; documents: LapRLS on their rows, which reads no codes), off (the same classifier on the features alone; documents: as auto) or only (1-NN on the self-labeled training codes) — the ablations of BENCHMARKS.md", func(s string) (err error) {
 		codes, err = stages.ParseCodeUse(s)
 		return err
 	})
