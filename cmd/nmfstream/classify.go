@@ -131,7 +131,9 @@ func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // cosine k-NN graph of every training row, labeled or not. Whether the
 // graph term is used (γ_I = classify.DefaultLapRLSGammaI) or not (γ_I = 0,
 // the supervised fit) is decided by cross-validation on the labels
-// (LapRLS.Choices); describe says which won. On Brown (3 labels per genre)
+// (LapRLS.Choices), unless the graph fit's class shares over the
+// unlabeled rows depart from the supervised fit's by more than a fifth
+// (LapRLS.GraphGuard); describe says which won. On Brown (3 labels per genre)
 // and SpamAssassin (10 per class) it beats a linear SVM on the labeled
 // documents (BENCHMARKS.md, "Documents"). Unless --priors uniform, it
 // estimates the class priors from the unlabeled training rows
@@ -205,8 +207,9 @@ func newCodesClassifier(train model.Data, v *mat.Dense, labels []int, classes []
 }
 
 // lapRLSFor returns the LapRLS that classifies with the training rows x:
-// the graph term on or off as cross-validation decides, with k at most
-// one below the number of non-zero rows, and no graph with fewer than 3;
+// the graph term on or off as cross-validation decides unless the two
+// fits' class shares disagree (LapRLS.GraphGuard), with k at most one
+// below the number of non-zero rows, and no graph with fewer than 3;
 // the class priors estimated from the unlabeled rows if estimatePriors.
 func lapRLSFor(x *sparse.CSR, estimatePriors bool) *classify.LapRLS {
 	n, _ := x.Dims()
@@ -219,7 +222,8 @@ func lapRLSFor(x *sparse.CSR, estimatePriors bool) *classify.LapRLS {
 	if nz < 3 {
 		return &classify.LapRLS{GammaI: -1, Priors: estimatePriors}
 	}
-	return &classify.LapRLS{K: min(classify.DefaultLapRLSK, nz-1), Choices: []float64{classify.DefaultLapRLSGammaI, 0}, Priors: estimatePriors}
+	return &classify.LapRLS{K: min(classify.DefaultLapRLSK, nz-1), Choices: []float64{classify.DefaultLapRLSGammaI, 0}, Priors: estimatePriors,
+		GraphGuard: classify.DefaultLapRLSGraphGuard}
 }
 
 // predict returns the class and score of each row of codes with the
@@ -265,6 +269,8 @@ func (c *classifier) describe() string {
 		switch {
 		case len(sc) < 2:
 			s = "LapRLS on the features without the graph (γ_I = 0, supervised): too few training records for a graph"
+		case c.lap.Overruled():
+			s = fmt.Sprintf("LapRLS on the features without the graph (γ_I = 0, supervised): cross-validation on the labels picked the graph (balanced accuracy %.3f against %.3f without it), but the two fits' class shares over the unlabeled training records differ by %.3f (total variation, above %g), so the graph spread the labels along something other than the classes", sc[0], sc[1], c.lap.SharesDistance(), classify.DefaultLapRLSGraphGuard)
 		case c.lap.GammaIChosen() > 0:
 			s = fmt.Sprintf("LapRLS on the features with the cosine k-NN graph of the training records (γ_I = %g), picked by cross-validation on the labels: balanced accuracy %.3f against %.3f without the graph", c.lap.GammaIChosen(), sc[0], sc[1])
 		default:

@@ -82,3 +82,23 @@ func TestBetterChoice(t *testing.T) {
 		}
 	}
 }
+
+// TestSharesTV checks sharesTV against cases worked by hand: shares
+// (1/2, 1/2) against (1/4, 3/4) are 1/4 apart; a row without a prediction
+// (−1) counts in no share; no rows, 0.
+func TestSharesTV(t *testing.T) {
+	for _, c := range []struct {
+		a, b []int
+		want float64
+	}{
+		{[]int{0, 0, 1, 1}, []int{0, 1, 1, 1}, 0.25},
+		{[]int{0, 1, 2, 2}, []int{2, 1, 0, 2}, 0},
+		{[]int{0, 0, 0, 0}, []int{1, 1, 2, 2}, 1},
+		{[]int{0, -1}, []int{0, 1}, 0.25}, // shares (1/2, 0) and (1/2, 1/2)
+		{nil, nil, 0},
+	} {
+		if got := sharesTV(c.a, c.b, 3); math.Abs(got-c.want) > 1e-15 {
+			t.Errorf("sharesTV(%v, %v) = %g, want %g", c.a, c.b, got, c.want)
+		}
+	}
+}

@@ -274,3 +274,75 @@ func TestLapRLSOneLabel(t *testing.T) {
 		}
 	}
 }
+
+// TestLapRLSGraphGuard checks GraphGuard's contract on two skewed classes
+// where cross-validation picks the graph term: SharesDistance is the
+// total variation between the class shares that the graph fit and the
+// supervised fit (each a LapRLS of its own, with Priors) predict over the
+// unlabeled rows, counted here by hand; a guard below it overrules the
+// choice and predicts as the supervised fit, one above it keeps the
+// graph fit's predictions; without Choices nothing is measured.
+func TestLapRLSGraphGuard(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 8))
+	x, truth := skewedRows(rng, 600, 0.1)
+	xte, _ := skewedRows(rng, 300, 0.1)
+	y := make([]int, len(truth))
+	un := sparse.Zeros(0, 28)
+	var have [2]int
+	for i, c := range truth {
+		y[i] = -1
+		if have[c] < 10 {
+			y[i] = c
+			have[c]++
+			continue
+		}
+		un.AppendRow(x.Row(i))
+	}
+	fit := func(lr classify.LapRLS) *classify.LapRLS {
+		t.Helper()
+		if err := lr.Fit(x, y); err != nil {
+			t.Fatal(err)
+		}
+		return &lr
+	}
+	choices := []float64{1e5, 0}
+	plain := fit(classify.LapRLS{K: 5, Choices: choices, Priors: true})
+	if plain.GammaIChosen() == 0 {
+		t.Fatalf("cross-validation picked the supervised fit (%v): the data no longer exercise the guard", plain.Scores())
+	}
+	graph := fit(classify.LapRLS{K: 5, GammaI: 1e5, Priors: true})
+	sup := fit(classify.LapRLS{GammaI: -1, Priors: true})
+	pg, ps := graph.PredictTo(nil, un), sup.PredictTo(nil, un)
+	var diff [2]float64
+	for i := range pg {
+		diff[pg[i]]++
+		diff[ps[i]]--
+	}
+	want := (math.Abs(diff[0]) + math.Abs(diff[1])) / 2 / float64(len(pg))
+	if want == 0 {
+		t.Fatal("the two fits predict the same shares: the data no longer exercise the guard")
+	}
+	same := func(a, b *classify.LapRLS) bool {
+		pa, pb := a.PredictTo(nil, xte), b.PredictTo(nil, xte)
+		for i := range pa {
+			if pa[i] != pb[i] {
+				return false
+			}
+		}
+		return true
+	}
+	strict := fit(classify.LapRLS{K: 5, Choices: choices, Priors: true, GraphGuard: want / 2})
+	if !strict.Overruled() || strict.GammaIChosen() != 0 || math.Abs(strict.SharesDistance()-want) > 1e-12 || !same(strict, sup) {
+		t.Errorf("guard %g under the shares' distance %g: overruled %v, γ_I %g, distance %g, predicts as the supervised fit %v; want true, 0, %g, true",
+			want/2, want, strict.Overruled(), strict.GammaIChosen(), strict.SharesDistance(), same(strict, sup), want)
+	}
+	loose := fit(classify.LapRLS{K: 5, Choices: choices, Priors: true, GraphGuard: 2 * want})
+	if loose.Overruled() || loose.GammaIChosen() != plain.GammaIChosen() || math.Abs(loose.SharesDistance()-want) > 1e-12 || !same(loose, plain) {
+		t.Errorf("guard %g above the shares' distance %g: overruled %v, γ_I %g, distance %g, predicts as without the guard %v; want false, %g, %g, true",
+			2*want, want, loose.Overruled(), loose.GammaIChosen(), loose.SharesDistance(), same(loose, plain), plain.GammaIChosen(), want)
+	}
+	fixed := fit(classify.LapRLS{K: 5, GammaI: 1e5, Priors: true, GraphGuard: want / 2})
+	if fixed.Overruled() || !math.IsNaN(fixed.SharesDistance()) {
+		t.Errorf("guard without Choices: overruled %v, distance %g; want false and NaN", fixed.Overruled(), fixed.SharesDistance())
+	}
+}

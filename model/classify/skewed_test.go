@@ -51,6 +51,30 @@ var skewedSets = []struct {
 	{skewedSet{name: "sotuvs", corpus: "sotu", rare: 2, vsRest: true, perClass: 10}, 0.895, false},                    // the Democratic-Republicans (13%) against the rest; 0.907 (the estimate collapses on seeds 1–3, so no gain)
 }
 
+// skewedVariants are the document classifiers TestSkewedDocuments
+// measures: eval's default (laprls: LapRLS with Priors and GraphGuard),
+// eval's --priors uniform (laprls-uniform), and the ablations of each
+// part: the default without GraphGuard (laprls-noguard) and with neither
+// (laprls-neither). The checks read laprls, laprls-uniform and
+// laprls-noguard by their index (skewedDefault, skewedUniform,
+// skewedNoGuard).
+var skewedVariants = [...]struct {
+	name   string
+	priors bool
+	guard  float64
+}{
+	{"laprls", true, classify.DefaultLapRLSGraphGuard},
+	{"laprls-uniform", false, classify.DefaultLapRLSGraphGuard},
+	{"laprls-noguard", true, 0},
+	{"laprls-neither", false, 0},
+}
+
+const (
+	skewedDefault = iota
+	skewedUniform
+	skewedNoGuard
+)
+
 // skewedOut, if set (go test … -args -skewed-out DIR), is where
 // TestSkewedDocuments writes its splits for bench/skewed/compare.py.
 var skewedOut = flag.String("skewed-out", "", "TestSkewedDocuments: write each split's TF-IDF rows and predictions under this folder")
@@ -170,7 +194,7 @@ func TestSkewedDocuments(t *testing.T) {
 			for _, c := range y0 {
 				classes = max(classes, c+1)
 			}
-			var sum [2][3]float64
+			var sum [len(skewedVariants)][3]float64
 			var seeds float64 // splits drawn
 			for seed := uint64(1); seed <= uint64(*skewedSeeds); seed++ {
 				texts, y := texts0, y0
@@ -206,8 +230,8 @@ func TestSkewedDocuments(t *testing.T) {
 					writeSVMLight(t, filepath.Join(dir, "train.svm"), xtr, ytr)
 					writeSVMLight(t, filepath.Join(dir, "test.svm"), xte, yte)
 				}
-				for v, priors := range []bool{false, true} {
-					lr := classify.LapRLS{Choices: []float64{1e5, 0}, Priors: priors}
+				for v, vr := range skewedVariants {
+					lr := classify.LapRLS{Choices: []float64{1e5, 0}, Priors: vr.priors, GraphGuard: vr.guard}
 					if err := lr.Fit(xtr, ytr); err != nil {
 						t.Fatal(err)
 					}
@@ -216,10 +240,9 @@ func TestSkewedDocuments(t *testing.T) {
 					sum[v][0] += a
 					sum[v][1] += b
 					sum[v][2] += f
-					name := "laprls-uniform"
-					if priors {
-						name = "laprls"
-						t.Logf("seed %d: T = %.4g, priors %.3f, used %v", seed, lr.Temperature(), lr.EstimatedPriors(), lr.PriorsUsed())
+					name := vr.name
+					if name == "laprls" {
+						t.Logf("seed %d: T = %.4g, priors %.3f, used %v; shares' distance %.3f, overruled %v", seed, lr.Temperature(), lr.EstimatedPriors(), lr.PriorsUsed(), lr.SharesDistance(), lr.Overruled())
 					}
 					t.Logf("seed %d %s (γ_I %g, cross-validated %.3f): %.3f / %.3f / %.3f", seed, name, lr.GammaIChosen(), lr.Scores(), a, b, f)
 					if dir != "" {
@@ -227,18 +250,18 @@ func TestSkewedDocuments(t *testing.T) {
 					}
 				}
 			}
-			for v, name := range []string{"laprls-uniform", "laprls"} {
+			for v, vr := range skewedVariants {
 				t.Logf("%s mean over %d splits: accuracy %.3f, balanced %.3f, macro-F1 %.3f",
-					name, int(seeds), sum[v][0]/seeds, sum[v][1]/seeds, sum[v][2]/seeds)
+					vr.name, int(seeds), sum[v][0]/seeds, sum[v][1]/seeds, sum[v][2]/seeds)
 			}
 			if *skewedSeeds != 3 || *skewedPerClass > 0 {
 				return // the floors are of seeds 1–3 and each set's labels
 			}
-			if f := sum[1][2] / seeds; f < set.minF1 {
+			if f := sum[skewedDefault][2] / seeds; f < set.minF1 {
 				t.Errorf("mean macro-F1 %.3f, floor %.3f", f, set.minF1)
 			}
-			if set.priorsGain && sum[1][0] <= sum[0][0] {
-				t.Errorf("the estimated priors' mean accuracy %.3f, want above the uniform priors' %.3f", sum[1][0]/seeds, sum[0][0]/seeds)
+			if set.priorsGain && sum[skewedDefault][0] <= sum[skewedUniform][0] {
+				t.Errorf("the estimated priors' mean accuracy %.3f, want above the uniform priors' %.3f", sum[skewedDefault][0]/seeds, sum[skewedUniform][0]/seeds)
 			}
 		})
 	}
