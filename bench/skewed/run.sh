@@ -1,8 +1,10 @@
 #!/bin/sh
 # Skewed text: LinearSVC, always-majority and nmfstream's LapRLS (laprls:
-# eval's, with LapRLS.Priors; laprls-uniform: without) on the same TF-IDF
-# rows and labeled subsets (BENCHMARKS.md, "Skewed text: priors and the
-# linear SVM" and "Skewed text: the priors estimated, guarded and halved").
+# eval's, with LapRLS.Priors and GraphGuard; laprls-uniform: --priors
+# uniform; laprls-noguard and laprls-neither: the same without GraphGuard)
+# on the same TF-IDF rows and labeled subsets (BENCHMARKS.md, "Skewed text:
+# priors and the linear SVM", "Skewed text: the priors estimated, guarded
+# and halved" and "Skewed text: the graph overruled").
 # Needs scripts/fetch-data.sh's corpora and python3-sklearn.
 #   bench/skewed/run.sh [DIR]      (SETS='spam7|brown7' to run some only;
 #                                   SEEDS=8 for eight splits per set;
