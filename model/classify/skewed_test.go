@@ -29,7 +29,8 @@ type skewedSet struct {
 }
 
 // skewedSets are TestSkewedDocuments' sets. minF1 is a floor under the
-// mean macro-F1 of eval's document classifier (LapRLS with Priors) over
+// mean macro-F1 of eval's document classifier (LapRLS with Priors and
+// GraphGuard, which overrules no graph on these seeds) over
 // seeds 1–3, 0.01 or so under the measured figure (in the comment);
 // priorsGain marks the two-class sets with a rare class, where the
 // estimated priors must raise the mean accuracy over the uniform ones.
@@ -168,8 +169,9 @@ func writeInts(tb testing.TB, path string, v []int) {
 }
 
 // TestSkewedDocuments measures eval's document classifier (LapRLS with
-// cross-validated γ_I and Priors) and the same without Priors (the
-// uniform priors, --priors uniform) on the skewed and balanced corpora of
+// cross-validated γ_I, Priors and GraphGuard), the same without Priors
+// (the uniform priors, --priors uniform) and both without GraphGuard
+// (skewedVariants) on the skewed and balanced corpora of
 // skewedSets, seeds 1–3 (metrics.Split: one third held out, the labels
 // per class of docCorpus or of the set), and logs accuracy / balanced
 // accuracy / macro-F1. It checks each set's mean macro-F1 against a
