@@ -270,7 +270,7 @@ func (c *classifier) describe() string {
 		case len(sc) < 2:
 			s = "LapRLS on the features without the graph (γ_I = 0, supervised): too few training records for a graph"
 		case c.lap.Overruled():
-			s = fmt.Sprintf("LapRLS on the features without the graph (γ_I = 0, supervised): cross-validation on the labels picked the graph (balanced accuracy %.3f against %.3f without it), but the two fits' class shares over the unlabeled training records differ by %.3f (total variation, above %g), so the graph spread the labels along something other than the classes", sc[0], sc[1], c.lap.SharesDistance(), classify.DefaultLapRLSGraphGuard)
+			s = fmt.Sprintf("LapRLS on the features without the graph (γ_I = 0, supervised): cross-validation on the labels picked the graph (balanced accuracy %.3f against %.3f without it), but the two fits' class shares over the unlabeled training records differ by %.3f (total variation, above %g), so the graph spread the labels along something other than the classes", sc[0], sc[1], c.lap.SharesDistance(), c.lap.GraphGuard)
 		case c.lap.GammaIChosen() > 0:
 			s = fmt.Sprintf("LapRLS on the features with the cosine k-NN graph of the training records (γ_I = %g), picked by cross-validation on the labels: balanced accuracy %.3f against %.3f without the graph", c.lap.GammaIChosen(), sc[0], sc[1])
 		default:
