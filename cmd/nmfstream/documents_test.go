@@ -12,6 +12,7 @@ import (
 
 	"github.com/nmfstream/nmfstream/internal/testenv"
 	"github.com/nmfstream/nmfstream/model/metrics"
+	"github.com/nmfstream/nmfstream/stages"
 )
 
 // docFiles writes the split of the batch protocol (one third of each class
@@ -206,5 +207,47 @@ func TestEvalPriors(t *testing.T) {
 	code, _, errb = runCmd(t, "eval", "--train", train, "--test", test, "--priors", "bayes")
 	if code != 2 || !strings.Contains(errb, `--priors "bayes": want em or uniform`) {
 		t.Errorf("--priors bayes: exit %d, stderr %q; want 2 and the flag's error", code, errb)
+	}
+}
+
+// TestDescribeOverruled checks what eval and classify say when LapRLS's
+// GraphGuard takes the supervised fit over cross-validation's graph: a
+// guard of 10⁻⁹ overrules the graph wherever the two fits' class shares
+// differ at all, on the synthetic corpus of TestEvalPriors (seed 5, where
+// cross-validation picks the graph and the supervised fit is above
+// chance).
+func TestDescribeOverruled(t *testing.T) {
+	texts, labels := skewedTexts(rand.New(rand.NewPCG(5, 4)), 600, 0.07)
+	tf := stages.DefaultDocumentTFIDF()
+	x, err := tf.FitTransform(texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := make([]int, len(labels))
+	var have [2]int
+	for i, l := range labels {
+		c := 0
+		if l == "rare" {
+			c = 1
+		}
+		y[i] = -1
+		if have[c] < 10 {
+			y[i], have[c] = c, have[c]+1
+		}
+	}
+	lr := lapRLSFor(x, true)
+	lr.GraphGuard = 1e-9
+	if err := lr.Fit(x, y); err != nil {
+		t.Fatal(err)
+	}
+	if !lr.Overruled() {
+		t.Fatalf("not overruled (cross-validated %v, shares' distance %g): the corpus no longer exercises the message", lr.Scores(), lr.SharesDistance())
+	}
+	c := &classifier{lap: lr}
+	c.enc.Fit([]string{"common", "rare"})
+	got := c.describe()
+	want := fmt.Sprintf("cross-validation on the labels picked the graph (balanced accuracy %.3f against %.3f without it), but the two fits' class shares over the unlabeled training records differ by %.3f (total variation, above 1e-09)", lr.Scores()[0], lr.Scores()[1], lr.SharesDistance())
+	if !strings.Contains(got, want) || !strings.HasPrefix(got, "LapRLS on the features without the graph") {
+		t.Errorf("describe = %q, want it to start with the supervised fit and say %q", got, want)
 	}
 }
