@@ -255,12 +255,16 @@ func (lr *LapRLS) Fit(x *sparse.CSR, y []int) error {
 			}
 		}
 	}
-	lr.finish(x, y, &sys, gammaI, oof, oofTruth)
+	var un *sparse.CSR // the unlabeled rows, which Priors and GraphGuard read
+	if lr.Priors || lr.GraphGuard > 0 {
+		un = unlabeledRows(x, y)
+	}
+	lr.finish(un, y, &sys, gammaI, oof, oofTruth)
 	lr.shareTV, lr.overruled = math.NaN(), false
-	if lr.GraphGuard > 0 && gammaI > 0 && supOOF != nil && supScore > 1/float64(presentClasses(y, classes)) {
-		if un := unlabeledRows(x, y); un.NNZ() > 0 {
+	if _, present := labelCounts(y, classes); lr.GraphGuard > 0 && gammaI > 0 && supOOF != nil && supScore > 1/float64(present) {
+		if un.NNZ() > 0 {
 			sup := &LapRLS{Priors: lr.Priors, Folds: lr.Folds}
-			sup.finish(x, y, &sys, 0, supOOF, supTruth)
+			sup.finish(un, y, &sys, 0, supOOF, supTruth)
 			lr.shareTV = sharesTV(lr.PredictTo(nil, un), sup.PredictTo(nil, un), classes)
 			if lr.shareTV > lr.GraphGuard {
 				lr.w, lr.iter, lr.chosen = sup.w, sup.iter, 0
@@ -275,9 +279,10 @@ func (lr *LapRLS) Fit(x *sparse.CSR, y []int) error {
 
 // finish solves for W with weight γ_I = gammaI and, with Priors,
 // calibrates it on the cross-validated scores oof of the labeled rows
-// (classes truth; a cross-validation is run if oof is nil).
-func (lr *LapRLS) finish(x *sparse.CSR, y []int, sys *lapSystem, gammaI float64, oof *mat.Dense, truth []int) {
-	_, d := x.Dims()
+// (classes truth; a cross-validation is run if oof is nil) and the
+// unlabeled rows un of the training rows labeled y.
+func (lr *LapRLS) finish(un *sparse.CSR, y []int, sys *lapSystem, gammaI float64, oof *mat.Dense, truth []int) {
+	_, d := sys.x.Dims()
 	lr.chosen = gammaI
 	lr.w.Reset()
 	lr.iter = sys.solve(&lr.w, y, gammaI)
@@ -291,22 +296,24 @@ func (lr *LapRLS) finish(x *sparse.CSR, y []int, sys *lapSystem, gammaI float64,
 			}
 			_, oof, truth = sys.crossValidate(y, gammaI, folds)
 		}
-		lr.calibrate(x, y, oof, truth)
+		lr.calibrate(un, y, oof, truth)
 	}
 }
 
-// presentClasses returns how many of the classes have a labeled row in
-// y: the chance level of a balanced accuracy over them is its inverse.
-func presentClasses(y []int, classes int) int {
-	seen := make([]bool, classes)
-	p := 0
+// labelCounts returns the labeled rows of y in each of the classes and
+// how many classes have one (the chance level of a balanced accuracy over
+// them is its inverse).
+func labelCounts(y []int, classes int) (labeled []float64, present int) {
+	labeled = make([]float64, classes)
 	for _, c := range y {
-		if c >= 0 && !seen[c] {
-			seen[c] = true
-			p++
+		if c >= 0 {
+			if labeled[c] == 0 {
+				present++
+			}
+			labeled[c]++
 		}
 	}
-	return p
+	return labeled, present
 }
 
 // unlabeledRows returns the rows of x whose label in y is negative.
@@ -347,21 +354,12 @@ func sharesTV(a, b []int, classes int) float64 {
 
 // calibrate fits the temperature on the cross-validated scores oof of
 // the labeled rows (classes truth) and estimates the class priors of the
-// training pool from its unlabeled rows (y < 0); see Priors and
+// training pool, labeled y, from its unlabeled rows un; see Priors and
 // priors.go.
-func (lr *LapRLS) calibrate(x *sparse.CSR, y []int, oof *mat.Dense, truth []int) {
+func (lr *LapRLS) calibrate(un *sparse.CSR, y []int, oof *mat.Dense, truth []int) {
 	lr.temp = fitTemperature(oof, truth)
 	c := lr.classes
-	labeled := make([]float64, c)
-	var np int
-	for _, v := range y {
-		if v >= 0 {
-			if labeled[v] == 0 {
-				np++
-			}
-			labeled[v]++
-		}
-	}
+	labeled, np := labelCounts(y, c)
 	prior0 := make([]float64, c)
 	for j := range prior0 {
 		prior0[j] = 1e-6
@@ -369,7 +367,6 @@ func (lr *LapRLS) calibrate(x *sparse.CSR, y []int, oof *mat.Dense, truth []int)
 			prior0[j] = 1 / float64(np)
 		}
 	}
-	un := unlabeledRows(x, y)
 	m, _ := un.Dims()
 	est := prior0
 	if m > 0 {
