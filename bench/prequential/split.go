@@ -6,22 +6,35 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 
+	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/bench/internal/benchrun"
+	"github.com/nmfstream/nmfstream/model/metrics"
 )
 
-// runSplit writes a held-out split of a text corpus for nmfstream eval: a
-// training file with a fraction of its labels and a test file with all of
-// them. Passages cut from one text (an address, a Brown text, a chapter
-// of the Bible) go to the same side, so the test texts are never seen in training.
+// runSplit writes a held-out split of a corpus for nmfstream eval: a
+// training file with some of its labels and a test file with all of them.
+// For a text corpus, a fraction of the training documents is labeled, and
+// passages cut from one text (an address, a Brown text, a chapter of the
+// Bible) go to the same side, so the test texts are never seen in
+// training. For an image set (digits, mnist:N, fashion:N) the split is
+// docs/DESIGN.md §7's (metrics.Split): a stratified third held out and
+// --per-class labels per class in the training pool.
 func runSplit(args []string) error {
 	fs := flag.NewFlagSet("split", flag.ExitOnError)
-	data := fs.String("data", "", "a text corpus, as make --data (spam:DIR, sotu:DIR, brown:DIR, kjv:DIR)")
+	data := fs.String("data", "", "a text corpus, as make --data (spam:DIR, sotu:DIR, brown:DIR, kjv:DIR), or an image set (digits, mnist:N, fashion:N)")
+	mnist := fs.String("mnist", benchrun.DataDir("mnist"), "folder of the MNIST IDX files")
+	fashion := fs.String("fashion", benchrun.DataDir("fashion"), "folder of Fashion-MNIST's class files")
+	perClass := fs.Int("per-class", 10, "image sets: labeled training samples per class")
 	rare := fs.String("rare", "", "CLASS:SHARE, as make --rare")
 	nTrain := fs.Int("train-n", 2000, "training documents (at most; 0: all)")
 	nTest := fs.Int("test-n", 1000, "test documents (at most; 0: all)")
 	testFrac := fs.Float64("test-frac", 1.0/3, "fraction of the texts (or documents) held out for the test")
-	frac := fs.Float64("frac", 0.1, "fraction of the training documents labeled")
+	frac := fs.Float64("frac", 0.1, "text corpora: fraction of the training documents labeled")
 	seed := fs.Uint64("seed", 1, "seed of the split, the samples and the labels")
 	train := fs.String("train", "", "output training file (Arrow IPC; required)")
 	test := fs.String("test", "", "output test file (Arrow IPC; required)")
@@ -29,12 +42,26 @@ func runSplit(args []string) error {
 	if *train == "" || *test == "" {
 		return errors.New("split: --train and --test are required")
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if name, _, _ := strings.Cut(*data, ":"); name != "digits" && name != "mnist" && name != "fashion" && set["per-class"] {
+		return errors.New("split: --per-class applies to the image sets only (text: --frac)")
+	}
 	docs, ok, err := loadText(*data)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return fmt.Errorf("split: --data %q: not a text corpus", *data)
+		for _, name := range []string{"rare", "train-n", "test-n", "frac"} {
+			if set[name] {
+				return fmt.Errorf("split: --%s applies to the text corpora only", name)
+			}
+		}
+		x, y, err := load(*data, *mnist, *fashion)
+		if err != nil {
+			return fmt.Errorf("split: %w", err)
+		}
+		return splitImages(x, y, *testFrac, *perClass, *seed, *train, *test)
 	}
 	if *rare != "" {
 		if docs, err = thin(docs, *rare, *seed); err != nil {
@@ -105,4 +132,55 @@ func writeDocs(out string, docs []doc, idx []int, labeled map[int]bool) error {
 		ib.Append(int64(i))
 	}
 	return writeArrow(out, b.Schema(), memory.DefaultAllocator, b)
+}
+
+// splitImages writes the split metrics.Split draws of the images x (one per
+// row, classes y) with seed: the training pool, with the labels of its
+// perClass labeled samples a class, to train, and the held-out third, with
+// every label, to test (columns x, label, id as make writes them; id is the
+// row of x).
+func splitImages(x *mat.Dense, y []int, testFrac float64, perClass int, seed uint64, train, test string) error {
+	sp, err := metrics.Split(y, testFrac, perClass, rand.NewPCG(seed, seed))
+	if err != nil {
+		return fmt.Errorf("split: %w", err)
+	}
+	labeled := map[int]bool{}
+	for _, i := range sp.Labeled {
+		labeled[i] = true
+	}
+	if err := writeImages(train, x, y, sp.Train, labeled); err != nil {
+		return err
+	}
+	all := map[int]bool{}
+	for _, i := range sp.Test {
+		all[i] = true
+	}
+	return writeImages(test, x, y, sp.Test, all)
+}
+
+// writeImages writes the rows idx of x as an Arrow IPC file (columns x,
+// label, id), with the labels y of the rows in labeled only.
+func writeImages(out string, x *mat.Dense, y []int, idx []int, labeled map[int]bool) error {
+	_, d := x.Dims()
+	schema := imageSchema(d)
+	mem := memory.NewGoAllocator()
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	xb := b.Field(0).(*array.FixedSizeListBuilder)
+	vb := xb.ValueBuilder().(*array.Float32Builder)
+	lb := b.Field(1).(*array.Int64Builder)
+	ib := b.Field(2).(*array.Int64Builder)
+	for _, i := range idx {
+		xb.Append(true)
+		for _, v := range x.RawRowView(i) {
+			vb.Append(float32(v))
+		}
+		if labeled[i] {
+			lb.Append(int64(y[i]))
+		} else {
+			lb.AppendNull()
+		}
+		ib.Append(int64(i))
+	}
+	return writeArrow(out, schema, mem, b)
 }

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nmfstream/nmfstream/internal/testenv"
+	"github.com/nmfstream/nmfstream/sources"
+)
+
+// writeFashion writes a Fashion-MNIST folder whose class c holds counts[c]
+// images, image i of class c having every pixel (c·10 + i) mod 256 but the
+// first, which is 255, and class 0 an empty entry after its images.
+func writeFashion(t *testing.T, counts [10]int) string {
+	t.Helper()
+	dir := t.TempDir()
+	for c, n := range counts {
+		var imgs []string
+		for i := range n {
+			px := make([]string, fashionSide*fashionSide)
+			for j := range px {
+				px[j] = fmt.Sprint((c*10 + i) % 256)
+			}
+			px[0] = "255"
+			imgs = append(imgs, "["+strings.Join(px, ",")+"]")
+		}
+		if c == 0 {
+			imgs = append(imgs, "[]") // as the package's class 0 has
+		}
+		body := `{"data":[` + strings.Join(imgs, ",") + `]}`
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%d.json", c)), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestLoadFashion: every image is read once with its class, scaled to
+// [0, 1], in an order that mixes the classes and is the same on every call;
+// empty entries are skipped; n takes a prefix of that order.
+func TestLoadFashion(t *testing.T) {
+	counts := [10]int{3, 2, 2, 2, 2, 2, 2, 2, 2, 2}
+	dir := writeFashion(t, counts)
+	x, y, err := loadFashion(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, c := x.Dims(); r != 21 || c != 784 {
+		t.Fatalf("dims %d×%d, want 21×784", r, c)
+	}
+	seen := map[[2]int]bool{}
+	var got [10]int
+	inOrder := true
+	for r, c := range y {
+		got[c]++
+		// The pixel value names the image: c·10 + i.
+		i := int(x.At(r, 1)*255+0.5) - c*10
+		if x.At(r, 0) != 1 || i < 0 || i >= counts[c] || seen[[2]int{c, i}] {
+			t.Fatalf("row %d (class %d): pixels %v, %v: not an unseen image of its class", r, c, x.At(r, 0), x.At(r, 1))
+		}
+		seen[[2]int{c, i}] = true
+		inOrder = inOrder && (r == 0 || y[r-1] <= c)
+	}
+	if got != counts {
+		t.Errorf("class counts %v, want %v", got, counts)
+	}
+	if inOrder {
+		t.Errorf("classes in file order %v: want them mixed", y)
+	}
+	x5, y5, err := loadFashion(dir, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := range 5 {
+		if y5[r] != y[r] || x5.At(r, 1) != x.At(r, 1) {
+			t.Fatalf("n = 5: row %d differs from the full load's", r)
+		}
+	}
+	if r, _ := x5.Dims(); r != 5 {
+		t.Errorf("n = 5: %d rows", r)
+	}
+}
+
+// TestLoadFashionErrors: a missing class file says how to fetch the data;
+// a short image and a pixel out of range name their file and image.
+func TestLoadFashionErrors(t *testing.T) {
+	dir := writeFashion(t, [10]int{1, 1, 1, 1, 1, 1, 1, 1, 1, 1})
+	os.Remove(filepath.Join(dir, "9.json"))
+	if _, _, err := loadFashion(dir, 0); err == nil || !strings.Contains(err.Error(), "fetch-data.sh") {
+		t.Errorf("missing file: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "9.json"), []byte(`{"data":[[1,2,3]]}`), 0o644)
+	if _, _, err := loadFashion(dir, 0); err == nil || !strings.Contains(err.Error(), "9.json: image 0 has 3 pixels") {
+		t.Errorf("short image: %v", err)
+	}
+	px := strings.Repeat("0,", 783) + "256"
+	os.WriteFile(filepath.Join(dir, "9.json"), []byte(`{"data":[[`+px+`]]}`), 0o644)
+	if _, _, err := loadFashion(dir, 0); err == nil || !strings.Contains(err.Error(), "9.json: image 0: pixel 783 is 256") {
+		t.Errorf("pixel out of range: %v", err)
+	}
+}
+
+// TestFashionData checks the fetched package (scripts/fetch-data.sh):
+// 70,000 images, 7,000 of each class (class 0's two empty entries skipped).
+func TestFashionData(t *testing.T) {
+	testenv.SkipUnlessLong(t, "reads Fashion-MNIST's 150 MB of JSON")
+	dir := testenv.Data(t, "fashion")
+	_, y, err := loadFashion(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [10]int
+	for _, c := range y {
+		got[c]++
+	}
+	if want := [10]int{7000, 7000, 7000, 7000, 7000, 7000, 7000, 7000, 7000, 7000}; got != want {
+		t.Errorf("class counts %v, want %v", got, want)
+	}
+}
+
+// TestSplitImages: split --data digits writes DESIGN §7's split: the
+// stratified third held out with every label, the pool with 10 labels a
+// class, no image on both sides, and each image's pixels and label as the
+// data set has them.
+func TestSplitImages(t *testing.T) {
+	x, y, err := load("digits", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	tr, te := filepath.Join(dir, "tr.arrow"), filepath.Join(dir, "te.arrow")
+	if err := runSplit([]string{"--data", "digits", "--seed", "3", "--train", tr, "--test", te}); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]string{}
+	for _, f := range []string{tr, te} {
+		src, err := sources.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		perClass := map[string]int{}
+		for src.Next() {
+			b := src.Batch()
+			for i, id := range b.IDs {
+				var k int
+				if _, err := fmt.Sscan(id, &k); err != nil || k < 0 || k >= len(y) {
+					t.Fatalf("%s: id %q", f, id)
+				}
+				if s, ok := seen[k]; ok {
+					t.Fatalf("image %d in %s and %s", k, s, f)
+				}
+				seen[k] = f
+				n++
+				for j := range 64 {
+					if got, want := b.Dense.At(i, j), x.At(k, j); math.Abs(got-want) > 1e-6*(1+want) {
+						t.Fatalf("%s: image %d pixel %d is %v, want %v", f, k, j, got, want)
+					}
+				}
+				if b.Labeled[i] {
+					perClass[b.Labels[i]]++
+					if b.Labels[i] != fmt.Sprint(y[k]) {
+						t.Fatalf("%s: image %d labeled %s, want %d", f, k, b.Labels[i], y[k])
+					}
+				}
+			}
+		}
+		src.Close()
+		if err := src.Err(); err != nil {
+			t.Fatal(err)
+		}
+		labeled := 0
+		for _, c := range perClass {
+			labeled += c
+		}
+		switch f {
+		case tr:
+			for c, m := range perClass {
+				if m != 10 {
+					t.Errorf("training pool: class %s has %d labels, want 10", c, m)
+				}
+			}
+			if len(perClass) != 10 || n < 1150 || n > 1250 {
+				t.Errorf("training pool: %d images, labels of %d classes", n, len(perClass))
+			}
+		case te:
+			if labeled != n || n < 550 || n > 650 {
+				t.Errorf("test: %d images, %d labeled; want about a third of 1,797, all labeled", n, labeled)
+			}
+		}
+	}
+	if len(seen) != len(y) {
+		t.Errorf("%d of %d images written", len(seen), len(y))
+	}
+}
+
+// TestSplitFlags: a flag of the text corpora is refused for an image set,
+// and --per-class for a text corpus, rather than ignored.
+func TestSplitFlags(t *testing.T) {
+	dir := t.TempDir()
+	tr, te := filepath.Join(dir, "tr.arrow"), filepath.Join(dir, "te.arrow")
+	for _, args := range [][]string{
+		{"--data", "digits", "--frac", "0.2"},
+		{"--data", "digits", "--train-n", "100"},
+		{"--data", "digits", "--rare", "3:0.1"},
+		{"--data", "spam:" + dir, "--per-class", "5"},
+	} {
+		err := runSplit(append(args, "--train", tr, "--test", te))
+		if err == nil || !strings.Contains(err.Error(), "applies to the") {
+			t.Errorf("%v: %v, want a refusal", args, err)
+		}
+	}
+}
