@@ -185,31 +185,61 @@ func runMake(args []string) error {
 	if *shuffle != 0 {
 		order = rand.New(rand.NewPCG(*shuffle, *shuffle)).Perm(n)
 	}
-	schema := imageSchema(d)
-	mem := memory.NewGoAllocator()
-	b := array.NewRecordBuilder(mem, schema)
-	defer b.Release()
-	xb := b.Field(0).(*array.FixedSizeListBuilder)
-	vb := xb.ValueBuilder().(*array.Float32Builder)
-	lb := b.Field(1).(*array.Int64Builder)
-	ib := b.Field(2).(*array.Int64Builder)
+	w := newImageWriter(d)
+	defer w.b.Release()
 	schedule(order, *frac, *delay, *seed, func(i int) {
-		xb.Append(true)
-		for _, v := range x.RawRowView(i) {
-			vb.Append(float32(v))
-		}
-		lb.AppendNull()
-		ib.Append(int64(i))
+		w.sample(x.RawRowView(i), i, -1)
 	}, func(i int) {
-		xb.AppendNull()
-		lb.Append(int64(y[i]))
-		ib.Append(int64(i))
+		w.label(i, y[i])
 	})
 	truth := make([]string, n)
 	for i, c := range y {
 		truth[i] = strconv.Itoa(c)
 	}
-	return writeStream(*out, schema, mem, b, truth)
+	return writeStream(*out, w.schema, w.mem, w.b, truth)
+}
+
+// imageWriter builds the records of an image stream or split (imageSchema).
+// Its builder b must be released by its owner.
+type imageWriter struct {
+	schema *arrow.Schema
+	mem    memory.Allocator
+	b      *array.RecordBuilder
+	xb     *array.FixedSizeListBuilder
+	vb     *array.Float32Builder
+	lb, ib *array.Int64Builder
+}
+
+// newImageWriter returns an imageWriter of images of d pixels.
+func newImageWriter(d int) *imageWriter {
+	w := &imageWriter{schema: imageSchema(d), mem: memory.NewGoAllocator()}
+	w.b = array.NewRecordBuilder(w.mem, w.schema)
+	w.xb = w.b.Field(0).(*array.FixedSizeListBuilder)
+	w.vb = w.xb.ValueBuilder().(*array.Float32Builder)
+	w.lb = w.b.Field(1).(*array.Int64Builder)
+	w.ib = w.b.Field(2).(*array.Int64Builder)
+	return w
+}
+
+// sample appends image id with pixels row and class c (−1: no label).
+func (w *imageWriter) sample(row []float64, id, c int) {
+	w.xb.Append(true)
+	for _, v := range row {
+		w.vb.Append(float32(v))
+	}
+	if c >= 0 {
+		w.lb.Append(int64(c))
+	} else {
+		w.lb.AppendNull()
+	}
+	w.ib.Append(int64(id))
+}
+
+// label appends a label-only record: class c of image id.
+func (w *imageWriter) label(id, c int) {
+	w.xb.AppendNull()
+	w.lb.Append(int64(c))
+	w.ib.Append(int64(id))
 }
 
 // imageSchema is the schema of an image stream or split: x (d pixels as

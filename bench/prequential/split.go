@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"gonum.org/v1/gonum/mat"
 
@@ -162,25 +161,14 @@ func splitImages(x *mat.Dense, y []int, testFrac float64, perClass int, seed uin
 // label, id), with the labels y of the rows in labeled only.
 func writeImages(out string, x *mat.Dense, y []int, idx []int, labeled map[int]bool) error {
 	_, d := x.Dims()
-	schema := imageSchema(d)
-	mem := memory.NewGoAllocator()
-	b := array.NewRecordBuilder(mem, schema)
-	defer b.Release()
-	xb := b.Field(0).(*array.FixedSizeListBuilder)
-	vb := xb.ValueBuilder().(*array.Float32Builder)
-	lb := b.Field(1).(*array.Int64Builder)
-	ib := b.Field(2).(*array.Int64Builder)
+	w := newImageWriter(d)
+	defer w.b.Release()
 	for _, i := range idx {
-		xb.Append(true)
-		for _, v := range x.RawRowView(i) {
-			vb.Append(float32(v))
-		}
+		c := -1
 		if labeled[i] {
-			lb.Append(int64(y[i]))
-		} else {
-			lb.AppendNull()
+			c = y[i]
 		}
-		ib.Append(int64(i))
+		w.sample(x.RawRowView(i), i, c)
 	}
-	return writeArrow(out, schema, mem, b)
+	return writeArrow(out, w.schema, w.mem, w.b)
 }
