@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -257,5 +258,103 @@ func TestFashionStreamChecks(t *testing.T) {
 	ssknmf := acc("ssknmf-nearest", "--method", "ssknmf", "--predictor", "nearest")
 	if !(gnmf >= 0.69) || !(ssknmf >= gnmf+0.01) {
 		t.Errorf("code 1-NN: SSKNMF %.4f against GNMF %.4f: want at least +0.01 over a floor of 0.69", ssknmf, gnmf)
+	}
+}
+
+// TestPixelPeer: on an image stream, peer --method knn predicts each image
+// with the class of the nearest image (Euclidean) among those whose label
+// arrived before it, as counted here by brute force on the digits stream
+// make writes (a tenth labeled, 20 late); no prediction before the first
+// label; nb and svm are refused, since they read text.
+func TestPixelPeer(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "d.arrow")
+	if err := runMake([]string{"--data", "digits", "--shuffle", "4", "--delay", "20", "--out", in}); err != nil {
+		t.Fatal(err)
+	}
+	pred := filepath.Join(dir, "p.jsonl")
+	if err := runPeer([]string{"--in", in, "--out", pred, "--method", "knn"}); err != nil {
+		t.Fatal(err)
+	}
+	// The stream's records in order: images and their late labels.
+	x, y, _ := load("digits", "", "")
+	src, err := sources.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type event struct {
+		id    int
+		label bool
+	}
+	var events []event
+	for src.Next() {
+		b := src.Batch()
+		si, li := 0, 0
+		for si < b.Len() || li < len(b.LateLabels) {
+			if li < len(b.LateLabels) && (si == b.Len() || b.LateLabels[li].Offset < b.Offsets[si]) {
+				var k int
+				fmt.Sscan(b.LateLabels[li].ID, &k)
+				events = append(events, event{k, true})
+				li++
+				continue
+			}
+			var k int
+			fmt.Sscan(b.IDs[si], &k)
+			events = append(events, event{k, false})
+			si++
+		}
+	}
+	src.Close()
+	var want []string
+	var labeled []int
+	for _, e := range events {
+		if e.label {
+			labeled = append(labeled, e.id)
+			continue
+		}
+		best, bd := -1, math.Inf(1)
+		for _, j := range labeled {
+			var d float64
+			for c := range 64 {
+				t := x.At(e.id, c) - x.At(j, c)
+				d += t * t
+			}
+			if d < bd {
+				best, bd = j, d
+			}
+		}
+		w := ""
+		if best >= 0 {
+			w = fmt.Sprint(y[best])
+		}
+		want = append(want, w)
+	}
+	body, err := os.ReadFile(pred)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(body)), "\n")
+	if len(lines) != len(want) || len(want) != 1797 {
+		t.Fatalf("%d predictions for %d images", len(lines), len(want))
+	}
+	for i, l := range lines {
+		var p struct {
+			Pred *string `json:"pred"`
+		}
+		if err := json.Unmarshal([]byte(l), &p); err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		if p.Pred != nil {
+			got = *p.Pred
+		}
+		if got != want[i] {
+			t.Fatalf("image %d: predicted %q, want %q", i, got, want[i])
+		}
+	}
+	for _, m := range []string{"nb", "svm"} {
+		if err := runPeer([]string{"--in", in, "--out", pred, "--method", m}); err == nil || !strings.Contains(err.Error(), "reads text") {
+			t.Errorf("--method %s on images: %v, want a refusal", m, err)
+		}
 	}
 }

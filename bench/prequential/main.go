@@ -1,6 +1,6 @@
 // Command prequential builds labeled streams for `nmfstream stream`, scores
 // its arrival predictions as an outside scorer does, and runs incremental
-// peers on the text streams.
+// peers on them.
 //
 //	prequential make  --data CORPUS [--mnist DIR] [--fashion DIR] [--shuffle SEED] [--block N] [--rare CLASS:SHARE] [--frac 0.1] [--delay 100] [--seed 1] --out F.arrow
 //	prequential score --in F.arrow [--truth F.truth.csv] --pred P.jsonl [--row NAME]
@@ -65,14 +65,16 @@
 // file's accuracy and the share that at least one of them got right (the
 // most any sample-by-sample choice among them could score).
 //
-// peer predicts each sample of a text stream on arrival, before it learns
-// from it, as the stream does, and writes the predictions as stream --out
-// does (JSON lines: id, offset, pred, score), for score:
+// peer predicts each sample of a stream on arrival, before it learns from
+// it, as the stream does, and writes the predictions as stream --out does
+// (JSON lines: id, offset, pred, score), for score:
 //
 //	knn   incremental TF-IDF 1-NN: each sample is vectorized on arrival by
 //	      the stream's own vectorizer (stages.DefaultStreamTFIDF, its
 //	      document frequencies updated first) and given the class of its
-//	      most cosine-similar sample among those whose label has arrived
+//	      most cosine-similar sample among those whose label has arrived;
+//	      on an image stream, the class of the nearest image (Euclidean,
+//	      over the pixels) among those whose label has arrived
 //	nb    online multinomial naive Bayes on the term counts of the samples
 //	      whose label has arrived (lower-cased, English stop words dropped,
 //	      Laplace smoothing)
@@ -80,6 +82,8 @@
 //	      samples whose label has arrived, refitted as they grow
 //	last  the last label that arrived (the no-change classifier): the
 //	      floor of a stream whose classes come in runs
+//
+// nb and svm read text only.
 //
 // split writes a held-out split of a text corpus for nmfstream eval: a third
 // of the texts (addresses, Brown texts, the Bible's chapters; the mails

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/nmfstream/nmfstream/record"
@@ -19,33 +20,33 @@ import (
 // each sample on arrival, before add and learn see it; add sees every
 // sample, learn each label (of a sample added before) in input order.
 type learner interface {
-	predict(text string) (class string, score float64, ok bool)
-	add(id, text string)
+	predict(s sample) (class string, score float64, ok bool)
+	add(id string, s sample)
 	learn(id, class string)
+}
+
+// sample is one sample of a stream: its text (a text stream) or its
+// pixels (an image stream).
+type sample struct {
+	text string
+	x    []float64
 }
 
 func runPeer(args []string) error {
 	fs := flag.NewFlagSet("peer", flag.ExitOnError)
-	in := fs.String("in", "", "the stream (a text stream that make wrote)")
+	in := fs.String("in", "", "the stream (a text or image stream that make wrote)")
 	out := fs.String("out", "", "predictions, JSON lines as stream --out writes them")
-	method := fs.String("method", "knn", "knn: TF-IDF 1-NN (cosine) over the labeled samples; nb: multinomial naive Bayes on the labeled samples' term counts; svm: a linear SVM (LinearSVC's defaults) on the labeled samples' TF-IDF rows, refitted as they grow; last: the last label known (the no-change classifier)")
+	method := fs.String("method", "knn", "knn: TF-IDF 1-NN (cosine) over the labeled samples, on images the Euclidean 1-NN on their pixels; nb: multinomial naive Bayes on the labeled samples' term counts; svm: a linear SVM (LinearSVC's defaults) on the labeled samples' TF-IDF rows, refitted as they grow; last: the last label known (the no-change classifier); nb and svm read text only")
 	fs.Parse(args)
 	if *in == "" || *out == "" {
 		return errors.New("peer: --in and --out are required")
 	}
-	var l learner
 	switch *method {
-	case "knn":
-		l = newKNN()
-	case "nb":
-		l = newNB()
-	case "svm":
-		l = newSVM()
-	case "last":
-		l = &lastLabel{}
+	case "knn", "nb", "svm", "last":
 	default:
 		return fmt.Errorf("peer: unknown --method %q: want knn, nb, svm or last", *method)
 	}
+	var l learner // made at the first batch, which says the stream's form
 	src, err := sources.Open(*in)
 	if err != nil {
 		return err
@@ -65,25 +66,38 @@ func runPeer(args []string) error {
 	}
 	for src.Next() {
 		b := src.Batch()
-		if b.Len() > 0 && b.Form != record.FormText {
-			return fmt.Errorf("peer: %s: not a text stream", *in)
+		if b.Len() > 0 && l == nil {
+			if l, err = newLearner(*method, b.Form); err != nil {
+				return fmt.Errorf("peer: %s: %w", *in, err)
+			}
+		}
+		if b.Len() > 0 && b.Form != record.FormText && b.Form != record.FormDense {
+			return fmt.Errorf("peer: %s: not a text or image stream", *in)
+		}
+		at := func(i int) sample {
+			if b.Form == record.FormDense {
+				return sample{x: b.Dense.RawRowView(i)}
+			}
+			return sample{text: b.Text[i]}
 		}
 		// Records in offset order, as the stream takes them.
 		si, li := 0, 0
 		for si < b.Len() || li < len(b.LateLabels) {
 			if li < len(b.LateLabels) && (si == b.Len() || b.LateLabels[li].Offset < b.Offsets[si]) {
-				l.learn(b.LateLabels[li].ID, b.LateLabels[li].Label)
+				if l != nil {
+					l.learn(b.LateLabels[li].ID, b.LateLabels[li].Label)
+				}
 				li++
 				continue
 			}
 			rec := line{ID: b.IDs[si], Offset: b.Offsets[si]}
-			if c, s, ok := l.predict(b.Text[si]); ok {
+			if c, s, ok := l.predict(at(si)); ok {
 				rec.Pred, rec.Score = &c, &s
 			}
 			if err := enc.Encode(rec); err != nil {
 				return err
 			}
-			l.add(b.IDs[si], b.Text[si])
+			l.add(b.IDs[si], at(si))
 			if b.Labeled[si] {
 				l.learn(b.IDs[si], b.Labels[si])
 			}
@@ -97,6 +111,67 @@ func runPeer(args []string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// newLearner returns the peer method for a stream of the given form.
+func newLearner(method string, form record.Form) (learner, error) {
+	dense := form == record.FormDense
+	switch {
+	case method == "last":
+		return &lastLabel{}, nil
+	case method == "knn" && dense:
+		return &pixelKNN{rows: map[string][]float64{}}, nil
+	case dense:
+		return nil, fmt.Errorf("--method %s reads text; an image stream has knn and last", method)
+	case method == "knn":
+		return newKNN(), nil
+	case method == "nb":
+		return newNB(), nil
+	}
+	return newSVM(), nil
+}
+
+// pixelKNN is the incremental 1-NN of an image stream: each sample is
+// predicted with the class of the labeled sample nearest to it in
+// Euclidean distance among those whose label has arrived (the first one on
+// a tie). A prediction costs the labeled samples times the pixels.
+type pixelKNN struct {
+	rows  map[string][]float64 // id → pixels, kept until its label arrives
+	x     [][]float64          // labeled samples' pixels
+	class []string
+}
+
+func (k *pixelKNN) predict(s sample) (string, float64, bool) {
+	best, bd := -1, math.Inf(1)
+	for i, r := range k.x {
+		var d float64
+		for j, v := range r {
+			t := v - s.x[j]
+			d += t * t
+			if d >= bd {
+				break
+			}
+		}
+		if d < bd {
+			best, bd = i, d
+		}
+	}
+	if best < 0 {
+		return "", 0, false
+	}
+	return k.class[best], 1, true
+}
+
+func (k *pixelKNN) add(id string, s sample) { k.rows[id] = slices.Clone(s.x) }
+
+func (k *pixelKNN) learn(id, class string) {
+	r, ok := k.rows[id]
+	if !ok {
+		return
+	}
+	delete(k.rows, id)
+	k.x = append(k.x, r)
+	k.class = append(k.class, class)
 }
 
 // knn is the incremental TF-IDF 1-NN: every sample is vectorized on arrival
@@ -138,8 +213,8 @@ func (k *knn) vectorize(text string) {
 	}
 }
 
-func (k *knn) predict(text string) (string, float64, bool) {
-	k.vectorize(text)
+func (k *knn) predict(s sample) (string, float64, bool) {
+	k.vectorize(s.text)
 	if len(k.class) == 0 {
 		return "", 0, false
 	}
@@ -163,7 +238,7 @@ func (k *knn) predict(text string) (string, float64, bool) {
 	return k.class[best], bs, true
 }
 
-func (k *knn) add(id, _ string) { k.rows[id] = k.cur }
+func (k *knn) add(id string, _ sample) { k.rows[id] = k.cur }
 
 func (k *knn) learn(id, class string) {
 	r, ok := k.rows[id]
@@ -231,7 +306,8 @@ func (m *nb) terms(text string) map[string]int {
 	return tc
 }
 
-func (m *nb) predict(text string) (string, float64, bool) {
+func (m *nb) predict(s sample) (string, float64, bool) {
+	text := s.text
 	if m.n == 0 {
 		return "", 0, false
 	}
@@ -266,7 +342,7 @@ func (m *nb) predict(text string) (string, float64, bool) {
 	return best, 1 / z, true
 }
 
-func (m *nb) add(id, text string) { m.rows[id] = m.terms(text) }
+func (m *nb) add(id string, s sample) { m.rows[id] = m.terms(s.text) }
 
 func (m *nb) learn(id, class string) {
 	tc, ok := m.rows[id]
@@ -302,9 +378,9 @@ type lastLabel struct {
 	seen map[string]bool
 }
 
-func (l *lastLabel) predict(string) (string, float64, bool) { return l.last, 1, l.last != "" }
+func (l *lastLabel) predict(sample) (string, float64, bool) { return l.last, 1, l.last != "" }
 
-func (l *lastLabel) add(id, _ string) {
+func (l *lastLabel) add(id string, _ sample) {
 	if l.seen == nil {
 		l.seen = map[string]bool{}
 	}

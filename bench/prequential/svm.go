@@ -52,7 +52,8 @@ type svm struct {
 
 func newSVM() *svm { return &svm{vec: newKNN(), index: map[string]int{}} }
 
-func (m *svm) predict(text string) (string, float64, bool) {
+func (m *svm) predict(s sample) (string, float64, bool) {
+	text := s.text
 	m.vec.vectorize(text)
 	if len(m.w) == 0 {
 		return "", 0, false
@@ -66,7 +67,7 @@ func (m *svm) predict(text string) (string, float64, bool) {
 	return m.classes[best], bs, true
 }
 
-func (m *svm) add(id, _ string) { m.vec.rows[id] = m.vec.cur }
+func (m *svm) add(id string, _ sample) { m.vec.rows[id] = m.vec.cur }
 
 func (m *svm) learn(id, class string) {
 	r, ok := m.vec.rows[id]
