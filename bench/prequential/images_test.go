@@ -227,7 +227,7 @@ func TestSplitFlags(t *testing.T) {
 // the labeled codes (`--predictor nearest`) at least 1 point above GNMF's
 // over a floor of 0.69 (measured 0.7377 against 0.7050). It needs
 // scripts/fetch-data.sh's fashion folder and NMFSTREAM_LONG=1 (four
-// streams, about a minute).
+// streams, about 20 seconds on 2 cores).
 func TestFashionStreamChecks(t *testing.T) {
 	testenv.SkipUnlessLong(t, "four Fashion-MNIST streams of 15,000 images through nmfstream stream")
 	src := testenv.Data(t, "fashion")
@@ -277,7 +277,10 @@ func TestPixelPeer(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The stream's records in order: images and their late labels.
-	x, y, _ := load("digits", "", "")
+	x, y, err := load("digits", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
 	src, err := sources.Open(in)
 	if err != nil {
 		t.Fatal(err)

@@ -314,16 +314,23 @@ func writeArrow(out string, schema *arrow.Schema, mem memory.Allocator, b *array
 	return sinks.WriteArrowFile(out, schema, mem, rec)
 }
 
+// isImageSet reports whether data names an image set that load reads
+// (digits, mnist[:N], fashion[:N]) rather than a text corpus.
+func isImageSet(data string) bool {
+	name, _, _ := strings.Cut(data, ":")
+	return name == "digits" || name == "mnist" || name == "fashion"
+}
+
 // load returns the samples (one per row) and their classes.
 func load(data, mnistDir, fashionDir string) (*mat.Dense, []int, error) {
 	if data == "digits" {
 		x, y := datasets.Digits()
 		return x, y, nil
 	}
-	name, count, _ := strings.Cut(data, ":")
-	if name != "mnist" && name != "fashion" {
+	if !isImageSet(data) {
 		return nil, nil, fmt.Errorf("make: unknown data %q", data)
 	}
+	name, count, _ := strings.Cut(data, ":")
 	n := 0 // all
 	if count != "" {
 		var err error

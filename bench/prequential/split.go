@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"gonum.org/v1/gonum/mat"
@@ -43,7 +42,7 @@ func runSplit(args []string) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if name, _, _ := strings.Cut(*data, ":"); name != "digits" && name != "mnist" && name != "fashion" && set["per-class"] {
+	if !isImageSet(*data) && set["per-class"] {
 		return errors.New("split: --per-class applies to the image sets only (text: --frac)")
 	}
 	docs, ok, err := loadText(*data)
