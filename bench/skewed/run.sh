@@ -1,7 +1,8 @@
 #!/bin/sh
 # Skewed text: LinearSVC, always-majority and nmfstream's LapRLS (laprls:
-# eval's, with LapRLS.Priors and GraphGuard; laprls-uniform: --priors
-# uniform; laprls-noguard and laprls-neither: the same without GraphGuard)
+# eval's, with LapRLS.Priors, GraphGuard and Masses; laprls-uniform:
+# --priors uniform; laprls-noguard: without GraphGuard; laprls-nomasses:
+# without Masses; laprls-neither: without any of the three)
 # on the same TF-IDF rows and labeled subsets (BENCHMARKS.md, "Skewed text:
 # priors and the linear SVM", "Skewed text: the priors estimated, guarded
 # and halved" and "Skewed text: the graph overruled").

@@ -42,7 +42,7 @@ sparse training records (text or sparse features), the classifier is
 classify.LapRLS on the records' features: a linear classifier whose scores
 are smoothed over the cosine k-NN graph of the training records, with or
 without the graph as cross-validation on the labels decides (Brown, 3
-labels per genre: 0.385 held out against 0.361 for a linear SVM on the
+labels per genre: 0.373 held out against 0.361 for a linear SVM on the
 labeled documents). Otherwise (dpca) it is 1-NN against the training
 codes, self-labeled in code space (classify.SelfTraining).
 Writes one row per usable record, in input order, to F.arrow: id, code,
@@ -139,7 +139,9 @@ func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // estimates the class priors from the unlabeled training rows
 // (LapRLS.Priors), since a labeled subset of L per class says nothing of
 // them (BENCHMARKS.md, "Skewed text: the priors estimated, guarded and
-// halved").
+// halved"); where that estimate collapses and the labels are balanced by
+// design, it moves the graph fit's class masses to the supervised fit's
+// (LapRLS.Masses).
 type classifier struct {
 	enc   metrics.LabelEncoder
 	joint *classify.Joint       // dense training rows
@@ -210,7 +212,9 @@ func newCodesClassifier(train model.Data, v *mat.Dense, labels []int, classes []
 // the graph term on or off as cross-validation decides unless the two
 // fits' class shares disagree (LapRLS.GraphGuard), with k at most one
 // below the number of non-zero rows, and no graph with fewer than 3;
-// the class priors estimated from the unlabeled rows if estimatePriors.
+// the class priors estimated from the unlabeled rows if estimatePriors,
+// and the graph fit's class masses moved where that estimate collapses
+// (LapRLS.Masses).
 func lapRLSFor(x *sparse.CSR, estimatePriors bool) *classify.LapRLS {
 	n, _ := x.Dims()
 	nz := 0
@@ -223,7 +227,7 @@ func lapRLSFor(x *sparse.CSR, estimatePriors bool) *classify.LapRLS {
 		return &classify.LapRLS{GammaI: -1, Priors: estimatePriors}
 	}
 	return &classify.LapRLS{K: min(classify.DefaultLapRLSK, nz-1), Choices: []float64{classify.DefaultLapRLSGammaI, 0}, Priors: estimatePriors,
-		GraphGuard: classify.DefaultLapRLSGraphGuard}
+		GraphGuard: classify.DefaultLapRLSGraphGuard, Masses: true}
 }
 
 // predict returns the class and score of each row of codes with the
@@ -308,7 +312,11 @@ func (c *classifier) describePriors() string {
 	if c.lap.PriorsUsed() {
 		return "class priors of the training records (the labeled counted, the unlabeled estimated), half their shift from the uniform priors applied: " + b.String()
 	}
-	return "class priors kept uniform: their estimate from the unlabeled training records (" + b.String() + ") collapsed a labeled class"
+	s := "class priors kept uniform: their estimate from the unlabeled training records (" + b.String() + ") collapsed a labeled class"
+	if c.lap.MassesMoved() {
+		s += "; the graph fit's class masses over the unlabeled training records moved to the supervised fit's, since the labels are balanced by design"
+	}
+	return s
 }
 
 // priors returns the class priors the classifier's predictions assume

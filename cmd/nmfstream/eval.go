@@ -43,7 +43,10 @@ The classifier depends on the features:
               is picked by cross-validation on the labels (said on stderr);
               the class priors estimated from the unlabeled training
               records (--priors em, the default; uniform: not), since a
-              labeled subset of L per class says nothing of them
+              labeled subset of L per class says nothing of them; where
+              that estimate collapses a class and the labels are
+              balanced by design, the graph fit's class masses moved to
+              the supervised fit's
   otherwise   1-NN over the self-labeled training codes
 Documents are vectorized as fit's text flags say (--sublinear-tf, --min-df,
 --stop-words, --stem; see "nmfstream fit -help").

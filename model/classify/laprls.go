@@ -120,9 +120,31 @@ type LapRLS struct {
 	// with Priors one more calibration. DefaultLapRLSGraphGuard is eval's
 	// value.
 	GraphGuard float64
+	// Masses, with Priors, moves the graph fit's class masses to the
+	// supervised fit's where the priors' estimate is not used: when Fit
+	// keeps the graph term (Choices picked it and GraphGuard did not
+	// overrule it), Choices lists the supervised fit, the estimate
+	// collapsed a labeled class (see Priors), at least three classes are
+	// labeled, and every labeled class has as many labeled rows as the
+	// others (labels balanced by design), prediction adds to the
+	// calibrated scores f/T the offsets b under which the graph fit's mean
+	// probabilities softmax(f/T + b) over the unlabeled training rows
+	// equal the supervised fit's (the class mass normalization of Zhu,
+	// Ghahramani and Lafferty 2003, its target the supervised fit's
+	// masses; massOffsets). The graph spreads each class over the part of
+	// the graph its few labels sit in, so with labels balanced by design
+	// its masses follow where they were drawn; the supervised fit's follow
+	// the rows' features. Labels drawn at random carry the priors
+	// themselves, and there the graph's masses are the better. On two
+	// classes the collapsed estimate marks a rare class, whose mass the
+	// supervised fit overstates, and moving cost accuracy (BENCHMARKS.md,
+	// "Skewed text: the supervised fit's class masses"). Without Priors it
+	// does nothing. It costs one more solve and calibration where it
+	// applies.
+	Masses bool
 
 	temp    float64   // temperature T of the last Fit (1 without Priors)
-	shift   []float64 // priorsShift·log(π/π₀) per class, nil unless priorsUsed
+	shift   []float64 // per class: priorsShift·log(π/π₀) if priorsUsed, the offsets b if massesMoved, else nil
 	prior   []float64 // estimated priors π, nil without Priors
 	w       mat.Dense // D×C weights
 	chosen  float64   // γ_I of the last Fit
@@ -140,6 +162,9 @@ type LapRLS struct {
 	// not measured; overruled: GraphGuard took the supervised fit.
 	shareTV   float64
 	overruled bool
+	// massesMoved: Masses moved the graph fit's class masses (shift
+	// holds the offsets).
+	massesMoved bool
 
 	f mat.Dense // prediction scratch, m×C
 }
@@ -274,7 +299,102 @@ func (lr *LapRLS) Fit(x *sparse.CSR, y []int) error {
 			}
 		}
 	}
+	lr.massesMoved = false
+	if _, present := labelCounts(y, classes); lr.Masses && lr.Priors && !lr.priorsUsed && gammaI > 0 && !lr.overruled && supOOF != nil &&
+		present >= 3 && un.NNZ() > 0 && balancedLabels(y, classes) {
+		sup := &LapRLS{Priors: true, Folds: lr.Folds}
+		sup.finish(un, y, &sys, 0, supOOF, supTruth)
+		var fg, fs mat.Dense
+		un.MulDenseTo(&fg, &lr.w)
+		un.MulDenseTo(&fs, &sup.w)
+		labeled, _ := labelCounts(y, classes)
+		lr.shift = massOffsets(&fg, lr.temp, classMasses(&fs, sup.temp, nil, labeled), labeled)
+		lr.massesMoved = true
+	}
 	return nil
+}
+
+// balancedLabels reports whether every class with a labeled row in y has
+// as many as each other (labels drawn per class, balanced by design), and
+// at least one row is labeled.
+func balancedLabels(y []int, classes int) bool {
+	labeled, present := labelCounts(y, classes)
+	n := 0.0
+	for _, v := range labeled {
+		if v > 0 && n > 0 && v != n {
+			return false
+		}
+		n = max(n, v)
+	}
+	return present > 0
+}
+
+// classMasses returns the mean over the rows of f (m×C scores) of
+// softmax(f/t + shift) (shift nil: none), with the classes that have no
+// labeled row (labeled[c] = 0) left out: 0, the rest renormalized in each
+// row.
+func classMasses(f *mat.Dense, t float64, shift, labeled []float64) []float64 {
+	m, c := f.Dims()
+	mass := make([]float64, c)
+	p := make([]float64, c)
+	for i := range m {
+		softmaxLabeled(p, f.RawRowView(i), t, shift, labeled)
+		for j, v := range p {
+			mass[j] += v / float64(m)
+		}
+	}
+	return mass
+}
+
+// softmaxLabeled is softmaxRow over the classes with a labeled row
+// (labeled[c] > 0); the others get 0. If every labeled class underflowed
+// (no evidence), they share the row alike.
+func softmaxLabeled(p, f []float64, t float64, shift, labeled []float64) {
+	softmaxRow(p, f, t, shift)
+	var kept, np float64
+	for j := range p {
+		if labeled[j] == 0 {
+			p[j] = 0
+		} else {
+			np++
+		}
+		kept += p[j]
+	}
+	for j := range p {
+		switch {
+		case kept > 0:
+			p[j] /= kept
+		case labeled[j] > 0:
+			p[j] = 1 / np
+		}
+	}
+}
+
+// massOffsets returns the offsets b (one per class, 0 for the classes
+// without a labeled row) under which the mean over f's rows of
+// softmax(f/t + b), over the labeled classes, equals target (positive on
+// those classes, summing to 1): the fixed point of b(c) += log(target(c)
+// / mass(c)) (iterative proportional scaling), stopped once no offset
+// moves by more than 10⁻⁶ or after 1000 rounds.
+func massOffsets(f *mat.Dense, t float64, target, labeled []float64) []float64 {
+	_, c := f.Dims()
+	b := make([]float64, c)
+	for range 1000 {
+		mass := classMasses(f, t, b, labeled)
+		var moved float64
+		for j := range b {
+			if labeled[j] == 0 || mass[j] <= 0 || target[j] <= 0 {
+				continue
+			}
+			d := math.Log(target[j] / mass[j])
+			b[j] += d
+			moved = max(moved, math.Abs(d))
+		}
+		if moved < 1e-6 {
+			break
+		}
+	}
+	return b
 }
 
 // finish solves for W with weight γ_I = gammaI and, with Priors,
@@ -374,25 +494,9 @@ func (lr *LapRLS) calibrate(un *sparse.CSR, y []int, oof *mat.Dense, truth []int
 		var f mat.Dense
 		un.MulDenseTo(&f, &lr.w)
 		for i := range m {
-			row := p.RawRowView(i)
-			softmaxRow(row, f.RawRowView(i), lr.temp, nil)
 			// A class without labels is no class of the EM's: the softmax
 			// gives its column mass, which would otherwise grow to a prior.
-			var kept float64
-			for j := range row {
-				if labeled[j] == 0 {
-					row[j] = 0
-				}
-				kept += row[j]
-			}
-			for j := range row {
-				switch {
-				case kept > 0:
-					row[j] /= kept
-				case labeled[j] > 0: // every labeled class underflowed: no evidence
-					row[j] = 1 / float64(np)
-				}
-			}
+			softmaxLabeled(p.RawRowView(i), f.RawRowView(i), lr.temp, nil, labeled)
 		}
 		est = emPriors(p, prior0, 1000, 1e-8)
 	}
@@ -788,6 +892,10 @@ func (lr *LapRLS) EstimatedPriors() []float64 { return lr.prior }
 // GraphGuard did not measure it.
 func (lr *LapRLS) SharesDistance() float64 { return lr.shareTV }
 
+// MassesMoved reports whether Masses moved the graph fit's class masses
+// to the supervised fit's in the last Fit.
+func (lr *LapRLS) MassesMoved() bool { return lr.massesMoved }
+
 // Overruled reports whether GraphGuard took the supervised fit in the
 // last Fit although cross-validation picked the graph term
 // (GammaIChosen is then 0).
@@ -851,7 +959,7 @@ func (lr *LapRLS) PredictScoresTo(dst []int, score []float64, x *sparse.CSR) ([]
 				break
 			}
 			u := v
-			if lr.shift != nil { // only when priorsUsed
+			if lr.shift != nil { // only when priorsUsed or massesMoved
 				u = v/lr.temp + lr.shift[j]
 			}
 			if u > bv {

@@ -102,3 +102,61 @@ func TestSharesTV(t *testing.T) {
 		}
 	}
 }
+
+// TestBalancedLabels checks the test of labels balanced by design: as
+// many labeled rows in every class that has one; classes without a label
+// do not count.
+func TestBalancedLabels(t *testing.T) {
+	for _, c := range []struct {
+		y    []int
+		want bool
+	}{
+		{[]int{0, 0, 1, 1, -1, -1}, true},
+		{[]int{0, 0, 1, -1}, false},
+		{[]int{0, 2, -1, 2, 0}, true}, // class 1 has no label
+		{[]int{0, 1, 1, 1}, false},
+		{[]int{-1, -1}, false},
+		{[]int{1}, true},
+	} {
+		if got := balancedLabels(c.y, 3); got != c.want {
+			t.Errorf("balancedLabels(%v) = %v, want %v", c.y, got, c.want)
+		}
+	}
+}
+
+// TestMassOffsets checks that the offsets massOffsets returns move the
+// mean probabilities of random scores onto the target, that a class
+// without labels keeps offset 0 and probability 0, and a case worked by
+// hand: with one row the offsets are the target's log-ratios to the row's
+// probabilities, up to a constant.
+func TestMassOffsets(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	f := mat.NewDense(200, 4, nil)
+	for i := range 200 {
+		for j := range 4 {
+			f.Set(i, j, rng.NormFloat64()+float64(j)*0.3)
+		}
+	}
+	labeled := []float64{5, 5, 0, 5}
+	target := []float64{0.6, 0.3, 0, 0.1}
+	const temp = 0.7
+	before := classMasses(f, temp, nil, labeled)
+	if math.Abs(before[0]-target[0]) < 0.1 {
+		t.Fatalf("the scores' masses %v are already near the target %v: the case checks nothing", before, target)
+	}
+	b := massOffsets(f, temp, target, labeled)
+	if b[2] != 0 {
+		t.Errorf("the unlabeled class's offset = %g, want 0", b[2])
+	}
+	got := classMasses(f, temp, b, labeled)
+	for j := range target {
+		if math.Abs(got[j]-target[j]) > 1e-5 {
+			t.Fatalf("masses after the offsets %v, want %v (offsets %v)", got, target, b)
+		}
+	}
+	one := mat.NewDense(1, 2, []float64{0, math.Log(3)}) // probabilities 1/4, 3/4 at t = 1
+	b = massOffsets(one, 1, []float64{0.5, 0.5}, []float64{1, 1})
+	if d := b[0] - b[1]; math.Abs(d-math.Log(3)) > 1e-5 {
+		t.Errorf("one row: offsets %v differ by %g, want log 3 = %g", b, d, math.Log(3))
+	}
+}

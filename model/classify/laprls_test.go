@@ -346,3 +346,128 @@ func TestLapRLSGraphGuard(t *testing.T) {
 		t.Errorf("guard without Choices: overruled %v, distance %g; want false and NaN", fixed.Overruled(), fixed.SharesDistance())
 	}
 }
+
+// TestLapRLSMasses checks LapRLS.Masses on ten topics whose last class
+// appears in the pool only as its labeled rows, so the priors' estimate
+// collapses it and is not used, and cross-validation keeps the graph:
+// with labels balanced by design the graph fit's class masses move, and
+// its class shares over the unlabeled rows come nearer the supervised
+// fit's; with one label more in a class, or without Priors, nothing
+// moves and the predictions are those without Masses.
+func TestLapRLSMasses(t *testing.T) {
+	const c = 10
+	x, y, un, extra := lastClassLabeledOnly(c, 900, 0.6, 1)
+	fit := func(lr classify.LapRLS, y []int) *classify.LapRLS {
+		t.Helper()
+		if err := lr.Fit(x, y); err != nil {
+			t.Fatal(err)
+		}
+		return &lr
+	}
+	choices := []float64{1e5, 0}
+	plain := fit(classify.LapRLS{K: 5, Choices: choices, Priors: true}, y)
+	moved := fit(classify.LapRLS{K: 5, Choices: choices, Priors: true, Masses: true}, y)
+	if plain.PriorsUsed() || plain.GammaIChosen() == 0 {
+		t.Fatalf("priors used %v, γ_I %g: the data no longer exercise Masses (want an estimate collapsed and the graph kept)", plain.PriorsUsed(), plain.GammaIChosen())
+	}
+	if plain.MassesMoved() || !moved.MassesMoved() {
+		t.Fatalf("masses moved without Masses %v, with it %v; want false, true", plain.MassesMoved(), moved.MassesMoved())
+	}
+	sup := fit(classify.LapRLS{GammaI: -1, Priors: true}, y)
+	ps := sup.PredictTo(nil, un)
+	tvPlain := sharesDistance(plain.PredictTo(nil, un), ps, c)
+	tvMoved := sharesDistance(moved.PredictTo(nil, un), ps, c)
+	if !(tvMoved < tvPlain) {
+		t.Errorf("class shares' distance to the supervised fit's: %.3f with the masses moved, %.3f without; want it smaller", tvMoved, tvPlain)
+	}
+	same := func(a, b *classify.LapRLS) bool {
+		pa, pb := a.PredictTo(nil, x), b.PredictTo(nil, x)
+		for i := range pa {
+			if pa[i] != pb[i] {
+				return false
+			}
+		}
+		return true
+	}
+	uneven := append([]int(nil), y...)
+	uneven[extra] = 0
+	u0 := fit(classify.LapRLS{K: 5, Choices: choices, Priors: true}, uneven)
+	u1 := fit(classify.LapRLS{K: 5, Choices: choices, Priors: true, Masses: true}, uneven)
+	if u0.PriorsUsed() || u0.GammaIChosen() == 0 {
+		t.Fatalf("one label more: priors used %v, γ_I %g; want the case above but for the labels' balance", u0.PriorsUsed(), u0.GammaIChosen())
+	}
+	if u1.MassesMoved() || !same(u0, u1) {
+		t.Errorf("labels not balanced: masses moved %v, predictions as without Masses %v; want false, true", u1.MassesMoved(), same(u0, u1))
+	}
+	n0 := fit(classify.LapRLS{K: 5, Choices: choices}, y)
+	n1 := fit(classify.LapRLS{K: 5, Choices: choices, Masses: true}, y)
+	if n0.GammaIChosen() == 0 {
+		t.Fatal("without Priors cross-validation picked the supervised fit: the case checks nothing")
+	}
+	if n1.MassesMoved() || !same(n0, n1) {
+		t.Errorf("without Priors: masses moved %v, predictions as without Masses %v; want false, true", n1.MassesMoved(), same(n0, n1))
+	}
+}
+
+// TestLapRLSMassesTwoClasses checks that Masses moves nothing with two
+// classes, where the same collapsed estimate marks a rare class.
+func TestLapRLSMassesTwoClasses(t *testing.T) {
+	x, y, _, _ := lastClassLabeledOnly(2, 400, 0.5, 2)
+	plain := classify.LapRLS{K: 5, Choices: []float64{1e5, 0}, Priors: true}
+	moved := plain
+	moved.Masses = true
+	for _, lr := range []*classify.LapRLS{&plain, &moved} {
+		if err := lr.Fit(x, y); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if plain.PriorsUsed() || plain.GammaIChosen() == 0 {
+		t.Fatalf("priors used %v, γ_I %g: the data no longer exercise Masses (want an estimate collapsed and the graph kept)", plain.PriorsUsed(), plain.GammaIChosen())
+	}
+	pa, pb := plain.PredictTo(nil, x), moved.PredictTo(nil, x)
+	for i := range pa {
+		if pa[i] != pb[i] {
+			t.Fatalf("two classes: Masses changed the prediction of row %d (%d → %d); masses moved %v", i, pa[i], pb[i], moved.MassesMoved())
+		}
+	}
+}
+
+// lastClassLabeledOnly returns n rows of c topics (topicRows, a share own
+// of each row's words from its topic; seed draws them) with 5 labels per class, the last
+// class's unlabeled rows removed, so that the class is in the pool only
+// through its labels; with the unlabeled rows and the index of an
+// unlabeled row of class 0.
+func lastClassLabeledOnly(c, n int, own float64, seed uint64) (x *sparse.CSR, y []int, un *sparse.CSR, extra int) {
+	x0, truth0 := topicRows(n, 300, c, 12, own, rand.New(rand.NewPCG(seed, uint64(c))))
+	y0 := hide(truth0, c, 5)
+	x, un, extra = sparse.Zeros(0, 300), sparse.Zeros(0, 300), -1
+	for i := range y0 {
+		if y0[i] < 0 && truth0[i] == c-1 {
+			continue
+		}
+		if y0[i] < 0 {
+			un.AppendRow(x0.Row(i))
+			if extra < 0 && truth0[i] == 0 {
+				extra = len(y)
+			}
+		}
+		x.AppendRow(x0.Row(i))
+		y = append(y, y0[i])
+	}
+	return x, y, un, extra
+}
+
+// sharesDistance is the total variation between the class shares of two
+// predictions of the same rows.
+func sharesDistance(a, b []int, classes int) float64 {
+	d := make([]float64, classes)
+	for i := range a {
+		d[a[i]]++
+		d[b[i]]--
+	}
+	var tv float64
+	for _, v := range d {
+		tv += math.Abs(v)
+	}
+	return tv / 2 / float64(len(a))
+}
