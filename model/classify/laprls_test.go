@@ -322,15 +322,7 @@ func TestLapRLSGraphGuard(t *testing.T) {
 	if want == 0 {
 		t.Fatal("the two fits predict the same shares: the data no longer exercise the guard")
 	}
-	same := func(a, b *classify.LapRLS) bool {
-		pa, pb := a.PredictTo(nil, xte), b.PredictTo(nil, xte)
-		for i := range pa {
-			if pa[i] != pb[i] {
-				return false
-			}
-		}
-		return true
-	}
+	same := func(a, b *classify.LapRLS) bool { return samePredictions(a, b, xte) }
 	strict := fit(classify.LapRLS{K: 5, Choices: choices, Priors: true, GraphGuard: want / 2})
 	if !strict.Overruled() || strict.GammaIChosen() != 0 || math.Abs(strict.SharesDistance()-want) > 1e-12 || !same(strict, sup) {
 		t.Errorf("guard %g under the shares' distance %g: overruled %v, γ_I %g, distance %g, predicts as the supervised fit %v; want true, 0, %g, true",
@@ -380,15 +372,7 @@ func TestLapRLSMasses(t *testing.T) {
 	if !(tvMoved < tvPlain) {
 		t.Errorf("class shares' distance to the supervised fit's: %.3f with the masses moved, %.3f without; want it smaller", tvMoved, tvPlain)
 	}
-	same := func(a, b *classify.LapRLS) bool {
-		pa, pb := a.PredictTo(nil, x), b.PredictTo(nil, x)
-		for i := range pa {
-			if pa[i] != pb[i] {
-				return false
-			}
-		}
-		return true
-	}
+	same := func(a, b *classify.LapRLS) bool { return samePredictions(a, b, x) }
 	uneven := append([]int(nil), y...)
 	uneven[extra] = 0
 	u0 := fit(classify.LapRLS{K: 5, Choices: choices, Priors: true}, uneven)
@@ -424,11 +408,8 @@ func TestLapRLSMassesTwoClasses(t *testing.T) {
 	if plain.PriorsUsed() || plain.GammaIChosen() == 0 {
 		t.Fatalf("priors used %v, γ_I %g: the data no longer exercise Masses (want an estimate collapsed and the graph kept)", plain.PriorsUsed(), plain.GammaIChosen())
 	}
-	pa, pb := plain.PredictTo(nil, x), moved.PredictTo(nil, x)
-	for i := range pa {
-		if pa[i] != pb[i] {
-			t.Fatalf("two classes: Masses changed the prediction of row %d (%d → %d); masses moved %v", i, pa[i], pb[i], moved.MassesMoved())
-		}
+	if moved.MassesMoved() || !samePredictions(&plain, &moved, x) {
+		t.Errorf("two classes: masses moved %v, predictions as without Masses %v; want false, true", moved.MassesMoved(), samePredictions(&plain, &moved, x))
 	}
 }
 
@@ -455,6 +436,17 @@ func lastClassLabeledOnly(c, n int, own float64, seed uint64) (x *sparse.CSR, y 
 		y = append(y, y0[i])
 	}
 	return x, y, un, extra
+}
+
+// samePredictions reports whether a and b predict every row of x alike.
+func samePredictions(a, b *classify.LapRLS, x *sparse.CSR) bool {
+	pa, pb := a.PredictTo(nil, x), b.PredictTo(nil, x)
+	for i := range pa {
+		if pa[i] != pb[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // sharesDistance is the total variation between the class shares of two
