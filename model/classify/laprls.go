@@ -139,8 +139,8 @@ type LapRLS struct {
 	// classes the collapsed estimate marks a rare class, whose mass the
 	// supervised fit overstates, and moving cost accuracy (BENCHMARKS.md,
 	// "Skewed text: the supervised fit's class masses"). Without Priors it
-	// does nothing. It costs one more solve and calibration where it
-	// applies.
+	// does nothing. Where it applies it costs the supervised fit's solve
+	// and calibration, unless GraphGuard already made them.
 	Masses bool
 
 	temp    float64   // temperature T of the last Fit (1 without Priors)
@@ -285,40 +285,42 @@ func (lr *LapRLS) Fit(x *sparse.CSR, y []int) error {
 		un = unlabeledRows(x, y)
 	}
 	lr.finish(un, y, &sys, gammaI, oof, oofTruth)
-	lr.shareTV, lr.overruled = math.NaN(), false
-	if _, present := labelCounts(y, classes); lr.GraphGuard > 0 && gammaI > 0 && supOOF != nil && supScore > 1/float64(present) {
-		if un.NNZ() > 0 {
-			sup := &LapRLS{Priors: lr.Priors, Folds: lr.Folds}
+	lr.shareTV, lr.overruled, lr.massesMoved = math.NaN(), false, false
+	labeled, present := labelCounts(y, classes)
+	var sup *LapRLS // the supervised fit, made once for GraphGuard or Masses
+	supervised := func() *LapRLS {
+		if sup == nil {
+			sup = &LapRLS{Priors: lr.Priors, Folds: lr.Folds}
 			sup.finish(un, y, &sys, 0, supOOF, supTruth)
-			lr.shareTV = sharesTV(lr.PredictTo(nil, un), sup.PredictTo(nil, un), classes)
-			if lr.shareTV > lr.GraphGuard {
-				lr.w, lr.iter, lr.chosen = sup.w, sup.iter, 0
-				lr.temp, lr.shift, lr.prior, lr.priorsUsed = sup.temp, sup.shift, sup.prior, sup.priorsUsed
-				lr.f.Reset()
-				lr.overruled = true
-			}
+		}
+		return sup
+	}
+	if lr.GraphGuard > 0 && gammaI > 0 && supOOF != nil && supScore > 1/float64(present) && un.NNZ() > 0 {
+		sup := supervised()
+		lr.shareTV = sharesTV(lr.PredictTo(nil, un), sup.PredictTo(nil, un), classes)
+		if lr.shareTV > lr.GraphGuard {
+			lr.w, lr.iter, lr.chosen = sup.w, sup.iter, 0
+			lr.temp, lr.shift, lr.prior, lr.priorsUsed = sup.temp, sup.shift, sup.prior, sup.priorsUsed
+			lr.f.Reset()
+			lr.overruled = true
 		}
 	}
-	lr.massesMoved = false
-	if _, present := labelCounts(y, classes); lr.Masses && lr.Priors && !lr.priorsUsed && gammaI > 0 && !lr.overruled && supOOF != nil &&
-		present >= 3 && un.NNZ() > 0 && balancedLabels(y, classes) {
-		sup := &LapRLS{Priors: true, Folds: lr.Folds}
-		sup.finish(un, y, &sys, 0, supOOF, supTruth)
+	if lr.Masses && lr.Priors && !lr.priorsUsed && gammaI > 0 && !lr.overruled && supOOF != nil &&
+		present >= 3 && un.NNZ() > 0 && balancedLabels(labeled) {
+		sup := supervised()
 		var fg, fs mat.Dense
 		un.MulDenseTo(&fg, &lr.w)
 		un.MulDenseTo(&fs, &sup.w)
-		labeled, _ := labelCounts(y, classes)
 		lr.shift = massOffsets(&fg, lr.temp, classMasses(&fs, sup.temp, nil, labeled), labeled)
 		lr.massesMoved = true
 	}
 	return nil
 }
 
-// balancedLabels reports whether every class with a labeled row in y has
-// as many as each other (labels drawn per class, balanced by design), and
-// at least one row is labeled.
-func balancedLabels(y []int, classes int) bool {
-	labeled, present := labelCounts(y, classes)
+// balancedLabels reports whether every class with a labeled row has as
+// many as each other (labeled[c] rows in class c: labels drawn per class,
+// balanced by design), and at least one row is labeled.
+func balancedLabels(labeled []float64) bool {
 	n := 0.0
 	for _, v := range labeled {
 		if v > 0 && n > 0 && v != n {
@@ -326,7 +328,7 @@ func balancedLabels(y []int, classes int) bool {
 		}
 		n = max(n, v)
 	}
-	return present > 0
+	return n > 0
 }
 
 // classMasses returns the mean over the rows of f (m×C scores) of

@@ -118,10 +118,15 @@ func TestBalancedLabels(t *testing.T) {
 		{[]int{-1, -1}, false},
 		{[]int{1}, true},
 	} {
-		if got := balancedLabels(c.y, 3); got != c.want {
+		if got := balancedLabels(labelCountsOf(c.y, 3)); got != c.want {
 			t.Errorf("balancedLabels(%v) = %v, want %v", c.y, got, c.want)
 		}
 	}
+}
+
+func labelCountsOf(y []int, classes int) []float64 {
+	labeled, _ := labelCounts(y, classes)
+	return labeled
 }
 
 // TestMassOffsets checks that the offsets massOffsets returns move the
