@@ -77,7 +77,9 @@
 // Computation 14(1), 2002 (LapRLS.Priors' EM); J. Platt, "Probabilistic
 // outputs for support vector machines", 1999 (its smoothed targets);
 // H. B. Mann and D. R. Whitney, 1947 (the rank-sum AUC that breaks
-// LapRLS.Choices' ties).
+// LapRLS.Choices' ties); X. Zhu, Z. Ghahramani and J. Lafferty,
+// "Semi-supervised learning using Gaussian fields and harmonic
+// functions", ICML 2003, §4 (class mass normalization, LapRLS.Masses).
 //
 // T. Cover and P. Hart, "Nearest neighbor pattern classification", IEEE
 // Trans. Inf. Theory 13(1), 1967.
