@@ -121,26 +121,29 @@ type LapRLS struct {
 	// value.
 	GraphGuard float64
 	// Masses, with Priors, moves the graph fit's class masses to the
-	// supervised fit's where the priors' estimate is not used: when Fit
-	// keeps the graph term (Choices picked it and GraphGuard did not
-	// overrule it), Choices lists the supervised fit, the estimate
-	// collapsed a labeled class (see Priors), at least three classes are
-	// labeled, and every labeled class has as many labeled rows as the
-	// others (labels balanced by design), prediction adds to the
-	// calibrated scores f/T the offsets b under which the graph fit's mean
-	// probabilities softmax(f/T + b) over the unlabeled training rows
-	// equal the supervised fit's (the class mass normalization of Zhu,
-	// Ghahramani and Lafferty 2003, its target the supervised fit's
-	// masses; massOffsets). The graph spreads each class over the part of
-	// the graph its few labels sit in, so with labels balanced by design
-	// its masses follow where they were drawn; the supervised fit's follow
-	// the rows' features. Labels drawn at random carry the priors
-	// themselves, and there the graph's masses are the better. On two
-	// classes the collapsed estimate marks a rare class, whose mass the
-	// supervised fit overstates, and moving cost accuracy (BENCHMARKS.md,
-	// "Skewed text: the supervised fit's class masses"). Without Priors it
-	// does nothing. Where it applies it costs the supervised fit's solve
-	// and calibration, unless GraphGuard already made them.
+	// supervised fit's where the priors' estimate is not used. It applies
+	// when Fit keeps the graph term (Choices picked it and GraphGuard did
+	// not overrule it); Choices lists the supervised fit, and its
+	// cross-validated balanced accuracy is above chance (as for
+	// GraphGuard: a fit at chance has no masses worth copying); the
+	// estimate collapsed a labeled class (see Priors); at least three
+	// classes are labeled; and every labeled class has as many labeled
+	// rows as the others (labels balanced by design). Prediction then adds
+	// to the calibrated scores f/T the offsets b under which the graph
+	// fit's mean probabilities softmax(f/T + b) over the unlabeled
+	// training rows equal the supervised fit's (the class mass
+	// normalization of Zhu, Ghahramani and Lafferty 2003, its target the
+	// supervised fit's masses; massOffsets). The graph spreads each class
+	// over the part of the graph its few labels sit in, so with labels
+	// balanced by design its masses follow where they were drawn; the
+	// supervised fit's follow the rows' features. Labels drawn at random
+	// carry the priors themselves, and there the graph's masses are the
+	// better. On two classes the collapsed estimate marks a rare class,
+	// whose mass the supervised fit overstates, and moving cost accuracy
+	// (BENCHMARKS.md, "Skewed text: the supervised fit's class masses").
+	// Without Priors it does nothing. Where it applies it costs the
+	// supervised fit's solve and calibration, unless GraphGuard already
+	// made them.
 	Masses bool
 
 	temp    float64   // temperature T of the last Fit (1 without Priors)
@@ -305,7 +308,7 @@ func (lr *LapRLS) Fit(x *sparse.CSR, y []int) error {
 			lr.overruled = true
 		}
 	}
-	if lr.Masses && lr.Priors && !lr.priorsUsed && gammaI > 0 && !lr.overruled && supOOF != nil &&
+	if lr.Masses && lr.Priors && !lr.priorsUsed && gammaI > 0 && !lr.overruled && supOOF != nil && supScore > 1/float64(present) &&
 		present >= 3 && un.NNZ() > 0 && balancedLabels(labeled) {
 		sup := supervised()
 		var fg, fs mat.Dense

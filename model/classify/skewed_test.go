@@ -43,7 +43,7 @@ var skewedSets = []struct {
 	{skewedSet{name: "brown7", corpus: "brown", rare: 8, share: 0.07}, 0.34, false}, // genre j (learned, the 9th sorted) thinned to 7%; 0.350
 	{skewedSet{name: "spam", corpus: "spam", rare: -1}, 0.905, false},               // 0.915
 	{skewedSet{name: "brown", corpus: "brown", rare: -1}, 0.345, false},             // 0.356 (0.366 without Masses, which gains over sixteen splits, not on these three)
-	{skewedSet{name: "sotu", corpus: "sotu", rare: -1}, 0.485, false},               // 0.494 (0.507 without Masses, as Brown)
+	{skewedSet{name: "sotu", corpus: "sotu", rare: -1}, 0.495, false},               // 0.507 (Masses moves none of these three)
 	// Brown's news (a, the first sorted; 9% of the texts) against the
 	// other genres, 10 labels each: the over-prediction of a rare class
 	// issue 26 quotes on a held-out news set.
