@@ -413,6 +413,27 @@ func TestLapRLSMassesTwoClasses(t *testing.T) {
 	}
 }
 
+// TestLapRLSMassesSupervisedAtChance checks that Masses moves nothing
+// where the supervised fit's cross-validated balanced accuracy is at or
+// below chance: its masses are not worth copying (as for GraphGuard).
+func TestLapRLSMassesSupervisedAtChance(t *testing.T) {
+	x, y, _, _ := lastClassLabeledOnly(3, 600, 0.2, 1)
+	plain := classify.LapRLS{K: 5, Choices: []float64{1e5, 0}, Priors: true}
+	moved := plain
+	moved.Masses = true
+	for _, lr := range []*classify.LapRLS{&plain, &moved} {
+		if err := lr.Fit(x, y); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if sc := plain.Scores(); plain.PriorsUsed() || plain.GammaIChosen() == 0 || sc[1] > 1.0/3 {
+		t.Fatalf("priors used %v, γ_I %g, cross-validated %v: the data no longer exercise the condition (want a collapsed estimate, the graph kept, the supervised fit at chance)", plain.PriorsUsed(), plain.GammaIChosen(), sc)
+	}
+	if moved.MassesMoved() || !samePredictions(&plain, &moved, x) {
+		t.Errorf("supervised fit at chance: masses moved %v, predictions as without Masses %v; want false, true", moved.MassesMoved(), samePredictions(&plain, &moved, x))
+	}
+}
+
 // lastClassLabeledOnly returns n rows of c topics (topicRows, a share own
 // of each row's words from its topic; seed draws them) with 5 labels per class, the last
 // class's unlabeled rows removed, so that the class is in the pool only
