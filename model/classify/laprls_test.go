@@ -357,8 +357,7 @@ func TestLapRLSMasses(t *testing.T) {
 		return &lr
 	}
 	choices := []float64{1e5, 0}
-	plain := fit(classify.LapRLS{K: 5, Choices: choices, Priors: true}, y)
-	moved := fit(classify.LapRLS{K: 5, Choices: choices, Priors: true, Masses: true}, y)
+	plain, moved := fitMasses(t, x, y)
 	if plain.PriorsUsed() || plain.GammaIChosen() == 0 {
 		t.Fatalf("priors used %v, γ_I %g: the data no longer exercise Masses (want an estimate collapsed and the graph kept)", plain.PriorsUsed(), plain.GammaIChosen())
 	}
@@ -375,8 +374,7 @@ func TestLapRLSMasses(t *testing.T) {
 	same := func(a, b *classify.LapRLS) bool { return samePredictions(a, b, x) }
 	uneven := append([]int(nil), y...)
 	uneven[extra] = 0
-	u0 := fit(classify.LapRLS{K: 5, Choices: choices, Priors: true}, uneven)
-	u1 := fit(classify.LapRLS{K: 5, Choices: choices, Priors: true, Masses: true}, uneven)
+	u0, u1 := fitMasses(t, x, uneven)
 	if u0.PriorsUsed() || u0.GammaIChosen() == 0 {
 		t.Fatalf("one label more: priors used %v, γ_I %g; want the case above but for the labels' balance", u0.PriorsUsed(), u0.GammaIChosen())
 	}
@@ -397,19 +395,12 @@ func TestLapRLSMasses(t *testing.T) {
 // classes, where the same collapsed estimate marks a rare class.
 func TestLapRLSMassesTwoClasses(t *testing.T) {
 	x, y, _, _ := lastClassLabeledOnly(2, 400, 0.5, 2)
-	plain := classify.LapRLS{K: 5, Choices: []float64{1e5, 0}, Priors: true}
-	moved := plain
-	moved.Masses = true
-	for _, lr := range []*classify.LapRLS{&plain, &moved} {
-		if err := lr.Fit(x, y); err != nil {
-			t.Fatal(err)
-		}
-	}
+	plain, moved := fitMasses(t, x, y)
 	if plain.PriorsUsed() || plain.GammaIChosen() == 0 {
 		t.Fatalf("priors used %v, γ_I %g: the data no longer exercise Masses (want an estimate collapsed and the graph kept)", plain.PriorsUsed(), plain.GammaIChosen())
 	}
-	if moved.MassesMoved() || !samePredictions(&plain, &moved, x) {
-		t.Errorf("two classes: masses moved %v, predictions as without Masses %v; want false, true", moved.MassesMoved(), samePredictions(&plain, &moved, x))
+	if moved.MassesMoved() || !samePredictions(plain, moved, x) {
+		t.Errorf("two classes: masses moved %v, predictions as without Masses %v; want false, true", moved.MassesMoved(), samePredictions(plain, moved, x))
 	}
 }
 
@@ -418,20 +409,27 @@ func TestLapRLSMassesTwoClasses(t *testing.T) {
 // below chance: its masses are not worth copying (as for GraphGuard).
 func TestLapRLSMassesSupervisedAtChance(t *testing.T) {
 	x, y, _, _ := lastClassLabeledOnly(3, 600, 0.2, 1)
-	plain := classify.LapRLS{K: 5, Choices: []float64{1e5, 0}, Priors: true}
-	moved := plain
-	moved.Masses = true
-	for _, lr := range []*classify.LapRLS{&plain, &moved} {
+	plain, moved := fitMasses(t, x, y)
+	if sc := plain.Scores(); plain.PriorsUsed() || plain.GammaIChosen() == 0 || sc[1] > 1.0/3 {
+		t.Fatalf("priors used %v, γ_I %g, cross-validated %v: the data no longer exercise the condition (want a collapsed estimate, the graph kept, the supervised fit at chance)", plain.PriorsUsed(), plain.GammaIChosen(), sc)
+	}
+	if moved.MassesMoved() || !samePredictions(plain, moved, x) {
+		t.Errorf("supervised fit at chance: masses moved %v, predictions as without Masses %v; want false, true", moved.MassesMoved(), samePredictions(plain, moved, x))
+	}
+}
+
+// fitMasses fits LapRLS with Priors and cross-validated γ_I (K 5) on x
+// labeled y, without and with Masses.
+func fitMasses(t *testing.T, x *sparse.CSR, y []int) (plain, moved *classify.LapRLS) {
+	t.Helper()
+	plain = &classify.LapRLS{K: 5, Choices: []float64{1e5, 0}, Priors: true}
+	moved = &classify.LapRLS{K: 5, Choices: []float64{1e5, 0}, Priors: true, Masses: true}
+	for _, lr := range []*classify.LapRLS{plain, moved} {
 		if err := lr.Fit(x, y); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if sc := plain.Scores(); plain.PriorsUsed() || plain.GammaIChosen() == 0 || sc[1] > 1.0/3 {
-		t.Fatalf("priors used %v, γ_I %g, cross-validated %v: the data no longer exercise the condition (want a collapsed estimate, the graph kept, the supervised fit at chance)", plain.PriorsUsed(), plain.GammaIChosen(), sc)
-	}
-	if moved.MassesMoved() || !samePredictions(&plain, &moved, x) {
-		t.Errorf("supervised fit at chance: masses moved %v, predictions as without Masses %v; want false, true", moved.MassesMoved(), samePredictions(&plain, &moved, x))
-	}
+	return plain, moved
 }
 
 // lastClassLabeledOnly returns n rows of c topics (topicRows, a share own
