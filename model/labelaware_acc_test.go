@@ -84,16 +84,18 @@ func (t digitsTask) digitsCodes(s accuracySpec) (*mat.Dense, error) {
 // NMF + 1-NN 0.868, LabelSpreading 0.963):
 //
 //	         1-NN    self-labeled 1-NN   joint 5-NN vote   joint kernel   (mean of seeds 1–5: vote, kernel)
-//	dgnmf    0.9199  0.9533              0.9616            0.9733         0.9573  0.9609
-//	ssknmf   0.9449  0.9566              0.9583            0.9616         0.9613  0.9710
-//	n2s2l    0.9382  0.9499              0.9616            0.9649         0.9629  0.9693
-//	nge      0.9449  0.9466              0.9583            0.9649         0.9623  0.9710
-//	dpca     0.9249  0.9549              0.9533            0.9716         0.9639  0.9726
+//	dgnmf    0.9199  0.9533              0.9616            0.9766         0.9573  0.9683
+//	ssknmf   0.9449  0.9566              0.9583            0.9666         0.9613  0.9723
+//	n2s2l    0.9382  0.9499              0.9616            0.9699         0.9629  0.9713
+//	nge      0.9449  0.9466              0.9583            0.9699         0.9623  0.9720
+//	dpca     0.9249  0.9549              0.9533            0.9716         0.9639  0.9723
 //
-// The target of 0.970 is met by the mean over seeds of Auto's
-// method (SSKNMF, chosen on validation splits) and of NGE and
-// DPCA, and on seed 1 by DGNMF and DPCA, but not on seed 1 by SSKNMF
-// (0.9616); the floors below hold each figure, not the target.
+// (The joint kernel column is the pair's, the default since session 35:
+// BENCHMARKS.md, "The joint classifier's pair".) The target of
+// 0.970 is met by the mean over seeds of Auto's method (SSKNMF, chosen on
+// validation splits) and of N²S²L, NGE and DPCA, and on seed 1 by DGNMF
+// and DPCA, but not on seed 1 by SSKNMF (0.9666); the floors below hold
+// each figure, not the target.
 func TestDigitsAccuracy(t *testing.T) {
 	testenv.SkipUnlessLong(t, "five methods × four classifiers on the digits, up to a minute and a half")
 	task := newDigitsTask(10, 1, false)
@@ -126,10 +128,10 @@ func TestDigitsAccuracy(t *testing.T) {
 func TestDigitsAccuracySeeds(t *testing.T) {
 	testenv.SkipUnlessLong(t, "five methods on five digits splits, about 2 minutes")
 	floors := map[string][2]float64{ // {joint 5-NN vote, joint kernel}
-		"dgnmf":  {0.954, 0.957},
-		"ssknmf": {0.958, 0.968},
-		"n2s2l":  {0.959, 0.966},
-		"nge":    {0.959, 0.968},
+		"dgnmf":  {0.954, 0.965},
+		"ssknmf": {0.958, 0.969},
+		"n2s2l":  {0.959, 0.968},
+		"nge":    {0.959, 0.969},
 		"dpca":   {0.960, 0.969},
 	}
 	specs := append(accuracySpecs(), accuracySpec{"dpca", &DPCA{Rank: 40}, 0})
@@ -157,9 +159,9 @@ func TestDigitsAccuracySeeds(t *testing.T) {
 // rounding passes and a real loss does not. All are above the 0.90 every
 // method must reach.
 var digitsFloors = map[string][4]float64{
-	"dgnmf":  {0.915, 0.948, 0.956, 0.968},
-	"ssknmf": {0.943, 0.945, 0.953, 0.958},
-	"n2s2l":  {0.933, 0.945, 0.956, 0.959},
-	"nge":    {0.940, 0.941, 0.953, 0.959},
+	"dgnmf":  {0.915, 0.948, 0.956, 0.971},
+	"ssknmf": {0.943, 0.945, 0.953, 0.961},
+	"n2s2l":  {0.933, 0.945, 0.956, 0.964},
+	"nge":    {0.940, 0.941, 0.953, 0.964},
 	"dpca":   {0.920, 0.950, 0.948, 0.966},
 }

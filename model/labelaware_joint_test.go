@@ -134,8 +134,9 @@ func TestJointClassifierBadInput(t *testing.T) {
 // TestDigitsJoint is the default run's accuracy floor for what users get:
 // Auto(40) codes of docs/DESIGN.md §7's seed-1 digits split (graph-aware
 // projection of the held-out third), classified by JointClassifier at its
-// defaults. Measured 0.9616 (TestDigitsAccuracy has the other methods and
-// the mean over seeds, 0.9710); about 3 s.
+// defaults (the pair). Measured 0.9666 (0.9616 with JointOnly, the rule
+// before the pair; TestDigitsAccuracy has the other methods and the mean
+// over seeds, 0.9723); about 3 s.
 func TestDigitsJoint(t *testing.T) {
 	task := newDigitsTask(10, 1, false)
 	m, codes := task.autoCodes(t)
@@ -153,8 +154,8 @@ func TestDigitsJoint(t *testing.T) {
 	t.Logf("held-out accuracy %.4f; %d of %d pool samples self-labeled right", acc, pool, len(task.trainTrue))
 	// 0.005 (three held-out samples) under the measured figure; the
 	// previous classifier (Vote) scored 0.9583, LabelSpreading 0.963.
-	if acc < 0.958 {
-		t.Errorf("held-out accuracy %.4f < 0.958", acc)
+	if acc < 0.961 {
+		t.Errorf("held-out accuracy %.4f < 0.961", acc)
 	}
 }
 
@@ -162,8 +163,8 @@ func TestDigitsJoint(t *testing.T) {
 // figures: the same kernel self-training and kernel classifier on the
 // pixels alone, without codes (pixelsKernelPeer). Measured: 0.9683 on seed
 // 1 and 0.9710 over the test splits of seeds 1–5 (SSKNMF codes with
-// JointClassifier: 0.9616 and 0.9710; over seeds 1–20, 0.9735 against
-// 0.9737, TestDigitsCodesGain), i.e. on the digits the kernel classifier,
+// JointClassifier: 0.9666 and 0.9723; over seeds 1–20, 0.9735 against
+// 0.9755, TestDigitsCodesGain), i.e. on the digits the kernel classifier,
 // not the codes, carries the accuracy past 0.970. Run with
 // NMFSTREAM_LONG=1 (about 10 s).
 func TestDigitsPixelsKernelPeer(t *testing.T) {

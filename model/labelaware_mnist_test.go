@@ -94,16 +94,18 @@ func readMNIST(dir string, n int) (*mat.Dense, []int, error) {
 //
 // Measured (seed 1; peers: raw 1-NN 0.708, NMF + 1-NN 0.660,
 // LabelSpreading 0.855): 1-NN 0.8628, self-labeled 1-NN 0.8760,
-// JointClassifier 0.9126 since SSKNMF's inter-class term is the bounded
-// inner product (0.8748, 0.8924 and 0.9146 with the unbounded one, whose
-// objective ran to −1e88 on fully labeled digits) (its pixels-only kernel peer, the same
-// kernel self-training and classifier without codes, 0.8944:
-// TestMNISTPixelsKernelPeer). The fit takes 2.4 minutes wall and
-// JointClassifier 8.7 (six kernel fits on 10,000 × 824 joint rows with
-// 3,000 centres) on a 2-core machine under a load of 5; 12 minutes in
-// all. N2S2L with α = β = 100 scored 0.592 there.
+// JointClassifier 0.9064 with the pair (BENCHMARKS.md, "The joint
+// classifier's pair"; 0.9126 with JointOnly, the rule before it, since
+// SSKNMF's inter-class term is the bounded inner product: 0.8748, 0.8924
+// and 0.9146 with the unbounded one, whose objective ran to −1e88 on
+// fully labeled digits) (its pixels-only kernel peer, the same kernel
+// self-training and classifier without codes, 0.8944:
+// TestMNISTPixelsKernelPeer). The fit takes 7 s and JointClassifier 5
+// minutes (twelve kernel fits on 10,000 rows of 784 or 824 columns with
+// 3,000 centres) on a 2-core machine beside another job. N2S2L with
+// α = β = 100 scored 0.592 there.
 func TestMNISTAccuracy(t *testing.T) {
-	testenv.SkipUnlessLong(t, "Auto(40) and the joint classifier on 15,000 MNIST images, about 12 minutes")
+	testenv.SkipUnlessLong(t, "Auto(40) and the joint classifier on 15,000 MNIST images, about 6 minutes")
 	task := mnistTask(t)
 	m := Auto(40)
 	t0 := time.Now()
@@ -130,7 +132,7 @@ func TestMNISTAccuracy(t *testing.T) {
 	if self < 0.871 {
 		t.Errorf("self-labeled 1-NN accuracy %.4f < 0.871", self)
 	}
-	if joint < 0.909 {
-		t.Errorf("JointClassifier accuracy %.4f < 0.909", joint)
+	if joint < 0.901 {
+		t.Errorf("JointClassifier accuracy %.4f < 0.901", joint)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/internal/vec"
@@ -15,9 +16,19 @@ import (
 // s_v are the mean row norms of the training features and codes (so each
 // block weighs about the same) and w is CodeWeight; it then fits a
 // Gaussian kernel least-squares classifier (KernelRidge) on the features of
-// the self-labeled samples (and their codes, weighted by FinalCodeWeight),
-// which PredictTo applies. With Vote it self-trains by 1-NN in code space
-// (SelfTraining) and predicts by a K-NN vote in the joint space instead.
+// the self-labeled samples (and their codes, weighted by FinalCodeWeight).
+// Unless JointOnly is set, Fit also self-trains on the features alone and
+// fits a second such classifier on those labels, and PredictTo averages
+// the two classifiers' outputs (the pair). With Vote it self-trains by
+// 1-NN in code space (SelfTraining) and predicts by a K-NN vote in the
+// joint space instead.
+//
+// The pair is there because the codes do not help every image set alike
+// (BENCHMARKS.md, "The joint classifier's pair"): in the joint space they
+// label MNIST's pool better than the pixels alone do, and Fashion-MNIST's
+// worse. The features' own self-training keeps half the vote, so where
+// the codes mislabel the pool the pixels' labels hold the prediction
+// back, and where the two agree nothing changes.
 //
 // It is the classifier of "nmfstream classify" for dense features; its
 // defaults were chosen on docs/DESIGN.md §7's digits protocol (BENCHMARKS.md,
@@ -25,8 +36,9 @@ import (
 //
 // Features are rows (n×D), codes are rows (n×K, one per feature row); the
 // features of sparse data must be densified by the caller, so use it for
-// dense data of moderate dimension. Fit costs six kernel fits, each
-// O(n·m²) for n training samples and m = min(n, MaxRows) centres.
+// dense data of moderate dimension. Fit costs six kernel fits (twelve with
+// the pair), each O(n·m²) for n training samples and m = min(n, MaxRows)
+// centres.
 // A Joint is not safe for concurrent use.
 type Joint struct {
 	// CodeWeight is w, the weight of the codes against the features after
@@ -60,11 +72,21 @@ type Joint struct {
 	// K is the number of neighbours that vote with Vote. If zero, it
 	// defaults to 5.
 	K int
+	// JointOnly leaves out the pair's second half, the self-training on
+	// the features alone: the final classifier learns the joint
+	// self-training's labels only (the rule before the pair, for the
+	// ablation). Without codes in the self-training (CodeWeight < 0) there
+	// is one self-training either way, and with Vote the pair is not used.
+	JointOnly bool
 
 	sx, sv float64
 	labels []int
 	nn     NearestNeighbor
 	kr     KernelRidge
+	// featKR is the pair's second classifier, fitted on the features'
+	// own self-labels; pair reports that it was fitted.
+	featKR KernelRidge
+	pair   bool
 }
 
 // Fit self-labels the training samples from their features x (n×D), codes
@@ -96,16 +118,33 @@ func (j *Joint) Fit(x, codes *mat.Dense, labels []int) error {
 		return nil
 	}
 	kr := KernelRidge{Gamma: orDefault(j.Gamma, 2), Lambda: orDefault(j.Lambda, 0.01), MaxRows: j.MaxRows}
+	self, err := j.selfTrain(&j.kr, kr, x, codes, labels, w)
+	if err != nil {
+		return err
+	}
+	j.pair = w >= 0 && !j.JointOnly
+	if j.pair {
+		if _, err := j.selfTrain(&j.featKR, kr, x, codes, labels, -1); err != nil {
+			return err
+		}
+	}
+	j.labels = append(j.labels[:0:0], self...)
+	return nil
+}
+
+// selfTrain runs the kernel self-training on the rows selfTrainingRows
+// gives for weight w, fits dst (a copy of kr) on the final rows with its
+// labels, and returns them.
+func (j *Joint) selfTrain(dst *KernelRidge, kr KernelRidge, x, codes *mat.Dense, labels []int, w float64) ([]int, error) {
 	st := KernelSelfTraining{Rounds: j.Rounds, Share: j.Share, Kernel: kr}
 	if err := st.Fit(j.selfTrainingRows(x, codes, w), labels); err != nil {
-		return fmt.Errorf("classify: joint classifier: %w", err)
+		return nil, fmt.Errorf("classify: joint classifier: %w", err)
 	}
-	j.kr = kr
-	if err := j.kr.Fit(j.final(x, codes), st.Labels()); err != nil {
-		return fmt.Errorf("classify: joint classifier: %w", err)
+	*dst = kr
+	if err := dst.Fit(j.final(x, codes), st.Labels()); err != nil {
+		return nil, fmt.Errorf("classify: joint classifier: %w", err)
 	}
-	j.labels = append(j.labels[:0:0], st.Labels()...)
-	return nil
+	return st.Labels(), nil
 }
 
 // selfTrainingRows returns the rows of the kernel self-training: the joint
@@ -129,8 +168,9 @@ func (j *Joint) final(x, v *mat.Dense) *mat.Dense {
 	return j.joint(x, v, j.FinalCodeWeight)
 }
 
-// Labels returns the label of every training sample after self-training
-// (−1 for those left unlabeled). The slice belongs to j and is valid until
+// Labels returns the label of every training sample after the joint
+// self-training (−1 for those left unlabeled; with CodeWeight < 0, the
+// features' self-training). The slice belongs to j and is valid until
 // the next Fit.
 func (j *Joint) Labels() []int { return j.labels }
 
@@ -146,8 +186,9 @@ func (j *Joint) PredictTo(dst []int, x, codes *mat.Dense) []int {
 // PredictScoresTo is PredictTo that also stores a score per sample in
 // score: the kernel classifier's output for the predicted class (about 1
 // for a sample like the training samples of that class, near 0 far from
-// all), or with Vote the share of the K neighbours that carry the
-// predicted class. Nil slices are allocated.
+// all; with the pair, the mean of the two classifiers'), or with Vote the
+// share of the K neighbours that carry the predicted class. Nil slices
+// are allocated.
 func (j *Joint) PredictScoresTo(dst []int, score []float64, x, codes *mat.Dense) ([]int, []float64) {
 	if j.labels == nil {
 		panic(ErrNotFitted)
@@ -155,7 +196,27 @@ func (j *Joint) PredictScoresTo(dst []int, score []float64, x, codes *mat.Dense)
 	if j.Vote {
 		return j.nn.PredictScoresTo(dst, score, j.joint(x, codes, orDefault(j.CodeWeight, 1)))
 	}
-	return j.kr.PredictScoresTo(dst, score, j.final(x, codes))
+	if !j.pair {
+		return j.kr.PredictScoresTo(dst, score, j.final(x, codes))
+	}
+	rows := j.final(x, codes)
+	var f, g mat.Dense
+	j.kr.DecisionTo(&f, rows)
+	j.featKR.DecisionTo(&g, rows)
+	f.Add(&f, &g)
+	f.Scale(0.5, &f)
+	r, _ := f.Dims()
+	dst, score = intsTo(dst, r), floatsTo(score, r)
+	for i := range r {
+		row := f.RawRowView(i)
+		b := floats.MaxIdx(row)
+		if math.IsNaN(row[b]) {
+			dst[i], score[i] = -1, 0
+			continue
+		}
+		dst[i], score[i] = b, row[b]
+	}
+	return dst, score
 }
 
 // joint returns the rows [x/s_x, w·v/s_v].

@@ -1,0 +1,120 @@
+package classify
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+)
+
+// jointBlobs returns n rows of features in three Gaussian blobs (the
+// classes, truth), codes in three blobs of another assignment (so that
+// they mislead), and labels with the first two rows of each class known.
+func jointBlobs(n int, seed uint64) (x, v *mat.Dense, y, truth []int) {
+	rnd := rand.New(rand.NewPCG(seed, seed))
+	x, v = mat.NewDense(n, 4, nil), mat.NewDense(n, 3, nil)
+	y, truth = make([]int, n), make([]int, n)
+	seen := make([]int, 3)
+	for i := range n {
+		c, d := i%3, rnd.IntN(3)
+		truth[i], y[i] = c, -1
+		if seen[c] < 2 {
+			y[i] = c
+			seen[c]++
+		}
+		for j := range 4 {
+			m := 0.0
+			if j == c {
+				m = 3
+			}
+			x.Set(i, j, m+rnd.NormFloat64())
+		}
+		for j := range 3 {
+			m := 0.0
+			if j == d {
+				m = 5
+			}
+			v.Set(i, j, math.Abs(m+0.3*rnd.NormFloat64()))
+		}
+	}
+	return x, v, y, truth
+}
+
+// TestJointPairAverages checks the pair by construction: the default
+// Joint predicts the arg max of the mean of two classifiers' outputs, the
+// one JointOnly fits (joint self-training) and the one CodeWeight < 0
+// fits (the features' self-training), and scores that mean; JointOnly
+// and CodeWeight < 0 fit no pair.
+func TestJointPairAverages(t *testing.T) {
+	x, v, y, _ := jointBlobs(90, 1)
+	var pair Joint
+	only, feat := Joint{JointOnly: true}, Joint{CodeWeight: -1}
+	for _, j := range []*Joint{&pair, &only, &feat} {
+		if err := j.Fit(x, v, y); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !pair.pair || only.pair || feat.pair {
+		t.Fatalf("pair fitted: default %v, JointOnly %v, CodeWeight −1 %v; want true, false, false", pair.pair, only.pair, feat.pair)
+	}
+	var a, b mat.Dense
+	only.kr.DecisionTo(&a, x)
+	feat.kr.DecisionTo(&b, x)
+	got, score := pair.PredictScoresTo(nil, nil, x, v)
+	differ := 0
+	for i := range got {
+		mean := make([]float64, 3)
+		floats.AddScaled(mean, 0.5, a.RawRowView(i))
+		floats.AddScaled(mean, 0.5, b.RawRowView(i))
+		want := floats.MaxIdx(mean)
+		if got[i] != want || math.Abs(score[i]-mean[want]) > 1e-9 {
+			t.Fatalf("row %d: pair predicts %d (score %g), want %d (%g), the mean of the two classifiers", i, got[i], score[i], want, mean[want])
+		}
+		if floats.MaxIdx(a.RawRowView(i)) != floats.MaxIdx(b.RawRowView(i)) {
+			differ++
+		}
+	}
+	if differ == 0 {
+		t.Fatal("the two classifiers agree on every row: the test cannot tell the mean from either")
+	}
+	if lp, lo := pair.Labels(), only.Labels(); !slices.Equal(lp, lo) {
+		t.Errorf("Labels: the pair's are not the joint self-training's")
+	}
+}
+
+// TestJointPairMisleadingCodes checks what the pair is for: where the
+// codes group the rows by something other than their class, the joint
+// self-training alone follows them, and the features' half of the pair
+// pulls the prediction back toward the classes.
+func TestJointPairMisleadingCodes(t *testing.T) {
+	var accPair, accOnly float64
+	const seeds = 5
+	for seed := uint64(1); seed <= seeds; seed++ {
+		x, v, y, truth := jointBlobs(150, seed)
+		pair, only := Joint{CodeWeight: 3}, Joint{CodeWeight: 3, JointOnly: true}
+		for _, j := range []*Joint{&pair, &only} {
+			if err := j.Fit(x, v, y); err != nil {
+				t.Fatal(err)
+			}
+		}
+		accPair += accuracyOf(pair.PredictTo(nil, x, v), truth) / seeds
+		accOnly += accuracyOf(only.PredictTo(nil, x, v), truth) / seeds
+	}
+	t.Logf("accuracy over %d seeds: pair %.3f, joint self-training only %.3f", seeds, accPair, accOnly)
+	if accPair < accOnly+0.05 {
+		t.Errorf("pair %.3f, joint only %.3f: the features' self-training should lift it by 0.05 or more", accPair, accOnly)
+	}
+}
+
+func accuracyOf(p, truth []int) float64 {
+	ok := 0
+	for i, c := range truth {
+		if p[i] == c {
+			ok++
+		}
+	}
+	return float64(ok) / float64(len(truth))
+}
