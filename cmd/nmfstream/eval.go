@@ -25,7 +25,7 @@ func init() {
 	})
 }
 
-const evalSynopsis = `eval --train F --test F [--method M] [--rank K] [--neighbors k] [--alpha a] [--beta b] [--iters T] [--seed s] [--projector P] [text flags] [--codes auto|off|only] [--priors em|uniform] [--rejects R] [--json]
+const evalSynopsis = `eval --train F --test F [--method M] [--rank K] [--neighbors k] [--alpha a] [--beta b] [--iters T] [--seed s] [--projector P] [text flags] [--codes auto|off|only] [--priors em|uniform] [--self-training pair|joint] [--rejects R] [--json]
 
 Fits a model on the training file as "nmfstream fit" does (labeled and
 unlabeled records; a null label means unlabeled), codes the test file as
@@ -36,7 +36,9 @@ have labels; test records without one are not scored.
 
 The classifier depends on the features:
   dense       kernel self-training on the training features and codes,
-              then a kernel classifier (classify.Joint)
+              and on the features alone; the mean of the two kernel
+              classifiers fitted on those labels (classify.Joint; the
+              pair: --self-training joint keeps the first alone)
   text/sparse LapRLS: a linear classifier on the TF-IDF (or sparse) rows
               whose scores are smoothed over the cosine k-NN graph of all
               training records, labeled or not; whether the graph is used
@@ -57,7 +59,7 @@ Documents are vectorized as fit's text flags say (--sublinear-tf, --min-df,
   projection, rank, classes, features, precision, codes, code_1nn,
   code_nmi, and priors (the class priors LapRLS assumed, in the order of
   the sorted class names; absent where it assumed them uniform)
-(classifier: joint, joint-features, laprls-graph, laprls-supervised or codes-1nn)
+(classifier: joint, joint-only, joint-features, laprls-graph, laprls-supervised or codes-1nn)
 
 Examples:
   nmfstream eval --train digits-train.arrow --test digits-test.arrow
@@ -116,6 +118,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	})
 	priors := addPriorsFlag(fs)
+	jointOnly := addSelfTrainingFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -131,7 +134,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := checkStart(checkInput("--train", *train), checkInput("--test", *test), checkOutput("--rejects", *rejects)); err != nil {
 		return err
 	}
-	ev, err := evaluate(ctx, p, tp, *train, *test, *rejects, codes, *priors, stderr)
+	ev, err := evaluate(ctx, p, tp, *train, *test, *rejects, classifierOptions{codes: codes, priors: *priors, jointOnly: *jointOnly}, stderr)
 	if err != nil {
 		return err
 	}
@@ -202,7 +205,7 @@ type evaluation struct {
 // evaluate fits p's method on the train file, codes and classifies the
 // test file, and scores the predictions against the test labels, as eval
 // does; rejected records of both files go to rejects (if set) and stderr.
-func evaluate(ctx context.Context, p fitParams, tp textParams, train, test, rejects string, codeUse stages.CodeUse, estimatePriors bool, stderr io.Writer) (*evaluation, error) {
+func evaluate(ctx context.Context, p fitParams, tp textParams, train, test, rejects string, opt classifierOptions, stderr io.Writer) (*evaluation, error) {
 	if err := checkParams(p); err != nil {
 		return nil, err
 	}
@@ -240,7 +243,7 @@ func evaluate(ctx context.Context, p fitParams, tp textParams, train, test, reje
 	if !f.spec.Linear { // as classify: a saved linear model keeps no training rows
 		trainX = f.x
 	}
-	cl, err := newCodesClassifier(trainX, f.m.Codes(), f.y, f.classes, train, codeUse, estimatePriors)
+	cl, err := newCodesClassifier(trainX, f.m.Codes(), f.y, f.classes, train, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +277,7 @@ func evaluate(ctx context.Context, p fitParams, tp textParams, train, test, reje
 		Classes:          len(f.classes),
 		Features:         f.in.d,
 		Precision:        f.precision,
-		Codes:            codeUse.String(),
+		Codes:            opt.codes.String(),
 		Priors:           cl.priors(),
 	}
 	emb := classify.EmbeddingOf(codes, truth, f.m.Codes(), f.y)

@@ -16,7 +16,6 @@ import (
 	"github.com/nmfstream/nmfstream/datasets"
 	"github.com/nmfstream/nmfstream/internal/report"
 	"github.com/nmfstream/nmfstream/model/metrics"
-	"github.com/nmfstream/nmfstream/stages"
 )
 
 func init() {
@@ -92,7 +91,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	var objective []float64
 	p.objective = &objective
-	ev, err := evaluate(ctx, p, tp, *train, *test, *rejects, stages.CodesAuto, true, stderr)
+	ev, err := evaluate(ctx, p, tp, *train, *test, *rejects, defaultClassifier, stderr)
 	if err != nil {
 		return err
 	}
