@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/internal/vec"
@@ -207,15 +206,7 @@ func (j *Joint) PredictScoresTo(dst []int, score []float64, x, codes *mat.Dense)
 	f.Scale(0.5, &f)
 	r, _ := f.Dims()
 	dst, score = intsTo(dst, r), floatsTo(score, r)
-	for i := range r {
-		row := f.RawRowView(i)
-		b := floats.MaxIdx(row)
-		if math.IsNaN(row[b]) {
-			dst[i], score[i] = -1, 0
-			continue
-		}
-		dst[i], score[i] = b, row[b]
-	}
+	pickMax(dst, score, &f)
 	return dst, score
 }
 

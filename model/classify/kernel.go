@@ -229,17 +229,24 @@ func (kr *KernelRidge) PredictScoresTo(dst []int, score []float64, x mat.Matrix)
 	for lo := 0; lo < r; lo += kernelBlock {
 		hi := min(lo+kernelBlock, r)
 		kr.decision(&f, sliceRows(x, lo, hi))
-		for i := range hi - lo {
-			row := f.RawRowView(i)
-			b := floats.MaxIdx(row)
-			if math.IsNaN(row[b]) {
-				dst[lo+i], score[lo+i] = -1, 0
-				continue
-			}
-			dst[lo+i], score[lo+i] = b, row[b]
-		}
+		pickMax(dst[lo:hi], score[lo:hi], &f)
 	}
 	return dst, score
+}
+
+// pickMax stores in dst[i] and score[i] the column of row i's largest
+// score in f and that score, or −1 and 0 where the row is NaN (a row with
+// a non-finite entry). dst and score have f's number of rows.
+func pickMax(dst []int, score []float64, f *mat.Dense) {
+	for i := range dst {
+		row := f.RawRowView(i)
+		b := floats.MaxIdx(row)
+		if math.IsNaN(row[b]) {
+			dst[i], score[i] = -1, 0
+			continue
+		}
+		dst[i], score[i] = b, row[b]
+	}
 }
 
 // kernelBlock is the number of rows whose kernel row block is held at once.
