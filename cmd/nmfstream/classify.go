@@ -78,7 +78,8 @@ func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	} else if snap.TrainSparse != nil {
 		train = model.SparseRows(snap.TrainSparse)
 	}
-	cl, err := newCodesClassifier(train, snap.V, snap.Labels, snap.Classes, *f.model, classifierOptions{codes: use, priors: *priors, jointOnly: *jointOnly})
+	cl, err := newCodesClassifier(train, snap.V, snap.Labels, snap.Classes, *f.model,
+		classifierOptions{codes: use, priors: *priors, jointOnly: *jointOnly, progress: newProgress(stderr, "classifier: self-training")})
 	if err != nil {
 		return err
 	}
@@ -198,7 +199,11 @@ func newCodesClassifier(train model.Data, v *mat.Dense, labels []int, classes []
 		if use == stages.CodesOff {
 			c.joint.CodeWeight = -1
 		}
+		if opt.progress != nil {
+			c.joint.Progress = func(done, total int) { opt.progress.update(done, total, "kernel fits") }
+		}
 		err = c.joint.Fit(dense, v, labels)
+		opt.progress.done()
 	case isSparse:
 		c.lap = lapRLSFor(rows, opt.priors)
 		err = c.lap.Fit(rows, labels)
@@ -346,6 +351,10 @@ type classifierOptions struct {
 	codes     stages.CodeUse
 	priors    bool
 	jointOnly bool
+	// progress, if set, reports the joint classifier's kernel fits (they
+	// take minutes on tens of thousands of images); it is erased once the
+	// classifier is fitted.
+	progress *progress
 }
 
 // defaultClassifier is what eval and classify use without flags.

@@ -243,6 +243,7 @@ func evaluate(ctx context.Context, p fitParams, tp textParams, train, test, reje
 	if !f.spec.Linear { // as classify: a saved linear model keeps no training rows
 		trainX = f.x
 	}
+	opt.progress = newProgress(stderr, "classifier: self-training")
 	cl, err := newCodesClassifier(trainX, f.m.Codes(), f.y, f.classes, train, opt)
 	if err != nil {
 		return nil, err

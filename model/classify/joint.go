@@ -35,9 +35,9 @@ import (
 //
 // Features are rows (n×D), codes are rows (n×K, one per feature row); the
 // features of sparse data must be densified by the caller, so use it for
-// dense data of moderate dimension. Fit costs six kernel fits (twelve with
-// the pair), each O(n·m²) for n training samples and m = min(n, MaxRows)
-// centres.
+// dense data of moderate dimension. Fit costs Rounds + 1 kernel fits for
+// each self-training (12 with the pair at the defaults), each O(n·m²) for
+// n training samples and m = min(n, MaxRows) centres.
 // A Joint is not safe for concurrent use.
 type Joint struct {
 	// CodeWeight is w, the weight of the codes against the features after
@@ -77,6 +77,11 @@ type Joint struct {
 	// ablation). Without codes in the self-training (CodeWeight < 0) there
 	// is one self-training either way, and with Vote the pair is not used.
 	JointOnly bool
+	// Progress, if set, is called after each kernel fit of Fit with the
+	// number of fits done and the number Fit makes at most (Rounds + 1
+	// for each self-training: 12 with the pair at the defaults), for a
+	// progress report. Vote makes none.
+	Progress func(done, total int)
 
 	sx, sv float64
 	labels []int
@@ -117,13 +122,17 @@ func (j *Joint) Fit(x, codes *mat.Dense, labels []int) error {
 		return nil
 	}
 	kr := KernelRidge{Gamma: orDefault(j.Gamma, 2), Lambda: orDefault(j.Lambda, 0.01), MaxRows: j.MaxRows}
-	self, err := j.selfTrain(&j.kr, kr, x, codes, labels, w)
+	j.pair = w >= 0 && !j.JointOnly
+	members := 1
+	if j.pair {
+		members = 2
+	}
+	self, err := j.selfTrain(&j.kr, kr, x, codes, labels, w, 0, members)
 	if err != nil {
 		return err
 	}
-	j.pair = w >= 0 && !j.JointOnly
 	if j.pair {
-		if _, err := j.selfTrain(&j.featKR, kr, x, codes, labels, -1); err != nil {
+		if _, err := j.selfTrain(&j.featKR, kr, x, codes, labels, -1, 1, members); err != nil {
 			return err
 		}
 	}
@@ -133,9 +142,17 @@ func (j *Joint) Fit(x, codes *mat.Dense, labels []int) error {
 
 // selfTrain runs the kernel self-training on the rows selfTrainingRows
 // gives for weight w, fits dst (a copy of kr) on the final rows with its
-// labels, and returns them.
-func (j *Joint) selfTrain(dst *KernelRidge, kr KernelRidge, x, codes *mat.Dense, labels []int, w float64) ([]int, error) {
-	st := KernelSelfTraining{Rounds: j.Rounds, Share: j.Share, Kernel: kr}
+// labels, and returns them. It is member number member (from 0) of
+// members, for Progress.
+func (j *Joint) selfTrain(dst *KernelRidge, kr KernelRidge, x, codes *mat.Dense, labels []int, w float64, member, members int) ([]int, error) {
+	per := orDefaultInt(j.Rounds, 5) + 1 // kernel fits per member
+	report := func(done int) {
+		if j.Progress != nil {
+			j.Progress(member*per+done, members*per)
+		}
+	}
+	st := KernelSelfTraining{Rounds: j.Rounds, Share: j.Share, Kernel: kr, LabelsOnly: true,
+		Progress: func(done, _ int) { report(done) }}
 	if err := st.Fit(j.selfTrainingRows(x, codes, w), labels); err != nil {
 		return nil, fmt.Errorf("classify: joint classifier: %w", err)
 	}
@@ -143,6 +160,7 @@ func (j *Joint) selfTrain(dst *KernelRidge, kr KernelRidge, x, codes *mat.Dense,
 	if err := dst.Fit(j.final(x, codes), st.Labels()); err != nil {
 		return nil, fmt.Errorf("classify: joint classifier: %w", err)
 	}
+	report(per)
 	return st.Labels(), nil
 }
 

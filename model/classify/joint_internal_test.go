@@ -118,3 +118,51 @@ func accuracyOf(p, truth []int) float64 {
 	}
 	return float64(ok) / float64(len(truth))
 }
+
+// TestJointProgress checks Joint's Progress: one call per kernel fit,
+// counting up to the total it announces, Rounds + 1 fits for each
+// self-training (the pair two, JointOnly one); and that the
+// self-training's LabelsOnly labels as the full fit does and leaves no
+// classifier to predict with.
+func TestJointProgress(t *testing.T) {
+	x, v, y, _ := jointBlobs(60, 2)
+	for _, tc := range []struct {
+		j     Joint
+		total int
+	}{{Joint{}, 12}, {Joint{JointOnly: true}, 6}, {Joint{Rounds: 2}, 6}} {
+		var calls []int
+		tc.j.Progress = func(done, total int) {
+			if total != tc.total {
+				t.Errorf("JointOnly %v, Rounds %d: Progress total %d, want %d", tc.j.JointOnly, tc.j.Rounds, total, tc.total)
+			}
+			calls = append(calls, done)
+		}
+		if err := tc.j.Fit(x, v, y); err != nil {
+			t.Fatal(err)
+		}
+		if len(calls) != tc.total || !slices.IsSorted(calls) || calls[len(calls)-1] != tc.total {
+			t.Errorf("JointOnly %v, Rounds %d: Progress called with %v, want 1 to %d", tc.j.JointOnly, tc.j.Rounds, calls, tc.total)
+		}
+	}
+
+	full, only := KernelSelfTraining{}, KernelSelfTraining{LabelsOnly: true}
+	var fits []int
+	only.Progress = func(done, total int) { fits = append(fits, done, total) }
+	for _, s := range []*KernelSelfTraining{&full, &only} {
+		if err := s.Fit(x, y); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(full.Labels(), only.Labels()) {
+		t.Error("LabelsOnly labels the rows otherwise than the full fit")
+	}
+	if want := []int{1, 5, 2, 5, 3, 5, 4, 5, 5, 5}; !slices.Equal(fits, want) {
+		t.Errorf("LabelsOnly's Progress (done, total pairs) %v, want %v", fits, want)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("PredictTo after a LabelsOnly fit did not panic")
+		}
+	}()
+	only.PredictTo(nil, x)
+}

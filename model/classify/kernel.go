@@ -315,13 +315,22 @@ type KernelSelfTraining struct {
 	// Kernel is the classifier fitted in every round and for prediction;
 	// its zero value uses KernelRidge's defaults.
 	Kernel KernelRidge
+	// LabelsOnly makes Fit stop once the rows are labeled, without the
+	// final fit of Kernel on them: for a caller that fits its own
+	// classifier on Labels (Joint), it saves one kernel fit of Rounds + 1.
+	// PredictTo then panics.
+	LabelsOnly bool
+	// Progress, if set, is called after each kernel fit of Fit with the
+	// number of fits done and the number Fit makes at most (Rounds, plus
+	// one unless LabelsOnly), for a progress report.
+	Progress func(done, total int)
 
 	labels []int
 	scores mat.Dense
 }
 
 // Fit labels x's unlabeled rows (y = −1) and fits Kernel on all rows that
-// have a label then. It returns ErrNoLabels if no row is labeled, and an
+// have a label then (unless LabelsOnly). It returns ErrNoLabels if no row is labeled, and an
 // error if a parameter is out of range, y does not match x, or x has a
 // non-finite entry.
 func (s *KernelSelfTraining) Fit(x mat.Matrix, y []int) error {
@@ -354,10 +363,20 @@ func (s *KernelSelfTraining) Fit(x mat.Matrix, y []int) error {
 	}
 	per := make([][]cand, c)
 	xu := metrics.TakeRows(mat.DenseCopyOf(x), unl)
+	fits := rounds
+	if !s.LabelsOnly {
+		fits++
+	}
+	progress := func(done int) {
+		if s.Progress != nil {
+			s.Progress(done, fits)
+		}
+	}
 	for r := 1; r <= rounds && len(unl) > 0; r++ {
 		if err := s.Kernel.Fit(x, out); err != nil {
 			return err
 		}
+		progress(r)
 		s.scores.Reset()
 		f := s.Kernel.DecisionTo(&s.scores, xu)
 		for cl := range per {
@@ -376,9 +395,15 @@ func (s *KernelSelfTraining) Fit(x mat.Matrix, y []int) error {
 			}
 		}
 	}
+	if s.LabelsOnly {
+		s.Kernel.fitted = false // PredictTo panics: no fit on the final labels
+		s.labels = out
+		return nil
+	}
 	if err := s.Kernel.Fit(x, out); err != nil {
 		return err
 	}
+	progress(fits)
 	s.labels = out
 	return nil
 }
@@ -394,7 +419,8 @@ func (s *KernelSelfTraining) Labels() []int {
 }
 
 // PredictTo stores the predicted class of each row of x into dst and
-// returns it (KernelRidge.PredictTo of the final fit).
+// returns it (KernelRidge.PredictTo of the final fit). It panics if s is
+// not fitted or was fitted with LabelsOnly.
 func (s *KernelSelfTraining) PredictTo(dst []int, x mat.Matrix) []int {
 	return s.Kernel.PredictTo(dst, x)
 }
