@@ -1,9 +1,8 @@
 package model
 
 import (
+	"flag"
 	"math"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -13,6 +12,9 @@ import (
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/metrics"
 )
+
+// codesGainSeeds is TestDigitsCodesGain's number of splits (seeds 1 to N).
+var codesGainSeeds = flag.Int("codes-gain-seeds", 5, "TestDigitsCodesGain: the digits splits, seeds 1 to N")
 
 // pixelsKernelPeer is JointClassifier's algorithm without codes: kernel
 // self-training on the task's pool rows, then the kernel classifier fitted
@@ -59,15 +61,12 @@ func TestMNISTPixelsKernelPeer(t *testing.T) {
 // joint classifier's pair"): seeds 1–5 0.9723 against 0.9710 (difference
 // +0.0013 ± 0.0027); seeds 1–20 0.9755 against 0.9735 (+0.0020 ±
 // 0.0009). It runs seeds 1–5 with NMFSTREAM_LONG=1, about 10 s, and seeds
-// 1 to N with NMFSTREAM_SEEDS=N.
+// 1 to N with -args -codes-gain-seeds N.
 func TestDigitsCodesGain(t *testing.T) {
 	testenv.SkipUnlessLong(t, "the joint classifier on five digits splits, about 10 s")
-	n := 5
-	if s := os.Getenv("NMFSTREAM_SEEDS"); s != "" {
-		var err error
-		if n, err = strconv.Atoi(s); err != nil || n < 2 {
-			t.Fatalf("NMFSTREAM_SEEDS=%q: want a number of seeds, 2 or more", s)
-		}
+	n := *codesGainSeeds
+	if n < 2 {
+		t.Fatalf("-codes-gain-seeds %d: want 2 or more", n)
 	}
 	var d []float64
 	var mj, mp float64
