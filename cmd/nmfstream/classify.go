@@ -364,37 +364,32 @@ var defaultClassifier = classifierOptions{codes: stages.CodesAuto, priors: true}
 // returns where its value lands: true for joint, false for pair (the
 // default).
 func addSelfTrainingFlag(fs *flag.FlagSet) *bool {
-	only := false
-	fs.Func("self-training", "how the classifier of dense features labels the unlabeled training records: pair (the default: kernel self-training on the features and codes together, and on the features alone; the two kernel classifiers fitted on their labels are averaged, so that codes which mislabel the records cost half) or joint (the first alone: the ablation of the pair). Without codes (--codes off) there is one self-training either way; documents are not self-trained", func(s string) error {
-		switch s {
-		case "pair":
-			only = false
-		case "joint":
-			only = true
-		default:
-			return fmt.Errorf("--self-training %q: want pair or joint", s)
-		}
-		return nil
-	})
-	return &only
+	return addChoiceFlag(fs, "self-training", "joint", "pair", false, "how the classifier of dense features labels the unlabeled training records: pair (the default: kernel self-training on the features and codes together, and on the features alone; the two kernel classifiers fitted on their labels are averaged, so that codes which mislabel the records cost half) or joint (the first alone: the ablation of the pair). Without codes (--codes off) there is one self-training either way; documents are not self-trained")
 }
 
 // addPriorsFlag binds --priors of eval and classify and returns where
 // its value lands: true for em (the default), false for uniform.
 func addPriorsFlag(fs *flag.FlagSet) *bool {
-	em := true
-	fs.Func("priors", "class priors of the document (sparse) classifier: em (the default: estimated from the unlabeled training records by the EM of Saerens et al., half their log-ratio to the uniform priors added to the scores, unless the estimate collapsed a labeled class: for labeled subsets of L per class on skewed classes) or uniform (the labeled classes weigh alike)", func(s string) error {
+	return addChoiceFlag(fs, "priors", "em", "uniform", true, "class priors of the document (sparse) classifier: em (the default: estimated from the unlabeled training records by the EM of Saerens et al., half their log-ratio to the uniform priors added to the scores, unless the estimate collapsed a labeled class: for labeled subsets of L per class on skewed classes) or uniform (the labeled classes weigh alike)")
+}
+
+// addChoiceFlag binds --name, whose value is on or off, and returns where
+// it lands: true for on, false for off, def without the flag. Any other
+// value is a usage error naming both.
+func addChoiceFlag(fs *flag.FlagSet, name, on, off string, def bool, usage string) *bool {
+	v := def
+	fs.Func(name, usage, func(s string) error {
 		switch s {
-		case "em":
-			em = true
-		case "uniform":
-			em = false
+		case on:
+			v = true
+		case off:
+			v = false
 		default:
-			return fmt.Errorf("--priors %q: want em or uniform", s)
+			return fmt.Errorf("--%s %q: want %s or %s", name, s, on, off)
 		}
 		return nil
 	})
-	return &em
+	return &v
 }
 
 // name is describe's one-word form, for --json.

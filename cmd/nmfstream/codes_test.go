@@ -115,7 +115,7 @@ func TestEvalSelfTraining(t *testing.T) {
 			t.Errorf("--self-training %s: classifier %q, accuracy %.4f; want %q, %.4f", st, got.Classifier, got.Accuracy, want[st].classifier, want[st].acc)
 		}
 	}
-	if code, _, errs := runCmd(t, "eval", "--train", train, "--test", test, "--self-training", "both"); code == 0 || !strings.Contains(errs, "want pair or joint") {
-		t.Errorf("--self-training both: exit %d, stderr %q; want a usage error naming pair and joint", code, errs)
+	if code, _, errs := runCmd(t, "eval", "--train", train, "--test", test, "--self-training", "both"); code == 0 || !strings.Contains(errs, "want joint or pair") {
+		t.Errorf("--self-training both: exit %d, stderr %q; want a usage error naming joint and pair", code, errs)
 	}
 }
