@@ -145,14 +145,14 @@ func (j *Joint) Fit(x, codes *mat.Dense, labels []int) error {
 // labels, and returns them. It is member number member (from 0) of
 // members, for Progress.
 func (j *Joint) selfTrain(dst *KernelRidge, kr KernelRidge, x, codes *mat.Dense, labels []int, w float64, member, members int) ([]int, error) {
-	per := orDefaultInt(j.Rounds, 5) + 1 // kernel fits per member
+	st := KernelSelfTraining{Rounds: j.Rounds, Share: j.Share, Kernel: kr, LabelsOnly: true}
+	per := st.rounds() + 1 // kernel fits per member: the rounds and the final fit below
 	report := func(done int) {
 		if j.Progress != nil {
 			j.Progress(member*per+done, members*per)
 		}
 	}
-	st := KernelSelfTraining{Rounds: j.Rounds, Share: j.Share, Kernel: kr, LabelsOnly: true,
-		Progress: func(done, _ int) { report(done) }}
+	st.Progress = func(done, _ int) { report(done) }
 	if err := st.Fit(j.selfTrainingRows(x, codes, w), labels); err != nil {
 		return nil, fmt.Errorf("classify: joint classifier: %w", err)
 	}

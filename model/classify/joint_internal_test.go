@@ -8,6 +8,8 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model/metrics"
 )
 
 // jointBlobs returns n rows of features in three Gaussian blobs (the
@@ -100,23 +102,13 @@ func TestJointPairMisleadingCodes(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		accPair += accuracyOf(pair.PredictTo(nil, x, v), truth) / seeds
-		accOnly += accuracyOf(only.PredictTo(nil, x, v), truth) / seeds
+		accPair += metrics.Accuracy(pair.PredictTo(nil, x, v), truth) / seeds
+		accOnly += metrics.Accuracy(only.PredictTo(nil, x, v), truth) / seeds
 	}
 	t.Logf("accuracy over %d seeds: pair %.3f, joint self-training only %.3f", seeds, accPair, accOnly)
 	if accPair < accOnly+0.05 {
 		t.Errorf("pair %.3f, joint only %.3f: the features' self-training should lift it by 0.05 or more", accPair, accOnly)
 	}
-}
-
-func accuracyOf(p, truth []int) float64 {
-	ok := 0
-	for i, c := range truth {
-		if p[i] == c {
-			ok++
-		}
-	}
-	return float64(ok) / float64(len(truth))
 }
 
 // TestJointProgress checks Joint's Progress: one call per kernel fit,

@@ -335,10 +335,7 @@ type KernelSelfTraining struct {
 // non-finite entry.
 func (s *KernelSelfTraining) Fit(x mat.Matrix, y []int) error {
 	s.labels = nil
-	rounds, share := s.Rounds, s.Share
-	if rounds == 0 {
-		rounds = 5
-	}
+	rounds, share := s.rounds(), s.Share
 	if share == 0 {
 		share = 1
 	}
@@ -407,6 +404,9 @@ func (s *KernelSelfTraining) Fit(x mat.Matrix, y []int) error {
 	s.labels = out
 	return nil
 }
+
+// rounds returns Rounds, or its default 5 if zero.
+func (s *KernelSelfTraining) rounds() int { return orDefaultInt(s.Rounds, 5) }
 
 // Labels returns the label of every training row after self-training (−1
 // for rows left unlabeled). The slice belongs to s; it is valid until the
