@@ -3,7 +3,6 @@ package classify
 import (
 	"fmt"
 	"math"
-	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -37,8 +36,7 @@ import (
 // Features are rows (n×D), codes are rows (n×K, one per feature row); the
 // features of sparse data must be densified by the caller, so use it for
 // dense data of moderate dimension. Fit costs Rounds + 1 kernel fits for
-// each self-training (12 with the pair at the defaults, its two
-// self-trainings run at once), each O(n·m²) time and O(n·m) memory for
+// each self-training (12 with the pair at the defaults), each O(n·m²) for
 // n training samples and m = min(n, MaxRows) centres.
 // A Joint is not safe for concurrent use.
 type Joint struct {
@@ -82,9 +80,7 @@ type Joint struct {
 	// Progress, if set, is called after each kernel fit of Fit with the
 	// number of fits done and the number Fit makes at most (Rounds + 1
 	// for each self-training: 12 with the pair at the defaults), for a
-	// progress report. Vote makes none. The pair's two self-trainings
-	// run at once, so the calls may come from two goroutines, one at a
-	// time, with done rising by one each call.
+	// progress report. Vote makes none.
 	Progress func(done, total int)
 
 	sx, sv float64
@@ -131,41 +127,14 @@ func (j *Joint) Fit(x, codes *mat.Dense, labels []int) error {
 	if j.pair {
 		members = 2
 	}
-	// One member's kernel fits keep about 1.2 of two cores busy, so the
-	// pair's two members run side by side: the same fits and predictions
-	// in about 0.6 of the wall time, at up to twice one member's peak
-	// memory (BENCHMARKS.md, "The joint classifier's pair").
-	total := members * ((&KernelSelfTraining{Rounds: j.Rounds}).rounds() + 1)
-	var (
-		mu   sync.Mutex
-		done int
-	)
-	report := func() {
-		mu.Lock()
-		defer mu.Unlock()
-		done++
-		if j.Progress != nil {
-			j.Progress(done, total)
-		}
-	}
-	var (
-		featErr error
-		wg      sync.WaitGroup
-	)
-	if j.pair {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, featErr = j.selfTrain(&j.featKR, kr, x, codes, labels, -1, report)
-		}()
-	}
-	self, err := j.selfTrain(&j.kr, kr, x, codes, labels, w, report)
-	wg.Wait()
+	self, err := j.selfTrain(&j.kr, kr, x, codes, labels, w, 0, members)
 	if err != nil {
 		return err
 	}
-	if featErr != nil {
-		return featErr
+	if j.pair {
+		if _, err := j.selfTrain(&j.featKR, kr, x, codes, labels, -1, 1, members); err != nil {
+			return err
+		}
 	}
 	j.labels = append(j.labels[:0:0], self...)
 	return nil
@@ -173,12 +142,17 @@ func (j *Joint) Fit(x, codes *mat.Dense, labels []int) error {
 
 // selfTrain runs the kernel self-training on the rows selfTrainingRows
 // gives for weight w, fits dst (a copy of kr) on the final rows with its
-// labels, and returns them. It calls report after each kernel fit. It
-// reads j's settings and scales and writes only dst, so the pair's two
-// members may run at once.
-func (j *Joint) selfTrain(dst *KernelRidge, kr KernelRidge, x, codes *mat.Dense, labels []int, w float64, report func()) ([]int, error) {
+// labels, and returns them. It is member number member (from 0) of
+// members, for Progress.
+func (j *Joint) selfTrain(dst *KernelRidge, kr KernelRidge, x, codes *mat.Dense, labels []int, w float64, member, members int) ([]int, error) {
 	st := KernelSelfTraining{Rounds: j.Rounds, Share: j.Share, Kernel: kr, LabelsOnly: true}
-	st.Progress = func(int, int) { report() }
+	per := st.rounds() + 1 // kernel fits per member: the rounds and the final fit below
+	report := func(done int) {
+		if j.Progress != nil {
+			j.Progress(member*per+done, members*per)
+		}
+	}
+	st.Progress = func(done, _ int) { report(done) }
 	if err := st.Fit(j.selfTrainingRows(x, codes, w), labels); err != nil {
 		return nil, fmt.Errorf("classify: joint classifier: %w", err)
 	}
@@ -186,7 +160,7 @@ func (j *Joint) selfTrain(dst *KernelRidge, kr KernelRidge, x, codes *mat.Dense,
 	if err := dst.Fit(j.final(x, codes), st.Labels()); err != nil {
 		return nil, fmt.Errorf("classify: joint classifier: %w", err)
 	}
-	report()
+	report(per)
 	return st.Labels(), nil
 }
 

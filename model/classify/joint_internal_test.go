@@ -113,9 +113,7 @@ func TestJointPairMisleadingCodes(t *testing.T) {
 
 // TestJointProgress checks Joint's Progress: one call per kernel fit,
 // counting up to the total it announces, Rounds + 1 fits for each
-// self-training (the pair two, JointOnly one), the pair's calls one at a
-// time though its members run at once (go test -race sees the callback's
-// unguarded append otherwise); and that the
+// self-training (the pair two, JointOnly one); and that the
 // self-training's LabelsOnly labels as the full fit does and leaves no
 // classifier to predict with.
 func TestJointProgress(t *testing.T) {
