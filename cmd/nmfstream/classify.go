@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -195,7 +196,7 @@ func newCodesClassifier(train model.Data, v *mat.Dense, labels []int, classes []
 	var err error
 	switch {
 	case isDense:
-		c.joint = &classify.Joint{JointOnly: opt.jointOnly}
+		c.joint = &classify.Joint{JointOnly: opt.jointOnly, Concurrently: allAtOnce}
 		if use == stages.CodesOff {
 			c.joint.CodeWeight = -1
 		}
@@ -217,6 +218,18 @@ func newCodesClassifier(train model.Data, v *mat.Dense, labels []int, classes []
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return c, nil
+}
+
+// allAtOnce runs each of fns on its own goroutine and returns when all
+// have returned: the joint classifier's pair fits its two self-trainings
+// side by side (classify.Joint's Concurrently), in about two thirds of
+// the wall time on two cores, at up to twice one member's peak memory.
+func allAtOnce(fns ...func()) {
+	var wg sync.WaitGroup
+	for _, f := range fns {
+		wg.Go(f)
+	}
+	wg.Wait()
 }
 
 // lapRLSFor returns the LapRLS that classifies with the training rows x:

@@ -3,6 +3,7 @@ package classify
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -80,8 +81,21 @@ type Joint struct {
 	// Progress, if set, is called after each kernel fit of Fit with the
 	// number of fits done and the number Fit makes at most (Rounds + 1
 	// for each self-training: 12 with the pair at the defaults), for a
-	// progress report. Vote makes none.
+	// progress report. Vote makes none. With Concurrently the calls may
+	// come from the goroutines it starts, one at a time, done rising by
+	// one each call.
 	Progress func(done, total int)
+	// Concurrently, if set, runs the functions it is given and returns
+	// once all of them have returned. Fit passes it the pair's two
+	// self-trainings, which share nothing they write (their Progress
+	// calls are serialized), so a caller may run them at once: one
+	// self-training keeps about 1.2 cores busy, and side by side the pair
+	// takes about two thirds of its wall time, at up to twice one
+	// member's peak memory (BENCHMARKS.md, "The joint classifier's
+	// pair"). If nil, Fit
+	// runs them one after the other; this package starts no goroutines
+	// (ARCHITECTURE.md, "Goroutines and I/O").
+	Concurrently func(fns ...func())
 
 	sx, sv float64
 	labels []int
@@ -127,14 +141,39 @@ func (j *Joint) Fit(x, codes *mat.Dense, labels []int) error {
 	if j.pair {
 		members = 2
 	}
-	self, err := j.selfTrain(&j.kr, kr, x, codes, labels, w, 0, members)
+	total := members * ((&KernelSelfTraining{Rounds: j.Rounds}).rounds() + 1)
+	var (
+		mu   sync.Mutex
+		done int
+	)
+	report := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		done++
+		if j.Progress != nil {
+			j.Progress(done, total)
+		}
+	}
+	var (
+		self         []int
+		err, featErr error
+	)
+	fits := []func(){func() { self, err = j.selfTrain(&j.kr, kr, x, codes, labels, w, report) }}
+	if j.pair {
+		fits = append(fits, func() { _, featErr = j.selfTrain(&j.featKR, kr, x, codes, labels, -1, report) })
+	}
+	if j.Concurrently != nil && len(fits) > 1 {
+		j.Concurrently(fits...)
+	} else {
+		for _, f := range fits {
+			f()
+		}
+	}
+	if err == nil {
+		err = featErr
+	}
 	if err != nil {
 		return err
-	}
-	if j.pair {
-		if _, err := j.selfTrain(&j.featKR, kr, x, codes, labels, -1, 1, members); err != nil {
-			return err
-		}
 	}
 	j.labels = append(j.labels[:0:0], self...)
 	return nil
@@ -142,17 +181,12 @@ func (j *Joint) Fit(x, codes *mat.Dense, labels []int) error {
 
 // selfTrain runs the kernel self-training on the rows selfTrainingRows
 // gives for weight w, fits dst (a copy of kr) on the final rows with its
-// labels, and returns them. It is member number member (from 0) of
-// members, for Progress.
-func (j *Joint) selfTrain(dst *KernelRidge, kr KernelRidge, x, codes *mat.Dense, labels []int, w float64, member, members int) ([]int, error) {
+// labels, and returns them. It calls report after each kernel fit. It
+// reads j's settings and scales and writes only dst, so the pair's two
+// members may run at once.
+func (j *Joint) selfTrain(dst *KernelRidge, kr KernelRidge, x, codes *mat.Dense, labels []int, w float64, report func()) ([]int, error) {
 	st := KernelSelfTraining{Rounds: j.Rounds, Share: j.Share, Kernel: kr, LabelsOnly: true}
-	per := st.rounds() + 1 // kernel fits per member: the rounds and the final fit below
-	report := func(done int) {
-		if j.Progress != nil {
-			j.Progress(member*per+done, members*per)
-		}
-	}
-	st.Progress = func(done, _ int) { report(done) }
+	st.Progress = func(int, int) { report() }
 	if err := st.Fit(j.selfTrainingRows(x, codes, w), labels); err != nil {
 		return nil, fmt.Errorf("classify: joint classifier: %w", err)
 	}
@@ -160,7 +194,7 @@ func (j *Joint) selfTrain(dst *KernelRidge, kr KernelRidge, x, codes *mat.Dense,
 	if err := dst.Fit(j.final(x, codes), st.Labels()); err != nil {
 		return nil, fmt.Errorf("classify: joint classifier: %w", err)
 	}
-	report(per)
+	report()
 	return st.Labels(), nil
 }
 
