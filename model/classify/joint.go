@@ -92,9 +92,8 @@ type Joint struct {
 	// self-training keeps about 1.2 cores busy, and side by side the pair
 	// takes about two thirds of its wall time, at up to twice one
 	// member's peak memory (BENCHMARKS.md, "The joint classifier's
-	// pair"). If nil, Fit
-	// runs them one after the other; this package starts no goroutines
-	// (ARCHITECTURE.md, "Goroutines and I/O").
+	// pair"). If nil, Fit runs them one after the other; this package
+	// starts no goroutines (ARCHITECTURE.md, "Goroutines and I/O").
 	Concurrently func(fns ...func())
 
 	sx, sv float64

@@ -159,7 +159,7 @@ func TestJointProgress(t *testing.T) {
 			}
 		}
 	}
-	if !slices.Equal(sequential, concurrent) {
+	if sequential == nil || !slices.Equal(sequential, concurrent) {
 		t.Error("the pair fitted with Concurrently scores otherwise than fitted one member after the other")
 	}
 
