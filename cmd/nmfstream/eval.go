@@ -38,7 +38,9 @@ The classifier depends on the features:
   dense       kernel self-training on the training features and codes,
               and on the features alone; the mean of the two kernel
               classifiers fitted on those labels (classify.Joint; the
-              pair: --self-training joint keeps the first alone)
+              pair: --self-training joint keeps the first alone). The
+              two self-trainings run side by side, at up to twice one's
+              memory (about 2 GiB for 10,000 training images)
   text/sparse LapRLS: a linear classifier on the TF-IDF (or sparse) rows
               whose scores are smoothed over the cosine k-NN graph of all
               training records, labeled or not; whether the graph is used
