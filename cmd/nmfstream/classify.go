@@ -6,8 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
-	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -15,6 +15,7 @@ import (
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/metrics"
 	"github.com/nmfstream/nmfstream/model/sparse"
+	"github.com/nmfstream/nmfstream/pipeline"
 	"github.com/nmfstream/nmfstream/sinks"
 	"github.com/nmfstream/nmfstream/stages"
 )
@@ -197,7 +198,9 @@ func newCodesClassifier(train model.Data, v *mat.Dense, labels []int, classes []
 	var err error
 	switch {
 	case isDense:
-		c.joint = &classify.Joint{JointOnly: opt.jointOnly, Concurrently: allAtOnce}
+		// The pair's two self-trainings side by side: about two thirds of
+		// the wall time on two cores, at up to twice one's peak memory.
+		c.joint = &classify.Joint{JointOnly: opt.jointOnly, Split: pipeline.Split(runtime.GOMAXPROCS(0))}
 		if use == stages.CodesOff {
 			c.joint.CodeWeight = -1
 		}
@@ -219,18 +222,6 @@ func newCodesClassifier(train model.Data, v *mat.Dense, labels []int, classes []
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return c, nil
-}
-
-// allAtOnce runs each of fns on its own goroutine and returns when all
-// have returned: the joint classifier's pair fits its two self-trainings
-// side by side (classify.Joint's Concurrently), in about two thirds of
-// the wall time on two cores, at up to twice one member's peak memory.
-func allAtOnce(fns ...func()) {
-	var wg sync.WaitGroup
-	for _, f := range fns {
-		wg.Go(f)
-	}
-	wg.Wait()
 }
 
 // lapRLSFor returns the LapRLS that classifies with the training rows x:

@@ -81,20 +81,20 @@ type Joint struct {
 	// Progress, if set, is called after each kernel fit of Fit with the
 	// number of fits done and the number Fit makes at most (Rounds + 1
 	// for each self-training: 12 with the pair at the defaults), for a
-	// progress report. Vote makes none. With Concurrently the calls may
-	// come from the goroutines it starts, one at a time, done rising by
-	// one each call.
+	// progress report. Vote makes none. With Split the calls may come
+	// from the goroutines it starts, one at a time, done rising by one
+	// each call.
 	Progress func(done, total int)
-	// Concurrently, if set, runs the functions it is given and returns
-	// once all of them have returned. Fit passes it the pair's two
+	// Split, if set, runs parts of Fit at once, as model.Online.Split
+	// does (pipeline.Split provides one): Fit gives it the pair's two
 	// self-trainings, which share nothing they write (their Progress
-	// calls are serialized), so a caller may run them at once: one
-	// self-training keeps about 1.2 cores busy, and side by side the pair
-	// takes about two thirds of its wall time, at up to twice one
-	// member's peak memory (BENCHMARKS.md, "The joint classifier's
-	// pair"). If nil, Fit runs them one after the other; this package
-	// starts no goroutines (ARCHITECTURE.md, "Goroutines and I/O").
-	Concurrently func(fns ...func())
+	// calls are serialized). One self-training keeps about 1.2 cores
+	// busy, and side by side the pair takes about two thirds of its wall
+	// time, at up to twice one member's peak memory (BENCHMARKS.md, "The
+	// joint classifier's pair"). The fits are the same either way. If
+	// nil, Fit runs them one after the other; this package starts no
+	// goroutines (ARCHITECTURE.md, "Goroutines and I/O").
+	Split func(n int, body func(lo, hi int))
 
 	sx, sv float64
 	labels []int
@@ -161,12 +161,15 @@ func (j *Joint) Fit(x, codes *mat.Dense, labels []int) error {
 	if j.pair {
 		fits = append(fits, func() { _, featErr = j.selfTrain(&j.featKR, kr, x, codes, labels, -1, report) })
 	}
-	if j.Concurrently != nil && len(fits) > 1 {
-		j.Concurrently(fits...)
-	} else {
-		for _, f := range fits {
+	run := func(lo, hi int) {
+		for _, f := range fits[lo:hi] {
 			f()
 		}
+	}
+	if j.Split != nil {
+		j.Split(len(fits), run)
+	} else {
+		run(0, len(fits))
 	}
 	if err == nil {
 		err = featErr

@@ -4,13 +4,13 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model/metrics"
+	"github.com/nmfstream/nmfstream/pipeline"
 )
 
 // jointBlobs returns n rows of features in three Gaussian blobs (the
@@ -112,20 +112,10 @@ func TestJointPairMisleadingCodes(t *testing.T) {
 	}
 }
 
-// goAll runs fns each on its own goroutine and returns when all have
-// returned: Joint.Concurrently as cmd/nmfstream sets it.
-func goAll(fns ...func()) {
-	var wg sync.WaitGroup
-	for _, f := range fns {
-		wg.Go(f)
-	}
-	wg.Wait()
-}
-
 // TestJointProgress checks Joint's Progress: one call per kernel fit,
 // counting up to the total it announces, Rounds + 1 fits for each
 // self-training (the pair two, JointOnly one), the calls one at a time
-// when Concurrently runs the pair's members at once (go test -race sees
+// when Split runs the pair's members at once (go test -race sees
 // the callback's unguarded append otherwise); that the pair fitted
 // concurrently predicts as it does fitted one member after the other;
 // and that the self-training's LabelsOnly labels as the full fit does
@@ -136,7 +126,7 @@ func TestJointProgress(t *testing.T) {
 	for _, tc := range []struct {
 		j     Joint
 		total int
-	}{{Joint{}, 12}, {Joint{JointOnly: true}, 6}, {Joint{Rounds: 2}, 6}, {Joint{Concurrently: goAll}, 12}} {
+	}{{Joint{}, 12}, {Joint{JointOnly: true}, 6}, {Joint{Rounds: 2}, 6}, {Joint{Split: pipeline.Split(2)}, 12}} {
 		var calls []int
 		tc.j.Progress = func(done, total int) {
 			if total != tc.total {
@@ -148,11 +138,11 @@ func TestJointProgress(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(calls) != tc.total || !slices.IsSorted(calls) || calls[len(calls)-1] != tc.total {
-			t.Errorf("JointOnly %v, Rounds %d, Concurrently %v: Progress called with %v, want 1 to %d", tc.j.JointOnly, tc.j.Rounds, tc.j.Concurrently != nil, calls, tc.total)
+			t.Errorf("JointOnly %v, Rounds %d, Split %v: Progress called with %v, want 1 to %d", tc.j.JointOnly, tc.j.Rounds, tc.j.Split != nil, calls, tc.total)
 		}
 		if !tc.j.JointOnly && tc.j.Rounds == 0 {
 			_, score := tc.j.PredictScoresTo(nil, nil, x, v)
-			if tc.j.Concurrently == nil {
+			if tc.j.Split == nil {
 				sequential = score
 			} else {
 				concurrent = score
@@ -160,7 +150,7 @@ func TestJointProgress(t *testing.T) {
 		}
 	}
 	if sequential == nil || !slices.Equal(sequential, concurrent) {
-		t.Error("the pair fitted with Concurrently scores otherwise than fitted one member after the other")
+		t.Error("the pair fitted with Split scores otherwise than fitted one member after the other")
 	}
 
 	full, only := KernelSelfTraining{}, KernelSelfTraining{LabelsOnly: true}
