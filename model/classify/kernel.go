@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/gemm"
 	"github.com/nmfstream/nmfstream/model/metrics"
 )
 
@@ -54,7 +55,8 @@ type KernelRidge struct {
 	d       int
 	fitted  bool
 
-	kx mat.Dense
+	kx  mat.Dense
+	abt gemm.ABTWorkspace // kernel's products
 }
 
 func (kr *KernelRidge) params() (gamma, lambda float64, maxRows int) {
@@ -140,8 +142,7 @@ func (kr *KernelRidge) Fit(x mat.Matrix, y []int) error {
 	} else {
 		kxc := kr.kernel(nil, &xl, xsq) // n×m
 		kcc := kr.kernel(nil, &kr.centres, kr.sq)
-		lhs = *mat.NewSymDense(m, nil)
-		lhs.SymOuterK(1, kxc.T())
+		lhs = *gram(kxc)
 		var tr float64
 		for i := range m {
 			tr += lhs.At(i, i)
@@ -180,7 +181,11 @@ func (kr *KernelRidge) kernel(dst *mat.Dense, x mat.Matrix, xsq []float64) *mat.
 	m, _ := kr.centres.Dims()
 	dst.Reset()
 	dst.ReuseAs(r, m)
-	dst.Mul(x, kr.centres.T())
+	if xd, ok := x.(*mat.Dense); ok {
+		gemm.ABT(dst.RawMatrix(), xd.RawMatrix(), kr.centres.RawMatrix(), &kr.abt, false)
+	} else {
+		dst.Mul(x, kr.centres.T())
+	}
 	for i := range r {
 		row := dst.RawRowView(i)
 		for j, g := range row {
@@ -188,6 +193,23 @@ func (kr *KernelRidge) kernel(dst *mat.Dense, x mat.Matrix, xsq []float64) *mat.
 		}
 	}
 	return dst
+}
+
+// gram returns kᵀk (m×m for k of n×m). With gonum's BLAS it goes through
+// internal/gemm's kernels, whose full product is several times faster
+// than gonum's Dsyrk (BENCHMARKS.md, "The kernel classifier's products");
+// with another BLAS (the openblas build tag) through its Dsyrk.
+func gram(k *mat.Dense) *mat.SymDense {
+	_, m := k.Dims()
+	if !gemm.Serves64(false) {
+		s := mat.NewSymDense(m, nil)
+		s.SymOuterK(1, k.T())
+		return s
+	}
+	var g mat.Dense
+	var ws gemm.Workspace
+	gemm.MulTransTo(&g, k, k, &ws, false)
+	return mat.NewSymDense(m, g.RawMatrix().Data)
 }
 
 func rowSqNorms(x mat.Matrix) []float64 {

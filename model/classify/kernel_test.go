@@ -265,3 +265,61 @@ func TestMargin(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelGram checks gram against kᵀk multiplied densely, and the
+// kernel's products against a dense x·Cᵀ, on shapes that are not
+// multiples of the kernels' tiles and on a row slice (a stride wider than
+// its columns), as PredictScoresTo's blocks are.
+func TestKernelGram(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(3, 3))
+	for _, sh := range [][2]int{{1, 1}, {37, 23}, {301, 130}} {
+		k := randDense(rnd, sh[0], sh[1])
+		var want mat.Dense
+		want.Mul(k.T(), k)
+		got := gram(k)
+		for i := range sh[1] {
+			for j := range sh[1] {
+				if d := math.Abs(got.At(i, j) - want.At(i, j)); d > 1e-10*(1+math.Abs(want.At(i, j))) {
+					t.Fatalf("%d×%d: gram(%d, %d) = %g, want %g", sh[0], sh[1], i, j, got.At(i, j), want.At(i, j))
+				}
+			}
+		}
+	}
+	x, y := blobs(rnd, 3, 40, 9)
+	kr := KernelRidge{MaxRows: 50}
+	if err := kr.Fit(x, y); err != nil {
+		t.Fatal(err)
+	}
+	rows := x.Slice(5, 77, 0, 9).(*mat.Dense)
+	got := kr.kernel(nil, rows, rowSqNorms(rows))
+	for i := range 72 {
+		for j := range 50 {
+			d := 0.0
+			for c := range 9 {
+				v := rows.At(i, c) - kr.centres.At(j, c)
+				d += v * v
+			}
+			if want := math.Exp(-kr.gamma * d); math.Abs(got.At(i, j)-want) > 1e-12 {
+				t.Fatalf("k(row %d, centre %d) = %g, want %g", i, j, got.At(i, j), want)
+			}
+		}
+	}
+}
+
+// BenchmarkKernelGram times the subset-of-regressors fit's largest product,
+// K_XCᵀ K_XC for 4,000 rows and 1,500 centres: gram (internal/gemm's
+// kernels with gonum's BLAS) against gonum's SymOuterK (Dsyrk).
+func BenchmarkKernelGram(b *testing.B) {
+	k := randDense(rand.New(rand.NewPCG(1, 1)), 4000, 1500)
+	b.Run("gram", func(b *testing.B) {
+		for b.Loop() {
+			gram(k)
+		}
+	})
+	b.Run("SymOuterK", func(b *testing.B) {
+		for b.Loop() {
+			s := mat.NewSymDense(1500, nil)
+			s.SymOuterK(1, k.T())
+		}
+	})
+}
