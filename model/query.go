@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/gemm"
 	"github.com/nmfstream/nmfstream/internal/vec"
 	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/model/sparse"
@@ -33,6 +34,7 @@ type Query struct {
 
 	trainSq []float64
 	prod    mat.Dense
+	abt     gemm.ABTWorkspace // products' packed operand
 }
 
 // Weights returns the N×M weights between x's samples and the training
@@ -137,7 +139,7 @@ func (q *Query) products(x Data, lo, hi int) {
 	case *mat.Dense:
 		switch tr := Rows(q.Train).(type) {
 		case *mat.Dense:
-			q.prod.Mul(xr.Slice(lo, hi, 0, xr.RawMatrix().Cols), tr.T())
+			gemm.ABT(q.prod.RawMatrix(), xr.Slice(lo, hi, 0, xr.RawMatrix().Cols).(*mat.Dense).RawMatrix(), tr.RawMatrix(), &q.abt, false)
 			return
 		case *sparse.CSR:
 			var t mat.Dense

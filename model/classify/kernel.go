@@ -196,21 +196,35 @@ func (kr *KernelRidge) kernel(dst *mat.Dense, x mat.Matrix, xsq []float64) *mat.
 }
 
 // gram returns kᵀk (m×m for k of n×m). With gonum's BLAS it goes through
-// internal/gemm's kernels, whose full product is several times faster
-// than gonum's Dsyrk (BENCHMARKS.md, "The kernel classifier's products");
-// with another BLAS (the openblas build tag) through its Dsyrk.
+// internal/gemm's kernels a block of gramBlock columns at a time, each
+// block against the columns up to its own, so that only the upper
+// triangle is summed: several times faster than gonum's Dsyrk
+// (BENCHMARKS.md, "The kernel classifier's products"). With another BLAS
+// (the openblas build tag) it is that BLAS's Dsyrk.
 func gram(k *mat.Dense) *mat.SymDense {
-	_, m := k.Dims()
+	n, m := k.Dims()
 	if !gemm.Serves64(false) {
 		s := mat.NewSymDense(m, nil)
 		s.SymOuterK(1, k.T())
 		return s
 	}
-	var g mat.Dense
+	out := make([]float64, m*m)
+	var blk mat.Dense
 	var ws gemm.Workspace
-	gemm.MulTransTo(&g, k, k, &ws, false)
-	return mat.NewSymDense(m, g.RawMatrix().Data)
+	for j0 := 0; j0 < m; j0 += gramBlock {
+		j1 := min(j0+gramBlock, m)
+		gemm.MulTransTo(&blk, k.Slice(0, n, 0, j1).(*mat.Dense), k.Slice(0, n, j0, j1).(*mat.Dense), &ws, false)
+		for i := range j1 {
+			copy(out[i*m+j0:i*m+j1], blk.RawRowView(i))
+		}
+	}
+	return mat.NewSymDense(m, out)
 }
+
+// gramBlock is gram's block of columns: wide enough for the kernels'
+// panels, narrow enough that the blocks' products below the diagonal
+// (summed, then dropped) stay a small part of the work.
+const gramBlock = 256
 
 func rowSqNorms(x mat.Matrix) []float64 {
 	r, c := x.Dims()

@@ -272,7 +272,7 @@ func TestMargin(t *testing.T) {
 // its columns), as PredictScoresTo's blocks are.
 func TestKernelGram(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(3, 3))
-	for _, sh := range [][2]int{{1, 1}, {37, 23}, {301, 130}} {
+	for _, sh := range [][2]int{{1, 1}, {37, 23}, {301, 130}, {40, 600}} {
 		k := randDense(rnd, sh[0], sh[1])
 		var want mat.Dense
 		want.Mul(k.T(), k)
