@@ -6,7 +6,11 @@ import (
 	"math"
 	"slices"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/lapack"
+	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/internal/gemm"
@@ -159,17 +163,83 @@ func (kr *KernelRidge) Fit(x mat.Matrix, y []int) error {
 		}
 		rhs.Mul(kxc.T(), yl)
 	}
-	var ch mat.Cholesky
-	if !ch.Factorize(&lhs) {
-		return fmt.Errorf("classify: KernelRidge: kernel system not positive definite (raise Lambda)")
-	}
 	kr.a.Reset()
-	if err := ch.SolveTo(&kr.a, &rhs); err != nil {
+	if ok, err := cholSolve(&kr.a, &lhs, &rhs); !ok {
+		return fmt.Errorf("classify: KernelRidge: kernel system not positive definite (raise Lambda)")
+	} else if err != nil {
 		return fmt.Errorf("classify: KernelRidge: %w", err)
 	}
 	kr.fitted = true
 	return nil
 }
+
+// cholSolve stores in dst (empty, resized) the solution x of s·x = b for s
+// symmetric positive definite, as mat.Cholesky's Factorize and SolveTo
+// do: ok is false if s is not positive definite, and err a mat.Condition
+// if s is near singular. It overwrites s's upper triangle with the factor
+// U (s = UᵀU). With gonum's BLAS the factorization is blocked, its
+// trailing updates through internal/gemm's kernels (potrf); with another
+// BLAS it is mat.Cholesky's.
+func cholSolve(dst *mat.Dense, s *mat.SymDense, b *mat.Dense) (ok bool, err error) {
+	if !gemm.Serves64(false) {
+		var ch mat.Cholesky
+		if !ch.Factorize(s) {
+			return false, nil
+		}
+		return true, ch.SolveTo(dst, b)
+	}
+	sym := s.RawSymmetric()
+	work := make([]float64, 3*sym.N)
+	norm := lapack64.Lansy(lapack.MaxColumnSum, sym, work)
+	if !potrf(sym) {
+		return false, nil
+	}
+	dst.CloneFrom(b)
+	lapack64.Potrs(blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: sym.N, Stride: sym.Stride, Data: sym.Data}, dst.RawMatrix())
+	if c := 1 / lapack64.Pocon(sym, norm, work, make([]int, sym.N)); c > mat.ConditionTolerance {
+		return true, mat.Condition(c)
+	}
+	return true, nil
+}
+
+// potrf factors the symmetric positive definite s in place as UᵀU (U
+// upper, in s's upper triangle; the lower one is neither read nor
+// written), a block of cholBlock rows at a time: the diagonal block by
+// LAPACK's Dpotrf, the block's row of U by a triangular solve, and the
+// trailing matrix's update, its upper triangle a block of gramBlock
+// columns at a time, by internal/gemm's kernels. It reports false if s
+// is not positive definite.
+func potrf(s blas64.Symmetric) bool {
+	m, ld, a := s.N, s.Stride, s.Data
+	full := mat.NewDense(m, ld, a[:m*ld])
+	var blk mat.Dense
+	var ws gemm.Workspace
+	for j0 := 0; j0 < m; j0 += cholBlock {
+		j1 := min(j0+cholBlock, m)
+		if _, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Upper, N: j1 - j0, Stride: ld, Data: a[j0*ld+j0:]}); !ok {
+			return false
+		}
+		if j1 == m {
+			break
+		}
+		u11 := blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: j1 - j0, Stride: ld, Data: a[j0*ld+j0:]}
+		blas64.Trsm(blas.Left, blas.Trans, 1, u11, blas64.General{Rows: j1 - j0, Cols: m - j1, Stride: ld, Data: a[j0*ld+j1:]})
+		for c0 := j1; c0 < m; c0 += gramBlock {
+			c1 := min(c0+gramBlock, m)
+			gemm.MulTransTo(&blk, full.Slice(j0, j1, j1, c1).(*mat.Dense), full.Slice(j0, j1, c0, c1).(*mat.Dense), &ws, false)
+			for i := j1; i < c1; i++ {
+				row, br := a[i*ld+c0:i*ld+c1], blk.RawRowView(i-j1)
+				for t := range row {
+					row[t] -= br[t]
+				}
+			}
+		}
+	}
+	return true
+}
+
+// cholBlock is potrf's block of rows.
+const cholBlock = 128
 
 // kernel returns k(x_i, c_j) for the rows of x (with squared norms xsq)
 // and the centres, in dst (resized).
