@@ -36,10 +36,11 @@ func (t digitsTask) pixelsKernelPeer() float64 {
 // pool / 5,000 test, 10 labels per class): the kernel self-training and
 // kernel classifier of JointClassifier on the pixels alone. Measured
 // 0.8944 against JointClassifier's 0.9064 on SSKNMF codes (the pair;
-// 0.9126 with JointOnly): on MNIST the codes add 1.2 points. About 9 minutes at GOMAXPROCS=1. Run with
-// NMFSTREAM_LONG=1 after fetching the data; it skips without them.
+// 0.9126 with JointOnly): on MNIST the codes add 1.2 points. About 35 s.
+// Run with NMFSTREAM_LONG=1 after fetching the data; it skips without
+// them.
 func TestMNISTPixelsKernelPeer(t *testing.T) {
-	testenv.SkipUnlessLong(t, "the kernel classifier on 15,000 MNIST images, about 9 minutes")
+	testenv.SkipUnlessLong(t, "the kernel classifier on 15,000 MNIST images, about 35 s")
 	task := mnistTask(t)
 	t0 := time.Now()
 	acc := task.pixelsKernelPeer()
