@@ -144,9 +144,20 @@ func (kr *KernelRidge) Fit(x mat.Matrix, y []int) error {
 		}
 		rhs.CloneFrom(yl)
 	} else {
-		kxc := kr.kernel(nil, &xl, xsq) // n×m
+		// K_XCᵀK_XC and K_XCᵀY a block of normalBlock rows of K_XC at a
+		// time, so that the n×m matrix is never held whole.
+		lhs = *mat.NewSymDense(m, nil)
+		rhs.ReuseAs(m, classes)
+		var kb, t mat.Dense
+		for lo := 0; lo < labeled; lo += normalBlock {
+			hi := min(lo+normalBlock, labeled)
+			kr.kernel(&kb, xl.Slice(lo, hi, 0, d), xsq[lo:hi])
+			gramAdd(&lhs, &kb)
+			t.Reset()
+			t.Mul(kb.T(), yl.Slice(lo, hi, 0, classes))
+			rhs.Add(&rhs, &t)
+		}
 		kcc := kr.kernel(nil, &kr.centres, kr.sq)
-		lhs = *gram(kxc)
 		var tr float64
 		for i := range m {
 			tr += lhs.At(i, i)
@@ -161,7 +172,6 @@ func (kr *KernelRidge) Fit(x mat.Matrix, y []int) error {
 				lhs.SetSym(i, j, v)
 			}
 		}
-		rhs.Mul(kxc.T(), yl)
 	}
 	kr.a.Reset()
 	if ok, err := cholSolve(&kr.a, &lhs, &rhs); !ok {
@@ -241,6 +251,9 @@ func potrf(s blas64.Symmetric) bool {
 // cholBlock is potrf's block of rows.
 const cholBlock = 128
 
+// normalBlock is the block of K_XC's rows that Fit holds at a time.
+const normalBlock = 2048
+
 // kernel returns k(x_i, c_j) for the rows of x (with squared norms xsq)
 // and the centres, in dst (resized).
 func (kr *KernelRidge) kernel(dst *mat.Dense, x mat.Matrix, xsq []float64) *mat.Dense {
@@ -265,33 +278,34 @@ func (kr *KernelRidge) kernel(dst *mat.Dense, x mat.Matrix, xsq []float64) *mat.
 	return dst
 }
 
-// gram returns kᵀk (m×m for k of n×m). With gonum's BLAS it goes through
-// internal/gemm's kernels a block of gramBlock columns at a time, each
-// block against the columns up to its own, so that only the upper
-// triangle is summed: several times faster than gonum's Dsyrk
-// (BENCHMARKS.md, "The kernel classifier's products"). With another BLAS
-// (the openblas build tag) it is that BLAS's Dsyrk.
-func gram(k *mat.Dense) *mat.SymDense {
-	n, m := k.Dims()
+// gramAdd adds kᵀk (m×m for k of b×m) to s's upper triangle. With
+// gonum's BLAS it goes through internal/gemm's kernels a block of
+// gramBlock columns at a time, each block against the columns up to its
+// own, so that only the upper triangle is summed: several times faster
+// than gonum's Dsyrk (BENCHMARKS.md, "The kernel classifier's products").
+// With another BLAS (the openblas build tag) it is that BLAS's Dsyrk.
+func gramAdd(s *mat.SymDense, k *mat.Dense) {
+	b, m := k.Dims()
 	if !gemm.Serves64(false) {
-		s := mat.NewSymDense(m, nil)
-		s.SymOuterK(1, k.T())
-		return s
+		s.SymRankK(s, 1, k.T())
+		return
 	}
-	out := make([]float64, m*m)
+	raw := s.RawSymmetric()
 	var blk mat.Dense
 	var ws gemm.Workspace
 	for j0 := 0; j0 < m; j0 += gramBlock {
 		j1 := min(j0+gramBlock, m)
-		gemm.MulTransTo(&blk, k.Slice(0, n, 0, j1).(*mat.Dense), k.Slice(0, n, j0, j1).(*mat.Dense), &ws, false)
+		gemm.MulTransTo(&blk, k.Slice(0, b, 0, j1).(*mat.Dense), k.Slice(0, b, j0, j1).(*mat.Dense), &ws, false)
 		for i := range j1 {
-			copy(out[i*m+j0:i*m+j1], blk.RawRowView(i))
+			row, br := raw.Data[i*raw.Stride+j0:i*raw.Stride+j1], blk.RawRowView(i)
+			for t := range row {
+				row[t] += br[t]
+			}
 		}
 	}
-	return mat.NewSymDense(m, out)
 }
 
-// gramBlock is gram's block of columns: wide enough for the kernels'
+// gramBlock is gramAdd's block of columns: wide enough for the kernels'
 // panels, narrow enough that the blocks' products below the diagonal
 // (summed, then dropped) stay a small part of the work.
 const gramBlock = 256

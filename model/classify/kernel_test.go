@@ -266,17 +266,21 @@ func TestMargin(t *testing.T) {
 	}
 }
 
-// TestKernelGram checks gram against kᵀk multiplied densely, and the
-// kernel's products against a dense x·Cᵀ, on shapes that are not
-// multiples of the kernels' tiles and on a row slice (a stride wider than
-// its columns), as PredictScoresTo's blocks are.
+// TestKernelGram checks gramAdd, summed over two blocks of rows as Fit
+// sums them, against kᵀk multiplied densely, and the kernel's products
+// against a dense x·Cᵀ, on shapes that are not multiples of the kernels'
+// tiles and on a row slice (a stride wider than its columns), as Fit's and
+// PredictScoresTo's blocks are.
 func TestKernelGram(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(3, 3))
 	for _, sh := range [][2]int{{1, 1}, {37, 23}, {301, 130}, {40, 600}} {
 		k := randDense(rnd, sh[0], sh[1])
 		var want mat.Dense
 		want.Mul(k.T(), k)
-		got := gram(k)
+		got := mat.NewSymDense(sh[1], nil)
+		half := sh[0] / 2
+		gramAdd(got, k.Slice(0, half, 0, sh[1]).(*mat.Dense))
+		gramAdd(got, k.Slice(half, sh[0], 0, sh[1]).(*mat.Dense))
 		for i := range sh[1] {
 			for j := range sh[1] {
 				if d := math.Abs(got.At(i, j) - want.At(i, j)); d > 1e-10*(1+math.Abs(want.At(i, j))) {
@@ -307,13 +311,13 @@ func TestKernelGram(t *testing.T) {
 }
 
 // BenchmarkKernelGram times the subset-of-regressors fit's largest product,
-// K_XCᵀ K_XC for 4,000 rows and 1,500 centres: gram (internal/gemm's
+// K_XCᵀ K_XC for 4,000 rows and 1,500 centres: gramAdd (internal/gemm's
 // kernels with gonum's BLAS) against gonum's SymOuterK (Dsyrk).
 func BenchmarkKernelGram(b *testing.B) {
 	k := randDense(rand.New(rand.NewPCG(1, 1)), 4000, 1500)
-	b.Run("gram", func(b *testing.B) {
+	b.Run("gramAdd", func(b *testing.B) {
 		for b.Loop() {
-			gram(k)
+			gramAdd(mat.NewSymDense(1500, nil), k)
 		}
 	})
 	b.Run("SymOuterK", func(b *testing.B) {
@@ -330,8 +334,8 @@ func BenchmarkKernelGram(b *testing.B) {
 func TestCholSolve(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(5, 5))
 	for _, m := range []int{1, 7, cholBlock, cholBlock + 1, 2*cholBlock + 37, 600} {
-		g := randDense(rnd, m+3, m)
-		s := gram(g)
+		s := mat.NewSymDense(m, nil)
+		gramAdd(s, randDense(rnd, m+3, m))
 		for i := range m {
 			s.SetSym(i, i, s.At(i, i)+0.1)
 		}
@@ -372,7 +376,8 @@ func maxAbsDiff(a, b *mat.Dense) float64 {
 // and 10 classes: cholSolve (potrf) against mat.Cholesky.
 func BenchmarkCholSolve(b *testing.B) {
 	rnd := rand.New(rand.NewPCG(1, 1))
-	s := gram(randDense(rnd, 1600, 1500))
+	s := mat.NewSymDense(1500, nil)
+	gramAdd(s, randDense(rnd, 1600, 1500))
 	for i := range 1500 {
 		s.SetSym(i, i, s.At(i, i)+0.1)
 	}
@@ -394,4 +399,55 @@ func BenchmarkCholSolve(b *testing.B) {
 			ch.SolveTo(&x, rhs)
 		}
 	})
+}
+
+// TestKernelRidgeBlocks checks the subset-of-regressors fit, whose normal
+// equations Fit sums over blocks of normalBlock rows, against the same
+// equations built from the whole K_XC at once, on more labeled rows than
+// two blocks hold.
+func TestKernelRidgeBlocks(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(7, 7))
+	x, y := blobs(rnd, 3, normalBlock+300, 3)
+	y[10] = -1 // skipped
+	kr := KernelRidge{Gamma: 1, Lambda: 0.1, MaxRows: 40}
+	if err := kr.Fit(x, y); err != nil {
+		t.Fatal(err)
+	}
+	var xl mat.Dense
+	lab := labeledRows(&xl, nil, x, y, len(y)-1)
+	n := len(lab)
+	kxc := kr.kernel(nil, &xl, rowSqNorms(&xl))
+	kcc := kr.kernel(nil, &kr.centres, kr.sq)
+	yl := mat.NewDense(n, 3, nil)
+	for i, c := range lab {
+		yl.Set(i, c, 1)
+	}
+	var lhs, rhs, want mat.Dense
+	lhs.Mul(kxc.T(), kxc)
+	var tr float64
+	for i := range 40 {
+		tr += lhs.At(i, i)
+	}
+	lhs.Add(&lhs, scaled(0.1, kcc))
+	for i := range 40 {
+		lhs.Set(i, i, lhs.At(i, i)+1e-10*tr/40)
+	}
+	rhs.Mul(kxc.T(), yl)
+	if err := want.Solve(&lhs, &rhs); err != nil {
+		t.Fatal(err)
+	}
+	// The normal equations are ill-conditioned (K_CC's Gaussian kernel on
+	// 40 centres), so compare what they are for: the scores of the rows.
+	var fw mat.Dense
+	fw.Mul(kxc, &want)
+	fg := kr.DecisionTo(nil, &xl)
+	if d := maxAbsDiff(fg, &fw); d > 1e-6 {
+		t.Errorf("scores differ from the whole K_XC's by up to %g", d)
+	}
+}
+
+func scaled(f float64, a *mat.Dense) *mat.Dense {
+	var out mat.Dense
+	out.Scale(f, a)
+	return &out
 }
