@@ -46,7 +46,8 @@ type KernelRidge struct {
 	// Lambda is the ridge λ. If zero, it defaults to 0.1.
 	Lambda float64
 	// MaxRows bounds the number of kernel centres m: the exact fit takes
-	// n² memory and n³/3 time, the approximation n·m and n·m². If zero, it
+	// n² memory and n³/3 time, the approximation m² + normalBlock·m memory
+	// (K_XC is summed a block of rows at a time) and n·m² time. If zero, it
 	// defaults to 3000 (BENCHMARKS.md, "Joint classifier", gives the
 	// accuracy and time of 1000 to 3000 on MNIST).
 	MaxRows int
@@ -186,10 +187,10 @@ func (kr *KernelRidge) Fit(x mat.Matrix, y []int) error {
 // cholSolve stores in dst (empty, resized) the solution x of s·x = b for s
 // symmetric positive definite, as mat.Cholesky's Factorize and SolveTo
 // do: ok is false if s is not positive definite, and err a mat.Condition
-// if s is near singular. It overwrites s's upper triangle with the factor
-// U (s = UᵀU). With gonum's BLAS the factorization is blocked, its
-// trailing updates through internal/gemm's kernels (potrf); with another
-// BLAS it is mat.Cholesky's.
+// if s is near singular. With gonum's BLAS the factorization is blocked,
+// its trailing updates through internal/gemm's kernels (potrf), and it
+// overwrites s's storage with the factor U (s = UᵀU); with another BLAS
+// it is mat.Cholesky's, on a copy.
 func cholSolve(dst *mat.Dense, s *mat.SymDense, b *mat.Dense) (ok bool, err error) {
 	if !gemm.Serves64(false) {
 		var ch mat.Cholesky
@@ -213,8 +214,9 @@ func cholSolve(dst *mat.Dense, s *mat.SymDense, b *mat.Dense) (ok bool, err erro
 }
 
 // potrf factors the symmetric positive definite s in place as UᵀU (U
-// upper, in s's upper triangle; the lower one is neither read nor
-// written), a block of cholBlock rows at a time: the diagonal block by
+// upper, in s's upper triangle; the lower one is never read, and its
+// entries next to the diagonal are overwritten), a block of cholBlock rows
+// at a time: the diagonal block by
 // LAPACK's Dpotrf, the block's row of U by a triangular solve, and the
 // trailing matrix's update, its upper triangle a block of gramBlock
 // columns at a time, by internal/gemm's kernels. It reports false if s
