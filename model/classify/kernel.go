@@ -46,7 +46,7 @@ type KernelRidge struct {
 	// Lambda is the ridge λ. If zero, it defaults to 0.1.
 	Lambda float64
 	// MaxRows bounds the number of kernel centres m: the exact fit takes
-	// n² memory and n³/3 time, the approximation m² + normalBlock·m memory
+	// n² memory and n³/3 time, the approximation m² + 2048·m memory
 	// (K_XC is summed a block of rows at a time) and n·m² time. If zero, it
 	// defaults to 3000 (BENCHMARKS.md, "Joint classifier", gives the
 	// accuracy and time of 1000 to 3000 on MNIST).
