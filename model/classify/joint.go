@@ -88,11 +88,11 @@ type Joint struct {
 	// Split, if set, runs parts of Fit at once, as model.Online.Split
 	// does (pipeline.Split provides one): Fit gives it the pair's two
 	// self-trainings, which share nothing they write (their Progress
-	// calls are serialized). One self-training keeps about 1.2 cores
-	// busy, and side by side the pair takes about two thirds of its wall
-	// time, at up to twice one member's peak memory (BENCHMARKS.md, "The
-	// joint classifier's pair"). The fits are the same either way. If
-	// nil, Fit runs them one after the other; this package starts no
+	// calls are serialized), and each kernel classifier the parts of its
+	// products (KernelRidge.Split). Side by side the pair holds up to
+	// twice one member's peak memory (BENCHMARKS.md, "The joint
+	// classifier's pair"). The fits are the same either way. If nil, Fit
+	// runs everything one after the other; this package starts no
 	// goroutines (ARCHITECTURE.md, "Goroutines and I/O").
 	Split func(n int, body func(lo, hi int))
 
@@ -134,7 +134,7 @@ func (j *Joint) Fit(x, codes *mat.Dense, labels []int) error {
 		j.labels = append(j.labels[:0:0], st.Labels()...)
 		return nil
 	}
-	kr := KernelRidge{Gamma: orDefault(j.Gamma, 2), Lambda: orDefault(j.Lambda, 0.01), MaxRows: j.MaxRows}
+	kr := KernelRidge{Gamma: orDefault(j.Gamma, 2), Lambda: orDefault(j.Lambda, 0.01), MaxRows: j.MaxRows, Split: j.Split}
 	j.pair = w >= 0 && !j.JointOnly
 	members := 1
 	if j.pair {

@@ -51,6 +51,12 @@ type KernelRidge struct {
 	// defaults to 3000 (BENCHMARKS.md, "Joint classifier", gives the
 	// accuracy and time of 1000 to 3000 on MNIST).
 	MaxRows int
+	// Split, if set, runs parts of Fit and of the predictions at once, as
+	// model.Online.Split does (pipeline.Split provides one): the kernel's
+	// rows, the Gram matrix's blocks of columns and the Cholesky
+	// factorization's updates. Without it they run one after the other.
+	// The fit and its predictions are the same either way.
+	Split func(n int, body func(lo, hi int))
 
 	centres mat.Dense // m×D
 	sq      []float64 // squared norms of the centres
@@ -153,7 +159,7 @@ func (kr *KernelRidge) Fit(x mat.Matrix, y []int) error {
 		for lo := 0; lo < labeled; lo += normalBlock {
 			hi := min(lo+normalBlock, labeled)
 			kr.kernel(&kb, xl.Slice(lo, hi, 0, d), xsq[lo:hi])
-			gramAdd(&lhs, &kb)
+			gramAdd(&lhs, &kb, kr.Split)
 			t.Reset()
 			t.Mul(kb.T(), yl.Slice(lo, hi, 0, classes))
 			rhs.Add(&rhs, &t)
@@ -175,7 +181,7 @@ func (kr *KernelRidge) Fit(x mat.Matrix, y []int) error {
 		}
 	}
 	kr.a.Reset()
-	if ok, err := cholSolve(&kr.a, &lhs, &rhs); !ok {
+	if ok, err := cholSolve(&kr.a, &lhs, &rhs, kr.Split); !ok {
 		return fmt.Errorf("classify: KernelRidge: kernel system not positive definite (raise Lambda)")
 	} else if err != nil {
 		return fmt.Errorf("classify: KernelRidge: %w", err)
@@ -188,10 +194,11 @@ func (kr *KernelRidge) Fit(x mat.Matrix, y []int) error {
 // symmetric positive definite, as mat.Cholesky's Factorize and SolveTo
 // do: ok is false if s is not positive definite, and err a mat.Condition
 // if s is near singular. With gonum's BLAS the factorization is blocked,
-// its trailing updates through internal/gemm's kernels (potrf), and it
+// its trailing updates through internal/gemm's kernels (potrf, which
+// split runs in parts if set), and it
 // overwrites s's storage with the factor U (s = UᵀU); with another BLAS
 // it is mat.Cholesky's, on a copy.
-func cholSolve(dst *mat.Dense, s *mat.SymDense, b *mat.Dense) (ok bool, err error) {
+func cholSolve(dst *mat.Dense, s *mat.SymDense, b *mat.Dense, split func(int, func(int, int))) (ok bool, err error) {
 	if !gemm.Serves64(false) {
 		var ch mat.Cholesky
 		if !ch.Factorize(s) {
@@ -202,7 +209,7 @@ func cholSolve(dst *mat.Dense, s *mat.SymDense, b *mat.Dense) (ok bool, err erro
 	sym := s.RawSymmetric()
 	work := make([]float64, 3*sym.N)
 	norm := lapack64.Lansy(lapack.MaxColumnSum, sym, work)
-	if !potrf(sym) {
+	if !potrf(sym, split) {
 		return false, nil
 	}
 	dst.CloneFrom(b)
@@ -216,16 +223,14 @@ func cholSolve(dst *mat.Dense, s *mat.SymDense, b *mat.Dense) (ok bool, err erro
 // potrf factors the symmetric positive definite s in place as UᵀU (U
 // upper, in s's upper triangle; the lower one is never read, and its
 // entries next to the diagonal are overwritten), a block of cholBlock rows
-// at a time: the diagonal block by
-// LAPACK's Dpotrf, the block's row of U by a triangular solve, and the
-// trailing matrix's update, its upper triangle a block of gramBlock
-// columns at a time, by internal/gemm's kernels. It reports false if s
-// is not positive definite.
-func potrf(s blas64.Symmetric) bool {
+// at a time: the diagonal block by LAPACK's Dpotrf, the block's row of U
+// by a triangular solve, and the trailing matrix's update, its upper
+// triangle a block of gramBlock columns at a time (with split, several at
+// once), by internal/gemm's kernels. It reports false if s is not
+// positive definite.
+func potrf(s blas64.Symmetric, split func(int, func(int, int))) bool {
 	m, ld, a := s.N, s.Stride, s.Data
 	full := mat.NewDense(m, ld, a[:m*ld])
-	var blk mat.Dense
-	var ws gemm.Workspace
 	for j0 := 0; j0 < m; j0 += cholBlock {
 		j1 := min(j0+cholBlock, m)
 		if _, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Upper, N: j1 - j0, Stride: ld, Data: a[j0*ld+j0:]}); !ok {
@@ -236,16 +241,20 @@ func potrf(s blas64.Symmetric) bool {
 		}
 		u11 := blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: j1 - j0, Stride: ld, Data: a[j0*ld+j0:]}
 		blas64.Trsm(blas.Left, blas.Trans, 1, u11, blas64.General{Rows: j1 - j0, Cols: m - j1, Stride: ld, Data: a[j0*ld+j1:]})
-		for c0 := j1; c0 < m; c0 += gramBlock {
-			c1 := min(c0+gramBlock, m)
-			gemm.MulTransTo(&blk, full.Slice(j0, j1, j1, c1).(*mat.Dense), full.Slice(j0, j1, c0, c1).(*mat.Dense), &ws, false)
+		// The trailing matrix (m − j1 square from (j1, j1)) by blocks of its
+		// columns, as gramAdd's.
+		columnBlocks(m-j1, split, func(b0, b1 int, inParts bool) {
+			c0, c1 := j1+b0, j1+b1
+			var blk mat.Dense
+			var ws gemm.Workspace
+			gemm.MulTransTo(&blk, full.Slice(j0, j1, j1, c1).(*mat.Dense), full.Slice(j0, j1, c0, c1).(*mat.Dense), &ws, inParts)
 			for i := j1; i < c1; i++ {
 				row, br := a[i*ld+c0:i*ld+c1], blk.RawRowView(i-j1)
 				for t := range row {
 					row[t] -= br[t]
 				}
 			}
-		}
+		})
 	}
 	return true
 }
@@ -266,18 +275,58 @@ func (kr *KernelRidge) kernel(dst *mat.Dense, x mat.Matrix, xsq []float64) *mat.
 	m, _ := kr.centres.Dims()
 	dst.Reset()
 	dst.ReuseAs(r, m)
-	if xd, ok := x.(*mat.Dense); ok {
-		gemm.ABT(dst.RawMatrix(), xd.RawMatrix(), kr.centres.RawMatrix(), &kr.abt, false)
-	} else {
-		dst.Mul(x, kr.centres.T())
-	}
-	for i := range r {
-		row := dst.RawRowView(i)
-		for j, g := range row {
-			row[j] = math.Exp(-kr.gamma * max(xsq[i]+kr.sq[j]-2*g, 0))
+	expRows := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			row := dst.RawRowView(i)
+			for j, g := range row {
+				row[j] = math.Exp(-kr.gamma * max(xsq[i]+kr.sq[j]-2*g, 0))
+			}
 		}
 	}
+	xd, ok := x.(*mat.Dense)
+	switch {
+	case !ok:
+		dst.Mul(x, kr.centres.T())
+		expRows(0, r)
+	case kr.Split == nil || r < 2:
+		gemm.ABT(dst.RawMatrix(), xd.RawMatrix(), kr.centres.RawMatrix(), &kr.abt, false)
+		expRows(0, r)
+	default:
+		kr.Split(r, func(lo, hi int) {
+			var ws gemm.ABTWorkspace
+			gemm.ABT(rowsOf(dst.RawMatrix(), lo, hi), rowsOf(xd.RawMatrix(), lo, hi), kr.centres.RawMatrix(), &ws, true)
+			expRows(lo, hi)
+		})
+	}
 	return dst
+}
+
+// rowsOf returns rows [lo, hi) of g.
+func rowsOf(g blas64.General, lo, hi int) blas64.General {
+	return blas64.General{Rows: hi - lo, Cols: g.Cols, Stride: g.Stride, Data: g.Data[lo*g.Stride:]}
+}
+
+// columnBlocks runs body for each block of gramBlock columns of an m×m
+// upper triangle, block b (of nb) covering columns [b·gramBlock, …), with
+// split if set (blocks dealt largest and smallest alternately, since
+// block b's work grows with b) or one after the other. inParts is whether
+// body runs in parts (gemm's rule for the kernels).
+func columnBlocks(m int, split func(int, func(int, int)), body func(j0, j1 int, inParts bool)) {
+	nb := (m + gramBlock - 1) / gramBlock
+	run := func(lo, hi int, inParts bool) {
+		for t := lo; t < hi; t++ {
+			b := nb - 1 - t/2 // largest first, then the smallest, …
+			if t%2 == 1 {
+				b = t / 2
+			}
+			body(b*gramBlock, min((b+1)*gramBlock, m), inParts)
+		}
+	}
+	if split == nil || nb < 2 {
+		run(0, nb, false)
+		return
+	}
+	split(nb, func(lo, hi int) { run(lo, hi, true) })
 }
 
 // gramAdd adds kᵀk (m×m for k of b×m) to s's upper triangle. With
@@ -285,26 +334,26 @@ func (kr *KernelRidge) kernel(dst *mat.Dense, x mat.Matrix, xsq []float64) *mat.
 // gramBlock columns at a time, each block against the columns up to its
 // own, so that only the upper triangle is summed: several times faster
 // than gonum's Dsyrk (BENCHMARKS.md, "The kernel classifier's products").
-// With another BLAS (the openblas build tag) it is that BLAS's Dsyrk.
-func gramAdd(s *mat.SymDense, k *mat.Dense) {
+// split, if set, runs several blocks at once. With another BLAS (the
+// openblas build tag) it is that BLAS's Dsyrk.
+func gramAdd(s *mat.SymDense, k *mat.Dense, split func(int, func(int, int))) {
 	b, m := k.Dims()
 	if !gemm.Serves64(false) {
 		s.SymRankK(s, 1, k.T())
 		return
 	}
 	raw := s.RawSymmetric()
-	var blk mat.Dense
-	var ws gemm.Workspace
-	for j0 := 0; j0 < m; j0 += gramBlock {
-		j1 := min(j0+gramBlock, m)
-		gemm.MulTransTo(&blk, k.Slice(0, b, 0, j1).(*mat.Dense), k.Slice(0, b, j0, j1).(*mat.Dense), &ws, false)
+	columnBlocks(m, split, func(j0, j1 int, inParts bool) {
+		var blk mat.Dense
+		var ws gemm.Workspace
+		gemm.MulTransTo(&blk, k.Slice(0, b, 0, j1).(*mat.Dense), k.Slice(0, b, j0, j1).(*mat.Dense), &ws, inParts)
 		for i := range j1 {
 			row, br := raw.Data[i*raw.Stride+j0:i*raw.Stride+j1], blk.RawRowView(i)
 			for t := range row {
 				row[t] += br[t]
 			}
 		}
-	}
+	})
 }
 
 // gramBlock is gramAdd's block of columns: wide enough for the kernels'

@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/internal/splittest"
+	"github.com/nmfstream/nmfstream/pipeline"
 )
 
 // TestKernelRidgeSolution checks the exact fit against the closed form
@@ -279,8 +282,8 @@ func TestKernelGram(t *testing.T) {
 		want.Mul(k.T(), k)
 		got := mat.NewSymDense(sh[1], nil)
 		half := sh[0] / 2
-		gramAdd(got, k.Slice(0, half, 0, sh[1]).(*mat.Dense))
-		gramAdd(got, k.Slice(half, sh[0], 0, sh[1]).(*mat.Dense))
+		gramAdd(got, k.Slice(0, half, 0, sh[1]).(*mat.Dense), nil)
+		gramAdd(got, k.Slice(half, sh[0], 0, sh[1]).(*mat.Dense), splittest.Reverse)
 		for i := range sh[1] {
 			for j := range sh[1] {
 				if d := math.Abs(got.At(i, j) - want.At(i, j)); d > 1e-10*(1+math.Abs(want.At(i, j))) {
@@ -317,7 +320,7 @@ func BenchmarkKernelGram(b *testing.B) {
 	k := randDense(rand.New(rand.NewPCG(1, 1)), 4000, 1500)
 	b.Run("gramAdd", func(b *testing.B) {
 		for b.Loop() {
-			gramAdd(mat.NewSymDense(1500, nil), k)
+			gramAdd(mat.NewSymDense(1500, nil), k, nil)
 		}
 	})
 	b.Run("SymOuterK", func(b *testing.B) {
@@ -335,7 +338,7 @@ func TestCholSolve(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(5, 5))
 	for _, m := range []int{1, 7, cholBlock, cholBlock + 1, 2*cholBlock + 37, 600} {
 		s := mat.NewSymDense(m, nil)
-		gramAdd(s, randDense(rnd, m+3, m))
+		gramAdd(s, randDense(rnd, m+3, m), nil)
 		for i := range m {
 			s.SetSym(i, i, s.At(i, i)+0.1)
 		}
@@ -348,7 +351,11 @@ func TestCholSolve(t *testing.T) {
 		if err := ch.SolveTo(&want, b); err != nil {
 			t.Fatal(err)
 		}
-		if ok, err := cholSolve(&got, s, b); !ok || err != nil {
+		split := splittest.Reverse
+		if m%2 == 0 {
+			split = nil
+		}
+		if ok, err := cholSolve(&got, s, b, split); !ok || err != nil {
 			t.Fatalf("m = %d: cholSolve ok %v, err %v", m, ok, err)
 		}
 		if !mat.EqualApprox(&got, &want, 1e-8) {
@@ -361,7 +368,7 @@ func TestCholSolve(t *testing.T) {
 	}
 	s.SetSym(250, 250, -1) // indefinite in a later block
 	var x mat.Dense
-	if ok, _ := cholSolve(&x, s, mat.NewDense(300, 1, nil)); ok {
+	if ok, _ := cholSolve(&x, s, mat.NewDense(300, 1, nil), nil); ok {
 		t.Error("cholSolve accepted an indefinite matrix")
 	}
 }
@@ -377,7 +384,7 @@ func maxAbsDiff(a, b *mat.Dense) float64 {
 func BenchmarkCholSolve(b *testing.B) {
 	rnd := rand.New(rand.NewPCG(1, 1))
 	s := mat.NewSymDense(1500, nil)
-	gramAdd(s, randDense(rnd, 1600, 1500))
+	gramAdd(s, randDense(rnd, 1600, 1500), nil)
 	for i := range 1500 {
 		s.SetSym(i, i, s.At(i, i)+0.1)
 	}
@@ -388,7 +395,7 @@ func BenchmarkCholSolve(b *testing.B) {
 			c := mat.NewSymDense(1500, nil)
 			c.CopySym(s)
 			x.Reset()
-			cholSolve(&x, c, rhs)
+			cholSolve(&x, c, rhs, nil)
 		}
 	})
 	b.Run("mat.Cholesky", func(b *testing.B) {
@@ -450,4 +457,30 @@ func scaled(f float64, a *mat.Dense) *mat.Dense {
 	var out mat.Dense
 	out.Scale(f, a)
 	return &out
+}
+
+// TestKernelRidgeSplit checks that a fit and its predictions with Split
+// (goroutines, and splittest's uneven parts run last first) are those
+// without, on sizes whose every product is cut: several blocks of the
+// Gram matrix's and the Cholesky factorization's columns, and of the
+// normal equations' rows.
+func TestKernelRidgeSplit(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(9, 9))
+	x, y := blobs(rnd, 3, normalBlock/2+100, 5)
+	q := randDense(rnd, 300, 5)
+	var ref KernelRidge
+	ref.MaxRows = 2*gramBlock + 70
+	if err := ref.Fit(x, y); err != nil {
+		t.Fatal(err)
+	}
+	want := ref.DecisionTo(nil, q)
+	for name, split := range map[string]func(int, func(int, int)){"pipeline.Split(3)": pipeline.Split(3), "splittest.Reverse": splittest.Reverse} {
+		kr := KernelRidge{MaxRows: ref.MaxRows, Split: split}
+		if err := kr.Fit(x, y); err != nil {
+			t.Fatal(err)
+		}
+		if got := kr.DecisionTo(nil, q); !mat.Equal(got, want) {
+			t.Errorf("%s: scores differ from the serial fit's by up to %g", name, maxAbsDiff(got, want))
+		}
+	}
 }
