@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -243,13 +244,11 @@ func potrf(s blas64.Symmetric, split func(int, func(int, int))) bool {
 		blas64.Trsm(blas.Left, blas.Trans, 1, u11, blas64.General{Rows: j1 - j0, Cols: m - j1, Stride: ld, Data: a[j0*ld+j1:]})
 		// The trailing matrix (m − j1 square from (j1, j1)) by blocks of its
 		// columns, as gramAdd's.
-		columnBlocks(m-j1, split, func(b0, b1 int, inParts bool) {
+		columnBlocks(m-j1, split, func(b0, b1 int, inParts bool, sc *blockScratch) {
 			c0, c1 := j1+b0, j1+b1
-			var blk mat.Dense
-			var ws gemm.Workspace
-			gemm.MulTransTo(&blk, full.Slice(j0, j1, j1, c1).(*mat.Dense), full.Slice(j0, j1, c0, c1).(*mat.Dense), &ws, inParts)
+			gemm.MulTransTo(&sc.blk, full.Slice(j0, j1, j1, c1).(*mat.Dense), full.Slice(j0, j1, c0, c1).(*mat.Dense), &sc.ws, inParts)
 			for i := j1; i < c1; i++ {
-				row, br := a[i*ld+c0:i*ld+c1], blk.RawRowView(i-j1)
+				row, br := a[i*ld+c0:i*ld+c1], sc.blk.RawRowView(i-j1)
 				for t := range row {
 					row[t] -= br[t]
 				}
@@ -306,20 +305,33 @@ func rowsOf(g blas64.General, lo, hi int) blas64.General {
 	return blas64.General{Rows: hi - lo, Cols: g.Cols, Stride: g.Stride, Data: g.Data[lo*g.Stride:]}
 }
 
+// blockScratch is a part's product and workspace in columnBlocks, reused
+// from block to block and, through scratchPool, from call to call (potrf
+// calls columnBlocks once per block of rows).
+type blockScratch struct {
+	blk mat.Dense
+	ws  gemm.Workspace
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(blockScratch) }}
+
 // columnBlocks runs body for each block of gramBlock columns of an m×m
 // upper triangle, block b (of nb) covering columns [b·gramBlock, …), with
 // split if set (blocks dealt largest and smallest alternately, since
 // block b's work grows with b) or one after the other. inParts is whether
-// body runs in parts (gemm's rule for the kernels).
-func columnBlocks(m int, split func(int, func(int, int)), body func(j0, j1 int, inParts bool)) {
+// body runs in parts (gemm's rule for the kernels); sc is its part's
+// scratch.
+func columnBlocks(m int, split func(int, func(int, int)), body func(j0, j1 int, inParts bool, sc *blockScratch)) {
 	nb := (m + gramBlock - 1) / gramBlock
 	run := func(lo, hi int, inParts bool) {
+		sc := scratchPool.Get().(*blockScratch)
+		defer scratchPool.Put(sc)
 		for t := lo; t < hi; t++ {
 			b := nb - 1 - t/2 // largest first, then the smallest, …
 			if t%2 == 1 {
 				b = t / 2
 			}
-			body(b*gramBlock, min((b+1)*gramBlock, m), inParts)
+			body(b*gramBlock, min((b+1)*gramBlock, m), inParts, sc)
 		}
 	}
 	if split == nil || nb < 2 {
@@ -343,12 +355,10 @@ func gramAdd(s *mat.SymDense, k *mat.Dense, split func(int, func(int, int))) {
 		return
 	}
 	raw := s.RawSymmetric()
-	columnBlocks(m, split, func(j0, j1 int, inParts bool) {
-		var blk mat.Dense
-		var ws gemm.Workspace
-		gemm.MulTransTo(&blk, k.Slice(0, b, 0, j1).(*mat.Dense), k.Slice(0, b, j0, j1).(*mat.Dense), &ws, inParts)
+	columnBlocks(m, split, func(j0, j1 int, inParts bool, sc *blockScratch) {
+		gemm.MulTransTo(&sc.blk, k.Slice(0, b, 0, j1).(*mat.Dense), k.Slice(0, b, j0, j1).(*mat.Dense), &sc.ws, inParts)
 		for i := range j1 {
-			row, br := raw.Data[i*raw.Stride+j0:i*raw.Stride+j1], blk.RawRowView(i)
+			row, br := raw.Data[i*raw.Stride+j0:i*raw.Stride+j1], sc.blk.RawRowView(i)
 			for t := range row {
 				row[t] += br[t]
 			}
