@@ -198,8 +198,9 @@ func newCodesClassifier(train model.Data, v *mat.Dense, labels []int, classes []
 	var err error
 	switch {
 	case isDense:
-		// The pair's two self-trainings side by side: about two thirds of
-		// the wall time on two cores, at up to twice one's peak memory.
+		// Split runs the pair's two self-trainings side by side (at up to
+		// twice one's peak memory) and each kernel classifier's products
+		// in parts (classify.Joint.Split).
 		c.joint = &classify.Joint{JointOnly: opt.jointOnly, Split: pipeline.Split(runtime.GOMAXPROCS(0))}
 		if use == stages.CodesOff {
 			c.joint.CodeWeight = -1
