@@ -8,6 +8,7 @@ import (
 
 	"github.com/nmfstream/nmfstream/internal/vec"
 	"github.com/nmfstream/nmfstream/model/sparse"
+	"github.com/nmfstream/nmfstream/record"
 )
 
 // Data is the D×N data matrix X, one column per sample, entries ≥ 0.
@@ -121,8 +122,9 @@ func Rows(x Data) mat.Matrix {
 	return nil
 }
 
-// Validate checks that x is non-empty and that every entry is finite and
-// non-negative. The error names the first offending sample and feature.
+// Validate checks that x is non-empty and that every entry is finite,
+// non-negative and at most record.MaxValue. The error names the first
+// offending sample and feature.
 func Validate(x Data) error {
 	d, n := x.Dims()
 	if d == 0 || n == 0 {
@@ -149,11 +151,13 @@ func Validate(x Data) error {
 }
 
 // firstBad returns the index of the first entry of row that is not
-// finite and non-negative (the entries checkEntry refuses), or -1.
+// non-negative and at most record.MaxValue (the entries checkEntry
+// refuses), or -1.
 func firstBad(row []float64) int {
 	for j, v := range row {
-		// False for NaN, ±Inf and negative values; −0 passes, as in checkEntry.
-		if !(v >= 0 && v <= math.MaxFloat64) {
+		// False for NaN, +Inf, values above MaxValue and negative values;
+		// −0 passes, as in checkEntry.
+		if !(v >= 0 && v <= record.MaxValue) {
 			return j
 		}
 	}
@@ -168,6 +172,8 @@ func checkEntry(v float64, i, j int) error {
 		return fmt.Errorf("model: infinite entry at sample %d, feature %d", i, j)
 	case v < 0:
 		return fmt.Errorf("model: negative entry %g at sample %d, feature %d", v, i, j)
+	case v > record.MaxValue:
+		return fmt.Errorf("model: entry %g at sample %d, feature %d is above %g (record.MaxValue): scale the features down", v, i, j, record.MaxValue)
 	}
 	return nil
 }

@@ -308,6 +308,8 @@ func TestBadInput(t *testing.T) {
 		{"sparse negative", SparseRows(sparse.FromDense(bad(0, 2, -3))), 2, "negative entry -3 at sample 0, feature 2"},
 		{"minus inf", DenseRows(bad(0, 1, math.Inf(-1))), 2, "infinite entry at sample 0, feature 1"},
 		{"sparse nan", SparseRows(sparse.FromDense(bad(2, 2, math.NaN()))), 2, "NaN at sample 2, feature 2"},
+		{"above MaxValue", DenseRows(bad(1, 1, 1e200)), 2, "entry 1e+200 at sample 1, feature 1 is above 1e+100"},
+		{"sparse above MaxValue", SparseRows(sparse.FromDense(bad(3, 0, 1e101))), 2, "entry 1e+101 at sample 3, feature 0 is above 1e+100"},
 		{"rank zero", DenseRows(good), 0, "rank 0 out of range"},
 		{"rank too big", DenseRows(good), 4, "rank 4 out of range"},
 		{"empty", SparseRows(sparse.Zeros(0, 3)), 1, "empty data"},

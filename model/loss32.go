@@ -26,11 +26,20 @@ type frob32 struct {
 	xv    [][]float32 // per chunk of rows of V: its xᵀ·V (D×K)
 	parts []mat.Dense // the same in float64, summed in order
 	ran   bool        // a product ran in float32 (Result.Float32)
+	big   bool        // src has an entry above max32Value: the products stay in float64
 }
 
+// max32Value is the largest entry of X whose products run in float32. A
+// code scales with its row, so xᵀ·V holds sums of up to N products of
+// about the square of X's largest entry: below 10¹⁵ that stays under
+// float32's 3.4·10³⁸ for up to 10⁸ rows. A larger entry (sources accept up
+// to record.MaxValue) leaves the products in float64, whatever Float32
+// says, and Result.Float32 reports it.
+const max32Value = 1e15
+
 // fast32 returns the rows of X when the float32 products serve them:
-// Float32 set, X dense and the float32 kernels serving (gemm.Serves32,
-// in parts under Split). It makes the float32 copies on first use and
+// Float32 set, X dense, no entry above max32Value and the float32
+// kernels serving (gemm.Serves32, in parts under Split). It makes the float32 copies on first use and
 // whenever X's rows are another matrix.
 func (l *Frobenius) fast32() (*mat.Dense, bool) {
 	if !l.Float32 || !gemm.Serves32(l.split != nil) {
@@ -45,6 +54,19 @@ func (l *Frobenius) fast32() (*mat.Dense, bool) {
 		raw := x.RawMatrix()
 		f := &l.f32
 		f.src = x
+		f.big = false
+		for i := 0; i < n && !f.big; i++ {
+			for _, v := range raw.Data[i*raw.Stride : i*raw.Stride+d] {
+				if v > max32Value {
+					f.big = true
+					break
+				}
+			}
+		}
+		if f.big {
+			f.x, f.xt = nil, nil
+			return nil, false
+		}
 		f.x = make([]float32, n*d)
 		f.xt = make([]float32, d*n)
 		inParts(l.split, n, func(lo, hi int) {
@@ -57,6 +79,9 @@ func (l *Frobenius) fast32() (*mat.Dense, bool) {
 			}
 		})
 		transpose32(f.xt, f.x, n, d)
+	}
+	if l.f32.big {
+		return nil, false
 	}
 	l.f32.ran = true
 	return x, true

@@ -126,3 +126,35 @@ func TestFloat32Fit(t *testing.T) {
 		}
 	}
 }
+
+// TestFloat32LargeEntries checks that Common.Float32 keeps the products in
+// float64 for an X with an entry above max32Value, whose products could
+// overflow float32 (one such sample made a float32 fit's objective NaN at
+// its first update), and runs them in float32 up to it: the fit is finite
+// either way and Result.Float32 says which ran.
+func TestFloat32LargeEntries(t *testing.T) {
+	if !gemm.Serves32(false) {
+		t.Skip("no float32 kernels on this machine or build")
+	}
+	rnd := rand.New(rand.NewPCG(3, 3))
+	for _, c := range []struct {
+		big  float64
+		want bool // Result.Float32
+	}{{1e14, true}, {max32Value, true}, {1e25, false}} {
+		x := mat.NewDense(60, 12, nil)
+		for i := range 60 {
+			for j := range 12 {
+				x.Set(i, j, rnd.Float64())
+			}
+		}
+		x.SetRow(7, []float64{c.big, c.big, c.big, 0, 0, 0, 0, 0, 0, 0, 0, c.big})
+		m := &NMF{Common: Common{Rank: 4, MaxIter: 20, Src: rand.NewPCG(1, 1), Float32: true}}
+		if err := m.Fit(DenseRows(x), nil); err != nil {
+			t.Fatalf("entry %g: %v", c.big, err)
+		}
+		r := m.Result()
+		if r.Float32 != c.want || math.IsNaN(r.Objective) || math.IsInf(r.Objective, 0) {
+			t.Errorf("entry %g: Result.Float32 %v (want %v), objective %g", c.big, r.Float32, c.want, r.Objective)
+		}
+	}
+}

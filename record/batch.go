@@ -11,6 +11,15 @@ import (
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
+// MaxValue is the largest feature value a source, a stage or a model
+// accepts (10¹⁰⁰). Above about 10¹⁵⁴ a value's square overflows float64:
+// one such record would turn the distances of the k-NN graph and the
+// factorization's objective into Inf and NaN, and every prediction after
+// it with them. Below MaxValue the sum of the squares of up to 10¹⁰⁰
+// values stays finite. Records with larger values are rejected with their
+// value named; scale such features down first.
+const MaxValue = 1e100
+
 // DefaultMaxDim is the largest feature dimension D a source or a stage
 // accepts unless told otherwise: 2²⁰, scikit-learn's HashingVectorizer default.
 // The online model keeps a dense basis U of D×K float64 (and the statistics

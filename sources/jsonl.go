@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"github.com/nmfstream/nmfstream/record"
 	"io"
-	"math"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -231,8 +230,8 @@ func denseX(raw json.RawMessage, maxDim int) ([]float64, error) {
 		return nil, errors.New("empty x")
 	}
 	for j, v := range x {
-		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("value %g at feature %d: features must be finite and non-negative", v, j)
+		if !(v >= 0 && v <= record.MaxValue) { // false for NaN
+			return nil, fmt.Errorf("value %g at feature %d: features must be non-negative and at most %g (record.MaxValue)", v, j, record.MaxValue)
 		}
 	}
 	return x, nil

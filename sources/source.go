@@ -47,7 +47,8 @@ func batchSize(n int) int {
 	return n
 }
 
-// checkValues returns an error naming the first negative or non-finite value.
+// checkValues returns an error naming the first negative, non-finite or
+// too large (above record.MaxValue) value.
 func checkValues(row []float64) error {
 	for j, v := range row {
 		switch {
@@ -57,6 +58,8 @@ func checkValues(row []float64) error {
 			return fmt.Errorf("infinite value at feature %d", j)
 		case v < 0:
 			return fmt.Errorf("negative value %g at feature %d", v, j)
+		case v > record.MaxValue:
+			return fmt.Errorf("value %g at feature %d is above %g (record.MaxValue): scale the features down", v, j, record.MaxValue)
 		}
 	}
 	return nil

@@ -3,7 +3,6 @@ package stages
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 
 	"gonum.org/v1/gonum/mat"
@@ -476,11 +475,11 @@ func (f *Features) check() {
 }
 
 // checkRow returns an error naming the first value of row that a sample
-// may not have (negative or not finite), or nil.
+// may not have (negative, not finite, or above record.MaxValue), or nil.
 func checkRow(row []float64) error {
 	for j, v := range row {
-		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("value %g at feature %d: features must be finite and non-negative", v, j)
+		if !(v >= 0 && v <= record.MaxValue) { // false for NaN
+			return fmt.Errorf("value %g at feature %d: features must be non-negative and at most %g (record.MaxValue)", v, j, record.MaxValue)
 		}
 	}
 	return nil

@@ -99,15 +99,18 @@ func TestLearnerBookkeeping(t *testing.T) {
 	}
 	bad := slices.Clone(x[20])
 	bad[3] = -1
-	rows = append(rows, bad, x[0])
-	ids = append(ids, "bad", str(0)) // a negative value, and a duplicate id
-	labels = append(labels, "", "")
+	huge := slices.Clone(x[21])
+	huge[5] = 1e200 // finite, but its square overflows the graph's distances
+	rows = append(rows, bad, x[0], huge)
+	ids = append(ids, "bad", str(0), "huge") // a negative value, a duplicate id, a value above record.MaxValue
+	labels = append(labels, "", "", "3")
 	st, err := l.Learn(denseBatch(0, rows, ids, labels))
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := l.Counters()
-	if c.Records != 22 || c.Samples != 20 || c.Rejected != 1 || c.Duplicates != 1 || len(st.Rejects) != 1 || st.Rejects[0].ID != "bad" {
+	if c.Records != 23 || c.Samples != 20 || c.Rejected != 2 || c.Duplicates != 1 || len(st.Rejects) != 2 || st.Rejects[0].ID != "bad" ||
+		st.Rejects[1].ID != "huge" || !strings.Contains(st.Rejects[1].Reason.Error(), "value 1e+200 at feature 5") {
 		t.Fatalf("counters %+v, rejects %v", c, st.Rejects)
 	}
 	// Samples 0-2 came labeled and sample 5's label was pending: all four

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -226,6 +227,8 @@ func TestErrors(t *testing.T) {
 	nan.Set(3, 1, math.NaN())
 	zero := mat.DenseCopyOf(x)
 	zero.SetRow(2, []float64{0, 0})
+	huge := mat.DenseCopyOf(x) // finite, but its square overflows
+	huge.Set(1, 0, 1e200)
 	for _, tc := range []struct {
 		name string
 		c    KNN
@@ -236,6 +239,7 @@ func TestErrors(t *testing.T) {
 		{"k<0", KNN{K: -1}, x},
 		{"empty", KNN{K: 1}, &mat.Dense{}},
 		{"nan", KNN{K: 2}, nan},
+		{"squares overflow", KNN{K: 2}, huge},
 		{"cosine zero row", KNN{K: 2, Metric: Cosine}, zero},
 		{"bad metric", KNN{K: 2, Metric: 7}, x},
 	} {
@@ -263,6 +267,9 @@ func TestErrors(t *testing.T) {
 	}
 	if _, err := g.InsertDense(nan); err == nil {
 		t.Error("insert NaN: no error")
+	}
+	if _, err := g.InsertDense(huge); err == nil || !strings.Contains(err.Error(), "row 1's squared norm overflows") {
+		t.Errorf("insert a row whose squares overflow: %v", err)
 	}
 	if g.Len() != 5 {
 		t.Errorf("failed insert changed the graph: %d nodes", g.Len())

@@ -102,6 +102,11 @@ func (s *store) checkRow(i int, ind []int, val []float64) (float64, error) {
 		}
 		ss += v * v
 	}
+	if math.IsInf(ss, 0) {
+		// Every value finite, but the squares overflow: the row's distances
+		// would be Inf or NaN (sources refuse values above record.MaxValue).
+		return 0, fmt.Errorf("graph: row %d's squared norm overflows float64: scale the features down", i)
+	}
 	nm := math.Sqrt(ss)
 	if s.cosine && nm == 0 {
 		return 0, fmt.Errorf("graph: row %d is zero and has no cosine direction", i)
