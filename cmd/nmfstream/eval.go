@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"time"
 
@@ -180,6 +181,15 @@ func codeTest(ctx context.Context, f *fitted, proj model.Projection, tin *input,
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", test, err)
 	}
+	n := tin.n()
+	if codes, err = rejectBadCodes(tin, codes, math.MaxFloat64); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", test, err)
+	}
+	if tin.n() < n { // records rejected: their rows leave x too
+		if x, err = modelData(sp, tin); err != nil {
+			return nil, nil, err
+		}
+	}
 	return x, codes, nil
 }
 
@@ -228,16 +238,19 @@ func evaluate(ctx context.Context, p fitParams, tp textParams, train, test, reje
 	pr := newProgress(stderr, "reading "+test)
 	tin, err := readInput(ctx, test, p.csv.opener(os.Stdin), pr)
 	pr.done()
+	var (
+		x     model.Data
+		codes *mat.Dense
+		start = time.Now()
+	)
+	if err == nil { // the records whose codes are bad are rejected too
+		x, codes, err = codeTest(ctx, f, proj, tin, test, stderr)
+	}
 	if tin != nil {
 		if rerr := reportRejects(stderr, tin, rejects, true); rerr != nil && err == nil {
 			err = rerr
 		}
 	}
-	if err != nil {
-		return nil, err
-	}
-	start := time.Now()
-	x, codes, err := codeTest(ctx, f, proj, tin, test, stderr)
 	if err != nil {
 		return nil, err
 	}

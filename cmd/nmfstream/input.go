@@ -202,9 +202,13 @@ func (in *input) data(tf *stages.TFIDF, fit bool) (model.Data, error) {
 	return nil, fmt.Errorf("%s: unknown feature form %v", in.path, in.form)
 }
 
-// keep restricts the per-sample slices to the given rows.
+// keep restricts the samples to the given rows (ascending): their ids,
+// labels, offsets and features.
 func (in *input) keep(rows []int) {
 	pick := func(s []string) []string {
+		if s == nil {
+			return nil
+		}
 		out := make([]string, len(rows))
 		for r, i := range rows {
 			out[r] = s[i]
@@ -212,6 +216,22 @@ func (in *input) keep(rows []int) {
 		return out
 	}
 	in.ids, in.labels, in.text = pick(in.ids), pick(in.labels), pick(in.text)
+	if in.dense != nil {
+		dense := make([]float64, 0, len(rows)*in.d)
+		for _, i := range rows {
+			dense = append(dense, in.dense[i*in.d:(i+1)*in.d]...)
+		}
+		in.dense = dense
+	}
+	if in.sp != nil {
+		_, d := in.sp.Dims()
+		sp := sparse.Zeros(0, d)
+		for _, i := range rows {
+			ind, val := in.sp.Row(i)
+			sp.AppendRow(ind, val)
+		}
+		in.sp = sp
+	}
 	lab := make([]bool, len(rows))
 	off := make([]int64, len(rows))
 	for r, i := range rows {

@@ -110,6 +110,10 @@ func codeFile(ctx context.Context, s *model.Snapshot, proj model.Projection, pat
 		return in, nil, err
 	}
 	codes, err := codeData(ctx, s, proj, x, stderr)
+	if err != nil {
+		return in, nil, err
+	}
+	codes, err = rejectBadCodes(in, codes, math.MaxFloat32)
 	return in, codes, err
 }
 
@@ -174,9 +178,6 @@ func codeData(ctx context.Context, s *model.Snapshot, proj model.Projection, x m
 	codes := mat.NewDense(n, k, nil)
 	if s.Linear {
 		x.TMulTo(codes, s.U)
-		if err := checkCodes(codes); err != nil {
-			return nil, err
-		}
 		return codes, nil
 	}
 	p, err := snapshotProjector(s, proj)
@@ -199,25 +200,56 @@ func codeData(ctx context.Context, s *model.Snapshot, proj model.Projection, x m
 		dst.Copy(&tmp)
 		pr.update(hi, n, "records")
 	}
-	if err := checkCodes(codes); err != nil {
-		return nil, err
-	}
 	return codes, nil
 }
 
-// checkCodes returns an error if a code is not finite or too large to be
-// written as float32 (the output's code type): a model that produces such
-// codes is broken, and its codes must not be written or classified.
-func checkCodes(codes *mat.Dense) error {
-	r, _ := codes.Dims()
-	for i := 0; i < r; i++ {
+// rejectBadCodes moves to in's rejects the records whose code has an entry
+// that is NaN or above limit in magnitude (math.MaxFloat32 where the codes
+// are written, as float32; math.MaxFloat64 where they are only
+// classified), and returns the codes of the others; in keeps the others
+// only (input.keep). Such a code comes from a record of values far larger
+// than the training records' (its code scales with it): the record is
+// rejected, naming the entry, and the rest go on. If every record's code
+// is bad, the model is: rejectBadCodes then returns an error.
+func rejectBadCodes(in *input, codes *mat.Dense, limit float64) (*mat.Dense, error) {
+	n, k := codes.Dims()
+	var keep []int
+	var first error
+	for i := 0; i < n; i++ {
+		bad := -1
 		for j, v := range codes.RawRowView(i) {
-			if math.IsNaN(v) || math.Abs(v) > math.MaxFloat32 {
-				return fmt.Errorf("the model codes record %d as %g in column %d, which is not a finite float32: refit it (a fit that diverged?)", i+1, v, j)
+			if math.IsNaN(v) || math.Abs(v) > limit {
+				bad = j
+				break
 			}
 		}
+		if bad < 0 {
+			keep = append(keep, i)
+			continue
+		}
+		what := "not finite"
+		if limit == math.MaxFloat32 {
+			what = "not a finite float32 (the type codes are written in)"
+		}
+		err := &record.Error{Offset: in.offsets[i], ID: in.ids[i],
+			Err: fmt.Errorf("its code is %g in column %d, %s: its values are too large for the model, scale them down", codes.At(i, bad), bad, what)}
+		in.rejects = append(in.rejects, record.Reject{Offset: in.offsets[i], ID: in.ids[i], Reason: err})
+		if first == nil {
+			first = err
+		}
 	}
-	return nil
+	if len(keep) == n {
+		return codes, nil
+	}
+	if len(keep) == 0 {
+		return nil, fmt.Errorf("the model codes every record badly (first: %v): refit it (a fit that diverged?)", first)
+	}
+	out := mat.NewDense(len(keep), k, nil)
+	for r, i := range keep {
+		out.SetRow(r, codes.RawRowView(i))
+	}
+	in.keep(keep)
+	return out, nil
 }
 
 // projector codes a block of samples.

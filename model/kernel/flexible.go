@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -229,7 +230,10 @@ func (m *Flexible) mustFit() {
 
 // ProjectTo stores the codes of x's samples (M×K) into dst (empty or M×K),
 // by the method's Projection. It returns an error if x's features differ
-// from the training data's or an entry is negative or not finite.
+// from the training data's or an entry is negative or not finite. A
+// sample whose kernel values with the training samples are not finite
+// (values far beyond the training data's) gets NaN codes; the others are
+// projected as if it were not there.
 func (m *Flexible) ProjectTo(dst *mat.Dense, x model.Data) error {
 	m.mustFit()
 	_, nm := x.Dims()
@@ -237,10 +241,13 @@ func (m *Flexible) ProjectTo(dst *mat.Dense, x model.Data) error {
 	reuseDst(dst, nm, k)
 	self := make([]float64, nm)
 	var coords mat.Dense // M×(N or m): the samples' coordinates
+	var bad []int        // samples whose kernel values are not finite: NaN codes
+	defer func() { poisonRows(dst, bad) }()
 	if m.sp.exact() {
 		if err := m.sp.crossTo(&m.kte, self, []float64{1}, x); err != nil {
 			return err
 		}
+		bad = quarantine(&m.kte, self)
 		if m.Projection == ProjectPaper {
 			return m.paperTo(dst)
 		}
@@ -253,10 +260,15 @@ func (m *Flexible) ProjectTo(dst *mat.Dense, x model.Data) error {
 		if err := m.sp.maps[0].featuresTo(&coords, x); err != nil {
 			return err
 		}
+		var ct mat.Dense // the coordinates as quarantine reads them, a sample a column
+		ct.CloneFrom(coords.T())
+		bad = quarantine(&ct, make([]float64, nm))
+		coords.CloneFrom(ct.T())
 		if m.Projection == ProjectGraph {
 			if err := m.sp.crossTo(&m.kte, self, []float64{1}, x); err != nil {
 				return err
 			}
+			bad = slices.Compact(slices.Sorted(slices.Values(append(bad, quarantine(&m.kte, self)...))))
 		}
 	}
 	m.proj = model.Projector{Method: model.ProjectNNLS, U: &m.b, MaxIter: projMaxIter, Tol: projTol}

@@ -1,6 +1,7 @@
 package kernel_test
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -327,4 +328,64 @@ func relDiff(a, b mat.Matrix) float64 {
 	var d mat.Dense
 	d.Sub(a, b)
 	return mat.Norm(&d, 2) / mat.Norm(b, 2)
+}
+
+// TestProjectOverflowingSample checks that a sample whose kernel values
+// with the training samples overflow (a polynomial kernel of a sample of
+// 10⁹⁰) gets NaN codes, and that the other samples' codes are those they
+// get without it, for Flexible (exact and Nyström, every projection) and
+// MultiK: one such sample must not make every sample's projection fail.
+func TestProjectOverflowingSample(t *testing.T) {
+	x, _ := clusters(60, 8, 3, 1)
+	xd := model.DenseRows(x)
+	test := mat.NewDense(4, 8, nil)
+	test.Copy(x.Slice(0, 4, 0, 8))
+	withHuge := mat.DenseCopyOf(test)
+	for j := range 8 {
+		withHuge.Set(2, j, 1e90)
+	}
+	type projector interface {
+		ProjectTo(*mat.Dense, model.Data) error
+	}
+	check := func(name string, m projector) {
+		t.Helper()
+		var want, got mat.Dense
+		if err := m.ProjectTo(&want, model.DenseRows(test)); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := m.ProjectTo(&got, model.DenseRows(withHuge)); err != nil {
+			t.Fatalf("%s: with the huge sample: %v", name, err)
+		}
+		for i := range 4 {
+			for j, v := range got.RawRowView(i) {
+				if i == 2 && !math.IsNaN(v) {
+					t.Fatalf("%s: the huge sample's code (%d) is %g, want NaN", name, j, v)
+				}
+				// The multiplicative updates stop on the objective's
+				// relative change, which the huge sample no longer moves:
+				// the others' codes are the same to a few digits.
+				if w := want.At(i, j); i != 2 && math.Abs(v-w) > 1e-3*(1+math.Abs(w)) {
+					t.Fatalf("%s: sample %d's code (%d) is %g with the huge sample, %g without", name, i, j, v, w)
+				}
+			}
+		}
+	}
+	for _, ny := range []*kernel.Nystrom{nil, {Landmarks: 30}} {
+		m := kernel.Flexible{Common: model.Common{Rank: 4, MaxIter: 100}, Kernel: kernel.Polynomial{Degree: 4}, Nystrom: ny}
+		if err := m.Fit(xd, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []kernel.Projection{kernel.ProjectNNLS, kernel.ProjectGraph, kernel.ProjectPaper} {
+			if p == kernel.ProjectPaper && ny != nil {
+				continue // the paper's projection needs the exact kernel
+			}
+			m.Projection = p
+			check(fmt.Sprintf("flexible, Nyström %v, projection %v", ny != nil, p), &m)
+		}
+	}
+	mk := kernel.MultiK{Common: model.Common{Rank: 4, MaxIter: 30}, Kernels: []kernel.Kernel{kernel.Gaussian{Scale: 0.5}, kernel.Polynomial{Degree: 2}}}
+	if err := mk.Fit(xd, nil); err != nil {
+		t.Fatal(err)
+	}
+	check("multik", &mk)
 }

@@ -539,7 +539,10 @@ func (m *MultiK) mustFit() {
 }
 
 // ProjectTo stores the codes of x's samples (M×K) into dst (empty or M×K),
-// by the method's Projection, in the kernel space of the fitted τ.
+// by the method's Projection, in the kernel space of the fitted τ. A
+// sample whose kernel values with the training samples are not finite
+// (values far beyond the training data's) gets NaN codes; the others are
+// projected as if it were not there.
 func (m *MultiK) ProjectTo(dst *mat.Dense, x model.Data) error {
 	m.mustFit()
 	_, nm := x.Dims()
@@ -549,6 +552,8 @@ func (m *MultiK) ProjectTo(dst *mat.Dense, x model.Data) error {
 	if err := m.sp.crossTo(&m.kte, self, m.tau, x); err != nil {
 		return err
 	}
+	bad := quarantine(&m.kte, self) // their codes are NaN
+	defer poisonRows(dst, bad)
 	// Least-squares codes (FᵀKF)⁻¹FᵀK_te.
 	sym := mat.NewSymDense(m.Rank, nil)
 	for i := 0; i < m.Rank; i++ {

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"fmt"
+	"math"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -193,5 +194,43 @@ func reuseDst(dst *mat.Dense, r, c int) {
 	}
 	if dr, dc := dst.Dims(); dr != r || dc != c {
 		panic(mat.ErrShape)
+	}
+}
+
+// quarantine finds the samples (columns of kte, entries of self) whose
+// kernel values with the training samples are not finite, zeroes those
+// values so that the other samples' projection can run, and returns the
+// samples' indices. Such a sample has values far beyond the training
+// data's (a polynomial kernel of a sample of 10⁹⁰ overflows): one of them
+// must not make every sample's projection fail.
+func quarantine(kte *mat.Dense, self []float64) []int {
+	n, m := kte.Dims()
+	var bad []int
+	for j := 0; j < m; j++ {
+		ok := !math.IsNaN(self[j]) && !math.IsInf(self[j], 0)
+		for i := 0; i < n && ok; i++ {
+			v := kte.At(i, j)
+			ok = !math.IsNaN(v) && !math.IsInf(v, 0)
+		}
+		if ok {
+			continue
+		}
+		bad = append(bad, j)
+		self[j] = 0
+		for i := 0; i < n; i++ {
+			kte.Set(i, j, 0)
+		}
+	}
+	return bad
+}
+
+// poisonRows sets the rows bad of dst to NaN: the codes of the samples
+// quarantine set aside, which have none (callers reject them).
+func poisonRows(dst *mat.Dense, bad []int) {
+	for _, i := range bad {
+		row := dst.RawRowView(i)
+		for j := range row {
+			row[j] = math.NaN()
+		}
 	}
 }

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nmfstream/nmfstream/datasets"
+)
+
+// hugeCSVs writes train.csv (the first 300 digits, every tenth labeled)
+// and test.csv (the next 60, labeled, with two more records: "huge" of
+// values 10⁹⁰, within record.MaxValue but far beyond the training data's,
+// and "over" of values 10²⁰⁰, above it) to dir.
+func hugeCSVs(t *testing.T, dir string) (train, test string) {
+	t.Helper()
+	x, y := datasets.Digits()
+	write := func(name string, lo, hi int, extra ...string) string {
+		var b strings.Builder
+		b.WriteString("id,label")
+		for j := range 64 {
+			fmt.Fprintf(&b, ",f%d", j)
+		}
+		b.WriteString("\n")
+		for i := lo; i < hi; i++ {
+			lab := ""
+			if name == "test.csv" || i%10 == 0 {
+				lab = fmt.Sprint(y[i])
+			}
+			fmt.Fprintf(&b, "r%d,%s", i, lab)
+			for _, v := range x.RawRowView(i) {
+				fmt.Fprintf(&b, ",%g", v)
+			}
+			b.WriteString("\n")
+		}
+		for _, e := range extra {
+			b.WriteString(e + "\n")
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	row := func(id, v string) string { return id + ",3" + strings.Repeat(","+v, 64) }
+	return write("train.csv", 0, 300), write("test.csv", 300, 360, row("huge", "1e90"), row("over", "1e200"))
+}
+
+// TestHugeRecords checks that a record of huge values costs that record
+// only: project and classify reject a record whose code is not a finite
+// float32 (the type they write codes in), naming it, and code the others;
+// the kernel methods give a record whose kernel values overflow NaN codes,
+// rejected the same way, instead of failing the whole projection; eval,
+// which writes no codes, classifies the huge record and rejects the one
+// above record.MaxValue. Before, one such record stopped each command.
+func TestHugeRecords(t *testing.T) {
+	dir := t.TempDir()
+	train, test := hugeCSVs(t, dir)
+	for _, method := range []string{"gnmf", "multik"} {
+		modelPath := filepath.Join(dir, method+".model")
+		mustRun(t, "fit", "--train", train, "--save", modelPath, "--method", method, "--rank", "10", "--iters", "30")
+		for _, cmd := range []string{"project", "classify"} {
+			out, rej := filepath.Join(dir, method+cmd+".arrow"), filepath.Join(dir, method+cmd+".rejects")
+			mustRun(t, cmd, "--model", modelPath, "--in", test, "--out", out, "--rejects", rej)
+			ids, codes, _, _ := readResults(t, out)
+			if len(ids) != 60 || len(codes) != 60 || ids[0] != "r300" || ids[59] != "r359" {
+				t.Errorf("%s %s: %d ids (%v…), want the 60 digits", method, cmd, len(ids), ids[:min(len(ids), 2)])
+			}
+			b, err := os.ReadFile(rej)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			if len(lines) != 2 || !strings.Contains(lines[0], `"over"`) || !strings.Contains(lines[0], "above 1e+100") ||
+				!strings.Contains(lines[1], `"huge"`) || !strings.Contains(lines[1], "too large for the model") {
+				t.Errorf("%s %s: rejects %q, want over (above record.MaxValue) and huge (its code)", method, cmd, lines)
+			}
+		}
+	}
+	out := mustRun(t, "eval", "--train", train, "--test", test, "--method", "gnmf", "--rank", "10", "--iters", "30", "--json")
+	var sum struct {
+		NTest    int     `json:"n_test"`
+		Rejected int     `json:"rejected"`
+		Accuracy float64 `json:"accuracy"`
+	}
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatalf("eval --json: %q: %v", out, err)
+	}
+	if sum.NTest != 61 || sum.Rejected != 1 || sum.Accuracy < 0.8 {
+		t.Errorf("eval: %+v, want 61 test records scored (huge among them), 1 rejected, accuracy ≥ 0.8", sum)
+	}
+}
