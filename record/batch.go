@@ -12,13 +12,15 @@ import (
 )
 
 // MaxValue is the largest feature value a source, a stage or a model
-// accepts (10¹⁰⁰). Above about 10¹⁵⁴ a value's square overflows float64:
-// one such record would turn the distances of the k-NN graph and the
-// factorization's objective into Inf and NaN, and every prediction after
-// it with them. Below MaxValue the sum of the squares of up to 10¹⁰⁰
-// values stays finite. Records with larger values are rejected with their
-// value named; scale such features down first.
-const MaxValue = 1e100
+// accepts (10⁶⁰). The factorization's updates form products of up to the
+// fourth power of a feature value (a stream's first fit overflowed
+// float64 between 10⁷⁷ and 10⁸⁰, and stopped the stream), and the k-NN
+// graph the squares: below MaxValue the sum of up to 10⁶⁰ such powers
+// stays finite. A record with a larger value would turn the model's
+// objective or the graph's distances into Inf and NaN, and every
+// prediction after it with them: it is rejected with its value named.
+// Scale such features down first.
+const MaxValue = 1e60
 
 // DefaultMaxDim is the largest feature dimension D a source or a stage
 // accepts unless told otherwise: 2²⁰, scikit-learn's HashingVectorizer default.

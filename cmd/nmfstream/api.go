@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"strings"
@@ -227,8 +228,18 @@ func (rr *recentRecords) get(id string) (predictionJSON, bool) {
 }
 
 // predictionOf is p as the JSON responses carry it.
+//
+// A code with an entry that is not finite is left out (JSON has no NaN,
+// and the encoder would fail the whole answer), as the stream writes a
+// null code for one that is not a finite float32.
 func predictionOf(p stages.Prediction) predictionJSON {
 	pj := predictionJSON{ID: p.ID, Offset: p.Offset, Node: p.Node, Score: jsonFloat(p.Score), Code: p.Code}
+	for _, v := range p.Code {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			pj.Code = nil
+			break
+		}
+	}
 	if p.Label != "" {
 		lab := p.Label
 		pj.Pred = &lab

@@ -61,7 +61,7 @@ float32). In float32 the products run about twice as fast (a whole GNMF
 fit of 10,000 MNIST images about 1.3×), objective and accuracy unchanged
 within rounding; an input with a value above 10¹⁵ keeps float64 (its
 products could overflow float32); --json says which ran ("precision").
-Feature values above 10¹⁰⁰ (record.MaxValue) are rejected.
+Feature values above 10⁶⁰ (record.MaxValue) are rejected.
 --model OUT is the deprecated spelling of --save OUT.
 
 Examples:

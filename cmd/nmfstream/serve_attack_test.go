@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -77,6 +78,13 @@ var attacks = []func(r *rand.Rand) (path string, body []byte){
 		return "/v1/records", []byte(`{"text":"a document in a dense stream"}`)
 	},
 	func(r *rand.Rand) (string, []byte) { return "/v1/records", []byte(`{"x":[1e999,1,1,1]}`) },
+	func(r *rand.Rand) (string, []byte) { return "/v1/records", []byte(`{"x":[1e200,1,1,1]}`) }, // above record.MaxValue
+	func(r *rand.Rand) (string, []byte) { // accepted, but its code is far beyond float32
+		return "/v1/records", []byte(`{"x":[1e59,1e59,1e59,1e59]}`)
+	},
+	func(r *rand.Rand) (string, []byte) { // an outlier: its statistics' remainder once it leaves
+		return "/v1/records", []byte(`{"x":[1e4,1e4,1e4,1e4]}`)
+	},
 	func(r *rand.Rand) (string, []byte) { return "/v1/records", nil },
 	func(r *rand.Rand) (string, []byte) { // labels for unknown ids, distinct labels
 		return "/v1/labels", fmt.Appendf(nil, "{\"id\":\"u%d\",\"label\":\"c%d\"}\n", r.Int(), r.IntN(5))
@@ -553,5 +561,45 @@ func TestServeCappedRankResumes(t *testing.T) {
 		if l.Model.Rank != 4 || l.Counters().Samples != int64(n) {
 			t.Errorf("%d records: resumed at rank %d with %d samples", n, l.Model.Rank, l.Counters().Samples)
 		}
+	}
+}
+
+// TestServeOutliers posts 300 requests of 10 records, one of them an
+// outlier of 10⁴ (the others up to 15) in every ninth request, through a
+// window of 300 records: each outlier's contribution to the model's
+// statistics is added and later taken out again. Before
+// model.Online.repairA what rounding left of them made the factorization
+// diverge within 90 requests: NaN codes, and answers with an empty body.
+// Every answer must carry a prediction and a finite code for each record,
+// and the model's objective must stay finite.
+func TestServeOutliers(t *testing.T) {
+	s := attackServer()
+	url, stop := startServer(t, s)
+	r := rand.New(rand.NewPCG(1, 7))
+	next := 0
+	for req := range 300 {
+		body := goodBody(r, &next, 10)
+		if req%9 == 3 {
+			body = append([]byte(`{"x":[1e4,1e4,1e4,1e4]}`+"\n"), body...)
+		}
+		st, m := post(t, url, "/v1/records", mediaJSONL, body)
+		preds, _ := m["predictions"].([]any)
+		if st != 200 || len(preds) < 10 {
+			t.Fatalf("request %d: %d, %d predictions", req, st, len(preds))
+		}
+		if req < 20 {
+			continue // the model's first fit comes after a few requests
+		}
+		for _, p := range preds {
+			if c, _ := p.(map[string]any)["code"].([]any); len(c) != 4 {
+				t.Fatalf("request %d: a prediction without its code (left out when not finite): %v", req, p)
+			}
+		}
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if obj := s.learner.Model.Objective(); math.IsNaN(obj) || math.IsInf(obj, 0) {
+		t.Errorf("objective %g after the outliers", obj)
 	}
 }

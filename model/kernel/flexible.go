@@ -10,6 +10,7 @@ import (
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/sparse"
+	"github.com/nmfstream/nmfstream/record"
 )
 
 // Flexible is flexible-kernel NMF (Zhang and Liu, "An Efficient
@@ -247,7 +248,7 @@ func (m *Flexible) ProjectTo(dst *mat.Dense, x model.Data) error {
 		if err := m.sp.crossTo(&m.kte, self, []float64{1}, x); err != nil {
 			return err
 		}
-		bad = quarantine(&m.kte, self)
+		bad = quarantine(&m.kte, self, math.MaxFloat64)
 		if m.Projection == ProjectPaper {
 			return m.paperTo(dst)
 		}
@@ -262,13 +263,13 @@ func (m *Flexible) ProjectTo(dst *mat.Dense, x model.Data) error {
 		}
 		var ct mat.Dense // the coordinates as quarantine reads them, a sample a column
 		ct.CloneFrom(coords.T())
-		bad = quarantine(&ct, make([]float64, nm))
+		bad = quarantine(&ct, make([]float64, nm), record.MaxValue) // the coordinates are the projection's data
 		coords.CloneFrom(ct.T())
 		if m.Projection == ProjectGraph {
 			if err := m.sp.crossTo(&m.kte, self, []float64{1}, x); err != nil {
 				return err
 			}
-			bad = slices.Compact(slices.Sorted(slices.Values(append(bad, quarantine(&m.kte, self)...))))
+			bad = slices.Compact(slices.Sorted(slices.Values(append(bad, quarantine(&m.kte, self, math.MaxFloat64)...))))
 		}
 	}
 	m.proj = model.Projector{Method: model.ProjectNNLS, U: &m.b, MaxIter: projMaxIter, Tol: projTol}

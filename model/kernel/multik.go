@@ -552,7 +552,7 @@ func (m *MultiK) ProjectTo(dst *mat.Dense, x model.Data) error {
 	if err := m.sp.crossTo(&m.kte, self, m.tau, x); err != nil {
 		return err
 	}
-	bad := quarantine(&m.kte, self) // their codes are NaN
+	bad := quarantine(&m.kte, self, math.MaxFloat64) // their codes are NaN
 	defer poisonRows(dst, bad)
 	// Least-squares codes (FᵀKF)⁻¹FᵀK_te.
 	sym := mat.NewSymDense(m.Rank, nil)

@@ -197,20 +197,19 @@ func reuseDst(dst *mat.Dense, r, c int) {
 	}
 }
 
-// quarantine finds the samples (columns of kte, entries of self) whose
-// kernel values with the training samples are not finite, zeroes those
-// values so that the other samples' projection can run, and returns the
-// samples' indices. Such a sample has values far beyond the training
-// data's (a polynomial kernel of a sample of 10⁹⁰ overflows): one of them
+// quarantine finds the samples (columns of kte, entries of self) with a
+// kernel value that is not finite or above limit in magnitude, zeroes
+// those values so that the other samples' projection can run, and returns
+// the samples' indices. Such a sample has values far beyond the training
+// data's (a polynomial kernel of a sample of 10⁵⁰ overflows): one of them
 // must not make every sample's projection fail.
-func quarantine(kte *mat.Dense, self []float64) []int {
+func quarantine(kte *mat.Dense, self []float64, limit float64) []int {
 	n, m := kte.Dims()
 	var bad []int
 	for j := 0; j < m; j++ {
-		ok := !math.IsNaN(self[j]) && !math.IsInf(self[j], 0)
+		ok := math.Abs(self[j]) <= limit // false for NaN
 		for i := 0; i < n && ok; i++ {
-			v := kte.At(i, j)
-			ok = !math.IsNaN(v) && !math.IsInf(v, 0)
+			ok = math.Abs(kte.At(i, j)) <= limit
 		}
 		if ok {
 			continue
