@@ -1505,17 +1505,9 @@ func (o *Online) repairA(slots int) {
 // negative, nothing changes. It costs (D + K)·K per step, against the U
 // step's D·K² per update.
 func (o *Online) clampStats() {
-	for _, m := range []*mat.Dense{&o.a, func() *mat.Dense { b, _ := o.statsRows(); return b }()} {
-		raw := m.RawMatrix()
-		for i := 0; i < raw.Rows; i++ {
-			row := raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols]
-			for j, v := range row {
-				if v < 0 {
-					row[j] = 0
-				}
-			}
-		}
-	}
+	b, _ := o.statsRows()
+	clampNonNeg(&o.a)
+	clampNonNeg(b)
 }
 
 // syncUC gathers U's rows of its support (usupp) into uc unless uc holds
