@@ -869,6 +869,9 @@ func (s *server) handleRecords(w http.ResponseWriter, r *http.Request) {
 				codes.SetRow(i, p.Code)
 			}
 		}
+		if codes != nil && !finite32(codes) {
+			codes = nil // null codes, as stream writes them (arrivalCodes): the sink refuses such a code
+		}
 		res.Codes = codes
 		aw := sinks.NewArrow(w, k)
 		if err := aw.Write(res); err != nil {
@@ -883,6 +886,20 @@ func (s *server) handleRecords(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(resp)
+}
+
+// finite32 reports whether every entry of m is a finite float32, the type
+// the Arrow outputs hold codes in.
+func finite32(m *mat.Dense) bool {
+	r, _ := m.Dims()
+	for i := range r {
+		for _, v := range m.RawRowView(i) {
+			if math.IsNaN(v) || math.Abs(v) > math.MaxFloat32 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // labelsResponse is the answer to POST /v1/labels: applied counts the

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow/go/v15/arrow/ipc"
+
 	"github.com/nmfstream/nmfstream/internal/testenv"
 	"github.com/nmfstream/nmfstream/sources"
 )
@@ -601,5 +603,54 @@ func TestServeOutliers(t *testing.T) {
 	}
 	if obj := s.learner.Model.Objective(); math.IsNaN(obj) || math.IsInf(obj, 0) {
 		t.Errorf("objective %g after the outliers", obj)
+	}
+}
+
+// TestServeArrowHugeCode posts, asking for Arrow, a request whose last
+// record (values 10⁵⁰, within record.MaxValue) has a code beyond float32,
+// the Arrow answer's code type: the answer is 200 with every record's
+// prediction and the request's codes null, as stream writes them, not a
+// 500 that loses the request's predictions.
+func TestServeArrowHugeCode(t *testing.T) {
+	s := attackServer()
+	url, stop := startServer(t, s)
+	defer stop()
+	r := rand.New(rand.NewPCG(1, 7))
+	next := 0
+	for range 10 {
+		if st, _ := post(t, url, "/v1/records", mediaJSONL, goodBody(r, &next, 10)); st != 200 {
+			t.Fatal(st)
+		}
+	}
+	body := append(goodBody(r, &next, 5), []byte(`{"id":"huge","x":[1e50,1e50,1e50,1e50]}`+"\n")...)
+	req, _ := http.NewRequest("POST", url+"/v1/records", bytes.NewReader(body))
+	req.Header.Set("Content-Type", mediaJSONL)
+	req.Header.Set("Accept", mediaArrow)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	rdr, err := ipc.NewReader(resp.Body)
+	if err != nil {
+		t.Fatalf("arrow answer: %v", err)
+	}
+	defer rdr.Release()
+	rows, nullCodes := 0, 0
+	for rdr.Next() {
+		rec := rdr.Record()
+		rows += int(rec.NumRows())
+		for i, f := range rec.Schema().Fields() {
+			if f.Name == "code" {
+				nullCodes += rec.Column(i).NullN()
+			}
+		}
+	}
+	if rows != 6 || nullCodes != 6 {
+		t.Errorf("arrow answer: %d rows, %d null codes; want 6 and 6", rows, nullCodes)
 	}
 }
