@@ -1410,7 +1410,6 @@ func (o *Online) stepU(added int, terms []Term, slots int) {
 	}
 	if steps > 0 { // a negative USteps leaves U fixed
 		o.repairA(slots)
-		o.clampStats()
 		e := &o.uEng
 		o.uLoss.o = o
 		e.Loss, e.FixV, e.MaxIter, e.Tol = &o.uLoss, true, steps, -1
@@ -1493,21 +1492,6 @@ func (o *Online) repairA(slots int) {
 			return
 		}
 	}
-}
-
-// clampStats sets the negative entries of the statistics A = VᵀV and B =
-// XᵀV (its kept rows) to zero before the U step. Both are sums of
-// non-negative terms, kept by adding and subtracting contributions, so
-// rounding can leave an entry a little below zero where a large
-// contribution left, and a negative entry in the U step's numerator or
-// denominator would make U negative. repairA catches the drift that
-// matters; this guards the sign between its checks. Where no entry is
-// negative, nothing changes. It costs (D + K)·K per step, against the U
-// step's D·K² per update.
-func (o *Online) clampStats() {
-	b, _ := o.statsRows()
-	clampNonNeg(&o.a)
-	clampNonNeg(b)
 }
 
 // syncUC gathers U's rows of its support (usupp) into uc unless uc holds

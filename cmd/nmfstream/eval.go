@@ -214,6 +214,26 @@ type evaluation struct {
 	cs          metrics.ClassScores
 }
 
+// readTest reads the test file and codes its records on the fit f's basis
+// (codeTest), then reports its rejected records, those whose codes are bad
+// among them, to stderr and appends them to rejects (if set). start is
+// when the coding began (eval's project_seconds count from it).
+func readTest(ctx context.Context, f *fitted, proj model.Projection, p fitParams, test, rejects string, stderr io.Writer) (tin *input, x model.Data, codes *mat.Dense, start time.Time, err error) {
+	pr := newProgress(stderr, "reading "+test)
+	tin, err = readInput(ctx, test, p.csv.opener(os.Stdin), pr)
+	pr.done()
+	start = time.Now()
+	if err == nil {
+		x, codes, err = codeTest(ctx, f, proj, tin, test, stderr)
+	}
+	if tin != nil {
+		if rerr := reportRejects(stderr, tin, rejects, true); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	return tin, x, codes, start, err
+}
+
 // evaluate fits p's method on the train file, codes and classifies the
 // test file, and scores the predictions against the test labels, as eval
 // does; rejected records of both files go to rejects (if set) and stderr.
@@ -235,22 +255,7 @@ func evaluate(ctx context.Context, p fitParams, tp textParams, train, test, reje
 	}
 	proj, _ := model.ParseProjection(p.projector)
 
-	pr := newProgress(stderr, "reading "+test)
-	tin, err := readInput(ctx, test, p.csv.opener(os.Stdin), pr)
-	pr.done()
-	var (
-		x     model.Data
-		codes *mat.Dense
-		start = time.Now()
-	)
-	if err == nil { // the records whose codes are bad are rejected too
-		x, codes, err = codeTest(ctx, f, proj, tin, test, stderr)
-	}
-	if tin != nil {
-		if rerr := reportRejects(stderr, tin, rejects, true); rerr != nil && err == nil {
-			err = rerr
-		}
-	}
+	tin, x, codes, start, err := readTest(ctx, f, proj, p, test, rejects, stderr)
 	if err != nil {
 		return nil, err
 	}

@@ -888,20 +888,6 @@ func (s *server) handleRecords(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(resp)
 }
 
-// finite32 reports whether every entry of m is a finite float32, the type
-// the Arrow outputs hold codes in.
-func finite32(m *mat.Dense) bool {
-	r, _ := m.Dims()
-	for i := range r {
-		for _, v := range m.RawRowView(i) {
-			if math.IsNaN(v) || math.Abs(v) > math.MaxFloat32 {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // labelsResponse is the answer to POST /v1/labels: applied counts the
 // labels learned now (their record is in the window, or its arrival
 // prediction waits to be scored), pending those that wait for a record not

@@ -812,17 +812,29 @@ func arrivalCodes(ps []stages.Prediction, k int) *mat.Dense {
 		if len(p.Code) != k {
 			return nil
 		}
-		for _, v := range p.Code {
-			if math.IsNaN(v) || math.Abs(v) > math.MaxFloat32 {
-				return nil
-			}
-		}
 	}
 	c := mat.NewDense(len(ps), k, nil)
 	for i, p := range ps {
 		c.SetRow(i, p.Code)
 	}
+	if !finite32(c) {
+		return nil
+	}
 	return c
+}
+
+// finite32 reports whether every entry of m is a finite float32, the type
+// the Arrow outputs hold codes in.
+func finite32(m *mat.Dense) bool {
+	r, _ := m.Dims()
+	for i := range r {
+		for _, v := range m.RawRowView(i) {
+			if math.IsNaN(v) || math.Abs(v) > math.MaxFloat32 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (w *stepWriter) Close() error {

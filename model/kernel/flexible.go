@@ -261,10 +261,18 @@ func (m *Flexible) ProjectTo(dst *mat.Dense, x model.Data) error {
 		if err := m.sp.maps[0].featuresTo(&coords, x); err != nil {
 			return err
 		}
-		var ct mat.Dense // the coordinates as quarantine reads them, a sample a column
-		ct.CloneFrom(coords.T())
-		bad = quarantine(&ct, make([]float64, nm), record.MaxValue) // the coordinates are the projection's data
-		coords.CloneFrom(ct.T())
+		// The coordinates are the projection's data: a sample's row with
+		// an entry above record.MaxValue (or not finite) is zeroed.
+		for i := range nm {
+			row := coords.RawRowView(i)
+			for _, v := range row {
+				if !(math.Abs(v) <= record.MaxValue) {
+					bad = append(bad, i)
+					clear(row)
+					break
+				}
+			}
+		}
 		if m.Projection == ProjectGraph {
 			if err := m.sp.crossTo(&m.kte, self, []float64{1}, x); err != nil {
 				return err
