@@ -2,7 +2,10 @@ package stages
 
 import (
 	"fmt"
+	"math"
 	"slices"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/sparse"
@@ -176,7 +179,90 @@ func (l *Learner) rows(f *Features) (model.Data, []int, []record.Reject) {
 	}
 	x, keep, bad := l.Featurize.RowsOf(f)
 	l.capRank()
-	return l.capClasses(f, x, keep, bad)
+	x, keep, bad = l.capClasses(f, x, keep, bad)
+	return l.capNorms(f, x, keep, bad)
+}
+
+// rowNorms returns the Euclidean norms of x's rows (none for nil x),
+// summed as the graph sums them (graph.Graph.Norm).
+func rowNorms(x model.Data) []float64 {
+	if x == nil {
+		return nil
+	}
+	var nm []float64
+	switch r := model.Rows(x).(type) {
+	case *mat.Dense:
+		n, _ := r.Dims()
+		nm = make([]float64, n)
+		for i := range nm {
+			nm[i] = sqNorm(r.RawRowView(i))
+		}
+	case *sparse.CSR:
+		n, _ := r.Dims()
+		nm = make([]float64, n)
+		for i := range nm {
+			_, val := r.Row(i)
+			nm[i] = sqNorm(val)
+		}
+	default:
+		panic(fmt.Sprintf("stages: unsupported rows %T", x))
+	}
+	for i, v := range nm {
+		nm[i] = math.Sqrt(v)
+	}
+	return nm
+}
+
+func sqNorm(v []float64) float64 {
+	var ss float64
+	for _, x := range v {
+		ss += x * x
+	}
+	return ss
+}
+
+// capNorms rejects the samples among keep (with their rows of x) whose
+// norm is above Featurize.MaxNormRatio times the reference: the geometric
+// mean of the nonzero norms of the window's samples and of keep's.
+func (l *Learner) capNorms(f *Features, x model.Data, keep []int, bad []record.Reject) (model.Data, []int, []record.Reject) {
+	ratio := l.Featurize.MaxNormRatio
+	if ratio == 0 {
+		ratio = DefaultMaxNormRatio
+	}
+	if ratio < 0 || len(keep) == 0 {
+		return x, keep, bad
+	}
+	nm := rowNorms(x)
+	sum, n := l.Window.logNorms()
+	for _, v := range nm {
+		if v > 0 {
+			sum += math.Log(v)
+			n++
+		}
+	}
+	if n == 0 {
+		return x, keep, bad
+	}
+	ref := math.Exp(sum / float64(n))
+	var kept, pos []int
+	for p, i := range keep {
+		if nm[p] > ratio*ref {
+			err := fmt.Errorf("its norm %.3g is %.3g times the window's typical norm %.3g, over the limit of %g (--max-norm-ratio): a corrupt record, or features of another scale", nm[p], nm[p]/ref, ref, ratio)
+			bad = append(bad, record.Reject{Offset: f.Offsets[i], ID: f.IDs[i], Reason: &record.Error{Offset: f.Offsets[i], ID: f.IDs[i], Err: err}})
+			continue
+		}
+		kept, pos = append(kept, i), append(pos, p)
+	}
+	if len(kept) == len(keep) {
+		return x, keep, bad
+	}
+	if len(pos) > 0 {
+		x = subRows(x, pos)
+	} else {
+		x = nil
+	}
+	slices.SortStableFunc(bad, func(a, b record.Reject) int { return cmpOffset(a.Offset, b.Offset) })
+	return x, kept, bad
 }
 
 // isDense reports whether x's samples are stored dense (a batch without

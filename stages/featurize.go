@@ -55,6 +55,12 @@ func DefaultDocumentTFIDF() *TFIDF {
 	return &TFIDF{StopWords: EnglishStopWords(), SublinearTF: true, MinDF: DocFreq{Count: 2}}
 }
 
+// DefaultMaxNormRatio is Featurize.MaxNormRatio's default: six orders of
+// magnitude above the window's typical norm, far beyond any stream of
+// BENCHMARKS.md (images, whose norms vary by less than 10×, and TF-IDF rows
+// of norm 1), so that only records of another scale are refused.
+const DefaultMaxNormRatio = 1e6
+
 // Featurize turns the samples of a record.Batch into rows for the model:
 // dense and sparse features pass through after a per-row check, text goes
 // through a TF-IDF vectorizer whose document frequencies follow the stream.
@@ -78,6 +84,15 @@ type Featurize struct {
 	// class beyond it is rejected (per-class state takes memory in
 	// proportion to the window times the classes).
 	MaxClasses int
+	// MaxNormRatio bounds a sample's Euclidean norm relative to the
+	// window's: a sample whose norm exceeds MaxNormRatio times the
+	// geometric mean of the nonzero norms of the window's samples and of
+	// its batch's is rejected before the model sees it (Learner; a corrupt
+	// record, such as a pixel of 10³⁰, would otherwise set the basis and,
+	// through the graph's edges, its neighbours' codes while it stays in
+	// the window). If zero, it defaults to DefaultMaxNormRatio; a negative
+	// value accepts every norm (record.MaxValue still bounds the values).
+	MaxNormRatio float64
 
 	dim int
 	// maxEntries, if positive, bounds the entries of a text row: the

@@ -160,6 +160,9 @@ func (l *Learner) Restore(s *LearnerState) error {
 			return fmt.Errorf("stages: learner: state: node %d has class %d of %d", n, nd.Class, len(l.classes))
 		}
 		l.nodes = append(l.nodes, node{live: nd.Live, id: nd.ID, class: nd.Class, seq: nd.Seq, revisits: nd.Revisits})
+		if g := l.Model.KNN(); nd.Live && g != nil {
+			l.nodes[n].setNorm(g.Norm(n))
+		}
 		if nd.Live && nd.ID != "" {
 			l.byID[nd.ID] = n
 		}

@@ -1,6 +1,10 @@
 package stages
 
-import "github.com/nmfstream/nmfstream/model/graph"
+import (
+	"math"
+
+	"github.com/nmfstream/nmfstream/model/graph"
+)
 
 // Window is the one owner of the window's nodes as the chain sees them: for
 // each node of the model's graph (a slot of model.Online.KNN), whether it
@@ -27,6 +31,31 @@ type node struct {
 	// revisits is the number of the linear model's passes the node's
 	// label may still take part in (linearRevisits when it is learned).
 	revisits int
+	// logNorm is ln‖x‖ of the node's sample when normed, that is when
+	// the norm is nonzero (logNorms).
+	logNorm float64
+	normed  bool
+}
+
+// setNorm records nm, the Euclidean norm of the node's sample.
+func (nd *node) setNorm(nm float64) {
+	nd.normed = nm > 0
+	nd.logNorm = 0
+	if nd.normed {
+		nd.logNorm = math.Log(nm)
+	}
+}
+
+// logNorms returns the sum of ln‖x‖ over the live nodes of nonzero norm
+// and their number, in node order (Featurize.MaxNormRatio's reference).
+func (w *Window) logNorms() (sum float64, n int) {
+	for _, nd := range w.nodes {
+		if nd.live && nd.normed {
+			sum += nd.logNorm
+			n++
+		}
+	}
+	return sum, n
 }
 
 // Lookup returns the node of the live sample with record id id.
@@ -81,6 +110,7 @@ func (w *Window) track(g *graph.Graph, ids []int, recIDs []string) {
 	for p, n := range ids {
 		id := recIDs[p]
 		w.nodes[n] = node{live: true, id: id, class: -1, seq: w.seq}
+		w.nodes[n].setNorm(g.Norm(n))
 		w.seq++
 		if id != "" {
 			w.byID[id] = n

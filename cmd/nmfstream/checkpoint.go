@@ -68,6 +68,10 @@ type onlineConfig struct {
 	SpreadCodes float64
 	// Q is --q, model.Online.Q; older checkpoints read as 0, its default.
 	Q int
+	// MaxNormRatio is --max-norm-ratio, stages.Featurize.MaxNormRatio; a
+	// limit, which a resumed stream may change. Older checkpoints read as
+	// 0, its default.
+	MaxNormRatio float64
 }
 
 // checkpoint is the whole state of a stream.
@@ -179,6 +183,7 @@ func (c onlineConfig) learner() *stages.Learner {
 		SpreadPower:  c.SpreadPower,
 		SpreadMetric: c.SpreadMetric,
 		SpreadCodes:  c.SpreadCodes,
+		Featurize:    stages.Featurize{MaxNormRatio: c.MaxNormRatio},
 		Neighbors:    c.Vote,
 		Metric:       classify.Metric(c.Metric),
 	}

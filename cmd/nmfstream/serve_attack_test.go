@@ -481,6 +481,32 @@ func TestServeBodyRateAfterBody(t *testing.T) {
 	}
 }
 
+// readArrowAnswer reads and closes an Arrow answer of /v1/records and
+// returns its rows and null codes.
+func readArrowAnswer(t *testing.T, resp *http.Response) (rows, nullCodes int) {
+	t.Helper()
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	rdr, err := ipc.NewReader(resp.Body)
+	if err != nil {
+		t.Fatalf("arrow answer: %v", err)
+	}
+	defer rdr.Release()
+	for rdr.Next() {
+		rec := rdr.Record()
+		rows += int(rec.NumRows())
+		for i, f := range rec.Schema().Fields() {
+			if f.Name == "code" {
+				nullCodes += rec.Column(i).NullN()
+			}
+		}
+	}
+	return rows, nullCodes
+}
+
 // liveHeap returns the heap's live bytes after a collection: the least of
 // three readings 50 ms apart, so what the service retains is measured and
 // a transient allocation of another goroutine of the test process (a
@@ -619,14 +645,33 @@ func TestServeOutliers(t *testing.T) {
 }
 
 // TestServeArrowHugeCode posts, asking for Arrow, a request whose last
-// record (values 10⁵⁰, within record.MaxValue) has a code beyond float32,
-// the Arrow answer's code type: the answer is 200 with every record's
-// prediction and the request's codes null, as stream writes them, not a
-// 500 that loses the request's predictions.
+// record has values 10⁵⁰ (within record.MaxValue). At the defaults it is
+// rejected (--max-norm-ratio) and the other five are answered with finite
+// codes. With that bound off its code is beyond float32, the Arrow
+// answer's code type, and its graph neighbours' codes with it: the answer
+// is 200 with every record's prediction and the request's codes null, as
+// stream writes them, not a 500 that loses the request's predictions.
 func TestServeArrowHugeCode(t *testing.T) {
+	for _, tc := range []struct {
+		ratio             float64
+		rows, nulls, rejs int
+	}{{0, 5, 0, 1}, {-1, 6, 6, 0}} {
+		rows, nulls, rejs := arrowHugeCode(t, tc.ratio)
+		if rows != tc.rows || nulls != tc.nulls || rejs != tc.rejs {
+			t.Errorf("--max-norm-ratio %g: arrow answer: %d rows, %d null codes, %d rejected; want %d, %d and %d",
+				tc.ratio, rows, nulls, rejs, tc.rows, tc.nulls, tc.rejs)
+		}
+	}
+}
+
+// arrowHugeCode runs TestServeArrowHugeCode's requests on a service whose
+// learner has MaxNormRatio ratio and returns the rows, the null codes and
+// the rejected records of the Arrow answer.
+func arrowHugeCode(t *testing.T, ratio float64) (rows, nullCodes, rejected int) {
+	t.Helper()
 	s := attackServer()
+	s.learner.Featurize.MaxNormRatio = ratio
 	url, stop := startServer(t, s)
-	defer stop()
 	r := rand.New(rand.NewPCG(1, 7))
 	next := 0
 	for range 10 {
@@ -642,27 +687,9 @@ func TestServeArrowHugeCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != 200 {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	rows, nullCodes = readArrowAnswer(t, resp)
+	if err := stop(); err != nil { // the learner is the test's once serve has stopped
+		t.Fatal(err)
 	}
-	rdr, err := ipc.NewReader(resp.Body)
-	if err != nil {
-		t.Fatalf("arrow answer: %v", err)
-	}
-	defer rdr.Release()
-	rows, nullCodes := 0, 0
-	for rdr.Next() {
-		rec := rdr.Record()
-		rows += int(rec.NumRows())
-		for i, f := range rec.Schema().Fields() {
-			if f.Name == "code" {
-				nullCodes += rec.Column(i).NullN()
-			}
-		}
-	}
-	if rows != 6 || nullCodes != 6 {
-		t.Errorf("arrow answer: %d rows, %d null codes; want 6 and 6", rows, nullCodes)
-	}
+	return rows, nullCodes, int(s.learner.Counters().Rejected)
 }

@@ -116,6 +116,15 @@ func (g *Graph) Dim() int { return g.st.dim }
 // Live reports whether id is a live node.
 func (g *Graph) Live(id int) bool { return id >= 0 && id < len(g.live) && g.live[id] }
 
+// Norm returns the Euclidean norm of the row stored at slot id as it was
+// given (before any cosine scaling), or 0 for a free slot.
+func (g *Graph) Norm(id int) float64 {
+	if !g.Live(id) {
+		return 0
+	}
+	return g.st.raw[id]
+}
+
 // Gen returns the number of times slot id has been freed.
 func (g *Graph) Gen(id int) uint32 { return g.gen[id] }
 
