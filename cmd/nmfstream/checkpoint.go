@@ -68,9 +68,8 @@ type onlineConfig struct {
 	SpreadCodes float64
 	// Q is --q, model.Online.Q; older checkpoints read as 0, its default.
 	Q int
-	// MaxNormRatio is --max-norm-ratio, stages.Featurize.MaxNormRatio; a
-	// limit, which a resumed stream may change. Older checkpoints read as
-	// 0, its default.
+	// MaxNormRatio is --max-norm-ratio, stages.Featurize.MaxNormRatio.
+	// Older checkpoints read as 0, its default.
 	MaxNormRatio float64
 }
 
