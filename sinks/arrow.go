@@ -37,6 +37,9 @@ type Arrow struct {
 	File bool
 	// Allocator allocates the Arrow buffers. If nil, memory.DefaultAllocator.
 	Allocator memory.Allocator
+	// Metadata, if not empty, is written as the schema's key-value
+	// metadata (serve's answer carries its rejected records there).
+	Metadata map[string]string
 
 	w      io.Writer
 	k      int
@@ -65,6 +68,10 @@ func (a *Arrow) start() error {
 	mem := a.Allocator
 	if mem == nil {
 		mem = memory.DefaultAllocator
+	}
+	if len(a.Metadata) > 0 {
+		md := arrow.MetadataFrom(a.Metadata)
+		a.schema = arrow.NewSchema(a.schema.Fields(), &md)
 	}
 	if a.File {
 		fw, err := ipc.NewFileWriter(&offsetWriter{w: a.w}, ipc.WithSchema(a.schema), ipc.WithAllocator(mem))

@@ -287,3 +287,56 @@ func TestCreate(t *testing.T) {
 		}
 	}
 }
+
+// TestArrowMetadata checks that Arrow.Metadata reaches the schema of both
+// IPC formats, beside the rows.
+func TestArrowMetadata(t *testing.T) {
+	for _, file := range []bool{false, true} {
+		var buf bytes.Buffer
+		s := NewArrow(&buf, 3)
+		s.File = file
+		s.Metadata = map[string]string{"rejected": `[{"offset":3}]`, "duplicates": "2"}
+		if err := s.Write(testResults()[0]); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		var schema *arrow.Schema
+		rows := 0
+		if file {
+			fr, err := ipc.NewFileReader(bytes.NewReader(buf.Bytes()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			schema = fr.Schema()
+			for i := range fr.NumRecords() {
+				rec, err := fr.RecordAt(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows += int(rec.NumRows())
+				rec.Release()
+			}
+			fr.Close()
+		} else {
+			r, err := ipc.NewReader(bytes.NewReader(buf.Bytes()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			schema = r.Schema()
+			for r.Next() {
+				rows += int(r.Record().NumRows())
+			}
+			r.Release()
+		}
+		md := schema.Metadata()
+		if i, j := md.FindKey("rejected"), md.FindKey("duplicates"); i < 0 || j < 0 ||
+			md.Values()[i] != `[{"offset":3}]` || md.Values()[j] != "2" {
+			t.Errorf("file %v: metadata %v", file, md)
+		}
+		if want := testResults()[0].Len(); rows != want || !slices.EqualFunc(schema.Fields(), ResultSchema(3).Fields(), func(a, b arrow.Field) bool { return a.Equal(b) }) {
+			t.Errorf("file %v: %d rows, fields %v; want %d rows of ResultSchema's fields", file, rows, schema.Fields(), want)
+		}
+	}
+}

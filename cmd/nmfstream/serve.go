@@ -855,30 +855,7 @@ func (s *server) handleRecords(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if strings.Contains(r.Header.Get("Accept"), "application/vnd.apache.arrow") {
-		w.Header().Set("Content-Type", mediaArrow)
-		res := sinks.Results{}
-		var codes *mat.Dense
-		if k > 0 && len(preds) > 0 {
-			codes = mat.NewDense(len(preds), k, nil)
-		}
-		for i, p := range preds {
-			res.IDs = append(res.IDs, p.ID)
-			res.Preds = append(res.Preds, p.Label)
-			res.Scores = append(res.Scores, p.Score)
-			if codes != nil && p.Code != nil {
-				codes.SetRow(i, p.Code)
-			}
-		}
-		if codes != nil && !finite32(codes) {
-			codes = nil // null codes, as stream writes them (arrivalCodes): the sink refuses such a code
-		}
-		res.Codes = codes
-		aw := sinks.NewArrow(w, k)
-		if err := aw.Write(res); err != nil {
-			writeError(w, http.StatusInternalServerError, "internal", err.Error())
-			return
-		}
-		aw.Close()
+		writeArrowAnswer(w, preds, k, &resp)
 		return
 	}
 	for _, p := range preds {
@@ -886,6 +863,40 @@ func (s *server) handleRecords(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(resp)
+}
+
+// writeArrowAnswer writes /v1/records' answer as Arrow (sinks.Arrow, k code
+// columns): a row per prediction, the codes null when one of them is not a
+// finite float32 (as stream writes them: the sink refuses such a code),
+// and the JSON answer's rejected records and duplicates in the schema's
+// metadata ("rejected", the same JSON array; "duplicates", a count).
+func writeArrowAnswer(w http.ResponseWriter, preds []stages.Prediction, k int, resp *recordsResponse) {
+	w.Header().Set("Content-Type", mediaArrow)
+	res := sinks.Results{}
+	var codes *mat.Dense
+	if k > 0 && len(preds) > 0 {
+		codes = mat.NewDense(len(preds), k, nil)
+	}
+	for i, p := range preds {
+		res.IDs = append(res.IDs, p.ID)
+		res.Preds = append(res.Preds, p.Label)
+		res.Scores = append(res.Scores, p.Score)
+		if codes != nil && p.Code != nil {
+			codes.SetRow(i, p.Code)
+		}
+	}
+	if codes != nil && !finite32(codes) {
+		codes = nil
+	}
+	res.Codes = codes
+	aw := sinks.NewArrow(w, k)
+	rej, _ := json.Marshal(resp.Rejected)
+	aw.Metadata = map[string]string{"rejected": string(rej), "duplicates": strconv.Itoa(resp.Duplicates)}
+	if err := aw.Write(res); err != nil {
+		writeError(w, http.StatusInternalServerError, "internal", err.Error())
+		return
+	}
+	aw.Close()
 }
 
 // labelsResponse is the answer to POST /v1/labels: applied counts the

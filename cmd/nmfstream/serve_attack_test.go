@@ -482,8 +482,9 @@ func TestServeBodyRateAfterBody(t *testing.T) {
 }
 
 // readArrowAnswer reads and closes an Arrow answer of /v1/records and
-// returns its rows and null codes.
-func readArrowAnswer(t *testing.T, resp *http.Response) (rows, nullCodes int) {
+// returns its rows, its null codes and the rejected records its schema's
+// metadata lists.
+func readArrowAnswer(t *testing.T, resp *http.Response) (rows, nullCodes int, rejected []rejectJSON) {
 	t.Helper()
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
@@ -495,6 +496,10 @@ func readArrowAnswer(t *testing.T, resp *http.Response) (rows, nullCodes int) {
 		t.Fatalf("arrow answer: %v", err)
 	}
 	defer rdr.Release()
+	md := rdr.Schema().Metadata()
+	if i := md.FindKey("rejected"); i < 0 || json.Unmarshal([]byte(md.Values()[i]), &rejected) != nil || md.FindKey("duplicates") < 0 {
+		t.Fatalf("arrow answer: schema metadata %v, want the rejected records and the duplicates", md)
+	}
 	for rdr.Next() {
 		rec := rdr.Record()
 		rows += int(rec.NumRows())
@@ -504,7 +509,7 @@ func readArrowAnswer(t *testing.T, resp *http.Response) (rows, nullCodes int) {
 			}
 		}
 	}
-	return rows, nullCodes
+	return rows, nullCodes, rejected
 }
 
 // liveHeap returns the heap's live bytes after a collection: the least of
@@ -687,9 +692,14 @@ func arrowHugeCode(t *testing.T, ratio float64) (rows, nullCodes, rejected int) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, nullCodes = readArrowAnswer(t, resp)
-	if err := stop(); err != nil { // the learner is the test's once serve has stopped
+	rows, nullCodes, rej := readArrowAnswer(t, resp)
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	return rows, nullCodes, int(s.learner.Counters().Rejected)
+	for _, r := range rej {
+		if r.ID != "huge" || !strings.Contains(r.Reason, "--max-norm-ratio") {
+			t.Errorf("rejected %+v, want the huge record, naming --max-norm-ratio", r)
+		}
+	}
+	return rows, nullCodes, len(rej)
 }
