@@ -48,7 +48,8 @@ func sameOutcome(a, b outcome) bool {
 }
 
 // TestServeStreamAgree replays a recorded stream (digits with late labels
-// and bad records) twice: through `stream --out`, and by posting the same
+// and bad records, some of them of another scale, which the learner
+// rejects) twice: through `stream --out`, and by posting the same
 // records in order to serve, each stream batch as one request, its late
 // labels inline as label-only records for even batches and, for odd ones,
 // through /v1/labels right after the records when they come after the
@@ -61,7 +62,7 @@ func TestServeStreamAgree(t *testing.T) {
 	const batch = 20
 	dir := t.TempDir()
 	in := filepath.Join(dir, "digits.arrow")
-	writeDigitsStream(t, in, 0.2, 30)
+	_, bad := writeDigitsStreamHuge(t, in, 0.2, 30, 331)
 	out := filepath.Join(dir, "preds.jsonl")
 	flags := []string{"-batch", fmt.Sprint(batch), "-window", "300", "-rank", "10", "-seed", "1"}
 	code, stdout, stderr := runCmd(t, append([]string{"stream", "-in", in, "-out", out, "-json"}, flags...)...)
@@ -69,6 +70,9 @@ func TestServeStreamAgree(t *testing.T) {
 		t.Fatalf("stream: exit %d: %s", code, stderr)
 	}
 	sum := decodeSummary(t, []byte(stdout))
+	if sum.Rejected != int64(bad) {
+		t.Fatalf("stream rejected %d records, want the %d bad ones", sum.Rejected, bad)
+	}
 	want := readPredictionsJSONL(t, out)
 
 	// The same configuration as the flags above, the others at the

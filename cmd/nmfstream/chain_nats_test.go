@@ -19,7 +19,8 @@ import (
 )
 
 // TestChainAgreeNATS is issue 27's check: a recorded digits stream with
-// late labels and bad records gives the same predictions through the one
+// late labels and bad records (some rejected by the source, some of
+// another scale by the learner) gives the same predictions through the one
 // chain however it is driven. stream --nats (embedded server, one
 // partition, the learner on the owner) must write an --out file
 // byte-identical to stream's, and report the same counters; serve, posted
@@ -29,7 +30,7 @@ func TestChainAgreeNATS(t *testing.T) {
 	const batch = 20
 	dir := t.TempDir()
 	in := filepath.Join(dir, "digits.arrow")
-	writeDigitsStream(t, in, 0.2, 30)
+	writeDigitsStreamHuge(t, in, 0.2, 30, 331)
 	flags := []string{"-in", in, "-json", "-batch", fmt.Sprint(batch), "-window", "300", "-rank", "10", "-seed", "1"}
 
 	outS := filepath.Join(dir, "stream.jsonl")

@@ -27,6 +27,14 @@ import (
 // 97th record is a sample with a negative pixel, which must be rejected.
 // It returns the number of records and of bad ones.
 func writeDigitsStream(t testing.TB, path string, frac float64, delay int) (records, bad int) {
+	return writeDigitsStreamHuge(t, path, frac, delay, 0)
+}
+
+// writeDigitsStreamHuge is writeDigitsStream with, when hugeEvery > 0,
+// every hugeEvery-th record a sample of 10³⁰ in every pixel, which the
+// source accepts and the learner must reject (--max-norm-ratio); those
+// count among the bad records.
+func writeDigitsStreamHuge(t testing.TB, path string, frac float64, delay, hugeEvery int) (records, bad int) {
 	t.Helper()
 	x, y := datasets.Digits()
 	n, d := x.Dims()
@@ -64,6 +72,17 @@ func writeDigitsStream(t testing.TB, path string, frac float64, delay int) (reco
 			}
 			lb.AppendNull()
 			ib.Append(int64(100000 + records))
+			records++
+			bad++
+		}
+		if hugeEvery > 0 && records%hugeEvery == 0 {
+			// A corrupt record of another scale.
+			xb.Append(true)
+			for range row {
+				vb.Append(1e30)
+			}
+			lb.AppendNull()
+			ib.Append(int64(200000 + records))
 			records++
 			bad++
 		}
