@@ -122,6 +122,70 @@ func Rows(x Data) mat.Matrix {
 	return nil
 }
 
+// RowNorms returns the Euclidean norms of x's samples (DenseRows or
+// SparseRows; nil for another Data), each the square root of the plain sum
+// of its squared entries, as the k-NN graph sums them (graph.Graph.Norm).
+func RowNorms(x Data) []float64 {
+	var nm []float64
+	switch r := Rows(x).(type) {
+	case *mat.Dense:
+		n, _ := r.Dims()
+		nm = make([]float64, n)
+		for i := range nm {
+			nm[i] = sumSquares(r.RawRowView(i))
+		}
+	case *sparse.CSR:
+		n, _ := r.Dims()
+		nm = make([]float64, n)
+		for i := range nm {
+			_, val := r.Row(i)
+			nm[i] = sumSquares(val)
+		}
+	}
+	for i, v := range nm {
+		nm[i] = math.Sqrt(v)
+	}
+	return nm
+}
+
+func sumSquares(v []float64) float64 {
+	var ss float64
+	for _, x := range v {
+		ss += x * x
+	}
+	return ss
+}
+
+// NormOutliers returns the positions of the norms above ratio times the
+// typical norm of the others, and that typical norm for each: the
+// geometric mean of the other nonzero norms, with the n whose ln-norms sum
+// to logSum (online, the window's). A zero norm is never an outlier, and a
+// norm with no other to compare with neither. A record of another scale
+// than the others (a corrupt image with a pixel of 10³⁰) would set the
+// basis alone and, through the graph's edges, its neighbours' codes; the
+// commands reject such records (--max-norm-ratio).
+func NormOutliers(norms []float64, ratio, logSum float64, n int) (out []int, typical []float64) {
+	for _, v := range norms {
+		if v > 0 {
+			logSum += math.Log(v)
+			n++
+		}
+	}
+	if n < 2 {
+		return nil, nil
+	}
+	for i, v := range norms {
+		if v <= 0 {
+			continue
+		}
+		ln := math.Log(v)
+		if t := math.Exp((logSum - ln) / float64(n-1)); ln > math.Log(ratio)+math.Log(t) {
+			out, typical = append(out, i), append(typical, t)
+		}
+	}
+	return out, typical
+}
+
 // Validate checks that x is non-empty and that every entry is finite,
 // non-negative and at most record.MaxValue. The error names the first
 // offending sample and feature.

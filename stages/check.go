@@ -2,10 +2,7 @@ package stages
 
 import (
 	"fmt"
-	"math"
 	"slices"
-
-	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/sparse"
@@ -183,44 +180,6 @@ func (l *Learner) rows(f *Features) (model.Data, []int, []record.Reject) {
 	return l.capNorms(f, x, keep, bad)
 }
 
-// rowNorms returns the Euclidean norms of x's rows (none for nil x),
-// summed as the graph sums them (graph.Graph.Norm).
-func rowNorms(x model.Data) []float64 {
-	if x == nil {
-		return nil
-	}
-	var nm []float64
-	switch r := model.Rows(x).(type) {
-	case *mat.Dense:
-		n, _ := r.Dims()
-		nm = make([]float64, n)
-		for i := range nm {
-			nm[i] = sqNorm(r.RawRowView(i))
-		}
-	case *sparse.CSR:
-		n, _ := r.Dims()
-		nm = make([]float64, n)
-		for i := range nm {
-			_, val := r.Row(i)
-			nm[i] = sqNorm(val)
-		}
-	default:
-		panic(fmt.Sprintf("stages: unsupported rows %T", x))
-	}
-	for i, v := range nm {
-		nm[i] = math.Sqrt(v)
-	}
-	return nm
-}
-
-func sqNorm(v []float64) float64 {
-	var ss float64
-	for _, x := range v {
-		ss += x * x
-	}
-	return ss
-}
-
 // capNorms rejects the samples among keep (with their rows of x) whose
 // norm is above Featurize.MaxNormRatio times the reference: the geometric
 // mean of the nonzero norms of the window's samples and of keep's.
@@ -232,29 +191,21 @@ func (l *Learner) capNorms(f *Features, x model.Data, keep []int, bad []record.R
 	if ratio < 0 || len(keep) == 0 {
 		return x, keep, bad
 	}
-	nm := rowNorms(x)
+	nm := model.RowNorms(x)
 	sum, n := l.Window.logNorms()
-	for _, v := range nm {
-		if v > 0 {
-			sum += math.Log(v)
-			n++
-		}
-	}
-	if n == 0 {
+	far, ref := model.NormOutliers(nm, ratio, sum, n)
+	if len(far) == 0 {
 		return x, keep, bad
 	}
-	ref := math.Exp(sum / float64(n))
 	var kept, pos []int
 	for p, i := range keep {
-		if nm[p] > ratio*ref {
-			err := fmt.Errorf("its norm %.3g is %.3g times the window's typical norm %.3g, over the limit of %g (--max-norm-ratio): a corrupt record, or features of another scale", nm[p], nm[p]/ref, ref, ratio)
+		if len(far) > 0 && far[0] == p {
+			err := fmt.Errorf("its norm %.3g is %.3g times the window's typical norm %.3g, over the limit of %g (--max-norm-ratio): a corrupt record, or features of another scale", nm[p], nm[p]/ref[0], ref[0], ratio)
+			far, ref = far[1:], ref[1:]
 			bad = append(bad, record.Reject{Offset: f.Offsets[i], ID: f.IDs[i], Reason: &record.Error{Offset: f.Offsets[i], ID: f.IDs[i], Err: err}})
 			continue
 		}
 		kept, pos = append(kept, i), append(pos, p)
-	}
-	if len(kept) == len(keep) {
-		return x, keep, bad
 	}
 	if len(pos) > 0 {
 		x = subRows(x, pos)

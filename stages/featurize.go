@@ -87,8 +87,8 @@ type Featurize struct {
 	MaxClasses int
 	// MaxNormRatio bounds a sample's Euclidean norm relative to the
 	// window's: a sample whose norm exceeds MaxNormRatio times the
-	// geometric mean of the nonzero norms of the window's samples and of
-	// its batch's is rejected before the model sees it (Learner; a corrupt
+	// geometric mean of the other nonzero norms of the window's samples and
+	// of its batch's (model.NormOutliers) is rejected before the model sees it (Learner; a corrupt
 	// record, such as a pixel of 10³⁰, would otherwise set the basis and,
 	// through the graph's edges, its neighbours' codes while it stays in
 	// the window). If zero, it defaults to DefaultMaxNormRatio; a negative

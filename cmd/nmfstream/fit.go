@@ -206,6 +206,9 @@ func fitFileText(ctx context.Context, path string, p fitParams, tp textParams, s
 	if err != nil {
 		return f, err
 	}
+	if x, err = in.capNorms(x, p.maxNormRatio); err != nil {
+		return f, err
+	}
 	f.x = x
 	if err := checkFitShape(x, p, path); err != nil {
 		return f, err

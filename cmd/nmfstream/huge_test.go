@@ -93,3 +93,49 @@ func TestHugeRecords(t *testing.T) {
 		t.Errorf("eval: %+v, want 61 test records scored (huge among them), 1 rejected, accuracy ≥ 0.8", sum)
 	}
 }
+
+// TestHugeTrainingRecord adds to hugeCSVs's training file one unlabeled
+// record of 10²⁰ in every feature: fit and eval reject it, naming
+// --max-norm-ratio, and eval scores the test records as without it. With
+// the bound off (--max-norm-ratio -1) it is fitted, and it costs eval most
+// of its accuracy (0.987 → 0.12 on a digits split of scratch files): the
+// kernel classifier's and the basis's scale are its alone.
+func TestHugeTrainingRecord(t *testing.T) {
+	dir := t.TempDir()
+	train, test := hugeCSVs(t, dir)
+	b, err := os.ReadFile(train)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big.csv")
+	if err := os.WriteFile(big, append(b, []byte("big,"+strings.Repeat(",1e20", 64)+"\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	type summary struct {
+		NTrain   int     `json:"n_train"`
+		Rejected int     `json:"rejected"`
+		Accuracy float64 `json:"accuracy"`
+		CodeNN1  float64 `json:"code_1nn"`
+	}
+	eval := func(path string, args ...string) summary {
+		t.Helper()
+		out := mustRun(t, append([]string{"eval", "--train", path, "--test", test, "--method", "gnmf", "--rank", "10", "--iters", "30", "--json"}, args...)...)
+		var s summary
+		if err := json.Unmarshal([]byte(out), &s); err != nil {
+			t.Fatalf("eval --json: %q: %v", out, err)
+		}
+		return s
+	}
+	clean, guarded, open := eval(train), eval(big), eval(big, "--max-norm-ratio", "-1")
+	if guarded.Rejected != clean.Rejected+1 || guarded.NTrain != clean.NTrain || guarded.Accuracy != clean.Accuracy || guarded.CodeNN1 != clean.CodeNN1 {
+		t.Errorf("eval with the huge training record: %+v, want %+v with one more rejected", guarded, clean)
+	}
+	if open.Rejected != clean.Rejected || open.Accuracy > clean.Accuracy-0.1 {
+		t.Errorf("eval with the bound off: %+v, want the huge record fitted and accuracy well below %.3f", open, clean.Accuracy)
+	}
+	rej := filepath.Join(dir, "fit.rejects")
+	mustRun(t, "fit", "--train", big, "--save", filepath.Join(dir, "big.model"), "--method", "gnmf", "--rank", "10", "--iters", "30", "--rejects", rej)
+	if r, err := os.ReadFile(rej); err != nil || !strings.Contains(string(r), `"big"`) || !strings.Contains(string(r), "--max-norm-ratio") {
+		t.Errorf("fit --rejects: %q (%v), want the huge record, naming --max-norm-ratio", r, err)
+	}
+}

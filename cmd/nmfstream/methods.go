@@ -16,6 +16,7 @@ import (
 	"github.com/nmfstream/nmfstream/model/kernel"
 	"github.com/nmfstream/nmfstream/model/methods"
 	"github.com/nmfstream/nmfstream/pipeline"
+	"github.com/nmfstream/nmfstream/stages"
 )
 
 // autoMethod is what --method auto (the default) runs: the semi-supervised
@@ -35,10 +36,14 @@ type fitParams struct {
 	seed      uint64
 	projector string
 	loss      string
-	precision string   // --precision: auto, float32 or float64 (see useFloat32)
-	float32   bool     // --float32: --precision float32; newCommon reads it as the choice made
-	maxBasis  int64    // --max-basis: bytes of the D×K basis (8·D·K) above which fit refuses; ≤ 0: no bound
-	csv       csvFlags // how CSV inputs are read
+	precision string // --precision: auto, float32 or float64 (see useFloat32)
+	float32   bool   // --float32: --precision float32; newCommon reads it as the choice made
+	maxBasis  int64  // --max-basis: bytes of the D×K basis (8·D·K) above which fit refuses; ≤ 0: no bound
+	// maxNormRatio is --max-norm-ratio: training records whose norm is
+	// above it times the typical norm are rejected (0: the default,
+	// stages.DefaultMaxNormRatio; negative: no bound).
+	maxNormRatio float64
+	csv          csvFlags // how CSV inputs are read
 
 	// objective, if non-nil, receives the objective after every update
 	// of the fit (the report's curve).
@@ -58,6 +63,7 @@ func addFitFlags(fs *flag.FlagSet, p *fitParams) {
 	fs.StringVar(&p.loss, "loss", "frobenius", "reconstruction loss: frobenius, or kl (the generalized KL divergence of Lee and Seung; nmf, gnmf, dgnmf, ssknmf, n2s2l)")
 	addPrecisionFlags(fs, p)
 	fs.Int64Var(&p.maxBasis, "max-basis", model.DefaultMaxBasisBytes, "refuse, before fitting, a D×K basis of more than `bytes` (8·D·K; 0: no bound)")
+	fs.Float64Var(&p.maxNormRatio, "max-norm-ratio", stages.DefaultMaxNormRatio, "reject a training record (features, not text) whose Euclidean norm is more than this many times the typical norm (the geometric mean of the other records' nonzero norms): one corrupt record, such as a pixel of 1e30, would otherwise set the basis and the classifier's scale alone; negative: no bound")
 	addCSVFlags(fs, &p.csv)
 }
 
