@@ -165,10 +165,12 @@ func (s *server) replay(e []byte) error {
 		if err != nil {
 			return err
 		}
-		next := l.Counters().Records
+		// The batches' offsets run on across the body: they follow the
+		// records counted before the request, as the pipeline's split
+		// numbers them.
+		base := l.Counters().Records
 		for _, b := range batches {
-			shiftOffsets(b, next)
-			next += int64(b.Records())
+			shiftOffsets(b, base)
 		}
 		for _, b := range batches {
 			st, err := l.Learn(b)

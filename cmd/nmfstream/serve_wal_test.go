@@ -92,6 +92,8 @@ func killReplay(t *testing.T, bin, policy string) {
 	x, y := datasets.Digits()
 	const clients, requests, per = 4, 10, 15 // 600 records, 200 labels
 	bodies := make([][]byte, clients*requests)
+	var mu sync.Mutex
+	answered := map[string]int64{} // id → the offset the POST answered
 	var wg sync.WaitGroup
 	errs := make(chan error, clients*requests*2)
 	for c := range clients {
@@ -115,11 +117,18 @@ func killReplay(t *testing.T, bin, policy string) {
 						errs <- err
 						return
 					}
+					var ans recordsResponse
+					json.NewDecoder(resp.Body).Decode(&ans)
 					io.Copy(io.Discard, resp.Body)
 					resp.Body.Close()
 					if resp.StatusCode != 200 {
 						errs <- fmt.Errorf("%s: status %d", post.path, resp.StatusCode)
 					}
+					mu.Lock()
+					for _, p := range ans.Predictions {
+						answered[p.ID] = p.Offset
+					}
+					mu.Unlock()
 				}
 			}
 		})
@@ -184,6 +193,9 @@ func killReplay(t *testing.T, bin, policy string) {
 		resp.Body.Close()
 		if resp.StatusCode != 200 || err != nil || p.ID != fmt.Sprint("r", idx) || (len(p.Code) != 5 && p.Offset >= 100) {
 			t.Errorf("GET /v1/records/r%d: status %d, %+v, %v", idx, resp.StatusCode, p, err)
+		}
+		if want, ok := answered[p.ID]; !ok || p.Offset != want {
+			t.Errorf("GET /v1/records/r%d after the replay: offset %d, the POST answered %d (%v)", idx, p.Offset, want, ok)
 		}
 	}
 
