@@ -209,6 +209,20 @@ func (rr *recentRecords) addJSON(max int, p predictionJSON) {
 		rr.order = append(rr.order[:0], rr.order[rr.head:]...)
 		rr.head = 0
 	}
+	if len(rr.order)-rr.head > 2*len(rr.byID)+1024 {
+		// Ids that came back (after leaving the window) left stale keys
+		// that the oldest-first removal above never reaches while the
+		// store holds fewer than max ids: drop them, so that order stays
+		// within 2·max + 1024 keys.
+		live := rr.order[:0]
+		for _, k := range rr.order[rr.head:] {
+			if e, ok := rr.byID[k.id]; ok && e.Offset == k.offset {
+				live = append(live, k)
+			}
+		}
+		clear(rr.order[len(live):])
+		rr.order, rr.head = live, 0
+	}
 }
 
 // list returns the records remembered, oldest first.
