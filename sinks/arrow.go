@@ -27,7 +27,8 @@ func ResultSchema(k int) *arrow.Schema {
 }
 
 // Arrow writes results as Arrow IPC, one record batch per Write, with the
-// schema of ResultSchema. Rows whose Results have no Codes get a null code;
+// schema of ResultSchema. Rows whose Results have no Codes, or whose NoCode
+// is set, get a null code;
 // see Results for the other nulls.
 //
 // Set the exported fields before the first Write.
@@ -109,6 +110,10 @@ func (a *Arrow) Write(r Results) error {
 		} else {
 			vb.Reserve(n * a.k)
 			for i := 0; i < n; i++ {
+				if !r.hasCode(i) {
+					cb.AppendNull()
+					continue
+				}
 				cb.Append(true)
 				for _, v := range r.Codes.RawRowView(i) {
 					vb.UnsafeAppend(float32(v))

@@ -45,7 +45,7 @@ func (j *JSONL) Write(r Results) error {
 	for i := range r.IDs {
 		b := append(j.buf[:0], `{"id":`...)
 		b = appendJSONString(b, r.IDs[i])
-		if j.k > 0 && r.Codes != nil && !r.Codes.IsEmpty() {
+		if j.k > 0 && r.hasCode(i) {
 			b = append(b, `,"code":[`...)
 			for c, v := range r.Codes.RawRowView(i) {
 				if c > 0 {

@@ -22,6 +22,11 @@ type Results struct {
 	// returns an error, writing nothing, if one is NaN or beyond float32's
 	// range.
 	Codes *mat.Dense
+	// NoCode, if not nil, marks the samples that have no code (one entry
+	// per sample): their row of Codes is not read, and they are written
+	// with a null code (Arrow) or without "code" (JSON lines), as when
+	// Codes is nil.
+	NoCode []bool
 	// Preds holds each sample's predicted label, or is nil for none. An
 	// empty string is written as null.
 	Preds []string
@@ -42,6 +47,9 @@ func (r *Results) check(k int) error {
 	if r.Scores != nil && len(r.Scores) != n {
 		return fmt.Errorf("sinks: %d scores for %d ids", len(r.Scores), n)
 	}
+	if r.NoCode != nil && len(r.NoCode) != n {
+		return fmt.Errorf("sinks: %d code marks for %d ids", len(r.NoCode), n)
+	}
 	if r.Codes != nil && !r.Codes.IsEmpty() {
 		rows, cols := r.Codes.Dims()
 		if rows != n || cols != k {
@@ -50,6 +58,9 @@ func (r *Results) check(k int) error {
 		// Codes are written as float32: a code beyond its range would be
 		// written as ±Inf (Arrow) or null (JSON lines), not as a number.
 		for i := 0; i < rows; i++ {
+			if !r.hasCode(i) {
+				continue
+			}
 			for j, v := range r.Codes.RawRowView(i) {
 				if math.IsNaN(v) || math.Abs(v) > math.MaxFloat32 {
 					return fmt.Errorf("sinks: code %d of sample %q is %g, not a finite float32", j, r.IDs[i], v)
@@ -58,6 +69,11 @@ func (r *Results) check(k int) error {
 		}
 	}
 	return nil
+}
+
+// hasCode reports whether sample i is written with its row of Codes.
+func (r *Results) hasCode(i int) bool {
+	return r.Codes != nil && !r.Codes.IsEmpty() && (r.NoCode == nil || !r.NoCode[i])
 }
 
 // Sink receives results. Write may be called any number of times; Close

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -338,5 +339,34 @@ func TestArrowMetadata(t *testing.T) {
 		if want := testResults()[0].Len(); rows != want || !slices.EqualFunc(schema.Fields(), ResultSchema(3).Fields(), func(a, b arrow.Field) bool { return a.Equal(b) }) {
 			t.Errorf("file %v: %d rows, fields %v; want %d rows of ResultSchema's fields", file, rows, schema.Fields(), want)
 		}
+	}
+}
+
+// TestNoCode writes three samples, the second marked NoCode with a NaN row
+// (which Write would otherwise refuse): Arrow gives it a null code, JSON
+// lines leave its "code" out, and the other two keep theirs.
+func TestNoCode(t *testing.T) {
+	r := Results{IDs: []string{"a", "b", "c"}, Codes: mat.NewDense(3, 3, []float64{1, 2, 3, math.NaN(), 0, 0, 5, 6, 7}), NoCode: []bool{false, true, false}}
+	var ab, jb bytes.Buffer
+	as, js := NewArrow(&ab, 3), NewJSONL(&jb, 3)
+	for _, s := range []Sink{as, js} {
+		if err := s.Write(r); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mem := memory.NewGoAllocator()
+	got := readArrowRows(t, ab.Bytes(), false, mem)
+	if len(got) != 3 || !slices.Equal(got[0].code, []float32{1, 2, 3}) || got[1].code != nil || !slices.Equal(got[2].code, []float32{5, 6, 7}) {
+		t.Errorf("arrow rows %+v, want codes [1 2 3], null, [5 6 7]", got)
+	}
+	lines := strings.Split(strings.TrimSpace(jb.String()), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], `"code":[1,2,3]`) || strings.Contains(lines[1], "code") || !strings.Contains(lines[2], `"code":[5,6,7]`) {
+		t.Errorf("json lines %q, want b without a code", lines)
+	}
+	if err := NewJSONL(io.Discard, 3).Write(Results{IDs: r.IDs, Codes: r.Codes, NoCode: []bool{true}}); err == nil {
+		t.Error("NoCode of the wrong length: no error")
 	}
 }

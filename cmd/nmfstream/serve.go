@@ -866,29 +866,28 @@ func (s *server) handleRecords(w http.ResponseWriter, r *http.Request) {
 }
 
 // writeArrowAnswer writes /v1/records' answer as Arrow (sinks.Arrow, k code
-// columns): a row per prediction, the codes null when one of them is not a
-// finite float32 (as stream writes them: the sink refuses such a code),
-// and the JSON answer's rejected records and duplicates in the schema's
-// metadata ("rejected", the same JSON array; "duplicates", a count).
+// columns): a row per prediction, its code null when it has none (before
+// the model's first fit) or when it is not a finite float32 (the sink
+// refuses such a code), as the JSON answer leaves it out, and the JSON
+// answer's rejected records and duplicates in the schema's metadata
+// ("rejected", the same JSON array; "duplicates", a count).
 func writeArrowAnswer(w http.ResponseWriter, preds []stages.Prediction, k int, resp *recordsResponse) {
 	w.Header().Set("Content-Type", mediaArrow)
 	res := sinks.Results{}
-	var codes *mat.Dense
 	if k > 0 && len(preds) > 0 {
-		codes = mat.NewDense(len(preds), k, nil)
+		res.Codes, res.NoCode = mat.NewDense(len(preds), k, nil), make([]bool, len(preds))
 	}
 	for i, p := range preds {
 		res.IDs = append(res.IDs, p.ID)
 		res.Preds = append(res.Preds, p.Label)
 		res.Scores = append(res.Scores, p.Score)
-		if codes != nil && p.Code != nil {
-			codes.SetRow(i, p.Code)
+		if res.Codes != nil {
+			res.NoCode[i] = len(p.Code) != k || !finite32Row(p.Code)
+			if !res.NoCode[i] {
+				res.Codes.SetRow(i, p.Code)
+			}
 		}
 	}
-	if codes != nil && !finite32(codes) {
-		codes = nil
-	}
-	res.Codes = codes
 	aw := sinks.NewArrow(w, k)
 	rej, _ := json.Marshal(resp.Rejected)
 	aw.Metadata = map[string]string{"rejected": string(rej), "duplicates": strconv.Itoa(resp.Duplicates)}
@@ -986,4 +985,15 @@ func promFloat(v float64) string {
 		return "-Inf"
 	}
 	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// finite32Row reports whether every entry of code is a finite float32, the
+// type the Arrow outputs hold codes in.
+func finite32Row(code []float64) bool {
+	for _, v := range code {
+		if math.IsNaN(v) || math.Abs(v) > math.MaxFloat32 {
+			return false
+		}
+	}
+	return true
 }

@@ -653,9 +653,9 @@ func TestServeOutliers(t *testing.T) {
 // record has values 10⁵⁰ (within record.MaxValue). At the defaults it is
 // rejected (--max-norm-ratio) and the other five are answered with finite
 // codes. With that bound off its code is beyond float32, the Arrow
-// answer's code type, and its graph neighbours' codes with it: the answer
-// is 200 with every record's prediction and the request's codes null, as
-// stream writes them, not a 500 that loses the request's predictions.
+// answer's code type, and its batch's other codes with it (the graph pulls
+// them): the answer is 200 with every record's prediction and those codes
+// null, not a 500 that loses the request's predictions.
 func TestServeArrowHugeCode(t *testing.T) {
 	for _, tc := range []struct {
 		ratio             float64
@@ -666,6 +666,40 @@ func TestServeArrowHugeCode(t *testing.T) {
 			t.Errorf("--max-norm-ratio %g: arrow answer: %d rows, %d null codes, %d rejected; want %d, %d and %d",
 				tc.ratio, rows, nulls, rejs, tc.rows, tc.nulls, tc.rejs)
 		}
+	}
+}
+
+// TestServeArrowNoCodeYet posts records to a fresh service, asking for
+// Arrow: the records predicted before the model's first fit have no code,
+// and their rows' codes are null, as the JSON answer leaves them out (they
+// were written as zeros, which read as codes); after it every row has one.
+func TestServeArrowNoCodeYet(t *testing.T) {
+	s := attackServer()
+	url, stop := startServer(t, s)
+	r := rand.New(rand.NewPCG(3, 3))
+	next := 0
+	post := func(n int) (rows, nulls int) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", url+"/v1/records", bytes.NewReader(goodBody(r, &next, n)))
+		req.Header.Set("Content-Type", mediaJSONL)
+		req.Header.Set("Accept", mediaArrow)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, nulls, _ = readArrowAnswer(t, resp)
+		return rows, nulls
+	}
+	// The first fit comes after 100 samples (model.Online.InitSize), in
+	// the middle of this request: the rows before it have no code.
+	if rows, nulls := post(250); rows != 250 || nulls < 90 || nulls > 110 {
+		t.Errorf("a request across the first fit: %d rows, %d null codes; want 250, and 100 or so null", rows, nulls)
+	}
+	if rows, nulls := post(30); rows != 30 || nulls != 0 {
+		t.Errorf("after the first fit: %d rows, %d null codes; want 30 and 0", rows, nulls)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
 	}
 }
 
