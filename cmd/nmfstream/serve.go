@@ -709,8 +709,10 @@ func shiftOffsets(b *record.Batch, base int64) {
 var errStopping = errors.New("the service is shutting down")
 
 // submit hands r to the pipeline and waits until it has been learned,
-// counted and, with a write-ahead log, committed to it. It gives up when the request is cancelled (what was handed over
-// is still learned) or when the pipeline stops.
+// counted and, with a write-ahead log, committed to it. When ctx is
+// cancelled (the client left) after r was handed over, it still waits for
+// the pipeline to be done with r, which is learned all the same, and then
+// returns ctx's error; it gives up when the pipeline stops.
 func (s *server) submit(ctx context.Context, r *request) error {
 	r.done = make(chan struct{})
 	if err := s.send(ctx, r); err != nil {
@@ -727,6 +729,14 @@ func (s *server) submit(ctx context.Context, r *request) error {
 			return s.stopErr()
 		}
 	case <-ctx.Done():
+		// The client left, but the pipeline holds the request: wait for
+		// it, so that the handler's --max-inflight slot (and the body)
+		// stays taken until the pipeline lets go of it. Otherwise clients
+		// that hang up after their upload queue bodies past the bound.
+		select {
+		case <-r.done:
+		case <-s.stopped:
+		}
 		return ctx.Err()
 	}
 }
