@@ -513,7 +513,11 @@ func (s *server) serve(ctx context.Context, ln net.Listener) error {
 	case <-s.stopped:
 	}
 	if err == nil {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		// Drain: every request in flight is answered, however long its
+		// client may legitimately take (its headers, then --write-timeout
+		// to the end of its answer, the body and the learning included);
+		// past that, the server has cut the connection itself.
+		sctx, cancel := context.WithTimeout(context.Background(), drainTimeout(srv))
 		err = srv.Shutdown(sctx)
 		cancel()
 		if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
@@ -542,6 +546,13 @@ func (s *server) serve(ctx context.Context, ln net.Listener) error {
 		err = errors.Join(err, s.log.Close())
 	}
 	return ignoreClosed(err)
+}
+
+// drainTimeout bounds serve's drain: the longest a request may last on
+// srv (ReadHeaderTimeout, then WriteTimeout to the end of its answer), and
+// a few seconds more.
+func drainTimeout(srv *http.Server) time.Duration {
+	return srv.ReadHeaderTimeout + max(srv.WriteTimeout, srv.ReadTimeout) + 5*time.Second
 }
 
 func ignoreClosed(err error) error {

@@ -770,3 +770,52 @@ func TestServeCancelledSubmitWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestServeDrainSlowClient stops serve (as SIGTERM does) while a client
+// sends its body slowly, a chunk a second for 11 s, within every limit:
+// the drain waits for it, answers it with every prediction, and serve
+// returns no error. Before, the drain gave up after a fixed 10 s: the
+// client's connection was closed unanswered and serve exited 1.
+func TestServeDrainSlowClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a body sent over 11 s")
+	}
+	s := attackServer()
+	s.readTimeout, s.writeTimeout = time.Minute, time.Minute
+	url, stop := startServer(t, s)
+	r := rand.New(rand.NewPCG(7, 7))
+	next := 0
+	pr, pw := io.Pipe()
+	go func() {
+		for range 12 {
+			pw.Write(goodBody(r, &next, 20))
+			time.Sleep(time.Second)
+		}
+		pw.Close()
+	}()
+	type answer struct {
+		status int
+		m      map[string]any
+		err    error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		resp, err := http.Post(url+"/v1/records", mediaJSONL, pr)
+		if err != nil {
+			done <- answer{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		err = json.NewDecoder(resp.Body).Decode(&m)
+		done <- answer{resp.StatusCode, m, err}
+	}()
+	time.Sleep(2 * time.Second)
+	if err := stop(); err != nil {
+		t.Errorf("serve stopped during a slow upload: %v", err)
+	}
+	a := <-done
+	if preds, _ := a.m["predictions"].([]any); a.err != nil || a.status != 200 || len(preds) != 240 {
+		t.Errorf("the slow client's answer: %d, %d predictions, %v; want 200 and 240", a.status, len(preds), a.err)
+	}
+}
