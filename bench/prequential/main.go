@@ -164,6 +164,9 @@ func runMake(args []string) error {
 	if *out == "" {
 		return errors.New("make: --out is required")
 	}
+	if err := checkMake(*data, *frac, *delay, *block, *shuffle, *rare); err != nil {
+		return err
+	}
 	docs, isText, err := loadText(*data)
 	if err != nil {
 		return err
@@ -174,14 +177,14 @@ func runMake(args []string) error {
 		}
 		return makeText(docs, *shuffle, *block, *frac, *delay, *seed, *rare, *out)
 	}
-	if *rare != "" {
-		return errors.New("make: --rare applies to the text corpora only")
-	}
 	x, y, err := load(*data, *mnist, *fashion)
 	if err != nil {
 		return err
 	}
 	n, d := x.Dims()
+	if labeledCount(*frac, n) == 0 {
+		return fmt.Errorf("make: --frac %v labels none of the %d samples", *frac, n)
+	}
 	order := make([]int, n)
 	for i := range order {
 		order[i] = i
@@ -257,30 +260,34 @@ func imageSchema(d int) *arrow.Schema {
 }
 
 // schedule calls sample(i) for the samples in order, and label(i) for a
-// fraction frac of them (chosen with seed) delay samples after sample(i),
-// or at the end.
+// fraction frac of them (chosen with seed, labeledCount of them) delay
+// samples after sample(i), or at the end, in order, where that is past the
+// last sample. A negative delay counts as 0.
 func schedule(order []int, frac float64, delay int, seed uint64, sample, label func(i int)) {
 	n := len(order)
-	labeled := map[int]bool{}
-	for _, t := range rand.New(rand.NewPCG(seed, 7)).Perm(n)[:int(frac*float64(n)+0.5)] {
+	labeled := make([]bool, n)
+	for _, t := range rand.New(rand.NewPCG(seed, 7)).Perm(n)[:labeledCount(frac, n)] {
 		labeled[t] = true
 	}
+	delay = max(delay, 0)
 	due := map[int][]int{}
+	var late []int // labels due past the last sample, in order
 	for t, i := range order {
 		sample(i)
 		if labeled[t] {
-			due[t+delay] = append(due[t+delay], i)
+			if delay < n-t { // t+delay ≤ n−1, without overflow
+				due[t+delay] = append(due[t+delay], i)
+			} else {
+				late = append(late, i)
+			}
 		}
 		for _, j := range due[t] {
 			label(j)
 		}
 		delete(due, t)
 	}
-	for t := n; len(due) > 0; t++ {
-		for _, j := range due[t] {
-			label(j)
-		}
-		delete(due, t)
+	for _, j := range late {
+		label(j)
 	}
 }
 

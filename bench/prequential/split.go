@@ -40,79 +40,93 @@ func runSplit(args []string) error {
 	if *train == "" || *test == "" {
 		return errors.New("split: --train and --test are required")
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if !isImageSet(*data) && set["per-class"] {
-		return errors.New("split: --per-class applies to the image sets only (text: --frac)")
+	f := splitFlags{data: *data, perClass: *perClass, rare: *rare, nTrain: *nTrain, nTest: *nTest,
+		testFrac: *testFrac, frac: *frac, set: map[string]bool{}}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	if err := checkSplit(f); err != nil {
+		return err
 	}
 	docs, ok, err := loadText(*data)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		for _, name := range []string{"rare", "train-n", "test-n", "frac"} {
-			if set[name] {
-				return fmt.Errorf("split: --%s applies to the text corpora only", name)
-			}
-		}
 		x, y, err := load(*data, *mnist, *fashion)
 		if err != nil {
 			return fmt.Errorf("split: %w", err)
 		}
 		return splitImages(x, y, *testFrac, *perClass, *seed, *train, *test)
 	}
-	if *rare != "" {
-		if docs, err = thin(docs, *rare, *seed); err != nil {
+	return splitText(docs, f, *seed, *train, *test)
+}
+
+// splitText writes the split of the text corpus docs that f asks for (its
+// flags checked by checkSplit) to train and test, drawn with seed.
+func splitText(docs []doc, f splitFlags, seed uint64, train, test string) error {
+	var err error
+	if f.rare != "" {
+		if docs, err = thin(docs, f.rare, seed); err != nil {
 			return err
 		}
 	}
-	rng := rand.New(rand.NewPCG(*seed, 11))
-	// The groups, in order of first appearance, held out at random.
-	held := map[string]bool{}
-	var groups []string
-	for i, d := range docs {
-		g := d.group
-		if g == "" {
-			g = "doc" + strconv.Itoa(i)
-		}
-		if _, seen := held[g]; !seen {
-			held[g] = false
-			groups = append(groups, g)
-		}
+	rng := rand.New(rand.NewPCG(seed, 11))
+	tr, te := holdOut(docs, f.testFrac, rng)
+	if f.nTrain > 0 && len(tr) > f.nTrain {
+		tr = tr[:f.nTrain]
 	}
-	for _, p := range rng.Perm(len(groups))[:int(*testFrac*float64(len(groups))+0.5)] {
-		held[groups[p]] = true
+	if f.nTest > 0 && len(te) > f.nTest {
+		te = te[:f.nTest]
 	}
-	var tr, te []int
-	for _, i := range rng.Perm(len(docs)) {
-		g := docs[i].group
-		if g == "" {
-			g = "doc" + strconv.Itoa(i)
-		}
-		if held[g] {
-			te = append(te, i)
-		} else {
-			tr = append(tr, i)
-		}
-	}
-	if *nTrain > 0 && len(tr) > *nTrain {
-		tr = tr[:*nTrain]
-	}
-	if *nTest > 0 && len(te) > *nTest {
-		te = te[:*nTest]
+	k := labeledCount(f.frac, len(tr))
+	if k == 0 {
+		return fmt.Errorf("split: --frac %v labels none of the %d training documents", f.frac, len(tr))
 	}
 	labeled := map[int]bool{}
-	for _, p := range rng.Perm(len(tr))[:int(*frac*float64(len(tr))+0.5)] {
+	for _, p := range rng.Perm(len(tr))[:k] {
 		labeled[tr[p]] = true
 	}
-	if err := writeDocs(*train, docs, tr, labeled); err != nil {
+	if err := writeDocs(train, docs, tr, labeled); err != nil {
 		return err
 	}
 	all := map[int]bool{}
 	for _, i := range te {
 		all[i] = true
 	}
-	return writeDocs(*test, docs, te, all)
+	return writeDocs(test, docs, te, all)
+}
+
+// holdOut holds out a fraction testFrac of the texts of docs (the groups,
+// or the documents one by one where they have none), drawn with rng, and
+// returns the documents of the others (tr) and of the held out (te), in a
+// random order.
+func holdOut(docs []doc, testFrac float64, rng *rand.Rand) (tr, te []int) {
+	groupOf := func(i int) string {
+		if g := docs[i].group; g != "" {
+			return g
+		}
+		return "doc" + strconv.Itoa(i)
+	}
+	// The groups, in order of first appearance, held out at random.
+	held := map[string]bool{}
+	var groups []string
+	for i := range docs {
+		g := groupOf(i)
+		if _, seen := held[g]; !seen {
+			held[g] = false
+			groups = append(groups, g)
+		}
+	}
+	for _, p := range rng.Perm(len(groups))[:labeledCount(testFrac, len(groups))] {
+		held[groups[p]] = true
+	}
+	for _, i := range rng.Perm(len(docs)) {
+		if held[groupOf(i)] {
+			te = append(te, i)
+		} else {
+			tr = append(tr, i)
+		}
+	}
+	return tr, te
 }
 
 // writeDocs writes docs[idx] as an Arrow IPC file (columns text, label,

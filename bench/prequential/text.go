@@ -77,10 +77,9 @@ func dateOf(text string) time.Time {
 // rare ("CLASS:SHARE") so that the class is SHARE of the documents, the
 // others kept whole and in order.
 func thin(docs []doc, rare string, seed uint64) ([]doc, error) {
-	class, sh, ok := strings.Cut(rare, ":")
-	share, err := strconv.ParseFloat(sh, 64)
-	if !ok || err != nil || share <= 0 || share >= 1 {
-		return nil, fmt.Errorf("--rare %q: want CLASS:SHARE with 0 < SHARE < 1", rare)
+	class, share, err := parseRare(rare)
+	if err != nil {
+		return nil, err
 	}
 	var in, other int
 	for _, d := range docs {
@@ -105,6 +104,17 @@ func thin(docs []doc, rare string, seed uint64) ([]doc, error) {
 		}
 	}
 	return out, nil
+}
+
+// parseRare parses --rare's CLASS:SHARE: a class name that is not empty
+// and a share strictly between 0 and 1 (not NaN).
+func parseRare(rare string) (class string, share float64, err error) {
+	class, sh, ok := strings.Cut(rare, ":")
+	share, err = strconv.ParseFloat(sh, 64)
+	if !ok || class == "" || err != nil || !(share > 0 && share < 1) {
+		return "", 0, fmt.Errorf("--rare %q: want CLASS:SHARE with 0 < SHARE < 1", rare)
+	}
+	return class, share, nil
 }
 
 // loadText reads the text corpus named by data: spam:DIR, sotu:DIR,
@@ -141,6 +151,9 @@ func makeText(docs []doc, shuffle uint64, block int, frac float64, delay int, se
 		}
 	}
 	n := len(docs)
+	if labeledCount(frac, n) == 0 {
+		return fmt.Errorf("make: --frac %v labels none of the %d documents", frac, n)
+	}
 	order := make([]int, n)
 	for i := range order {
 		order[i] = i
