@@ -659,9 +659,11 @@ func (s *server) learned(ls *learnState, p *part) error {
 }
 
 // applyLabels learns r's posted labels, counts those that wait for their
-// record (r.pending) and refuses those that would add a class beyond
-// --max-classes (r.refused).
+// record (r.pending, one per id), and lists in r.refused those that would
+// add a class beyond --max-classes and those a later label of the same id
+// replaced while waiting.
 func (s *server) applyLabels(r *request) error {
+	waiting := map[string]int64{} // id → offset of the label of this request that waits for it
 	for _, lr := range r.labels {
 		if !s.learner.AdmitsLabel(lr.Label) {
 			reason := fmt.Sprintf("label %q would be one class more than --max-classes %d", lr.Label, s.learner.Featurize.MaxClasses)
@@ -669,7 +671,14 @@ func (s *server) applyLabels(r *request) error {
 			continue
 		}
 		if s.learner.Waits(lr.ID) {
-			r.pending++
+			// One label waits per id: a later one replaces it.
+			if off, ok := waiting[lr.ID]; ok {
+				reason := fmt.Sprintf("replaced by the later label of the same id at offset %d (one label waits per id)", lr.Offset)
+				r.refused = append(r.refused, rejectJSON{off, lr.ID, reason})
+			} else {
+				r.pending++
+			}
+			waiting[lr.ID] = lr.Offset
 		}
 		if err := s.learner.Label(lr.ID, lr.Label); err != nil {
 			return err

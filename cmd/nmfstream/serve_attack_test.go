@@ -819,3 +819,27 @@ func TestServeDrainSlowClient(t *testing.T) {
 		t.Errorf("the slow client's answer: %d, %d predictions, %v; want 200 and 240", a.status, len(preds), a.err)
 	}
 }
+
+// TestServeLabelReplaced posts two labels for one id not seen yet in one
+// request: one waits (pending 1, as the pending-labels gauge says), and the
+// earlier one is listed as replaced, so that applied, pending and rejected
+// add up to the lines posted. Before, the answer said pending 2 while one
+// label waited.
+func TestServeLabelReplaced(t *testing.T) {
+	s := attackServer()
+	url, stop := startServer(t, s)
+	st, m := post(t, url, "/v1/labels", mediaJSONL, []byte("{\"id\":\"u1\",\"label\":\"a\"}\n{\"id\":\"u1\",\"label\":\"b\"}\n{\"id\":\"u2\",\"label\":\"a\"}\n"))
+	rej, _ := m["rejected"].([]any)
+	if st != 200 || m["pending"] != 2.0 || m["applied"] != 0.0 || len(rej) != 1 {
+		t.Fatalf("answer %d %v, want pending 2 (u1, u2), applied 0, the first u1 label rejected", st, m)
+	}
+	if r, _ := rej[0].(map[string]any); r["offset"] != 0.0 || r["id"] != "u1" || !strings.Contains(fmt.Sprint(r["reason"]), "replaced") {
+		t.Errorf("rejected %v, want u1's first label, replaced", r)
+	}
+	if g := metricValue(t, getMetrics(t, url), "nmfstream_pending_labels"); g != 2 {
+		t.Errorf("pending labels gauge %v, want 2", g)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
