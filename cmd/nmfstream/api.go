@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"crypto/subtle"
 	_ "embed"
 	"encoding/json"
@@ -65,7 +66,14 @@ func (s *server) handler() http.Handler {
 			writeError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token (Authorization: Bearer <token>, as serve --token says)")
 			return
 		}
-		if slots != nil && !open {
+		if slots != nil && !open && r.Method == http.MethodPost {
+			// A slot bounds the bodies held, so it is taken once the body
+			// has begun to arrive: connections that send headers and no
+			// body cannot keep other clients out. GETs hold no body.
+			if err := s.awaitBody(w, r); err != nil {
+				writeBodyError(w, "waiting for the body", err)
+				return
+			}
 			select {
 			case slots <- struct{}{}:
 				defer func() { <-slots }()
@@ -275,6 +283,41 @@ func (s *server) handleRecord(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(p)
+}
+
+// awaitBody waits for the first byte of r's body, for at most --body-grace
+// (with --min-body-rate; --read-timeout bounds it otherwise), and puts it
+// back in front of r.Body. An empty body is not waited for. An error is a
+// body that did not begin in time (errSlowBody) or could not be read.
+func (s *server) awaitBody(w http.ResponseWriter, r *http.Request) error {
+	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
+		return nil
+	}
+	start := time.Now()
+	rc := http.NewResponseController(w)
+	timed := s.minBodyRate > 0 && s.bodyGrace > 0 && rc.SetReadDeadline(start.Add(s.bodyGrace)) == nil
+	br := bufio.NewReaderSize(r.Body, 16)
+	_, err := br.Peek(1)
+	if timed {
+		// Back to --read-timeout's deadline (the body's own reader moves
+		// it with the bytes from here on, server.body).
+		var end time.Time
+		if s.readTimeout > 0 {
+			end = start.Add(s.readTimeout)
+		}
+		rc.SetReadDeadline(end)
+	}
+	switch {
+	case err == io.EOF:
+		err = nil
+	case timed && errors.Is(err, os.ErrDeadlineExceeded):
+		err = fmt.Errorf("%w: no byte of the body in %s (serve --body-grace)", errSlowBody, s.bodyGrace)
+	}
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{br, r.Body}
+	return err
 }
 
 // errSlowBody reports a body cut off by serve --min-body-rate.

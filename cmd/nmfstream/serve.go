@@ -110,7 +110,7 @@ func serveFlags(fs *flag.FlagSet, o *serveOptions) {
 	fs.Int64Var(&o.every, "checkpoint-every", 10000, "records and posted labels between checkpoints (with --checkpoint)")
 	fs.Int64Var(&o.ckptBytes, "checkpoint-bytes", 64<<20, "also checkpoint once the write-ahead log holds this many `bytes`, which bounds the log and its replay (0: count only)")
 	fs.Int64Var(&o.maxBody, "max-body", 64<<20, "largest request body in `bytes`")
-	fs.IntVar(&o.maxInFlight, "max-inflight", 16, "requests handled at once; more are answered 429 (0: no cap). Bodies take at most this × --max-body")
+	fs.IntVar(&o.maxInFlight, "max-inflight", 16, "POSTs handled at once, each from the first byte of its body; more are answered 429 (0: no cap). Bodies take at most this × --max-body")
 	fs.StringVar(&o.token, "token", "", "bearer `token` every request but /healthz and /openapi.json must carry (Authorization: Bearer …); visible to other users in ps: prefer --token-file")
 	fs.StringVar(&o.tokenFile, "token-file", "", "`file` holding the bearer token (surrounding white space ignored)")
 	fs.DurationVar(&o.readTimeout, "read-timeout", time.Minute, "longest time to read a request, body included")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -838,6 +839,50 @@ func TestServeLabelReplaced(t *testing.T) {
 	}
 	if g := metricValue(t, getMetrics(t, url), "nmfstream_pending_labels"); g != 2 {
 		t.Errorf("pending labels gauge %v, want 2", g)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestServeHeadersOnlyHogs opens more connections than --max-inflight that
+// send a POST's headers and no body, and holds them: a client posting
+// records is still answered 200, and /metrics too. Before, each such
+// connection took a slot for --body-grace and came back: every other
+// request was answered 429.
+func TestServeHeadersOnlyHogs(t *testing.T) {
+	s := attackServer()
+	s.maxInFlight, s.minBodyRate, s.bodyGrace, s.readTimeout = 2, 1024, 3*time.Second, time.Minute
+	url, stop := startServer(t, s)
+	addr := strings.TrimPrefix(url, "http://")
+	var hogs []net.Conn
+	for range 6 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "POST /v1/records HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\nContent-Length: 1000\r\n\r\n", addr, mediaJSONL)
+		hogs = append(hogs, c)
+	}
+	time.Sleep(300 * time.Millisecond) // the hogs' headers are read
+	r := rand.New(rand.NewPCG(8, 8))
+	next := 0
+	if st, m := post(t, url, "/v1/records", mediaJSONL, goodBody(r, &next, 10)); st != 200 {
+		t.Errorf("a client beside %d headers-only connections: %d %v, want 200", len(hogs), st, m)
+	}
+	resp, err := http.Get(url + "/metrics")
+	if err != nil || resp.StatusCode != 200 {
+		t.Errorf("/metrics beside them: %v %v", resp.Status, err)
+	}
+	resp.Body.Close()
+	// A hog is answered 408 once --body-grace has passed without a byte.
+	hogs[0].SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, _ := bufio.NewReader(hogs[0]).ReadString('\n')
+	if !strings.Contains(line, "408") {
+		t.Errorf("a connection that sent no body: %q, want 408", line)
+	}
+	for _, c := range hogs {
+		c.Close()
 	}
 	if err := stop(); err != nil {
 		t.Fatal(err)

@@ -89,7 +89,7 @@ func TestServeInFlightCap(t *testing.T) {
 }
 
 // inFlightAttempt posts a record with id under a body held open, probes
-// GET /metrics until one is answered 429 (checking its Retry-After), the
+// with empty POSTs (GETs take no slot) until one is answered 429 (checking its Retry-After), the
 // post is answered, or 5 s pass, then completes the post. It returns the
 // post's status and the last probe's.
 func inFlightAttempt(t *testing.T, url, id string) (first, second int) {
@@ -118,7 +118,7 @@ probe:
 			break probe // answered before any probe was refused
 		default:
 		}
-		resp, err := http.Get(url + "/metrics")
+		resp, err := http.Post(url+"/v1/records", mediaJSONL, strings.NewReader(""))
 		if err != nil {
 			t.Fatal(err)
 		}
