@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -851,6 +852,13 @@ func (s *server) handleRecords(w http.ResponseWriter, r *http.Request) {
 		kind = entryArrow
 	}
 	entry, body, err := s.capture(kind, body)
+	if err == nil && arrow && entry == nil {
+		// The whole body first: the Arrow reader decodes images as it
+		// goes, which must not count against the client's read deadline.
+		var data []byte
+		data, err = io.ReadAll(body)
+		body = bytes.NewReader(data)
+	}
 	if err != nil {
 		writeBodyError(w, "cannot read records", err)
 		return

@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -20,7 +22,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/ipc"
+	"github.com/apache/arrow/go/v15/arrow/memory"
 
 	"github.com/nmfstream/nmfstream/internal/testenv"
 	"github.com/nmfstream/nmfstream/sources"
@@ -883,6 +888,50 @@ func TestServeHeadersOnlyHogs(t *testing.T) {
 	}
 	for _, c := range hogs {
 		c.Close()
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestServeArrowImagesAfterBody posts an Arrow body of PNG images, eight
+// of them 2000×2000, under a --read-timeout shorter than their decoding:
+// the body arrives at once, so it is answered 200 with every record.
+// Before, the images were decoded while the body was read, and the
+// decoding's time counted against the client's read deadline: a client
+// that sent at full speed was answered 408.
+func TestServeArrowImagesAfterBody(t *testing.T) {
+	s := attackServer()
+	s.readTimeout, s.writeTimeout, s.minBodyRate = 150*time.Millisecond, time.Minute, 0
+	s.limits.MaxDim = 1 << 20
+	url, stop := startServer(t, s)
+	encode := func(w, h int) []byte {
+		var b bytes.Buffer
+		if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, w, h))); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "image", Type: arrow.BinaryTypes.Binary}}, nil)
+	bld := array.NewRecordBuilder(memory.NewGoAllocator(), schema)
+	defer bld.Release()
+	ib := bld.Field(0).(*array.BinaryBuilder)
+	ib.Append(encode(6, 6))
+	big := encode(2000, 2000)
+	for range 8 {
+		ib.Append(big)
+	}
+	rec := bld.NewRecord()
+	defer rec.Release()
+	var body bytes.Buffer
+	iw := ipc.NewWriter(&body, ipc.WithSchema(schema))
+	if err := iw.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	iw.Close()
+	st, m := post(t, url, "/v1/records", mediaArrow, body.Bytes())
+	if preds, _ := m["predictions"].([]any); st != 200 || len(preds) != 9 {
+		t.Errorf("9 images in a body sent at once: %d, %v; want 200 and 9 predictions", st, m)
 	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
