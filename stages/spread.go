@@ -305,13 +305,18 @@ func (l *Learner) predictGraph(ids []int, out []Prediction) {
 	}
 	var rest []int // positions no label reaches
 	for p, n := range ids {
-		best, bv, tot := -1, 0.0, 0.0
+		// The score is bv's share of the positive mass pos, in (0, 1]: the
+		// harmonic solution's slightly negative entries put bv/tot above
+		// 1. q keeps tot, and the predictions with it.
+		best, bv, tot, pos := -1, 0.0, 0.0, 0.0
 		for c, x := range l.sp.row(n) {
 			if mass[c] == 0 {
 				continue
 			}
-			tot += x / mass[c]
-			if y := x / mass[c]; y > bv {
+			y := x / mass[c]
+			tot += y
+			pos += max(y, 0)
+			if y > bv {
 				best, bv = c, y
 			}
 		}
@@ -319,7 +324,7 @@ func (l *Learner) predictGraph(ids []int, out []Prediction) {
 			rest = append(rest, p)
 			continue
 		}
-		out[p].Label, out[p].Score, out[p].graph = l.classes[best], bv/tot, best
+		out[p].Label, out[p].Score, out[p].graph = l.classes[best], bv/pos, best
 		if useLin {
 			for c, x := range l.sp.row(n) {
 				if mass[c] != 0 {
@@ -568,7 +573,9 @@ func (l *Learner) mix(ids []int, out []Prediction, q []float64) {
 			}
 		}
 		out[p].lin = argmax(pl)
-		out[p].Label, out[p].Score = l.classes[best], bv
+		// bv can pass 1 by q's negative entries (predictGraph): the score
+		// is clamped to [0, 1], the prediction left as the mixture says.
+		out[p].Label, out[p].Score = l.classes[best], min(max(bv, 0), 1)
 	}
 }
 

@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"runtime"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
@@ -50,11 +52,17 @@ labels per genre: 0.373 held out against 0.361 for a linear SVM on the
 labeled documents). Otherwise (dpca) it is 1-NN against the training
 codes, self-labeled in code space (classify.SelfTraining).
 Writes one row per usable record, in input order, to F.arrow: id, code,
-pred (the label, as text) and score in [0, 1]: the kernel classifier's or
-LapRLS's output for the predicted label (about 1 for a record like the
-training records of that class; for LapRLS 1 − 1/C), or for the code-space classifier the share of the 5
-nearest labeled training codes that carry the predicted label.
-An output ending in .jsonl writes JSON lines instead.
+pred (the label, as text) and score: the kernel classifier's output for
+the predicted label, in [0, 1] (about 1 for a record like the training
+records of that class); for LapRLS its raw decision value xW for the
+predicted label, not a probability: regressed toward 1 − 1/C for a
+record's class and −1/C for the others, but shrunk by the regularization
+to a scale of the model's own (about 10⁻⁴ on the Brown documents) and
+negative for a record unlike every class, so it ranks the records of one
+model only; for the code-space classifier the share of the 5 nearest
+labeled training codes that carry the predicted label.
+An output ending in .jsonl writes JSON lines instead, and - an Arrow
+stream on stdout (the summary then goes to stderr).
 If F has labels, the accuracy on them is printed.
 
 Examples:
@@ -73,6 +81,9 @@ func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	jointOnly := addSelfTrainingFlag(fs)
 	snap, proj, err := f.load(fs, "classify", args)
 	if err != nil {
+		return err
+	}
+	if err := checkLinearProjector(snap, *f.projector, *f.model); err != nil {
 		return err
 	}
 	var train model.Data
@@ -112,9 +123,11 @@ func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := writeResults(*f.out, k, sinks.Results{IDs: in.ids, Codes: codes, Preds: names, Scores: score}); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "classified %d records of %s into %s; %d rejected\n", in.n(), *f.in, *f.out, len(in.rejects))
+	sum := summaryOut(*f.out, stdout, stderr)
+	fmt.Fprintf(sum, "classified %d records of %s into %s; %d rejected\n", in.n(), *f.in, *f.out, len(in.rejects))
 	if truth, nt := cl.truth(in); nt > 0 {
-		fmt.Fprintf(stdout, "accuracy on the %d labeled records: %.4f\n", nt, metrics.Accuracy(pred, truth))
+		cl.warnUnseen(stderr, in)
+		fmt.Fprintf(sum, "accuracy on the %d labeled records: %.4f\n", nt, metrics.Accuracy(pred, truth))
 	}
 	return nil
 }
@@ -434,6 +447,42 @@ func (c *classifier) truth(in *input) ([]int, int) {
 		t[i] = y[0]
 	}
 	return t, n
+}
+
+// warnUnseen says on stderr which labels of in's labeled records the
+// classifier was not fitted on: those records are scored, and always
+// wrong, which accuracy alone would not tell. It returns their number.
+func (c *classifier) warnUnseen(stderr io.Writer, in *input) int {
+	known := map[string]bool{}
+	for _, k := range c.enc.Classes() {
+		known[k] = true
+	}
+	count := map[string]int{}
+	n := 0
+	for i, l := range in.labels {
+		if in.labeled[i] && !known[l] {
+			count[l]++
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	names := slices.Sorted(maps.Keys(count))
+	var shown []string
+	for _, l := range names[:min(len(names), 10)] {
+		shown = append(shown, fmt.Sprintf("%q (%d)", l, count[l]))
+	}
+	if len(names) > 10 {
+		shown = append(shown, fmt.Sprintf("and %d more", len(names)-10))
+	}
+	classes := fmt.Sprintf("%d classes", len(names))
+	if len(names) == 1 {
+		classes = "a class"
+	}
+	fmt.Fprintf(stderr, "nmfstream: warning: %s: %d labeled records have %s the model does not know, %s: they are counted wrong in the accuracy (refit with them labeled in the training file)\n",
+		in.path, n, classes, strings.Join(shown, ", "))
+	return n
 }
 
 // denseRows returns x's samples as the rows of a dense matrix (N×D): the

@@ -74,11 +74,13 @@ func runDatasets(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	switch {
 	case name == "" && fs.NArg() > 0:
 		return fmt.Errorf("%w: the data set comes before the flags: nmfstream datasets %s --out DIR", errUsage, fs.Arg(0))
+	case name != "" && fs.NArg() > 0:
+		return fmt.Errorf("%w: unexpected argument %q: give one data set, then flags only (nmfstream datasets %s --out DIR; flags take their value as --flag value)", errUsage, fs.Arg(0), name)
 	case name != "digits" && name != "brown":
 		return fmt.Errorf("%w: which data set? digits or brown%s (nmfstream datasets digits --out DIR)", errUsage, didYouMean(name, []string{"digits", "brown"}))
 	case *out == "":
 		return fmt.Errorf("%w: --out DIR is required", errUsage)
-	case *labels < 1 || *share < 0 || *share > 1 || *delay < 0:
+	case *labels < 1 || !(*share >= 0 && *share <= 1) || *delay < 0: // !(…) refuses NaN too
 		return fmt.Errorf("%w: --labels %d, --stream-labeled %g, --delay %d: want at least 1 label per class, a share in [0, 1] and a delay ≥ 0", errUsage, *labels, *share, *delay)
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {

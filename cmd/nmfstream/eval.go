@@ -79,15 +79,19 @@ type evalSummary struct {
 	NTrain           int     `json:"n_train"`
 	NLabeled         int     `json:"n_labeled"`
 	NTest            int     `json:"n_test"`
-	FitSeconds       float64 `json:"fit_seconds"`
-	ProjectSeconds   float64 `json:"project_seconds"`
-	Rejected         int     `json:"rejected"`
-	Seed             uint64  `json:"seed"`
-	Projection       string  `json:"projection"`
-	Rank             int     `json:"rank"`
-	Classes          int     `json:"classes"`
-	Features         int     `json:"features"`
-	Precision        string  `json:"precision"` // of the fit's products with X: float32 or float64
+	// NTestUnseen counts the labeled test records whose class the
+	// training file does not have: scored, always wrong (a warning on
+	// stderr names the classes).
+	NTestUnseen    int     `json:"n_test_unseen"`
+	FitSeconds     float64 `json:"fit_seconds"`
+	ProjectSeconds float64 `json:"project_seconds"`
+	Rejected       int     `json:"rejected"`
+	Seed           uint64  `json:"seed"`
+	Projection     string  `json:"projection"`
+	Rank           int     `json:"rank"`
+	Classes        int     `json:"classes"`
+	Features       int     `json:"features"`
+	Precision      string  `json:"precision"` // of the fit's products with X: float32 or float64
 	// Codes is --codes: what the classifier read of the codes.
 	Codes string `json:"codes"`
 	// CodeNN1 is the accuracy of 1-NN of the test codes against the
@@ -301,6 +305,7 @@ func evaluate(ctx context.Context, p fitParams, tp textParams, train, test, reje
 		Codes:            opt.codes.String(),
 		Priors:           cl.priors(),
 	}
+	ev.sum.NTestUnseen = cl.warnUnseen(stderr, tin)
 	emb := classify.EmbeddingOf(codes, truth, f.m.Codes(), f.y)
 	ev.sum.CodeNN1, ev.sum.CodeNMI = jsonFloat(emb.NN1), jsonFloat(emb.NMI)
 	return ev, nil

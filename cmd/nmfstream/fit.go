@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -237,6 +239,9 @@ func fitFileText(ctx context.Context, path string, p fitParams, tp textParams, s
 		return f, cerr
 	}
 	if err != nil {
+		if nerr := neighborsError(err, spec, p, x); nerr != nil {
+			return f, nerr
+		}
 		return f, fitError(err, name, path)
 	}
 	if r, ok := f.m.(resulter); ok {
@@ -266,6 +271,11 @@ func checkFitShape(x model.Data, p fitParams, path string) error {
 		return fmt.Errorf("%w: --rank %d is larger than min(features %d, records %d) of %s: pass --rank %d or less",
 			errUsage, p.rank, d, n, path, min(d, n))
 	}
+	// X = 0 factorizes as U = 0 or V = 0: the model would code every
+	// record as zero, and project refuses its zero basis.
+	if !slices.ContainsFunc(model.RowNorms(x), func(v float64) bool { return v != 0 }) {
+		return fmt.Errorf("%s: every training record is zero: nothing to factorize (give records with nonzero features)", path)
+	}
 	return nil
 }
 
@@ -292,6 +302,19 @@ func encodeLabels(in *input) ([]int, []string, error) {
 		}
 	}
 	return y, append([]string{}, enc.Classes()...), nil
+}
+
+// neighborsError returns, for a fit that failed with err when the
+// training records x do not outnumber the k of its k-NN graph
+// (--neighbors, graph.DefaultK by default), an error naming the flag and
+// the fix; the graph's own error names neither. It returns nil otherwise.
+func neighborsError(err error, spec methodSpec, p fitParams, x model.Data) error {
+	_, n := x.Dims()
+	k := cmp.Or(p.neighbors, graph.DefaultK)
+	if !spec.Neighbors.Used || n > k || errors.Is(err, model.ErrDiverged) || errors.Is(err, model.ErrNoLabels) {
+		return nil
+	}
+	return fmt.Errorf("%w: --neighbors %d needs more training records than %d (the file has %d): lower --neighbors", errUsage, k, k, n)
 }
 
 // fitError says what to do about a failed fit of method name on path.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/sources"
@@ -37,11 +38,17 @@ func checkInput(flagName, path string) error {
 // checkOutput reports at start, before any work, an output that could not
 // be written at the end: a directory in its place, a missing directory, or
 // one that refuses new files (checked by creating and removing a temporary
-// file beside it, which is also how checkpoints are written). "-"
-// (standard output) and "" are not checked.
+// file beside it, which is also how checkpoints are written). "" is not
+// checked. "-" is standard output for --out (project, classify and
+// stream write their results there) and refused for every other output
+// (a model, checkpoint, rejects list, profile or figure), which would
+// otherwise create a file called "-".
 func checkOutput(flagName, path string) error {
-	if path == "" || path == "-" {
+	if path == "" || path == "-" && flagName == "--out" {
 		return nil
+	}
+	if path == "-" {
+		return fmt.Errorf("%w: %s -: %s writes a file, not standard output: name a file (./- for one called -)", errUsage, flagName, flagName)
 	}
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return fmt.Errorf("%s %s: is a directory, want a file", flagName, path)
@@ -67,6 +74,42 @@ func checkOutput(flagName, path string) error {
 		}
 		f.Close()
 	}
+	return nil
+}
+
+// checkOutputDir reports at start, before any work, an output directory
+// that could not be written at the end: a file in its place (or in place
+// of one of its parents), or a directory that refuses new files. A missing
+// directory is created at the end with its parents.
+func checkOutputDir(flagName, path string) error {
+	if path == "" {
+		return nil
+	}
+	p := path
+	for {
+		st, err := os.Stat(p)
+		if err == nil && !st.IsDir() {
+			return fmt.Errorf("%w: %s %s: %s is a file, want a directory (created if missing)", errUsage, flagName, path, p)
+		}
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) { // ENOTDIR: a parent is a file
+			return fmt.Errorf("%s %s: %w", flagName, path, err)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return fmt.Errorf("%s %s: %w", flagName, path, err)
+		}
+		p = parent
+	}
+	f, err := os.CreateTemp(p, ".nmfstream-check-*")
+	if err != nil {
+		return fmt.Errorf("%s %s: cannot write in %s: %w", flagName, path, p, err)
+	}
+	name := f.Name()
+	f.Close()
+	os.Remove(name)
 	return nil
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"strconv"
@@ -167,8 +168,8 @@ func checkParams(p fitParams) error {
 		return fmt.Errorf("%w: --rank must be at least 1, got %d", errUsage, p.rank)
 	case p.neighbors < 0:
 		return fmt.Errorf("%w: --neighbors must not be negative, got %d", errUsage, p.neighbors)
-	case p.alpha < 0 || p.beta < 0:
-		return fmt.Errorf("%w: --alpha and --beta must not be negative", errUsage)
+	case !(p.alpha >= 0 && p.beta >= 0) || math.IsInf(p.alpha, 0) || math.IsInf(p.beta, 0):
+		return fmt.Errorf("%w: --alpha %v, --beta %v: each must be a finite number, not negative (0: the method's default)", errUsage, p.alpha, p.beta)
 	case p.iters < 0:
 		return fmt.Errorf("%w: --iters must not be negative, got %d", errUsage, p.iters)
 	}
@@ -186,6 +187,39 @@ func checkParams(p fitParams) error {
 		if i, err := methods.Lookup(p.method); err == nil && !i.KL {
 			return fmt.Errorf("%w: --loss %s: method %s fits the Frobenius loss only (kl works with nmf, gnmf, dgnmf, ssknmf and n2s2l)", errUsage, p.loss, i.Name)
 		}
+	}
+	if i, err := methods.Lookup(p.method); err == nil {
+		return unreadParams(i, p.alpha, p.beta, 0, false)
+	}
+	return nil
+}
+
+// unreadParams refuses --alpha, --beta or --q given a value (not zero,
+// their default) that method i does not read (methods.Info's Alpha, Beta
+// and SplitsCodes), naming the methods that read it: among those that
+// learn online when online is set (stream). Negative q is checkQ's.
+func unreadParams(i methods.Info, alpha, beta float64, q int, online bool) error {
+	for _, f := range []struct {
+		name  string
+		value any
+		set   bool
+		reads func(methods.Info) bool
+	}{
+		{"alpha", alpha, alpha != 0, func(m methods.Info) bool { return m.Alpha.Used }},
+		{"beta", beta, beta != 0, func(m methods.Info) bool { return m.Beta.Used }},
+		{"q", q, q != 0, func(m methods.Info) bool { return m.SplitsCodes }},
+	} {
+		if !f.set || f.reads(i) {
+			continue
+		}
+		var who []string
+		for _, m := range methods.List() {
+			if m.Alias == "" && f.reads(m) && (m.Online || !online) {
+				who = append(who, m.Name)
+			}
+		}
+		return fmt.Errorf("%w: --%s %v: method %s does not read --%s (%s do): drop --%s or choose one of those methods",
+			errUsage, f.name, f.value, i.Name, f.name, strings.Join(who, ", "), f.name)
 	}
 	return nil
 }

@@ -31,7 +31,8 @@ const projectSynopsis = `project --model M --in F --out F.arrow [--projector P] 
 Codes every record of F on the basis U of the saved model M (from
 "nmfstream fit") and writes one row per usable record, in input order, to F.arrow: id and
 code (fixed_size_list<float32>[K]). An output ending in .jsonl writes JSON
-lines instead, and - an Arrow stream on stdout.
+lines instead, and - an Arrow stream on stdout (the summary line then
+goes to stderr).
 F has the same feature column as the training file (see "nmfstream fit
 -help"); its labels, if any, are ignored.
 
@@ -40,7 +41,9 @@ Projections (--projector):
   nnls     non-negative least squares, min ‖x − Uv‖², v ≥ 0
   clamped  max(0, (UᵀU)⁻¹Uᵀx), as in Cai et al.'s code
   pinv     (UᵀU)⁻¹Uᵀx, may be negative
-The default is the one the model was fitted with (fit --projector).
+The default is the one the model was fitted with (fit --projector). A
+dpca model codes records by x·U, its linear transform, and takes no
+--projector.
 
 Examples:
   nmfstream project --model digits.model --in new.arrow --out codes.arrow
@@ -53,6 +56,9 @@ func runProject(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	if err := checkLinearProjector(snap, *f.projector, *f.model); err != nil {
+		return err
+	}
 	in, codes, err := f.codeInput(ctx, snap, proj, stderr)
 	if err != nil {
 		return err
@@ -61,9 +67,37 @@ func runProject(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := writeResults(*f.out, k, sinks.Results{IDs: in.ids, Codes: codes}); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "coded %d records of %s (rank %d, %s projection) into %s; %d rejected\n",
-		in.n(), *f.in, k, proj, *f.out, len(in.rejects))
+	fmt.Fprintf(summaryOut(*f.out, stdout, stderr), "coded %d records of %s (rank %d, %s projection) into %s; %d rejected\n",
+		in.n(), *f.in, k, codingName(snap, proj), *f.out, len(in.rejects))
 	return nil
+}
+
+// summaryOut is where project, classify and stream print their summary:
+// standard error when --out is "-", whose standard output carries the
+// binary Arrow stream, else standard output.
+func summaryOut(out string, stdout, stderr io.Writer) io.Writer {
+	if out == "-" {
+		return stderr
+	}
+	return stdout
+}
+
+// codingName names how the model codes new records: "linear" for a
+// linear model (dpca: x·U, its own transform, codeData), else proj.
+func codingName(s *model.Snapshot, proj model.Projection) string {
+	if s.Linear {
+		return "linear"
+	}
+	return proj.String()
+}
+
+// checkLinearProjector refuses --projector for a linear model (dpca), whose
+// codes are x·U whatever --projector says (codeData).
+func checkLinearProjector(s *model.Snapshot, projector, path string) error {
+	if !s.Linear || projector == "" {
+		return nil
+	}
+	return fmt.Errorf("%w: --projector %s: %s is a %s model, linear: its records are coded by x·U, which no --projector changes: drop --projector", errUsage, projector, path, s.Method)
 }
 
 // writeResults writes r to path (Arrow IPC by default; see sinks.Create).

@@ -86,7 +86,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		trainName = fmt.Sprintf("embedded digits, training two thirds (10 labels per class, seed %d)", p.seed)
 		testName = fmt.Sprintf("embedded digits, held-out third (seed %d)", p.seed)
 	}
-	if err := checkStart(checkInput("--train", *train), checkInput("--test", *test), checkOutput("--rejects", *rejects)); err != nil {
+	if err := checkStart(checkInput("--train", *train), checkInput("--test", *test), checkOutput("--rejects", *rejects), checkOutputDir("--out", *out)); err != nil {
 		return err
 	}
 	var objective []float64

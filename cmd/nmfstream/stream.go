@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/classify"
+	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/model/methods"
 	"github.com/nmfstream/nmfstream/pipeline"
 	"github.com/nmfstream/nmfstream/record"
@@ -285,10 +287,13 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := r.saveFinal(); err != nil {
 		return err
 	}
-	if err := r.report(stdout, stderr, elapsed); err != nil {
+	if err := r.report(summaryOut(o.out, stdout, stderr), stderr, elapsed); err != nil {
 		return err
 	}
-	if c := r.l.Counters(); runErr == nil && c.Records > 0 && c.Samples == 0 && c.LateLabels == 0 {
+	// docs/DESIGN.md §6: the exit status is non-zero when no record was usable.
+	if c := r.l.Counters(); runErr == nil && c.Records == 0 {
+		return fmt.Errorf("%s: no records: nothing to predict or learn (an empty input, or a header only)", o.in)
+	} else if runErr == nil && c.Samples == 0 && c.LateLabels == 0 {
 		return fmt.Errorf("no usable record: all %d were rejected (see -rejects for the reasons)", c.Rejected)
 	}
 	return runErr
@@ -317,10 +322,10 @@ func parseStreamFlagsWith(args []string, stderr io.Writer, synopsis string, extr
 	o := &streamOptions{fs: newFlags("stream", synopsis, stderr)}
 	fs := o.fs
 	fs.StringVar(&o.in, "in", "", "input `file` replayed in order (required; - for an Arrow stream on stdin)")
-	fs.StringVar(&o.out, "out", "", "write arrival-time predictions (id, pred, score) to this `file` (.jsonl; .arrow or .arrows add each sample's code on arrival, null before the first fit and with --nats)")
+	fs.StringVar(&o.out, "out", "", "write arrival-time predictions (id, pred, score) to this `file` (.jsonl; .arrow or .arrows add each sample's code on arrival, null before the first fit and with --nats; - an Arrow stream on stdout, the summary and --json then on stderr)")
 	fs.StringVar(&o.ckpt, "checkpoint", "", "checkpoint `file`: resumed from if it exists, written every --checkpoint-every records and at the end")
 	fs.StringVar(&o.oldCkpt, "model", "", "deprecated spelling of --checkpoint (stream does not start from a fitted model)")
-	fs.Int64Var(&o.every, "checkpoint-every", 10000, "records between checkpoints (with --checkpoint)")
+	fs.Int64Var(&o.every, "checkpoint-every", 10000, "records between checkpoints (with --checkpoint; 0: only at the end)")
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object instead of text")
 	fs.IntVar(&o.batchRef, "batch-reference", 0, "after the last prediction, refit the window in batch, warm-started from the online factors, for at most this many updates, and report how far the online factorization was from that fit (objective gap, codes' change, the labeled codes' 1-NN and NMI before and after); 0: none. It costs that many batch updates of the window")
 	fs.StringVar(&o.rejects, "rejects", "", "write rejected records to this `file` (JSON lines)")
@@ -341,6 +346,9 @@ func parseStreamFlagsWith(args []string, stderr io.Writer, synopsis string, extr
 	}
 	if o.batchRef < 0 {
 		return nil, fmt.Errorf("%w: --batch-reference %d: want a number of updates, or 0 for none", errUsage, o.batchRef)
+	}
+	if o.every < 0 {
+		return nil, fmt.Errorf("%w: --checkpoint-every %d: want a number of records, or 0 for a checkpoint at the end only", errUsage, o.every)
 	}
 	cpath, seed, err := modelOrCheckpoint("stream", o.oldCkpt, o.ckpt, stderr)
 	if err != nil {
@@ -374,12 +382,20 @@ func checkQ(c onlineConfig) error {
 	return nil
 }
 
-// checkOnlineConfig checks the sizes of c and fills in the batch size.
+// checkOnlineConfig checks c and fills in the batch size: a value the
+// learner cannot take, or that its --method would ignore, is a usage
+// error naming the flag and what it accepts (docs/DESIGN.md §6).
 func checkOnlineConfig(c *onlineConfig) error {
 	if c.Rank <= 0 || c.Batch < 0 || c.Window < 0 || c.Neighbors < 0 {
 		return fmt.Errorf("%w: -rank must be positive, -batch, -window and -neighbors not negative", errUsage)
 	}
 	if err := checkQ(*c); err != nil {
+		return err
+	}
+	if err := errors.Join(checkOnlineCounts(*c), checkOnlineWeights(*c)); err != nil {
+		return err
+	}
+	if err := checkOnlineMethod(*c); err != nil {
 		return err
 	}
 	if c.Batch == 0 {
@@ -388,10 +404,63 @@ func checkOnlineConfig(c *onlineConfig) error {
 	if c.Window > 0 && c.Window < c.Batch {
 		return fmt.Errorf("%w: -window %d is smaller than -batch %d", errUsage, c.Window, c.Batch)
 	}
+	if k := cmp.Or(c.Neighbors, graph.DefaultK); c.Window > 0 && k >= c.Window {
+		return fmt.Errorf("%w: --neighbors %d needs a larger --window than %d (the window's samples must outnumber each one's neighbours): lower --neighbors or raise --window", errUsage, k, c.Window)
+	}
 	if _, err := model.ParseSearchFit(model.SearchFit(c.SearchFit).String()); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	return nil
+}
+
+// checkOnlineCounts refuses negative counts: --vote, --sweeps,
+// --search-dim, --search-basis (0 is each one's default or "none").
+func checkOnlineCounts(c onlineConfig) error {
+	var errs []error
+	for _, f := range []struct {
+		name, zero string
+		v          int
+	}{{"vote", "the predictor's default", c.Vote}, {"sweeps", "the default, 10", c.Sweeps}, {"search-dim", "the full samples", c.SearchDim}, {"search-basis", "the samples as they are", c.SearchBasis}} {
+		if f.v < 0 {
+			errs = append(errs, fmt.Errorf("%w: --%s %d: want a positive number, or 0 for %s", errUsage, f.name, f.v, f.zero))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkOnlineWeights refuses weights and powers that are not numbers, a
+// --forget outside [0, 1) and a negative --spread-metric. A negative
+// --max-norm-ratio, --spread-power or --spread-codes has a meaning (see
+// their help), and so have negative --alpha and --beta for some methods
+// (model.Online's documentation).
+func checkOnlineWeights(c onlineConfig) error {
+	var errs []error
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"alpha", c.Alpha}, {"beta", c.Beta}, {"spread-power", c.SpreadPower}, {"spread-codes", c.SpreadCodes}, {"spread-metric", c.SpreadMetric}, {"max-norm-ratio", c.MaxNormRatio}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) && f.name != "max-norm-ratio" {
+			errs = append(errs, fmt.Errorf("%w: --%s %v: want a finite number (see nmfstream stream -help)", errUsage, f.name, f.v))
+		}
+	}
+	if c.SpreadMetric < 0 {
+		errs = append(errs, fmt.Errorf("%w: --spread-metric %v: want a positive weight, or 0 for the samples' own graph", errUsage, c.SpreadMetric))
+	}
+	if !(c.Forget >= 0 && c.Forget < 1) {
+		errs = append(errs, fmt.Errorf("%w: --forget %v: want a factor in (0, 1), or 0 for the exact window statistics", errUsage, c.Forget))
+	}
+	return errors.Join(errs...)
+}
+
+// checkOnlineMethod refuses --alpha, --beta or --q given (not zero, their
+// default) to a --method that does not read them (model.Online: nmf reads
+// none, gnmf and dgnmf α only, ssknmf α and β, n2s2l and nge all three).
+func checkOnlineMethod(c onlineConfig) error {
+	i, err := methods.Lookup(cmp.Or(c.Method, "gnmf"))
+	if err != nil {
+		return fmt.Errorf("%w: --method: %v", errUsage, err)
+	}
+	return unreadParams(i, c.Alpha, c.Beta, c.Q, true)
 }
 
 // streamRun is one run of stream: its learner, input and outputs, and the
@@ -468,10 +537,14 @@ func (o *streamOptions) openOutputs(done outputState) (*stepWriter, error) {
 		} else {
 			// Arrow outputs hold each sample's code too (docs/DESIGN.md
 			// §6: id, code, pred, score); JSON lines the prediction only.
+			// An Arrow output is created at its first write, at the rank
+			// learned: --rank, or the stream's dimension if lower (stages'
+			// capRank), known once the first batch is read.
 			if sinks.IsArrow(o.out) {
-				w.k = o.cfg.Rank
+				w.k, w.pending = o.cfg.Rank, o.out
+			} else {
+				w.out, err = sinks.Create(o.out, 0)
 			}
-			w.out, err = sinks.Create(o.out, w.k)
 		}
 		if err != nil {
 			return nil, err
@@ -540,6 +613,7 @@ func (r *streamRun) snapshot() (*checkpoint, error) {
 // step, so that the checkpoint and the outputs agree.
 func (r *streamRun) learned(ss *streamStep) error {
 	r.runRecords += int64(ss.records)
+	ss.rank = r.l.Model.Rank // the sink's code width: capRank may have lowered --rank
 	c := r.l.Counters()
 	r.pr.update(int(c.Records), 0, "records")
 	if r.o.ckpt != "" && r.o.every > 0 && c.Records-r.lastCkpt >= r.o.every {
@@ -580,7 +654,7 @@ func (r *streamRun) report(stdout, stderr io.Writer, elapsed float64) error {
 		Records: c.Records, Rejected: c.Rejected, Samples: c.Samples, Duplicates: c.Duplicates,
 		LateLabels: c.LateLabels, Labeled: c.Labeled, Correct: c.Correct, Unpredicted: c.Unpredicted,
 		Pending: r.l.Pending(), Seconds: elapsed, RunRecords: r.runRecords, ResumedFrom: r.resumed,
-		Window: r.o.cfg.Window, Rank: r.o.cfg.Rank,
+		Window: r.o.cfg.Window, Rank: r.l.Model.Rank, // --rank, or the stream's dimension if lower (capRank)
 	}
 	if elapsed > 0 {
 		sum.RecordsPerSecond = float64(r.runRecords) / elapsed
@@ -718,10 +792,12 @@ func normRatio(r float64) float64 {
 }
 
 // streamStep is a step of stream's learner, with the checkpoint to save
-// once the outputs hold it, if one is due.
+// once the outputs hold it, if one is due, and the rank the learner had
+// after it (0: not known, as with --nats).
 type streamStep struct {
 	link
 	ckpt *checkpoint
+	rank int
 }
 
 func (ss *streamStep) chainLink() *link { return &ss.link }
@@ -742,15 +818,39 @@ func fileSize(path string) (int64, error) {
 // step's checkpoint, if it carries one, with the outputs synced to stable
 // storage and their lengths in it.
 type stepWriter struct {
-	out     sinks.Sink
-	k       int // the code columns of out: the rank for Arrow, 0 for JSON lines
+	out sinks.Sink
+	k   int // the code columns of out: the rank for Arrow, 0 for JSON lines
+	// pending is the path of an Arrow output not created yet (see
+	// openOutputs), rank the learner's rank after the last step written.
+	pending string
+	rank    int
 	rejects *rejectWriter
 	ckpt    string
+}
+
+// create creates the pending Arrow output, if any, with the learner's rank
+// as its code width when known (stages' capRank may have lowered --rank).
+func (w *stepWriter) create() error {
+	if w.pending == "" {
+		return nil
+	}
+	if w.rank > 0 {
+		w.k = w.rank
+	}
+	out, err := sinks.Create(w.pending, w.k)
+	if err != nil {
+		return err
+	}
+	w.out, w.pending = out, ""
+	return nil
 }
 
 // syncOutputs makes what the outputs hold durable and records their
 // lengths in o, for a checkpoint that must not run ahead of them.
 func (w *stepWriter) syncOutputs(o *outputState) error {
+	if err := w.create(); err != nil {
+		return err
+	}
 	if w.out != nil {
 		sy, ok := w.out.(sinks.Syncer)
 		if !ok {
@@ -771,6 +871,9 @@ func (w *stepWriter) syncOutputs(o *outputState) error {
 }
 
 func (w *stepWriter) Write(ctx context.Context, ss *streamStep) error {
+	if ss.rank > 0 {
+		w.rank = ss.rank
+	}
 	if err := w.write(ss.step); err != nil {
 		return err
 	}
@@ -787,6 +890,11 @@ func (w *stepWriter) Write(ctx context.Context, ss *streamStep) error {
 func (w *stepWriter) write(st *stages.Step) error {
 	if st == nil {
 		return nil
+	}
+	if len(st.Predictions) > 0 {
+		if err := w.create(); err != nil {
+			return err
+		}
 	}
 	if w.out != nil && len(st.Predictions) > 0 {
 		r := sinks.Results{}
@@ -850,7 +958,7 @@ func finite32(m *mat.Dense) bool {
 }
 
 func (w *stepWriter) Close() error {
-	var errs []error
+	errs := []error{w.create()} // an output that got no prediction still gets its schema
 	if w.out != nil {
 		errs = append(errs, w.out.Close())
 	}

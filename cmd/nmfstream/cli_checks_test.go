@@ -1,0 +1,314 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nmfstream/nmfstream/datasets"
+)
+
+// TestStreamRefusesBadValues checks that stream refuses, as usage errors
+// (exit 2) naming the flag, values its learner cannot take or would
+// ignore: a negative --vote (it panicked with --predictor walk and gave
+// every prediction null with nearest and propagate), weights that are not
+// numbers, --forget outside [0, 1), negative counts, --neighbors not below
+// a bounded --window, --alpha, --beta or --q that the method does not
+// read, --max-dim ≤ 0, and "-" for outputs that must be files.
+func TestStreamRefusesBadValues(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "d.arrow")
+	writeDigitsStream(t, in, 0.1, 100)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--predictor", "walk", "--vote", "-1"}, "--vote"},
+		{[]string{"--predictor", "nearest", "--vote", "-1"}, "--vote"},
+		{[]string{"--spread-metric", "NaN"}, "--spread-metric"},
+		{[]string{"--spread-metric", "Inf"}, "--spread-metric"},
+		{[]string{"--spread-metric", "-1"}, "--spread-metric"},
+		{[]string{"--forget", "2"}, "--forget"},
+		{[]string{"--forget", "1"}, "--forget"},
+		{[]string{"--forget", "-1"}, "--forget"},
+		{[]string{"--forget", "NaN"}, "--forget"},
+		{[]string{"--sweeps", "-1"}, "--sweeps"},
+		{[]string{"--spread-power", "NaN"}, "--spread-power"},
+		{[]string{"--spread-codes", "NaN"}, "--spread-codes"},
+		{[]string{"--search-basis", "-1"}, "--search-basis"},
+		{[]string{"--search-dim", "-1"}, "--search-dim"},
+		{[]string{"--checkpoint", filepath.Join(dir, "c"), "--checkpoint-every", "-1"}, "--checkpoint-every"},
+		{[]string{"--alpha", "NaN"}, "--alpha"},
+		{[]string{"--beta", "NaN", "--method", "ssknmf"}, "--beta"},
+		{[]string{"--max-norm-ratio", "NaN"}, "--max-norm-ratio"},
+		{[]string{"--neighbors", "20", "--window", "10", "--batch", "10"}, "--neighbors 20 needs a larger --window than 10"},
+		{[]string{"--method", "gnmf", "--beta", "50"}, "method gnmf does not read --beta (n2s2l, nge, ssknmf do)"},
+		{[]string{"--method", "gnmf", "--q", "5"}, "method gnmf does not read --q"},
+		{[]string{"--method", "nmf", "--alpha", "50"}, "method nmf does not read --alpha"},
+		{[]string{"--method", "dgnmf", "--beta", "5"}, "method dgnmf does not read --beta"},
+		{[]string{"--max-dim", "0"}, "-max-dim"},
+		{[]string{"--max-dim", "-5"}, "-max-dim"},
+		{[]string{"--checkpoint", "-"}, "--checkpoint -"},
+		{[]string{"--rejects", "-"}, "--rejects -"},
+	} {
+		code, _, e := runCmd(t, append([]string{"stream", "--in", in, "--out", filepath.Join(dir, "p.jsonl")}, c.args...)...)
+		if code != 2 || !strings.Contains(e, c.want) {
+			t.Errorf("stream %s: exit %d, %q; want exit 2 naming %q", strings.Join(c.args, " "), code, e, c.want)
+		}
+	}
+	if _, err := os.Stat("-"); err == nil {
+		t.Errorf("a file called - was created")
+	}
+	// What the methods read stays accepted, and --checkpoint-every 0
+	// (a checkpoint at the end only).
+	for _, args := range [][]string{
+		{"--method", "n2s2l", "--q", "5", "--beta", "3", "--alpha", "2", "--rank", "20"},
+		{"--method", "ssknmf", "--beta", "3", "--forget", "0.5"},
+		{"--checkpoint", filepath.Join(dir, "ok.ckpt"), "--checkpoint-every", "0", "--rank", "10"},
+	} {
+		if code, _, e := runCmd(t, append([]string{"stream", "--in", in, "--window", "300"}, args...)...); code != 0 {
+			t.Errorf("stream %s: exit %d, %s", strings.Join(args, " "), code, e)
+		}
+	}
+}
+
+// writeCSV writes a CSV of the digits' rows rows with header id,label,f0…,
+// the label of row i given by label (""for none).
+func writeCSV(t *testing.T, path string, rows []int, label func(i int) string) {
+	t.Helper()
+	x, _ := datasets.Digits()
+	_, d := x.Dims()
+	var b strings.Builder
+	b.WriteString("id,label")
+	for j := range d {
+		fmt.Fprintf(&b, ",f%d", j)
+	}
+	b.WriteByte('\n')
+	for _, i := range rows {
+		fmt.Fprintf(&b, "%d,%s", i, label(i))
+		for _, v := range x.RawRowView(i) {
+			fmt.Fprintf(&b, ",%g", v)
+		}
+		b.WriteByte('\n')
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFitRefusesBadValues checks fit's refusals before any work: --alpha
+// and --beta that are not finite numbers, --alpha or --beta the method does
+// not read, --max-dim ≤ 0, "-" as --save or --rejects; and, after reading
+// the file, --neighbors not below the number of training records (the
+// graph's own error named neither) and training records all zero.
+func TestFitRefusesBadValues(t *testing.T) {
+	dir := t.TempDir()
+	_, y := datasets.Digits()
+	train := filepath.Join(dir, "tr.csv")
+	writeCSV(t, train, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, func(i int) string { return fmt.Sprint(y[i]) })
+	save := filepath.Join(dir, "m.model")
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--alpha", "NaN"}, 2, "--alpha NaN"},
+		{[]string{"--beta", "Inf"}, 2, "--beta +Inf"},
+		{[]string{"--method", "gnmf", "--beta", "50"}, 2, "method gnmf does not read --beta"},
+		{[]string{"--method", "nmf", "--alpha", "50"}, 2, "method nmf does not read --alpha"},
+		{[]string{"--method", "dpca", "--alpha", "1"}, 2, "method dpca does not read --alpha"},
+		{[]string{"--max-dim", "0"}, 2, "-max-dim"},
+		{[]string{"--save", "-"}, 2, "--save -"},
+		{[]string{"--rejects", "-"}, 2, "--rejects -"},
+		{[]string{"--method", "gnmf", "--neighbors", "12"}, 2, "--neighbors 12 needs more training records than 12 (the file has 12): lower --neighbors"},
+		{[]string{"--method", "ssknmf", "--neighbors", "15"}, 2, "--neighbors 15 needs more training records than 15 (the file has 12)"},
+	} {
+		args := append([]string{"fit", "--train", train, "--save", save, "--rank", "3", "--iters", "5"}, c.args...)
+		code, _, e := runCmd(t, args...)
+		if code != c.code || !strings.Contains(e, c.want) {
+			t.Errorf("fit %s: exit %d, %q; want exit %d with %q", strings.Join(c.args, " "), code, e, c.code, c.want)
+		}
+	}
+	if _, err := os.Stat("-"); err == nil {
+		t.Errorf("a file called - was created")
+	}
+	if code, _, e := runCmd(t, "fit", "--train", train, "--save", save, "--rank", "3", "--iters", "5", "--method", "ssnmf", "--alpha", "2", "--beta", "3"); code != 0 {
+		t.Errorf("ssnmf reads --alpha and --beta: exit %d, %s", code, e)
+	}
+
+	zeros := filepath.Join(dir, "zeros.csv")
+	if err := os.WriteFile(zeros, []byte("a,b,c\n0,0,0\n0,0,0\n0,0,0\n0,0,0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, e := runCmd(t, "fit", "--train", zeros, "--save", save, "--rank", "1", "--method", "nmf")
+	if code == 0 || !strings.Contains(e, "every training record is zero: nothing to factorize") {
+		t.Errorf("fit on zeros: exit %d, %q", code, e)
+	}
+}
+
+// TestDatasetsArgs checks that datasets refuses a --stream-labeled that
+// is not a number (it panicked) and arguments beyond the data set's name
+// (one after the flags was ignored; one before them made --out look
+// missing), before writing anything.
+func TestDatasetsArgs(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "d")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"digits", "--out", out, "--stream-labeled", "NaN"}, "--stream-labeled NaN"},
+		{[]string{"digits", "--out", out, "brown"}, `unexpected argument "brown"`},
+		{[]string{"digits", "brown", "--out", out}, `unexpected argument "brown"`},
+	} {
+		code, _, e := runCmd(t, append([]string{"datasets"}, c.args...)...)
+		if code != 2 || !strings.Contains(e, c.want) {
+			t.Errorf("datasets %s: exit %d, %q; want exit 2 with %q", strings.Join(c.args, " "), code, e, c.want)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s was created", out)
+	}
+}
+
+// TestReportOutIsAFile checks that report refuses an --out that is a file
+// (or under one) before fitting.
+func TestReportOutIsAFile(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "afile")
+	if err := os.WriteFile(f, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{f, filepath.Join(f, "sub")} {
+		code, _, e := runCmd(t, "report", "--quick", "--out", out)
+		if code != 2 || !strings.Contains(e, "is a file, want a directory") {
+			t.Errorf("report --out %s: exit %d, %q", out, code, e)
+		}
+	}
+}
+
+// TestStreamNoRecords checks that stream exits non-zero on an input with
+// no record (docs/DESIGN.md §6), as fit does.
+func TestStreamNoRecords(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{"empty.csv": "", "header.csv": "a,b,label\n"} {
+		in := filepath.Join(dir, name)
+		if err := os.WriteFile(in, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, e := runCmd(t, "stream", "--in", in)
+		if code == 0 || !strings.Contains(e, "no records") {
+			t.Errorf("stream --in %s: exit %d, %q", name, code, e)
+		}
+	}
+}
+
+// TestStreamRankAboveDim checks that a stream whose --rank exceeds its
+// dimension (learned at the dimension: stages' capRank) writes its Arrow
+// codes at the learned rank, not null, and reports that rank.
+func TestStreamRankAboveDim(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "d.arrow")
+	writeDigitsStream(t, in, 0.1, 100)
+	out := filepath.Join(dir, "p.arrow")
+	code, so, e := runCmd(t, "stream", "--in", in, "--out", out, "--rank", "70", "--window", "300", "--json")
+	if code != 0 {
+		t.Fatal(e)
+	}
+	if s := decodeSummary(t, []byte(so)); s.Rank != 64 {
+		t.Errorf("--json rank %d, want 64 (the digits' pixels)", s.Rank)
+	}
+	ids, codes, _, _ := readResults(t, out)
+	coded := 0
+	for _, c := range codes {
+		if len(c) != 64 {
+			t.Fatalf("codes of %d values, want 64", len(c))
+		}
+		for _, v := range c {
+			if v != 0 {
+				coded++
+				break
+			}
+		}
+	}
+	if coded < len(ids)-300 {
+		t.Errorf("%d of %d rows coded", coded, len(ids))
+	}
+}
+
+// TestOutStdoutSummary checks that with --out - (the Arrow stream on
+// standard output) stream, project and classify print their summary on
+// stderr, not after the binary stream, and that a dpca model, whose
+// codes are linear, says so and refuses --projector.
+func TestOutStdoutSummary(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "d.arrow")
+	writeDigitsStream(t, in, 0.1, 100)
+	train, test, _ := digitsFiles(t, dir, 4)
+	mdl := filepath.Join(dir, "m.model")
+	mustRun(t, "fit", "--train", train, "--save", mdl, "--method", "dpca", "--rank", "5")
+	stdout := os.Stdout
+	f, err := os.Create(filepath.Join(dir, "stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Stdout = f
+	defer func() { os.Stdout = stdout; f.Close() }()
+	for _, args := range [][]string{
+		{"stream", "--in", in, "--out", "-", "--window", "300", "--rank", "10", "--json"},
+		{"project", "--model", mdl, "--in", test, "--out", "-"},
+		{"classify", "--model", mdl, "--in", test, "--out", "-"},
+	} {
+		code, so, e := runCmd(t, args...)
+		if code != 0 || so != "" || e == "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q: want the summary on stderr", strings.Join(args, " "), code, so, e)
+		}
+		if args[0] == "stream" && !json.Valid([]byte(strings.TrimSpace(e[strings.LastIndex(strings.TrimSpace(e), "\n")+1:]))) {
+			t.Errorf("stream --json's summary on stderr: %q", e)
+		}
+		if args[0] == "project" && !strings.Contains(e, "linear projection") {
+			t.Errorf("project of a dpca model: %q, want it to say linear projection", e)
+		}
+	}
+	code, _, e := runCmd(t, "project", "--model", mdl, "--in", test, "--out", filepath.Join(dir, "c.jsonl"), "--projector", "nnls")
+	if code != 2 || !strings.Contains(e, "--projector nnls") {
+		t.Errorf("project --projector nnls of a dpca model: exit %d, %q", code, e)
+	}
+}
+
+// TestEvalUnseenClasses checks that eval warns of test labels the
+// training file does not have, and counts their records in --json.
+func TestEvalUnseenClasses(t *testing.T) {
+	dir := t.TempDir()
+	_, y := datasets.Digits()
+	var tr, te []int
+	for i := range 300 {
+		if y[i] < 5 {
+			tr = append(tr, i)
+		}
+	}
+	unseen := 0
+	for i := 300; i < 400; i++ {
+		te = append(te, i)
+		if y[i] >= 5 {
+			unseen++
+		}
+	}
+	train, test := filepath.Join(dir, "tr.csv"), filepath.Join(dir, "te.csv")
+	writeCSV(t, train, tr, func(i int) string { return fmt.Sprint(y[i]) })
+	writeCSV(t, test, te, func(i int) string { return fmt.Sprint(y[i]) })
+	code, so, e := runCmd(t, "eval", "--train", train, "--test", test, "--method", "gnmf", "--rank", "5", "--iters", "20", "--json")
+	if code != 0 {
+		t.Fatal(e)
+	}
+	var sum map[string]any
+	if err := json.Unmarshal([]byte(so), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum["n_test_unseen"] != float64(unseen) || !strings.Contains(e, fmt.Sprintf("%d labeled records have 5 classes the model does not know", unseen)) {
+		t.Errorf("n_test_unseen %v, want %d; stderr %q", sum["n_test_unseen"], unseen, e)
+	}
+}
