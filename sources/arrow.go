@@ -51,8 +51,10 @@ const (
 //     Width×Height by area averaging, row-major (FormDense, D = Width·Height).
 //
 // plus optional label and id columns (int8…int64, uint8…uint64, utf8 or
-// large_utf8; nullable). A null or empty label means unlabeled; a null or
-// empty id means none.
+// large_utf8; nullable). A null or empty label means unlabeled. A sample
+// without an id (no id column, or a null or empty id) gets its offset in
+// decimal as its id when OffsetIDs is set, as CSV does (docs/DESIGN.md §5),
+// and "" otherwise; rejects keep the id as read.
 //
 // A record whose features are null or empty is a late label if it has an id
 // and a label, and a reject otherwise. Records with negative or non-finite
@@ -89,9 +91,28 @@ type Arrow struct {
 	// Allocator allocates the Arrow buffers. If nil, memory.DefaultAllocator
 	// is used.
 	Allocator memory.Allocator
+	// MaxDecodedBytes bounds the bytes a compressed IPC record (or
+	// dictionary) batch decodes to: the sum of its buffers' uncompressed
+	// lengths, which each buffer states in its first 8 bytes, checked
+	// before anything is decompressed. A batch over it stops Next with a
+	// *LimitError giving both sizes. (An uncompressed batch is read in
+	// full from the input, whose size bounds it.) NewArrowStream sets it to
+	// StreamMaxDecodedBytes, for a stream from a peer such as a request
+	// body, whose few kilobytes of compressed zeros could claim gigabytes;
+	// NewArrowFile and Opener.Open set DefaultMaxDecodedBytes. Zero or less
+	// means DefaultMaxDecodedBytes. It does not apply to Parquet.
+	MaxDecodedBytes int64
+	// OffsetIDs gives a sample without an id its 0-based offset in the
+	// input, in decimal, as its id (docs/DESIGN.md §5). NewArrowFile,
+	// NewParquet and Opener.Open set it: their offsets number a whole
+	// input. NewArrowStream leaves it false, for a caller that reads
+	// pieces of one stream as separate inputs whose offsets each start at
+	// 0 (serve's request bodies), where such ids would collide.
+	OffsetIDs bool
 
 	open   func(memory.Allocator) (recordReader, *arrow.Schema, error)
 	closer io.Closer // the input, when opened by Open
+	kind   string    // what the input must be, for messages: "Arrow IPC stream", …
 
 	started bool
 	rr      recordReader
@@ -122,11 +143,43 @@ type recordReader interface {
 	Release()
 }
 
-// NewArrowStream returns a source reading the Arrow IPC stream r.
+// Bounds of Arrow.MaxDecodedBytes.
+const (
+	// DefaultMaxDecodedBytes (2 GiB) is the bound of a whole input's
+	// batches: that of an uncompressed IPC message's body
+	// (maxIPCMessageBytes), so compression allows no more than raw bytes.
+	DefaultMaxDecodedBytes = maxIPCMessageBytes
+	// StreamMaxDecodedBytes (64 MiB) is NewArrowStream's, for a stream
+	// from a peer: a service sets its own, in proportion to the bodies it
+	// accepts.
+	StreamMaxDecodedBytes = 64 << 20
+)
+
+// NewArrowStream returns a source reading the Arrow IPC stream r, with
+// MaxDecodedBytes StreamMaxDecodedBytes and OffsetIDs false: the settings
+// for a stream from a peer, one of several pieces of its input (Opener.Open
+// sets those of a whole input for a stream it opens).
 func NewArrowStream(r io.Reader) *Arrow {
-	return &Arrow{open: func(mem memory.Allocator) (recordReader, *arrow.Schema, error) {
-		return newGuardedReader(r, -1, mem)
-	}}
+	a := &Arrow{MaxDecodedBytes: StreamMaxDecodedBytes, kind: "Arrow IPC stream"}
+	a.open = func(mem memory.Allocator) (recordReader, *arrow.Schema, error) {
+		br, ok := r.(*bufio.Reader)
+		if !ok {
+			br = bufio.NewReader(r)
+		}
+		if head, _ := br.Peek(len(arrowMagic)); string(head) == arrowMagic {
+			return nil, nil, errors.New("it begins with \"ARROW1\", as an Arrow IPC file (.arrow) does: standard input and request bodies must be Arrow IPC streams (.arrows); give the file by its path, or convert it to a stream")
+		}
+		return newGuardedReader(br, -1, mem, a.maxDecoded())
+	}
+	return a
+}
+
+// maxDecoded is the effective MaxDecodedBytes.
+func (a *Arrow) maxDecoded() int64 {
+	if a.MaxDecodedBytes <= 0 {
+		return DefaultMaxDecodedBytes
+	}
+	return a.MaxDecodedBytes
 }
 
 // NewArrowFile returns a source reading the Arrow IPC file r.
@@ -139,7 +192,8 @@ func NewArrowStream(r io.Reader) *Arrow {
 // them up front (a corrupt file can ask for petabytes and kill the process;
 // found by FuzzArrowFile).
 func NewArrowFile(r ipc.ReadAtSeeker) *Arrow {
-	return &Arrow{open: func(mem memory.Allocator) (recordReader, *arrow.Schema, error) {
+	a := &Arrow{OffsetIDs: true, MaxDecodedBytes: DefaultMaxDecodedBytes, kind: "Arrow IPC file"}
+	a.open = func(mem memory.Allocator) (recordReader, *arrow.Schema, error) {
 		body, footer, err := fileParts(r)
 		if err != nil {
 			return nil, nil, err
@@ -148,14 +202,16 @@ func NewArrowFile(r ipc.ReadAtSeeker) *Arrow {
 		if err != nil {
 			return nil, nil, err
 		}
-		return newGuardedReader(bufio.NewReader(stream), size, mem)
-	}}
+		return newGuardedReader(bufio.NewReader(stream), size, mem, a.maxDecoded())
+	}
+	return a
 }
 
 // newGuardedReader returns an ipc.Reader of the stream r, of size bytes
-// (−1: unknown), that reads its messages through guardedMessages.
-func newGuardedReader(r io.Reader, size int64, mem memory.Allocator) (recordReader, *arrow.Schema, error) {
-	g := &guardedMessages{r: r, left: size}
+// (−1: unknown), that reads its messages through guardedMessages, with
+// compressed batches decoding to at most maxDecoded bytes each.
+func newGuardedReader(r io.Reader, size int64, mem memory.Allocator, maxDecoded int64) (recordReader, *arrow.Schema, error) {
+	g := &guardedMessages{r: r, left: size, maxDecoded: maxDecoded}
 	rd, err := ipc.NewReaderFromMessageReader(g, ipc.WithAllocator(mem))
 	if err != nil {
 		return nil, nil, err
@@ -218,7 +274,7 @@ func fileParts(r ipc.ReadAtSeeker) (body, footer *io.SectionReader, err error) {
 // key-value metadata. A single allocation above 1 GiB (a page claiming that
 // size) fails the read instead of exhausting memory.
 func NewParquet(r parquet.ReaderAtSeeker) *Arrow {
-	a := &Arrow{}
+	a := &Arrow{OffsetIDs: true, kind: "Parquet file"}
 	a.open = func(mem memory.Allocator) (recordReader, *arrow.Schema, error) {
 		mem = limitedAllocator{mem, maxIPCUncompressed}
 		pf, err := file.NewParquetReader(r, file.WithReadProps(parquet.NewReaderProperties(mem)))
@@ -437,8 +493,15 @@ func (a *Arrow) start() bool {
 		a.rr, schema = rr, sc
 		return nil
 	})
-	if err != nil {
-		a.err = fmt.Errorf("sources: cannot read arrow input: %w", err)
+	var le *LimitError
+	switch {
+	case errors.As(err, &le):
+		a.err = le // it says what is too large and what to do
+		return false
+	case err != nil:
+		// Not the input it claims to be (or the guard let through a
+		// corruption that arrow-go reports as a panic): say so first.
+		a.err = fmt.Errorf("sources: not a valid %s (%w)", a.kind, err)
 		return false
 	}
 	if a.lay, a.err = layoutOf(schema, maxDim(a.MaxDim)); a.err != nil {
@@ -523,7 +586,12 @@ func (a *Arrow) nextRecord() bool {
 		a.rec = a.rr.Record()
 		return checkRecord(a.rec, a.lay)
 	})
-	if err != nil {
+	var le *LimitError
+	switch {
+	case errors.As(err, &le):
+		le.Record = a.off // the batch's first record
+		a.err, a.rec = le, nil
+	case err != nil:
 		a.err = fmt.Errorf("sources: cannot read arrow input after record %d: %w", a.off, err)
 		a.rec = nil
 	}
@@ -623,6 +691,9 @@ func (a *Arrow) rows(k int64, sp *sparse.CSR) error {
 		case empty:
 			b.reject(off, id, "no features (a record without features must carry an id and a label)")
 		default:
+			if id == "" && a.OffsetIDs {
+				id = strconv.FormatInt(off, 10)
+			}
 			b.addMeta(off, id, label, labeled)
 		}
 	}

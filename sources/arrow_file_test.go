@@ -38,7 +38,7 @@ func TestArrowFileEOS(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		src.Close()
-		checkDense(t, c)
+		checkDense(t, c, true)
 	}
 }
 
@@ -111,4 +111,29 @@ func TestLimitedAllocator(t *testing.T) {
 		t.Error("Reallocate above the limit did not fail")
 	}
 	l.Free(b)
+}
+
+// TestArrowNotValid checks the messages of inputs that are not what they
+// claim: an Arrow IPC file whose schema makes arrow-go fail (a field name
+// 2 GiB long) is "not a valid Arrow IPC file", and an Arrow IPC file read
+// as a stream (standard input) says that a stream is needed.
+func TestArrowNotValid(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	r1 := denseRecord(t, mem, denseRows1)
+	file := writeIPC(t, denseSchema, true, r1)
+	r1.Release()
+	name := bytes.Index(file, []byte{1, 0, 0, 0, 'x', 0}) // the length of the name "x"
+	if name < 0 {
+		t.Fatal("no field name x in the file")
+	}
+	bad := append([]byte(nil), file...)
+	copy(bad[name:], []byte{0xff, 0xff, 0xff, 0x7f})
+	_, err := NewArrowFile(bytes.NewReader(bad)).Form()
+	if err == nil || !strings.HasPrefix(err.Error(), "sources: not a valid Arrow IPC file (") {
+		t.Errorf("corrupt schema: %v, want \"not a valid Arrow IPC file\"", err)
+	}
+	_, err = (&Opener{Stdin: bytes.NewReader(file)}).Open("-")
+	if err == nil || !strings.Contains(err.Error(), "not a valid Arrow IPC stream") || !strings.Contains(err.Error(), "must be Arrow IPC streams (.arrows)") {
+		t.Errorf("a file on stdin: %v, want one saying a stream is needed", err)
+	}
 }

@@ -84,7 +84,10 @@ var (
 	}
 )
 
-func checkDense(t *testing.T, c *collected) {
+// checkDense checks what was read of denseRows1 and denseRows2; the
+// sample without an id (offset 6) has the id "6" when offsetIDs (a whole
+// input: Arrow.OffsetIDs, CSV), "" otherwise.
+func checkDense(t *testing.T, c *collected, offsetIDs bool) {
 	t.Helper()
 	want := [][]float64{{1, 2, 3}, {0, 0, 0}, {4, 5, 6}, {0.5, 0.25, 0.125}}
 	if !slices.EqualFunc(c.dense, want, slices.Equal) {
@@ -93,7 +96,11 @@ func checkDense(t *testing.T, c *collected) {
 	if c.dim != 3 {
 		t.Errorf("dim = %d, want 3", c.dim)
 	}
-	if w := []string{"10", "12", "", "15"}; !slices.Equal(c.ids, w) {
+	noID := ""
+	if offsetIDs {
+		noID = "6"
+	}
+	if w := []string{"10", "12", noID, "15"}; !slices.Equal(c.ids, w) {
 		t.Errorf("ids = %q, want %q", c.ids, w)
 	}
 	if w := []string{"a", "", "b", "a"}; !slices.Equal(c.labels, w) {
@@ -108,7 +115,8 @@ func checkDense(t *testing.T, c *collected) {
 	if w := []record.LateLabel{{Offset: 4, ID: "10", Label: "c"}}; !slices.Equal(c.late, w) {
 		t.Errorf("late labels = %v, want %v", c.late, w)
 	}
-	wantRejects(t, c.rejects, map[int64]string{1: "negative value -2 at feature 1", 3: "NaN", 5: "no features", 7: "infinite"})
+	// The position is "at feature 1" in Arrow inputs, column 3 in CSV (TestCSV).
+	wantRejects(t, c.rejects, map[int64]string{1: "negative value -2", 3: "NaN", 5: "no features", 7: "infinite"})
 	if c.rejects[0].ID != "11" || !strings.Contains(c.rejects[0].Reason.Error(), `id "11"`) {
 		t.Errorf("reject 1 lost its id: %+v", c.rejects[0])
 	}
@@ -148,7 +156,7 @@ func TestArrowDense(t *testing.T) {
 			if err := src.Close(); err != nil {
 				t.Fatal(err)
 			}
-			checkDense(t, c)
+			checkDense(t, c, format != "stream")
 			if bs == 1 && c.batches != 9 {
 				t.Errorf("%s: BatchSize 1 gave %d batches for 9 records", format, c.batches)
 			}
@@ -275,7 +283,11 @@ func TestArrowSparse(t *testing.T) {
 		if w := [][]float64{{1, 2, 4}, {0.5}}; !slices.EqualFunc(c.sparseVal, w, slices.Equal) {
 			t.Errorf("%s: values = %v, want %v", format, c.sparseVal, w)
 		}
-		if w := []string{"a", ""}; !slices.Equal(c.ids, w) {
+		w := []string{"a", "6"} // a Parquet file is a whole input (Arrow.OffsetIDs)
+		if format == "stream" {
+			w[1] = ""
+		}
+		if !slices.Equal(c.ids, w) {
 			t.Errorf("%s: ids = %q", format, c.ids)
 		}
 		if w := []record.LateLabel{{Offset: 4, ID: "a", Label: "y"}}; !slices.Equal(c.late, w) {

@@ -79,7 +79,9 @@ const (
 //     Unlabeled, means unlabeled; a label that is an integral number is
 //     formatted in decimal ("3.0" becomes "3").
 //   - the id is IDColumn; by default the header column named "id", and
-//     without one each record's id is its offset in decimal ("0", "1", …).
+//     without one, or where its field is empty, a sample's id is its
+//     offset in decimal ("0", "1", …), as for the other inputs
+//     (docs/DESIGN.md §5).
 //   - the document is TextColumn; by default the header column named
 //     "text", and without one the records are numeric features. With a
 //     text column, the columns other than label and id are ignored.
@@ -121,6 +123,7 @@ type CSV struct {
 
 	started   bool
 	first     []string // the first data record, read while detecting the header
+	names     []string // the header's fields, trimmed, or nil without a header
 	nfields   int
 	label     int // column index of the label, or -1
 	id        int // column index of the id, or -1
@@ -237,6 +240,9 @@ func (c *CSV) start() bool {
 	}
 	if header {
 		names := map[string]int{}
+		for _, f := range rec {
+			c.names = append(c.names, strings.TrimSpace(f))
+		}
 		for j, f := range rec {
 			if f = strings.TrimSpace(f); f != "" {
 				if _, dup := names[f]; !dup {
@@ -334,7 +340,7 @@ func (c *CSV) record(rec []string) {
 		}
 	}
 	sampleID := id
-	if c.id < 0 {
+	if sampleID == "" {
 		sampleID = strconv.FormatInt(off, 10)
 	}
 	if c.text >= 0 {
@@ -350,33 +356,18 @@ func (c *CSV) record(rec []string) {
 		}
 		return
 	}
-	row := c.row[:0]
-	blank := 0
-	for j, f := range rec {
-		if j == c.label || j == c.id {
-			continue
-		}
-		f = strings.TrimSpace(f)
-		if f == "" {
-			blank++
-			row = append(row, 0)
-			continue
-		}
-		v, err := strconv.ParseFloat(f, 64)
-		if err != nil {
-			c.batch.reject(off, id, "field %d is not a number: %q", j+1, f)
-			return
-		}
-		row = append(row, v)
-	}
-	c.row = row
+	row, blank, err := c.features(rec)
 	switch {
-	case blank == len(row) && id != "" && label != "":
+	case err != nil:
+		c.batch.reject(off, id, "%v", err)
+	case len(blank) == len(row) && id != "" && label != "":
 		c.batch.LateLabels = append(c.batch.LateLabels, record.LateLabel{Offset: off, ID: id, Label: label})
-	case blank == len(row):
+	case len(blank) == len(row):
 		c.batch.reject(off, id, "no features (a record without features must carry an id and a label)")
-	case blank > 0:
-		c.batch.reject(off, id, "%d empty feature fields", blank)
+	case len(blank) == 1:
+		c.batch.reject(off, id, "empty feature field in %s", c.column(blank[0]))
+	case len(blank) > 1:
+		c.batch.reject(off, id, "%d empty feature fields, the first in %s", len(blank), c.column(blank[0]))
 	default:
 		if err := c.dense.check(row); err != nil {
 			c.batch.reject(off, id, "%v", err)
@@ -385,6 +376,56 @@ func (c *CSV) record(rec []string) {
 		c.dense.add(row)
 		c.batch.addMeta(off, sampleID, label, label != "")
 	}
+}
+
+// column names column j (0-based) of a record in a message: counting from
+// 1, as --label-column does, with its header name when there is one.
+func (c *CSV) column(j int) string {
+	if j < len(c.names) && c.names[j] != "" {
+		return fmt.Sprintf("column %d (%q, counting from 1)", j+1, c.names[j])
+	}
+	return fmt.Sprintf("column %d (counting from 1)", j+1)
+}
+
+// features parses the feature fields of rec (all but the label and id
+// columns) into c.row, which it returns: an empty field reads as 0 and its
+// column is listed in blank. A field that is not a number, or whose value
+// cannot be a feature (docs/DESIGN.md §5: ≥ 0, finite, at most
+// record.MaxValue), is an error naming its column.
+func (c *CSV) features(rec []string) (row []float64, blank []int, err error) {
+	row = c.row[:0]
+	for j, f := range rec {
+		if j == c.label || j == c.id {
+			continue
+		}
+		f = strings.TrimSpace(f)
+		if f == "" {
+			blank = append(blank, j)
+			row = append(row, 0)
+			continue
+		}
+		v, perr := strconv.ParseFloat(f, 64)
+		switch {
+		case errors.Is(perr, strconv.ErrRange):
+			err = fmt.Errorf("%s: %q is out of range (features are finite, at most %g, record.MaxValue)", c.column(j), f, record.MaxValue)
+		case perr != nil:
+			err = fmt.Errorf("%s is not a number: %q", c.column(j), f)
+		case math.IsNaN(v):
+			err = fmt.Errorf("%s: NaN", c.column(j))
+		case math.IsInf(v, 0):
+			err = fmt.Errorf("%s: infinite value %q", c.column(j), f)
+		case v < 0:
+			err = fmt.Errorf("%s: negative value %g (features are ≥ 0)", c.column(j), v)
+		case v > record.MaxValue:
+			err = fmt.Errorf("%s: value %g is above %g (record.MaxValue): scale the features down", c.column(j), v, record.MaxValue)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		row = append(row, v)
+	}
+	c.row = row
+	return row, blank, nil
 }
 
 // normalizeLabel formats an integral numeric label in decimal.

@@ -44,7 +44,7 @@ func ExampleOpen() {
 	}
 	// Output:
 	// 2 samples, labels [7 ] [true false]
-	// sources: record 1: negative value -5 at feature 2
+	// sources: record 1: column 3 (counting from 1): negative value -5 (features are ≥ 0)
 }
 
 func ExampleNewArrowStream() {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 
 	"github.com/nmfstream/nmfstream/internal/testenv"
@@ -189,8 +191,10 @@ func TestCSV(t *testing.T) {
 	if w := []record.LateLabel{{Offset: 4, ID: "a", Label: "5"}}; !slices.Equal(c.late, w) {
 		t.Errorf("late = %v", c.late)
 	}
-	wantRejects(t, c.rejects, map[int64]string{1: "negative", 2: "field 2 is not a number", 3: "3 fields, want 4",
-		6: "NaN", 7: "1 empty feature fields", 8: "value 1e+200 at feature 0 is above 1e+60"})
+	wantRejects(t, c.rejects, map[int64]string{1: `column 3 ("f2", counting from 1): negative value -2`,
+		2: `column 2 ("f1", counting from 1) is not a number: "x"`, 3: "3 fields, want 4",
+		6: `column 2 ("f1", counting from 1): NaN`, 7: `empty feature field in column 3 ("f2", counting from 1)`,
+		8: `column 2 ("f1", counting from 1): value 1e+200 is above 1e+60`})
 
 	// No header, label in the first column, semicolons.
 	src = NewCSV(strings.NewReader("1;0.5;0.25\n2;1;1\n"))
@@ -397,7 +401,7 @@ func TestOpen(t *testing.T) {
 		if err := src.Close(); err != nil {
 			t.Errorf("%s: Close: %v", name, err)
 		}
-		checkDense(t, c)
+		checkDense(t, c, true)
 	}
 	src, err := Open(filepath.Join(dir, "e-images-idx3-ubyte"))
 	if err != nil {
@@ -412,11 +416,55 @@ func TestOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkDense(t, readAll(t, src))
+	checkDense(t, readAll(t, src), true)
 	src.Close()
 	for _, p := range []string{"nope.arrow", filepath.Join(dir, "x.unknown"), filepath.Join(dir, "d.csv.arrow")} {
 		if _, err := Open(p); err == nil {
 			t.Errorf("Open(%q): no error", p)
 		}
+	}
+}
+
+// TestOffsetIDs checks that a sample without an id gets its offset, in
+// decimal, as its id in every whole input, as a CSV file without an id
+// column does: an Arrow file, stream (opened) and Parquet file without an
+// id column or with null ids, a CSV file's empty id field and an IDX file;
+// and that NewArrowStream alone (serve's request bodies) leaves "".
+func TestOffsetIDs(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	noID := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Float32)}}, nil)
+	rec := buildRecord(t, mem, noID, func(b *array.RecordBuilder) {
+		xs := b.Field(0).(*array.FixedSizeListBuilder)
+		for i := range 3 {
+			xs.Append(true)
+			xs.ValueBuilder().(*array.Float32Builder).AppendValues([]float32{float32(i), 1}, nil)
+		}
+	})
+	defer rec.Release()
+	dir := t.TempDir()
+	for name, data := range map[string][]byte{
+		"n.arrow":   writeIPC(t, noID, true, rec),
+		"n.arrows":  writeIPC(t, noID, false, rec),
+		"n.parquet": writeParquet(t, noID, rec),
+		"n.csv":     []byte("id,a,b\n,0,1\nz,1,1\n ,2,1\n"),
+		"n.idx":     idxBytes([]int{3, 2}, []byte{0, 1, 1, 1, 2, 1}),
+	} {
+		src, err := Open(writeFile(t, dir, name, data))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		c := readAll(t, src)
+		src.Close()
+		want := []string{"0", "1", "2"}
+		if name == "n.csv" {
+			want[1] = "z"
+		}
+		if !slices.Equal(c.ids, want) {
+			t.Errorf("%s: ids %q, want %q", name, c.ids, want)
+		}
+	}
+	bare := NewArrowStream(bytes.NewReader(writeIPC(t, noID, false, rec)))
+	if c := readAll(t, bare); !slices.Equal(c.ids, []string{"", "", ""}) {
+		t.Errorf("NewArrowStream: ids %q, want none", c.ids)
 	}
 }

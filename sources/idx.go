@@ -27,7 +27,9 @@ const maxIDXRecordBytes = 1 << 28
 // float64) are read as they are, and records with negative or non-finite
 // values are rejected. Batches of unsigned-byte, signed-byte and float32
 // data have Precision record.Float32, the others record.Float64. The optional labels file is a one-dimensional IDX file
-// of integers with one label per record, formatted in decimal. IDs are "".
+// of integers with one label per record, formatted in decimal. A record's id
+// is its 0-based offset in decimal, as for a CSV file without an id column
+// (docs/DESIGN.md §5).
 // The batches are FormDense.
 //
 // Set the exported fields before the first call to Next or Form.
@@ -186,7 +188,7 @@ func (x *IDX) Next() bool {
 			continue
 		}
 		x.dense.add(x.row)
-		x.batch.addMeta(off, "", label, x.labels != nil)
+		x.batch.addMeta(off, strconv.FormatInt(off, 10), label, x.labels != nil)
 	}
 	if x.err != nil {
 		x.off = int64(x.n) // stop

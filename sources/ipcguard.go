@@ -43,6 +43,10 @@ type guardedMessages struct {
 	// msgs counts the messages read so far: the schema comes first, then
 	// one dictionary batch for each of dictIDs.
 	msgs int
+	// maxDecoded, if positive, bounds the decoded bytes of a compressed
+	// message (Arrow.MaxDecodedBytes), checked from the uncompressed
+	// lengths its buffers claim before anything is decompressed.
+	maxDecoded int64
 }
 
 var _ ipc.MessageReader = (*guardedMessages)(nil)
@@ -157,8 +161,15 @@ func (g *guardedMessages) Message() (*ipc.Message, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading message body: %w", err)
 	}
-	if err := catch(func() error { return g.checkHeader(typ, header, version, body) }); err != nil {
+	var dec decodedSize
+	if err := catch(func() (err error) {
+		dec, err = g.checkHeader(typ, header, version, body)
+		return err
+	}); err != nil {
 		return nil, fmt.Errorf("bad message metadata: %w", err)
+	}
+	if err := g.checkDecoded(typ, dec, bodyLen); err != nil {
+		return nil, err
 	}
 	g.msgs++
 	g.Release()
@@ -220,16 +231,40 @@ func messageHeader(buf []byte) (typ byte, bodyLen int64, header flatbuffers.Tabl
 	return typ, bodyLen, header, version, nil
 }
 
-func (g *guardedMessages) checkHeader(typ byte, header flatbuffers.Table, version int16, body []byte) error {
+// checkDecoded refuses a compressed record or dictionary batch of bodyLen
+// bytes whose buffers would decode to more than g.maxDecoded bytes: a few
+// kilobytes of compressed zeros can claim gigabytes, which arrow-go would
+// allocate as it decompresses.
+func (g *guardedMessages) checkDecoded(typ byte, dec decodedSize, bodyLen int64) error {
+	if g.maxDecoded <= 0 || !dec.compressed || dec.bytes <= g.maxDecoded {
+		return nil
+	}
+	kind := "record batch"
+	if typ == headerDictionaryBatch {
+		kind = "dictionary batch"
+	}
+	return &LimitError{Record: -1,
+		What:  fmt.Sprintf("decoded size in bytes of a compressed Arrow IPC %s (%d bytes in the input)", kind, bodyLen),
+		Value: dec.bytes, Limit: g.maxDecoded,
+		Raise: "write smaller record batches (or no compression), or raise Arrow.MaxDecodedBytes"}
+}
+
+// decodedSize is what a batch message's buffers take once decompressed.
+type decodedSize struct {
+	bytes      int64 // the buffers' lengths, decompressed
+	compressed bool  // the batch's buffers are compressed
+}
+
+func (g *guardedMessages) checkHeader(typ byte, header flatbuffers.Table, version int16, body []byte) (decodedSize, error) {
 	switch typ {
 	case headerSchema:
 		n := 0
 		g.dictIDs = g.dictIDs[:0]
-		return checkFields(&header, slot(1), 0, &n, &g.dictIDs)
+		return decodedSize{}, checkFields(&header, slot(1), 0, &n, &g.dictIDs)
 	case headerDictionaryBatch:
 		o := header.Offset(slot(1))
 		if o == 0 {
-			return errors.New("dictionary batch without data")
+			return decodedSize{}, errors.New("dictionary batch without data")
 		}
 		var id int64
 		if o := header.Offset(slot(0)); o != 0 {
@@ -237,7 +272,7 @@ func (g *guardedMessages) checkHeader(typ byte, header flatbuffers.Table, versio
 		}
 		dt, err := g.dictionaryType(id)
 		if err != nil {
-			return err
+			return decodedSize{}, err
 		}
 		var data flatbuffers.Table
 		data.Bytes, data.Pos = header.Bytes, header.Indirect(flatbuffers.UOffsetT(o)+header.Pos)
@@ -245,7 +280,7 @@ func (g *guardedMessages) checkHeader(typ byte, header flatbuffers.Table, versio
 		return checkBatch(&data, body, []arrow.DataType{dt}, version)
 	case headerRecordBatch:
 		if g.schema == nil {
-			return errors.New("record batch before the schema")
+			return decodedSize{}, errors.New("record batch before the schema")
 		}
 		types := make([]arrow.DataType, g.schema.NumFields())
 		for i, f := range g.schema.Fields() {
@@ -253,7 +288,7 @@ func (g *guardedMessages) checkHeader(typ byte, header flatbuffers.Table, versio
 		}
 		return checkBatch(&header, body, types, version)
 	}
-	return fmt.Errorf("unsupported message type %d", typ)
+	return decodedSize{}, fmt.Errorf("unsupported message type %d", typ)
 }
 
 // dictionaryType returns the value type of dictionary id: the dictionary
@@ -358,19 +393,19 @@ func checkFields(t *flatbuffers.Table, s flatbuffers.VOffsetT, depth int, count 
 // (its generated accessors do not check vector bounds, so a short vector
 // would make it read sizes from unrelated bytes; found by FuzzArrowFile),
 // its buffers lie inside the body, and compressed buffers claim a bounded
-// decompressed size.
-func checkBatch(t *flatbuffers.Table, body []byte, types []arrow.DataType, version int16) error {
+// decompressed size. It returns the size the buffers decode to.
+func checkBatch(t *flatbuffers.Table, body []byte, types []arrow.DataType, version int16) (decodedSize, error) {
 	_, nodes, err := vector(t, slot(1), 16) // nodes: FieldNode structs
 	if err != nil {
-		return err
+		return decodedSize{}, err
 	}
 	vstart, nvar, err := vector(t, slot(4), 8) // variadicBufferCounts
 	if err != nil {
-		return err
+		return decodedSize{}, err
 	}
 	start, n, err := vector(t, slot(2), 16) // buffers: Buffer{offset, length int64}
 	if err != nil {
-		return err
+		return decodedSize{}, err
 	}
 	c := ipcCounts{v5: version >= v5, variadic: func(k int) (int64, error) {
 		if k >= nvar {
@@ -384,27 +419,33 @@ func checkBatch(t *flatbuffers.Table, body []byte, types []arrow.DataType, versi
 	}}
 	for _, dt := range types {
 		if err := c.add(dt, 0); err != nil {
-			return err
+			return decodedSize{}, err
 		}
 	}
 	if c.nodes > nodes || c.buffers > n {
-		return fmt.Errorf("%d field nodes and %d buffers, the schema needs %d and %d", nodes, n, c.nodes, c.buffers)
+		return decodedSize{}, fmt.Errorf("%d field nodes and %d buffers, the schema needs %d and %d", nodes, n, c.nodes, c.buffers)
 	}
-	compressed := t.Offset(slot(3)) != 0
+	dec := decodedSize{compressed: t.Offset(slot(3)) != 0}
 	for i := 0; i < n; i++ {
 		p := start + flatbuffers.UOffsetT(16*i)
 		off := flatbuffers.GetInt64(t.Bytes[p:])
 		length := flatbuffers.GetInt64(t.Bytes[p+8:])
 		if off < 0 || length < 0 || off > int64(len(body)) || length > int64(len(body))-off {
-			return fmt.Errorf("buffer %d [%d, +%d) outside the body of %d bytes", i, off, length, len(body))
+			return decodedSize{}, fmt.Errorf("buffer %d [%d, +%d) outside the body of %d bytes", i, off, length, len(body))
 		}
-		if compressed && length >= 8 {
-			if u := int64(binary.LittleEndian.Uint64(body[off:])); u > maxIPCUncompressed || u < -1 {
-				return fmt.Errorf("buffer %d claims %d decompressed bytes", i, u)
+		u := length
+		if dec.compressed && length >= 8 {
+			// A compressed buffer starts with its uncompressed length,
+			// −1 for one stored uncompressed after those 8 bytes.
+			if u = int64(binary.LittleEndian.Uint64(body[off:])); u > maxIPCUncompressed || u < -1 {
+				return decodedSize{}, fmt.Errorf("buffer %d claims %d decompressed bytes", i, u)
+			} else if u == -1 {
+				u = length - 8
 			}
 		}
+		dec.bytes += u // at most n·2^30 < 2^62: n·16 bytes of metadata fit in an int32 length
 	}
-	return nil
+	return dec, nil
 }
 
 // v5 is flatbuf.MetadataVersionV5, from which on union and run-end encoded

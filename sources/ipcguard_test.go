@@ -3,11 +3,13 @@ package sources
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 )
 
@@ -143,4 +145,81 @@ func splitMessages(t *testing.T, data []byte) [][]byte {
 		p = end
 	}
 	return out
+}
+
+// peakAllocator records the largest single allocation made through it.
+type peakAllocator struct {
+	memory.Allocator
+	peak int
+}
+
+func (p *peakAllocator) Allocate(n int) []byte {
+	p.peak = max(p.peak, n)
+	return p.Allocator.Allocate(n)
+}
+
+func (p *peakAllocator) Reallocate(n int, b []byte) []byte {
+	p.peak = max(p.peak, n)
+	return p.Allocator.Reallocate(n, b)
+}
+
+// zeroStream is a ZSTD-compressed Arrow IPC stream of one batch of rows
+// records of dim float64 zeros (column x): a few kilobytes that decode to
+// 8·rows·dim bytes.
+func zeroStream(t *testing.T, rows, dim int) []byte {
+	t.Helper()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.FixedSizeListOf(int32(dim), arrow.PrimitiveTypes.Float64)}}, nil)
+	rec := buildRecord(t, memory.NewGoAllocator(), schema, func(b *array.RecordBuilder) {
+		xb := b.Field(0).(*array.FixedSizeListBuilder)
+		vb := xb.ValueBuilder().(*array.Float64Builder)
+		zeros := make([]float64, dim)
+		for range rows {
+			xb.Append(true)
+			vb.AppendValues(zeros, nil)
+		}
+	})
+	defer rec.Release()
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(schema), ipc.WithZstd())
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestArrowDecodedBound checks MaxDecodedBytes: a compressed batch that
+// would decode to more is refused before it is decompressed (no
+// allocation near its decoded size), with a *LimitError giving the decoded
+// size and the limit; one within it reads; and the constructors' settings.
+func TestArrowDecodedBound(t *testing.T) {
+	const rows, dim = 2000, 64 // 1,024,000 bytes decoded
+	data := zeroStream(t, rows, dim)
+	if len(data) > 64<<10 {
+		t.Fatalf("the compressed stream takes %d bytes", len(data))
+	}
+	mem := &peakAllocator{Allocator: memory.NewGoAllocator()}
+	src := NewArrowStream(bytes.NewReader(data))
+	src.MaxDecodedBytes, src.Allocator = 256<<10, mem
+	c := readAll(t, src)
+	var le *LimitError
+	if !errors.As(src.Err(), &le) || le.Value != 8*rows*dim || le.Limit != 256<<10 || le.Record != 0 {
+		t.Fatalf("read %d rows, err %v; want a *LimitError of %d decoded bytes over %d", len(c.dense), src.Err(), 8*rows*dim, 256<<10)
+	}
+	if msg := le.Error(); !strings.Contains(msg, "decoded size") || !strings.Contains(msg, "1024000 exceeds the limit of 262144") {
+		t.Errorf("error %q does not give the sizes", msg)
+	}
+	if mem.peak >= 256<<10 {
+		t.Errorf("an allocation of %d bytes before the refusal", mem.peak)
+	}
+	src = NewArrowStream(bytes.NewReader(data))
+	src.MaxDecodedBytes = 8 * rows * dim
+	if c := readAll(t, src); src.Err() != nil || len(c.dense) != rows {
+		t.Errorf("within the bound: %d rows, %v", len(c.dense), src.Err())
+	}
+	if a, f := NewArrowStream(nil), NewArrowFile(nil); a.MaxDecodedBytes != StreamMaxDecodedBytes || f.MaxDecodedBytes != DefaultMaxDecodedBytes {
+		t.Errorf("MaxDecodedBytes: stream %d, file %d", a.MaxDecodedBytes, f.MaxDecodedBytes)
+	}
 }

@@ -73,28 +73,18 @@ func lineScanner(r io.Reader, max int) *bufio.Scanner {
 // numbers); a line with an id, a label and neither x nor text is a late
 // label. A bad line becomes a reject naming its offset (0-based among the
 // body's non-blank lines) and the problem; the dense records of one batch
-// share their dimension. It returns an error, wrapping ErrNotJSON, when no
-// line is JSON at all (a body that is not JSON lines), and the scanner's
-// error for a line over MaxLineBytes.
+// share their dimension. The request's feature form (one per request) is
+// that of its first line with features ("x", or "text", even a text then
+// rejected for its length): late labels and lines rejected before their
+// features are known do not set it (docs/DESIGN.md §5, "Data contract
+// (Arrow)": one feature form per input); every batch carries it, dense
+// when no line has features. It returns an error, wrapping ErrNotJSON,
+// when no line is JSON at all (a body that is not JSON lines), and the
+// scanner's error for a line over MaxLineBytes.
 func ReadJSONLines(r io.Reader, size int, lim JSONLimits) ([]*record.Batch, error) {
 	lim = lim.or()
 	sc := lineScanner(r, lim.MaxLineBytes)
-	var out []*record.Batch
-	var cur *record.Batch
-	var rows [][]float64
-	flush := func() {
-		if cur == nil {
-			return
-		}
-		if len(rows) > 0 {
-			cur.Dense = mat.NewDense(len(rows), len(rows[0]), nil)
-			for i, row := range rows {
-				copy(cur.Dense.RawRowView(i), row)
-			}
-		}
-		out = append(out, cur)
-		cur, rows = nil, nil
-	}
+	jb := jsonBatches{size: size}
 	var off int64
 	var firstErr error
 	parsed := false
@@ -103,49 +93,13 @@ func ReadJSONLines(r io.Reader, size int, lim JSONLimits) ([]*record.Batch, erro
 		if len(line) == 0 {
 			continue
 		}
-		if cur != nil && cur.Records() >= size {
-			flush()
-		}
 		rec, x, err := decodeRecord(line, lim)
 		if err == nil || !errors.Is(err, errSyntax) {
 			parsed = true
 		} else if firstErr == nil {
 			firstErr = fmt.Errorf("line %d: %w", off+1, err)
 		}
-		form := record.FormDense
-		if rec.text != nil {
-			form = record.FormText
-		}
-		if cur == nil {
-			cur = &record.Batch{Form: form}
-		}
-		reject := func(err error) {
-			cur.Rejects = append(cur.Rejects, record.Reject{Offset: off, ID: rec.id, Reason: &record.Error{Offset: off, ID: rec.id, Err: err}})
-		}
-		switch {
-		case err != nil:
-			reject(err)
-		case x == nil && rec.text == nil:
-			if rec.id != "" && rec.label != "" {
-				cur.LateLabels = append(cur.LateLabels, record.LateLabel{Offset: off, ID: rec.id, Label: rec.label})
-			} else {
-				reject(errors.New("no features (x or text), and not a late label (id and label)"))
-			}
-		case form != cur.Form:
-			reject(fmt.Errorf("%v record in a %v batch: one feature form per request", form, cur.Form))
-		case form == record.FormDense && len(rows) > 0 && len(x) != len(rows[0]):
-			reject(fmt.Errorf("%d features, the request's first record has %d", len(x), len(rows[0])))
-		default:
-			if form == record.FormDense {
-				rows = append(rows, x)
-			} else {
-				cur.Text = append(cur.Text, *rec.text)
-			}
-			cur.IDs = append(cur.IDs, rec.id)
-			cur.Labels = append(cur.Labels, rec.label)
-			cur.Labeled = append(cur.Labeled, rec.label != "")
-			cur.Offsets = append(cur.Offsets, off)
-		}
+		jb.add(off, rec, x, err)
 		off++
 	}
 	if err := sc.Err(); err != nil {
@@ -157,17 +111,110 @@ func ReadJSONLines(r io.Reader, size int, lim JSONLimits) ([]*record.Batch, erro
 	if !parsed && firstErr != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNotJSON, firstErr)
 	}
-	flush()
-	return out, nil
+	jb.flush()
+	return jb.out, nil
+}
+
+// jsonBatches groups the decoded lines of a records body into batches of
+// at most size records, for ReadJSONLines.
+type jsonBatches struct {
+	size int
+	out  []*record.Batch
+	cur  *record.Batch // the batch being filled, nil before a line
+	rows [][]float64   // cur's dense rows
+	form record.Form   // the request's form: 0 until a line with features sets it
+}
+
+// add puts the line at offset off, decoded as rec and x with error err
+// (decodeRecord), in the current batch, as a sample, a late label or a
+// reject.
+func (jb *jsonBatches) add(off int64, rec jsonRecord, x []float64, err error) {
+	if jb.cur != nil && jb.cur.Records() >= jb.size {
+		jb.flush()
+	}
+	form := rec.claims
+	if jb.form == 0 && form != 0 {
+		jb.form = form
+		for _, b := range jb.out { // batches of late labels and rejects only
+			b.Form = form
+		}
+	}
+	if jb.cur == nil {
+		jb.cur = &record.Batch{Form: record.FormDense}
+	}
+	cur := jb.cur
+	if jb.form != 0 {
+		cur.Form = jb.form
+	}
+	reject := func(err error) {
+		cur.Rejects = append(cur.Rejects, record.Reject{Offset: off, ID: rec.id, Reason: &record.Error{Offset: off, ID: rec.id, Err: err}})
+	}
+	switch {
+	case err != nil:
+		reject(err)
+	case x == nil && rec.text == nil:
+		if rec.id != "" && rec.label != "" {
+			cur.LateLabels = append(cur.LateLabels, record.LateLabel{Offset: off, ID: rec.id, Label: rec.label})
+		} else {
+			reject(errors.New("no features (x or text), and not a late label (id and label)"))
+		}
+	case form != cur.Form:
+		reject(fmt.Errorf("%v record in a request of %v records (set by its first record with features): one feature form per request", form, cur.Form))
+	case form == record.FormDense && len(jb.rows) > 0 && len(x) != len(jb.rows[0]):
+		reject(fmt.Errorf("%d features, the request's first record has %d", len(x), len(jb.rows[0])))
+	default:
+		if form == record.FormDense {
+			jb.rows = append(jb.rows, x)
+		} else {
+			cur.Text = append(cur.Text, *rec.text)
+		}
+		cur.IDs = append(cur.IDs, rec.id)
+		cur.Labels = append(cur.Labels, rec.label)
+		cur.Labeled = append(cur.Labeled, rec.label != "")
+		cur.Offsets = append(cur.Offsets, off)
+	}
+}
+
+// flush ends the current batch, if any: its dense rows become its Dense.
+func (jb *jsonBatches) flush() {
+	if jb.cur == nil {
+		return
+	}
+	if len(jb.rows) > 0 {
+		jb.cur.Dense = mat.NewDense(len(jb.rows), len(jb.rows[0]), nil)
+		for i, row := range jb.rows {
+			copy(jb.cur.Dense.RawRowView(i), row)
+		}
+	}
+	jb.out = append(jb.out, jb.cur)
+	jb.cur, jb.rows = nil, nil
 }
 
 // errSyntax marks a line that is not JSON.
 var errSyntax = errors.New("not JSON")
 
-// jsonRecord is a decoded line: its id, label and text.
+// jsonRecord is a decoded line: its id, label and text, and the feature
+// form its fields claim (0 for none).
 type jsonRecord struct {
 	id, label string
 	text      *string
+	claims    record.Form
+}
+
+// claimedForm is the feature form a parsed line claims by its fields,
+// whether or not their values are then accepted: FormText for a "text"
+// string (even one over the length limit), FormDense for a non-null "x",
+// and 0 for neither or both (a late label, a line without features, or an
+// ambiguous one, rejected).
+func claimedForm(l jsonLine) record.Form {
+	hasX := len(bytes.TrimSpace(l.X)) > 0 && string(bytes.TrimSpace(l.X)) != "null"
+	switch {
+	case l.Text != nil && !hasX:
+		return record.FormText
+	case hasX && l.Text == nil:
+		return record.FormDense
+	}
+	return 0
 }
 
 // decodeRecord decodes one line and checks it against lim; x is nil when
@@ -192,6 +239,7 @@ func decodeRecord(line []byte, lim JSONLimits) (jsonRecord, []float64, error) {
 		}
 		return rec, nil, fmt.Errorf("bad record: %v", err)
 	}
+	rec.claims = claimedForm(l)
 	var err error
 	if rec.id, err = rawString("id", l.ID, lim.MaxIDBytes); err != nil {
 		return rec, nil, err
@@ -238,14 +286,14 @@ func denseX(raw json.RawMessage, maxDim int) ([]float64, error) {
 }
 
 // rawString turns a JSON string or number into a string ("" for null) of
-// at most max bytes.
+// at most max bytes, counted decoded (escapes resolved, quotes excluded),
+// and reports the decoded size of one over max. The raw value is at most a
+// line (JSONLimits.MaxLineBytes), already in memory, so decoding it first
+// costs no more than that.
 func rawString(field string, r json.RawMessage, max int) (string, error) {
 	r = bytes.TrimSpace(r)
 	if len(r) == 0 || string(r) == "null" {
 		return "", nil
-	}
-	if len(r) > max+2 {
-		return "", fmt.Errorf("%q of %d bytes, over the limit of %d", field, len(r), max)
 	}
 	var s string
 	switch {

@@ -67,7 +67,7 @@ func ReadModel(r ipc.ReadAtSeeker, mem memory.Allocator) (s *model.Snapshot, err
 	var schema *arrow.Schema
 	body, err := fileStream(r)
 	if err == nil {
-		fr, schema, err = newGuardedReader(bufio.NewReader(body), body.Size(), mem)
+		fr, schema, err = newGuardedReader(bufio.NewReader(body), body.Size(), mem, DefaultMaxDecodedBytes)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sources: model: not an Arrow IPC file (truncated, or not written by \"nmfstream fit\"): %w", err)

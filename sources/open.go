@@ -146,8 +146,13 @@ func (o *Opener) Open(path string) (src Source, err error) {
 	return nil, fmt.Errorf("sources: %s: unknown input format (want .arrow, .arrows, .parquet, .csv[.gz], .idx or a folder)", path)
 }
 
+// arrow sets a's options from o's; an opened input is a whole input, that
+// the user chose: its samples without an id get their offsets as ids
+// (Arrow.OffsetIDs), and its compressed batches may decode to
+// DefaultMaxDecodedBytes each (Arrow.MaxDecodedBytes), a stdin stream too.
 func (o *Opener) arrow(a *Arrow) *Arrow {
 	a.BatchSize, a.Width, a.Height, a.MaxImagePixels, a.MaxDim, a.Allocator = o.BatchSize, o.Width, o.Height, o.MaxImagePixels, o.MaxDim, o.Allocator
+	a.OffsetIDs, a.MaxDecodedBytes = true, DefaultMaxDecodedBytes
 	return a
 }
 

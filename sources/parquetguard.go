@@ -52,7 +52,7 @@ func checkParquetSchema(pf *file.Reader, mem memory.Allocator) (*arrow.Schema, e
 	if err != nil {
 		return nil, fmt.Errorf("%s metadata: %w", arrowSchemaKey, err)
 	}
-	rr, stored, err := newGuardedReader(bytes.NewReader(decoded), int64(len(decoded)), mem)
+	rr, stored, err := newGuardedReader(bytes.NewReader(decoded), int64(len(decoded)), mem, DefaultMaxDecodedBytes)
 	if err != nil {
 		return nil, fmt.Errorf("%s metadata: %w", arrowSchemaKey, err)
 	}

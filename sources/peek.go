@@ -15,9 +15,10 @@ import (
 // ReadPredictions reads a JSON lines file of predictions, one object
 // {"id": …, "pred": …} per line as `nmfstream stream --out P.jsonl` writes
 // them (other fields are ignored), into a map from id to the predicted
-// label, "" for a null prediction. A line that is not such an object, or
-// has no id, is an error naming the file and the line. It holds the whole
-// map in memory: one entry per line.
+// label, "" for a null prediction. A line that is not such an object is
+// an error naming the file and the line, and so is one whose id is empty
+// or missing (it cannot be matched to a record), saying so. It holds the
+// whole map in memory: one entry per line.
 func ReadPredictions(path string) (map[string]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -32,8 +33,11 @@ func ReadPredictions(path string) (map[string]string, error) {
 			ID   string  `json:"id"`
 			Pred *string `json:"pred"`
 		}
-		if err := json.Unmarshal(sc.Bytes(), &p); err != nil || p.ID == "" {
+		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
 			return nil, fmt.Errorf("%s: line %d: not a prediction (want {\"id\":…,\"pred\":…}, as stream --out P.jsonl writes)", path, n)
+		}
+		if p.ID == "" {
+			return nil, fmt.Errorf("%s: line %d: a prediction without an id (\"id\" empty or missing), which no record can be matched to: the input had no id there (no id column, or a null id) when it was predicted: run stream on it again, which now gives such records their offset as id, or give the input an id column", path, n)
 		}
 		got[p.ID] = ""
 		if p.Pred != nil {

@@ -29,8 +29,22 @@ func TestReadPredictions(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("{\"id\":\"a\",\"pred\":\"1\"}\n{\"pred\":\"2\"}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadPredictions(bad); err == nil || !strings.Contains(err.Error(), "line 2") {
-		t.Errorf("a line without an id: error %v, want one naming line 2", err)
+	if _, err := ReadPredictions(bad); err == nil || !strings.Contains(err.Error(), "line 2") || !strings.Contains(err.Error(), "without an id") {
+		t.Errorf("a line without an id: error %v, want one naming line 2 and the missing id", err)
+	}
+	empty := filepath.Join(dir, "empty.jsonl")
+	if err := os.WriteFile(empty, []byte("{\"id\":\"\",\"pred\":\"1\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadPredictions(empty); err == nil || !strings.Contains(err.Error(), "line 1: a prediction without an id") || strings.Contains(err.Error(), "not a prediction") {
+		t.Errorf("a line with an empty id: error %v, want one naming the empty id", err)
+	}
+	notJSON := filepath.Join(dir, "notjson.jsonl")
+	if err := os.WriteFile(notJSON, []byte("id,pred\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadPredictions(notJSON); err == nil || !strings.Contains(err.Error(), "line 1: not a prediction") {
+		t.Errorf("a line that is not JSON: error %v", err)
 	}
 }
 
