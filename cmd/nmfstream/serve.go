@@ -173,7 +173,7 @@ func newServer(fs *flag.FlagSet, o *serveOptions, cfg onlineConfig, stderr io.Wr
 	if cfg.Metric, err = parseMetric(o.metric); err != nil {
 		return nil, err
 	}
-	if err := errors.Join(checkCodeUse(cfg), checkQ(cfg)); err != nil {
+	if err := errors.Join(checkCodeUse(cfg), checkOnlineConfig(&cfg)); err != nil {
 		return nil, err
 	}
 	if cfg.Rank <= 0 || cfg.Batch < 0 || o.recent < 0 || o.maxDim <= 0 || o.ckptBytes < 0 || o.minBodyRate < 0 {
@@ -800,6 +800,7 @@ const maxDecodedRatio = 4
 func (s *server) readArrowRecords(r io.Reader) ([]*record.Batch, error) {
 	a := sources.NewArrowStream(r)
 	a.BatchSize, a.MaxDim, a.MaxRecords = s.cfg.Batch, s.limits.MaxDim, max(s.maxBody, 1)
+	a.MaxDecodedBytes = maxDecodedRatio * max(s.maxBody, 1) // a compressed batch's, before it is decompressed
 	defer a.Close()
 	var out []*record.Batch
 	var decoded int64

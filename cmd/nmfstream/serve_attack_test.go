@@ -937,3 +937,15 @@ func TestServeArrowImagesAfterBody(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestServeRefusesStreamFlags checks that serve refuses the learner's flags
+// out of range as stream does (checkOnlineConfig), before it listens:
+// --vote -1 made the walk predictor panic on the first request.
+func TestServeRefusesStreamFlags(t *testing.T) {
+	for _, args := range [][]string{{"--vote", "-1"}, {"--forget", "2"}, {"--alpha", "NaN"}, {"--neighbors", "50", "--window", "40"}} {
+		code, _, stderr := runCmd(t, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+		if code != 2 || !strings.Contains(stderr, args[0]) {
+			t.Errorf("serve %v: exit %d, %q; want a usage error naming %s", args, code, stderr, args[0])
+		}
+	}
+}
