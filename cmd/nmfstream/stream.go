@@ -903,7 +903,7 @@ func (w *stepWriter) write(st *stages.Step) error {
 			r.Preds = append(r.Preds, p.Label)
 			r.Scores = append(r.Scores, p.Score)
 		}
-		r.Codes = arrivalCodes(st.Predictions, w.k)
+		r.Codes, r.NoCode = arrivalCodes(st.Predictions, w.k)
 		if err := w.out.Write(r); err != nil {
 			return err
 		}
@@ -920,41 +920,31 @@ func (w *stepWriter) write(st *stages.Step) error {
 
 // arrivalCodes returns the predictions' codes (stages.Prediction.Code: the
 // code each sample got in its batch's step), one row each, for an output
-// of k code columns; nil when k is 0, when a prediction has no code
-// (before the first fit, and with --nats, whose owners keep the codes) or
-// when a code is not a finite float32 (samples of huge values; the sink
-// would refuse it and stop the stream): the batch's codes are then null.
-func arrivalCodes(ps []stages.Prediction, k int) *mat.Dense {
+// of k code columns, and which samples have none (sinks.Results.NoCode): a
+// prediction without a code (before the first fit, and with --nats, whose
+// owners keep the codes) or whose code is not a finite float32 (the sink
+// would refuse it and stop the stream) is written with a null code. Both
+// are nil when k is 0 or when no prediction has a code.
+func arrivalCodes(ps []stages.Prediction, k int) (*mat.Dense, []bool) {
 	if k == 0 {
-		return nil
+		return nil, nil
 	}
-	for _, p := range ps {
-		if len(p.Code) != k {
-			return nil
-		}
+	none := make([]bool, len(ps))
+	any := false
+	for i, p := range ps {
+		none[i] = len(p.Code) != k || !finite32Row(p.Code)
+		any = any || !none[i]
+	}
+	if !any {
+		return nil, nil
 	}
 	c := mat.NewDense(len(ps), k, nil)
 	for i, p := range ps {
-		c.SetRow(i, p.Code)
-	}
-	if !finite32(c) {
-		return nil
-	}
-	return c
-}
-
-// finite32 reports whether every entry of m is a finite float32, the type
-// the Arrow outputs hold codes in.
-func finite32(m *mat.Dense) bool {
-	r, _ := m.Dims()
-	for i := range r {
-		for _, v := range m.RawRowView(i) {
-			if math.IsNaN(v) || math.Abs(v) > math.MaxFloat32 {
-				return false
-			}
+		if !none[i] {
+			c.SetRow(i, p.Code)
 		}
 	}
-	return true
+	return c, none
 }
 
 func (w *stepWriter) Close() error {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/nmfstream/nmfstream/sources"
@@ -105,24 +106,21 @@ func TestStreamArrowCodes(t *testing.T) {
 	}
 }
 
-// TestArrivalCodes checks arrivalCodes's nulls: a batch with a prediction
-// without a code, or with a code beyond float32, gets none (the sink would
-// refuse it and stop the stream), and a batch of finite codes keeps them.
+// TestArrivalCodes checks stream's codes for its --out row by row: a
+// prediction without a code, or with one beyond float32 or NaN, gets a
+// null code (the sink would refuse it and stop the stream) and the others
+// keep theirs (one such code used to null its whole batch's); a batch
+// without any code, or an output without code columns, has none.
 func TestArrivalCodes(t *testing.T) {
-	ok := []stages.Prediction{{Code: []float64{1, 2}}, {Code: []float64{0, 3}}}
-	if c := arrivalCodes(ok, 2); c == nil || c.At(1, 1) != 3 {
-		t.Errorf("finite codes: %v", c)
+	ps := []stages.Prediction{{Code: []float64{1, 2}}, {}, {Code: []float64{1e300, 0}}, {Code: []float64{math.NaN(), 2}}, {Code: []float64{3, 4}}}
+	c, none := arrivalCodes(ps, 2)
+	if c == nil || !slices.Equal(none, []bool{false, true, true, true, false}) || c.At(0, 1) != 2 || c.At(4, 0) != 3 {
+		t.Errorf("codes %v, none %v; want rows 0 and 4 kept, 1 to 3 null", c, none)
 	}
-	if c := arrivalCodes(ok, 0); c != nil {
+	if c, none := arrivalCodes(ps, 0); c != nil || none != nil {
 		t.Error("codes for an output without code columns")
 	}
-	for name, ps := range map[string][]stages.Prediction{
-		"no code": {{Code: []float64{1, 2}}, {}},
-		"huge":    {{Code: []float64{1, 2}}, {Code: []float64{1e300, 0}}},
-		"NaN":     {{Code: []float64{math.NaN(), 2}}},
-	} {
-		if c := arrivalCodes(ps, 2); c != nil {
-			t.Errorf("%s: codes %v, want none", name, c)
-		}
+	if c, none := arrivalCodes(ps[1:4], 2); c != nil || none != nil {
+		t.Errorf("a batch without a finite code: %v, %v; want nil, nil", c, none)
 	}
 }
