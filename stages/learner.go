@@ -199,8 +199,9 @@ func (l *Learner) Learn(b *record.Batch) (*Step, error) {
 }
 
 var (
-	errNoModel  = errors.New("stages: learner: no model")
-	errCodesOff = errors.New("stages: learner: CodesOff with a predictor of codes (nearest, walk or propagate): use PredictGraph or PredictSpread")
+	errNoModel   = errors.New("stages: learner: no model")
+	errNeighbors = errors.New("stages: learner: negative Neighbors (the voting neighbours; 0 is the predictor's default)")
+	errCodesOff  = errors.New("stages: learner: CodesOff with a predictor of codes (nearest, walk or propagate): use PredictGraph or PredictSpread")
 )
 
 // LearnFeatures runs the in-order stages of the chain on a batch that
@@ -240,6 +241,9 @@ func (l *Learner) LearnFeatures(f *Features) (*Step, error) {
 	f.check()
 	if l.Codes == CodesOff && l.Predictor != PredictGraph && l.Predictor != PredictSpread {
 		return nil, errCodesOff
+	}
+	if l.Neighbors < 0 {
+		return nil, errNeighbors
 	}
 	n, last := f.Records(), f.lastOffset()
 	l.init()

@@ -128,3 +128,18 @@ func TestMaxNormRatio(t *testing.T) {
 		t.Fatalf("restored learner, a batch of the huge record alone: %v, %+v; want it rejected", err, s)
 	}
 }
+
+// TestNegativeNeighbors checks that a Learner with negative Neighbors
+// returns an error instead of panicking in PredictWalk (index out of range)
+// or predicting nothing with PredictNearest.
+func TestNegativeNeighbors(t *testing.T) {
+	for _, p := range []Predictor{PredictWalk, PredictNearest, PredictPropagate} {
+		l := normLearner(0)
+		l.Predictor, l.Neighbors = p, -1
+		for _, b := range normStream(0)[:15] {
+			if _, err := l.Learn(b); err == nil || !strings.Contains(err.Error(), "Neighbors") {
+				t.Fatalf("predictor %v, Neighbors -1: %v, want an error naming Neighbors", p, err)
+			}
+		}
+	}
+}
