@@ -20,10 +20,13 @@ type Reader struct {
 	// records before it are skipped, as when a stream resumes from a
 	// checkpoint (stages.Counters.Offset). A batch with records on both
 	// sides of Skip is an error, since the input then differs from the one
-	// the checkpoint was made from. The default, 0, reads every record.
+	// the checkpoint was made from, and so is an input that ends before
+	// Skip (stdin, whose identity a checkpoint cannot hold, included). The
+	// default, 0, reads every record.
 	Skip int64
 
-	src Source
+	src  Source
+	seen int64 // one past the last record offset read or skipped
 }
 
 // NewReader returns a Reader of src.
@@ -41,10 +44,14 @@ func (r *Reader) Read(ctx context.Context) (*record.Batch, error) {
 			if err := r.src.Err(); err != nil {
 				return nil, err
 			}
+			if r.seen < r.Skip {
+				return nil, fmt.Errorf("sources: the input ended after %d records, before the resume offset %d: it is not the input the checkpoint was taken on (pass that input, or remove the checkpoint to start over)", r.seen, r.Skip)
+			}
 			return nil, io.EOF
 		}
 		b := r.src.Batch()
 		first, last := b.Span()
+		r.seen = max(r.seen, last+1)
 		if last < r.Skip {
 			continue
 		}

@@ -79,3 +79,22 @@ func TestReaderCopies(t *testing.T) {
 		t.Errorf("cancelled: %v", err)
 	}
 }
+
+// TestReaderSkipPastEnd resumes at offset 6 and at 5 on an input of five
+// records: past its end is an error naming both counts (an input other
+// than the checkpoint's, as stdin may be), at its end is io.EOF.
+func TestReaderSkipPastEnd(t *testing.T) {
+	for _, c := range []struct {
+		skip int64
+		eof  bool
+	}{{5, true}, {6, false}} {
+		src := sources.NewCSV(strings.NewReader("label,a\n1,1\n2,2\n3,3\n4,4\n5,5\n"))
+		src.BatchSize = 2
+		r := sources.NewReader(src)
+		r.Skip = c.skip
+		_, err := r.Read(context.Background())
+		if c.eof && err != io.EOF || !c.eof && (err == nil || err == io.EOF || !strings.Contains(err.Error(), "after 5 records, before the resume offset 6")) {
+			t.Errorf("skip %d: %v", c.skip, err)
+		}
+	}
+}
