@@ -148,7 +148,8 @@ func scoreAll(ctx context.Context, in string, ids, classes []string, preds []pre
 }
 
 // streamTruth reads the stream's input with o and returns its samples'
-// ids in input order and the true class of each ("" when unknown), from
+// ids in input order (a duplicate of an earlier sample's id left out, as
+// stream skips it) and the true class of each ("" when unknown), from
 // the input's own labels and, where those lack one, the labeled records
 // of truthPath by id (read with the same CSV columns if it is a CSV, its
 // own columns otherwise).
@@ -172,22 +173,33 @@ func streamTruth(ctx context.Context, path, truthPath string, o sources.Opener) 
 			}
 		}
 	}
-	classes = make([]string, in.n())
+	// A later sample with an id already seen is a duplicate, which stream
+	// skips: not scored, its label (if any) the first one's when that has
+	// none, as stream learns it (a late label).
+	first := map[string]int{}
 	known := 0
-	for i := range classes {
-		if in.labeled[i] {
-			classes[i] = in.labels[i]
-		} else {
-			classes[i] = byID[in.ids[i]]
+	for i, id := range in.ids {
+		c := in.labels[i]
+		if !in.labeled[i] {
+			c = byID[id]
 		}
-		if classes[i] != "" {
+		if j, ok := first[id]; ok && id != "" {
+			if classes[j] == "" && c != "" {
+				classes[j] = c
+				known++
+			}
+			continue
+		}
+		first[id] = len(ids)
+		ids, classes = append(ids, id), append(classes, c)
+		if c != "" {
 			known++
 		}
 	}
 	if known == 0 {
 		return nil, nil, fmt.Errorf("%s: no sample has a known class: give --truth with the true classes by id", path)
 	}
-	return in.ids, classes, nil
+	return ids, classes, nil
 }
 
 // predLine is one line of stream --out's JSON lines (sinks.JSONL).
