@@ -312,3 +312,16 @@ func TestEvalUnseenClasses(t *testing.T) {
 		t.Errorf("n_test_unseen %v, want %d; stderr %q", sum["n_test_unseen"], unseen, e)
 	}
 }
+
+// TestStreamOpenErrorNamesInput checks that stream names its input when
+// the file cannot be opened as one (it said only "not a valid Arrow IPC
+// stream").
+func TestStreamOpenErrorNamesInput(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "garbage.arrow")
+	if err := os.WriteFile(in, []byte("garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCmd(t, "stream", "--in", in); code == 0 || !strings.Contains(stderr, in+": ") {
+		t.Errorf("stream on a file that is not Arrow: exit %d, %q; want the path named", code, stderr)
+	}
+}

@@ -176,7 +176,11 @@ func (c csvFlags) openStream(in string, batch int) (sources.Source, error) {
 	if err := csvOnly(opener, in); err != nil {
 		return nil, err
 	}
-	return opener.Open(in)
+	src, err := opener.Open(in)
+	if err != nil && !strings.Contains(err.Error(), in) {
+		err = fmt.Errorf("%s: %w", in, err) // the input named, as fit names it
+	}
+	return src, err
 }
 
 // checkStart joins the start checks of a command (checkInput, checkOutput).
