@@ -23,7 +23,8 @@ const fashionOrderSeed = 1
 // pixels 0–255], …]}, together the 60,000 training and 10,000 test images
 // of Zalando's set, 7,000 a class (the file of class 0 also holds two
 // empty entries, which are skipped). It returns the first n of them (all
-// if n ≤ 0) in a fixed random order (fashionOrderSeed), one image per row
+// if n ≤ 0; more than the set holds is an error, as for MNIST) in a fixed
+// random order (fashionOrderSeed), one image per row
 // with its pixels scaled by 1/255 to [0, 1] as sources.ReadMNIST scales
 // MNIST's, and their classes (0 T-shirt/top, 1 trouser, 2 pullover, 3
 // dress, 4 coat, 5 sandal, 6 shirt, 7 sneaker, 8 bag, 9 ankle boot). An
@@ -64,7 +65,10 @@ func loadFashion(dir string, n int) (*mat.Dense, []int, error) {
 		}
 	}
 	order := rand.New(rand.NewPCG(fashionOrderSeed, fashionOrderSeed)).Perm(len(y))
-	if n <= 0 || n > len(order) {
+	if n > len(order) {
+		return nil, nil, fmt.Errorf("fashion: %d images asked for, the set has %d", n, len(order))
+	}
+	if n <= 0 {
 		n = len(order)
 	}
 	x := mat.NewDense(n, d, nil)

@@ -85,6 +85,9 @@ func TestLoadFashion(t *testing.T) {
 	if r, _ := x5.Dims(); r != 5 {
 		t.Errorf("n = 5: %d rows", r)
 	}
+	if _, _, err := loadFashion(dir, len(y)+1); err == nil || !strings.Contains(err.Error(), "the set has") {
+		t.Errorf("n = %d, one more than the set holds: %v, want an error", len(y)+1, err)
+	}
 }
 
 // TestLoadFashionErrors: a missing class file says how to fetch the data;
