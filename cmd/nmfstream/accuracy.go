@@ -96,7 +96,7 @@ func runAccuracy(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := checkStart(checks...); err != nil {
 		return err
 	}
-	ids, classes, err := streamTruth(ctx, *in, *truth, csvf.opener(os.Stdin))
+	ids, classes, err := streamTruth(ctx, *in, *truth, csvf.opener(os.Stdin), stderr)
 	if err != nil {
 		return err
 	}
@@ -153,7 +153,7 @@ func scoreAll(ctx context.Context, in string, ids, classes []string, preds []pre
 // the input's own labels and, where those lack one, the labeled records
 // of truthPath by id (read with the same CSV columns if it is a CSV, its
 // own columns otherwise).
-func streamTruth(ctx context.Context, path, truthPath string, o sources.Opener) (ids, classes []string, err error) {
+func streamTruth(ctx context.Context, path, truthPath string, o sources.Opener, stderr io.Writer) (ids, classes []string, err error) {
 	in, err := readInput(ctx, path, o, nil)
 	if err != nil {
 		return nil, nil, err
@@ -177,11 +177,15 @@ func streamTruth(ctx context.Context, path, truthPath string, o sources.Opener) 
 	// skips: not scored, its label (if any) the first one's when that has
 	// none, as stream learns it (a late label).
 	first := map[string]int{}
-	known := 0
+	known, conflicts, example := 0, 0, ""
 	for i, id := range in.ids {
 		c := in.labels[i]
 		if !in.labeled[i] {
 			c = byID[id]
+		} else if t, ok := byID[id]; ok && t != c {
+			if conflicts++; conflicts == 1 {
+				example = fmt.Sprintf("id %s: %q in %s, %q in %s", id, c, path, t, truthPath)
+			}
 		}
 		if j, ok := first[id]; ok && id != "" {
 			if classes[j] == "" && c != "" {
@@ -195,6 +199,9 @@ func streamTruth(ctx context.Context, path, truthPath string, o sources.Opener) 
 		if c != "" {
 			known++
 		}
+	}
+	if conflicts > 0 {
+		fmt.Fprintf(stderr, "nmfstream accuracy: warning: %d labeled samples of %s have another class in --truth (first: %s); the input's labels are scored\n", conflicts, path, example)
 	}
 	if known == 0 {
 		return nil, nil, fmt.Errorf("%s: no sample has a known class: give --truth with the true classes by id", path)
