@@ -156,6 +156,30 @@ func sumSquares(v []float64) float64 {
 	return ss
 }
 
+// DefaultMaxNormRatio is the norm bound's default (NormRatio): six orders
+// of magnitude above the typical norm, far beyond any stream of
+// BENCHMARKS.md (the digits' and MNIST's norms lie within 0.39–1.76 times
+// their geometric mean, TF-IDF rows have norm 1), so that only records of
+// another scale are refused.
+const DefaultMaxNormRatio = 1e6
+
+// NormRatio returns the norm bound that a setting r gives: r, or
+// DefaultMaxNormRatio for 0; a negative r means no bound (the commands'
+// --max-norm-ratio, stages.Featurize.MaxNormRatio).
+func NormRatio(r float64) float64 {
+	if r == 0 {
+		return DefaultMaxNormRatio
+	}
+	return r
+}
+
+// NormOutlierError is the reason a record of norm norm is refused, typical
+// being the others' typical norm as NormOutliers gives it and among whose
+// it is ("the window's", "the file's").
+func NormOutlierError(norm, typical, ratio float64, among string) error {
+	return fmt.Errorf("its norm %.3g is %.3g times %s typical norm %.3g, over the limit of %g (--max-norm-ratio): a corrupt record, or features of another scale", norm, norm/typical, among, typical, ratio)
+}
+
 // NormOutliers returns the positions of the norms above ratio times the
 // typical norm of the others, and that typical norm for each: the
 // geometric mean of the other nonzero norms, with the n whose ln-norms sum

@@ -184,10 +184,7 @@ func (l *Learner) rows(f *Features) (model.Data, []int, []record.Reject) {
 // norm is above Featurize.MaxNormRatio times the reference: the geometric
 // mean of the nonzero norms of the window's samples and of keep's.
 func (l *Learner) capNorms(f *Features, x model.Data, keep []int, bad []record.Reject) (model.Data, []int, []record.Reject) {
-	ratio := l.Featurize.MaxNormRatio
-	if ratio == 0 {
-		ratio = DefaultMaxNormRatio
-	}
+	ratio := model.NormRatio(l.Featurize.MaxNormRatio)
 	if ratio < 0 || len(keep) == 0 {
 		return x, keep, bad
 	}
@@ -200,7 +197,7 @@ func (l *Learner) capNorms(f *Features, x model.Data, keep []int, bad []record.R
 	var kept, pos []int
 	for p, i := range keep {
 		if len(far) > 0 && far[0] == p {
-			err := fmt.Errorf("its norm %.3g is %.3g times the window's typical norm %.3g, over the limit of %g (--max-norm-ratio): a corrupt record, or features of another scale", nm[p], nm[p]/ref[0], ref[0], ratio)
+			err := model.NormOutlierError(nm[p], ref[0], ratio, "the window's")
 			far, ref = far[1:], ref[1:]
 			bad = append(bad, record.Reject{Offset: f.Offsets[i], ID: f.IDs[i], Reason: &record.Error{Offset: f.Offsets[i], ID: f.IDs[i], Err: err}})
 			continue

@@ -55,12 +55,9 @@ func DefaultDocumentTFIDF() *TFIDF {
 	return &TFIDF{StopWords: EnglishStopWords(), SublinearTF: true, MinDF: DocFreq{Count: 2}}
 }
 
-// DefaultMaxNormRatio is Featurize.MaxNormRatio's default: six orders of
-// magnitude above the window's typical norm, far beyond any stream of
-// BENCHMARKS.md (the digits' and MNIST's norms lie within 0.39–1.76 times
-// their geometric mean, TF-IDF rows have norm 1), so that only records of
-// another scale are refused.
-const DefaultMaxNormRatio = 1e6
+// DefaultMaxNormRatio is Featurize.MaxNormRatio's default,
+// model.DefaultMaxNormRatio.
+const DefaultMaxNormRatio = model.DefaultMaxNormRatio
 
 // Featurize turns the samples of a record.Batch into rows for the model:
 // dense and sparse features pass through after a per-row check, text goes

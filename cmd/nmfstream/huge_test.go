@@ -127,6 +127,8 @@ func TestHugeTrainingRecord(t *testing.T) {
 		return s
 	}
 	clean, guarded, open := eval(train), eval(big), eval(big, "--max-norm-ratio", "-1")
+	t.Logf("eval accuracy / code 1-NN: clean %.4f / %.4f, the 1e20 record rejected %.4f / %.4f, fitted (--max-norm-ratio -1) %.4f / %.4f",
+		clean.Accuracy, clean.CodeNN1, guarded.Accuracy, guarded.CodeNN1, open.Accuracy, open.CodeNN1)
 	if guarded.Rejected != clean.Rejected+1 || guarded.NTrain != clean.NTrain || guarded.Accuracy != clean.Accuracy || guarded.CodeNN1 != clean.CodeNN1 {
 		t.Errorf("eval with the huge training record: %+v, want %+v with one more rejected", guarded, clean)
 	}

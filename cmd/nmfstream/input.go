@@ -204,14 +204,11 @@ func (in *input) data(tf *stages.TFIDF, fit bool) (model.Data, error) {
 
 // capNorms rejects the samples of x (in's, as data returned them) whose
 // Euclidean norm is above ratio times the geometric mean of the other
-// samples' nonzero norms (model.NormOutliers) (--max-norm-ratio: 0 is stages.DefaultMaxNormRatio, a
-// negative ratio no bound), and returns x without them. Documents are not
+// samples' nonzero norms (model.NormOutliers; ratio is --max-norm-ratio,
+// read by model.NormRatio), and returns x without them. Documents are not
 // checked: their TF-IDF rows have norm 1. An error means no sample is left.
 func (in *input) capNorms(x model.Data, ratio float64) (model.Data, error) {
-	if ratio == 0 {
-		ratio = stages.DefaultMaxNormRatio
-	}
-	if ratio < 0 || in.form == record.FormText {
+	if ratio = model.NormRatio(ratio); ratio < 0 || in.form == record.FormText {
 		return x, nil
 	}
 	nm := model.RowNorms(x)
@@ -223,7 +220,7 @@ func (in *input) capNorms(x model.Data, ratio float64) (model.Data, error) {
 	for i := range nm {
 		if len(far) > 0 && far[0] == i {
 			in.rejects = append(in.rejects, record.Reject{Offset: in.offsets[i], ID: in.ids[i], Reason: &record.Error{Offset: in.offsets[i], ID: in.ids[i],
-				Err: fmt.Errorf("its norm %.3g is %.3g times the file's typical norm %.3g, over the limit of %g (--max-norm-ratio): a corrupt record, or features of another scale", nm[i], nm[i]/typical[0], typical[0], ratio)}})
+				Err: model.NormOutlierError(nm[i], typical[0], ratio, "the file's")}})
 			far, typical = far[1:], typical[1:]
 			continue
 		}

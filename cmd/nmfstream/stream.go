@@ -768,7 +768,7 @@ func sameConfig(fs *flag.FlagSet, now, saved onlineConfig) error {
 		case "spread-metric":
 			a, b = now.SpreadMetric, saved.SpreadMetric
 		case "max-norm-ratio":
-			a, b = normRatio(now.MaxNormRatio), normRatio(saved.MaxNormRatio)
+			a, b = model.NormRatio(now.MaxNormRatio), model.NormRatio(saved.MaxNormRatio)
 		default:
 			return
 		}
@@ -780,15 +780,6 @@ func sameConfig(fs *flag.FlagSet, now, saved onlineConfig) error {
 		return errors.New(strings.Join(errs, "; "))
 	}
 	return nil
-}
-
-// normRatio is --max-norm-ratio as the learner reads it (0, in a
-// checkpoint written before the flag existed, is the default).
-func normRatio(r float64) float64 {
-	if r == 0 {
-		return stages.DefaultMaxNormRatio
-	}
-	return r
 }
 
 // streamStep is a step of stream's learner, with the checkpoint to save
