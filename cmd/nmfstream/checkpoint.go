@@ -22,8 +22,9 @@ import (
 // A checkpoint file is the format of sinks.WriteCheckpoint (magic,
 // version, gob payload, length, SHA-256) with a checkpoint as its value;
 // sources.ReadCheckpoint reads it. checkpointVersion names the layout of
-// checkpoint: fields added since version 3 (WALSeq, Recent) read as zero
-// from older version 3 files, which gob allows.
+// checkpoint: fields added since version 3 (WALSeq, Recent,
+// inputID.Fingerprint) read as zero from older version 3 files, which gob
+// allows, and builds that predate a field ignore it.
 const (
 	checkpointVersion = 3
 	checkpointMagic   = sinks.CheckpointMagic
@@ -97,14 +98,22 @@ type outputState struct {
 	OutBytes, RejectsBytes int64
 }
 
-// inputID identifies a stream's input file, so that a resume on another
-// input is refused: its path, size and the SHA-256 of its first MiB. An
-// input that grows at its end (a log being appended to) keeps its
-// identity as long as its first MiB does not change.
+// inputID identifies a stream's input, so that a resume on another input
+// is refused: a file's path, size and the SHA-256 of its first MiB, and
+// for every input (stdin and image folders too) the fingerprint of the
+// first records it read. An input that grows at its end (a log being
+// appended to) keeps its identity as long as its first MiB and its
+// records before the checkpoint's offset do not change.
 type inputID struct {
 	Path   string
 	Size   int64
 	Prefix [sha256.Size]byte
+	// Fingerprint is the stream's sources.Reader.Fingerprint of the records
+	// before the checkpoint's offset (sources.FingerprintRecords of them at
+	// most), which the resumed Reader checks as it skips them
+	// (sources.Reader.Check). It is nil in checkpoints written before it
+	// existed, which resume unchecked, and in stream --nats's and serve's.
+	Fingerprint sources.Fingerprint
 }
 
 // identify returns path's identity; stdin ("-") has only a path.
@@ -145,6 +154,23 @@ func (id inputID) sameInput(now inputID, ckpt string) error {
 			ckpt, id.Path, id.Size, now.Path, now.Size)
 	}
 	return nil
+}
+
+// changedInput returns err, the error of a stream resuming from
+// checkpoint ckpt on input in, as it is, unless it holds a
+// *sources.ChangedError (a record before the resume offset differs from
+// the checkpoint's Fingerprint): then an error of its own naming the
+// checkpoint, the input and the record, with advice.
+func changedInput(err error, ckpt, in string) error {
+	var ce *sources.ChangedError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	if in == "-" {
+		in = "stdin (--in -)"
+	}
+	return fmt.Errorf("%s was taken on another input than %s: its record %d differs from the one the checkpoint saw: pass the same input to resume, or remove the checkpoint to start over",
+		ckpt, in, ce.Offset)
 }
 
 // learner returns a fresh Learner for c. Its graph search and walks use

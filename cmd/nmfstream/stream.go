@@ -231,7 +231,11 @@ scored, late labels included) and, with --out, writes every arrival-time
 prediction (id, pred, score; an Arrow output also the sample's code on
 arrival, from its batch's step). With --checkpoint C it saves its whole state
 to C atomically every --checkpoint-every records and at the end, and
-resumes from C when it exists, skipping the records already applied.
+resumes from C when it exists, skipping the records already applied. A
+resume on another input is refused: C holds a file's size and first MiB
+and, for any input (stdin and image folders too), a fingerprint of the
+records it applied, the first 1,024 at most, which the resumed run checks
+as it skips them.
 F is read as fit reads it (see "nmfstream fit -help"; CSV columns with
 --label-column, --id-column, --text-column). --model CKPT is the
 deprecated spelling of --checkpoint CKPT. With --nats URL the stream runs
@@ -261,10 +265,8 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer r.src.Close()
-	rd := sources.NewReader(r.src)
-	rd.Skip = r.resumed
 	read := pipeline.ReadFunc[*streamStep](func(ctx context.Context) (*streamStep, error) {
-		b, err := rd.Read(ctx)
+		b, err := r.rd.Read(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -279,7 +281,7 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	r.pr.done()
 	elapsed := time.Since(r.start).Seconds()
 	if runErr != nil && !errors.Is(runErr, context.Canceled) && !errors.Is(runErr, context.DeadlineExceeded) {
-		return runErr // a failed run does not checkpoint: the last checkpoint stays valid
+		return changedInput(runErr, o.ckpt, o.in) // a failed run does not checkpoint: the last checkpoint stays valid
 	}
 	// At the end, and on SIGINT/SIGTERM: the pipeline has stopped and the
 	// sink has closed the outputs, so the learner is quiet and consistent
@@ -323,7 +325,7 @@ func parseStreamFlagsWith(args []string, stderr io.Writer, synopsis string, extr
 	fs := o.fs
 	fs.StringVar(&o.in, "in", "", "input `file` replayed in order (required; - for an Arrow stream on stdin)")
 	fs.StringVar(&o.out, "out", "", "write arrival-time predictions (id, pred, score) to this `file` (.jsonl; .arrow or .arrows add each sample's code on arrival, null before the first fit and with --nats; - an Arrow stream on stdout, the summary and --json then on stderr)")
-	fs.StringVar(&o.ckpt, "checkpoint", "", "checkpoint `file`: resumed from if it exists, written every --checkpoint-every records and at the end")
+	fs.StringVar(&o.ckpt, "checkpoint", "", "checkpoint `file`: resumed from if it exists (on the input it was taken on only), written every --checkpoint-every records and at the end")
 	fs.StringVar(&o.oldCkpt, "model", "", "deprecated spelling of --checkpoint (stream does not start from a fitted model)")
 	fs.Int64Var(&o.every, "checkpoint-every", 10000, "records between checkpoints (with --checkpoint; 0: only at the end)")
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object instead of text")
@@ -472,6 +474,7 @@ type streamRun struct {
 	inID       inputID
 	resumed    int64 // records the checkpoint had applied
 	src        sources.Source
+	rd         *sources.Reader // src's reader: skips and checks the records resumed past
 	sink       *stepWriter
 	pr         *progress
 	start      time.Time
@@ -488,6 +491,7 @@ func (o *streamOptions) open(stderr io.Writer) (*streamRun, error) {
 	}
 	r := &streamRun{o: o, inID: inID}
 	var done outputState // a resumed run continues its outputs where its checkpoint says
+	var check sources.Fingerprint
 	if o.ckpt != "" {
 		cp, err := loadCheckpoint(o.ckpt)
 		switch {
@@ -501,7 +505,7 @@ func (o *streamOptions) open(stderr io.Writer) (*streamRun, error) {
 			if err := cp.Input.sameInput(inID, o.ckpt); err != nil {
 				return nil, err
 			}
-			o.cfg, done = cp.Config, cp.Output
+			o.cfg, done, check = cp.Config, cp.Output, cp.Input.Fingerprint
 			if r.l, err = cp.restore(); err != nil {
 				return nil, fmt.Errorf("%s: %w", o.ckpt, err)
 			}
@@ -514,6 +518,8 @@ func (o *streamOptions) open(stderr io.Writer) (*streamRun, error) {
 	if r.src, err = o.csvf.openStream(o.in, o.cfg.Batch); err != nil {
 		return nil, err
 	}
+	r.rd = sources.NewReader(r.src)
+	r.rd.Skip, r.rd.Check = r.resumed, check
 	if r.sink, err = o.openOutputs(done); err != nil {
 		r.src.Close()
 		return nil, err
@@ -604,8 +610,11 @@ func (r *streamRun) snapshot() (*checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.lastCkpt = r.l.Counters().Records
-	return &checkpoint{Config: r.o.cfg, Input: r.inID, Output: outputState{Out: r.o.out, Rejects: r.o.rejects}, State: st}, nil
+	c := r.l.Counters()
+	r.lastCkpt = c.Records
+	in := r.inID
+	in.Fingerprint = r.rd.Fingerprint(c.Offset) // the records st includes, however far the reader ran ahead
+	return &checkpoint{Config: r.o.cfg, Input: in, Output: outputState{Out: r.o.out, Rejects: r.o.rejects}, State: st}, nil
 }
 
 // learned runs on the learn stage after each batch: progress, and a

@@ -482,7 +482,14 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if prev != nil {
 		r.last = distributed.ChainStep{Counters: prev.Counters, Scores: prev.Scores, Pending: prev.Pending}
 	}
-	read, err := anchoredRead(rctx, sources.NewReader(src), on.drv, nf.cfg.Partitions, nf.mergeAfterStart(o))
+	rd := sources.NewReader(src)
+	if prev != nil {
+		rd.Check = prev.Input.Fingerprint // the driver rereads the input from its start
+	}
+	if res != nil {
+		res.fingerprint = rd.Fingerprint
+	}
+	read, err := anchoredRead(rctx, rd, on.drv, nf.cfg.Partitions, nf.mergeAfterStart(o))
 	if err != nil {
 		return errors.Join(err, on.close(), sink.Close())
 	}
@@ -500,7 +507,7 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 		runErr = err
 	}
 	if runErr != nil && !errors.Is(runErr, context.Canceled) && !errors.Is(runErr, context.DeadlineExceeded) {
-		return runErr
+		return changedInput(runErr, o.ckpt, o.in)
 	}
 	return errors.Join(r.report(stdout, stderr, elapsed, on.server), runErr)
 }

@@ -86,6 +86,11 @@ type natsResume struct {
 	last    *natsCheckpoint  // the latest written
 	lastCkp int64            // Records at the last checkpoint saved
 
+	// fingerprint, if set, returns the fingerprint of the input's first
+	// records (sources.Reader.Fingerprint), which a checkpoint after them
+	// holds so that a resume on another input is refused.
+	fingerprint func(records int64) sources.Fingerprint
+
 	// trim, if set, is called with the position of each checkpoint saved:
 	// the driver's answers before it are no longer needed (best effort).
 	trim func(distributed.ChainPosition)
@@ -101,6 +106,9 @@ const trimAnswersEvery = 100
 func (n *natsResume) collected(pos distributed.ChainPosition, a *distributed.ChainStep, records int64, prev *natsCheckpoint) {
 	cp := n.base
 	cp.Position, cp.Records = pos, records
+	if n.fingerprint != nil {
+		cp.Input.Fingerprint = n.fingerprint(records)
+	}
 	if a != nil && !a.Skipped {
 		cp.Counters, cp.Scores, cp.Pending = a.Counters, a.Scores, a.Pending
 	} else if prev != nil {

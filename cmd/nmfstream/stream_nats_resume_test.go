@@ -3,9 +3,12 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -68,4 +71,46 @@ func TestStreamNATSKillResume(t *testing.T) {
 	sameCounts(t, "resumed run", got, want)
 	sameFile(t, gotOut, wantOut, "the single machine's")
 	sameFile(t, gotRej, wantRej, "the single machine's")
+}
+
+// TestStreamNATSStdinOtherInput is TestCheckpointStdinOtherInput for
+// stream --nats: a checkpoint after the first 400 records read on stdin
+// refuses a resume on a longer stdin whose record 30 differs, naming it,
+// and is left as it was.
+func TestStreamNATSStdinOtherInput(t *testing.T) {
+	dir := t.TempDir()
+	digits := filepath.Join(dir, "digits.arrow")
+	writeDigitsStream(t, digits, 0.1, 100)
+	first, other := filepath.Join(dir, "first.arrows"), filepath.Join(dir, "other.arrows")
+	writeArrowsSpans(t, digits, first, [2]int64{0, 400})
+	writeArrowsSpans(t, digits, other, [2]int64{0, 30}, [2]int64{31, 600})
+	s := testNATS(t)
+	ckpt := filepath.Join(dir, "driver.ckpt")
+	args := append(slices.Clone(stdinStreamArgs), "--nats", s.ClientURL(), "--namespace", "stdin", "--checkpoint", ckpt)
+	if code, _, stderr := runOnStdin(t, first, args...); code != 0 {
+		t.Fatalf("first run: exit %d: %s", code, stderr)
+	}
+	cp, err := loadNATSCheckpoint(ckpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(cp.Input.Fingerprint); n != 400 {
+		t.Fatalf("the checkpoint holds the fingerprint of %d records, want the 400 it applied", n)
+	}
+	good, err := os.ReadFile(ckpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runOnStdin(t, other, args...)
+	if code == 0 {
+		t.Fatal("resume on another stdin: accepted")
+	}
+	for _, want := range []string{ckpt + " was taken on another input than stdin", "record 30 differs", "remove the checkpoint"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("resume on another stdin: %q does not say %q", stderr, want)
+		}
+	}
+	if now, err := os.ReadFile(ckpt); err != nil || !bytes.Equal(now, good) {
+		t.Errorf("resume on another stdin: the checkpoint changed (%v)", err)
+	}
 }
