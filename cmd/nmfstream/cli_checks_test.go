@@ -17,7 +17,8 @@ import (
 // every prediction null with nearest and propagate), weights that are not
 // numbers, --forget outside [0, 1), negative counts, --neighbors not below
 // a bounded --window, --alpha, --beta or --q that the method does not
-// read, --max-dim ≤ 0, and "-" for outputs that must be files.
+// read, --max-dim ≤ 0, "-" for outputs that must be files, and settings of
+// a part of the predictor that the chosen one does not run (checkCodeUse).
 func TestStreamRefusesBadValues(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "d.arrow")
@@ -53,6 +54,16 @@ func TestStreamRefusesBadValues(t *testing.T) {
 		{[]string{"--max-dim", "-5"}, "-max-dim"},
 		{[]string{"--checkpoint", "-"}, "--checkpoint -"},
 		{[]string{"--rejects", "-"}, "--rejects -"},
+		// Settings of a part of the predictor that does not run.
+		{[]string{"--predictor", "nearest", "--spread-power", "5"}, "--spread-power weighs the graph predictor's edges"},
+		{[]string{"--predictor", "walk", "--spread-codes", "20"}, "--spread-codes weighs the graph predictor's edges"},
+		{[]string{"--predictor", "propagate", "--spread-metric", "1"}, "--spread-metric weighs the graph predictor's edges"},
+		{[]string{"--codes", "off", "--spread-codes", "20"}, "--spread-codes weighs the samples' edges by their codes with --codes auto only"},
+		{[]string{"--codes", "only", "--spread-codes", "-1"}, "--spread-codes weighs the samples' edges by their codes with --codes auto only"},
+		{[]string{"--codes", "only", "--spread-metric", "1"}, "--spread-metric learns the samples' graph"},
+		{[]string{"--search-dim", "16", "--search-basis", "20"}, "--search-dim replaces the search basis"},
+		{[]string{"--search-dim", "16", "--search-fit", "nmf"}, "--search-dim replaces the search basis"},
+		{[]string{"--codes", "off", "--search-basis", "20"}, "--codes off searches the raw samples"},
 	} {
 		code, _, e := runCmd(t, append([]string{"stream", "--in", in, "--out", filepath.Join(dir, "p.jsonl")}, c.args...)...)
 		if code != 2 || !strings.Contains(e, c.want) {
@@ -67,6 +78,9 @@ func TestStreamRefusesBadValues(t *testing.T) {
 	for _, args := range [][]string{
 		{"--method", "n2s2l", "--q", "5", "--beta", "3", "--alpha", "2", "--rank", "20"},
 		{"--method", "ssknmf", "--beta", "3", "--forget", "0.5"},
+		{"--predictor", "spread", "--spread-power", "5", "--spread-codes", "8", "--spread-metric", "1", "--search-basis", "20"},
+		{"--codes", "only", "--spread-power", "5", "--search-fit", "nmf"},
+		{"--codes", "off", "--spread-power", "5", "--spread-metric", "1"},
 		{"--checkpoint", filepath.Join(dir, "ok.ckpt"), "--checkpoint-every", "0", "--rank", "10"},
 	} {
 		if code, _, e := runCmd(t, append([]string{"stream", "--in", in, "--window", "300"}, args...)...); code != 0 {

@@ -28,7 +28,7 @@ func bindCodeFlags(fs *flag.FlagSet) codeFlags {
 		model:     fs.String("model", "", "fitted model `file` to read, written by fit --save (required)"),
 		in:        fs.String("in", "", "input `file` (required; - for an Arrow stream on stdin)"),
 		out:       fs.String("out", "", "output Arrow `file` (required)"),
-		projector: fs.String("projector", "", "graph, nnls, clamped or pinv (default: the model's)"),
+		projector: fs.String("projector", "", "graph, nnls, clamped or pinv (default: the model's): how the samples are coded; the default image classifier predicts from the features, so it changes the predictions only with --codes only"),
 		rejects:   fs.String("rejects", "", "write rejected records to this `file` (JSON lines)"),
 	}
 }

@@ -144,7 +144,7 @@ func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
 	fs.IntVar(&c.Window, "window", 10000, "samples kept in the sliding window (0: unbounded)")
 	fs.Float64Var(&c.Alpha, "alpha", 0, "graph weight α (0: the method's online default: 3 for gnmf, model.DefaultOnlineGraphWeight)")
 	fs.IntVar(&c.Batch, "batch", 0, "records per learning step (0: max(10, window/100))")
-	fs.Uint64Var(&c.Seed, "seed", 1, "seed of the initialization")
+	fs.Uint64Var(&c.Seed, "seed", 1, "seed of the randomized SVD behind the first fit's NNDSVDa initialization (otherwise deterministic: another seed moves the codes by rounding, rarely a prediction) and of --search-dim's random projection")
 	fs.IntVar(&c.Vote, "vote", 0, "labeled neighbours voting on a prediction (0: 1 for nearest, 7 for propagate)")
 	fs.IntVar(&c.Sweeps, "sweeps", 0, "multiplicative sweeps of the affected codes per step (0: 10)")
 	fs.Float64Var(&c.Forget, "forget", 0, "forgetting factor of the statistics in (0, 1) (0: exact window statistics)")
@@ -163,7 +163,7 @@ func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
 	fs.Float64Var(&c.SpreadPower, "spread-power", 0, "p of the graph predictor's edge weights, the cosine of the two samples to the power p (0: 20 on dense rows, binary weights on documents; negative: the graph's binary weights)")
 	fs.Float64Var(&c.SpreadCodes, "spread-codes", 0, "q of the codes' factor on the graph predictor's edge weights with --codes auto: each edge also weighs the cosine of its two samples' codes to the power q, so that --method shapes the predictions (0: 4 on dense rows, 40 on documents; negative: the samples alone)")
 	fs.Float64Var(&c.SpreadMetric, "spread-metric", 0, "weight of the labels' Fisher directions in the graph predictor's search, on dense rows of at most 256 features (the graph rebuilt every step under that metric); 0: the samples' own graph (the default: the learned metric cost accuracy on the digits)")
-	fs.Float64Var(&c.MaxNormRatio, "max-norm-ratio", stages.DefaultMaxNormRatio, "reject a record whose Euclidean norm is more than this many times the window's typical norm (the geometric mean of the other nonzero norms of its samples and its batch): a corrupt record, such as a pixel of 1e30, would otherwise set the basis and its neighbours' codes; negative: no bound")
+	fs.Float64Var(&c.MaxNormRatio, "max-norm-ratio", stages.DefaultMaxNormRatio, "reject a record whose Euclidean norm is more than this many times the window's typical norm (the geometric mean of the other nonzero norms of its samples and its batch): a corrupt record, such as a pixel of 1e30, would otherwise set the basis and its neighbours' codes (a text's TF-IDF row has unit length: it rejects no text); negative: no bound")
 	fs.Func("revisit", "older codes swept with each step's new ones: neighbors (the new samples' neighbours; the default), changed (also every node that lost an edge, as to a sample leaving the window: model.Online's zero value) or none (only the new samples and a round-robin refresh: fastest, codes a little worse)", func(s string) error {
 		r, err := parseRevisit(s)
 		c.Revisit = int(r)
@@ -201,13 +201,44 @@ func parsePredictor(s string) (int, error) {
 	return 0, fmt.Errorf("%w: -predictor %q: want graph, spread, nearest, walk or propagate", errUsage, s)
 }
 
-// checkCodeUse refuses --codes off with a predictor that classifies codes.
+// checkCodeUse refuses --codes off with a predictor that classifies codes,
+// and the settings of a part of the predictor that the chosen predictor or
+// --codes does not run: the graph predictor's edge weights (--spread-*)
+// with a predictor that does not spread, the codes' factor with --codes
+// off or only, the learned metric with --codes only, and the search basis
+// (--search-basis, --search-fit) with --search-dim or --codes off. Each
+// would change nothing (a flag at its zero default is not a setting).
 func checkCodeUse(c onlineConfig) error {
 	p := stages.Predictor(c.Predictor)
-	if stages.CodeUse(c.Codes) == stages.CodesOff && p != stages.PredictGraph && p != stages.PredictSpread {
+	codes := stages.CodeUse(c.Codes)
+	spreads := p == stages.PredictGraph || p == stages.PredictSpread
+	if codes == stages.CodesOff && !spreads {
 		return fmt.Errorf("%w: --codes off leaves nothing to --predictor nearest, walk or propagate, which classify the codes: use --predictor graph or spread", errUsage)
 	}
-	return nil
+	var errs []error
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"spread-power", c.SpreadPower}, {"spread-codes", c.SpreadCodes}, {"spread-metric", c.SpreadMetric}} {
+		if f.v != 0 && !spreads {
+			errs = append(errs, fmt.Errorf("%w: --%s weighs the graph predictor's edges, and --predictor nearest, walk and propagate do not spread the labels over them: drop it, or use --predictor graph or spread", errUsage, f.name))
+		}
+	}
+	if c.SpreadCodes != 0 && spreads && codes != stages.CodesAuto {
+		errs = append(errs, fmt.Errorf("%w: --spread-codes weighs the samples' edges by their codes with --codes auto only (off reads no codes, only spreads over the codes' own graph): drop it, or use --codes auto", errUsage))
+	}
+	if c.SpreadMetric != 0 && spreads && codes == stages.CodesOnly {
+		errs = append(errs, fmt.Errorf("%w: --spread-metric learns the samples' graph, which --codes only does not search: drop it, or use --codes auto or off", errUsage))
+	}
+	if c.SearchBasis != model.DefaultSearchBasis || model.SearchFit(c.SearchFit) != model.SearchFitSVD {
+		switch {
+		case c.SearchDim > 0:
+			errs = append(errs, fmt.Errorf("%w: --search-dim replaces the search basis: drop --search-basis and --search-fit, or --search-dim", errUsage))
+		case codes == stages.CodesOff:
+			errs = append(errs, fmt.Errorf("%w: --codes off searches the raw samples, without a search basis: drop --search-basis and --search-fit, or use --codes auto", errUsage))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func parseMetric(s string) (int, error) {
