@@ -138,17 +138,10 @@ func (s *imageSize) decode(dst []float64, data []byte) ([]float64, error) {
 			return nil
 		}
 	}
-	g, err := decodeImage(data, s.max, first)
+	out, w, h, err := decodeImageTo(dst, s.w, s.h, data, s.max, first)
 	if err != nil {
 		return dst, err
 	}
-	if s.w == 0 {
-		s.w, s.h = g.w, g.h
-	}
-	if cap(dst) < s.w*s.h {
-		dst = make([]float64, s.w*s.h)
-	}
-	dst = dst[:s.w*s.h]
-	resample(dst, s.w, s.h, g)
-	return dst, nil
+	s.w, s.h = w, h
+	return out, nil
 }

@@ -42,6 +42,13 @@ func init() {
 // defaultFsyncEvery is the default of serve --fsync-interval.
 const defaultFsyncEvery = 100 * time.Millisecond
 
+// defaultServeImagePixels is the default of serve --max-image-pixels: 2²²
+// pixels (4 megapixels, e.g. 2048×2048), a quarter of what a file source
+// takes (2²⁴), since serve decodes the images of --max-inflight requests at
+// once. README.md ("Limits: what a client can make serve hold") gives the
+// bytes a pixel that decoding an image holds.
+const defaultServeImagePixels = 1 << 22
+
 // Media types of the records and predictions bodies.
 const (
 	mediaArrow = "application/vnd.apache.arrow.stream"
@@ -74,7 +81,8 @@ No request can stop serve: a record is checked before it touches the
 model, and one that fails a check is rejected with the reason. A record
 with fewer features than --rank lowers the rank to its features before
 the first fit. What a client can make serve hold is bounded in bytes:
-bodies (--max-body, --max-inflight), features (--max-dim), the window
+bodies (--max-body, --max-inflight), features (--max-dim), images
+(--max-image-pixels), the window
 (--max-window-bytes), classes (--max-classes), ids and labels (256
 bytes each), texts (1 MiB),
 the log (--checkpoint-bytes), and slow bodies are cut off
@@ -98,7 +106,7 @@ type serveOptions struct {
 	ckpt, modelPath, addr, walPath, fsync, predictor, metric string
 	token, tokenFile                                         string
 	every, ckptBytes, maxBody, maxWindowBytes, minBodyRate   int64
-	maxInFlight, recent, maxDim, maxClasses                  int
+	maxInFlight, recent, maxDim, maxClasses, maxImagePixels  int
 	readTimeout, writeTimeout, fsyncEvery, bodyGrace         time.Duration
 	walRecover                                               bool
 }
@@ -126,6 +134,7 @@ func serveFlags(fs *flag.FlagSet, o *serveOptions) {
 	fs.StringVar(&o.predictor, "predictor", "graph", "classifier: graph, spread, nearest, walk or propagate (see stream -help)")
 	fs.StringVar(&o.metric, "metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
 	maxDimFlag(fs, &o.maxDim)
+	fs.IntVar(&o.maxImagePixels, "max-image-pixels", defaultServeImagePixels, "largest image of an Arrow body's image column, in `pixels` (width·height), refused from its header before it is decoded (a reject of its record); a request's images are decoded one at a time")
 	fs.IntVar(&o.maxClasses, "max-classes", 1000, "distinct labels the stream learns; a label that would add one more is rejected (each class takes 8 bytes per window slot)")
 	fs.Int64Var(&o.maxWindowBytes, "max-window-bytes", 1<<30, "bound on 8·D·window, the `bytes` of a window of dense records of D features, and on a window of text rows (12 bytes per distinct term): records beyond it are rejected")
 }
@@ -176,8 +185,8 @@ func newServer(fs *flag.FlagSet, o *serveOptions, cfg onlineConfig, stderr io.Wr
 	if err := errors.Join(checkCodeUse(cfg), checkOnlineConfig(&cfg)); err != nil {
 		return nil, err
 	}
-	if cfg.Rank <= 0 || cfg.Batch < 0 || o.recent < 0 || o.maxDim <= 0 || o.ckptBytes < 0 || o.minBodyRate < 0 {
-		return nil, fmt.Errorf("%w: -rank and -max-dim must be positive; -batch, -recent, -checkpoint-bytes and -min-body-rate not negative", errUsage)
+	if cfg.Rank <= 0 || cfg.Batch < 0 || o.recent < 0 || o.maxDim <= 0 || o.maxImagePixels <= 0 || o.ckptBytes < 0 || o.minBodyRate < 0 {
+		return nil, fmt.Errorf("%w: -rank, -max-dim and -max-image-pixels must be positive; -batch, -recent, -checkpoint-bytes and -min-body-rate not negative", errUsage)
 	}
 	if o.maxInFlight < 0 || o.readTimeout <= 0 || o.writeTimeout <= 0 || o.fsyncEvery <= 0 {
 		return nil, fmt.Errorf("%w: --max-inflight must not be negative, --read-timeout, --write-timeout and --fsync-interval must be positive", errUsage)
@@ -207,7 +216,7 @@ func newServer(fs *flag.FlagSet, o *serveOptions, cfg onlineConfig, stderr io.Wr
 	s := &server{learner: l, cfg: cfg, ckpt: cpath, every: o.every, ckptBytes: o.ckptBytes, maxBody: o.maxBody, recentMax: o.recent,
 		maxInFlight: o.maxInFlight, token: token, readTimeout: o.readTimeout, writeTimeout: o.writeTimeout,
 		minBodyRate: o.minBodyRate, bodyGrace: o.bodyGrace, fsync: policy, fsyncEvery: o.fsyncEvery, stderr: stderr,
-		limits: sources.JSONLimits{MaxDim: o.maxDim}}
+		limits: sources.JSONLimits{MaxDim: o.maxDim}, maxImagePixels: o.maxImagePixels}
 	s.limit(o.maxDim, o.maxClasses, o.maxWindowBytes)
 	if cp != nil {
 		s.resume(cp)
@@ -382,6 +391,10 @@ type server struct {
 	maxBody   int64
 	// limits bound each JSON record (--max-dim, id, label and text sizes).
 	limits sources.JSONLimits
+	// maxImagePixels bounds an Arrow record's image (--max-image-pixels),
+	// checked from its header before it is decoded; 0 means
+	// defaultServeImagePixels.
+	maxImagePixels int
 	// minBodyRate, if positive, is the slowest body accepted in bytes per
 	// second once bodyGrace has passed (slowBody).
 	minBodyRate int64
@@ -797,9 +810,12 @@ const maxDecodedRatio = 4
 // readArrowRecords reads an Arrow IPC stream body into batches, with the
 // service's --max-dim, at most one record per byte of --max-body, and at
 // most maxDecodedRatio × --max-body bytes of decoded features and texts.
+// Images are decoded one at a time, in the caller's goroutine; one over
+// --max-image-pixels is a reject of its record.
 func (s *server) readArrowRecords(r io.Reader) ([]*record.Batch, error) {
 	a := sources.NewArrowStream(r)
 	a.BatchSize, a.MaxDim, a.MaxRecords = s.cfg.Batch, s.limits.MaxDim, max(s.maxBody, 1)
+	a.MaxImagePixels = cmp.Or(s.maxImagePixels, defaultServeImagePixels)
 	a.MaxDecodedBytes = maxDecodedRatio * max(s.maxBody, 1) // a compressed batch's, before it is decompressed
 	defer a.Close()
 	var out []*record.Batch
