@@ -5,9 +5,12 @@ Reads the splits that TestSkewedDocuments (model/classify/skewed_test.go)
 writes under DIR (one folder SET-seedN per split: train.svm with the labeled
 training rows, test.svm with the held-out rows, both nmfstream's TF-IDF, and
 pred-*.txt with nmfstream's predictions of the test rows) and prints, per set,
-the mean over seeds of accuracy / balanced accuracy / macro-F1.
+the mean over seeds of accuracy / balanced accuracy / macro-F1. With
+--paired A B it also prints, per set, B's macro-F1 minus A's split by
+split, in points: the mean, its standard error, and B's wins and losses
+(A and B are classifier names of the table, e.g. laprls-nopool laprls).
 
-    /usr/bin/python3 bench/skewed/compare.py DIR   (the system python, where apt put scikit-learn)
+    /usr/bin/python3 bench/skewed/compare.py DIR [--paired A B]   (the system python, where apt put scikit-learn)
 """
 import collections
 import glob
@@ -52,7 +55,22 @@ def main(root):
                 continue
             m = np.mean(rows, axis=0)
             print(f"| {name} | {len(rows)} | {share[1]:.0f} | {share[0]:.3f} | {clf} | {m[0]:.3f} | {m[1]:.3f} | {m[2]:.3f} |")
+    return table, order
+
+
+def paired(table, order, a, b):
+    print()
+    print(f"| set | splits | macro-F1, {b} − {a} (points) | wins / losses |")
+    print("|---|---|---|---|")
+    for name in order:
+        if a not in table[name] or b not in table[name]:
+            continue
+        d = 100 * (np.array(table[name][b])[:, 2] - np.array(table[name][a])[:, 2])
+        se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
+        print(f"| {name} | {len(d)} | {d.mean():+.2f} ± {se:.2f} | {(d > 1e-9).sum()} / {(d < -1e-9).sum()} |")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    table, order = main(sys.argv[1])
+    if len(sys.argv) == 5 and sys.argv[2] == "--paired":
+        paired(table, order, sys.argv[3], sys.argv[4])

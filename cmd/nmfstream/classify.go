@@ -160,8 +160,8 @@ func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // (LapRLS.Priors), since a labeled subset of L per class says nothing of
 // them (BENCHMARKS.md, "Skewed text: the priors estimated, guarded and
 // halved"); where that estimate collapses and the labels are balanced by
-// design, it moves the graph fit's class masses to the supervised fit's
-// (LapRLS.Masses).
+// design, it pools the graph fit with the supervised fit and moves the
+// pool's class masses to the supervised fit's (LapRLS.Masses, Pool).
 type classifier struct {
 	enc   metrics.LabelEncoder
 	joint *classify.Joint       // dense training rows
@@ -243,8 +243,8 @@ func newCodesClassifier(train model.Data, v *mat.Dense, labels []int, classes []
 // fits' class shares disagree (LapRLS.GraphGuard), with k at most one
 // below the number of non-zero rows, and no graph with fewer than 3;
 // the class priors estimated from the unlabeled rows if estimatePriors,
-// and the graph fit's class masses moved where that estimate collapses
-// (LapRLS.Masses).
+// and, where that estimate collapses, the graph fit pooled with the
+// supervised fit, its class masses moved (LapRLS.Masses, Pool).
 func lapRLSFor(x *sparse.CSR, estimatePriors bool) *classify.LapRLS {
 	n, _ := x.Dims()
 	nz := 0
@@ -257,7 +257,7 @@ func lapRLSFor(x *sparse.CSR, estimatePriors bool) *classify.LapRLS {
 		return &classify.LapRLS{GammaI: -1, Priors: estimatePriors}
 	}
 	return &classify.LapRLS{K: min(classify.DefaultLapRLSK, nz-1), Choices: []float64{classify.DefaultLapRLSGammaI, 0}, Priors: estimatePriors,
-		GraphGuard: classify.DefaultLapRLSGraphGuard, Masses: true}
+		GraphGuard: classify.DefaultLapRLSGraphGuard, Masses: true, Pool: true}
 }
 
 // predict returns the class and score of each row of codes with the
@@ -345,7 +345,10 @@ func (c *classifier) describePriors() string {
 		return "class priors of the training records (the labeled counted, the unlabeled estimated), half their shift from the uniform priors applied: " + b.String()
 	}
 	s := "class priors kept uniform: their estimate from the unlabeled training records (" + b.String() + ") collapsed a labeled class"
-	if c.lap.MassesMoved() {
+	switch {
+	case c.lap.Pooled():
+		s += "; the graph fit and the supervised fit pooled (the mean of their calibrated scores), its class masses over the unlabeled training records moved to the supervised fit's, since the labels are balanced by design"
+	case c.lap.MassesMoved():
 		s += "; the graph fit's class masses over the unlabeled training records moved to the supervised fit's, since the labels are balanced by design"
 	}
 	return s
@@ -421,6 +424,9 @@ func (c *classifier) name() string {
 	case c.joint != nil:
 		return "joint"
 	case c.lap != nil:
+		if c.lap.Pooled() {
+			return "laprls-pool"
+		}
 		if c.lap.GammaIChosen() > 0 {
 			return "laprls-graph"
 		}

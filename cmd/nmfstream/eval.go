@@ -50,8 +50,9 @@ The classifier depends on the features:
               records (--priors em, the default; uniform: not), since a
               labeled subset of L per class says nothing of them; where
               that estimate collapses a class and the labels are
-              balanced by design, the graph fit's class masses moved to
-              the supervised fit's
+              balanced by design, the graph fit pooled with the
+              supervised fit (their calibrated scores' mean), its class
+              masses moved to the supervised fit's
   otherwise   1-NN over the self-labeled training codes
 Documents are vectorized as fit's text flags say (--sublinear-tf, --min-df,
 --stop-words, --stem; see "nmfstream fit -help").
@@ -62,7 +63,7 @@ Documents are vectorized as fit's text flags say (--sublinear-tf, --min-df,
   projection, rank, classes, features, precision, codes, code_1nn,
   code_nmi, and priors (the class priors LapRLS assumed, in the order of
   the sorted class names; absent where it assumed them uniform)
-(classifier: joint, joint-only, joint-features, laprls-graph, laprls-supervised or codes-1nn)
+(classifier: joint, joint-only, joint-features, laprls-graph, laprls-supervised, laprls-pool or codes-1nn)
 
 Examples:
   nmfstream eval --train digits-train.arrow --test digits-test.arrow

@@ -145,6 +145,18 @@ type LapRLS struct {
 	// supervised fit's solve and calibration, unless GraphGuard already
 	// made them.
 	Masses bool
+	// Pool, with Masses, predicts where Masses applies from both fits
+	// rather than the graph fit alone: from the mean of their calibrated
+	// scores, W = ½(W_graph/T_graph + W_supervised/T_supervised), the
+	// normalized product of their probabilities (a product of experts),
+	// whose class masses over the unlabeled training rows are then moved
+	// to the supervised fit's as Masses moves the graph fit's. With 3 to 5
+	// labels a class, cross-validation cannot tell the two fits apart
+	// (its folds leave a class a label short: BENCHMARKS.md, "Skewed text:
+	// cross-validation's folds stratified"), so where it keeps the graph
+	// the pool keeps what each fit knows. Temperature then reports 1, the
+	// pool's. BENCHMARKS.md, "Skewed text: the two fits pooled".
+	Pool bool
 
 	temp    float64   // temperature T of the last Fit (1 without Priors)
 	shift   []float64 // per class: priorsShift·log(π/π₀) if priorsUsed, the offsets b if massesMoved, else nil
@@ -165,9 +177,10 @@ type LapRLS struct {
 	// not measured; overruled: GraphGuard took the supervised fit.
 	shareTV   float64
 	overruled bool
-	// massesMoved: Masses moved the graph fit's class masses (shift
-	// holds the offsets).
-	massesMoved bool
+	// massesMoved: Masses moved the graph fit's class masses, or with
+	// Pool the pooled fits' (shift holds the offsets); pooled: Pool
+	// pooled the two fits.
+	massesMoved, pooled bool
 
 	f mat.Dense // prediction scratch, m×C
 }
@@ -288,7 +301,7 @@ func (lr *LapRLS) Fit(x *sparse.CSR, y []int) error {
 		un = unlabeledRows(x, y)
 	}
 	lr.finish(un, y, &sys, gammaI, oof, oofTruth)
-	lr.shareTV, lr.overruled, lr.massesMoved = math.NaN(), false, false
+	lr.shareTV, lr.overruled, lr.massesMoved, lr.pooled = math.NaN(), false, false, false
 	labeled, present := labelCounts(y, classes)
 	var sup *LapRLS // the supervised fit, made once for GraphGuard or Masses
 	supervised := func() *LapRLS {
@@ -314,8 +327,17 @@ func (lr *LapRLS) Fit(x *sparse.CSR, y []int) error {
 		var fg, fs mat.Dense
 		un.MulDenseTo(&fg, &lr.w)
 		un.MulDenseTo(&fs, &sup.w)
-		lr.shift = massOffsets(&fg, lr.temp, classMasses(&fs, sup.temp, nil, labeled), labeled)
-		lr.massesMoved = true
+		target := classMasses(&fs, sup.temp, nil, labeled)
+		if lr.Pool {
+			var ws mat.Dense
+			ws.Scale(0.5/sup.temp, &sup.w)
+			lr.w.Scale(0.5/lr.temp, &lr.w)
+			lr.w.Add(&lr.w, &ws)
+			lr.temp = 1
+			un.MulDenseTo(&fg, &lr.w)
+		}
+		lr.shift = massOffsets(&fg, lr.temp, target, labeled)
+		lr.massesMoved, lr.pooled = true, lr.Pool
 	}
 	return nil
 }
@@ -896,6 +918,10 @@ func (lr *LapRLS) EstimatedPriors() []float64 { return lr.prior }
 // unlabeled training rows in the last Fit (GraphGuard), or NaN where
 // GraphGuard did not measure it.
 func (lr *LapRLS) SharesDistance() float64 { return lr.shareTV }
+
+// Pooled reports whether Pool pooled the graph and the supervised fits
+// in the last Fit (w is then their calibrated scores' mean).
+func (lr *LapRLS) Pooled() bool { return lr.pooled }
 
 // MassesMoved reports whether Masses moved the graph fit's class masses
 // to the supervised fit's in the last Fit.

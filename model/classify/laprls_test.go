@@ -482,3 +482,63 @@ func sharesDistance(a, b []int, classes int) float64 {
 	}
 	return tv / 2 / float64(len(a))
 }
+
+// TestLapRLSPool checks LapRLS.Pool where Masses applies (the data of
+// TestLapRLSMasses): its scores are the mean of the graph fit's and the
+// supervised fit's calibrated scores, xW_g/(2T_g) + xW_s/(2T_s), with the
+// temperatures each fit calibrated alone; it predicts differently from
+// Masses alone; and where Masses does not apply (labels not balanced,
+// two classes) it predicts as without Pool.
+func TestLapRLSPool(t *testing.T) {
+	x, y, _, extra := lastClassLabeledOnly(10, 900, 0.6, 1)
+	fit := func(lr classify.LapRLS, y []int) *classify.LapRLS {
+		t.Helper()
+		if err := lr.Fit(x, y); err != nil {
+			t.Fatal(err)
+		}
+		return &lr
+	}
+	choices := []float64{1e5, 0}
+	graph := fit(classify.LapRLS{K: 5, Choices: choices, Priors: true, Masses: true}, y)
+	pooled := fit(classify.LapRLS{K: 5, Choices: choices, Priors: true, Masses: true, Pool: true}, y)
+	sup := fit(classify.LapRLS{K: 5, Choices: []float64{0}, Priors: true}, y)
+	if !graph.MassesMoved() || !pooled.MassesMoved() || sup.GammaIChosen() != 0 {
+		t.Fatalf("masses moved %v / %v, supervised γ_I %g: the data no longer exercise Pool", graph.MassesMoved(), pooled.MassesMoved(), sup.GammaIChosen())
+	}
+	if !pooled.Pooled() || graph.Pooled() {
+		t.Errorf("Pooled: %v with Pool, %v without; want true, false", pooled.Pooled(), graph.Pooled())
+	}
+	if pooled.Temperature() != 1 {
+		t.Errorf("pooled temperature %g, want 1", pooled.Temperature())
+	}
+	fg, fs, fp := graph.DecisionTo(nil, x), sup.DecisionTo(nil, x), pooled.DecisionTo(nil, x)
+	r, c := fp.Dims()
+	worst := 0.0
+	for i := range r {
+		for j := range c {
+			want := fg.At(i, j)/(2*graph.Temperature()) + fs.At(i, j)/(2*sup.Temperature())
+			worst = max(worst, math.Abs(fp.At(i, j)-want))
+		}
+	}
+	if worst > 1e-9 {
+		t.Errorf("pooled scores depart from the mean of the two fits' calibrated scores by %g", worst)
+	}
+	if samePredictions(graph, pooled, x) {
+		t.Error("Pool predicts as Masses alone: the case checks nothing")
+	}
+	uneven := append([]int(nil), y...)
+	uneven[extra] = 0
+	u0 := fit(classify.LapRLS{K: 5, Choices: choices, Priors: true, Masses: true}, uneven)
+	u1 := fit(classify.LapRLS{K: 5, Choices: choices, Priors: true, Masses: true, Pool: true}, uneven)
+	if u1.Pooled() || !samePredictions(u0, u1, x) {
+		t.Error("labels not balanced: Pool changed the predictions")
+	}
+	x2, y2, _, _ := lastClassLabeledOnly(2, 400, 0.5, 2)
+	b0, b1 := classify.LapRLS{K: 5, Choices: choices, Priors: true, Masses: true}, classify.LapRLS{K: 5, Choices: choices, Priors: true, Masses: true, Pool: true}
+	if err := errors.Join(b0.Fit(x2, y2), b1.Fit(x2, y2)); err != nil {
+		t.Fatal(err)
+	}
+	if b1.Pooled() || !samePredictions(&b0, &b1, x2) {
+		t.Error("two classes: Pool changed the predictions")
+	}
+}
