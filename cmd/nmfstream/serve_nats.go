@@ -64,6 +64,8 @@ type natsServer struct {
 	maxBody int64
 	token   string
 	batch   int
+	window  int // the learner's --window and --rank, which /v1/stats reports
+	rank    int
 	watch   *distributed.WorkerWatch // the namespace's live workers
 
 	reqs    chan *natsRequest // handlers → the chain; closed by serve under inMu
@@ -133,7 +135,7 @@ func runServeNATS(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return errors.Join(err, on.close())
 	}
 	fmt.Fprintf(stderr, "nmfstream serve: listening on http://%s (the chain's owners on %s)\n", ln.Addr(), on.server)
-	ns := &natsServer{on: on, parts: nf.cfg.Partitions, maxBody: *maxBody, token: *token, batch: cfg.Batch, reqs: make(chan *natsRequest), stopped: make(chan struct{})}
+	ns := &natsServer{on: on, parts: nf.cfg.Partitions, maxBody: *maxBody, token: *token, batch: cfg.Batch, window: cfg.Window, rank: cfg.Rank, reqs: make(chan *natsRequest), stopped: make(chan struct{})}
 	if ns.watch, err = distributed.WatchWorkers(on.nc, nf.cfg); err != nil {
 		return errors.Join(err, ln.Close(), on.close())
 	}
@@ -370,7 +372,9 @@ func (ns *natsServer) stats() natsStats {
 	last := ns.last
 	ns.mu.Unlock()
 	r := &natsRun{last: last}
-	return natsStats{streamSummary: r.summary(0), Workers: ns.watch.Live(), Partitions: ns.parts, Server: ns.on.server}
+	sum := r.summary(0)
+	sum.Window, sum.Rank = ns.window, ns.rank
+	return natsStats{streamSummary: sum, Workers: ns.watch.Live(), Partitions: ns.parts, Server: ns.on.server}
 }
 
 func (ns *natsServer) handleStats(w http.ResponseWriter, r *http.Request) {

@@ -221,3 +221,14 @@ func TestServeNATSSharedOwner(t *testing.T) {
 	stopB()
 	stopA()
 }
+
+// TestServeNATSStatsSettings checks that /v1/stats reports the learner's
+// --window and --rank, as single-machine serve's does (they read 0).
+func TestServeNATSStatsSettings(t *testing.T) {
+	s := testNATS(t)
+	_, stats, stop := serveNATSOn(t, s.ClientURL(), "--namespace", "statsettings", "--window", "500", "--rank", "10")
+	if st := stats(); st.Window != 500 || st.Rank != 10 {
+		t.Errorf("stats window %d, rank %d; want 500, 10", st.Window, st.Rank)
+	}
+	stop()
+}
