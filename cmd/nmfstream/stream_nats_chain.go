@@ -482,14 +482,7 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if prev != nil {
 		r.last = distributed.ChainStep{Counters: prev.Counters, Scores: prev.Scores, Pending: prev.Pending}
 	}
-	rd := sources.NewReader(src)
-	if prev != nil {
-		rd.Check = prev.Input.Fingerprint // the driver rereads the input from its start
-	}
-	if res != nil {
-		res.fingerprint = rd.Fingerprint
-	}
-	read, err := anchoredRead(rctx, rd, on.drv, nf.cfg.Partitions, nf.mergeAfterStart(o))
+	read, err := anchoredRead(rctx, checkedReader(src, res, prev), on.drv, nf.cfg.Partitions, nf.mergeAfterStart(o))
 	if err != nil {
 		return errors.Join(err, on.close(), sink.Close())
 	}

@@ -212,3 +212,18 @@ func (f *chainNATS) resumeFrom(o *streamOptions) (*natsResume, *natsCheckpoint, 
 	res.base.Config, res.base.Partitions, res.lastCkp = cp.Config, cp.Partitions, cp.Records
 	return res, cp, nil
 }
+
+// checkedReader returns src's reader for stream --nats. The driver rereads
+// its input from the start, so on a resume (prev) the reader checks those
+// records against the checkpoint's fingerprint; with a checkpoint (res)
+// the checkpoints written take their fingerprint from it.
+func checkedReader(src sources.Source, res *natsResume, prev *natsCheckpoint) *sources.Reader {
+	rd := sources.NewReader(src)
+	if prev != nil {
+		rd.Check = prev.Input.Fingerprint
+	}
+	if res != nil {
+		res.fingerprint = rd.Fingerprint
+	}
+	return rd
+}

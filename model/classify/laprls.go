@@ -325,18 +325,16 @@ func (lr *LapRLS) Fit(x *sparse.CSR, y []int) error {
 		present >= 3 && un.NNZ() > 0 && balancedLabels(labeled) {
 		sup := supervised()
 		var fg, fs mat.Dense
-		un.MulDenseTo(&fg, &lr.w)
 		un.MulDenseTo(&fs, &sup.w)
-		target := classMasses(&fs, sup.temp, nil, labeled)
 		if lr.Pool {
 			var ws mat.Dense
 			ws.Scale(0.5/sup.temp, &sup.w)
 			lr.w.Scale(0.5/lr.temp, &lr.w)
 			lr.w.Add(&lr.w, &ws)
 			lr.temp = 1
-			un.MulDenseTo(&fg, &lr.w)
 		}
-		lr.shift = massOffsets(&fg, lr.temp, target, labeled)
+		un.MulDenseTo(&fg, &lr.w) // the graph fit's scores, or the pool's
+		lr.shift = massOffsets(&fg, lr.temp, classMasses(&fs, sup.temp, nil, labeled), labeled)
 		lr.massesMoved, lr.pooled = true, lr.Pool
 	}
 	return nil
