@@ -239,11 +239,8 @@ func (l *Learner) LearnFeatures(f *Features) (*Step, error) {
 		return nil, errNoModel
 	}
 	f.check()
-	if l.Codes == CodesOff && l.Predictor != PredictGraph && l.Predictor != PredictSpread {
-		return nil, errCodesOff
-	}
-	if l.Neighbors < 0 {
-		return nil, errNeighbors
+	if err := l.Check(); err != nil {
+		return nil, err
 	}
 	n, last := f.Records(), f.lastOffset()
 	l.init()
