@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -73,8 +74,8 @@ func chainMsgID(d string, b int64, p int) string { return fmt.Sprintf("%s.%d.%d"
 func setupChain(ctx context.Context, js jetstream.JetStream, c Config) error {
 	n := c.names()
 	for _, sc := range []jetstream.StreamConfig{
-		{Name: n.batchStream(), Subjects: []string{n.ns + ".batch.*"}, Replicas: c.replicas(), Duplicates: 2 * time.Minute},
-		{Name: n.predStream(), Subjects: []string{n.ns + ".pred.*"}, Replicas: c.replicas(), Duplicates: 2 * time.Minute},
+		{Name: n.batchStream(), Subjects: []string{n.ns + ".batch.*"}, Replicas: c.replicas(), Duplicates: chainDuplicates},
+		{Name: n.predStream(), Subjects: []string{n.ns + ".pred.*"}, Replicas: c.replicas(), Duplicates: chainDuplicates},
 	} {
 		if _, err := ensureStream(ctx, js, sc); err != nil {
 			return err
@@ -174,7 +175,8 @@ func (w *Worker) ownChain(ctx context.Context, p *pin, part int) error {
 	}
 	o.raw = raw
 	w.logf("namespace %q: owner-%d: held; %d batches restored from its snapshot, learning the batches after stream sequence %d", w.st.n.ns, part, o.batches, o.seq)
-	it, err := orderedFrom(ctx, w.js, w.st.n.batchStream(), w.st.n.batchSubject(part), o.seq)
+	o.read = o.seq
+	it, err := orderedFrom(ctx, w.js, w.st.n.batchStream(), w.st.n.batchSubject(part), o.read)
 	if err != nil {
 		return err
 	}
@@ -194,7 +196,7 @@ func (w *Worker) ownChain(ctx context.Context, p *pin, part int) error {
 			return nil
 		case errors.Is(err, context.DeadlineExceeded):
 			if idle += tick; idle >= idleAfter { // silent: make the consumer anew (chain_resume.go)
-				if fresh, err := orderedFrom(ctx, w.js, w.st.n.batchStream(), w.st.n.batchSubject(part), o.seq); err == nil {
+				if fresh, err := orderedFrom(ctx, w.js, w.st.n.batchStream(), w.st.n.batchSubject(part), o.read); err == nil {
 					it.Stop()
 					it, idle = fresh, 0
 				}
@@ -204,11 +206,12 @@ func (w *Worker) ownChain(ctx context.Context, p *pin, part int) error {
 			return err
 		}
 		idle = 0
-		if l, err = w.learnBatch(ctx, l, o, part, m); err != nil {
-			return err
-		}
-		if md, err := m.Metadata(); err == nil {
-			o.seq = md.Sequence.Stream
+		var whole bool
+		if l, whole, err = w.takeMsg(ctx, l, o, part, m); err != nil || !whole {
+			if err != nil {
+				return err
+			}
+			continue
 		}
 		if o.since++; every > 0 && o.since >= every {
 			if err := w.saveSnapshot(ctx, part, l, o); err != nil {
@@ -221,30 +224,119 @@ func (w *Worker) ownChain(ctx context.Context, p *pin, part int) error {
 	return nil
 }
 
-// learnBatch runs l on the batch of message m, then on its context if it
-// has one, and publishes the batch's Step with l's counters less what the
-// contexts added to them (cumulated in o.context): the context's samples
-// are learned, not predicted for the driver nor counted. A batch its
-// driver sent again (o.repeat) is not learned again: its answer was
-// published when it was learned. It returns the Learner that learned the
-// batch: l, or, on the first batch after a common start learned once
-// (hdrStart), the Learner the owner forked from partition 0's state
-// (Worker.fork).
-func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, o *ownerState, part int, m jetstream.Msg) (*stages.Learner, error) {
-	drv := m.Headers().Get(hdrDriver)
-	b, err := strconv.ParseInt(m.Headers().Get(hdrBatch), 10, 64)
-	if err != nil || drv == "" {
-		return l, corrupt("batch message on %s without a driver and a batch number (%q, %q)", m.Subject(), drv, m.Headers().Get(hdrBatch))
+// takeMsg reads the batch message m of partition part: a whole share is
+// learned at once (learnBatch); a chunk (chunkOf) is kept until every
+// chunk of its share is read, and the share then learned whole, so that no
+// owner, nor a replay after a takeover, learns part of one. A chunk of a
+// share learned already (o.repeat: a driver that published it again) is
+// dropped. It reports whether m completed a share (or was a whole
+// message), and moves o.seq (ownerState). What it holds while
+// reassembling is the chunks read of the shares not yet whole: one share
+// per driver publishing to the partition (a driver publishes a batch's
+// shares once every chunk of the one before is stored), and those of a
+// driver that stopped amid a share, until chainDuplicates after their
+// last chunk (dropShares).
+func (w *Worker) takeMsg(ctx context.Context, l *stages.Learner, o *ownerState, part int, m jetstream.Msg) (*stages.Learner, bool, error) {
+	var seq uint64
+	var stamp time.Time
+	if md, err := m.Metadata(); err == nil {
+		seq, stamp = md.Sequence.Stream, md.Timestamp
 	}
+	o.read = max(o.read, seq)
+	h := m.Headers()
+	drv := h.Get(hdrDriver)
+	b, err := strconv.ParseInt(h.Get(hdrBatch), 10, 64)
+	if err != nil || drv == "" {
+		return l, false, corrupt("batch message on %s without a driver and a batch number (%q, %q)", m.Subject(), drv, h.Get(hdrBatch))
+	}
+	i, n, err := chunkOf(h)
+	if err != nil {
+		return l, false, fmt.Errorf("driver %s batch %d: %w", drv, b, err)
+	}
+	data := m.Data()
+	if n > 0 && o.repeat(drv, b) {
+		o.settle(seq)
+		return l, false, nil
+	}
+	if n > 0 {
+		if o.chunks == nil {
+			o.chunks = map[shareKey]*partial{}
+		}
+		key := shareKey{drv, b}
+		a := o.chunks[key]
+		if a == nil {
+			a = newPartial(n)
+			o.chunks[key] = a
+		} else if len(a.parts) != n {
+			return l, false, corrupt("driver %s batch %d: chunk %d of %d, after chunks of %d", drv, b, i, n, len(a.parts))
+		}
+		var done bool
+		if data, done = a.add(i, data, seq, stamp); !done {
+			w.dropShares(o, part, "", 0, stamp)
+			o.settle(seq)
+			return l, false, nil
+		}
+		delete(o.chunks, key)
+	}
+	if l, err = w.learnBatch(ctx, l, o, part, drv, b, h.Get(hdrStart) != "", data); err != nil {
+		return l, false, err
+	}
+	w.dropShares(o, part, drv, b, stamp)
+	o.settle(seq)
+	return l, true, nil
+}
+
+// dropShares forgets the partial shares of driver drv up to batch b (a
+// driver's shares reach the partition in batch order, so those will not
+// be learned) and those whose last chunk was stored more than
+// chainDuplicates before now: a driver that publishes them again (a
+// resumed driver) stores every chunk again, the ids having left the
+// duplicate window.
+func (w *Worker) dropShares(o *ownerState, part int, drv string, b int64, now time.Time) {
+	for key, a := range o.chunks {
+		switch {
+		case key.driver == drv && key.batch <= b:
+			delete(o.chunks, key)
+		case !now.IsZero() && now.Sub(a.stamp) > chainDuplicates:
+			w.logf("namespace %q: owner-%d: driver %s batch %d given up: %d of its %d chunks read, the last %v before the message read now", w.st.n.ns, part, key.driver, key.batch, a.have, len(a.parts), now.Sub(a.stamp).Round(time.Second))
+			delete(o.chunks, key)
+		}
+	}
+}
+
+// settle moves o.seq after reading the message at stream sequence seq: to
+// seq, or to the sequence before the first chunk of a share not yet
+// whole.
+func (o *ownerState) settle(seq uint64) {
+	s := max(o.seq, seq)
+	for _, a := range o.chunks {
+		if a.first > 0 {
+			s = min(s, a.first-1)
+		}
+	}
+	o.seq = max(o.seq, s)
+}
+
+// learnBatch runs l on driver drv's batch b, the share data (whole), then
+// on its context if it has one, and publishes the batch's Step with l's
+// counters less what the contexts added to them (cumulated in o.context):
+// the context's samples are learned, not predicted for the driver nor
+// counted. A batch its driver sent again (o.repeat) is not learned again:
+// its answer was published when it was learned. It returns the Learner
+// that learned the batch: l, or, on the first batch after a common start
+// learned once (start: hdrStart), the Learner the owner forked from
+// partition 0's state (Worker.fork).
+func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, o *ownerState, part int, drv string, b int64, start bool, data []byte) (*stages.Learner, error) {
 	if o.repeat(drv, b) {
 		return l, nil
 	}
-	if m.Headers().Get(hdrStart) != "" {
+	var err error
+	if start {
 		if l, err = w.fork(ctx, l, o, part, drv); err != nil {
 			return l, err
 		}
 	}
-	f, fc, err := decodeShare(m.Data())
+	f, fc, err := decodeShare(data)
 	if err != nil {
 		return l, fmt.Errorf("driver %s batch %d: %w", drv, b, err)
 	}
@@ -256,7 +348,7 @@ func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, o *ownerStat
 	o.batches++
 	c := subCounters(l.Counters(), o.context)
 	c.Offset = l.Counters().Offset
-	data, err := encodeStep(st, c, l.Scores(), l.Confusion(), l.Pending())
+	answer, err := encodeStep(st, c, l.Scores(), l.Confusion(), l.Pending())
 	if err != nil {
 		return l, err
 	}
@@ -267,11 +359,10 @@ func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, o *ownerStat
 	w.stats.Rounds++
 	w.stats.Samples += len(st.Predictions)
 	w.mu.Unlock()
-	msg := &nats.Msg{Subject: w.st.n.predSubject(drv), Header: nats.Header{}, Data: data}
+	msg := &nats.Msg{Subject: w.st.n.predSubject(drv), Header: nats.Header{}, Data: answer}
 	msg.Header.Set(hdrBatch, strconv.FormatInt(b, 10))
 	msg.Header.Set(hdrPart, strconv.Itoa(part))
-	_, err = w.js.PublishMsg(ctx, msg, jetstream.WithMsgID(chainMsgID(drv, b, part)))
-	return l, err
+	return l, publishChunked(ctx, w.js, msg, chainMsgID(drv, b, part))
 }
 
 // learnShare runs l on the share f and its context fc (nil for none) and
@@ -495,9 +586,11 @@ type ChainDriver struct {
 	got  map[int64]map[int]*wireStep
 	last map[int]*wireStep
 	seq  uint64 // stream sequence of the last answer read (chain_resume.go)
-	// gotSeq is, by batch held in got, the least stream sequence of its
-	// answers read (Position).
+	// gotSeq is, by batch held in got or chunks, the least stream
+	// sequence of its answers and chunks read (Position); chunks holds the
+	// answers being reassembled (take).
 	gotSeq map[int64]uint64
+	chunks map[answerKey]*partial
 
 	// resume is the first batch a resumed driver publishes: Send routes
 	// the batches before it without publishing them, Receive returns them
@@ -544,7 +637,7 @@ func newChainDriver(ctx context.Context, nc *nats.Conn, cfg Config, settings []b
 	if err := putSettings(ctx, st.model, keyLearner, settings, cfg.namespace()); err != nil {
 		return nil, err
 	}
-	d := &ChainDriver{cfg: cfg, js: js, n: st.n, got: map[int64]map[int]*wireStep{}, last: map[int]*wireStep{}, gotSeq: map[int64]uint64{},
+	d := &ChainDriver{cfg: cfg, js: js, n: st.n, got: map[int64]map[int]*wireStep{}, last: map[int]*wireStep{}, gotSeq: map[int64]uint64{}, chunks: map[answerKey]*partial{},
 		name: pos.Driver, kv: st.model, route: NewRouter(cfg.partitions()), late: map[int64]int64{},
 		resume: pos.Next, seq: pos.AnswerSeq, anchorFrom: -1}
 	d.anchoredAt.Store(-1)
@@ -585,9 +678,55 @@ func putSettings(ctx context.Context, kv jetstream.KeyValue, key string, val []b
 		return fmt.Errorf("distributed: namespace %q: reading its %s settings: %w", ns, key, err)
 	}
 	if !bytes.Equal(e.Value(), val) {
+		if diff := settingsDiff(e.Value(), val); diff != "" {
+			return fmt.Errorf("distributed: namespace %q holds other %s settings: %s: use its settings or another namespace", ns, key, diff)
+		}
 		return fmt.Errorf("distributed: namespace %q holds other %s settings than this driver's (%s, here %s): use its settings or another namespace", ns, key, e.Value(), val)
 	}
 	return nil
+}
+
+// settingsDiff names the top-level keys in which the JSON objects held and
+// here differ, each with its value in held, then here ("absent" where it
+// has none), in key order: "rank 20 here 10, window 5000 here 10000". It
+// returns "" if either is not a JSON object, or if they differ only in
+// their spacing or order.
+func settingsDiff(held, here []byte) string {
+	var a, b map[string]json.RawMessage
+	if json.Unmarshal(held, &a) != nil || json.Unmarshal(here, &b) != nil || a == nil || b == nil {
+		return ""
+	}
+	text := func(m map[string]json.RawMessage, k string) string {
+		v, ok := m[k]
+		if !ok {
+			return "absent"
+		}
+		var buf bytes.Buffer
+		if json.Compact(&buf, v) != nil {
+			return string(v)
+		}
+		return buf.String()
+	}
+	short := func(t string) string {
+		if len(t) > 80 {
+			return t[:77] + "..."
+		}
+		return t
+	}
+	keys := slices.Collect(maps.Keys(a))
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var diffs []string
+	for _, k := range keys {
+		if x, y := text(a, k), text(b, k); x != y {
+			diffs = append(diffs, fmt.Sprintf("%s %s here %s", k, short(x), short(y)))
+		}
+	}
+	return strings.Join(diffs, ", ")
 }
 
 // Send publishes f as the next batch, each partition's share to its
@@ -640,7 +779,25 @@ func (d *ChainDriver) Send(ctx context.Context, f *stages.Features) (int64, erro
 		d.sent++
 		return b, nil
 	}
-	futs := make([]jetstream.PubAckFuture, len(shares))
+	if err := d.publish(ctx, b, shares, context); err != nil {
+		return 0, err
+	}
+	d.sent++
+	return b, nil
+}
+
+// publish publishes batch b's shares and their contexts (Router.Split),
+// each in chunks when it is larger than the connection carries
+// (splitMsg), and returns once the server has stored every message,
+// publishing again under its id any whose publish failed (republish).
+func (d *ChainDriver) publish(ctx context.Context, b int64, shares, context []*stages.Features) error {
+	type sent struct {
+		fut jetstream.PubAckFuture
+		p   int
+		id  string
+	}
+	var futs []sent
+	limit := d.js.Conn().MaxPayload()
 	for p, sh := range shares {
 		var c *stages.Features
 		if context != nil {
@@ -648,7 +805,7 @@ func (d *ChainDriver) Send(ctx context.Context, f *stages.Features) (int64, erro
 		}
 		data, err := encodeShare(sh, c)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		msg := &nats.Msg{Subject: d.n.batchSubject(p), Header: nats.Header{}, Data: data}
 		msg.Header.Set(hdrDriver, d.name)
@@ -656,23 +813,27 @@ func (d *ChainDriver) Send(ctx context.Context, f *stages.Features) (int64, erro
 		if d.route.Forks() {
 			msg.Header.Set(hdrStart, strconv.Itoa(d.route.StartBatches()))
 		}
-		if futs[p], err = d.js.PublishMsgAsync(msg, jetstream.WithMsgID(chainMsgID(d.name, b, p))); err != nil {
-			return 0, fmt.Errorf("distributed: publishing batch %d to partition %d: %w", b, p, err)
+		msgs, ids := splitMsg(msg, chainMsgID(d.name, b, p), limit)
+		for i, m := range msgs {
+			f, err := d.js.PublishMsgAsync(m, jetstream.WithMsgID(ids[i]))
+			if err != nil {
+				return fmt.Errorf("distributed: publishing batch %d to partition %d (%d bytes in %d messages): %w", b, p, len(data), len(msgs), err)
+			}
+			futs = append(futs, sent{f, p, ids[i]})
 		}
 	}
-	for p, f := range futs {
+	for _, f := range futs {
 		select {
-		case <-f.Ok():
-		case err := <-f.Err():
-			if err := d.republish(ctx, f.Msg(), chainMsgID(d.name, b, p), err); err != nil {
-				return 0, fmt.Errorf("distributed: publishing batch %d to partition %d: %w", b, p, err)
+		case <-f.fut.Ok():
+		case err := <-f.fut.Err():
+			if err := d.republish(ctx, f.fut.Msg(), f.id, err); err != nil {
+				return fmt.Errorf("distributed: publishing batch %d to partition %d: %w", b, f.p, err)
 			}
 		case <-ctx.Done():
-			return 0, ctx.Err()
+			return ctx.Err()
 		}
 	}
-	d.sent++
-	return b, nil
+	return nil
 }
 
 // Receive returns the answer of the next batch in Send order, once every
@@ -694,6 +855,11 @@ func (d *ChainDriver) Receive(ctx context.Context) (*ChainStep, error) {
 		if parts := d.got[d.want]; len(parts) == P {
 			delete(d.got, d.want)
 			delete(d.gotSeq, d.want)
+			for k := range d.chunks {
+				if k.b <= d.want { // a second answer's chunks, of a batch answered
+					delete(d.chunks, k)
+				}
+			}
 			d.want++
 			if d.TrimEvery > 0 && d.want%int64(d.TrimEvery) == 0 {
 				// Best effort: what a failed purge leaves, the next one takes.
@@ -708,26 +874,70 @@ func (d *ChainDriver) Receive(ctx context.Context) (*ChainStep, error) {
 			}
 			return nil, fmt.Errorf("distributed: waiting for batch %d: %w", d.want, err)
 		}
-		b, err1 := strconv.ParseInt(m.Headers().Get(hdrBatch), 10, 64)
-		p, err2 := strconv.Atoi(m.Headers().Get(hdrPart))
-		if err1 != nil || err2 != nil || p < 0 || p >= P {
-			return nil, corrupt("answer on %s without a batch number and a partition below %d (%q, %q)", m.Subject(), P, m.Headers().Get(hdrBatch), m.Headers().Get(hdrPart))
-		}
-		if b < d.want || b < d.resume || d.got[b][p] != nil {
-			continue // a replaying owner's second answer, or one written before a resume
-		}
-		w, err := decodeStep(m.Data())
-		if err != nil {
-			return nil, fmt.Errorf("batch %d partition %d: %w", b, p, err)
-		}
-		if d.got[b] == nil {
-			d.got[b] = map[int]*wireStep{}
-		}
-		d.got[b][p] = w
-		if s, ok := d.gotSeq[b]; !ok || d.seq < s {
-			d.gotSeq[b] = d.seq
+		if err := d.take(m); err != nil {
+			return nil, err
 		}
 	}
+}
+
+// take keeps the answer message m (Receive's goroutine): a whole answer in
+// got, a chunk (chunkOf) in chunks until every chunk of its answer is
+// read, the answer then decoded whole. An answer or chunk of a batch
+// returned already, or written before a resume, or of an answer held
+// already (a replaying owner's second one) is dropped. What it holds while
+// reassembling is the chunks read of the answers not yet whole, of the
+// batches in flight (sent, not yet returned by Receive); gotSeq counts
+// every chunk read, so that a Position never lies after one of a batch not
+// returned.
+func (d *ChainDriver) take(m jetstream.Msg) error {
+	P := d.cfg.partitions()
+	h := m.Headers()
+	b, err1 := strconv.ParseInt(h.Get(hdrBatch), 10, 64)
+	p, err2 := strconv.Atoi(h.Get(hdrPart))
+	if err1 != nil || err2 != nil || p < 0 || p >= P {
+		return corrupt("answer on %s without a batch number and a partition below %d (%q, %q)", m.Subject(), P, h.Get(hdrBatch), h.Get(hdrPart))
+	}
+	if b < d.want || b < d.resume || d.got[b][p] != nil {
+		return nil // a replaying owner's second answer, or one written before a resume
+	}
+	if s, ok := d.gotSeq[b]; !ok || d.seq < s {
+		d.gotSeq[b] = d.seq
+	}
+	data := m.Data()
+	i, n, err := chunkOf(h)
+	if err != nil {
+		return fmt.Errorf("batch %d partition %d: %w", b, p, err)
+	}
+	if n > 0 {
+		key := answerKey{b, p}
+		a := d.chunks[key]
+		if a == nil {
+			a = newPartial(n)
+			d.chunks[key] = a
+		} else if len(a.parts) != n {
+			return corrupt("batch %d partition %d: chunk %d of %d, after chunks of %d", b, p, i, n, len(a.parts))
+		}
+		var done bool
+		if data, done = a.add(i, data, d.seq, time.Time{}); !done {
+			return nil
+		}
+		delete(d.chunks, key)
+	}
+	w, err := decodeStep(data)
+	if err != nil {
+		return fmt.Errorf("batch %d partition %d: %w", b, p, err)
+	}
+	if d.got[b] == nil {
+		d.got[b] = map[int]*wireStep{}
+	}
+	d.got[b][p] = w
+	return nil
+}
+
+// answerKey names partition p's answer of batch b.
+type answerKey struct {
+	b int64
+	p int
 }
 
 // merge assembles batch b's answer from every partition's.

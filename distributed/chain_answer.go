@@ -18,14 +18,21 @@ import (
 // balanced accuracy and macro-F1; pending. Counts, offsets and counters
 // are varints (unsigned for counts), strings a length and their bytes,
 // float64 values their 8 bits little-endian, so a score travels exactly.
-// Then the confusion: the classes' count and names, and for each class
-// its row of counts (classes + 1 varints; answers of the first version,
-// answerMagicV1, end before it). decodeStep reads gob too (answers an
+// Then the confusion (stages.Confusion: by true class, the counts by
+// predicted class, the last column none): the classes' count and names,
+// then its nonzero cells only, their count and each one's row and column
+// (unsigned varints) and count (a varint), row by row. An answer is
+// written once per partition and batch, and its confusion grows with the
+// square of the classes while its nonzero cells grow with the scored
+// samples: with 1,000 classes the dense rows were 10⁶ varints an answer.
+// The driver reads the answers of older owners too: answerMagicV2's
+// confusion is each class's name and its whole row (classes + 1 varints),
+// answerMagicV1's ends before it. decodeStep reads gob too (answers an
 // older owner stored), which cannot begin with a zero byte.
 
-// answerMagic begins a binary answer; answerMagicV1 one without the
-// confusion.
-var answerMagic, answerMagicV1 = [3]byte{0, 'S', 2}, [3]byte{0, 'S', 1}
+// answerMagic begins a binary answer; answerMagicV2 one with a dense
+// confusion, answerMagicV1 one without.
+var answerMagic, answerMagicV2, answerMagicV1 = [3]byte{0, 'S', 3}, [3]byte{0, 'S', 2}, [3]byte{0, 'S', 1}
 
 // stepCounters returns pointers to c's fields, in the wire's order.
 // TestAnswerCodecCountersComplete fails when stages.Counters has a field
@@ -69,7 +76,42 @@ func appendAnswer(b []byte, w *wireStep) []byte {
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(w.Scored.BalancedAccuracy))
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(w.Scored.MacroF1))
 	b = binary.AppendVarint(b, int64(w.Pending))
-	cf := w.Confusion
+	return appendConfusion(b, w.Confusion)
+}
+
+// appendConfusion returns b with cf's classes and nonzero cells appended
+// (answerMagic's form); rows past the classes and columns past the last
+// (none) are left out.
+func appendConfusion(b []byte, cf stages.Confusion) []byte {
+	k := len(cf.Classes)
+	b = binary.AppendUvarint(b, uint64(k))
+	for _, name := range cf.Classes {
+		b = appendString(b, name)
+	}
+	rows := cf.N[:min(len(cf.N), k)]
+	nz := 0
+	for _, row := range rows {
+		for _, v := range row[:min(len(row), k+1)] {
+			if v != 0 {
+				nz++
+			}
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(nz))
+	for i, row := range rows {
+		for j, v := range row[:min(len(row), k+1)] {
+			if v != 0 {
+				b = binary.AppendVarint(binary.AppendUvarint(binary.AppendUvarint(b, uint64(i)), uint64(j)), v)
+			}
+		}
+	}
+	return b
+}
+
+// appendDenseConfusion is appendConfusion in answerMagicV2's form: each
+// class's name and its whole row. Only the tests write it (the answers of
+// older owners).
+func appendDenseConfusion(b []byte, cf stages.Confusion) []byte {
 	b = binary.AppendUvarint(b, uint64(len(cf.Classes)))
 	for i, name := range cf.Classes {
 		b = appendString(b, name)
@@ -155,9 +197,10 @@ func (r *answerReader) float(what string) float64 {
 	return v
 }
 
-// readAnswer decodes a binary answer (after its magic) into w, with its
-// confusion if conf (answerMagic's form).
-func readAnswer(b []byte, w *wireStep, conf bool) error {
+// readAnswer decodes a binary answer (after its magic) into w, of the
+// form version: 1 without its confusion, 2 with a dense one, 3 with a
+// sparse one (answerMagic).
+func readAnswer(b []byte, w *wireStep, version byte) error {
 	r := &answerReader{b: b}
 	n := r.count("predictions", 11)
 	w.IDs, w.Offsets, w.Labels, w.Scores = make([]string, n), make([]int64, n), make([]string, n), make([]float64, n)
@@ -189,7 +232,10 @@ func readAnswer(b []byte, w *wireStep, conf bool) error {
 	w.Scored.BalancedAccuracy = r.float("scores")
 	w.Scored.MacroF1 = r.float("scores")
 	w.Pending = int(r.varint("pending"))
-	if conf {
+	switch version {
+	case answerMagic[2]:
+		w.Confusion = r.confusion()
+	case answerMagicV2[2]:
 		k := r.count("confusion", 2)
 		if uint64(k)*uint64(k+2) > uint64(len(r.b)) { // k names and k rows of k + 1 varints: at least a byte each
 			r.fail("confusion")
@@ -208,4 +254,38 @@ func readAnswer(b []byte, w *wireStep, conf bool) error {
 		return corrupt("step: %d bytes after its end", len(r.b))
 	}
 	return r.err
+}
+
+// confusion reads appendConfusion's form into a stages.Confusion of k
+// dense rows of k + 1 counts (the form stages adds and scores). A cell
+// outside them, or a cell read twice or out of row-major order, is
+// malformed.
+func (r *answerReader) confusion() stages.Confusion {
+	var cf stages.Confusion
+	k := r.count("confusion", 2)
+	for range k {
+		cf.Classes = append(cf.Classes, r.str("confusion class"))
+	}
+	nz := r.count("confusion cells", 3)
+	if r.err != nil || k == 0 && nz == 0 {
+		return stages.Confusion{}
+	}
+	cf.N = make([][]int64, k)
+	for i := range cf.N {
+		cf.N[i] = make([]int64, k+1)
+	}
+	prev := -1
+	for range nz {
+		i, j, v := r.uvarint("confusion cell"), r.uvarint("confusion cell"), r.varint("confusion cell")
+		if r.err != nil {
+			break
+		}
+		if i >= uint64(k) || j > uint64(k) || int(i*uint64(k+1)+j) <= prev {
+			r.fail("confusion cell")
+			break
+		}
+		prev = int(i*uint64(k+1) + j)
+		cf.N[i][j] = v
+	}
+	return cf
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/gob"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
@@ -80,7 +81,7 @@ func TestAnswerCodecRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v1 = append(answerMagicV1[:], v1[3:len(v1)-1]...) // no confusion's count
+	v1 = append(answerMagicV1[:], v1[3:len(v1)-2]...) // no confusion's counts of classes and cells
 	if w, err := decodeStep(v1); err != nil {
 		t.Errorf("the first binary form: %v", err)
 	} else {
@@ -121,13 +122,14 @@ func TestAnswerCodecCorrupt(t *testing.T) {
 	if _, err := decodeStep(append(slices.Clip(raw), 0)); !errors.Is(err, errCorrupt) {
 		t.Errorf("a byte after the end: %v", err)
 	}
-	// A confusion of 1,000 classes in 2,000 bytes, whose rows would need a
-	// million: refused at its count, before a row is read (or made).
+	// A dense confusion (answerMagicV2) of 1,000 classes in 2,000 bytes,
+	// whose rows would need a million: refused at its count, before a row
+	// is read (or made).
 	empty, err := encodeStep(&stages.Step{}, stages.Counters{}, stages.Scores{}, stages.Confusion{}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wide := append(binary.AppendUvarint(slices.Clip(empty[:len(empty)-1]), 1000), make([]byte, 2000)...)
+	wide := append(binary.AppendUvarint(append(answerMagicV2[:], empty[3:len(empty)-2]...), 1000), make([]byte, 2000)...)
 	if _, err := decodeStep(wide); !errors.Is(err, errCorrupt) || !strings.HasSuffix(err.Error(), "at its confusion") {
 		t.Errorf("a confusion the message cannot hold: %v, want an error at its count", err)
 	}
@@ -159,5 +161,61 @@ func TestAnswerCodecCountersComplete(t *testing.T) {
 	slices.Sort(got)
 	if len(got) != v.NumField() || slices.Compact(slices.Clone(got))[len(got)-1] != int64(v.NumField()) || len(slices.Compact(slices.Clone(got))) != v.NumField() {
 		t.Fatalf("stepCounters gives fields %v of stages.Counters' %d", got, v.NumField())
+	}
+}
+
+// TestAnswerConfusionSparse: the confusion travels as its nonzero cells
+// (answerMagic), so an answer of 1,000 classes with few scored samples is
+// small, and decodes to the dense counts it was made from; the dense form
+// of the owners before it (answerMagicV2) still decodes to the same; a
+// cell outside the classes, or out of order, is corrupt.
+func TestAnswerConfusionSparse(t *testing.T) {
+	st, c, sc := answerStep()
+	const k = 1000
+	conf := stages.Confusion{N: make([][]int64, k)}
+	for i := range k {
+		conf.Classes = append(conf.Classes, fmt.Sprintf("class-%d", i))
+		conf.N[i] = make([]int64, k+1)
+	}
+	conf.N[0][0], conf.N[3][999], conf.N[999][k], conf.N[500][2] = 7, 1<<40, 2, -1
+	raw, err := encodeStep(st, c, sc, conf, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if [3]byte(raw[:3]) != answerMagic {
+		t.Fatalf("answer begins %v, want %v", raw[:3], answerMagic)
+	}
+	// The names (about 10 bytes each) and 4 cells: far below the million
+	// varints of the dense rows.
+	if len(raw) > 12*k+200 {
+		t.Errorf("an answer of %d classes and 4 nonzero cells takes %d bytes", k, len(raw))
+	}
+	w, err := decodeStep(raw)
+	if err != nil || !reflect.DeepEqual(w.Confusion, conf) {
+		t.Fatalf("sparse confusion: decoded %v, equal %v", err, err == nil && reflect.DeepEqual(w.Confusion, conf))
+	}
+	head := raw[:len(raw)-len(appendConfusion(nil, conf))]
+	dense := appendDenseConfusion(append(answerMagicV2[:], head[3:]...), conf)
+	if len(dense) < k*k {
+		t.Fatalf("the dense form takes %d bytes for %d classes", len(dense), k)
+	}
+	if w, err := decodeStep(dense); err != nil || !reflect.DeepEqual(w.Confusion, conf) {
+		t.Fatalf("dense confusion (answerMagicV2): %v", err)
+	}
+	small := stages.Confusion{Classes: []string{"a", "b"}, N: [][]int64{{1, 0, 0}, {0, 0, 2}}}
+	head = append(slices.Clip(head), binary.AppendUvarint(nil, 2)...)
+	head = appendString(appendString(head, "a"), "b")
+	for _, bad := range [][]byte{
+		{2, 0, 0, 1, 2, 0, 2}, // row 2 of 2 classes
+		{2, 0, 0, 1, 0, 3, 2}, // column 3 of 2 classes + none
+		{2, 1, 2, 2, 0, 0, 1}, // out of order
+		{2, 0, 0, 1, 0, 0, 2}, // a cell twice
+	} {
+		if _, err := decodeStep(append(slices.Clip(head), bad...)); !errors.Is(err, errCorrupt) {
+			t.Errorf("cells %v: %v, want a corrupt step", bad, err)
+		}
+	}
+	if w, err := decodeStep(append(slices.Clip(head), 2, 0, 0, 2, 1, 2, 4)); err != nil || !reflect.DeepEqual(w.Confusion, small) {
+		t.Errorf("cells (0, 0) = 1, (1, 2) = 2: %+v, %v", w, err)
 	}
 }

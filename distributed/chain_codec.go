@@ -2,10 +2,16 @@ package distributed
 
 import (
 	"bytes"
+	"context"
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model"
@@ -242,8 +248,8 @@ func encodeStep(st *stages.Step, c stages.Counters, sc stages.Scores, conf stage
 // the form before it.
 func decodeStep(raw []byte) (*wireStep, error) {
 	var w wireStep
-	if len(raw) >= len(answerMagic) && ([3]byte(raw[:3]) == answerMagic || [3]byte(raw[:3]) == answerMagicV1) {
-		if err := readAnswer(raw[3:], &w, raw[2] == answerMagic[2]); err != nil {
+	if len(raw) >= len(answerMagic) && slices.Contains([][3]byte{answerMagic, answerMagicV2, answerMagicV1}, [3]byte(raw[:3])) {
+		if err := readAnswer(raw[3:], &w, raw[2]); err != nil {
 			return nil, err
 		}
 	} else if err := gob.NewDecoder(bytes.NewReader(raw)).Decode(&w); err != nil {
@@ -254,4 +260,126 @@ func decodeStep(raw []byte) (*wireStep, error) {
 		return nil, corrupt("step: %d ids, %d offsets, %d labels, %d scores", n, len(w.Offsets), len(w.Labels), len(w.Scores))
 	}
 	return &w, nil
+}
+
+// Chunks (distributed/DESIGN.md, "The chain on the owners", *Messages.*).
+// A share or an answer larger than what the connection can carry (the
+// server's max_payload, less room for the headers) travels as n ≥ 2
+// consecutive messages on its subject, chunk i (from 0) holding bytes
+// [i·c, (i+1)·c) of the payload, each with the message's own headers and
+// hdrChunk = i, hdrChunks = n, and the message id "<id>.<i>" (id the
+// whole message's, chainMsgID), so that JetStream's de-duplication drops
+// a chunk published again as it drops a whole message. A message without
+// hdrChunks is whole, as every message before chunks was. A chunk's
+// payload is a slice of the whole one (no copy on the publishing side).
+const (
+	hdrChunk  = "Nmf-Chunk"
+	hdrChunks = "Nmf-Chunks"
+)
+
+// chainDuplicates is the chain's streams' duplicate window (setupChain): a
+// message id published again within it is dropped, after it stored again.
+const chainDuplicates = 2 * time.Minute
+
+// chunkRoom is the bytes kept in a chunk for what its headers add beyond
+// the message's own: the message id and the two chunk headers, with
+// "NATS/1.0" and the line ends (about 120 bytes with 20-digit numbers).
+const chunkRoom = 256
+
+// splitMsg returns the messages that carry msg under the message id id on
+// a connection whose largest message (headers and payload) is maxPayload
+// bytes (nats.Conn.MaxPayload; 0 when unknown, then msg goes whole): msg
+// itself when it fits, else its chunks, with their ids. Every message
+// returned has headers of its own (jetstream.WithMsgID writes into them).
+func splitMsg(msg *nats.Msg, id string, maxPayload int64) ([]*nats.Msg, []string) {
+	room := chunkRoom + len(id)
+	for k, vs := range msg.Header {
+		for _, v := range vs {
+			room += len(k) + len(v) + 4 // "k: v\r\n"
+		}
+	}
+	c := int(maxPayload) - room
+	if maxPayload <= 0 || len(msg.Data) <= c {
+		return []*nats.Msg{msg}, []string{id}
+	}
+	c = max(c, 1)
+	n := (len(msg.Data) + c - 1) / c
+	msgs, ids := make([]*nats.Msg, n), make([]string, n)
+	for i := range n {
+		h := make(nats.Header, len(msg.Header)+3)
+		for k, vs := range msg.Header {
+			h[k] = slices.Clone(vs)
+		}
+		h.Set(hdrChunk, strconv.Itoa(i))
+		h.Set(hdrChunks, strconv.Itoa(n))
+		msgs[i] = &nats.Msg{Subject: msg.Subject, Header: h, Data: msg.Data[i*c : min((i+1)*c, len(msg.Data))]}
+		ids[i] = id + "." + strconv.Itoa(i)
+	}
+	return msgs, ids
+}
+
+// publishChunked publishes msg under the message id id, in chunks when
+// it is larger than js's connection carries (splitMsg), one after the
+// other, each acknowledged before the next.
+func publishChunked(ctx context.Context, js jetstream.JetStream, msg *nats.Msg, id string) error {
+	msgs, ids := splitMsg(msg, id, js.Conn().MaxPayload())
+	for i, m := range msgs {
+		if _, err := js.PublishMsg(ctx, m, jetstream.WithMsgID(ids[i])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxChunks bounds the chunks of one message that a reader accepts (and
+// so the slots it allocates for them): 2¹⁶ chunks of a 1 MiB server carry
+// 64 GiB, far beyond any share or answer of a driver's batch.
+const maxChunks = 1 << 16
+
+// chunkOf returns the chunk headers of h: chunk i of n, or n = 0 for a
+// whole message; malformed ones are an error wrapping errCorrupt.
+func chunkOf(h nats.Header) (i, n int, err error) {
+	s := h.Get(hdrChunks)
+	if s == "" {
+		return 0, 0, nil
+	}
+	n, err1 := strconv.Atoi(s)
+	i, err2 := strconv.Atoi(h.Get(hdrChunk))
+	if err1 != nil || err2 != nil || n < 1 || n > maxChunks || i < 0 || i >= n {
+		return 0, 0, corrupt("chunk %q of %q", h.Get(hdrChunk), s)
+	}
+	return i, n, nil
+}
+
+// partial is a message being reassembled from its chunks (chunkOf): the
+// payloads read so far by chunk number, the least stream sequence of
+// those chunks, and when the server stored the latest of them.
+type partial struct {
+	parts [][]byte
+	got   []bool
+	have  int
+	first uint64
+	stamp time.Time
+}
+
+func newPartial(n int) *partial { return &partial{parts: make([][]byte, n), got: make([]bool, n)} }
+
+// add keeps chunk i's payload data (stored at stream sequence seq and time
+// stamp; a chunk read twice, published again, is kept once) and returns
+// the whole payload once every chunk is read, else nil and false.
+func (a *partial) add(i int, data []byte, seq uint64, stamp time.Time) ([]byte, bool) {
+	if a.first == 0 || seq < a.first {
+		a.first = seq
+	}
+	if stamp.After(a.stamp) {
+		a.stamp = stamp
+	}
+	if !a.got[i] {
+		a.parts[i], a.got[i] = data, true
+		a.have++
+	}
+	if a.have < len(a.parts) {
+		return nil, false
+	}
+	return bytes.Join(a.parts, nil), true
 }

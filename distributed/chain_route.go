@@ -81,6 +81,12 @@ type Router struct {
 	// nonzeros only, a text sample its document, each within the source's
 	// bound on a record); negative sends no context.
 	KeepRows int
+	// KeepBytes bounds the bytes of the rows kept (KeepRows), oldest
+	// forgotten first: a row counts its values (8 bytes each; a sparse
+	// row's indices too), its document, its id and keptRowOverhead. If
+	// zero, 256 MiB (10,000 dense rows of D = 3,355); negative, no bound
+	// but KeepRows. A row larger than the bound is not kept.
+	KeepBytes int64
 	// Warm is the number of the stream's first unlabeled dense samples
 	// routed by anchor that are also sent to every other partition as
 	// context (Split), learned there but not predicted for the driver.
@@ -113,8 +119,9 @@ type Router struct {
 	ring     []string // ids in routing order, for forgetting (len ≤ Remember)
 	next     int      // ring's oldest entry once it is full
 	rows     map[string]row
-	rowRing  []string // ids of rows, for forgetting (len ≤ KeepRows)
-	rowNext  int
+	rowRing  []string // ids of rows in the order kept, for forgetting: those from rowHead on are in rows
+	rowHead  int
+	rowBytes int64 // bytes of the rows kept (keptSize)
 }
 
 // NewRouter returns a Router for p partitions, without anchors.
@@ -361,8 +368,21 @@ func rowOf(f *stages.Features, x mat.Matrix, i int) row {
 	return row{kind: rowDense, d: slices.Clone(x.(*mat.Dense).RawRowView(i)), dim: dim}
 }
 
+// defaultKeepBytes is KeepBytes' default.
+const defaultKeepBytes = 256 << 20
+
+// keptRowOverhead is what KeepBytes counts for a kept row beyond its
+// values, document and id: its map entry and slice headers.
+const keptRowOverhead = 96
+
+// keptSize is the bytes KeepBytes counts for the row rw of the sample id.
+func keptSize(id string, rw row) int64 {
+	return int64(keptRowOverhead + len(id) + 8*(len(rw.d)+len(rw.ind)+len(rw.val)) + len(rw.text))
+}
+
 // keepRow keeps the row of the sample id (rw, which nobody changes
-// afterwards; a context may read it too).
+// afterwards; a context may read it too), forgetting the oldest rows kept
+// while more than KeepRows rows or KeepBytes bytes would be held.
 func (r *Router) keepRow(id string, rw row) {
 	lim := r.KeepRows
 	if lim == 0 {
@@ -374,14 +394,27 @@ func (r *Router) keepRow(id string, rw row) {
 	if _, ok := r.rows[id]; ok {
 		return
 	}
-	if len(r.rowRing) < lim {
-		r.rowRing = append(r.rowRing, id)
-	} else {
-		delete(r.rows, r.rowRing[r.rowNext])
-		r.rowRing[r.rowNext] = id
-		r.rowNext = (r.rowNext + 1) % lim
+	size, limBytes := keptSize(id, rw), r.KeepBytes
+	if limBytes == 0 {
+		limBytes = defaultKeepBytes
 	}
+	if limBytes > 0 && size > limBytes {
+		return
+	}
+	for len(r.rowRing)-r.rowHead >= lim || limBytes > 0 && r.rowBytes+size > limBytes {
+		old := r.rowRing[r.rowHead]
+		r.rowBytes -= keptSize(old, r.rows[old])
+		delete(r.rows, old)
+		r.rowRing[r.rowHead] = ""
+		r.rowHead++
+	}
+	if r.rowHead > len(r.rowRing)/2 { // the forgotten half's room, given back
+		r.rowRing = append(r.rowRing[:0], r.rowRing[r.rowHead:]...)
+		r.rowHead = 0
+	}
+	r.rowRing = append(r.rowRing, id)
 	r.rows[id] = rw
+	r.rowBytes += size
 }
 
 // Split returns the P shares of f (each in f's input order; with one

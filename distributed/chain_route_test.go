@@ -385,3 +385,65 @@ func TestRouterContextTextAndSparse(t *testing.T) {
 		}
 	}
 }
+
+// TestRouterKeepBytes: with wide rows the rows kept for the late labels'
+// context stay within KeepBytes, counted from the rows themselves (values,
+// ids and keptRowOverhead each), the newest kept and the oldest forgotten:
+// a late label of a kept sample sends its row as context, one of a
+// forgotten sample none. KeepRows still bounds the count.
+func TestRouterKeepBytes(t *testing.T) {
+	const p, d, bound = 2, 5000, 1 << 20
+	samples := clusteredSamples(400, d, 2, 3)
+	r := anchoredRouter(t, samples, p)
+	r.KeepBytes = bound
+	held := func() (n int, bytes int64) {
+		for id, rw := range r.rows {
+			n++
+			bytes += int64(keptRowOverhead + len(id) + 8*len(rw.d))
+		}
+		return n, bytes
+	}
+	for k := range 10 {
+		if _, _, _, err := r.Split(routeFeatures(samples[k*40:(k+1)*40], int64(k*40))); err != nil {
+			t.Fatal(err)
+		}
+		if n, b := held(); b > bound || n == 0 {
+			t.Fatalf("after %d samples: %d rows kept in %d bytes, bound %d", (k+1)*40, n, b, bound)
+		}
+	}
+	n, b := held()
+	per := int64(keptRowOverhead + 4 + 8*d)
+	if int64(n) != bound/per || b != r.rowBytes {
+		t.Errorf("%d rows kept in %d bytes (the router counts %d); want %d rows of %d bytes", n, b, r.rowBytes, bound/per, per)
+	}
+	for _, c := range []struct {
+		id   string
+		kept bool
+	}{{"s400", true}, {fmt.Sprintf("s%d", 400-n+1), true}, {fmt.Sprintf("s%d", 400-n), false}, {"s1", false}} {
+		_, ctx, _, err := r.Split(&stages.Features{LateLabels: []record.LateLabel{{Offset: 500, ID: c.id, Label: "a"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (ctx != nil) != c.kept {
+			t.Errorf("late label of %s: context %v, want %v", c.id, ctx != nil, c.kept)
+		}
+	}
+	// KeepRows bounds the count under a large KeepBytes; a row larger than
+	// KeepBytes is not kept.
+	r = anchoredRouter(t, samples, p)
+	r.KeepRows, r.KeepBytes = 7, 1<<30
+	if _, _, _, err := r.Split(routeFeatures(samples[:40], 0)); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := held(); n != 7 {
+		t.Errorf("KeepRows 7: %d rows kept", n)
+	}
+	r = anchoredRouter(t, samples, p)
+	r.KeepBytes = 8 * d
+	if _, _, _, err := r.Split(routeFeatures(samples[:40], 0)); err != nil {
+		t.Fatal(err)
+	}
+	if n, b := held(); n != 0 || r.rowBytes != 0 {
+		t.Errorf("rows larger than KeepBytes: %d kept in %d bytes", n, b)
+	}
+}

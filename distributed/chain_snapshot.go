@@ -42,8 +42,9 @@ const snapshotVersion = 1
 // Seq of its partition's subject.
 type chainSnapshot struct {
 	Version int
-	// Seq is the stream sequence of the last batch learned; Batches the
-	// batches learned from the first (replays not counted twice).
+	// Seq is the stream sequence up to which the partition's messages
+	// are consumed (ownerState.seq); Batches the batches learned from the
+	// first (replays not counted twice).
 	Seq     uint64
 	Batches int64
 	// Context is what the contexts added to the Learner's counters
@@ -56,13 +57,27 @@ type chainSnapshot struct {
 
 // ownerState is what an owner holds of its partition besides the Learner.
 type ownerState struct {
-	seq     uint64           // stream sequence of the last batch learned
-	batches int64            // batches learned from the first
-	context stages.Counters  // what the contexts added to the Learner's counters
-	last    map[string]int64 // by driver, the last batch number learned
-	since   int              // batches learned since the last snapshot
-	fence   uint64           // revision of the trim point this owner wrote last (chain_trim.go)
-	raw     []byte           // the namespace's learner settings (a fork's new Learner, chain_start.go)
+	// seq is the stream sequence up to which every message of the
+	// partition is consumed: learned, or a chunk of a share learned or
+	// given up (takeMsg). It is the last learned message's (a chunked
+	// share's last chunk's), unless chunks of shares not yet whole come
+	// before it: then it is the sequence before the first of them, so
+	// that a snapshot, a trim and a takeover never lose a chunk.
+	seq     uint64
+	read    uint64                // stream sequence of the last message read (the consumer goes on after it)
+	chunks  map[shareKey]*partial // shares being reassembled (takeMsg)
+	batches int64                 // batches learned from the first
+	context stages.Counters       // what the contexts added to the Learner's counters
+	last    map[string]int64      // by driver, the last batch number learned
+	since   int                   // batches learned since the last snapshot
+	fence   uint64                // revision of the trim point this owner wrote last (chain_trim.go)
+	raw     []byte                // the namespace's learner settings (a fork's new Learner, chain_start.go)
+}
+
+// shareKey names a driver's batch.
+type shareKey struct {
+	driver string
+	batch  int64
 }
 
 // repeat reports whether driver drv's batch b was learned already: a
@@ -103,12 +118,24 @@ func (w *Worker) saveSnapshot(ctx context.Context, part int, l *stages.Learner, 
 	}
 	actx, cancel := context.WithTimeout(ctx, attemptWithin+staleAfter)
 	defer cancel()
-	if _, err := w.st.snaps.PutBytes(actx, snapshotName(part), buf.Bytes()); err != nil {
+	if err := w.putObject(actx, snapshotName(part), buf.Bytes()); err != nil {
 		return fmt.Errorf("distributed: snapshot of partition %d: %w", part, err)
 	}
 	o.since = 0
 	w.trimBatches(ctx, part, o)
 	return nil
+}
+
+// putObject stores data as the object name of the namespace's object
+// store, in chunks the connection carries: the store's default of 128 KiB
+// is more than a server of a smaller max_payload accepts.
+func (w *Worker) putObject(ctx context.Context, name string, data []byte) error {
+	size := uint32(128 << 10)
+	if m := w.js.Conn().MaxPayload() - chunkRoom; m > 0 && m < int64(size) {
+		size = uint32(m)
+	}
+	_, err := w.st.snaps.Put(ctx, jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: size}}, bytes.NewReader(data))
+	return err
 }
 
 // restoreSnapshot returns partition part's Learner and owner state from

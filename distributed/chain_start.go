@@ -122,8 +122,7 @@ func (w *Worker) fork(ctx context.Context, l *stages.Learner, o *ownerState, par
 			return l, fmt.Errorf("distributed: common start of driver %s: %w", drv, err)
 		}
 		err = retry(ctx, func(ctx context.Context) error {
-			_, err := w.st.snaps.PutBytes(ctx, startName(drv), buf.Bytes())
-			return err
+			return w.putObject(ctx, startName(drv), buf.Bytes())
 		})
 		if err != nil {
 			return l, fmt.Errorf("distributed: common start of driver %s: %w", drv, err)

@@ -103,12 +103,13 @@ func defInt(v, d int) int {
 	return v
 }
 
-// check returns an error naming the first invalid field.
+// check returns an error naming the first invalid field (and its flag of
+// the command line), before anything is asked of the server.
 func (c Config) check() error {
 	ns := c.namespace()
 	for _, r := range ns {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			return fmt.Errorf("distributed: namespace %q: only letters, digits, '-' and '_'", ns)
+			return fmt.Errorf("distributed: namespace %q (--namespace): %q is not allowed: use only letters, digits, '-' and '_' (the namespace names NATS subjects, streams and buckets)", ns, r)
 		}
 	}
 	switch {
@@ -150,6 +151,15 @@ func (c Config) names() names {
 
 func (n names) tickSubject() string { return n.ns + ".tick" }
 
+// ticksStream is the configuration of the namespace's ticks stream. Ticks
+// only drive the roles' pins: the last minute of them is enough, in
+// memory (a server that restarts loses the stream and its role consumers,
+// and the Workers make them anew: pin.run).
+func (c Config) ticksStream() jetstream.StreamConfig {
+	n := c.names()
+	return jetstream.StreamConfig{Name: n.ticks, Subjects: []string{n.tickSubject()}, Replicas: c.replicas(), MaxAge: time.Minute, Storage: jetstream.MemoryStorage}
+}
+
 // rolesGroup is the priority group of the roles' pinned consumers.
 const rolesGroup = "roles"
 
@@ -168,9 +178,7 @@ type store struct {
 func setup(ctx context.Context, js jetstream.JetStream, c Config) (*store, error) {
 	n := c.names()
 	r := c.replicas()
-	// Ticks only drive the roles' pins: the last minute of them is enough.
-	sc := jetstream.StreamConfig{Name: n.ticks, Subjects: []string{n.tickSubject()}, Replicas: r, MaxAge: time.Minute, Storage: jetstream.MemoryStorage}
-	if _, err := ensureStream(ctx, js, sc); err != nil {
+	if _, err := ensureStream(ctx, js, c.ticksStream()); err != nil {
 		return nil, err
 	}
 	kv, err := ensureFound(ctx, "bucket "+n.model,
@@ -242,17 +250,43 @@ func (s *store) roleConsumer(ctx context.Context, name string, ttl time.Duration
 	var cons jetstream.Consumer
 	err := retry(ctx, func(ctx context.Context) error {
 		var err error
-		cons, err = s.js.CreateOrUpdateConsumer(ctx, s.n.ticks, jetstream.ConsumerConfig{
-			Durable:        name,
-			FilterSubject:  s.n.tickSubject(),
-			DeliverPolicy:  jetstream.DeliverNewPolicy,
-			AckPolicy:      jetstream.AckNonePolicy,
-			PriorityPolicy: jetstream.PriorityPolicyPinned,
-			PriorityGroups: []string{rolesGroup},
-			PinnedTTL:      ttl,
-		})
+		cons, err = s.makeRoleConsumer(ctx, name, ttl)
 		return err
 	})
+	if err != nil {
+		return nil, fmt.Errorf("distributed: role consumer %s: %w", name, err)
+	}
+	return cons, nil
+}
+
+// makeRoleConsumer creates (or updates) a role's pinned consumer, one
+// attempt.
+func (s *store) makeRoleConsumer(ctx context.Context, name string, ttl time.Duration) (jetstream.Consumer, error) {
+	return s.js.CreateOrUpdateConsumer(ctx, s.n.ticks, jetstream.ConsumerConfig{
+		Durable:        name,
+		FilterSubject:  s.n.tickSubject(),
+		DeliverPolicy:  jetstream.DeliverNewPolicy,
+		AckPolicy:      jetstream.AckNonePolicy,
+		PriorityPolicy: jetstream.PriorityPolicyPinned,
+		PriorityGroups: []string{rolesGroup},
+		PinnedTTL:      ttl,
+	})
+}
+
+// remakeRoleConsumer makes a role's consumer anew, and first the ticks
+// stream (ticks) if it is gone, in one attempt bounded by attemptWithin:
+// the caller (pin.run) retries with its pause.
+func (s *store) remakeRoleConsumer(ctx context.Context, ticks jetstream.StreamConfig, name string, ttl time.Duration) (jetstream.Consumer, error) {
+	actx, cancel := context.WithTimeout(ctx, attemptWithin)
+	defer cancel()
+	if _, err := s.js.Stream(actx, ticks.Name); errors.Is(err, jetstream.ErrStreamNotFound) {
+		if _, err := s.js.CreateOrUpdateStream(actx, ticks); err != nil {
+			return nil, fmt.Errorf("distributed: stream %s: %w", ticks.Name, err)
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("distributed: stream %s: %w", ticks.Name, err)
+	}
+	cons, err := s.makeRoleConsumer(actx, name, ttl)
 	if err != nil {
 		return nil, fmt.Errorf("distributed: role consumer %s: %w", name, err)
 	}

@@ -161,8 +161,12 @@ func StoredConfig(ctx context.Context, nc *nats.Conn, cfg Config) (Config, bool,
 // "window", "refresh", "sweeps", "init-sweeps", "sketch-dim", "seed"),
 // and whether the namespace holds settings; it creates nothing. A setting
 // given with a value other than the namespace's is left as given, for
-// NewChainWorker and NewChainDriver to refuse with a message.
+// NewChainWorker and NewChainDriver to refuse with a message. An invalid
+// cfg is refused before any request (Config.check).
 func AdoptConfig(ctx context.Context, nc *nats.Conn, cfg Config, given func(name string) bool) (Config, bool, error) {
+	if err := cfg.check(); err != nil {
+		return cfg, false, err
+	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return cfg, false, fmt.Errorf("distributed: %w", err)
@@ -252,18 +256,71 @@ func (b *backoff) pause(ctx context.Context) bool {
 	return ctx.Err() == nil
 }
 
-// retry runs attempt, each try bounded by attemptWithin, until it succeeds
-// or backoff gives up; it returns the last error.
+// retry runs attempt, each try bounded by attemptWithin, until it succeeds,
+// fails with an error that retrying cannot cure (lasting), or backoff
+// gives up; it returns the last error.
 func retry(ctx context.Context, attempt func(context.Context) error) error {
 	var b backoff
 	for {
 		actx, cancel := context.WithTimeout(ctx, attemptWithin)
 		err := attempt(actx)
 		cancel()
-		if err == nil || !b.pause(ctx) {
+		if err == nil || lasting(err) || !b.pause(ctx) {
 			return err
 		}
 	}
+}
+
+// The JetStream API's error codes (nats-server's
+// jetstream_errors_generated.go) of the answers that retrying cannot
+// change: the server's configuration or the request is at fault.
+const (
+	jsReplicasNotSupported  jetstream.ErrorCode = 10074 // replicas > 1 on a server that is not clustered
+	jsInsufficientResources jetstream.ErrorCode = 10023 // more replicas or storage than the cluster can place
+	jsStreamInvalidConfig   jetstream.ErrorCode = 10052 // a configuration the server refuses
+	jsStreamNamePath        jetstream.ErrorCode = 10128 // a stream name with a path separator
+	jsConsumerNamePath      jetstream.ErrorCode = 10127 // a consumer name with a path separator
+	// jsNoPeers ("no suitable peers for placement") is retried: a cluster
+	// answers it while its nodes are still joining, as it does for more
+	// replicas than it has nodes.
+	jsNoPeers jetstream.ErrorCode = 10005
+)
+
+// apiCode returns the JetStream API error code err carries, or 0.
+func apiCode(err error) jetstream.ErrorCode {
+	var je jetstream.JetStreamError
+	if errors.As(err, &je) && je.APIError() != nil {
+		return je.APIError().ErrorCode
+	}
+	return 0
+}
+
+// lasting reports whether err is one that retrying cannot cure: a
+// replication the server cannot place (replicasError), or a name the
+// client or the server refuses (the namespace's characters are checked
+// first, Config.check).
+func lasting(err error) bool {
+	switch apiCode(err) {
+	case jsReplicasNotSupported, jsInsufficientResources, jsStreamInvalidConfig, jsStreamNamePath, jsConsumerNamePath:
+		return true
+	}
+	for _, e := range []error{jetstream.ErrInvalidStreamName, jetstream.ErrInvalidConsumerName, jetstream.ErrInvalidBucketName, jetstream.ErrInvalidStoreName} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// replicasError reports whether err says that the server cannot hold the
+// replicas asked for: more than one on a server that is not clustered, or
+// more than its cluster can place.
+func replicasError(err error) bool {
+	switch apiCode(err) {
+	case jsReplicasNotSupported, jsInsufficientResources:
+		return true
+	}
+	return false
 }
 
 // ensure returns the object that create makes, or, when create fails, the
@@ -280,7 +337,12 @@ func ensure[T any](ctx context.Context, what string, create, lookup func(context
 		}
 		return err
 	})
-	if err != nil {
+	switch {
+	case err != nil && replicasError(err):
+		return h, fmt.Errorf("distributed: %s: %w: the replicas of the namespace's streams and buckets (--replicas) exceed what the NATS server can hold: give at most the number of its cluster's nodes (1 for a server that is not clustered)", what, err)
+	case err != nil && apiCode(err) == jsNoPeers:
+		return h, fmt.Errorf("distributed: %s: %w, for %v: --replicas may be more than the cluster's nodes (give at most their number), or its nodes have not joined", what, err, createWithin)
+	case err != nil:
 		return h, fmt.Errorf("distributed: %s: %w", what, err)
 	}
 	return h, nil
@@ -292,6 +354,9 @@ func ensure[T any](ctx context.Context, what string, create, lookup func(context
 // so far every `every` without one. It returns ctx's error when ctx ends
 // first. It needs no clock agreement with the server or the workers.
 func AwaitWorker(ctx context.Context, nc *nats.Conn, cfg Config, every time.Duration, report func(waited time.Duration)) error {
+	if err := cfg.check(); err != nil {
+		return err
+	}
 	sub, err := nc.SubscribeSync(cfg.names().tickSubject())
 	if err != nil {
 		return fmt.Errorf("distributed: heartbeats of namespace %q: %w", cfg.namespace(), err)

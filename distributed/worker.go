@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -23,9 +24,11 @@ type Worker struct {
 	// takes ("<role> taken") and stops holding ("<role> released": given
 	// up to spread the roles, or lost), one for each failure of a role
 	// that it retries (a lost node, a leader election): the role and the
-	// error, and one when a chain owner starts on its partition (the
-	// batches its snapshot restored). It is called from the roles' goroutines and must
-	// be safe for concurrent use.
+	// error, one when a chain owner starts on its partition (the
+	// batches its snapshot restored), and one when a role's consumer,
+	// gone with a server's restart, is made anew (and one when the first
+	// attempt fails). It is called from the roles' goroutines and must be
+	// safe for concurrent use.
 	Log func(line string)
 	// SnapshotEvery, if set before Run, is the number of batches between
 	// a chain owner's snapshots of its Learner (chain_snapshot.go): a
@@ -59,6 +62,9 @@ type Worker struct {
 
 	// newLearner builds each owned partition's Learner (chain.go).
 	newLearner NewLearner
+
+	// pulls counts the fetches of every role's pin (pin.pulls).
+	pulls atomic.Int64
 }
 
 // Stats counts a Worker's work since it started.
@@ -139,9 +145,12 @@ func (w *Worker) Run(parent context.Context) error {
 			break
 		}
 		p := newPin(cons, ttl)
+		p.pulls = &w.pulls
 		p.may = func() bool { return w.mayPull(r.name, live.Live) }
+		p.remake = w.remake(r.name, ttl)
 		wg.Go(func() { p.run(ctx) })
 		wg.Go(func() {
+			wait := pause{lo: ttl / 4, hi: 4 * ttl}
 			for ctx.Err() == nil {
 				if !p.wait(ctx) {
 					return
@@ -157,16 +166,18 @@ func (w *Worker) Run(parent context.Context) error {
 				}
 				switch {
 				case err == nil, errors.Is(err, errLost), ctx.Err() != nil:
+					wait.reset()
 				case errors.Is(err, errCorrupt):
 					cancel(err)
 					return
 				default:
-					// A failing server (a lost node, a leader election): keep
-					// the role if the pin stays, and retry after a pause.
+					// A failing server (a lost node, a leader election, a
+					// restart): keep the role if the pin stays, and retry
+					// after a pause, ttl/4 doubling to 4·ttl while it fails.
 					if w.Log != nil {
 						w.Log(fmt.Sprintf("namespace %q: %s: %v; retrying", w.cfg.namespace(), r.name, err))
 					}
-					sleep(ctx, ttl/4)
+					wait.wait(ctx)
 				}
 			}
 		})
@@ -186,6 +197,25 @@ func (w *Worker) Run(parent context.Context) error {
 		return fmt.Errorf("distributed: namespace %q: worker stopped: %w", w.cfg.namespace(), err)
 	}
 	return nil
+}
+
+// remake returns the pin.remake of role: it makes the role's consumer
+// anew and logs it, and logs the first of the attempts that fail in a row.
+// It is called from the role's pin.run only.
+func (w *Worker) remake(role string, ttl time.Duration) func(context.Context) (jetstream.Consumer, error) {
+	failing := false
+	return func(ctx context.Context) (jetstream.Consumer, error) {
+		cons, err := w.st.remakeRoleConsumer(ctx, w.cfg.ticksStream(), w.st.n.ns+"-"+role, ttl)
+		switch {
+		case err == nil:
+			failing = false
+			w.logf("namespace %q: %s: its consumer was gone (a server restarted?) and is made anew", w.cfg.namespace(), role)
+		case !failing:
+			failing = true
+			w.logf("namespace %q: %s: its consumer is gone and was not made anew: %v; retrying", w.cfg.namespace(), role, err)
+		}
+		return cons, err
+	}
 }
 
 // errCorrupt marks a message that cannot be decoded or applied: a bug or

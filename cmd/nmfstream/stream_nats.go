@@ -33,6 +33,14 @@ func natsArgs(args []string) ([]string, bool) {
 	return args, false
 }
 
+// natsOptions returns the options of a command's connections to the NATS
+// server at url (distributed.ClientOptions), which report the server's
+// loss and return with log, once for all the connections that share
+// them (distributed.ConnectionLog).
+func natsOptions(url string, log func(line string)) []nats.Option {
+	return append(distributed.ClientOptions(), distributed.NewConnectionLog(url, log).Options()...)
+}
+
 // ownerReport is the interval of the messages of a driver waiting for a
 // live owner.
 const ownerReport = 3 * time.Second

@@ -38,7 +38,9 @@ and replays its batches, so that every driver receives each batch's
 answer exactly once. The partitions spread over the live workers: a
 worker holds at most ⌈P/n⌉ of them, n the workers it hears (the first
 worker of a namespace takes them all and gives them up as others come).
-Each partition taken and released is printed on stderr.
+Each partition taken and released is printed on stderr, and so is the
+loss of the NATS server (again every 30 s while it lasts) and its return:
+the owners retake their partitions once it is back.
 
 The namespace holds its partitions (and the other settings of its first
 instance): a worker takes them unless --partitions is given, and is
@@ -99,8 +101,10 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			c.Close()
 		}
 	}()
+	logLine := lineLogger(stderr, "nmfstream worker:")
+	opts := natsOptions(server, logLine)
 	connect := func() (*nats.Conn, error) {
-		nc, err := nats.Connect(server, distributed.ClientOptions()...)
+		nc, err := nats.Connect(server, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("--nats %s: %w", server, err)
 		}
@@ -116,7 +120,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	pool := &workerPool{cancel: cancel, done: make(chan error, o.workers), log: lineLogger(stderr, "nmfstream worker:")}
+	pool := &workerPool{cancel: cancel, done: make(chan error, o.workers), log: logLine}
 	start := time.Now()
 	if err := pool.start(ctx, connect, o.cfg, o.workers, o.snapshotEvery); err != nil {
 		return errors.Join(err, pool.wait())
