@@ -72,6 +72,15 @@ type onlineConfig struct {
 	// MaxNormRatio is --max-norm-ratio, stages.Featurize.MaxNormRatio.
 	// Older checkpoints read as 0, its default.
 	MaxNormRatio float64
+	// MaxClasses and MaxWindowBytes are stages.Featurize's bounds of the
+	// same names, which stream --nats and serve --nats set from
+	// --max-classes and --max-window-bytes and the owners' learners apply;
+	// 0 means none. stream leaves them 0 (unbounded), and serve applies its
+	// own to its learner (server.limit) and leaves them 0 here, so their
+	// checkpoints, and the settings of a namespace without them (omitted
+	// from the JSON when 0), keep their bytes.
+	MaxClasses     int   `json:",omitempty"`
+	MaxWindowBytes int64 `json:",omitempty"`
 }
 
 // checkpoint is the whole state of a stream.
@@ -208,7 +217,7 @@ func (c onlineConfig) learner() *stages.Learner {
 		SpreadPower:  c.SpreadPower,
 		SpreadMetric: c.SpreadMetric,
 		SpreadCodes:  c.SpreadCodes,
-		Featurize:    stages.Featurize{MaxNormRatio: c.MaxNormRatio},
+		Featurize:    stages.Featurize{MaxNormRatio: c.MaxNormRatio, MaxClasses: c.MaxClasses, MaxWindowBytes: c.MaxWindowBytes},
 		Neighbors:    c.Vote,
 		Metric:       classify.Metric(c.Metric),
 	}

@@ -35,3 +35,36 @@ func TestSameConfigNormRatio(t *testing.T) {
 		}
 	}
 }
+
+// TestSameConfigNATSBounds checks a resumed stream --nats's --max-classes
+// and --max-window-bytes against its checkpoint's settings: another bound
+// is refused, naming the flag, and the checkpoint's own is accepted.
+func TestSameConfigNATSBounds(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		fails bool
+	}{
+		{[]string{"--max-classes", "1000"}, false},
+		{[]string{"--max-classes", "5"}, true},
+		{[]string{"--max-window-bytes", "1024"}, true},
+	} {
+		var cfg onlineConfig
+		var nf chainNATS
+		fs := flag.NewFlagSet("stream", flag.ContinueOnError)
+		addOnlineFlags(fs, &cfg)
+		nf.add(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		o := &streamOptions{fs: fs, cfg: cfg}
+		if err := nf.check(o); err != nil {
+			t.Fatal(err)
+		}
+		saved := o.cfg
+		saved.MaxClasses, saved.MaxWindowBytes = 1000, 1<<30
+		err := sameConfig(fs, o.cfg, saved)
+		if (err != nil) != tc.fails || err != nil && !strings.Contains(err.Error(), tc.args[0][1:]) {
+			t.Errorf("%v against a checkpoint's defaults: %v; want an error: %v", tc.args, err, tc.fails)
+		}
+	}
+}

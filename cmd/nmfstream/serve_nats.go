@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -54,26 +56,45 @@ frequencies. The counters are the owner's, over every instance. No
 checkpoint: the namespace's streams hold the batches. --nats embedded (or
 a bare --nats) starts an embedded server in a binary built with -tags nats.
 
+serve's bounds apply, with serve's defaults: --max-body and
+--max-inflight (429 beyond), --min-body-rate after --body-grace (408),
+--read-timeout, --write-timeout and --max-dim here, on the driver, which
+holds at most --max-inflight × (5 × --max-body + 400 bytes a record of a
+body) of requests in flight (README.md, "Scale-out on NATS JetStream");
+--max-classes and --max-window-bytes on the owners, through the
+namespace's learner settings (stream --nats takes them with the same
+defaults; 0 and 0 on a namespace created before them). SIGINT or SIGTERM
+stop it: new requests, and those not yet handed to the chain, are
+answered 503 at once; those in the chain are answered once learned,
+within serve's drain bound (10 s + the longer of --read-timeout and
+--write-timeout + 5 s), past which the chain is stopped and they are
+answered 503 (within 5 s more).
+
 Example:
   go run -tags nats ./cmd/nmfstream serve --nats --addr 127.0.0.1:8080`
 
 // natsServer answers HTTP requests through the chain on the owners.
 type natsServer struct {
-	on      *owners
-	parts   int // the namespace's partitions
-	maxBody int64
-	token   string
-	batch   int
-	window  int // the learner's --window and --rank, which /v1/stats reports
-	rank    int
-	watch   *distributed.WorkerWatch // the namespace's live workers
+	on    *owners
+	parts int // the namespace's partitions
+	// front holds serve's request bounds only (maxBody, minBodyRate,
+	// bodyGrace, readTimeout, writeTimeout, maxInFlight, token and limits,
+	// the JSON records' --max-dim): its awaitBody, body and authorized
+	// read this service's requests as serve's.
+	front  *server
+	batch  int
+	window int // the learner's --window and --rank, which /v1/stats reports
+	rank   int
+	watch  *distributed.WorkerWatch // the namespace's live workers
 
-	reqs    chan *natsRequest // handlers → the chain; closed by serve under inMu
-	inMu    sync.RWMutex      // senders hold it for reading, the closer for writing
-	closed  bool              // reqs is closed; guarded by inMu
-	stopped chan struct{}     // closed once the chain has stopped
-	runErr  error             // why it stopped; read only after stopped is closed
-	next    int64             // offset of the next record: the split stage's
+	reqs     chan *natsRequest // handlers → the chain; closed by drain under inMu
+	inMu     sync.RWMutex      // senders hold it for reading, the closer for writing
+	closed   bool              // reqs is closed; guarded by inMu
+	stopping chan struct{}     // closed when the drain begins
+	stopped  chan struct{}     // closed once the chain has stopped
+	runErr   error             // why it stopped; read only after stopped is closed
+	next     int64             // offset of the next record: the split stage's
+	handlers sync.WaitGroup    // HTTP handlers running, which the drain waits for
 
 	mu          sync.Mutex // guards the fields below, written by the collect stage
 	last        distributed.ChainStep
@@ -88,6 +109,8 @@ type natsRequest struct {
 	done    chan struct{}
 	steps   []*stages.Step // one per batch, in order
 	pending int            // growth of the owner's labels waiting for their record
+	base    int64          // the stream offset of the request's first record (split)
+	refused bool           // not handed over, as the drain had begun (split): not learned
 }
 
 // natsPart is the item of serve --nats's chain: one batch of a request.
@@ -105,18 +128,19 @@ func runServeNATS(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	nf.add(fs)
 	var cfg onlineConfig
 	addOnlineFlags(fs, &cfg)
-	addr := fs.String("addr", "127.0.0.1:8080", "listen `address`")
-	maxBody := fs.Int64("max-body", 64<<20, "largest request body in `bytes`")
-	token := fs.String("token", "", "bearer `token` every request but /healthz must carry (Authorization: Bearer …); empty: none")
-	predictor := fs.String("predictor", "graph", "classifier: graph, spread, nearest, walk or propagate (see stream -help)")
-	metric := fs.String("metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
+	var o serveOptions
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen `address`")
+	bodyBoundFlags(fs, &o)
+	fs.StringVar(&o.token, "token", "", "bearer `token` every request but /healthz must carry (Authorization: Bearer …); empty: none")
+	fs.StringVar(&o.predictor, "predictor", "graph", "classifier: graph, spread, nearest, walk or propagate (see stream -help)")
+	fs.StringVar(&o.metric, "metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q (flags go before, as --flag value)", errUsage, fs.Arg(0))
 	}
-	if err := checkServeNATS(fs, &cfg, &nf, *predictor, *metric, *maxBody); err != nil {
+	if err := checkServeNATS(fs, &cfg, &nf, &o); err != nil {
 		return err
 	}
 	settings, err := json.Marshal(cfg)
@@ -124,18 +148,21 @@ func runServeNATS(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	// The owners and the chain outlive ctx until the requests in flight
-	// have been answered.
+	// have been answered (drain).
 	on, rctx, err := nf.start(context.WithoutCancel(ctx), "serve", settings, stderr)
 	if err != nil {
 		return err
 	}
 	on.drv.TrimEvery = trimAnswersEvery // serve --nats does not resume a driver
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return errors.Join(err, on.close())
 	}
 	fmt.Fprintf(stderr, "nmfstream serve: listening on http://%s (the chain's owners on %s)\n", ln.Addr(), on.server)
-	ns := &natsServer{on: on, parts: nf.cfg.Partitions, maxBody: *maxBody, token: *token, batch: cfg.Batch, window: cfg.Window, rank: cfg.Rank, reqs: make(chan *natsRequest), stopped: make(chan struct{})}
+	ns := &natsServer{on: on, parts: nf.cfg.Partitions, batch: cfg.Batch, window: cfg.Window, rank: cfg.Rank,
+		reqs: make(chan *natsRequest), stopping: make(chan struct{}), stopped: make(chan struct{}),
+		front: &server{maxBody: o.maxBody, maxInFlight: o.maxInFlight, token: o.token, readTimeout: o.readTimeout, writeTimeout: o.writeTimeout,
+			minBodyRate: o.minBodyRate, bodyGrace: o.bodyGrace, limits: sources.JSONLimits{MaxDim: o.maxDim}}}
 	if ns.watch, err = distributed.WatchWorkers(on.nc, nf.cfg); err != nil {
 		return errors.Join(err, ln.Close(), on.close())
 	}
@@ -147,29 +174,35 @@ func runServeNATS(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	return ns.serve(ctx, ln)
 }
 
-// checkServeNATS checks serve --nats's flags and completes cfg.
-func checkServeNATS(fs *flag.FlagSet, cfg *onlineConfig, nf *chainNATS, predictor, metric string, maxBody int64) error {
+// checkServeNATS checks serve --nats's flags and completes cfg, with
+// --max-classes and --max-window-bytes (chainNATS.check) for the owners.
+func checkServeNATS(fs *flag.FlagSet, cfg *onlineConfig, nf *chainNATS, o *serveOptions) error {
 	var err error
-	if cfg.Predictor, err = parsePredictor(predictor); err != nil {
+	if cfg.Predictor, err = parsePredictor(o.predictor); err != nil {
 		return err
 	}
-	if cfg.Metric, err = parseMetric(metric); err != nil {
+	if cfg.Metric, err = parseMetric(o.metric); err != nil {
 		return err
 	}
-	if maxBody < 1 {
-		return fmt.Errorf("%w: --max-body must be positive", errUsage)
+	if o.maxBody < 1 || o.maxInFlight < 0 || o.minBodyRate < 0 || o.bodyGrace < 0 || o.readTimeout <= 0 || o.writeTimeout <= 0 {
+		return fmt.Errorf("%w: --max-body, --read-timeout and --write-timeout must be positive; --max-inflight, --min-body-rate and --body-grace not negative", errUsage)
 	}
 	if err := errors.Join(checkCodeUse(*cfg), checkOnlineConfig(cfg)); err != nil {
 		return err
 	}
-	return nf.check(&streamOptions{fs: fs, cfg: *cfg})
+	so := &streamOptions{fs: fs, cfg: *cfg}
+	if err := nf.check(so); err != nil {
+		return err
+	}
+	*cfg = so.cfg
+	return nil
 }
 
-// serve answers HTTP on ln until ctx ends or the chain stops, then shuts
-// the server down (letting the requests in flight finish), ends the chain
-// and stops the owners.
+// serve answers HTTP on ln until ctx ends or the chain stops, then drains
+// (drain) and stops the owners.
 func (ns *natsServer) serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: ns.handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
+	srv := &http.Server{Handler: ns.handler(), ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout: ns.front.readTimeout, WriteTimeout: ns.front.writeTimeout, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	var err error
@@ -179,30 +212,86 @@ func (ns *natsServer) serve(ctx context.Context, ln net.Listener) error {
 	case <-ns.stopped:
 		err = fmt.Errorf("the chain stopped: %w", ns.runErr)
 	}
-	sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
-	serr := srv.Shutdown(sctx)
-	scancel()
-	if !errors.Is(err, http.ErrServerClosed) && err != nil {
-		serr = errors.Join(err, serr)
+	derr := ns.drain(srv)
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
 	}
+	if ns.runErr != nil && !errors.Is(ns.runErr, context.Canceled) && err == nil {
+		err = ns.runErr
+	}
+	return errors.Join(err, derr, ns.on.close())
+}
+
+// errDrainBound is the cause of the chain's cancellation when the drain
+// outlasts its bound.
+var errDrainBound = errors.New("the shutdown's drain outlasted its bound")
+
+// drain shuts the service down within drainTimeout(srv), serve's bound
+// (the longest a request may last, and 5 s): new requests and those not
+// yet handed to the chain are answered 503 at once (submit); those in
+// the chain are answered once learned. Past the bound the chain is
+// cancelled and the requests it held are answered 503 ("the chain
+// stopped"), and the error says so. It returns once every handler has
+// returned and the chain has stopped.
+func (ns *natsServer) drain(srv *http.Server) error {
+	bound := drainTimeout(srv)
+	dctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	close(ns.stopping)
+	// The senders see stopping and leave: nothing sends after this.
 	ns.inMu.Lock()
 	ns.closed = true
 	close(ns.reqs)
 	ns.inMu.Unlock()
-	<-ns.stopped
-	if ns.runErr != nil && !errors.Is(ns.runErr, context.Canceled) && err == nil {
-		serr = errors.Join(serr, ns.runErr)
+	err := srv.Shutdown(dctx)
+	if err == nil {
+		select {
+		case <-ns.stopped:
+		case <-dctx.Done():
+			err = dctx.Err()
+		}
 	}
-	return errors.Join(serr, ns.on.close())
+	if err != nil {
+		ns.on.cancel(errDrainBound)
+		err = fmt.Errorf("%w (%v): the requests still in the chain were answered 503: %v", errDrainBound, bound, err)
+	}
+	<-ns.stopped
+	// The handlers of the requests the chain held answer now (503): let
+	// them write for a few seconds before the connections are cut.
+	waited := make(chan struct{})
+	go func() { ns.handlers.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(drainAnswerGrace):
+	}
+	srv.Close() // the connections left past the bound
+	<-waited
+	return err
 }
 
+// drainAnswerGrace is how long drain lets the handlers write their answers
+// once the chain has stopped, before it closes their connections.
+const drainAnswerGrace = 5 * time.Second
+
 // pipeline is serve --nats's chain: split each request into its batches,
-// numbering their records after those before, then the remote chain.
+// numbering their records after those before, then the remote chain. A
+// request is handed over to the chain when split numbers it; once the
+// drain has begun (stopping), split refuses the requests it has not yet
+// numbered, which their handlers answer 503.
 func (ns *natsServer) pipeline() *pipeline.Pipeline {
 	split := func(_ context.Context, r *natsRequest) ([]*natsPart, error) {
+		select {
+		case <-ns.stopping: // not handed over: answered 503, not learned
+			r.refused = true
+			return []*natsPart{{req: r, last: true}}, nil
+		default:
+		}
+		// The request's records are contiguous in the stream, and its
+		// batches' offsets count from its first record (as serve's).
+		r.base = ns.next
 		parts := make([]*natsPart, 0, max(1, len(r.batches)))
 		for _, b := range r.batches {
-			shiftOffsets(b, ns.next)
+			shiftOffsets(b, r.base)
 			ns.next += int64(b.Records())
 			parts = append(parts, &natsPart{req: r, link: link{batch: b}})
 		}
@@ -246,48 +335,108 @@ func (ns *natsServer) collected(p *natsPart) error {
 }
 
 // submit sends r into the chain and waits until it is answered or the
-// chain stops. Once sent, r is learned even if the client goes away.
+// chain stops. Once sent, r is learned even if the client goes away, and
+// its handler waits for it (keeping its --max-inflight slot), unless the
+// drain began before split handed it over. Before it is sent, the drain's
+// start (stopping) or the client's leaving ends the wait with an error:
+// errStopping for the first, and for a request split refused.
 func (ns *natsServer) submit(ctx context.Context, r *natsRequest) error {
 	r.done = make(chan struct{})
+	if err := ns.send(ctx, r); err != nil {
+		return err
+	}
+	select {
+	case <-r.done:
+	case <-ns.stopped:
+		select {
+		case <-r.done: // answered as the chain ended
+		default:
+			return fmt.Errorf("the chain stopped: %v", ns.runErr)
+		}
+	}
+	if r.refused {
+		return errStopping
+	}
+	return nil
+}
+
+// send hands r to the chain's source, holding inMu for reading so that
+// drain does not close reqs under it.
+func (ns *natsServer) send(ctx context.Context, r *natsRequest) error {
 	ns.inMu.RLock()
+	defer ns.inMu.RUnlock()
 	if ns.closed {
-		ns.inMu.RUnlock()
-		return errors.New("shutting down")
+		return errStopping
 	}
 	select {
 	case ns.reqs <- r:
-	case <-ns.stopped:
-	case <-ctx.Done():
-		ns.inMu.RUnlock()
-		return ctx.Err()
-	}
-	ns.inMu.RUnlock()
-	select {
-	case <-r.done:
 		return nil
+	case <-ns.stopping:
+		return errStopping
 	case <-ns.stopped:
 		return fmt.Errorf("the chain stopped: %v", ns.runErr)
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
+// handler returns the service's HTTP handler. Once the drain has begun
+// every request is answered 503. With a token, every route but /healthz
+// wants "Authorization: Bearer <token>" (401 otherwise). A POST takes one
+// of --max-inflight slots once the first byte of its body has arrived
+// (429 with Retry-After when none is free; 408 when it does not begin
+// within --body-grace), and a body announced over --max-body is refused
+// (413), as serve's (server.handler).
 func (ns *natsServer) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/records", ns.auth(ns.handleRecords))
-	mux.HandleFunc("POST /v1/labels", ns.auth(ns.handleLabels))
-	mux.HandleFunc("GET /v1/stats", ns.auth(ns.handleStats))
-	mux.HandleFunc("GET /metrics", ns.auth(ns.handleMetrics))
+	mux.HandleFunc("POST /v1/records", ns.handleRecords)
+	mux.HandleFunc("POST /v1/labels", ns.handleLabels)
+	mux.HandleFunc("GET /v1/stats", ns.handleStats)
+	mux.HandleFunc("GET /metrics", ns.handleMetrics)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
-	return mux
-}
-
-func (ns *natsServer) auth(h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if ns.token != "" && r.Header.Get("Authorization") != "Bearer "+ns.token {
+	var slots chan struct{}
+	if ns.front.maxInFlight > 0 {
+		slots = make(chan struct{}, ns.front.maxInFlight)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ns.handlers.Add(1)
+		defer ns.handlers.Done()
+		select {
+		case <-ns.stopping:
+			w.Header().Set("Connection", "close")
+			writeError(w, http.StatusServiceUnavailable, "unavailable", errStopping.Error())
+			return
+		default:
+		}
+		if ns.front.token != "" && r.URL.Path != "/healthz" && !ns.front.authorized(r) {
 			writeError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token")
 			return
 		}
-		h(w, r)
-	}
+		if r.Method == http.MethodPost {
+			if r.ContentLength > ns.front.maxBody {
+				w.Header().Set("Connection", "close")
+				writeError(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("a body of %d bytes, over serve --max-body %d", r.ContentLength, ns.front.maxBody))
+				return
+			}
+			if slots != nil {
+				if err := ns.front.awaitBody(w, r); err != nil {
+					writeBodyError(w, "waiting for the body", err)
+					return
+				}
+				select {
+				case slots <- struct{}{}:
+					defer func() { <-slots }()
+				default:
+					w.Header().Set("Retry-After", "1")
+					writeError(w, http.StatusTooManyRequests, "too_many_requests", "too many requests in flight (serve --max-inflight); retry shortly")
+					return
+				}
+			}
+			ns.front.posting.Add(1)
+			defer ns.front.posting.Add(-1)
+		}
+		mux.ServeHTTP(w, r)
+	})
 }
 
 // natsPredictionJSON is one arrival-time prediction of serve --nats.
@@ -305,7 +454,7 @@ type natsRecordsResponse struct {
 }
 
 func (ns *natsServer) handleRecords(w http.ResponseWriter, r *http.Request) {
-	batches, err := sources.ReadJSONLines(http.MaxBytesReader(w, r.Body, ns.maxBody), ns.batch, sources.JSONLimits{})
+	batches, err := sources.ReadJSONLines(ns.front.body(w, r), ns.batch, ns.front.limits)
 	if err != nil {
 		writeBodyError(w, "cannot read records", err)
 		return
@@ -334,10 +483,14 @@ func (ns *natsServer) handleRecords(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(resp)
 }
 
+// handleLabels answers POST /v1/labels: rejected lists the lines that are
+// not labels and the labels the owner refused (one class more than
+// --max-classes), by offset; applied counts the others but those that
+// wait for their record (pending).
 func (ns *natsServer) handleLabels(w http.ResponseWriter, r *http.Request) {
-	labels, _, err := sources.ReadJSONLabels(http.MaxBytesReader(w, r.Body, ns.maxBody), sources.JSONLimits{})
+	labels, rejects, err := sources.ReadJSONLabels(ns.front.body(w, r), ns.front.limits)
 	if err != nil {
-		writeBodyError(w, "bad label record", err)
+		writeBodyError(w, "cannot read labels", err)
 		return
 	}
 	b := &record.Batch{}
@@ -349,10 +502,34 @@ func (ns *natsServer) handleLabels(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
 		return
 	}
-	pending := min(req.pending, len(labels))
+	resp := labelsResponse{Rejected: []rejectJSON{}}
+	for _, rj := range rejects {
+		resp.Rejected = append(resp.Rejected, rejectJSON{rj.Offset, rj.ID, rj.Reason.Error()})
+	}
+	refused := 0
+	for _, st := range req.steps {
+		for _, rj := range st.Rejects {
+			resp.Rejected = append(resp.Rejected, bodyReject(rj, req.base))
+			refused++
+		}
+	}
+	slices.SortStableFunc(resp.Rejected, func(a, b rejectJSON) int { return cmp.Compare(a.Offset, b.Offset) })
+	resp.Pending = min(req.pending, len(labels)-refused)
+	resp.Applied = len(labels) - refused - resp.Pending
 	ns.requests.Add(1)
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(labelsResponse{Applied: len(labels) - pending, Pending: pending, Rejected: []rejectJSON{}})
+	json.NewEncoder(w).Encode(resp)
+}
+
+// bodyReject is rj, a reject of the record at stream offset rj.Offset,
+// numbered as the line of its request's body (rj.Offset - base), in its
+// reason too (record.Error's "sources: record N").
+func bodyReject(rj record.Reject, base int64) rejectJSON {
+	reason := rj.Reason.Error()
+	if rest, ok := strings.CutPrefix(reason, fmt.Sprintf("sources: record %d", rj.Offset)); ok {
+		reason = fmt.Sprintf("sources: record %d", rj.Offset-base) + rest
+	}
+	return rejectJSON{rj.Offset - base, rj.ID, reason}
 }
 
 // natsStats is the answer of GET /v1/stats: stream --nats's summary and
@@ -391,6 +568,7 @@ func (ns *natsServer) handleMetrics(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n%s %s\n", name, help, name, typ, name, promFloat(v))
 	}
 	metric("nmfstream_requests_total", "counter", "POST requests answered (records and labels) by this instance.", float64(ns.requests.Load()))
+	metric("nmfstream_posts_in_flight", "gauge", "POST requests being read or waiting for their answer.", float64(ns.front.posting.Load()))
 	metric("nmfstream_records_total", "counter", "Input records the owner consumed (samples, late labels, duplicates, rejects), over every instance.", float64(c.Records))
 	metric("nmfstream_samples_total", "counter", "Samples the owner added, over every instance.", float64(c.Samples))
 	metric("nmfstream_predictions_total", "counter", "Arrival predictions this instance answered with a class.", float64(preds))

@@ -809,6 +809,10 @@ func sameConfig(fs *flag.FlagSet, now, saved onlineConfig) error {
 			a, b = now.SpreadMetric, saved.SpreadMetric
 		case "max-norm-ratio":
 			a, b = model.NormRatio(now.MaxNormRatio), model.NormRatio(saved.MaxNormRatio)
+		case "max-classes", "max-window-bytes":
+			// Carried in the settings by --nats only (chainNATS.check);
+			// serve applies its own to the learner (server.limit).
+			a, b = [2]int64{int64(now.MaxClasses), now.MaxWindowBytes}, [2]int64{int64(saved.MaxClasses), saved.MaxWindowBytes}
 		default:
 			return
 		}

@@ -68,6 +68,11 @@ type chainNATS struct {
 	// resume, if set, is the position of the driver to resume
 	// (stream --nats --checkpoint).
 	resume *distributed.ChainPosition
+	// maxClasses and maxWindowBytes are --max-classes and
+	// --max-window-bytes, which check puts in the learner settings
+	// (onlineConfig) for the owners to apply.
+	maxClasses     int
+	maxWindowBytes int64
 }
 
 func (f *chainNATS) add(fs *flag.FlagSet) {
@@ -83,6 +88,7 @@ func (f *chainNATS) add(fs *flag.FlagSet) {
 	fs.IntVar(&c.Replicas, "replicas", 1, "replicas of the streams and buckets")
 	fs.DurationVar(&c.PinnedTTL, "pinned-ttl", 2*time.Second, "time after which a silent owner's partition moves to another (failover time)")
 	fs.IntVar(&c.Warm, "warm", 2000, "with P > 1: the batches up to the first `n` unlabeled dense samples are learned once, by partition 0's owner, and the other owners start from its state (a common start, at most half a short stream's samples; -1: none)")
+	learnerBoundFlags(fs, &f.maxClasses, &f.maxWindowBytes)
 }
 
 // check checks the flags against stream's options o and completes the
@@ -96,7 +102,10 @@ func (f *chainNATS) check(o *streamOptions) error {
 		return fmt.Errorf("%w: --workers and --owner-timeout must not be negative, --partitions must be positive", errUsage)
 	case o.batchRef != 0:
 		return fmt.Errorf("%w: --batch-reference refits the local learner's window; with --nats the models are the owners' (run stream without --nats for it)", errUsage)
+	case f.maxClasses < 0 || f.maxWindowBytes < 0:
+		return fmt.Errorf("%w: --max-classes and --max-window-bytes must not be negative (0: no bound)", errUsage)
 	}
+	o.cfg.MaxClasses, o.cfg.MaxWindowBytes = f.maxClasses, f.maxWindowBytes
 	f.cfg.Rank = o.cfg.Rank
 	if f.cfg.Warm <= 0 {
 		f.cfg.Warm = -1 // none (distributed.Config's zero is its default)
@@ -329,8 +338,9 @@ func (f *chainNATS) start(ctx context.Context, cmd string, settings []byte, stde
 		on.server = u
 		fmt.Fprintf(stderr, "nmfstream %s: embedded NATS server on %s (join with --nats %s)\n", cmd, u, u)
 	}
+	opts := natsOptions(on.server, lineLogger(stderr, "nmfstream "+cmd+":"))
 	connect := func() (*nats.Conn, error) {
-		nc, err := nats.Connect(on.server, distributed.ClientOptions()...)
+		nc, err := nats.Connect(on.server, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("--nats %s: %w", on.server, err)
 		}
