@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -229,6 +230,42 @@ func TestServeNATSStatsSettings(t *testing.T) {
 	_, stats, stop := serveNATSOn(t, s.ClientURL(), "--namespace", "statsettings", "--window", "500", "--rank", "10")
 	if st := stats(); st.Window != 500 || st.Rank != 10 {
 		t.Errorf("stats window %d, rank %d; want 500, 10", st.Window, st.Rank)
+	}
+	stop()
+}
+
+// TestServeNATSBatchOffsets posts requests of several batches (--batch 2)
+// to serve --nats: every record's offset is its place in the stream, as
+// serve's (a request's batches count from its first record), its reject
+// too, and the counters count each record once.
+func TestServeNATSBatchOffsets(t *testing.T) {
+	s := testNATS(t)
+	post, stats, stop := serveNATSOn(t, s.ClientURL(), "--batch", "2")
+	var r1, r2 natsRecordsResponse
+	post("/v1/records", `{"id":"a1","x":[5,0,0,1],"label":"a"}
+{"id":"b1","x":[0,0,5,1],"label":"b"}
+{"id":"q1","x":[5,1,0,0]}
+{"id":"q2","x":[0,1,5,0]}
+{"id":"q3","x":[4,1,0,0]}
+`, &r1)
+	post("/v1/records", `{"id":"q4","x":[5,1,1,0]}
+{"id":"q5","x":[0,1,6,0]}
+{"id":"bad","x":[1,-1,0,0]}
+`, &r2)
+	var got []int64
+	for _, r := range []natsRecordsResponse{r1, r2} {
+		for _, p := range r.Predictions {
+			got = append(got, p.Offset)
+		}
+	}
+	if want := []int64{0, 1, 2, 3, 4, 5, 6}; !slices.Equal(got, want) {
+		t.Errorf("offsets %v, want %v", got, want)
+	}
+	if len(r2.Rejected) != 1 || r2.Rejected[0].Offset != 7 {
+		t.Errorf("rejected %+v, want offset 7", r2.Rejected)
+	}
+	if sum := stats(); sum.Records != 8 || sum.Samples != 7 || sum.Rejected != 1 {
+		t.Errorf("counters %+v", sum)
 	}
 	stop()
 }
