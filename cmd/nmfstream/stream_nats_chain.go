@@ -488,7 +488,7 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 	} else {
 		on.drv.TrimEvery = trimAnswersEvery // no checkpoint: nothing resumes from an earlier answer
 	}
-	r := &natsRun{o: o, workers: nf.workers, parts: nf.cfg.Partitions, pr: newProgress(stderr, "stream"), start: time.Now(), res: res, prev: prev, drv: on.drv}
+	r := &natsRun{o: o, workers: nf.workers, parts: nf.cfg.Partitions, namespace: nf.cfg.Namespace, pr: newProgress(stderr, "stream"), start: time.Now(), res: res, prev: prev, drv: on.drv}
 	if prev != nil {
 		r.last = distributed.ChainStep{Counters: prev.Counters, Scores: prev.Scores, Pending: prev.Pending}
 	}
@@ -575,15 +575,18 @@ func anchoredRead(ctx context.Context, rd *sources.Reader, drv *distributed.Chai
 // natsRun is one run of stream --nats: the owners' counters after the last
 // batch collected, and this run's totals.
 type natsRun struct {
-	o       *streamOptions
-	workers int // owners run in this process
-	parts   int // the namespace's partitions
-	last    distributed.ChainStep
-	records int64   // input records of the batches this run sent (not those a resume skipped)
-	input   int64   // input records of every batch collected, skipped ones included
-	shares  []int64 // samples sent to each partition, P > 1
-	pr      *progress
-	start   time.Time
+	o         *streamOptions
+	workers   int // owners run in this process
+	parts     int // the namespace's partitions
+	last      distributed.ChainStep
+	records   int64 // input records of the batches this run sent (not those a resume skipped)
+	samples   int64 // this run's samples: predicted, or skipped as duplicates (dups)
+	dups      int64 // this run's samples whose id the owners' windows held
+	namespace string
+	input     int64   // input records of every batch collected, skipped ones included
+	shares    []int64 // samples sent to each partition, P > 1
+	pr        *progress
+	start     time.Time
 
 	// With --checkpoint: the checkpoint's keeper, the checkpoint resumed
 	// from (nil for none) and the driver, whose Position each batch's
@@ -599,6 +602,8 @@ func (r *natsRun) collected(ss *streamStep) error {
 	if a != nil && !a.Skipped {
 		r.last = *a
 		r.records += int64(ss.records)
+		r.dups += int64(len(a.Step.Duplicates))
+		r.samples += int64(len(a.Step.Predictions) + len(a.Step.Duplicates))
 	}
 	r.input += int64(ss.records)
 	if r.res != nil {
@@ -627,6 +632,11 @@ func (r *natsRun) report(stdout, stderr io.Writer, elapsed float64, server strin
 	}
 	if c.Records > 0 && c.Samples == 0 && c.LateLabels == 0 {
 		return fmt.Errorf("no usable record: all %d were rejected (see -rejects for the reasons)", c.Rejected)
+	}
+	if r.dups > 0 && r.dups == r.samples {
+		// The counters above are the namespace's, every driver's: say
+		// what this run did.
+		return fmt.Errorf("no usable record: all %d samples of this run were duplicates of samples the owners of namespace %q hold (streamed there before?), so none was predicted or learned: use a fresh --namespace to learn the input again", r.dups, r.namespace)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -92,4 +93,24 @@ func runStreamNATSChecked(t *testing.T, in, out string, p, records, bad int) nat
 		t.Errorf("stream reports %d of %d right (%d early), the outside scorer %d of %d", sum.Correct, sum.NScored, sum.Early, right, n)
 	}
 	return sum
+}
+
+// TestStreamNATSAllDuplicates streams the same input twice to one
+// namespace: the second run's samples are all duplicates of samples the
+// owners hold, so it predicts and learns nothing, and it exits non-zero
+// saying so (the counters it prints are the namespace's), where it exited
+// 0 with an empty --out.
+func TestStreamNATSAllDuplicates(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "digits.arrow")
+	writeDigitsStream(t, in, 0.1, 100)
+	s := testNATS(t)
+	args := func(out string) []string {
+		return []string{"stream", "--nats", s.ClientURL(), "--in", in, "--out", filepath.Join(dir, out), "--workers", "1", "--pinned-ttl", "500ms", "--namespace", "twice"}
+	}
+	mustRun(t, args("first.jsonl")...)
+	code, _, stderr := runCmd(t, args("second.jsonl")...)
+	if code == 0 || !strings.Contains(stderr, "duplicates") || !strings.Contains(stderr, "--namespace") {
+		t.Errorf("the second run of one input: exit %d, stderr %q; want non-zero, naming the duplicates and --namespace", code, stderr)
+	}
 }
