@@ -7,6 +7,7 @@
 package natsembed
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"net/url"
@@ -65,10 +66,14 @@ type Node struct {
 	Routes []string
 	// Dir is the JetStream storage directory.
 	Dir string
+	// MaxPayload is the largest message the node accepts, in bytes (0:
+	// 8 MiB; a stock nats-server's default is 1 MiB).
+	MaxPayload int32
 }
 
 // StartNode runs one JetStream node of the cluster "nmf" and returns it
-// once it accepts client connections (its routes may still be forming).
+// once it accepts client connections (its routes may still be forming);
+// without a ClusterPort and Routes, a server of its own.
 func StartNode(n Node) (*server.Server, error) {
 	port := n.Port
 	if port == 0 {
@@ -82,12 +87,15 @@ func StartNode(n Node) (*server.Server, error) {
 		}
 		routes = append(routes, u)
 	}
-	return start(&server.Options{
+	o := &server.Options{
 		ServerName: n.Name, Host: n.Host, Port: port, JetStream: true, StoreDir: n.Dir,
-		MaxPayload: 8 << 20, NoSigs: true,
-		Cluster: server.ClusterOpts{Name: "nmf", Host: n.Host, Port: n.ClusterPort},
-		Routes:  routes,
-	})
+		MaxPayload: cmp.Or(n.MaxPayload, 8<<20), NoSigs: true,
+	}
+	if n.ClusterPort != 0 || len(routes) > 0 {
+		o.Cluster = server.ClusterOpts{Name: "nmf", Host: n.Host, Port: n.ClusterPort}
+		o.Routes = routes
+	}
+	return start(o)
 }
 
 // Cluster runs n JetStream nodes on loopback routed to one another, node i
