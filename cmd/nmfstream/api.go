@@ -66,31 +66,12 @@ func (s *server) handler() http.Handler {
 			writeError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token (Authorization: Bearer <token>, as serve --token says)")
 			return
 		}
-		if slots != nil && !open && r.Method == http.MethodPost {
-			// A slot bounds the bodies held, so it is taken once the body
-			// has begun to arrive: connections that send headers and no
-			// body cannot keep other clients out. GETs hold no body.
-			if err := s.awaitBody(w, r); err != nil {
-				writeBodyError(w, "waiting for the body", err)
+		if r.Method == http.MethodPost && !open {
+			release, ok := s.admitPost(w, r, slots)
+			if !ok {
 				return
 			}
-			select {
-			case slots <- struct{}{}:
-				defer func() { <-slots }()
-			default:
-				w.Header().Set("Retry-After", "1")
-				writeError(w, http.StatusTooManyRequests, "too_many_requests", "too many requests in flight (serve --max-inflight); retry shortly")
-				return
-			}
-		}
-		if r.Method == http.MethodPost {
-			if r.ContentLength > s.maxBody {
-				w.Header().Set("Connection", "close")
-				writeError(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("a body of %d bytes, over serve --max-body %d", r.ContentLength, s.maxBody))
-				return
-			}
-			s.posting.Add(1)
-			defer s.posting.Add(-1)
+			defer release()
 		}
 		h, pattern := mux.Handler(r)
 		if pattern != "" {
@@ -111,6 +92,39 @@ func (s *server) handler() http.Handler {
 			writeError(w, st.code, "error", http.StatusText(st.code))
 		}
 	})
+}
+
+// admitPost applies serve's bounds to a POST before its route runs
+// (serve's and serve --nats's): a body announced over --max-body is
+// refused (413); with slots (the --max-inflight cap, nil for none) it
+// waits for the body's first byte (408 past --body-grace, so that
+// connections that send headers and no body cannot keep other clients
+// out) and then takes a slot (429 when none is free). It reports whether
+// the request goes on, and then release frees its slot and its count in
+// posting once its handler is done.
+func (s *server) admitPost(w http.ResponseWriter, r *http.Request, slots chan struct{}) (release func(), ok bool) {
+	if r.ContentLength > s.maxBody {
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("a body of %d bytes, over serve --max-body %d", r.ContentLength, s.maxBody))
+		return nil, false
+	}
+	free := func() {}
+	if slots != nil {
+		if err := s.awaitBody(w, r); err != nil {
+			writeBodyError(w, "waiting for the body", err)
+			return nil, false
+		}
+		select {
+		case slots <- struct{}{}:
+			free = func() { <-slots }
+		default:
+			w.Header().Set("Retry-After", "1")
+			writeError(w, http.StatusTooManyRequests, "too_many_requests", "too many requests in flight (serve --max-inflight); retry shortly")
+			return nil, false
+		}
+	}
+	s.posting.Add(1)
+	return func() { s.posting.Add(-1); free() }, true
 }
 
 // authorized reports whether r carries the bearer token, compared in

@@ -413,27 +413,11 @@ func (ns *natsServer) handler() http.Handler {
 			return
 		}
 		if r.Method == http.MethodPost {
-			if r.ContentLength > ns.front.maxBody {
-				w.Header().Set("Connection", "close")
-				writeError(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("a body of %d bytes, over serve --max-body %d", r.ContentLength, ns.front.maxBody))
+			release, ok := ns.front.admitPost(w, r, slots)
+			if !ok {
 				return
 			}
-			if slots != nil {
-				if err := ns.front.awaitBody(w, r); err != nil {
-					writeBodyError(w, "waiting for the body", err)
-					return
-				}
-				select {
-				case slots <- struct{}{}:
-					defer func() { <-slots }()
-				default:
-					w.Header().Set("Retry-After", "1")
-					writeError(w, http.StatusTooManyRequests, "too_many_requests", "too many requests in flight (serve --max-inflight); retry shortly")
-					return
-				}
-			}
-			ns.front.posting.Add(1)
-			defer ns.front.posting.Add(-1)
+			defer release()
 		}
 		mux.ServeHTTP(w, r)
 	})
