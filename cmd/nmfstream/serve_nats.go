@@ -95,6 +95,8 @@ type natsServer struct {
 	runErr   error             // why it stopped; read only after stopped is closed
 	next     int64             // offset of the next record: the split stage's
 	handlers sync.WaitGroup    // HTTP handlers running, which the drain waits for
+	hmu      sync.Mutex        // orders handlers.Add before the drain's Wait
+	draining bool              // stopping is closed; guarded by hmu
 
 	mu          sync.Mutex // guards the fields below, written by the collect stage
 	last        distributed.ChainStep
@@ -237,7 +239,10 @@ func (ns *natsServer) drain(srv *http.Server) error {
 	bound := drainTimeout(srv)
 	dctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
+	ns.hmu.Lock()
+	ns.draining = true // a handler that starts now answers 503, uncounted
 	close(ns.stopping)
+	ns.hmu.Unlock()
 	// The senders see stopping and leave: nothing sends after this.
 	ns.inMu.Lock()
 	ns.closed = true
@@ -399,15 +404,16 @@ func (ns *natsServer) handler() http.Handler {
 		slots = make(chan struct{}, ns.front.maxInFlight)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ns.handlers.Add(1)
-		defer ns.handlers.Done()
-		select {
-		case <-ns.stopping:
+		ns.hmu.Lock()
+		if ns.draining {
+			ns.hmu.Unlock()
 			w.Header().Set("Connection", "close")
 			writeError(w, http.StatusServiceUnavailable, "unavailable", errStopping.Error())
 			return
-		default:
 		}
+		ns.handlers.Add(1)
+		ns.hmu.Unlock()
+		defer ns.handlers.Done()
 		if ns.front.token != "" && r.URL.Path != "/healthz" && !ns.front.authorized(r) {
 			writeError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token")
 			return
