@@ -23,7 +23,7 @@ import (
 	"github.com/nmfstream/nmfstream/stages"
 )
 
-const serveNATSSynopsis = `serve --nats URL [--addr 127.0.0.1:8080] [--workers n] [--namespace ns] [--token T] [serve's learner flags]
+const serveNATSSynopsis = `serve --nats URL [--addr 127.0.0.1:8080] [--workers n] [--namespace ns] [--token-file F] [serve's learner flags]
 
 Serves stream --nats's chain over HTTP: each request's records are split
 into batches (--batch records), featurized here (stages.NewFeatures) and
@@ -133,7 +133,8 @@ func runServeNATS(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var o serveOptions
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen `address`")
 	bodyBoundFlags(fs, &o)
-	fs.StringVar(&o.token, "token", "", "bearer `token` every request but /healthz must carry (Authorization: Bearer …); empty: none")
+	fs.StringVar(&o.token, "token", "", "bearer `token` every request but /healthz must carry (Authorization: Bearer …); empty: none; visible to other users in ps: prefer --token-file")
+	fs.StringVar(&o.tokenFile, "token-file", "", "`file` holding the bearer token (surrounding white space ignored)")
 	fs.StringVar(&o.predictor, "predictor", "graph", "classifier: graph, spread, nearest, walk or propagate (see stream -help)")
 	fs.StringVar(&o.metric, "metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
 	if err := parseFlags(fs, args); err != nil {
@@ -161,6 +162,9 @@ func runServeNATS(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return errors.Join(err, on.close())
 	}
 	fmt.Fprintf(stderr, "nmfstream serve: listening on http://%s (the chain's owners on %s)\n", ln.Addr(), on.server)
+	if w := exposureWarning(ln.Addr(), o.token != ""); w != "" {
+		fmt.Fprintf(stderr, "nmfstream serve: warning: %s\n", w)
+	}
 	ns := &natsServer{on: on, parts: nf.cfg.Partitions, batch: cfg.Batch, window: cfg.Window, rank: cfg.Rank,
 		reqs: make(chan *natsRequest), stopping: make(chan struct{}), stopped: make(chan struct{}),
 		front: &server{maxBody: o.maxBody, maxInFlight: o.maxInFlight, token: o.token, readTimeout: o.readTimeout, writeTimeout: o.writeTimeout,
@@ -190,6 +194,9 @@ func checkServeNATS(fs *flag.FlagSet, cfg *onlineConfig, nf *chainNATS, o *serve
 		return fmt.Errorf("%w: --max-body, --read-timeout and --write-timeout must be positive; --max-inflight, --min-body-rate and --body-grace not negative", errUsage)
 	}
 	if err := errors.Join(checkCodeUse(*cfg), checkOnlineConfig(cfg)); err != nil {
+		return err
+	}
+	if o.token, err = readToken(o.token, o.tokenFile); err != nil {
 		return err
 	}
 	so := &streamOptions{fs: fs, cfg: *cfg}

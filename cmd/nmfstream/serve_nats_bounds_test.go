@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -343,4 +344,40 @@ func TestStreamAndServeNATSSettings(t *testing.T) {
 		t.Errorf("stream --nats --json: %q (%v), want the stream's %d records", out, err, records)
 	}
 	stop()
+}
+
+// TestServeNATSTokenFile serves with --token-file: a request without the
+// token is answered 401, one with it 200, /healthz needs none; --token
+// and --token-file together are a usage error.
+func TestServeNATSTokenFile(t *testing.T) {
+	srv := testNATS(t)
+	file := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(file, []byte(" s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base, cancel, done, _ := startServeNATS(t, srv.ClientURL(), "--workers", "1", "--token-file", file)
+	body := `{"id":"a","x":[1,2,3],"label":"a"}` + "\n"
+	if st, _ := postStatus(base, "/v1/records", body); st != http.StatusUnauthorized {
+		t.Fatalf("without the token: %d, want 401", st)
+	}
+	req, _ := http.NewRequest("POST", base+"/v1/records", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer s3cret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("with the file's token: %d, want 200", resp.StatusCode)
+	}
+	if resp, err := http.Get(base + "/healthz"); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("/healthz without the token: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	cancel()
+	<-done
+	if code, _, stderr := runCmd(t, "serve", "--nats", srv.ClientURL(), "--token", "x", "--token-file", file); code == 0 || !strings.Contains(stderr, "--token-file") {
+		t.Errorf("--token with --token-file: exit %d, %s", code, stderr)
+	}
 }
