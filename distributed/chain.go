@@ -401,7 +401,7 @@ func learnShare(l *stages.Learner, f, fc *stages.Features, ctxCounts *stages.Cou
 			fc = nil
 		}
 	}
-	if len(l.Classes()) == 0 && (fc != nil || len(late) > 0) {
+	if !l.KnowsLabel() && (fc != nil || len(late) > 0) {
 		return learnInRuns(l, f, fc, late, ctxCounts)
 	}
 	st, err := learnShareRows(l, f, fc, ctxCounts)

@@ -141,6 +141,13 @@ func (l *Learner) capClasses(f *Features, x model.Data, keep []int, bad []record
 	}
 	late := f.LateLabels[:0:0]
 	for _, ll := range f.LateLabels {
+		// A label whose sample has not come waits without a class
+		// (lateLabel); its class is counted when the sample comes
+		// (waitingLabel; also for a sample later in this batch).
+		if l.Waits(ll.ID) {
+			late = append(late, ll)
+			continue
+		}
 		if !admits(ll.Label) {
 			r := reject(ll.Offset, ll.ID, ll.Label)
 			bad = append(bad, r)

@@ -121,7 +121,10 @@ func TestTextWindowBytes(t *testing.T) {
 }
 
 // TestMaxClasses rejects the labeled samples and late labels that would add
-// a class beyond MaxClasses, in input order, and learns the others.
+// a class beyond MaxClasses, in input order, and learns the others. A late
+// label whose sample has not come waits without taking a class: labels
+// whose samples never come leave room for a real class, and one whose
+// sample comes once the classes are full is dropped.
 func TestMaxClasses(t *testing.T) {
 	l := &Learner{Model: &model.Online{Rank: 2, Graph: graph.KNN{K: 3, Window: 100}}, Featurize: Featurize{MaxClasses: 2}}
 	r := rand.New(rand.NewPCG(3, 3))
@@ -136,10 +139,53 @@ func TestMaxClasses(t *testing.T) {
 	for _, rj := range st.Rejects {
 		offs = append(offs, rj.Offset)
 	}
-	if fmt.Sprint(offs) != "[2 5 6]" || !strings.Contains(st.Rejects[0].Reason.Error(), "over the limit of 2 classes") {
-		t.Fatalf("rejects at %v (%v), want 2, 5 and 6", offs, st.Rejects)
+	if fmt.Sprint(offs) != "[2 5]" || !strings.Contains(st.Rejects[0].Reason.Error(), "over the limit of 2 classes") {
+		t.Fatalf("rejects at %v (%v), want 2 and 5 (the labels of x and y wait)", offs, st.Rejects)
 	}
-	if c := l.Counters(); c.Samples != 4 || c.Records != 8 || len(l.Classes()) != 2 || c.Offset != 8 {
-		t.Errorf("counters %+v, classes %v", c, l.Classes())
+	if c := l.Counters(); c.Samples != 4 || c.Records != 8 || len(l.Classes()) != 2 || c.Offset != 8 || l.Pending() != 2 {
+		t.Errorf("counters %+v, classes %v, %d pending", c, l.Classes(), l.Pending())
+	}
+	// x arrives: its label "e" would be a third class, so it is dropped and
+	// x learned unlabeled; y arrives and takes its label "b".
+	rows, _, _ = fourFeatures(8, 2, r)
+	if _, err := l.Learn(denseBatch(8, rows, []string{"x", "y"}, []string{"", ""})); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Classes(); len(got) != 2 || l.Pending() != 0 {
+		t.Errorf("classes %v, %d pending after x and y came, want a and b, none", got, l.Pending())
+	}
+	if n, ok := l.Window.Lookup("y"); !ok || l.Window.Class(n) != l.classOf["b"] {
+		t.Errorf("y's class %d, want b's", l.Window.Class(n))
+	}
+	if n, ok := l.Window.Lookup("x"); !ok || l.Window.Class(n) != -1 {
+		t.Errorf("x's class %d, want none", l.Window.Class(n))
+	}
+}
+
+// TestMaxClassesGhostLabels: labels for ids that never come, each of a new
+// class, and more of them than MaxClasses, take no class: a real sample of
+// a new class is still learned with it.
+func TestMaxClassesGhostLabels(t *testing.T) {
+	l := &Learner{Model: &model.Online{Rank: 2, Graph: graph.KNN{K: 3, Window: 100}}, Featurize: Featurize{MaxClasses: 3}}
+	r := rand.New(rand.NewPCG(4, 4))
+	rows, ids, _ := fourFeatures(0, 2, r)
+	b := denseBatch(0, rows, ids, []string{"a", ""})
+	for i := range 10 {
+		b.LateLabels = append(b.LateLabels, record.LateLabel{Offset: int64(2 + i), ID: fmt.Sprintf("ghost%d", i), Label: fmt.Sprintf("g%d", i)})
+	}
+	st, err := l.Learn(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Rejects) != 0 || len(l.Classes()) != 1 || l.Pending() != 10 {
+		t.Fatalf("rejects %v, classes %v, %d pending; want none, [a], 10", st.Rejects, l.Classes(), l.Pending())
+	}
+	rows, _, _ = fourFeatures(12, 2, r)
+	st, err = l.Learn(denseBatch(12, rows, []string{"dog1", "cat1"}, []string{"dog", "cat"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Rejects) != 0 || len(l.Classes()) != 3 {
+		t.Errorf("rejects %v, classes %v; want dog and cat learned", st.Rejects, l.Classes())
 	}
 }

@@ -80,7 +80,10 @@ type Featurize struct {
 	// MaxClasses, if positive, bounds the distinct labels (classes) the
 	// stream learns: a labeled sample or a late label that would add a
 	// class beyond it is rejected (per-class state takes memory in
-	// proportion to the window times the classes).
+	// proportion to the window times the classes). A late label whose
+	// sample has not come takes no class while it waits; if it would add
+	// one beyond the bound when its sample comes, it is dropped and the
+	// sample learned unlabeled.
 	MaxClasses int
 	// MaxNormRatio bounds a sample's Euclidean norm relative to the
 	// window's: a sample whose norm exceeds MaxNormRatio times the

@@ -39,19 +39,38 @@ func (l *Learner) Label(id, label string) error {
 }
 
 func (l *Learner) lateLabel(id, label string) error {
-	c := l.class(label)
-	scored := false
-	if p, ok := l.preds.take(id); ok {
-		l.score(p, c)
-		scored = true
+	l.labelSeen = true
+	p, predicted := l.preds.take(id)
+	n, held := l.Window.Lookup(id)
+	if !predicted && !held {
+		// Its sample has not come: the label waits without making its
+		// class, so that labels whose sample never comes take no class
+		// (Featurize.MaxClasses).
+		l.pending.put(id, label, l.horizon())
+		return nil
 	}
-	if n, ok := l.Window.Lookup(id); ok {
+	c := l.class(label)
+	if predicted {
+		l.score(p, c)
+	}
+	if held {
 		return l.setLabel(n, c)
 	}
-	if !scored {
-		l.pending.put(id, label, l.horizon())
-	}
 	return nil
+}
+
+// waitingLabel returns the label waiting for the sample id (lateLabel), if
+// any, and takes it: a label that would add a class beyond
+// Featurize.MaxClasses is dropped (the sample is learned unlabeled).
+func (l *Learner) waitingLabel(id string) (string, bool) {
+	label, ok := l.pending.take(id)
+	if !ok {
+		return "", false
+	}
+	if _, known := l.classOf[label]; !known && l.Featurize.MaxClasses > 0 && len(l.classes) >= l.Featurize.MaxClasses {
+		return "", false
+	}
+	return label, true
 }
 
 // noPrediction and beforeLabels stand for a missing prediction: made
@@ -136,7 +155,7 @@ func (l *Learner) predictInOrder(ids []int, b *Identified) ([]Prediction, error)
 		if p < len(out) {
 			label, labeled = b.Labels[p], b.Labeled[p]
 			if !labeled && out[p].ID != "" {
-				label, labeled = l.pending.take(out[p].ID)
+				label, labeled = l.waitingLabel(out[p].ID)
 			}
 		}
 		// Predict the waiting samples before a label changes what is known.

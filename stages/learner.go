@@ -118,19 +118,22 @@ type Learner struct {
 
 	classes []string
 	classOf map[string]int
-	walks   []*walkPart // by first position, see walk
-	walked  []bool
-	preds   fifo[pred]   // arrival predictions waiting for a label
-	pending fifo[string] // labels waiting for their sample
-	sc      Scorer       // the prequential scorer, and the learner's other counters
-	sp      spreader     // PredictGraph's label scores
-	wr      weightRows   // the k-NN graph's weights PredictGraph spreads over
-	cg      codeGraph    // CodesOnly's graph of the codes
-	cs      codeScaled   // the weights PredictGraph spreads over, scaled by the codes
-	mg      metricGraph  // SpreadMetric's graph
-	lin     linear       // PredictGraph's linear model
-	hd      hedge        // PredictGraph's weights of its experts
-	rc      recent       // PredictGraph's no-change expert
+	// labelSeen: a late label has been learned (lateLabel), perhaps
+	// waiting for its sample without a class yet (KnowsLabel).
+	labelSeen bool
+	walks     []*walkPart // by first position, see walk
+	walked    []bool
+	preds     fifo[pred]   // arrival predictions waiting for a label
+	pending   fifo[string] // labels waiting for their sample
+	sc        Scorer       // the prequential scorer, and the learner's other counters
+	sp        spreader     // PredictGraph's label scores
+	wr        weightRows   // the k-NN graph's weights PredictGraph spreads over
+	cg        codeGraph    // CodesOnly's graph of the codes
+	cs        codeScaled   // the weights PredictGraph spreads over, scaled by the codes
+	mg        metricGraph  // SpreadMetric's graph
+	lin       linear       // PredictGraph's linear model
+	hd        hedge        // PredictGraph's weights of its experts
+	rc        recent       // PredictGraph's no-change expert
 }
 
 // Step is what Learn did with one batch.
@@ -149,6 +152,11 @@ func (l *Learner) Counters() Counters { return l.sc.c }
 
 // Pending returns the number of labels waiting for their sample.
 func (l *Learner) Pending() int { return l.pending.len() }
+
+// KnowsLabel reports whether a label has been learned: a class, or a late
+// label waiting for its sample (which takes no class until the sample
+// comes). A sample predicted after it is scored: it is not early.
+func (l *Learner) KnowsLabel() bool { return len(l.classes) > 0 || l.labelSeen }
 
 // Classes returns the labels seen so far, class c being Classes()[c], in a
 // new slice.

@@ -90,7 +90,7 @@ type Prediction struct {
 // predict fills out (one per new node ids) with predictions from the labels
 // known now.
 func (l *Learner) predict(ids []int, out []Prediction) {
-	if len(l.classes) == 0 {
+	if !l.KnowsLabel() {
 		for p := range out {
 			out[p].early = true
 		}

@@ -150,6 +150,7 @@ func (l *Learner) Restore(s *LearnerState) error {
 	l.Window, l.classOf = Window{}, nil
 	l.init()
 	l.seq, l.sc.c, l.Featurize.dim = s.Seq, s.Counters, s.Dim
+	l.labelSeen = s.Counters.LateLabels > 0 || len(s.PendingIDs) > 0 // lateLabel has run (KnowsLabel)
 	l.classes = slices.Clone(s.Classes)
 	l.classOf = map[string]int{}
 	for c, name := range l.classes {

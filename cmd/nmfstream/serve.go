@@ -672,12 +672,15 @@ func (s *server) learned(ls *learnState, p *part) error {
 func (s *server) applyLabels(r *request) error {
 	waiting := map[string]int64{} // id → offset of the label of this request that waits for it
 	for _, lr := range r.labels {
-		if !s.learner.AdmitsLabel(lr.Label) {
+		// A label that waits for its record takes no class until the
+		// record comes (stages.Featurize.MaxClasses).
+		waits := s.learner.Waits(lr.ID)
+		if !waits && !s.learner.AdmitsLabel(lr.Label) {
 			reason := fmt.Sprintf("label %q would be one class more than --max-classes %d", lr.Label, s.learner.Featurize.MaxClasses)
 			r.refused = append(r.refused, rejectJSON{lr.Offset, lr.ID, reason})
 			continue
 		}
-		if s.learner.Waits(lr.ID) {
+		if waits {
 			// One label waits per id: a later one replaces it.
 			if off, ok := waiting[lr.ID]; ok {
 				reason := fmt.Sprintf("replaced by the later label of the same id at offset %d (one label waits per id)", lr.Offset)

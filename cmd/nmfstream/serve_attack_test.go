@@ -949,3 +949,31 @@ func TestServeRefusesStreamFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestServeGhostLabels posts, to a service of --max-classes 3, late labels
+// of ten new classes for ids that never come: they wait without taking a
+// class, so a record of a new class is still learned with it, where the
+// labels used to take every class slot for good.
+func TestServeGhostLabels(t *testing.T) {
+	cfg := onlineConfig{Rank: 2, Neighbors: 3, Window: 100, Batch: 10, Seed: 1}
+	s := &server{learner: cfg.learner(), cfg: cfg, maxBody: 1 << 20, limits: sources.JSONLimits{MaxDim: 8}}
+	s.limit(8, 3, 1<<30)
+	url, stop := startServer(t, s)
+	defer stop()
+	post(t, url, "/v1/records", mediaJSONL, []byte(`{"id":"c1","x":[1,2,3,4],"label":"cat"}`+"\n"))
+	var b bytes.Buffer
+	for i := range 10 {
+		fmt.Fprintf(&b, "{\"id\":\"ghost%d\",\"label\":\"g%d\"}\n", i, i)
+	}
+	st, m := post(t, url, "/v1/labels", mediaJSONL, b.Bytes())
+	if rej, _ := m["rejected"].([]any); st != 200 || m["pending"] != 10.0 || len(rej) != 0 {
+		t.Fatalf("labels for ids not seen: %d, %v; want all 10 pending", st, m)
+	}
+	st, m = post(t, url, "/v1/records", mediaJSONL, []byte(`{"id":"d1","x":[4,3,2,1],"label":"dog"}`+"\n"))
+	if rej, _ := m["rejected"].([]any); st != 200 || len(rej) != 0 {
+		t.Errorf("a record of a new class after them: %d, %v; want it learned", st, m)
+	}
+	if got := s.learner.Classes(); len(got) != 2 {
+		t.Errorf("classes %v, want cat and dog", got)
+	}
+}
