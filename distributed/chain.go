@@ -208,6 +208,15 @@ func (w *Worker) ownChain(ctx context.Context, p *pin, part int) error {
 		idle = 0
 		var whole bool
 		if l, whole, err = w.takeMsg(ctx, l, o, part, m); err != nil || !whole {
+			if errors.Is(err, errBadMessage) {
+				// Not the chain's (a foreign writer, or damage): skipped,
+				// so that one message cannot stop the partition.
+				w.logf("namespace %q: owner-%d: %v; skipped", w.st.n.ns, part, err)
+				w.mu.Lock()
+				w.stats.Skipped++
+				w.mu.Unlock()
+				continue
+			}
 			if err != nil {
 				return err
 			}
@@ -247,11 +256,13 @@ func (w *Worker) takeMsg(ctx context.Context, l *stages.Learner, o *ownerState, 
 	drv := h.Get(hdrDriver)
 	b, err := strconv.ParseInt(h.Get(hdrBatch), 10, 64)
 	if err != nil || drv == "" {
-		return l, false, corrupt("batch message on %s without a driver and a batch number (%q, %q)", m.Subject(), drv, h.Get(hdrBatch))
+		o.settle(seq)
+		return l, false, badMessage("batch message on %s without a driver and a batch number (%q, %q)", m.Subject(), drv, h.Get(hdrBatch))
 	}
 	i, n, err := chunkOf(h)
 	if err != nil {
-		return l, false, fmt.Errorf("driver %s batch %d: %w", drv, b, err)
+		o.settle(seq)
+		return l, false, badMessage("driver %s batch %d: %v", drv, b, err)
 	}
 	data := m.Data()
 	if n > 0 && o.repeat(drv, b) {
@@ -268,7 +279,8 @@ func (w *Worker) takeMsg(ctx context.Context, l *stages.Learner, o *ownerState, 
 			a = newPartial(n)
 			o.chunks[key] = a
 		} else if len(a.parts) != n {
-			return l, false, corrupt("driver %s batch %d: chunk %d of %d, after chunks of %d", drv, b, i, n, len(a.parts))
+			o.settle(seq)
+			return l, false, badMessage("driver %s batch %d: chunk %d of %d, after chunks of %d", drv, b, i, n, len(a.parts))
 		}
 		var done bool
 		if data, done = a.add(i, data, seq, stamp); !done {
@@ -279,6 +291,9 @@ func (w *Worker) takeMsg(ctx context.Context, l *stages.Learner, o *ownerState, 
 		delete(o.chunks, key)
 	}
 	if l, err = w.learnBatch(ctx, l, o, part, drv, b, h.Get(hdrStart) != "", data); err != nil {
+		if errors.Is(err, errBadMessage) {
+			o.settle(seq)
+		}
 		return l, false, err
 	}
 	w.dropShares(o, part, drv, b, stamp)
@@ -338,7 +353,7 @@ func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, o *ownerStat
 	}
 	f, fc, err := decodeShare(data)
 	if err != nil {
-		return l, fmt.Errorf("driver %s batch %d: %w", drv, b, err)
+		return l, badMessage("driver %s batch %d: %v", drv, b, err)
 	}
 	st, err := learnShare(l, f, fc, &o.context)
 	if err != nil {

@@ -127,11 +127,24 @@ func (c Config) check() error {
 		return fmt.Errorf("distributed: graph k %d and window %d (must be ≥ 0)", c.GraphK, c.Window)
 	case c.Replicas < 0 || c.Replicas > 5:
 		return fmt.Errorf("distributed: %d replicas (1 to 5)", c.Replicas)
-	case c.PinnedTTL < 0:
-		return errors.New("distributed: negative pinned TTL")
+	case c.PinnedTTL < 0 || c.PinnedTTL > 0 && c.PinnedTTL < minPinnedTTL:
+		// A Worker ticks every TTL/4: a TTL of 1 ns published ticks in a
+		// tight loop and grew the server's memory without bound.
+		return fmt.Errorf("distributed: pinned TTL %v (--pinned-ttl): use %v or more (0: the default, 2s)", c.PinnedTTL, minPinnedTTL)
+	case len(ns) > maxNamespace:
+		return fmt.Errorf("distributed: namespace of %d characters (--namespace): use at most %d (it names streams and buckets, whose names NATS bounds at 255)", len(ns), maxNamespace)
 	}
 	return nil
 }
+
+// minPinnedTTL is the shortest PinnedTTL Config.check accepts, and
+// maxNamespace the longest namespace: with the longest suffix the chain
+// gives its streams ("OBJ_…_snapshots"), 200 characters stay within
+// NATS's 255.
+const (
+	minPinnedTTL = 50 * time.Millisecond
+	maxNamespace = 200
+)
 
 // names of the JetStream objects of a namespace.
 type names struct {

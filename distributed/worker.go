@@ -77,6 +77,9 @@ type Stats struct {
 	// Rounds counts the batch shares its owners learned and answered
 	// (replays included), Samples the predictions in those answers.
 	Rounds, Samples int
+	// Skipped counts the batch messages its owners could not read and
+	// skipped (errBadMessage).
+	Skipped int
 }
 
 // newWorker returns a worker for cfg on nc, without its learner
@@ -224,6 +227,17 @@ var errCorrupt = errors.New("distributed: corrupt message")
 
 func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{errCorrupt}, args...)...)
+}
+
+// errBadMessage marks a batch message an owner cannot read (headers that
+// are not the chain's, chunks that do not fit, a share that does not
+// decode): it is logged, counted (Stats.Skipped) and skipped, so that one
+// message, a foreign writer's or damaged, cannot stop a partition's owner
+// and every owner that takes it after it.
+var errBadMessage = errors.New("distributed: unreadable batch message")
+
+func badMessage(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{errBadMessage}, args...)...)
 }
 
 // hold runs work on a role while its pin p is held: work's context ends

@@ -339,3 +339,17 @@ func TestStreamOpenErrorNamesInput(t *testing.T) {
 		t.Errorf("stream on a file that is not Arrow: exit %d, %q; want the path named", code, stderr)
 	}
 }
+
+// TestOwnerTimeoutNeedsSeparateWorkers: --owner-timeout bounds the wait for
+// a separate worker, so with owners in the process (--workers 1) it is a
+// usage error naming it, before any connection.
+func TestOwnerTimeoutNeedsSeparateWorkers(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "x.csv")
+	if err := os.WriteFile(in, []byte("a,b,label\n1,2,x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCmd(t, "stream", "--nats", "nats://127.0.0.1:1", "--workers", "1", "--owner-timeout", "5s", "--in", in)
+	if code != 2 || !strings.Contains(stderr, "--owner-timeout") {
+		t.Errorf("exit %d, stderr %q; want a usage error naming --owner-timeout", code, stderr)
+	}
+}

@@ -102,6 +102,8 @@ func (f *chainNATS) check(o *streamOptions) error {
 		return fmt.Errorf("%w: --workers and --owner-timeout must not be negative, --partitions must be positive", errUsage)
 	case o.batchRef != 0:
 		return fmt.Errorf("%w: --batch-reference refits the local learner's window; with --nats the models are the owners' (run stream without --nats for it)", errUsage)
+	case f.workers > 0 && o.fs != nil && isSet(o.fs, "owner-timeout"):
+		return fmt.Errorf("%w: --owner-timeout bounds the wait for a separate worker, with --workers 0; with --workers %d the owners run here: drop it, or use --workers 0", errUsage, f.workers)
 	case f.maxClasses < 0 || f.maxWindowBytes < 0:
 		return fmt.Errorf("%w: --max-classes and --max-window-bytes must not be negative (0: no bound)", errUsage)
 	}

@@ -73,7 +73,10 @@ type workerSummary struct {
 	Samples int `json:"samples"`
 	// Takeovers counts the partitions the owners took, their first
 	// included.
-	Takeovers  int     `json:"takeovers"`
+	Takeovers int `json:"takeovers"`
+	// Skipped counts the batch messages the owners could not read (not
+	// the chain's, or damaged), logged and skipped.
+	Skipped    int     `json:"skipped"`
 	Seconds    float64 `json:"seconds"`
 	Workers    int     `json:"workers"`
 	Partitions int     `json:"partitions"`
@@ -137,6 +140,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		sum.Batches += st.Rounds
 		sum.Samples += st.Samples
 		sum.Takeovers += st.Takeovers
+		sum.Skipped += st.Skipped
 	}
 	return sum.print(stdout, o.asJSON)
 }
@@ -296,7 +300,7 @@ func (sum workerSummary) print(stdout io.Writer, asJSON bool) error {
 	if asJSON {
 		return json.NewEncoder(stdout).Encode(sum)
 	}
-	_, err := fmt.Fprintf(stdout, "answered %d batch shares (%d predictions) in %.2fs with %d owner(s) on %d partitions, %d takeovers\n",
-		sum.Batches, sum.Samples, sum.Seconds, sum.Workers, sum.Partitions, sum.Takeovers)
+	_, err := fmt.Fprintf(stdout, "answered %d batch shares (%d predictions) in %.2fs with %d owner(s) on %d partitions, %d takeovers, %d unreadable messages skipped\n",
+		sum.Batches, sum.Samples, sum.Seconds, sum.Workers, sum.Partitions, sum.Takeovers, sum.Skipped)
 	return err
 }
