@@ -63,7 +63,12 @@ holds at most --max-inflight × (5 × --max-body + 400 bytes a record of a
 body) of requests in flight (README.md, "Scale-out on NATS JetStream");
 --max-classes and --max-window-bytes on the owners, through the
 namespace's learner settings (stream --nats takes them with the same
-defaults; 0 and 0 on a namespace created before them). SIGINT or SIGTERM
+defaults; 0 and 0 on a namespace created before them). A request the
+chain does not answer within --write-timeout (no live owner, say) is
+answered 504 if it was handed to the chain (it is learned when an owner
+answers; posting it again is safe: the owner skips an id it holds) or
+503 if not (not learned), so that its --max-inflight slot is freed.
+SIGINT or SIGTERM
 stop it: new requests, and those not yet handed to the chain, are
 answered 503 at once; those in the chain are answered once learned,
 within serve's drain bound (10 s + the longer of --read-timeout and
@@ -113,7 +118,29 @@ type natsRequest struct {
 	pending int            // growth of the owner's labels waiting for their record
 	base    int64          // the stream offset of the request's first record (split)
 	refused bool           // not handed over, as the drain had begun (split): not learned
+	// state is reqQueued until split hands the request over (reqHanded)
+	// or its handler withdraws it, past its deadline (reqWithdrawn).
+	state atomic.Int32
 }
+
+// The states of a natsRequest (natsRequest.state).
+const (
+	reqQueued int32 = iota
+	reqHanded
+	reqWithdrawn
+)
+
+// answerMargin is what a handler keeps of --write-timeout to write its
+// answer: it stops waiting for the chain that long before the server's
+// write deadline.
+const answerMargin = time.Second
+
+// errNotTaken and errNotAnswered end a request that the chain did not take,
+// or did not answer, within --write-timeout (answerMargin before it).
+var (
+	errNotTaken    = errors.New("the chain took no request within --write-timeout (is a worker live? GET /v1/stats says): these records were not learned; post them again later")
+	errNotAnswered = errors.New("handed to the chain but not answered within --write-timeout (is a worker live? GET /v1/stats says): they will be learned when an owner answers; posting them again is safe, a record whose id the owner holds is a duplicate")
+)
 
 // natsPart is the item of serve --nats's chain: one batch of a request.
 type natsPart struct {
@@ -190,8 +217,8 @@ func checkServeNATS(fs *flag.FlagSet, cfg *onlineConfig, nf *chainNATS, o *serve
 	if cfg.Metric, err = parseMetric(o.metric); err != nil {
 		return err
 	}
-	if o.maxBody < 1 || o.maxInFlight < 0 || o.minBodyRate < 0 || o.bodyGrace < 0 || o.readTimeout <= 0 || o.writeTimeout <= 0 {
-		return fmt.Errorf("%w: --max-body, --read-timeout and --write-timeout must be positive; --max-inflight, --min-body-rate and --body-grace not negative", errUsage)
+	if o.maxBody < 1 || o.maxInFlight < 0 || o.minBodyRate < 0 || o.bodyGrace < 0 || o.readTimeout <= 0 || o.writeTimeout <= answerMargin {
+		return fmt.Errorf("%w: --max-body and --read-timeout must be positive, --write-timeout over %v; --max-inflight, --min-body-rate and --body-grace not negative", errUsage, answerMargin)
 	}
 	if err := errors.Join(checkCodeUse(*cfg), checkOnlineConfig(cfg)); err != nil {
 		return err
@@ -292,11 +319,17 @@ const drainAnswerGrace = 5 * time.Second
 // numbered, which their handlers answer 503.
 func (ns *natsServer) pipeline() *pipeline.Pipeline {
 	split := func(_ context.Context, r *natsRequest) ([]*natsPart, error) {
+		stopping := false
 		select {
-		case <-ns.stopping: // not handed over: answered 503, not learned
+		case <-ns.stopping:
+			stopping = true
+		default:
+		}
+		if stopping || !r.state.CompareAndSwap(reqQueued, reqHanded) {
+			// Not handed over (the drain began, or its handler gave
+			// up on it): answered 503, not learned.
 			r.refused = true
 			return []*natsPart{{req: r, last: true}}, nil
-		default:
 		}
 		// The request's records are contiguous in the stream, and its
 		// batches' offsets count from its first record (as serve's).
@@ -346,15 +379,19 @@ func (ns *natsServer) collected(p *natsPart) error {
 	return nil
 }
 
-// submit sends r into the chain and waits until it is answered or the
-// chain stops. Once sent, r is learned even if the client goes away, and
-// its handler waits for it (keeping its --max-inflight slot), unless the
-// drain began before split handed it over. Before it is sent, the drain's
-// start (stopping) or the client's leaving ends the wait with an error:
-// errStopping for the first, and for a request split refused.
-func (ns *natsServer) submit(ctx context.Context, r *natsRequest) error {
+// submit sends r into the chain and waits until it is answered, the
+// chain stops, or the deadline (its handler's --write-timeout less
+// answerMargin) passes. Once split has handed r over, r is learned even if
+// the client goes away; past the deadline its handler stops waiting
+// (errNotAnswered) and so frees its --max-inflight slot, and a request not
+// yet handed over is withdrawn (errNotTaken, not learned). The drain's
+// start before r is handed over, or the client's leaving before it is
+// sent, end it with errStopping or the context's error.
+func (ns *natsServer) submit(ctx context.Context, r *natsRequest, deadline time.Time) error {
 	r.done = make(chan struct{})
-	if err := ns.send(ctx, r); err != nil {
+	late := time.NewTimer(time.Until(deadline))
+	defer late.Stop()
+	if err := ns.send(ctx, r, late.C); err != nil {
 		return err
 	}
 	select {
@@ -365,16 +402,33 @@ func (ns *natsServer) submit(ctx context.Context, r *natsRequest) error {
 		default:
 			return fmt.Errorf("the chain stopped: %v", ns.runErr)
 		}
+	case <-late.C:
+		if r.state.CompareAndSwap(reqQueued, reqWithdrawn) {
+			return errNotTaken
+		}
+		return errNotAnswered
 	}
 	if r.refused {
+		if r.state.Load() == reqWithdrawn {
+			return errNotTaken
+		}
 		return errStopping
 	}
 	return nil
 }
 
+// submitError writes the answer of a request that submit ended with err.
+func submitError(w http.ResponseWriter, err error) {
+	if errors.Is(err, errNotAnswered) {
+		writeError(w, http.StatusGatewayTimeout, "not_answered", err.Error())
+		return
+	}
+	writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
+}
+
 // send hands r to the chain's source, holding inMu for reading so that
 // drain does not close reqs under it.
-func (ns *natsServer) send(ctx context.Context, r *natsRequest) error {
+func (ns *natsServer) send(ctx context.Context, r *natsRequest, late <-chan time.Time) error {
 	ns.inMu.RLock()
 	defer ns.inMu.RUnlock()
 	if ns.closed {
@@ -387,6 +441,8 @@ func (ns *natsServer) send(ctx context.Context, r *natsRequest) error {
 		return errStopping
 	case <-ns.stopped:
 		return fmt.Errorf("the chain stopped: %v", ns.runErr)
+	case <-late:
+		return errNotTaken
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -451,14 +507,15 @@ type natsRecordsResponse struct {
 }
 
 func (ns *natsServer) handleRecords(w http.ResponseWriter, r *http.Request) {
+	deadline := time.Now().Add(ns.front.writeTimeout - answerMargin)
 	batches, err := sources.ReadJSONLines(ns.front.body(w, r), ns.batch, ns.front.limits)
 	if err != nil {
 		writeBodyError(w, "cannot read records", err)
 		return
 	}
 	req := &natsRequest{batches: batches}
-	if err := ns.submit(r.Context(), req); err != nil {
-		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
+	if err := ns.submit(r.Context(), req, deadline); err != nil {
+		submitError(w, err)
 		return
 	}
 	resp := natsRecordsResponse{Predictions: []natsPredictionJSON{}, Rejected: []rejectJSON{}}
@@ -485,6 +542,7 @@ func (ns *natsServer) handleRecords(w http.ResponseWriter, r *http.Request) {
 // --max-classes), by offset; applied counts the others but those that
 // wait for their record (pending).
 func (ns *natsServer) handleLabels(w http.ResponseWriter, r *http.Request) {
+	deadline := time.Now().Add(ns.front.writeTimeout - answerMargin)
 	labels, rejects, err := sources.ReadJSONLabels(ns.front.body(w, r), ns.front.limits)
 	if err != nil {
 		writeBodyError(w, "cannot read labels", err)
@@ -495,8 +553,8 @@ func (ns *natsServer) handleLabels(w http.ResponseWriter, r *http.Request) {
 		b.LateLabels = append(b.LateLabels, record.LateLabel{Offset: l.Offset, ID: l.ID, Label: l.Label})
 	}
 	req := &natsRequest{batches: []*record.Batch{b}}
-	if err := ns.submit(r.Context(), req); err != nil {
-		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
+	if err := ns.submit(r.Context(), req, deadline); err != nil {
+		submitError(w, err)
 		return
 	}
 	resp := labelsResponse{Rejected: []rejectJSON{}}

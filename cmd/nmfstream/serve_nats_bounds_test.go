@@ -381,3 +381,70 @@ func TestServeNATSTokenFile(t *testing.T) {
 		t.Errorf("--token with --token-file: exit %d, %s", code, stderr)
 	}
 }
+
+// TestServeNATSNoOwner posts to serve --nats while its only owner, a
+// worker, is stopped: each request is answered within --write-timeout
+// (504: handed to the chain, learned once an owner answers; or 503: not
+// taken, not learned), so that the clients' --max-inflight slots are
+// freed (no 429 for the later ones); once a worker returns the requests
+// answered 504 are learned, and a new one is answered 200.
+func TestServeNATSNoOwner(t *testing.T) {
+	srv := testNATS(t)
+	worker := func() (context.CancelFunc, chan int) {
+		ctx, cancel := context.WithCancel(context.Background())
+		var wout, werr syncBuffer
+		done := make(chan int, 1)
+		go func() {
+			done <- run(ctx, []string{"worker", "--nats", srv.ClientURL(), "--namespace", "noowner", "--pinned-ttl", "500ms"}, &wout, &werr)
+		}()
+		return cancel, done
+	}
+	wcancel, wdone := worker()
+	base, cancel, done, _ := startServeNATS(t, srv.ClientURL(), "--namespace", "noowner", "--workers", "0", "--write-timeout", "3s", "--max-inflight", "1")
+	if st, ans := postStatus(base, "/v1/records", `{"id":"a1","x":[5,0,0,1],"label":"a"}`+"\n"); st != http.StatusOK {
+		t.Fatalf("with the worker: %d %s", st, ans)
+	}
+	wcancel()
+	<-wdone
+	handed := 0
+	for i := range 3 {
+		start := time.Now()
+		st, ans := 0, ""
+		client := &http.Client{Timeout: 15 * time.Second} // past it the request was never answered
+		if resp, err := client.Post(base+"/v1/records", "application/x-ndjson", strings.NewReader(fmt.Sprintf(`{"id":"q%d","x":[6,0,%d,1]}`+"\n", i, i))); err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			st, ans = resp.StatusCode, string(b)
+		} else {
+			ans = err.Error()
+		}
+		switch {
+		case st == http.StatusGatewayTimeout && strings.Contains(ans, "will be learned"):
+			handed++
+		case st == http.StatusServiceUnavailable && strings.Contains(ans, "not learned"):
+		default:
+			t.Fatalf("request %d without an owner: %d %s; want 504 or 503 saying whether it is learned", i, st, ans)
+		}
+		if took := time.Since(start); took > 3*time.Second+2*time.Second {
+			t.Errorf("request %d answered after %v, past --write-timeout 3s", i, took)
+		}
+	}
+	wcancel, wdone = worker()
+	defer func() { wcancel(); <-wdone }()
+	if st, ans := postStatus(base, "/v1/records", `{"id":"b1","x":[0,5,0,1],"label":"b"}`+"\n"); st != http.StatusOK {
+		t.Fatalf("with a worker again: %d %s", st, ans)
+	}
+	var sum natsStats
+	resp, err := http.Get(base + "/v1/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.NewDecoder(resp.Body).Decode(&sum)
+	resp.Body.Close()
+	t.Logf("%d of 3 requests handed to the chain without an owner (504), the others not taken (503)", handed)
+	if want := int64(2 + handed); sum.Records != want {
+		t.Errorf("%d records learned, want %d (a1, b1 and the %d requests answered 504)", sum.Records, want, handed)
+	}
+	cancel()
+	<-done
+}
