@@ -93,6 +93,12 @@ const (
 // id (from an id column) and a label. Offsets count data records from 0, not
 // lines.
 //
+// When r is the line limiter of Open, a record with a line over its byte
+// limit or with more fields than its field limit is rejected too, naming
+// its line, without being held in memory, and the records after it are
+// read; if it is the first record, which fixes the header and the number
+// of fields, Next stops with a *LimitError.
+//
 // Set the exported fields before the first call to Next or Form.
 type CSV struct {
 	// BatchSize is the number of records per batch. If zero, it defaults
@@ -119,7 +125,8 @@ type CSV struct {
 	Comma rune
 
 	r      *csv.Reader
-	closer io.Closer // the input, when opened by Open
+	limit  *lineLimit // the reader r reads, if it is one
+	closer io.Closer  // the input, when opened by Open
 
 	started   bool
 	first     []string // the first data record, read while detecting the header
@@ -141,7 +148,18 @@ var _ Source = (*CSV)(nil)
 
 // NewCSV returns a source reading CSV records from r.
 func NewCSV(r io.Reader) *CSV {
-	return &CSV{r: csv.NewReader(r)}
+	c := &CSV{r: csv.NewReader(r)}
+	c.limit, _ = r.(*lineLimit)
+	return c
+}
+
+// overlong returns the record that the line limiter dropped if it is the
+// one the last call to c.r.Read read, or nil.
+func (c *CSV) overlong() *overlong {
+	if c.limit == nil {
+		return nil
+	}
+	return c.limit.takeSkipped(c.r.InputOffset())
 }
 
 // Form reads the first record (and header) and returns FormDense, or
@@ -200,6 +218,10 @@ func (c *CSV) start() bool {
 	}
 	c.unlabeled = normalizeLabel(strings.TrimSpace(c.Unlabeled))
 	rec, err := c.r.Read()
+	if o := c.overlong(); o != nil {
+		c.err = o.limitError()
+		return false
+	}
 	if err == io.EOF {
 		c.done = true
 		c.label, c.id, c.text = -1, -1, -1
@@ -303,6 +325,11 @@ func (c *CSV) Next() bool {
 			if err == io.EOF {
 				c.done = true
 				break
+			}
+			if o := c.overlong(); o != nil {
+				c.batch.reject(c.off, "", "%s", o.reason())
+				c.off++
+				continue
 			}
 			if err != nil {
 				var pe *csv.ParseError

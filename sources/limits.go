@@ -85,12 +85,26 @@ func checkDim(what string, d int64, max int, record int64) error {
 	return nil
 }
 
-// lineLimit reads r and fails with a *LimitError once a line (the bytes
-// between two newlines) is longer than max bytes or, if maxFields is
-// positive, once a CSV record has more than maxFields fields: fields are
-// counted as the bytes pass (commas outside double quotes), before
-// encoding/csv allocates a string per field (a line of 30 million empty
-// fields took 2.8 GB before the dimension was checked).
+// lineLimit reads r and passes its bytes on, except for the CSV records
+// it finds too large: one with a line (the bytes between two newlines)
+// longer than max bytes or, if maxFields is positive, one with more than
+// maxFields fields. Fields are counted as the bytes pass (commas outside
+// double quotes), before encoding/csv allocates a string per field (a line
+// of 30 million empty fields took 2.8 GB before the dimension was
+// checked).
+//
+// A record too large is passed up to the byte where it passes the limit;
+// the rest of it, up to its newline outside quotes or the end of the input,
+// is read and dropped without being held, and replaced with placeholder
+// which ends the record for encoding/csv with a *csv.ParseError whatever
+// its quoting, followed by the dropped newlines, so that encoding/csv
+// counts lines as in the input. The record is then listed in skipped, with
+// the offset in the output where encoding/csv ends it (csv.Reader's
+// InputOffset after reading it): see CSV.overlong.
+//
+// lineLimit holds one buffer of input (32 KiB), whatever the
+// lines' lengths; skipped grows by one entry per record too large until
+// the CSV source takes it.
 type lineLimit struct {
 	r         io.Reader
 	max       int
@@ -100,65 +114,251 @@ type lineLimit struct {
 	n         int64 // newlines so far
 	fields    int   // fields of the current record so far
 	quoted    bool  // inside a quoted field
+
+	buf      []byte
+	i, j     int   // buf[i:j] is read from r and not yet scanned
+	err      error // r's error, returned once buf is drained
+	out      int64 // bytes returned so far
+	skip     *overlong
+	pending  []byte // the rest of a placeholder not yet returned
+	newlines int64  // dropped newlines to return after pending
+	skipped  []*overlong
+}
+
+// placeholder ends a record for encoding/csv with a *csv.ParseError in
+// every state its parser can be in: in an unquoted field, the first quote
+// is a bare quote (or opens a quoted field, in which the second is
+// followed by a letter); in a quoted field, the first quote is followed by
+// a letter, or doubles a quote just read, and then the second is.
+const placeholder = "\"x\"x\n"
+
+// overlong is a CSV record that lineLimit dropped.
+type overlong struct {
+	line   int64 // 1-based line on which the record passed the limit
+	fields bool  // it passed maxFields, not max bytes
+	limit  int
+	bytes  int64 // the length of that line, to its newline or the end of the input
+	nf     int64 // the number of fields of the record
+	inLine bool  // still reading that line
+	path   string
+	end    int64 // offset in lineLimit's output of the end of its placeholder's line
+}
+
+// reason says what is wrong with the record, for a reject.
+func (o *overlong) reason() string {
+	if o.fields {
+		return fmt.Sprintf("line %d: %d fields, over the limit of %d fields for a CSV record (the features, a label, an id and a text); %s",
+			o.line, o.nf, o.limit, raiseMaxDim)
+	}
+	return fmt.Sprintf("line %d: %d bytes, over the limit of %d bytes for a line of a CSV record; split the line (a newline inside a quoted field is allowed)",
+		o.line, o.bytes, o.limit)
+}
+
+// limitError is the *LimitError of the record when it is the first of
+// the input, whose fields the input's form depends on.
+func (o *overlong) limitError() error {
+	if o.fields {
+		return &LimitError{Input: o.path, Record: -1, What: fmt.Sprintf("the number of fields of the record on line %d", o.line),
+			Value: -1, Limit: int64(o.limit), Raise: raiseMaxDim}
+	}
+	return &LimitError{Input: o.path, Record: -1, What: fmt.Sprintf("the length in bytes of line %d", o.line),
+		Value: -1, Limit: int64(o.limit), Raise: "a CSV record must fit in lines of that size"}
+}
+
+// takeSkipped returns the first dropped record if encoding/csv, having
+// read up to offset end of the output, has read its placeholder, and
+// removes it from skipped; otherwise it returns nil.
+func (l *lineLimit) takeSkipped(end int64) *overlong {
+	if len(l.skipped) == 0 || end < l.skipped[0].end {
+		return nil
+	}
+	o := l.skipped[0]
+	l.skipped[0] = nil
+	l.skipped = l.skipped[1:]
+	return o
 }
 
 func (l *lineLimit) Read(p []byte) (int, error) {
-	n, err := l.r.Read(p)
-	for q := p[:n]; len(q) > 0; {
-		i := bytes.IndexByte(q, '\n')
-		chunk := q
-		if i >= 0 {
-			chunk = q[:i]
-		}
-		if l.maxFields > 0 {
-			l.countFields(chunk)
-			if l.fields > l.maxFields {
-				return n, &LimitError{Input: l.path, Record: -1, What: fmt.Sprintf("the number of fields of the record on line %d", l.n+1),
-					Value: -1, Limit: int64(l.maxFields), Raise: raiseMaxDim}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for {
+		switch {
+		case len(l.pending) > 0:
+			n := copy(p, l.pending)
+			l.pending = l.pending[n:]
+			l.out += int64(n)
+			return n, nil
+		case l.newlines > 0:
+			n := int(min(int64(len(p)), l.newlines))
+			for k := range p[:n] {
+				p[k] = '\n'
+			}
+			l.newlines -= int64(n)
+			l.out += int64(n)
+			return n, nil
+		case l.i == l.j && l.err != nil:
+			if l.skip != nil {
+				l.endSkip(false)
+				continue
+			}
+			return 0, l.err
+		case l.i == l.j:
+			if l.buf == nil {
+				l.buf = make([]byte, 32<<10)
+			}
+			n, err := l.r.Read(l.buf)
+			l.i, l.j, l.err = 0, n, err
+			if n == 0 && err == nil {
+				return 0, nil
+			}
+		case l.skip != nil:
+			k, end := l.drop(l.buf[l.i:l.j])
+			l.i += k
+			if end {
+				l.endSkip(true)
+			}
+		default:
+			in := l.buf[l.i:l.j]
+			if len(in) > len(p) {
+				in = in[:len(p)]
+			}
+			k := l.pass(in)
+			copy(p, in[:k])
+			l.i += k
+			l.out += int64(k)
+			if k > 0 {
+				return k, nil
 			}
 		}
-		if i < 0 {
-			l.line += len(q)
-			break
-		}
-		if l.line += i; l.line > l.max {
-			break
-		}
-		if !l.quoted {
-			l.fields = 0 // a newline inside quotes continues the record
-		}
-		l.line, l.n, q = 0, l.n+1, q[i+1:]
 	}
-	if l.line > l.max {
-		return n, &LimitError{Input: l.path, Record: -1, What: fmt.Sprintf("the length in bytes of line %d", l.n+1),
-			Value: -1, Limit: int64(l.max), Raise: "a CSV record must fit in a line of that size"}
-	}
-	return n, err
 }
 
-// countFields counts the field separators of b outside quotes.
-func (l *lineLimit) countFields(b []byte) {
+// pass returns how many bytes of b pass on: all of them, or those before
+// the byte where a record passes a limit, in which case it starts l.skip.
+func (l *lineLimit) pass(b []byte) int {
+	k := 0
+	for k < len(b) {
+		seg := b[k:]
+		nl := bytes.IndexByte(seg, '\n')
+		if nl >= 0 {
+			seg = seg[:nl]
+		}
+		long := len(seg) > l.max-l.line
+		if long {
+			seg = seg[:max(l.max-l.line, 0)]
+		}
+		if l.maxFields > 0 {
+			if m := l.countFields(seg, l.maxFields); m < len(seg) {
+				l.line += m
+				l.startSkip(true, l.maxFields)
+				return k + m
+			}
+		} else {
+			l.countFields(seg, 0)
+		}
+		l.line += len(seg)
+		k += len(seg)
+		if long {
+			l.startSkip(false, l.max)
+			return k
+		}
+		if nl < 0 {
+			break
+		}
+		l.newline()
+		k++
+	}
+	return k
+}
+
+// newline counts a newline read outside a dropped record.
+func (l *lineLimit) newline() {
+	if !l.quoted {
+		l.fields = 0 // a newline inside quotes continues the record
+	}
+	l.line, l.n = 0, l.n+1
+}
+
+func (l *lineLimit) startSkip(fields bool, limit int) {
+	l.skip = &overlong{line: l.n + 1, fields: fields, limit: limit, bytes: int64(l.line), inLine: true, path: l.path}
+}
+
+// drop reads b as part of the dropped record l.skip, and returns how many
+// bytes of it belong to the record and whether the record ended there.
+func (l *lineLimit) drop(b []byte) (int, bool) {
+	k := 0
+	for k < len(b) {
+		seg := b[k:]
+		nl := bytes.IndexByte(seg, '\n')
+		if nl >= 0 {
+			seg = seg[:nl]
+		}
+		l.countFields(seg, 0)
+		if l.skip.inLine {
+			l.skip.bytes += int64(len(seg))
+		}
+		k += len(seg)
+		if nl < 0 {
+			break
+		}
+		k++
+		l.skip.inLine = false
+		l.n++
+		l.newlines++
+		if !l.quoted {
+			return k, true
+		}
+	}
+	return k, false
+}
+
+// endSkip ends the dropped record l.skip, at its newline if atNewline,
+// else at the end of the input: it queues its placeholder and lists it in
+// skipped.
+func (l *lineLimit) endSkip(atNewline bool) {
+	o := l.skip
+	o.nf = int64(l.fields)
+	if atNewline {
+		l.newlines-- // the placeholder's own
+	}
+	l.pending = []byte(placeholder)
+	o.end = l.out + int64(len(placeholder))
+	l.skipped = append(l.skipped, o)
+	l.skip, l.line, l.fields, l.quoted = nil, 0, 0, false
+}
+
+// countFields counts the fields of b, part of the current record, outside
+// quotes, and tracks the quotes. If limit is positive, it stops at the
+// separator that would make the record's fields more than limit, and
+// returns its index in b; otherwise it returns len(b).
+func (l *lineLimit) countFields(b []byte, limit int) int {
 	if l.fields == 0 && len(b) > 0 {
 		l.fields = 1
 	}
-	for len(b) > 0 {
+	k := 0
+	for k < len(b) {
 		if l.quoted {
-			i := bytes.IndexByte(b, '"')
+			i := bytes.IndexByte(b[k:], '"')
 			if i < 0 {
-				return
+				return len(b)
 			}
-			l.quoted, b = false, b[i+1:]
+			l.quoted, k = false, k+i+1
 			continue
 		}
-		i := bytes.IndexAny(b, ",\"")
+		i := bytes.IndexAny(b[k:], ",\"")
 		if i < 0 {
-			return
+			return len(b)
 		}
-		if b[i] == '"' {
+		if b[k+i] == '"' {
 			l.quoted = true
 		} else {
+			if limit > 0 && l.fields >= limit {
+				return k + i
+			}
 			l.fields++
 		}
-		b = b[i+1:]
+		k += i + 1
 	}
+	return len(b)
 }
