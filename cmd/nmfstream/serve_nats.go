@@ -70,10 +70,10 @@ answers; posting it again is safe: the owner skips an id it holds) or
 503 if not (not learned), so that its --max-inflight slot is freed.
 SIGINT or SIGTERM
 stop it: new requests, and those not yet handed to the chain, are
-answered 503 at once; those in the chain are answered once learned,
-within serve's drain bound (10 s + the longer of --read-timeout and
---write-timeout + 5 s), past which the chain is stopped and they are
-answered 503 (within 5 s more).
+answered 503 at once; those in the chain are answered once learned, or
+504 at their --write-timeout, within serve's drain bound (10 s + the
+longer of --read-timeout and --write-timeout + 5 s), past which the
+chain is stopped.
 
 Example:
   go run -tags nats ./cmd/nmfstream serve --nats --addr 127.0.0.1:8080`
