@@ -23,20 +23,23 @@ func (f *fifo[T]) init() { f.m = map[string]entry[T]{} }
 
 func (f *fifo[T]) len() int { return len(f.m) }
 
-// put sets key to v (as the newest entry) and drops the oldest entries
-// beyond limit.
-func (f *fifo[T]) put(key string, v T, limit int) {
+// put sets key to v (as the newest entry), drops the oldest entries
+// beyond limit, and returns how many it dropped.
+func (f *fifo[T]) put(key string, v T, limit int) int {
 	f.gen++
 	f.m[key] = entry[T]{v, f.gen}
 	f.q = append(f.q, keyGen{key, f.gen})
+	dropped := 0
 	for len(f.m) > limit {
 		kg := f.q[f.head]
 		f.head++
 		if e, ok := f.m[kg.key]; ok && e.gen == kg.gen {
 			delete(f.m, kg.key)
+			dropped++
 		}
 	}
 	f.compact()
+	return dropped
 }
 
 // has reports whether key is held, changing nothing.

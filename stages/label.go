@@ -46,7 +46,7 @@ func (l *Learner) lateLabel(id, label string) error {
 		// Its sample has not come: the label waits without making its
 		// class, so that labels whose sample never comes take no class
 		// (Featurize.MaxClasses).
-		l.pending.put(id, label, l.horizon())
+		l.forgotten += int64(l.pending.put(id, label, l.horizon()))
 		return nil
 	}
 	c := l.class(label)

@@ -121,6 +121,7 @@ type Learner struct {
 	// labelSeen: a late label has been learned (lateLabel), perhaps
 	// waiting for its sample without a class yet (KnowsLabel).
 	labelSeen bool
+	forgotten int64       // ForgottenLabels
 	walks     []*walkPart // by first position, see walk
 	walked    []bool
 	preds     fifo[pred]   // arrival predictions waiting for a label
@@ -149,6 +150,11 @@ type Step struct {
 
 // Counters returns the running totals.
 func (l *Learner) Counters() Counters { return l.sc.c }
+
+// ForgottenLabels returns the number of labels that waited for their
+// sample and were forgotten, the oldest first, to keep Pending within the
+// horizon (Horizon), since the Learner was made or restored.
+func (l *Learner) ForgottenLabels() int64 { return l.forgotten }
 
 // Pending returns the number of labels waiting for their sample.
 func (l *Learner) Pending() int { return l.pending.len() }

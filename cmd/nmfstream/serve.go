@@ -422,12 +422,13 @@ type server struct {
 	stopped  chan struct{} // closed once the pipeline has stopped
 	runErr   error         // why it stopped; read only after stopped is closed
 
-	mu      sync.Mutex // guards the fields below, written by the learn stage
-	counts  stages.Counters
-	pending int
-	lat     latency
-	saveErr error
-	recent  recentRecords
+	mu        sync.Mutex // guards the fields below, written by the learn stage
+	counts    stages.Counters
+	pending   int
+	forgotten int64 // waiting labels forgotten (stages.Learner.ForgottenLabels)
+	lat       latency
+	saveErr   error
+	recent    recentRecords
 }
 
 // request is the work of one HTTP request. Its handler sets batches (the
@@ -440,11 +441,13 @@ type request struct {
 	entry   []byte // the write-ahead log entry (walEntry), nil without a log
 	done    chan struct{}
 
-	steps   []*stages.Step // one per batch, in order
-	k       int            // the rank of the codes, 0 before the model's first fit
-	seq     uint64         // the log entry's sequence number, 0 for none
-	pending int            // labels that wait for their record (an id not seen yet)
-	refused []rejectJSON   // labels over --max-classes
+	steps        []*stages.Step // one per batch, in order
+	k            int            // the rank of the codes, 0 before the model's first fit
+	seq          uint64         // the log entry's sequence number, 0 for none
+	pending      int            // labels that wait for their record (an id not seen yet)
+	forgotten    int            // waiting labels forgotten to make room while its labels were learned
+	stillPending int            // of pending, those still waiting once they were all learned
+	refused      []rejectJSON   // labels over --max-classes
 }
 
 // part is the item of serve's pipeline: one batch of a request, and on the
@@ -641,7 +644,7 @@ func (s *server) learned(ls *learnState, p *part) error {
 	}
 	c := l.Counters()
 	s.mu.Lock()
-	s.counts, s.pending = c, l.Pending()
+	s.counts, s.pending, s.forgotten = c, l.Pending(), l.ForgottenLabels()
 	if p.step != nil {
 		s.lat.observe(p.took.Seconds())
 		for _, pr := range p.step.Predictions {
@@ -670,6 +673,13 @@ func (s *server) learned(ls *learnState, p *part) error {
 // add a class beyond --max-classes and those a later label of the same id
 // replaced while waiting.
 func (s *server) applyLabels(r *request) error {
+	before := s.learner.ForgottenLabels()
+	defer func() {
+		// The waiting labels are forgotten oldest first: this request's
+		// own are forgotten only once the store holds nothing older.
+		r.forgotten = int(s.learner.ForgottenLabels() - before)
+		r.stillPending = min(r.pending, s.learner.Pending())
+	}()
 	waiting := map[string]int64{} // id → offset of the label of this request that waits for it
 	for _, lr := range r.labels {
 		// A label that waits for its record takes no class until the
@@ -954,9 +964,13 @@ func writeArrowAnswer(w http.ResponseWriter, preds []stages.Prediction, k int, r
 // prediction waits to be scored), pending those that wait for a record not
 // seen yet (up to the learner's horizon), rejected the bad lines.
 type labelsResponse struct {
-	Applied  int          `json:"applied"`
-	Pending  int          `json:"pending"`
-	Rejected []rejectJSON `json:"rejected"`
+	Applied int `json:"applied"`
+	Pending int `json:"pending"`
+	// Forgotten counts the waiting labels (of earlier requests, or of
+	// this one) forgotten, oldest first, to keep the labels that wait
+	// within their bound (README.md, "Limits").
+	Forgotten int          `json:"forgotten,omitempty"`
+	Rejected  []rejectJSON `json:"rejected"`
 }
 
 func (s *server) handleLabels(w http.ResponseWriter, r *http.Request) {
@@ -978,7 +992,7 @@ func (s *server) handleLabels(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
 		return
 	}
-	resp := labelsResponse{Applied: len(labels) - req.pending - len(req.refused), Pending: req.pending, Rejected: []rejectJSON{}}
+	resp := labelsResponse{Applied: len(labels) - req.pending - len(req.refused), Pending: req.stillPending, Forgotten: req.forgotten, Rejected: []rejectJSON{}}
 	for _, rj := range rejects {
 		resp.Rejected = append(resp.Rejected, rejectJSON{rj.Offset, rj.ID, rj.Reason.Error()})
 	}
@@ -990,7 +1004,7 @@ func (s *server) handleLabels(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	c, pending, lat := s.counts, s.pending, s.lat
+	c, pending, forgotten, lat := s.counts, s.pending, s.forgotten, s.lat
 	lat.counts = append([]int64(nil), s.lat.counts...)
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
@@ -1009,6 +1023,7 @@ func (s *server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	metric("nmfstream_correct_total", "counter", "Scored predictions that were right.", float64(c.Correct))
 	metric("nmfstream_accuracy", "gauge", "Prequential accuracy of the answered predictions.", c.Accuracy())
 	metric("nmfstream_pending_labels", "gauge", "Labels waiting for their sample.", float64(pending))
+	metric("nmfstream_forgotten_labels_total", "counter", "Labels that waited for their sample and were forgotten, oldest first, to keep the pending labels within their bound.", float64(forgotten))
 	if s.log != nil {
 		metric("nmfstream_wal_bytes", "gauge", "Size of the write-ahead log: the requests acknowledged since the last checkpoint.", float64(s.log.Size()))
 		metric("nmfstream_wal_fsyncs_total", "counter", "Fsyncs of the write-ahead log (with --fsync always, requests that wait at once share one).", float64(s.log.Syncs()))

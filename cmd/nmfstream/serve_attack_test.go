@@ -411,8 +411,14 @@ func TestServePendingLabelsBound(t *testing.T) {
 		for i := range 10000 {
 			fmt.Fprintf(&body, "{\"id\":\"%08d%s\",\"label\":\"%s\"}\n", q*10000+i, pad, lab)
 		}
-		if st, m := post(t, url, "/v1/labels", mediaJSONL, body.Bytes()); st != 200 || m["pending"] != 10000.0 {
-			t.Fatalf("request %d: %d, pending %v", q, st, m["pending"])
+		// The eleventh and twelfth requests each make the oldest 10,000
+		// waiting labels be forgotten, and say so.
+		forgot := 0.0
+		if q >= 10 {
+			forgot = 10000
+		}
+		if st, m := post(t, url, "/v1/labels", mediaJSONL, body.Bytes()); st != 200 || m["pending"] != 10000.0 || m["applied"] != 0.0 || (m["forgotten"] != nil || forgot != 0) && m["forgotten"] != forgot {
+			t.Fatalf("request %d: %d, applied %v, pending %v, forgotten %v (want %v)", q, st, m["applied"], m["pending"], m["forgotten"], forgot)
 		}
 	}
 	body.Reset()
