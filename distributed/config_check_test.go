@@ -55,6 +55,7 @@ func TestInvalidNamespaceRefused(t *testing.T) {
 	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
+	time.Sleep(200 * time.Millisecond) // the spy counts asynchronously
 	if n := requests.Load(); n != 0 {
 		t.Errorf("%d JetStream requests for invalid namespaces; want none", n)
 	}
@@ -79,6 +80,12 @@ func TestReplicasRefusedAtOnce(t *testing.T) {
 			t.Errorf("entry point %d: %v; want an error naming --replicas, at once", i, err)
 		}
 	}
+	// The spy's handler counts asynchronously: wait for the two requests,
+	// then let a retry, if any, show.
+	for deadline := time.Now().Add(10 * time.Second); creates.Load() < 2 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond)
 	if n := creates.Load(); n != 2 {
 		t.Errorf("%d stream creations by a worker and a driver; want 2, one each, not retried", n)
 	}
