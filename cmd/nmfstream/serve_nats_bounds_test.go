@@ -131,9 +131,15 @@ func TestServeNATSMaxInflight(t *testing.T) {
 		fmt.Fprintf(c, "POST /v1/records HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\nContent-Length: 100000\r\n\r\n{")
 	}
 	body := `{"id":"a1","x":[5,0,0,1],"label":"a"}` + "\n"
+	// Post only once both slow bodies hold their slot: a POST that held a
+	// slot when a slow body came would have sent that one away with 429.
+	for deadline := time.Now().Add(20 * time.Second); natsMetrics(t, base)["nmfstream_posts_in_flight"] < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the two slow bodies did not both take a slot")
+		}
+	}
 	got, ans := 0, ""
 	for deadline := time.Now().Add(20 * time.Second); got != http.StatusTooManyRequests && time.Now().Before(deadline); {
-		// Until both slow bodies hold their slot, a POST may get one.
 		resp, err := http.Post(base+"/v1/records", "application/x-ndjson", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
