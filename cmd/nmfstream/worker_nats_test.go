@@ -19,14 +19,7 @@ import (
 func TestWorkerRunsTheChain(t *testing.T) {
 	s := testNATS(t)
 	dir := t.TempDir()
-	in := filepath.Join(dir, "digits.arrow")
-	writeDigitsStream(t, in, 0.2, 30)
-	flags := []string{"-in", in, "-json", "-batch", "50", "-window", "300", "-rank", "8", "-seed", "2"}
-
-	outS := filepath.Join(dir, "stream.jsonl")
-	if code, _, stderr := runCmd(t, append([]string{"stream", "-out", outS}, flags...)...); code != 0 {
-		t.Fatalf("stream: exit %d: %s", code, stderr)
-	}
+	flags, outS := digitsReference(t, dir)
 
 	wctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -64,4 +57,19 @@ func TestWorkerRunsTheChain(t *testing.T) {
 		t.Errorf("worker summary %+v: want 1 partition taken, and the stream's %d samples predicted", ws, sum.Samples)
 	}
 	t.Logf("worker: %s", fmt.Sprint(ws))
+}
+
+// digitsReference writes the workers' tests' digits stream in dir and runs
+// it through stream (one machine): it returns the flags that stream and
+// stream --nats share and the path of stream's --out, the reference.
+func digitsReference(t *testing.T, dir string) (flags []string, outS string) {
+	t.Helper()
+	in := filepath.Join(dir, "digits.arrow")
+	writeDigitsStream(t, in, 0.2, 30)
+	flags = []string{"-in", in, "-json", "-batch", "50", "-window", "300", "-rank", "8", "-seed", "2"}
+	outS = filepath.Join(dir, "stream.jsonl")
+	if code, _, stderr := runCmd(t, append([]string{"stream", "-out", outS}, flags...)...); code != 0 {
+		t.Fatalf("stream: exit %d: %s", code, stderr)
+	}
+	return flags, outS
 }

@@ -38,13 +38,7 @@ func TestWorkerServerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := s.ClientURL()
-	in := filepath.Join(dir, "digits.arrow")
-	writeDigitsStream(t, in, 0.2, 30)
-	flags := []string{"-in", in, "-json", "-batch", "50", "-window", "300", "-rank", "8", "-seed", "2"}
-	outS := filepath.Join(dir, "stream.jsonl")
-	if code, _, stderr := runCmd(t, append([]string{"stream", "-out", outS}, flags...)...); code != 0 {
-		t.Fatalf("stream: exit %d: %s", code, stderr)
-	}
+	flags, outS := digitsReference(t, dir)
 
 	wctx, stop := context.WithCancel(context.Background())
 	defer stop()
