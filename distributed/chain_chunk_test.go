@@ -216,35 +216,10 @@ func TestChainChunkedTakeover(t *testing.T) {
 	const nb, b, D, N, M = 16, 10, 2000, 3, 8
 	nc, url := startServerPayload(t, smallPayload)
 	cfg := Config{Namespace: "wide-snap", Partitions: 1, Rank: 3, PinnedTTL: 500 * time.Millisecond}
-	settings := []byte(`{"Rank":3,"Seed":4}`)
-	batches := wideBatches(nb, b, D, everyThird)
-	want, wantCounters := referenceSteps(t, settings, batches)
-
-	ws, cancels, stop := runWorkersOf(t, url, 2, snapshotting(cfg, N))
-	ctx, d := startDriver(t, nc, cfg, settings)
-	alive := []bool{true, true}
-	killed, before := -1, 0
-	for k, bt := range batches {
-		got := sendAndCheck(t, ctx, d, k, bt, want[k])
-		if k == M-1 {
-			if killed = ownerOf(ws, alive); killed < 0 {
-				t.Fatal("no instance owns the partition")
-			}
-			before = ws[1-killed].Stats().Rounds
-			cancels[killed]()
-			alive[killed] = false
-		}
-		if k == nb-1 && got.Counters != wantCounters {
-			t.Errorf("counters %+v, the in-process learner's %+v", got.Counters, wantCounters)
-		}
-	}
-	if err := stop(); err != nil {
-		t.Fatal(err)
-	}
 	// The survivor replays the batches after the last snapshot (batch 5):
 	// 6 and 7, each a chunked share.
-	other := ws[1-killed].Stats()
-	if replayed := other.Rounds - before - (nb - M); other.Takeovers == 0 || replayed < 1 || replayed > N {
+	other, replayed := takeoverRun(t, nc, url, cfg, N, wideBatches(nb, b, D, everyThird), M)
+	if other.Takeovers == 0 || replayed < 1 || replayed > N {
 		t.Errorf("the surviving instance took %d roles over and replayed %d batches; want a takeover replaying 1 to %d", other.Takeovers, replayed, N)
 	}
 	// What the trims left of the batch stream: the last share's chunks.

@@ -57,11 +57,28 @@ func TestChainSnapshotTakeover(t *testing.T) {
 	const nb, b, N, M = 40, 10, 5, 23 // M batches answered before the stop
 	nc, url := startServer(t)
 	cfg := Config{Namespace: "snap", Partitions: 1, Rank: 3, PinnedTTL: 500 * time.Millisecond}
-	settings := []byte(`{"Rank":3,"Seed":4}`)
-	batches := chainBatches(nb, b)
-	want, wantCounters := referenceSteps(t, settings, batches)
+	other, replayed := takeoverRun(t, nc, url, cfg, N, chainBatches(nb, b), M)
+	// The survivor learns the nb − M batches after the stop and replays
+	// those after the last snapshot, which is at most N batches old.
+	if other.Takeovers == 0 || replayed < 0 || replayed > N {
+		t.Errorf("the surviving instance took %d roles over and replayed %d batches (learned %d); want a takeover replaying at most %d of the %d before it",
+			other.Takeovers, replayed, other.Rounds, N, M)
+	}
+}
 
-	ws, cancels, stop := runWorkersOf(t, url, 2, snapshotting(cfg, N))
+// takeoverRun runs two worker instances of cfg that snapshot every n
+// batches (settings {"Rank":3, "Seed":4}) and a driver through batches on the server at url (nc a
+// connection to it), checks every answer against one in-process Learner's
+// and the last answer's counters against its counters, and stops the
+// instance that owns partition 0 once M batches are answered. It returns
+// the surviving instance's Stats and the batches it replayed: the rounds
+// it learned past those it had learned before the stop and the
+// len(batches) − M after it.
+func takeoverRun(t *testing.T, nc *nats.Conn, url string, cfg Config, n int, batches []*record.Batch, M int) (Stats, int) {
+	t.Helper()
+	settings := []byte(`{"Rank":3,"Seed":4}`)
+	want, wantCounters := referenceSteps(t, settings, batches)
+	ws, cancels, stop := runWorkersOf(t, url, 2, snapshotting(cfg, n))
 	ctx, d := startDriver(t, nc, cfg, settings)
 	alive := []bool{true, true}
 	killed, before := -1, 0
@@ -75,7 +92,7 @@ func TestChainSnapshotTakeover(t *testing.T) {
 			cancels[killed]()
 			alive[killed] = false
 		}
-		if k == nb-1 && got.Counters != wantCounters {
+		if k == len(batches)-1 && got.Counters != wantCounters {
 			t.Errorf("counters %+v, the in-process learner's %+v", got.Counters, wantCounters)
 		}
 	}
@@ -83,12 +100,7 @@ func TestChainSnapshotTakeover(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := ws[1-killed].Stats()
-	// The survivor learns the nb − M batches after the stop and replays
-	// those after the last snapshot, which is at most N batches old.
-	if replayed := other.Rounds - before - (nb - M); other.Takeovers == 0 || replayed < 0 || replayed > N {
-		t.Errorf("the surviving instance took %d roles over and replayed %d batches (learned %d); want a takeover replaying at most %d of the %d before it",
-			other.Takeovers, replayed, other.Rounds, N, M)
-	}
+	return other, other.Rounds - before - (len(batches) - M)
 }
 
 // TestChainNodeZeroLost runs the chain on a 3-node cluster (replication
