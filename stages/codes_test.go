@@ -73,8 +73,8 @@ func TestCodeUse(t *testing.T) {
 	l = newDigitsLearner(0)
 	l.Codes, l.Predictor = CodesOff, PredictNearest
 	recs, _ := digitsStream(0.1, 100)
-	if _, err := l.Learn(batches(recs, 10)[0]); !errors.Is(err, errCodesOff) {
-		t.Errorf("CodesOff with PredictNearest: error %v, want errCodesOff", err)
+	if _, err := l.Learn(batches(recs, 10)[0]); !errors.Is(err, ErrCodesOff) {
+		t.Errorf("CodesOff with PredictNearest: error %v, want ErrCodesOff", err)
 	}
 	for _, s := range []string{"auto", "off", "only"} {
 		u, err := ParseCodeUse(s)

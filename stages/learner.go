@@ -215,8 +215,12 @@ func (l *Learner) Learn(b *record.Batch) (*Step, error) {
 var (
 	errNoModel   = errors.New("stages: learner: no model")
 	errNeighbors = errors.New("stages: learner: negative Neighbors (the voting neighbours; 0 is the predictor's default)")
-	errCodesOff  = errors.New("stages: learner: CodesOff with a predictor of codes (nearest, walk or propagate): use PredictGraph or PredictSpread")
 )
+
+// ErrCodesOff is Check's error for CodesOff with a predictor that
+// classifies the codes (PredictNearest, PredictWalk, PredictPropagate):
+// it would have nothing to predict from.
+var ErrCodesOff = errors.New("stages: learner: CodesOff with a predictor of codes (nearest, walk or propagate): use PredictGraph or PredictSpread")
 
 // LearnFeatures runs the in-order stages of the chain on a batch that
 // NewFeatures (or the caller) made, in this order:

@@ -7,23 +7,34 @@ import (
 
 // SettingError is a Learner setting that cannot take effect with the
 // others: the part of the chain it sets does not run, so the value would
-// change no prediction. Field names the Learner's (or its Model's) field;
-// Fix says what to do.
+// change no prediction.
 type SettingError struct {
+	// Field is the setting, as the Learner's field ("SpreadCodes") or
+	// its model's ("Model.SearchFit").
 	Field string
-	Fix   string
+	// With is what it takes effect with, as Field=values, values joined
+	// by "|" ("Predictor=graph|spread", "Codes=auto", "Codes=auto|off"),
+	// or the name of a field that must be set ("Model.SearchBasis"): the
+	// command line names its flags from Field and With.
+	With string
+	// Fix says what to do, in the Learner's terms.
+	Fix string
 }
 
 func (e *SettingError) Error() string {
 	return fmt.Sprintf("stages: learner: %s has no effect here: %s", e.Field, e.Fix)
 }
 
+// withSpreading is SettingError.With of the settings of the spreading
+// predictors.
+const withSpreading = "Predictor=graph|spread"
+
 // Check returns the Learner's settings that are invalid or would have no
 // effect, joined (each a *SettingError, or a plain error for a missing
 // Model or a negative count), or nil. LearnFeatures refuses to run with
 // any of them, before it changes anything: a setting that is accepted and
 // changes nothing is a defect (docs/DESIGN.md §6). The command line makes
-// the same checks on its flags (cmd/nmfstream checkCodeUse), naming them.
+// its flags through it (cmd/nmfstream checkCodeUse), naming them.
 func (l *Learner) Check() error {
 	if l.Model == nil {
 		return errNoModel
@@ -34,24 +45,24 @@ func (l *Learner) Check() error {
 	}
 	spreads := l.Predictor == PredictGraph || l.Predictor == PredictSpread
 	if l.Codes == CodesOff && !spreads {
-		errs = append(errs, errCodesOff)
+		errs = append(errs, ErrCodesOff)
 	}
 	for _, f := range []struct {
 		name string
 		v    float64
 	}{{"SpreadPower", l.SpreadPower}, {"SpreadCodes", l.SpreadCodes}, {"SpreadMetric", l.SpreadMetric}, {"SpreadSweeps", float64(l.SpreadSweeps)}} {
 		if f.v != 0 && !spreads {
-			errs = append(errs, &SettingError{f.name, "it weighs or sweeps the graph PredictGraph and PredictSpread spread the labels over, and PredictNearest, PredictWalk and PredictPropagate do not: leave it zero, or use PredictGraph"})
+			errs = append(errs, &SettingError{f.name, withSpreading, "it weighs or sweeps the graph PredictGraph and PredictSpread spread the labels over, and PredictNearest, PredictWalk and PredictPropagate do not: leave it zero, or use PredictGraph"})
 		}
 	}
 	if l.SpreadCodes != 0 && spreads && l.Codes != CodesAuto {
-		errs = append(errs, &SettingError{"SpreadCodes", "the codes' factor weighs the samples' edges with CodesAuto only: leave it zero, or use CodesAuto"})
+		errs = append(errs, &SettingError{"SpreadCodes", "Codes=auto", "the codes' factor weighs the samples' edges with CodesAuto only: leave it zero, or use CodesAuto"})
 	}
 	if l.SpreadMetric != 0 && spreads && l.Codes == CodesOnly {
-		errs = append(errs, &SettingError{"SpreadMetric", "the learned metric searches the samples' graph, which CodesOnly does not spread over: leave it zero, or use CodesAuto or CodesOff"})
+		errs = append(errs, &SettingError{"SpreadMetric", "Codes=auto|off", "the learned metric searches the samples' graph, which CodesOnly does not spread over: leave it zero, or use CodesAuto or CodesOff"})
 	}
 	if l.Model.SearchFit != 0 && (l.Model.SearchBasis <= 0 || l.Model.SearchDim > 0) {
-		errs = append(errs, &SettingError{"Model.SearchFit", "it chooses the search basis's fit, and Model.SearchBasis is not set (or Model.SearchDim replaces it): leave it zero, or set SearchBasis without SearchDim"})
+		errs = append(errs, &SettingError{"Model.SearchFit", "Model.SearchBasis", "it chooses the search basis's fit, and Model.SearchBasis is not set (or Model.SearchDim replaces it): leave it zero, or set SearchBasis without SearchDim"})
 	}
 	return errors.Join(errs...)
 }

@@ -28,7 +28,7 @@ func TestLearnerCheck(t *testing.T) {
 		{"search fit with SearchDim", func(l *Learner) {
 			l.Model.SearchFit, l.Model.SearchBasis, l.Model.SearchDim = model.SearchFitNMF, 10, 8
 		}, "Model.SearchFit", nil},
-		{"CodesOff with nearest", func(l *Learner) { l.Codes, l.Predictor = CodesOff, PredictNearest }, "", errCodesOff},
+		{"CodesOff with nearest", func(l *Learner) { l.Codes, l.Predictor = CodesOff, PredictNearest }, "", ErrCodesOff},
 		{"negative neighbours", func(l *Learner) { l.Neighbors = -1 }, "", errNeighbors},
 	}
 	recs, _ := digitsStream(0.1, 100)

@@ -203,42 +203,63 @@ func parsePredictor(s string) (int, error) {
 
 // checkCodeUse refuses --codes off with a predictor that classifies codes,
 // and the settings of a part of the predictor that the chosen predictor or
-// --codes does not run: the graph predictor's edge weights (--spread-*)
-// with a predictor that does not spread, the codes' factor with --codes
-// off or only, the learned metric with --codes only, and the search basis
-// (--search-basis, --search-fit) with --search-dim or --codes off. Each
-// would change nothing (a flag at its zero default is not a setting).
+// --codes does not run: the learner's own check (stages.Learner.Check)
+// decides, and settingFlags names the flags; the search basis's flags
+// (--search-basis, --search-fit), whose defaults are set, are refused here
+// with --search-dim or --codes off. Each would change nothing (a flag at
+// its zero default is not a setting).
 func checkCodeUse(c onlineConfig) error {
-	p := stages.Predictor(c.Predictor)
-	codes := stages.CodeUse(c.Codes)
-	spreads := p == stages.PredictGraph || p == stages.PredictSpread
-	if codes == stages.CodesOff && !spreads {
-		return fmt.Errorf("%w: --codes off leaves nothing to --predictor nearest, walk or propagate, which classify the codes: use --predictor graph or spread", errUsage)
-	}
 	var errs []error
-	for _, f := range []struct {
-		name string
-		v    float64
-	}{{"spread-power", c.SpreadPower}, {"spread-codes", c.SpreadCodes}, {"spread-metric", c.SpreadMetric}} {
-		if f.v != 0 && !spreads {
-			errs = append(errs, fmt.Errorf("%w: --%s weighs the graph predictor's edges, and --predictor nearest, walk and propagate do not spread the labels over them: drop it, or use --predictor graph or spread", errUsage, f.name))
+	for _, e := range joined(c.learner().Check()) {
+		var se *stages.SettingError
+		switch {
+		case errors.Is(e, stages.ErrCodesOff):
+			errs = append(errs, fmt.Errorf("%w: --codes off leaves nothing to --predictor nearest, walk or propagate, which classify the codes: use --predictor graph or spread", errUsage))
+		case errors.As(e, &se):
+			if msg, ok := settingFlags[[2]string{se.Field, se.With}]; !ok {
+				errs = append(errs, fmt.Errorf("%w: %v", errUsage, e))
+			} else if msg != "" {
+				errs = append(errs, fmt.Errorf("%w: %s", errUsage, msg))
+			}
 		}
-	}
-	if c.SpreadCodes != 0 && spreads && codes != stages.CodesAuto {
-		errs = append(errs, fmt.Errorf("%w: --spread-codes weighs the samples' edges by their codes with --codes auto only (off reads no codes, only spreads over the codes' own graph): drop it, or use --codes auto", errUsage))
-	}
-	if c.SpreadMetric != 0 && spreads && codes == stages.CodesOnly {
-		errs = append(errs, fmt.Errorf("%w: --spread-metric learns the samples' graph, which --codes only does not search: drop it, or use --codes auto or off", errUsage))
 	}
 	if c.SearchBasis != model.DefaultSearchBasis || model.SearchFit(c.SearchFit) != model.SearchFitSVD {
 		switch {
 		case c.SearchDim > 0:
 			errs = append(errs, fmt.Errorf("%w: --search-dim replaces the search basis: drop --search-basis and --search-fit, or --search-dim", errUsage))
-		case codes == stages.CodesOff:
+		case stages.CodeUse(c.Codes) == stages.CodesOff:
 			errs = append(errs, fmt.Errorf("%w: --codes off searches the raw samples, without a search basis: drop --search-basis and --search-fit, or use --codes auto", errUsage))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// settingFlags words stages.SettingError{Field, With} for the command
+// line, naming the flag; "" for those the search flags' own check above
+// words (the learner sees no search basis with --search-dim or --codes
+// off, whatever --search-basis says).
+var settingFlags = map[[2]string]string{
+	{"SpreadPower", "Predictor=graph|spread"}:  spreadsOnly("--spread-power"),
+	{"SpreadCodes", "Predictor=graph|spread"}:  spreadsOnly("--spread-codes"),
+	{"SpreadMetric", "Predictor=graph|spread"}: spreadsOnly("--spread-metric"),
+	{"SpreadCodes", "Codes=auto"}:              "--spread-codes weighs the samples' edges by their codes with --codes auto only (off reads no codes, only spreads over the codes' own graph): drop it, or use --codes auto",
+	{"SpreadMetric", "Codes=auto|off"}:         "--spread-metric learns the samples' graph, which --codes only does not search: drop it, or use --codes auto or off",
+	{"Model.SearchFit", "Model.SearchBasis"}:   "",
+}
+
+func spreadsOnly(flag string) string {
+	return flag + " weighs the graph predictor's edges, and --predictor nearest, walk and propagate do not spread the labels over them: drop it, or use --predictor graph or spread"
+}
+
+// joined returns the errors errors.Join joined into err, or err alone.
+func joined(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	if err == nil {
+		return nil
+	}
+	return []error{err}
 }
 
 func parseMetric(s string) (int, error) {
