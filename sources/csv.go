@@ -96,8 +96,16 @@ const (
 // When r is the line limiter of Open, a record with a line over its byte
 // limit or with more fields than its field limit is rejected too, naming
 // its line, without being held in memory, and the records after it are
-// read; if it is the first record, which fixes the header and the number
-// of fields, Next stops with a *LimitError.
+// read. So are the first records: the first record within the limits
+// fixes the header and the number of fields, and each overlong record
+// before it is a reject at offset 0, 1, … (an overlong line cannot be told
+// from a data record), in the first batch Next returns, before its records
+// (in the first batches if there are more than BatchSize). A header after
+// them, detected or required by a column chosen by name, takes no offset:
+// with k of them, data records count from k. An input of overlong records
+// alone ends without an error, all of them rejected. With HeaderPresent an
+// overlong first line is the header, whose columns cannot be read: Next
+// and Form stop with a *LimitError.
 //
 // Set the exported fields before the first call to Next or Form.
 type CSV struct {
@@ -142,6 +150,38 @@ type CSV struct {
 	row       []float64
 	dense     denseRows
 	batch     batch
+
+	// skipped holds the overlong records before the first record within
+	// the limits, from offset 0, that Next has not yet put in batches:
+	// skipOff is the offset of the next one, the record skipIn of the run
+	// skipped[0]. They are all held until that first record is read, in
+	// runs (see overlongRun): a file whose every line has the same number
+	// of fields over the limit (a MaxDim set too small) takes one run.
+	skipped []overlongRun
+	skipOff int64
+	skipIn  int64
+}
+
+// overlongRun is n overlong records, from first on, on consecutive lines,
+// whose reasons differ only in their line.
+type overlongRun struct {
+	first *overlong
+	n     int64
+}
+
+// extends reports whether o is the record after the run r, with the same
+// reason but for its line.
+func (r *overlongRun) extends(o *overlong) bool {
+	f := r.first
+	return o.line == f.line+r.n && o.fields == f.fields && o.limit == f.limit &&
+		(o.fields && o.nf == f.nf || !o.fields && o.bytes == f.bytes)
+}
+
+// reason is the reason of the run's record i, counting from 0.
+func (r *overlongRun) reason(i int64) string {
+	o := *r.first
+	o.line += i
+	return o.reason()
 }
 
 var _ Source = (*CSV)(nil)
@@ -162,7 +202,8 @@ func (c *CSV) overlong() *overlong {
 	return c.limit.takeSkipped(c.r.InputOffset())
 }
 
-// Form reads the first record (and header) and returns FormDense, or
+// Form reads the first record within the limits of the line limiter (and
+// header), past overlong ones (see CSV), and returns FormDense, or
 // FormText with a text column, or why the input cannot be used.
 func (c *CSV) Form() (record.Form, error) {
 	if !c.start() {
@@ -218,9 +259,18 @@ func (c *CSV) start() bool {
 	}
 	c.unlabeled = normalizeLabel(strings.TrimSpace(c.Unlabeled))
 	rec, err := c.r.Read()
-	if o := c.overlong(); o != nil {
-		c.err = o.limitError()
-		return false
+	for o := c.overlong(); o != nil; o = c.overlong() {
+		if c.Header == HeaderPresent {
+			c.err = o.limitError() // the header, which cannot be read
+			return false
+		}
+		if k := len(c.skipped) - 1; k >= 0 && c.skipped[k].extends(o) {
+			c.skipped[k].n++
+		} else {
+			c.skipped = append(c.skipped, overlongRun{first: o, n: 1})
+		}
+		c.off++ // the header, if rec is one, takes no offset
+		rec, err = c.r.Read()
 	}
 	if err == io.EOF {
 		c.done = true
@@ -278,6 +328,9 @@ func (c *CSV) start() bool {
 				j, ok := names[k.col.Name]
 				if !ok {
 					c.err = fmt.Errorf("sources: csv: no %s column named %q in the header %q", k.what, k.col.Name, rec)
+					if len(c.skipped) > 0 {
+						c.err = fmt.Errorf("%w, the first record within the limits, after %d over them (the first: %s)", c.err, c.off, c.skipped[0].reason(0))
+					}
 					return false
 				}
 				*k.idx = j
@@ -311,12 +364,24 @@ func b2i(b bool) int {
 
 // Next reads the next batch of up to BatchSize records.
 func (c *CSV) Next() bool {
-	if !c.start() || c.done {
+	if !c.start() || (c.done && len(c.skipped) == 0) {
 		return false
 	}
 	c.batch.reset(c.form())
 	bs := batchSize(c.BatchSize)
 	for k := 0; k < bs; k++ {
+		if len(c.skipped) > 0 {
+			c.batch.reject(c.skipOff, "", "%s", c.skipped[0].reason(c.skipIn))
+			c.skipOff, c.skipIn = c.skipOff+1, c.skipIn+1
+			if c.skipIn == c.skipped[0].n {
+				c.skipped[0] = overlongRun{}
+				c.skipped, c.skipIn = c.skipped[1:], 0
+			}
+			continue
+		}
+		if c.done {
+			break
+		}
 		rec := c.first
 		c.first = nil
 		if rec == nil {
@@ -476,6 +541,7 @@ func (c *CSV) Err() error { return c.err }
 // Close closes the input if Open opened it.
 func (c *CSV) Close() error {
 	c.started, c.done = true, true
+	c.skipped = nil
 	if c.closer != nil {
 		cl := c.closer
 		c.closer = nil

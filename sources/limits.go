@@ -154,8 +154,8 @@ func (o *overlong) reason() string {
 		o.line, o.bytes, o.limit)
 }
 
-// limitError is the *LimitError of the record when it is the first of
-// the input, whose fields the input's form depends on.
+// limitError is the *LimitError of the record when it is the header that
+// HeaderPresent requires, whose columns cannot be read (see CSV).
 func (o *overlong) limitError() error {
 	if o.fields {
 		return &LimitError{Input: o.path, Record: -1, What: fmt.Sprintf("the number of fields of the record on line %d", o.line),
@@ -189,7 +189,7 @@ func (l *lineLimit) Read(p []byte) (int, error) {
 			l.pending = l.pending[n:]
 			l.out += int64(n)
 			return n, nil
-		case l.newlines > 0:
+		case l.newlines > 0 && l.skip == nil:
 			n := int(min(int64(len(p)), l.newlines))
 			for k := range p[:n] {
 				p[k] = '\n'

@@ -203,28 +203,29 @@ func TestParquetSchemaBomb(t *testing.T) {
 	}
 }
 
-// TestCSVLineLimit: a CSV input without newlines is refused once a line
-// exceeds the bound, instead of being buffered whole as one record; lines
-// within it read as before.
+// TestCSVLineLimit: a CSV input without newlines is one record over the
+// bound, a reject of record 0 naming its line and length, instead of being
+// buffered whole; lines within it read as before.
 func TestCSVLineLimit(t *testing.T) {
 	long := strings.Repeat("1,", 8<<20) // 16 MiB, one line
+	var c *collected
 	var err error
 	total, _ := allocated(func() {
 		src := NewCSV(&lineLimit{r: strings.NewReader(long), max: 1 << 16, path: "long.csv"})
-		for src.Next() {
-		}
+		c = readAll(t, src)
 		err = src.Err()
 	})
-	if err == nil || !strings.Contains(err.Error(), "long.csv: the length in bytes of line 1 exceeds the limit of 65536") {
-		t.Errorf("err = %v, want the line limit", err)
+	if err != nil || len(c.dense) != 0 || len(c.rejects) != 1 ||
+		!strings.Contains(c.rejects[0].Reason.Error(), "record 0: line 1: 16777216 bytes, over the limit of 65536 bytes") {
+		t.Errorf("rejects %v, err %v; want record 0 rejected for the line limit", c.rejects, err)
 	}
 	// About 5 MiB whatever the line's length (2 MiB or 16 MiB): the
 	// readers' buffers, not the line.
 	if total > 8<<20 {
-		t.Errorf("refusing it allocated %d bytes", total)
+		t.Errorf("rejecting it allocated %d bytes", total)
 	}
 	src := NewCSV(&lineLimit{r: strings.NewReader("1,2\n3,4\n5,6\n"), max: 4})
-	c := readAll(t, src)
+	c = readAll(t, src)
 	if err := src.Err(); err != nil || len(c.dense) != 3 {
 		t.Errorf("lines within the limit: %d rows, err %v", len(c.dense), err)
 	}
@@ -237,23 +238,24 @@ func TestCSVLineLimit(t *testing.T) {
 // quoted newlines, do not count, and records within the limit are read.
 func TestCSVFieldLimit(t *testing.T) {
 	wide := strings.Repeat(",", 4<<20) + "\n"
+	var c *collected
 	var err error
 	total, _ := allocated(func() {
 		src := NewCSV(&lineLimit{r: strings.NewReader(wide), max: 64 << 20, path: "wide.csv", maxFields: 1 << 10})
-		for src.Next() {
-		}
+		c = readAll(t, src)
 		err = src.Err()
 	})
-	if err == nil || !strings.Contains(err.Error(), "number of fields of the record on line 1 exceeds the limit of 1024") {
-		t.Errorf("err = %v, want the field limit", err)
+	if err != nil || len(c.dense) != 0 || len(c.rejects) != 1 ||
+		!strings.Contains(c.rejects[0].Reason.Error(), "record 0: line 1: 4194305 fields, over the limit of 1024 fields") {
+		t.Errorf("rejects %v, err %v; want record 0 rejected for the field limit", c.rejects, err)
 	}
 	if total > 8<<20 {
-		t.Errorf("refusing it allocated %d bytes", total)
+		t.Errorf("rejecting it allocated %d bytes", total)
 	}
 	in := "text,a,b\n\"one, two, three\n, four, five\",1,2\n\"x\"\"y,\",3,4\n"
 	src := NewCSV(&lineLimit{r: strings.NewReader(in), max: 1 << 10, maxFields: 3})
 	src.TextColumn = Column{Name: "text"}
-	c := readAll(t, src)
+	c = readAll(t, src)
 	if err := src.Err(); err != nil || len(c.text) != 2 {
 		t.Errorf("quoted commas and newlines: %d documents, err %v", len(c.text), err)
 	}
