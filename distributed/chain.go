@@ -336,11 +336,12 @@ func (o *ownerState) settle(seq uint64) {
 // on its context if it has one, and publishes the batch's Step with l's
 // counters less what the contexts added to them (cumulated in o.context):
 // the context's samples are learned, not predicted for the driver nor
-// counted. A batch its driver sent again (o.repeat) is not learned again:
-// its answer was published when it was learned. It returns the Learner
-// that learned the batch: l, or, on the first batch after a common start
-// learned once (start: hdrStart), the Learner the owner forked from
-// partition 0's state (Worker.fork).
+// counted; and the counts of the share's late labels (learnCounted,
+// ChainStep.LabelsWaited). A batch its driver sent again (o.repeat) is
+// not learned again: its answer was published when it was learned. It
+// returns the Learner that learned the batch: l, or, on the first batch
+// after a common start learned once (start: hdrStart), the Learner the
+// owner forked from partition 0's state (Worker.fork).
 func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, o *ownerState, part int, drv string, b int64, start bool, data []byte) (*stages.Learner, error) {
 	if o.repeat(drv, b) {
 		return l, nil
@@ -355,7 +356,7 @@ func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, o *ownerStat
 	if err != nil {
 		return l, badMessage("driver %s batch %d: %v", drv, b, err)
 	}
-	st, err := learnShare(l, f, fc, &o.context)
+	st, lc, err := learnCounted(l, f, fc, &o.context)
 	if err != nil {
 		return l, corrupt("driver %s batch %d: %v", drv, b, err)
 	}
@@ -363,7 +364,7 @@ func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, o *ownerStat
 	o.batches++
 	c := subCounters(l.Counters(), o.context)
 	c.Offset = l.Counters().Offset
-	answer, err := encodeStep(st, c, l.Scores(), l.Confusion(), l.Pending())
+	answer, err := encodeStepLabels(st, c, l.Scores(), l.Confusion(), l.Pending(), lc)
 	if err != nil {
 		return l, err
 	}
@@ -378,6 +379,38 @@ func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, o *ownerStat
 	msg.Header.Set(hdrBatch, strconv.FormatInt(b, 10))
 	msg.Header.Set(hdrPart, strconv.Itoa(part))
 	return l, publishChunked(ctx, w.js, msg, chainMsgID(drv, b, part))
+}
+
+// learnCounted is learnShare, and the counts of the share's late labels:
+// those that waited for their sample when applied (stages.Step.Waited),
+// the ids among them whose label still waits after the share
+// (stages.Learner.LabelWaits), and the waiting labels l forgot meanwhile
+// (the growth of stages.Learner.ForgottenLabels): ChainStep.LabelsWaited,
+// LabelsWaiting and LabelsForgotten.
+func learnCounted(l *stages.Learner, f, fc *stages.Features, ctxCounts *stages.Counters) (*stages.Step, labelCounts, error) {
+	forgot := l.ForgottenLabels()
+	st, err := learnShare(l, f, fc, ctxCounts)
+	if err != nil {
+		return nil, labelCounts{}, err
+	}
+	lc := labelCounts{Waited: len(st.Waited), Forgotten: l.ForgottenLabels() - forgot}
+	seen := make(map[string]bool, len(st.Waited))
+	for _, id := range st.Waited {
+		if !seen[id] {
+			seen[id] = true
+			if l.LabelWaits(id) {
+				lc.Waiting++
+			}
+		}
+	}
+	return st, lc, nil
+}
+
+// labelCounts is what an owner counted of a batch's late labels: the
+// fields of ChainStep of the same names, less "Labels".
+type labelCounts struct {
+	Waited, Waiting int
+	Forgotten       int64
 }
 
 // learnShare runs l on the share f and its context fc (nil for none) and
@@ -554,6 +587,25 @@ type ChainStep struct {
 	Counters stages.Counters
 	Scores   stages.Scores
 	Pending  int
+	// LabelsWaited, LabelsWaiting and LabelsForgotten are the owners'
+	// counts of this batch's late labels, summed over the partitions
+	// (zero from an owner that writes no version-4 answers,
+	// chain_answer.go): LabelsWaited the
+	// labels that waited for their record when the owner applied them
+	// (neither its window held their id nor an arrival prediction
+	// awaited it; a later label of the same id replaces one that waits,
+	// and both count), LabelsWaiting the ids of those whose label still
+	// waits after the batch (one per id), and LabelsForgotten the waiting
+	// labels, of this batch or earlier ones, that the owner's Learner
+	// forgot, oldest first, to keep them within its horizon while it
+	// learned the batch (the growth of stages.Learner.ForgottenLabels).
+	// They are serve's pending and forgotten of a POST /v1/labels
+	// (cmd/nmfstream/serve.go, applyLabels; learnCounted). With P > 1 a late label sent to every
+	// partition (Router.Split: its id unknown, dense records routed by
+	// anchors) is counted by every owner.
+	LabelsWaited    int
+	LabelsWaiting   int
+	LabelsForgotten int64
 	// Skipped marks a batch that a resumed driver (ResumeChainDriver) had
 	// received before: Step is empty and the counters zero, for the
 	// answers were written by the run that received them.
@@ -966,6 +1018,9 @@ func (d *ChainDriver) merge(b int64, parts map[int]*wireStep) *ChainStep {
 		}
 		st.Rejects = append(st.Rejects, rejectsFromWire(w.Rejects)...)
 		st.Duplicates = append(st.Duplicates, w.Duplicates...)
+		out.LabelsWaited += w.LabelsWaited
+		out.LabelsWaiting += w.LabelsWaiting
+		out.LabelsForgotten += w.LabelsForgotten
 		d.last[p] = w
 	}
 	slices.SortStableFunc(st.Predictions, func(a, b stages.Prediction) int { return cmp.Compare(a.Offset, b.Offset) })

@@ -25,14 +25,21 @@ import (
 // written once per partition and batch, and its confusion grows with the
 // square of the classes while its nonzero cells grow with the scored
 // samples: with 1,000 classes the dense rows were 10⁶ varints an answer.
+// Version 4 (answerMagicV4) is version 3 (answerMagic) followed by the
+// counts of the batch's late labels (wireStep's LabelsWaited,
+// LabelsWaiting, LabelsForgotten; unsigned varints). An owner writes it
+// when one of them is nonzero, version 3 otherwise: the bytes of a batch
+// without waiting or forgotten labels are those an owner wrote before
+// version 4, which the drivers before it read.
 // The driver reads the answers of older owners too: answerMagicV2's
 // confusion is each class's name and its whole row (classes + 1 varints),
 // answerMagicV1's ends before it. decodeStep reads gob too (answers an
 // older owner stored), which cannot begin with a zero byte.
 
-// answerMagic begins a binary answer; answerMagicV2 one with a dense
-// confusion, answerMagicV1 one without.
-var answerMagic, answerMagicV2, answerMagicV1 = [3]byte{0, 'S', 3}, [3]byte{0, 'S', 2}, [3]byte{0, 'S', 1}
+// answerMagicV4 begins a binary answer with the counts of its batch's late
+// labels, answerMagic one without them (zero); answerMagicV2 one with a
+// dense confusion, answerMagicV1 one without.
+var answerMagicV4, answerMagic, answerMagicV2, answerMagicV1 = [3]byte{0, 'S', 4}, [3]byte{0, 'S', 3}, [3]byte{0, 'S', 2}, [3]byte{0, 'S', 1}
 
 // stepCounters returns pointers to c's fields, in the wire's order.
 // TestAnswerCodecCountersComplete fails when stages.Counters has a field
@@ -50,7 +57,12 @@ func appendString(b []byte, s string) []byte {
 
 // appendAnswer returns b with w's binary form appended.
 func appendAnswer(b []byte, w *wireStep) []byte {
-	b = append(b, answerMagic[:]...)
+	labels := w.LabelsWaited != 0 || w.LabelsWaiting != 0 || w.LabelsForgotten != 0
+	if labels {
+		b = append(b, answerMagicV4[:]...)
+	} else {
+		b = append(b, answerMagic[:]...)
+	}
 	b = binary.AppendUvarint(b, uint64(len(w.IDs)))
 	for i := range w.IDs {
 		b = appendString(b, w.IDs[i])
@@ -76,7 +88,13 @@ func appendAnswer(b []byte, w *wireStep) []byte {
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(w.Scored.BalancedAccuracy))
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(w.Scored.MacroF1))
 	b = binary.AppendVarint(b, int64(w.Pending))
-	return appendConfusion(b, w.Confusion)
+	b = appendConfusion(b, w.Confusion)
+	if labels {
+		b = binary.AppendUvarint(b, uint64(w.LabelsWaited))
+		b = binary.AppendUvarint(b, uint64(w.LabelsWaiting))
+		b = binary.AppendUvarint(b, uint64(w.LabelsForgotten))
+	}
+	return b
 }
 
 // appendConfusion returns b with cf's classes and nonzero cells appended
@@ -174,6 +192,18 @@ func (r *answerReader) count(what string, min int) int {
 	return int(n)
 }
 
+// size reads a count (an unsigned varint) that need not fit in the rest
+// of the message, refusing one over math.MaxInt32.
+func (r *answerReader) size(what string) int64 {
+	n := r.uvarint(what)
+	if n > math.MaxInt32 {
+		r.fail(what)
+		r.b = nil
+		return 0
+	}
+	return int64(n)
+}
+
 func (r *answerReader) str(what string) string {
 	n := r.uvarint(what)
 	if n > uint64(len(r.b)) {
@@ -199,7 +229,8 @@ func (r *answerReader) float(what string) float64 {
 
 // readAnswer decodes a binary answer (after its magic) into w, of the
 // form version: 1 without its confusion, 2 with a dense one, 3 with a
-// sparse one (answerMagic).
+// sparse one (answerMagic), 4 with a sparse one and the counts of the
+// batch's late labels (answerMagicV4).
 func readAnswer(b []byte, w *wireStep, version byte) error {
 	r := &answerReader{b: b}
 	n := r.count("predictions", 11)
@@ -233,7 +264,7 @@ func readAnswer(b []byte, w *wireStep, version byte) error {
 	w.Scored.MacroF1 = r.float("scores")
 	w.Pending = int(r.varint("pending"))
 	switch version {
-	case answerMagic[2]:
+	case answerMagic[2], answerMagicV4[2]:
 		w.Confusion = r.confusion()
 	case answerMagicV2[2]:
 		k := r.count("confusion", 2)
@@ -249,6 +280,11 @@ func readAnswer(b []byte, w *wireStep, version byte) error {
 			}
 			w.Confusion.N = append(w.Confusion.N, row)
 		}
+	}
+	if version == answerMagicV4[2] {
+		w.LabelsWaited = int(r.size("labels waited"))
+		w.LabelsWaiting = int(r.size("labels waiting"))
+		w.LabelsForgotten = r.size("labels forgotten")
 	}
 	if r.err == nil && len(r.b) > 0 {
 		return corrupt("step: %d bytes after its end", len(r.b))

@@ -231,10 +231,27 @@ type wireStep struct {
 	// Confusion is the owner's counts behind Scored, which the driver
 	// adds over the partitions (absent in answers before 2026-11-29).
 	Confusion stages.Confusion
+	// LabelsWaited, LabelsWaiting and LabelsForgotten are the owner's
+	// counts of the batch's late labels (ChainStep's fields of the same
+	// names, learnCounted); zero in answers before version 4
+	// (answerMagicV4).
+	LabelsWaited    int
+	LabelsWaiting   int
+	LabelsForgotten int64
 }
 
+// encodeStep is encodeStepLabels with no label counts.
 func encodeStep(st *stages.Step, c stages.Counters, sc stages.Scores, conf stages.Confusion, pending int) ([]byte, error) {
-	w := wireStep{Rejects: rejectsToWire(st.Rejects), Duplicates: st.Duplicates, Counters: c, Scored: sc, Pending: pending, Confusion: conf}
+	return encodeStepLabels(st, c, sc, conf, pending, labelCounts{})
+}
+
+// encodeStepLabels returns the binary form (chain_answer.go) of an
+// owner's answer: the batch's Step st, its Learner's counters c, scores
+// sc, confusion conf and pending labels after the batch, and the counts lc
+// of the batch's late labels.
+func encodeStepLabels(st *stages.Step, c stages.Counters, sc stages.Scores, conf stages.Confusion, pending int, lc labelCounts) ([]byte, error) {
+	w := wireStep{Rejects: rejectsToWire(st.Rejects), Duplicates: st.Duplicates, Counters: c, Scored: sc, Pending: pending, Confusion: conf,
+		LabelsWaited: lc.Waited, LabelsWaiting: lc.Waiting, LabelsForgotten: lc.Forgotten}
 	for _, p := range st.Predictions {
 		w.IDs = append(w.IDs, p.ID)
 		w.Offsets = append(w.Offsets, p.Offset)
@@ -248,7 +265,7 @@ func encodeStep(st *stages.Step, c stages.Counters, sc stages.Scores, conf stage
 // the form before it.
 func decodeStep(raw []byte) (*wireStep, error) {
 	var w wireStep
-	if len(raw) >= len(answerMagic) && slices.Contains([][3]byte{answerMagic, answerMagicV2, answerMagicV1}, [3]byte(raw[:3])) {
+	if len(raw) >= len(answerMagic) && slices.Contains([][3]byte{answerMagicV4, answerMagic, answerMagicV2, answerMagicV1}, [3]byte(raw[:3])) {
 		if err := readAnswer(raw[3:], &w, raw[2]); err != nil {
 			return nil, err
 		}

@@ -35,10 +35,13 @@ func (l *Learner) Label(id, label string) error {
 	}
 	l.init()
 	l.sc.c.LateLabels++
-	return l.lateLabel(id, label)
+	_, err := l.lateLabel(id, label)
+	return err
 }
 
-func (l *Learner) lateLabel(id, label string) error {
+// lateLabel applies a late label and reports whether it waits for its
+// sample.
+func (l *Learner) lateLabel(id, label string) (waits bool, err error) {
 	l.labelSeen = true
 	p, predicted := l.preds.take(id)
 	n, held := l.Window.Lookup(id)
@@ -47,17 +50,23 @@ func (l *Learner) lateLabel(id, label string) error {
 		// class, so that labels whose sample never comes take no class
 		// (Featurize.MaxClasses).
 		l.forgotten += int64(l.pending.put(id, label, l.horizon()))
-		return nil
+		return true, nil
 	}
 	c := l.class(label)
 	if predicted {
 		l.score(p, c)
 	}
 	if held {
-		return l.setLabel(n, c)
+		return false, l.setLabel(n, c)
 	}
-	return nil
+	return false, nil
 }
+
+// LabelWaits reports whether a label waits for the sample id: applied
+// before it came, and neither taken by it nor forgotten since. Like every
+// method of Learner it must be called from the goroutine that owns the
+// Learner.
+func (l *Learner) LabelWaits(id string) bool { return l.pending.has(id) }
 
 // waitingLabel returns the label waiting for the sample id (lateLabel), if
 // any, and takes it: a label that would add a class beyond
@@ -169,8 +178,12 @@ func (l *Learner) predictInOrder(ids []int, b *Identified) ([]Prediction, error)
 			lo = p
 		}
 		for _, ll := range due {
-			if err := l.lateLabel(ll.ID, ll.Label); err != nil {
+			waits, err := l.lateLabel(ll.ID, ll.Label)
+			if err != nil {
 				return nil, err
+			}
+			if waits {
+				l.waited = append(l.waited, ll.ID)
 			}
 		}
 		if p == len(out) || !labeled {

@@ -126,6 +126,7 @@ type Learner struct {
 	walked    []bool
 	preds     fifo[pred]   // arrival predictions waiting for a label
 	pending   fifo[string] // labels waiting for their sample
+	waited    []string     // the ids of the batch's late labels that waited (Step.Waited), while LearnFeatures runs
 	sc        Scorer       // the prequential scorer, and the learner's other counters
 	sp        spreader     // PredictGraph's label scores
 	wr        weightRows   // the k-NN graph's weights PredictGraph spreads over
@@ -146,6 +147,12 @@ type Step struct {
 	Rejects []record.Reject
 	// Duplicates lists the offsets of samples skipped as duplicates.
 	Duplicates []int64
+	// Waited lists the ids of the batch's late labels that waited for
+	// their sample when they were applied (neither the window held it nor
+	// an arrival prediction awaited it), in the order applied: an id twice
+	// if a later label of it replaced a waiting one. LabelWaits says which
+	// still wait.
+	Waited []string
 }
 
 // Counters returns the running totals.
@@ -278,7 +285,9 @@ func (l *Learner) LearnFeatures(f *Features) (*Step, error) {
 	}
 	l.sc.c.LateLabels += int64(id.LateLabels)
 	r = trace.StartRegion(context.Background(), "beside")
+	l.waited = nil
 	st.Predictions, err = l.predictBeside(step, ids, id)
+	st.Waited, l.waited = l.waited, nil
 	r.End()
 	if err != nil {
 		return nil, err

@@ -674,13 +674,15 @@ func (s *server) learned(ls *learnState, p *part) error {
 // replaced while waiting.
 func (s *server) applyLabels(r *request) error {
 	before := s.learner.ForgottenLabels()
-	defer func() {
-		// The waiting labels are forgotten oldest first: this request's
-		// own are forgotten only once the store holds nothing older.
-		r.forgotten = int(s.learner.ForgottenLabels() - before)
-		r.stillPending = min(r.pending, s.learner.Pending())
-	}()
 	waiting := map[string]int64{} // id → offset of the label of this request that waits for it
+	defer func() {
+		r.forgotten = int(s.learner.ForgottenLabels() - before)
+		for id := range waiting {
+			if s.learner.LabelWaits(id) {
+				r.stillPending++
+			}
+		}
+	}()
 	for _, lr := range r.labels {
 		// A label that waits for its record takes no class until the
 		// record comes (stages.Featurize.MaxClasses).

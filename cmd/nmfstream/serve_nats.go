@@ -41,8 +41,10 @@ it has learned the request's batches. Routes:
                     window (posted to this or another instance) is a
                     duplicate, its label a late label
   POST /v1/labels   JSON lines {"id": …, "label": …}; answers
-                    {"applied": n, "pending": m} (m: labels the owner
-                    holds for a record not seen yet)
+                    {"applied": n, "pending": m, "forgotten": f}, as
+                    serve: m of its labels wait on the owner for a record
+                    not seen yet, and f waiting labels were forgotten,
+                    oldest first, to keep them within their bound
   GET  /v1/stats    the owner's counters, as stream --nats --json, and the
                     live workers of the namespace
   GET  /metrics     Prometheus text: serve's metric names where they apply
@@ -106,18 +108,22 @@ type natsServer struct {
 	mu          sync.Mutex // guards the fields below, written by the collect stage
 	last        distributed.ChainStep
 	dups, preds int64 // samples skipped as duplicates, predictions with a class
+	forgotten   int64 // waiting labels the owners forgot while learning this instance's batches
 	requests    atomic.Int64
 }
 
 // natsRequest is the work of one HTTP request: its handler sets batches
-// and reads steps and pending once done is closed.
+// and reads steps and labels once done is closed.
 type natsRequest struct {
 	batches []*record.Batch
 	done    chan struct{}
 	steps   []*stages.Step // one per batch, in order
-	pending int            // growth of the owner's labels waiting for their record
-	base    int64          // the stream offset of the request's first record (split)
-	refused bool           // not handed over, as the drain had begun (split): not learned
+	// labels sums the owners' counts of the late labels of the request's
+	// batches (distributed.ChainStep's LabelsWaited, LabelsWaiting,
+	// LabelsForgotten).
+	labels  labelTally
+	base    int64 // the stream offset of the request's first record (split)
+	refused bool  // not handed over, as the drain had begun (split): not learned
 	// state is reqQueued until split hands the request over (reqHanded)
 	// or its handler withdraws it, past its deadline (reqWithdrawn).
 	state atomic.Int32
@@ -141,6 +147,15 @@ var (
 	errNotTaken    = errors.New("the chain took no request within --write-timeout (is a worker live? GET /v1/stats says): these records were not learned; post them again later")
 	errNotAnswered = errors.New("handed to the chain but not answered within --write-timeout (is a worker live? GET /v1/stats says): they will be learned when an owner answers; posting them again is safe, a record whose id the owner holds is a duplicate")
 )
+
+// labelTally is a request's late labels as the owners counted them
+// (distributed.ChainStep): waited for their record when applied (every
+// label), still waiting after the request (one per id), and the waiting
+// labels forgotten while the request was learned.
+type labelTally struct {
+	waited, waiting int
+	forgotten       int64
+}
 
 // natsPart is the item of serve --nats's chain: one batch of a request.
 type natsPart struct {
@@ -368,7 +383,11 @@ func (ns *natsServer) collected(p *natsPart) error {
 	}
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
-	p.req.pending += max(0, a.Pending-ns.last.Pending)
+	t := &p.req.labels
+	t.waited += a.LabelsWaited
+	t.waiting += a.LabelsWaiting
+	t.forgotten += a.LabelsForgotten
+	ns.forgotten += a.LabelsForgotten
 	ns.last = *a
 	ns.dups += int64(len(a.Step.Duplicates))
 	for _, pr := range a.Step.Predictions {
@@ -537,10 +556,17 @@ func (ns *natsServer) handleRecords(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(resp)
 }
 
-// handleLabels answers POST /v1/labels: rejected lists the lines that are
-// not labels and the labels the owner refused (one class more than
-// --max-classes), by offset; applied counts the others but those that
-// wait for their record (pending).
+// handleLabels answers POST /v1/labels as serve's (labelsResponse):
+// rejected lists the lines that are not labels and the labels the owner
+// refused (one class more than --max-classes), by offset; pending counts
+// the ids whose label still waits on the owner for its record, forgotten
+// the waiting labels (of any request) the owner forgot while it learned
+// these, and applied the labels neither refused nor waiting when the
+// owner applied them (distributed.ChainStep's LabelsWaited,
+// LabelsWaiting, LabelsForgotten, which the owner counts as serve's
+// applyLabels does). Unlike serve's, rejected does not list a waiting
+// label that a later one of the same id replaced; applied does not count
+// it either.
 func (ns *natsServer) handleLabels(w http.ResponseWriter, r *http.Request) {
 	deadline := time.Now().Add(ns.front.writeTimeout - answerMargin)
 	labels, rejects, err := sources.ReadJSONLabels(ns.front.body(w, r), ns.front.limits)
@@ -569,8 +595,8 @@ func (ns *natsServer) handleLabels(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	slices.SortStableFunc(resp.Rejected, func(a, b rejectJSON) int { return cmp.Compare(a.Offset, b.Offset) })
-	resp.Pending = min(req.pending, len(labels)-refused)
-	resp.Applied = len(labels) - refused - resp.Pending
+	resp.Pending, resp.Forgotten = req.labels.waiting, int(req.labels.forgotten)
+	resp.Applied = len(labels) - refused - req.labels.waited
 	ns.requests.Add(1)
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(resp)
@@ -616,7 +642,7 @@ func (ns *natsServer) handleStats(w http.ResponseWriter, r *http.Request) {
 
 func (ns *natsServer) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	ns.mu.Lock()
-	c, pending, dups, preds := ns.last.Counters, ns.last.Pending, ns.dups, ns.preds
+	c, pending, forgotten, dups, preds := ns.last.Counters, ns.last.Pending, ns.forgotten, ns.dups, ns.preds
 	ns.mu.Unlock()
 	var b strings.Builder
 	metric := func(name, typ, help string, v float64) {
@@ -635,6 +661,7 @@ func (ns *natsServer) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	metric("nmfstream_correct_total", "counter", "Scored predictions that were right.", float64(c.Correct))
 	metric("nmfstream_accuracy", "gauge", "Prequential accuracy of the owner's predictions.", c.Accuracy())
 	metric("nmfstream_pending_labels", "gauge", "Labels waiting for their record.", float64(pending))
+	metric("nmfstream_forgotten_labels_total", "counter", "Labels that waited for their record and were forgotten, oldest first, to keep the pending labels within their bound, while the owner learned this instance's requests.", float64(forgotten))
 	metric("nmfstream_workers", "gauge", "Live workers of the namespace (heartbeats within the pinned TTL).", float64(ns.watch.Live()))
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	io.WriteString(w, b.String())

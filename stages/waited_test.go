@@ -1,0 +1,52 @@
+package stages
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/graph"
+	"github.com/nmfstream/nmfstream/record"
+)
+
+// TestStepWaited: a batch's Step lists, in the order applied, the late
+// labels that waited for their sample (an id twice when a later label
+// replaced a waiting one), not those whose sample the window holds or
+// whose arrival prediction awaits them; LabelWaits says which still wait,
+// until their sample takes them.
+func TestStepWaited(t *testing.T) {
+	l := &Learner{Model: &model.Online{Rank: 2, Graph: graph.KNN{K: 3, Window: 100}}}
+	r := rand.New(rand.NewPCG(5, 5))
+	rows, _, _ := fourFeatures(0, 6, r)
+	if _, err := l.Learn(denseBatch(0, rows, []string{"a", "b", "c", "d", "e", "f"}, []string{"p", "q", "", "", "", ""})); err != nil {
+		t.Fatal(err)
+	}
+	b := &record.Batch{Form: record.FormDense}
+	b.LateLabels = []record.LateLabel{{Offset: 6, ID: "x", Label: "p"}, {Offset: 7, ID: "c", Label: "q"}, {Offset: 8, ID: "x", Label: "q"}, {Offset: 9, ID: "y", Label: "p"}}
+	st, err := l.Learn(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(st.Waited) != "[x x y]" || !l.LabelWaits("x") || !l.LabelWaits("y") || l.LabelWaits("c") || l.Pending() != 2 {
+		t.Fatalf("waited %v, x %v y %v c %v, %d pending; want [x x y], x and y waiting, 2 pending",
+			st.Waited, l.LabelWaits("x"), l.LabelWaits("y"), l.LabelWaits("c"), l.Pending())
+	}
+	rows, _, _ = fourFeatures(10, 1, r)
+	st, err = l.Learn(denseBatch(10, rows, []string{"x"}, []string{""}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Waited) != 0 || l.LabelWaits("x") || !l.LabelWaits("y") {
+		t.Errorf("after x came: waited %v, x %v, y %v; want none waited, y still waiting", st.Waited, l.LabelWaits("x"), l.LabelWaits("y"))
+	}
+	// The labels applied one at a time (Label) are not a batch's: Step
+	// does not list them, and the next batch's list starts empty.
+	if err := l.Label("z", "p"); err != nil || !l.LabelWaits("z") {
+		t.Fatalf("Label(z): %v, waits %v", err, l.LabelWaits("z"))
+	}
+	rows, _, _ = fourFeatures(11, 1, r)
+	if st, err = l.Learn(denseBatch(11, rows, []string{"w"}, []string{""})); err != nil || len(st.Waited) != 0 {
+		t.Errorf("a batch without late labels after Label: waited %v, err %v", st.Waited, err)
+	}
+}
