@@ -364,7 +364,10 @@ func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, o *ownerStat
 	o.batches++
 	c := subCounters(l.Counters(), o.context)
 	c.Offset = l.Counters().Offset
-	answer, err := encodeStepLabels(st, c, l.Scores(), l.Confusion(), l.Pending(), lc)
+	// The sparse confusion (ConfusionCells) and Scores cost O(classes +
+	// nonzero cells) a batch, where the dense one grew with the square of
+	// the classes.
+	answer, err := encodeStepLabels(st, c, l.Scores(), l.ConfusionCells(), l.Pending(), lc)
 	if err != nil {
 		return l, err
 	}
@@ -1026,12 +1029,17 @@ func (d *ChainDriver) merge(b int64, parts map[int]*wireStep) *ChainStep {
 	slices.SortStableFunc(st.Predictions, func(a, b stages.Prediction) int { return cmp.Compare(a.Offset, b.Offset) })
 	slices.SortStableFunc(st.Rejects, func(a, b record.Reject) int { return cmp.Compare(a.Offset, b.Offset) })
 	slices.Sort(st.Duplicates)
-	var conf stages.Confusion
+	// The confusions add by class name, only each class's sums kept: the
+	// scores of their dense sum (stages.Confusion.Add), to the bit, without
+	// making it. An answer's confusion, read as its cells
+	// (answerReader.confusion), adds in O(classes + cells); an older
+	// owner's dense one in O(classes²).
+	var conf stages.ConfusionSum
 	for _, p := range slices.Sorted(maps.Keys(d.last)) { // partition order: the same sums every run
 		w := d.last[p]
 		out.Counters = addCounters(out.Counters, w.Counters)
 		out.Pending += w.Pending
-		conf = conf.Add(w.Confusion)
+		conf.Add(w.Confusion)
 	}
 	out.Scores = conf.Scores() // NaN before a scored sample
 	d.mu.Lock()

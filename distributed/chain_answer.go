@@ -98,29 +98,27 @@ func appendAnswer(b []byte, w *wireStep) []byte {
 }
 
 // appendConfusion returns b with cf's classes and nonzero cells appended
-// (answerMagic's form); rows past the classes and columns past the last
-// (none) are left out.
+// (answerMagic's form), in row-major order (as answerReader.confusion
+// requires); rows past the classes and columns past the last (none) are
+// left out. It costs O(classes + cells) for cf's sparse form
+// (stages.Confusion.Cells, which owners send), O(classes²) for the dense
+// one.
 func appendConfusion(b []byte, cf stages.Confusion) []byte {
 	k := len(cf.Classes)
 	b = binary.AppendUvarint(b, uint64(k))
 	for _, name := range cf.Classes {
 		b = appendString(b, name)
 	}
-	rows := cf.N[:min(len(cf.N), k)]
 	nz := 0
-	for _, row := range rows {
-		for _, v := range row[:min(len(row), k+1)] {
-			if v != 0 {
-				nz++
-			}
+	for c := range cf.NonZero() {
+		if c.Col <= k {
+			nz++
 		}
 	}
 	b = binary.AppendUvarint(b, uint64(nz))
-	for i, row := range rows {
-		for j, v := range row[:min(len(row), k+1)] {
-			if v != 0 {
-				b = binary.AppendVarint(binary.AppendUvarint(binary.AppendUvarint(b, uint64(i)), uint64(j)), v)
-			}
+	for c := range cf.NonZero() {
+		if c.Col <= k {
+			b = binary.AppendVarint(binary.AppendUvarint(binary.AppendUvarint(b, uint64(c.Row)), uint64(c.Col)), c.N)
 		}
 	}
 	return b
@@ -293,8 +291,9 @@ func readAnswer(b []byte, w *wireStep, version byte) error {
 }
 
 // confusion reads appendConfusion's form into a stages.Confusion of k
-// dense rows of k + 1 counts (the form stages adds and scores). A cell
-// outside them, or a cell read twice or out of row-major order, is
+// classes in the sparse form (Cells: its nonzero cells, row-major), in
+// O(k + cells) however many classes there are. A cell outside the k rows
+// of k + 1 counts, or a cell read twice or out of row-major order, is
 // malformed.
 func (r *answerReader) confusion() stages.Confusion {
 	var cf stages.Confusion
@@ -306,10 +305,7 @@ func (r *answerReader) confusion() stages.Confusion {
 	if r.err != nil || k == 0 && nz == 0 {
 		return stages.Confusion{}
 	}
-	cf.N = make([][]int64, k)
-	for i := range cf.N {
-		cf.N[i] = make([]int64, k+1)
-	}
+	cf.Cells = make([]stages.Cell, 0, nz)
 	prev := -1
 	for range nz {
 		i, j, v := r.uvarint("confusion cell"), r.uvarint("confusion cell"), r.varint("confusion cell")
@@ -321,7 +317,9 @@ func (r *answerReader) confusion() stages.Confusion {
 			break
 		}
 		prev = int(i*uint64(k+1) + j)
-		cf.N[i][j] = v
+		if v != 0 {
+			cf.Cells = append(cf.Cells, stages.Cell{Row: int(i), Col: int(j), N: v})
+		}
 	}
 	return cf
 }

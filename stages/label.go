@@ -3,6 +3,7 @@ package stages
 import (
 	"cmp"
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 
@@ -18,7 +19,8 @@ import (
 // and the classes' names; it writes a node's class through the
 // Factorizer (SetLabel) and the window, and feeds each label learned to
 // PredictGraph's experts. Its cost is O(1) per label beyond the
-// Factorizer's SetLabel and the linear model's step (O(nnz·C)).
+// Factorizer's SetLabel, the linear model's step (O(nnz·C)) and the
+// score (Scorer.Score: O(log) of the class's confusion cells).
 
 type pred struct {
 	Class int // predicted class, −1 for none
@@ -210,9 +212,10 @@ func (l *Learner) predictInOrder(ids []int, b *Identified) ([]Prediction, error)
 // prediction is scored once, when its sample's label is known, against that
 // label (Dawid's prequential protocol, docs/DESIGN.md §7). It owns the scoring
 // counters (Counters.Labeled, Correct, Unpredicted, Early) and the
-// confusion matrix behind Scores; Score costs O(1), amortized over the
-// classes' growth. The zero Scorer is ready to use. A Scorer is not safe
-// for concurrent use.
+// confusion matrix behind Scores; Score costs O(log c) for a true class
+// whose row has c nonzero cells (O(c) when it adds a cell), amortized
+// over the classes' growth, and Scores O(classes). The zero Scorer is
+// ready to use. A Scorer is not safe for concurrent use.
 type Scorer struct {
 	c    Counters  // Learner keeps its other counters here too
 	conf confusion // scored predictions by true and predicted class
@@ -249,41 +252,179 @@ func (s *Scorer) Score(pred, truth int) {
 // Early (the others are zero for a Scorer of its own).
 func (s *Scorer) Counters() Counters { return s.c }
 
-// Scores returns the per-class summary of the scored predictions.
-func (s *Scorer) Scores() Scores { return s.conf.scores() }
+// Scores returns the per-class summary of the scored predictions, in
+// O(classes).
+func (s *Scorer) Scores() Scores { return s.conf.sums.scores() }
 
 // confusion counts scored predictions by true class (rows) and predicted
-// class (columns); the last column counts missing predictions. It grows
-// as classes appear.
+// class (columns; column k, the last, counts missing predictions) for the
+// k classes it covers, growing as classes appear. It holds each row's
+// nonzero cells sorted by column and the sums Scores needs, so that its
+// nonzero cells come out in row-major order in O(k + cells) and its
+// scores in O(k), however many classes there are.
 type confusion struct {
-	n [][]int64
+	rows [][]cell // by true class, k of them
+	sums classSums
+}
+
+// cell is a count of a confusion's row: its column, noneCol for the
+// missing predictions, and its count.
+type cell struct {
+	col int
+	n   int64
+}
+
+// noneCol is a cell's column for missing predictions: after every class,
+// whatever their number.
+const noneCol = math.MaxInt
+
+// classSums are what a confusion's scores are computed from, by class
+// index: the counts of its samples (the row's sum, missing predictions
+// included), of its predictions (the column's sum), and of its right
+// predictions (the diagonal).
+type classSums struct {
+	support, predicted, right []int64
+}
+
+// grow makes s cover k classes.
+func (s *classSums) grow(k int) {
+	for len(s.support) < k {
+		s.support, s.predicted, s.right = append(s.support, 0), append(s.predicted, 0), append(s.right, 0)
+	}
+}
+
+// count adds v samples of class truth (an index s covers) predicted as
+// class pred (an index s covers, or negative for none).
+func (s *classSums) count(truth, pred int, v int64) {
+	s.support[truth] += v
+	if pred >= 0 {
+		s.predicted[pred] += v
+		if pred == truth {
+			s.right[truth] += v
+		}
+	}
+}
+
+// scores returns the per-class summary of the sums: the same values, to
+// the bit, as metrics.PerClassOf and the majority share computed from the
+// dense matrix (its float sums are sums of integers, exact while the
+// counts stay below 2⁵³; its classes are taken in the same order).
+func (s *classSums) scores() Scores {
+	var rec, f1 float64
+	k := 0
+	var tot, top int64
+	for i, n := range s.support {
+		tot += n
+		top = max(top, n)
+		if n == 0 {
+			continue
+		}
+		k++
+		tp := float64(s.right[i])
+		r := tp / float64(n)
+		rec += r
+		if tp > 0 {
+			p := tp / float64(s.predicted[i])
+			f1 += 2 * p * r / (p + r)
+		}
+	}
+	out := Scores{BalancedAccuracy: math.NaN(), MacroF1: math.NaN(), Majority: math.NaN()}
+	if k > 0 {
+		out.BalancedAccuracy, out.MacroF1 = rec/float64(k), f1/float64(k)
+	}
+	if tot > 0 {
+		out.Majority = float64(top) / float64(tot)
+	}
+	return out
 }
 
 // add counts one prediction pred (a class, or negative for none) of a
 // sample of class truth.
 func (m *confusion) add(truth, pred int) {
-	c := max(truth, pred) + 1
-	m.grow(c)
+	m.grow(max(truth, pred) + 1)
+	m.sums.count(truth, pred, 1)
+	col := pred
 	if pred < 0 {
-		pred = len(m.n)
+		col = noneCol
 	}
-	m.n[truth][pred]++
-}
-
-// grow makes m cover c classes, moving the missing column to the end.
-func (m *confusion) grow(c int) {
-	if c <= len(m.n) {
+	row := m.rows[truth]
+	j, found := slices.BinarySearchFunc(row, col, func(c cell, col int) int { return cmp.Compare(c.col, col) })
+	if found {
+		row[j].n++
 		return
 	}
-	old := len(m.n)
-	for i := range m.n {
-		row := make([]int64, c+1)
-		copy(row, m.n[i][:old])
-		row[c] = m.n[i][old]
-		m.n[i] = row
+	m.rows[truth] = slices.Insert(row, j, cell{col: col, n: 1})
+}
+
+// grow makes m cover k classes.
+func (m *confusion) grow(k int) {
+	for len(m.rows) < k {
+		m.rows = append(m.rows, nil)
 	}
-	for len(m.n) < c {
-		m.n = append(m.n, make([]int64, c+1))
+	m.sums.grow(k)
+}
+
+// dense returns m's counts as k rows of k + 1 (nil if m covers no class),
+// the form of LearnerState.Confusion and Confusion.N.
+func (m *confusion) dense() [][]int64 {
+	k := len(m.rows)
+	if k == 0 {
+		return nil
+	}
+	n := make([][]int64, k)
+	for i, row := range m.rows {
+		n[i] = make([]int64, k+1)
+		for _, c := range row {
+			n[i][min(c.col, k)] = c.n
+		}
+	}
+	return n
+}
+
+// cells returns m's nonzero counts in row-major order, the missing
+// predictions in column k (Confusion.Cells), or nil if there are none.
+func (m *confusion) cells() []Cell {
+	k := len(m.rows)
+	nz := 0
+	for _, row := range m.rows {
+		for _, c := range row {
+			if c.n != 0 {
+				nz++
+			}
+		}
+	}
+	if nz == 0 {
+		return nil
+	}
+	out := make([]Cell, 0, nz)
+	for i, row := range m.rows {
+		for _, c := range row {
+			if c.n != 0 {
+				out = append(out, Cell{Row: i, Col: min(c.col, k), N: c.n})
+			}
+		}
+	}
+	return out
+}
+
+// restore makes m the counts n: k rows of k + 1 (dense's form; the
+// caller checks the rows' lengths).
+func (m *confusion) restore(n [][]int64) {
+	k := len(n)
+	*m = confusion{}
+	m.grow(k)
+	for i, row := range n {
+		for j, v := range row {
+			if v == 0 {
+				continue
+			}
+			col, pred := j, j
+			if j == k {
+				col, pred = noneCol, -1
+			}
+			m.rows[i] = append(m.rows[i], cell{col: col, n: v})
+			m.sums.count(i, pred, v)
+		}
 	}
 }
 
@@ -312,25 +453,69 @@ func (l *Learner) Scores() Scores { return l.sc.Scores() }
 // the counts of several Learners add in (a distributed stream's owners,
 // each with its own class indices): N[i][j] counts the samples of class
 // Classes[i] predicted as Classes[j], N[i][len(Classes)] those without a
-// prediction.
+// prediction. Cells is the sparse form of the same counts, which holds
+// them when N is nil.
 type Confusion struct {
 	Classes []string
 	N       [][]int64
+	// Cells, read only when N is nil, are the nonzero counts: N[Row][Col]
+	// for each Cell, in row-major order (by Row, then Col), each Row below
+	// len(Classes) and each Col at most len(Classes). Learner's
+	// ConfusionCells gives this form, whose size is that of its nonzero
+	// cells where N's grows with the square of the classes.
+	Cells []Cell
 }
 
-// Confusion returns a copy of the counts behind Scores.
+// Cell is a count of a Confusion: N[Row][Col] of its dense form.
+type Cell struct {
+	Row, Col int
+	N        int64
+}
+
+// Confusion returns a copy of the counts behind Scores, in the dense form
+// (N), O(classes²).
 func (l *Learner) Confusion() Confusion {
-	n := l.sc.conf.n
-	c := Confusion{Classes: slices.Clone(l.classes[:len(n)])}
-	for _, row := range n {
-		c.N = append(c.N, slices.Clone(row))
-	}
-	return c
+	k := len(l.sc.conf.rows)
+	return Confusion{Classes: slices.Clone(l.classes[:k]), N: l.sc.conf.dense()}
 }
 
-// Add returns the counts of c and o together, their classes matched by
-// name: c's classes first, then o's others in o's order. Rows past the
-// classes are left out; columns past them count as no prediction.
+// ConfusionCells returns a copy of the counts behind Scores in the sparse
+// form (Cells; N is nil), in O(classes + nonzero cells): the same
+// Confusion as Confusion's, as NonZero, Add, Scores and ConfusionSum read
+// it.
+func (l *Learner) ConfusionCells() Confusion {
+	k := len(l.sc.conf.rows)
+	return Confusion{Classes: slices.Clone(l.classes[:k]), Cells: l.sc.conf.cells()}
+}
+
+// NonZero yields c's nonzero counts in row-major order, those of the rows
+// past its classes left out (as Add leaves them out): N's, scanned in
+// O(rows·columns), or Cells, in O(cells).
+func (c Confusion) NonZero() iter.Seq[Cell] {
+	k := len(c.Classes)
+	return func(yield func(Cell) bool) {
+		if c.N == nil {
+			for _, x := range c.Cells {
+				if x.Row < k && x.N != 0 && !yield(x) {
+					return
+				}
+			}
+			return
+		}
+		for i, row := range c.N[:min(len(c.N), k)] {
+			for j, v := range row {
+				if v != 0 && !yield(Cell{Row: i, Col: j, N: v}) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// Add returns the counts of c and o together, in the dense form, their
+// classes matched by name: c's classes first, then o's others in o's
+// order. Rows past the classes are left out; columns past them count as
+// no prediction.
 func (c Confusion) Add(o Confusion) Confusion {
 	idx := map[string]int{}
 	var out Confusion
@@ -354,25 +539,41 @@ func (c Confusion) Add(o Confusion) Confusion {
 		out.N[i] = make([]int64, k+1)
 	}
 	for _, x := range []Confusion{c, o} {
-		for i, row := range x.N[:min(len(x.N), len(x.Classes))] {
-			for j, v := range row {
-				col := k // no prediction
-				if j < len(x.Classes) {
-					col = idx[x.Classes[j]]
-				}
-				out.N[idx[x.Classes[i]]][col] += v
+		for v := range x.NonZero() {
+			col := k // no prediction
+			if v.Col < len(x.Classes) {
+				col = idx[x.Classes[v.Col]]
 			}
+			out.N[idx[x.Classes[v.Row]]][col] += v.N
 		}
 	}
 	return out
 }
 
 // Scores returns the per-class summary of the counts, as Learner.Scores
-// gives it for its own.
-func (c Confusion) Scores() Scores { return (&confusion{n: c.N}).scores() }
+// gives it for its own: from N's rows (all of them) if N is set, else
+// from Cells in O(classes + cells).
+func (c Confusion) Scores() Scores {
+	if c.N != nil {
+		return denseScores(c.N)
+	}
+	k := len(c.Classes)
+	var s classSums
+	s.grow(k)
+	for v := range c.NonZero() {
+		pred := v.Col
+		if pred >= k {
+			pred = -1
+		}
+		s.count(v.Row, pred, v.N)
+	}
+	return s.scores()
+}
 
-func (m *confusion) scores() Scores {
-	s := metrics.PerClassOf(m.n)
+// denseScores returns the per-class summary of the dense counts n (rows
+// by true class, each with a column per class and one for none).
+func denseScores(n [][]int64) Scores {
+	s := metrics.PerClassOf(n)
 	out := Scores{BalancedAccuracy: s.BalancedAccuracy, MacroF1: s.MacroF1, Majority: math.NaN()}
 	tot, top := 0, 0
 	for _, n := range s.Support {
@@ -384,6 +585,48 @@ func (m *confusion) scores() Scores {
 	}
 	return out
 }
+
+// ConfusionSum adds Confusions as Add does, classes matched by name, and
+// keeps only what Scores needs (each class's sums), so that adding one
+// costs O(its classes + its nonzero cells) for the sparse form (Cells)
+// where Add allocates and fills the dense sum, and Scores O(classes). Its
+// Scores are those of the Confusions added up with Add, to the bit. The
+// zero ConfusionSum is empty and ready to use.
+type ConfusionSum struct {
+	idx     map[string]int // class index by name, in order of first appearance
+	at      []int          // scratch: the class index of each class of the Confusion being added
+	classes int
+	sums    classSums
+}
+
+// Add adds c's counts.
+func (s *ConfusionSum) Add(c Confusion) {
+	if s.idx == nil {
+		s.idx = map[string]int{}
+	}
+	s.at = s.at[:0]
+	for _, name := range c.Classes {
+		i, ok := s.idx[name]
+		if !ok {
+			i = s.classes
+			s.idx[name] = i
+			s.classes++
+		}
+		s.at = append(s.at, i)
+	}
+	s.sums.grow(s.classes)
+	for v := range c.NonZero() {
+		pred := -1 // no prediction
+		if v.Col < len(c.Classes) {
+			pred = s.at[v.Col]
+		}
+		s.sums.count(s.at[v.Row], pred, v.N)
+	}
+}
+
+// Scores returns the per-class summary of the counts added, as Scores of
+// their sum by Add.
+func (s *ConfusionSum) Scores() Scores { return s.sums.scores() }
 
 // Counters are a Learner's running totals. They are part of its state and
 // cover the whole stream across checkpoints.

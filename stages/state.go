@@ -119,9 +119,7 @@ func (l *Learner) state(fork bool) (*LearnerState, error) {
 	s.HedgeRecent = l.hd.loss[expertRecent]
 	s.Recent = slices.Clone(l.rc.share)
 	s.PendingIDs, s.PendingLabels = l.pending.items()
-	for _, row := range l.sc.conf.n {
-		s.Confusion = append(s.Confusion, slices.Clone(row))
-	}
+	s.Confusion = l.sc.conf.dense()
 	s.Spread, s.SpreadClasses = slices.Clone(l.sp.f), l.sp.c
 	if fork && l.wr.valid {
 		s.spreadRows = l.wr.clone()
@@ -173,13 +171,12 @@ func (l *Learner) Restore(s *LearnerState) error {
 		return errors.New("stages: learner: state: malformed label scores")
 	}
 	l.sp = spreader{f: slices.Clone(s.Spread), c: s.SpreadClasses}
-	l.sc.conf = confusion{}
 	for i, row := range s.Confusion {
 		if len(row) != len(s.Confusion)+1 {
 			return fmt.Errorf("stages: learner: state: confusion row %d has %d entries, want %d", i, len(row), len(s.Confusion)+1)
 		}
-		l.sc.conf.n = append(l.sc.conf.n, slices.Clone(row))
 	}
+	l.sc.conf.restore(s.Confusion)
 	lim := max(l.horizon(), len(s.PredIDs), len(s.PendingIDs))
 	for i, id := range s.PredIDs {
 		p := pred{Class: s.PredClasses[i], Graph: noPrediction, Lin: noPrediction, Recent: noPrediction}
