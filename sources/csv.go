@@ -93,19 +93,21 @@ const (
 // id (from an id column) and a label. Offsets count data records from 0, not
 // lines.
 //
-// When r is the line limiter of Open, a record with a line over its byte
-// limit or with more fields than its field limit is rejected too, naming
-// its line, without being held in memory, and the records after it are
-// read. So are the first records: the first record within the limits
-// fixes the header and the number of fields, and each overlong record
-// before it is a reject at offset 0, 1, … (an overlong line cannot be told
-// from a data record), in the first batch Next returns, before its records
-// (in the first batches if there are more than BatchSize). A header after
-// them, detected or required by a column chosen by name, takes no offset:
-// with k of them, data records count from k. An input of overlong records
-// alone ends without an error, all of them rejected. With HeaderPresent an
-// overlong first line is the header, whose columns cannot be read: Next
-// and Form stop with a *LimitError.
+// A record encoding/csv cannot parse (a bare quote, a quote left open) is
+// rejected, naming its line. When r is the line limiter of Open, a record
+// with a line over its byte limit or with more fields than its field limit
+// is rejected too, naming its line, without being held in memory, and the
+// records after it are read. So are the first records: the first readable
+// record fixes the header and the number of fields, and each record before
+// it (overlong, or not parsed) is a reject at offset 0, 1, … (it cannot be
+// told from a data record), in the first batch Next returns, before its
+// records (in the first batches if there are more than BatchSize). A
+// header after them, detected or required by a column chosen by name,
+// takes no offset: with k of them, data records count from k. An input of
+// such records alone ends without an error, all of them rejected. With
+// HeaderPresent an unreadable first line is the header, whose columns
+// cannot be known: Next and Form stop with an error (a *LimitError for an
+// overlong one).
 //
 // Set the exported fields before the first call to Next or Form.
 type CSV struct {
@@ -151,34 +153,40 @@ type CSV struct {
 	dense     denseRows
 	batch     batch
 
-	// skipped holds the overlong records before the first record within
-	// the limits, from offset 0, that Next has not yet put in batches:
-	// skipOff is the offset of the next one, the record skipIn of the run
-	// skipped[0]. They are all held until that first record is read, in
-	// runs (see overlongRun): a file whose every line has the same number
-	// of fields over the limit (a MaxDim set too small) takes one run.
-	skipped []overlongRun
+	// skipped holds the records before the first readable one (overlong,
+	// or that encoding/csv could not parse), from offset 0, that Next has
+	// not yet put in batches: skipOff is the offset of the next one, the
+	// record skipIn of the run skipped[0]. They are all held until that
+	// first record is read, in runs (see skippedRun): a file whose every
+	// line has the same number of fields over the limit (a MaxDim set too
+	// small) takes one run.
+	skipped []skippedRun
 	skipOff int64
 	skipIn  int64
 }
 
-// overlongRun is n overlong records, from first on, on consecutive lines,
-// whose reasons differ only in their line.
-type overlongRun struct {
+// skippedRun is n overlong records, from first on, on consecutive lines,
+// whose reasons differ only in their line; or, with first nil, one record
+// encoding/csv could not parse, text its reason.
+type skippedRun struct {
 	first *overlong
 	n     int64
+	text  string
 }
 
 // extends reports whether o is the record after the run r, with the same
 // reason but for its line.
-func (r *overlongRun) extends(o *overlong) bool {
+func (r *skippedRun) extends(o *overlong) bool {
 	f := r.first
-	return o.line == f.line+r.n && o.fields == f.fields && o.limit == f.limit &&
+	return f != nil && o.line == f.line+r.n && o.fields == f.fields && o.limit == f.limit &&
 		(o.fields && o.nf == f.nf || !o.fields && o.bytes == f.bytes)
 }
 
 // reason is the reason of the run's record i, counting from 0.
-func (r *overlongRun) reason(i int64) string {
+func (r *skippedRun) reason(i int64) string {
+	if r.first == nil {
+		return r.text
+	}
 	o := *r.first
 	o.line += i
 	return o.reason()
@@ -259,15 +267,26 @@ func (c *CSV) start() bool {
 	}
 	c.unlabeled = normalizeLabel(strings.TrimSpace(c.Unlabeled))
 	rec, err := c.r.Read()
-	for o := c.overlong(); o != nil; o = c.overlong() {
-		if c.Header == HeaderPresent {
-			c.err = o.limitError() // the header, which cannot be read
+	for {
+		o := c.overlong()
+		var pe *csv.ParseError
+		if o == nil && !errors.As(err, &pe) {
+			break
+		}
+		if c.Header == HeaderPresent { // the header, which cannot be read
+			c.err = fmt.Errorf("sources: csv: the header: %w", err)
+			if o != nil {
+				c.err = o.limitError()
+			}
 			return false
 		}
-		if k := len(c.skipped) - 1; k >= 0 && c.skipped[k].extends(o) {
+		switch k := len(c.skipped) - 1; {
+		case o == nil:
+			c.skipped = append(c.skipped, skippedRun{text: err.Error(), n: 1})
+		case k >= 0 && c.skipped[k].extends(o):
 			c.skipped[k].n++
-		} else {
-			c.skipped = append(c.skipped, overlongRun{first: o, n: 1})
+		default:
+			c.skipped = append(c.skipped, skippedRun{first: o, n: 1})
 		}
 		c.off++ // the header, if rec is one, takes no offset
 		rec, err = c.r.Read()
@@ -374,7 +393,7 @@ func (c *CSV) Next() bool {
 			c.batch.reject(c.skipOff, "", "%s", c.skipped[0].reason(c.skipIn))
 			c.skipOff, c.skipIn = c.skipOff+1, c.skipIn+1
 			if c.skipIn == c.skipped[0].n {
-				c.skipped[0] = overlongRun{}
+				c.skipped[0] = skippedRun{}
 				c.skipped, c.skipIn = c.skipped[1:], 0
 			}
 			continue

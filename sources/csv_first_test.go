@@ -246,3 +246,23 @@ func TestCSVOverlongHeaderPresent(t *testing.T) {
 		}
 	}
 }
+
+// TestCSVUnparsedFirst: first records that encoding/csv cannot parse (a
+// bare quote, outside the line limiter's limits) are rejects at offsets 0,
+// 1, …, as overlong ones are, mixed with them too, and the records after
+// them are read; with HeaderPresent such a first line is the header, and
+// the source stops, naming it.
+func TestCSVUnparsedFirst(t *testing.T) {
+	bare := `1,2"x,3`
+	checkOverlong(t, bare+"\n"+goodRows(1, 2), []int{1, 2}, map[int64]string{0: "line 1, column 4: bare \" in non-quoted-field"})
+	checkOverlong(t, bare+"\n"+firstLong+"\n"+bare+"\na,b,c\n"+goodRows(3, 4), []int{3, 4}, map[int64]string{
+		0: "line 1, column 4: bare",
+		1: "line 2: 5005 bytes",
+		2: "line 3, column 4: bare",
+	})
+	src := NewCSV(strings.NewReader(bare + "\n" + goodRows(0)))
+	src.Header = HeaderPresent
+	if src.Next() || src.Err() == nil || !strings.Contains(src.Err().Error(), "the header") || !strings.Contains(src.Err().Error(), "bare") {
+		t.Errorf("HeaderPresent, an unparsed first line: err %v, want one naming the header", src.Err())
+	}
+}

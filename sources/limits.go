@@ -113,7 +113,7 @@ type lineLimit struct {
 	line      int   // bytes since the last newline
 	n         int64 // newlines so far
 	fields    int   // fields of the current record so far
-	quoted    bool  // inside a quoted field
+	state     quote // where the current record's parse is (countFields)
 
 	buf      []byte
 	i, j     int   // buf[i:j] is read from r and not yet scanned
@@ -274,8 +274,8 @@ func (l *lineLimit) pass(b []byte) int {
 
 // newline counts a newline read outside a dropped record.
 func (l *lineLimit) newline() {
-	if !l.quoted {
-		l.fields = 0 // a newline inside quotes continues the record
+	if l.state != inQuotes {
+		l.fields, l.state = 0, fieldStart // a newline inside quotes continues the record
 	}
 	l.line, l.n = 0, l.n+1
 }
@@ -306,7 +306,7 @@ func (l *lineLimit) drop(b []byte) (int, bool) {
 		l.skip.inLine = false
 		l.n++
 		l.newlines++
-		if !l.quoted {
+		if l.state != inQuotes {
 			return k, true
 		}
 	}
@@ -325,40 +325,68 @@ func (l *lineLimit) endSkip(atNewline bool) {
 	l.pending = []byte(placeholder)
 	o.end = l.out + int64(len(placeholder))
 	l.skipped = append(l.skipped, o)
-	l.skip, l.line, l.fields, l.quoted = nil, 0, 0, false
+	l.skip, l.line, l.fields, l.state = nil, 0, 0, fieldStart
 }
 
-// countFields counts the fields of b, part of the current record, outside
-// quotes, and tracks the quotes. If limit is positive, it stops at the
-// separator that would make the record's fields more than limit, and
-// returns its index in b; otherwise it returns len(b).
+// quote is where countFields is in a record, as encoding/csv parses it
+// (Comma ',', TrimLeadingSpace and no LazyQuotes, as CSV reads): a quote
+// opens a quoted field only as the field's first byte after its leading
+// spaces; inside one, a quote ends it or, doubled, stands for itself; any
+// other quote is an error of the record, which encoding/csv then ends at
+// the end of the line, quotes or not.
+type quote byte
+
+const (
+	fieldStart   quote = iota // before a field's first byte other than a space
+	unquoted                  // in an unquoted field
+	inQuotes                  // in a quoted field
+	afterQuote                // a quote read in a quoted field: its end, or the first of two
+	badUntilLine              // a quote where none may be: the record ends with its line
+)
+
+// countFields counts the fields of b, part of the current record (no
+// newline in it), outside quotes, and tracks the quotes (l.state). If
+// limit is positive, it stops at the separator that would make the
+// record's fields more than limit, and returns its index in b; otherwise
+// it returns len(b).
 func (l *lineLimit) countFields(b []byte, limit int) int {
 	if l.fields == 0 && len(b) > 0 {
 		l.fields = 1
 	}
-	k := 0
-	for k < len(b) {
-		if l.quoted {
+	for k := 0; k < len(b); k++ {
+		switch l.state {
+		case inQuotes:
 			i := bytes.IndexByte(b[k:], '"')
 			if i < 0 {
 				return len(b)
 			}
-			l.quoted, k = false, k+i+1
+			k += i
+			l.state = afterQuote
 			continue
-		}
-		i := bytes.IndexAny(b[k:], ",\"")
-		if i < 0 {
+		case badUntilLine:
 			return len(b)
+		case unquoted:
+			i := bytes.IndexAny(b[k:], ",\"")
+			if i < 0 {
+				return len(b)
+			}
+			k += i
 		}
-		if b[k+i] == '"' {
-			l.quoted = true
-		} else {
+		switch c := b[k]; {
+		case c == ',':
 			if limit > 0 && l.fields >= limit {
-				return k + i
+				return k
 			}
 			l.fields++
+			l.state = fieldStart
+		case c == '"' && (l.state == fieldStart || l.state == afterQuote):
+			l.state = inQuotes
+		case c == '"' || l.state == afterQuote:
+			l.state = badUntilLine
+		case l.state == fieldStart && (c == ' ' || c == '\t'):
+		default:
+			l.state = unquoted
 		}
-		k += i + 1
 	}
 	return len(b)
 }
