@@ -398,15 +398,40 @@ func learnCounted(l *stages.Learner, f, fc *stages.Features, ctxCounts *stages.C
 	}
 	lc := labelCounts{Waited: len(st.Waited), Forgotten: l.ForgottenLabels() - forgot}
 	seen := make(map[string]bool, len(st.Waited))
-	for _, id := range st.Waited {
-		if !seen[id] {
-			seen[id] = true
-			if l.LabelWaits(id) {
+	for _, ll := range st.Waited {
+		if !seen[ll.ID] {
+			seen[ll.ID] = true
+			if l.LabelWaits(ll.ID) {
 				lc.Waiting++
 			}
 		}
 	}
 	return st, lc, nil
+}
+
+// ReplacedLabel is a late label that waited for its sample and that a
+// later label of the same id, which waited too, replaced in the same
+// batch (one label waits per id), as serve lists it among a request's
+// rejects.
+type ReplacedLabel struct {
+	Offset int64  // the replaced label's offset
+	By     int64  // the offset of the label that replaced it
+	ID     string // their id
+}
+
+// replacedLabels returns the labels of waited (stages.Step.Waited, in the
+// order applied) that a later one of the same id replaced, each with the
+// next one of its id.
+func replacedLabels(waited []record.LateLabel) []ReplacedLabel {
+	var out []ReplacedLabel
+	last := map[string]int64{}
+	for _, ll := range waited {
+		if off, ok := last[ll.ID]; ok {
+			out = append(out, ReplacedLabel{Offset: off, By: ll.Offset, ID: ll.ID})
+		}
+		last[ll.ID] = ll.Offset
+	}
+	return out
 }
 
 // labelCounts is what an owner counted of a batch's late labels: the
@@ -609,6 +634,11 @@ type ChainStep struct {
 	LabelsWaited    int
 	LabelsWaiting   int
 	LabelsForgotten int64
+	// LabelsReplaced lists the batch's late labels that waited and that a
+	// later one of the same id, waiting too, replaced in the batch, by
+	// offset, each once however many partitions report it (serve's
+	// rejects "replaced by the later label").
+	LabelsReplaced []ReplacedLabel
 	// Skipped marks a batch that a resumed driver (ResumeChainDriver) had
 	// received before: Step is empty and the counters zero, for the
 	// answers were written by the run that received them.
@@ -1024,11 +1054,15 @@ func (d *ChainDriver) merge(b int64, parts map[int]*wireStep) *ChainStep {
 		out.LabelsWaited += w.LabelsWaited
 		out.LabelsWaiting += w.LabelsWaiting
 		out.LabelsForgotten += w.LabelsForgotten
+		out.LabelsReplaced = append(out.LabelsReplaced, w.LabelsReplaced...)
 		d.last[p] = w
 	}
 	slices.SortStableFunc(st.Predictions, func(a, b stages.Prediction) int { return cmp.Compare(a.Offset, b.Offset) })
 	slices.SortStableFunc(st.Rejects, func(a, b record.Reject) int { return cmp.Compare(a.Offset, b.Offset) })
 	slices.Sort(st.Duplicates)
+	// A label sent to every partition is reported by each.
+	slices.SortStableFunc(out.LabelsReplaced, func(a, b ReplacedLabel) int { return cmp.Compare(a.Offset, b.Offset) })
+	out.LabelsReplaced = slices.CompactFunc(out.LabelsReplaced, func(a, b ReplacedLabel) bool { return a.Offset == b.Offset })
 	// The confusions add by class name, only each class's sums kept: the
 	// scores of their dense sum (stages.Confusion.Add), to the bit, without
 	// making it. An answer's confusion, read as its cells

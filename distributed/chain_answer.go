@@ -27,7 +27,9 @@ import (
 // samples: with 1,000 classes the dense rows were 10⁶ varints an answer.
 // Version 4 (answerMagicV4) is version 3 (answerMagic) followed by the
 // counts of the batch's late labels (wireStep's LabelsWaited,
-// LabelsWaiting, LabelsForgotten; unsigned varints). An owner writes it
+// LabelsWaiting, LabelsForgotten; unsigned varints) and the waiting labels
+// the batch replaced (LabelsReplaced: their number, then each one's
+// offset and its replacement's, varints, and its id). An owner writes it
 // when one of them is nonzero, version 3 otherwise: the bytes of a batch
 // without waiting or forgotten labels are those an owner wrote before
 // version 4, which the drivers before it read.
@@ -57,7 +59,7 @@ func appendString(b []byte, s string) []byte {
 
 // appendAnswer returns b with w's binary form appended.
 func appendAnswer(b []byte, w *wireStep) []byte {
-	labels := w.LabelsWaited != 0 || w.LabelsWaiting != 0 || w.LabelsForgotten != 0
+	labels := w.LabelsWaited != 0 || w.LabelsWaiting != 0 || w.LabelsForgotten != 0 || len(w.LabelsReplaced) > 0
 	if labels {
 		b = append(b, answerMagicV4[:]...)
 	} else {
@@ -93,6 +95,11 @@ func appendAnswer(b []byte, w *wireStep) []byte {
 		b = binary.AppendUvarint(b, uint64(w.LabelsWaited))
 		b = binary.AppendUvarint(b, uint64(w.LabelsWaiting))
 		b = binary.AppendUvarint(b, uint64(w.LabelsForgotten))
+		b = binary.AppendUvarint(b, uint64(len(w.LabelsReplaced)))
+		for _, r := range w.LabelsReplaced {
+			b = binary.AppendVarint(binary.AppendVarint(b, r.Offset), r.By)
+			b = appendString(b, r.ID)
+		}
 	}
 	return b
 }
@@ -283,6 +290,14 @@ func readAnswer(b []byte, w *wireStep, version byte) error {
 		w.LabelsWaited = int(r.size("labels waited"))
 		w.LabelsWaiting = int(r.size("labels waiting"))
 		w.LabelsForgotten = r.size("labels forgotten")
+		n := r.count("replaced labels", 3)
+		for range n {
+			rl := ReplacedLabel{Offset: r.varint("replaced label"), By: r.varint("replaced label"), ID: r.str("replaced label")}
+			if r.err != nil {
+				break
+			}
+			w.LabelsReplaced = append(w.LabelsReplaced, rl)
+		}
 	}
 	if r.err == nil && len(r.b) > 0 {
 		return corrupt("step: %d bytes after its end", len(r.b))

@@ -238,20 +238,27 @@ type wireStep struct {
 	LabelsWaited    int
 	LabelsWaiting   int
 	LabelsForgotten int64
+	// LabelsReplaced is ChainStep's field of the same name
+	// (replacedLabels); empty in answers before version 4.
+	LabelsReplaced []ReplacedLabel
 }
 
-// encodeStep is encodeStepLabels with no label counts.
+// encodeStep is encodeStepLabels with no label counts and no replaced
+// labels (st.Waited is not read).
 func encodeStep(st *stages.Step, c stages.Counters, sc stages.Scores, conf stages.Confusion, pending int) ([]byte, error) {
-	return encodeStepLabels(st, c, sc, conf, pending, labelCounts{})
+	s := *st
+	s.Waited = nil
+	return encodeStepLabels(&s, c, sc, conf, pending, labelCounts{})
 }
 
 // encodeStepLabels returns the binary form (chain_answer.go) of an
 // owner's answer: the batch's Step st, its Learner's counters c, scores
 // sc, confusion conf and pending labels after the batch, and the counts lc
-// of the batch's late labels.
+// of the batch's late labels, with the waiting ones st.Waited shows
+// replaced.
 func encodeStepLabels(st *stages.Step, c stages.Counters, sc stages.Scores, conf stages.Confusion, pending int, lc labelCounts) ([]byte, error) {
 	w := wireStep{Rejects: rejectsToWire(st.Rejects), Duplicates: st.Duplicates, Counters: c, Scored: sc, Pending: pending, Confusion: conf,
-		LabelsWaited: lc.Waited, LabelsWaiting: lc.Waiting, LabelsForgotten: lc.Forgotten}
+		LabelsWaited: lc.Waited, LabelsWaiting: lc.Waiting, LabelsForgotten: lc.Forgotten, LabelsReplaced: replacedLabels(st.Waited)}
 	for _, p := range st.Predictions {
 		w.IDs = append(w.IDs, p.ID)
 		w.Offsets = append(w.Offsets, p.Offset)

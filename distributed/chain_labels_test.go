@@ -59,7 +59,7 @@ func TestAnswerCodecLabels(t *testing.T) {
 		t.Fatal(err)
 	}
 	tail := len(raw) - len(v3)
-	if [3]byte(v3[:3]) != answerMagic || tail != 1+2+5 || !slices.Equal(v3[3:], raw[3:len(raw)-tail]) {
+	if [3]byte(v3[:3]) != answerMagic || tail != 1+2+5+1 || !slices.Equal(v3[3:], raw[3:len(raw)-tail]) {
 		t.Fatalf("without label counts: %d bytes beginning %v, want version 3's, version 4's less its %d bytes of counts", len(v3), v3[:3], tail)
 	}
 	cut := append(answerMagic[:], raw[3:len(raw)-tail]...)
@@ -71,7 +71,7 @@ func TestAnswerCodecLabels(t *testing.T) {
 		}
 	}
 	// Zero counts in version 4 decode too.
-	zero := append(append(answerMagicV4[:], v3[3:]...), 0, 0, 0)
+	zero := append(append(answerMagicV4[:], v3[3:]...), 0, 0, 0, 0)
 	if got, err := decodeStep(zero); err != nil || !reflect.DeepEqual(withDense(got), &old) {
 		t.Errorf("version 4 with zero counts: %+v (%v)", got, err)
 	}
@@ -84,7 +84,7 @@ func TestAnswerCodecLabels(t *testing.T) {
 	if _, err := decodeStep(append(slices.Clip(raw), 0)); !errors.Is(err, errCorrupt) {
 		t.Errorf("a byte after version 4's end: %v", err)
 	}
-	huge := append(append(answerMagicV4[:], v3[3:]...), 1, 0x80, 0x80, 0x80, 0x80, 0x08, 0) // waiting 2³¹
+	huge := append(append(answerMagicV4[:], v3[3:]...), 1, 0x80, 0x80, 0x80, 0x80, 0x08, 0, 0) // waiting 2³¹
 	if _, err := decodeStep(huge); !errors.Is(err, errCorrupt) {
 		t.Errorf("a count of 2³¹: %v, want a corrupt step", err)
 	}
@@ -100,6 +100,35 @@ func TestMergeSumsLabelCounts(t *testing.T) {
 	})
 	if out.LabelsWaited != 7 || out.LabelsWaiting != 3 || out.LabelsForgotten != 12 || out.Pending != 30 {
 		t.Errorf("merged %+v, want 7 waited, 3 waiting, 12 forgotten, 30 pending", out)
+	}
+}
+
+// TestAnswerReplacedLabels: the waiting labels a later one of the same id
+// replaced in a batch (stages.Step.Waited: z at 1 by z at 4, z at 4 by z
+// at 7) travel in version 4, alone too, and decode as encoded; every
+// truncation is corrupt. The driver lists each once, by offset, however
+// many partitions report it.
+func TestAnswerReplacedLabels(t *testing.T) {
+	st, c, sc, conf := labelsStep()
+	st.Waited = []record.LateLabel{{Offset: 1, ID: "z", Label: "a"}, {Offset: 4, ID: "z", Label: "b"}, {Offset: 5, ID: "y", Label: "a"}, {Offset: 7, ID: "z", Label: "a"}}
+	want := []ReplacedLabel{{Offset: 1, By: 4, ID: "z"}, {Offset: 4, By: 7, ID: "z"}}
+	raw, err := encodeStepLabels(st, c, sc, conf, 8, labelCounts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeStep(raw)
+	if err != nil || [3]byte(raw[:3]) != answerMagicV4 || !reflect.DeepEqual(got.LabelsReplaced, want) {
+		t.Fatalf("replaced labels: form %v, decoded %+v (%v), want version 4 and %+v", raw[:3], got.LabelsReplaced, err, want)
+	}
+	for n := len(answerMagicV4); n < len(raw); n++ {
+		if _, err := decodeStep(raw[:n]); !errors.Is(err, errCorrupt) {
+			t.Fatalf("truncated to %d of %d bytes: %v, want a corrupt step", n, len(raw), err)
+		}
+	}
+	d := &ChainDriver{last: map[int]*wireStep{}, late: map[int64]int64{}}
+	out := d.merge(0, map[int]*wireStep{0: {LabelsReplaced: want[1:]}, 1: {LabelsReplaced: want}, 2: {LabelsReplaced: want[:1]}})
+	if !reflect.DeepEqual(out.LabelsReplaced, want) {
+		t.Errorf("merged %+v, want %+v", out.LabelsReplaced, want)
 	}
 }
 

@@ -185,7 +185,7 @@ func (l *Learner) predictInOrder(ids []int, b *Identified) ([]Prediction, error)
 				return nil, err
 			}
 			if waits {
-				l.waited = append(l.waited, ll.ID)
+				l.waited = append(l.waited, ll)
 			}
 		}
 		if p == len(out) || !labeled {

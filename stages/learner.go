@@ -124,18 +124,18 @@ type Learner struct {
 	forgotten int64       // ForgottenLabels
 	walks     []*walkPart // by first position, see walk
 	walked    []bool
-	preds     fifo[pred]   // arrival predictions waiting for a label
-	pending   fifo[string] // labels waiting for their sample
-	waited    []string     // the ids of the batch's late labels that waited (Step.Waited), while LearnFeatures runs
-	sc        Scorer       // the prequential scorer, and the learner's other counters
-	sp        spreader     // PredictGraph's label scores
-	wr        weightRows   // the k-NN graph's weights PredictGraph spreads over
-	cg        codeGraph    // CodesOnly's graph of the codes
-	cs        codeScaled   // the weights PredictGraph spreads over, scaled by the codes
-	mg        metricGraph  // SpreadMetric's graph
-	lin       linear       // PredictGraph's linear model
-	hd        hedge        // PredictGraph's weights of its experts
-	rc        recent       // PredictGraph's no-change expert
+	preds     fifo[pred]         // arrival predictions waiting for a label
+	pending   fifo[string]       // labels waiting for their sample
+	waited    []record.LateLabel // the batch's late labels that waited (Step.Waited), while LearnFeatures runs
+	sc        Scorer             // the prequential scorer, and the learner's other counters
+	sp        spreader           // PredictGraph's label scores
+	wr        weightRows         // the k-NN graph's weights PredictGraph spreads over
+	cg        codeGraph          // CodesOnly's graph of the codes
+	cs        codeScaled         // the weights PredictGraph spreads over, scaled by the codes
+	mg        metricGraph        // SpreadMetric's graph
+	lin       linear             // PredictGraph's linear model
+	hd        hedge              // PredictGraph's weights of its experts
+	rc        recent             // PredictGraph's no-change expert
 }
 
 // Step is what Learn did with one batch.
@@ -147,12 +147,11 @@ type Step struct {
 	Rejects []record.Reject
 	// Duplicates lists the offsets of samples skipped as duplicates.
 	Duplicates []int64
-	// Waited lists the ids of the batch's late labels that waited for
-	// their sample when they were applied (neither the window held it nor
-	// an arrival prediction awaited it), in the order applied: an id twice
-	// if a later label of it replaced a waiting one. LabelWaits says which
-	// still wait.
-	Waited []string
+	// Waited lists the batch's late labels that waited for their sample
+	// when they were applied (neither the window held it nor an arrival
+	// prediction awaited it), in the order applied: an id twice if a later
+	// label of it replaced a waiting one. LabelWaits says which still wait.
+	Waited []record.LateLabel
 }
 
 // Counters returns the running totals.

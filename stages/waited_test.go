@@ -28,9 +28,13 @@ func TestStepWaited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(st.Waited) != "[x x y]" || !l.LabelWaits("x") || !l.LabelWaits("y") || l.LabelWaits("c") || l.Pending() != 2 {
-		t.Fatalf("waited %v, x %v y %v c %v, %d pending; want [x x y], x and y waiting, 2 pending",
-			st.Waited, l.LabelWaits("x"), l.LabelWaits("y"), l.LabelWaits("c"), l.Pending())
+	var waited []string
+	for _, ll := range st.Waited {
+		waited = append(waited, fmt.Sprint(ll.ID, "@", ll.Offset, ":", ll.Label))
+	}
+	if fmt.Sprint(waited) != "[x@6:p x@8:q y@9:p]" || !l.LabelWaits("x") || !l.LabelWaits("y") || l.LabelWaits("c") || l.Pending() != 2 {
+		t.Fatalf("waited %v, x %v y %v c %v, %d pending; want [x@6:p x@8:q y@9:p], x and y waiting, 2 pending",
+			waited, l.LabelWaits("x"), l.LabelWaits("y"), l.LabelWaits("c"), l.Pending())
 	}
 	rows, _, _ = fourFeatures(10, 1, r)
 	st, err = l.Learn(denseBatch(10, rows, []string{"x"}, []string{""}))

@@ -695,8 +695,7 @@ func (s *server) applyLabels(r *request) error {
 		if waits {
 			// One label waits per id: a later one replaces it.
 			if off, ok := waiting[lr.ID]; ok {
-				reason := fmt.Sprintf("replaced by the later label of the same id at offset %d (one label waits per id)", lr.Offset)
-				r.refused = append(r.refused, rejectJSON{off, lr.ID, reason})
+				r.refused = append(r.refused, rejectJSON{off, lr.ID, replacedReason(lr.Offset)})
 			} else {
 				r.pending++
 			}
@@ -707,6 +706,12 @@ func (s *server) applyLabels(r *request) error {
 		}
 	}
 	return nil
+}
+
+// replacedReason is the reject reason of a waiting label that the later
+// label of the same id at offset by (of the request's body) replaced.
+func replacedReason(by int64) string {
+	return fmt.Sprintf("replaced by the later label of the same id at offset %d (one label waits per id)", by)
 }
 
 // save writes the checkpoint, then empties the write-ahead log, whose

@@ -155,6 +155,7 @@ var (
 type labelTally struct {
 	waited, waiting int
 	forgotten       int64
+	replaced        []distributed.ReplacedLabel
 }
 
 // natsPart is the item of serve --nats's chain: one batch of a request.
@@ -387,6 +388,7 @@ func (ns *natsServer) collected(p *natsPart) error {
 	t.waited += a.LabelsWaited
 	t.waiting += a.LabelsWaiting
 	t.forgotten += a.LabelsForgotten
+	t.replaced = append(t.replaced, a.LabelsReplaced...)
 	ns.forgotten += a.LabelsForgotten
 	ns.last = *a
 	ns.dups += int64(len(a.Step.Duplicates))
@@ -564,9 +566,8 @@ func (ns *natsServer) handleRecords(w http.ResponseWriter, r *http.Request) {
 // these, and applied the labels neither refused nor waiting when the
 // owner applied them (distributed.ChainStep's LabelsWaited,
 // LabelsWaiting, LabelsForgotten, which the owner counts as serve's
-// applyLabels does). Unlike serve's, rejected does not list a waiting
-// label that a later one of the same id replaced; applied does not count
-// it either.
+// applyLabels does); rejected lists too the waiting labels a later one of
+// the same id replaced (LabelsReplaced), which applied does not count.
 func (ns *natsServer) handleLabels(w http.ResponseWriter, r *http.Request) {
 	deadline := time.Now().Add(ns.front.writeTimeout - answerMargin)
 	labels, rejects, err := sources.ReadJSONLabels(ns.front.body(w, r), ns.front.limits)
@@ -593,6 +594,9 @@ func (ns *natsServer) handleLabels(w http.ResponseWriter, r *http.Request) {
 			resp.Rejected = append(resp.Rejected, bodyReject(rj, req.base))
 			refused++
 		}
+	}
+	for _, rl := range req.labels.replaced {
+		resp.Rejected = append(resp.Rejected, rejectJSON{rl.Offset - req.base, rl.ID, replacedReason(rl.By - req.base)})
 	}
 	slices.SortStableFunc(resp.Rejected, func(a, b rejectJSON) int { return cmp.Compare(a.Offset, b.Offset) })
 	resp.Pending, resp.Forgotten = req.labels.waiting, int(req.labels.forgotten)

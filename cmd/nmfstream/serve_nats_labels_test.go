@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -175,5 +176,43 @@ func checkWaitingLearned(t *testing.T, one, nats string) {
 		if s, n := after["serve"][k], after["serve --nats"][k]; s != n {
 			t.Errorf("%s: serve %v, serve --nats %v", k, s, n)
 		}
+	}
+}
+
+// TestServeNATSReplacedLabels: a request whose labels of one id wait for
+// its record one after the other is answered by serve --nats as by serve:
+// each label that a later one replaced is a reject naming the later one's
+// line, the last one waits (pending counts the id once), and a label that
+// reaches its record is applied.
+func TestServeNATSReplacedLabels(t *testing.T) {
+	flags := []string{"--window", "100", "--rank", "2"}
+	one := startServeCmd(t, flags...)
+	srv := testNATS(t)
+	nats, _, _, stop := serveNATSAt(t, srv.ClientURL(), append([]string{"--namespace", "replaced"}, flags...)...)
+	defer stop()
+	records := `{"id":"a1","x":[5,0,0,1],"label":"a"}
+{"id":"b1","x":[0,0,5,1],"label":"b"}
+`
+	labels := `{"id":"z","label":"a"}
+{"id":"z","label":"b"}
+{"id":"a1","label":"a"}
+{"id":"z","label":"a"}
+{"id":"y","label":"b"}
+`
+	var answers []map[string]any
+	for _, base := range []string{one, nats} {
+		postAnswer(t, base, "/v1/records", records)
+		answers = append(answers, postAnswer(t, base, "/v1/labels", labels))
+	}
+	single, chain := answers[0], answers[1]
+	if a, p, f, r := labelCountsOf(single); a != 1 || p != 2 || f != -1 || r != 2 {
+		t.Fatalf("serve answered %v; want applied 1, pending 2, 2 rejected", single)
+	}
+	if !reflect.DeepEqual(single, chain) {
+		t.Fatalf("serve --nats answered\n%v\nserve\n%v", chain, single)
+	}
+	rej := single["rejected"].([]any)
+	if first := rej[0].(map[string]any); first["offset"] != 0.0 || !strings.Contains(first["reason"].(string), "at offset 1") {
+		t.Errorf("the first reject %v, want line 0 replaced by line 1", first)
 	}
 }
