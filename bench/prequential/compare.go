@@ -169,7 +169,7 @@ type oracleReport struct {
 // oracle scores the prediction files preds against truthPath over the
 // samples score counts (a missing prediction is wrong).
 func oracle(in, truthPath string, preds []string) (oracleReport, error) {
-	ids, firstAt, err := scoredIDs(in)
+	ids, labelsAt, err := scoredIDs(in)
 	if err != nil {
 		return oracleReport{}, err
 	}
@@ -203,7 +203,7 @@ func oracle(in, truthPath string, preds []string) (oracleReport, error) {
 		if anyRight[i] {
 			rep.Any++
 		}
-		if at, ok := firstAt[truth[id]]; ok && at <= i {
+		if at := labelsAt[truth[id]]; len(at) > 0 && at[0] <= i {
 			rep.Ceiling++
 		}
 	}

@@ -304,7 +304,9 @@ func handStream(t *testing.T) (dir, in string) {
 // classes of samples 1, 3 and 5 had a label before them, those of 2 (B)
 // and 4 (C) did not: ceiling 3/5. Predictions right on samples 1, 2 and 4
 // and none for 5 give accuracy 3/5 and one missing. The scored classes are
-// A B A C B: always answering A or B scores 2/5.
+// A B A C B: always answering A or B scores 2/5. By the labels of their
+// class before them: 2 (B) and 4 (C) none, both right; 1 (A) and 5 (B) one,
+// one right; 3 (A) two, wrong.
 func TestScoreCeiling(t *testing.T) {
 	dir, in := handStream(t)
 	pred := filepath.Join(dir, "p.jsonl")
@@ -323,6 +325,10 @@ func TestScoreCeiling(t *testing.T) {
 	if rep.N != 5 || rep.Ceiling != 0.6 || rep.Accuracy != 0.6 || rep.Missing != 1 || rep.Majority != 0.4 {
 		t.Errorf("n %d, ceiling %v, accuracy %v, missing %d, majority %v; want 5, 0.6, 0.6, 1, 0.4",
 			rep.N, rep.Ceiling, rep.Accuracy, rep.Missing, rep.Majority)
+	}
+	want := []labelCount{{0, 2, 2}, {1, 2, 1}, {2, 1, 0}, {5, 0, 0}, {10, 0, 0}}
+	if !slices.Equal(rep.ByClassLabels, want) {
+		t.Errorf("by the labels of their class before them %v, want %v", rep.ByClassLabels, want)
 	}
 }
 

@@ -57,8 +57,10 @@
 // balanced accuracy and macro-F1, the accuracy's 95% Wilson interval,
 // and the ceiling: the share of those samples whose class had a label in
 // the stream before them, the most a predictor that knows only the labels
-// given can get right; with --row NAME, the same as a row of
-// BENCHMARKS.md's document streams table.
+// given can get right, and by_class_labels: the samples, and those right,
+// by how many labels of their class came before them (none, 1, 2–4, 5–9,
+// 10 or more); with --row NAME, the same as a row of BENCHMARKS.md's
+// document streams table.
 //
 // compare prints where two prediction files disagree, with McNemar's exact
 // test of the two; oracle prints, over the samples score counts, each
@@ -105,6 +107,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -375,6 +378,31 @@ type report struct {
 	// of the scored samples (an oracle: no stream knows it in advance), the
 	// floor that issue 26's check on skewed text sets for accuracy.
 	Majority float64 `json:"majority"`
+	// ByClassLabels counts the scored samples, and those predicted right,
+	// by how many labels of their class the stream had given before them
+	// (labelBins: none, 1, 2–4, 5–9, 10 or more): where a stream loses, on
+	// classes not yet labeled (Ceiling's complement) or on labeled ones.
+	ByClassLabels []labelCount `json:"by_class_labels"`
+}
+
+// labelCount is one bin of report.ByClassLabels: the samples whose class
+// had at least From labels before them (and fewer than the next bin's).
+type labelCount struct {
+	From  int `json:"labels_from"`
+	N     int `json:"n"`
+	Right int `json:"right"`
+}
+
+// labelBins are the lower ends of report.ByClassLabels' bins.
+var labelBins = []int{0, 1, 2, 5, 10}
+
+// labelBin returns the bin of labelBins that n labels fall in.
+func labelBin(n int) int {
+	b := 0
+	for b+1 < len(labelBins) && n >= labelBins[b+1] {
+		b++
+	}
+	return b
 }
 
 func runScore(args []string) error {
@@ -406,20 +434,16 @@ func runScore(args []string) error {
 
 // scoredIDs returns the ids of the samples of the stream in that score
 // counts (every sample after the first label record), in stream order, and
-// firstAt: for each class, the number of those samples before its first
-// label (a sample's own, or a late label record).
-func scoredIDs(in string) (ids []string, firstAt map[string]int, err error) {
+// labelsAt: for each class, the number of those samples before each of its
+// labels (a sample's own, or a late label record), in stream order, so
+// that labelsAt[c][0] is the number before its first.
+func scoredIDs(in string) (ids []string, labelsAt map[string][]int, err error) {
 	src, err := sources.Open(in)
 	if err != nil {
 		return nil, nil, err
 	}
-	// firstAt[c]: the number of scored samples before class c's first label.
-	firstAt = map[string]int{}
-	learn := func(c string) {
-		if _, ok := firstAt[c]; !ok {
-			firstAt[c] = len(ids)
-		}
-	}
+	labelsAt = map[string][]int{}
+	learn := func(c string) { labelsAt[c] = append(labelsAt[c], len(ids)) }
 	seenLabel := false
 	for src.Next() {
 		b := src.Batch()
@@ -446,7 +470,7 @@ func scoredIDs(in string) (ids []string, firstAt map[string]int, err error) {
 	if err := src.Err(); err != nil {
 		return nil, nil, err
 	}
-	return ids, firstAt, nil
+	return ids, labelsAt, nil
 }
 
 // score scores the predictions in predPath (JSON lines of stream --out)
@@ -454,7 +478,7 @@ func scoredIDs(in string) (ids []string, firstAt map[string]int, err error) {
 // its first label record, in stream order; a sample without a prediction
 // is wrong.
 func score(in, truthPath, predPath string) (report, error) {
-	ids, firstAt, err := scoredIDs(in)
+	ids, labelsAt, err := scoredIDs(in)
 	if err != nil {
 		return report{}, err
 	}
@@ -471,6 +495,10 @@ func score(in, truthPath, predPath string) (report, error) {
 	}
 	var rep report
 	rep.N = len(ids)
+	rep.ByClassLabels = make([]labelCount, len(labelBins))
+	for b, from := range labelBins {
+		rep.ByClassLabels[b].From = from
+	}
 	var qr, qn [4]int
 	classes := map[string]bool{}
 	tp, tot, predicted := map[string]int{}, map[string]int{}, map[string]int{}
@@ -482,9 +510,13 @@ func score(in, truthPath, predPath string) (report, error) {
 		}
 		classes[want] = true
 		tot[want]++
-		if at, ok := firstAt[want]; ok && at <= i {
+		// The labels of its class before it: those at or before its place.
+		known, _ := slices.BinarySearch(labelsAt[want], i+1)
+		if known > 0 {
 			rep.Ceiling++
 		}
+		bin := labelBin(known)
+		rep.ByClassLabels[bin].N++
 		q := 4 * i / len(ids)
 		qn[q]++
 		got := pred[id]
@@ -497,6 +529,7 @@ func score(in, truthPath, predPath string) (report, error) {
 			right++
 			qr[q]++
 			tp[want]++
+			rep.ByClassLabels[bin].Right++
 		}
 	}
 	rep.Accuracy = float64(right) / float64(len(ids))
