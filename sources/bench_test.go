@@ -2,6 +2,8 @@ package sources
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"math/rand/v2"
 	"testing"
 
@@ -90,3 +92,50 @@ func BenchmarkArrowDense10000x784(b *testing.B) {
 // arrow/flight, which were 85 of the 236 s of compile actions of a cold
 // go test ./... (BENCHMARKS.md, "Build time").
 var pqarrowSource func([]byte) *Arrow
+
+// BenchmarkCSVLineLimit reads 2,000 MNIST-sized CSV rows (784 numeric
+// fields and a label) through the line limiter of Open, which counts their
+// fields and follows their quoting: its cost over encoding/csv's own pass
+// (see BenchmarkCSVDense) is the limiter's.
+func BenchmarkCSVLineLimit(b *testing.B) {
+	in := csvRows(2000, 784)
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		l := &lineLimit{r: bytes.NewReader(in), max: maxCSVLineBytes, maxFields: 784 + 3}
+		if _, err := io.Copy(io.Discard, l); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCSVDense reads the rows of BenchmarkCSVLineLimit as the CSV
+// source does, through Open's line limiter.
+func BenchmarkCSVDense(b *testing.B) {
+	in := csvRows(2000, 784)
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		src := NewCSV(&lineLimit{r: bytes.NewReader(in), max: maxCSVLineBytes, maxFields: 784 + 3})
+		for src.Next() {
+		}
+		if err := src.Err(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// csvRows returns n rows of d pixel-like values (0 to 255, mostly 0) and a
+// label, comma-separated.
+func csvRows(n, d int) []byte {
+	var buf bytes.Buffer
+	for i := range n {
+		for j := range d {
+			v := 0
+			if (i*31+j*17)%5 == 0 {
+				v = (i + j) % 256
+			}
+			fmt.Fprintf(&buf, "%d,", v)
+		}
+		fmt.Fprintf(&buf, "%d\n", i%10)
+	}
+	return buf.Bytes()
+}
