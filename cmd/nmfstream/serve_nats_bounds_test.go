@@ -24,21 +24,27 @@ import (
 // the channel of its exit code.
 func startServeNATS(t *testing.T, url string, args ...string) (base string, cancel context.CancelFunc, done <-chan int, stderr *syncBuffer) {
 	t.Helper()
+	return startListening(t, append([]string{"serve", "--nats", url, "--addr", "127.0.0.1:0", "--pinned-ttl", "500ms"}, args...)...)
+}
+
+// startListening runs the command args (a serve, listening on a free
+// port) and returns, once it says where it listens, its base URL, a
+// cancel (SIGTERM), the channel of its exit code and its stderr.
+func startListening(t *testing.T, args ...string) (base string, cancel context.CancelFunc, done <-chan int, stderr *syncBuffer) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	var out syncBuffer
 	stderr = &syncBuffer{}
 	d := make(chan int, 1)
-	go func() {
-		d <- run(ctx, append([]string{"serve", "--nats", url, "--addr", "127.0.0.1:0", "--pinned-ttl", "500ms"}, args...), &out, stderr)
-	}()
+	go func() { d <- run(ctx, args, &out, stderr) }()
 	listening := regexp.MustCompile(`listening on (http://\S+)`)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		if m := listening.FindStringSubmatch(stderr.String()); m != nil {
 			return m[1], cancel, d, stderr
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("serve --nats did not listen: %s", stderr.String())
+			t.Fatalf("%s did not listen: %s", strings.Join(args[:min(len(args), 2)], " "), stderr.String())
 		}
 	}
 }

@@ -3,12 +3,10 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"reflect"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -19,10 +17,7 @@ import (
 // ends.
 func startServeCmd(t *testing.T, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb syncBuffer
-	done := make(chan int, 1)
-	go func() { done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), &out, &errb) }()
+	base, cancel, done, errb := startListening(t, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -34,15 +29,7 @@ func startServeCmd(t *testing.T, args ...string) string {
 			t.Error("serve did not stop")
 		}
 	})
-	listening := regexp.MustCompile(`listening on (http://\S+)`)
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if m := listening.FindStringSubmatch(errb.String()); m != nil {
-			return m[1]
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not listen: %s", errb.String())
-		}
-	}
+	return base
 }
 
 // labelsClient bounds every request of these tests, so that a service

@@ -3,10 +3,8 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -49,23 +47,7 @@ func serveNATSOn(t *testing.T, url string, flags ...string) (post func(path, bod
 // serveNATSAt is serveNATSOn that also returns the service's base URL.
 func serveNATSAt(t *testing.T, url string, flags ...string) (base string, post func(path, body string, into any), stats func() natsStats, stop func()) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	var out, errb syncBuffer
-	done := make(chan int, 1)
-	args := append([]string{"serve", "--nats", url, "--addr", "127.0.0.1:0", "--pinned-ttl", "500ms"}, flags...)
-	go func() {
-		done <- run(ctx, args, &out, &errb)
-	}()
-	listening := regexp.MustCompile(`listening on (http://\S+)`)
-	for deadline := time.Now().Add(30 * time.Second); base == ""; {
-		if m := listening.FindStringSubmatch(errb.String()); m != nil {
-			base = m[1]
-		} else if time.Now().After(deadline) {
-			t.Fatalf("serve --nats did not listen: %s", errb.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	base, cancel, done, errb := startServeNATS(t, url, flags...)
 	post = func(path, body string, into any) {
 		t.Helper()
 		resp, err := http.Post(base+path, "application/x-ndjson", strings.NewReader(body))
