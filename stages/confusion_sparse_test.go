@@ -10,7 +10,6 @@ import (
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/graph"
-	"github.com/nmfstream/nmfstream/model/metrics"
 )
 
 // refConfusion is the reference dense confusion: k rows of k + 1 counts,
@@ -34,22 +33,6 @@ func (m *refConfusion) add(truth, pred int) {
 		pred = len(m.n)
 	}
 	m.n[truth][pred]++
-}
-
-// refScores is the reference per-class summary of dense counts n:
-// metrics.PerClassOf and the majority share of the row sums.
-func refScores(n [][]int64) Scores {
-	s := metrics.PerClassOf(n)
-	out := Scores{BalancedAccuracy: s.BalancedAccuracy, MacroF1: s.MacroF1, Majority: math.NaN()}
-	tot, top := 0, 0
-	for _, v := range s.Support {
-		tot += v
-		top = max(top, v)
-	}
-	if tot > 0 {
-		out.Majority = float64(top) / float64(tot)
-	}
-	return out
 }
 
 // refCells returns the nonzero cells of dense counts n in row-major order
@@ -106,7 +89,7 @@ func TestScorerSparse(t *testing.T) {
 			if pred != BeforeLabels {
 				ref.add(truth, pred)
 			}
-			if got, want := s.Scores(), refScores(ref.n); !sameScores(got, want) {
+			if got, want := s.Scores(), denseScores(ref.n); !sameScores(got, want) {
 				t.Fatalf("seed %d step %d: scores %+v, the dense confusion's %+v", seed, step, got, want)
 			}
 		}
@@ -151,7 +134,7 @@ func checkLearnerConfusion(t *testing.T, what string, l *Learner, ref *refConfus
 	if got := l.ConfusionCells(); !reflect.DeepEqual(got, sparse) {
 		t.Fatalf("%s: ConfusionCells %+v, want %+v", what, got, sparse)
 	}
-	sc := refScores(ref.n)
+	sc := denseScores(ref.n)
 	for name, got := range map[string]Scores{"Scores": l.Scores(), "Confusion().Scores": l.Confusion().Scores(), "ConfusionCells().Scores": l.ConfusionCells().Scores()} {
 		if !sameScores(got, sc) {
 			t.Fatalf("%s: %s %+v, the dense confusion's %+v", what, name, got, sc)
@@ -308,18 +291,18 @@ func TestConfusionSum(t *testing.T) {
 				c = sparseOf(c)
 			}
 			sum.Add(c)
-			if got, want := sum.Scores(), refScores(ref.N); !sameScores(got, want) {
+			if got, want := sum.Scores(), denseScores(ref.N); !sameScores(got, want) {
 				t.Fatalf("seed %d part %d: ConfusionSum scores %+v, the dense sum's %+v", seed, p, got, want)
 			}
 		}
-		if got, want := sparseOf(ref).Scores(), refScores(ref.N); !sameScores(got, want) {
+		if got, want := sparseOf(ref).Scores(), denseScores(ref.N); !sameScores(got, want) {
 			t.Fatalf("seed %d: the sparse sum scores %+v, the dense one %+v", seed, got, want)
 		}
 		if got, want := sparseOf(ref).Add(Confusion{}), ref; !reflect.DeepEqual(got, want) {
 			t.Fatalf("seed %d: the sparse sum added to nothing %+v, want %+v", seed, got, want)
 		}
 	}
-	if got := (&ConfusionSum{}).Scores(); !sameScores(got, refScores(nil)) || !math.IsNaN(got.Majority) {
+	if got := (&ConfusionSum{}).Scores(); !sameScores(got, denseScores(nil)) || !math.IsNaN(got.Majority) {
 		t.Fatalf("an empty sum scores %+v, want NaNs", got)
 	}
 }
