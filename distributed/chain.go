@@ -387,52 +387,23 @@ func (w *Worker) learnBatch(ctx context.Context, l *stages.Learner, o *ownerStat
 // learnCounted is learnShare, and the counts of the share's late labels:
 // those that waited for their sample when applied (stages.Step.Waited),
 // the ids among them whose label still waits after the share
-// (stages.Learner.LabelWaits), and the waiting labels l forgot meanwhile
-// (the growth of stages.Learner.ForgottenLabels): ChainStep.LabelsWaited,
-// LabelsWaiting and LabelsForgotten.
+// (stages.Learner.StillWaiting), and the waiting labels l forgot meanwhile
+// (the growth of stages.Learner.ForgottenLabels, over the share and its
+// context): ChainStep.LabelsWaited, LabelsWaiting and LabelsForgotten.
 func learnCounted(l *stages.Learner, f, fc *stages.Features, ctxCounts *stages.Counters) (*stages.Step, labelCounts, error) {
 	forgot := l.ForgottenLabels()
 	st, err := learnShare(l, f, fc, ctxCounts)
 	if err != nil {
 		return nil, labelCounts{}, err
 	}
-	lc := labelCounts{Waited: len(st.Waited), Forgotten: l.ForgottenLabels() - forgot}
-	seen := make(map[string]bool, len(st.Waited))
-	for _, ll := range st.Waited {
-		if !seen[ll.ID] {
-			seen[ll.ID] = true
-			if l.LabelWaits(ll.ID) {
-				lc.Waiting++
-			}
-		}
-	}
-	return st, lc, nil
+	return st, labelCounts{Waited: len(st.Waited), Waiting: l.StillWaiting(st.Waited), Forgotten: l.ForgottenLabels() - forgot}, nil
 }
 
 // ReplacedLabel is a late label that waited for its sample and that a
 // later label of the same id, which waited too, replaced in the same
 // batch (one label waits per id), as serve lists it among a request's
 // rejects.
-type ReplacedLabel struct {
-	Offset int64  // the replaced label's offset
-	By     int64  // the offset of the label that replaced it
-	ID     string // their id
-}
-
-// replacedLabels returns the labels of waited (stages.Step.Waited, in the
-// order applied) that a later one of the same id replaced, each with the
-// next one of its id.
-func replacedLabels(waited []record.LateLabel) []ReplacedLabel {
-	var out []ReplacedLabel
-	last := map[string]int64{}
-	for _, ll := range waited {
-		if off, ok := last[ll.ID]; ok {
-			out = append(out, ReplacedLabel{Offset: off, By: ll.Offset, ID: ll.ID})
-		}
-		last[ll.ID] = ll.Offset
-	}
-	return out
-}
+type ReplacedLabel = stages.ReplacedLabel
 
 // labelCounts is what an owner counted of a batch's late labels: the
 // fields of ChainStep of the same names, less "Labels".
@@ -628,7 +599,7 @@ type ChainStep struct {
 	// forgot, oldest first, to keep them within its horizon while it
 	// learned the batch (the growth of stages.Learner.ForgottenLabels).
 	// They are serve's pending and forgotten of a POST /v1/labels
-	// (cmd/nmfstream/serve.go, applyLabels; learnCounted). With P > 1 a late label sent to every
+	// (cmd/nmfstream/serve.go, labelsAnswer; learnCounted). With P > 1 a late label sent to every
 	// partition (Router.Split: its id unknown, dense records routed by
 	// anchors) is counted by every owner.
 	LabelsWaited    int

@@ -239,7 +239,7 @@ type wireStep struct {
 	LabelsWaiting   int
 	LabelsForgotten int64
 	// LabelsReplaced is ChainStep's field of the same name
-	// (replacedLabels); empty in answers before version 4.
+	// (stages.Replaced); empty in answers before version 4.
 	LabelsReplaced []ReplacedLabel
 }
 
@@ -258,7 +258,7 @@ func encodeStep(st *stages.Step, c stages.Counters, sc stages.Scores, conf stage
 // replaced.
 func encodeStepLabels(st *stages.Step, c stages.Counters, sc stages.Scores, conf stages.Confusion, pending int, lc labelCounts) ([]byte, error) {
 	w := wireStep{Rejects: rejectsToWire(st.Rejects), Duplicates: st.Duplicates, Counters: c, Scored: sc, Pending: pending, Confusion: conf,
-		LabelsWaited: lc.Waited, LabelsWaiting: lc.Waiting, LabelsForgotten: lc.Forgotten, LabelsReplaced: replacedLabels(st.Waited)}
+		LabelsWaited: lc.Waited, LabelsWaiting: lc.Waiting, LabelsForgotten: lc.Forgotten, LabelsReplaced: stages.Replaced(st.Waited)}
 	for _, p := range st.Predictions {
 		w.IDs = append(w.IDs, p.ID)
 		w.Offsets = append(w.Offsets, p.Offset)

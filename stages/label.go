@@ -70,6 +70,48 @@ func (l *Learner) lateLabel(id, label string) (waits bool, err error) {
 // Learner.
 func (l *Learner) LabelWaits(id string) bool { return l.pending.has(id) }
 
+// StillWaiting returns how many distinct ids of waited (a Step's Waited)
+// have a label that still waits for their sample (LabelWaits): what serve
+// answers as a label request's "pending". Like every method of Learner it
+// must be called from the goroutine that owns the Learner. O(len(waited)).
+func (l *Learner) StillWaiting(waited []record.LateLabel) int {
+	seen := make(map[string]bool, len(waited))
+	n := 0
+	for _, ll := range waited {
+		if !seen[ll.ID] {
+			seen[ll.ID] = true
+			if l.LabelWaits(ll.ID) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// ReplacedLabel is a late label that waited for its sample and that a
+// later label of the same id, which waited too, replaced (one label waits
+// per id).
+type ReplacedLabel struct {
+	Offset int64  // the replaced label's offset
+	By     int64  // the offset of the label that replaced it
+	ID     string // their id
+}
+
+// Replaced returns the labels of waited (a Step's Waited, in the order
+// applied) that a later one of the same id replaced, each with the next
+// one of its id, in the order applied. O(len(waited)).
+func Replaced(waited []record.LateLabel) []ReplacedLabel {
+	var out []ReplacedLabel
+	last := map[string]int64{}
+	for _, ll := range waited {
+		if off, ok := last[ll.ID]; ok {
+			out = append(out, ReplacedLabel{Offset: off, By: ll.Offset, ID: ll.ID})
+		}
+		last[ll.ID] = ll.Offset
+	}
+	return out
+}
+
 // waitingLabel returns the label waiting for the sample id (lateLabel), if
 // any, and takes it: a label that would add a class beyond
 // Featurize.MaxClasses is dropped (the sample is learned unlabeled).

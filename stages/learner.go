@@ -150,8 +150,13 @@ type Step struct {
 	// Waited lists the batch's late labels that waited for their sample
 	// when they were applied (neither the window held it nor an arrival
 	// prediction awaited it), in the order applied: an id twice if a later
-	// label of it replaced a waiting one. LabelWaits says which still wait.
+	// label of it replaced a waiting one. LabelWaits says which still wait
+	// (StillWaiting counts them), Replaced which a later one replaced.
 	Waited []record.LateLabel
+	// Forgotten is the number of waiting labels, of this batch or earlier
+	// ones, the Learner forgot while it learned the batch, oldest first,
+	// to keep them within its horizon (the growth of ForgottenLabels).
+	Forgotten int64
 }
 
 // Counters returns the running totals.
@@ -268,6 +273,7 @@ func (l *Learner) LearnFeatures(f *Features) (*Step, error) {
 	}
 	n, last := f.Records(), f.lastOffset()
 	l.init()
+	forgot := l.forgotten
 	st := &Step{Rejects: slices.Clone(f.Rejects)}
 	l.sc.c.Records += int64(n)
 	x, keep, bad := l.rows(f)
@@ -287,6 +293,7 @@ func (l *Learner) LearnFeatures(f *Features) (*Step, error) {
 	l.waited = nil
 	st.Predictions, err = l.predictBeside(step, ids, id)
 	st.Waited, l.waited = l.waited, nil
+	st.Forgotten = l.forgotten - forgot
 	r.End()
 	if err != nil {
 		return nil, err

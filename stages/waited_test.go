@@ -54,3 +54,43 @@ func TestStepWaited(t *testing.T) {
 		t.Errorf("a batch without late labels after Label: waited %v, err %v", st.Waited, err)
 	}
 }
+
+// TestStepForgotten: Step.Forgotten counts the waiting labels a batch's
+// late labels pushed past the Learner's horizon (the growth of
+// ForgottenLabels, earlier batches' labels included); StillWaiting counts
+// the ids of Step.Waited whose label still waits, once each, and Replaced
+// pairs each replaced waiting label with the next one of its id.
+func TestStepForgotten(t *testing.T) {
+	l := &Learner{Model: &model.Online{Rank: 2, Graph: graph.KNN{K: 3, Window: 100}}, Horizon: 3}
+	late := func(off int64, ids ...string) *record.Batch {
+		b := &record.Batch{Form: record.FormDense}
+		for i, id := range ids {
+			b.LateLabels = append(b.LateLabels, record.LateLabel{Offset: off + int64(i), ID: id, Label: "p"})
+		}
+		return b
+	}
+	st, err := l.Learn(late(0, "a", "b"))
+	if err != nil || st.Forgotten != 0 || l.StillWaiting(st.Waited) != 2 {
+		t.Fatalf("first batch: forgotten %d, still waiting %d, %v; want 0, 2", st.Forgotten, l.StillWaiting(st.Waited), err)
+	}
+	// c, d, c again and e past a horizon of three: a and b are forgotten;
+	// c's second label makes it the newest, so d, c and e wait.
+	st, err = l.Learn(late(2, "c", "d", "c", "e"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Forgotten != 2 || l.ForgottenLabels() != 2 {
+		t.Errorf("forgotten %d in the step, %d in all; want 2 (a and b)", st.Forgotten, l.ForgottenLabels())
+	}
+	if n := l.StillWaiting(st.Waited); n != 3 {
+		t.Errorf("still waiting %d of the step's ids c, d, e; want 3", n)
+	}
+	if got := fmt.Sprint(Replaced(st.Waited)); got != "[{2 4 c}]" {
+		t.Errorf("Replaced %s, want [{2 4 c}] (c at offset 2 replaced by the label at 4)", got)
+	}
+	st, err = l.Learn(late(6, "f"))
+	if err != nil || st.Forgotten != 1 || l.StillWaiting(st.Waited) != 1 || len(Replaced(st.Waited)) != 0 {
+		t.Errorf("third batch: forgotten %d, still waiting %d, replaced %v, %v; want 1 (d, the oldest), 1, none",
+			st.Forgotten, l.StillWaiting(st.Waited), Replaced(st.Waited), err)
+	}
+}

@@ -432,22 +432,21 @@ type server struct {
 }
 
 // request is the work of one HTTP request. Its handler sets batches (the
-// records, offsets numbered from 0 across the body) or labels, submits it,
-// and reads steps and k once done is closed: the pipeline writes them
-// before it closes done.
+// records, offsets numbered from 0 across the body; a POST /v1/labels is
+// one batch of late labels, labelsBatch), submits it, and reads steps, k
+// and waiting once done is closed: the pipeline writes them before it
+// closes done.
 type request struct {
 	batches []*record.Batch
-	labels  []sources.LabelLine
+	labels  bool   // a POST /v1/labels: batches is its one batch of late labels
 	entry   []byte // the write-ahead log entry (walEntry), nil without a log
 	done    chan struct{}
 
-	steps        []*stages.Step // one per batch, in order
-	k            int            // the rank of the codes, 0 before the model's first fit
-	seq          uint64         // the log entry's sequence number, 0 for none
-	pending      int            // labels that wait for their record (an id not seen yet)
-	forgotten    int            // waiting labels forgotten to make room while its labels were learned
-	stillPending int            // of pending, those still waiting once they were all learned
-	refused      []rejectJSON   // labels over --max-classes
+	base  int64          // the stream offset of the request's first record (split)
+	steps []*stages.Step // one per batch, in order
+	k     int            // the rank of the codes, 0 before the model's first fit
+	seq   uint64         // the log entry's sequence number, 0 for none
+	tally labelTally     // with labels, what became of them (learned)
 }
 
 // part is the item of serve's pipeline: one batch of a request, and on the
@@ -579,6 +578,7 @@ func (s *server) pipeline() *pipeline.Pipeline {
 		// The records of a request are contiguous in the stream: their
 		// offsets follow the records counted before them.
 		parts := make([]*part, 0, max(1, len(r.batches)))
+		r.base = next
 		for _, b := range r.batches {
 			shiftOffsets(b, next)
 			parts = append(parts, &part{req: r, link: link{batch: b}})
@@ -612,25 +612,24 @@ func (s *server) pipeline() *pipeline.Pipeline {
 }
 
 // learnState is the learn stage's own count for --checkpoint-every: the
-// labels learned from /v1/labels, and the records and labels applied at
-// the last checkpoint.
+// records (samples, labels and rejects) counted at the last checkpoint.
 type learnState struct {
-	posted, lastSave int64
+	lastSave int64
 }
 
-// learned runs on the chain's learn stage once p's batch is learned: on a
-// request's last part it learns its labels and appends the request to the
-// write-ahead log; it publishes the counters and checkpoints when
-// --checkpoint-every or --checkpoint-bytes says. It runs on the one
-// goroutine that owns the learner; an error stops the service (the learner
-// cannot go on).
+// learned runs on the chain's learn stage once p's batch is learned: it
+// counts what became of a label request's labels (request.tally); on a
+// request's last part it appends the request to the write-ahead log; it
+// publishes the counters and checkpoints when --checkpoint-every or
+// --checkpoint-bytes says. It runs on the one goroutine that owns the
+// learner; an error stops the service (the learner cannot go on).
 func (s *server) learned(ls *learnState, p *part) error {
 	l := s.learner
+	if st := p.step; p.req.labels && st != nil {
+		p.req.tally = labelTally{waited: len(st.Waited), waiting: l.StillWaiting(st.Waited),
+			forgotten: st.Forgotten, replaced: stages.Replaced(st.Waited)}
+	}
 	if p.last {
-		if err := s.applyLabels(p.req); err != nil {
-			return err
-		}
-		ls.posted += int64(len(p.req.labels))
 		if s.log != nil && p.req.entry != nil {
 			seq, err := s.log.Append(p.req.entry)
 			if err != nil {
@@ -654,8 +653,7 @@ func (s *server) learned(ls *learnState, p *part) error {
 	s.mu.Unlock()
 	// Only between requests: a checkpoint then covers every log entry
 	// appended, and the log can be emptied.
-	applied := c.Records + ls.posted
-	due := s.every > 0 && applied-ls.lastSave >= s.every ||
+	due := s.every > 0 && c.Records-ls.lastSave >= s.every ||
 		s.log != nil && s.ckptBytes > 0 && s.log.Size() >= s.ckptBytes
 	if p.last && s.ckpt != "" && due {
 		if err := s.save(); err != nil {
@@ -663,47 +661,7 @@ func (s *server) learned(ls *learnState, p *part) error {
 			s.saveErr = err
 			s.mu.Unlock()
 		}
-		ls.lastSave = applied
-	}
-	return nil
-}
-
-// applyLabels learns r's posted labels, counts those that wait for their
-// record (r.pending, one per id), and lists in r.refused those that would
-// add a class beyond --max-classes and those a later label of the same id
-// replaced while waiting.
-func (s *server) applyLabels(r *request) error {
-	before := s.learner.ForgottenLabels()
-	waiting := map[string]int64{} // id → offset of the label of this request that waits for it
-	defer func() {
-		r.forgotten = int(s.learner.ForgottenLabels() - before)
-		for id := range waiting {
-			if s.learner.LabelWaits(id) {
-				r.stillPending++
-			}
-		}
-	}()
-	for _, lr := range r.labels {
-		// A label that waits for its record takes no class until the
-		// record comes (stages.Featurize.MaxClasses).
-		waits := s.learner.Waits(lr.ID)
-		if !waits && !s.learner.AdmitsLabel(lr.Label) {
-			reason := fmt.Sprintf("label %q would be one class more than --max-classes %d", lr.Label, s.learner.Featurize.MaxClasses)
-			r.refused = append(r.refused, rejectJSON{lr.Offset, lr.ID, reason})
-			continue
-		}
-		if waits {
-			// One label waits per id: a later one replaces it.
-			if off, ok := waiting[lr.ID]; ok {
-				r.refused = append(r.refused, rejectJSON{off, lr.ID, replacedReason(lr.Offset)})
-			} else {
-				r.pending++
-			}
-			waiting[lr.ID] = lr.Offset
-		}
-		if err := s.learner.Label(lr.ID, lr.Label); err != nil {
-			return err
-		}
+		ls.lastSave = c.Records
 	}
 	return nil
 }
@@ -994,19 +952,54 @@ func (s *server) handleLabels(w http.ResponseWriter, r *http.Request) {
 	if len(labels) == 0 {
 		entry = nil
 	}
-	req := &request{labels: labels, entry: entry}
+	req := &request{labels: true, entry: entry}
+	if len(labels) > 0 {
+		req.batches = []*record.Batch{labelsBatch(labels)}
+	}
 	if err := s.submit(r.Context(), req); err != nil {
 		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error())
 		return
 	}
-	resp := labelsResponse{Applied: len(labels) - req.pending - len(req.refused), Pending: req.stillPending, Forgotten: req.forgotten, Rejected: []rejectJSON{}}
-	for _, rj := range rejects {
-		resp.Rejected = append(resp.Rejected, rejectJSON{rj.Offset, rj.ID, rj.Reason.Error()})
-	}
-	resp.Rejected = append(resp.Rejected, req.refused...)
-	slices.SortStableFunc(resp.Rejected, func(a, b rejectJSON) int { return cmp.Compare(a.Offset, b.Offset) })
+	resp := labelsAnswer(len(labels), rejects, req.steps, req.tally, req.base)
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(resp)
+}
+
+// labelsBatch is the batch of late labels of a POST /v1/labels, offsets
+// numbered from 0 across its body (the lines' numbers).
+func labelsBatch(labels []sources.LabelLine) *record.Batch {
+	b := &record.Batch{LateLabels: make([]record.LateLabel, len(labels))}
+	for i, l := range labels {
+		b.LateLabels[i] = record.LateLabel{Offset: l.Offset, ID: l.ID, Label: l.Label}
+	}
+	return b
+}
+
+// labelsAnswer is the answer to a POST /v1/labels of n labels, from what
+// the learner made of them (t, and steps, the Steps of their batches,
+// whose offsets follow base): rejected lists the lines that are not labels
+// (bad, by line), the labels the learner refused (the steps' Rejects: one
+// class more than --max-classes) and the waiting labels a later one of the
+// same id replaced, by line; pending counts the ids whose label still
+// waits, forgotten the waiting labels forgotten meanwhile, and applied the
+// labels neither refused nor waiting when applied. serve and serve --nats
+// answer with it.
+func labelsAnswer(n int, bad []record.Reject, steps []*stages.Step, t labelTally, base int64) labelsResponse {
+	resp := labelsResponse{Applied: n - t.waited, Pending: t.waiting, Forgotten: int(t.forgotten), Rejected: []rejectJSON{}}
+	for _, rj := range bad {
+		resp.Rejected = append(resp.Rejected, rejectJSON{rj.Offset, rj.ID, rj.Reason.Error()})
+	}
+	for _, st := range steps {
+		for _, rj := range st.Rejects {
+			resp.Rejected = append(resp.Rejected, bodyReject(rj, base))
+			resp.Applied--
+		}
+	}
+	for _, rl := range t.replaced {
+		resp.Rejected = append(resp.Rejected, rejectJSON{rl.Offset - base, rl.ID, replacedReason(rl.By - base)})
+	}
+	slices.SortStableFunc(resp.Rejected, func(a, b rejectJSON) int { return cmp.Compare(a.Offset, b.Offset) })
+	return resp
 }
 
 func (s *server) handleMetrics(w http.ResponseWriter, r *http.Request) {

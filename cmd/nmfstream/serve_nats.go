@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -148,14 +146,16 @@ var (
 	errNotAnswered = errors.New("handed to the chain but not answered within --write-timeout (is a worker live? GET /v1/stats says): they will be learned when an owner answers; posting them again is safe, a record whose id the owner holds is a duplicate")
 )
 
-// labelTally is a request's late labels as the owners counted them
-// (distributed.ChainStep): waited for their record when applied (every
-// label), still waiting after the request (one per id), and the waiting
-// labels forgotten while the request was learned.
+// labelTally is what became of a label request's labels, as the learner
+// counted them (serve: its Step; serve --nats: the owners',
+// distributed.ChainStep): waited for their record when applied (every
+// label), still waiting after the request (one per id), the waiting labels
+// forgotten while the request was learned, and those a later label of the
+// same id replaced while they waited.
 type labelTally struct {
 	waited, waiting int
 	forgotten       int64
-	replaced        []distributed.ReplacedLabel
+	replaced        []stages.ReplacedLabel
 }
 
 // natsPart is the item of serve --nats's chain: one batch of a request.
@@ -558,16 +558,11 @@ func (ns *natsServer) handleRecords(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(resp)
 }
 
-// handleLabels answers POST /v1/labels as serve's (labelsResponse):
-// rejected lists the lines that are not labels and the labels the owner
-// refused (one class more than --max-classes), by offset; pending counts
-// the ids whose label still waits on the owner for its record, forgotten
-// the waiting labels (of any request) the owner forgot while it learned
-// these, and applied the labels neither refused nor waiting when the
-// owner applied them (distributed.ChainStep's LabelsWaited,
-// LabelsWaiting, LabelsForgotten, which the owner counts as serve's
-// applyLabels does); rejected lists too the waiting labels a later one of
-// the same id replaced (LabelsReplaced), which applied does not count.
+// handleLabels answers POST /v1/labels as serve's (labelsAnswer): the
+// labels are one batch of late labels (labelsBatch), and what became of
+// them the owners' counts (distributed.ChainStep's LabelsWaited,
+// LabelsWaiting, LabelsForgotten and LabelsReplaced, which each owner
+// counts from its Learner's Step as serve does).
 func (ns *natsServer) handleLabels(w http.ResponseWriter, r *http.Request) {
 	deadline := time.Now().Add(ns.front.writeTimeout - answerMargin)
 	labels, rejects, err := sources.ReadJSONLabels(ns.front.body(w, r), ns.front.limits)
@@ -575,32 +570,12 @@ func (ns *natsServer) handleLabels(w http.ResponseWriter, r *http.Request) {
 		writeBodyError(w, "cannot read labels", err)
 		return
 	}
-	b := &record.Batch{}
-	for _, l := range labels {
-		b.LateLabels = append(b.LateLabels, record.LateLabel{Offset: l.Offset, ID: l.ID, Label: l.Label})
-	}
-	req := &natsRequest{batches: []*record.Batch{b}}
+	req := &natsRequest{batches: []*record.Batch{labelsBatch(labels)}}
 	if err := ns.submit(r.Context(), req, deadline); err != nil {
 		submitError(w, err)
 		return
 	}
-	resp := labelsResponse{Rejected: []rejectJSON{}}
-	for _, rj := range rejects {
-		resp.Rejected = append(resp.Rejected, rejectJSON{rj.Offset, rj.ID, rj.Reason.Error()})
-	}
-	refused := 0
-	for _, st := range req.steps {
-		for _, rj := range st.Rejects {
-			resp.Rejected = append(resp.Rejected, bodyReject(rj, req.base))
-			refused++
-		}
-	}
-	for _, rl := range req.labels.replaced {
-		resp.Rejected = append(resp.Rejected, rejectJSON{rl.Offset - req.base, rl.ID, replacedReason(rl.By - req.base)})
-	}
-	slices.SortStableFunc(resp.Rejected, func(a, b rejectJSON) int { return cmp.Compare(a.Offset, b.Offset) })
-	resp.Pending, resp.Forgotten = req.labels.waiting, int(req.labels.forgotten)
-	resp.Applied = len(labels) - refused - req.labels.waited
+	resp := labelsAnswer(len(labels), rejects, req.steps, req.labels, req.base)
 	ns.requests.Add(1)
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(resp)

@@ -175,8 +175,13 @@ func TestServeConcurrent(t *testing.T) {
 	if got := metricValue(t, text, "nmfstream_rejected_total"); got != float64(bad) {
 		t.Errorf("rejected_total %v, want %d", got, bad)
 	}
-	if got := metricValue(t, text, "nmfstream_records_total"); got != float64(samples+bad) {
-		t.Errorf("records_total %v, want %d", got, samples+bad)
+	// The posted labels are records too, late labels (stages.Counters).
+	posted := clients * requests * per / 5
+	if got := metricValue(t, text, "nmfstream_records_total"); got != float64(samples+bad+posted) {
+		t.Errorf("records_total %v, want %d", got, samples+bad+posted)
+	}
+	if got := metricValue(t, text, "nmfstream_late_labels_total"); got != float64(posted) {
+		t.Errorf("late_labels_total %v, want %d", got, posted)
 	}
 	labeled := metricValue(t, text, "nmfstream_labeled_total") + metricValue(t, text, "nmfstream_early_total")
 	if labeled != float64(clients*requests*per/5) {

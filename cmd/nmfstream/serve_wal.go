@@ -140,7 +140,8 @@ func (s *server) dropDamage(path string, info wal.Info, readErr error, recover b
 }
 
 // replay applies one log entry to the learner as the pipeline did: the
-// records at the offsets that follow those counted, and the labels.
+// records, or the labels (labelsBatch), at the offsets that follow those
+// counted.
 func (s *server) replay(e []byte) error {
 	if len(e) == 0 {
 		return fmt.Errorf("empty entry")
@@ -148,18 +149,18 @@ func (s *server) replay(e []byte) error {
 	l := s.learner
 	body := bytes.NewReader(e[1:])
 	switch e[0] {
-	case entryLabels:
-		labels, _, err := sources.ReadJSONLabels(body, s.limits)
-		if err != nil {
-			return err
-		}
-		return s.applyLabels(&request{labels: labels})
-	case entryJSONL, entryArrow:
+	case entryLabels, entryJSONL, entryArrow:
 		var batches []*record.Batch
 		var err error
-		if e[0] == entryArrow {
+		switch e[0] {
+		case entryLabels:
+			var labels []sources.LabelLine
+			if labels, _, err = sources.ReadJSONLabels(body, s.limits); len(labels) > 0 {
+				batches = []*record.Batch{labelsBatch(labels)}
+			}
+		case entryArrow:
 			batches, err = s.readArrowRecords(body)
-		} else {
+		default:
 			batches, err = sources.ReadJSONLines(body, s.cfg.Batch, s.limits)
 		}
 		if err != nil {

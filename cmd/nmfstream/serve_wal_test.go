@@ -170,7 +170,7 @@ func killReplay(t *testing.T, bin, policy string) {
 		want float64
 	}{
 		{"nmfstream_samples_total", records},
-		{"nmfstream_records_total", records},
+		{"nmfstream_records_total", records + labels},
 		{"nmfstream_late_labels_total", labels},
 		{"nmfstream_duplicates_total", 0},
 	} {
@@ -182,7 +182,8 @@ func killReplay(t *testing.T, bin, policy string) {
 		t.Errorf("labeled + early %v, want %d", got, labels)
 	}
 	// Every record's arrival code and prediction, codes from the first
-	// fit on (after max(2·rank, 100) = 100 samples, model.Online.InitSize).
+	// fit on (after max(2·rank, 100) = 100 samples, model.Online.InitSize:
+	// node 100 in a window that drops none).
 	for idx := range records {
 		resp, err := http.Get(fmt.Sprintf("%s/v1/records/r%d", url, idx))
 		if err != nil {
@@ -191,7 +192,7 @@ func killReplay(t *testing.T, bin, policy string) {
 		var p predictionJSON
 		err = json.NewDecoder(resp.Body).Decode(&p)
 		resp.Body.Close()
-		if resp.StatusCode != 200 || err != nil || p.ID != fmt.Sprint("r", idx) || (len(p.Code) != 5 && p.Offset >= 100) {
+		if resp.StatusCode != 200 || err != nil || p.ID != fmt.Sprint("r", idx) || (len(p.Code) != 5 && p.Node >= 100) {
 			t.Errorf("GET /v1/records/r%d: status %d, %+v, %v", idx, resp.StatusCode, p, err)
 		}
 		if want, ok := answered[p.ID]; !ok || p.Offset != want {
