@@ -154,12 +154,13 @@ func labelsLearner(t *testing.T) *stages.Learner {
 	return l
 }
 
-// serveCounts applies the labels late to l one by one as serve's
-// applyLabels does (cmd/nmfstream/serve.go) and returns its counts: a label
-// over --max-classes that would not wait is refused; one that waits for
-// its record counts (Waited); Waiting is the ids of those, at most
-// l.Pending() after; Forgotten the growth of l.ForgottenLabels.
-func serveCounts(t *testing.T, l *stages.Learner, late []record.LateLabel) labelCounts {
+// oneByOneCounts applies the labels late to l one by one (Learner.Label),
+// deciding each label's fate from outside the batch, and returns the
+// counts: the reference learnCounted's counts from the Step must agree
+// with. A label over --max-classes that would not wait is refused; one
+// that waits for its record counts (Waited); Waiting is the ids of those,
+// at most l.Pending() after; Forgotten the growth of l.ForgottenLabels.
+func oneByOneCounts(t *testing.T, l *stages.Learner, late []record.LateLabel) labelCounts {
 	t.Helper()
 	var lc labelCounts
 	before := l.ForgottenLabels()
@@ -183,9 +184,9 @@ func serveCounts(t *testing.T, l *stages.Learner, late []record.LateLabel) label
 }
 
 // TestLearnCountedLabels: an owner that learns shares of late labels only
-// (serve --nats's POST /v1/labels) counts them (learnCounted) as serve
-// counts the same labels applied one by one to a Learner in the same
-// state: labels for ids held (applied), awaited (the first applied, the
+// (serve --nats's POST /v1/labels) counts them (learnCounted) as the same
+// labels applied one by one to a Learner in the same state count
+// (oneByOneCounts): labels for ids held (applied), awaited (the first applied, the
 // next waiting), unknown (waiting; a second of the same id too), refused
 // over --max-classes, beyond the horizon (the oldest forgotten: of
 // earlier shares first, then of the share itself), and again for an id
@@ -228,12 +229,12 @@ func TestLearnCountedLabels(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := serveCounts(t, ref, c.late)
+		want := oneByOneCounts(t, ref, c.late)
 		if got != want || got != c.want {
-			t.Errorf("share %d: owner counted %+v, serve %+v, want %+v", k, got, want, c.want)
+			t.Errorf("share %d: owner counted %+v, one by one %+v, want %+v", k, got, want, c.want)
 		}
 		if owner.Pending() != ref.Pending() || owner.ForgottenLabels() != ref.ForgottenLabels() {
-			t.Errorf("share %d: owner has %d waiting, %d forgotten; serve's learner %d, %d", k, owner.Pending(), owner.ForgottenLabels(), ref.Pending(), ref.ForgottenLabels())
+			t.Errorf("share %d: owner has %d waiting, %d forgotten; one by one %d, %d", k, owner.Pending(), owner.ForgottenLabels(), ref.Pending(), ref.ForgottenLabels())
 		}
 		if k == 1 && (len(st.Rejects) != 1 || st.Rejects[0].ID != "s10") {
 			t.Errorf("share 1: rejects %+v, want s10's label c (--max-classes 2)", st.Rejects)

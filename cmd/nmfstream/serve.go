@@ -433,9 +433,9 @@ type server struct {
 
 // request is the work of one HTTP request. Its handler sets batches (the
 // records, offsets numbered from 0 across the body; a POST /v1/labels is
-// one batch of late labels, labelsBatch), submits it, and reads steps, k
-// and waiting once done is closed: the pipeline writes them before it
-// closes done.
+// one batch of late labels, labelsBatch), submits it, and reads base,
+// steps, k and tally once done is closed: the pipeline writes them before
+// it closes done.
 type request struct {
 	batches []*record.Batch
 	labels  bool   // a POST /v1/labels: batches is its one batch of late labels
