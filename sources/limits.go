@@ -239,11 +239,7 @@ func (l *lineLimit) Read(p []byte) (int, error) {
 func (l *lineLimit) pass(b []byte) int {
 	k := 0
 	for k < len(b) {
-		seg := b[k:]
-		nl := bytes.IndexByte(seg, '\n')
-		if nl >= 0 {
-			seg = seg[:nl]
-		}
+		seg, nl := segment(b[k:])
 		long := len(seg) > l.max-l.line
 		if long {
 			seg = seg[:max(l.max-l.line, 0)]
@@ -263,13 +259,22 @@ func (l *lineLimit) pass(b []byte) int {
 			l.startSkip(false, l.max)
 			return k
 		}
-		if nl < 0 {
+		if !nl {
 			break
 		}
 		l.newline()
 		k++
 	}
 	return k
+}
+
+// segment returns b up to its first newline, which it leaves out, and
+// whether b has one.
+func segment(b []byte) (seg []byte, nl bool) {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		return b[:i], true
+	}
+	return b, false
 }
 
 // newline counts a newline read outside a dropped record.
@@ -289,17 +294,13 @@ func (l *lineLimit) startSkip(fields bool, limit int) {
 func (l *lineLimit) drop(b []byte) (int, bool) {
 	k := 0
 	for k < len(b) {
-		seg := b[k:]
-		nl := bytes.IndexByte(seg, '\n')
-		if nl >= 0 {
-			seg = seg[:nl]
-		}
+		seg, nl := segment(b[k:])
 		l.countFields(seg, 0)
 		if l.skip.inLine {
 			l.skip.bytes += int64(len(seg))
 		}
 		k += len(seg)
-		if nl < 0 {
+		if !nl {
 			break
 		}
 		k++
