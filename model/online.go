@@ -299,12 +299,12 @@ const (
 )
 
 // DefaultOnlineGraphWeight is the online default of the k-NN graph's
-// weight where it is the only graph (GNMF's α; SSKNMF's β beside its label
-// graph is onlineSSKNMFDenseBeta on dense samples). Online, that weight
-// also anchors each
-// arriving sample's code to its neighbours' (the graph projection of the
-// warm start), and the batch defaults (DefaultGNMFAlpha = 100, SSKNMF's
-// β = 10) anchor them so strongly that the codes classify worse: at 3 the
+// weight where it is the only graph, GNMF's α (SSKNMF's β, beside its
+// label graph, is onlineSSKNMFDenseBeta on dense samples). Online, that
+// weight also anchors each arriving sample's code to its neighbours' (the
+// graph projection of the warm start), and the batch defaults
+// (DefaultGNMFAlpha = 100, SSKNMF's β = 10) anchor them so strongly that
+// the codes classify worse: at 3 the
 // codes alone predict 0.8 to 2.9 points better on the digits, MNIST and
 // mail streams, and their 1-NN 0.9 to 1.5 better on MNIST (BENCHMARKS.md,
 // "The graph's weight online").
@@ -332,14 +332,14 @@ func (o *Online) onlineSSKNMFBeta() float64 {
 	return onlineSSKNMFDenseBeta
 }
 
-// onlineSSKNMFDenseBeta is SSKNMF's β online on dense samples: lighter
-// than GNMF's α (DefaultOnlineGraphWeight), for beside SSKNMF's label
-// graph the k-NN graph's pull on the codes, and its anchor of each
-// arriving code to its neighbours', leaves the label term more of the
-// codes. At 2 rather than 3 the 1-NN on the labeled codes rose on 8 of 8
-// MNIST draws (+0.14 point on average), on three MNIST orders and on
-// Fashion-MNIST's three (+0.6, chosen without it), and moved the digits by
-// −0.1 to +0.7 (BENCHMARKS.md, "SSKNMF's graph weight online").
+// onlineSSKNMFDenseBeta is SSKNMF's β online on dense samples. It is
+// lighter than GNMF's α (DefaultOnlineGraphWeight): beside SSKNMF's label
+// graph, a lighter k-NN graph (and anchor of each arriving code to its
+// neighbours') leaves the label term more of the codes. At 2 rather than
+// 3 the 1-NN on the labeled codes rose on MNIST (+0.14 point over 8 draws
+// of the labels) and Fashion-MNIST (+0.6 on three orders) and fell on the
+// 8×8 digits (−0.4 over 20 draws): BENCHMARKS.md, "SSKNMF's graph weight
+// online".
 const onlineSSKNMFDenseBeta = 2
 
 func (o *Online) initSize() int {
