@@ -582,6 +582,9 @@ func TestServeClassesBound(t *testing.T) {
 	rej, _ := m["rejected"].([]any)
 	if st != 200 || m["applied"] != 1.0 || len(rej) != 1 || !strings.Contains(fmt.Sprint(rej), "--max-classes") {
 		t.Errorf("labels past the class limit: %d, %v", st, m)
+	} else if r, _ := rej[0].(map[string]any); r["offset"] != 0.0 || r["id"] != "g1" || !strings.Contains(fmt.Sprint(r["reason"]), "record 0") {
+		// Numbered as the body's line, in its reason too, as bad lines are.
+		t.Errorf("the refused label %v: want offset 0, id g1, record 0 (its line in the body)", r)
 	}
 	grew := liveHeap() - base
 	t.Logf("1,000 classes on a window of 2,000: the live heap grew by %.1f MiB", float64(grew)/(1<<20))
