@@ -277,23 +277,13 @@ func TestTopics(t *testing.T) {
 // hashedTerms' names map back to their columns, no stop word is among
 // them, and topics --checkpoint lists every factor of the stream.
 func TestTopicsCheckpoint(t *testing.T) {
-	_, texts, genres, err := datasets.BrownSample()
-	if err != nil {
-		t.Fatal(err)
-	}
 	// 225 documents (each text in five parts): enough for the online
 	// model's first fit (100 samples).
+	docs, genres := brownFifths(t)
 	var b strings.Builder
 	b.WriteString("id,genre,body\n")
-	var docs []string
-	for i, text := range texts {
-		words := strings.Fields(text)
-		n := len(words) / 5
-		for k := range 5 {
-			doc := strings.Join(words[k*n:(k+1)*n], " ")
-			docs = append(docs, doc)
-			fmt.Fprintf(&b, "d%d-%d,%s,%q\n", i, k, genres[i], strings.ReplaceAll(doc, `"`, `'`))
-		}
+	for j, doc := range docs {
+		fmt.Fprintf(&b, "d%d-%d,%s,%q\n", j/5, j%5, genres[j], strings.ReplaceAll(doc, `"`, `'`))
 	}
 	tf := stages.DefaultStreamTFIDF()
 	if err := tf.Update(docs[:50]); err != nil {

@@ -195,3 +195,24 @@ func sameFile(t *testing.T, got, want, what string) {
 		t.Errorf("%s (%d bytes) differs from %s %s (%d bytes)", got, len(g), what, want, len(w))
 	}
 }
+
+// brownFifths returns the 225 passages of the embedded Brown sample, each
+// of its 45 texts cut into five parts of equal word count (the rest of
+// the words left out), and the genre of each: text i's parts are docs
+// 5i to 5i+4.
+func brownFifths(t testing.TB) (docs, genres []string) {
+	t.Helper()
+	_, texts, textGenres, err := datasets.BrownSample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range texts {
+		words := strings.Fields(text)
+		n := len(words) / 5
+		for k := range 5 {
+			docs = append(docs, strings.Join(words[k*n:(k+1)*n], " "))
+			genres = append(genres, textGenres[i])
+		}
+	}
+	return docs, genres
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/nmfstream/nmfstream/datasets"
@@ -19,23 +18,16 @@ import (
 // refresh and, on documents, the linear model's pass), beside the records.
 func BenchmarkServeLabels(b *testing.B) {
 	x, y := datasets.Digits()
-	_, texts, genres, err := datasets.BrownSample()
-	if err != nil {
-		b.Fatal(err)
-	}
 	var digits, docs bytes.Buffer
 	var digitLabels, docLabels []string
 	for i := range len(y) {
 		json.NewEncoder(&digits).Encode(map[string]any{"id": fmt.Sprint("d", i), "x": x.RawRowView(i)})
 		digitLabels = append(digitLabels, fmt.Sprintf("{\"id\":\"d%d\",\"label\":%d}\n", i, y[i]))
 	}
-	for i, text := range texts {
-		words := strings.Fields(text)
-		n := len(words) / 5
-		for k := range 5 {
-			json.NewEncoder(&docs).Encode(map[string]string{"id": fmt.Sprint("t", 5*i+k), "text": strings.Join(words[k*n:(k+1)*n], " ")})
-			docLabels = append(docLabels, fmt.Sprintf("{\"id\":\"t%d\",\"label\":%q}\n", 5*i+k, genres[i]))
-		}
+	passages, genres := brownFifths(b)
+	for i, text := range passages {
+		json.NewEncoder(&docs).Encode(map[string]string{"id": fmt.Sprint("t", i), "text": text})
+		docLabels = append(docLabels, fmt.Sprintf("{\"id\":\"t%d\",\"label\":%q}\n", i, genres[i]))
 	}
 	for _, c := range []struct {
 		name    string

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nmfstream/nmfstream/datasets"
 	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/sources"
 )
@@ -23,22 +22,10 @@ import (
 // pass of the linear model over the labeled documents) answer otherwise,
 // which this checks too, so that the comparison can tell the two apart.
 func TestServeLabelsThroughChain(t *testing.T) {
-	_, texts, genres, err := datasets.BrownSample()
-	if err != nil {
-		t.Fatal(err)
-	}
 	// 225 documents (each text in five parts), posted 25 at a time; after
 	// each post but the first, the labels of every other document of the
 	// post before it.
-	var docs, labels []string
-	for i, text := range texts {
-		words := strings.Fields(text)
-		n := len(words) / 5
-		for k := range 5 {
-			docs = append(docs, strings.Join(words[k*n:(k+1)*n], " "))
-			labels = append(labels, genres[i])
-		}
-	}
+	docs, labels := brownFifths(t)
 	const per = 25
 	var bodies [][]byte
 	var isLabels []bool
@@ -119,8 +106,11 @@ func TestServeLabelsThroughChain(t *testing.T) {
 					continue
 				}
 				batches = []*record.Batch{labelsBatch(lines)}
-			} else if batches, err = sources.ReadJSONLines(bytes.NewReader(body), cfg.Batch, lim); err != nil {
-				t.Fatal(err)
+			} else {
+				var err error
+				if batches, err = sources.ReadJSONLines(bytes.NewReader(body), cfg.Batch, lim); err != nil {
+					t.Fatal(err)
+				}
 			}
 			base := l.Counters().Records
 			for _, b := range batches {
