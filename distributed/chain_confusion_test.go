@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/nmfstream/nmfstream/internal/testenv"
 	"github.com/nmfstream/nmfstream/stages"
 )
 
@@ -48,33 +49,10 @@ func scoreBits(sc stages.Scores) [3]uint64 {
 	return [3]uint64{math.Float64bits(sc.BalancedAccuracy), math.Float64bits(sc.MacroF1), math.Float64bits(sc.Majority)}
 }
 
-// confusionCase returns a random dense confusion of k ≥ min classes drawn
-// from names in a random order, as a Learner's (k rows of k + 1) unless
-// odd, then with fewer or more rows and shorter or longer rows; mostly
-// zero, with counts up to 2⁴⁰.
+// confusionCase is testenv.RandomConfusion as a stages.Confusion.
 func confusionCase(rnd *rand.Rand, names []string, least int, odd bool) stages.Confusion {
-	k := least + rnd.IntN(len(names)+1-least)
-	var c stages.Confusion
-	for _, i := range rnd.Perm(len(names))[:k] {
-		c.Classes = append(c.Classes, names[i])
-	}
-	rows, cols := k, k+1
-	if odd {
-		rows, cols = rnd.IntN(k+2), rnd.IntN(k+3)
-	}
-	for range rows {
-		row := make([]int64, cols)
-		for j := range row {
-			switch rnd.IntN(8) {
-			case 0:
-				row[j] = int64(1 + rnd.IntN(50))
-			case 1:
-				row[j] = 1 << (20 + rnd.IntN(21))
-			}
-		}
-		c.N = append(c.N, row)
-	}
-	return c
+	classes, n := testenv.RandomConfusion(rnd, names, least, odd)
+	return stages.Confusion{Classes: classes, N: n}
 }
 
 // cellsOf returns a Learner-shaped confusion c in its sparse form.

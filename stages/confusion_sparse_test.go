@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/nmfstream/nmfstream/internal/testenv"
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/graph"
 )
@@ -186,31 +187,11 @@ func TestLearnerConfusionSparse(t *testing.T) {
 	}
 }
 
-// randomConfusion returns a random dense Confusion of some of the classes
-// names (in a random order), with random counts, mostly zero; if odd, of
-// a shape other than a Learner's: fewer or more rows than classes, rows
-// longer or shorter than the classes and none.
+// randomConfusion is testenv.RandomConfusion as a Confusion, of any
+// number of the classes names.
 func randomConfusion(rnd *rand.Rand, names []string, odd bool) Confusion {
-	k := rnd.IntN(len(names) + 1)
-	perm := rnd.Perm(len(names))
-	var c Confusion
-	for _, i := range perm[:k] {
-		c.Classes = append(c.Classes, names[i])
-	}
-	rows, cols := k, k+1
-	if odd {
-		rows, cols = rnd.IntN(k+2), rnd.IntN(k+3)
-	}
-	for range rows {
-		row := make([]int64, cols)
-		for j := range row {
-			if rnd.IntN(3) == 0 {
-				row[j] = int64(1 + rnd.IntN(1000))
-			}
-		}
-		c.N = append(c.N, row)
-	}
-	return c
+	classes, n := testenv.RandomConfusion(rnd, names, 0, odd)
+	return Confusion{Classes: classes, N: n}
 }
 
 // refAdd is the reference Add: the dense sum of c and o by class name.
