@@ -16,7 +16,8 @@ import (
 // ignore: a negative --vote (it panicked with --predictor walk and gave
 // every prediction null with nearest and propagate), weights that are not
 // numbers, --forget outside [0, 1), negative counts, --neighbors not below
-// a bounded --window, --alpha, --beta or --q that the method does not
+// a bounded --window, a method that cannot learn online (named with the
+// others that cannot), --alpha, --beta or --q that the method does not
 // read, --max-dim ≤ 0, "-" for outputs that must be files, and settings of
 // a part of the predictor that the chosen one does not run (checkCodeUse).
 func TestStreamRefusesBadValues(t *testing.T) {
@@ -50,6 +51,7 @@ func TestStreamRefusesBadValues(t *testing.T) {
 		{[]string{"--method", "gnmf", "--q", "5"}, "method gnmf does not read --q"},
 		{[]string{"--method", "nmf", "--alpha", "50"}, "method nmf does not read --alpha"},
 		{[]string{"--method", "dgnmf", "--beta", "5"}, "method dgnmf does not read --beta"},
+		{[]string{"--method", "ssnmf"}, `method "ssnmf" cannot learn online (dpca, kernel, multik, ssnmf are batch only: use fit)`},
 		{[]string{"--max-dim", "0"}, "-max-dim"},
 		{[]string{"--max-dim", "-5"}, "-max-dim"},
 		{[]string{"--checkpoint", "-"}, "--checkpoint -"},

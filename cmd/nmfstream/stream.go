@@ -119,6 +119,17 @@ func (f jsonFloat) MarshalJSON() ([]byte, error) {
 // step delays no label (BENCHMARKS.md, "Streams").
 func autoBatch(window int) int { return max(10, window/100) }
 
+// batchOnly lists the methods fit runs that the online learner does not.
+func batchOnly() []string {
+	var names []string
+	for _, m := range methods.List() {
+		if !m.Online && m.Alias == "" {
+			names = append(names, m.Name)
+		}
+	}
+	return names
+}
+
 // addOnlineFlags declares the flags of the online learner.
 func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
 	c.Method = "gnmf"
@@ -132,7 +143,7 @@ func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
 			return err
 		}
 		if !m.Online {
-			return fmt.Errorf("method %q cannot learn online (kernel and dpca are batch only: use fit)", s)
+			return fmt.Errorf("method %q cannot learn online (%s are batch only: use fit)", s, strings.Join(batchOnly(), ", "))
 		}
 		c.Method = m.Name
 		return nil
