@@ -157,6 +157,13 @@ type LapRLS struct {
 	// the pool keeps what each fit knows. Temperature then reports 1, the
 	// pool's. BENCHMARKS.md, "Skewed text: the two fits pooled".
 	Pool bool
+	// GraphRows, if set, are the rows the k-NN graph joins instead of
+	// Fit's x: the same rows in the same order, of any width. A caller that
+	// appends features to the rows (such as a factorization's codes, see
+	// AppendCodes) keeps the graph on the rows' own cosines with it, so
+	// that the features weigh in the fit and not in which rows are
+	// neighbours. Fit reads it only.
+	GraphRows *sparse.CSR
 
 	temp    float64   // temperature T of the last Fit (1 without Priors)
 	shift   []float64 // per class: priorsShift·log(π/π₀) if priorsUsed, the offsets b if massesMoved, else nil
@@ -261,7 +268,14 @@ func (lr *LapRLS) Fit(x *sparse.CSR, y []int) error {
 		needGraph = needGraph || g > 0
 	}
 	if needGraph {
-		s, err := cosineGraph(x, k)
+		gx := x
+		if lr.GraphRows != nil {
+			if m, _ := lr.GraphRows.Dims(); m != n {
+				return fmt.Errorf("classify: laprls: %d graph rows for %d rows", m, n)
+			}
+			gx = lr.GraphRows
+		}
+		s, err := cosineGraph(gx, k)
 		if err != nil {
 			return err
 		}
