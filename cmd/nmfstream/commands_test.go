@@ -214,7 +214,10 @@ func TestFitProjectClassify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wp, ws := cl.predictData(x, want)
+	wp, ws, err := cl.predictData(x, want)
+	if err != nil {
+		t.Fatal(err)
+	}
 	names, _ := cl.enc.Decode(nil, wp)
 	right := 0
 	for i := range names {

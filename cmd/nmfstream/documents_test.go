@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -252,5 +253,74 @@ func TestDescribeOverruled(t *testing.T) {
 	want := fmt.Sprintf("cross-validation on the labels picked the graph (balanced accuracy %.3f against %.3f without it), but the two fits' class shares over the unlabeled training records differ by %.3f (total variation, above 1e-09)", lr.Scores()[0], lr.Scores()[1], lr.SharesDistance())
 	if !strings.Contains(got, want) || !strings.HasPrefix(got, "LapRLS on the features without the graph") {
 		t.Errorf("describe = %q, want it to start with the supervised fit and say %q", got, want)
+	}
+}
+
+// TestEvalDocCodes checks --doc-codes: on documents the classifier then
+// reads each record's code beside its row, which changes its predictions;
+// classify with the flag on the model fit saves predicts what eval with it
+// scores; and the flag is refused, as a usage error, with --codes off and
+// on dense records.
+func TestEvalDocCodes(t *testing.T) {
+	dir := t.TempDir()
+	texts, labels := skewedTexts(rand.New(rand.NewPCG(5, 6)), 600, 0.3)
+	train, test := docFiles(t, dir, texts, labels, 10)
+	evalJSON := func(args ...string) (evalSummary, string) {
+		t.Helper()
+		code, out, errb := runCmd(t, append([]string{"eval", "--train", train, "--test", test, "--rank", "5", "--json"}, args...)...)
+		var sum evalSummary
+		if err := json.Unmarshal([]byte(out), &sum); code != 0 || err != nil {
+			t.Fatalf("eval %v: exit %d, %v; stderr %s", args, code, err, errb)
+		}
+		return sum, errb
+	}
+	plain, _ := evalJSON()
+	with, errb := evalJSON("--doc-codes")
+	if !strings.Contains(errb, "each document's code on the basis appended to its row (--doc-codes)") {
+		t.Errorf("eval --doc-codes: stderr %q does not say the codes are appended", errb)
+	}
+
+	mdl := filepath.Join(dir, "docs.model")
+	mustRun(t, "fit", "--train", train, "--save", mdl, "--rank", "5")
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	mustRun(t, "classify", "--model", mdl, "--in", test, "--out", a)
+	mustRun(t, "classify", "--model", mdl, "--in", test, "--out", b, "--doc-codes")
+	pa, pb := readPredictionsJSONL(t, a), readPredictionsJSONL(t, b)
+	differ, right := 0, 0
+	for id, p := range pb {
+		if pa[id].pred != p.pred {
+			differ++
+		}
+		i, err := strconv.Atoi(id) // docFiles's ids index texts
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.pred == labels[i] {
+			right++
+		}
+	}
+	t.Logf("eval: accuracy %.4f without the codes, %.4f with; classify: %d of %d predictions differ", plain.Accuracy, with.Accuracy, differ, len(pb))
+	if differ == 0 {
+		t.Errorf("--doc-codes changed no prediction of classify")
+	}
+	if got := float64(right) / float64(len(pb)); got != with.Accuracy {
+		t.Errorf("classify --doc-codes scores %.4f, eval --doc-codes %.4f: the two paths differ", got, with.Accuracy)
+	}
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"eval", "--train", train, "--test", test, "--doc-codes", "--codes", "off"}, "--doc-codes appends the codes to documents' rows, with --codes auto: drop it or --codes off"},
+	} {
+		code, _, errb := runCmd(t, c.args...)
+		if code != 2 || !strings.Contains(errb, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, errb, c.want)
+		}
+	}
+	dtr, dte, _ := digitsFiles(t, dir, 4)
+	code, _, errb := runCmd(t, "eval", "--train", dtr, "--test", dte, "--doc-codes")
+	if want := "the training records are dense, and the joint classifier already reads their codes"; code != 2 || !strings.Contains(errb, want) {
+		t.Errorf("eval --doc-codes on the digits: exit %d, stderr %q; want 2 and %q", code, errb, want)
 	}
 }

@@ -26,7 +26,7 @@ func init() {
 	})
 }
 
-const evalSynopsis = `eval --train F --test F [--method M] [--rank K] [--neighbors k] [--alpha a] [--beta b] [--iters T] [--seed s] [--projector P] [text flags] [--codes auto|off|only] [--priors em|uniform] [--self-training pair|joint] [--rejects R] [--json]
+const evalSynopsis = `eval --train F --test F [--method M] [--rank K] [--neighbors k] [--alpha a] [--beta b] [--iters T] [--seed s] [--projector P] [text flags] [--codes auto|off|only] [--priors em|uniform] [--doc-codes] [--self-training pair|joint] [--rejects R] [--json]
 
 Fits a model on the training file as "nmfstream fit" does (labeled and
 unlabeled records; a null label means unlabeled), codes the test file as
@@ -121,11 +121,12 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	rejects := fs.String("rejects", "", "write rejected records of both files to this `file` (JSON lines)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
 	codes := stages.CodesAuto
-	fs.Func("codes", "what the classifier reads of the codes: auto (the default: dense features and codes, self-training on both, see above; documents: LapRLS on their rows, which reads no codes), off (the same classifier on the features alone; documents: as auto) or only (1-NN on the self-labeled training codes) — the ablations of BENCHMARKS.md", func(s string) (err error) {
+	fs.Func("codes", "what the classifier reads of the codes: auto (the default: dense features and codes, self-training on both, see above; documents: LapRLS on their rows, which reads no codes without --doc-codes), off (the same classifier on the features alone; documents: as auto) or only (1-NN on the self-labeled training codes) — the ablations of BENCHMARKS.md", func(s string) (err error) {
 		codes, err = stages.ParseCodeUse(s)
 		return err
 	})
 	priors := addPriorsFlag(fs)
+	docCodes := addDocCodesFlag(fs)
 	jointOnly := addSelfTrainingFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -139,10 +140,13 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *train == "-" && *test == "-" {
 		return fmt.Errorf("%w: --train and --test cannot both be stdin", errUsage)
 	}
+	if *docCodes && codes != stages.CodesAuto {
+		return fmt.Errorf("%w: --doc-codes appends the codes to documents' rows, with --codes auto: %s", errUsage, docCodesMisuse(codes, false))
+	}
 	if err := checkStart(checkInput("--train", *train), checkInput("--test", *test), checkOutput("--rejects", *rejects)); err != nil {
 		return err
 	}
-	ev, err := evaluate(ctx, p, tp, *train, *test, *rejects, classifierOptions{codes: codes, priors: *priors, jointOnly: *jointOnly}, stderr)
+	ev, err := evaluate(ctx, p, tp, *train, *test, *rejects, classifierOptions{codes: codes, priors: *priors, jointOnly: *jointOnly, docCodes: *docCodes}, stderr)
 	if err != nil {
 		return err
 	}
@@ -268,6 +272,10 @@ func evaluate(ctx context.Context, p fitParams, tp textParams, train, test, reje
 	if !f.spec.Linear { // as classify: a saved linear model keeps no training rows
 		trainX = f.x
 	}
+	if !f.spec.Linear && !f.spec.Kernel { // as classify's snapshotBasis
+		opt.basis = f.m.Basis()
+		opt.loss, _ = model.ParseLoss(p.loss) // checked by checkParams
+	}
 	opt.progress = newProgress(stderr, "classifier: self-training")
 	cl, err := newCodesClassifier(trainX, f.m.Codes(), f.y, f.classes, train, opt)
 	if err != nil {
@@ -276,7 +284,10 @@ func evaluate(ctx context.Context, p fitParams, tp textParams, train, test, reje
 	if cl.lap != nil { // a choice was made: say which
 		fmt.Fprintf(stderr, "nmfstream: classifier: %s\n", cl.describe())
 	}
-	pred, _ := cl.predictData(x, codes)
+	pred, _, err := cl.predictData(x, codes)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", test, err)
+	}
 	truth, nTest := cl.truth(tin)
 	if nTest == 0 {
 		return nil, fmt.Errorf("%s: no test record has a label, so accuracy cannot be measured: give a labeled test file", test)
