@@ -13,10 +13,15 @@
 #                                   FIRST=17 to start at seed 17;
 #                                   PAIRED='laprls-nopool laprls' for the
 #                                   split-by-split difference of two rows;
-#                                   PERCLASS=20 for 20 labels per class)
+#                                   PERCLASS=20 for 20 labels per class;
+#                                   CODES=0.5 for laprls-codes, eval
+#                                   --doc-codes: the codes appended to
+#                                   the rows at that length, and
+#                                   laprls-codescv; CODESMETHOD=gnmf for
+#                                   another method's basis)
 set -e
 dir=${1:-$(mktemp -d)}
 mkdir -p "$dir"
 NMFSTREAM_LONG=1 go test ./model/classify -run "^TestSkewedDocuments\$/^(${SETS:-.*})\$" -v -count=1 -timeout 90m \
-	-args -skewed-out "$dir" -skewed-seeds "${SEEDS:-3}" -skewed-first "${FIRST:-1}" -skewed-per-class "${PERCLASS:-0}" >"$dir/go.log"
+	-args -skewed-out "$dir" -skewed-seeds "${SEEDS:-3}" -skewed-first "${FIRST:-1}" -skewed-per-class "${PERCLASS:-0}" -skewed-codes "${CODES:-0}" -skewed-codes-method "${CODESMETHOD:-auto}" >"$dir/go.log"
 /usr/bin/python3 "$(dirname "$0")/compare.py" "$dir" ${PAIRED:+--paired $PAIRED}

@@ -6,11 +6,16 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/nmfstream/nmfstream/internal/testenv"
+	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/classify"
+	"github.com/nmfstream/nmfstream/model/methods"
 	"github.com/nmfstream/nmfstream/model/metrics"
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
@@ -98,6 +103,10 @@ var skewedFirst = flag.Int("skewed-first", 1, "TestSkewedDocuments: the first sp
 // skewedPerClass, if positive, is the labels per class of every set
 // (go test … -args -skewed-per-class 20) in place of each set's own; the
 // checks need each set's own.
+var skewedCodes = flag.Float64("skewed-codes", 0, "TestSkewedDocuments: also run eval's classifier on the rows with the codes of eval's factorization appended at this length (laprls-codes; 0: not run)")
+
+var skewedCodesMethod = flag.String("skewed-codes-method", "auto", "TestSkewedDocuments: the method whose basis codes laprls-codes' rows (with -skewed-codes)")
+
 var skewedPerClass = flag.Int("skewed-per-class", 0, "TestSkewedDocuments: labels per class of every set (0: each set's own)")
 
 // thinClass keeps a seeded random part of class rare so that it is share
@@ -262,6 +271,16 @@ func TestSkewedDocuments(t *testing.T) {
 						writeInts(t, filepath.Join(dir, "pred-"+name+".txt"), pred)
 					}
 				}
+				if *skewedCodes > 0 {
+					pred, cv := lapRLSWithCodes(t, xtr, ytr, xte, *skewedCodes)
+					for name, p := range map[string][]int{"laprls-codes": pred, "laprls-codescv": cv} {
+						a, b, f := scores(p, yte, classes)
+						t.Logf("seed %d %s: %.3f / %.3f / %.3f", seed, name, a, b, f)
+						if dir != "" {
+							writeInts(t, filepath.Join(dir, "pred-"+name+".txt"), p)
+						}
+					}
+				}
 			}
 			for v, vr := range skewedVariants {
 				t.Logf("%s mean over %d splits: accuracy %.3f, balanced %.3f, macro-F1 %.3f",
@@ -278,4 +297,56 @@ func TestSkewedDocuments(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lapRLSWithCodes predicts the test rows xte as eval --doc-codes does:
+// eval's document classifier (the default variant) fitted on the training
+// rows xtr (labels ytr, −1 unlabeled), each row with its NNLS code on the
+// basis of a rank-40 fit of -skewed-codes-method (eval's auto: SSKNMF, with
+// the labels) appended at length w (classify.AppendCodes), its graph on the
+// rows alone (GraphRows). cv is the same or the classifier without codes,
+// whichever cross-validated better on the labels (ties: without), a choice
+// measured and not kept: the label-aware basis saw every label, so the
+// folds' held-out labels shaped the codes they are scored on.
+func lapRLSWithCodes(t *testing.T, xtr *sparse.CSR, ytr []int, xte *sparse.CSR, w float64) (pred, cv []int) {
+	t.Helper()
+	m, err := methods.New(*skewedCodesMethod, methods.Options{Common: model.Common{Rank: 40}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Fit(model.SparseRows(xtr), ytr); err != nil {
+		t.Fatal(err)
+	}
+	pr := &model.Projector{Method: model.ProjectNNLS, U: m.Basis()}
+	var vtr, vte mat.Dense
+	if err := pr.ProjectTo(&vtr, model.SparseRows(xtr)); err != nil {
+		t.Fatal(err)
+	}
+	if err := pr.ProjectTo(&vte, model.SparseRows(xte)); err != nil {
+		t.Fatal(err)
+	}
+	ztr, err := classify.AppendCodes(xtr, &vtr, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zte, err := classify.AppendCodes(xte, &vte, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vr := skewedVariants[skewedDefault]
+	lr := classify.LapRLS{Choices: []float64{1e5, 0}, Priors: vr.priors, GraphGuard: vr.guard, Masses: vr.masses, Pool: vr.pool, GraphRows: xtr}
+	if err := lr.Fit(ztr, ytr); err != nil {
+		t.Fatal(err)
+	}
+	plain := classify.LapRLS{Choices: []float64{1e5, 0}, Priors: vr.priors, GraphGuard: vr.guard, Masses: vr.masses, Pool: vr.pool}
+	if err := plain.Fit(xtr, ytr); err != nil {
+		t.Fatal(err)
+	}
+	pred = lr.PredictTo(nil, zte)
+	cv = plain.PredictTo(nil, xte)
+	if slices.Max(lr.Scores()) > slices.Max(plain.Scores()) {
+		cv = pred
+	}
+	t.Logf("cross-validated with codes %.3f, without %.3f", lr.Scores(), plain.Scores())
+	return pred, cv
 }
