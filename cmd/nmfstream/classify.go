@@ -188,10 +188,13 @@ type classifier struct {
 }
 
 // lapCodeLength is the Euclidean length of the code appended to each
-// document's TF-IDF row (of length 1) for LapRLS. Eight skewed text sets,
-// eight splits each: the codes lift the State of the Union's three parties
-// by 6.9 points of macro-F1, above a linear SVM's on the same labels
-// (BENCHMARKS.md, "Skewed text: the codes beside the rows").
+// document's TF-IDF row (of length 1) for LapRLS with --doc-codes: as long
+// as half the row, the better on average of the two lengths (½ and 1) a
+// scratch script tried with a linear SVM on eight skewed text sets. With
+// it the codes lift the State
+// of the Union's three parties by 6.9 points of macro-F1 and cost Brown's
+// fifteen genres 2.4 (BENCHMARKS.md, "Skewed text: the codes beside the
+// rows").
 const lapCodeLength = 0.5
 
 // lapRows returns the rows LapRLS reads for the sparse rows x: x with each
@@ -357,8 +360,9 @@ func (c *classifier) predict(codes *mat.Dense) ([]int, []float64) {
 }
 
 // predictData returns the class and score of each record of x, whose codes
-// are given; x is used only by the joint classifier (it may be nil
-// otherwise). Scores are clamped to [0, 1].
+// are given; x is used only by the joint classifier and LapRLS (it may be
+// nil otherwise). Scores are clamped to [0, 1]. It returns an error if
+// --doc-codes could not code x's rows.
 func (c *classifier) predictData(x model.Data, codes *mat.Dense) ([]int, []float64, error) {
 	var pred []int
 	var score []float64
