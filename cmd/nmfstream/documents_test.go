@@ -257,10 +257,10 @@ func TestDescribeOverruled(t *testing.T) {
 }
 
 // TestEvalDocCodes checks --doc-codes: on documents the classifier then
-// reads each record's code beside its row, which changes its predictions;
-// classify with the flag on the model fit saves predicts what eval with it
-// scores; and the flag is refused, as a usage error, with --codes off and
-// on dense records.
+// reads each record's code beside its row, which changes its scores, with
+// the Frobenius loss and the KL divergence; classify with the flag on the
+// model fit saves predicts what eval with it scores; and the flag is
+// refused, as a usage error, with --codes off and on dense records.
 func TestEvalDocCodes(t *testing.T) {
 	dir := t.TempDir()
 	texts, labels := skewedTexts(rand.New(rand.NewPCG(5, 6)), 600, 0.3)
@@ -278,6 +278,15 @@ func TestEvalDocCodes(t *testing.T) {
 	with, errb := evalJSON("--doc-codes")
 	if !strings.Contains(errb, "each document's code on the basis appended to its row (--doc-codes)") {
 		t.Errorf("eval --doc-codes: stderr %q does not say the codes are appended", errb)
+	}
+
+	// A KL basis codes the documents under the KL divergence (the
+	// projector's Loss): the path runs and reads the codes too.
+	klPlain, _ := evalJSON("--loss", "kl")
+	klWith, _ := evalJSON("--loss", "kl", "--doc-codes")
+	t.Logf("--loss kl: accuracy %.4f without the codes, %.4f with", klPlain.Accuracy, klWith.Accuracy)
+	if klWith.Accuracy == klPlain.Accuracy && klWith.MacroF1 == klPlain.MacroF1 {
+		t.Errorf("--loss kl --doc-codes scores as --loss kl alone (%.4f, %.4f): the codes were not read", klWith.Accuracy, klWith.MacroF1)
 	}
 
 	mdl := filepath.Join(dir, "docs.model")
