@@ -100,13 +100,17 @@ var skewedSeeds = flag.Int("skewed-seeds", 3, "TestSkewedDocuments: splits (seed
 // chosen); the floors are checked on seeds 1–3 only.
 var skewedFirst = flag.Int("skewed-first", 1, "TestSkewedDocuments: the first split's seed")
 
-// skewedPerClass, if positive, is the labels per class of every set
-// (go test … -args -skewed-per-class 20) in place of each set's own; the
-// checks need each set's own.
+// skewedCodes, if positive, adds laprls-codes and laprls-codescv
+// (lapRLSWithCodes: eval --doc-codes, the codes appended at this length),
+// their bases fitted by skewedCodesMethod (bench/skewed/run.sh's CODES and
+// CODESMETHOD).
 var skewedCodes = flag.Float64("skewed-codes", 0, "TestSkewedDocuments: also run eval's classifier on the rows with the codes of eval's factorization appended at this length (laprls-codes; 0: not run)")
 
 var skewedCodesMethod = flag.String("skewed-codes-method", "auto", "TestSkewedDocuments: the method whose basis codes laprls-codes' rows (with -skewed-codes)")
 
+// skewedPerClass, if positive, is the labels per class of every set
+// (go test … -args -skewed-per-class 20) in place of each set's own; the
+// checks need each set's own.
 var skewedPerClass = flag.Int("skewed-per-class", 0, "TestSkewedDocuments: labels per class of every set (0: each set's own)")
 
 // thinClass keeps a seeded random part of class rare so that it is share
