@@ -160,9 +160,10 @@ type LapRLS struct {
 	// GraphRows, if set, are the rows the k-NN graph joins instead of
 	// Fit's x: the same rows in the same order, of any width. A caller that
 	// appends features to the rows (such as a factorization's codes, see
-	// AppendCodes) keeps the graph on the rows' own cosines with it, so
-	// that the features weigh in the fit and not in which rows are
-	// neighbours. Fit reads it only.
+	// AppendCodes) passes the rows without them here, so that the graph
+	// stays on the rows' own cosines: the appended features weigh in the
+	// fit, not in which rows are neighbours. Fit reads it only; a count of
+	// rows other than x's is an error.
 	GraphRows *sparse.CSR
 
 	temp    float64   // temperature T of the last Fit (1 without Priors)
