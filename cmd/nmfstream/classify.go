@@ -530,13 +530,17 @@ func (c *classifier) name() string {
 	case c.joint != nil:
 		return "joint"
 	case c.lap != nil:
-		if c.lap.Pooled() {
-			return "laprls-pool"
+		codes := ""
+		if c.nnls != nil {
+			codes = "+codes" // --doc-codes
 		}
-		if c.lap.GammaIChosen() > 0 {
-			return "laprls-graph"
+		switch {
+		case c.lap.Pooled():
+			return "laprls-pool" + codes
+		case c.lap.GammaIChosen() > 0:
+			return "laprls-graph" + codes
 		}
-		return "laprls-supervised"
+		return "laprls-supervised" + codes
 	}
 	return "codes-1nn"
 }

@@ -279,6 +279,9 @@ func TestEvalDocCodes(t *testing.T) {
 	if !strings.Contains(errb, "each document's code on the basis appended to its row (--doc-codes)") {
 		t.Errorf("eval --doc-codes: stderr %q does not say the codes are appended", errb)
 	}
+	if !strings.HasSuffix(with.Classifier, "+codes") || strings.HasSuffix(plain.Classifier, "+codes") {
+		t.Errorf("classifier %q with --doc-codes, %q without; want +codes on the first only", with.Classifier, plain.Classifier)
+	}
 
 	// A KL basis codes the documents under the KL divergence (the
 	// projector's Loss): the path runs and reads the codes too.

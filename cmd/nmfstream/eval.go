@@ -63,7 +63,8 @@ Documents are vectorized as fit's text flags say (--sublinear-tf, --min-df,
   projection, rank, classes, features, precision, codes, code_1nn,
   code_nmi, and priors (the class priors LapRLS assumed, in the order of
   the sorted class names; absent where it assumed them uniform)
-(classifier: joint, joint-only, joint-features, laprls-graph, laprls-supervised, laprls-pool or codes-1nn)
+(classifier: joint, joint-only, joint-features, laprls-graph, laprls-supervised, laprls-pool or codes-1nn;
+the laprls names end in +codes with --doc-codes)
 
 Examples:
   nmfstream eval --train digits-train.arrow --test digits-test.arrow
