@@ -86,7 +86,7 @@ func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	if *docCodes && use != stages.CodesAuto {
-		return fmt.Errorf("%w: --doc-codes appends the codes to documents' rows, with --codes auto: %s", errUsage, docCodesMisuse(use, false))
+		return docCodesMisuse(use, false)
 	}
 	if err := checkLinearProjector(snap, *f.projector, *f.model); err != nil {
 		return err
@@ -97,12 +97,8 @@ func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	} else if snap.TrainSparse != nil {
 		train = model.SparseRows(snap.TrainSparse)
 	}
-	basis, loss, err := snapshotBasis(snap)
-	if err != nil {
-		return err
-	}
 	cl, err := newCodesClassifier(train, snap.V, snap.Labels, snap.Classes, *f.model,
-		classifierOptions{codes: use, priors: *priors, jointOnly: *jointOnly, docCodes: *docCodes, basis: basis, loss: loss, progress: newProgress(stderr, "classifier: self-training")})
+		classifierOptions{codes: use, priors: *priors, jointOnly: *jointOnly, docCodes: *docCodes, snap: snap, progress: newProgress(stderr, "classifier: self-training")})
 	if err != nil {
 		return err
 	}
@@ -211,38 +207,23 @@ func (c *classifier) lapRows(x *sparse.CSR) (*sparse.CSR, error) {
 	return classify.AppendCodes(x, &v, lapCodeLength)
 }
 
-// docCodesMisuse says why --doc-codes does not apply.
-func docCodesMisuse(use stages.CodeUse, dense bool) string {
+// docCodesMisuse returns the usage error of --doc-codes where it does not
+// apply: with use other than CodesAuto, or training records that are dense
+// or absent.
+func docCodesMisuse(use stages.CodeUse, dense bool) error {
+	why := "the model keeps no training documents"
 	switch {
 	case use != stages.CodesAuto:
-		return "drop it or --codes " + use.String()
+		why = "drop it or --codes " + use.String()
 	case dense:
-		return "the training records are dense, and the joint classifier already reads their codes: drop --doc-codes"
+		why = "the training records are dense, and the joint classifier already reads their codes: drop --doc-codes"
 	}
-	return "the model keeps no training documents"
+	return fmt.Errorf("%w: --doc-codes appends the codes to documents' rows, with --codes auto: %s", errUsage, why)
 }
 
 // addDocCodesFlag binds --doc-codes of eval and classify.
 func addDocCodesFlag(fs *flag.FlagSet) *bool {
 	return fs.Bool("doc-codes", false, "documents: the classifier (LapRLS) reads each record's code on the model's basis (non-negative least squares) beside its TF-IDF row, at half the row's length; its graph still joins the rows alone. Not the default: on eight skewed text sets it lifts the State of the Union's macro-F1 by 6.9 points and costs Brown's fifteen genres 2.4 (BENCHMARKS.md, \"Skewed text: the codes beside the rows\"). With --codes auto, and a method whose basis codes rows (not kernel, multik or dpca)")
-}
-
-// snapshotBasis returns the basis of snap and the loss it was fitted with,
-// for classifierOptions: nil for a linear or kernel model, whose U does not
-// code rows by NNLS.
-func snapshotBasis(snap *model.Snapshot) (*mat.Dense, model.LossKind, error) {
-	if _, kernel := snap.Params["kernel.method"]; snap.Linear || kernel || snap.U == nil {
-		return nil, model.LossFrobenius, nil
-	}
-	name, ok := snap.Params["loss"]
-	if !ok {
-		return snap.U, model.LossFrobenius, nil
-	}
-	loss, err := model.ParseLoss(name)
-	if err != nil {
-		return nil, 0, fmt.Errorf("the model's loss: %w", err)
-	}
-	return snap.U, loss, nil
 }
 
 // newClassifier returns the codes-only classifier.
@@ -286,7 +267,7 @@ func newCodesClassifier(train model.Data, v *mat.Dense, labels []int, classes []
 	}
 	var err error
 	if opt.docCodes && (use != stages.CodesAuto || !isSparse) {
-		return nil, fmt.Errorf("%w: --doc-codes appends the codes to documents' rows, with --codes auto: %s", errUsage, docCodesMisuse(use, isDense))
+		return nil, docCodesMisuse(use, isDense)
 	}
 	switch {
 	case isDense:
@@ -306,10 +287,9 @@ func newCodesClassifier(train model.Data, v *mat.Dense, labels []int, classes []
 		c.lap = lapRLSFor(rows, opt.priors)
 		z := rows
 		if opt.docCodes {
-			if opt.basis == nil {
-				return nil, fmt.Errorf("%w: --doc-codes: the method's basis does not code documents by NNLS (kernel and linear methods): drop --doc-codes or use another --method", errUsage)
+			if c.nnls, err = opt.snap.Projector(model.ProjectNNLS); err != nil {
+				return nil, fmt.Errorf("%w: --doc-codes: %v: drop --doc-codes or use another --method", errUsage, err)
 			}
-			c.nnls = &model.Projector{Method: model.ProjectNNLS, U: opt.basis, Loss: opt.loss}
 			if z, err = c.lapRows(rows); err != nil {
 				break
 			}
@@ -472,13 +452,11 @@ type classifierOptions struct {
 	codes     stages.CodeUse
 	priors    bool
 	jointOnly bool
-	// docCodes is --doc-codes: LapRLS reads each document's code on
-	// basis, the factorization's basis (D×K) fitted with loss, beside its
-	// row (classifier.lapRows). basis is nil for a basis that does not
-	// code rows by NNLS (the kernel and linear methods).
+	// docCodes is --doc-codes: LapRLS reads each document's code beside
+	// its row (classifier.lapRows), coded by snap's NNLS Projector (its
+	// basis and loss; refused for the kernel and linear models).
 	docCodes bool
-	basis    *mat.Dense
-	loss     model.LossKind
+	snap     *model.Snapshot
 	// progress, if set, reports the joint classifier's kernel fits (they
 	// take minutes on tens of thousands of images); it is erased once the
 	// classifier is fitted.

@@ -142,7 +142,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("%w: --train and --test cannot both be stdin", errUsage)
 	}
 	if *docCodes && codes != stages.CodesAuto {
-		return fmt.Errorf("%w: --doc-codes appends the codes to documents' rows, with --codes auto: %s", errUsage, docCodesMisuse(codes, false))
+		return docCodesMisuse(codes, false)
 	}
 	if err := checkStart(checkInput("--train", *train), checkInput("--test", *test), checkOutput("--rejects", *rejects)); err != nil {
 		return err
@@ -273,10 +273,7 @@ func evaluate(ctx context.Context, p fitParams, tp textParams, train, test, reje
 	if !f.spec.Linear { // as classify: a saved linear model keeps no training rows
 		trainX = f.x
 	}
-	if !f.spec.Linear && !f.spec.Kernel { // as classify's snapshotBasis
-		opt.basis = f.m.Basis()
-		opt.loss, _ = model.ParseLoss(p.loss) // checked by checkParams
-	}
+	opt.snap = f.snap // as classify: the model file's NNLS projector codes --doc-codes' rows
 	opt.progress = newProgress(stderr, "classifier: self-training")
 	cl, err := newCodesClassifier(trainX, f.m.Codes(), f.y, f.classes, train, opt)
 	if err != nil {
