@@ -256,10 +256,14 @@ func TestSkewedDocuments(t *testing.T) {
 					writeSVMLight(t, filepath.Join(dir, "train.svm"), xtr, ytr)
 					writeSVMLight(t, filepath.Join(dir, "test.svm"), xte, yte)
 				}
+				var def *classify.LapRLS // the default variant's fit, laprls-codescv's alternative
 				for v, vr := range skewedVariants {
 					lr := classify.LapRLS{Choices: []float64{1e5, 0}, Priors: vr.priors, GraphGuard: vr.guard, Masses: vr.masses, Pool: vr.pool}
 					if err := lr.Fit(xtr, ytr); err != nil {
 						t.Fatal(err)
+					}
+					if v == skewedDefault {
+						def = &lr
 					}
 					pred := lr.PredictTo(nil, xte)
 					a, b, f := scores(pred, yte, classes)
@@ -276,7 +280,7 @@ func TestSkewedDocuments(t *testing.T) {
 					}
 				}
 				if *skewedCodes > 0 {
-					pred, cv := lapRLSWithCodes(t, xtr, ytr, xte, *skewedCodes)
+					pred, cv := lapRLSWithCodes(t, xtr, ytr, xte, *skewedCodes, def)
 					for name, p := range map[string][]int{"laprls-codes": pred, "laprls-codescv": cv} {
 						a, b, f := scores(p, yte, classes)
 						t.Logf("seed %d %s: %.3f / %.3f / %.3f", seed, name, a, b, f)
@@ -308,11 +312,12 @@ func TestSkewedDocuments(t *testing.T) {
 // rows xtr (labels ytr, −1 unlabeled), each row with its NNLS code on the
 // basis of a rank-40 fit of -skewed-codes-method (eval's auto: SSKNMF, with
 // the labels) appended at length w (classify.AppendCodes), its graph on the
-// rows alone (GraphRows). cv is the same or the classifier without codes,
-// whichever cross-validated better on the labels (ties: without), a choice
-// measured and not kept: the label-aware basis saw every label, so the
-// folds' held-out labels shaped the codes they are scored on.
-func lapRLSWithCodes(t *testing.T, xtr *sparse.CSR, ytr []int, xte *sparse.CSR, w float64) (pred, cv []int) {
+// rows alone (GraphRows). cv is the same or plain (the default variant
+// fitted without codes), whichever cross-validated better on the labels
+// (ties: plain), a choice measured and not kept: the label-aware basis saw
+// every label, so the folds' held-out labels shaped the codes they are
+// scored on.
+func lapRLSWithCodes(t *testing.T, xtr *sparse.CSR, ytr []int, xte *sparse.CSR, w float64, plain *classify.LapRLS) (pred, cv []int) {
 	t.Helper()
 	m, err := methods.New(*skewedCodesMethod, methods.Options{Common: model.Common{Rank: 40}})
 	if err != nil {
@@ -340,10 +345,6 @@ func lapRLSWithCodes(t *testing.T, xtr *sparse.CSR, ytr []int, xte *sparse.CSR, 
 	vr := skewedVariants[skewedDefault]
 	lr := classify.LapRLS{Choices: []float64{1e5, 0}, Priors: vr.priors, GraphGuard: vr.guard, Masses: vr.masses, Pool: vr.pool, GraphRows: xtr}
 	if err := lr.Fit(ztr, ytr); err != nil {
-		t.Fatal(err)
-	}
-	plain := classify.LapRLS{Choices: []float64{1e5, 0}, Priors: vr.priors, GraphGuard: vr.guard, Masses: vr.masses, Pool: vr.pool}
-	if err := plain.Fit(xtr, ytr); err != nil {
 		t.Fatal(err)
 	}
 	pred = lr.PredictTo(nil, zte)
