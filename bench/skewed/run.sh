@@ -1,6 +1,6 @@
 #!/bin/sh
 # Skewed text: LinearSVC, always-majority and nmfstream's LapRLS (laprls:
-# eval's, with LapRLS.Priors, GraphGuard, Masses and Pool; laprls-uniform:
+# eval --doc-codes off's, with LapRLS.Priors, GraphGuard, Masses and Pool; laprls-uniform:
 # --priors uniform; laprls-noguard: without GraphGuard; laprls-nomasses:
 # without Masses; laprls-nopool: Masses without Pool; laprls-neither:
 # without any of them)
@@ -14,11 +14,14 @@
 #                                   PAIRED='laprls-nopool laprls' for the
 #                                   split-by-split difference of two rows;
 #                                   PERCLASS=20 for 20 labels per class;
-#                                   CODES=0.5 for laprls-codes, eval
-#                                   --doc-codes: the codes appended to
-#                                   the rows at that length, and
-#                                   laprls-codescv; CODESMETHOD=gnmf for
-#                                   another method's basis)
+#                                   CODES=0.5 for laprls-pair, eval's
+#                                   default --doc-codes pair (the rows'
+#                                   fit and the fit with the codes
+#                                   appended at that length, averaged),
+#                                   laprls-codes, --doc-codes append (the
+#                                   second fit alone), and laprls-codescv;
+#                                   CODESMETHOD=gnmf for another method's
+#                                   basis)
 set -e
 dir=${1:-$(mktemp -d)}
 mkdir -p "$dir"

@@ -54,3 +54,69 @@ func AppendCodes(x *sparse.CSR, codes *mat.Dense, w float64) (*sparse.CSR, error
 	}
 	return sparse.NewCSR(n, d+k, indptr, ind, val), nil
 }
+
+// CalibratedTo stores into dst, and returns, the calibrated scores of the
+// rows of x (m×D): xW divided by the calibration's temperature, plus the
+// shift of the estimated priors or of the moved class masses where the
+// fit applies one. They are the class log-probabilities up to a constant
+// per row, the scores PredictTo ranks; on LapRLS fits of different rows
+// (or features) they are on one scale, which is what PairPredictScoresTo
+// averages. Without Priors the temperature is 1 and no shift applies. It
+// panics as DecisionTo does.
+func (lr *LapRLS) CalibratedTo(dst *mat.Dense, x *sparse.CSR) *mat.Dense {
+	dst = lr.DecisionTo(dst, x)
+	m, c := dst.Dims()
+	for i := range m {
+		row := dst.RawRowView(i)
+		for j := range c {
+			row[j] /= lr.temp
+			if lr.shift != nil {
+				row[j] += lr.shift[j]
+			}
+		}
+	}
+	return dst
+}
+
+// PairPredictScoresTo predicts row i of xa and xb (the same records, read
+// by two fits: a on xa, b on xb) as the class of the largest mean of a's
+// and b's calibrated scores (CalibratedTo), the normalized product of the
+// two fits' probabilities, and stores in score the mean of their scores
+// xW of that class (PredictScoresTo's scale). A row with a non-finite
+// score is predicted −1 with score NaN. It returns an error if the two
+// fits' classes or the two row counts differ; it panics as DecisionTo
+// does.
+func PairPredictScoresTo(dst []int, score []float64, a *LapRLS, xa *sparse.CSR, b *LapRLS, xb *sparse.CSR) ([]int, []float64, error) {
+	m, _ := xa.Dims()
+	if mb, _ := xb.Dims(); mb != m {
+		return nil, nil, fmt.Errorf("classify: pair: %d rows against %d", m, mb)
+	}
+	if a.Classes() != b.Classes() {
+		return nil, nil, fmt.Errorf("classify: pair: %d classes against %d", a.Classes(), b.Classes())
+	}
+	dst = intsTo(dst, m)
+	score = floatsTo(score, m)
+	var ca, cb, da, db mat.Dense
+	a.CalibratedTo(&ca, xa)
+	b.CalibratedTo(&cb, xb)
+	a.DecisionTo(&da, xa)
+	b.DecisionTo(&db, xb)
+	for i := range m {
+		best, bv := -1, math.Inf(-1)
+		for j, u := range ca.RawRowView(i) {
+			u += cb.At(i, j)
+			if math.IsNaN(u) || math.IsInf(u, 0) {
+				best = -1
+				break
+			}
+			if u > bv {
+				best, bv = j, u
+			}
+		}
+		dst[i], score[i] = best, math.NaN()
+		if best >= 0 {
+			score[i] = (da.At(i, best) + db.At(i, best)) / 2
+		}
+	}
+	return dst, score, nil
+}

@@ -95,3 +95,91 @@ func TestLapRLSGraphRows(t *testing.T) {
 		t.Errorf("a GraphRows of %d rows for %d was accepted", n-1, n)
 	}
 }
+
+// TestLapRLSPair checks PairPredictScoresTo: CalibratedTo ranks the
+// classes as PredictTo does where the estimated priors shift the scores
+// (so the pair of a fit with itself predicts as the fit alone); the pair
+// of a fit with priors and one without answers the arg max of the sum of
+// their calibrated scores, which here differs from both fits' answers on
+// some rows; and two fits of different classes or row counts are
+// refused.
+func TestLapRLSPair(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	x, truth := skewedRows(rng, 1000, 0.07)
+	y := make([]int, len(truth))
+	var have [2]int
+	for i, c := range truth {
+		y[i] = -1
+		if have[c] < 10 {
+			y[i] = c
+			have[c]++
+		}
+	}
+	xte, _ := skewedRows(rng, 1500, 0.07)
+	shifted := classify.LapRLS{GammaI: -1, Priors: true}
+	plain := classify.LapRLS{GammaI: -1, GammaA: 0.1}
+	for _, lr := range []*classify.LapRLS{&shifted, &plain} {
+		if err := lr.Fit(x, y); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !shifted.PriorsUsed() {
+		t.Fatalf("the priors' estimate %v was not used: the fixture no longer shifts the scores", shifted.EstimatedPriors())
+	}
+	same, _, err := classify.PairPredictScoresTo(nil, nil, &shifted, xte, &shifted, xte)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := shifted.PredictTo(nil, xte); !slices.Equal(same, want) {
+		t.Errorf("the pair of a fit with itself differs from the fit on %d rows: CalibratedTo ranks otherwise than PredictTo", countDiff(same, want))
+	}
+
+	pair, score, err := classify.PairPredictScoresTo(nil, nil, &shifted, xte, &plain, xte)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, cp := shifted.CalibratedTo(nil, xte), plain.CalibratedTo(nil, xte)
+	ds, dp := shifted.DecisionTo(nil, xte), plain.DecisionTo(nil, xte)
+	for i, c := range pair {
+		want := 0
+		if cs.At(i, 1)+cp.At(i, 1) > cs.At(i, 0)+cp.At(i, 0) {
+			want = 1
+		}
+		if c != want {
+			t.Fatalf("row %d: pair %d, want %d (calibrated sums %g, %g)", i, c, want, cs.At(i, 0)+cp.At(i, 0), cs.At(i, 1)+cp.At(i, 1))
+		}
+		if s := (ds.At(i, c) + dp.At(i, c)) / 2; math.Abs(score[i]-s) > 1e-15 {
+			t.Fatalf("row %d: score %g, want the mean of the fits' scores of class %d, %g", i, score[i], c, s)
+		}
+	}
+	ps, pp := shifted.PredictTo(nil, xte), plain.PredictTo(nil, xte)
+	if countDiff(pair, ps) == 0 || countDiff(pair, pp) == 0 {
+		t.Errorf("the pair answers as one of its fits (%d and %d rows differ): the fixture tells nothing of the mean", countDiff(pair, ps), countDiff(pair, pp))
+	}
+
+	if _, _, err := classify.PairPredictScoresTo(nil, nil, &shifted, xte, &plain, x); err == nil {
+		t.Errorf("rows of %d and %d records were accepted", 1500, 1000)
+	}
+	three := classify.LapRLS{GammaI: -1}
+	y3 := slices.Clone(y)
+	for i := range 10 {
+		y3[len(y3)-1-i] = 2
+	}
+	if err := three.Fit(x, y3); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := classify.PairPredictScoresTo(nil, nil, &shifted, xte, &three, xte); err == nil {
+		t.Errorf("fits of 2 and 3 classes were accepted")
+	}
+}
+
+// countDiff counts the positions where a and b differ.
+func countDiff(a, b []int) int {
+	n := 0
+	for i := range a {
+		if a[i] != b[i] {
+			n++
+		}
+	}
+	return n
+}

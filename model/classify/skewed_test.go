@@ -58,8 +58,9 @@ var skewedSets = []struct {
 }
 
 // skewedVariants are the document classifiers TestSkewedDocuments
-// measures: eval's default (laprls: LapRLS with Priors, GraphGuard and
-// Masses), eval's --priors uniform (laprls-uniform, where Masses does
+// measures: eval's classifier of the rows (laprls: LapRLS with Priors,
+// GraphGuard, Masses and Pool; eval --doc-codes off, and the first of the
+// default pair's two fits), eval's --priors uniform (laprls-uniform, where Masses does
 // nothing), and the ablations of each part: the default without
 // GraphGuard (laprls-noguard), without Masses (laprls-nomasses), with
 // Masses but not Pool (laprls-nopool) and with none of them
@@ -100,8 +101,10 @@ var skewedSeeds = flag.Int("skewed-seeds", 3, "TestSkewedDocuments: splits (seed
 // chosen); the floors are checked on seeds 1–3 only.
 var skewedFirst = flag.Int("skewed-first", 1, "TestSkewedDocuments: the first split's seed")
 
-// skewedCodes, if positive, adds laprls-codes and laprls-codescv
-// (lapRLSWithCodes: eval --doc-codes, the codes appended at this length),
+// skewedCodes, if positive, adds laprls-codes, laprls-codescv and
+// laprls-pair (lapRLSWithCodes: eval --doc-codes append, a choice by
+// cross-validation, and --doc-codes pair, the codes appended at this
+// length),
 // their bases fitted by skewedCodesMethod (bench/skewed/run.sh's CODES and
 // CODESMETHOD).
 var skewedCodes = flag.Float64("skewed-codes", 0, "TestSkewedDocuments: also run eval's classifier on the rows with the codes of eval's factorization appended at this length (laprls-codes; 0: not run)")
@@ -280,8 +283,8 @@ func TestSkewedDocuments(t *testing.T) {
 					}
 				}
 				if *skewedCodes > 0 {
-					pred, cv := lapRLSWithCodes(t, xtr, ytr, xte, *skewedCodes, def)
-					for name, p := range map[string][]int{"laprls-codes": pred, "laprls-codescv": cv} {
+					pred, cv, pair := lapRLSWithCodes(t, xtr, ytr, xte, *skewedCodes, def)
+					for name, p := range map[string][]int{"laprls-codes": pred, "laprls-codescv": cv, "laprls-pair": pair} {
 						a, b, f := scores(p, yte, classes)
 						t.Logf("seed %d %s: %.3f / %.3f / %.3f", seed, name, a, b, f)
 						if dir != "" {
@@ -316,8 +319,9 @@ func TestSkewedDocuments(t *testing.T) {
 // fitted without codes), whichever cross-validated better on the labels
 // (ties: plain), a choice measured and not kept: the label-aware basis saw
 // every label, so the folds' held-out labels shaped the codes they are
-// scored on.
-func lapRLSWithCodes(t *testing.T, xtr *sparse.CSR, ytr []int, xte *sparse.CSR, w float64, plain *classify.LapRLS) (pred, cv []int) {
+// scored on. pair is eval's default (--doc-codes pair): the mean of plain's
+// and the codes' fit's calibrated scores (classify.PairPredictScoresTo).
+func lapRLSWithCodes(t *testing.T, xtr *sparse.CSR, ytr []int, xte *sparse.CSR, w float64, plain *classify.LapRLS) (pred, cv, pair []int) {
 	t.Helper()
 	m, err := methods.New(*skewedCodesMethod, methods.Options{Common: model.Common{Rank: 40}})
 	if err != nil {
@@ -348,10 +352,14 @@ func lapRLSWithCodes(t *testing.T, xtr *sparse.CSR, ytr []int, xte *sparse.CSR, 
 		t.Fatal(err)
 	}
 	pred = lr.PredictTo(nil, zte)
+	pair, _, err = classify.PairPredictScoresTo(nil, nil, plain, xte, &lr, zte)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cv = plain.PredictTo(nil, xte)
 	if slices.Max(lr.Scores()) > slices.Max(plain.Scores()) {
 		cv = pred
 	}
 	t.Logf("cross-validated with codes %.3f, without %.3f", lr.Scores(), plain.Scores())
-	return pred, cv
+	return pred, cv, pair
 }
