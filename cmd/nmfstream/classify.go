@@ -30,7 +30,7 @@ func init() {
 	})
 }
 
-const classifySynopsis = `classify --model M --in F --out F.arrow [--projector P] [--codes auto|off|only] [--priors em|uniform] [--doc-codes] [--self-training pair|joint] [--rejects R]
+const classifySynopsis = `classify --model M --in F --out F.arrow [--projector P] [--codes auto|off|only] [--priors em|uniform] [--doc-codes pair|append|off] [--self-training pair|joint] [--rejects R]
 
 Codes every record of F on the saved model M (as "nmfstream project" does)
 and predicts its class. If the model keeps dense training records (every
@@ -49,8 +49,10 @@ classify.LapRLS on the records' features: a linear classifier whose scores
 are smoothed over the cosine k-NN graph of the training records, with or
 without the graph as cross-validation on the labels decides (Brown, 3
 labels per genre: 0.373 held out against 0.361 for a linear SVM on the
-labeled documents); with --doc-codes it also reads each record's code on
-the model's basis beside its features. Otherwise (dpca) it is 1-NN against the training
+labeled documents). By default it is two such fits, one on the records'
+features and one on them with each record's code on the model's basis
+appended, whose calibrated scores are averaged (--doc-codes pair; append
+keeps the second alone, off the first). Otherwise (dpca) it is 1-NN against the training
 codes, self-labeled in code space (classify.SelfTraining).
 Writes one row per usable record, in input order, to F.arrow: id, code,
 pred (the label, as text) and score: the kernel classifier's output for
@@ -74,7 +76,7 @@ func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs := newFlags("classify", classifySynopsis, stderr)
 	f := bindCodeFlags(fs)
 	use := stages.CodesAuto
-	fs.Func("codes", "what the classifier reads of the codes: auto (the default, see above; documents: LapRLS on their rows, which reads no codes without --doc-codes), off (the same classifier on the features alone; documents: as auto) or only (1-NN on the self-labeled training codes): eval's ablations", func(s string) (err error) {
+	fs.Func("codes", "what the classifier reads of the codes: auto (the default, see above; documents: LapRLS on their rows and codes as --doc-codes says), off (the same classifier on the features alone; documents: LapRLS on their rows, as --doc-codes off) or only (1-NN on the self-labeled training codes): eval's ablations", func(s string) (err error) {
 		use, err = stages.ParseCodeUse(s)
 		return err
 	})
@@ -85,8 +87,8 @@ func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	if *docCodes && use != stages.CodesAuto {
-		return docCodesMisuse(use, false)
+	if err := docCodes.check(use); err != nil {
+		return err
 	}
 	if err := checkLinearProjector(snap, *f.projector, *f.model); err != nil {
 		return err
@@ -169,27 +171,33 @@ func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // them (BENCHMARKS.md, "Skewed text: the priors estimated, guarded and
 // halved"); where that estimate collapses and the labels are balanced by
 // design, it pools the graph fit with the supervised fit and moves the
-// pool's class masses to the supervised fit's (LapRLS.Masses, Pool). With
-// --doc-codes it reads each document's code on the basis beside its row
-// (lapRows).
+// pool's class masses to the supervised fit's (LapRLS.Masses, Pool). By
+// default (--doc-codes pair) a second such fit reads each document's code
+// on the basis beside its row (lapRows), and the two fits' calibrated
+// scores are averaged (BENCHMARKS.md, "Skewed text: the codes beside the
+// rows").
 type classifier struct {
 	enc   metrics.LabelEncoder
 	joint *classify.Joint       // dense training rows
 	lap   *classify.LapRLS      // sparse training rows
 	st    classify.SelfTraining // neither: the codes-only classifier
-	// nnls, if set, codes the rows LapRLS reads on the factorization's
-	// basis (non-negative least squares), and LapRLS reads each row with
-	// its code appended at length lapCodeLength (lapRows).
-	nnls *model.Projector
+	// nnls, if set, codes the rows on the factorization's basis
+	// (non-negative least squares) and lapRows appends each row's code at
+	// length lapCodeLength: lap reads those rows (--doc-codes append), or,
+	// with lapCodes set, lapCodes reads them and lap the rows alone
+	// (--doc-codes pair).
+	nnls     *model.Projector
+	lapCodes *classify.LapRLS
+	// docCodesWhy, if set, says why the default --doc-codes pair fell back
+	// to the rows alone (the model's basis cannot code rows).
+	docCodesWhy string
 }
 
 // lapCodeLength is the Euclidean length of the code appended to each
-// document's TF-IDF row (of length 1) for LapRLS with --doc-codes: as long
-// as half the row, the better on average of the two lengths (½ and 1) a
-// scratch script tried with a linear SVM on eight skewed text sets. With
-// it the codes lift the State
-// of the Union's three parties by 6.9 points of macro-F1 and cost Brown's
-// fifteen genres 2.4 (BENCHMARKS.md, "Skewed text: the codes beside the
+// document's TF-IDF row (of length 1) for LapRLS with --doc-codes pair or
+// append: as long as half the row, the better on average of the two
+// lengths (½ and 1) a scratch script tried with a linear SVM on eight
+// skewed text sets (BENCHMARKS.md, "Skewed text: the codes beside the
 // rows").
 const lapCodeLength = 0.5
 
@@ -207,10 +215,10 @@ func (c *classifier) lapRows(x *sparse.CSR) (*sparse.CSR, error) {
 	return classify.AppendCodes(x, &v, lapCodeLength)
 }
 
-// docCodesMisuse returns the usage error of --doc-codes where it does not
-// apply: with use other than CodesAuto, or training records that are dense
-// or absent.
-func docCodesMisuse(use stages.CodeUse, dense bool) error {
+// docCodesMisuse returns the usage error of an explicit --doc-codes
+// pair|append where it does not apply: with use other than CodesAuto, or
+// training records that are dense or absent.
+func docCodesMisuse(mode docCodesMode, use stages.CodeUse, dense bool) error {
 	why := "the model keeps no training documents"
 	switch {
 	case use != stages.CodesAuto:
@@ -218,12 +226,55 @@ func docCodesMisuse(use stages.CodeUse, dense bool) error {
 	case dense:
 		why = "the training records are dense, and the joint classifier already reads their codes: drop --doc-codes"
 	}
-	return fmt.Errorf("%w: --doc-codes appends the codes to documents' rows, with --codes auto: %s", errUsage, why)
+	return fmt.Errorf("%w: --doc-codes %s reads documents' codes beside their rows, with --codes auto: %s", errUsage, mode, why)
+}
+
+// docCodesMode is --doc-codes: what the document classifier reads of the
+// codes.
+type docCodesMode int
+
+const (
+	// docCodesPair, the default: the mean of two LapRLS fits' calibrated
+	// scores, one on the rows, one on the rows with the codes appended
+	// (classify.PairPredictScoresTo).
+	docCodesPair docCodesMode = iota
+	// docCodesAppend: the fit on the rows with the codes appended alone.
+	docCodesAppend
+	// docCodesOff: the fit on the rows alone, which reads no code.
+	docCodesOff
+)
+
+var docCodesNames = [...]string{docCodesPair: "pair", docCodesAppend: "append", docCodesOff: "off"}
+
+func (m docCodesMode) String() string { return docCodesNames[m] }
+
+// docCodesFlag is --doc-codes' value and whether it was given.
+type docCodesFlag struct {
+	mode docCodesMode
+	set  bool
+}
+
+// check returns docCodesMisuse's error if the flag was given as pair or
+// append beside --codes use other than auto.
+func (f *docCodesFlag) check(use stages.CodeUse) error {
+	if f.set && f.mode != docCodesOff && use != stages.CodesAuto {
+		return docCodesMisuse(f.mode, use, false)
+	}
+	return nil
 }
 
 // addDocCodesFlag binds --doc-codes of eval and classify.
-func addDocCodesFlag(fs *flag.FlagSet) *bool {
-	return fs.Bool("doc-codes", false, "documents: the classifier (LapRLS) reads each record's code on the model's basis (non-negative least squares) beside its TF-IDF row, at half the row's length; its graph still joins the rows alone. Not the default: on eight skewed text sets it lifts the State of the Union's macro-F1 by 6.9 points and costs Brown's fifteen genres 2.4 (BENCHMARKS.md, \"Skewed text: the codes beside the rows\"). With --codes auto, and a method whose basis codes rows (not kernel, multik or dpca)")
+func addDocCodesFlag(fs *flag.FlagSet) *docCodesFlag {
+	f := &docCodesFlag{}
+	fs.Func("doc-codes", "documents: what the classifier (LapRLS) reads of each record's code on the model's basis (non-negative least squares), appended beside its TF-IDF row at half the row's length, the graph on the rows alone: pair (the default: the mean of the calibrated scores of a fit on the rows and a fit on the rows with the codes), append (the fit with the codes alone) or off (the rows alone). On eight skewed text sets (eight splits each) pair lifts macro-F1 by 1.1 points on average, its worst set losing 1.0, and append by 1.2, its worst losing 3.6 (BENCHMARKS.md, \"Skewed text: the codes beside the rows\"). pair falls back to the rows with a basis that codes no rows (kernel, multik, dpca); the others need --codes auto", func(s string) error {
+		i := slices.Index(docCodesNames[:], s)
+		if i < 0 {
+			return fmt.Errorf("--doc-codes %q: want pair, append or off", s)
+		}
+		f.mode, f.set = docCodesMode(i), true
+		return nil
+	})
+	return f
 }
 
 // newClassifier returns the codes-only classifier.
@@ -266,8 +317,8 @@ func newCodesClassifier(train model.Data, v *mat.Dense, labels []int, classes []
 		rows, isSparse = model.Rows(train).(*sparse.CSR)
 	}
 	var err error
-	if opt.docCodes && (use != stages.CodesAuto || !isSparse) {
-		return nil, docCodesMisuse(use, isDense)
+	if opt.docCodes.set && opt.docCodes.mode != docCodesOff && (use != stages.CodesAuto || !isSparse) {
+		return nil, docCodesMisuse(opt.docCodes.mode, use, isDense)
 	}
 	switch {
 	case isDense:
@@ -284,18 +335,7 @@ func newCodesClassifier(train model.Data, v *mat.Dense, labels []int, classes []
 		err = c.joint.Fit(dense, v, labels)
 		opt.progress.done()
 	case isSparse:
-		c.lap = lapRLSFor(rows, opt.priors)
-		z := rows
-		if opt.docCodes {
-			if c.nnls, err = opt.snap.Projector(model.ProjectNNLS); err != nil {
-				return nil, fmt.Errorf("%w: --doc-codes: %v: drop --doc-codes or use another --method", errUsage, err)
-			}
-			if z, err = c.lapRows(rows); err != nil {
-				break
-			}
-			c.lap.GraphRows = rows // the graph joins the documents by their words alone
-		}
-		err = c.lap.Fit(z, labels)
+		err = c.fitDocuments(rows, labels, use, opt)
 	default:
 		err = c.st.Fit(v, labels)
 	}
@@ -306,6 +346,61 @@ func newCodesClassifier(train model.Data, v *mat.Dense, labels []int, classes []
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return c, nil
+}
+
+// fitDocuments fits the document classifier on the sparse training rows
+// x (labels −1 where unlabeled) as opt.docCodes says: LapRLS on the rows,
+// on the rows with each row's NNLS code on opt.snap's basis appended
+// (lapRows), or both (the pair). With --codes other than auto it fits the
+// rows alone. Where the basis codes no rows (a kernel or linear model),
+// an explicit pair or append is a usage error and the default falls back
+// to the rows alone, saying why in c.docCodesWhy.
+func (c *classifier) fitDocuments(x *sparse.CSR, labels []int, use stages.CodeUse, opt classifierOptions) error {
+	c.lap = lapRLSFor(x, opt.priors)
+	mode := opt.docCodes.mode
+	if use != stages.CodesAuto {
+		mode = docCodesOff
+	}
+	if mode != docCodesOff {
+		var err error
+		if c.nnls, err = opt.snap.Projector(model.ProjectNNLS); err != nil {
+			if opt.docCodes.set {
+				return fmt.Errorf("%w: --doc-codes %s: %v: use --doc-codes off or another --method", errUsage, mode, err)
+			}
+			c.docCodesWhy, mode = err.Error(), docCodesOff
+		}
+	}
+	switch mode {
+	case docCodesOff:
+		return c.lap.Fit(x, labels)
+	case docCodesAppend:
+		return c.fitCodes(c.lap, x, labels)
+	}
+	// The pair: the two fits read x alone, side by side.
+	c.lapCodes = lapRLSFor(x, opt.priors)
+	var errs [2]error
+	pipeline.Split(runtime.GOMAXPROCS(0))(2, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if i == 0 {
+				errs[0] = c.lap.Fit(x, labels)
+			} else {
+				errs[1] = c.fitCodes(c.lapCodes, x, labels)
+			}
+		}
+	})
+	return errors.Join(errs[:]...)
+}
+
+// fitCodes fits lr on the sparse rows x with each row's code appended
+// (lapRows), its graph on x alone: the documents are joined by their
+// words, and the codes weigh in the fit only.
+func (c *classifier) fitCodes(lr *classify.LapRLS, x *sparse.CSR, labels []int) error {
+	z, err := c.lapRows(x)
+	if err != nil {
+		return err
+	}
+	lr.GraphRows = x
+	return lr.Fit(z, labels)
 }
 
 // lapRLSFor returns the LapRLS that classifies with the training rows x:
@@ -348,11 +443,16 @@ func (c *classifier) predictData(x model.Data, codes *mat.Dense) ([]int, []float
 	var score []float64
 	switch {
 	case c.lap != nil:
-		z, err := c.lapRows(model.Rows(x).(*sparse.CSR))
+		rows := model.Rows(x).(*sparse.CSR)
+		z, err := c.lapRows(rows)
 		if err != nil {
 			return nil, nil, fmt.Errorf("coding the records for the document classifier: %w", err)
 		}
-		pred, score = c.lap.PredictScoresTo(nil, nil, z)
+		if c.lapCodes == nil {
+			pred, score = c.lap.PredictScoresTo(nil, nil, z)
+		} else if pred, score, err = classify.PairPredictScoresTo(nil, nil, c.lap, rows, c.lapCodes, z); err != nil {
+			return nil, nil, err
+		}
 	case c.joint != nil:
 		pred, score = c.joint.PredictScoresTo(nil, nil, denseRows(x), codes)
 	default:
@@ -375,37 +475,46 @@ func (c *classifier) describe() string {
 		return "kernel self-training on the features and codes, then a kernel classifier on the features (classify.Joint without the pair: --self-training joint)"
 	case c.joint != nil:
 		return "kernel self-training on the features and codes and on the features alone, the two kernel classifiers on the features averaged (classify.Joint, the pair)"
+	case c.lapCodes != nil:
+		return "the mean of two LapRLS fits' calibrated scores (--doc-codes pair): one on the features, " + lapChoice(c.lap) +
+			"; one on the features with each document's code on the basis appended, its graph on the features alone, " + lapChoice(c.lapCodes) + "; " + c.describePriors()
+	case c.nnls != nil:
+		return lapChoice(c.lap) + "; " + c.describePriors() + "; each document's code on the basis appended to its row (--doc-codes append), the graph on the rows alone"
+	case c.lap != nil && c.docCodesWhy != "":
+		return lapChoice(c.lap) + "; " + c.describePriors() + "; the codes are not read: the basis codes no documents (" + c.docCodesWhy + ")"
 	case c.lap != nil:
-		sc := c.lap.Scores()
-		var s string
-		switch {
-		case len(sc) < 2:
-			s = "LapRLS on the features without the graph (γ_I = 0, supervised): too few training records for a graph"
-		case c.lap.Overruled():
-			s = fmt.Sprintf("LapRLS on the features without the graph (γ_I = 0, supervised): cross-validation on the labels picked the graph (balanced accuracy %.3f against %.3f without it), but the two fits' class shares over the unlabeled training records differ by %.3f (total variation, above %g), so the graph spread the labels along something other than the classes", sc[0], sc[1], c.lap.SharesDistance(), c.lap.GraphGuard)
-		case c.lap.GammaIChosen() > 0:
-			s = fmt.Sprintf("LapRLS on the features with the cosine k-NN graph of the training records (γ_I = %g), picked by cross-validation on the labels: balanced accuracy %.3f against %.3f without the graph", c.lap.GammaIChosen(), sc[0], sc[1])
-		default:
-			s = fmt.Sprintf("LapRLS on the features without the graph (γ_I = 0, supervised), picked by cross-validation on the labels: balanced accuracy %.3f against %.3f with the graph", sc[1], sc[0])
-		}
-		if auc := c.lap.AUCs(); len(sc) == 2 && sc[0] == sc[1] && len(auc) == 2 {
-			if auc[0] == auc[1] {
-				s += fmt.Sprintf(" (a tie, and of the held-out scores' AUC too, %.3f: the graph, listed first)", auc[0])
-			} else {
-				s += fmt.Sprintf(" (a tie, broken by the held-out scores' AUC: %.3f with the graph, %.3f without)", auc[0], auc[1])
-			}
-		}
-		if c.nnls != nil {
-			return s + "; " + c.describePriors() + "; each document's code on the basis appended to its row (--doc-codes), the graph on the rows alone"
-		}
-		return s + "; " + c.describePriors() + "; " + lapCodesNote
+		return lapChoice(c.lap) + "; " + c.describePriors() + "; " + lapCodesNote
 	}
 	return "1-NN on the self-labeled training codes (classify.SelfTraining)"
 }
 
+// lapChoice says what cross-validation picked for the LapRLS fit lr.
+func lapChoice(lr *classify.LapRLS) string {
+	sc := lr.Scores()
+	var s string
+	switch {
+	case len(sc) < 2:
+		s = "LapRLS on the features without the graph (γ_I = 0, supervised): too few training records for a graph"
+	case lr.Overruled():
+		s = fmt.Sprintf("LapRLS on the features without the graph (γ_I = 0, supervised): cross-validation on the labels picked the graph (balanced accuracy %.3f against %.3f without it), but the two fits' class shares over the unlabeled training records differ by %.3f (total variation, above %g), so the graph spread the labels along something other than the classes", sc[0], sc[1], lr.SharesDistance(), lr.GraphGuard)
+	case lr.GammaIChosen() > 0:
+		s = fmt.Sprintf("LapRLS on the features with the cosine k-NN graph of the training records (γ_I = %g), picked by cross-validation on the labels: balanced accuracy %.3f against %.3f without the graph", lr.GammaIChosen(), sc[0], sc[1])
+	default:
+		s = fmt.Sprintf("LapRLS on the features without the graph (γ_I = 0, supervised), picked by cross-validation on the labels: balanced accuracy %.3f against %.3f with the graph", sc[1], sc[0])
+	}
+	if auc := lr.AUCs(); len(sc) == 2 && sc[0] == sc[1] && len(auc) == 2 {
+		if auc[0] == auc[1] {
+			s += fmt.Sprintf(" (a tie, and of the held-out scores' AUC too, %.3f: the graph, listed first)", auc[0])
+		} else {
+			s += fmt.Sprintf(" (a tie, broken by the held-out scores' AUC: %.3f with the graph, %.3f without)", auc[0], auc[1])
+		}
+	}
+	return s
+}
+
 // lapCodesNote says, after LapRLS's description, that it reads no codes,
 // so that --codes auto and off predict alike on documents.
-const lapCodesNote = "the codes are not read, so --codes auto and off predict alike (--doc-codes reads them beside the rows; on LapRLS's graph's edges they cost accuracy: BENCHMARKS.md, \"Skewed text: the codes beside the rows\" and \"Skewed text: the codes on LapRLS's graph\")"
+const lapCodesNote = "the codes are not read (--doc-codes off or --codes off: the rows alone)"
 
 // describePriors says which class priors LapRLS's predictions assume.
 func (c *classifier) describePriors() string {
@@ -452,10 +561,11 @@ type classifierOptions struct {
 	codes     stages.CodeUse
 	priors    bool
 	jointOnly bool
-	// docCodes is --doc-codes: LapRLS reads each document's code beside
-	// its row (classifier.lapRows), coded by snap's NNLS Projector (its
-	// basis and loss; refused for the kernel and linear models).
-	docCodes bool
+	// docCodes is --doc-codes: what LapRLS reads of each document's code
+	// beside its row (classifier.fitDocuments), coded by snap's NNLS
+	// Projector (its basis and loss; none for the kernel and linear
+	// models).
+	docCodes docCodesFlag
 	snap     *model.Snapshot
 	// progress, if set, reports the joint classifier's kernel fits (they
 	// take minutes on tens of thousands of images); it is erased once the
@@ -507,20 +617,25 @@ func (c *classifier) name() string {
 		return "joint-only"
 	case c.joint != nil:
 		return "joint"
+	case c.lapCodes != nil: // --doc-codes pair
+		return lapName(c.lap) + "+pair"
+	case c.nnls != nil: // --doc-codes append
+		return lapName(c.lap) + "+codes"
 	case c.lap != nil:
-		codes := ""
-		if c.nnls != nil {
-			codes = "+codes" // --doc-codes
-		}
-		switch {
-		case c.lap.Pooled():
-			return "laprls-pool" + codes
-		case c.lap.GammaIChosen() > 0:
-			return "laprls-graph" + codes
-		}
-		return "laprls-supervised" + codes
+		return lapName(c.lap)
 	}
 	return "codes-1nn"
+}
+
+// lapName is the one-word form of what cross-validation picked for lr.
+func lapName(lr *classify.LapRLS) string {
+	switch {
+	case lr.Pooled():
+		return "laprls-pool"
+	case lr.GammaIChosen() > 0:
+		return "laprls-graph"
+	}
+	return "laprls-supervised"
 }
 
 func (c *classifier) truth(in *input) ([]int, int) {

@@ -88,8 +88,8 @@ func TestEvalBrownDocuments(t *testing.T) {
 	if sum.Accuracy < 0.36 {
 		t.Errorf("accuracy %.4f, want ≥ 0.36", sum.Accuracy)
 	}
-	if sum.Classifier != "laprls-pool" {
-		t.Errorf("classifier %q, want laprls-pool (the priors' estimate collapses on Brown's genres, and the labels are balanced)", sum.Classifier)
+	if sum.Classifier != "laprls-pool+pair" {
+		t.Errorf("classifier %q, want laprls-pool+pair (the priors' estimate collapses on Brown's genres, and the labels are balanced; the codes' fit beside the rows')", sum.Classifier)
 	}
 	// classify with the saved model predicts as eval does: the model keeps
 	// the training TF-IDF rows and labels, and LapRLS is refitted on them.
@@ -173,7 +173,8 @@ func skewedTexts(rng *rand.Rand, n int, share float64) (texts, labels []string) 
 // 10 labels per class (balanced by design): by default the document
 // classifier estimates the priors from the unlabeled training records,
 // reports them in --json and scores a higher accuracy than with
-// --priors uniform, which reports none; a bad value is a usage error.
+// --priors uniform, which reports none; --codes off predicts as
+// --doc-codes off, the rows alone; a bad value is a usage error.
 func TestEvalPriors(t *testing.T) {
 	texts, labels := skewedTexts(rand.New(rand.NewPCG(3, 4)), 1800, 0.07)
 	train, test := docFiles(t, t.TempDir(), texts, labels, 10)
@@ -198,14 +199,15 @@ func TestEvalPriors(t *testing.T) {
 	if em.Accuracy <= uniform.Accuracy {
 		t.Errorf("accuracy with the estimated priors %.4f, want above the uniform priors' %.4f", em.Accuracy, uniform.Accuracy)
 	}
-	// LapRLS reads no codes: --codes off predicts as the default, and
-	// stderr says so rather than leave the ablation silently inert.
+	// --codes off is the rows alone, as --doc-codes off, and stderr says
+	// that the codes are not read.
+	rows := run("--doc-codes", "off")
 	code, out, errb := runCmd(t, "eval", "--train", train, "--test", test, "--rank", "5", "--json", "--codes", "off")
 	var off evalSummary
-	if err := json.Unmarshal([]byte(out), &off); code != 0 || err != nil || off.Accuracy != em.Accuracy || off.MacroF1 != em.MacroF1 {
-		t.Errorf("--codes off: exit %d, accuracy %.4f, macro-F1 %.4f (%v); want 0 and the default's %.4f, %.4f", code, off.Accuracy, off.MacroF1, err, em.Accuracy, em.MacroF1)
+	if err := json.Unmarshal([]byte(out), &off); code != 0 || err != nil || off.Accuracy != rows.Accuracy || off.MacroF1 != rows.MacroF1 {
+		t.Errorf("--codes off: exit %d, accuracy %.4f, macro-F1 %.4f (%v); want 0 and --doc-codes off's %.4f, %.4f", code, off.Accuracy, off.MacroF1, err, rows.Accuracy, rows.MacroF1)
 	}
-	if !strings.Contains(errb, "the codes are not read, so --codes auto and off predict alike") {
+	if !strings.Contains(errb, "the codes are not read (--doc-codes off or --codes off") {
 		t.Errorf("--codes off: stderr %q does not say that LapRLS reads no codes", errb)
 	}
 	code, _, errb = runCmd(t, "eval", "--train", train, "--test", test, "--priors", "bayes")
@@ -256,11 +258,15 @@ func TestDescribeOverruled(t *testing.T) {
 	}
 }
 
-// TestEvalDocCodes checks --doc-codes: on documents the classifier then
-// reads each record's code beside its row, which changes its scores, with
-// the Frobenius loss and the KL divergence; classify with the flag on the
-// model fit saves predicts what eval with it scores; and the flag is
-// refused, as a usage error, with --codes off and on dense records.
+// TestEvalDocCodes checks --doc-codes: on documents the default (pair)
+// reads each record's code beside its row in one of two fits, append in
+// the only fit, and off (or --codes off) in none; each says so on stderr
+// and in eval --json's classifier name, and the codes change the scores
+// with the Frobenius loss and the KL divergence; classify on the model fit
+// saves predicts what eval scores, by default and with append; a basis
+// that codes no rows leaves the default on the rows alone and refuses an
+// explicit pair; pair and append are refused, as a usage error, with
+// --codes off and on dense records.
 func TestEvalDocCodes(t *testing.T) {
 	dir := t.TempDir()
 	texts, labels := skewedTexts(rand.New(rand.NewPCG(5, 6)), 600, 0.3)
@@ -274,65 +280,102 @@ func TestEvalDocCodes(t *testing.T) {
 		}
 		return sum, errb
 	}
-	plain, _ := evalJSON()
-	with, errb := evalJSON("--doc-codes")
-	if !strings.Contains(errb, "each document's code on the basis appended to its row (--doc-codes)") {
-		t.Errorf("eval --doc-codes: stderr %q does not say the codes are appended", errb)
+	def, errDef := evalJSON()
+	pair, _ := evalJSON("--doc-codes", "pair")
+	appended, errApp := evalJSON("--doc-codes", "append")
+	off, errOff := evalJSON("--doc-codes", "off")
+	codesOff, _ := evalJSON("--codes", "off")
+	t.Logf("accuracy / macro-F1: pair %.4f / %.4f, append %.4f / %.4f, off %.4f / %.4f", pair.Accuracy, pair.MacroF1, appended.Accuracy, appended.MacroF1, off.Accuracy, off.MacroF1)
+	if def.Accuracy != pair.Accuracy || def.MacroF1 != pair.MacroF1 || def.Classifier != pair.Classifier {
+		t.Errorf("the default %+v differs from --doc-codes pair %+v", def, pair)
 	}
-	if !strings.HasSuffix(with.Classifier, "+codes") || strings.HasSuffix(plain.Classifier, "+codes") {
-		t.Errorf("classifier %q with --doc-codes, %q without; want +codes on the first only", with.Classifier, plain.Classifier)
+	for _, c := range []struct {
+		name, errb, say, suffix string
+		sum                     evalSummary
+	}{
+		{"pair", errDef, "the mean of two LapRLS fits' calibrated scores (--doc-codes pair)", "+pair", pair},
+		{"append", errApp, "each document's code on the basis appended to its row (--doc-codes append)", "+codes", appended},
+		{"off", errOff, "the codes are not read (--doc-codes off or --codes off", "", off},
+	} {
+		if !strings.Contains(c.errb, c.say) {
+			t.Errorf("--doc-codes %s: stderr %q does not say %q", c.name, c.errb, c.say)
+		}
+		if name := strings.TrimPrefix(c.sum.Classifier, "laprls-"); strings.Contains(name, "+") != (c.suffix != "") || !strings.HasSuffix(name, c.suffix) {
+			t.Errorf("--doc-codes %s: classifier %q, want the suffix %q", c.name, c.sum.Classifier, c.suffix)
+		}
+	}
+	if codesOff.Accuracy != off.Accuracy || codesOff.MacroF1 != off.MacroF1 || codesOff.Classifier != off.Classifier {
+		t.Errorf("--codes off %+v, --doc-codes off %+v: want the rows alone in both", codesOff, off)
 	}
 
 	// A KL basis codes the documents under the KL divergence (the
 	// projector's Loss): the path runs and reads the codes too.
-	klPlain, _ := evalJSON("--loss", "kl")
-	klWith, _ := evalJSON("--loss", "kl", "--doc-codes")
-	t.Logf("--loss kl: accuracy %.4f without the codes, %.4f with", klPlain.Accuracy, klWith.Accuracy)
-	if klWith.Accuracy == klPlain.Accuracy && klWith.MacroF1 == klPlain.MacroF1 {
-		t.Errorf("--loss kl --doc-codes scores as --loss kl alone (%.4f, %.4f): the codes were not read", klWith.Accuracy, klWith.MacroF1)
+	klOff, _ := evalJSON("--loss", "kl", "--doc-codes", "off")
+	klApp, _ := evalJSON("--loss", "kl", "--doc-codes", "append")
+	t.Logf("--loss kl: accuracy %.4f without the codes, %.4f appended", klOff.Accuracy, klApp.Accuracy)
+	if klApp.Accuracy == klOff.Accuracy && klApp.MacroF1 == klOff.MacroF1 {
+		t.Errorf("--loss kl --doc-codes append scores as --doc-codes off (%.4f, %.4f): the codes were not read", klApp.Accuracy, klApp.MacroF1)
 	}
 
 	mdl := filepath.Join(dir, "docs.model")
 	mustRun(t, "fit", "--train", train, "--save", mdl, "--rank", "5")
-	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
-	mustRun(t, "classify", "--model", mdl, "--in", test, "--out", a)
-	mustRun(t, "classify", "--model", mdl, "--in", test, "--out", b, "--doc-codes")
-	pa, pb := readPredictionsJSONL(t, a), readPredictionsJSONL(t, b)
-	differ, right := 0, 0
-	for id, p := range pb {
-		if pa[id].pred != p.pred {
+	classified := func(args ...string) (map[string]outcome, float64) {
+		t.Helper()
+		out := filepath.Join(dir, "p.jsonl")
+		mustRun(t, append([]string{"classify", "--model", mdl, "--in", test, "--out", out}, args...)...)
+		p := readPredictionsJSONL(t, out)
+		right := 0
+		for id, r := range p {
+			i, err := strconv.Atoi(id) // docFiles's ids index texts
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.pred == labels[i] {
+				right++
+			}
+		}
+		return p, float64(right) / float64(len(p))
+	}
+	pd, accDef := classified()
+	po, _ := classified("--doc-codes", "off")
+	_, accApp := classified("--doc-codes", "append")
+	differ := 0
+	for id, p := range pd {
+		if po[id].pred != p.pred {
 			differ++
 		}
-		i, err := strconv.Atoi(id) // docFiles's ids index texts
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p.pred == labels[i] {
-			right++
-		}
 	}
-	t.Logf("eval: accuracy %.4f without the codes, %.4f with; classify: %d of %d predictions differ", plain.Accuracy, with.Accuracy, differ, len(pb))
+	t.Logf("classify: %d of %d predictions differ between the default and --doc-codes off", differ, len(pd))
 	if differ == 0 {
-		t.Errorf("--doc-codes changed no prediction of classify")
+		t.Errorf("the codes changed no prediction of classify")
 	}
-	if got := float64(right) / float64(len(pb)); got != with.Accuracy {
-		t.Errorf("classify --doc-codes scores %.4f, eval --doc-codes %.4f: the two paths differ", got, with.Accuracy)
+	if accDef != def.Accuracy || accApp != appended.Accuracy {
+		t.Errorf("classify scores %.4f (default) and %.4f (append), eval %.4f and %.4f: the two paths differ", accDef, accApp, def.Accuracy, appended.Accuracy)
 	}
 
+	// A kernel model's basis codes no rows by NNLS: the default reads the
+	// rows alone and says why; an explicit pair is refused.
+	lin, errLin := evalJSON("--method", "kernel")
+	if strings.Contains(lin.Classifier, "+") || !strings.Contains(errLin, "the codes are not read: the basis codes no documents") {
+		t.Errorf("eval --method kernel: classifier %q, stderr %q; want the rows alone, and why", lin.Classifier, errLin)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"eval", "--train", train, "--test", test, "--doc-codes", "--codes", "off"}, "--doc-codes appends the codes to documents' rows, with --codes auto: drop it or --codes off"},
+		{[]string{"--doc-codes", "append", "--codes", "off"}, "--doc-codes append reads documents' codes beside their rows, with --codes auto: drop it or --codes off"},
+		{[]string{"--doc-codes", "pair", "--codes", "only"}, "--doc-codes pair reads documents' codes beside their rows, with --codes auto: drop it or --codes only"},
+		{[]string{"--doc-codes", "pair", "--method", "kernel"}, "--doc-codes pair: model: snapshot: kernel is a kernel model"},
+		{[]string{"--doc-codes", "yes"}, `--doc-codes "yes": want pair, append or off`},
 	} {
-		code, _, errb := runCmd(t, c.args...)
+		code, _, errb := runCmd(t, append([]string{"eval", "--train", train, "--test", test, "--rank", "5"}, c.args...)...)
 		if code != 2 || !strings.Contains(errb, c.want) {
-			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, errb, c.want)
+			t.Errorf("eval %v: exit %d, stderr %q; want 2 and %q", c.args, code, errb, c.want)
 		}
 	}
 	dtr, dte, _ := digitsFiles(t, dir, 4)
-	code, _, errb := runCmd(t, "eval", "--train", dtr, "--test", dte, "--doc-codes")
+	code, _, errb := runCmd(t, "eval", "--train", dtr, "--test", dte, "--doc-codes", "append")
 	if want := "the training records are dense, and the joint classifier already reads their codes"; code != 2 || !strings.Contains(errb, want) {
-		t.Errorf("eval --doc-codes on the digits: exit %d, stderr %q; want 2 and %q", code, errb, want)
+		t.Errorf("eval --doc-codes append on the digits: exit %d, stderr %q; want 2 and %q", code, errb, want)
 	}
 }

@@ -26,7 +26,7 @@ func init() {
 	})
 }
 
-const evalSynopsis = `eval --train F --test F [--method M] [--rank K] [--neighbors k] [--alpha a] [--beta b] [--iters T] [--seed s] [--projector P] [text flags] [--codes auto|off|only] [--priors em|uniform] [--doc-codes] [--self-training pair|joint] [--rejects R] [--json]
+const evalSynopsis = `eval --train F --test F [--method M] [--rank K] [--neighbors k] [--alpha a] [--beta b] [--iters T] [--seed s] [--projector P] [text flags] [--codes auto|off|only] [--priors em|uniform] [--doc-codes pair|append|off] [--self-training pair|joint] [--rejects R] [--json]
 
 Fits a model on the training file as "nmfstream fit" does (labeled and
 unlabeled records; a null label means unlabeled), codes the test file as
@@ -52,7 +52,11 @@ The classifier depends on the features:
               that estimate collapses a class and the labels are
               balanced by design, the graph fit pooled with the
               supervised fit (their calibrated scores' mean), its class
-              masses moved to the supervised fit's
+              masses moved to the supervised fit's; by default the mean
+              of two such fits' calibrated scores, one on the rows and
+              one on the rows with each record's code on the basis
+              appended (--doc-codes pair; append: the second alone;
+              off: the first alone)
   otherwise   1-NN over the self-labeled training codes
 Documents are vectorized as fit's text flags say (--sublinear-tf, --min-df,
 --stop-words, --stem; see "nmfstream fit -help").
@@ -64,7 +68,8 @@ Documents are vectorized as fit's text flags say (--sublinear-tf, --min-df,
   code_nmi, and priors (the class priors LapRLS assumed, in the order of
   the sorted class names; absent where it assumed them uniform)
 (classifier: joint, joint-only, joint-features, laprls-graph, laprls-supervised, laprls-pool or codes-1nn;
-the laprls names end in +codes with --doc-codes)
+the laprls names, what cross-validation picked on the rows, end in +pair
+with --doc-codes pair, the default, and in +codes with append)
 
 Examples:
   nmfstream eval --train digits-train.arrow --test digits-test.arrow
@@ -122,7 +127,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	rejects := fs.String("rejects", "", "write rejected records of both files to this `file` (JSON lines)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
 	codes := stages.CodesAuto
-	fs.Func("codes", "what the classifier reads of the codes: auto (the default: dense features and codes, self-training on both, see above; documents: LapRLS on their rows, which reads no codes without --doc-codes), off (the same classifier on the features alone; documents: as auto) or only (1-NN on the self-labeled training codes) — the ablations of BENCHMARKS.md", func(s string) (err error) {
+	fs.Func("codes", "what the classifier reads of the codes: auto (the default: dense features and codes, self-training on both, see above; documents: LapRLS on their rows and codes as --doc-codes says), off (the same classifier on the features alone; documents: LapRLS on their rows, as --doc-codes off) or only (1-NN on the self-labeled training codes) — the ablations of BENCHMARKS.md", func(s string) (err error) {
 		codes, err = stages.ParseCodeUse(s)
 		return err
 	})
@@ -141,8 +146,8 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *train == "-" && *test == "-" {
 		return fmt.Errorf("%w: --train and --test cannot both be stdin", errUsage)
 	}
-	if *docCodes && codes != stages.CodesAuto {
-		return docCodesMisuse(codes, false)
+	if err := docCodes.check(codes); err != nil {
+		return err
 	}
 	if err := checkStart(checkInput("--train", *train), checkInput("--test", *test), checkOutput("--rejects", *rejects)); err != nil {
 		return err
