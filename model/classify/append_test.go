@@ -106,15 +106,7 @@ func TestLapRLSGraphRows(t *testing.T) {
 func TestLapRLSPair(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	x, truth := skewedRows(rng, 1000, 0.07)
-	y := make([]int, len(truth))
-	var have [2]int
-	for i, c := range truth {
-		y[i] = -1
-		if have[c] < 10 {
-			y[i] = c
-			have[c]++
-		}
-	}
+	y := firstLabels(truth, 10)
 	xte, _ := skewedRows(rng, 1500, 0.07)
 	shifted := classify.LapRLS{GammaI: -1, Priors: true}
 	plain := classify.LapRLS{GammaI: -1, GammaA: 0.1}
