@@ -58,7 +58,8 @@ Writes one row per usable record, in input order, to F.arrow: id, code,
 pred (the label, as text) and score: the kernel classifier's output for
 the predicted label, in [0, 1] (about 1 for a record like the training
 records of that class); for LapRLS its raw decision value xW for the
-predicted label, not a probability: regressed toward 1 − 1/C for a
+predicted label (the mean of the two fits' with --doc-codes pair), not a
+probability: regressed toward 1 − 1/C for a
 record's class and −1/C for the others, but shrunk by the regularization
 to a scale of the model's own (about 10⁻⁴ on the Brown documents) and
 negative for a record unlike every class, so it ranks the records of one
@@ -174,8 +175,8 @@ func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // pool's class masses to the supervised fit's (LapRLS.Masses, Pool). By
 // default (--doc-codes pair) a second such fit reads each document's code
 // on the basis beside its row (lapRows), and the two fits' calibrated
-// scores are averaged (BENCHMARKS.md, "Skewed text: the codes beside the
-// rows").
+// scores are averaged (BENCHMARKS.md, "Skewed text: the two fits
+// averaged").
 type classifier struct {
 	enc   metrics.LabelEncoder
 	joint *classify.Joint       // dense training rows
@@ -266,7 +267,7 @@ func (f *docCodesFlag) check(use stages.CodeUse) error {
 // addDocCodesFlag binds --doc-codes of eval and classify.
 func addDocCodesFlag(fs *flag.FlagSet) *docCodesFlag {
 	f := &docCodesFlag{}
-	fs.Func("doc-codes", "documents: what the classifier (LapRLS) reads of each record's code on the model's basis (non-negative least squares), appended beside its TF-IDF row at half the row's length, the graph on the rows alone: pair (the default: the mean of the calibrated scores of a fit on the rows and a fit on the rows with the codes), append (the fit with the codes alone) or off (the rows alone). On eight skewed text sets (eight splits each) pair lifts macro-F1 by 1.1 points on average, its worst set losing 1.0, and append by 1.2, its worst losing 3.6 (BENCHMARKS.md, \"Skewed text: the codes beside the rows\"). pair falls back to the rows with a basis that codes no rows (kernel, multik, dpca); the others need --codes auto", func(s string) error {
+	fs.Func("doc-codes", "documents: what the classifier (LapRLS) reads of each record's code on the model's basis (non-negative least squares), appended beside its TF-IDF row at half the row's length, the graph on the rows alone: pair (the default: the mean of the calibrated scores of a fit on the rows and a fit on the rows with the codes), append (the fit with the codes alone) or off (the rows alone). On eight skewed text sets (eight splits each) pair lifts macro-F1 by 1.1 points on average, its worst set losing 1.0 (2.3 on eight more splits), and append by 1.2, its worst losing 3.6 (4.5) (BENCHMARKS.md, \"Skewed text: the two fits averaged\"). pair falls back to the rows with a basis that codes no rows (kernel, multik, dpca); the others need --codes auto", func(s string) error {
 		i := slices.Index(docCodesNames[:], s)
 		if i < 0 {
 			return fmt.Errorf("--doc-codes %q: want pair, append or off", s)
@@ -388,7 +389,10 @@ func (c *classifier) fitDocuments(x *sparse.CSR, labels []int, use stages.CodeUs
 			}
 		}
 	})
-	return errors.Join(errs[:]...)
+	if errs[0] != nil {
+		return errs[0]
+	}
+	return errs[1]
 }
 
 // fitCodes fits lr on the sparse rows x with each row's code appended
