@@ -215,6 +215,10 @@ func fitFileText(ctx context.Context, path string, p fitParams, tp textParams, s
 	if err := checkFitShape(x, p, path); err != nil {
 		return f, err
 	}
+	if _, n := x.Dims(); spec.Kernel && n > maxKernelRecords {
+		return f, fmt.Errorf("%w: method %s on %s: %d training records, over the %d a kernel method takes here: its exact N×N kernel matrices and their decompositions grow as N² in memory and N³ in time (on two cores a minute at 2,000 records, hours at 10,000) and do not stop on Ctrl-C: fit it on a sample of at most %d records, or use another --method",
+			model.ErrTooLarge, name, path, n, maxKernelRecords, maxKernelRecords)
+	}
 	y, known, err := encodeLabels(in)
 	if err != nil {
 		return f, err
@@ -257,6 +261,14 @@ func fitFileText(ctx context.Context, path string, p fitParams, tp textParams, s
 	f.snap, err = snapshotOf(f, p, path)
 	return f, err
 }
+
+// maxKernelRecords bounds the training records of fit and eval with a
+// kernel method (kernel, multik), whose exact path (kernel.DefaultMaxExact
+// allows 20,000) holds N×N matrices and decomposes them in time N³ without
+// checking for cancellation: the kernel method's fit took 5 s at 1,000
+// MNIST images and 61 s at 2,000, multik's 10 s and 33 s (BENCHMARKS.md,
+// "Kernel methods' size").
+const maxKernelRecords = 3000
 
 // checkFitShape refuses, before fitting, a basis over --max-basis and a
 // rank above min(features, records).

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,4 +45,36 @@ func TestFitMaxBasis(t *testing.T) {
 	}
 	mustRun(t, "fit", "--train", train, "--save", out, "--rank", "10", "--max-basis", "5120")
 	mustRun(t, "fit", "--train", train, "--save", out, "--rank", "10", "--max-basis", "0")
+}
+
+// TestFitKernelRecords checks that fit and eval refuse, before fitting, a
+// kernel method on more training records than maxKernelRecords, naming
+// the count, the bound and what to do, and write no model; the same
+// records fit with GNMF.
+func TestFitKernelRecords(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("a,b,c,label\n")
+	for i := range maxKernelRecords + 1 {
+		fmt.Fprintf(&b, "%d,%d,%d,%d\n", 1+i%7, 1+i%5, 1+i%3, i%2)
+	}
+	train := filepath.Join(dir, "big.csv")
+	if err := os.WriteFile(train, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "m.model")
+	want := fmt.Sprintf("%d training records, over the %d a kernel method takes here", maxKernelRecords+1, maxKernelRecords)
+	for _, args := range [][]string{
+		{"fit", "--train", train, "--save", out, "--method", "kernel", "--rank", "2"},
+		{"eval", "--train", train, "--test", train, "--method", "multik", "--rank", "2"},
+	} {
+		code, _, stderr := runCmd(t, args...)
+		if code == 0 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "or use another --method") {
+			t.Errorf("%v: exit %d, %q; want a refusal saying %q and what to do", args, code, stderr, want)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a model was written")
+	}
+	mustRun(t, "fit", "--train", train, "--save", out, "--method", "gnmf", "--rank", "2", "--iters", "3")
 }
