@@ -106,7 +106,7 @@ func TestLapRLSGraphRows(t *testing.T) {
 func TestLapRLSPair(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	x, truth := skewedRows(rng, 1000, 0.07)
-	y := firstLabels(truth, 10)
+	y := hide(truth, 2, 10)
 	xte, _ := skewedRows(rng, 1500, 0.07)
 	shifted := classify.LapRLS{GammaI: -1, Priors: true}
 	plain := classify.LapRLS{GammaI: -1, GammaA: 0.1}

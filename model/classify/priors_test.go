@@ -45,22 +45,6 @@ func skewedRows(rng *rand.Rand, n int, share float64) (*sparse.CSR, []int) {
 	return x, y
 }
 
-// firstLabels returns the labels of the first per rows of each class of
-// truth (classes 0 and 1), −1 for the others: a labeled subset balanced by
-// design.
-func firstLabels(truth []int, per int) []int {
-	y := make([]int, len(truth))
-	var have [2]int
-	for i, c := range truth {
-		y[i] = -1
-		if have[c] < per {
-			y[i] = c
-			have[c]++
-		}
-	}
-	return y
-}
-
 // TestLapRLSPriorsSkewed checks that with Priors LapRLS estimates the share
 // of a 7% class in the training pool (10 labels per class, balanced by
 // design) to within 0.03, uses it, and that prediction under that prior
@@ -69,7 +53,7 @@ func firstLabels(truth []int, per int) []int {
 func TestLapRLSPriorsSkewed(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	x, truth := skewedRows(rng, 2000, 0.07)
-	y := firstLabels(truth, 10)
+	y := hide(truth, 2, 10)
 	var rare int
 	for _, c := range truth {
 		rare += c
