@@ -58,11 +58,12 @@ func AppendCodes(x *sparse.CSR, codes *mat.Dense, w float64) (*sparse.CSR, error
 // CalibratedTo stores into dst, and returns, the calibrated scores of the
 // rows of x (m×D): xW divided by the calibration's temperature, plus the
 // shift of the estimated priors or of the moved class masses where the
-// fit applies one. They are the class log-probabilities up to a constant
-// per row, the scores PredictTo ranks; on LapRLS fits of different rows
-// (or features) they are on one scale, which is what PairPredictScoresTo
-// averages. Without Priors the temperature is 1 and no shift applies. It
-// panics as DecisionTo does.
+// fit applies one: the scores PredictTo ranks. With Priors they are the
+// logarithms of calibrated class probabilities up to a constant per row,
+// so that fits of different rows (or features) are on one scale, which is
+// what PairPredictScoresTo averages; without Priors the temperature is 1,
+// no shift applies, and two fits' scores share only their targets' scale.
+// It panics as DecisionTo does.
 func (lr *LapRLS) CalibratedTo(dst *mat.Dense, x *sparse.CSR) *mat.Dense {
 	dst = lr.DecisionTo(dst, x)
 	m, c := dst.Dims()

@@ -107,7 +107,7 @@ var skewedFirst = flag.Int("skewed-first", 1, "TestSkewedDocuments: the first sp
 // length),
 // their bases fitted by skewedCodesMethod (bench/skewed/run.sh's CODES and
 // CODESMETHOD).
-var skewedCodes = flag.Float64("skewed-codes", 0, "TestSkewedDocuments: also run eval's classifier on the rows with the codes of eval's factorization appended at this length (laprls-codes; 0: not run)")
+var skewedCodes = flag.Float64("skewed-codes", 0, "TestSkewedDocuments: also run eval's classifier on the rows with the codes of eval's factorization appended at this length, alone (laprls-codes) and averaged with the rows' (laprls-pair); 0: not run")
 
 var skewedCodesMethod = flag.String("skewed-codes-method", "auto", "TestSkewedDocuments: the method whose basis codes laprls-codes' rows (with -skewed-codes)")
 
