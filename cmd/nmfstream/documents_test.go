@@ -76,11 +76,13 @@ func evalDocs(t *testing.T, texts, labels []string, l int) (sum evalSummary, tra
 // defaults on the Brown corpus (500 texts, 15 genres), 3 labels per genre,
 // one third held out (seed 1). A linear SVM on the 45 labeled TF-IDF rows
 // scores 0.361 on this split, LabelSpreading 0.343 and raw TF-IDF 1-NN
-// 0.313; LapRLS, its graph fit pooled with its supervised fit, measures
-// 0.367 (0.373 without LapRLS.Pool and 0.385 without LapRLS.Masses, which
-// lose on this split and gain over thirty-two and sixteen: BENCHMARKS.md,
-// "Skewed text: the two fits pooled"). It needs NMFSTREAM_LONG=1 and the
-// corpus: one to two minutes, most of it the SSKNMF fit.
+// 0.313; the default pair (--doc-codes pair) measures 0.385, and LapRLS on
+// the rows alone, its graph fit pooled with its supervised fit, 0.367
+// (0.373 without LapRLS.Pool and 0.385 without LapRLS.Masses, which lose
+// on this split and gain over thirty-two and sixteen: BENCHMARKS.md,
+// "Skewed text: the two fits pooled" and "Skewed text: the two fits
+// averaged"). It needs NMFSTREAM_LONG=1 and the corpus: one to two
+// minutes, most of it the SSKNMF fit.
 func TestEvalBrownDocuments(t *testing.T) {
 	testenv.SkipUnlessLong(t, "fits SSKNMF on 331 documents, one to two minutes")
 	texts, labels := testenv.BrownTexts(t)
