@@ -66,17 +66,24 @@ func AppendCodes(x *sparse.CSR, codes *mat.Dense, w float64) (*sparse.CSR, error
 // It panics as DecisionTo does.
 func (lr *LapRLS) CalibratedTo(dst *mat.Dense, x *sparse.CSR) *mat.Dense {
 	dst = lr.DecisionTo(dst, x)
-	m, c := dst.Dims()
+	m, _ := dst.Dims()
 	for i := range m {
 		row := dst.RawRowView(i)
-		for j := range c {
-			row[j] /= lr.temp
-			if lr.shift != nil {
-				row[j] += lr.shift[j]
-			}
+		for j, v := range row {
+			row[j] = lr.calibrated(v, j)
 		}
 	}
 	return dst
+}
+
+// calibrated returns the calibrated score of the decision value v of
+// class j (CalibratedTo).
+func (lr *LapRLS) calibrated(v float64, j int) float64 {
+	u := v / lr.temp
+	if lr.shift != nil {
+		u += lr.shift[j]
+	}
+	return u
 }
 
 // PairPredictScoresTo predicts row i of xa and xb (the same records, read
@@ -97,15 +104,14 @@ func PairPredictScoresTo(dst []int, score []float64, a *LapRLS, xa *sparse.CSR, 
 	}
 	dst = intsTo(dst, m)
 	score = floatsTo(score, m)
-	var ca, cb, da, db mat.Dense
-	a.CalibratedTo(&ca, xa)
-	b.CalibratedTo(&cb, xb)
+	var da, db mat.Dense
 	a.DecisionTo(&da, xa)
 	b.DecisionTo(&db, xb)
 	for i := range m {
 		best, bv := -1, math.Inf(-1)
-		for j, u := range ca.RawRowView(i) {
-			u += cb.At(i, j)
+		rb := db.RawRowView(i)
+		for j, v := range da.RawRowView(i) {
+			u := a.calibrated(v, j) + b.calibrated(rb[j], j)
 			if math.IsNaN(u) || math.IsInf(u, 0) {
 				best = -1
 				break
