@@ -607,6 +607,12 @@ func TestMethods(t *testing.T) {
 			if _, spec, _ := lookupMethod(wantName); spec.state != nil {
 				p := fitParams{method: wantName, rank: 4, iters: 30, neighbors: 3, seed: 1, projector: "graph"}
 				kernelRoundTrip(t, m, train, test, p, spec)
+				// The same with Nyström landmarks: their rows and maps are
+				// saved, and the loaded model projects as the fit.
+				ny := filepath.Join(dir, name+".nystrom.model")
+				mustRun(t, append([]string{"fit", "--train", train, "--save", ny, "--landmarks", "10"}, args...)...)
+				p.landmarks = 10
+				kernelRoundTrip(t, ny, train, test, p, spec)
 			}
 			pred := filepath.Join(dir, name+".pred.arrow")
 			out = mustRun(t, "classify", "--model", m, "--in", test, "--out", pred)
@@ -619,7 +625,9 @@ func TestMethods(t *testing.T) {
 
 // kernelRoundTrip checks that a saved kernel model codes the test file
 // exactly (==) as the method fitted in memory with the same flags, under
-// each projection.
+// each projection, but the paper's for flexible-kernel NMF with Nyström
+// landmarks, which needs the exact kernel and must be refused. A model
+// fitted with p.landmarks must have saved them.
 func kernelRoundTrip(t *testing.T, path, train, test string, p fitParams, spec methodSpec) {
 	t.Helper()
 	ctx := context.Background()
@@ -634,9 +642,18 @@ func kernelRoundTrip(t *testing.T, path, train, test string, p fitParams, spec m
 	if snap.Method != p.method || snap.Extra["kernel.coef"] == nil {
 		t.Fatalf("saved model: method %q, extras %d", snap.Method, len(snap.Extra))
 	}
+	if lm := snap.Extra["kernel.landmarks"]; p.landmarks > 0 && (lm == nil || lm.RawMatrix().Cols != p.landmarks) {
+		t.Fatalf("saved model of --landmarks %d: landmarks %v", p.landmarks, lm)
+	}
 	for _, name := range []string{"graph", "nnls", "pinv"} {
 		proj, _ := model.ParseProjection(name)
 		in, got, err := codeFile(ctx, snap, proj, test, sources.Opener{}, io.Discard)
+		if _, ok := f.m.(*kernel.Flexible); ok && p.landmarks > 0 && name == "pinv" {
+			if err == nil || !strings.Contains(err.Error(), "projects by graph or NNLS") {
+				t.Errorf("pinv with Nyström landmarks: %v; want a refusal naming graph and NNLS", err)
+			}
+			continue
+		}
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

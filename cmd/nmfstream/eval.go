@@ -26,7 +26,7 @@ func init() {
 	})
 }
 
-const evalSynopsis = `eval --train F --test F [--method M] [--rank K] [--neighbors k] [--alpha a] [--beta b] [--iters T] [--seed s] [--projector P] [text flags] [--codes auto|off|only] [--priors em|uniform] [--doc-codes pair|append|off] [--self-training pair|joint] [--rejects R] [--json]
+const evalSynopsis = `eval --train F --test F [--method M] [--rank K] [--neighbors k] [--alpha a] [--beta b] [--iters T] [--seed s] [--projector P] [--landmarks M] [text flags] [--codes auto|off|only] [--priors em|uniform] [--doc-codes pair|append|off] [--self-training pair|joint] [--rejects R] [--json]
 
 Fits a model on the training file as "nmfstream fit" does (labeled and
 unlabeled records; a null label means unlabeled), codes the test file as
@@ -99,6 +99,9 @@ type evalSummary struct {
 	Classes        int     `json:"classes"`
 	Features       int     `json:"features"`
 	Precision      string  `json:"precision"` // of the fit's products with X: float32 or float64
+	// Landmarks are the kernel methods' Nyström landmarks; absent for
+	// exact kernels and the other methods.
+	Landmarks int `json:"landmarks,omitempty"`
 	// Codes is --codes: what the classifier read of the codes.
 	Codes string `json:"codes"`
 	// CodeNN1 is the accuracy of 1-NN of the test codes against the
@@ -317,6 +320,7 @@ func evaluate(ctx context.Context, p fitParams, tp textParams, train, test, reje
 		Classes:          len(f.classes),
 		Features:         f.in.d,
 		Precision:        f.precision,
+		Landmarks:        f.landmarks,
 		Codes:            opt.codes.String(),
 		Priors:           cl.priors(),
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/graph"
+	"github.com/nmfstream/nmfstream/model/kernel"
 	"github.com/nmfstream/nmfstream/model/metrics"
 	"github.com/nmfstream/nmfstream/model/sparse"
 	"github.com/nmfstream/nmfstream/record"
@@ -31,7 +32,7 @@ func init() {
 	})
 }
 
-const fitSynopsis = `fit --train F --save OUT [--method M] [--rank K] [--neighbors k] [--alpha a] [--beta b] [--iters T] [--seed s] [--projector P] [--rejects R] [--precision P] [--json] [CSV flags] [text flags]
+const fitSynopsis = `fit --train F --save OUT [--method M] [--rank K] [--neighbors k] [--alpha a] [--beta b] [--iters T] [--seed s] [--projector P] [--landmarks M] [--rejects R] [--precision P] [--json] [CSV flags] [text flags]
 
 Fits a non-negative factorization X ≈ UVᵀ to the records of F and saves
 the model to OUT (an Arrow IPC file) for "nmfstream project", "classify"
@@ -127,7 +128,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Method: f.method, Model: *out, Rank: p.rank, NTrain: f.in.n(), NLabeled: f.in.nLabeled(),
 		Classes: len(f.snap.Classes), Features: f.in.d, Rejected: len(f.in.rejects),
 		FitSeconds: f.seconds, Iters: f.iters, Objective: f.objective, Seed: p.seed,
-		Projection: f.snap.Projection.String(), Precision: f.precision,
+		Projection: f.snap.Projection.String(), Precision: f.precision, Landmarks: f.landmarks,
 	}
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(sum)
@@ -152,7 +153,8 @@ type fitSummary struct {
 	Objective  float64 `json:"objective"`
 	Seed       uint64  `json:"seed"`
 	Projection string  `json:"projection"`
-	Precision  string  `json:"precision"` // of the products with X: float32 or float64
+	Precision  string  `json:"precision"`           // of the products with X: float32 or float64
+	Landmarks  int     `json:"landmarks,omitempty"` // the kernel methods' Nyström landmarks (absent: exact kernels)
 }
 
 // fitted is the outcome of fitFile.
@@ -170,6 +172,7 @@ type fitted struct {
 	iters     int
 	objective float64
 	precision string // "float32" if the products with X ran in float32, else "float64"
+	landmarks int    // the kernel method's Nyström landmarks (0: exact kernels, or not a kernel method)
 }
 
 // resulter is what the engine-based methods report after a fit.
@@ -215,10 +218,10 @@ func fitFileText(ctx context.Context, path string, p fitParams, tp textParams, s
 	if err := checkFitShape(x, p, path); err != nil {
 		return f, err
 	}
-	if _, n := x.Dims(); spec.Kernel && n > maxKernelRecords {
-		return f, fmt.Errorf("%w: method %s on %s: %d training records, over the %d a kernel method takes here: its exact N×N kernel matrices and their decompositions grow as N² in memory and N³ in time (on two cores a minute at 2,000 records, hours at 10,000) and do not stop on Ctrl-C: fit it on a sample of at most %d records, or use another --method",
-			model.ErrTooLarge, name, path, n, maxKernelRecords, maxKernelRecords)
+	if f.landmarks, err = kernelLandmarks(spec, x, p.landmarks, path, stderr); err != nil {
+		return f, err
 	}
+	p.landmarks = f.landmarks
 	y, known, err := encodeLabels(in)
 	if err != nil {
 		return f, err
@@ -262,13 +265,56 @@ func fitFileText(ctx context.Context, path string, p fitParams, tp textParams, s
 	return f, err
 }
 
-// maxKernelRecords bounds the training records of fit and eval with a
-// kernel method (kernel, multik), whose exact path (kernel.DefaultMaxExact
+// maxKernelExact bounds the training records on which fit and eval give
+// a kernel method (kernel, multik) exact kernel matrices, and the Nyström
+// landmarks --landmarks takes. The exact path (kernel.DefaultMaxExact
 // allows 20,000) holds N×N matrices and decomposes them in time N³ without
 // checking for cancellation: the kernel method's fit took 5 s at 1,000
 // MNIST images and 61 s at 2,000, multik's 10 s and 33 s (BENCHMARKS.md,
+// "Kernel methods' size"). Above it, defaultLandmarks landmarks stand in.
+const maxKernelExact = 2000
+
+// defaultLandmarks is the Nyström landmarks of a kernel method fitted on
+// more than maxKernelExact records without --landmarks (BENCHMARKS.md,
 // "Kernel methods' size").
-const maxKernelRecords = 3000
+const defaultLandmarks = 500
+
+// maxKernelFeatureBytes bounds the Nyström features a kernel fit holds,
+// 8·N·m bytes per kernel of the method (one for kernel, ten for multik's
+// pool), so that no training file makes fit hold more.
+const maxKernelFeatureBytes = 1 << 30
+
+// kernelLandmarks resolves --landmarks (given) for method spec on the
+// training records x of path: 0 (exact kernels) up to maxKernelExact
+// records, defaultLandmarks above, said on stderr; given, if positive,
+// unless it exceeds the records. It refuses Nyström features of more than
+// maxKernelFeatureBytes. Methods other than the kernel methods get given
+// (checkParams refuses a positive one).
+func kernelLandmarks(spec methodSpec, x model.Data, given int, path string, stderr io.Writer) (int, error) {
+	if !spec.Kernel {
+		return given, nil
+	}
+	_, n := x.Dims()
+	m := given
+	switch {
+	case m > n:
+		return 0, fmt.Errorf("%w: --landmarks %d: %s has %d training records; the landmarks are some of them", errUsage, m, path, n)
+	case m == 0 && n <= maxKernelExact:
+		return 0, nil
+	case m == 0:
+		m = min(defaultLandmarks, n)
+		fmt.Fprintf(stderr, "method %s: %d training records, over the %d of exact kernel matrices: Nyström features on %d landmarks (--landmarks)\n", spec.Name, n, maxKernelExact, m)
+	}
+	kernels := int64(1)
+	if spec.Name == "multik" {
+		kernels = int64(len(kernel.DefaultPool()))
+	}
+	if b := 8 * int64(n) * int64(m) * kernels; b > maxKernelFeatureBytes {
+		return 0, fmt.Errorf("%w: method %s on %s: %d training records × %d landmarks × %d kernels take %d MiB of Nyström features, over %d MiB: fit it on a sample of fewer records, pass a smaller --landmarks, or use another --method",
+			model.ErrTooLarge, spec.Name, path, n, m, kernels, b>>20, maxKernelFeatureBytes>>20)
+	}
+	return m, nil
+}
 
 // checkFitShape refuses, before fitting, a basis over --max-basis and a
 // rank above min(features, records).

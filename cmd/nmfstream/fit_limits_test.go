@@ -47,34 +47,75 @@ func TestFitMaxBasis(t *testing.T) {
 	mustRun(t, "fit", "--train", train, "--save", out, "--rank", "10", "--max-basis", "0")
 }
 
-// TestFitKernelRecords checks that fit and eval refuse, before fitting, a
-// kernel method on more training records than maxKernelRecords, naming
-// the count, the bound and what to do, and write no model; the same
-// records fit with GNMF.
+// TestFitKernelRecords checks how fit and eval give the kernel methods
+// their kernel matrices: exact up to maxKernelExact training records, and
+// above it Nyström features on landmarks, said on stderr and saved with
+// the model (which classify then reads); --landmarks sets them, within
+// the records and the bound, and only for the kernel methods; features
+// over maxKernelFeatureBytes are refused before fitting, naming the sizes
+// and what to do, and no model is written.
 func TestFitKernelRecords(t *testing.T) {
 	dir := t.TempDir()
-	var b strings.Builder
-	b.WriteString("a,b,c,label\n")
-	for i := range maxKernelRecords + 1 {
-		fmt.Fprintf(&b, "%d,%d,%d,%d\n", 1+i%7, 1+i%5, 1+i%3, i%2)
+	write := func(name string, n int) string {
+		var b strings.Builder
+		b.WriteString("a,b,c,label\n")
+		for i := range n {
+			fmt.Fprintf(&b, "%d,%d,%d,%d\n", 1+i%7, 1+i%5, 1+i%3, i%2)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
 	}
-	train := filepath.Join(dir, "big.csv")
-	if err := os.WriteFile(train, []byte(b.String()), 0o644); err != nil {
+	small, big := write("small.csv", 50), write("big.csv", maxKernelExact+1)
+	out := filepath.Join(dir, "m.model")
+	said := fmt.Sprintf("%d training records, over the %d of exact kernel matrices: Nyström features on %d landmarks", maxKernelExact+1, maxKernelExact, defaultLandmarks)
+	code, stdout, stderr := runCmd(t, "fit", "--train", big, "--save", out, "--method", "kernel", "--rank", "2", "--iters", "3", "--json")
+	if code != 0 || !strings.Contains(stderr, said) || !strings.Contains(stdout, fmt.Sprintf(`"landmarks":%d`, defaultLandmarks)) {
+		t.Fatalf("fit --method kernel on %d records: exit %d, %q, %q; want a fit saying %q and reporting its landmarks", maxKernelExact+1, code, stdout, stderr, said)
+	}
+	snap, err := loadModel(out)
+	if err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(dir, "m.model")
-	want := fmt.Sprintf("%d training records, over the %d a kernel method takes here", maxKernelRecords+1, maxKernelRecords)
-	for _, args := range [][]string{
-		{"fit", "--train", train, "--save", out, "--method", "kernel", "--rank", "2"},
-		{"eval", "--train", train, "--test", train, "--method", "multik", "--rank", "2"},
+	if lm := snap.Extra["kernel.landmarks"]; lm == nil || lm.RawMatrix().Cols != defaultLandmarks {
+		t.Fatalf("saved model: landmarks %v, want %d", lm, defaultLandmarks)
+	}
+	if o := mustRun(t, "classify", "--model", out, "--in", small, "--out", filepath.Join(dir, "p.arrow")); !strings.Contains(o, "accuracy on the 50 labeled records") {
+		t.Errorf("classify with the Nyström model: %q", o)
+	}
+	code, stdout, stderr = runCmd(t, "fit", "--train", small, "--save", out, "--method", "kernel", "--rank", "2", "--iters", "3", "--json")
+	if code != 0 || strings.Contains(stderr, "Nyström") || strings.Contains(stdout, "landmarks") {
+		t.Errorf("fit --method kernel on 50 records: exit %d, %q, %q; want exact kernels, silently", code, stdout, stderr)
+	}
+	if snap, err := loadModel(out); err != nil || snap.Extra["kernel.landmarks"] != nil || snap.Extra["kernel.kinvsqrt"] == nil {
+		t.Errorf("50 records: %v; want the exact model's matrices and no landmarks", err)
+	}
+	if err := os.Remove(out); err != nil {
+		t.Fatal(err)
+	}
+
+	huge := write("huge.csv", maxKernelFeatureBytes/(8*maxKernelExact*10)+1) // ten kernels in multik's pool
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"eval", "--train", huge, "--test", small, "--method", "multik", "--landmarks", fmt.Sprint(maxKernelExact)},
+			"take 1024 MiB of Nyström features, over 1024 MiB"},
+		{[]string{"fit", "--train", small, "--save", out, "--method", "kernel", "--landmarks", "51"},
+			"--landmarks 51: " + small + " has 50 training records"},
+		{[]string{"fit", "--train", small, "--save", out, "--method", "kernel", "--landmarks", fmt.Sprint(maxKernelExact + 1)},
+			fmt.Sprintf("--landmarks must be in [0, %d]", maxKernelExact)},
+		{[]string{"fit", "--train", small, "--save", out, "--method", "gnmf", "--landmarks", "10"},
+			"method gnmf has no kernel matrix to approximate"},
 	} {
-		code, _, stderr := runCmd(t, args...)
-		if code == 0 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "or use another --method") {
-			t.Errorf("%v: exit %d, %q; want a refusal saying %q and what to do", args, code, stderr, want)
+		code, _, stderr := runCmd(t, append(c.args, "--rank", "2")...)
+		if code == 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %q; want a refusal saying %q", c.args, code, stderr, c.want)
 		}
 	}
 	if _, err := os.Stat(out); err == nil {
-		t.Error("a model was written")
+		t.Error("a refused fit wrote a model")
 	}
-	mustRun(t, "fit", "--train", train, "--save", out, "--method", "gnmf", "--rank", "2", "--iters", "3")
 }

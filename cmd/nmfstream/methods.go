@@ -40,6 +40,7 @@ type fitParams struct {
 	precision string // --precision: auto, float32 or float64 (see useFloat32)
 	float32   bool   // --float32: --precision float32; newCommon reads it as the choice made
 	maxBasis  int64  // --max-basis: bytes of the D×K basis (8·D·K) above which fit refuses; ≤ 0: no bound
+	landmarks int    // --landmarks: the kernel methods' Nyström landmarks (0: exact up to maxKernelExact records; see kernelLandmarks)
 	// maxNormRatio is --max-norm-ratio: training records whose norm is
 	// above it times the typical norm are rejected (0: the default,
 	// stages.DefaultMaxNormRatio; negative: no bound).
@@ -60,7 +61,8 @@ func addFitFlags(fs *flag.FlagSet, p *fitParams) {
 	fs.Float64Var(&p.beta, "beta", 0, "β, the method's second graph weight (ssknmf, n2s2l, nge; for ssnmf λ, the label factor's weight; 0: default)")
 	fs.IntVar(&p.iters, "iters", 0, "maximum number of multiplicative updates (0: the method's default, 200)")
 	fs.Uint64Var(&p.seed, "seed", 1, "seed of the randomized SVD behind the NNDSVDa initialization, which is otherwise deterministic: another seed moves the fit by rounding, rarely a prediction")
-	fs.StringVar(&p.projector, "projector", "graph", "how new samples are coded: graph, nnls, clamped or pinv (the codes written and their code_1nn; the default image classifier predicts from the features, so it changes predictions only with --codes only; on documents nothing reads the codes)")
+	fs.StringVar(&p.projector, "projector", "graph", "how new samples are coded: graph, nnls, clamped or pinv (the codes written and their code_1nn; the default image classifier predicts from the features, so it changes predictions only with --codes only; the documents' classifier reads each document's NNLS code whatever this says: eval and classify --doc-codes)")
+	fs.IntVar(&p.landmarks, "landmarks", 0, fmt.Sprintf("Nyström landmarks of the kernel methods (kernel, multik), at most %d: their kernel matrices approximated on that many training records (0: exact kernels up to %d training records, %d landmarks above)", maxKernelExact, maxKernelExact, defaultLandmarks))
 	fs.StringVar(&p.loss, "loss", "frobenius", "reconstruction loss: frobenius, or kl (the generalized KL divergence of Lee and Seung; nmf, gnmf, dgnmf, ssknmf, n2s2l)")
 	addPrecisionFlags(fs, p)
 	fs.Int64Var(&p.maxBasis, "max-basis", model.DefaultMaxBasisBytes, "refuse, before fitting, a D×K basis of more than `bytes` (8·D·K; 0: no bound)")
@@ -138,7 +140,7 @@ func specOf(i methods.Info) methodSpec {
 // callback) and the method-specific flags of p.
 func (s methodSpec) build(c model.Common, p fitParams) model.Method {
 	proj, _ := model.ParseProjection(p.projector) // unknown: graph, as checkParams reports
-	return s.New(methods.Options{Common: c, Neighbors: p.neighbors, Alpha: p.alpha, Beta: p.beta, Projection: proj})
+	return s.New(methods.Options{Common: c, Neighbors: p.neighbors, Alpha: p.alpha, Beta: p.beta, Projection: proj, Nystrom: p.landmarks})
 }
 
 // methodNames returns the names --method takes besides auto, sorted.
@@ -172,6 +174,8 @@ func checkParams(p fitParams) error {
 		return fmt.Errorf("%w: --alpha %v, --beta %v: each must be a finite number, not negative (0: the method's default)", errUsage, p.alpha, p.beta)
 	case p.iters < 0:
 		return fmt.Errorf("%w: --iters must not be negative, got %d", errUsage, p.iters)
+	case p.landmarks < 0 || p.landmarks > maxKernelExact:
+		return fmt.Errorf("%w: --landmarks must be in [0, %d] (0: exact kernels up to %d training records), got %d", errUsage, maxKernelExact, maxKernelExact, p.landmarks)
 	}
 	if _, err := model.ParseProjection(p.projector); err != nil {
 		return fmt.Errorf("%w: --projector: %v", errUsage, err)
@@ -189,6 +193,9 @@ func checkParams(p fitParams) error {
 		}
 	}
 	if i, err := methods.Lookup(p.method); err == nil {
+		if p.landmarks != 0 && !i.Kernel {
+			return fmt.Errorf("%w: --landmarks %d: method %s has no kernel matrix to approximate (kernel and multik do): drop --landmarks or choose one of those methods", errUsage, p.landmarks, i.Name)
+		}
 		return unreadParams(i, p.alpha, p.beta, 0, false)
 	}
 	return nil

@@ -29,6 +29,7 @@ type space struct {
 	mats    []*mat.Dense
 	maps    []*nystromMap
 	phis    []*mat.Dense // N×m_l non-negative Nyström features
+	lmIdx   []int        // the landmarks' rows of train (Nyström)
 	buf     mat.Dense    // combined kernel or factor
 }
 
@@ -116,7 +117,8 @@ func newSpace(x model.Data, ks []Kernel, ny *Nystrom, maxExact int, sc Scaling) 
 	if m < 1 || m > n {
 		return nil, fmt.Errorf("kernel: %d Nyström landmarks for %d samples", m, n)
 	}
-	lm, err := subsetRows(x, ny.selectLandmarks(x, m))
+	s.lmIdx = ny.selectLandmarks(x, m)
+	lm, err := subsetRows(x, s.lmIdx)
 	if err != nil {
 		return nil, err
 	}

@@ -16,11 +16,12 @@ import (
 // what ProjectTo reads, with every data-dependent parameter resolved (the
 // Gaussian widths σ, the kernel scales, τ, the graph neighbours and α).
 // NewProjector rebuilds a method from it that projects exactly as the fitted
-// one did. Only the exact path is supported: a method fitted with Nystrom
-// has no State.
+// one did, on the exact path or with Nystrom.
 //
 // Shapes: Train is N×D; Codes, Coef and A are N×K; KInvSqrt is N×N; FKF is
 // K×K; Diag has length N; Kernels, Scale and Tau have one entry per kernel.
+// With m Nyström landmarks, Landmarks has length m, Maps one m×m matrix per
+// kernel, and Flexible's Coef is m×K (A and KInvSqrt are nil).
 type State struct {
 	// Method is "flexible" or "multik".
 	Method string
@@ -45,14 +46,18 @@ type State struct {
 	FKF *mat.Dense
 	// Diag is MultiK's diagonal of K^τ, or nil.
 	Diag []float64
+	// Landmarks are the Nyström landmarks' rows of Train (nil on the exact
+	// path) and Maps each kernel's K_mm^{-½} on them, as Nystrom describes:
+	// the training samples' features are recomputed from them, so a loaded
+	// model projects bit for bit as the fitted one.
+	Landmarks []int
+	Maps      []*mat.Dense
 	// Projection is the projection of new samples; Neighbors and GraphAlpha
 	// configure ProjectGraph (resolved: never zero).
 	Projection Projection
 	Neighbors  int
 	GraphAlpha float64
 }
-
-var errNystromState = errors.New("kernel: a model fitted with Nystrom has no saved state (only the exact path is supported)")
 
 // State returns the projection state of the fitted method. The matrices are
 // the method's own, valid until the next Fit. It returns an error before Fit
@@ -61,9 +66,6 @@ func (m *Flexible) State() (*State, error) {
 	if !m.ok {
 		return nil, model.ErrNotFitted
 	}
-	if !m.sp.exact() {
-		return nil, errNystromState
-	}
 	p, alpha := m.Neighbors, m.GraphAlpha
 	if p == 0 {
 		p = 5
@@ -71,11 +73,65 @@ func (m *Flexible) State() (*State, error) {
 	if alpha == 0 {
 		alpha = 1
 	}
-	return &State{
+	s := &State{
 		Method: "flexible", Kernels: m.sp.kernels, Scale: m.sp.scale, Tau: []float64{1},
-		Train: m.sp.train, Codes: &m.v, Coef: &m.b, A: &m.a, KInvSqrt: m.kinvsq,
+		Train: m.sp.train, Codes: &m.v, Coef: &m.b,
 		Projection: m.Projection, Neighbors: p, GraphAlpha: alpha,
-	}, nil
+	}
+	if m.sp.exact() {
+		s.A, s.KInvSqrt = &m.a, m.kinvsq
+	} else {
+		s.Landmarks, s.Maps = m.sp.nystromState()
+	}
+	return s, nil
+}
+
+// nystromState returns the landmarks' rows and each kernel's K_mm^{-½}.
+func (s *space) nystromState() ([]int, []*mat.Dense) {
+	maps := make([]*mat.Dense, len(s.maps))
+	for l, nm := range s.maps {
+		maps[l] = nm.w
+	}
+	return s.lmIdx, maps
+}
+
+// loadSpace rebuilds the kernel space of a state: the training samples'
+// exact kernel matrix for Flexible's exact path (checked against the
+// stored scale), the training samples' Nyström features of the kernels
+// with a positive weight when the state has landmarks, and nothing more
+// for MultiK's exact path, whose projection reads only cross-kernels.
+func (s *State) loadSpace() (*space, error) {
+	if s.Landmarks == nil {
+		if s.Method == "multik" {
+			return &space{train: s.Train, kernels: s.Kernels, scale: s.Scale}, nil
+		}
+		_, n := s.Train.Dims()
+		sp, err := newSpace(s.Train, s.Kernels, nil, n, ScaleTrace)
+		if err != nil {
+			return nil, err
+		}
+		if sp.scale[0] != s.Scale[0] {
+			return nil, fmt.Errorf("kernel: state: kernel scale %v recomputes as %v (training rows changed?)", s.Scale[0], sp.scale[0])
+		}
+		return sp, nil
+	}
+	lm, err := subsetRows(s.Train, s.Landmarks)
+	if err != nil {
+		return nil, err
+	}
+	sp := &space{train: s.Train, kernels: s.Kernels, scale: s.Scale, lmIdx: s.Landmarks,
+		maps: make([]*nystromMap, len(s.Kernels)), phis: make([]*mat.Dense, len(s.Kernels))}
+	for l, k := range s.Kernels {
+		sp.maps[l] = &nystromMap{k: k, scale: s.Scale[l], lm: lm, w: s.Maps[l]}
+		if s.Tau[l] <= 0 {
+			continue // read by neither combined nor crossTo
+		}
+		sp.phis[l] = new(mat.Dense)
+		if err := sp.maps[l].featuresTo(sp.phis[l], s.Train); err != nil {
+			return nil, err
+		}
+	}
+	return sp, nil
 }
 
 // State returns the projection state of the fitted method. The matrices are
@@ -85,15 +141,16 @@ func (m *MultiK) State() (*State, error) {
 	if !m.ok {
 		return nil, model.ErrNotFitted
 	}
-	if !m.sp.exact() {
-		return nil, errNystromState
-	}
 	p, alpha := m.projGraph()
-	return &State{
+	s := &State{
 		Method: "multik", Kernels: m.sp.kernels, Scale: m.sp.scale, Tau: m.tau,
 		Train: m.sp.train, Codes: &m.v, Coef: &m.f, FKF: &m.fkf, Diag: m.diag,
 		Projection: m.Projection, Neighbors: p, GraphAlpha: alpha,
-	}, nil
+	}
+	if !m.sp.exact() {
+		s.Landmarks, s.Maps = m.sp.nystromState()
+	}
+	return s, nil
 }
 
 // NewProjector returns a method rebuilt from s (a *Flexible or *MultiK)
@@ -104,26 +161,24 @@ func NewProjector(s *State) (Projector, error) {
 		return nil, err
 	}
 	_, k := s.Codes.Dims()
+	sp, err := s.loadSpace()
+	if err != nil {
+		return nil, err
+	}
 	switch s.Method {
 	case "flexible":
-		_, n := s.Train.Dims()
-		sp, err := newSpace(s.Train, s.Kernels, nil, n, ScaleTrace)
-		if err != nil {
-			return nil, err
-		}
-		if sp.scale[0] != s.Scale[0] {
-			return nil, fmt.Errorf("kernel: state: kernel scale %v recomputes as %v (training rows changed?)", s.Scale[0], sp.scale[0])
-		}
 		m := &Flexible{Common: model.Common{Rank: k}, Kernel: s.Kernels[0], Projection: s.Projection,
 			Neighbors: s.Neighbors, GraphAlpha: s.GraphAlpha, sp: sp, kinvsq: s.KInvSqrt, ok: true}
 		m.b.CloneFrom(s.Coef)
 		m.v.CloneFrom(s.Codes)
-		m.a.CloneFrom(s.A)
+		if s.A != nil {
+			m.a.CloneFrom(s.A)
+		}
 		return m, nil
 	case "multik":
 		m := &MultiK{Common: model.Common{Rank: k}, Kernels: s.Kernels, Projection: s.Projection,
 			Neighbors: s.Neighbors, GraphAlpha: s.GraphAlpha, ok: true,
-			sp:   &space{train: s.Train, kernels: s.Kernels, scale: s.Scale},
+			sp:   sp,
 			tau:  s.Tau,
 			diag: s.Diag,
 		}
@@ -144,9 +199,6 @@ func (s *State) check() error {
 		return fmt.Errorf("kernel: state: %d codes for %d training samples", r, n)
 	}
 	_, k := s.Codes.Dims()
-	if r, c := s.Coef.Dims(); r != n || c != k {
-		return fmt.Errorf("kernel: state: coefficients are %d×%d, want %d×%d", r, c, n, k)
-	}
 	nk := len(s.Kernels)
 	if nk == 0 || len(s.Scale) != nk || len(s.Tau) != nk {
 		return fmt.Errorf("kernel: state: %d kernels, %d scales, %d weights", nk, len(s.Scale), len(s.Tau))
@@ -154,8 +206,26 @@ func (s *State) check() error {
 	if s.Neighbors < 1 || !(s.GraphAlpha > 0) || s.Projection < ProjectGraph || s.Projection > ProjectPaper {
 		return fmt.Errorf("kernel: state: bad projection settings (%v, %d neighbours, α %g)", s.Projection, s.Neighbors, s.GraphAlpha)
 	}
+	coefRows := n
+	if s.Landmarks != nil || s.Maps != nil {
+		if err := s.checkNystrom(n); err != nil {
+			return err
+		}
+		if s.Method == "flexible" {
+			coefRows = len(s.Landmarks)
+		}
+	}
+	if r, c := s.Coef.Dims(); r != coefRows || c != k {
+		return fmt.Errorf("kernel: state: coefficients are %d×%d, want %d×%d", r, c, coefRows, k)
+	}
 	switch s.Method {
 	case "flexible":
+		if s.Landmarks != nil {
+			if nk != 1 || s.Projection == ProjectPaper {
+				return errors.New("kernel: state: a Nyström flexible model has one kernel and projects by graph or NNLS")
+			}
+			return nil
+		}
 		if nk != 1 || s.A == nil || s.KInvSqrt == nil {
 			return errors.New("kernel: state: flexible needs one kernel, A and K^{-½}")
 		}
@@ -176,6 +246,31 @@ func (s *State) check() error {
 	return nil
 }
 
+// checkNystrom checks the landmarks (distinct rows of the n training
+// samples) and one m×m map per kernel.
+func (s *State) checkNystrom(n int) error {
+	m := len(s.Landmarks)
+	if m == 0 || len(s.Maps) != len(s.Kernels) {
+		return fmt.Errorf("kernel: state: %d Nyström landmarks and %d maps for %d kernels", m, len(s.Maps), len(s.Kernels))
+	}
+	seen := make(map[int]bool, m)
+	for _, i := range s.Landmarks {
+		if i < 0 || i >= n || seen[i] {
+			return fmt.Errorf("kernel: state: Nyström landmark %d is not a distinct row of the %d training samples", i, n)
+		}
+		seen[i] = true
+	}
+	for l, w := range s.Maps {
+		if w == nil {
+			return fmt.Errorf("kernel: state: kernel %d has no Nyström map", l)
+		}
+		if r, c := w.Dims(); r != m || c != m {
+			return fmt.Errorf("kernel: state: kernel %d's Nyström map is %d×%d, want %d×%d", l, r, c, m, m)
+		}
+	}
+	return nil
+}
+
 // Names of the snapshot entries written by MarshalSnapshot.
 const (
 	snapKernels  = "kernel.kernels" // one row per kernel: kind, p1, p2, p3, scale, τ
@@ -188,6 +283,8 @@ const (
 	snapProj     = "kernel.projection"
 	snapNeigh    = "kernel.neighbors"
 	snapAlpha    = "kernel.graph_alpha"
+	snapLandmark = "kernel.landmarks" // 1×m: the landmarks' rows of the training samples
+	snapMaps     = "kernel.nystrom"   // (kernels·m)×m: each kernel's K_mm^{-½}, stacked
 )
 
 // Kernel kinds in the snapshot's kernel table.
@@ -238,10 +335,25 @@ func (s *State) MarshalSnapshot(snap *model.Snapshot) error {
 	}
 	snap.Extra[snapKernels] = tab
 	snap.Extra[snapCoef] = mat.DenseCopyOf(s.Coef)
+	if s.Landmarks != nil {
+		m := len(s.Landmarks)
+		idx := mat.NewDense(1, m, nil)
+		for j, i := range s.Landmarks {
+			idx.Set(0, j, float64(i))
+		}
+		snap.Extra[snapLandmark] = idx
+		maps := mat.NewDense(len(s.Maps)*m, m, nil)
+		for l, w := range s.Maps {
+			maps.Slice(l*m, (l+1)*m, 0, m).(*mat.Dense).Copy(w)
+		}
+		snap.Extra[snapMaps] = maps
+	}
 	switch s.Method {
 	case "flexible":
-		snap.Extra[snapA] = mat.DenseCopyOf(s.A)
-		snap.Extra[snapKInvSqrt] = mat.DenseCopyOf(s.KInvSqrt)
+		if s.Landmarks == nil {
+			snap.Extra[snapA] = mat.DenseCopyOf(s.A)
+			snap.Extra[snapKInvSqrt] = mat.DenseCopyOf(s.KInvSqrt)
+		}
 	case "multik":
 		snap.Extra[snapFKF] = mat.DenseCopyOf(s.FKF)
 		snap.Extra[snapDiag] = mat.NewDense(1, len(s.Diag), append([]float64(nil), s.Diag...))
@@ -352,8 +464,14 @@ func StateFromSnapshot(snap *model.Snapshot) (*State, error) {
 	if s.Coef, err = get(snapCoef); err != nil {
 		return nil, err
 	}
+	if err := s.nystromFromSnapshot(snap); err != nil {
+		return nil, err
+	}
 	switch s.Method {
 	case "flexible":
+		if s.Landmarks != nil {
+			break
+		}
 		if s.A, err = get(snapA); err != nil {
 			return nil, err
 		}
@@ -376,4 +494,37 @@ func StateFromSnapshot(snap *model.Snapshot) (*State, error) {
 		return nil, fmt.Errorf("kernel: snapshot: unknown kernel method %q", s.Method)
 	}
 	return s, s.check()
+}
+
+// nystromFromSnapshot reads the landmarks and maps MarshalSnapshot stored,
+// if it stored any: the maps are views of the snapshot's matrix.
+func (s *State) nystromFromSnapshot(snap *model.Snapshot) error {
+	idx, maps := snap.Extra[snapLandmark], snap.Extra[snapMaps]
+	if idx == nil && maps == nil {
+		return nil
+	}
+	if idx == nil || maps == nil {
+		return fmt.Errorf("kernel: snapshot of %s has %q without %q or the reverse", snap.Method, snapLandmark, snapMaps)
+	}
+	if r, _ := idx.Dims(); r != 1 {
+		return fmt.Errorf("kernel: snapshot: %q has %d rows, want 1", snapLandmark, r)
+	}
+	row := idx.RawRowView(0)
+	m := len(row)
+	s.Landmarks = make([]int, m)
+	for j, v := range row {
+		if v != math.Trunc(v) || !(math.Abs(v) < 1<<40) {
+			return fmt.Errorf("kernel: snapshot: landmark %v is not a row index", v)
+		}
+		s.Landmarks[j] = int(v)
+	}
+	r, c := maps.Dims()
+	if c != m || r != m*len(s.Kernels) {
+		return fmt.Errorf("kernel: snapshot: %q is %d×%d, want %d×%d", snapMaps, r, c, m*len(s.Kernels), m)
+	}
+	s.Maps = make([]*mat.Dense, len(s.Kernels))
+	for l := range s.Maps {
+		s.Maps[l] = maps.Slice(l*m, (l+1)*m, 0, m).(*mat.Dense)
+	}
+	return nil
 }

@@ -17,11 +17,16 @@ type stateful interface {
 }
 
 // checkRoundTrip projects test samples with m and with the method rebuilt
-// from its state through a snapshot, under every projection, and requires
+// from its state through a snapshot, under every projection (but the
+// paper's where nystrom is set: it needs the exact kernel), and requires
 // equal codes with ==: the rebuilt method must run the same arithmetic.
-func checkRoundTrip(t *testing.T, name string, m stateful, setProj func(kernel.Projection), test model.Data) {
+func checkRoundTrip(t *testing.T, name string, m stateful, setProj func(kernel.Projection), test model.Data, nystrom bool) {
 	t.Helper()
-	for _, p := range []kernel.Projection{kernel.ProjectGraph, kernel.ProjectNNLS, kernel.ProjectPaper} {
+	projs := []kernel.Projection{kernel.ProjectGraph, kernel.ProjectNNLS, kernel.ProjectPaper}
+	if nystrom {
+		projs = projs[:2]
+	}
+	for _, p := range projs {
 		setProj(p)
 		var want mat.Dense
 		if err := m.ProjectTo(&want, test); err != nil {
@@ -69,7 +74,7 @@ func TestStateRoundTrip(t *testing.T) {
 	if err := f.Fit(model.DenseRows(x), nil); err != nil {
 		t.Fatal(err)
 	}
-	checkRoundTrip(t, "flexible", f, func(p kernel.Projection) { f.Projection = p }, model.DenseRows(test))
+	checkRoundTrip(t, "flexible", f, func(p kernel.Projection) { f.Projection = p }, model.DenseRows(test), false)
 
 	// MultiK on sparse rows, with the default pool (relative widths to
 	// resolve, several kernels with weights) and the graph term.
@@ -78,7 +83,36 @@ func TestStateRoundTrip(t *testing.T) {
 	if err := mk.Fit(model.SparseRows(xs), nil); err != nil {
 		t.Fatal(err)
 	}
-	checkRoundTrip(t, "multik", mk, func(p kernel.Projection) { mk.Projection = p }, model.SparseRows(ts))
+	checkRoundTrip(t, "multik", mk, func(p kernel.Projection) { mk.Projection = p }, model.SparseRows(ts), false)
+}
+
+// TestStateRoundTripNystrom checks the same of fits with Nyström landmarks:
+// the loaded model recomputes the training samples' features from the
+// stored landmarks and maps, and must project bit for bit as the fit did.
+func TestStateRoundTripNystrom(t *testing.T) {
+	x, _ := clusters(60, 8, 3, 1)
+	test, _ := clusters(20, 8, 3, 2)
+	f := &kernel.Flexible{Common: model.Common{Rank: 4, MaxIter: 50}, Neighbors: 3, Nystrom: &kernel.Nystrom{Landmarks: 15}}
+	if err := f.Fit(model.DenseRows(x), nil); err != nil {
+		t.Fatal(err)
+	}
+	st, err := f.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Landmarks) != 15 || len(st.Maps) != 1 || st.A != nil {
+		t.Fatalf("Nyström flexible state: %d landmarks, %d maps, A %v; want 15, 1, nil", len(st.Landmarks), len(st.Maps), st.A)
+	}
+	checkRoundTrip(t, "flexible", f, func(p kernel.Projection) { f.Projection = p }, model.DenseRows(test), true)
+
+	// MultiK on sparse rows: several kernels, some of weight zero, whose
+	// features the loaded model does not recompute.
+	xs, ts := sparse.FromDense(x), sparse.FromDense(test)
+	mk := &kernel.MultiK{Common: model.Common{Rank: 4, MaxIter: 60}, Alpha: 0.5, Nystrom: &kernel.Nystrom{Landmarks: 12}}
+	if err := mk.Fit(model.SparseRows(xs), nil); err != nil {
+		t.Fatal(err)
+	}
+	checkRoundTrip(t, "multik", mk, func(p kernel.Projection) { mk.Projection = p }, model.SparseRows(ts), true)
 }
 
 func TestStateErrors(t *testing.T) {
@@ -91,8 +125,26 @@ func TestStateErrors(t *testing.T) {
 	if err := ny.Fit(model.DenseRows(x), nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ny.State(); err == nil {
-		t.Error("State of a Nyström fit: no error")
+	st, err := ny.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []struct {
+		name string
+		edit func(s *kernel.State)
+	}{
+		{"a landmark out of range", func(s *kernel.State) { s.Landmarks = append([]int{40}, s.Landmarks[1:]...) }},
+		{"a repeated landmark", func(s *kernel.State) { s.Landmarks = append([]int{s.Landmarks[1]}, s.Landmarks[1:]...) }},
+		{"a map missing", func(s *kernel.State) { s.Maps = s.Maps[1:] }},
+		{"a map of the wrong size", func(s *kernel.State) {
+			s.Maps = append([]*mat.Dense{mat.NewDense(9, 9, nil)}, s.Maps[1:]...)
+		}},
+	} {
+		c := *st
+		bad.edit(&c)
+		if _, err := kernel.NewProjector(&c); err == nil {
+			t.Errorf("NewProjector with %s: no error", bad.name)
+		}
 	}
 	snap := &model.Snapshot{Method: "multik"}
 	if _, err := kernel.StateFromSnapshot(snap); err == nil {
