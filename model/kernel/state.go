@@ -60,8 +60,7 @@ type State struct {
 }
 
 // State returns the projection state of the fitted method. The matrices are
-// the method's own, valid until the next Fit. It returns an error before Fit
-// and for a Nyström fit.
+// the method's own, valid until the next Fit. It returns an error before Fit.
 func (m *Flexible) State() (*State, error) {
 	if !m.ok {
 		return nil, model.ErrNotFitted
@@ -135,8 +134,7 @@ func (s *State) loadSpace() (*space, error) {
 }
 
 // State returns the projection state of the fitted method. The matrices are
-// the method's own, valid until the next Fit. It returns an error before Fit
-// and for a Nyström fit.
+// the method's own, valid until the next Fit. It returns an error before Fit.
 func (m *MultiK) State() (*State, error) {
 	if !m.ok {
 		return nil, model.ErrNotFitted

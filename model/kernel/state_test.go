@@ -113,6 +113,14 @@ func TestStateRoundTripNystrom(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkRoundTrip(t, "multik", mk, func(p kernel.Projection) { mk.Projection = p }, model.SparseRows(ts), true)
+
+	// The kernels scaled by their variance, which rescales the features
+	// after they are computed.
+	mv := &kernel.MultiK{Common: model.Common{Rank: 4, MaxIter: 60}, Alpha: 0.5, Scaling: kernel.ScaleVariance, Nystrom: &kernel.Nystrom{Landmarks: 12}}
+	if err := mv.Fit(model.DenseRows(x), nil); err != nil {
+		t.Fatal(err)
+	}
+	checkRoundTrip(t, "multik", mv, func(p kernel.Projection) { mv.Projection = p }, model.DenseRows(test), true)
 }
 
 func TestStateErrors(t *testing.T) {
