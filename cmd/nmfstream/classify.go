@@ -183,11 +183,11 @@ type classifier struct {
 	lap   *classify.LapRLS      // sparse training rows
 	st    classify.SelfTraining // neither: the codes-only classifier
 	// nnls, if set, codes the rows on the factorization's basis
-	// (non-negative least squares) and lapRows appends each row's code at
-	// length lapCodeLength: lap reads those rows (--doc-codes append), or,
-	// with lapCodes set, lapCodes reads them and lap the rows alone
-	// (--doc-codes pair).
-	nnls     *model.Projector
+	// (non-negative least squares; a kernel method's in its kernel space)
+	// and lapRows appends each row's code at length lapCodeLength: lap
+	// reads those rows (--doc-codes append), or, with lapCodes set,
+	// lapCodes reads them and lap the rows alone (--doc-codes pair).
+	nnls     projector
 	lapCodes *classify.LapRLS
 	// docCodesWhy, if set, says why the default --doc-codes pair fell back
 	// to the rows alone (the model's basis cannot code rows).
@@ -267,7 +267,7 @@ func (f *docCodesFlag) check(use stages.CodeUse) error {
 // addDocCodesFlag binds --doc-codes of eval and classify.
 func addDocCodesFlag(fs *flag.FlagSet) *docCodesFlag {
 	f := &docCodesFlag{}
-	fs.Func("doc-codes", "documents: what the classifier (LapRLS) reads of each record's code on the model's basis (non-negative least squares), appended beside its TF-IDF row at half the row's length, the graph on the rows alone: pair (the default: the mean of the calibrated scores of a fit on the rows and a fit on the rows with the codes), append (the fit with the codes alone) or off (the rows alone). On eight skewed text sets (eight splits each) pair lifts macro-F1 by 1.1 points on average, its worst set losing 1.0 (2.3 on eight more splits), and append by 1.2, its worst losing 3.6 (4.5) (BENCHMARKS.md, \"Skewed text: the two fits averaged\"). pair falls back to the rows with a basis that codes no rows (kernel, multik, dpca); the others need --codes auto", func(s string) error {
+	fs.Func("doc-codes", "documents: what the classifier (LapRLS) reads of each record's code on the model's basis (non-negative least squares), appended beside its TF-IDF row at half the row's length, the graph on the rows alone: pair (the default: the mean of the calibrated scores of a fit on the rows and a fit on the rows with the codes), append (the fit with the codes alone) or off (the rows alone). On eight skewed text sets (eight splits each) pair lifts macro-F1 by 1.1 points on average, its worst set losing 1.0 (2.3 on eight more splits), and append by 1.2, its worst losing 3.6 (4.5) (BENCHMARKS.md, \"Skewed text: the two fits averaged\"). a kernel model's codes are its NNLS codes in its kernel space; pair falls back to the rows where the model cannot code them, and says why; the others need --codes auto", func(s string) error {
 		i := slices.Index(docCodesNames[:], s)
 		if i < 0 {
 			return fmt.Errorf("--doc-codes %q: want pair, append or off", s)
@@ -352,10 +352,11 @@ func newCodesClassifier(train model.Data, v *mat.Dense, labels []int, classes []
 // fitDocuments fits the document classifier on the sparse training rows
 // x (labels −1 where unlabeled) as opt.docCodes says: LapRLS on the rows,
 // on the rows with each row's NNLS code on opt.snap's basis appended
-// (lapRows), or both (the pair). With --codes other than auto it fits the
-// rows alone. Where the basis codes no rows (a kernel or linear model),
-// an explicit pair or append is a usage error and the default falls back
-// to the rows alone, saying why in c.docCodesWhy.
+// (lapRows; a kernel model's NNLS codes in its kernel space), or both (the
+// pair). With --codes other than auto it fits the rows alone. Where the
+// model codes no rows by NNLS (a linear model), an explicit pair or append
+// is a usage error and the default falls back to the rows alone, saying
+// why in c.docCodesWhy.
 func (c *classifier) fitDocuments(x *sparse.CSR, labels []int, use stages.CodeUse, opt classifierOptions) error {
 	c.lap = lapRLSFor(x, opt.priors)
 	mode := opt.docCodes.mode
@@ -364,7 +365,7 @@ func (c *classifier) fitDocuments(x *sparse.CSR, labels []int, use stages.CodeUs
 	}
 	if mode != docCodesOff {
 		var err error
-		if c.nnls, err = opt.snap.Projector(model.ProjectNNLS); err != nil {
+		if c.nnls, err = snapshotProjector(opt.snap, model.ProjectNNLS); err != nil {
 			if opt.docCodes.set {
 				return fmt.Errorf("%w: --doc-codes %s: %v: use --doc-codes off or another --method", errUsage, mode, err)
 			}
@@ -485,7 +486,7 @@ func (c *classifier) describe() string {
 	case c.nnls != nil:
 		return lapChoice(c.lap) + "; " + c.describePriors() + "; each document's code on the basis appended to its row (--doc-codes append), the graph on the rows alone"
 	case c.lap != nil && c.docCodesWhy != "":
-		return lapChoice(c.lap) + "; " + c.describePriors() + "; the codes are not read: the basis codes no documents (" + c.docCodesWhy + ")"
+		return lapChoice(c.lap) + "; " + c.describePriors() + "; the codes are not read: the model codes no documents (" + c.docCodesWhy + ")"
 	case c.lap != nil:
 		return lapChoice(c.lap) + "; " + c.describePriors() + "; " + lapCodesNote
 	}
@@ -566,9 +567,9 @@ type classifierOptions struct {
 	priors    bool
 	jointOnly bool
 	// docCodes is --doc-codes: what LapRLS reads of each document's code
-	// beside its row (classifier.fitDocuments), coded by snap's NNLS
-	// Projector (its basis and loss; none for the kernel and linear
-	// models).
+	// beside its row (classifier.fitDocuments), coded by NNLS on snap's
+	// basis with its loss (snapshotProjector: a kernel model's in its
+	// kernel space; none for a linear model).
 	docCodes docCodesFlag
 	snap     *model.Snapshot
 	// progress, if set, reports the joint classifier's kernel fits (they

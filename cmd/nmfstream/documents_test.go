@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"path/filepath"
 	"strconv"
@@ -12,7 +15,9 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 
 	"github.com/nmfstream/nmfstream/internal/testenv"
+	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/metrics"
+	"github.com/nmfstream/nmfstream/model/sparse"
 	"github.com/nmfstream/nmfstream/stages"
 )
 
@@ -265,10 +270,10 @@ func TestDescribeOverruled(t *testing.T) {
 // the only fit, and off (or --codes off) in none; each says so on stderr
 // and in eval --json's classifier name, and the codes change the scores
 // with the Frobenius loss and the KL divergence; classify on the model fit
-// saves predicts what eval scores, by default and with append; a basis
-// that codes no rows leaves the default on the rows alone and refuses an
-// explicit pair; pair and append are refused, as a usage error, with
-// --codes off and on dense records.
+// saves predicts what eval scores, by default and with append; a kernel
+// model's codes are read; a model that cannot code the rows leaves the
+// default on the rows alone and refuses an explicit pair; pair and append
+// are refused, as a usage error, with --codes off and on dense records.
 func TestEvalDocCodes(t *testing.T) {
 	dir := t.TempDir()
 	texts, labels := skewedTexts(rand.New(rand.NewPCG(5, 6)), 600, 0.3)
@@ -355,11 +360,33 @@ func TestEvalDocCodes(t *testing.T) {
 		t.Errorf("classify scores %.4f (default) and %.4f (append), eval %.4f and %.4f: the two paths differ", accDef, accApp, def.Accuracy, appended.Accuracy)
 	}
 
-	// A kernel model's basis codes no rows by NNLS: the default reads the
-	// rows alone and says why; an explicit pair is refused.
-	lin, errLin := evalJSON("--method", "kernel")
-	if strings.Contains(lin.Classifier, "+") || !strings.Contains(errLin, "the codes are not read: the basis codes no documents") {
-		t.Errorf("eval --method kernel: classifier %q, stderr %q; want the rows alone, and why", lin.Classifier, errLin)
+	// A kernel model codes the rows in its kernel space: the pair reads
+	// those codes. A linear model's codes (x·U) are not NNLS codes: the
+	// default reads the rows alone and says why; an explicit pair is
+	// refused.
+	if kern, errK := evalJSON("--method", "kernel"); !strings.HasSuffix(kern.Classifier, "+pair") || strings.Contains(errK, "not read") {
+		t.Errorf("eval --method kernel: classifier %q, stderr %q; want the pair", kern.Classifier, errK)
+	}
+	// A model that cannot code the rows (here a kernel model's state
+	// lost): the default reads the rows alone and says why, an explicit
+	// pair is a usage error.
+	f, err := fitFile(context.Background(), train, fitParams{method: "kernel", rank: 5, seed: 1, projector: "graph"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(f.snap.Extra, "kernel.coef")
+	x := model.Rows(f.x).(*sparse.CSR)
+	for _, set := range []bool{false, true} {
+		var c classifier
+		opt := defaultClassifier
+		opt.snap, opt.docCodes = f.snap, docCodesFlag{mode: docCodesPair, set: set}
+		err := c.fitDocuments(x, f.y, stages.CodesAuto, opt)
+		switch {
+		case !set && (err != nil || c.lapCodes != nil || c.nnls != nil || c.docCodesWhy != `kernel: snapshot of kernel has no "kernel.coef" matrix`):
+			t.Errorf("the default without codes: %v, %q; want the rows alone, and why", err, c.docCodesWhy)
+		case set && (err == nil || !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--doc-codes pair: kernel: snapshot")):
+			t.Errorf("--doc-codes pair without codes: %v; want a usage error saying why", err)
+		}
 	}
 	for _, c := range []struct {
 		args []string
@@ -367,7 +394,6 @@ func TestEvalDocCodes(t *testing.T) {
 	}{
 		{[]string{"--doc-codes", "append", "--codes", "off"}, "--doc-codes append reads documents' codes beside their rows, with --codes auto: drop it or --codes off"},
 		{[]string{"--doc-codes", "pair", "--codes", "only"}, "--doc-codes pair reads documents' codes beside their rows, with --codes auto: drop it or --codes only"},
-		{[]string{"--doc-codes", "pair", "--method", "kernel"}, "--doc-codes pair: model: snapshot: kernel is a kernel model"},
 		{[]string{"--doc-codes", "yes"}, `--doc-codes "yes": want pair, append or off`},
 	} {
 		code, _, errb := runCmd(t, append([]string{"eval", "--train", train, "--test", test, "--rank", "5"}, c.args...)...)

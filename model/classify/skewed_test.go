@@ -15,6 +15,7 @@ import (
 	"github.com/nmfstream/nmfstream/internal/testenv"
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/classify"
+	"github.com/nmfstream/nmfstream/model/kernel"
 	"github.com/nmfstream/nmfstream/model/methods"
 	"github.com/nmfstream/nmfstream/model/metrics"
 	"github.com/nmfstream/nmfstream/model/sparse"
@@ -314,7 +315,7 @@ func TestSkewedDocuments(t *testing.T) {
 // eval's document classifier (the default variant) fitted on the training
 // rows xtr (labels ytr, −1 unlabeled), each row with its NNLS code on the
 // basis of a rank-40 fit of -skewed-codes-method (eval's auto: SSKNMF, with
-// the labels) appended at length w (classify.AppendCodes), its graph on the
+// the labels; a kernel method's NNLS code in its kernel space) appended at length w (classify.AppendCodes), its graph on the
 // rows alone (GraphRows). cv is the same or plain (the default variant
 // fitted without codes), whichever cross-validated better on the labels
 // (ties: plain), a choice measured and not kept: the label-aware basis saw
@@ -323,14 +324,19 @@ func TestSkewedDocuments(t *testing.T) {
 // and the codes' fit's calibrated scores (classify.PairPredictScoresTo).
 func lapRLSWithCodes(t *testing.T, xtr *sparse.CSR, ytr []int, xte *sparse.CSR, w float64, plain *classify.LapRLS) (pred, cv, pair []int) {
 	t.Helper()
-	m, err := methods.New(*skewedCodesMethod, methods.Options{Common: model.Common{Rank: 40}})
+	m, err := methods.New(*skewedCodesMethod, methods.Options{Common: model.Common{Rank: 40}, Projection: model.ProjectNNLS})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Fit(model.SparseRows(xtr), ytr); err != nil {
 		t.Fatal(err)
 	}
-	pr := &model.Projector{Method: model.ProjectNNLS, U: m.Basis()}
+	var pr interface {
+		ProjectTo(dst *mat.Dense, x model.Data) error
+	} = &model.Projector{Method: model.ProjectNNLS, U: m.Basis()}
+	if kp, ok := m.(kernel.Projector); ok { // a kernel method codes in its kernel space, as eval's pair
+		pr = kp
+	}
 	var vtr, vte mat.Dense
 	if err := pr.ProjectTo(&vtr, model.SparseRows(xtr)); err != nil {
 		t.Fatal(err)
