@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -649,8 +650,8 @@ func kernelRoundTrip(t *testing.T, path, train, test string, p fitParams, spec m
 		proj, _ := model.ParseProjection(name)
 		in, got, err := codeFile(ctx, snap, proj, test, sources.Opener{}, io.Discard)
 		if _, ok := f.m.(*kernel.Flexible); ok && p.landmarks > 0 && name == "pinv" {
-			if err == nil || !strings.Contains(err.Error(), "projects by graph or NNLS") {
-				t.Errorf("pinv with Nyström landmarks: %v; want a refusal naming graph and NNLS", err)
+			if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--projector pinv") || !strings.Contains(err.Error(), "projects by graph or NNLS") {
+				t.Errorf("pinv with Nyström landmarks: %v; want a usage error naming the flag, graph and NNLS", err)
 			}
 			continue
 		}

@@ -301,7 +301,11 @@ func snapshotProjector(s *model.Snapshot, proj model.Projection) (projector, err
 			return nil, err
 		}
 		st.Projection = methods.KernelProjection(proj)
-		return kernel.NewProjector(st)
+		pr, err := kernel.NewProjector(st)
+		if err != nil && st.Landmarks != nil && st.Projection == kernel.ProjectPaper {
+			return nil, fmt.Errorf("%w: --projector %v: %v", errUsage, proj, err)
+		}
+		return pr, err
 	}
 	return s.Projector(proj)
 }

@@ -220,7 +220,7 @@ func (s *State) check() error {
 	case "flexible":
 		if s.Landmarks != nil {
 			if nk != 1 || s.Projection == ProjectPaper {
-				return errors.New("kernel: state: a Nyström flexible model has one kernel and projects by graph or NNLS")
+				return errors.New("kernel: a flexible-kernel model fitted with Nyström landmarks has one kernel and projects by graph or NNLS: the paper's projection A⁺K⁻¹K_te needs the exact kernel")
 			}
 			return nil
 		}
