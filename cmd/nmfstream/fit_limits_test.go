@@ -49,8 +49,9 @@ func TestFitMaxBasis(t *testing.T) {
 
 // TestFitKernelRecords checks how fit and eval give the kernel methods
 // their kernel matrices: exact up to maxKernelExact training records, and
-// above it Nyström features on landmarks, said on stderr and saved with
-// the model (which classify then reads); --landmarks sets them, within
+// above it Nyström features on landmarks, said on stderr, reported by fit
+// and eval --json and saved with the model (which classify then reads);
+// --landmarks sets them, within
 // the records and the bound, and only for the kernel methods; features
 // over maxKernelFeatureBytes are refused before fitting, naming the sizes
 // and what to do, and no model is written.
@@ -94,6 +95,9 @@ func TestFitKernelRecords(t *testing.T) {
 	}
 	if err := os.Remove(out); err != nil {
 		t.Fatal(err)
+	}
+	if o := mustRun(t, "eval", "--train", small, "--test", small, "--method", "multik", "--rank", "2", "--iters", "3", "--landmarks", "10", "--json"); !strings.Contains(o, `"landmarks":10`) {
+		t.Errorf("eval --landmarks 10 --json: %s; want the landmarks reported", o)
 	}
 
 	huge := write("huge.csv", maxKernelFeatureBytes/(8*maxKernelExact*10)+1) // ten kernels in multik's pool
