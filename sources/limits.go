@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/nmfstream/nmfstream/record"
 )
@@ -114,6 +116,9 @@ type lineLimit struct {
 	n         int64 // newlines so far
 	fields    int   // fields of the current record so far
 	state     quote // where the current record's parse is (countFields)
+	// lead holds the first bytes of a rune at a field's start that the
+	// last bytes counted cut (countFields), to tell a space from a field.
+	lead []byte
 
 	buf      []byte
 	i, j     int   // buf[i:j] is read from r and not yet scanned
@@ -282,7 +287,7 @@ func (l *lineLimit) newline() {
 	if l.state != inQuotes {
 		l.fields, l.state = 0, fieldStart // a newline inside quotes continues the record
 	}
-	l.line, l.n = 0, l.n+1
+	l.line, l.n, l.lead = 0, l.n+1, l.lead[:0] // a rune cut by a newline is no space
 }
 
 func (l *lineLimit) startSkip(fields bool, limit int) {
@@ -326,7 +331,7 @@ func (l *lineLimit) endSkip(atNewline bool) {
 	l.pending = []byte(placeholder)
 	o.end = l.out + int64(len(placeholder))
 	l.skipped = append(l.skipped, o)
-	l.skip, l.line, l.fields, l.state = nil, 0, 0, fieldStart
+	l.skip, l.line, l.fields, l.state, l.lead = nil, 0, 0, fieldStart, l.lead[:0]
 }
 
 // quote is where countFields is in a record, as encoding/csv parses it
@@ -349,12 +354,21 @@ const (
 // newline in it), outside quotes, and tracks the quotes (l.state). If
 // limit is positive, it stops at the separator that would make the
 // record's fields more than limit, and returns its index in b; otherwise
-// it returns len(b).
+// it returns len(b). Before a field's first byte it skips what
+// encoding/csv's TrimLeadingSpace does, every rune unicode.IsSpace
+// reports (\r and U+00A0 as well as spaces and tabs), so that a quote
+// after them opens a quoted field for both.
 func (l *lineLimit) countFields(b []byte, limit int) int {
 	if l.fields == 0 && len(b) > 0 {
 		l.fields = 1
 	}
-	for k := 0; k < len(b); k++ {
+	k0 := 0
+	if len(l.lead) > 0 && len(b) > 0 {
+		if k0 = l.leadingRune(b); k0 < 0 {
+			return len(b) // still cut
+		}
+	}
+	for k := k0; k < len(b); k++ {
 		switch l.state {
 		case inQuotes:
 			i := bytes.IndexByte(b[k:], '"')
@@ -384,10 +398,39 @@ func (l *lineLimit) countFields(b []byte, limit int) int {
 			l.state = inQuotes
 		case c == '"' || l.state == afterQuote:
 			l.state = badUntilLine
-		case l.state == fieldStart && (c == ' ' || c == '\t'):
+		case l.state == fieldStart && c < utf8.RuneSelf && unicode.IsSpace(rune(c)):
+		case l.state == fieldStart && c >= utf8.RuneSelf:
+			if !utf8.FullRune(b[k:]) {
+				l.lead = append(l.lead[:0], b[k:]...)
+				return len(b)
+			}
+			if r, size := utf8.DecodeRune(b[k:]); unicode.IsSpace(r) {
+				k += size - 1
+			} else {
+				l.state = unquoted
+			}
 		default:
 			l.state = unquoted
 		}
 	}
 	return len(b)
+}
+
+// leadingRune completes the rune l.lead began with the first bytes of b
+// (at a field's start): a space keeps the field at its start, anything
+// else starts an unquoted field. It returns the index in b after the
+// rune, or −1 if b too ends before the rune does (l.lead then holds it).
+func (l *lineLimit) leadingRune(b []byte) int {
+	n := len(l.lead)
+	l.lead = append(l.lead, b[:min(len(b), utf8.UTFMax-n)]...)
+	if !utf8.FullRune(l.lead) {
+		return -1
+	}
+	r, size := utf8.DecodeRune(l.lead)
+	l.lead = l.lead[:0]
+	if !unicode.IsSpace(r) {
+		l.state = unquoted // an invalid byte too: its field's bytes go on unquoted
+		return 0
+	}
+	return size - n
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // csvResult is one Read of encoding/csv: its record, or that it failed.
@@ -67,4 +68,37 @@ func FuzzLineLimit(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLineLimitLeadingSpaces checks the spaces encoding/csv's
+// TrimLeadingSpace skips before a field's opening quote, whatever their
+// encoding: \r, U+00A0 (two bytes) and U+3000 (three), fed one byte at a
+// time so that the limiter sees each rune cut. A quoted field across a
+// newline with commas after it is one field, within a limit of two; taken
+// for an unquoted field (as the limiter did with \r until a fuzzed input
+// showed it), the newline ended the record for the limiter, whose next
+// line then had three fields and was dropped. A cut rune that is no space,
+// and one cut by a newline, start unquoted fields. Records and errors come
+// out as read directly (an error's partial record may differ: the limiter
+// may drop it).
+func TestLineLimitLeadingSpaces(t *testing.T) {
+	for _, in := range []string{
+		"1,\r\"a\nb,c,d\"\n2,3\n",
+		"1,\u00a0\"a\nb,c,d\"\n2,3\n",
+		"1,\u3000\u00a0 \"a,\nb,c\"\n2,3\n",
+		"1,\u00e9\"a\nb,c,d\"\n2,3\n",
+		"1,\xe3\x80\n\"a\nb,c,d\"\n",
+		"1,\xe3\"a\nb,c,d\"\n2,3\n",
+	} {
+		raw := readCSV(strings.NewReader(in))
+		got := readCSV(&lineLimit{r: iotest.OneByteReader(strings.NewReader(in)), max: 64, maxFields: 2})
+		if len(got) != len(raw) {
+			t.Fatalf("%q: %d results through the limiter, %d directly\nraw %+v\ngot %+v", in, len(got), len(raw), raw, got)
+		}
+		for i, r := range raw {
+			if got[i].err != r.err || (!r.err && !slices.Equal(got[i].rec, r.rec)) {
+				t.Errorf("%q: result %d %+v through the limiter, %+v directly", in, i, got[i], r)
+			}
+		}
+	}
 }
