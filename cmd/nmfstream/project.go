@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -302,7 +303,7 @@ func snapshotProjector(s *model.Snapshot, proj model.Projection) (projector, err
 		}
 		st.Projection = methods.KernelProjection(proj)
 		pr, err := kernel.NewProjector(st)
-		if err != nil && st.Landmarks != nil && st.Projection == kernel.ProjectPaper {
+		if errors.Is(err, kernel.ErrNeedsExact) {
 			return nil, fmt.Errorf("%w: --projector %v: %v", errUsage, proj, err)
 		}
 		return pr, err

@@ -331,9 +331,7 @@ func lapRLSWithCodes(t *testing.T, xtr *sparse.CSR, ytr []int, xte *sparse.CSR, 
 	if err := m.Fit(model.SparseRows(xtr), ytr); err != nil {
 		t.Fatal(err)
 	}
-	var pr interface {
-		ProjectTo(dst *mat.Dense, x model.Data) error
-	} = &model.Projector{Method: model.ProjectNNLS, U: m.Basis()}
+	var pr kernel.Projector = &model.Projector{Method: model.ProjectNNLS, U: m.Basis()}
 	if kp, ok := m.(kernel.Projector); ok { // a kernel method codes in its kernel space, as eval's pair
 		pr = kp
 	}

@@ -256,7 +256,7 @@ func (m *Flexible) ProjectTo(dst *mat.Dense, x model.Data) error {
 		coords.Apply(func(_, _ int, v float64) float64 { return max(v, 0) }, &coords)
 	} else {
 		if m.Projection == ProjectPaper {
-			return fmt.Errorf("kernel: the paper's projection A⁺K⁻¹K_te needs the exact kernel; use ProjectNNLS with Nyström")
+			return fmt.Errorf("kernel: %w; use ProjectNNLS with Nyström", ErrNeedsExact)
 		}
 		if err := m.sp.maps[0].featuresTo(&coords, x); err != nil {
 			return err

@@ -20,6 +20,11 @@ const DefaultMaxExact = 20000
 // Nyström approximation is configured.
 var ErrTooLarge = errors.New("kernel: too many samples for an exact kernel matrix")
 
+// ErrNeedsExact is wrapped by the errors of the paper's projection
+// (ProjectPaper, A⁺K⁻¹K_te) asked of a flexible-kernel fit or State with
+// Nyström landmarks: it needs the exact kernel.
+var ErrNeedsExact = errors.New("the paper's projection A⁺K⁻¹K_te needs the exact kernel")
+
 // space is the (possibly multiple, scaled) kernel space of the training
 // samples: exact N×N matrices, or Nyström features.
 type space struct {

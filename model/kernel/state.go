@@ -218,10 +218,12 @@ func (s *State) check() error {
 	}
 	switch s.Method {
 	case "flexible":
-		if s.Landmarks != nil {
-			if nk != 1 || s.Projection == ProjectPaper {
-				return errors.New("kernel: a flexible-kernel model fitted with Nyström landmarks has one kernel and projects by graph or NNLS: the paper's projection A⁺K⁻¹K_te needs the exact kernel")
-			}
+		switch {
+		case s.Landmarks != nil && nk != 1:
+			return errors.New("kernel: state: a flexible-kernel model fitted with Nyström landmarks has one kernel")
+		case s.Landmarks != nil && s.Projection == ProjectPaper:
+			return fmt.Errorf("kernel: a flexible-kernel model fitted with Nyström landmarks projects by graph or NNLS: %w", ErrNeedsExact)
+		case s.Landmarks != nil:
 			return nil
 		}
 		if nk != 1 || s.A == nil || s.KInvSqrt == nil {
