@@ -60,16 +60,18 @@ func (s *space) centredStats(l int) (tr, sum float64) {
 		k := s.mats[l]
 		return mat.Trace(k), mat.Sum(k)
 	}
+	// tr(ΦΦᵀ) = Σ φ_ij², 1ᵀΦΦᵀ1 = ‖Φᵀ1‖², read row by row.
 	phi := s.phis[l]
 	r, c := phi.Dims()
-	for j := 0; j < c; j++ {
-		var cs float64
-		for i := 0; i < r; i++ {
-			v := phi.At(i, j)
+	cs := make([]float64, c)
+	for i := 0; i < r; i++ {
+		for j, v := range phi.RawRowView(i) {
 			tr += v * v
-			cs += v
+			cs[j] += v
 		}
-		sum += cs * cs
+	}
+	for _, v := range cs {
+		sum += v * v
 	}
 	return tr, sum
 }

@@ -117,7 +117,7 @@ func (m *Flexible) Fit(x model.Data, labels []int) error {
 	if err != nil {
 		return fmt.Errorf("kernel: %w", err)
 	}
-	eng := model.Engine{Loss: model.NewFrobenius(xd), MaxIter: m.MaxIter, Tol: m.Tol, Callback: m.Callback}
+	eng := model.Engine{Loss: model.NewFrobenius(xd), MaxIter: m.MaxIter, Tol: m.Tol, Callback: m.Callback, Split: m.Split}
 	res, err := eng.Run(u, v)
 	m.res = res
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/gemm"
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
@@ -84,7 +85,8 @@ func dotsTo(dst *mat.Dense, x, y model.Data) error {
 	case *mat.Dense:
 		switch b := model.Rows(y).(type) {
 		case *mat.Dense:
-			dst.Mul(a, b.T()) // gonum's blocked, parallel gemm
+			var ws gemm.ABTWorkspace
+			gemm.ABT(dst.RawMatrix(), a.RawMatrix(), b.RawMatrix(), &ws, false)
 			return nil
 		case *sparse.CSR:
 			// X·Yᵀ = (Y·Xᵀ)ᵀ with Y sparse: blocks of X's samples.

@@ -254,6 +254,48 @@ func TestKernelLossGradient(t *testing.T) {
 	}
 }
 
+// TestKernelLossReusesKF checks UGradTo after VGradTo, which reuses the
+// K·F that VGradTo computed while F is unchanged: its parts equal, bit for
+// bit, those of a loss that computes K·F afresh, with F as VGradTo left it
+// and after one entry of F changed in place.
+func TestKernelLossReusesKF(t *testing.T) {
+	const n, r = 9, 3
+	x := randData(n, 4, 3)
+	var k mat.Dense
+	if err := kernel.MatrixTo(&k, kernel.Gaussian{Sigma: 2}, model.DenseRows(x)); err != nil {
+		t.Fatal(err)
+	}
+	phi := randData(n, 5, 4)
+	rnd := rand.New(rand.NewPCG(2, 1))
+	f, v := mat.NewDense(n, r, nil), mat.NewDense(n, r, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j < r; j++ {
+			f.Set(i, j, 0.1+rnd.Float64())
+			v.Set(i, j, 0.1+rnd.Float64())
+		}
+	}
+	for name, mk := range map[string]func() *kernel.KernelLoss{
+		"K":      func() *kernel.KernelLoss { return &kernel.KernelLoss{K: &k} },
+		"factor": func() *kernel.KernelLoss { return &kernel.KernelLoss{Phi: phi} },
+	} {
+		l := mk()
+		var neg, pos, wantNeg, wantPos mat.Dense
+		l.VGradTo(&neg, &pos, f, v)
+		for step, change := range []func(){func() {}, func() { f.Set(4, 1, f.At(4, 1)*1.5) }} {
+			change()
+			neg.Reset()
+			pos.Reset()
+			l.UGradTo(&neg, &pos, f, v)
+			wantNeg.Reset()
+			wantPos.Reset()
+			mk().UGradTo(&wantNeg, &wantPos, f, v)
+			if !mat.Equal(&neg, &wantNeg) || !mat.Equal(&pos, &wantPos) {
+				t.Errorf("%s, step %d: UGradTo after VGradTo differs from a fresh loss's", name, step)
+			}
+		}
+	}
+}
+
 func nonNegative(t *testing.T, name string, m *mat.Dense) {
 	t.Helper()
 	for _, v := range m.RawMatrix().Data {

@@ -2,9 +2,11 @@ package kernel
 
 import (
 	"fmt"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/gemm"
 	"github.com/nmfstream/nmfstream/model"
 )
 
@@ -36,10 +38,17 @@ type KernelLoss struct {
 	// Phi is an N×m non-negative factor with K = ΦΦᵀ, or nil if K is set.
 	// It is not copied.
 	Phi *mat.Dense
+	// Split, if set, runs the products with K or Φ in parts, as
+	// model.Engine.Split does (pipeline.Share provides one). Where the
+	// gemm kernels serve (gemm.Serves64) every entry is the same sum
+	// whatever the parts, so the results do not depend on it.
+	Split func(n int, body func(lo, hi int))
 
 	g        gram
 	prepared bool
-	kf, fkf  mat.Dense // K·F and FᵀKF of the last VGradTo
+	kf, fkf  mat.Dense // K·F and FᵀKF of the last VGradTo or Value
+	kfOf     mat.Dense // the F of kf, which UGradTo reuses while F is unchanged
+	kfOK     bool      // kfOf holds the F of kf
 	vtv      mat.Dense
 	tmp      mat.Dense
 	tmp2     mat.Dense
@@ -48,6 +57,7 @@ type KernelLoss struct {
 var _ model.FastLoss = (*KernelLoss)(nil)
 
 func (l *KernelLoss) prepare() {
+	l.g.split = l.Split
 	if l.prepared && l.g.k == l.K && l.g.phi == l.Phi {
 		return
 	}
@@ -55,11 +65,43 @@ func (l *KernelLoss) prepare() {
 		panic("kernel: KernelLoss needs exactly one of K and Phi")
 	}
 	l.g.set(l.K, l.Phi)
-	l.prepared = true
+	l.g.split = l.Split
+	l.prepared, l.kfOK = true, false
 }
 
 // Reset drops cached state; call it after changing K or Phi in place.
-func (l *KernelLoss) Reset() { l.prepared = false }
+func (l *KernelLoss) Reset() { l.prepared, l.kfOK = false, false }
+
+// setKF stores K·F into l.kf and remembers F, for UGradTo.
+func (l *KernelLoss) setKF(f *mat.Dense) {
+	l.kf.Reset()
+	l.g.mulTo(&l.kf, f)
+	l.kfOf.CloneFrom(f)
+	l.kfOK = true
+}
+
+// kfFor reports whether l.kf is K·f: f is, bit for bit, the F it was
+// computed for. The engine updates V between a VGradTo and the next
+// UGradTo, and leaves F as VGradTo saw it, so each iteration needs one
+// product with F instead of two.
+func (l *KernelLoss) kfFor(f *mat.Dense) bool {
+	if !l.kfOK {
+		return false
+	}
+	r, c := f.Dims()
+	if kr, kc := l.kfOf.Dims(); kr != r || kc != c {
+		return false
+	}
+	for i := 0; i < r; i++ {
+		a, b := f.RawRowView(i), l.kfOf.RawRowView(i)
+		for j, x := range a {
+			if x != b[j] {
+				return false
+			}
+		}
+	}
+	return true
+}
 
 // Dims returns (N, N): F and V both have one row per sample.
 func (l *KernelLoss) Dims() (d, n int) {
@@ -70,12 +112,15 @@ func (l *KernelLoss) Dims() (d, n int) {
 // UGradTo stores the split of ½∂/∂F = KF(VᵀV) − KV into neg and pos.
 func (l *KernelLoss) UGradTo(neg, pos, f, v *mat.Dense) {
 	l.prepare()
-	l.vtv.Reset()
-	l.vtv.Mul(v.T(), v)
+	l.g.mulT(&l.vtv, v, v)
 	// neg = K⁺V + (K⁻F)(VᵀV), pos = (K⁺F)(VᵀV) + K⁻V.
 	l.g.mulPos(neg, v)
-	l.g.mulPos(&l.tmp, f)
-	pos.Mul(&l.tmp, &l.vtv)
+	if !l.g.hasNeg && l.kfFor(f) {
+		l.g.mul(pos, &l.kf, &l.vtv)
+	} else {
+		l.g.mulPos(&l.tmp, f)
+		l.g.mul(pos, &l.tmp, &l.vtv)
+	}
 	if l.g.hasNeg {
 		l.g.mulNeg(&l.tmp, v)
 		pos.Add(pos, &l.tmp)
@@ -89,13 +134,11 @@ func (l *KernelLoss) UGradTo(neg, pos, f, v *mat.Dense) {
 // VGradTo stores the split of ½∂/∂V = V(FᵀKF) − KF into neg and pos.
 func (l *KernelLoss) VGradTo(neg, pos, f, v *mat.Dense) {
 	l.prepare()
-	l.kf.Reset()
-	l.g.mulTo(&l.kf, f)
-	l.fkf.Reset()
-	l.fkf.Mul(f.T(), &l.kf)
+	l.setKF(f)
+	l.g.mulT(&l.fkf, f, &l.kf)
 	if !l.g.hasNeg {
 		neg.Copy(&l.kf)
-		pos.Mul(v, &l.fkf)
+		l.g.mul(pos, v, &l.fkf)
 		return
 	}
 	// neg = K⁺F + V(FᵀK⁻F), pos = V(FᵀK⁺F) + K⁻F.
@@ -118,17 +161,14 @@ func (l *KernelLoss) VGradTo(neg, pos, f, v *mat.Dense) {
 // Value returns tr(K) − 2 tr(VᵀKF) + tr((FᵀKF)(VᵀV)).
 func (l *KernelLoss) Value(f, v *mat.Dense) float64 {
 	l.prepare()
-	l.kf.Reset()
-	l.g.mulTo(&l.kf, f)
-	l.fkf.Reset()
-	l.fkf.Mul(f.T(), &l.kf)
+	l.setKF(f)
+	l.g.mulT(&l.fkf, f, &l.kf)
 	return l.LastValue(v)
 }
 
 // LastValue returns the loss from KF and FᵀKF of the last VGradTo.
 func (l *KernelLoss) LastValue(v *mat.Dense) float64 {
-	l.vtv.Reset()
-	l.vtv.Mul(v.T(), v)
+	l.g.mulT(&l.vtv, v, v)
 	f := l.g.trace - 2*inner(v, &l.kf) + inner(&l.fkf, &l.vtv)
 	if f < 0 { // rounding on a near-exact fit
 		f = 0
@@ -147,6 +187,8 @@ type gram struct {
 	trace  float64
 	diag   []float64
 	tmp    mat.Dense
+	// split, if set, runs the products in parts (KernelLoss.Split).
+	split func(n int, body func(lo, hi int))
 }
 
 func (g *gram) set(k, phi *mat.Dense) {
@@ -191,31 +233,91 @@ func (g *gram) set(k, phi *mat.Dense) {
 	}
 }
 
-// mulTo stores K·b into dst.
+// mulTo stores K·b into dst: K·b, or Φ(Φᵀb) for a factor.
 func (g *gram) mulTo(dst, b *mat.Dense) {
 	if g.k != nil {
-		dst.Mul(g.k, b)
+		g.mul(dst, g.k, b)
 		return
 	}
-	g.tmp.Reset()
-	g.tmp.Mul(g.phi.T(), b) // m×K
-	dst.Mul(g.phi, &g.tmp)
+	g.mulT(&g.tmp, g.phi, b) // m×K
+	g.mul(dst, g.phi, &g.tmp)
+}
+
+// mul stores a·b into dst (a's rows in parts under split; each row of the
+// product depends on its row of a alone).
+func (g *gram) mul(dst, a, b *mat.Dense) {
+	par := g.split != nil
+	if !gemm.Serves64(par) {
+		dst.Reset()
+		dst.Mul(a, b)
+		return
+	}
+	n, _ := a.Dims()
+	_, k := b.Dims()
+	shape(dst, n, k)
+	g.parts(n, func(lo, hi int) { gemm.MulTo(rowsOf(dst, lo, hi), rowsOf(a, lo, hi), b, par) })
+}
+
+// mulT stores aᵀb into dst, for a of N×p and b of N×q (a's columns, the
+// rows of aᵀb, in parts under split; each entry is summed over the N rows
+// in order whatever the parts). dst must not share storage with a or b.
+func (g *gram) mulT(dst, a, b *mat.Dense) {
+	par := g.split != nil
+	if !gemm.Serves64(par) {
+		dst.Reset()
+		dst.Mul(a.T(), b)
+		return
+	}
+	n, p := a.Dims()
+	_, q := b.Dims()
+	shape(dst, p, q)
+	g.parts(p, func(lo, hi int) {
+		ws := xtaPool.Get().(*gemm.Workspace)
+		gemm.MulTransTo(rowsOf(dst, lo, hi), a.Slice(0, n, lo, hi).(*mat.Dense), b, ws, par)
+		xtaPool.Put(ws)
+	})
+}
+
+// parts runs body over [0, n) through split, or as one part.
+func (g *gram) parts(n int, body func(lo, hi int)) {
+	if g.split == nil {
+		if n > 0 {
+			body(0, n)
+		}
+		return
+	}
+	g.split(n, body)
+}
+
+// xtaPool holds the workspaces of mulTo's parts of Φᵀb.
+var xtaPool = sync.Pool{New: func() any { return new(gemm.Workspace) }}
+
+// shape makes dst r×c, keeping its storage when it has that shape.
+func shape(dst *mat.Dense, r, c int) {
+	if dr, dc := dst.Dims(); !dst.IsEmpty() && (dr != r || dc != c) {
+		dst.Reset()
+	}
+	if dst.IsEmpty() {
+		dst.ReuseAs(r, c)
+	}
+}
+
+// rowsOf returns rows [lo, hi) of m as a view.
+func rowsOf(m *mat.Dense, lo, hi int) *mat.Dense {
+	_, c := m.Dims()
+	return m.Slice(lo, hi, 0, c).(*mat.Dense)
 }
 
 // mulPos and mulNeg store K⁺·b and K⁻·b (K⁻ = 0 without negative entries).
 func (g *gram) mulPos(dst, b *mat.Dense) {
 	if g.hasNeg {
-		dst.Reset()
-		dst.Mul(g.kp, b)
+		g.mul(dst, g.kp, b)
 		return
 	}
 	g.mulTo(dst, b)
 }
 
-func (g *gram) mulNeg(dst, b *mat.Dense) {
-	dst.Reset()
-	dst.Mul(g.kn, b)
-}
+func (g *gram) mulNeg(dst, b *mat.Dense) { g.mul(dst, g.kn, b) }
 
 // rowsTo stores rows [lo, hi) of K into dst ((hi−lo)×N).
 func (g *gram) rowsTo(dst *mat.Dense, lo, hi int) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/kernel"
+	"github.com/nmfstream/nmfstream/pipeline"
 )
 
 func TestFlexible(t *testing.T) {
@@ -93,6 +94,39 @@ func TestFlexibleDuplicates(t *testing.T) {
 			if a, b := got.At(i, j), got.At(i+20, j); math.Abs(a-b) > 1e-8*(1+math.Abs(a)) {
 				t.Fatalf("duplicates %d, %d: codes %v and %v", i, i+20, a, b)
 			}
+		}
+	}
+}
+
+// TestSplitSameCodes checks that the kernel methods' products in parts
+// (Common.Split) change no bit of the codes: exact kernels and Nyström
+// features, several kernels (MultiK) and one (Flexible).
+func TestSplitSameCodes(t *testing.T) {
+	x, _ := clusters(70, 9, 3, 4)
+	xd := model.DenseRows(x)
+	pool := []kernel.Kernel{kernel.Gaussian{Scale: 0.5}, kernel.Gaussian{Scale: 2}, kernel.Polynomial{Degree: 2}}
+	fits := map[string]func(split func(int, func(int, int))) model.Method{
+		"multik": func(split func(int, func(int, int))) model.Method {
+			return &kernel.MultiK{Common: model.Common{Rank: 4, MaxIter: 40, Split: split}, Kernels: pool, Alpha: 0.5, Outer: 3}
+		},
+		"multik Nyström": func(split func(int, func(int, int))) model.Method {
+			return &kernel.MultiK{Common: model.Common{Rank: 4, MaxIter: 40, Split: split}, Kernels: pool, Outer: 3, Nystrom: &kernel.Nystrom{Landmarks: 25}}
+		},
+		"flexible Nyström": func(split func(int, func(int, int))) model.Method {
+			return &kernel.Flexible{Common: model.Common{Rank: 4, MaxIter: 40, Split: split}, Nystrom: &kernel.Nystrom{Landmarks: 25}}
+		},
+	}
+	for name, mk := range fits {
+		var codes [2]*mat.Dense
+		for i, split := range []func(int, func(int, int)){nil, pipeline.Split(3)} {
+			m := mk(split)
+			if err := m.Fit(xd, nil); err != nil {
+				t.Fatal(err)
+			}
+			codes[i] = mat.DenseCopyOf(m.(interface{ Codes() *mat.Dense }).Codes())
+		}
+		if !mat.Equal(codes[0], codes[1]) {
+			t.Errorf("%s: the codes fitted with Split differ from those without", name)
 		}
 	}
 }

@@ -220,8 +220,8 @@ func (m *MultiK) Fit(x model.Data, labels []int) error {
 	m.res = model.Result{}
 	for t := 0; t < outer; t++ {
 		k, phi := sp.combined(m.tau)
-		loss := &KernelLoss{K: k, Phi: phi}
-		eng := model.Engine{Loss: loss, MaxIter: per, Tol: m.Tol, Callback: m.Callback}
+		loss := &KernelLoss{K: k, Phi: phi, Split: m.Split}
+		eng := model.Engine{Loss: loss, MaxIter: per, Tol: m.Tol, Callback: m.Callback, Split: m.Split}
 		m.graph = nil
 		if m.Alpha > 0 {
 			g := loss.g0()
@@ -249,6 +249,7 @@ func (m *MultiK) Fit(x model.Data, labels []int) error {
 	k, phi := sp.combined(m.tau)
 	var g gram
 	g.set(k, phi)
+	g.split = m.Split
 	var kf mat.Dense
 	g.mulTo(&kf, &m.f)
 	m.fkf.Reset()
@@ -317,6 +318,7 @@ func (m *MultiK) init() error {
 	// V ← cV with c minimizing tr(K) − 2c·tr(VᵀKF) + c²·tr(FᵀKF VᵀV).
 	var g gram
 	g.set(k, phi)
+	g.split = m.Split
 	var kf, fkf, vtv mat.Dense
 	g.mulTo(&kf, &m.f)
 	fkf.Mul(m.f.T(), &kf)
@@ -422,6 +424,7 @@ func (m *MultiK) stepTau() {
 		} else {
 			g.set(nil, m.sp.phis[l])
 		}
+		g.split = m.Split
 		kf.Reset()
 		g.mulTo(&kf, &m.f)
 		fkf.Reset()

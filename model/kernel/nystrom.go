@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/gemm"
 	"github.com/nmfstream/nmfstream/model"
 )
 
@@ -178,7 +179,7 @@ func (nm *nystromMap) featuresTo(dst *mat.Dense, x model.Data) error {
 		return err
 	}
 	dst.Reset()
-	dst.Mul(&knm, nm.w)
+	gemm.MulTo(dst, &knm, nm.w, false)
 	s := 1 / math.Sqrt(nm.scale)
 	dst.Apply(func(_, _ int, v float64) float64 { return max(v, 0) * s }, dst)
 	return nil
