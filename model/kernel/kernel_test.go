@@ -193,26 +193,34 @@ func TestTooLarge(t *testing.T) {
 // TestKernelLossGradient checks the split gradients against central finite
 // differences of Value, for a non-negative K, a K with negative entries
 // (the K⁺ − K⁻ split) and a factor Φ.
-func TestKernelLossGradient(t *testing.T) {
-	const n, r = 9, 3
+// lossCase returns the kernel loss tests' case of n samples: a Gaussian
+// kernel matrix K, a factor Φ of 5 columns, and positive F and V of r
+// columns drawn from seed s.
+func lossCase(t *testing.T, n, r int, s uint64) (k, phi, f, v *mat.Dense) {
+	t.Helper()
 	x := randData(n, 4, 3)
-	var kpos mat.Dense
-	if err := kernel.MatrixTo(&kpos, kernel.Gaussian{Sigma: 2}, model.DenseRows(x)); err != nil {
+	k = new(mat.Dense)
+	if err := kernel.MatrixTo(k, kernel.Gaussian{Sigma: 2}, model.DenseRows(x)); err != nil {
 		t.Fatal(err)
 	}
-	kneg := mat.DenseCopyOf(&kpos)
-	kneg.Set(0, 3, -0.4)
-	kneg.Set(3, 0, -0.4)
-	phi := randData(n, 5, 4)
-	rnd := rand.New(rand.NewPCG(1, 1))
-	f, v := mat.NewDense(n, r, nil), mat.NewDense(n, r, nil)
+	rnd := rand.New(rand.NewPCG(s, 1))
+	f, v = mat.NewDense(n, r, nil), mat.NewDense(n, r, nil)
 	for i := 0; i < n; i++ {
 		for j := 0; j < r; j++ {
 			f.Set(i, j, 0.1+rnd.Float64())
 			v.Set(i, j, 0.1+rnd.Float64())
 		}
 	}
-	for name, l := range map[string]*kernel.KernelLoss{"K≥0": {K: &kpos}, "K signed": {K: kneg}, "factor": {Phi: phi}} {
+	return k, randData(n, 5, 4), f, v
+}
+
+func TestKernelLossGradient(t *testing.T) {
+	const n, r = 9, 3
+	kpos, phi, f, v := lossCase(t, n, r, 1)
+	kneg := mat.DenseCopyOf(kpos)
+	kneg.Set(0, 3, -0.4)
+	kneg.Set(3, 0, -0.4)
+	for name, l := range map[string]*kernel.KernelLoss{"K≥0": {K: kpos}, "K signed": {K: kneg}, "factor": {Phi: phi}} {
 		var neg, pos mat.Dense
 		neg.ReuseAs(n, r)
 		pos.ReuseAs(n, r)
@@ -259,23 +267,9 @@ func TestKernelLossGradient(t *testing.T) {
 // bit, those of a loss that computes K·F afresh, with F as VGradTo left it
 // and after one entry of F changed in place.
 func TestKernelLossReusesKF(t *testing.T) {
-	const n, r = 9, 3
-	x := randData(n, 4, 3)
-	var k mat.Dense
-	if err := kernel.MatrixTo(&k, kernel.Gaussian{Sigma: 2}, model.DenseRows(x)); err != nil {
-		t.Fatal(err)
-	}
-	phi := randData(n, 5, 4)
-	rnd := rand.New(rand.NewPCG(2, 1))
-	f, v := mat.NewDense(n, r, nil), mat.NewDense(n, r, nil)
-	for i := 0; i < n; i++ {
-		for j := 0; j < r; j++ {
-			f.Set(i, j, 0.1+rnd.Float64())
-			v.Set(i, j, 0.1+rnd.Float64())
-		}
-	}
+	k, phi, f, v := lossCase(t, 9, 3, 2)
 	for name, mk := range map[string]func() *kernel.KernelLoss{
-		"K":      func() *kernel.KernelLoss { return &kernel.KernelLoss{K: &k} },
+		"K":      func() *kernel.KernelLoss { return &kernel.KernelLoss{K: k} },
 		"factor": func() *kernel.KernelLoss { return &kernel.KernelLoss{Phi: phi} },
 	} {
 		l := mk()
