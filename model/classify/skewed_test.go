@@ -166,12 +166,13 @@ func scores(pred, truth []int, classes int) (acc, bal, f1 float64) {
 	return metrics.Accuracy(pred, truth), bal / float64(m), f1 / float64(m)
 }
 
-// writeSVMLight writes the rows of x labeled y (skipping y < 0) in the
-// svmlight format (1-based feature indices).
-func writeSVMLight(tb testing.TB, path string, x *sparse.CSR, y []int) {
+// writeSVMLight writes the rows of x labeled y in the svmlight format
+// (1-based feature indices): the unlabeled rows (y < 0) too, as −1, if
+// all is set, else only the labeled ones.
+func writeSVMLight(tb testing.TB, path string, x *sparse.CSR, y []int, all bool) {
 	var b strings.Builder
 	for i, c := range y {
-		if c < 0 {
+		if c < 0 && !all {
 			continue
 		}
 		fmt.Fprintf(&b, "%d", c)
@@ -257,8 +258,9 @@ func TestSkewedDocuments(t *testing.T) {
 					if err := os.MkdirAll(dir, 0o755); err != nil {
 						t.Fatal(err)
 					}
-					writeSVMLight(t, filepath.Join(dir, "train.svm"), xtr, ytr)
-					writeSVMLight(t, filepath.Join(dir, "test.svm"), xte, yte)
+					writeSVMLight(t, filepath.Join(dir, "train.svm"), xtr, ytr, false)
+					writeSVMLight(t, filepath.Join(dir, "pool.svm"), xtr, ytr, true)
+					writeSVMLight(t, filepath.Join(dir, "test.svm"), xte, yte, false)
 				}
 				var def *classify.LapRLS // the default variant's fit, laprls-codescv's alternative
 				for v, vr := range skewedVariants {
