@@ -76,7 +76,9 @@ func (l *KernelLoss) Reset() { l.prepared, l.kfOK = false, false }
 func (l *KernelLoss) setKF(f *mat.Dense) {
 	l.kf.Reset()
 	l.g.mulTo(&l.kf, f)
-	l.kfOf.CloneFrom(f)
+	r, c := f.Dims()
+	shape(&l.kfOf, r, c)
+	l.kfOf.Copy(f)
 	l.kfOK = true
 }
 
@@ -189,6 +191,7 @@ type gram struct {
 	tmp    mat.Dense
 	// split, if set, runs the products in parts (KernelLoss.Split).
 	split func(n int, body func(lo, hi int))
+	pk    gemm.Packed // mul's right operand, packed once for all parts
 }
 
 func (g *gram) set(k, phi *mat.Dense) {
@@ -255,7 +258,8 @@ func (g *gram) mul(dst, a, b *mat.Dense) {
 	n, _ := a.Dims()
 	_, k := b.Dims()
 	shape(dst, n, k)
-	g.parts(n, func(lo, hi int) { gemm.MulTo(rowsOf(dst, lo, hi), rowsOf(a, lo, hi), b, par) })
+	g.pk.Pack(b.RawMatrix())
+	g.parts(n, func(lo, hi int) { gemm.MulPacked(rowsOf(dst, lo, hi).RawMatrix(), rowsOf(a, lo, hi).RawMatrix(), &g.pk) })
 }
 
 // mulT stores aᵀb into dst, for a of N×p and b of N×q (a's columns, the
