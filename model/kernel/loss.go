@@ -259,7 +259,9 @@ func (g *gram) mul(dst, a, b *mat.Dense) {
 	_, k := b.Dims()
 	shape(dst, n, k)
 	g.pk.Pack(b.RawMatrix())
-	g.parts(n, func(lo, hi int) { gemm.MulPacked(rowsOf(dst, lo, hi).RawMatrix(), rowsOf(a, lo, hi).RawMatrix(), &g.pk) })
+	g.parts(n, func(lo, hi int) {
+		gemm.MulPacked(rowsOf(dst, lo, hi).RawMatrix(), rowsOf(a, lo, hi).RawMatrix(), &g.pk)
+	})
 }
 
 // mulT stores aᵀb into dst, for a of N×p and b of N×q (a's columns, the
