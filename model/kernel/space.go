@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/internal/gemm"
 	"github.com/nmfstream/nmfstream/model"
 )
 
@@ -263,9 +264,10 @@ func (s *space) crossTo(dst *mat.Dense, self []float64, tau []float64, x model.D
 		if err := s.maps[l].featuresTo(&tmp, x); err != nil {
 			return err
 		}
-		var kt mat.Dense
-		kt.Mul(s.phis[l], tmp.T())
-		addScaled(dst, t, &kt)
+		kt := mat.NewDense(n, m, nil)
+		var ws gemm.ABTWorkspace
+		gemm.ABT(kt.RawMatrix(), s.phis[l].RawMatrix(), tmp.RawMatrix(), &ws, false) // Φ_train·Φ_xᵀ
+		addScaled(dst, t, kt)
 		for j := 0; j < m; j++ {
 			r := tmp.RawRowView(j)
 			var q float64
