@@ -26,11 +26,20 @@ const sparseBlock = 64
 // exactly symmetric. k must be bound (see Kernel.Bind): an unbound relative
 // Gaussian width is an error.
 func MatrixTo(dst *mat.Dense, k Kernel, x model.Data) error {
-	_, n := x.Dims()
 	if err := CrossTo(dst, k, x, x); err != nil {
 		return err
 	}
+	symmetrize(dst, k, sqNorms(x))
+	return nil
+}
+
+// symmetrize makes the kernel matrix k (N×N) of samples of squared norms sq
+// exactly symmetric, each pair the mean of its two products, and sets its
+// diagonal from the exact squared norms: k(x, x) without the rounding of
+// the product (a Gaussian diagonal is then exactly 1).
+func symmetrize(dst *mat.Dense, k Kernel, sq []float64) {
 	raw := dst.RawMatrix()
+	n := raw.Rows
 	for i := 0; i < n; i++ {
 		for j := i + 1; j < n; j++ {
 			a, b := &raw.Data[i*raw.Stride+j], &raw.Data[j*raw.Stride+i]
@@ -38,13 +47,9 @@ func MatrixTo(dst *mat.Dense, k Kernel, x model.Data) error {
 			*a, *b = m, m
 		}
 	}
-	// The diagonal from exact squared norms: k(x, x) without the rounding of
-	// the product (a Gaussian diagonal is then exactly 1).
-	sq := sqNorms(x)
 	for i := 0; i < n; i++ {
 		raw.Data[i*raw.Stride+i] = k.Eval(sq[i], sq[i], sq[i])
 	}
-	return nil
 }
 
 // CrossTo stores the Nx×Ny cross-kernel K_ij = k(x_i, y_j) into dst (empty
@@ -52,20 +57,72 @@ func MatrixTo(dst *mat.Dense, k Kernel, x model.Data) error {
 // the papers, one column per new sample. x and y must have the same number
 // of features.
 func CrossTo(dst *mat.Dense, k Kernel, x, y model.Data) error {
-	if g, ok := k.(Gaussian); ok && !(g.Sigma > 0) {
-		return fmt.Errorf("kernel: %v is not bound to data (call Bind) or has width 0", g)
+	if err := checkBound(k); err != nil {
+		return err
 	}
 	if err := dotsTo(dst, x, y); err != nil {
 		return err
 	}
-	sx, sy := sqNorms(x), sqNorms(y)
-	raw := dst.RawMatrix()
+	evalTo(dst, dst, k, sqNorms(x), sqNorms(y))
+	return nil
+}
+
+// checkBound returns an error for a Gaussian kernel without its width.
+func checkBound(k Kernel) error {
+	if g, ok := k.(Gaussian); ok && !(g.Sigma > 0) {
+		return fmt.Errorf("kernel: %v is not bound to data (call Bind) or has width 0", g)
+	}
+	return nil
+}
+
+// evalTo stores k(x_i, y_j) = k.Eval(dots_ij, sx_i, sy_j) into dst (the
+// shape of dots; dst may be dots).
+func evalTo(dst, dots *mat.Dense, k Kernel, sx, sy []float64) {
+	d, raw := dots.RawMatrix(), dst.RawMatrix()
 	for i, xx := range sx {
+		in := d.Data[i*d.Stride : i*d.Stride+d.Cols]
 		row := raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols]
-		for j, dot := range row {
+		for j, dot := range in {
 			row[j] = k.Eval(dot, xx, sy[j])
 		}
 	}
+}
+
+// products holds what every kernel of this package reads of two sets of
+// samples x and y (Kernel.Eval(dot, xx, yy)): their inner products x·yᵀ
+// and their squared norms, computed once for all the kernels of a pool.
+type products struct {
+	dots   mat.Dense
+	sx, sy []float64
+}
+
+func newProducts(x, y model.Data) (*products, error) {
+	p := new(products)
+	if err := dotsTo(&p.dots, x, y); err != nil {
+		return nil, err
+	}
+	p.sx, p.sy = sqNorms(x), sqNorms(y)
+	return p, nil
+}
+
+// crossTo stores k(x_i, y_j) into dst, resized: CrossTo(dst, k, x, y).
+func (p *products) crossTo(dst *mat.Dense, k Kernel) error {
+	if err := checkBound(k); err != nil {
+		return err
+	}
+	dst.Reset()
+	dst.ReuseAs(p.dots.Dims())
+	evalTo(dst, &p.dots, k, p.sx, p.sy)
+	return nil
+}
+
+// matrixTo stores the kernel matrix of x into dst, resized, for products of
+// x with itself: MatrixTo(dst, k, x).
+func (p *products) matrixTo(dst *mat.Dense, k Kernel) error {
+	if err := p.crossTo(dst, k); err != nil {
+		return err
+	}
+	symmetrize(dst, k, p.sx)
 	return nil
 }
 

@@ -73,6 +73,12 @@ func (g Gaussian) Eval(dot, xx, yy float64) float64 {
 
 // Bind fixes σ = Scale·ρ from x when Sigma is zero.
 func (g Gaussian) Bind(x model.Data) (Kernel, error) {
+	return g.bind(func(r Rule) (float64, error) { return PairwiseDistance(x, r) })
+}
+
+// bind is Bind with ρ = dist(Rule), which newSpace computes once for the
+// Gaussian kernels of a pool.
+func (g Gaussian) bind(dist func(Rule) (float64, error)) (Kernel, error) {
 	switch {
 	case math.IsNaN(g.Sigma) || math.IsInf(g.Sigma, 0) || g.Sigma < 0:
 		return nil, fmt.Errorf("kernel: Gaussian width σ = %v, want > 0", g.Sigma)
@@ -83,7 +89,7 @@ func (g Gaussian) Bind(x model.Data) (Kernel, error) {
 	case g.Scale == 0:
 		return nil, fmt.Errorf("kernel: Gaussian width σ = 0: set Sigma > 0, or Scale > 0 for σ = Scale·ρ")
 	}
-	rho, err := PairwiseDistance(x, g.Rule)
+	rho, err := dist(g.Rule)
 	if err != nil {
 		return nil, err
 	}

@@ -178,11 +178,28 @@ func (nm *nystromMap) featuresTo(dst *mat.Dense, x model.Data) error {
 	if err := CrossTo(&knm, nm.k, x, nm.lm); err != nil {
 		return err
 	}
+	nm.fromCross(dst, &knm)
+	return nil
+}
+
+// featuresFrom is featuresTo from p, the products of x with the landmarks
+// (shared by the kernels of a pool).
+func (nm *nystromMap) featuresFrom(dst *mat.Dense, p *products) error {
+	var knm mat.Dense
+	if err := p.crossTo(&knm, nm.k); err != nil {
+		return err
+	}
+	nm.fromCross(dst, &knm)
+	return nil
+}
+
+// fromCross stores the features of the samples whose kernel with the
+// landmarks is knm (M×m) into dst.
+func (nm *nystromMap) fromCross(dst, knm *mat.Dense) {
 	dst.Reset()
-	gemm.MulTo(dst, &knm, nm.w, false)
+	gemm.MulTo(dst, knm, nm.w, false)
 	s := 1 / math.Sqrt(nm.scale)
 	dst.Apply(func(_, _ int, v float64) float64 { return max(v, 0) * s }, dst)
-	return nil
 }
 
 // build computes the map of kernel k (bound) on landmarks lm.

@@ -78,11 +78,28 @@ func newSpace(x model.Data, ks []Kernel, ny *Nystrom, maxExact int, sc Scaling) 
 	}
 	s := &space{train: x}
 	sq := sqNorms(x)
+	rho := map[Rule]float64{} // the pairwise distances, once for all the Gaussians
+	dist := func(r Rule) (float64, error) {
+		if v, ok := rho[r]; ok {
+			return v, nil
+		}
+		v, err := PairwiseDistance(x, r)
+		if err == nil {
+			rho[r] = v
+		}
+		return v, err
+	}
 	for _, k := range ks {
 		if k == nil {
 			return nil, fmt.Errorf("kernel: nil kernel")
 		}
-		b, err := k.Bind(x)
+		var b Kernel
+		var err error
+		if g, ok := k.(Gaussian); ok {
+			b, err = g.bind(dist)
+		} else {
+			b, err = k.Bind(x)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -101,9 +118,13 @@ func newSpace(x model.Data, ks []Kernel, ny *Nystrom, maxExact int, sc Scaling) 
 		}
 	}
 	if ny == nil {
+		p, err := newProducts(x, x) // read by every kernel of the pool
+		if err != nil {
+			return nil, err
+		}
 		for l, k := range s.kernels {
 			km := new(mat.Dense)
-			if err := MatrixTo(km, k, x); err != nil {
+			if err := p.matrixTo(km, k); err != nil {
 				return nil, err
 			}
 			if s.scale[l] != 1 {
@@ -128,13 +149,17 @@ func newSpace(x model.Data, ks []Kernel, ny *Nystrom, maxExact int, sc Scaling) 
 	if err != nil {
 		return nil, err
 	}
+	p, err := newProducts(x, lm) // read by every kernel of the pool
+	if err != nil {
+		return nil, err
+	}
 	for l, k := range s.kernels {
 		nm, err := newNystromMap(k, s.scale[l], lm)
 		if err != nil {
 			return nil, fmt.Errorf("kernel: %v: %w", k, err)
 		}
 		phi := new(mat.Dense)
-		if err := nm.featuresTo(phi, x); err != nil {
+		if err := nm.featuresFrom(phi, p); err != nil {
 			return nil, err
 		}
 		if err := checkFinite(phi, k); err != nil {
@@ -245,6 +270,18 @@ func (s *space) crossTo(dst *mat.Dense, self []float64, tau []float64, x model.D
 		self[j] = 0
 	}
 	sq := sqNorms(x)
+	// The products every kernel of the pool reads: the training samples'
+	// with x, or x's with the landmarks.
+	var p *products
+	var err error
+	if s.exact() {
+		p, err = newProducts(s.train, x)
+	} else {
+		p, err = newProducts(x, s.maps[0].lm)
+	}
+	if err != nil {
+		return err
+	}
 	var tmp mat.Dense
 	for l, t := range tau {
 		if t <= 0 {
@@ -252,7 +289,7 @@ func (s *space) crossTo(dst *mat.Dense, self []float64, tau []float64, x model.D
 		}
 		tmp.Reset()
 		if s.exact() {
-			if err := CrossTo(&tmp, s.kernels[l], s.train, x); err != nil {
+			if err := p.crossTo(&tmp, s.kernels[l]); err != nil {
 				return err
 			}
 			addScaled(dst, t/s.scale[l], &tmp)
@@ -261,7 +298,7 @@ func (s *space) crossTo(dst *mat.Dense, self []float64, tau []float64, x model.D
 			}
 			continue
 		}
-		if err := s.maps[l].featuresTo(&tmp, x); err != nil {
+		if err := s.maps[l].featuresFrom(&tmp, p); err != nil {
 			return err
 		}
 		kt := mat.NewDense(n, m, nil)

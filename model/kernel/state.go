@@ -120,13 +120,19 @@ func (s *State) loadSpace() (*space, error) {
 	}
 	sp := &space{train: s.Train, kernels: s.Kernels, scale: s.Scale, lmIdx: s.Landmarks,
 		maps: make([]*nystromMap, len(s.Kernels)), phis: make([]*mat.Dense, len(s.Kernels))}
+	var p *products // the training samples' with the landmarks, for every kernel
 	for l, k := range s.Kernels {
 		sp.maps[l] = &nystromMap{k: k, scale: s.Scale[l], lm: lm, w: s.Maps[l]}
 		if s.Tau[l] <= 0 {
 			continue // read by neither combined nor crossTo
 		}
+		if p == nil {
+			if p, err = newProducts(s.Train, lm); err != nil {
+				return nil, err
+			}
+		}
 		sp.phis[l] = new(mat.Dense)
-		if err := sp.maps[l].featuresTo(sp.phis[l], s.Train); err != nil {
+		if err := sp.maps[l].featuresFrom(sp.phis[l], p); err != nil {
 			return nil, err
 		}
 	}

@@ -1,0 +1,101 @@
+package kernel
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/sparse"
+)
+
+// testRows returns n samples of d features in [0, 3), about half zero.
+func testRows(n, d int, s uint64) *mat.Dense {
+	r := rand.New(rand.NewPCG(s, 7))
+	x := mat.NewDense(n, d, nil)
+	for i := range n {
+		for j := range d {
+			if r.Float64() < 0.5 {
+				x.Set(i, j, 3*r.Float64())
+			}
+		}
+	}
+	return x
+}
+
+// TestProductsMatchCrossTo checks that the kernels of a pool read from one
+// set of products (newProducts, as newSpace, loadSpace and crossTo do) are
+// CrossTo's and MatrixTo's bit for bit, for every kernel of both pools, on
+// dense and sparse samples; and that an unbound Gaussian is refused.
+func TestProductsMatchCrossTo(t *testing.T) {
+	x, y := testRows(9, 6, 1), testRows(5, 6, 2)
+	for _, form := range []string{"dense", "sparse"} {
+		xd, yd := model.DenseRows(x), model.DenseRows(y)
+		if form == "sparse" {
+			xd, yd = model.SparseRows(sparse.FromDense(x)), model.SparseRows(sparse.FromDense(y))
+		}
+		cross, err := newProducts(xd, yd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		self, err := newProducts(xd, xd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k0 := range append(append(DefaultPool(), ScalePool()...), Linear{}) {
+			k, err := k0.Bind(xd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var a, b mat.Dense
+			if err := cross.crossTo(&a, k); err != nil {
+				t.Fatal(err)
+			}
+			if err := CrossTo(&b, k, xd, yd); err != nil {
+				t.Fatal(err)
+			}
+			if !mat.Equal(&a, &b) {
+				t.Errorf("%s, %v: products' cross-kernel differs from CrossTo's", form, k)
+			}
+			a.Reset()
+			b.Reset()
+			if err := self.matrixTo(&a, k); err != nil {
+				t.Fatal(err)
+			}
+			if err := MatrixTo(&b, k, xd); err != nil {
+				t.Fatal(err)
+			}
+			if !mat.Equal(&a, &b) {
+				t.Errorf("%s, %v: products' kernel matrix differs from MatrixTo's", form, k)
+			}
+		}
+		var a mat.Dense
+		if err := cross.crossTo(&a, Gaussian{Scale: 1}); err == nil {
+			t.Errorf("%s: an unbound Gaussian's cross-kernel: no error", form)
+		}
+	}
+}
+
+// TestPoolBoundAsAlone checks that newSpace binds the Gaussians of a pool,
+// whose pairwise distance it computes once a rule, as each one's own Bind
+// does: both rules in one pool, exact and with landmarks.
+func TestPoolBoundAsAlone(t *testing.T) {
+	x := model.DenseRows(testRows(40, 6, 3))
+	pool := append(DefaultPool(), ScalePool()...)
+	for _, ny := range []*Nystrom{nil, {Landmarks: 10}} {
+		s, err := newSpace(x, pool, ny, 0, ScaleTrace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for l, k := range pool {
+			want, err := k.Bind(x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.kernels[l] != want {
+				t.Errorf("Nyström %v: kernel %d bound as %v, alone as %v", ny != nil, l, s.kernels[l], want)
+			}
+		}
+	}
+}
