@@ -88,16 +88,24 @@ func evalTo(dst, dots *mat.Dense, k Kernel, sx, sy []float64) {
 	}
 }
 
-// products holds what every kernel of this package reads of two sets of
-// samples x and y (Kernel.Eval(dot, xx, yy)): their inner products x·yᵀ
-// and their squared norms, computed once for all the kernels of a pool.
+// products computes the kernels of a pool on two sets of samples x and y
+// from what every kernel of this package reads of them (Kernel.Eval(dot,
+// xx, yy)): their inner products x·yᵀ and squared norms, computed once for
+// all the kernels when shared. Unshared, it keeps none and each kernel
+// computes its own in place (CrossTo, MatrixTo), which holds no second
+// matrix of x·yᵀ's size: for a pool that uses one kernel.
 type products struct {
+	x, y   model.Data
+	shared bool
 	dots   mat.Dense
 	sx, sy []float64
 }
 
-func newProducts(x, y model.Data) (*products, error) {
-	p := new(products)
+func newProducts(x, y model.Data, shared bool) (*products, error) {
+	p := &products{x: x, y: y, shared: shared}
+	if !shared {
+		return p, nil
+	}
 	if err := dotsTo(&p.dots, x, y); err != nil {
 		return nil, err
 	}
@@ -107,10 +115,13 @@ func newProducts(x, y model.Data) (*products, error) {
 
 // crossTo stores k(x_i, y_j) into dst, resized: CrossTo(dst, k, x, y).
 func (p *products) crossTo(dst *mat.Dense, k Kernel) error {
+	dst.Reset()
+	if !p.shared {
+		return CrossTo(dst, k, p.x, p.y)
+	}
 	if err := checkBound(k); err != nil {
 		return err
 	}
-	dst.Reset()
 	dst.ReuseAs(p.dots.Dims())
 	evalTo(dst, &p.dots, k, p.sx, p.sy)
 	return nil
@@ -119,6 +130,10 @@ func (p *products) crossTo(dst *mat.Dense, k Kernel) error {
 // matrixTo stores the kernel matrix of x into dst, resized, for products of
 // x with itself: MatrixTo(dst, k, x).
 func (p *products) matrixTo(dst *mat.Dense, k Kernel) error {
+	if !p.shared {
+		dst.Reset()
+		return MatrixTo(dst, k, p.x)
+	}
 	if err := p.crossTo(dst, k); err != nil {
 		return err
 	}

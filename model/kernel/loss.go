@@ -295,7 +295,7 @@ func (g *gram) parts(n int, body func(lo, hi int)) {
 	g.split(n, body)
 }
 
-// xtaPool holds the workspaces of mulTo's parts of Φᵀb.
+// xtaPool holds the workspaces of mulT's parts.
 var xtaPool = sync.Pool{New: func() any { return new(gemm.Workspace) }}
 
 // shape makes dst r×c, keeping its storage when it has that shape.

@@ -22,9 +22,10 @@ func testRows(n, d, s int) *mat.Dense {
 }
 
 // TestProductsMatchCrossTo checks that the kernels of a pool read from one
-// set of products (newProducts, as newSpace, loadSpace and crossTo do) are
-// CrossTo's and MatrixTo's bit for bit, for every kernel of both pools, on
-// dense and sparse samples; and that an unbound Gaussian is refused.
+// set of products (newProducts, shared, as newSpace, loadSpace and crossTo
+// do for pools of several kernels) are CrossTo's and MatrixTo's bit for
+// bit, for every kernel of both pools, on dense and sparse samples; and
+// that an unbound Gaussian is refused, shared or not.
 func TestProductsMatchCrossTo(t *testing.T) {
 	x, y := testRows(9, 6, 1), testRows(5, 6, 2)
 	for _, form := range []string{"dense", "sparse"} {
@@ -32,11 +33,11 @@ func TestProductsMatchCrossTo(t *testing.T) {
 		if form == "sparse" {
 			xd, yd = model.SparseRows(sparse.FromDense(x)), model.SparseRows(sparse.FromDense(y))
 		}
-		cross, err := newProducts(xd, yd)
+		cross, err := newProducts(xd, yd, true)
 		if err != nil {
 			t.Fatal(err)
 		}
-		self, err := newProducts(xd, xd)
+		self, err := newProducts(xd, xd, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,9 +68,15 @@ func TestProductsMatchCrossTo(t *testing.T) {
 				t.Errorf("%s, %v: products' kernel matrix differs from MatrixTo's", form, k)
 			}
 		}
-		var a mat.Dense
-		if err := cross.crossTo(&a, Gaussian{Scale: 1}); err == nil {
-			t.Errorf("%s: an unbound Gaussian's cross-kernel: no error", form)
+		own, err := newProducts(xd, yd, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []*products{cross, own} {
+			var a mat.Dense
+			if err := p.crossTo(&a, Gaussian{Scale: 1}); err == nil {
+				t.Errorf("%s, shared %v: an unbound Gaussian's cross-kernel: no error", form, p.shared)
+			}
 		}
 	}
 }

@@ -118,7 +118,7 @@ func newSpace(x model.Data, ks []Kernel, ny *Nystrom, maxExact int, sc Scaling) 
 		}
 	}
 	if ny == nil {
-		p, err := newProducts(x, x) // read by every kernel of the pool
+		p, err := newProducts(x, x, len(s.kernels) > 1) // read by every kernel of the pool
 		if err != nil {
 			return nil, err
 		}
@@ -149,7 +149,7 @@ func newSpace(x model.Data, ks []Kernel, ny *Nystrom, maxExact int, sc Scaling) 
 	if err != nil {
 		return nil, err
 	}
-	p, err := newProducts(x, lm) // read by every kernel of the pool
+	p, err := newProducts(x, lm, len(s.kernels) > 1) // read by every kernel of the pool
 	if err != nil {
 		return nil, err
 	}
@@ -272,12 +272,18 @@ func (s *space) crossTo(dst *mat.Dense, self []float64, tau []float64, x model.D
 	sq := sqNorms(x)
 	// The products every kernel of the pool reads: the training samples'
 	// with x, or x's with the landmarks.
+	used := 0
+	for _, t := range tau {
+		if t > 0 {
+			used++
+		}
+	}
 	var p *products
 	var err error
 	if s.exact() {
-		p, err = newProducts(s.train, x)
+		p, err = newProducts(s.train, x, used > 1)
 	} else {
-		p, err = newProducts(x, s.maps[0].lm)
+		p, err = newProducts(x, s.maps[0].lm, used > 1)
 	}
 	if err != nil {
 		return err

@@ -120,6 +120,12 @@ func (s *State) loadSpace() (*space, error) {
 	}
 	sp := &space{train: s.Train, kernels: s.Kernels, scale: s.Scale, lmIdx: s.Landmarks,
 		maps: make([]*nystromMap, len(s.Kernels)), phis: make([]*mat.Dense, len(s.Kernels))}
+	used := 0
+	for _, t := range s.Tau {
+		if t > 0 {
+			used++
+		}
+	}
 	var p *products // the training samples' with the landmarks, for every kernel
 	for l, k := range s.Kernels {
 		sp.maps[l] = &nystromMap{k: k, scale: s.Scale[l], lm: lm, w: s.Maps[l]}
@@ -127,7 +133,7 @@ func (s *State) loadSpace() (*space, error) {
 			continue // read by neither combined nor crossTo
 		}
 		if p == nil {
-			if p, err = newProducts(s.Train, lm); err != nil {
+			if p, err = newProducts(s.Train, lm, used > 1); err != nil {
 				return nil, err
 			}
 		}
