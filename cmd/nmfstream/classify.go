@@ -482,13 +482,14 @@ func (c *classifier) describe() string {
 		return "kernel self-training on the features and codes and on the features alone, the two kernel classifiers on the features averaged (classify.Joint, the pair)"
 	case c.lapCodes != nil:
 		return "the mean of two LapRLS fits' calibrated scores (--doc-codes pair): one on the features, " + lapChoice(c.lap) +
-			"; one on the features with each document's code on the basis appended, its graph on the features alone, " + lapChoice(c.lapCodes) + "; " + c.describePriors()
+			"; one on the features with each document's code on the basis appended, its graph on the features alone, " + lapChoice(c.lapCodes) +
+			"; the first fit's " + describePriors(c.lap, c.enc.Classes()) + "; the second fit's " + describePriors(c.lapCodes, c.enc.Classes())
 	case c.nnls != nil:
-		return lapChoice(c.lap) + "; " + c.describePriors() + "; each document's code on the basis appended to its row (--doc-codes append), the graph on the rows alone"
+		return lapChoice(c.lap) + "; " + describePriors(c.lap, c.enc.Classes()) + "; each document's code on the basis appended to its row (--doc-codes append), the graph on the rows alone"
 	case c.lap != nil && c.docCodesWhy != "":
-		return lapChoice(c.lap) + "; " + c.describePriors() + "; the codes are not read: the model codes no documents (" + c.docCodesWhy + ")"
+		return lapChoice(c.lap) + "; " + describePriors(c.lap, c.enc.Classes()) + "; the codes are not read: the model codes no documents (" + c.docCodesWhy + ")"
 	case c.lap != nil:
-		return lapChoice(c.lap) + "; " + c.describePriors() + "; " + lapCodesNote
+		return lapChoice(c.lap) + "; " + describePriors(c.lap, c.enc.Classes()) + "; " + lapCodesNote
 	}
 	return "1-NN on the self-labeled training codes (classify.SelfTraining)"
 }
@@ -521,9 +522,10 @@ func lapChoice(lr *classify.LapRLS) string {
 // so that --codes auto and off predict alike on documents.
 const lapCodesNote = "the codes are not read (--doc-codes off or --codes off: the rows alone)"
 
-// describePriors says which class priors LapRLS's predictions assume.
-func (c *classifier) describePriors() string {
-	pi := c.lap.EstimatedPriors()
+// describePriors says which class priors the predictions of the LapRLS
+// fit lr assume; classes names them.
+func describePriors(lr *classify.LapRLS, classes []string) string {
+	pi := lr.EstimatedPriors()
 	if pi == nil {
 		return "class priors uniform over the labeled classes (--priors uniform)"
 	}
@@ -532,29 +534,31 @@ func (c *classifier) describePriors() string {
 		if j > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "%s %.3f", c.enc.Classes()[j], v)
+		fmt.Fprintf(&b, "%s %.3f", classes[j], v)
 	}
-	if c.lap.PriorsUsed() {
+	if lr.PriorsUsed() {
 		return "class priors of the training records (the labeled counted, the unlabeled estimated), half their shift from the uniform priors applied: " + b.String()
 	}
 	s := "class priors kept uniform: their estimate from the unlabeled training records (" + b.String() + ") collapsed a labeled class"
 	switch {
-	case c.lap.Pooled():
+	case lr.Pooled():
 		s += "; the graph fit and the supervised fit pooled (the mean of their calibrated scores), its class masses over the unlabeled training records moved to the supervised fit's, since the labels are balanced by design"
-	case c.lap.MassesMoved():
+	case lr.MassesMoved():
 		s += "; the graph fit's class masses over the unlabeled training records moved to the supervised fit's, since the labels are balanced by design"
 	}
 	return s
 }
 
-// priors returns the class priors the classifier's predictions assume
-// where they are estimated (LapRLS with --priors em, the estimate kept),
-// nil otherwise.
-func (c *classifier) priors() []float64 {
-	if c.lap == nil || !c.lap.PriorsUsed() {
+// priors returns the class priors the LapRLS fit lr's predictions assume
+// where they are estimated (--priors em, the estimate kept), nil otherwise
+// or without lr: c.lap's, the document classifier's (with the pair, its
+// fit on the rows alone), or c.lapCodes', the pair's fit on the rows with
+// their codes.
+func priors(lr *classify.LapRLS) []float64 {
+	if lr == nil || !lr.PriorsUsed() {
 		return nil
 	}
-	return c.lap.EstimatedPriors()
+	return lr.EstimatedPriors()
 }
 
 // classifierOptions are the choices eval and classify leave to the user

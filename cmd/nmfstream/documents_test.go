@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -209,6 +210,17 @@ func TestEvalPriors(t *testing.T) {
 	// --codes off is the rows alone, as --doc-codes off, and stderr says
 	// that the codes are not read.
 	rows := run("--doc-codes", "off")
+	// The pair's second fit (the rows with their codes) reports its own
+	// priors: those of the same fit alone (--doc-codes append; at rank 10,
+	// where that fit's estimate is kept); the rows alone report none of
+	// the kind.
+	pair10, app10 := run("--rank", "10"), run("--rank", "10", "--doc-codes", "append")
+	if len(pair10.PriorsCodes) != 2 || !slices.Equal(pair10.PriorsCodes, app10.Priors) || slices.Equal(pair10.PriorsCodes, pair10.Priors) {
+		t.Errorf("the pair's priors_codes %v, want --doc-codes append's priors %v, not the rows fit's %v", pair10.PriorsCodes, app10.Priors, pair10.Priors)
+	}
+	if rows.PriorsCodes != nil {
+		t.Errorf("--doc-codes off reported priors_codes %v", rows.PriorsCodes)
+	}
 	code, out, errb := runCmd(t, "eval", "--train", train, "--test", test, "--rank", "5", "--json", "--codes", "off")
 	var off evalSummary
 	if err := json.Unmarshal([]byte(out), &off); code != 0 || err != nil || off.Accuracy != rows.Accuracy || off.MacroF1 != rows.MacroF1 {

@@ -117,6 +117,11 @@ type evalSummary struct {
 	// uniform (--priors uniform, the estimate failed the guard, or no
 	// document classifier).
 	Priors []float64 `json:"priors,omitempty"`
+	// PriorsCodes are the class priors the pair's second fit (--doc-codes
+	// pair: the rows with their codes appended) assumed, as Priors are
+	// the first fit's; absent without the pair or where that fit assumed
+	// them uniform.
+	PriorsCodes []float64 `json:"priors_codes,omitempty"`
 }
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -322,7 +327,8 @@ func evaluate(ctx context.Context, p fitParams, tp textParams, train, test, reje
 		Precision:        f.precision,
 		Landmarks:        f.landmarks,
 		Codes:            opt.codes.String(),
-		Priors:           cl.priors(),
+		Priors:           priors(cl.lap),
+		PriorsCodes:      priors(cl.lapCodes),
 	}
 	ev.sum.NTestUnseen = cl.warnUnseen(stderr, tin)
 	emb := classify.EmbeddingOf(codes, truth, f.m.Codes(), f.y)
