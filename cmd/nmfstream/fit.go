@@ -16,7 +16,6 @@ import (
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/graph"
-	"github.com/nmfstream/nmfstream/model/kernel"
 	"github.com/nmfstream/nmfstream/model/metrics"
 	"github.com/nmfstream/nmfstream/model/sparse"
 	"github.com/nmfstream/nmfstream/record"
@@ -307,10 +306,7 @@ func kernelLandmarks(spec methodSpec, x model.Data, given int, path string, stde
 		m = min(defaultLandmarks, n)
 		fmt.Fprintf(stderr, "method %s: %d training records, over the %d of exact kernel matrices: Nyström features on %d landmarks (--landmarks)\n", spec.Name, n, maxKernelExact, m)
 	}
-	kernels := int64(1)
-	if spec.Name == "multik" {
-		kernels = int64(len(kernel.DefaultPool()))
-	}
+	kernels := int64(spec.Kernels)
 	if b := 8 * int64(n) * int64(m) * kernels; b > maxKernelFeatureBytes {
 		return 0, fmt.Errorf("%w: method %s on %s: %d training records × %d landmarks × %d kernels take %d MiB of Nyström features, over %d MiB: fit it on a sample of fewer records, pass a smaller --landmarks, or use another --method",
 			model.ErrTooLarge, spec.Name, path, n, m, kernels, b>>20, maxKernelFeatureBytes>>20)

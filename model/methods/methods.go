@@ -85,6 +85,10 @@ type Info struct {
 	// codes (the kernel methods): the method implements kernel.Projector
 	// and its State is what a saved model keeps.
 	Kernel bool
+	// Kernels is the number of kernels a kernel method holds features of
+	// (with Options.Nystrom, an N×m matrix each): 1 for the flexible-kernel
+	// method, kernel.DefaultPool's size for multik; 0 for the others.
+	Kernels int
 	// KL says whether the method reads Options.Loss, so that it can fit
 	// the generalized KL divergence (model.LossKL) instead of the
 	// Frobenius loss: the methods made of the engine's loss and graph
@@ -141,6 +145,7 @@ func List() []Info {
 			Name:      "kernel",
 			Summary:   "flexible-kernel NMF (Zhang and Liu 2009), Gaussian kernel",
 			Kernel:    true,
+			Kernels:   1,
 			Neighbors: Param{true, 5},
 			build: func(o Options) model.Method {
 				return &kernel.Flexible{Common: o.Common, Neighbors: o.Neighbors, Projection: KernelProjection(o.Projection), Nystrom: nystrom(o.Nystrom)}
@@ -150,6 +155,7 @@ func List() []Info {
 			Name:      "multik",
 			Summary:   "adaptive-graph multiple-kernel NMF (Wang and AbdulJabbar 2012)",
 			Kernel:    true,
+			Kernels:   len(kernel.DefaultPool()),
 			Alpha:     Param{Used: true}, // zero: no graph (NMF_MultiK)
 			Neighbors: Param{true, 5},
 			build: func(o Options) model.Method {

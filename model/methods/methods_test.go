@@ -55,6 +55,20 @@ func TestList(t *testing.T) {
 		if i.Summary == "" {
 			t.Errorf("%s: no summary", i.Name)
 		}
+		// Kernels counts the kernels the built method holds.
+		want := 0
+		switch m, _ := methods.New(i.Name, methods.Options{Common: model.Common{Rank: 3}}); m := m.(type) {
+		case *kernel.Flexible:
+			want = 1
+		case *kernel.MultiK:
+			want = len(kernel.DefaultPool())
+			if m.Kernels != nil {
+				want = len(m.Kernels)
+			}
+		}
+		if i.Kernels != want || (i.Kernels > 0) != i.Kernel {
+			t.Errorf("%s: Kernels %d, Kernel %v; the method holds %d kernels", i.Name, i.Kernels, i.Kernel, want)
+		}
 	}
 }
 
