@@ -272,12 +272,7 @@ func (s *space) crossTo(dst *mat.Dense, self []float64, tau []float64, x model.D
 	sq := sqNorms(x)
 	// The products every kernel of the pool reads: the training samples'
 	// with x, or x's with the landmarks.
-	used := 0
-	for _, t := range tau {
-		if t > 0 {
-			used++
-		}
-	}
+	used := positives(tau)
 	var p *products
 	var err error
 	if s.exact() {
@@ -321,6 +316,17 @@ func (s *space) crossTo(dst *mat.Dense, self []float64, tau []float64, x model.D
 		}
 	}
 	return nil
+}
+
+// positives returns the number of kernels of positive weight in tau.
+func positives(tau []float64) int {
+	n := 0
+	for _, t := range tau {
+		if t > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // addScaled sets dst += alpha·a (same shapes).

@@ -120,12 +120,7 @@ func (s *State) loadSpace() (*space, error) {
 	}
 	sp := &space{train: s.Train, kernels: s.Kernels, scale: s.Scale, lmIdx: s.Landmarks,
 		maps: make([]*nystromMap, len(s.Kernels)), phis: make([]*mat.Dense, len(s.Kernels))}
-	used := 0
-	for _, t := range s.Tau {
-		if t > 0 {
-			used++
-		}
-	}
+	used := positives(s.Tau)
 	var p *products // the training samples' with the landmarks, for every kernel
 	for l, k := range s.Kernels {
 		sp.maps[l] = &nystromMap{k: k, scale: s.Scale[l], lm: lm, w: s.Maps[l]}
