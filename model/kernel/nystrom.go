@@ -89,7 +89,9 @@ func invSqrtTo(dst, sq *mat.Dense, k *mat.Dense) error {
 			}
 		}
 		dst.Reset()
-		dst.Mul(&qs, q.T())
+		dst.ReuseAs(n, n)
+		var ws gemm.ABTWorkspace
+		gemm.ABT(dst.RawMatrix(), qs.RawMatrix(), q.RawMatrix(), &ws, false) // Q·f(Λ)·Qᵀ
 	}
 	pow(dst, func(l float64) float64 {
 		if l <= eigCut*lmax {
