@@ -72,32 +72,7 @@ type coded struct {
 // run fits the method name on the training part of the digits and streams
 // the rest through the pipeline's code and classify stages.
 func run(ctx context.Context, name string, rank, batch int, seed uint64) (result, error) {
-	x, y := datasets.Digits()
-	n, d := x.Dims()
-	order := rand.New(rand.NewPCG(seed, seed)).Perm(n)
-	ntr := 2 * n / 3
-	train := mat.NewDense(ntr, d, nil)
-	labels := make([]int, ntr)
-	perClass := map[int]int{}
-	for i, t := range order[:ntr] {
-		train.SetRow(i, x.RawRowView(t))
-		labels[i] = -1
-		if perClass[y[t]] < 10 {
-			labels[i] = y[t]
-			perClass[y[t]]++
-		}
-	}
-	var blocks []block
-	for lo := ntr; lo < n; lo += batch {
-		hi := min(lo+batch, n)
-		b := block{x: mat.NewDense(hi-lo, d, nil)}
-		for i, t := range order[lo:hi] {
-			b.x.SetRow(i, x.RawRowView(t))
-			b.y = append(b.y, y[t])
-		}
-		blocks = append(blocks, b)
-	}
-
+	train, labels, blocks := digits(seed, batch)
 	m, err := methods.New(name, methods.Options{
 		Common:     model.Common{Rank: rank, Src: rand.NewPCG(seed, seed)},
 		Projection: model.ProjectGraph,
@@ -121,7 +96,8 @@ func run(ctx context.Context, name string, rank, batch int, seed uint64) (result
 			ref = append(ref, i)
 		}
 	}
-	refCodes := mat.NewDense(len(ref), rank, nil)
+	_, k := m.Codes().Dims()
+	refCodes := mat.NewDense(len(ref), k, nil)
 	refClass := make([]int, len(ref))
 	for j, i := range ref {
 		refCodes.SetRow(j, m.Codes().RawRowView(i))
@@ -169,6 +145,38 @@ func run(ctx context.Context, name string, rank, batch int, seed uint64) (result
 	}
 	r.accuracy, r.fit = float64(right)/float64(r.n), fit
 	return r, nil
+}
+
+// digits shuffles the 8×8 digits (seed) and returns the first two thirds as
+// training samples, 10 of each class labeled (−1 for the others), and the
+// last third as blocks of batch arriving samples.
+func digits(seed uint64, batch int) (*mat.Dense, []int, []block) {
+	x, y := datasets.Digits()
+	n, d := x.Dims()
+	order := rand.New(rand.NewPCG(seed, seed)).Perm(n)
+	ntr := 2 * n / 3
+	train := mat.NewDense(ntr, d, nil)
+	labels := make([]int, ntr)
+	perClass := map[int]int{}
+	for i, t := range order[:ntr] {
+		train.SetRow(i, x.RawRowView(t))
+		labels[i] = -1
+		if perClass[y[t]] < 10 {
+			labels[i] = y[t]
+			perClass[y[t]]++
+		}
+	}
+	var blocks []block
+	for lo := ntr; lo < n; lo += batch {
+		hi := min(lo+batch, n)
+		b := block{x: mat.NewDense(hi-lo, d, nil)}
+		for i, t := range order[lo:hi] {
+			b.x.SetRow(i, x.RawRowView(t))
+			b.y = append(b.y, y[t])
+		}
+		blocks = append(blocks, b)
+	}
+	return train, labels, blocks
 }
 
 // coderOf returns the function that codes new samples with the method m
