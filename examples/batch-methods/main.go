@@ -1,18 +1,16 @@
 // Command batch-methods shows the methods that learn in batch only (the
 // flexible-kernel and multiple-kernel methods, DPCA, SSNMF), which `stream`
-// refuses, at work in a pipeline: each is fitted on the first two thirds of
-// the shuffled 8×8 digits, 10 of them labeled per class, and the last third
-// then arrives as a stream of small batches through pipeline stages that
+// refuses, at work in a pipeline: each is fitted on two thirds of the 8×8
+// digits, 10 of them labeled per class, and the held-out third then arrives as a stream of small batches through pipeline stages that
 // code each batch on the fitted model and classify the codes by their
 // nearest labeled training code. It prints each method's accuracy on the
 // arrivals and the time its fit took.
 //
-//	go run ./examples/batch-methods [-methods kernel,multik,dpca,ssnmf] [-rank 20] [-batch 50] [-seed 1]
+//	go run ./examples/batch-methods [-methods kernel,multik,dpca,ssnmf] [-rank 40] [-batch 50] [-seed 1]
 package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -29,6 +27,7 @@ import (
 	"github.com/nmfstream/nmfstream/model/classify"
 	"github.com/nmfstream/nmfstream/model/kernel"
 	"github.com/nmfstream/nmfstream/model/methods"
+	"github.com/nmfstream/nmfstream/model/metrics"
 	"github.com/nmfstream/nmfstream/pipeline"
 )
 
@@ -72,7 +71,7 @@ type coded struct {
 // run fits the method name on the training part of the digits and streams
 // the rest through the pipeline's code and classify stages.
 func run(ctx context.Context, name string, rank, batch int, seed uint64) (result, error) {
-	train, labels, blocks := digits(seed, batch)
+	train, labels, ref, blocks := digits(seed, batch)
 	m, err := methods.New(name, methods.Options{
 		Common:     model.Common{Rank: rank, Src: rand.NewPCG(seed, seed)},
 		Projection: model.ProjectGraph,
@@ -85,26 +84,10 @@ func run(ctx context.Context, name string, rank, batch int, seed uint64) (result
 		return result{}, fmt.Errorf("%s: %w", name, err)
 	}
 	fit := time.Since(start)
-	code, err := coderOf(m, model.DenseRows(train))
-	if err != nil {
-		return result{}, fmt.Errorf("%s: %w", name, err)
-	}
+	code := coderOf(m, model.DenseRows(train))
 	// The labeled training samples' codes, the 1-NN's references.
-	var ref []int
-	for i, c := range labels {
-		if c >= 0 {
-			ref = append(ref, i)
-		}
-	}
-	_, k := m.Codes().Dims()
-	refCodes := mat.NewDense(len(ref), k, nil)
-	refClass := make([]int, len(ref))
-	for j, i := range ref {
-		refCodes.SetRow(j, m.Codes().RawRowView(i))
-		refClass[j] = labels[i]
-	}
 	nn := classify.NearestNeighbor{K: 1}
-	if err := nn.Fit(refCodes, refClass); err != nil {
+	if err := nn.Fit(metrics.TakeRows(m.Codes(), ref), metrics.Take(labels, ref)); err != nil {
 		return result{}, err
 	}
 
@@ -147,36 +130,23 @@ func run(ctx context.Context, name string, rank, batch int, seed uint64) (result
 	return r, nil
 }
 
-// digits shuffles the 8×8 digits (seed) and returns the first two thirds as
-// training samples, 10 of each class labeled (−1 for the others), and the
-// last third as blocks of batch arriving samples.
-func digits(seed uint64, batch int) (*mat.Dense, []int, []block) {
+// digits splits the 8×8 digits as eval's held-out protocol does
+// (metrics.Split, seeded): two thirds of each class the training pool, 10
+// of them labeled, the rest −1; the last third, in the dataset's order, the
+// blocks of batch arriving samples. It also returns the labeled rows'
+// positions in the pool.
+func digits(seed uint64, batch int) (train *mat.Dense, labels, labeled []int, blocks []block) {
 	x, y := datasets.Digits()
-	n, d := x.Dims()
-	order := rand.New(rand.NewPCG(seed, seed)).Perm(n)
-	ntr := 2 * n / 3
-	train := mat.NewDense(ntr, d, nil)
-	labels := make([]int, ntr)
-	perClass := map[int]int{}
-	for i, t := range order[:ntr] {
-		train.SetRow(i, x.RawRowView(t))
-		labels[i] = -1
-		if perClass[y[t]] < 10 {
-			labels[i] = y[t]
-			perClass[y[t]]++
-		}
+	s, err := metrics.Split(y, 1.0/3, 10, rand.NewPCG(seed, seed))
+	if err != nil {
+		panic(err) // the embedded digits have 174 or more samples a class
 	}
-	var blocks []block
-	for lo := ntr; lo < n; lo += batch {
-		hi := min(lo+batch, n)
-		b := block{x: mat.NewDense(hi-lo, d, nil)}
-		for i, t := range order[lo:hi] {
-			b.x.SetRow(i, x.RawRowView(t))
-			b.y = append(b.y, y[t])
-		}
-		blocks = append(blocks, b)
+	labels, labeled = s.PoolLabels(y)
+	for lo := 0; lo < len(s.Test); lo += batch {
+		idx := s.Test[lo:min(lo+batch, len(s.Test))]
+		blocks = append(blocks, block{x: metrics.TakeRows(x, idx), y: metrics.Take(y, idx)})
 	}
-	return train, labels, blocks
+	return metrics.TakeRows(x, s.Train), labels, labeled, blocks
 }
 
 // coderOf returns the function that codes new samples with the method m
@@ -187,21 +157,19 @@ func digits(seed uint64, batch int) (*mat.Dense, []int, []block) {
 // kernel methods (their Projection, set by methods.Options), on the basis
 // for the factorizations (5 neighbours, GNMF's weight where the method
 // keeps no graph of its own).
-func coderOf(m model.Method, train model.Data) (func(dst *mat.Dense, x model.Data) error, error) {
+func coderOf(m model.Method, train model.Data) func(dst *mat.Dense, x model.Data) error {
 	switch m := m.(type) {
-	case nil:
-		return nil, errors.New("no method")
 	case kernel.Projector:
-		return m.ProjectTo, nil
+		return m.ProjectTo
 	case *model.DPCA:
-		return m.TransformTo, nil
+		return m.TransformTo
 	case interface {
 		Projector(model.Projection) *model.Projector
 	}:
-		return m.Projector(model.ProjectGraph).ProjectTo, nil
+		return m.Projector(model.ProjectGraph).ProjectTo
 	}
 	q := &model.Query{Train: train, K: 5}
 	p := &model.Projector{Method: model.ProjectGraph, U: m.Basis(), TrainCodes: m.Codes(),
 		Alpha: model.DefaultGNMFAlpha, Neighbors: q.Weights}
-	return p.ProjectTo, nil
+	return p.ProjectTo
 }

@@ -9,9 +9,11 @@ import (
 // example's pipeline on its defaults (seed 1, rank 40, batches of 50) and
 // checks that every arriving digit is scored and that each method's codes
 // classify them at least as well as measured when the example was written
-// (kernel 0.943, multik 0.913, dpca 0.923, ssnmf 0.977), less a point.
+// (kernel 0.940, multik 0.910, dpca 0.925, ssnmf 0.957: its 1-NN on eval's
+// digits split of seed 1, as BENCHMARKS.md's SSNMF table has it), less a
+// point.
 func TestBatchMethodsInPipeline(t *testing.T) {
-	floors := map[string]float64{"kernel": 0.93, "multik": 0.90, "dpca": 0.91, "ssnmf": 0.96}
+	floors := map[string]float64{"kernel": 0.93, "multik": 0.90, "dpca": 0.915, "ssnmf": 0.947}
 	for name, floor := range floors {
 		r, err := run(context.Background(), name, 40, 50, 1)
 		if err != nil {
