@@ -67,7 +67,7 @@ func registry() (names []string, kernel map[string]bool) {
 			continue // "auto" stands for another entry
 		}
 		names = append(names, i.Name)
-		if i.Kernel {
+		if i.Kernel() {
 			kernel[i.Name] = true
 		}
 	}

@@ -72,7 +72,7 @@ func lookup(name string) (method, bool) {
 		me.project = func(m model.Method, _ model.Data, dst *mat.Dense, test model.Data) error {
 			return m.(*model.DPCA).TransformTo(dst, test)
 		}
-	case i.Kernel:
+	case i.Kernel():
 		me.project = func(m model.Method, _ model.Data, dst *mat.Dense, test model.Data) error {
 			return m.(kernel.Projector).ProjectTo(dst, test)
 		}

@@ -292,7 +292,7 @@ const maxKernelFeatureBytes = 1 << 30
 // maxKernelFeatureBytes. Methods other than the kernel methods get given
 // (checkParams refuses a positive one).
 func kernelLandmarks(spec methodSpec, x model.Data, given int, path string, stderr io.Writer) (int, error) {
-	if !spec.Kernel {
+	if !spec.Kernel() {
 		return given, nil
 	}
 	_, n := x.Dims()

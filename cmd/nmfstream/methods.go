@@ -116,7 +116,7 @@ type kernelMethod interface {
 // specOf adds the command line's saving and projection rules to i.
 func specOf(i methods.Info) methodSpec {
 	s := methodSpec{Info: i}
-	if i.Kernel {
+	if i.Kernel() {
 		s.project = func(m model.Method, dst *mat.Dense, x model.Data) error {
 			return m.(kernelMethod).ProjectTo(dst, x)
 		}
@@ -193,7 +193,7 @@ func checkParams(p fitParams) error {
 		}
 	}
 	if i, err := methods.Lookup(p.method); err == nil {
-		if p.landmarks != 0 && !i.Kernel {
+		if p.landmarks != 0 && !i.Kernel() {
 			return fmt.Errorf("%w: --landmarks %d: method %s has no kernel matrix to approximate (kernel and multik do): drop --landmarks or choose one of those methods", errUsage, p.landmarks, i.Name)
 		}
 		return unreadParams(i, p.alpha, p.beta, 0, false)

@@ -296,7 +296,7 @@ type projector interface {
 // methods' rebuilt from their state (--projector mapped as for fit, see
 // kernelProjection), the others' from U and the training codes.
 func snapshotProjector(s *model.Snapshot, proj model.Projection) (projector, error) {
-	if i, err := methods.Lookup(s.Method); err == nil && i.Kernel {
+	if i, err := methods.Lookup(s.Method); err == nil && i.Kernel() {
 		st, err := kernel.StateFromSnapshot(s)
 		if err != nil {
 			return nil, err

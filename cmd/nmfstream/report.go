@@ -97,7 +97,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	rep := newReport(ev, objective, strings.Join(append([]string{"nmfstream report"}, args...), " "), trainName, testName)
 	var basis *mat.Dense
-	if !ev.f.spec.Kernel {
+	if !ev.f.spec.Kernel() {
 		basis = mat.DenseCopyOf(ev.f.m.Basis())
 		rep.Sparsity = report.Num(metrics.Hoyer(basis))
 		if ev.f.tf != nil { // documents: the top terms of each factor

@@ -81,13 +81,10 @@ type Info struct {
 	// Linear says whether the codes are x·U (DPCA), possibly negative;
 	// new samples are coded by the method's own TransformTo.
 	Linear bool
-	// Kernel says whether new samples need more than U and the training
-	// codes (the kernel methods): the method implements kernel.Projector
-	// and its State is what a saved model keeps.
-	Kernel bool
 	// Kernels is the number of kernels a kernel method holds features of
 	// (with Options.Nystrom, an N×m matrix each): 1 for the flexible-kernel
-	// method, kernel.DefaultPool's size for multik; 0 for the others.
+	// method, kernel.DefaultPool's size for multik; 0 for the others (see
+	// Kernel).
 	Kernels int
 	// KL says whether the method reads Options.Loss, so that it can fit
 	// the generalized KL divergence (model.LossKL) instead of the
@@ -101,6 +98,11 @@ type Info struct {
 
 	build func(o Options) model.Method
 }
+
+// Kernel says whether new samples need more than U and the training codes
+// (the kernel methods, those with Kernels): the method implements
+// kernel.Projector and its State is what a saved model keeps.
+func (i Info) Kernel() bool { return i.Kernels > 0 }
 
 // New returns the method described by i, built from o. It does not check
 // o; the method's Fit does. It panics for the zero Info.
@@ -144,7 +146,6 @@ func List() []Info {
 		{
 			Name:      "kernel",
 			Summary:   "flexible-kernel NMF (Zhang and Liu 2009), Gaussian kernel",
-			Kernel:    true,
 			Kernels:   1,
 			Neighbors: Param{true, 5},
 			build: func(o Options) model.Method {
@@ -154,7 +155,6 @@ func List() []Info {
 		{
 			Name:      "multik",
 			Summary:   "adaptive-graph multiple-kernel NMF (Wang and AbdulJabbar 2012)",
-			Kernel:    true,
 			Kernels:   len(kernel.DefaultPool()),
 			Alpha:     Param{Used: true}, // zero: no graph (NMF_MultiK)
 			Neighbors: Param{true, 5},
