@@ -57,16 +57,14 @@ type KernelLoss struct {
 var _ model.FastLoss = (*KernelLoss)(nil)
 
 func (l *KernelLoss) prepare() {
-	l.g.split = l.Split
-	if l.prepared && l.g.k == l.K && l.g.phi == l.Phi {
-		return
+	if !l.prepared || l.g.k != l.K || l.g.phi != l.Phi {
+		if (l.K == nil) == (l.Phi == nil) {
+			panic("kernel: KernelLoss needs exactly one of K and Phi")
+		}
+		l.g.set(l.K, l.Phi)
+		l.prepared, l.kfOK = true, false
 	}
-	if (l.K == nil) == (l.Phi == nil) {
-		panic("kernel: KernelLoss needs exactly one of K and Phi")
-	}
-	l.g.set(l.K, l.Phi)
 	l.g.split = l.Split
-	l.prepared, l.kfOK = true, false
 }
 
 // Reset drops cached state; call it after changing K or Phi in place.
