@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -212,6 +213,37 @@ func TestQueryBruteForce(t *testing.T) {
 				ind, _ := got.Row(i)
 				if !equalInts(ind, want) {
 					t.Errorf("metric %v dense %v: row %d neighbours %v, want %v", metric, dense, i, ind, want)
+				}
+			}
+		}
+	}
+}
+
+// TestQuerySparseProductsExact checks that sparse queries on sparse
+// training rows (the products through the rows' transpose) give the same
+// neighbours and weights, bit for bit, as the same queries dense (the
+// product with the densified block), at several block sizes.
+func TestQuerySparseProductsExact(t *testing.T) {
+	xs := randomSparse(230, 60, 0.1, rand.NewPCG(5, 5))
+	train, test := sparseRowsRange(xs, 0, 170), sparseRowsRange(xs, 170, 230)
+	for _, metric := range []graph.Metric{graph.Euclidean, graph.Cosine} {
+		for _, bs := range []int{7, 256} {
+			w := graph.Weighting{Scheme: graph.HeatKernel, HeatT: 0.7}
+			sq := &Query{Train: SparseRows(train), K: 6, Metric: metric, Weighting: w, BlockSize: bs}
+			dq := &Query{Train: SparseRows(train), K: 6, Metric: metric, Weighting: w, BlockSize: bs}
+			got, err := sq.Weights(SparseRows(test))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := dq.Weights(DenseRows(test.ToDense()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 60; i++ {
+				gi, gv := got.Row(i)
+				wi, wv := want.Row(i)
+				if !equalInts(gi, wi) || !slices.Equal(gv, wv) {
+					t.Fatalf("metric %v block %d: row %d: %v %v, want %v %v", metric, bs, i, gi, gv, wi, wv)
 				}
 			}
 		}

@@ -19,6 +19,9 @@ import (
 //
 // The search is exact and blocked: one matrix product per block of
 // queries against all training samples, then a top-k selection per row.
+// With sparse queries and sparse training samples the products run
+// through the training samples' transpose instead, which the Query holds
+// from its first such query on (as many stored entries as Train).
 // A Query is not safe for concurrent use.
 type Query struct {
 	// Train holds the M training samples. It must be set.
@@ -34,6 +37,7 @@ type Query struct {
 
 	trainSq []float64
 	prod    mat.Dense
+	inv     *sparse.CSR       // a sparse Train's transpose (sparseProducts)
 	abt     gemm.ABTWorkspace // products' packed operand
 }
 
@@ -148,6 +152,10 @@ func (q *Query) products(x Data, lo, hi int) {
 			return
 		}
 	case *sparse.CSR:
+		if tr, ok := Rows(q.Train).(*sparse.CSR); ok {
+			q.sparseProducts(xr, tr, lo, hi)
+			return
+		}
 		_, d := xr.Dims()
 		blk := mat.NewDense(d, hi-lo, nil) // the query block, densified and transposed
 		for i := lo; i < hi; i++ {
@@ -157,16 +165,38 @@ func (q *Query) products(x Data, lo, hi int) {
 			}
 		}
 		var t mat.Dense
-		switch tr := Rows(q.Train).(type) {
-		case *mat.Dense:
-			t.Mul(tr, blk)
-		case *sparse.CSR:
-			tr.MulDenseTo(&t, blk)
-		}
+		t.Mul(Rows(q.Train).(*mat.Dense), blk)
 		q.prod.Copy(t.T())
 		return
 	}
 	panic(fmt.Sprintf("model: query on unsupported data %T", x))
+}
+
+// sparseProducts stores the inner products of the sparse queries [lo, hi)
+// of x with the sparse training samples tr into q.prod, through tr's
+// transpose (q.inv, built on the first call): a query visits only the
+// training samples that hold one of its features, where a product with
+// the densified block would visit every stored entry of tr for each
+// query. Each product adds the shared features' terms in increasing
+// feature order, as tr.MulDenseTo does for a dense query, so the two
+// agree bit for bit.
+func (q *Query) sparseProducts(x, tr *sparse.CSR, lo, hi int) {
+	if q.inv == nil {
+		q.inv = transposeCSR(tr)
+	}
+	raw := q.prod.RawMatrix()
+	for i := lo; i < hi; i++ {
+		out := raw.Data[(i-lo)*raw.Stride : (i-lo)*raw.Stride+raw.Cols]
+		clear(out)
+		ind, val := x.Row(i)
+		for p, j := range ind {
+			v := val[p]
+			ti, tv := q.inv.Row(j)
+			for r, t := range ti {
+				out[t] += tv[r] * v
+			}
+		}
+	}
 }
 
 // rowSqNorms returns the squared norm of each sample of x.
