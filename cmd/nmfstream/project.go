@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/nmfstream/nmfstream/model/kernel"
 	"github.com/nmfstream/nmfstream/model/methods"
 	"github.com/nmfstream/nmfstream/model/sparse"
+	"github.com/nmfstream/nmfstream/pipeline"
 	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/sinks"
 	"github.com/nmfstream/nmfstream/sources"
@@ -206,7 +209,13 @@ func modelData(sp space, in *input) (model.Data, error) {
 // moves and a cancel is noticed on large files.
 const codeBlock = 1024
 
-// codeData codes x's samples (N×K) with the snapshot.
+// codeData codes x's samples (N×K) with the snapshot, in blocks of
+// codeBlock samples on up to GOMAXPROCS goroutines, each with a projector
+// of its own (a projector is not safe for concurrent use). A block's codes
+// do not depend on the goroutine that codes it, so they are those of one
+// projector coding the blocks in order. A kernel model's projector holds
+// its training samples' kernel features, which each goroutine would build
+// again: it codes on one. It returns ctx's error once ctx is done.
 func codeData(ctx context.Context, s *model.Snapshot, proj model.Projection, x model.Data, stderr io.Writer) (*mat.Dense, error) {
 	_, n := x.Dims()
 	_, k := s.U.Dims()
@@ -215,27 +224,65 @@ func codeData(ctx context.Context, s *model.Snapshot, proj model.Projection, x m
 		x.TMulTo(codes, s.U)
 		return codes, nil
 	}
-	p, err := snapshotProjector(s, proj)
-	if err != nil {
-		return nil, err
+	workers := max(1, min(runtime.GOMAXPROCS(0), (n+codeBlock-1)/codeBlock))
+	if i, err := methods.Lookup(s.Method); err == nil && i.Kernel() {
+		workers = 1
+	}
+	prs := make([]projector, workers)
+	for w := range prs {
+		var err error
+		if prs[w], err = snapshotProjector(s, proj); err != nil {
+			return nil, err
+		}
 	}
 	pr := newProgress(stderr, "projecting")
 	defer pr.done()
-	for lo := 0; lo < n; lo += codeBlock {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	var (
+		mu          sync.Mutex // guards the fields below and pr
+		next, coded int        // the next block's first sample; samples coded
+		first       error
+	)
+	pipeline.Split(workers)(workers, func(lo, hi int) {
+		for w := lo; w < hi; w++ {
+			for {
+				mu.Lock()
+				b := next
+				next += codeBlock
+				stop := first != nil || b >= n
+				mu.Unlock()
+				if stop {
+					break
+				}
+				e := min(b+codeBlock, n)
+				err := ctx.Err()
+				if err == nil {
+					err = projectBlock(codes.Slice(b, e, 0, k).(*mat.Dense), prs[w], rowBlock(x, b, e))
+				}
+				mu.Lock()
+				if err != nil && first == nil {
+					first = err
+				}
+				coded += e - b
+				pr.update(coded, n, "records")
+				mu.Unlock()
+			}
 		}
-		hi := min(lo+codeBlock, n)
-		blk := rowBlock(x, lo, hi)
-		dst := codes.Slice(lo, hi, 0, k).(*mat.Dense)
-		var tmp mat.Dense
-		if err := p.ProjectTo(&tmp, blk); err != nil {
-			return nil, err
-		}
-		dst.Copy(&tmp)
-		pr.update(hi, n, "records")
+	})
+	if first != nil {
+		return nil, first
 	}
 	return codes, nil
+}
+
+// projectBlock stores p's codes of blk into dst, a view of blk's rows of
+// the codes.
+func projectBlock(dst *mat.Dense, p projector, blk model.Data) error {
+	var tmp mat.Dense
+	if err := p.ProjectTo(&tmp, blk); err != nil {
+		return err
+	}
+	dst.Copy(&tmp)
+	return nil
 }
 
 // rejectBadCodes moves to in's rejects the records whose code has an entry
