@@ -170,14 +170,14 @@ func (g *GNMF) Projector(p Projection) *Projector {
 // BuildGraph builds the exact k-NN graph of x's samples with c.
 func BuildGraph(c graph.KNN, x Data) (*graph.Graph, error) { return buildGraph(c, x, nil) }
 
-// buildGraph is BuildGraph with the search of dense rows in parts by split
-// (graph.KNN.DenseSplit), if it is set.
+// buildGraph is BuildGraph with the search in parts by split
+// (graph.KNN.DenseSplit, SparseSplit), if it is set.
 func buildGraph(c graph.KNN, x Data, split func(n int, body func(lo, hi int))) (*graph.Graph, error) {
 	switch r := Rows(x).(type) {
 	case *mat.Dense:
 		return c.DenseSplit(r, split)
 	case *sparse.CSR:
-		return c.Sparse(r)
+		return c.SparseSplit(r, split)
 	}
 	return nil, fmt.Errorf("model: cannot build a k-NN graph on %T: use DenseRows or SparseRows", x)
 }

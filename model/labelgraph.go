@@ -188,24 +188,14 @@ func mfaGraphs(x Data, ls labelSet, k1, k2 int) (s, sp *sparse.CSR, err error) {
 }
 
 // knnGraph returns the k-NN graph over all samples of x, 0-1 weights,
-// symmetrized by max(W, Wᵀ), from package graph's exact search.
-func knnGraph(x Data, k int) (*sparse.CSR, error) {
+// symmetrized by max(W, Wᵀ), from package graph's exact search, run in
+// parts by split if it is set (the same graph either way).
+func knnGraph(x Data, k int, split func(n int, body func(lo, hi int))) (*sparse.CSR, error) {
 	_, n := x.Dims()
 	if k >= n {
 		return nil, fmt.Errorf("model: %d neighbours for %d samples", k, n)
 	}
-	var (
-		g   *graph.Graph
-		err error
-	)
-	switch r := Rows(x).(type) {
-	case *mat.Dense:
-		g, err = graph.KNN{K: k}.Dense(r)
-	case *sparse.CSR:
-		g, err = graph.KNN{K: k}.Sparse(r)
-	default:
-		return nil, fmt.Errorf("model: k-NN graph needs DenseRows or SparseRows data, got %T", x)
-	}
+	g, err := buildGraph(graph.KNN{K: k}, x, split)
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}

@@ -102,7 +102,7 @@ func (m *N2S2L) Fit(x Data, labels []int) error {
 	if m.s, m.sp, err = mfaGraphs(x, ls, k1, orDefaultInt(m.PenaltyPairs, 20)); err != nil {
 		return err
 	}
-	if m.ss, err = knnGraph(x, orDefaultInt(m.Neighbors, 5)); err != nil {
+	if m.ss, err = knnGraph(x, orDefaultInt(m.Neighbors, 5), m.Split); err != nil {
 		return err
 	}
 	return m.fitGraphs(x)

@@ -121,7 +121,7 @@ func (m *NGE) Fit(x Data, labels []int) error {
 	}
 	m.ss = nil
 	if m.beta() > 0 {
-		if m.ss, err = knnGraph(x, orDefaultInt(m.Neighbors, 5)); err != nil {
+		if m.ss, err = knnGraph(x, orDefaultInt(m.Neighbors, 5), m.Split); err != nil {
 			return err
 		}
 	}

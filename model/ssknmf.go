@@ -83,7 +83,7 @@ func (m *SSKNMF) Fit(x Data, labels []int) error {
 	if m.w1, err = signedLabelGraph(x, ls, kl, kl); err != nil {
 		return err
 	}
-	if m.w2, err = knnGraph(x, orDefaultInt(m.Neighbors, 5)); err != nil {
+	if m.w2, err = knnGraph(x, orDefaultInt(m.Neighbors, 5), m.Split); err != nil {
 		return err
 	}
 	return m.fitGraphs(x)

@@ -414,7 +414,8 @@ func (c *classifier) fitCodes(lr *classify.LapRLS, x *sparse.CSR, labels []int) 
 // below the number of non-zero rows, and no graph with fewer than 3;
 // the class priors estimated from the unlabeled rows if estimatePriors,
 // and, where that estimate collapses, the graph fit pooled with the
-// supervised fit, its class masses moved (LapRLS.Masses, Pool).
+// supervised fit, its class masses moved (LapRLS.Masses, Pool); the
+// graph's search on every core (LapRLS.Split).
 func lapRLSFor(x *sparse.CSR, estimatePriors bool) *classify.LapRLS {
 	n, _ := x.Dims()
 	nz := 0
@@ -427,7 +428,7 @@ func lapRLSFor(x *sparse.CSR, estimatePriors bool) *classify.LapRLS {
 		return &classify.LapRLS{GammaI: -1, Priors: estimatePriors}
 	}
 	return &classify.LapRLS{K: min(classify.DefaultLapRLSK, nz-1), Choices: []float64{classify.DefaultLapRLSGammaI, 0}, Priors: estimatePriors,
-		GraphGuard: classify.DefaultLapRLSGraphGuard, Masses: true, Pool: true}
+		GraphGuard: classify.DefaultLapRLSGraphGuard, Masses: true, Pool: true, Split: pipeline.Split(runtime.GOMAXPROCS(0))}
 }
 
 // predict returns the class and score of each row of codes with the

@@ -165,6 +165,11 @@ type LapRLS struct {
 	// fit, not in which rows are neighbours. Fit reads it only; a count of
 	// rows other than x's is an error.
 	GraphRows *sparse.CSR
+	// Split, if set, runs the k-NN graph's search in parts at once, as
+	// Joint.Split does (pipeline.Split provides one): the graph, and so
+	// the fit, are the same either way. If nil, the search runs on the
+	// caller's goroutine.
+	Split func(n int, body func(lo, hi int))
 
 	temp    float64   // temperature T of the last Fit (1 without Priors)
 	shift   []float64 // per class: priorsShift·log(π/π₀) if priorsUsed, the offsets b if massesMoved, else nil
@@ -276,7 +281,7 @@ func (lr *LapRLS) Fit(x *sparse.CSR, y []int) error {
 			}
 			gx = lr.GraphRows
 		}
-		s, err := cosineGraph(gx, k)
+		s, err := cosineGraph(gx, k, lr.Split)
 		if err != nil {
 			return err
 		}
@@ -554,7 +559,7 @@ func (lr *LapRLS) calibrate(un *sparse.CSR, y []int, oof *mat.Dense, truth []int
 // cosineGraph returns the symmetric cosine k-NN graph of x's rows
 // (cosine-similarity weights, symmetrized by max); a zero row has no
 // direction, so it gets no edge.
-func cosineGraph(x *sparse.CSR, k int) (*sparse.CSR, error) {
+func cosineGraph(x *sparse.CSR, k int, split func(n int, body func(lo, hi int))) (*sparse.CSR, error) {
 	n, d := x.Dims()
 	var nz []int
 	sub := sparse.Zeros(0, d)
@@ -567,7 +572,7 @@ func cosineGraph(x *sparse.CSR, k int) (*sparse.CSR, error) {
 	if k >= len(nz) {
 		return nil, fmt.Errorf("classify: laprls: K = %d needs more than %d non-zero training rows", k, len(nz))
 	}
-	g, err := graph.KNN{K: k, Metric: graph.Cosine}.Sparse(sub)
+	g, err := graph.KNN{K: k, Metric: graph.Cosine}.SparseSplit(sub, split)
 	if err != nil {
 		return nil, fmt.Errorf("classify: laprls: %w", err)
 	}

@@ -476,6 +476,41 @@ func TestBatchSplitEqualsSerial(t *testing.T) {
 	}
 }
 
+// TestSparseBatchSplitEqualsSerial is TestBatchSplitEqualsSerial for
+// sparse rows (KNN.SparseSplit against KNN.Sparse): TF-IDF-like rows with
+// ties and duplicates, and small integer rows with many ties.
+func TestSparseBatchSplitEqualsSerial(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, c := range []struct {
+		name string
+		x    *sparse.CSR
+	}{{"tf-idf-like", sparseOf(sparseData(300, 60, 4, rng))}, {"ties", sparseOf(tieData(300, 5, rng))}} {
+		for _, metric := range []Metric{Euclidean, Cosine} {
+			serial, err := KNN{K: 4, BlockSize: 8, Metric: metric}.Sparse(c.x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, split := range map[string]func(int, func(int, int)){
+				"reverse": splittest.Reverse, "2 goroutines": pipeline.Split(2), "3 goroutines": pipeline.Split(3),
+				"2 goroutines sharing pieces": pipeline.Share(2),
+			} {
+				got, err := KNN{K: 4, BlockSize: 8, Metric: metric}.SparseSplit(c.x, split)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, id := range serial.IDs() {
+					gn, gd := got.Neighbors(id)
+					wn, wd := serial.Neighbors(id)
+					if !slices.Equal(gn, wn) || !slices.Equal(gd, wd) {
+						t.Fatalf("%s, metric %v, %s: node %d: split %v %v, serial %v %v", c.name, metric, name, id, gn, gd, wn, wd)
+					}
+				}
+				sameWeightRows(t, got)
+			}
+		}
+	}
+}
+
 // TestBatchBorrowsRows checks that a batch build reads the rows of a
 // contiguous *mat.Dense in place, and that the first insertion and the
 // first removal copy them instead of writing into the caller's matrix;

@@ -137,9 +137,21 @@ func (c KNN) DenseSplit(x mat.Matrix, split func(n int, body func(lo, hi int))) 
 
 // Sparse builds the exact k-NN graph of the rows of x (N×D, one sample per
 // row), as Dense does. Sparse data suit Cosine (TF-IDF); Euclidean works too.
-func (c KNN) Sparse(x *sparse.CSR) (*Graph, error) {
+func (c KNN) Sparse(x *sparse.CSR) (*Graph, error) { return c.SparseSplit(x, nil) }
+
+// SparseSplit is Sparse with the search run in parts at once, as
+// DenseSplit runs Dense's: the graph is Sparse's exactly. It keeps split
+// for its insertions (SetSplit).
+func (c KNN) SparseSplit(x *sparse.CSR, split func(n int, body func(lo, hi int))) (*Graph, error) {
 	n, d := x.Dims()
-	return c.build(n, d, c.NewSparse, func(g *Graph) ([]int, error) { return g.addSparse(x) })
+	newGraph := func(dim int) (*Graph, error) {
+		g, err := c.NewSparse(dim)
+		if g != nil {
+			g.split = split
+		}
+		return g, err
+	}
+	return c.build(n, d, newGraph, func(g *Graph) ([]int, error) { return g.addSparse(x) })
 }
 
 // build checks an n×d batch, makes the empty graph with newGraph, adds the

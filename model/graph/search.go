@@ -316,7 +316,7 @@ func (g *Graph) scan(ls *lists, st *qstate, qs, refs []int, sym bool, keep func(
 		g.scanSplit(ls, st, qs, refs, old != nil, touch, bs, bound)
 		return
 	}
-	if g.split != nil && sym && keep == nil && old == nil && touch == nil && !g.st.isSparse {
+	if g.split != nil && sym && keep == nil && old == nil && touch == nil {
 		g.scanSymSplit(ls, st, qs, bs)
 		return
 	}
@@ -424,7 +424,11 @@ func (g *Graph) scanSymSplit(ls *lists, st *qstate, qs []int, bs int) {
 			i0, j0 := bi*bs, bj*bs
 			qb, rb := qs[i0:min(i0+bs, len(qs))], qs[j0:min(j0+bs, len(qs))]
 			p.dot = slices.Grow(p.dot[:0], len(qb)*len(rb))[:len(qb)*len(rb)]
-			g.st.denseDots(p.dot, qb, rb, &p.bufs)
+			if g.st.isSparse {
+				g.st.sparseDots(p.dot, qb, rb, &p.bufs)
+			} else {
+				g.st.denseDots(p.dot, qb, rb, &p.bufs)
+			}
 			g.scanBlock(ls, &p.st, i0, j0, qb, rb, p.dot, true, nil, nil, nil)
 		}
 		p.first = lo
