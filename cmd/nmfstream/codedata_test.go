@@ -10,7 +10,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model"
-	"github.com/nmfstream/nmfstream/sources"
 )
 
 // TestCodeDataBlocksInParallel checks that codeData, which codes blocks
@@ -21,19 +20,7 @@ func TestCodeDataBlocksInParallel(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
 	dir := t.TempDir()
 	train, test, _ := digitsFiles(t, dir, 4)
-	f, err := fitFile(context.Background(), train, fitParams{method: "gnmf", rank: 12, iters: 30, seed: 1, projector: "graph"}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tin, err := readInput(context.Background(), test, sources.Opener{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, _ := spaceOf(f.snap)
-	one, err := modelData(sp, tin)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, _, one := fitInProcess(t, train, test, fitParams{method: "gnmf", rank: 12, iters: 30, seed: 1, projector: "graph"})
 	// The test rows over and over: three blocks and a short fourth.
 	r := model.Rows(one).(*mat.Dense)
 	n1, d := r.Dims()

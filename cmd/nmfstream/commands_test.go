@@ -140,6 +140,27 @@ func readResults(t *testing.T, path string) (ids []string, codes [][]float32, pr
 	return
 }
 
+// fitInProcess fits the training file train in process with p, and
+// returns the fit, the records of the file test and those records in its
+// feature space.
+func fitInProcess(t *testing.T, train, test string, p fitParams) (*fitted, *input, model.Data) {
+	t.Helper()
+	f, err := fitFile(context.Background(), train, p, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tin, err := readInput(context.Background(), test, sources.Opener{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, _ := spaceOf(f.snap)
+	x, err := modelData(sp, tin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, tin, x
+}
+
 // TestFitProjectClassify checks that a saved and loaded model codes and
 // classifies exactly as the model right after fitting does.
 func TestFitProjectClassify(t *testing.T) {
@@ -156,20 +177,7 @@ func TestFitProjectClassify(t *testing.T) {
 	}
 
 	// The same fit in process.
-	p := fitParams{method: "gnmf", rank: 20, iters: 60, seed: 1, projector: "graph"}
-	f, err := fitFile(context.Background(), train, p, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tin, err := readInput(context.Background(), test, sources.Opener{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, _ := spaceOf(f.snap)
-	x, err := modelData(sp, tin)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, tin, x := fitInProcess(t, train, test, fitParams{method: "gnmf", rank: 20, iters: 60, seed: 1, projector: "graph"})
 	want, err := codeData(context.Background(), f.snap, model.ProjectGraph, x, io.Discard)
 	if err != nil {
 		t.Fatal(err)

@@ -438,55 +438,33 @@ func TestSplitEqualsSerial(t *testing.T) {
 }
 
 // TestBatchSplitEqualsSerial checks that a batch build whose symmetric
-// search runs in parts (KNN.DenseSplit) gives the serial graph exactly, with
-// parts cut unevenly and run last first (splittest.Reverse) and on two
-// and three goroutines, under both metrics, on data with ties and in the
-// float32 search of wide data with near-ties.
+// search runs in parts (KNN.DenseSplit, KNN.SparseSplit) gives the serial
+// graph exactly, with parts cut unevenly and run last first
+// (splittest.Reverse), on two and three goroutines and in shared pieces,
+// under both metrics: dense rows with ties, the float32 search of wide
+// rows with near-ties, and sparse rows (TF-IDF-like, with duplicates, and
+// small integers with many ties).
 func TestBatchSplitEqualsSerial(t *testing.T) {
 	defer func(m int) { min32Nodes = m }(min32Nodes)
 	min32Nodes = 16
 	rng := rand.New(rand.NewPCG(6, 6))
-	for _, c := range []struct {
-		name string
-		x    *mat.Dense
-	}{{"ties", tieData(300, 5, rng)}, {"float32", randData(300, 64, rng)}, {"float32 near-ties", nearTies(300, 64, rng)}} {
-		for _, metric := range []Metric{Euclidean, Cosine} {
-			serial, err := KNN{K: 4, BlockSize: 8, Metric: metric}.Dense(c.x)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for name, split := range map[string]func(int, func(int, int)){
-				"reverse": splittest.Reverse, "2 goroutines": pipeline.Split(2), "3 goroutines": pipeline.Split(3),
-				"2 goroutines sharing pieces": pipeline.Share(2),
-			} {
-				got, err := KNN{K: 4, BlockSize: 8, Metric: metric}.DenseSplit(c.x, split)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, id := range serial.IDs() {
-					gn, gd := got.Neighbors(id)
-					wn, wd := serial.Neighbors(id)
-					if !slices.Equal(gn, wn) || !slices.Equal(gd, wd) {
-						t.Fatalf("%s, metric %v, %s: node %d: split %v %v, serial %v %v", c.name, metric, name, id, gn, gd, wn, wd)
-					}
-				}
-				sameWeightRows(t, got)
-			}
-		}
+	type build func(c KNN, split func(int, func(int, int))) (*Graph, error)
+	dense := func(x *mat.Dense) build {
+		return func(c KNN, split func(int, func(int, int))) (*Graph, error) { return c.DenseSplit(x, split) }
 	}
-}
-
-// TestSparseBatchSplitEqualsSerial is TestBatchSplitEqualsSerial for
-// sparse rows (KNN.SparseSplit against KNN.Sparse): TF-IDF-like rows with
-// ties and duplicates, and small integer rows with many ties.
-func TestSparseBatchSplitEqualsSerial(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 7))
+	sparseRows := func(x *sparse.CSR) build {
+		return func(c KNN, split func(int, func(int, int))) (*Graph, error) { return c.SparseSplit(x, split) }
+	}
 	for _, c := range []struct {
-		name string
-		x    *sparse.CSR
-	}{{"tf-idf-like", sparseOf(sparseData(300, 60, 4, rng))}, {"ties", sparseOf(tieData(300, 5, rng))}} {
+		name  string
+		build build
+	}{
+		{"ties", dense(tieData(300, 5, rng))}, {"float32", dense(randData(300, 64, rng))}, {"float32 near-ties", dense(nearTies(300, 64, rng))},
+		{"sparse tf-idf-like", sparseRows(sparseOf(sparseData(300, 60, 4, rng)))}, {"sparse ties", sparseRows(sparseOf(tieData(300, 5, rng)))},
+	} {
 		for _, metric := range []Metric{Euclidean, Cosine} {
-			serial, err := KNN{K: 4, BlockSize: 8, Metric: metric}.Sparse(c.x)
+			cfg := KNN{K: 4, BlockSize: 8, Metric: metric}
+			serial, err := c.build(cfg, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -494,7 +472,7 @@ func TestSparseBatchSplitEqualsSerial(t *testing.T) {
 				"reverse": splittest.Reverse, "2 goroutines": pipeline.Split(2), "3 goroutines": pipeline.Split(3),
 				"2 goroutines sharing pieces": pipeline.Share(2),
 			} {
-				got, err := KNN{K: 4, BlockSize: 8, Metric: metric}.SparseSplit(c.x, split)
+				got, err := c.build(cfg, split)
 				if err != nil {
 					t.Fatal(err)
 				}
