@@ -195,6 +195,9 @@ func knnGraph(x Data, k int, split func(n int, body func(lo, hi int))) (*sparse.
 	if k >= n {
 		return nil, fmt.Errorf("model: %d neighbours for %d samples", k, n)
 	}
+	if Rows(x) == nil {
+		return nil, fmt.Errorf("model: k-NN graph needs DenseRows or SparseRows data, got %T", x)
+	}
 	g, err := buildGraph(graph.KNN{K: k}, x, split)
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
