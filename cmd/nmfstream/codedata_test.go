@@ -55,3 +55,33 @@ func TestCodeDataBlocksInParallel(t *testing.T) {
 		t.Errorf("cancelled: error %v, want context.Canceled", err)
 	}
 }
+
+// TestCodeWorkers checks codeData's number of projectors: one per block up
+// to GOMAXPROCS, fewer where a graph projector's scratch (a block of 256
+// queries' products with every training sample) would exceed
+// codeWorkerBytes together, and one for a kernel model.
+func TestCodeWorkers(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	n := 10 * codeBlock
+	small := &model.Snapshot{Method: "gnmf", TrainDense: mat.NewDense(1000, 2, nil)}
+	// 8 bytes × 256 × m above half the budget: one projector's worth.
+	big := &model.Snapshot{Method: "gnmf", TrainDense: mat.NewDense(codeWorkerBytes/(8*256)/2+1, 1, nil)}
+	for _, c := range []struct {
+		name string
+		s    *model.Snapshot
+		proj model.Projection
+		n    int
+		want int
+	}{
+		{"small training set", small, model.ProjectGraph, n, 4},
+		{"two blocks", small, model.ProjectGraph, 2 * codeBlock, 2},
+		{"a short block", small, model.ProjectGraph, 10, 1},
+		{"large training set", big, model.ProjectGraph, n, 1},
+		{"large training set, nnls", big, model.ProjectNNLS, n, 4},
+		{"kernel model", &model.Snapshot{Method: "kernel", TrainDense: mat.NewDense(10, 2, nil)}, model.ProjectNNLS, n, 1},
+	} {
+		if got := codeWorkers(c.s, c.proj, c.n); got != c.want {
+			t.Errorf("%s: %d projectors, want %d", c.name, got, c.want)
+		}
+	}
+}

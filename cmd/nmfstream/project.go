@@ -211,11 +211,10 @@ const codeBlock = 1024
 
 // codeData codes x's samples (N×K) with the snapshot, in blocks of
 // codeBlock samples on up to GOMAXPROCS goroutines, each with a projector
-// of its own (a projector is not safe for concurrent use). A block's codes
-// do not depend on the goroutine that codes it, so they are those of one
-// projector coding the blocks in order. A kernel model's projector holds
-// its training samples' kernel features, which each goroutine would build
-// again: it codes on one. It returns ctx's error once ctx is done.
+// of its own (a projector is not safe for concurrent use; codeWorkers says
+// how many). A block's codes do not depend on the goroutine that codes
+// it, so they are those of one projector coding the blocks in order. It
+// returns ctx's error once ctx is done.
 func codeData(ctx context.Context, s *model.Snapshot, proj model.Projection, x model.Data, stderr io.Writer) (*mat.Dense, error) {
 	_, n := x.Dims()
 	_, k := s.U.Dims()
@@ -224,10 +223,7 @@ func codeData(ctx context.Context, s *model.Snapshot, proj model.Projection, x m
 		x.TMulTo(codes, s.U)
 		return codes, nil
 	}
-	workers := max(1, min(runtime.GOMAXPROCS(0), (n+codeBlock-1)/codeBlock))
-	if i, err := methods.Lookup(s.Method); err == nil && i.Kernel() {
-		workers = 1
-	}
+	workers := codeWorkers(s, proj, n)
 	prs := make([]projector, workers)
 	for w := range prs {
 		var err error
@@ -272,6 +268,36 @@ func codeData(ctx context.Context, s *model.Snapshot, proj model.Projection, x m
 		return nil, first
 	}
 	return codes, nil
+}
+
+// codeWorkerBytes bounds the scratch of codeData's projectors together,
+// in bytes: a graph projector's neighbour search holds a block of 256
+// queries' products with every training sample (model.Query), and with
+// sparse training samples their transpose.
+const codeWorkerBytes = 512 << 20
+
+// codeWorkers returns how many projectors codeData runs for n samples: one
+// per block of codeBlock samples, at most GOMAXPROCS, and no more than
+// codeWorkerBytes holds the scratch of; one for a kernel model, whose
+// projector holds its training samples' kernel features, which each would
+// build again.
+func codeWorkers(s *model.Snapshot, proj model.Projection, n int) int {
+	w := max(1, min(runtime.GOMAXPROCS(0), (n+codeBlock-1)/codeBlock))
+	if i, err := methods.Lookup(s.Method); err == nil && i.Kernel() {
+		return 1
+	}
+	if proj != model.ProjectGraph {
+		return w
+	}
+	var per int
+	if t := s.Train(); t != nil {
+		_, m := t.Dims()
+		per = 8 * 256 * m
+	}
+	if s.TrainSparse != nil {
+		per += 16 * s.TrainSparse.NNZ()
+	}
+	return max(1, min(w, codeWorkerBytes/max(per, 1)))
 }
 
 // projectBlock stores p's codes of blk into dst, a view of blk's rows of
