@@ -13,6 +13,10 @@ import (
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
+// DefaultQueryBlock is Query's number of queries per block when its
+// BlockSize is zero.
+const DefaultQueryBlock = 256
+
 // Query finds, for new samples, their k nearest training samples and
 // weights the edges as the training graph was weighted. It is the
 // out-of-sample half of graph-aware projection.
@@ -32,7 +36,9 @@ type Query struct {
 	Metric graph.Metric
 	// Weighting gives the edge weights; for HeatKernel, HeatT must be set.
 	Weighting graph.Weighting
-	// BlockSize is the number of queries per block. If zero, 256.
+	// BlockSize is the number of queries per block. If zero,
+	// DefaultQueryBlock. A Query holds the products of a block with every
+	// training sample: 8·BlockSize·M bytes.
 	BlockSize int
 
 	trainSq []float64
@@ -67,7 +73,7 @@ func (q *Query) Weights(x Data) (*sparse.CSR, error) {
 	querySq := rowSqNorms(x)
 	bs := q.BlockSize
 	if bs == 0 {
-		bs = 256
+		bs = DefaultQueryBlock
 	}
 	out := sparse.Zeros(0, m)
 	type cand struct {

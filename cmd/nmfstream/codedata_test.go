@@ -64,8 +64,8 @@ func TestCodeWorkers(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	n := 10 * codeBlock
 	small := &model.Snapshot{Method: "gnmf", TrainDense: mat.NewDense(1000, 2, nil)}
-	// 8 bytes × 256 × m above half the budget: one projector's worth.
-	big := &model.Snapshot{Method: "gnmf", TrainDense: mat.NewDense(codeWorkerBytes/(8*256)/2+1, 1, nil)}
+	// 8 bytes × DefaultQueryBlock × m above half the budget: one projector's worth.
+	big := &model.Snapshot{Method: "gnmf", TrainDense: mat.NewDense(codeWorkerBytes/(8*model.DefaultQueryBlock)/2+1, 1, nil)}
 	for _, c := range []struct {
 		name string
 		s    *model.Snapshot

@@ -210,11 +210,12 @@ func modelData(sp space, in *input) (model.Data, error) {
 const codeBlock = 1024
 
 // codeData codes x's samples (N×K) with the snapshot, in blocks of
-// codeBlock samples on up to GOMAXPROCS goroutines, each with a projector
-// of its own (a projector is not safe for concurrent use; codeWorkers says
-// how many). A block's codes do not depend on the goroutine that codes
-// it, so they are those of one projector coding the blocks in order. It
-// returns ctx's error once ctx is done.
+// codeBlock samples shared out among up to GOMAXPROCS goroutines
+// (pipeline.Share), each with a projector of its own (a projector is not
+// safe for concurrent use; codeWorkers says how many). A block's codes do
+// not depend on the goroutine that codes it, so they are those of one
+// projector coding the blocks in order. It returns ctx's error once ctx
+// is done.
 func codeData(ctx context.Context, s *model.Snapshot, proj model.Projection, x model.Data, stderr io.Writer) (*mat.Dense, error) {
 	_, n := x.Dims()
 	_, k := s.U.Dims()
@@ -224,43 +225,40 @@ func codeData(ctx context.Context, s *model.Snapshot, proj model.Projection, x m
 		return codes, nil
 	}
 	workers := codeWorkers(s, proj, n)
-	prs := make([]projector, workers)
-	for w := range prs {
-		var err error
-		if prs[w], err = snapshotProjector(s, proj); err != nil {
+	pool := make(chan projector, workers) // a projector per goroutine of Share
+	for range workers {
+		p, err := snapshotProjector(s, proj)
+		if err != nil {
 			return nil, err
 		}
+		pool <- p
 	}
 	pr := newProgress(stderr, "projecting")
 	defer pr.done()
 	var (
-		mu          sync.Mutex // guards the fields below and pr
-		next, coded int        // the next block's first sample; samples coded
-		first       error
+		mu    sync.Mutex // guards coded, first and pr
+		coded int        // samples coded
+		first error
 	)
-	pipeline.Split(workers)(workers, func(lo, hi int) {
-		for w := lo; w < hi; w++ {
-			for {
-				mu.Lock()
-				b := next
-				next += codeBlock
-				stop := first != nil || b >= n
-				mu.Unlock()
-				if stop {
-					break
-				}
-				e := min(b+codeBlock, n)
-				err := ctx.Err()
-				if err == nil {
-					err = projectBlock(codes.Slice(b, e, 0, k).(*mat.Dense), prs[w], rowBlock(x, b, e))
-				}
-				mu.Lock()
-				if err != nil && first == nil {
-					first = err
-				}
-				coded += e - b
-				pr.update(coded, n, "records")
-				mu.Unlock()
+	pipeline.Share(workers)((n+codeBlock-1)/codeBlock, func(lo, hi int) {
+		p := <-pool
+		defer func() { pool <- p }()
+		for b := lo; b < hi; b++ {
+			i, e := b*codeBlock, min((b+1)*codeBlock, n)
+			err := ctx.Err()
+			if err == nil {
+				err = projectBlock(codes.Slice(i, e, 0, k).(*mat.Dense), p, rowBlock(x, i, e))
+			}
+			mu.Lock()
+			if err != nil && first == nil {
+				first = err
+			}
+			stop := first != nil
+			coded += e - i
+			pr.update(coded, n, "records")
+			mu.Unlock()
+			if stop {
+				return
 			}
 		}
 	})
@@ -271,9 +269,9 @@ func codeData(ctx context.Context, s *model.Snapshot, proj model.Projection, x m
 }
 
 // codeWorkerBytes bounds the scratch of codeData's projectors together,
-// in bytes: a graph projector's neighbour search holds a block of 256
-// queries' products with every training sample (model.Query), and with
-// sparse training samples their transpose.
+// in bytes: a graph projector's neighbour search holds a block of
+// model.DefaultQueryBlock queries' products with every training sample
+// (model.Query), and with sparse training samples their transpose.
 const codeWorkerBytes = 512 << 20
 
 // codeWorkers returns how many projectors codeData runs for n samples: one
@@ -292,7 +290,7 @@ func codeWorkers(s *model.Snapshot, proj model.Projection, n int) int {
 	var per int
 	if t := s.Train(); t != nil {
 		_, m := t.Dims()
-		per = 8 * 256 * m
+		per = 8 * model.DefaultQueryBlock * m
 	}
 	if s.TrainSparse != nil {
 		per += 16 * s.TrainSparse.NNZ()
