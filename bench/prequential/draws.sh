@@ -14,8 +14,9 @@
 # stream), mnist:15000, or a text corpus (spam:DIR, …; MAKE="--rare
 # spam:0.07" adds flags to make, METHODS="" skips the 1-NN runs);
 # SEEDS="1 2 3" (default 1 to 20); METHODS="gnmf ssknmf" (default gnmf
-# ssknmf nge n2s2l; gnmf first). The digits take about a minute on 2
-# cores, MNIST 15k about a minute a seed.
+# ssknmf nge n2s2l; gnmf first); FLAGS="--batch 50" adds flags to every
+# stream run (the default's and the methods'). The digits take about a
+# minute on 2 cores, MNIST 15k about a minute a seed.
 set -euo pipefail
 BIN=${1:-/tmp/nmfstream}
 OUT=${2:-/tmp/draws}
@@ -23,6 +24,7 @@ DATA=${DATA:-digits}
 SEEDS=${SEEDS:-$(seq 1 20)}
 METHODS=${METHODS-gnmf ssknmf nge n2s2l}
 MAKE=${MAKE:-}
+FLAGS=${FLAGS:-}
 cd "$(dirname "$0")/../.."
 mkdir -p "$OUT"
 go build -o "$OUT/prequential" ./bench/prequential
@@ -38,11 +40,13 @@ for s in $SEEDS; do
   in=$OUT/${name}_s$s.arrow
   # shellcheck disable=SC2086 # MAKE holds several flags
   [ -f "$in" ] || "$P" make --data "$DATA" $MAKE --seed "$s" --out "$in" >/dev/null
-  "$BIN" stream --in "$in" --out "$OUT/p.jsonl" >/dev/null
+  # shellcheck disable=SC2086 # FLAGS holds several flags
+  "$BIN" stream --in "$in" --out "$OUT/p.jsonl" $FLAGS >/dev/null
   read -r a h c j < <(acc "$in" "$OUT/p.jsonl")
   row="$s $a $h $c $j"
   for m in $METHODS; do
-    "$BIN" stream --in "$in" --out "$OUT/p.jsonl" --method "$m" --predictor nearest >/dev/null
+    # shellcheck disable=SC2086
+    "$BIN" stream --in "$in" --out "$OUT/p.jsonl" --method "$m" --predictor nearest $FLAGS >/dev/null
     read -r a _ _ _ < <(acc "$in" "$OUT/p.jsonl")
     row="$row $a"
   done
