@@ -34,7 +34,8 @@
 //
 // # References
 //
-// The experiments follow the papers in shared/papers: the sensitivity
+// The experiments follow the seed papers (docs/DESIGN.md §2; their full
+// references in go doc ./model and ./model/kernel): the sensitivity
 // study of An's KNMF thesis (Fig. 2.4) and its 5-fold document
 // classification with a linear classifier; NGE's Fig. 7 and N²S²L's
 // Fig. 4 (accuracy vs occlusion patch size) and their basis images; the
