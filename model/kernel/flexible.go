@@ -291,7 +291,7 @@ func (m *Flexible) ProjectTo(dst *mat.Dense, x model.Data) error {
 		}
 		k, phi := m.sp.combined([]float64{1})
 		var g gram
-		g.set(k, phi)
+		g.set(k, phi, nil)
 		s := anchorGraph(&m.kte, g.diag, self, p)
 		m.proj.Method = model.ProjectGraph
 		m.proj.TrainCodes = &m.v

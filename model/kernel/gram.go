@@ -26,10 +26,15 @@ const sparseBlock = 64
 // exactly symmetric. k must be bound (see Kernel.Bind): an unbound relative
 // Gaussian width is an error.
 func MatrixTo(dst *mat.Dense, k Kernel, x model.Data) error {
-	if err := CrossTo(dst, k, x, x); err != nil {
+	if err := checkBound(k); err != nil {
 		return err
 	}
-	symmetrize(dst, k, sqNorms(x))
+	if err := dotsTo(dst, x, x); err != nil {
+		return err
+	}
+	sq := sqNorms(x)
+	evalTo(dst, dst, k, sq, sq)
+	symmetrize(dst, k, sq)
 	return nil
 }
 

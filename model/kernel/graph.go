@@ -34,7 +34,7 @@ const graphBlock = 256
 // other among its p nearest. It returns an error if p is not in [1, N).
 func Graph(k *mat.Dense, p int, w Weighting) (*sparse.CSR, error) {
 	var g gram
-	g.set(k, nil)
+	g.set(k, nil, nil)
 	return graphOf(&g, p, w)
 }
 

@@ -61,10 +61,10 @@ func (l *KernelLoss) prepare() {
 		if (l.K == nil) == (l.Phi == nil) {
 			panic("kernel: KernelLoss needs exactly one of K and Phi")
 		}
-		l.g.set(l.K, l.Phi)
+		l.g.set(l.K, l.Phi, l.Split)
 		l.prepared, l.kfOK = true, false
 	}
-	l.g.split = l.Split
+	l.g.split = l.Split // Split may change between fits of the same K
 }
 
 // Reset drops cached state; call it after changing K or Phi in place.
@@ -192,8 +192,11 @@ type gram struct {
 	pk    gemm.Packed // mul's right operand, packed once for all parts
 }
 
-func (g *gram) set(k, phi *mat.Dense) {
-	*g = gram{k: k, phi: phi}
+// set makes g the Gram matrix K (N×N), or the factor Φ (N×m) of K = ΦΦᵀ,
+// exactly one of them non-nil, with the products in parts under split (nil:
+// one part), dropping what g held before.
+func (g *gram) set(k, phi *mat.Dense, split func(n int, body func(lo, hi int))) {
+	*g = gram{k: k, phi: phi, split: split}
 	if k != nil {
 		r, c := k.Dims()
 		if r != c {

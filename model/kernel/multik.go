@@ -248,8 +248,7 @@ func (m *MultiK) Fit(x model.Data, labels []int) error {
 	// (as Cai et al. do with U), so that code distances are comparable.
 	k, phi := sp.combined(m.tau)
 	var g gram
-	g.set(k, phi)
-	g.split = m.Split
+	g.set(k, phi, m.Split)
 	var kf mat.Dense
 	g.mulTo(&kf, &m.f)
 	m.fkf.Reset()
@@ -317,8 +316,7 @@ func (m *MultiK) init() error {
 	}
 	// V ← cV with c minimizing tr(K) − 2c·tr(VᵀKF) + c²·tr(FᵀKF VᵀV).
 	var g gram
-	g.set(k, phi)
-	g.split = m.Split
+	g.set(k, phi, m.Split)
 	var kf, fkf, vtv mat.Dense
 	g.mulTo(&kf, &m.f)
 	fkf.Mul(m.f.T(), &kf)
@@ -420,11 +418,10 @@ func (m *MultiK) stepTau() {
 		}
 		var g gram
 		if m.sp.exact() {
-			g.set(m.sp.mats[l], nil)
+			g.set(m.sp.mats[l], nil, m.Split)
 		} else {
-			g.set(nil, m.sp.phis[l])
+			g.set(nil, m.sp.phis[l], m.Split)
 		}
-		g.split = m.Split
 		kf.Reset()
 		g.mulTo(&kf, &m.f)
 		fkf.Reset()
