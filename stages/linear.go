@@ -198,16 +198,11 @@ func (m *linear) pass(nodes, y []int, row func(n int) ([]float64, []int, []float
 	}
 }
 
-// hedgeRate is the rate η of the hedge's weights exp(−η·mistakes). At
-// 0.1 experts some ten mistakes apart over the losses' memory (100 scored
-// samples) are averaged, and the mixture moves to an expert that is right
-// where the others err within about a hundred scored samples. It was
-// chosen among 0.05, 0.1, 0.2 and the rate of exponential weights over N
-// experts and T rounds, √(8 ln N / T) = 0.30 with T the memory (Cesa-Bianchi
-// and Lugosi, "Prediction, Learning, and Games", 2006, Theorem 2.2; the
-// default before), on seven document streams, and checked on eight
-// held-out variants and eight draws of the mails with a rare class
-// (BENCHMARKS.md, "The hedge's rate").
+// hedgeRate is the rate η of the hedge's weights exp(−η·mistakes): experts
+// some ten mistakes apart over the losses' memory (100 scored samples) are
+// averaged, and the mixture moves to an expert that is right where the
+// others err within about a hundred scored samples. How it was chosen, and
+// against which rates: BENCHMARKS.md, "The hedge's rate".
 const hedgeRate = 0.1
 
 // The experts of PredictGraph's mixture, as indices of hedge's arrays.

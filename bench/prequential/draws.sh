@@ -45,7 +45,7 @@ for s in $SEEDS; do
   read -r a h c j < <(acc "$in" "$OUT/p.jsonl")
   row="$s $a $h $c $j"
   for m in $METHODS; do
-    # shellcheck disable=SC2086
+    # shellcheck disable=SC2086 # FLAGS holds several flags
     "$BIN" stream --in "$in" --out "$OUT/p.jsonl" --method "$m" --predictor nearest $FLAGS >/dev/null
     read -r a _ _ _ < <(acc "$in" "$OUT/p.jsonl")
     row="$row $a"

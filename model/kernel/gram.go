@@ -26,14 +26,10 @@ const sparseBlock = 64
 // exactly symmetric. k must be bound (see Kernel.Bind): an unbound relative
 // Gaussian width is an error.
 func MatrixTo(dst *mat.Dense, k Kernel, x model.Data) error {
-	if err := checkBound(k); err != nil {
-		return err
-	}
-	if err := dotsTo(dst, x, x); err != nil {
-		return err
-	}
 	sq := sqNorms(x)
-	evalTo(dst, dst, k, sq, sq)
+	if err := crossNormsTo(dst, k, x, x, sq, sq); err != nil {
+		return err
+	}
 	symmetrize(dst, k, sq)
 	return nil
 }
@@ -62,13 +58,19 @@ func symmetrize(dst *mat.Dense, k Kernel, sq []float64) {
 // the papers, one column per new sample. x and y must have the same number
 // of features.
 func CrossTo(dst *mat.Dense, k Kernel, x, y model.Data) error {
+	return crossNormsTo(dst, k, x, y, sqNorms(x), sqNorms(y))
+}
+
+// crossNormsTo is CrossTo with the samples' squared norms sx of x and sy
+// of y given.
+func crossNormsTo(dst *mat.Dense, k Kernel, x, y model.Data, sx, sy []float64) error {
 	if err := checkBound(k); err != nil {
 		return err
 	}
 	if err := dotsTo(dst, x, y); err != nil {
 		return err
 	}
-	evalTo(dst, dst, k, sqNorms(x), sqNorms(y))
+	evalTo(dst, dst, k, sx, sy)
 	return nil
 }
 
