@@ -531,18 +531,80 @@ const tinyNorm = 1e-150
 // overflow.
 func NormalizeColumns(u, v *mat.Dense) {
 	_, k := u.Dims()
-	for j := 0; j < k; j++ {
-		nrm := mat.Norm(u.ColView(j), 2)
-		if nrm < tinyNorm {
-			scaleCol(u, j, 0)
-			if v != nil {
-				scaleCol(v, j, 0)
-			}
-			continue
+	nrm := columnNorms(u)
+	scale := make([]float64, k)
+	for j, n := range nrm {
+		if n < tinyNorm {
+			nrm[j] = 0
+		} else {
+			scale[j] = 1 / n
 		}
-		scaleCol(u, j, 1/nrm)
-		if v != nil {
-			scaleCol(v, j, nrm)
+	}
+	scaleCols(u, scale)
+	if v != nil {
+		scaleCols(v, nrm)
+	}
+}
+
+// columnNorms returns the Euclidean norm of each column of m, walking m by
+// rows. Each column's norm is gonum's (mat.Norm of the column, BLAS
+// Dnrm2's scaled sum of squares) bit for bit: the same operations on the
+// same values in the same order, kept from fusing by the conversions.
+func columnNorms(m *mat.Dense) []float64 {
+	raw := m.RawMatrix()
+	if raw.Cols == 1 { // a contiguous column: Dnrm2's unit-stride kernel
+		return []float64{mat.Norm(m.ColView(0), 2)}
+	}
+	scale := make([]float64, raw.Cols)
+	ssq := make([]float64, raw.Cols)
+	for j := range ssq {
+		ssq[j] = 1
+	}
+	var nan, inf []bool
+	for i := 0; i < raw.Rows; i++ {
+		for j, x := range raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols] {
+			if x == 0 {
+				continue
+			}
+			a := math.Abs(x)
+			if math.IsNaN(a) || math.IsInf(a, 1) {
+				if nan == nil {
+					nan, inf = make([]bool, raw.Cols), make([]bool, raw.Cols)
+				}
+				nan[j] = nan[j] || math.IsNaN(a)
+				inf[j] = inf[j] || math.IsInf(a, 1)
+			}
+			if a > scale[j] {
+				r := scale[j] / a
+				ssq[j] = float64(float64(ssq[j]*r)*r) + 1
+				scale[j] = a
+			} else {
+				r := a / scale[j]
+				ssq[j] += float64(r * r)
+			}
+		}
+	}
+	out := make([]float64, raw.Cols)
+	for j := range out {
+		switch {
+		case nan != nil && nan[j]:
+			out[j] = math.NaN()
+		case nan != nil && inf[j]:
+			out[j] = math.Inf(1)
+		case scale[j] != 0:
+			out[j] = math.Sqrt(ssq[j]) * scale[j]
+		}
+	}
+	return out
+}
+
+// scaleCols multiplies column j of m by s[j], walking m by rows.
+func scaleCols(m *mat.Dense, s []float64) {
+	raw := m.RawMatrix()
+	for i := 0; i < raw.Rows; i++ {
+		row := raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols]
+		for j := range row {
+			row[j] *= s[j]
 		}
 	}
 }

@@ -212,23 +212,37 @@ func (t *NormalizedGraphTerm) AddUGrad(neg, pos, u, v *mat.Dense) {
 }
 
 // addUParts adds U·diag(Weight·c) for the column quadratic forms of the
-// last colQuad, on the columns [lo, hi).
+// last colQuad, on the columns [lo, hi). It walks U by rows (U is
+// row-major, with up to 2¹⁶ rows on documents); each entry's sum is the
+// same whatever the order.
 func (t *NormalizedGraphTerm) addUParts(neg, pos, u *mat.Dense, lo, hi int) {
 	w := t.Weight
 	rep, att := t.cpos, t.cneg
 	if w < 0 {
 		rep, att, w = att, rep, -w
 	}
-	ur, nr, pr := u.RawMatrix(), neg.RawMatrix(), pos.RawMatrix()
-	for c := lo; c < hi; c++ {
-		p, q := w*rep[c-lo], w*att[c-lo]
+	n := hi - lo
+	var buf [128]float64 // the columns' two factors, on the stack up to K = 64
+	f := buf[:]
+	if 2*n > len(f) {
+		f = make([]float64, 2*n)
+	}
+	ps, qs := f[:n], f[n:2*n]
+	for c := range ps {
+		p, q := w*rep[c], w*att[c]
 		if !t.Split {
 			p, q = max(p-q, 0), max(q-p, 0)
 		}
-		for i := 0; i < ur.Rows; i++ {
-			x := ur.Data[i*ur.Stride+c]
-			pr.Data[i*pr.Stride+c] += p * x
-			nr.Data[i*nr.Stride+c] += q * x
+		ps[c], qs[c] = p, q
+	}
+	ur, nr, pr := u.RawMatrix(), neg.RawMatrix(), pos.RawMatrix()
+	for i := 0; i < ur.Rows; i++ {
+		ui := ur.Data[i*ur.Stride+lo : i*ur.Stride+hi]
+		pi := pr.Data[i*pr.Stride+lo : i*pr.Stride+hi]
+		ni := nr.Data[i*nr.Stride+lo : i*nr.Stride+hi]
+		for c, x := range ui {
+			pi[c] += ps[c] * x
+			ni[c] += qs[c] * x
 		}
 	}
 }
