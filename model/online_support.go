@@ -134,20 +134,20 @@ func (o *Online) supportCols(rows mat.Matrix) Data {
 	switch r := rows.(type) {
 	case *sparse.CSR:
 		n, _ := r.Dims()
-		m := sparse.Zeros(0, len(o.usupp))
-		var ind []int
-		var val []float64
+		// At most r's entries: sized once, not grown row by row.
+		indptr := make([]int, 1, n+1)
+		ind := make([]int, 0, r.NNZ())
+		val := make([]float64, 0, r.NNZ())
 		for i := range n {
-			ind, val = ind[:0], val[:0]
 			ri, rv := r.Row(i)
 			for p, c := range ri {
 				if q := o.upos[c]; q >= 0 {
 					ind, val = append(ind, q), append(val, rv[p])
 				}
 			}
-			m.AppendRow(ind, val)
+			indptr = append(indptr, len(ind))
 		}
-		return SparseRows(m)
+		return SparseRows(sparse.NewCSR(n, len(o.usupp), indptr, ind, val))
 	case *mat.Dense:
 		n, _ := r.Dims()
 		m := mat.NewDense(n, len(o.usupp), nil)
