@@ -1437,8 +1437,8 @@ func (o *Online) stepU(added int, terms []Term, slots int) {
 			u, b = &o.uc, &o.bc
 		}
 		d, _ := u.Dims()
-		if split := o.stepSplit(d); split != nil && len(e.Terms) == 0 && gemm.Serves64(false) {
-			o.stepUParts(split, steps, u, b)
+		if split := o.stepSplit(d); split != nil && gemm.Serves64(false) {
+			o.stepUParts(split, steps, u, b, e.Terms)
 		} else {
 			o.uLoss.b, o.uLoss.d = b, d
 			e.Run(u, &o.v) // errors only on a non-finite objective, never computed here
@@ -1520,17 +1520,37 @@ func (o *Online) syncUC() {
 type uPart struct {
 	eng  Engine
 	loss statsLoss
+	// terms are the step's frozen terms on copies of their
+	// NormalizedGraphTerm (held in copies), since Engine.Run sets each
+	// term's Split: the parts share c, which they only read.
+	terms  []Term
+	copies []NormalizedGraphTerm
+}
+
+// partTerms sets up.terms to terms (frozenUTerm) on up's own copies of
+// their NormalizedGraphTerm.
+func (up *uPart) partTerms(terms []Term) []Term {
+	up.terms, up.copies = up.terms[:0], slices.Grow(up.copies[:0], len(terms))
+	for _, t := range terms {
+		f := t.(frozenUTerm)
+		up.copies = append(up.copies, *f.NormalizedGraphTerm)
+		f.NormalizedGraphTerm = &up.copies[len(up.copies)-1]
+		up.terms = append(up.terms, f)
+	}
+	return up.terms
 }
 
 // stepUParts runs stepU's steps updates of u (U, or its rows of U's
-// support, with b the same rows of B; no term on U, V fixed) on its rows
-// in two parts through split, each part its own engine on its rows of u
-// and b: an update of a row of U reads that row of U and B and
-// the shared A alone, and the kernels sum a row of U·A in a fixed order,
-// so the parts change no bit (TestOnlineStepPartsSame). stepU takes it
-// only where the kernels run the serial product too (gemm.Serves64(false):
-// not under OpenBLAS, whose blocking could round otherwise).
-func (o *Online) stepUParts(split func(n int, body func(lo, hi int)), steps int, u, b *mat.Dense) {
+// support, with b the same rows of B; V fixed) on its rows in two parts
+// through split, each part its own engine on its rows of u and b, with
+// the terms (frozenUTerm: U·diag(c) for a c computed before, which the
+// parts only read): an update of a row of U reads that row of U and B,
+// the shared A and c alone, and the kernels sum a row of U·A in a fixed
+// order, so the parts change no bit (TestOnlineStepPartsSame). stepU
+// takes it only where the kernels run the serial product too
+// (gemm.Serves64(false): not under OpenBLAS, whose blocking could round
+// otherwise).
+func (o *Online) stepUParts(split func(n int, body func(lo, hi int)), steps int, u, b *mat.Dense, terms []Term) {
 	d, _ := u.Dims()
 	n := len(o.uParts)
 	split(n, func(lo, hi int) {
@@ -1539,7 +1559,7 @@ func (o *Online) stepUParts(split func(n int, body func(lo, hi int)), steps int,
 			up := &o.uParts[p]
 			up.loss = statsLoss{o: o, b: rowsOf(b, r0, r1), d: r1 - r0}
 			e := &up.eng
-			e.Loss, e.FixV, e.MaxIter, e.Tol, e.Terms = &up.loss, true, steps, -1, nil
+			e.Loss, e.FixV, e.MaxIter, e.Tol, e.Terms = &up.loss, true, steps, -1, up.partTerms(terms)
 			e.Run(rowsOf(u, r0, r1), &o.v) // errors only on a non-finite objective, never computed here
 		}
 	})

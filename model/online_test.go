@@ -319,16 +319,17 @@ func TestOnlineSweepsTradeoff(t *testing.T) {
 // the gathered rows run in parts (Split, every step) give the codes, basis
 // and statistics of the serial step bit for bit, window and evictions
 // included, on dense rows and on the same rows stored sparse, the latter
-// also with U's support (the statistics' kept rows, keepStatsRows).
+// also with U's support (the statistics' kept rows, keepStatsRows), for
+// GNMF and for SSKNMF, whose U step has terms (frozenUTerm).
 func TestOnlineStepPartsSame(t *testing.T) {
 	train, _, _, _, _ := digitsSplit(t, 10)
 	var calls atomic.Int64
 	split := halves(&calls)
 	x := train.Slice(0, 600, 0, 64).(*mat.Dense)
-	run := func(minRows int, isSparse bool, share float64) *Online {
+	run := func(minRows int, isSparse bool, share float64, method string) *Online {
 		defer func(v int, s float64) { stepMinRows, supportMaxShare = v, s }(stepMinRows, supportMaxShare)
 		stepMinRows, supportMaxShare = minRows, share
-		o := &Online{Rank: 10, Graph: graph.KNN{K: 5, Window: 300}, Split: split}
+		o := &Online{Rank: 10, Graph: graph.KNN{K: 5, Window: 300}, Split: split, Method: method}
 		if !isSparse {
 			feed(t, o, x, 25)
 			return o
@@ -343,11 +344,12 @@ func TestOnlineStepPartsSame(t *testing.T) {
 	for _, c := range []struct {
 		sparse bool
 		share  float64 // supportMaxShare: 1 takes U's support
-	}{{false, 0.5}, {true, 0.5}, {true, 1}} {
+		method string  // ssknmf: terms on U (frozenUTerm) in the parts
+	}{{false, 0.5, "gnmf"}, {true, 0.5, "gnmf"}, {true, 1, "gnmf"}, {false, 0.5, "ssknmf"}, {true, 0.5, "ssknmf"}} {
 		calls.Store(0)
-		serial := run(1<<30, c.sparse, c.share)
+		serial := run(1<<30, c.sparse, c.share, c.method)
 		before := calls.Load()
-		parts := run(1, c.sparse, c.share)
+		parts := run(1, c.sparse, c.share, c.method)
 		if calls.Load()-before <= before {
 			t.Fatalf("%+v: the step made %d calls of Split, the serial one %d: the parts did not run", c, calls.Load()-before, before)
 		}
