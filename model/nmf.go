@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime/trace"
 
@@ -90,6 +91,16 @@ type Common struct {
 	// fit's x holds (the others zero): initialization takes the mean
 	// entry over it (initialize). Online's first fit on sparse rows sets it.
 	width int
+	// phantom, if positive, says that x's last column, zero, stands for
+	// that many zero columns of the wider X (Online's first fit of SSKNMF
+	// and N²S²L, whose U parts keep those rows alive): U's last row starts
+	// at √phantom times the fill their rows start at. Their rows stay
+	// equal, every update is row by row and homogeneous of degree one in
+	// a row, and U enters every sum over its rows squared (UᵀU, the
+	// column norms), so the row carries the phantom rows' weight: the fit
+	// is the wider one's, up to rounding, with that row √phantom times
+	// theirs.
+	phantom float64
 }
 
 // loss returns the reconstruction loss c.Loss on x, with c.Float32.
@@ -112,6 +123,13 @@ func (c *Common) start(f *fitted, x Data) error {
 	r.End()
 	if err != nil {
 		return err
+	}
+	if c.phantom > 0 {
+		d, _ := u.Dims()
+		row := u.RawRowView(d - 1)
+		for j := range row {
+			row[j] *= math.Sqrt(c.phantom)
+		}
 	}
 	f.u.CloneFrom(u)
 	f.v.CloneFrom(v)

@@ -843,7 +843,8 @@ func (o *Online) firstFit() error {
 	ids := o.g.IDs()
 	k := o.Rank
 	var sub Data
-	var cols []int // sparse: the features the first samples use, ascending
+	var cols []int      // sparse: the features the first samples use, ascending
+	var phantom float64 // sparse: the other features, fitted as one row (Common.phantom)
 	if o.sparse {
 		// NMF, GNMF, DGNMF and NGE fit on the columns the samples use,
 		// with the mean entry of the whole width (Common.width): the
@@ -851,15 +852,25 @@ func (o *Online) firstFit() error {
 		// (their X·V rows are zero) and they stay zero online
 		// (online_support.go), so it is that fit up to rounding
 		// (docs/DESIGN.md §3). A stream hashes into 2¹⁶ columns, of
-		// which a hundred documents use a few thousand. SSKNMF and N²S²L
-		// keep the whole width: their first updates leave those rows
-		// nonzero, and their codes differ (worse on the State of the
-		// Union, BENCHMARKS.md). With fewer used columns than the rank,
-		// the whole width, as the rank must not exceed it.
+		// which a hundred documents use a few thousand. SSKNMF's and
+		// N²S²L's first updates leave those rows nonzero, and equal (their
+		// codes differ without them: worse on the State of the Union,
+		// BENCHMARKS.md): they fit on the used columns and one phantom
+		// column for all the others (Common.phantom), the whole width's
+		// fit up to rounding, and the other rows of U are set from the
+		// phantom's. With fewer used columns than the rank, the whole
+		// width, as the rank must not exceed it.
 		var m *sparse.CSR
 		meth := o.meth()
 		onUsed := firstFitUsedColumns && (meth == methodNMF || meth == methodGNMF || meth == methodDGNMF || meth == methodNGE)
-		if cols, m = usedColumns(o.xsRows, o.xsVals, ids); len(cols) < k || !onUsed {
+		withPhantom := firstFitPhantom && (meth == methodSSKNMF || meth == methodN2S2L)
+		cols, m = usedColumns(o.xsRows, o.xsVals, ids)
+		switch {
+		case len(cols) >= k && onUsed:
+		case len(cols) >= k && withPhantom && len(cols) < o.dim:
+			m.Grow(len(cols) + 1)
+			phantom = float64(o.dim - len(cols))
+		default:
 			cols, m = nil, sparse.Zeros(0, o.dim)
 			for _, id := range ids {
 				m.AppendRow(o.xsRows[id], o.xsVals[id])
@@ -881,7 +892,7 @@ func (o *Online) firstFit() error {
 	gs.each(func(s *sparse.CSR) *sparse.CSR { return subgraph(s, ids) })
 	c := Common{Rank: k, MaxIter: o.InitIter, Src: o.Src, Split: o.Split}
 	if cols != nil {
-		c.width = o.dim
+		c.width, c.phantom = o.dim, phantom
 	}
 	var m Method
 	var err error
@@ -951,6 +962,19 @@ func (o *Online) firstFit() error {
 	if cols != nil {
 		o.u = *mat.NewDense(o.dim, k, nil)
 		scatterRows(&o.u, m.Basis(), cols)
+		if phantom > 0 { // the other rows: the phantom row / √phantom
+			f := slices.Clone(m.Basis().RawRowView(len(cols)))
+			for j := range f {
+				f[j] /= math.Sqrt(phantom)
+			}
+			for i, p := 0, 0; i < o.dim; i++ {
+				if p < len(cols) && cols[p] == i {
+					p++
+					continue
+				}
+				copy(o.u.RawRowView(i), f)
+			}
+		}
 	} else {
 		o.u.CloneFrom(m.Basis())
 	}
@@ -970,6 +994,12 @@ func (o *Online) firstFit() error {
 // the used columns only (firstFit). A variable for the tests, which
 // compare it with the whole width's fit.
 var firstFitUsedColumns = true
+
+// firstFitPhantom says whether SSKNMF's and N²S²L's first fit on sparse
+// rows runs on the used columns and one phantom row for the others
+// (firstFit, Common.phantom). A variable for the tests, which compare it
+// with the whole width's fit.
+var firstFitPhantom = true
 
 // usedColumns returns the columns used by the sparse rows ids (indices
 // ind[id], values val[id]), ascending, and those rows restricted to them:

@@ -535,10 +535,12 @@ func spreadRows(x *mat.Dense, lo, hi int, cols []int, wide int, used map[int]boo
 // GNMF, DGNMF and NGE, is the fit on the whole width up to rounding: the
 // digits spread over 5,000 columns (4,936 never used), the first fit at
 // 100 samples, then four steps, U's rows for the unused columns zero in
-// both. SSKNMF and N²S²L fit on the whole width either way (their first
-// updates leave those rows nonzero): the same bits.
+// both. SSKNMF's and N²S²L's first updates leave those rows nonzero, and
+// equal to one another: their first fit runs on the used columns and one
+// phantom row for the others (Common.phantom), again the whole width's up
+// to rounding, the unused columns' rows equal in both.
 func TestOnlineFirstFitUsedColumns(t *testing.T) {
-	defer func(v bool) { firstFitUsedColumns = v }(firstFitUsedColumns)
+	defer func(v, p bool) { firstFitUsedColumns, firstFitPhantom = v, p }(firstFitUsedColumns, firstFitPhantom)
 	train, _, trainY, _, _ := digitsSplit(t, 10)
 	_, d := train.Dims()
 	const wide, n = 5000, 300
@@ -567,7 +569,7 @@ func TestOnlineFirstFitUsedColumns(t *testing.T) {
 	for _, method := range []string{"", "nmf", "dgnmf", "nge", "ssknmf", "n2s2l"} {
 		var got [2]*Online
 		for p, on := range []bool{false, true} {
-			firstFitUsedColumns = on
+			firstFitUsedColumns, firstFitPhantom = on, on
 			o := &Online{Rank: 8, Method: method, Graph: graph.KNN{K: 5}}
 			for lo := 0; lo < n; lo += 50 {
 				ids, err := o.PartialFit(SparseRows(spread(lo, lo+50)))
@@ -586,23 +588,26 @@ func TestOnlineFirstFitUsedColumns(t *testing.T) {
 		}
 		whole, part := got[0], got[1]
 		wantCols := usedFirst
-		if method == "ssknmf" || method == "n2s2l" {
-			wantCols = wide
+		alive := method == "ssknmf" || method == "n2s2l"
+		if alive {
+			wantCols = usedFirst + 1 // the phantom
 		}
 		if whole.fitCols != wide || part.fitCols != wantCols {
 			t.Errorf("%q: the first fits ran on %d and %d columns, want %d and %d", method, whole.fitCols, part.fitCols, wide, wantCols)
 		}
-		if method == "ssknmf" || method == "n2s2l" {
-			if !mat.Equal(&whole.u, &part.u) || !mat.Equal(&whole.v, &part.v) {
-				t.Errorf("%q: the first fit left the whole width", method)
+		if alive {
+			for _, o := range got {
+				if zeroRows(&o.u) || !equalRows(&o.u, used) {
+					t.Errorf("%q: U's rows for the columns no sample uses are zero or differ (first fit on %d columns)", method, o.fitCols)
+				}
 			}
-			continue
-		}
-		if !zeroRows(&part.u) {
-			t.Errorf("%q: U has a nonzero row for a column no sample uses", method)
-		}
-		if !zeroRows(&whole.u) {
-			t.Errorf("%q: the whole width's U has a nonzero row for a column no sample uses", method)
+		} else {
+			if !zeroRows(&part.u) {
+				t.Errorf("%q: U has a nonzero row for a column no sample uses", method)
+			}
+			if !zeroRows(&whole.u) {
+				t.Errorf("%q: the whole width's U has a nonzero row for a column no sample uses", method)
+			}
 		}
 		for _, m := range []struct {
 			name string
@@ -615,6 +620,23 @@ func TestOnlineFirstFitUsedColumns(t *testing.T) {
 			}
 		}
 	}
+}
+
+// equalRows reports whether u's rows outside used are equal bit for bit.
+func equalRows(u *mat.Dense, used map[int]bool) bool {
+	var first []float64
+	r, _ := u.Dims()
+	for i := range r {
+		if used[i] {
+			continue
+		}
+		if first == nil {
+			first = u.RawRowView(i)
+		} else if !slices.Equal(first, u.RawRowView(i)) {
+			return false
+		}
+	}
+	return true
 }
 
 // halves is a Split for tests: the range in two parts, the upper one on a
