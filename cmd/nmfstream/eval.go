@@ -172,7 +172,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		sum.Method, sum.Rank, sum.Projection, sum.Seed, sum.Accuracy, sum.NTest, sum.BalancedAccuracy, sum.MacroF1, sum.Classifier)
 	fmt.Fprintf(stdout, "trained on %d records (%d labeled, %d classes, %d features) in %.2fs; %d records rejected\n",
 		sum.NTrain, sum.NLabeled, sum.Classes, sum.Features, sum.FitSeconds, sum.Rejected)
-	fmt.Fprintf(stdout, "the test codes alone: 1-NN against the labeled training codes %.4f, NMI of k-means %.4f\n", sum.CodeNN1, sum.CodeNMI)
+	fmt.Fprintf(stdout, "the test codes alone: 1-NN against the labeled training codes %v, NMI of k-means %v\n", sum.CodeNN1, sum.CodeNMI)
 	return nil
 }
 

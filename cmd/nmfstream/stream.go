@@ -111,6 +111,16 @@ func (f jsonFloat) MarshalJSON() ([]byte, error) {
 	return json.Marshal(float64(f))
 }
 
+// String writes f with four decimals for the text summaries, and NaN (a
+// figure the data leaves undefined, such as the codes' NMI with one class)
+// as "undefined".
+func (f jsonFloat) String() string {
+	if math.IsNaN(float64(f)) {
+		return "undefined"
+	}
+	return fmt.Sprintf("%.4f", float64(f))
+}
+
 // autoBatch is the number of records per learning step when -batch is 0:
 // max(10, window/100), i.e. 10 for a window of 1,000 and 200 for a window
 // of 20,000. A step costs O(window) besides its records (the basis
@@ -753,7 +763,7 @@ func (r *streamRun) report(stdout, stderr io.Writer, elapsed float64) error {
 	fmt.Fprintf(stdout, "prequential accuracy %.4f (95%% interval %.4f–%.4f): %d of the %d labeled samples after the first label right on arrival (%d without a prediction, counted wrong); balanced accuracy %.4f, macro-F1 %.4f; always answering the most frequent class %.4f\n",
 		c.Accuracy(), lo, hi, c.Correct, c.Labeled, c.Unpredicted, sc.BalancedAccuracy, sc.MacroF1, sc.Majority)
 	if emb.N > 0 {
-		fmt.Fprintf(stdout, "codes of the window's %d labeled samples: 1-NN accuracy %.4f (leave one out), NMI of k-means %.4f\n", emb.N, emb.NN1, emb.NMI)
+		fmt.Fprintf(stdout, "codes of the window's %d labeled samples: 1-NN accuracy %v (leave one out), NMI of k-means %v\n", emb.N, jsonFloat(emb.NN1), jsonFloat(emb.NMI))
 	}
 	if b := sum.BatchReference; b != nil {
 		fmt.Fprintf(stdout, "batch reference (%d updates of the window, %.1f s): objective online %.6g, batch %.6g (the online one %.2f%% above); codes changed by %.1f%%; labeled codes' 1-NN %.4f, NMI %.4f after the refit\n",

@@ -3,11 +3,14 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/nmfstream/nmfstream/sources"
@@ -122,5 +125,33 @@ func TestArrivalCodes(t *testing.T) {
 	}
 	if c, none := arrivalCodes(ps[1:4], 2); c != nil || none != nil {
 		t.Errorf("a batch without a finite code: %v, %v; want nil, nil", c, none)
+	}
+}
+
+// TestStreamOneClassSummary checks that a stream whose labels name one
+// class says the codes' NMI is undefined, rather than printing NaN (JSON
+// has null there).
+func TestStreamOneClassSummary(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("id,a,b,c,d,label\n")
+	rng := rand.New(rand.NewPCG(3, 3))
+	for i := range 300 {
+		label := ""
+		if i%10 == 0 {
+			label = "only"
+		}
+		fmt.Fprintf(&b, "%d,%.3f,%.3f,%.3f,%.3f,%s\n", i, rng.Float64(), rng.Float64(), rng.Float64(), rng.Float64(), label)
+	}
+	in := filepath.Join(dir, "one.csv")
+	if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCmd(t, "stream", "--in", in, "--out", filepath.Join(dir, "p.jsonl"), "--rank", "3")
+	if code != 0 {
+		t.Fatalf("stream: exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "NMI of k-means undefined") || strings.Contains(out, "NaN") {
+		t.Errorf("want the NMI said undefined and no NaN; the summary:\n%s", out)
 	}
 }
