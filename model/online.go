@@ -272,6 +272,7 @@ type Online struct {
 	fitCols  int          // the columns the first fit ran on (firstFit)
 	uc, bc   mat.Dense    // those rows of U, for the U step, and of B, kept there (statsRows)
 	ucOK     bool         // uc holds U's rows of usupp as they are now (syncUC)
+	ph       phantomRows  // SSKNMF's and N²S²L's unseen rows of U as one (online_phantom.go)
 	pending  *pendingStep // the last PartialFitDeferred's step (online_defer.go)
 	deferred bool         // that step is running: its parts go through StepSplit
 }
@@ -808,6 +809,7 @@ func (o *Online) storeRows(rows mat.Matrix, ids []int) {
 			ind, val := r.Row(p)
 			o.xsRows[id] = append(o.xsRows[id][:0], ind...)
 			o.xsVals[id] = append(o.xsVals[id][:0], val...)
+			o.ph.mark(ind)
 		}
 		o.xs = nil
 	}
@@ -981,6 +983,10 @@ func (o *Online) firstFit() error {
 	o.v = *mat.NewDense(o.height, k, nil)
 	for r, id := range ids {
 		o.v.SetRow(id, m.Codes().RawRowView(r))
+	}
+	o.ph = phantomRows{}
+	if phantom > 0 {
+		o.ph.start(o.dim, cols)
 	}
 	o.started = true
 	o.marked = o.marked[:0]
@@ -1461,10 +1467,15 @@ func (o *Online) stepU(added int, terms []Term, slots int) {
 			}
 		}
 		u, b := &o.u, &o.b
+		ph := false
 		if o.usupp != nil {
 			// U's zero rows stay zero: the step on the others only.
 			o.syncUC()
 			u, b = &o.uc, &o.bc
+		} else if ph = o.ph.gather(&o.u, &o.b); ph {
+			// U's unseen rows are equal: the step on the seen ones and
+			// one row for them.
+			u, b = &o.ph.u, &o.ph.b
 		}
 		d, _ := u.Dims()
 		if split := o.stepSplit(d); split != nil && gemm.Serves64(false) {
@@ -1480,6 +1491,13 @@ func (o *Online) stepU(added int, terms []Term, slots int) {
 				o.normalizeRows(&o.uc, &o.bc, slots)
 			}
 			scatterRows(&o.u, &o.uc, o.usupp)
+			return
+		}
+		if ph {
+			if o.scaling() == ScaleEachIter || normalized(o.meth()) {
+				o.normalizeRows(&o.ph.u, &o.ph.b, slots)
+			}
+			o.ph.scatter(&o.u, &o.b)
 			return
 		}
 	}

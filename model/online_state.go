@@ -233,6 +233,7 @@ func (o *Online) Restore(s *OnlineState) error {
 		copy(o.v.RawMatrix().Data, s.V)
 		o.a = *mat.NewDense(k, k, slices.Clone(s.A))
 		o.b = *mat.NewDense(s.Dim, k, slices.Clone(s.B))
+		o.ph = phantomRows{} // which rows are unseen is not in the state: the whole width
 		if labelAware(o.meth()) {
 			o.marked = slices.Clone(s.Marked)
 			o.keepLabelGraphs(o.graphs())
