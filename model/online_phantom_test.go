@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model/graph"
+	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
 // TestOnlinePhantomSteps checks SSKNMF's and N²S²L's online U step on the
@@ -30,21 +31,11 @@ func TestOnlinePhantomSteps(t *testing.T) {
 		for p, on := range []bool{false, true} {
 			firstFitPhantom = on
 			o := &Online{Rank: 8, Method: method, Graph: graph.KNN{K: 5}}
-			for lo := 0; lo < n; lo += bs {
+			feedSparseLabeled(t, o, n, bs, func(lo, hi int) *sparse.CSR {
 				cols := slices.Clone(perm[(lo/bs)*d/2 : (lo/bs)*d/2+d]) // half new, half the last batch's
 				slices.Sort(cols)
-				ids, err := o.PartialFit(SparseRows(spreadRows(train, lo, lo+bs, cols, wide, used)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				for q, id := range ids {
-					if (lo+q)%5 == 0 {
-						if err := o.SetLabel(id, trainY[lo+q]); err != nil {
-							t.Fatal(err)
-						}
-					}
-				}
-			}
+				return spreadRows(train, lo, hi, cols, wide, used)
+			}, trainY)
 			got[p] = o
 		}
 		whole, part := got[0], got[1]

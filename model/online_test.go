@@ -571,19 +571,7 @@ func TestOnlineFirstFitUsedColumns(t *testing.T) {
 		for p, on := range []bool{false, true} {
 			firstFitUsedColumns, firstFitPhantom = on, on
 			o := &Online{Rank: 8, Method: method, Graph: graph.KNN{K: 5}}
-			for lo := 0; lo < n; lo += 50 {
-				ids, err := o.PartialFit(SparseRows(spread(lo, lo+50)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				for q, id := range ids {
-					if (lo+q)%5 == 0 {
-						if err := o.SetLabel(id, trainY[lo+q]); err != nil {
-							t.Fatal(err)
-						}
-					}
-				}
-			}
+			feedSparseLabeled(t, o, n, 50, spread, trainY)
 			got[p] = o
 		}
 		whole, part := got[0], got[1]
@@ -617,6 +605,25 @@ func TestOnlineFirstFitUsedColumns(t *testing.T) {
 				var diff mat.Dense
 				diff.Sub(m.a, m.b)
 				t.Errorf("%q: %s on the used columns differs from the whole width's by %.3g (max entry %.3g)", method, m.name, mat.Norm(&diff, math.Inf(1)), mat.Max(m.a))
+			}
+		}
+	}
+}
+
+// feedSparseLabeled feeds o the rows batch(lo, hi) of samples [0, n) in
+// batches of bs, and labels every fifth sample with its class in y.
+func feedSparseLabeled(t *testing.T, o *Online, n, bs int, batch func(lo, hi int) *sparse.CSR, y []int) {
+	t.Helper()
+	for lo := 0; lo < n; lo += bs {
+		ids, err := o.PartialFit(SparseRows(batch(lo, lo+bs)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for q, id := range ids {
+			if (lo+q)%5 == 0 {
+				if err := o.SetLabel(id, y[lo+q]); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
 	}
