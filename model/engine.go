@@ -608,10 +608,3 @@ func scaleCols(m *mat.Dense, s []float64) {
 		}
 	}
 }
-
-func scaleCol(m *mat.Dense, j int, s float64) {
-	raw := m.RawMatrix()
-	for i := 0; i < raw.Rows; i++ {
-		raw.Data[i*raw.Stride+j] *= s
-	}
-}

@@ -961,21 +961,13 @@ func (o *Online) firstFit() error {
 	if err != nil {
 		return fmt.Errorf("model: online: first fit: %w", err)
 	}
+	o.ph = phantomRows{}
 	if cols != nil {
 		o.u = *mat.NewDense(o.dim, k, nil)
 		scatterRows(&o.u, m.Basis(), cols)
-		if phantom > 0 { // the other rows: the phantom row / √phantom
-			f := slices.Clone(m.Basis().RawRowView(len(cols)))
-			for j := range f {
-				f[j] /= math.Sqrt(phantom)
-			}
-			for i, p := 0, 0; i < o.dim; i++ {
-				if p < len(cols) && cols[p] == i {
-					p++
-					continue
-				}
-				copy(o.u.RawRowView(i), f)
-			}
+		if phantom > 0 { // the other rows from the phantom row
+			o.ph.start(o.dim, cols)
+			o.ph.writeUnseen(&o.u, m.Basis().RawRowView(len(cols)))
 		}
 	} else {
 		o.u.CloneFrom(m.Basis())
@@ -983,10 +975,6 @@ func (o *Online) firstFit() error {
 	o.v = *mat.NewDense(o.height, k, nil)
 	for r, id := range ids {
 		o.v.SetRow(id, m.Codes().RawRowView(r))
-	}
-	o.ph = phantomRows{}
-	if phantom > 0 {
-		o.ph.start(o.dim, cols)
 	}
 	o.started = true
 	o.marked = o.marked[:0]

@@ -77,10 +77,8 @@ func (p *phantomRows) gather(u, b *mat.Dense) bool {
 			m.ReuseAs(n+1, k)
 		}
 	}
-	for q, j := range p.rows {
-		copy(p.u.RawRowView(q), u.RawRowView(j))
-		copy(p.b.RawRowView(q), b.RawRowView(j))
-	}
+	gatherRowsTo(rowsOf(&p.u, 0, n), u, p.rows)
+	gatherRowsTo(rowsOf(&p.b, 0, n), b, p.rows)
 	w := math.Sqrt(float64(dim - n))
 	last := p.u.RawRowView(n)
 	for c, x := range u.RawRowView(unseen) {
@@ -91,17 +89,21 @@ func (p *phantomRows) gather(u, b *mat.Dense) bool {
 }
 
 // scatter writes p.u's and p.b's seen rows back to u and b, and every
-// unseen row of u from the phantom row (divided by √m).
+// unseen row of u from the phantom row (writeUnseen).
 func (p *phantomRows) scatter(u, b *mat.Dense) {
 	n := len(p.rows)
-	for q, j := range p.rows {
-		copy(u.RawRowView(j), p.u.RawRowView(q))
-		copy(b.RawRowView(j), p.b.RawRowView(q))
-	}
-	w := math.Sqrt(float64(len(p.seen) - n))
-	f := p.u.RawRowView(n)
-	for c := range f {
-		f[c] /= w
+	scatterRows(u, rowsOf(&p.u, 0, n), p.rows)
+	scatterRows(b, rowsOf(&p.b, 0, n), p.rows)
+	p.writeUnseen(u, p.u.RawRowView(n))
+}
+
+// writeUnseen sets every row of u for an unseen column to the phantom row
+// divided by √m, m the unseen columns' number.
+func (p *phantomRows) writeUnseen(u *mat.Dense, phantom []float64) {
+	w := math.Sqrt(float64(len(p.seen) - p.nSeen))
+	f := make([]float64, len(phantom))
+	for c, x := range phantom {
+		f[c] = x / w
 	}
 	for j, s := range p.seen {
 		if !s {

@@ -147,24 +147,20 @@ func (m *SSNMF) Fit(x Data, labels []int) error {
 		return diverged(err, "SSNMF", "lower Lambda or Alpha")
 	}
 	// Unit columns of A, B and V rescaled to match.
-	for j := 0; j < k; j++ {
-		nrm := mat.Norm(m.u.ColView(j), 2)
-		s := 0.0
-		if nrm >= tinyNorm {
-			s = 1 / nrm
+	nrm := columnNorms(&m.u)
+	s := make([]float64, k)
+	for j, n := range nrm {
+		if n >= tinyNorm {
+			s[j] = 1 / n
 		}
-		scaleCol(&m.u, j, s)
-		scaleCol(&m.b, j, s)
-		scaleCol(&m.v, j, nrm*boolF(s != 0))
+		if s[j] == 0 { // a dead (or infinite) column: V's scaled by n·0
+			nrm[j] *= 0
+		}
 	}
+	scaleCols(&m.u, s)
+	scaleCols(&m.b, s)
+	scaleCols(&m.v, nrm)
 	return nil
-}
-
-func boolF(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // LabelBasis returns the label factor B (C×K): B·v scores the classes of
