@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
@@ -70,6 +71,25 @@ type UTerm interface {
 	// AddUGrad adds the negative and positive parts of ½∂/∂U at (U, V)
 	// into neg and pos (both D×K).
 	AddUGrad(neg, pos, u, v *mat.Dense)
+}
+
+// diagUTerm is a UTerm whose U parts are diagonal scalings of U, fixed for
+// an engine run that keeps V fixed: U·diag(p) into pos and U·diag(q) into
+// neg (frozenUTerm, the online U step's).
+type diagUTerm interface {
+	UTerm
+	// uDiag writes p and q (K entries each) and reports whether the term
+	// adds anything: false when AddUGrad adds nothing (p and q unwritten).
+	uDiag(p, q []float64) bool
+}
+
+// heldNegULoss is a Loss whose U gradient's negative part is a matrix it
+// holds rather than computes (statsLoss: the statistics B = XV).
+type heldNegULoss interface {
+	Loss
+	// uPosTo stores the positive part of ½∂/∂U at U into pos and returns
+	// the negative part, D×K, which the caller only reads.
+	uPosTo(pos, u *mat.Dense) *mat.Dense
 }
 
 // RowsLoss is a Loss that can compute V's gradient parts for some rows
@@ -295,6 +315,7 @@ type Engine struct {
 	uNeg, uPos, vNeg, vPos mat.Dense
 	parts                  []float64
 	names                  []string
+	diag                   []float64 // stepUDiag's factors: t rows of K for p, then t for q
 }
 
 func (e *Engine) maxIter() int {
@@ -350,10 +371,9 @@ func (e *Engine) Run(u, v *mat.Dense) (Result, error) {
 		m    *mat.Dense
 		r, c int
 		used bool
-	}{{&e.uNeg, d, k, !e.FixU}, {&e.uPos, d, k, !e.FixU}, {&e.vNeg, n, k, !e.FixV && e.VStep == nil}, {&e.vPos, n, k, !e.FixV && e.VStep == nil}} {
-		if r, c := w.m.Dims(); w.used && (w.m.IsEmpty() || r != w.r || c != w.c) {
-			w.m.Reset()
-			w.m.ReuseAs(w.r, w.c)
+	}{{&e.uNeg, d, k, !e.FixU && !e.diagU()}, {&e.uPos, d, k, !e.FixU}, {&e.vNeg, n, k, !e.FixV && e.VStep == nil}, {&e.vPos, n, k, !e.FixV && e.VStep == nil}} {
+		if w.used {
+			reshapeDense(w.m, w.r, w.c)
 		}
 	}
 	if e.Inner > 1 {
@@ -448,6 +468,10 @@ func (e *Engine) Run(u, v *mat.Dense) (Result, error) {
 }
 
 func (e *Engine) stepU(u, v *mat.Dense) {
+	if e.diagU() {
+		e.stepUDiag(u)
+		return
+	}
 	e.Loss.UGradTo(&e.uNeg, &e.uPos, u, v)
 	for _, t := range e.Terms {
 		if ut, ok := t.(UTerm); ok {
@@ -459,6 +483,79 @@ func (e *Engine) stepU(u, v *mat.Dense) {
 		gemm.MulTo(&e.uPos, u, &e.Loss.(*Frobenius).vtv, e.Split != nil)
 		e.mulUpdate(u, &e.uNeg, &e.uPos, nil)
 	}
+}
+
+// reshapeDense makes m r×c (r, c > 0), keeping its backing array when
+// that holds r·c entries: an online step whose row count changes from one
+// step to the next (the phantom's seen rows) then reuses its memory
+// instead of touching fresh pages. A kept array's entries are left as they
+// were, as they are when the shape is unchanged: every caller writes them
+// before it reads them. A new array has room for a quarter more.
+func reshapeDense(m *mat.Dense, r, c int) {
+	if mr, mc := m.Dims(); !m.IsEmpty() && mr == r && mc == c {
+		return
+	}
+	data := m.RawMatrix().Data
+	if n := r * c; cap(data) >= n {
+		data = data[:n]
+	} else {
+		data = make([]float64, n, n+n/4)
+	}
+	*m = *mat.NewDense(r, c, data)
+}
+
+// diagU reports whether stepUDiag applies: the loss holds its U
+// gradient's negative part (heldNegULoss) and every U term is a diagonal
+// scaling (diagUTerm).
+func (e *Engine) diagU() bool {
+	if _, ok := e.Loss.(heldNegULoss); !ok || e.Inner > 1 {
+		return false
+	}
+	for _, t := range e.Terms {
+		if _, ok := t.(UTerm); ok {
+			if _, ok := t.(diagUTerm); !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// stepUDiag is stepU where diagU holds, in one pass over U's rows
+// (vec.MulDivDiag) after the loss's positive part: no copy of the
+// negative part, no pass of each term. U gets the bits stepU's passes
+// would give it, as long as the negative part holds no −0 (each term adds
+// +0 to the columns it leaves, where stepU adds nothing).
+func (e *Engine) stepUDiag(u *mat.Dense) {
+	_, k := u.Dims()
+	var t int
+	for _, tm := range e.Terms {
+		if _, ok := tm.(diagUTerm); ok {
+			t++
+		}
+	}
+	e.diag = slices.Grow(e.diag[:0], 2*t*k)[:2*t*k]
+	ps, qs := e.diag[:t*k], e.diag[t*k:]
+	n := 0
+	for _, tm := range e.Terms {
+		if dt, ok := tm.(diagUTerm); ok && dt.uDiag(ps[n*k:(n+1)*k], qs[n*k:(n+1)*k]) {
+			n++
+		}
+	}
+	ps, qs = ps[:n*k], qs[:n*k]
+	neg := e.Loss.(heldNegULoss).uPosTo(&e.uPos, u)
+	ur, nr, pr := u.RawMatrix(), neg.RawMatrix(), e.uPos.RawMatrix()
+	rows := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			vec.MulDivDiag(ur.Data[i*ur.Stride:i*ur.Stride+k], nr.Data[i*nr.Stride:i*nr.Stride+k],
+				pr.Data[i*pr.Stride:i*pr.Stride+k], ps, qs, n, eps)
+		}
+	}
+	if e.Split == nil {
+		rows(0, ur.Rows)
+		return
+	}
+	e.Split(ur.Rows, rows)
 }
 
 // mulUpdate is mulUpdate on all rows in parts (Split), or on the given

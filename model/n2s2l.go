@@ -202,6 +202,26 @@ func (t *NormalizedGraphTerm) colQuad(v *mat.Dense) (lo, hi int) {
 	return lo, hi
 }
 
+// uFactors writes the factors of the last colQuad's columns [lo, hi)
+// (len(ps) = len(qs) = hi − lo) that U's columns are scaled by into the
+// update's positive (ps) and negative (qs) parts: Weight·c⁺ and Weight·c⁻
+// (swapped for a negative Weight), or, without Split, their difference on
+// the side its sign selects.
+func (t *NormalizedGraphTerm) uFactors(ps, qs []float64) {
+	w := t.Weight
+	rep, att := t.cpos, t.cneg
+	if w < 0 {
+		rep, att, w = att, rep, -w
+	}
+	for c := range ps {
+		p, q := w*rep[c], w*att[c]
+		if !t.Split {
+			p, q = max(p-q, 0), max(q-p, 0)
+		}
+		ps[c], qs[c] = p, q
+	}
+}
+
 // AddUGrad adds U·diag(Weight·c) to the sides of the update (see Split).
 func (t *NormalizedGraphTerm) AddUGrad(neg, pos, u, v *mat.Dense) {
 	if t.Weight == 0 {
@@ -216,11 +236,6 @@ func (t *NormalizedGraphTerm) AddUGrad(neg, pos, u, v *mat.Dense) {
 // row-major, with up to 2¹⁶ rows on documents); each entry's sum is the
 // same whatever the order.
 func (t *NormalizedGraphTerm) addUParts(neg, pos, u *mat.Dense, lo, hi int) {
-	w := t.Weight
-	rep, att := t.cpos, t.cneg
-	if w < 0 {
-		rep, att, w = att, rep, -w
-	}
 	n := hi - lo
 	var buf [128]float64 // the columns' two factors, on the stack up to K = 64
 	f := buf[:]
@@ -228,13 +243,7 @@ func (t *NormalizedGraphTerm) addUParts(neg, pos, u *mat.Dense, lo, hi int) {
 		f = make([]float64, 2*n)
 	}
 	ps, qs := f[:n], f[n:2*n]
-	for c := range ps {
-		p, q := w*rep[c], w*att[c]
-		if !t.Split {
-			p, q = max(p-q, 0), max(q-p, 0)
-		}
-		ps[c], qs[c] = p, q
-	}
+	t.uFactors(ps, qs)
 	ur, nr, pr := u.RawMatrix(), neg.RawMatrix(), pos.RawMatrix()
 	for i := 0; i < ur.Rows; i++ {
 		ui := ur.Data[i*ur.Stride+lo : i*ur.Stride+hi]

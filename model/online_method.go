@@ -301,7 +301,13 @@ func (l *statsLoss) Dims() (d, n int) { return l.d, l.o.slotRows() }
 // UGradTo stores B (l.b) into neg and U·A into pos.
 func (l *statsLoss) UGradTo(neg, pos, u, v *mat.Dense) {
 	neg.Copy(l.b)
+	l.uPosTo(pos, u)
+}
+
+// uPosTo stores U·A into pos and returns B (l.b), for Engine.stepUDiag.
+func (l *statsLoss) uPosTo(pos, u *mat.Dense) *mat.Dense {
 	mulTo(pos, u, &l.o.a)
+	return l.b
 }
 
 // VGradTo panics: the statistics hold no gradient for V.
@@ -327,7 +333,7 @@ type frozenUTerm struct {
 	lo, hi int
 }
 
-var _ UTerm = frozenUTerm{}
+var _ diagUTerm = frozenUTerm{}
 
 func freeze(t *NormalizedGraphTerm, v *mat.Dense) frozenUTerm {
 	f := frozenUTerm{NormalizedGraphTerm: t}
@@ -343,6 +349,18 @@ func (f frozenUTerm) AddUGrad(neg, pos, u, v *mat.Dense) {
 		return
 	}
 	f.addUParts(neg, pos, u, f.lo, f.hi)
+}
+
+// uDiag writes the factors AddUGrad scales U's columns by: those of
+// [lo, hi) (uFactors) and zero elsewhere.
+func (f frozenUTerm) uDiag(p, q []float64) bool {
+	if f.Weight == 0 {
+		return false
+	}
+	clear(p)
+	clear(q)
+	f.uFactors(p[f.lo:f.hi], q[f.lo:f.hi])
+	return true
 }
 
 // keepLabelGraphs remembers the label graphs of gs for the next step's

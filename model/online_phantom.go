@@ -71,12 +71,8 @@ func (p *phantomRows) gather(u, b *mat.Dense) bool {
 		}
 	}
 	n := len(p.rows)
-	for _, m := range []*mat.Dense{&p.u, &p.b} {
-		if r, c := m.Dims(); m.IsEmpty() || r != n+1 || c != k {
-			m.Reset()
-			m.ReuseAs(n+1, k)
-		}
-	}
+	reshapeDense(&p.u, n+1, k)
+	reshapeDense(&p.b, n+1, k)
 	gatherRowsTo(rowsOf(&p.u, 0, n), u, p.rows)
 	gatherRowsTo(rowsOf(&p.b, 0, n), b, p.rows)
 	w := math.Sqrt(float64(dim - n))

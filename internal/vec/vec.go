@@ -68,6 +68,45 @@ func MulDiv(w, num, den []float64, eps float64) {
 	mulDiv(w, num[:len(w)], den[:len(w)], eps)
 }
 
+// MulDivDiag is MulDiv with the numerator and denominator built in the
+// same pass, for an update whose terms scale w entrywise: for i < len(w),
+// with x = w[i] and n = len(w),
+//
+//	d = den[i] + ps[0·n+i]·x + ps[1·n+i]·x + … + ps[(t−1)·n+i]·x
+//	m = num[i] + qs[0·n+i]·x + … + qs[(t−1)·n+i]·x
+//
+// each product rounded, then added in that order, and w[i] = x·m'/max(d,
+// eps) as MulDiv rounds it, m' being m, or 0 if m < 0. So it gives w the
+// bits that adding each ps row times w to den and each qs row to num, then
+// MulDiv, would. num and den must be at least as long as w, ps and qs
+// hold t rows of len(w) entries each; none is written.
+func MulDivDiag(w, num, den, ps, qs []float64, t int, eps float64) {
+	n := len(w)
+	if len(num) < n || len(den) < n || t < 0 || len(ps) < t*n || len(qs) < t*n {
+		panic("vec: MulDivDiag: num, den, ps or qs too short")
+	}
+	if n == 0 {
+		return
+	}
+	mulDivDiag(w, num[:n], den[:n], ps[:t*n], qs[:t*n], t, eps)
+}
+
+func mulDivDiagGeneric(w, num, den, ps, qs []float64, t int, eps float64) {
+	n := len(w)
+	num, den = num[:n], den[:n]
+	for i, x := range w {
+		d, m := den[i], num[i]
+		for r := range t {
+			d += ps[r*n+i] * x
+			m += qs[r*n+i] * x
+		}
+		if m < 0 {
+			m = 0
+		}
+		w[i] = x * m / max(d, eps)
+	}
+}
+
 func mulDivGeneric(w, num, den []float64, eps float64) {
 	num, den = num[:len(w)], den[:len(w)]
 	for i, x := range w {

@@ -59,6 +59,17 @@ func mulDiv(w, num, den []float64, eps float64) {
 }
 
 //go:noescape
+func mulDivDiagAVX2(w, num, den, ps, qs []float64, t int, eps float64)
+
+func mulDivDiag(w, num, den, ps, qs []float64, t int, eps float64) {
+	if hasAVX2 {
+		mulDivDiagAVX2(w, num, den, ps, qs, t, eps)
+		return
+	}
+	mulDivDiagGeneric(w, num, den, ps, qs, t, eps)
+}
+
+//go:noescape
 func dot32AVX2(x, y *float32, n int) float32
 
 func dot32(x, y []float32) float32 {

@@ -198,6 +198,94 @@ mddone:
 	VZEROUPPER
 	RET
 
+// func mulDivDiagAVX2(w, num, den, ps, qs []float64, t int, eps float64)
+// MulDivDiag: for each chunk of w, d = den + ps[r]·x and m = num + qs[r]·x
+// for the rows r < t of ps and qs (each n = len(w) entries apart), each
+// product rounded, then added, in that order; then mulDivAVX2's rule.
+TEXT ·mulDivDiagAVX2(SB), NOSPLIT, $0-136
+	MOVQ w_base+0(FP), DI
+	MOVQ w_len+8(FP), CX
+	MOVQ num_base+24(FP), SI
+	MOVQ den_base+48(FP), DX
+	MOVQ ps_base+72(FP), R8
+	MOVQ qs_base+96(FP), R9
+	MOVQ t+120(FP), R10
+	VBROADCASTSD eps+128(FP), Y0
+	VXORPD Y1, Y1, Y1
+	MOVQ CX, R11
+	SHLQ $3, R11                   // a row of ps or qs, in bytes
+	XORQ AX, AX
+	MOVQ CX, BX
+	ANDQ $-4, BX
+
+dd4:
+	CMPQ AX, BX
+	JGE  dd1
+	VMOVUPD (DI)(AX*8), Y2         // x
+	VMOVUPD (DX)(AX*8), Y3         // d
+	VMOVUPD (SI)(AX*8), Y5         // m
+	LEAQ (R8)(AX*8), R12
+	LEAQ (R9)(AX*8), R13
+	MOVQ R10, R14
+
+dd4t:
+	TESTQ R14, R14
+	JZ    dd4e
+	VMULPD (R12), Y2, Y4
+	VADDPD Y4, Y3, Y3              // d += ps[r]·x
+	VMULPD (R13), Y2, Y6
+	VADDPD Y6, Y5, Y5              // m += qs[r]·x
+	ADDQ R11, R12
+	ADDQ R11, R13
+	DECQ R14
+	JMP  dd4t
+
+dd4e:
+	VCMPPD $0x11, Y1, Y5, Y6       // m < 0 (LT_OQ)
+	VANDNPD Y5, Y6, Y5             // those lanes to 0
+	VMULPD Y2, Y5, Y5              // x·m
+	VMAXPD Y3, Y0, Y4              // max(eps, d), d on NaN
+	VDIVPD Y4, Y5, Y5
+	VMOVUPD Y5, (DI)(AX*8)
+	ADDQ $4, AX
+	JMP  dd4
+
+dd1:
+	CMPQ AX, CX
+	JGE  dddone
+	VMOVSD (DI)(AX*8), X2
+	VMOVSD (DX)(AX*8), X3
+	VMOVSD (SI)(AX*8), X5
+	LEAQ (R8)(AX*8), R12
+	LEAQ (R9)(AX*8), R13
+	MOVQ R10, R14
+
+dd1t:
+	TESTQ R14, R14
+	JZ    dd1e
+	VMULSD (R12), X2, X4
+	VADDSD X4, X3, X3
+	VMULSD (R13), X2, X6
+	VADDSD X6, X5, X5
+	ADDQ R11, R12
+	ADDQ R11, R13
+	DECQ R14
+	JMP  dd1t
+
+dd1e:
+	VCMPSD $0x11, X1, X5, X6
+	VANDNPD X5, X6, X5
+	VMULSD X2, X5, X5
+	VMAXSD X3, X0, X4
+	VDIVSD X4, X5, X5
+	VMOVSD X5, (DI)(AX*8)
+	INCQ AX
+	JMP  dd1
+
+dddone:
+	VZEROUPPER
+	RET
+
 // dot32mask<>+32−4r holds r all-ones lanes, then zeros: the mask of a
 // chunk's first r entries.
 DATA dot32mask<>+0(SB)/4, $0xffffffff

@@ -17,3 +17,7 @@ func Prefetch(x []float64) {}
 func mulDiv(w, num, den []float64, eps float64) { mulDivGeneric(w, num, den, eps) }
 
 func dot32(x, y []float32) float32 { return dot32Generic(x, y) }
+
+func mulDivDiag(w, num, den, ps, qs []float64, t int, eps float64) {
+	mulDivDiagGeneric(w, num, den, ps, qs, t, eps)
+}

@@ -250,6 +250,59 @@ func TestMulDivBits(t *testing.T) {
 	}
 }
 
+// TestMulDivDiagBits checks MulDivDiag against its scalar rule and
+// against the passes it stands for (each ps row times w added to den,
+// each qs row to num, then MulDiv) bit for bit, NaN as NaN, at every
+// length up to 40 with 0 to 3 rows of factors, special entries among the
+// ordinary ones.
+func TestMulDivDiagBits(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(9, 10))
+	special := []float64{0, math.Copysign(0, -1), -1, 1e-300, 1e-20, math.Inf(1), math.NaN()}
+	pick := func() float64 {
+		if rnd.IntN(4) == 0 {
+			return special[rnd.IntN(len(special))]
+		}
+		return rnd.Float64()*10 - 1
+	}
+	fill := func(n int) []float64 {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = pick()
+		}
+		return x
+	}
+	same := func(a, b float64) bool {
+		return math.Float64bits(a) == math.Float64bits(b) || (math.IsNaN(a) && math.IsNaN(b))
+	}
+	const eps = 1e-16
+	for n := 0; n <= 40; n++ {
+		for rows := 0; rows <= 3; rows++ {
+			for range 10 {
+				w, num, den, ps, qs := fill(n), fill(n+1), fill(n+2), fill(rows*n), fill(rows*n)
+				want := append([]float64(nil), w...)
+				mulDivDiagGeneric(want, num, den, ps, qs, rows, eps)
+				got := append([]float64(nil), w...)
+				MulDivDiag(got, num, den, ps, qs, rows, eps)
+				// The passes: den and num built whole, then MulDiv.
+				d, m := append([]float64(nil), den[:n]...), append([]float64(nil), num[:n]...)
+				for r := range rows {
+					for i, x := range w {
+						d[i] += ps[r*n+i] * x
+						m[i] += qs[r*n+i] * x
+					}
+				}
+				passes := append([]float64(nil), w...)
+				MulDiv(passes, m, d, eps)
+				for i := range got {
+					if !same(got[i], want[i]) || !same(got[i], passes[i]) {
+						t.Fatalf("n = %d, %d rows, entry %d: got %v, scalar %v, passes %v", n, rows, i, got[i], want[i], passes[i])
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestDot32Bits checks Dot32 against its plain Go order bit for bit at
 // every length up to 100 and at unaligned offsets, and against the float64
 // inner product within its error bound.
