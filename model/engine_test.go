@@ -339,6 +339,29 @@ func TestNormalizeColumns(t *testing.T) {
 	}
 }
 
+// randomSignedGraph returns a symmetric n×n graph: deg draws of a
+// neighbour per node (a draw of the node itself adds nothing, duplicates
+// sum), each edge's weight uniform in [0, 1) and negated with probability
+// 1/negOneIn (never when negOneIn is 0).
+func randomSignedGraph(rnd *rand.Rand, n, deg, negOneIn int) *sparse.CSR {
+	b := sparse.NewBuilder(n, n)
+	for i := range n {
+		for range deg {
+			j := rnd.IntN(n)
+			if j == i {
+				continue
+			}
+			w := rnd.Float64()
+			if negOneIn > 0 && rnd.IntN(negOneIn) == 0 {
+				w = -w
+			}
+			b.Add(i, j, w)
+			b.Add(j, i, w)
+		}
+	}
+	return b.CSR()
+}
+
 // TestGraphTermTiled checks the product over all rows against the
 // row-by-row one (AddVGradRows with every row listed) on a signed graph
 // large enough to be tiled: the gradient bit for bit (vec.SumRows's
@@ -348,22 +371,7 @@ func TestNormalizeColumns(t *testing.T) {
 func TestGraphTermTiled(t *testing.T) {
 	const n, k = 5000, 20
 	rnd := rand.New(rand.NewPCG(9, 9))
-	b := sparse.NewBuilder(n, n)
-	for i := range n {
-		for range 6 {
-			j := rnd.IntN(n)
-			if j == i {
-				continue
-			}
-			w := rnd.Float64()
-			if rnd.IntN(4) == 0 {
-				w = -w
-			}
-			b.Add(i, j, w)
-			b.Add(j, i, w)
-		}
-	}
-	s := b.CSR()
+	s := randomSignedGraph(rnd, n, 6, 4)
 	v := mat.NewDense(n, k, nil)
 	for i := range v.RawMatrix().Data {
 		v.RawMatrix().Data[i] = rnd.Float64()

@@ -49,22 +49,10 @@ func TestStepUDiagSameBits(t *testing.T) {
 		return m
 	}
 	graph := func(signed bool) *sparse.CSR {
-		b := sparse.NewBuilder(n, n)
-		for i := range n {
-			for range 3 {
-				j := rng.IntN(n)
-				if j == i {
-					continue
-				}
-				w := rng.Float64()
-				if signed && rng.IntN(2) == 0 {
-					w = -w
-				}
-				b.Add(i, j, w)
-				b.Add(j, i, w)
-			}
+		if signed {
+			return randomSignedGraph(rng, n, 3, 2)
 		}
-		return b.CSR()
+		return randomSignedGraph(rng, n, 3, 0)
 	}
 	v := dense(n, k, true)
 	var a mat.Dense
