@@ -353,6 +353,22 @@ func (o *Online) initSize() int {
 // Started reports whether the first fit has run, so that codes are available.
 func (o *Online) Started() bool { return o.started }
 
+// ClassCols returns the columns [lo, hi) of the codes that classify
+// samples: N2S2L's q discriminative columns V¹ once the first fit has set
+// q, and all K columns for every other method. N²S²L minimizes its penalty
+// graph, the closest pairs of different classes, on V², so V² draws those
+// pairs together: the paper classifies on V¹, and on the whole code a
+// stream whose V² stays alive classifies far worse (BENCHMARKS.md,
+// "N²S²L's codes classify by V¹"). NGE, whose objective has the same
+// split, classifies better on its whole code. The codes themselves (Codes,
+// LastCodes) keep every column: the factorization needs them all.
+func (o *Online) ClassCols() (lo, hi int) {
+	if o.meth() == methodN2S2L && o.started && o.q > 0 {
+		return 0, o.q
+	}
+	return 0, o.Rank
+}
+
 // KNN returns the k-NN graph (nil before the first PartialFit). Callers
 // may read it, and set labels on it, but must not insert or remove nodes.
 // A label set on it directly takes effect as one set by SetLabel: the next

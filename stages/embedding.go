@@ -35,7 +35,7 @@ func (l *Learner) Embedding() classify.Embedding {
 	}
 	slices.SortFunc(lab, func(a, b int) int { return l.nodes[b].seq - l.nodes[a].seq })
 	lab = lab[:min(len(lab), maxEmbeddingCodes)]
-	v := l.Model.Codes()
+	v := l.classCodes(l.Model.Codes())
 	_, k := v.Dims()
 	x := mat.NewDense(len(lab), k, nil)
 	y := make([]int, len(lab))

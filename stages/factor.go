@@ -71,7 +71,7 @@ func (l *Learner) insert(id *Identified) ([]int, func(), error) {
 		if l.cg.k == 0 {
 			l.cg.k = defaultCodeNeighbors
 		}
-		l.cg.add(l.Model.KNN(), l.Model.Codes(), ids)
+		l.cg.add(l.Model.KNN(), l.classCodes(l.Model.Codes()), ids)
 	}
 	l.sc.c.Samples += int64(len(ids))
 	return ids, step, nil

@@ -301,7 +301,8 @@ func (l *Learner) linear() bool {
 		if !l.Model.Started() {
 			return false
 		}
-		return l.lin.fit(len(l.classes), l.Model.Rank)
+		lo, hi := l.Model.ClassCols()
+		return l.lin.fit(len(l.classes), hi-lo)
 	}
 	return l.lin.fit(len(l.classes), l.Featurize.dim)
 }
@@ -310,7 +311,7 @@ func (l *Learner) linear() bool {
 // with CodesOnly its code.
 func (l *Learner) linRow(n int) (dense []float64, ind []int, val []float64) {
 	if l.Codes == CodesOnly {
-		return l.Model.Codes().RawRowView(n), nil, nil
+		return l.classCodes(l.Model.Codes()).RawRowView(n), nil, nil
 	}
 	return l.Model.Row(n)
 }

@@ -134,9 +134,23 @@ func (l *Learner) fillCodes(ids []int, out []Prediction) {
 	}
 }
 
-// codesOf returns the codes of nodes ids, one per row, in a new matrix.
+// classCodes returns the columns of v, codes by slot (the model's Codes or
+// LastCodes), that classify (model.Online.ClassCols): v itself, or a view
+// of it. Every reader of the codes that predicts or scores a class reads
+// them through it; the codes written to --out are the whole rows.
+func (l *Learner) classCodes(v *mat.Dense) *mat.Dense {
+	lo, hi := l.Model.ClassCols()
+	r, k := v.Dims()
+	if lo == 0 && hi == k {
+		return v
+	}
+	return v.Slice(0, r, lo, hi).(*mat.Dense)
+}
+
+// codesOf returns the classifying codes (classCodes) of nodes ids, one per
+// row, in a new matrix.
 func (l *Learner) codesOf(ids []int) *mat.Dense {
-	v := l.Model.Codes()
+	v := l.classCodes(l.Model.Codes())
 	_, k := v.Dims()
 	q := mat.NewDense(len(ids), k, nil)
 	for p, n := range ids {
@@ -193,7 +207,7 @@ func (l *Learner) walk(ids []int, q *mat.Dense) ([]int, []float64) {
 	if kk == 0 {
 		kk = 1
 	}
-	g, v := l.Model.KNN(), l.Model.Codes()
+	g, v := l.Model.KNN(), l.classCodes(l.Model.Codes())
 	class := func(n int) int { return l.nodes[n].class }
 	classes := make([]int, len(ids))
 	scores := make([]float64, len(ids))

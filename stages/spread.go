@@ -364,7 +364,7 @@ func (l *Learner) spreadGraph(live []int) rowSource {
 		if !l.Model.Started() {
 			return sparse.Zeros(g.Slots(), g.Slots()) // no codes yet: no graph
 		}
-		return l.cg.weights(g, l.Model.Codes(), p)
+		return l.cg.weights(g, l.classCodes(l.Model.Codes()), p)
 	}
 	var base rowSource
 	if w := l.metricWeights(g, p); w != nil {
@@ -377,7 +377,7 @@ func (l *Learner) spreadGraph(live []int) rowSource {
 	}
 	if q := l.spreadCodes(); q > 0 {
 		if v := l.Model.LastCodes(); v != nil {
-			l.cs.set(base, v, live, q)
+			l.cs.set(base, l.classCodes(v), live, q)
 			return &l.cs
 		}
 	}
