@@ -104,11 +104,13 @@ type Online struct {
 	Beta float64
 	// Q is N2S2L's q or NGE's d, the number of columns of V¹, fixed at the
 	// first fit. If zero, it is the number of classes among the labels
-	// known at the first fit or Rank/4, whichever is larger, and at most
+	// known at the first fit or a floor, whichever is larger, and at most
 	// Rank−1: a stream does not know its classes in advance, and early
-	// labels name few of them (or more than the rank has columns). (With
-	// Rank below 4 and no label yet, the first fit waits for the next
-	// batch.) It must be below Rank.
+	// labels name few of them (or more than the rank has columns). The
+	// floor is 3·Rank/4 for N2S2L, whose stream classifiers read V¹ alone
+	// (ClassCols), and Rank/4 for NGE (BENCHMARKS.md, "N²S²L's codes
+	// classify by V¹"). (With too small a Rank and no label yet, the first
+	// fit waits for the next batch.) It must be below Rank.
 	Q int
 	// Graph configures the incremental k-NN graph; Graph.Window bounds the
 	// number of live samples (zero: unbounded).
@@ -947,7 +949,11 @@ func (o *Online) firstFit() error {
 			// q < K: a stream may name more classes before its first fit
 			// than the rank has columns; then the first K−1 columns are
 			// V¹ (data must not stop the learner).
-			o.q = min(max(len(classes), k/4), k-1)
+			floor := k / 4
+			if o.meth() == methodN2S2L {
+				floor = 3 * k / 4
+			}
+			o.q = min(max(len(classes), floor), k-1)
 		}
 		if o.q <= 0 {
 			// Too small a rank to guess q, and no label yet: keep storing

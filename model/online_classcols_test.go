@@ -13,7 +13,7 @@ import (
 // TestOnlineClassCols checks the columns of the codes that classify: all K
 // before the first fit and for every method but N²S²L, whose are its q
 // discriminative columns once the first fit has fixed q (Q here, and
-// K/4 when the first fit has no label).
+// 3K/4 when the first fit has no label).
 func TestOnlineClassCols(t *testing.T) {
 	x, _ := datasets.Digits()
 	first := DenseRows(mat.DenseCopyOf(x.Slice(0, 300, 0, 64)))
@@ -21,7 +21,7 @@ func TestOnlineClassCols(t *testing.T) {
 		method string
 		q      int
 		lo, hi int
-	}{{"n2s2l", 7, 0, 7}, {"n2s2l", 0, 0, 5}, {"nge", 7, 0, 20}, {"gnmf", 0, 0, 20}, {"ssknmf", 0, 0, 20}} {
+	}{{"n2s2l", 7, 0, 7}, {"n2s2l", 0, 0, 15}, {"nge", 7, 0, 20}, {"gnmf", 0, 0, 20}, {"ssknmf", 0, 0, 20}} {
 		o := &Online{Method: c.method, Rank: 20, Q: c.q, Graph: graph.KNN{K: 5}, Src: rand.NewPCG(1, 1)}
 		if lo, hi := o.ClassCols(); lo != 0 || hi != 20 {
 			t.Errorf("%s before the first fit: [%d, %d), want [0, 20)", c.method, lo, hi)

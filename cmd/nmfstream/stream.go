@@ -160,7 +160,7 @@ func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
 	})
 	fs.Float64Var(&c.Beta, "beta", 0, "second graph weight β of ssknmf and n2s2l, their k-NN graph's (0: the method's online default: for ssknmf 2 on dense samples and 10 on documents; 100 for n2s2l)")
 	fs.IntVar(&c.Rank, "rank", 40, "rank K of the factorization")
-	fs.IntVar(&c.Q, "q", 0, "discriminative columns q of n2s2l and nge, the block V¹ of their codes (0: the number of classes among the labels at the first fit, at least K/4; a stream whose labels come late has few or none then, so name the classes' count here)")
+	fs.IntVar(&c.Q, "q", 0, "discriminative columns q of n2s2l and nge, the block V¹ of their codes (0: the number of classes among the labels at the first fit, at least 3K/4 for n2s2l, whose stream classifiers read V¹ alone, and K/4 for nge)")
 	fs.IntVar(&c.Neighbors, "neighbors", 5, "k of the k-NN graph")
 	fs.IntVar(&c.Window, "window", 10000, "samples kept in the sliding window (0: unbounded)")
 	fs.Float64Var(&c.Alpha, "alpha", 0, "graph weight α (0: the method's online default: 3 for gnmf, model.DefaultOnlineGraphWeight)")

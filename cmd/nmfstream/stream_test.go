@@ -357,7 +357,7 @@ func TestStreamFlags(t *testing.T) {
 
 // TestStreamQ checks that --q reaches the online model of n2s2l (its
 // checkpointed state keeps the q its first fit took, not the default's
-// max(classes, K/4)), that a checkpoint taken with another q refuses to
+// max(classes, 3K/4)), that a checkpoint taken with another q refuses to
 // resume, and that a q outside 1 ≤ q < K is refused.
 func TestStreamQ(t *testing.T) {
 	dir := t.TempDir()
@@ -378,7 +378,7 @@ func TestStreamQ(t *testing.T) {
 		}
 		want := q
 		if q == 0 {
-			want = 5 // K/4: no label reaches the first fit of this stream
+			want = 15 // 3K/4: no label reaches the first fit of this stream
 		}
 		if got := cp.State.Online.Q; got != want {
 			t.Errorf("-q %d: the model took q = %d, want %d", q, got, want)
