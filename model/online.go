@@ -538,7 +538,7 @@ func (o *Online) PartialFitDeferred(x Data) (ids []int, step func(), err error) 
 		p := &pendingStep{run: rest, done: make(chan struct{})}
 		o.pending, step = p, p.do
 	}
-	if err := o.searchStep(); err != nil {
+	if err := o.searchStep(len(ch.Added)); err != nil {
 		step() // the batch's step is part of the error's state, as in PartialFit
 		return ch.Added, func() {}, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime/trace"
 
@@ -57,8 +58,15 @@ const (
 // the schedule of Online.SearchBasis says so. A fit that fails (a
 // degenerate window) leaves the search where it was until the next one; a
 // basis whose span loses the labeled samples' classes (spanLoses) moves it
-// to the samples until the next one.
-func (o *Online) searchStep() error {
+// to the samples until the next one. Between two fits the span in use is
+// judged again, without a refit, each time the labeled samples name more
+// classes than its rank (spanTooNarrow, every step) and each time the
+// count of samples seen crosses a judgement point (judgedAt): the guard
+// abstains at a fit that has fewer than spanGuardMinLabels labels, and the
+// labels that arrive before the next fit, a fourfold growth later, are
+// enough to refuse a span that loses the classes. added is the count of
+// samples the step brought.
+func (o *Online) searchStep(added int) error {
 	if !o.searchesBasis() {
 		return nil
 	}
@@ -66,6 +74,11 @@ func (o *Online) searchStep() error {
 		o.next = searchBasisFirst
 	}
 	if o.seen < o.next {
+		if o.r != nil && (o.spanTooNarrow(o.SearchBasis) || judgedAt(o.seen-added, o.seen) && o.spanLoses(o.r)) {
+			if err := o.reembed(nil); err != nil {
+				return fmt.Errorf("model: online: search basis: %w", err)
+			}
+		}
 		return nil
 	}
 	for o.next <= o.seen {
@@ -86,6 +99,27 @@ func (o *Online) searchStep() error {
 		return fmt.Errorf("model: online: search basis: %w", err)
 	}
 	return nil
+}
+
+// judgedAt reports whether the count of samples seen, from prev to seen,
+// crossed a judgement point of the span between fits:
+// ⌈searchBasisFirst·√2^m⌉ for m ≥ 1 (708, 1,000, 1,415, 2,000, 2,829, …;
+// the fits fall on every fourth, which searchStep handles first). Geometric, so a
+// stream of N samples is judged about 2·log₂(N/searchBasisFirst) times,
+// each over at most spanGuardLabels labeled samples.
+func judgedAt(prev, seen int) bool {
+	for m := 1; ; m++ {
+		p := searchBasisFirst << (m / 2)
+		if m%2 == 1 {
+			p = int(math.Ceil(float64(p) * math.Sqrt2))
+		}
+		if p > seen {
+			return false
+		}
+		if prev < p {
+			return true
+		}
+	}
 }
 
 // searchesBasis reports whether SearchBasis applies to the stream's samples:

@@ -34,7 +34,7 @@ func TestSearchBasisGraph(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := o.SetLabel(ids[0], lo%7); err != nil {
+		if err := o.SetLabel(ids[0], lo%3); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -150,14 +150,15 @@ func TestSearchBasisRule(t *testing.T) {
 // classifies the labeled samples far worse than their pixels, so the fit at
 // 500 samples is refused and the graph searches the pixels; the samples'
 // own space (an orthonormal basis of all 64 pixels) never loses; with fewer
-// than spanGuardMinLabels labeled samples the guard keeps the span; and
+// than spanGuardMinLabels labeled samples, of no more classes than the
+// span's 3 columns (TestSpanTooNarrow), the guard keeps the span; and
 // moving the search back from a span to the samples (reembed(nil)) keeps
 // slots, age order and labels and gives every node its exact nearest
 // neighbours among the pixels.
 func TestSearchBasisGuard(t *testing.T) {
 	x, y := datasets.Digits()
 	_, d := x.Dims()
-	stream := func(labelEvery int) *Online {
+	stream := func(labelEvery, maxClass int) *Online {
 		o := &Online{Rank: 8, SearchBasis: 3, Graph: graph.KNN{K: 5}}
 		for lo := 0; lo < 600; lo += 50 {
 			ids, err := o.PartialFit(DenseRows(mat.DenseCopyOf(x.Slice(lo, lo+50, 0, d))))
@@ -165,7 +166,7 @@ func TestSearchBasisGuard(t *testing.T) {
 				t.Fatal(err)
 			}
 			for p, id := range ids {
-				if (lo+p)%labelEvery == 0 {
+				if (lo+p)%labelEvery == 0 && y[lo+p] <= maxClass {
 					if err := o.SetLabel(id, y[lo+p]); err != nil {
 						t.Fatal(err)
 					}
@@ -174,7 +175,7 @@ func TestSearchBasisGuard(t *testing.T) {
 		}
 		return o
 	}
-	all := stream(1)
+	all := stream(1, 9)
 	if got := all.KNN().Dim(); got != d {
 		t.Errorf("every sample labeled: the graph searches %d dimensions, want the pixels' %d (the rank-3 span refused)", got, d)
 	}
@@ -190,12 +191,12 @@ func TestSearchBasisGuard(t *testing.T) {
 		eye.Set(i, i, 1)
 	}
 	if all.spanLoses(eye) {
-		t.Error("the pixels' own space loses against the pixels")
+		t.Error("the pixels' own space (64 columns, 10 classes) loses against the pixels")
 	}
 
-	few := stream(10) // 60 labeled samples, 45 of them at the fit at 500
+	few := stream(10, 2) // about 18 labeled samples of three classes
 	if got := few.KNN().Dim(); got != 3 {
-		t.Fatalf("60 labeled samples: the graph searches %d dimensions, want the span's 3 (the guard abstains)", got)
+		t.Fatalf("18 labeled samples of 3 classes: the graph searches %d dimensions, want the span's 3 (the guard abstains)", got)
 	}
 	g := few.KNN()
 	slots, order := g.Slots(), g.Order()
@@ -507,5 +508,115 @@ func BenchmarkSearchFit(b *testing.B) {
 			}
 			b.ReportMetric(1-kept(r)/best, "energy-gap")
 		})
+	}
+}
+
+// TestJudgedAt checks the judgement points of the span between fits,
+// ⌈500·√2^m⌉ = 708, 1,000, 1,415, 2,000, 2,829, 4,000, …, worked by hand.
+func TestJudgedAt(t *testing.T) {
+	for _, c := range []struct {
+		prev, seen int
+		want       bool
+	}{
+		{0, 500, false}, {500, 707, false}, {707, 708, true}, {700, 750, true}, {708, 999, false},
+		{999, 1000, true}, {1000, 1414, false}, {1414, 1415, true}, {1900, 2000, true},
+		{2000, 2828, false}, {2828, 2829, true}, {3999, 4000, true}, {4000, 5656, false},
+		{5656, 5657, true}, {0, 100000, true},
+	} {
+		if got := judgedAt(c.prev, c.seen); got != c.want {
+			t.Errorf("judgedAt(%d, %d) = %v, want %v", c.prev, c.seen, got, c.want)
+		}
+	}
+}
+
+// TestChao1 checks the classes estimate of spanTooNarrow on counts worked
+// by hand: three classes named once, 3 + 3·2/2 = 6; two named twice, 2;
+// one once and one twice, 2 + 0; four once and one twice, 5 + 4·3/4 = 8;
+// none, 0.
+func TestChao1(t *testing.T) {
+	for _, c := range []struct {
+		counts map[int]int
+		want   float64
+	}{
+		{map[int]int{1: 1, 2: 1, 3: 1}, 6},
+		{map[int]int{1: 2, 2: 2}, 2},
+		{map[int]int{1: 1, 2: 2}, 2},
+		{map[int]int{0: 1, 1: 1, 2: 1, 3: 1, 4: 2}, 8},
+		{map[int]int{}, 0},
+	} {
+		if got := chao1(c.counts); got != c.want {
+			t.Errorf("chao1(%v) = %v, want %v", c.counts, got, c.want)
+		}
+	}
+}
+
+// TestSpanTooNarrow streams 600 digits at a search basis of rank 6 (64
+// features: the rule of 10 features per rank lets the span in) with 60 of
+// them labeled, too few for the guard's sign test: labels of five classes
+// keep the span, labels of all ten classes (more than its 6 columns) move
+// the search back to the pixels.
+func TestSpanTooNarrow(t *testing.T) {
+	x, y := datasets.Digits()
+	_, d := x.Dims()
+	stream := func(keep func(class int) bool) *Online {
+		o := &Online{Rank: 8, SearchBasis: 6, Graph: graph.KNN{K: 5}}
+		labeled := 0
+		for lo := 0; lo < 600; lo += 50 {
+			ids, err := o.PartialFit(DenseRows(mat.DenseCopyOf(x.Slice(lo, lo+50, 0, d))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for p, id := range ids {
+				if c := y[lo+p]; keep(c) && labeled < 60 {
+					labeled++
+					if err := o.SetLabel(id, c); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+		return o
+	}
+	if got := stream(func(c int) bool { return c < 5 }).KNN().Dim(); got != 6 {
+		t.Errorf("60 labels of 5 classes: the graph searches %d dimensions, want the span's 6", got)
+	}
+	if got := stream(func(int) bool { return true }).KNN().Dim(); got != d {
+		t.Errorf("60 labels of 10 classes: the graph searches %d dimensions, want the pixels' %d", got, d)
+	}
+}
+
+// TestSpanJudgedBetweenFits streams the digits at a search basis of rank 3,
+// labeling the samples of classes 0–2 (no more classes than the span's
+// columns) from the 450th on: the fit at 500 samples has too few labels
+// for the guard, which keeps the span; at the judgement point of 1,000
+// samples the labels that arrived since show it losing those classes
+// against the pixels, and the search moves back to them before the next
+// fit at 2,000.
+func TestSpanJudgedBetweenFits(t *testing.T) {
+	x, y := datasets.Digits()
+	_, d := x.Dims()
+	o := &Online{Rank: 8, SearchBasis: 3, Graph: graph.KNN{K: 5}}
+	for lo := 0; lo < 1050; lo += 50 {
+		ids, err := o.PartialFit(DenseRows(mat.DenseCopyOf(x.Slice(lo, lo+50, 0, d))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lo+50 == 550 {
+			if got := o.KNN().Dim(); got != 3 {
+				t.Fatalf("after the fit at 500 samples: the graph searches %d dimensions, want the span's 3", got)
+			}
+		}
+		if lo+50 == 1000 {
+			if got := o.KNN().Dim(); got != d {
+				t.Errorf("after the judgement at 1,000 samples: the graph searches %d dimensions, want the pixels' %d", got, d)
+			}
+		}
+		for p, id := range ids {
+			if i := lo + p; i >= 450 && y[i] <= 2 {
+				if err := o.SetLabel(id, y[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
 	}
 }

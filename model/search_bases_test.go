@@ -24,7 +24,7 @@ func TestSearchBasesSame(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if err := o.SetLabel(ids[0], lo%7); err != nil {
+			if err := o.SetLabel(ids[0], lo%3); err != nil {
 				return err
 			}
 		}

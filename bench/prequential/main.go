@@ -153,7 +153,7 @@ func main() {
 
 func runMake(args []string) error {
 	fs := flag.NewFlagSet("make", flag.ExitOnError)
-	data := fs.String("data", "digits", "digits; mnist:N for the first N MNIST training images; fashion:N for N Fashion-MNIST images; text corpora: spam:DIR (SpamAssassin mails, ham/spam, in date order), sotu:DIR (State of the Union passages by party, in time order), brown:DIR (Brown passages by genre, shuffled), kjv:DIR (King James verses by section, shuffled); see go doc ./bench/prequential")
+	data := fs.String("data", "digits", "digits; mnist:N for the first N MNIST training images; fashion:N for N Fashion-MNIST images; text corpora: spam:DIR (SpamAssassin mails, ham/spam, in date order), sotu:DIR (State of the Union passages by party, in time order), brown:DIR (Brown passages by genre, shuffled), kjv:DIR (King James verses by section, shuffled), tsv:FILE (CLASS<tab>TEXT a line, in file order); csv:FILE for an image set as CLASS,PIXEL,… a line (pixels scaled to [0, 1], file order); see go doc ./bench/prequential")
 	mnist := fs.String("mnist", benchrun.DataDir("mnist"), "folder of the MNIST IDX files")
 	fashion := fs.String("fashion", benchrun.DataDir("fashion"), "folder of Fashion-MNIST's class files (0.json … 9.json)")
 	shuffle := fs.Uint64("shuffle", 0, "seed of a random order of the samples (0: file order; brown and kjv: --seed)")
@@ -325,10 +325,10 @@ func writeArrow(out string, schema *arrow.Schema, mem memory.Allocator, b *array
 }
 
 // isImageSet reports whether data names an image set that load reads
-// (digits, mnist[:N], fashion[:N]) rather than a text corpus.
+// (digits, mnist[:N], fashion[:N], csv:FILE) rather than a text corpus.
 func isImageSet(data string) bool {
 	name, _, _ := strings.Cut(data, ":")
-	return name == "digits" || name == "mnist" || name == "fashion"
+	return name == "digits" || name == "mnist" || name == "fashion" || name == "csv"
 }
 
 // load returns the samples (one per row) and their classes.
@@ -341,6 +341,12 @@ func load(data, mnistDir, fashionDir string) (*mat.Dense, []int, error) {
 		return nil, nil, fmt.Errorf("make: unknown data %q", data)
 	}
 	name, count, _ := strings.Cut(data, ":")
+	if name == "csv" {
+		if count == "" {
+			return nil, nil, errors.New("make: --data csv:FILE: the file is missing")
+		}
+		return loadCSVSet(count)
+	}
 	n := 0 // all
 	if count != "" {
 		var err error

@@ -118,7 +118,7 @@ func parseRare(rare string) (class string, share float64, err error) {
 }
 
 // loadText reads the text corpus named by data: spam:DIR, sotu:DIR,
-// brown:DIR or kjv:DIR. It reports false for a name that is not a text corpus.
+// brown:DIR, kjv:DIR or tsv:FILE (loadTSV). It reports false for a name that is not a text corpus.
 func loadText(data string) ([]doc, bool, error) {
 	name, dir, _ := strings.Cut(data, ":")
 	var load func(string) ([]doc, error)
@@ -131,6 +131,8 @@ func loadText(data string) ([]doc, bool, error) {
 		load = loadBrown
 	case "kjv":
 		load = loadKJV
+	case "tsv":
+		load = loadTSV
 	default:
 		return nil, false, nil
 	}
