@@ -86,19 +86,19 @@ func (o *Online) spanLoses(r *mat.Dense) bool {
 }
 
 // spanTooNarrow reports whether the classes of the window's labeled
-// samples outnumber k, the columns of a search basis. The means of C classes span
-// up to C dimensions, so a span of rank K < C cannot keep every class's
-// mean apart from the others' directions, and a principal span keeps the
-// directions of largest variance, which need not be those: on 68 people's
-// faces under varying light (PIE) the rank-40 span searched the stream
-// 4.9 points below the pixels (BENCHMARKS.md, "Sets from the GNMF
-// papers"). The classes are counted as the labels so far let one estimate
-// them, not only those named yet: with C_obs classes named, f₁ of them
-// once and f₂ twice, the bias-corrected Chao1 estimate C_obs +
-// f₁(f₁−1)/(2(f₂+1)) (Chao 1984; Chiu et al. 2014), so that the 40 labels
-// of a first fit that name 30 of 68 people already count for more than
-// 40, where ten classes named several times each count for ten. It costs
-// one pass over the window's labels.
+// samples outnumber k, the columns of a search basis. The means of C
+// classes span up to C dimensions, so a span of rank k < C cannot keep
+// every class's mean apart from the others' directions, and a principal
+// span keeps the directions of largest variance, which need not be those:
+// on 68 people's faces under varying light (PIE) the rank-40 span searched
+// the stream 4.9 points below the pixels (BENCHMARKS.md, "Sets from the
+// GNMF papers"). The classes are counted as the labels so far let one
+// estimate them, not only those named yet: with C_obs classes named, f₁ of
+// them once and f₂ twice, the bias-corrected Chao1 estimate C_obs +
+// f₁(f₁−1)/(2(f₂+1)) (Chao 1984; Chiu et al. 2014), so that about 40
+// labels at a first fit that name some 30 of 68 people, most of them once,
+// count for more than 40, where ten classes named several times each count
+// for ten. It costs one pass over the window's labels.
 func (o *Online) spanTooNarrow(k int) bool {
 	counts := make(map[int]int)
 	for _, id := range o.g.Order() {

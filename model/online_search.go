@@ -59,8 +59,8 @@ const (
 // degenerate window) leaves the search where it was until the next one; a
 // basis whose span loses the labeled samples' classes (spanLoses) moves it
 // to the samples until the next one. Between two fits the span in use is
-// judged again, without a refit, each time the labeled samples name more
-// classes than its rank (spanTooNarrow, every step) and each time the
+// judged again, without a refit: at every step, whether the labels'
+// estimated classes outnumber its columns (spanTooNarrow), and each time the
 // count of samples seen crosses a judgement point (judgedAt): the guard
 // abstains at a fit that has fewer than spanGuardMinLabels labels, and the
 // labels that arrive before the next fit, a fourfold growth later, are
@@ -104,8 +104,8 @@ func (o *Online) searchStep(added int) error {
 // judgedAt reports whether the count of samples seen, from prev to seen,
 // crossed a judgement point of the span between fits:
 // ⌈searchBasisFirst·√2^m⌉ for m ≥ 1 (708, 1,000, 1,415, 2,000, 2,829, …;
-// the fits fall on every fourth, which searchStep handles first). Geometric, so a
-// stream of N samples is judged about 2·log₂(N/searchBasisFirst) times,
+// the fits fall on every fourth, which searchStep handles first).
+// Geometric, so a stream of N samples is judged about 2·log₂(N/searchBasisFirst) times,
 // each over at most spanGuardLabels labeled samples.
 func judgedAt(prev, seen int) bool {
 	for m := 1; ; m++ {
