@@ -230,6 +230,14 @@ type Online struct {
 	// the copy, which the step does not write. It costs a copy of V
 	// (Slots×K) per batch.
 	KeepLastCodes bool
+	// ChooseMetric lets the labels choose the k-NN graph's metric for dense
+	// samples: at the judgement points of judgedAt the window's labeled
+	// samples are classified leave-one-out by the Euclidean distance and by
+	// the cosine in the graph's search space, and the graph moves to the
+	// other metric when it wins significantly by both the nearest neighbour
+	// and the k-NN vote (metricLoses, online_guard.go). Graph.Metric is the
+	// metric it starts from. stream and serve set it.
+	ChooseMetric bool
 
 	g        *graph.Graph
 	dim      int
@@ -248,6 +256,7 @@ type Online struct {
 	seen     int
 	sw       sweep
 	proj     Projector
+	flipped  bool           // ChooseMetric's choice: the graph searches by the metric Graph.Metric does not name
 	r        *mat.Dense     // D×SearchDim random projection for the graph, or the D×SearchBasis orthonormal basis of the search span, or nil
 	next     int            // SearchBasis: the count of samples seen at which the next basis is fitted (0: searchBasisFirst)
 	old      mat.Dense      // codes of the rows being updated, as the statistics hold them
@@ -538,7 +547,11 @@ func (o *Online) PartialFitDeferred(x Data) (ids []int, step func(), err error) 
 		p := &pendingStep{run: rest, done: make(chan struct{})}
 		o.pending, step = p, p.do
 	}
-	if err := o.searchStep(len(ch.Added)); err != nil {
+	err = o.searchStep(len(ch.Added))
+	if err == nil {
+		err = o.metricStep(len(ch.Added))
+	}
+	if err != nil {
 		step() // the batch's step is part of the error's state, as in PartialFit
 		return ch.Added, func() {}, err
 	}

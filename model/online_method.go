@@ -101,6 +101,12 @@ func normalized(m string) bool { return labelAware(m) }
 // nodes; with the label methods' default list sizes otherwise.
 func (o *Online) graphConfig() graph.KNN {
 	c := o.Graph
+	if o.flipped { // ChooseMetric's choice
+		c.Metric = graph.Cosine
+		if o.Graph.Metric == graph.Cosine {
+			c.Metric = graph.Euclidean
+		}
+	}
 	switch o.meth() {
 	case methodDGNMF, methodSSKNMF:
 		if c.IntraK == 0 {

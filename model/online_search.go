@@ -101,6 +101,23 @@ func (o *Online) searchStep(added int) error {
 	return nil
 }
 
+// metricStep lets the labels choose the graph's metric (ChooseMetric) at
+// the judgement points of judgedAt, for dense samples searched as they are
+// or in the search basis's span: where the other metric wins
+// (metricLoses) the window's graph is rebuilt under it, in the same
+// space. added is the count of samples the step brought.
+func (o *Online) metricStep(added int) error {
+	if !o.ChooseMetric || o.sparse || o.SearchDim > 0 || o.g == nil || !judgedAt(o.seen-added, o.seen) || !o.metricLoses() {
+		return nil
+	}
+	o.flipped = !o.flipped
+	if err := o.reembed(o.r); err != nil {
+		o.flipped = !o.flipped // reembed kept the graph it had
+		return fmt.Errorf("model: online: metric: %w", err)
+	}
+	return nil
+}
+
 // judgedAt reports whether the count of samples seen, from prev to seen,
 // crossed a judgement point of the span between fits:
 // ⌈searchBasisFirst·√2^m⌉ for m ≥ 1 (708, 1,000, 1,415, 2,000, 2,829, …;

@@ -3,6 +3,7 @@ package model
 import (
 	"cmp"
 	"math"
+	"math/rand/v2"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -617,6 +618,99 @@ func TestSpanJudgedBetweenFits(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+		}
+	}
+}
+
+// metricStream returns 1,100 samples of 20 features in 20 classes: with
+// scaled, each class a non-negative direction of its own near a shared
+// one, each sample its class's direction plus a little noise times a
+// brightness drawn from e^U(−3, 3), so the cosine finds a sample's class
+// and the distance mostly its brightness; otherwise the classes share one
+// direction at the brightness levels 1, 2, …, 20, which the cosine cannot
+// tell apart.
+func metricStream(scaled bool) (*mat.Dense, []int) {
+	const n, d, c = 1100, 20, 20
+	rng := rand.New(rand.NewPCG(7, 7))
+	base := make([]float64, d)
+	for j := range base {
+		base[j] = rng.Float64()
+	}
+	dirs := mat.NewDense(c, d, nil)
+	for i := range c {
+		for j := range d {
+			dirs.Set(i, j, base[j]+0.2*rng.Float64())
+		}
+	}
+	x := mat.NewDense(n, d, nil)
+	y := make([]int, n)
+	for i := range n {
+		y[i] = i % c
+		dir, scale := y[i], math.Exp(6*rng.Float64()-3)
+		if !scaled {
+			dir, scale = 0, float64(y[i]+1)
+		}
+		for j := range d {
+			x.Set(i, j, scale*(dirs.At(dir, j)+0.02*rng.Float64()))
+		}
+	}
+	return x, y
+}
+
+// TestChooseMetric checks Online.ChooseMetric on metricStream's samples,
+// every one labeled: where the cosine finds the classes and the distance
+// does not, the graph moves from the Euclidean distance to the cosine at a
+// judgement point; where only the distance finds them, from the cosine to
+// the distance; without ChooseMetric it keeps the metric it was given. A
+// zero sample, which has no direction, is then learned like any other, and
+// a model restored from the state keeps the chosen metric.
+func TestChooseMetric(t *testing.T) {
+	run := func(scaled, choose bool, start graph.Metric) *Online {
+		x, y := metricStream(scaled)
+		n, d := x.Dims()
+		o := &Online{Rank: 8, Graph: graph.KNN{K: 5, Metric: start}, ChooseMetric: choose}
+		for lo := 0; lo < n; lo += 50 {
+			ids, err := o.PartialFit(DenseRows(mat.DenseCopyOf(x.Slice(lo, lo+50, 0, d))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for p, id := range ids {
+				if err := o.SetLabel(id, y[lo+p]); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		return o
+	}
+	for _, c := range []struct {
+		scaled, choose bool
+		start, want    graph.Metric
+	}{
+		{true, true, graph.Euclidean, graph.Cosine},
+		{true, false, graph.Euclidean, graph.Euclidean},
+		{false, true, graph.Cosine, graph.Euclidean},
+		{false, true, graph.Euclidean, graph.Euclidean},
+	} {
+		o := run(c.scaled, c.choose, c.start)
+		if got := o.KNN().Config().Metric; got != c.want {
+			t.Errorf("scaled %v, ChooseMetric %v, from %v: the graph searches by %v, want %v", c.scaled, c.choose, c.start, got, c.want)
+		}
+		if !c.scaled || !c.choose {
+			continue
+		}
+		if _, err := o.PartialFit(DenseRows(mat.NewDense(1, 20, nil))); err != nil {
+			t.Errorf("a zero sample under the cosine: %v", err)
+		}
+		s, err := o.State(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back := &Online{Rank: 8, Graph: graph.KNN{K: 5}, ChooseMetric: true}
+		if err := back.Restore(s); err != nil {
+			t.Fatal(err)
+		}
+		if got := back.KNN().Config().Metric; got != graph.Cosine {
+			t.Errorf("restored: the graph searches by %v, want the cosine chosen", got)
 		}
 	}
 }

@@ -63,6 +63,9 @@ type OnlineState struct {
 	// count of samples seen at which the next basis is fitted.
 	Projection []float64
 	SearchNext int
+	// OtherMetric records Online.ChooseMetric's choice: the graph searches
+	// by the metric (Euclidean distance or cosine) Graph.Metric does not name.
+	OtherMetric bool
 
 	// graph, set by ForkState only, is a copy of the model's k-NN graph,
 	// which Restore copies instead of rebuilding the graph. Unexported, so
@@ -133,6 +136,7 @@ func (o *Online) State(order []int) (*OnlineState, error) {
 		s.Projection = flat(o.r)
 	}
 	s.SearchNext = o.next
+	s.OtherMetric = o.flipped
 	return s, nil
 }
 
@@ -180,8 +184,9 @@ func (o *Online) Restore(s *OnlineState) error {
 	*o = Online{Rank: o.Rank, Method: o.Method, Alpha: o.Alpha, Beta: o.Beta, Q: o.Q, Graph: o.Graph, Weighting: o.Weighting, Sweeps: o.Sweeps,
 		USteps: o.USteps, Refresh: o.Refresh, Revisit: o.Revisit, Scaling: o.Scaling, Forget: o.Forget, InitSize: o.InitSize,
 		InitIter: o.InitIter, SearchDim: o.SearchDim, SearchBasis: o.SearchBasis, SearchFit: o.SearchFit, SearchBases: o.SearchBases,
-		Src: o.Src, Split: o.Split, MaxBasisBytes: o.MaxBasisBytes, KeepLastCodes: o.KeepLastCodes}
+		Src: o.Src, Split: o.Split, MaxBasisBytes: o.MaxBasisBytes, KeepLastCodes: o.KeepLastCodes, ChooseMetric: o.ChooseMetric}
 	o.started, o.cursor, o.seen, o.q, o.next = s.Started, s.Cursor, s.Seen, s.Q, s.SearchNext
+	o.flipped = s.OtherMetric
 	if s.Slots == 0 {
 		return nil
 	}

@@ -225,8 +225,6 @@ func TestErrors(t *testing.T) {
 	x := mat.NewDense(5, 2, []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
 	nan := mat.DenseCopyOf(x)
 	nan.Set(3, 1, math.NaN())
-	zero := mat.DenseCopyOf(x)
-	zero.SetRow(2, []float64{0, 0})
 	huge := mat.DenseCopyOf(x) // finite, but its square overflows
 	huge.Set(1, 0, 1e200)
 	for _, tc := range []struct {
@@ -240,7 +238,6 @@ func TestErrors(t *testing.T) {
 		{"empty", KNN{K: 1}, &mat.Dense{}},
 		{"nan", KNN{K: 2}, nan},
 		{"squares overflow", KNN{K: 2}, huge},
-		{"cosine zero row", KNN{K: 2, Metric: Cosine}, zero},
 		{"bad metric", KNN{K: 2, Metric: 7}, x},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -319,5 +316,34 @@ func TestHeatKernelCosineDuplicates(t *testing.T) {
 				t.Fatalf("symmetrized %v: weight %d is %v, want it in (0, 1]", sym, p, v)
 			}
 		}
+	}
+}
+
+// TestCosineZeroRow checks that the cosine graph takes a zero row, which
+// has no direction, as a row of cosine 0 to every other, worked by hand:
+// of the rows (1, 0), (2, 0.1), (0, 0), (0, 1), (0.1, 2) at K = 2, the
+// zero row's neighbours are the first two rows (every cosine 0, ties to
+// the lower index) at distance 1, and the first row's are the second
+// (cosine 0.9988) and the fifth (0.0499), ahead of the zero row and the
+// fourth (0); a zero row inserted later is taken alike.
+func TestCosineZeroRow(t *testing.T) {
+	x := mat.NewDense(5, 2, []float64{1, 0, 2, 0.1, 0, 0, 0, 1, 0.1, 2})
+	g, err := KNN{K: 2, Metric: Cosine}.Dense(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, dist := g.Neighbors(2)
+	if !slices.Equal(ids, []int{0, 1}) || dist[0] != 1 || dist[1] != 1 {
+		t.Errorf("the zero row's neighbours %v at %v, want [0 1] at distance 1", ids, dist)
+	}
+	if ids, _ := g.Neighbors(0); !slices.Equal(ids, []int{1, 4}) {
+		t.Errorf("row 0's neighbours %v, want [1 4]", ids)
+	}
+	added, err := g.InsertDense(mat.NewDense(1, 2, []float64{0, 0}))
+	if err != nil {
+		t.Fatalf("insert a zero row: %v", err)
+	}
+	if ids, _ := g.Neighbors(added.Added[0]); !slices.Equal(ids, []int{0, 1}) {
+		t.Errorf("the inserted zero row's neighbours %v, want [0 1]", ids)
 	}
 }

@@ -107,11 +107,7 @@ func (s *store) checkRow(i int, ind []int, val []float64) (float64, error) {
 		// would be Inf or NaN (sources refuse values above record.MaxValue).
 		return 0, fmt.Errorf("graph: row %d's squared norm overflows float64: scale the features down", i)
 	}
-	nm := math.Sqrt(ss)
-	if s.cosine && nm == 0 {
-		return 0, fmt.Errorf("graph: row %d is zero and has no cosine direction", i)
-	}
-	return nm, nil
+	return math.Sqrt(ss), nil
 }
 
 // setDense stores row at slot; the row must have been checked.
@@ -209,12 +205,16 @@ func (g *Graph) DenseRows(rows int) []float64 {
 // quantity neighbours are ranked by. For Euclidean it is the squared
 // distance Σₗ(aₗ − bₗ)²; for Cosine it is −sgn(c)·c², c = cos(a, b),
 // computed as −aᵀb·|aᵀb|/(‖a‖²‖b‖²) with a single final division, so that
-// equal cosines of integer-valued rows (counts, pixels) tie exactly. It is
+// equal cosines of integer-valued rows (counts, pixels) tie exactly; a zero
+// row has no direction, and its cosine with every row is taken as 0. It is
 // computed in a fixed order that does not depend on how the pair was found,
 // and canon(i, j) == canon(j, i) bit for bit, so batch, incremental and
 // re-search agree exactly.
 func (s *store) canon(i, j int) float64 {
 	if s.cosine {
+		if s.sq[i] == 0 || s.sq[j] == 0 {
+			return 0 // a zero row: cosine 0 (see above)
+		}
 		d := s.canonDot(i, j)
 		return -(d * math.Abs(d)) / (s.sq[i] * s.sq[j])
 	}
@@ -225,6 +225,9 @@ func (s *store) canon(i, j int) float64 {
 // canon, up to delta.
 func (s *store) approxKey(sqi, sqj, dot float64) float64 {
 	if s.cosine {
+		if sqi == 0 || sqj == 0 {
+			return 0 // a zero row, as canon
+		}
 		return -(dot * math.Abs(dot)) / (sqi * sqj)
 	}
 	return sqi + sqj - 2*dot
