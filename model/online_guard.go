@@ -48,14 +48,13 @@ const (
 	spanGuardZ = 2
 	// metricGuardLabels bounds the labeled samples metricLoses compares:
 	// the newest ones. Its one Gram matrix of 500 samples of D = 784 takes
-	// 0.4 GFLOP; the metric it is there for wins by a wide margin (PIE:
-	// 17.7 points of the stream), which 500 samples show.
+	// 0.4 GFLOP; the test is for a metric that wins by far, which 500
+	// samples show.
 	metricGuardLabels = 500
 	// metricGuardZ is metricLoses's threshold in standard deviations,
-	// stricter than the span's: a change of metric rebuilds the graph for
-	// good, and is for metrics that win by far. At 2, the newest 500
-	// labels of the MNIST 15k stream moved it to the cosine at about 8,000
-	// samples (+0.1 point), where the 1,000 newest had not.
+	// stricter than the span's, so that a metric within a point of the
+	// other (MNIST) keeps its graph (BENCHMARKS.md, "Sets from the GNMF
+	// papers").
 	metricGuardZ = 3
 )
 
@@ -115,8 +114,8 @@ func (o *Online) guardK() int {
 // cosine) in the graph's search space (the samples, or their projections
 // on the search basis in use): by the sign test of spanLoses at
 // metricGuardZ, with both the nearest labeled neighbour and the k-NN vote,
-// so that the metric moves only where the labels show it by both. With fewer than
-// spanGuardMinLabels labeled samples it reports false. On 68 people's
+// so that the metric moves only where the labels show it by both. With
+// fewer than spanGuardMinLabels labeled samples it reports false. On 68 people's
 // faces under varying light (PIE), where light scales a face and the
 // cosine ignores it, the cosine searched the stream 17.7 points above the
 // Euclidean distance; on the digits, MNIST and Fashion-MNIST the two are

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -51,7 +52,7 @@ func loadCSVSet(path string) (*mat.Dense, []int, error) {
 		}
 		for j, fld := range fields[1:] {
 			v, err := strconv.ParseFloat(strings.TrimSpace(fld), 64)
-			if err != nil || !(v >= 0) || v > 1e300 {
+			if err != nil || !(v >= 0) || math.IsInf(v, 1) {
 				return nil, nil, fmt.Errorf("csv: %s:%d: value %d is %q, want a finite number ≥ 0", path, line, j+1, fld)
 			}
 			vals = append(vals, v)

@@ -10,7 +10,8 @@ import (
 
 // TestLoadCSVSet reads a small image set: classes numbered in order of
 // first appearance, values kept as written, blank lines skipped; a short
-// line, a negative value and an empty class are errors naming their line.
+// line, a negative, infinite or unreadable value and an empty class are
+// errors naming their line.
 func TestLoadCSVSet(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "set.csv")
@@ -35,6 +36,7 @@ func TestLoadCSVSet(t *testing.T) {
 		{"a,1,2\nb,1,-1\n", ":2: value 2 is \"-1\""},
 		{"a,1,2\n,1,1\n", ":2: empty class"},
 		{"a,1,x\n", ":1: value 2 is \"x\""},
+		{"a,1,inf\n", ":1: value 2 is \"inf\""},
 		{"\n", "no samples"},
 	} {
 		if err := os.WriteFile(path, []byte(c.body), 0o644); err != nil {
