@@ -80,7 +80,7 @@ func (m *DGNMF) Fit(x Data, labels []int) error {
 		return err
 	}
 	k := m.neighbors()
-	if m.ww, m.wb, err = intraInterGraphs(x, ls, k, k); err != nil {
+	if m.ww, m.wb, err = intraInterGraphs(x, ls, k, k, m.Metric); err != nil {
 		return err
 	}
 	return m.fitGraphs(x)

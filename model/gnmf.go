@@ -47,7 +47,8 @@ type GNMF struct {
 	// ScaleAlpha multiplies α by the number of samples N, as the option
 	// alpha_nSmp of Cai's code does, so that α means the same for any N.
 	ScaleAlpha bool
-	// Graph configures the k-NN graph. The zero value is k = 5, Euclidean.
+	// Graph configures the k-NN graph. The zero value is k = 5, Euclidean
+	// (or the cosine, if Common.Metric says so).
 	Graph graph.KNN
 	// Weighting sets the edge weights. The zero value is 0-1 weights,
 	// symmetrized by max(W, Wᵀ).
@@ -123,7 +124,11 @@ func (g *GNMF) Fit(x Data, labels []int) error {
 		// The batch build reads x's rows in place; a batch fit needs only
 		// the graph's weights, so the graph (its lists, and its float32
 		// rows while it searches) is dropped after this block.
-		knn, err := buildGraph(g.Graph, x, g.Split) // the search in parts too
+		c := g.Graph
+		if g.Metric == graph.Cosine {
+			c.Metric = graph.Cosine
+		}
+		knn, err := buildGraph(c, x, g.Split) // the search in parts too
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/model/sparse"
 )
 
@@ -64,7 +65,7 @@ func TestLabelGraphsByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ww, wb, err := intraInterGraphs(x, ls, 1, 1)
+	ww, wb, err := intraInterGraphs(x, ls, 1, 1, graph.Euclidean)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func TestLabelGraphsByHand(t *testing.T) {
 	// Inter, k = 1: 0→2, 1→2, 4→3, 2→1, 3→4 (16 < 25). Sample 5 is unlabeled.
 	checkEdges(t, "inter", wb, map[[2]int]float64{{0, 2}: 1, {1, 2}: 1, {3, 4}: 1})
 
-	w1, err := signedLabelGraph(x, ls, 1, 1)
+	w1, err := signedLabelGraph(x, ls, 1, 1, graph.Euclidean)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,19 +82,19 @@ func TestLabelGraphsByHand(t *testing.T) {
 
 	// MFA, k₁ = all same-class, k₂ = 2 shortest between-class pairs per
 	// class: class 0 → (1,2)=4, (0,2)=9; class 1 → (2,1)=4, (2,0)=9.
-	s, sp, err := mfaGraphs(x, ls, -1, 2)
+	s, sp, err := mfaGraphs(x, ls, -1, 2, graph.Euclidean)
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkEdges(t, "intrinsic", s, map[[2]int]float64{{0, 1}: 1, {0, 4}: 1, {1, 4}: 1, {2, 3}: 1})
 	checkEdges(t, "penalty", sp, map[[2]int]float64{{1, 2}: 1, {0, 2}: 1})
 	// k₂ = 3: class 0 adds (4,3)=16; class 1 adds (3,4)=16 too.
-	_, sp, _ = mfaGraphs(x, ls, -1, 3)
+	_, sp, _ = mfaGraphs(x, ls, -1, 3, graph.Euclidean)
 	checkEdges(t, "penalty k2=3", sp, map[[2]int]float64{{1, 2}: 1, {0, 2}: 1, {3, 4}: 1})
 
 	// The same graphs from sparse rows.
 	xs := SparseRows(sparse.FromDense(Rows(x)))
-	ww2, wb2, err := intraInterGraphs(xs, ls, 1, 1)
+	ww2, wb2, err := intraInterGraphs(xs, ls, 1, 1, graph.Euclidean)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -141,8 +141,8 @@ func (ls labelSet) maxClassCount() int {
 // inter-class k-NN graph W_b (its kInter nearest labeled samples of other
 // classes), both N×N with 0-1 weights and "or" symmetrization (An, thesis
 // §2.2.1), from graph.Graph.IntraInter. Unlabeled samples have no edges.
-func intraInterGraphs(x Data, ls labelSet, kIntra, kInter int) (ww, wb *sparse.CSR, err error) {
-	g, err := labelGraph(x, ls, graph.KNN{IntraK: kIntra, InterK: kInter})
+func intraInterGraphs(x Data, ls labelSet, kIntra, kInter int, metric graph.Metric) (ww, wb *sparse.CSR, err error) {
+	g, err := labelGraph(x, ls, graph.KNN{IntraK: kIntra, InterK: kInter, Metric: metric})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -155,8 +155,8 @@ func intraInterGraphs(x Data, ls labelSet, kIntra, kInter int) (ww, wb *sparse.C
 // signedLabelGraph returns SSKNMF's W¹: +1 between intra-class k-NN pairs,
 // −1 between inter-class k-NN pairs of labeled samples (An, thesis §2.3),
 // from graph.Graph.Signed.
-func signedLabelGraph(x Data, ls labelSet, kIntra, kInter int) (*sparse.CSR, error) {
-	g, err := labelGraph(x, ls, graph.KNN{IntraK: kIntra, InterK: kInter})
+func signedLabelGraph(x Data, ls labelSet, kIntra, kInter int, metric graph.Metric) (*sparse.CSR, error) {
+	g, err := labelGraph(x, ls, graph.KNN{IntraK: kIntra, InterK: kInter, Metric: metric})
 	if err != nil {
 		return nil, err
 	}
@@ -173,11 +173,11 @@ func signedLabelGraph(x Data, ls labelSet, kIntra, kInter int) (*sparse.CSR, err
 // Sᵖ (for each class c, the k2 shortest pairs (i, j) with i in c and j
 // labeled in another class), both N×N, 0-1, symmetric (Yan et al. 2007,
 // eq. 13–14), from graph.Graph.MFA.
-func mfaGraphs(x Data, ls labelSet, k1, k2 int) (s, sp *sparse.CSR, err error) {
+func mfaGraphs(x Data, ls labelSet, k1, k2 int, metric graph.Metric) (s, sp *sparse.CSR, err error) {
 	if k1 < 0 {
 		k1 = max(ls.maxClassCount()-1, 1)
 	}
-	g, err := labelGraph(x, ls, graph.KNN{IntraK: k1, PenaltyPairs: k2})
+	g, err := labelGraph(x, ls, graph.KNN{IntraK: k1, PenaltyPairs: k2, Metric: metric})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -190,7 +190,7 @@ func mfaGraphs(x Data, ls labelSet, k1, k2 int) (s, sp *sparse.CSR, err error) {
 // knnGraph returns the k-NN graph over all samples of x, 0-1 weights,
 // symmetrized by max(W, Wᵀ), from package graph's exact search, run in
 // parts by split if it is set (the same graph either way).
-func knnGraph(x Data, k int, split func(n int, body func(lo, hi int))) (*sparse.CSR, error) {
+func knnGraph(x Data, k int, metric graph.Metric, split func(n int, body func(lo, hi int))) (*sparse.CSR, error) {
 	_, n := x.Dims()
 	if k >= n {
 		return nil, fmt.Errorf("model: %d neighbours for %d samples", k, n)
@@ -198,7 +198,7 @@ func knnGraph(x Data, k int, split func(n int, body func(lo, hi int))) (*sparse.
 	if Rows(x) == nil {
 		return nil, fmt.Errorf("model: k-NN graph needs DenseRows or SparseRows data, got %T", x)
 	}
-	g, err := buildGraph(graph.KNN{K: k}, x, split)
+	g, err := buildGraph(graph.KNN{K: k, Metric: metric}, x, split)
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}

@@ -99,10 +99,10 @@ func (m *N2S2L) Fit(x Data, labels []int) error {
 	if k1 == 0 {
 		k1 = -1
 	}
-	if m.s, m.sp, err = mfaGraphs(x, ls, k1, orDefaultInt(m.PenaltyPairs, 20)); err != nil {
+	if m.s, m.sp, err = mfaGraphs(x, ls, k1, orDefaultInt(m.PenaltyPairs, 20), m.Metric); err != nil {
 		return err
 	}
-	if m.ss, err = knnGraph(x, orDefaultInt(m.Neighbors, 5), m.Split); err != nil {
+	if m.ss, err = knnGraph(x, orDefaultInt(m.Neighbors, 5), m.Metric, m.Split); err != nil {
 		return err
 	}
 	return m.fitGraphs(x)

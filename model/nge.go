@@ -116,12 +116,12 @@ func (m *NGE) Fit(x Data, labels []int) error {
 		return err
 	}
 	m.d = d
-	if m.s, m.sp, err = mfaGraphs(x, ls, orDefaultInt(m.IntrinsicK, 3), orDefaultInt(m.PenaltyPairs, 20)); err != nil {
+	if m.s, m.sp, err = mfaGraphs(x, ls, orDefaultInt(m.IntrinsicK, 3), orDefaultInt(m.PenaltyPairs, 20), m.Metric); err != nil {
 		return err
 	}
 	m.ss = nil
 	if m.beta() > 0 {
-		if m.ss, err = knnGraph(x, orDefaultInt(m.Neighbors, 5), m.Split); err != nil {
+		if m.ss, err = knnGraph(x, orDefaultInt(m.Neighbors, 5), m.Metric, m.Split); err != nil {
 			return err
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"runtime/trace"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/nmfstream/nmfstream/model/graph"
 )
 
 // Method is a factorization algorithm: it fits X ≈ UVᵀ to data, using the
@@ -86,6 +88,13 @@ type Common struct {
 	// unchanged within rounding (TestFloat32Fit). The k-NN search runs in
 	// float32 either way. Other losses ignore it.
 	Float32 bool
+	// Metric is the distance of the method's k-NN graphs on the samples,
+	// the label graphs included: graph.Euclidean (the zero value) or
+	// graph.Cosine (ChooseMetric picks one from the labels). NMF and DPCA
+	// build no graph, and the kernel methods search their kernel space;
+	// they do not read it. GNMF searches by the cosine where either its
+	// Graph.Metric or Metric says so.
+	Metric graph.Metric
 
 	// width, if positive, is the width of the X whose used columns the
 	// fit's x holds (the others zero): initialization takes the mean

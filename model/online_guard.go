@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
@@ -131,8 +132,14 @@ func (o *Online) metricLoses() bool {
 		gemm.MulTo(&proj, x, o.r, false)
 		x = &proj
 	}
-	cosine := o.graphConfig().Metric == graph.Cosine
-	k := o.guardK()
+	return metricLosesOn(x, labels, o.graphConfig().Metric == graph.Cosine, o.guardK())
+}
+
+// metricLosesOn is metricLoses's test on the labeled samples x (n×D, n ≥
+// 2) and their labels: whether the metric cosine says (the cosine, or the
+// Euclidean distance) loses against the other one by the nearest labeled
+// neighbour and by the vote of k neighbours.
+func metricLosesOn(x *mat.Dense, labels []int, cosine bool, k int) bool {
 	gram := gramOf(x)
 	now, other := nearestKGram(gram, cosine, k), nearestKGram(gram, !cosine, k)
 	for _, kk := range []int{1, k} {
@@ -142,6 +149,57 @@ func (o *Online) metricLoses() bool {
 		}
 	}
 	return true
+}
+
+// ChooseMetric returns the metric a batch fit's k-NN graphs should search
+// x's samples by (Common.Metric): graph.Cosine where the labeled samples
+// (labels[i] ≥ 0; −1 unlabeled) are classified better by it than by the
+// Euclidean distance, leave-one-out among themselves, by Online's metric
+// test (metricLosesOn at metricGuardZ, both by the nearest labeled
+// neighbour and by the vote of k; k ≤ 0 means 5), and graph.Euclidean
+// otherwise: with fewer than 100 labeled samples (spanGuardMinLabels), and
+// on sparse rows, whose TF-IDF rows have unit length and the two metrics
+// order alike. Above 500 labeled samples (metricGuardLabels) it compares
+// 500 of them evenly spaced in row order. It panics if labels does not
+// have one entry per sample.
+func ChooseMetric(x Data, labels []int, k int) graph.Metric {
+	r, ok := Rows(x).(*mat.Dense)
+	if !ok || r == nil {
+		return graph.Euclidean
+	}
+	n, d := r.Dims()
+	if len(labels) != n {
+		panic(fmt.Sprintf("model: ChooseMetric: %d labels for %d samples", len(labels), n))
+	}
+	var ids []int
+	for i, c := range labels {
+		if c >= 0 {
+			ids = append(ids, i)
+		}
+	}
+	if len(ids) < spanGuardMinLabels {
+		return graph.Euclidean
+	}
+	if m := metricGuardLabels; len(ids) > m {
+		kept := make([]int, m)
+		for p := range kept {
+			kept[p] = ids[p*len(ids)/m]
+		}
+		ids = kept
+	}
+	sub := mat.NewDense(len(ids), d, nil)
+	ls := make([]int, len(ids))
+	for p, i := range ids {
+		copy(sub.RawRowView(p), r.RawRowView(i))
+		ls[p] = labels[i]
+	}
+	if k <= 0 {
+		k = 5
+	}
+	if metricLosesOn(sub, ls, false, k) {
+		return graph.Cosine
+	}
+	return graph.Euclidean
 }
 
 // discordant counts the samples that only the first votes classify right

@@ -714,3 +714,102 @@ func TestChooseMetric(t *testing.T) {
 		}
 	}
 }
+
+// TestChooseMetricBatch checks ChooseMetric on metricStream's samples:
+// the cosine where it finds the classes and the distance does not, the
+// Euclidean distance where only the distance finds them, with fewer than
+// 100 labeled samples (the others −1), and on sparse rows.
+func TestChooseMetricBatch(t *testing.T) {
+	scaled, y := metricStream(true)
+	plain, yPlain := metricStream(false)
+	few := slices.Clone(y)
+	for i := 99; i < len(few); i++ {
+		few[i] = -1
+	}
+	for _, c := range []struct {
+		name   string
+		x      Data
+		labels []int
+		want   graph.Metric
+	}{
+		{"classes by direction", DenseRows(scaled), y, graph.Cosine},
+		{"classes by brightness", DenseRows(plain), yPlain, graph.Euclidean},
+		{"99 labeled", DenseRows(scaled), few, graph.Euclidean},
+		{"sparse rows", SparseRows(sparse.FromDense(scaled)), y, graph.Euclidean},
+	} {
+		if got := ChooseMetric(c.x, c.labels, 0); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestMethodsSearchByCommonMetric checks that every method with a graph of
+// the samples builds it by Common.Metric: on metricStream's samples,
+// whose classes only the cosine finds, each method's fit with the cosine
+// gives other codes than with the Euclidean distance, and GNMF's codes
+// classify the samples better leave-one-out by their nearest code.
+func TestMethodsSearchByCommonMetric(t *testing.T) {
+	all, ally := metricStream(true)
+	var rows []int
+	for i, c := range ally {
+		if c < 10 && len(rows) < 400 { // ten classes: rank 12 leaves NGE and N²S²L a column
+			rows = append(rows, i)
+		}
+	}
+	x := mat.NewDense(len(rows), 20, nil)
+	y := make([]int, len(rows))
+	for p, i := range rows {
+		x.SetRow(p, all.RawRowView(i))
+		y[p] = ally[i]
+	}
+	labels := slices.Clone(y)
+	for i := range labels {
+		if i%4 != 0 {
+			labels[i] = -1
+		}
+	}
+	fit := func(name string, metric graph.Metric) *mat.Dense {
+		c := Common{Rank: 12, MaxIter: 60, Metric: metric}
+		var m Method
+		switch name {
+		case "gnmf":
+			m = &GNMF{Common: c}
+		case "dgnmf":
+			m = &DGNMF{Common: c}
+		case "ssknmf":
+			m = &SSKNMF{Common: c}
+		case "n2s2l":
+			m = &N2S2L{Common: c}
+		case "nge":
+			m = &NGE{Common: c}
+		case "ssnmf":
+			m = &SSNMF{Common: c}
+		}
+		if err := m.Fit(DenseRows(x), labels); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return mat.DenseCopyOf(m.Codes())
+	}
+	for _, name := range []string{"gnmf", "dgnmf", "ssknmf", "n2s2l", "nge", "ssnmf"} {
+		euc, cos := fit(name, graph.Euclidean), fit(name, graph.Cosine)
+		if mat.Equal(euc, cos) {
+			t.Errorf("%s: the same codes with the cosine as with the Euclidean distance", name)
+		}
+		if name != "gnmf" {
+			continue
+		}
+		right := func(v *mat.Dense) int {
+			nn := nearestK(v, false, 1)
+			var n int
+			for i, js := range nn {
+				if y[js[0]] == y[i] {
+					n++
+				}
+			}
+			return n
+		}
+		if e, c := right(euc), right(cos); c <= e {
+			t.Errorf("gnmf: %d of 400 codes nearest a code of their class with the cosine, %d with the distance; want more", c, e)
+		}
+	}
+}

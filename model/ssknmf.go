@@ -80,10 +80,10 @@ func (m *SSKNMF) Fit(x Data, labels []int) error {
 		return err
 	}
 	kl := orDefaultInt(m.LabelNeighbors, labelNeighbors)
-	if m.w1, err = signedLabelGraph(x, ls, kl, kl); err != nil {
+	if m.w1, err = signedLabelGraph(x, ls, kl, kl, m.Metric); err != nil {
 		return err
 	}
-	if m.w2, err = knnGraph(x, orDefaultInt(m.Neighbors, 5), m.Split); err != nil {
+	if m.w2, err = knnGraph(x, orDefaultInt(m.Neighbors, 5), m.Metric, m.Split); err != nil {
 		return err
 	}
 	return m.fitGraphs(x)

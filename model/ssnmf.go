@@ -129,7 +129,7 @@ func (m *SSNMF) Fit(x Data, labels []int) error {
 
 	m.eng = Engine{Loss: lb}
 	if m.alpha > 0 {
-		w, err := knnGraph(x, orDefaultInt(m.Neighbors, 5), m.Split)
+		w, err := knnGraph(x, orDefaultInt(m.Neighbors, 5), m.Metric, m.Split)
 		if err != nil {
 			return err
 		}

@@ -81,7 +81,17 @@ type onlineConfig struct {
 	// from the JSON when 0), keep their bytes.
 	MaxClasses     int   `json:",omitempty"`
 	MaxWindowBytes int64 `json:",omitempty"`
+	// GraphMetric is --graph-metric: 0 auto (model.Online.ChooseMetric),
+	// graphEuclidean or graphCosine. Older checkpoints and settings read
+	// as 0, what they ran.
+	GraphMetric int `json:",omitempty"`
 }
+
+// onlineConfig.GraphMetric's values besides 0, auto.
+const (
+	graphEuclidean = 1
+	graphCosine    = 2
+)
 
 // checkpoint is the whole state of a stream.
 type checkpoint struct {
@@ -198,12 +208,12 @@ func (c onlineConfig) learner() *stages.Learner {
 			Alpha:        c.Alpha,
 			Beta:         c.Beta,
 			Q:            c.Q,
-			Graph:        graph.KNN{K: c.Neighbors, Window: c.Window},
+			Graph:        graph.KNN{K: c.Neighbors, Window: c.Window, Metric: c.graphMetric()},
 			Sweeps:       c.Sweeps,
 			Forget:       c.Forget,
 			SearchDim:    c.SearchDim,
 			SearchBasis:  c.searchBasis(),
-			ChooseMetric: true,
+			ChooseMetric: c.GraphMetric == 0,
 			SearchFit:    model.SearchFit(c.SearchFit),
 			Revisit:      model.Revisit(c.Revisit),
 			Src:          rand.NewPCG(c.Seed, c.Seed),
@@ -222,6 +232,14 @@ func (c onlineConfig) learner() *stages.Learner {
 		Neighbors:    c.Vote,
 		Metric:       classify.Metric(c.Metric),
 	}
+}
+
+// graphMetric is the metric the model's graph starts with.
+func (c onlineConfig) graphMetric() graph.Metric {
+	if c.GraphMetric == graphCosine {
+		return graph.Cosine
+	}
+	return graph.Euclidean
 }
 
 // searchBasis is the model's SearchBasis: none with --search-dim or with

@@ -117,8 +117,9 @@ func writeCSV(t *testing.T, path string, rows []int, label func(i int) string) {
 
 // TestFitRefusesBadValues checks fit's refusals before any work: --alpha
 // and --beta that are not finite numbers, --alpha or --beta the method does
-// not read, --max-dim ≤ 0, "-" as --save or --rejects; and, after reading
-// the file, --neighbors not below the number of training records (the
+// not read, --max-dim ≤ 0, "-" as --save or --rejects, --graph-metric not
+// auto, euclidean or cosine or named for a method that searches no graph
+// of the records; and, after reading the file, --neighbors not below the number of training records (the
 // graph's own error named neither) and training records all zero.
 func TestFitRefusesBadValues(t *testing.T) {
 	dir := t.TempDir()
@@ -141,6 +142,10 @@ func TestFitRefusesBadValues(t *testing.T) {
 		{[]string{"--rejects", "-"}, 2, "--rejects -"},
 		{[]string{"--method", "gnmf", "--neighbors", "12"}, 2, "--neighbors 12 needs more training records than 12 (the file has 12): lower --neighbors"},
 		{[]string{"--method", "ssknmf", "--neighbors", "15"}, 2, "--neighbors 15 needs more training records than 15 (the file has 12)"},
+		{[]string{"--graph-metric", "manhattan"}, 2, `--graph-metric "manhattan": want auto, euclidean or cosine`},
+		{[]string{"--method", "kernel", "--graph-metric", "cosine"}, 2, "--graph-metric cosine: method kernel with --projector graph searches no k-NN graph"},
+		{[]string{"--method", "dpca", "--graph-metric", "euclidean"}, 2, "method dpca"},
+		{[]string{"--method", "nmf", "--projector", "nnls", "--graph-metric", "cosine"}, 2, "method nmf with --projector nnls searches no k-NN graph"},
 	} {
 		args := append([]string{"fit", "--train", train, "--save", save, "--rank", "3", "--iters", "5"}, c.args...)
 		code, _, e := runCmd(t, args...)

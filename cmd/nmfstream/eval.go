@@ -26,7 +26,7 @@ func init() {
 	})
 }
 
-const evalSynopsis = `eval --train F --test F [--method M] [--rank K] [--neighbors k] [--alpha a] [--beta b] [--iters T] [--seed s] [--projector P] [--landmarks M] [text flags] [--codes auto|off|only] [--priors em|uniform] [--doc-codes pair|append|off] [--self-training pair|joint] [--rejects R] [--json]
+const evalSynopsis = `eval --train F --test F [--method M] [--rank K] [--neighbors k] [--alpha a] [--beta b] [--iters T] [--seed s] [--projector P] [--landmarks M] [--graph-metric G] [text flags] [--codes auto|off|only] [--priors em|uniform] [--doc-codes pair|append|off] [--self-training pair|joint] [--rejects R] [--json]
 
 Fits a model on the training file as "nmfstream fit" does (labeled and
 unlabeled records; a null label means unlabeled), codes the test file as
@@ -102,6 +102,9 @@ type evalSummary struct {
 	// Landmarks are the kernel methods' Nyström landmarks; absent for
 	// exact kernels and the other methods.
 	Landmarks int `json:"landmarks,omitempty"`
+	// GraphMetric is the distance of the k-NN graphs on the training
+	// records (--graph-metric resolved): euclidean or cosine.
+	GraphMetric string `json:"graph_metric"`
 	// Codes is --codes: what the classifier read of the codes.
 	Codes string `json:"codes"`
 	// CodeNN1 is the accuracy of 1-NN of the test codes against the
@@ -326,6 +329,7 @@ func evaluate(ctx context.Context, p fitParams, tp textParams, train, test, reje
 		Features:         f.in.d,
 		Precision:        f.precision,
 		Landmarks:        f.landmarks,
+		GraphMetric:      metricName(f.metric),
 		Codes:            opt.codes.String(),
 		Priors:           priors(cl.lap),
 		PriorsCodes:      priors(cl.lapCodes),

@@ -31,7 +31,7 @@ func init() {
 	})
 }
 
-const fitSynopsis = `fit --train F --save OUT [--method M] [--rank K] [--neighbors k] [--alpha a] [--beta b] [--iters T] [--seed s] [--projector P] [--landmarks M] [--rejects R] [--precision P] [--json] [CSV flags] [text flags]
+const fitSynopsis = `fit --train F --save OUT [--method M] [--rank K] [--neighbors k] [--alpha a] [--beta b] [--iters T] [--seed s] [--projector P] [--landmarks M] [--graph-metric G] [--rejects R] [--precision P] [--json] [CSV flags] [text flags]
 
 Fits a non-negative factorization X ≈ UVᵀ to the records of F and saves
 the model to OUT (an Arrow IPC file) for "nmfstream project", "classify"
@@ -128,6 +128,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Classes: len(f.snap.Classes), Features: f.in.d, Rejected: len(f.in.rejects),
 		FitSeconds: f.seconds, Iters: f.iters, Objective: f.objective, Seed: p.seed,
 		Projection: f.snap.Projection.String(), Precision: f.precision, Landmarks: f.landmarks,
+		GraphMetric: metricName(f.metric),
 	}
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(sum)
@@ -154,6 +155,9 @@ type fitSummary struct {
 	Projection string  `json:"projection"`
 	Precision  string  `json:"precision"`           // of the products with X: float32 or float64
 	Landmarks  int     `json:"landmarks,omitempty"` // the kernel methods' Nyström landmarks (absent: exact kernels)
+	// GraphMetric is the distance of the k-NN graphs on the training
+	// records (--graph-metric resolved): euclidean or cosine.
+	GraphMetric string `json:"graph_metric"`
 }
 
 // fitted is the outcome of fitFile.
@@ -170,8 +174,9 @@ type fitted struct {
 	seconds   float64
 	iters     int
 	objective float64
-	precision string // "float32" if the products with X ran in float32, else "float64"
-	landmarks int    // the kernel method's Nyström landmarks (0: exact kernels, or not a kernel method)
+	precision string       // "float32" if the products with X ran in float32, else "float64"
+	landmarks int          // the kernel method's Nyström landmarks (0: exact kernels, or not a kernel method)
+	metric    graph.Metric // of the k-NN graphs on the training records (--graph-metric resolved)
 }
 
 // resulter is what the engine-based methods report after a fit.
@@ -226,6 +231,8 @@ func fitFileText(ctx context.Context, path string, p fitParams, tp textParams, s
 		return f, err
 	}
 	f.y, f.classes = y, known
+	p.metric = graphMetricOf(p, spec, x, y)
+	f.metric = p.metric
 	if spec.UsesLabels && in.nLabeled() == 0 {
 		return f, fmt.Errorf("method %s needs labeled records, and %s has none (every label is null): add labels or use --method gnmf", name, path)
 	}
@@ -418,7 +425,7 @@ func snapshotOf(f *fitted, p fitParams, path string) (*model.Snapshot, error) {
 			if k == 0 {
 				k = graph.DefaultK
 			}
-			s.Graph, s.Alpha = graph.KNN{K: k}, model.DefaultGNMFAlpha
+			s.Graph, s.Alpha = graph.KNN{K: k, Metric: p.metric}, model.DefaultGNMFAlpha
 		}
 	}
 	if spec.state != nil {

@@ -46,6 +46,11 @@ type fitParams struct {
 	// stages.DefaultMaxNormRatio; negative: no bound).
 	maxNormRatio float64
 	csv          csvFlags // how CSV inputs are read
+	// graphMetric is --graph-metric: auto, euclidean or cosine; metric
+	// is what fitFileText resolved it to (graphMetricOf), the metric of
+	// the method's graphs (model.Common.Metric) and of the projection's.
+	graphMetric string
+	metric      graph.Metric
 
 	// objective, if non-nil, receives the objective after every update
 	// of the fit (the report's curve).
@@ -63,6 +68,7 @@ func addFitFlags(fs *flag.FlagSet, p *fitParams) {
 	fs.Uint64Var(&p.seed, "seed", 1, "seed of the randomized SVD behind the NNDSVDa initialization, which is otherwise deterministic: another seed moves the fit by rounding, rarely a prediction")
 	fs.StringVar(&p.projector, "projector", "graph", "how new samples are coded: graph, nnls, clamped or pinv (the codes written and their code_1nn; the default image classifier predicts from the features, so it changes predictions only with --codes only; the documents' classifier reads each document's NNLS code whatever this says: eval and classify --doc-codes)")
 	fs.IntVar(&p.landmarks, "landmarks", 0, fmt.Sprintf("Nyström landmarks of the kernel methods (kernel, multik), at most %d: their kernel matrices approximated on that many training records (0: exact kernels up to %d training records, %d landmarks above)", maxKernelExact, maxKernelExact, defaultLandmarks))
+	fs.StringVar(&p.graphMetric, "graph-metric", "auto", "distance of the k-NN graphs on the training records, in the fit and in the graph projection of new records: euclidean, cosine, or auto (the cosine where it classifies the labeled records better, leave-one-out, by 3 standard deviations: model.ChooseMetric; on dense features with at least 100 labeled records, else euclidean). The kernel methods search their kernel space and dpca builds no graph: they take auto only; on text, whose TF-IDF rows have unit length, the two order neighbours alike")
 	fs.StringVar(&p.loss, "loss", "frobenius", "reconstruction loss: frobenius, or kl (the generalized KL divergence of Lee and Seung; nmf, gnmf, dgnmf, ssknmf, n2s2l)")
 	addPrecisionFlags(fs, p)
 	fs.Int64Var(&p.maxBasis, "max-basis", model.DefaultMaxBasisBytes, "refuse, before fitting, a D×K basis of more than `bytes` (8·D·K; 0: no bound)")
@@ -73,15 +79,16 @@ func addFitFlags(fs *flag.FlagSet, p *fitParams) {
 // params returns the flags as the map stored in a saved model.
 func (p fitParams) params() map[string]string {
 	return map[string]string{
-		"method":    p.method,
-		"rank":      strconv.Itoa(p.rank),
-		"neighbors": strconv.Itoa(p.neighbors),
-		"alpha":     strconv.FormatFloat(p.alpha, 'g', -1, 64),
-		"beta":      strconv.FormatFloat(p.beta, 'g', -1, 64),
-		"iters":     strconv.Itoa(p.iters),
-		"seed":      strconv.FormatUint(p.seed, 10),
-		"projector": p.projector,
-		"loss":      p.loss,
+		"method":       p.method,
+		"rank":         strconv.Itoa(p.rank),
+		"neighbors":    strconv.Itoa(p.neighbors),
+		"alpha":        strconv.FormatFloat(p.alpha, 'g', -1, 64),
+		"beta":         strconv.FormatFloat(p.beta, 'g', -1, 64),
+		"iters":        strconv.Itoa(p.iters),
+		"seed":         strconv.FormatUint(p.seed, 10),
+		"projector":    p.projector,
+		"loss":         p.loss,
+		"graph-metric": metricName(p.metric),
 	}
 }
 
@@ -127,6 +134,9 @@ func specOf(i methods.Info) methodSpec {
 			g := m.(*model.GNMF)
 			pr := g.Projector(model.ProjectGraph)
 			k := g.Graph
+			if g.Metric == graph.Cosine { // Common.Metric: GNMF searched by the cosine
+				k.Metric = graph.Cosine
+			}
 			if k.K == 0 {
 				k.K = graph.DefaultK
 			}
@@ -179,6 +189,9 @@ func checkParams(p fitParams) error {
 	}
 	if _, err := model.ParseProjection(p.projector); err != nil {
 		return fmt.Errorf("%w: --projector: %v", errUsage, err)
+	}
+	if err := checkGraphMetric(p); err != nil {
+		return err
 	}
 	if err := checkPrecision(p); err != nil {
 		return err
@@ -256,6 +269,7 @@ func newCommon(p fitParams, stop func() bool, pr *progress) model.Common {
 		Src:     rand.NewPCG(p.seed, p.seed),
 		Split:   split,
 		Float32: p.float32,
+		Metric:  p.metric,
 		Callback: func(s model.Stats) bool {
 			if p.objective != nil {
 				*p.objective = append(*p.objective, s.Objective)
@@ -272,4 +286,49 @@ func newCommon(p fitParams, stop func() bool, pr *progress) model.Common {
 func kernelProjection(name string) kernel.Projection {
 	p, _ := model.ParseProjection(name) // unknown: graph
 	return methods.KernelProjection(p)
+}
+
+// checkGraphMetric refuses a --graph-metric that is not auto, euclidean or
+// cosine, and one named for a method that searches no graph of the
+// training records: dpca, the kernel methods (their kernel space), and nmf
+// coded otherwise than by graph projection.
+func checkGraphMetric(p fitParams) error {
+	switch p.graphMetric {
+	case "auto":
+		return nil
+	case "euclidean", "cosine":
+	default:
+		return fmt.Errorf("%w: --graph-metric %q: want auto, euclidean or cosine", errUsage, p.graphMetric)
+	}
+	i, err := methods.Lookup(p.method)
+	if err != nil {
+		return nil // lookupMethod reports it
+	}
+	proj, _ := model.ParseProjection(p.projector)
+	if i.Linear || i.Kernel() || (i.Name == "nmf" && proj != model.ProjectGraph) {
+		return fmt.Errorf("%w: --graph-metric %s: method %s with --projector %s searches no k-NN graph of the training records: drop it, or use --projector graph with a method that has a graph", errUsage, p.graphMetric, i.Name, p.projector)
+	}
+	return nil
+}
+
+// graphMetricOf resolves --graph-metric for method spec on the training
+// rows x and their classes y (−1 unlabeled): the metric named, or, for
+// auto, model.ChooseMetric's choice for the methods whose graphs search
+// the records (Euclidean for dpca and the kernel methods).
+func graphMetricOf(p fitParams, spec methodSpec, x model.Data, y []int) graph.Metric {
+	switch {
+	case p.graphMetric == "cosine":
+		return graph.Cosine
+	case p.graphMetric == "euclidean" || spec.Linear || spec.Kernel():
+		return graph.Euclidean
+	}
+	return model.ChooseMetric(x, y, p.neighbors)
+}
+
+// metricName is m as --graph-metric names it.
+func metricName(m graph.Metric) string {
+	if m == graph.Cosine {
+		return "cosine"
+	}
+	return "euclidean"
 }

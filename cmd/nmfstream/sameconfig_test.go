@@ -2,8 +2,11 @@ package main
 
 import (
 	"flag"
+	"io"
 	"strings"
 	"testing"
+
+	"github.com/nmfstream/nmfstream/model/graph"
 )
 
 // TestSameConfigNormRatio checks a resumed stream's --max-norm-ratio
@@ -66,5 +69,44 @@ func TestSameConfigNATSBounds(t *testing.T) {
 		if (err != nil) != tc.fails || err != nil && !strings.Contains(err.Error(), tc.args[0][1:]) {
 			t.Errorf("%v against a checkpoint's defaults: %v; want an error: %v", tc.args, err, tc.fails)
 		}
+	}
+}
+
+// TestGraphMetricFlag checks --graph-metric: each value sets the online
+// model's graph metric and whether the labels may move it (auto, and a
+// checkpoint written before the flag, 0), a resume naming another value
+// than its checkpoint's is refused naming the flag, and an unknown value
+// is refused.
+func TestGraphMetricFlag(t *testing.T) {
+	for _, tc := range []struct {
+		arg    string
+		metric graph.Metric
+		choose bool
+	}{
+		{"auto", graph.Euclidean, true},
+		{"euclidean", graph.Euclidean, false},
+		{"cosine", graph.Cosine, false},
+	} {
+		var cfg onlineConfig
+		fs := flag.NewFlagSet("stream", flag.ContinueOnError)
+		addOnlineFlags(fs, &cfg)
+		if err := fs.Parse([]string{"--graph-metric", tc.arg}); err != nil {
+			t.Fatal(err)
+		}
+		o := cfg.learner().Model
+		if o.Graph.Metric != tc.metric || o.ChooseMetric != tc.choose {
+			t.Errorf("--graph-metric %s: metric %v, ChooseMetric %v; want %v, %v", tc.arg, o.Graph.Metric, o.ChooseMetric, tc.metric, tc.choose)
+		}
+		saved := cfg
+		saved.GraphMetric = 0 // a checkpoint of auto
+		if err := sameConfig(fs, cfg, saved); (err != nil) == tc.choose || err != nil && !strings.Contains(err.Error(), "-graph-metric") {
+			t.Errorf("--graph-metric %s against a checkpoint of auto: %v", tc.arg, err)
+		}
+	}
+	fs := flag.NewFlagSet("stream", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	addOnlineFlags(fs, new(onlineConfig))
+	if err := fs.Parse([]string{"--graph-metric", "manhattan"}); err == nil || !strings.Contains(err.Error(), "want auto, euclidean or cosine") {
+		t.Errorf("--graph-metric manhattan: %v", err)
 	}
 }
