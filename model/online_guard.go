@@ -158,8 +158,8 @@ func metricLosesOn(x *mat.Dense, labels []int, cosine bool, k int) bool {
 // test (metricLosesOn at metricGuardZ, both by the nearest labeled
 // neighbour and by the vote of k; k ≤ 0 means 5), and graph.Euclidean
 // otherwise: with fewer than 100 labeled samples (spanGuardMinLabels), and
-// on sparse rows, whose TF-IDF rows have unit length and the two metrics
-// order alike. Above 500 labeled samples (metricGuardLabels) it compares
+// on sparse rows, which it does not judge (documents' TF-IDF rows have
+// unit length, and the two metrics order their neighbours alike). Above 500 labeled samples (metricGuardLabels) it compares
 // 500 of them evenly spaced in row order. It panics if labels does not
 // have one entry per sample.
 func ChooseMetric(x Data, labels []int, k int) graph.Metric {

@@ -119,7 +119,8 @@ func writeCSV(t *testing.T, path string, rows []int, label func(i int) string) {
 // and --beta that are not finite numbers, --alpha or --beta the method does
 // not read, --max-dim ≤ 0, "-" as --save or --rejects, --graph-metric not
 // auto, euclidean or cosine or named for a method that searches no graph
-// of the records; and, after reading the file, --neighbors not below the number of training records (the
+// of the records; and, after reading the file, --graph-metric named for
+// documents, --neighbors not below the number of training records (the
 // graph's own error named neither) and training records all zero.
 func TestFitRefusesBadValues(t *testing.T) {
 	dir := t.TempDir()
@@ -158,6 +159,20 @@ func TestFitRefusesBadValues(t *testing.T) {
 	}
 	if code, _, e := runCmd(t, "fit", "--train", train, "--save", save, "--rank", "3", "--iters", "5", "--method", "ssnmf", "--alpha", "2", "--beta", "3"); code != 0 {
 		t.Errorf("ssnmf reads --alpha and --beta: exit %d, %s", code, e)
+	}
+
+	docs := filepath.Join(dir, "docs.csv")
+	if err := os.WriteFile(docs, []byte("label,text\na,red apples and pears\nb,blue skies and seas\na,apples are red\nb,the sea is blue\n,pears and apples\n,seas and skies\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"euclidean", "cosine"} {
+		code, _, e := runCmd(t, "fit", "--train", docs, "--save", save, "--rank", "2", "--iters", "5", "--method", "gnmf", "--neighbors", "2", "--graph-metric", m)
+		if code != 2 || !strings.Contains(e, "--graph-metric "+m+": the training records are documents") {
+			t.Errorf("fit --graph-metric %s on documents: exit %d, %q; want a usage error", m, code, e)
+		}
+	}
+	if code, _, e := runCmd(t, "fit", "--train", docs, "--save", save, "--rank", "2", "--iters", "5", "--method", "gnmf", "--neighbors", "2"); code != 0 {
+		t.Errorf("fit on documents with --graph-metric auto: exit %d, %s", code, e)
 	}
 
 	zeros := filepath.Join(dir, "zeros.csv")

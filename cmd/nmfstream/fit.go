@@ -231,7 +231,9 @@ func fitFileText(ctx context.Context, path string, p fitParams, tp textParams, s
 		return f, err
 	}
 	f.y, f.classes = y, known
-	p.metric = graphMetricOf(p, spec, x, y)
+	if p.metric, err = graphMetricOf(p, spec, x, y, in.form == record.FormText); err != nil {
+		return f, err
+	}
 	f.metric = p.metric
 	if spec.UsesLabels && in.nLabeled() == 0 {
 		return f, fmt.Errorf("method %s needs labeled records, and %s has none (every label is null): add labels or use --method gnmf", name, path)

@@ -68,7 +68,7 @@ func addFitFlags(fs *flag.FlagSet, p *fitParams) {
 	fs.Uint64Var(&p.seed, "seed", 1, "seed of the randomized SVD behind the NNDSVDa initialization, which is otherwise deterministic: another seed moves the fit by rounding, rarely a prediction")
 	fs.StringVar(&p.projector, "projector", "graph", "how new samples are coded: graph, nnls, clamped or pinv (the codes written and their code_1nn; the default image classifier predicts from the features, so it changes predictions only with --codes only; the documents' classifier reads each document's NNLS code whatever this says: eval and classify --doc-codes)")
 	fs.IntVar(&p.landmarks, "landmarks", 0, fmt.Sprintf("Nyström landmarks of the kernel methods (kernel, multik), at most %d: their kernel matrices approximated on that many training records (0: exact kernels up to %d training records, %d landmarks above)", maxKernelExact, maxKernelExact, defaultLandmarks))
-	fs.StringVar(&p.graphMetric, "graph-metric", "auto", "distance of the k-NN graphs on the training records, in the fit and in the graph projection of new records: euclidean, cosine, or auto (the cosine where it classifies the labeled records better, leave-one-out, by 3 standard deviations: model.ChooseMetric; on dense features with at least 100 labeled records, else euclidean). The kernel methods search their kernel space and dpca builds no graph: they take auto only; on text, whose TF-IDF rows have unit length, the two order neighbours alike")
+	fs.StringVar(&p.graphMetric, "graph-metric", "auto", "distance of the k-NN graphs on the training records, in the fit and in the graph projection of new records: euclidean, cosine, or auto (the cosine where it classifies the labeled records better, leave-one-out, by 3 standard deviations: model.ChooseMetric; on dense features with at least 100 labeled records, else euclidean). The kernel methods search their kernel space and dpca builds no graph: they take auto only; documents, whose TF-IDF rows have unit length so that the two find the same neighbours, take auto only")
 	fs.StringVar(&p.loss, "loss", "frobenius", "reconstruction loss: frobenius, or kl (the generalized KL divergence of Lee and Seung; nmf, gnmf, dgnmf, ssknmf, n2s2l)")
 	addPrecisionFlags(fs, p)
 	fs.Int64Var(&p.maxBasis, "max-basis", model.DefaultMaxBasisBytes, "refuse, before fitting, a D×K basis of more than `bytes` (8·D·K; 0: no bound)")
@@ -314,15 +314,21 @@ func checkGraphMetric(p fitParams) error {
 // graphMetricOf resolves --graph-metric for method spec on the training
 // rows x and their classes y (−1 unlabeled): the metric named, or, for
 // auto, model.ChooseMetric's choice for the methods whose graphs search
-// the records (Euclidean for dpca and the kernel methods).
-func graphMetricOf(p fitParams, spec methodSpec, x model.Data, y []int) graph.Metric {
+// the records (Euclidean for dpca and the kernel methods). A metric named
+// for documents (text true) is a usage error: their TF-IDF rows have unit
+// length, so both metrics find the same neighbours and the choice would
+// change nothing.
+func graphMetricOf(p fitParams, spec methodSpec, x model.Data, y []int, text bool) (graph.Metric, error) {
+	if text && p.graphMetric != "auto" && p.graphMetric != "" {
+		return 0, fmt.Errorf("%w: --graph-metric %s: the training records are documents, whose TF-IDF rows have unit length, so the two metrics find the same neighbours: drop --graph-metric", errUsage, p.graphMetric)
+	}
 	switch {
 	case p.graphMetric == "cosine":
-		return graph.Cosine
+		return graph.Cosine, nil
 	case p.graphMetric == "euclidean" || spec.Linear || spec.Kernel():
-		return graph.Euclidean
+		return graph.Euclidean, nil
 	}
-	return model.ChooseMetric(x, y, p.neighbors)
+	return model.ChooseMetric(x, y, p.neighbors), nil
 }
 
 // metricName is m as --graph-metric names it.
