@@ -173,8 +173,8 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintf(stdout, "%s (rank %d, %s projection, seed %d): held-out accuracy %.4f on %d test records (balanced accuracy %.4f, macro-F1 %.4f; classifier %s)\n",
 		sum.Method, sum.Rank, sum.Projection, sum.Seed, sum.Accuracy, sum.NTest, sum.BalancedAccuracy, sum.MacroF1, sum.Classifier)
-	fmt.Fprintf(stdout, "trained on %d records (%d labeled, %d classes, %d features) in %.2fs; %d records rejected\n",
-		sum.NTrain, sum.NLabeled, sum.Classes, sum.Features, sum.FitSeconds, sum.Rejected)
+	fmt.Fprintf(stdout, "trained on %d records (%d labeled, %d classes, %d features; graphs by the %s distance) in %.2fs; %d records rejected\n",
+		sum.NTrain, sum.NLabeled, sum.Classes, sum.Features, sum.GraphMetric, sum.FitSeconds, sum.Rejected)
 	fmt.Fprintf(stdout, "the test codes alone: 1-NN against the labeled training codes %v, NMI of k-means %v\n", sum.CodeNN1, sum.CodeNMI)
 	return nil
 }

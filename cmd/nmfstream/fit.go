@@ -133,8 +133,8 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(sum)
 	}
-	fmt.Fprintf(stdout, "fitted %s (rank %d) on %d records of %s (%d labeled, %d classes, %d features) in %.2fs; %d rejected\nmodel written to %s\n",
-		sum.Method, sum.Rank, sum.NTrain, *train, sum.NLabeled, sum.Classes, sum.Features, sum.FitSeconds, sum.Rejected, *out)
+	fmt.Fprintf(stdout, "fitted %s (rank %d) on %d records of %s (%d labeled, %d classes, %d features; graphs by the %s distance) in %.2fs; %d rejected\nmodel written to %s\n",
+		sum.Method, sum.Rank, sum.NTrain, *train, sum.NLabeled, sum.Classes, sum.Features, sum.GraphMetric, sum.FitSeconds, sum.Rejected, *out)
 	return nil
 }
 
