@@ -768,30 +768,27 @@ func TestMethodsSearchByCommonMetric(t *testing.T) {
 			labels[i] = -1
 		}
 	}
-	fit := func(name string, metric graph.Metric) *mat.Dense {
-		c := Common{Rank: 12, MaxIter: 60, Metric: metric}
-		var m Method
-		switch name {
-		case "gnmf":
-			m = &GNMF{Common: c}
-		case "dgnmf":
-			m = &DGNMF{Common: c}
-		case "ssknmf":
-			m = &SSKNMF{Common: c}
-		case "n2s2l":
-			m = &N2S2L{Common: c}
-		case "nge":
-			m = &NGE{Common: c}
-		case "ssnmf":
-			m = &SSNMF{Common: c}
-		}
-		if err := m.Fit(DenseRows(x), labels); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		return mat.DenseCopyOf(m.Codes())
+	methods := []struct {
+		name string
+		make func(Common) Method
+	}{
+		{"gnmf", func(c Common) Method { return &GNMF{Common: c} }},
+		{"dgnmf", func(c Common) Method { return &DGNMF{Common: c} }},
+		{"ssknmf", func(c Common) Method { return &SSKNMF{Common: c} }},
+		{"n2s2l", func(c Common) Method { return &N2S2L{Common: c} }},
+		{"nge", func(c Common) Method { return &NGE{Common: c} }},
+		{"ssnmf", func(c Common) Method { return &SSNMF{Common: c} }},
 	}
-	for _, name := range []string{"gnmf", "dgnmf", "ssknmf", "n2s2l", "nge", "ssnmf"} {
-		euc, cos := fit(name, graph.Euclidean), fit(name, graph.Cosine)
+	for _, mm := range methods {
+		name := mm.name
+		fit := func(metric graph.Metric) *mat.Dense {
+			m := mm.make(Common{Rank: 12, MaxIter: 60, Metric: metric})
+			if err := m.Fit(DenseRows(x), labels); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			return mat.DenseCopyOf(m.Codes())
+		}
+		euc, cos := fit(graph.Euclidean), fit(graph.Cosine)
 		if mat.Equal(euc, cos) {
 			t.Errorf("%s: the same codes with the cosine as with the Euclidean distance", name)
 		}
