@@ -24,7 +24,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/model/graph"
 	"github.com/nmfstream/nmfstream/model/kernel"
+	"github.com/nmfstream/nmfstream/sinks"
 	"github.com/nmfstream/nmfstream/sources"
 )
 
@@ -687,5 +689,43 @@ func kernelRoundTrip(t *testing.T, path, train, test string, p fitParams, spec m
 		if !mat.Equal(got, &want) {
 			t.Errorf("%s: loaded model codes differ from the fitted method's", name)
 		}
+	}
+}
+
+// TestGraphMetricSaved checks that --graph-metric cosine reaches the fit and
+// the model file: the saved model's graph searches by the cosine, a loaded
+// model codes new records as the fit's own projector does, and the codes
+// differ from those of a Euclidean fit.
+func TestGraphMetricSaved(t *testing.T) {
+	dir := t.TempDir()
+	train, test, _ := digitsFiles(t, dir, 4)
+	p := fitParams{method: "gnmf", rank: 20, iters: 60, seed: 1, projector: "graph", graphMetric: "cosine"}
+	f, _, x := fitInProcess(t, train, test, p)
+	if f.snap.Graph.Metric != graph.Cosine || f.snap.Params["graph-metric"] != "cosine" {
+		t.Fatalf("snapshot graph %+v, params %v: want the cosine", f.snap.Graph, f.snap.Params)
+	}
+	direct := &mat.Dense{}
+	if err := f.m.(*model.GNMF).Projector(model.ProjectGraph).ProjectTo(direct, x); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "cos.model")
+	if err := sinks.SaveModel(path, f.snap); err != nil {
+		t.Fatal(err)
+	}
+	back, err := sources.LoadModel(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := codeData(context.Background(), back, model.ProjectGraph, x, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Graph.Metric != graph.Cosine || !mat.Equal(got, direct) {
+		t.Errorf("loaded model: graph %+v; its codes equal the fit's projector's: %v", back.Graph, mat.Equal(got, direct))
+	}
+	p.graphMetric = "euclidean"
+	fe, _, _ := fitInProcess(t, train, test, p)
+	if mat.Equal(fe.m.Codes(), f.m.Codes()) {
+		t.Error("the cosine fit's codes equal the Euclidean fit's")
 	}
 }
