@@ -716,9 +716,10 @@ func TestChooseMetric(t *testing.T) {
 }
 
 // TestChooseMetricBatch checks ChooseMetric on metricStream's samples:
-// the cosine where it finds the classes and the distance does not, the
-// Euclidean distance where only the distance finds them, with fewer than
-// 100 labeled samples (the others −1), and on sparse rows.
+// from either start, the cosine where it finds the classes and the
+// distance does not, and the Euclidean distance where only the distance
+// finds them; the start with fewer than 100 labeled samples (the others
+// −1); the Euclidean distance on sparse rows.
 func TestChooseMetricBatch(t *testing.T) {
 	scaled, y := metricStream(true)
 	plain, yPlain := metricStream(false)
@@ -727,17 +728,20 @@ func TestChooseMetricBatch(t *testing.T) {
 		few[i] = -1
 	}
 	for _, c := range []struct {
-		name   string
-		x      Data
-		labels []int
-		want   graph.Metric
+		name        string
+		x           Data
+		labels      []int
+		start, want graph.Metric
 	}{
-		{"classes by direction", DenseRows(scaled), y, graph.Cosine},
-		{"classes by brightness", DenseRows(plain), yPlain, graph.Euclidean},
-		{"99 labeled", DenseRows(scaled), few, graph.Euclidean},
-		{"sparse rows", SparseRows(sparse.FromDense(scaled)), y, graph.Euclidean},
+		{"classes by direction", DenseRows(scaled), y, graph.Euclidean, graph.Cosine},
+		{"classes by direction, from the cosine", DenseRows(scaled), y, graph.Cosine, graph.Cosine},
+		{"classes by brightness", DenseRows(plain), yPlain, graph.Cosine, graph.Euclidean},
+		{"classes by brightness, from the distance", DenseRows(plain), yPlain, graph.Euclidean, graph.Euclidean},
+		{"99 labeled", DenseRows(plain), few, graph.Cosine, graph.Cosine},
+		{"99 labeled, from the distance", DenseRows(scaled), few, graph.Euclidean, graph.Euclidean},
+		{"sparse rows", SparseRows(sparse.FromDense(scaled)), y, graph.Cosine, graph.Euclidean},
 	} {
-		if got := ChooseMetric(c.x, c.labels, 0); got != c.want {
+		if got := ChooseMetric(c.x, c.labels, 0, c.start); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -15,17 +16,17 @@ import (
 func TestEvalCodesAblation(t *testing.T) {
 	dir := t.TempDir()
 	train, test, _ := digitsFiles(t, dir, 0)
-	// Measured (BENCHMARKS.md, "The joint classifier's pair"): auto
-	// 0.9666 (0.9616 before the pair), off 0.9683 (the pixels-only kernel
-	// peer's figure), only 0.9566; code 1-NN 0.9466, NMI 0.863. Floors
-	// three test records (0.005) under.
+	// Measured with the cosine graphs of --graph-metric auto
+	// (BENCHMARKS.md, "The batch graphs' metric"): auto 0.9633, off
+	// 0.9683 (the pixels-only kernel peer's figure), only 0.9466; code 1-NN
+	// 0.9349, NMI 0.868. Floors three test records (0.005) under.
 	want := map[string]struct {
 		classifier string
 		floor      float64
 	}{
-		"auto": {"joint", 0.961},
+		"auto": {"joint", 0.958},
 		"off":  {"joint-features", 0.963},
-		"only": {"codes-1nn", 0.951},
+		"only": {"codes-1nn", 0.941},
 	}
 	var nn1 []float64
 	for _, c := range []string{"auto", "off", "only"} {
@@ -43,8 +44,8 @@ func TestEvalCodesAblation(t *testing.T) {
 		if got.Classifier != want[c].classifier || got.Codes != c || got.Accuracy < want[c].floor {
 			t.Errorf("--codes %s: classifier %q, codes %q, accuracy %.4f; want %q, %q, ≥ %.3f", c, got.Classifier, got.Codes, got.Accuracy, want[c].classifier, c, want[c].floor)
 		}
-		if got.CodeNN1 == nil || got.CodeNMI == nil || *got.CodeNN1 < 0.94 || *got.CodeNMI < 0.8 {
-			t.Fatalf("--codes %s: code_1nn %v, code_nmi %v; want ≥ 0.94 and ≥ 0.8", c, got.CodeNN1, got.CodeNMI)
+		if got.CodeNN1 == nil || got.CodeNMI == nil || *got.CodeNN1 < 0.93 || *got.CodeNMI < 0.8 {
+			t.Fatalf("--codes %s: code_1nn %v, code_nmi %v; want ≥ 0.93 and ≥ 0.8", c, ptrStr(got.CodeNN1), ptrStr(got.CodeNMI))
 		}
 		nn1 = append(nn1, *got.CodeNN1)
 	}
@@ -87,9 +88,10 @@ func TestStreamCodesFlags(t *testing.T) {
 // TestEvalSelfTraining runs eval's --self-training on the digits split
 // (seed 1, --method auto): the pair (the default) and joint (the joint
 // self-training alone, classify.Joint's JointOnly) name their classifier
-// and score as measured (BENCHMARKS.md, "The joint classifier's pair":
-// 0.9666 and 0.9616, so the switch changes what is scored), and a bad
-// value is refused.
+// and score as measured (BENCHMARKS.md, "The joint classifier's pair", and
+// with the cosine graphs of --graph-metric auto, "The batch graphs'
+// metric": 0.9633 and 0.9599, so the switch changes what is scored), and a
+// bad value is refused.
 func TestEvalSelfTraining(t *testing.T) {
 	dir := t.TempDir()
 	train, test, _ := digitsFiles(t, dir, 0)
@@ -97,8 +99,8 @@ func TestEvalSelfTraining(t *testing.T) {
 		classifier string
 		acc        float64
 	}{
-		"pair":  {"joint", 0.9666},
-		"joint": {"joint-only", 0.9616},
+		"pair":  {"joint", 0.9633},
+		"joint": {"joint-only", 0.9599},
 	}
 	for _, st := range []string{"pair", "joint"} {
 		out := mustRun(t, "eval", "--train", train, "--test", test, "--self-training", st, "--json")
@@ -110,7 +112,7 @@ func TestEvalSelfTraining(t *testing.T) {
 			t.Fatalf("eval --self-training %s --json output %q: %v", st, out, err)
 		}
 		// One test record (0.0017) either side of the measured figure: the
-		// two settings are three records apart.
+		// two settings are two records apart.
 		if got.Classifier != want[st].classifier || math.Abs(got.Accuracy-want[st].acc) > 0.0025 {
 			t.Errorf("--self-training %s: classifier %q, accuracy %.4f; want %q, %.4f", st, got.Classifier, got.Accuracy, want[st].classifier, want[st].acc)
 		}
@@ -118,4 +120,12 @@ func TestEvalSelfTraining(t *testing.T) {
 	if code, _, errs := runCmd(t, "eval", "--train", train, "--test", test, "--self-training", "both"); code == 0 || !strings.Contains(errs, "want joint or pair") {
 		t.Errorf("--self-training both: exit %d, stderr %q; want a usage error naming joint and pair", code, errs)
 	}
+}
+
+// ptrStr prints a figure that may be null.
+func ptrStr(p *float64) string {
+	if p == nil {
+		return "null"
+	}
+	return fmt.Sprint(*p)
 }

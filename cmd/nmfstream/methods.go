@@ -68,7 +68,7 @@ func addFitFlags(fs *flag.FlagSet, p *fitParams) {
 	fs.Uint64Var(&p.seed, "seed", 1, "seed of the randomized SVD behind the NNDSVDa initialization, which is otherwise deterministic: another seed moves the fit by rounding, rarely a prediction")
 	fs.StringVar(&p.projector, "projector", "graph", "how new samples are coded: graph, nnls, clamped or pinv (the codes written and their code_1nn; the default image classifier predicts from the features, so it changes predictions only with --codes only; the documents' classifier reads each document's NNLS code whatever this says: eval and classify --doc-codes)")
 	fs.IntVar(&p.landmarks, "landmarks", 0, fmt.Sprintf("Nyström landmarks of the kernel methods (kernel, multik), at most %d: their kernel matrices approximated on that many training records (0: exact kernels up to %d training records, %d landmarks above)", maxKernelExact, maxKernelExact, defaultLandmarks))
-	fs.StringVar(&p.graphMetric, "graph-metric", "auto", "distance of the k-NN graphs on the training records, in the fit and in the graph projection of new records: euclidean, cosine, or auto (the cosine where it classifies the labeled records better, leave-one-out, by 3 standard deviations: model.ChooseMetric; on dense features with at least 100 labeled records, else euclidean). The kernel methods search their kernel space and dpca builds no graph: they take auto only; documents, whose TF-IDF rows have unit length so that the two find the same neighbours, take auto only")
+	fs.StringVar(&p.graphMetric, "graph-metric", "auto", "distance of the k-NN graphs on the training records, in the fit and in the graph projection of new records: euclidean, cosine, or auto (the cosine, unless the Euclidean distance classifies the labeled records better, leave-one-out, by 3 standard deviations, on dense features with at least 100 labeled records: model.ChooseMetric from model.DefaultBatchMetric; euclidean on documents). The kernel methods search their kernel space and dpca builds no graph: they take auto only; documents, whose TF-IDF rows have unit length so that the two find the same neighbours, take auto only")
 	fs.StringVar(&p.loss, "loss", "frobenius", "reconstruction loss: frobenius, or kl (the generalized KL divergence of Lee and Seung; nmf, gnmf, dgnmf, ssknmf, n2s2l)")
 	addPrecisionFlags(fs, p)
 	fs.Int64Var(&p.maxBasis, "max-basis", model.DefaultMaxBasisBytes, "refuse, before fitting, a D×K basis of more than `bytes` (8·D·K; 0: no bound)")
@@ -328,7 +328,7 @@ func graphMetricOf(p fitParams, spec methodSpec, x model.Data, y []int, text boo
 	case p.graphMetric == "euclidean" || spec.Linear || spec.Kernel():
 		return graph.Euclidean, nil
 	}
-	return model.ChooseMetric(x, y, p.neighbors), nil
+	return model.ChooseMetric(x, y, p.neighbors, model.DefaultBatchMetric), nil
 }
 
 // metricName is m as --graph-metric names it.
