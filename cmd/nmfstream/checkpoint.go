@@ -82,8 +82,8 @@ type onlineConfig struct {
 	MaxClasses     int   `json:",omitempty"`
 	MaxWindowBytes int64 `json:",omitempty"`
 	// GraphMetric is --graph-metric: 0 auto (model.Online.ChooseMetric),
-	// graphEuclidean or graphCosine. Older checkpoints and settings read
-	// as 0, what they ran.
+	// graphEuclidean or graphCosine. Checkpoints and settings written
+	// without it read as 0.
 	GraphMetric int `json:",omitempty"`
 }
 
