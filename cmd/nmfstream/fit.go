@@ -243,22 +243,34 @@ func fitFileText(ctx context.Context, path string, p fitParams, tp textParams, s
 		return f, fmt.Errorf("%w: method %s gives each of the %d classes of %s a code column, plus at least one more: pass --rank %d or more",
 			errUsage, name, len(f.classes), path, len(f.classes)+1)
 	}
-	pr = newProgress(stderr, "fitting "+name)
+	if err := f.fit(ctx, p, path, stderr); err != nil {
+		return f, err
+	}
+	f.snap, err = snapshotOf(f, p, path)
+	return f, err
+}
+
+// fit fits f's method on its records f.x and labels f.y with p, showing
+// progress on stderr, and records the fit's time, iterations, objective
+// and precision in f. Errors name the method and path.
+func (f *fitted) fit(ctx context.Context, p fitParams, path string, stderr io.Writer) error {
+	pr := newProgress(stderr, "fitting "+f.method)
 	start := time.Now()
-	p.float32 = p.useFloat32(in.prec)
-	f.m = spec.build(newCommon(p, func() bool { return ctx.Err() != nil }, pr), p)
-	err = f.m.Fit(x, y)
+	p.float32 = p.useFloat32(f.in.prec)
+	f.m = f.spec.build(newCommon(p, func() bool { return ctx.Err() != nil }, pr), p)
+	err := f.m.Fit(f.x, f.y)
 	pr.done()
 	f.seconds = time.Since(start).Seconds()
 	if cerr := ctx.Err(); cerr != nil {
-		return f, cerr
+		return cerr
 	}
 	if err != nil {
-		if nerr := neighborsError(err, spec, p, x); nerr != nil {
-			return f, nerr
+		if nerr := neighborsError(err, f.spec, p, f.x); nerr != nil {
+			return nerr
 		}
-		return f, fitError(err, name, path)
+		return fitError(err, f.method, path)
 	}
+	f.precision = "float64"
 	if r, ok := f.m.(resulter); ok {
 		res := r.Result()
 		f.iters, f.objective = res.Iters, res.Objective
@@ -266,11 +278,7 @@ func fitFileText(ctx context.Context, path string, p fitParams, tp textParams, s
 			f.precision = "float32"
 		}
 	}
-	if f.precision == "" {
-		f.precision = "float64"
-	}
-	f.snap, err = snapshotOf(f, p, path)
-	return f, err
+	return nil
 }
 
 // maxKernelExact bounds the training records on which fit and eval give
