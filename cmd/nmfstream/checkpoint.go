@@ -82,16 +82,10 @@ type onlineConfig struct {
 	MaxClasses     int   `json:",omitempty"`
 	MaxWindowBytes int64 `json:",omitempty"`
 	// GraphMetric is --graph-metric: 0 auto (model.Online.ChooseMetric),
-	// graphEuclidean or graphCosine. Checkpoints and settings written
+	// else 1 + the graph.Metric held. Checkpoints and settings written
 	// without it read as 0.
 	GraphMetric int `json:",omitempty"`
 }
-
-// onlineConfig.GraphMetric's values besides 0, auto.
-const (
-	graphEuclidean = 1
-	graphCosine    = 2
-)
 
 // checkpoint is the whole state of a stream.
 type checkpoint struct {
@@ -234,10 +228,11 @@ func (c onlineConfig) learner() *stages.Learner {
 	}
 }
 
-// graphMetric is the metric the model's graph starts with.
+// graphMetric is the metric the model's graph starts with: the one held,
+// else the Euclidean distance.
 func (c onlineConfig) graphMetric() graph.Metric {
-	if c.GraphMetric == graphCosine {
-		return graph.Cosine
+	if c.GraphMetric > 0 {
+		return graph.Metric(c.GraphMetric - 1)
 	}
 	return graph.Euclidean
 }

@@ -74,7 +74,7 @@ Examples:
 	// The graphs' metric as fit and eval choose it (--graph-metric auto).
 	metric := model.ChooseMetric(model.DenseRows(sp.train), sp.trainY, 0, model.DefaultBatchMetric)
 	fmt.Fprintf(stdout, "nmfstream demo: 8×8 digits, %d training samples (%d labeled, %d per class), %d held out, seed %d; graphs by the %s distance\n\n",
-		len(sp.trainY), len(sp.labeled), *labels, len(sp.testY), *seed, metricName(metric))
+		len(sp.trainY), len(sp.labeled), *labels, len(sp.testY), *seed, metric.String())
 	if err := demoBatch(ctx, stdout, sp, *rank, *seed, *all, metric); err != nil {
 		return err
 	}

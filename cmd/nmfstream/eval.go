@@ -329,7 +329,7 @@ func evaluate(ctx context.Context, p fitParams, tp textParams, train, test, reje
 		Features:         f.in.d,
 		Precision:        f.precision,
 		Landmarks:        f.landmarks,
-		GraphMetric:      metricName(f.metric),
+		GraphMetric:      f.metric.String(),
 		Codes:            opt.codes.String(),
 		Priors:           priors(cl.lap),
 		PriorsCodes:      priors(cl.lapCodes),

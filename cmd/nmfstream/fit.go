@@ -128,7 +128,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Classes: len(f.snap.Classes), Features: f.in.d, Rejected: len(f.in.rejects),
 		FitSeconds: f.seconds, Iters: f.iters, Objective: f.objective, Seed: p.seed,
 		Projection: f.snap.Projection.String(), Precision: f.precision, Landmarks: f.landmarks,
-		GraphMetric: metricName(f.metric),
+		GraphMetric: f.metric.String(),
 	}
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(sum)

@@ -88,7 +88,7 @@ func (p fitParams) params() map[string]string {
 		"seed":         strconv.FormatUint(p.seed, 10),
 		"projector":    p.projector,
 		"loss":         p.loss,
-		"graph-metric": metricName(p.metric),
+		"graph-metric": p.metric.String(),
 	}
 }
 
@@ -293,12 +293,12 @@ func kernelProjection(name string) kernel.Projection {
 // training records: dpca, the kernel methods (their kernel space), and nmf
 // coded otherwise than by graph projection.
 func checkGraphMetric(p fitParams) error {
-	switch p.graphMetric {
-	case "auto":
+	_, named, err := parseGraphMetric(p.graphMetric)
+	if err != nil {
+		return fmt.Errorf("%w: --graph-metric %v", errUsage, err)
+	}
+	if !named {
 		return nil
-	case "euclidean", "cosine":
-	default:
-		return fmt.Errorf("%w: --graph-metric %q: want auto, euclidean or cosine", errUsage, p.graphMetric)
 	}
 	i, err := methods.Lookup(p.method)
 	if err != nil {
@@ -319,22 +319,28 @@ func checkGraphMetric(p fitParams) error {
 // length, so both metrics find the same neighbours and the choice would
 // change nothing.
 func graphMetricOf(p fitParams, spec methodSpec, x model.Data, y []int, text bool) (graph.Metric, error) {
-	if text && p.graphMetric != "auto" && p.graphMetric != "" {
-		return 0, fmt.Errorf("%w: --graph-metric %s: the training records are documents, whose TF-IDF rows have unit length, so the two metrics find the same neighbours: drop --graph-metric", errUsage, p.graphMetric)
-	}
+	m, named, _ := parseGraphMetric(p.graphMetric) // checked by checkGraphMetric
 	switch {
-	case p.graphMetric == "cosine":
-		return graph.Cosine, nil
-	case p.graphMetric == "euclidean" || spec.Linear || spec.Kernel():
+	case named && text:
+		return 0, fmt.Errorf("%w: --graph-metric %s: the training records are documents, whose TF-IDF rows have unit length, so the two metrics find the same neighbours: drop --graph-metric", errUsage, p.graphMetric)
+	case named:
+		return m, nil
+	case spec.Linear || spec.Kernel():
 		return graph.Euclidean, nil
 	}
 	return model.ChooseMetric(x, y, p.neighbors, model.DefaultBatchMetric), nil
 }
 
-// metricName is m as --graph-metric names it.
-func metricName(m graph.Metric) string {
-	if m == graph.Cosine {
-		return "cosine"
+// parseGraphMetric reads --graph-metric: auto (or "", the zero fitParams)
+// names no metric; euclidean and cosine name theirs (graph.Metric.String).
+func parseGraphMetric(s string) (m graph.Metric, named bool, err error) {
+	switch s {
+	case "auto", "":
+		return graph.Euclidean, false, nil
+	case graph.Euclidean.String():
+		return graph.Euclidean, true, nil
+	case graph.Cosine.String():
+		return graph.Cosine, true, nil
 	}
-	return "euclidean"
+	return graph.Euclidean, false, fmt.Errorf("%q: want auto, euclidean or cosine", s)
 }

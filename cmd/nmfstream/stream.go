@@ -186,17 +186,12 @@ func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
 	fs.Float64Var(&c.SpreadMetric, "spread-metric", 0, "weight of the labels' Fisher directions in the graph predictor's search, on dense rows of at most 256 features (the graph rebuilt every step under that metric); 0: the samples' own graph (the default: the learned metric cost accuracy on the digits)")
 	fs.Float64Var(&c.MaxNormRatio, "max-norm-ratio", stages.DefaultMaxNormRatio, "reject a record whose Euclidean norm is more than this many times the window's typical norm (the geometric mean of the other nonzero norms of its samples and its batch): a corrupt record, such as a pixel of 1e30, would otherwise set the basis and its neighbours' codes (a text's TF-IDF row has unit length: it rejects no text); negative: no bound")
 	fs.Func("graph-metric", "distance of the model's k-NN graph of the samples: auto (the default: Euclidean, moved to the cosine where, at the search basis's judgement points, the newest 500 labeled samples are classified better by it leave-one-out by 3 standard deviations: model.Online.ChooseMetric), euclidean or cosine (held throughout). On documents, whose TF-IDF rows have unit length, the two find the same neighbours and the flag changes nothing", func(s string) error {
-		switch s {
-		case "auto":
-			c.GraphMetric = 0
-		case "euclidean":
-			c.GraphMetric = graphEuclidean
-		case "cosine":
-			c.GraphMetric = graphCosine
-		default:
-			return fmt.Errorf("want auto, euclidean or cosine, not %q", s)
+		m, named, err := parseGraphMetric(s)
+		c.GraphMetric = 0
+		if named {
+			c.GraphMetric = int(m) + 1
 		}
-		return nil
+		return err
 	})
 	fs.Func("revisit", "older codes swept with each step's new ones: neighbors (the new samples' neighbours; the default), changed (also every node that lost an edge, as to a sample leaving the window: model.Online's zero value) or none (only the new samples and a round-robin refresh: fastest, codes a little worse)", func(s string) error {
 		r, err := parseRevisit(s)

@@ -15,7 +15,8 @@ type Metric int
 const (
 	// Euclidean ranks neighbours by ‖a − b‖.
 	Euclidean Metric = iota
-	// Cosine ranks neighbours by 1 − aᵀb/(‖a‖‖b‖). Zero rows are an error.
+	// Cosine ranks neighbours by 1 − aᵀb/(‖a‖‖b‖); a zero row has cosine 0
+	// to every row.
 	Cosine
 )
 
