@@ -281,6 +281,64 @@ func TestSplitByText(t *testing.T) {
 	}
 }
 
+// TestSplitVersusPerClass checks split's --versus and --per-class on a
+// text corpus (60 documents of classes A, B and C): the classes are A and
+// rest, and the training file labels exactly 3 documents of each, every
+// test document labeled; --per-class with --frac, --versus rest and a
+// --versus class no document has are refused.
+func TestSplitVersusPerClass(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&b, "%c\tdocument %d of many words w%d w%d\n", 'A'+i%3, i, i, i%7)
+	}
+	corpus := filepath.Join(dir, "c.tsv")
+	if err := os.WriteFile(corpus, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr, te := filepath.Join(dir, "tr.arrow"), filepath.Join(dir, "te.arrow")
+	if err := runSplit([]string{"--data", "tsv:" + corpus, "--versus", "A", "--per-class", "3", "--seed", "2", "--train", tr, "--test", te}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{tr, te} {
+		src, err := sources.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, labeled := 0, map[string]int{}
+		for src.Next() {
+			bt := src.Batch()
+			n += len(bt.IDs)
+			for i, ok := range bt.Labeled {
+				if ok {
+					labeled[bt.Labels[i]]++
+				}
+			}
+		}
+		src.Close()
+		if err := src.Err(); err != nil {
+			t.Fatal(err)
+		}
+		for c := range labeled {
+			if c != "A" && c != "rest" {
+				t.Errorf("%s: class %q, want A or rest", filepath.Base(f), c)
+			}
+		}
+		if f == tr && (labeled["A"] != 3 || labeled["rest"] != 3) {
+			t.Errorf("training file: labels %v, want 3 of A and 3 of rest", labeled)
+		}
+		if f == te && labeled["A"]+labeled["rest"] != n {
+			t.Errorf("test file: %v labeled of %d", labeled, n)
+		}
+	}
+	outs := []string{"--train", filepath.Join(dir, "tr2.arrow"), "--test", filepath.Join(dir, "te2.arrow")}
+	expectRefused(t, "split", runSplit, outs, [][]string{
+		{"--data", "tsv:" + corpus, "--per-class", "3", "--frac", "0.2"},
+		{"--data", "tsv:" + corpus, "--versus", "rest"},
+		{"--data", "tsv:" + corpus, "--versus", "D"},
+	}, []string{"give one", "--versus rest", `no document of class "D"`})
+}
+
 // handStream writes TestScoreCeiling's stream into a temporary folder:
 // classes A A B A C B, every sample labeled right after it (delay 0); it
 // returns the folder and the stream's path (its truth is s.truth.csv).

@@ -65,7 +65,7 @@ func checkMake(data string, frac float64, delay, block int, shuffle uint64, rare
 type splitFlags struct {
 	data           string
 	perClass       int
-	rare           string
+	rare, versus   string
 	nTrain, nTest  int
 	testFrac, frac float64
 	set            map[string]bool // the flags given
@@ -80,8 +80,14 @@ func checkSplit(f splitFlags) error {
 		return fmt.Errorf("split: --test-frac %v: want 0 < test-frac < 1", f.testFrac)
 	}
 	if !isImageSet(f.data) {
-		if f.set["per-class"] {
-			return errors.New("split: --per-class applies to the image sets only (text: --frac)")
+		if f.set["per-class"] && f.set["frac"] {
+			return errors.New("split: --per-class and --frac both say how many training documents are labeled: give one")
+		}
+		if f.set["versus"] && f.versus == "" {
+			return errors.New("split: --versus needs a class name")
+		}
+		if f.set["per-class"] && f.perClass < 1 {
+			return fmt.Errorf("split: --per-class %d: want per-class ≥ 1", f.perClass)
 		}
 		if f.nTrain < 0 {
 			return fmt.Errorf("split: --train-n %d: want train-n ≥ 0 (0: all)", f.nTrain)
@@ -94,7 +100,7 @@ func checkSplit(f splitFlags) error {
 		}
 		return checkRare("split", f.data, f.rare)
 	}
-	for _, name := range []string{"rare", "train-n", "test-n", "frac"} {
+	for _, name := range []string{"rare", "versus", "train-n", "test-n", "frac"} {
 		if f.set[name] {
 			return fmt.Errorf("split: --%s applies to the text corpora only", name)
 		}

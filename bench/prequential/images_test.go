@@ -203,8 +203,8 @@ func TestSplitImages(t *testing.T) {
 	}
 }
 
-// TestSplitFlags: a flag of the text corpora is refused for an image set,
-// and --per-class for a text corpus, rather than ignored.
+// TestSplitFlags: a flag of the text corpora is refused for an image set
+// rather than ignored.
 func TestSplitFlags(t *testing.T) {
 	dir := t.TempDir()
 	tr, te := filepath.Join(dir, "tr.arrow"), filepath.Join(dir, "te.arrow")
@@ -212,7 +212,7 @@ func TestSplitFlags(t *testing.T) {
 		{"--data", "digits", "--frac", "0.2"},
 		{"--data", "digits", "--train-n", "100"},
 		{"--data", "digits", "--rare", "3:0.1"},
-		{"--data", "spam:" + dir, "--per-class", "5"},
+		{"--data", "digits", "--versus", "3"},
 	} {
 		err := runSplit(append(args, "--train", tr, "--test", te))
 		if err == nil || !strings.Contains(err.Error(), "applies to the") {

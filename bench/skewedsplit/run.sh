@@ -7,8 +7,11 @@
 # LinearSVC Platt-calibrated with and without Saerens's
 # EM of the priors, and always-majority on the same TF-IDF rows and the same labeled
 # documents. Prints one Markdown row per set and method. Sets: spam7 (7%
-# spam), brown7 (7% "learned"), spam (as is), sotu, kjv. Needs
-# Debian's python3-sklearn. EVALFLAGS adds flags to eval (EVALFLAGS="--priors uniform").
+# spam), brown7 (7% "learned"), spam (as is), sotu, kjv, and
+# versus:FILE:CLASS:SHARE (a tsv corpus, CLASS against the rest). Needs
+# Debian's python3-sklearn. EVALFLAGS adds flags to eval (EVALFLAGS="--priors uniform");
+# PERCLASS=10 labels 10 training documents of each class instead of a tenth
+# at random (issue 26's protocol for skewed text, balanced by design).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 D=${NMFSTREAM_DATA:-$HOME/.cache/nmfstream-data}
@@ -27,6 +30,13 @@ data() {
   brown7) echo "--data brown:$D/brown --rare learned:0.07" ;;
   sotu) echo "--data sotu:$D/sotu" ;;
   kjv) echo "--data kjv:$D/kjv" ;;
+  # versus:FILE:CLASS:SHARE, a CLASS<tab>TEXT corpus made two classes,
+  # CLASS (thinned to SHARE) against all the others, as the news sets of
+  # BENCHMARKS.md's "Skewed text: the priors by mixture proportion
+  # estimation" (bench/matsets/convert.py writes such files).
+  versus:*:*:*)
+    IFS=: read -r _ file class share <<<"$1"
+    echo "--data tsv:$file --versus $class --rare $class:$share" ;;
   *) echo "run.sh: unknown set $1" >&2; return 1 ;;
   esac
 }
@@ -36,10 +46,10 @@ sets=("$@")
 [ ${#sets[@]} -gt 0 ] || sets=(spam7 brown7 spam sotu kjv)
 for s in "${sets[@]}"; do
   args=$(data "$s") || exit 1
-  dir=$OUT/$s-$SEED
+  dir=$OUT/$(printf %s "$s" | tr /: __)-$SEED
   mkdir -p "$dir"
   # shellcheck disable=SC2046
-  "$OUT/prequential" split $args --seed "$SEED" --train "$dir/train.arrow" --test "$dir/test.arrow"
+  "$OUT/prequential" split $args ${PERCLASS:+--per-class $PERCLASS} --seed "$SEED" --train "$dir/train.arrow" --test "$dir/test.arrow"
   "$OUT/skewedsplit" --train "$dir/train.arrow" --test "$dir/test.arrow" --out "$dir"
   /usr/bin/python3 bench/skewedsplit/ref.py "$dir" >"$dir/ref.jsonl"
   # shellcheck disable=SC2086 # EVALFLAGS is a list of words
