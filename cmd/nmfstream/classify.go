@@ -30,7 +30,7 @@ func init() {
 	})
 }
 
-const classifySynopsis = `classify --model M --in F --out F.arrow [--projector P] [--codes auto|off|only] [--priors em|uniform] [--doc-codes pair|append|off] [--self-training pair|joint] [--rejects R]
+const classifySynopsis = `classify --model M --in F --out F.arrow [--projector P] [--codes auto|off|only] [--priors mpe|em|uniform] [--doc-codes pair|append|off] [--self-training pair|joint] [--rejects R]
 
 Codes every record of F on the saved model M (as "nmfstream project" does)
 and predicts its class. If the model keeps dense training records (every
@@ -296,9 +296,9 @@ func newDataClassifier(train model.Data, v *mat.Dense, labels []int, classes []s
 // newDataClassifier; CodesOff the same classifiers without the codes (the
 // joint classifier self-trains on the features alone; LapRLS never reads
 // them); CodesOnly the codes-only classifier whatever the features.
-// opt.priors is --priors em: LapRLS estimates the class priors from the
-// unlabeled training rows (LapRLS.Priors); without it, it assumes them
-// uniform. opt.jointOnly is --self-training joint (classify.Joint's
+// opt.priors is --priors: unless uniform, LapRLS estimates the class
+// priors from the unlabeled training rows (LapRLS.Priors; with em by the
+// EM, LapRLS.PriorsEM); uniform assumes them uniform. opt.jointOnly is --self-training joint (classify.Joint's
 // JointOnly).
 func newCodesClassifier(train model.Data, v *mat.Dense, labels []int, classes []string, path string, opt classifierOptions) (*classifier, error) {
 	use := opt.codes
@@ -412,11 +412,13 @@ func (c *classifier) fitCodes(lr *classify.LapRLS, x *sparse.CSR, labels []int) 
 // the graph term on or off as cross-validation decides unless the two
 // fits' class shares disagree (LapRLS.GraphGuard), with k at most one
 // below the number of non-zero rows, and no graph with fewer than 3;
-// the class priors estimated from the unlabeled rows if estimatePriors,
+// the class priors estimated from the unlabeled rows unless priors is
+// uniform (by the EM with em),
 // and, where that estimate collapses, the graph fit pooled with the
 // supervised fit, its class masses moved (LapRLS.Masses, Pool); the
 // graph's search on every core (LapRLS.Split).
-func lapRLSFor(x *sparse.CSR, estimatePriors bool) *classify.LapRLS {
+func lapRLSFor(x *sparse.CSR, priors priorsMode) *classify.LapRLS {
+	estimatePriors, em := priors != priorsUniform, priors == priorsEM
 	n, _ := x.Dims()
 	nz := 0
 	for i := range n {
@@ -425,9 +427,9 @@ func lapRLSFor(x *sparse.CSR, estimatePriors bool) *classify.LapRLS {
 		}
 	}
 	if nz < 3 {
-		return &classify.LapRLS{GammaI: -1, Priors: estimatePriors}
+		return &classify.LapRLS{GammaI: -1, Priors: estimatePriors, PriorsEM: em}
 	}
-	return &classify.LapRLS{K: min(classify.DefaultLapRLSK, nz-1), Choices: []float64{classify.DefaultLapRLSGammaI, 0}, Priors: estimatePriors,
+	return &classify.LapRLS{K: min(classify.DefaultLapRLSK, nz-1), Choices: []float64{classify.DefaultLapRLSGammaI, 0}, Priors: estimatePriors, PriorsEM: em,
 		GraphGuard: classify.DefaultLapRLSGraphGuard, Masses: true, Pool: true, Split: pipeline.Split(runtime.GOMAXPROCS(0))}
 }
 
@@ -551,7 +553,7 @@ func describePriors(lr *classify.LapRLS, classes []string) string {
 }
 
 // priors returns the class priors the LapRLS fit lr's predictions assume
-// where they are estimated (--priors em, the estimate kept), nil otherwise
+// where they are estimated (--priors mpe or em, the estimate kept), nil otherwise
 // or without lr: c.lap's, the document classifier's (with the pair, its
 // fit on the rows alone), or c.lapCodes', the pair's fit on the rows with
 // their codes.
@@ -563,13 +565,13 @@ func priors(lr *classify.LapRLS) []float64 {
 }
 
 // classifierOptions are the choices eval and classify leave to the user
-// beside the features: which codes the classifier reads (--codes), whether
-// LapRLS estimates the class priors (--priors em), and whether the joint
+// beside the features: which codes the classifier reads (--codes), how
+// LapRLS sets the class priors (--priors), and whether the joint
 // classifier drops the features' own self-training (--self-training
 // joint: classify.Joint's JointOnly).
 type classifierOptions struct {
 	codes     stages.CodeUse
-	priors    bool
+	priors    priorsMode
 	jointOnly bool
 	// docCodes is --doc-codes: what LapRLS reads of each document's code
 	// beside its row (classifier.fitDocuments), coded by NNLS on snap's
@@ -584,7 +586,7 @@ type classifierOptions struct {
 }
 
 // defaultClassifier is what eval and classify use without flags.
-var defaultClassifier = classifierOptions{codes: stages.CodesAuto, priors: true}
+var defaultClassifier = classifierOptions{codes: stages.CodesAuto, priors: priorsMPE}
 
 // addSelfTrainingFlag binds --self-training of eval and classify and
 // returns where its value lands: true for joint, false for pair (the
@@ -593,10 +595,30 @@ func addSelfTrainingFlag(fs *flag.FlagSet) *bool {
 	return addChoiceFlag(fs, "self-training", "joint", "pair", false, "how the classifier of dense features labels the unlabeled training records: pair (the default: kernel self-training on the features and codes together, and on the features alone; the two kernel classifiers fitted on their labels are averaged, so that codes which mislabel the records cost half) or joint (the first alone: the ablation of the pair). Without codes (--codes off) there is one self-training either way; documents are not self-trained")
 }
 
+// priorsMode is --priors: how LapRLS sets the class priors.
+type priorsMode int
+
+const (
+	priorsMPE     priorsMode = iota // estimated by mixture proportion estimation (the default)
+	priorsEM                        // estimated by the EM (LapRLS.PriorsEM)
+	priorsUniform                   // not estimated: the labeled classes weigh alike
+)
+
+var priorsNames = [...]string{priorsMPE: "mpe", priorsEM: "em", priorsUniform: "uniform"}
+
 // addPriorsFlag binds --priors of eval and classify and returns where
-// its value lands: true for em (the default), false for uniform.
-func addPriorsFlag(fs *flag.FlagSet) *bool {
-	return addChoiceFlag(fs, "priors", "em", "uniform", true, "class priors of the document (sparse) classifier: em (the default: estimated from the unlabeled training records by the EM of Saerens et al., half their log-ratio to the uniform priors added to the scores, unless the estimate collapsed a labeled class: for labeled subsets of L per class on skewed classes) or uniform (the labeled classes weigh alike)")
+// its value lands (priorsMPE without the flag).
+func addPriorsFlag(fs *flag.FlagSet) *priorsMode {
+	v := priorsMPE
+	fs.Func("priors", "class priors of the document (sparse) classifier: mpe (the default: estimated from the unlabeled training records, of two labeled classes by mixture proportion estimation, the share of them at least as sure of a class as its own labeled records are under cross-validation, with a floor under a rare class; of three or more by the EM of Saerens et al.; half their log-ratio to the uniform priors added to the scores, unless the EM's estimate collapsed one of three classes or more; for labeled subsets of L per class on skewed classes), em (the EM for two classes too, the estimator before, with the floor: it over-states a rare class beside a class made of many kinds; BENCHMARKS.md, \"Skewed text: the priors by mixture proportion estimation\") or uniform (the labeled classes weigh alike)", func(s string) error {
+		i := slices.Index(priorsNames[:], s)
+		if i < 0 {
+			return fmt.Errorf("--priors %q: want mpe, em or uniform", s)
+		}
+		v = priorsMode(i)
+		return nil
+	})
+	return &v
 }
 
 // addChoiceFlag binds --name, whose value is on or off, and returns where

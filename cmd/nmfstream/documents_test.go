@@ -181,7 +181,8 @@ func skewedTexts(rng *rand.Rand, n int, share float64) (texts, labels []string) 
 // 10 labels per class (balanced by design): by default the document
 // classifier estimates the priors from the unlabeled training records,
 // reports them in --json and scores a higher accuracy than with
-// --priors uniform, which reports none; --codes off predicts as
+// --priors uniform, which reports none, and so does --priors em, whose
+// estimate differs; --codes off predicts as
 // --doc-codes off, the rows alone; a bad value is a usage error.
 func TestEvalPriors(t *testing.T) {
 	texts, labels := skewedTexts(rand.New(rand.NewPCG(3, 4)), 1800, 0.07)
@@ -195,17 +196,25 @@ func TestEvalPriors(t *testing.T) {
 		}
 		return sum
 	}
-	em, uniform := run(), run("--priors", "uniform")
-	t.Logf("--priors em: accuracy %.4f, macro-F1 %.4f, priors %v; uniform: %.4f, %.4f", em.Accuracy, em.MacroF1, em.Priors, uniform.Accuracy, uniform.MacroF1)
+	mpe, em, uniform := run(), run("--priors", "em"), run("--priors", "uniform")
+	t.Logf("--priors mpe: accuracy %.4f, macro-F1 %.4f, priors %v; em: %.4f, %.4f, %v; uniform: %.4f, %.4f", mpe.Accuracy, mpe.MacroF1, mpe.Priors, em.Accuracy, em.MacroF1, em.Priors, uniform.Accuracy, uniform.MacroF1)
 	// Classes are sorted by name: common, rare.
-	if len(em.Priors) != 2 || !(em.Priors[1] > 0.02 && em.Priors[1] < 0.15) {
-		t.Errorf("priors %v, want two, the rare class's near its 7%%", em.Priors)
+	for _, c := range []struct {
+		name string
+		sum  evalSummary
+	}{{"mpe", mpe}, {"em", em}} {
+		if len(c.sum.Priors) != 2 || !(c.sum.Priors[1] > 0.02 && c.sum.Priors[1] < 0.15) {
+			t.Errorf("--priors %s: priors %v, want two, the rare class's near its 7%%", c.name, c.sum.Priors)
+		}
+		if c.sum.Accuracy <= uniform.Accuracy {
+			t.Errorf("--priors %s: accuracy with the estimated priors %.4f, want above the uniform priors' %.4f", c.name, c.sum.Accuracy, uniform.Accuracy)
+		}
+	}
+	if slices.Equal(mpe.Priors, em.Priors) {
+		t.Errorf("--priors mpe and em estimated the same priors %v: the switch changes nothing", mpe.Priors)
 	}
 	if uniform.Priors != nil {
 		t.Errorf("--priors uniform reported priors %v", uniform.Priors)
-	}
-	if em.Accuracy <= uniform.Accuracy {
-		t.Errorf("accuracy with the estimated priors %.4f, want above the uniform priors' %.4f", em.Accuracy, uniform.Accuracy)
 	}
 	// --codes off is the rows alone, as --doc-codes off, and stderr says
 	// that the codes are not read.
@@ -230,7 +239,7 @@ func TestEvalPriors(t *testing.T) {
 		t.Errorf("--codes off: stderr %q does not say that LapRLS reads no codes", errb)
 	}
 	code, _, errb = runCmd(t, "eval", "--train", train, "--test", test, "--priors", "bayes")
-	if code != 2 || !strings.Contains(errb, `--priors "bayes": want em or uniform`) {
+	if code != 2 || !strings.Contains(errb, `--priors "bayes": want mpe, em or uniform`) {
 		t.Errorf("--priors bayes: exit %d, stderr %q; want 2 and the flag's error", code, errb)
 	}
 }
@@ -260,7 +269,7 @@ func TestDescribeOverruled(t *testing.T) {
 			y[i], have[c] = c, have[c]+1
 		}
 	}
-	lr := lapRLSFor(x, true)
+	lr := lapRLSFor(x, priorsMPE)
 	lr.GraphGuard = 1e-9
 	if err := lr.Fit(x, y); err != nil {
 		t.Fatal(err)

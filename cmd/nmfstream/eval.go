@@ -26,7 +26,7 @@ func init() {
 	})
 }
 
-const evalSynopsis = `eval --train F --test F [--method M] [--rank K] [--neighbors k] [--alpha a] [--beta b] [--iters T] [--seed s] [--projector P] [--landmarks M] [--graph-metric G] [text flags] [--codes auto|off|only] [--priors em|uniform] [--doc-codes pair|append|off] [--self-training pair|joint] [--rejects R] [--json]
+const evalSynopsis = `eval --train F --test F [--method M] [--rank K] [--neighbors k] [--alpha a] [--beta b] [--iters T] [--seed s] [--projector P] [--landmarks M] [--graph-metric G] [text flags] [--codes auto|off|only] [--priors mpe|em|uniform] [--doc-codes pair|append|off] [--self-training pair|joint] [--rejects R] [--json]
 
 Fits a model on the training file as "nmfstream fit" does (labeled and
 unlabeled records; a null label means unlabeled), codes the test file as
@@ -47,9 +47,11 @@ The classifier depends on the features:
               training records, labeled or not; whether the graph is used
               is picked by cross-validation on the labels (said on stderr);
               the class priors estimated from the unlabeled training
-              records (--priors em, the default; uniform: not), since a
-              labeled subset of L per class says nothing of them; where
-              that estimate collapses a class and the labels are
+              records (--priors mpe, the default: of two classes by
+              mixture proportion estimation, of more by the EM; em: by
+              the EM; uniform: not), since a labeled subset of L per
+              class says nothing of them; where that estimate collapses
+              one of three classes or more and the labels are
               balanced by design, the graph fit pooled with the
               supervised fit (their calibrated scores' mean), its class
               masses moved to the supervised fit's; by default the mean
@@ -115,8 +117,8 @@ type evalSummary struct {
 	CodeNN1 jsonFloat `json:"code_1nn"`
 	CodeNMI jsonFloat `json:"code_nmi"`
 	// Priors are the class priors the document classifier assumed,
-	// estimated from the unlabeled training records (--priors em, in
-	// the order of the classes' names); absent where it assumed them
+	// estimated from the unlabeled training records (--priors mpe or em,
+	// in the order of the classes' names); absent where it assumed them
 	// uniform (--priors uniform, the estimate failed the guard, or no
 	// document classifier).
 	Priors []float64 `json:"priors,omitempty"`

@@ -74,7 +74,11 @@
 //
 // M. Saerens, P. Latinne and C. Decaestecker, "Adjusting the outputs of a
 // classifier to new a priori probabilities: a simple procedure", Neural
-// Computation 14(1), 2002 (LapRLS.Priors' EM); J. Platt, "Probabilistic
+// Computation 14(1), 2002 (LapRLS.Priors' EM); G. Blanchard, G. Lee and
+// C. Scott, "Semi-supervised novelty detection", JMLR 11, 2010, and C.
+// Scott, "A rate of convergence for mixture proportion estimation, with
+// application to learning from noisy labels", AISTATS 2015 (its mixture
+// proportion estimate of two classes); J. Platt, "Probabilistic
 // outputs for support vector machines", 1999 (its smoothed targets);
 // H. B. Mann and D. R. Whitney, 1947 (the rank-sum AUC that breaks
 // LapRLS.Choices' ties); X. Zhu, Z. Ghahramani and J. Lafferty,

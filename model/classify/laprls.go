@@ -93,13 +93,22 @@ type LapRLS struct {
 	// unlabeled rows; prediction then moves its scores halfway from the
 	// uniform priors the class weighting implies toward the Bayes rule
 	// for the estimated ones, unless the estimate has collapsed a class
-	// (see priors.go: a temperature fitted on the cross-validated scores
-	// of the labels, the EM of Saerens, Latinne and Decaestecker 2002,
-	// the labeled rows counted in, the guard, the half shift). It matters
+	// of three or more (see priors.go: a temperature fitted on the
+	// cross-validated scores of the labels; on two labeled classes mixture
+	// proportion estimation from those scores and the unlabeled rows', on
+	// more the EM; the labeled rows counted in, the guard, on two classes
+	// the floor, the half shift). It matters
 	// where the labeled rows are balanced by design and the classes are
 	// not: a labeled subset says nothing of the priors then. It costs one
 	// cross-validation unless Choices already ran one.
 	Priors bool
+	// PriorsEM, with Priors, estimates the unlabeled rows' class priors of
+	// two labeled classes by the EM of Saerens, Latinne and Decaestecker
+	// (2002) instead of by mixture proportion estimation (see priors.go):
+	// the estimator before (the floor applies to both), for the ablation
+	// (eval --priors em). Three labeled classes or more are estimated by
+	// the EM either way.
+	PriorsEM bool
 	// GraphGuard, if positive, overrules cross-validation's choice of the
 	// graph term where the graph fit's predictions depart from the
 	// supervised fit's: when Choices picks a γ_I > 0 and also lists the
@@ -326,7 +335,7 @@ func (lr *LapRLS) Fit(x *sparse.CSR, y []int) error {
 	var sup *LapRLS // the supervised fit, made once for GraphGuard or Masses
 	supervised := func() *LapRLS {
 		if sup == nil {
-			sup = &LapRLS{Priors: lr.Priors, Folds: lr.Folds}
+			sup = &LapRLS{Priors: lr.Priors, PriorsEM: lr.PriorsEM, Folds: lr.Folds}
 			sup.finish(un, y, &sys, 0, supOOF, supTruth)
 		}
 		return sup
@@ -535,18 +544,31 @@ func (lr *LapRLS) calibrate(un *sparse.CSR, y []int, oof *mat.Dense, truth []int
 	m, _ := un.Dims()
 	est := prior0
 	if m > 0 {
+		// A class without labels is no class of the estimate's: the
+		// softmax gives its column mass, which would otherwise grow to a
+		// prior.
 		p := mat.NewDense(m, c, nil)
 		var f mat.Dense
 		un.MulDenseTo(&f, &lr.w)
 		for i := range m {
-			// A class without labels is no class of the EM's: the softmax
-			// gives its column mass, which would otherwise grow to a prior.
 			softmaxLabeled(p.RawRowView(i), f.RawRowView(i), lr.temp, nil, labeled)
 		}
-		est = emPriors(p, prior0, 1000, 1e-8)
+		if lr.PriorsEM || np != 2 {
+			est = emPriors(p, prior0, 1000, 1e-8)
+		} else {
+			r, _ := oof.Dims()
+			q := mat.NewDense(r, c, nil)
+			for i := range r {
+				softmaxLabeled(q.RawRowView(i), oof.RawRowView(i), lr.temp, nil, labeled)
+			}
+			est = mpePriors(p, q, truth, prior0, labeled)
+		}
+	}
+	lr.priorsUsed = trustPriors(est, prior0, labeled)
+	if np == 2 {
+		est, lr.priorsUsed = floorPriors(est, prior0, labeled), true
 	}
 	lr.prior = poolPriors(est, m, labeled)
-	lr.priorsUsed = trustPriors(est, prior0, labeled)
 	lr.shift = nil
 	if lr.priorsUsed {
 		lr.shift = make([]float64, c)

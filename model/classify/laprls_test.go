@@ -391,16 +391,38 @@ func TestLapRLSMasses(t *testing.T) {
 	}
 }
 
-// TestLapRLSMassesTwoClasses checks that Masses moves nothing with two
-// classes, where the same collapsed estimate marks a rare class.
+// TestLapRLSMassesTwoClasses checks that on two classes the estimate is
+// used even for a class the unlabeled rows do not hold (here the last),
+// at least at the guard's floor (its labels plus priorsCollapsed, 0.05,
+// of its uniform share ½ of the unlabeled rows), where three classes fall
+// back to the uniform priors (TestLapRLSMasses), so that Masses moves
+// nothing.
 func TestLapRLSMassesTwoClasses(t *testing.T) {
-	x, y, _, _ := lastClassLabeledOnly(2, 400, 0.5, 2)
+	x, y, un, _ := lastClassLabeledOnly(2, 400, 0.5, 2)
 	plain, moved := fitMasses(t, x, y)
-	if plain.PriorsUsed() || plain.GammaIChosen() == 0 {
-		t.Fatalf("priors used %v, γ_I %g: the data no longer exercise Masses (want an estimate collapsed and the graph kept)", plain.PriorsUsed(), plain.GammaIChosen())
+	m, _ := un.Dims()
+	labeled := 0
+	for _, c := range y {
+		if c == 1 {
+			labeled++
+		}
+	}
+	floor := (float64(m)*0.05*0.5 + float64(labeled)) / float64(len(y))
+	pi := plain.EstimatedPriors()
+	if !plain.PriorsUsed() || len(pi) != 2 || pi[1] < floor-1e-12 || plain.GammaIChosen() == 0 {
+		t.Fatalf("priors %v, used %v, γ_I %g; want the last class at or above the floor's %.6f, used, and the graph kept", pi, plain.PriorsUsed(), plain.GammaIChosen(), floor)
 	}
 	if moved.MassesMoved() || !samePredictions(plain, moved, x) {
 		t.Errorf("two classes: masses moved %v, predictions as without Masses %v; want false, true", moved.MassesMoved(), samePredictions(plain, moved, x))
+	}
+	// The EM's estimate collapses here (nothing unlabeled is of the last
+	// class): raised to the floor exactly, and used.
+	em := classify.LapRLS{K: 5, Choices: []float64{1e5, 0}, Priors: true, PriorsEM: true}
+	if err := em.Fit(x, y); err != nil {
+		t.Fatal(err)
+	}
+	if pi := em.EstimatedPriors(); !em.PriorsUsed() || len(pi) != 2 || math.Abs(pi[1]-floor) > 1e-9 {
+		t.Errorf("PriorsEM: priors %v, used %v; want the last class at the floor's %.6f, used", pi, em.PriorsUsed(), floor)
 	}
 }
 

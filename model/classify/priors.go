@@ -1,7 +1,9 @@
 package classify
 
 import (
+	"cmp"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -16,19 +18,40 @@ import (
 // halved"). With Priors set, Fit turns the scores into probabilities
 // softmax(f/T), the temperature T fitted by maximum likelihood on the
 // cross-validated scores of the labeled rows, and then estimates the
-// class priors of the unlabeled training rows by the EM of Saerens,
-// Latinne and Decaestecker (2002): with the training priors π₀ uniform
-// over the labeled classes,
+// class priors of the unlabeled training rows. Of two labeled classes
+// (a rare class and the rest, the case of the skewed sets) it estimates
+// them by mixture proportion estimation (mpePriors; Blanchard, Lee and
+// Scott 2010, Scott 2015): the
+// labeled rows of a class, scored by the cross-validation that left them
+// out, sample that class's own distribution of its probability, and the
+// unlabeled rows mix it with the other classes'. The share of unlabeled
+// rows at least as sure of class c as the k-th surest of c's n_c labeled
+// rows is then at least π(c)·k/n_c, which bounds π(c) from above; the
+// bound is tight where the other classes leave the top of class c's
+// probabilities alone, as a topic or a genre does, however mixed the
+// other classes are. The bounds, scaled to sum to 1, are the estimate.
+// Of three labeled classes or more, and of two with LapRLS.PriorsEM (the
+// rule before, for the ablation), it estimates them by the EM of Saerens,
+// Latinne and Decaestecker (2002):
 //
 //	p'ᵢ(c) ∝ pᵢ(c) · π̂(c)/π₀(c),   π̂(c) ← mean over i of p'ᵢ(c),
 //
-// repeated to a fixed point; a class without labels is left out (its
-// probabilities set to 0 and the rest renormalized), so the EM cannot
-// give a prior to a class nobody labeled. The pool's priors π count the
+// repeated to a fixed point, π₀ the uniform priors over the labeled
+// classes. The EM weighs every unlabeled row's probabilities: where ten
+// labels of a class made of many kinds leave most of its kinds unlabeled,
+// their rows' middling probabilities of the other class add up to a
+// share of it several times the true one; with many classes of a few
+// labels each (Brown's fifteen genres, 3 a genre), a bound rests on three
+// scores, and measured there it traded 1 to 4 points of balanced accuracy
+// for at most 1.4 of macro-F1 (BENCHMARKS.md, "Skewed text: the priors
+// by mixture proportion estimation"). A class without labels gets no
+// prior in either. The pool's priors π count the
 // labeled rows by their classes and the m unlabeled ones by π̂
 // (poolPriors): the labeled rows were taken out of the pool, and a subset
 // balanced by design takes most of a rare class's rows with it. Unless
-// the estimate has collapsed (trustPriors), prediction then adds
+// the estimate has collapsed (trustPriors; on two labeled classes a
+// collapsed class is raised to the guard's floor instead, floorPriors),
+// prediction then adds
 // priorsShift·log(π(c)/π₀(c)) to the scores f/T: half the Bayes rule's
 // shift for the estimated priors, halfway in log-odds between the rule
 // that weighs the classes alike (which balanced accuracy rewards) and the
@@ -54,6 +77,12 @@ const (
 	// put several classes at 0 on every split, and the prior shift then
 	// cost up to 11 points of accuracy.
 	priorsCollapsed = 0.05
+	// mpeRank is the fewest labeled rows of a class above the threshold
+	// of mpePriors' bound (k): the surest one or two of ten labels make a
+	// threshold that no unlabeled row reaches, and a bound of 0, on a
+	// third of the splits of the sets measured (BENCHMARKS.md, "Skewed
+	// text: the priors by mixture proportion estimation").
+	mpeRank = 3
 )
 
 // poolPriors returns the class priors of a training pool whose m
@@ -72,7 +101,117 @@ func poolPriors(est []float64, m int, labeled []float64) []float64 {
 	return pi
 }
 
-// trustPriors reports whether prediction should use the EM's estimate
+// mpePriors returns the class priors of the unlabeled rows whose
+// probabilities are the rows of p (m×C), from the probabilities q (ℓ×C)
+// of the labeled rows under the cross-validation that left each out,
+// their classes truth: for each class c with labeled[c] > 0, with
+// τ₁ ≥ τ₂ ≥ … the probabilities of class c in q's rows of class c (n_c
+// of them), the bound
+//
+//	b(c) = min over k in [min(mpeRank, n_c), n_c] of  #{i: p_i(c) ≥ τ_k}/m  ÷  k/n_c,
+//
+// at most 1. Bounds that sum to 1 or more are scaled to sum to 1 over the
+// labeled classes. Bounds that sum to less are not all bounds: a minimum
+// over k of ratios of counts this small is biased low, most for the
+// class whose labels sample a broad distribution of probabilities (a
+// class made of many kinds, the majority beside a rare one), whose bound
+// is also the loosest; so the largest bound takes the shortfall, and a
+// rare class keeps its own bound rather than one inflated by the scaling.
+// Classes without labels get 10⁻⁶. Where every bound is 0, or without
+// rows, it returns a copy of prior0 (no evidence).
+func mpePriors(p, q *mat.Dense, truth []int, prior0, labeled []float64) []float64 {
+	m, c := p.Dims()
+	est := append([]float64(nil), prior0...)
+	if m == 0 {
+		return est
+	}
+	bound := make([]float64, c)
+	col := make([]float64, m)
+	var sum float64
+	for j := range c {
+		if labeled[j] == 0 {
+			continue
+		}
+		var tau []float64
+		for i, t := range truth {
+			if t == j {
+				tau = append(tau, q.At(i, j))
+			}
+		}
+		if len(tau) == 0 {
+			continue
+		}
+		slices.SortFunc(tau, func(a, b float64) int { return cmp.Compare(b, a) })
+		for i := range m {
+			col[i] = p.At(i, j)
+		}
+		slices.Sort(col)
+		n := float64(len(tau))
+		b := 1.0
+		for k := min(mpeRank, len(tau)); k <= len(tau); k++ {
+			above, _ := slices.BinarySearch(col, tau[k-1]) // rows below τ_k
+			b = min(b, float64(m-above)/float64(m)*n/float64(k))
+
+		}
+		bound[j] = b
+		sum += b
+	}
+	if !(sum > 0) {
+		return est
+	}
+	scale, top := 1.0, -1
+	if sum >= 1 {
+		scale = 1 / sum
+	} else {
+		top = argmax(bound)
+	}
+	for j := range c {
+		est[j] = 1e-6
+		if labeled[j] > 0 {
+			est[j] = max(bound[j]*scale, 1e-6)
+		}
+	}
+	if top >= 0 {
+		est[top] += 1 - sum
+	}
+	return est
+}
+
+// floorPriors raises each labeled class (labeled[c] > 0) that est puts
+// below priorsCollapsed times its uniform share prior0[c] to that floor,
+// and scales the other labeled classes down so that the labeled classes'
+// estimate keeps its sum. On two labeled classes a collapsed estimate
+// marks a rare class rather than a failed EM: the uniform priors
+// trustPriors would fall back on over-predict it most, and the Masses
+// rule applies to three classes or more (BENCHMARKS.md, "Skewed text: the
+// priors by mixture proportion estimation").
+func floorPriors(est, prior0, labeled []float64) []float64 {
+	out := append([]float64(nil), est...)
+	var total, raised, rest float64
+	for j, n := range labeled {
+		if n == 0 {
+			continue
+		}
+		total += est[j]
+		if f := priorsCollapsed * prior0[j]; est[j] < f {
+			out[j] = f
+			raised += f
+		} else {
+			rest += est[j]
+		}
+	}
+	if raised == 0 || !(rest > 0) {
+		return out
+	}
+	for j, n := range labeled {
+		if n > 0 && out[j] == est[j] {
+			out[j] = est[j] * (total - raised) / rest
+		}
+	}
+	return out
+}
+
+// trustPriors reports whether prediction should use the estimate
 // est of the unlabeled rows' priors rather than the uniform priors prior0
 // (positive for the labeled classes, labeled[c] > 0): not when a labeled
 // class falls below priorsCollapsed times its uniform share. Without

@@ -113,3 +113,54 @@ func TestLapRLSPriorsUnlabeledClass(t *testing.T) {
 		}
 	}
 }
+
+// TestLapRLSPriorsMixedRest checks the estimate where the common class is
+// made of many kinds: one topic of 20 (topicRows, 30% of a row's words
+// from its topic, so that topics overlap as texts do) is a 5% class
+// against the other 19 together, 10 labels each, the common class's
+// labels from 10 of its 19 topics. The EM (PriorsEM) counts the middling
+// probabilities of the rows of the 9 unlabeled topics toward the rare
+// class; mixture proportion estimation, which counts only the rows as
+// sure of it as its own labels, must come closer to the rare class's
+// share of the pool, within 0.03, and predict held-out rows of the same
+// skew more accurately. (Measured: 0.071 against the EM's 0.152 for
+// 0.050, accuracy 0.966 against 0.934. Where the topics hardly overlap,
+// half a row's words from its topic, the EM is the closer, 0.051 against
+// 0.027, and the two predict within 0.3 point.)
+func TestLapRLSPriorsMixedRest(t *testing.T) {
+	rows := func(seed uint64, n int) (*sparse.CSR, []int) {
+		x, topic := topicRows(n, 600, 20, 20, 0.3, rand.New(rand.NewPCG(seed, 9)))
+		y := make([]int, n)
+		for i, k := range topic {
+			if k == 0 {
+				y[i] = 1
+			}
+		}
+		return x, y
+	}
+	x, truth := rows(1, 6000)
+	y := hide(truth, 2, 10)
+	var rare float64
+	for _, c := range truth {
+		rare += float64(c)
+	}
+	want := rare / float64(len(truth))
+	fit := func(em bool) *classify.LapRLS {
+		lr := &classify.LapRLS{GammaI: -1, Priors: true, PriorsEM: em}
+		if err := lr.Fit(x, y); err != nil {
+			t.Fatal(err)
+		}
+		return lr
+	}
+	mpe, em := fit(false), fit(true)
+	xte, yte := rows(2, 6000)
+	am, ae := metrics.Accuracy(mpe.PredictTo(nil, xte), yte), metrics.Accuracy(em.PredictTo(nil, xte), yte)
+	t.Logf("rare share %.3f: mpe %.3f (held-out accuracy %.4f), em %.3f (%.4f)", want, mpe.EstimatedPriors()[1], am, em.EstimatedPriors()[1], ae)
+	dm, de := math.Abs(mpe.EstimatedPriors()[1]-want), math.Abs(em.EstimatedPriors()[1]-want)
+	if dm > 0.03 || dm >= de {
+		t.Errorf("rare class's prior: mpe %.3f, em %.3f, want mpe within 0.03 of %.3f and closer than em", mpe.EstimatedPriors()[1], em.EstimatedPriors()[1], want)
+	}
+	if am <= ae {
+		t.Errorf("held-out accuracy: mpe %.4f, em %.4f; want mpe's above", am, ae)
+	}
+}
