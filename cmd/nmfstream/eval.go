@@ -47,9 +47,10 @@ The classifier depends on the features:
               training records, labeled or not; whether the graph is used
               is picked by cross-validation on the labels (said on stderr);
               the class priors estimated from the unlabeled training
-              records (--priors mpe, the default: of two classes by
-              mixture proportion estimation, of more by the EM; em: by
-              the EM; uniform: not), since a labeled subset of L per
+              records (--priors mpe, the default: of two classes
+              labeled alike by mixture proportion estimation, otherwise
+              by the EM; em: by the EM; uniform: not), since a labeled
+              subset of L per
               class says nothing of them; where that estimate collapses
               one of three classes or more and the labels are
               balanced by design, the graph fit pooled with the

@@ -94,20 +94,21 @@ type LapRLS struct {
 	// uniform priors the class weighting implies toward the Bayes rule
 	// for the estimated ones, unless the estimate has collapsed a class
 	// of three or more (see priors.go: a temperature fitted on the
-	// cross-validated scores of the labels; on two labeled classes mixture
-	// proportion estimation from those scores and the unlabeled rows', on
-	// more the EM; the labeled rows counted in, the guard, on two classes
-	// the floor, the half shift). It matters
+	// cross-validated scores of the labels; on two classes labeled alike
+	// mixture proportion estimation from those scores and the unlabeled
+	// rows', otherwise the EM; the labeled rows counted in, the guard, on
+	// two classes the floor, the half shift). It matters
 	// where the labeled rows are balanced by design and the classes are
 	// not: a labeled subset says nothing of the priors then. It costs one
 	// cross-validation unless Choices already ran one.
 	Priors bool
 	// PriorsEM, with Priors, estimates the unlabeled rows' class priors of
-	// two labeled classes by the EM of Saerens, Latinne and Decaestecker
-	// (2002) instead of by mixture proportion estimation (see priors.go):
-	// the estimator before (the floor applies to both), for the ablation
-	// (eval --priors em). Three labeled classes or more are estimated by
-	// the EM either way.
+	// two classes labeled alike by the EM of Saerens, Latinne and
+	// Decaestecker (2002) instead of by mixture proportion estimation
+	// (see priors.go): the estimator before (the floor applies to both),
+	// for the ablation (eval --priors em). Three labeled classes or more,
+	// and labels not balanced by design, are estimated by the EM either
+	// way.
 	PriorsEM bool
 	// GraphGuard, if positive, overrules cross-validation's choice of the
 	// graph term where the graph fit's predictions depart from the
@@ -541,6 +542,9 @@ func (lr *LapRLS) calibrate(un *sparse.CSR, y []int, oof *mat.Dense, truth []int
 			prior0[j] = 1 / float64(np)
 		}
 	}
+	// Two classes labeled alike (balanced by design): mixture proportion
+	// estimation and the floor; otherwise the EM and the guard.
+	alike := np == 2 && balancedLabels(labeled)
 	m, _ := un.Dims()
 	est := prior0
 	if m > 0 {
@@ -553,7 +557,7 @@ func (lr *LapRLS) calibrate(un *sparse.CSR, y []int, oof *mat.Dense, truth []int
 		for i := range m {
 			softmaxLabeled(p.RawRowView(i), f.RawRowView(i), lr.temp, nil, labeled)
 		}
-		if lr.PriorsEM || np != 2 {
+		if lr.PriorsEM || !alike {
 			est = emPriors(p, prior0, 1000, 1e-8)
 		} else {
 			r, _ := oof.Dims()
@@ -565,7 +569,7 @@ func (lr *LapRLS) calibrate(un *sparse.CSR, y []int, oof *mat.Dense, truth []int
 		}
 	}
 	lr.priorsUsed = trustPriors(est, prior0, labeled)
-	if np == 2 {
+	if alike {
 		est, lr.priorsUsed = floorPriors(est, prior0, labeled), true
 	}
 	lr.prior = poolPriors(est, m, labeled)
