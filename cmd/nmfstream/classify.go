@@ -298,7 +298,8 @@ func newDataClassifier(train model.Data, v *mat.Dense, labels []int, classes []s
 // them); CodesOnly the codes-only classifier whatever the features.
 // opt.priors is --priors: unless uniform, LapRLS estimates the class
 // priors from the unlabeled training rows (LapRLS.Priors; with em by the
-// EM, LapRLS.PriorsEM); uniform assumes them uniform. opt.jointOnly is --self-training joint (classify.Joint's
+// EM, LapRLS.PriorsEM); uniform assumes them uniform. opt.jointOnly is
+// --self-training joint (classify.Joint's
 // JointOnly).
 func newCodesClassifier(train model.Data, v *mat.Dense, labels []int, classes []string, path string, opt classifierOptions) (*classifier, error) {
 	use := opt.codes
@@ -599,7 +600,7 @@ func addSelfTrainingFlag(fs *flag.FlagSet) *bool {
 type priorsMode int
 
 const (
-	priorsMPE     priorsMode = iota // estimated by mixture proportion estimation (the default)
+	priorsMPE     priorsMode = iota // estimated: two classes labeled alike by mixture proportion estimation, others by the EM (the default)
 	priorsEM                        // estimated by the EM (LapRLS.PriorsEM)
 	priorsUniform                   // not estimated: the labeled classes weigh alike
 )

@@ -93,11 +93,11 @@ type LapRLS struct {
 	// unlabeled rows; prediction then moves its scores halfway from the
 	// uniform priors the class weighting implies toward the Bayes rule
 	// for the estimated ones, unless the estimate has collapsed a class
-	// of three or more (see priors.go: a temperature fitted on the
-	// cross-validated scores of the labels; on two classes labeled alike
-	// mixture proportion estimation from those scores and the unlabeled
-	// rows', otherwise the EM; the labeled rows counted in, the guard, on
-	// two classes the floor, the half shift). It matters
+	// (see priors.go: a temperature fitted on the cross-validated scores
+	// of the labels; on two classes labeled alike mixture proportion
+	// estimation from those scores and the unlabeled rows', and a floor
+	// under a collapsed class instead of the guard; otherwise the EM; the
+	// labeled rows counted in, the half shift). It matters
 	// where the labeled rows are balanced by design and the classes are
 	// not: a labeled subset says nothing of the priors then. It costs one
 	// cross-validation unless Choices already ran one.
