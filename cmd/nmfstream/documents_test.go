@@ -113,10 +113,10 @@ func TestEvalBrownDocuments(t *testing.T) {
 // TestEvalSpamDocuments: eval with the defaults on the SpamAssassin corpus
 // (6,046 mails), 10 labels per class, one third held out (seed 1). A
 // linear SVM on the 20 labeled mails scores 0.914, raw TF-IDF 1-NN 0.859;
-// the default measures 0.9196 (0.927 with the EM's priors, --priors em:
-// mixture proportion estimation puts spam's 31% at 0.22 of the pool, a
-// bound that is loose where neither class is one topic; BENCHMARKS.md,
-// "Skewed text: the priors by mixture proportion estimation").
+// the default measures 0.9196: mixture proportion estimation puts spam's
+// 31% at 0.22 of the pool, a bound that is loose where neither class is
+// one topic (BENCHMARKS.md, "Skewed text: the priors by mixture
+// proportion estimation").
 // It takes 3–6 minutes here (the SSKNMF fit of 4,031 mails), so it runs
 // only with NMFSTREAM_LONG=1.
 func TestEvalSpamDocuments(t *testing.T) {
