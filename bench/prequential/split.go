@@ -17,11 +17,12 @@ import (
 // runSplit writes a held-out split of a corpus for nmfstream eval: a
 // training file with some of its labels and a test file with all of them.
 // For a text corpus, a fraction of the training documents is labeled (or,
-// with --per-class, that many of each class, balanced by design as issue
-// 26's skewed protocol is: BENCHMARKS.md, "Skewed text"; --versus makes
-// the corpus two classes first), and passages cut from one text (an address, a Brown text, a chapter of the
-// Bible) go to the same side, so the test texts are never seen in
-// training. For an image set (digits, mnist:N, fashion:N, csv:FILE) the split is
+// with --per-class, that many of each class, fewer where a class has
+// fewer: balanced by design, as issue 26's skewed protocol is,
+// BENCHMARKS.md, "Skewed text"; --versus makes the corpus two classes
+// first), and passages cut from one text (an address, a Brown text, a
+// chapter of the Bible) go to the same side, so the test texts are never
+// seen in training. For an image set (digits, mnist:N, fashion:N, csv:FILE) the split is
 // docs/DESIGN.md §7's (metrics.Split): a stratified third held out and
 // --per-class labels per class in the training pool.
 func runSplit(args []string) error {

@@ -568,9 +568,10 @@ func (lr *LapRLS) calibrate(un *sparse.CSR, y []int, oof *mat.Dense, truth []int
 			est = mpePriors(p, q, truth, prior0, labeled)
 		}
 	}
-	lr.priorsUsed = trustPriors(est, prior0, labeled)
 	if alike {
 		est, lr.priorsUsed = floorPriors(est, prior0, labeled), true
+	} else {
+		lr.priorsUsed = trustPriors(est, prior0, labeled)
 	}
 	lr.prior = poolPriors(est, m, labeled)
 	lr.shift = nil

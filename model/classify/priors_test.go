@@ -124,10 +124,8 @@ func TestLapRLSPriorsUnlabeledClass(t *testing.T) {
 // class; mixture proportion estimation, which counts only the rows as
 // sure of it as its own labels, must come closer to the rare class's
 // share of the pool, within 0.03, and predict held-out rows of the same
-// skew more accurately. (Measured: 0.071 against the EM's 0.152 for
-// 0.050, accuracy 0.966 against 0.934. Where the topics hardly overlap,
-// half a row's words from its topic, the EM is the closer, 0.051 against
-// 0.027, and the two predict within 0.3 point.)
+// skew more accurately (measured: 0.071 against the EM's 0.152 for
+// 0.050, accuracy 0.966 against 0.934).
 func TestLapRLSPriorsMixedRest(t *testing.T) {
 	rows := func(seed uint64, n int) (*sparse.CSR, []int) {
 		x, topic := topicRows(n, 600, 20, 20, 0.3, rand.New(rand.NewPCG(seed, 9)))
