@@ -1,6 +1,7 @@
 package record
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -213,3 +214,20 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// ErrNoFeatures marks the reason of a record without features (an empty
+// document, a document without a usable term, a record whose feature
+// columns are all empty): errors.Is(reject.Reason, ErrNoFeatures). Such a
+// record is rejected, since nothing can be learned from it, but it still
+// gets an arrival prediction from the class shares of the labels before
+// it (stages.Step.Featureless).
+var ErrNoFeatures = errors.New("no features")
+
+// NoFeatures returns the problem of a record without features: an error
+// whose message is problem and that errors.Is reports as ErrNoFeatures.
+func NoFeatures(problem string) error { return noFeatures(problem) }
+
+type noFeatures string
+
+func (e noFeatures) Error() string      { return string(e) }
+func (noFeatures) Is(target error) bool { return target == ErrNoFeatures }

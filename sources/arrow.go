@@ -665,7 +665,7 @@ func (a *Arrow) rows(k int64, sp *sparse.CSR) error {
 			var doc string
 			doc, empty = textAt(rec.Column(l.text), i)
 			if !empty && strings.TrimSpace(doc) == "" {
-				err = errors.New("empty document")
+				err = record.NoFeatures("empty document")
 			} else if !empty {
 				b.Text = append(b.Text, strings.Clone(doc))
 			}
@@ -685,11 +685,11 @@ func (a *Arrow) rows(k int64, sp *sparse.CSR) error {
 		}
 		switch {
 		case err != nil:
-			b.reject(off, id, "%v", err)
+			b.rejectErr(off, id, err)
 		case empty && id != "" && labeled:
 			b.LateLabels = append(b.LateLabels, record.LateLabel{Offset: off, ID: id, Label: label})
 		case empty:
-			b.reject(off, id, "no features (a record without features must carry an id and a label)")
+			b.rejectNoFeatures(off, id, "no features (a record without features must carry an id and a label)")
 		default:
 			if id == "" && a.OffsetIDs {
 				id = strconv.FormatInt(off, 10)

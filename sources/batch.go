@@ -28,6 +28,17 @@ func (b *batch) addMeta(off int64, id, label string, labeled bool) {
 	b.Offsets = append(b.Offsets, off)
 }
 
+// rejectNoFeatures appends a reject of the record at off, which has no
+// features, with the problem (record.NoFeatures).
+func (b *batch) rejectNoFeatures(off int64, id, problem string) {
+	b.rejectErr(off, id, record.NoFeatures(problem))
+}
+
+// rejectErr appends a reject of the record at off with the problem err.
+func (b *batch) rejectErr(off int64, id string, err error) {
+	b.Rejects = append(b.Rejects, record.Reject{Offset: off, ID: id, Reason: &record.Error{Offset: off, ID: id, Err: err}})
+}
+
 // reject appends a reject of the record at off with the formatted problem.
 func (b *batch) reject(off int64, id string, format string, args ...any) {
 	b.Rejects = append(b.Rejects, record.Rejectf(off, id, format, args...))

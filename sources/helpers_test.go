@@ -155,6 +155,12 @@ func wantRejects(t *testing.T, got []record.Reject, want map[int64]string) {
 		if !strings.Contains(msg, "record "+strconv.FormatInt(r.Offset, 10)) || !strings.Contains(msg, sub) {
 			t.Errorf("reject %d: reason %q, want it to name the record and %q", r.Offset, msg, sub)
 		}
+		// A record without features is marked so (stages.Step.Featureless
+		// predicts it); no other reject is.
+		featureless := strings.HasPrefix(sub, "empty document") || strings.HasPrefix(sub, "no features")
+		if errors.Is(r.Reason, record.ErrNoFeatures) != featureless {
+			t.Errorf("reject %d (%q): errors.Is(ErrNoFeatures) %v, want %v", r.Offset, msg, !featureless, featureless)
+		}
 	}
 }
 

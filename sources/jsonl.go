@@ -156,7 +156,7 @@ func (jb *jsonBatches) add(off int64, rec jsonRecord, x []float64, err error) {
 		if rec.id != "" && rec.label != "" {
 			cur.LateLabels = append(cur.LateLabels, record.LateLabel{Offset: off, ID: rec.id, Label: rec.label})
 		} else {
-			reject(errors.New("no features (x or text), and not a late label (id and label)"))
+			reject(record.NoFeatures("no features (x or text), and not a late label (id and label)"))
 		}
 	case form != cur.Form:
 		reject(fmt.Errorf("%v record in a request of %v records (set by its first record with features): one feature form per request", form, cur.Form))

@@ -1,7 +1,6 @@
 package stages
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 
@@ -180,7 +179,7 @@ func (f *Featurize) textRows(docs []string, tc *TermColumns) (x model.Data, keep
 	return f.sparseRows(m, len(docs), errEmptyDoc)
 }
 
-var errEmptyDoc = errors.New("document has no usable term")
+var errEmptyDoc = record.NoFeatures("document has no usable term")
 
 // sparseRows keeps the usable rows of m. empty, if not nil, rejects rows
 // without entries.

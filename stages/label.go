@@ -27,6 +27,9 @@ type pred struct {
 	// Graph, Lin and Recent are PredictGraph's experts' classes (−1 for
 	// none), scored to weigh them.
 	Graph, Lin, Recent int
+	// Shares: a record without features answered from the class shares
+	// (predictFeatureless); the experts did not answer it.
+	Shares bool
 }
 
 // Label applies a label that arrives without features (a late label, as in
@@ -155,7 +158,7 @@ func (l *Learner) predOf(p *Prediction) pred {
 // or beforeLabels) against the true class truth, and PredictGraph's
 // experts with it.
 func (l *Learner) score(p pred, truth int) {
-	if p.Class != beforeLabels {
+	if p.Class != beforeLabels && !p.Shares {
 		l.hd.score([experts]int{p.Graph, p.Lin, p.Recent}, truth)
 	}
 	l.sc.Score(p.Class, truth)
@@ -222,6 +225,7 @@ func (l *Learner) predictInOrder(ids []int, b *Identified) ([]Prediction, error)
 			lo = p
 		}
 		for _, ll := range due {
+			l.predictFeatureless(ll.Offset)
 			waits, err := l.lateLabel(ll.ID, ll.Label)
 			if err != nil {
 				return nil, err
@@ -229,6 +233,9 @@ func (l *Learner) predictInOrder(ids []int, b *Identified) ([]Prediction, error)
 			if waits {
 				l.waited = append(l.waited, ll)
 			}
+		}
+		if p == len(out) {
+			l.predictFeatureless(math.MaxInt64)
 		}
 		if p == len(out) || !labeled {
 			continue
@@ -240,6 +247,7 @@ func (l *Learner) predictInOrder(ids []int, b *Identified) ([]Prediction, error)
 			}
 		}
 		lo = p + 1
+		l.predictFeatureless(out[p].Offset)
 		c := l.class(label)
 		l.score(l.predOf(&out[p]), c)
 		if err := l.setLabel(out[p].Node, c); err != nil {

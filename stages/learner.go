@@ -136,6 +136,12 @@ type Learner struct {
 	lin       linear             // PredictGraph's linear model
 	hd        hedge              // PredictGraph's weights of its experts
 	rc        recent             // PredictGraph's no-change expert
+
+	// featureless: the batch's records without features still to
+	// predict, by offset, and featurelessOut their predictions
+	// (Step.Featureless), while LearnFeatures runs.
+	featureless    []record.Reject
+	featurelessOut []Prediction
 }
 
 // Step is what Learn did with one batch.
@@ -145,6 +151,12 @@ type Step struct {
 	// Rejects lists the records of the batch that could not be used: those
 	// the source rejected and those Featurize rejected.
 	Rejects []record.Reject
+	// Featureless holds an arrival prediction for each record of Rejects
+	// without features (record.ErrNoFeatures), in input order: made from
+	// the class shares of the labels before it (Node −1, no Code), since
+	// a prequential scorer counts such a record and nothing else about it
+	// is known.
+	Featureless []Prediction
 	// Duplicates lists the offsets of samples skipped as duplicates.
 	Duplicates []int64
 	// Waited lists the batch's late labels that waited for their sample
@@ -290,9 +302,10 @@ func (l *Learner) LearnFeatures(f *Features) (*Step, error) {
 	}
 	l.sc.c.LateLabels += int64(id.LateLabels)
 	r = trace.StartRegion(context.Background(), "beside")
-	l.waited = nil
+	l.waited, l.featureless = nil, featurelessQueue(st.Rejects)
 	st.Predictions, err = l.predictBeside(step, ids, id)
 	st.Waited, l.waited = l.waited, nil
+	st.Featureless, l.featurelessOut, l.featureless = l.featurelessOut, nil, nil
 	st.Forgotten = l.forgotten - forgot
 	r.End()
 	if err != nil {

@@ -44,6 +44,10 @@ type LearnerState struct {
 	Recent             []float64
 	PredGraph, PredLin []int
 	PredRecent         []int
+	// PredShares marks the waiting predictions of records without
+	// features (Step.Featureless), which no expert made (absent in older
+	// states: none).
+	PredShares []bool
 
 	// spreadRows, set by ForkState only, is a copy of the spreading's
 	// weights as of the model's last TakeGraphEdits, which Restore takes
@@ -111,6 +115,7 @@ func (l *Learner) state(fork bool) (*LearnerState, error) {
 		s.PredGraph = append(s.PredGraph, p.Graph)
 		s.PredLin = append(s.PredLin, p.Lin)
 		s.PredRecent = append(s.PredRecent, p.Recent)
+		s.PredShares = append(s.PredShares, p.Shares)
 	}
 	if l.lin.c > 0 || l.lin.off {
 		s.Linear = l.lin.state()
@@ -135,7 +140,7 @@ func (l *Learner) Restore(s *LearnerState) error {
 	}
 	if s.Online == nil || len(s.PredIDs) != len(s.PredClasses) || len(s.PendingIDs) != len(s.PendingLabels) ||
 		(s.PredGraph == nil) != (s.PredLin == nil) || (s.PredGraph != nil && (len(s.PredGraph) != len(s.PredIDs) || len(s.PredLin) != len(s.PredIDs))) ||
-		(s.PredRecent != nil && len(s.PredRecent) != len(s.PredIDs)) || len(s.Recent) > len(s.Classes) {
+		(s.PredRecent != nil && len(s.PredRecent) != len(s.PredIDs)) || (s.PredShares != nil && len(s.PredShares) != len(s.PredIDs)) || len(s.Recent) > len(s.Classes) {
 		return errors.New("stages: learner: malformed state")
 	}
 	if err := l.Model.Restore(s.Online); err != nil {
@@ -185,6 +190,9 @@ func (l *Learner) Restore(s *LearnerState) error {
 		}
 		if s.PredRecent != nil {
 			p.Recent = s.PredRecent[i]
+		}
+		if s.PredShares != nil {
+			p.Shares = s.PredShares[i]
 		}
 		l.preds.put(id, p, lim)
 	}

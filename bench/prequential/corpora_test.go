@@ -142,7 +142,7 @@ func TestTextStream(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "b.arrow")
 	const delay = 100
-	if err := makeText(docs, 1, 0, 0.1, delay, 1, "", out); err != nil {
+	if err := makeText(docs, 1, 0, 0.1, delay, 1, "", 0, out); err != nil {
 		t.Fatal(err)
 	}
 	src, err := sources.Open(out)
@@ -350,7 +350,7 @@ func handStream(t *testing.T) (dir, in string) {
 	}
 	dir = t.TempDir()
 	in = filepath.Join(dir, "s.arrow")
-	if err := makeText(docs, 0, 0, 1, 0, 1, "", in); err != nil {
+	if err := makeText(docs, 0, 0, 1, 0, 1, "", 0, in); err != nil {
 		t.Fatal(err)
 	}
 	return dir, in
@@ -427,5 +427,79 @@ func TestOracle(t *testing.T) {
 	// Q alone: its own accuracy.
 	if rep, err = oracle(in, filepath.Join(dir, "s.truth.csv"), []string{q}); err != nil || rep.Any != 0.6 {
 		t.Errorf("Q alone: any %v, err %v; want 0.6", rep.Any, err)
+	}
+}
+
+// TestEmptyDocumentsScored: make --empty writes a seeded share of the
+// documents without text, which the sources reject, and score counts
+// them as records of the stream: a stream --out without a line for them
+// has them wrong.
+func TestEmptyDocumentsScored(t *testing.T) {
+	var docs []doc
+	for i := range 400 {
+		docs = append(docs, doc{text: fmt.Sprint("word", i%2, " other", i%7), class: fmt.Sprint(i % 2)})
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "e.arrow")
+	if err := makeText(docs, 0, 0, 0.1, 10, 1, "", 0.2, out); err != nil {
+		t.Fatal(err)
+	}
+	src, err := sources.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var samples, rejected int
+	for src.Next() {
+		b := src.Batch()
+		samples += len(b.IDs)
+		rejected += len(b.Rejects)
+	}
+	src.Close()
+	if samples+rejected != 400 || rejected < 50 || rejected > 110 {
+		t.Fatalf("%d samples and %d rejected records, want 400 in all, about a fifth rejected", samples, rejected)
+	}
+	ids, _, err := scoredIDs(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every record after the first label record is scored, rejected or
+	// not: the first comes after record 10 at the earliest.
+	if len(ids) < 300 || len(ids) > 390 {
+		t.Fatalf("%d records scored, want those after the first label (300–390)", len(ids))
+	}
+	// Predictions of the samples alone: the rejected records count wrong.
+	pred := filepath.Join(dir, "p.jsonl")
+	var lines strings.Builder
+	truth := map[string]string{}
+	for i, d := range docs {
+		truth[fmt.Sprint(i)] = d.class
+	}
+	predicted := map[string]bool{}
+	src, err = sources.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for src.Next() {
+		for _, id := range src.Batch().IDs {
+			fmt.Fprintf(&lines, "{\"id\":%q,\"pred\":%q}\n", id, truth[id])
+			predicted[id] = true
+		}
+	}
+	src.Close()
+	if err := os.WriteFile(pred, []byte(lines.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := score(out, strings.TrimSuffix(out, ".arrow")+".truth.csv", pred)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scoredRejects := 0
+	for _, id := range ids {
+		if !predicted[id] {
+			scoredRejects++
+		}
+	}
+	if want := 1 - float64(scoredRejects)/float64(len(ids)); math.Abs(rep.Accuracy-want) > 1e-12 || scoredRejects == 0 {
+		t.Errorf("accuracy %v with %d of %d scored records unpredicted, want %v", rep.Accuracy, scoredRejects, len(ids), want)
 	}
 }

@@ -2,7 +2,7 @@
 // its arrival predictions as an outside scorer does, and runs incremental
 // peers on them.
 //
-//	prequential make  --data CORPUS [--mnist DIR] [--fashion DIR] [--shuffle SEED] [--block N] [--rare CLASS:SHARE] [--frac 0.1] [--delay 100] [--seed 1] --out F.arrow
+//	prequential make  --data CORPUS [--mnist DIR] [--fashion DIR] [--shuffle SEED] [--block N] [--rare CLASS:SHARE] [--empty F] [--frac 0.1] [--delay 100] [--seed 1] --out F.arrow
 //	prequential score --in F.arrow [--truth F.truth.csv] --pred P.jsonl [--row NAME]
 //	prequential compare --in F.arrow --a P1.jsonl --b P2.jsonl
 //	prequential oracle --in F.arrow P1.jsonl P2.jsonl ...
@@ -105,6 +105,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -169,12 +170,16 @@ func runMake(args []string) error {
 	seed := fs.Uint64("seed", 1, "seed of the choice of labeled samples")
 	out := fs.String("out", "", "output Arrow IPC file (required)")
 	rare := fs.String("rare", "", "CLASS:SHARE: with a text corpus, keep a seeded random part of CLASS's documents so that it is SHARE of the stream (an imbalanced stream, e.g. spam:0.07 or, with brown, learned:0.07)")
+	empty := fs.Float64("empty", 0, "with a text corpus, a seeded fraction of the documents written with an empty text (records without features, as posts left empty by cleaning; the scorer still counts them)")
 	fs.Parse(args)
 	if *out == "" {
 		return errors.New("make: --out is required")
 	}
 	if err := checkMake(*data, *frac, *delay, *block, *shuffle, *rare); err != nil {
 		return err
+	}
+	if !(*empty >= 0 && *empty < 1) || *empty > 0 && isImageSet(*data) {
+		return fmt.Errorf("make: --empty %v: want a fraction in [0, 1) of a text corpus's documents", *empty)
 	}
 	docs, isText, err := loadText(*data)
 	if err != nil {
@@ -184,7 +189,7 @@ func runMake(args []string) error {
 		if (strings.HasPrefix(*data, "brown:") || strings.HasPrefix(*data, "kjv:")) && *shuffle == 0 {
 			*shuffle = *seed // topic corpora: file order is class by class
 		}
-		return makeText(docs, *shuffle, *block, *frac, *delay, *seed, *rare, *out)
+		return makeText(docs, *shuffle, *block, *frac, *delay, *seed, *rare, *empty, *out)
 	}
 	x, y, err := load(*data, *mnist, *fashion)
 	if err != nil {
@@ -444,11 +449,13 @@ func runScore(args []string) error {
 	return nil
 }
 
-// scoredIDs returns the ids of the samples of the stream in that score
-// counts (every sample after the first label record), in stream order, and
-// labelsAt: for each class, the number of those samples before each of its
-// labels (a sample's own, or a late label record), in stream order, so
-// that labelsAt[c][0] is the number before its first.
+// scoredIDs returns the ids of the records of the stream in that score
+// counts (every record after the first label record but the late label
+// records: the samples, and the records the sources reject, such as
+// documents without text, which an outside scorer counts too), in stream
+// order, and labelsAt: for each class, the number of those records before
+// each of its labels (a sample's own, or a late label record), in stream
+// order, so that labelsAt[c][0] is the number before its first.
 func scoredIDs(in string) (ids []string, labelsAt map[string][]int, err error) {
 	src, err := sources.Open(in)
 	if err != nil {
@@ -459,23 +466,46 @@ func scoredIDs(in string) (ids []string, labelsAt map[string][]int, err error) {
 	seenLabel := false
 	for src.Next() {
 		b := src.Batch()
-		// Records of a batch in offset order: samples and late labels.
-		si, li := 0, 0
-		for si < len(b.Offsets) || li < len(b.LateLabels) {
-			if li < len(b.LateLabels) && (si == len(b.Offsets) || b.LateLabels[li].Offset < b.Offsets[si]) {
+		// Records of a batch in offset order: samples, late labels and
+		// rejects.
+		type rec struct {
+			off  int64
+			kind int // 0 sample, 1 late label, 2 reject
+			i    int
+		}
+		var recs []rec
+		for i, off := range b.Offsets {
+			recs = append(recs, rec{off, 0, i})
+		}
+		for i, ll := range b.LateLabels {
+			recs = append(recs, rec{ll.Offset, 1, i})
+		}
+		for i, rj := range b.Rejects {
+			recs = append(recs, rec{rj.Offset, 2, i})
+		}
+		slices.SortStableFunc(recs, func(a, b rec) int { return cmp.Compare(a.off, b.off) })
+		for _, r := range recs {
+			switch r.kind {
+			case 1:
 				seenLabel = true
-				learn(b.LateLabels[li].Label)
-				li++
-				continue
+				learn(b.LateLabels[r.i].Label)
+			case 2:
+				if seenLabel {
+					id := b.Rejects[r.i].ID
+					if id == "" {
+						id = strconv.FormatInt(r.off, 10)
+					}
+					ids = append(ids, id)
+				}
+			default:
+				if seenLabel {
+					ids = append(ids, b.IDs[r.i])
+				}
+				if b.Labeled[r.i] {
+					seenLabel = true
+					learn(b.Labels[r.i])
+				}
 			}
-			if seenLabel {
-				ids = append(ids, b.IDs[si])
-			}
-			if b.Labeled[si] {
-				seenLabel = true
-				learn(b.Labels[si])
-			}
-			si++
 		}
 	}
 	src.Close()

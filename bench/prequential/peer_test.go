@@ -26,7 +26,7 @@ func TestPeers(t *testing.T) {
 	}
 	dir := t.TempDir()
 	in := filepath.Join(dir, "s.arrow")
-	if err := makeText(docs, 1, 0, 0.1, 20, 1, "", in); err != nil {
+	if err := makeText(docs, 1, 0, 0.1, 20, 1, "", 0, in); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range []string{"knn", "nb", "svm", "last"} {

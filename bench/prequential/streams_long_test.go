@@ -52,7 +52,7 @@ func TestDocumentStreamFloors(t *testing.T) {
 				t.Fatal(err)
 			}
 			in := filepath.Join(dir, c.name+".arrow")
-			if err := makeText(docs, c.shuffle, c.block, 0.1, 100, 1, c.rare, in); err != nil {
+			if err := makeText(docs, c.shuffle, c.block, 0.1, 100, 1, c.rare, 0, in); err != nil {
 				t.Fatal(err)
 			}
 			pred := filepath.Join(dir, c.name+".jsonl")

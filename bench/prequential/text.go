@@ -145,7 +145,7 @@ func loadText(data string) ([]doc, bool, error) {
 
 // makeText writes a text stream (columns text, label, id) of docs, thinned
 // by rare when it is set, and its truth.
-func makeText(docs []doc, shuffle uint64, block int, frac float64, delay int, seed uint64, rare, out string) error {
+func makeText(docs []doc, shuffle uint64, block int, frac float64, delay int, seed uint64, rare string, empty float64, out string) error {
 	var err error
 	if rare != "" {
 		if docs, err = thin(docs, rare, seed); err != nil {
@@ -163,10 +163,15 @@ func makeText(docs []doc, shuffle uint64, block int, frac float64, delay int, se
 	if shuffle != 0 {
 		order = shuffled(order, shuffle, block)
 	}
+	blank := blanked(n, empty, seed)
 	tb, lb, ib, b := newTextBuilder()
 	defer b.Release()
 	schedule(order, frac, delay, seed, func(i int) {
-		tb.Append(docs[i].text)
+		if blank[i] {
+			tb.Append("")
+		} else {
+			tb.Append(docs[i].text)
+		}
 		lb.AppendNull()
 		ib.Append(int64(i))
 	}, func(i int) {
@@ -179,6 +184,22 @@ func makeText(docs []doc, shuffle uint64, block int, frac float64, delay int, se
 		truth[i] = d.class
 	}
 	return writeStream(out, b.Schema(), memory.DefaultAllocator, b, truth)
+}
+
+// blanked returns which of n documents make --empty writes without their
+// text: each with probability frac, seeded by seed (a stream whose posts
+// were left empty by cleaning: records without features, which the
+// scorer still counts).
+func blanked(n int, frac float64, seed uint64) []bool {
+	out := make([]bool, n)
+	if frac <= 0 {
+		return out
+	}
+	rng := rand.New(rand.NewPCG(seed, seed+0x656d707479))
+	for i := range out {
+		out[i] = rng.Float64() < frac
+	}
+	return out
 }
 
 // newTextBuilder returns a builder of records of the text streams' schema

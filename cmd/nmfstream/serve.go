@@ -873,7 +873,7 @@ func (s *server) handleRecords(w http.ResponseWriter, r *http.Request) {
 		}
 		k = req.k
 		for _, st := range req.steps {
-			preds = append(preds, st.Predictions...)
+			preds = append(preds, arrivals(st)...)
 			for _, rj := range st.Rejects {
 				resp.Rejected = append(resp.Rejected, rejectJSON{rj.Offset, rj.ID, rj.Reason.Error()})
 			}

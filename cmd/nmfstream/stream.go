@@ -12,6 +12,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"runtime/trace"
+	"slices"
 	"strings"
 	"time"
 
@@ -978,19 +979,20 @@ func (w *stepWriter) write(st *stages.Step) error {
 	if st == nil {
 		return nil
 	}
-	if len(st.Predictions) > 0 {
+	preds := arrivals(st)
+	if len(preds) > 0 {
 		if err := w.create(); err != nil {
 			return err
 		}
 	}
-	if w.out != nil && len(st.Predictions) > 0 {
+	if w.out != nil && len(preds) > 0 {
 		r := sinks.Results{}
-		for _, p := range st.Predictions {
+		for _, p := range preds {
 			r.IDs = append(r.IDs, p.ID)
 			r.Preds = append(r.Preds, p.Label)
 			r.Scores = append(r.Scores, p.Score)
 		}
-		r.Codes, r.NoCode = arrivalCodes(st.Predictions, w.k)
+		r.Codes, r.NoCode = arrivalCodes(preds, w.k)
 		if err := w.out.Write(r); err != nil {
 			return err
 		}
@@ -1012,6 +1014,19 @@ func (w *stepWriter) write(st *stages.Step) error {
 // owners keep the codes) or whose code is not a finite float32 (the sink
 // would refuse it and stop the stream) is written with a null code. Both
 // are nil when k is 0 or when no prediction has a code.
+// arrivals returns st's arrival predictions in input order: its samples'
+// and those of its records without features (stages.Step.Featureless),
+// which have no code. It returns st.Predictions itself when there are
+// none of the latter.
+func arrivals(st *stages.Step) []stages.Prediction {
+	if len(st.Featureless) == 0 {
+		return st.Predictions
+	}
+	all := append(slices.Clone(st.Predictions), st.Featureless...)
+	slices.SortStableFunc(all, func(a, b stages.Prediction) int { return cmp.Compare(a.Offset, b.Offset) })
+	return all
+}
+
 func arrivalCodes(ps []stages.Prediction, k int) (*mat.Dense, []bool) {
 	if k == 0 {
 		return nil, nil

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestStreamFeatureless: a document stream's empty documents are rejected
+// (counted, in --rejects with their reason) and still get one line in
+// --out, in input order, answered from the labels before them; their late
+// labels are scored in stream's own summary, as an outside scorer scores
+// --out, where a record without a line counts as wrong.
+func TestStreamFeatureless(t *testing.T) {
+	dir := t.TempDir()
+	in, out, rej := filepath.Join(dir, "d.csv"), filepath.Join(dir, "p.jsonl"), filepath.Join(dir, "r.jsonl")
+	topics := [][]string{{"goal", "match", "team", "score", "league", "coach"}, {"market", "stock", "price", "bank", "trade", "profit"}}
+	r := rand.New(rand.NewPCG(2, 2))
+	var b strings.Builder
+	b.WriteString("id,label,text\n")
+	var ids []string
+	for i := range 200 {
+		id := fmt.Sprint("r", i)
+		c := i % 2
+		var w []string
+		for range 8 {
+			w = append(w, topics[c][r.IntN(len(topics[c]))])
+		}
+		text, label := strings.Join(w, " "), ""
+		if i%20 == 13 {
+			text = "   " // an empty document: the finance class, labeled late
+		}
+		if i%5 == 0 {
+			label = []string{"sport", "finance"}[c]
+		}
+		fmt.Fprintf(&b, "%s,%s,%s\n", id, label, text)
+		ids = append(ids, id)
+		if i%20 == 13 {
+			fmt.Fprintf(&b, "%s,finance,\n", id) // its late label
+		}
+	}
+	if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum := decodeSummary(t, []byte(mustRun(t, "stream", "--in", in, "--out", out, "--rejects", rej, "--json")))
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var got []string
+	preds := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var p struct {
+			ID   string
+			Pred *string
+		}
+		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, p.ID)
+		if p.Pred != nil {
+			preds[p.ID] = *p.Pred
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(ids, " ") {
+		t.Fatalf("--out's ids %v, want every record once, in input order", got)
+	}
+	rejected, err := os.ReadFile(rej)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(rejected), "empty document"); n != 10 || sum.Rejected != 10 {
+		t.Errorf("%d rejects name an empty document, %d rejected; want 10 of each", n, sum.Rejected)
+	}
+	// r13 saw the labels sport, finance, sport (records 0, 5, 10): sport
+	// leads their recent shares (0.328 against 0.16); its own late
+	// label, right after it, would have made it finance.
+	if preds["r13"] != "sport" {
+		t.Errorf("r13 predicted %q, want sport", preds["r13"])
+	}
+	for i := 33; i < 200; i += 20 {
+		if p := preds[fmt.Sprint("r", i)]; p != "sport" && p != "finance" {
+			t.Errorf("r%d predicted %q, want a class", i, p)
+		}
+	}
+	// 40 documents labeled with the record and 10 empty ones labeled
+	// late, each scored once (the first label is record 0's).
+	if sum.Labeled != 49 {
+		t.Errorf("%d predictions scored, want 49 (39 labeled documents after the first and 10 empty ones)", sum.Labeled)
+	}
+}
+
+// TestServeFeatureless: serve answers a record without features with a
+// rejection and, among the predictions, with the class shares of the
+// labels before it (node −1).
+func TestServeFeatureless(t *testing.T) {
+	url, stop := startServer(t, attackServer())
+	defer func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	r, next := rand.New(rand.NewPCG(3, 3)), 0
+	body := append(goodBody(r, &next, 30), []byte("{\"id\":\"e\"}\n")...)
+	code, m := post(t, url, "/v1/records", "application/x-ndjson", body)
+	if code != http.StatusOK {
+		t.Fatalf("status %d: %v", code, m)
+	}
+	rejected, _ := m["rejected"].([]any)
+	preds, _ := m["predictions"].([]any)
+	if len(rejected) != 1 || len(preds) != 31 {
+		t.Fatalf("%d rejected, %d predictions; want 1 and 31", len(rejected), len(preds))
+	}
+	last, _ := preds[30].(map[string]any)
+	if last["id"] != "e" || last["node"] != -1.0 || last["pred"] == nil {
+		t.Errorf("the last prediction %v, want e's, node -1, a class", last)
+	}
+}
