@@ -1007,13 +1007,6 @@ func (w *stepWriter) write(st *stages.Step) error {
 	return nil
 }
 
-// arrivalCodes returns the predictions' codes (stages.Prediction.Code: the
-// code each sample got in its batch's step), one row each, for an output
-// of k code columns, and which samples have none (sinks.Results.NoCode): a
-// prediction without a code (before the first fit, and with --nats, whose
-// owners keep the codes) or whose code is not a finite float32 (the sink
-// would refuse it and stop the stream) is written with a null code. Both
-// are nil when k is 0 or when no prediction has a code.
 // arrivals returns st's arrival predictions in input order: its samples'
 // and those of its records without features (stages.Step.Featureless),
 // which have no code. It returns st.Predictions itself when there are
@@ -1027,6 +1020,13 @@ func arrivals(st *stages.Step) []stages.Prediction {
 	return all
 }
 
+// arrivalCodes returns the predictions' codes (stages.Prediction.Code: the
+// code each sample got in its batch's step), one row each, for an output
+// of k code columns, and which samples have none (sinks.Results.NoCode): a
+// prediction without a code (before the first fit, and with --nats, whose
+// owners keep the codes) or whose code is not a finite float32 (the sink
+// would refuse it and stop the stream) is written with a null code. Both
+// are nil when k is 0 or when no prediction has a code.
 func arrivalCodes(ps []stages.Prediction, k int) (*mat.Dense, []bool) {
 	if k == 0 {
 		return nil, nil
