@@ -1011,6 +1011,29 @@ type answerKey struct {
 	p int
 }
 
+// splitFeatureless returns the predictions of preds that are not at a
+// reject's offset, and those that are: an owner's predictions of records
+// without features (stages.Step.Featureless), which travel with its
+// samples'. Both keep preds' order.
+func splitFeatureless(preds []stages.Prediction, rejects []record.Reject) (samples, featureless []stages.Prediction) {
+	if len(rejects) == 0 {
+		return preds, nil
+	}
+	at := make(map[int64]bool, len(rejects))
+	for _, r := range rejects {
+		at[r.Offset] = true
+	}
+	samples = preds[:0:0]
+	for _, p := range preds {
+		if at[p.Offset] {
+			featureless = append(featureless, p)
+		} else {
+			samples = append(samples, p)
+		}
+	}
+	return samples, featureless
+}
+
 // merge assembles batch b's answer from every partition's.
 func (d *ChainDriver) merge(b int64, parts map[int]*wireStep) *ChainStep {
 	st := &stages.Step{}
@@ -1030,6 +1053,7 @@ func (d *ChainDriver) merge(b int64, parts map[int]*wireStep) *ChainStep {
 	}
 	slices.SortStableFunc(st.Predictions, func(a, b stages.Prediction) int { return cmp.Compare(a.Offset, b.Offset) })
 	slices.SortStableFunc(st.Rejects, func(a, b record.Reject) int { return cmp.Compare(a.Offset, b.Offset) })
+	st.Predictions, st.Featureless = splitFeatureless(st.Predictions, st.Rejects)
 	slices.Sort(st.Duplicates)
 	// A label sent to every partition is reported by each.
 	slices.SortStableFunc(out.LabelsReplaced, func(a, b ReplacedLabel) int { return cmp.Compare(a.Offset, b.Offset) })

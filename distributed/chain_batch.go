@@ -15,14 +15,19 @@ import (
 // count and documents; IDs, Labels (count, strings each); Labeled (count,
 // one byte each); Offsets (count, values); LateLabels (count, then each
 // one's offset, id and label); Rejects and Unusable (count, then each
-// one's offset, id and reason); Context (a length and its bytes, itself a
+// one's offset, id, reason and, since version 2, a byte: 1 for a record
+// without features, record.ErrNoFeatures); Context (a length and its bytes, itself a
 // binary share). Counts are unsigned varints, integers varints, strings a
 // length and their bytes, float64 values their 8 bits little-endian, so
 // a row travels exactly. decodeFeatures reads gob too (shares an older
 // driver stored), which cannot begin with a zero byte.
 
-// batchMagic begins a binary share.
-var batchMagic = [3]byte{0, 'B', 1}
+// batchMagic begins a binary share, its last byte the version;
+// batchMagicV1's rejects carry no byte of their own.
+var (
+	batchMagic   = [3]byte{0, 'B', 2}
+	batchMagicV1 = [3]byte{0, 'B', 1}
+)
 
 // appendBatch returns b with w's binary form appended.
 func appendBatch(b []byte, w *wireBatch) []byte {
@@ -51,6 +56,11 @@ func appendBatch(b []byte, w *wireBatch) []byte {
 		b = binary.AppendUvarint(b, uint64(len(rs)))
 		for _, r := range rs {
 			b = appendString(appendString(binary.AppendVarint(b, r.Offset), r.ID), r.Reason)
+			if r.NoFeatures {
+				b = append(b, 1)
+			} else {
+				b = append(b, 0)
+			}
 		}
 		return b
 	}
@@ -87,7 +97,7 @@ func appendBatch(b []byte, w *wireBatch) []byte {
 }
 
 // readBatch decodes a binary share (after its magic) into w.
-func readBatch(b []byte, w *wireBatch) error {
+func readBatch(b []byte, w *wireBatch, version byte) error {
 	r := &answerReader{b: b, kind: "batch"}
 	strs := func(what string) []string {
 		n := r.count(what, 1)
@@ -130,6 +140,15 @@ func readBatch(b []byte, w *wireBatch) error {
 		out := make([]wireReject, n)
 		for i := range out {
 			out[i] = wireReject{Offset: r.varint(what), ID: r.str(what), Reason: r.str(what)}
+			if version >= 2 {
+				switch r.byte(what) {
+				case 0:
+				case 1:
+					out[i].NoFeatures = true
+				default:
+					r.fail(what)
+				}
+			}
 		}
 		return out
 	}

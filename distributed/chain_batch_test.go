@@ -21,7 +21,7 @@ func fullBatch() wireBatch {
 		Text: []string{"ein Dokument", ""}, IDs: []string{"a", ""}, Labels: []string{"7", ""}, Labeled: []bool{true, false},
 		Offsets:    []int64{3, 1 << 40},
 		LateLabels: []record.LateLabel{{Offset: 4, ID: "x", Label: "1"}, {Offset: 9, ID: "\x00context\x00y", Label: "ü"}},
-		Rejects:    []wireReject{{Offset: 5, ID: "r", Reason: "value -1 at feature 2"}},
+		Rejects:    []wireReject{{Offset: 5, ID: "r", Reason: "value -1 at feature 2"}, {Offset: 7, ID: "e", Reason: "empty document", NoFeatures: true}},
 		Unusable:   []wireReject{{Offset: 6, ID: "u", Reason: "NaN"}},
 		Context:    appendBatch(nil, &wireBatch{Dim: 3, Rows: "dense", Dense: []float64{1, 2, 3}, IDs: []string{""}, Labels: []string{"2"}, Labeled: []bool{true}, Offsets: []int64{2}}),
 	}
@@ -47,7 +47,7 @@ func TestBatchCodecRoundTrip(t *testing.T) {
 	if len(raw) > w.size() {
 		t.Errorf("the binary form has %d bytes, more than its bound size() %d", len(raw), w.size())
 	}
-	if err := readBatch(raw[3:], &got); err != nil {
+	if err := readBatch(raw[3:], &got, raw[2]); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(got, w) {
@@ -56,7 +56,7 @@ func TestBatchCodecRoundTrip(t *testing.T) {
 	nan := math.Float64frombits(0x7ff8000000000bad)
 	for _, c := range []wireBatch{{Rows: "dense", Dim: 1, Dense: []float64{nan}}, {Text: []string{}}, {}} {
 		var got wireBatch
-		if err := readBatch(appendBatch(nil, &c)[3:], &got); err != nil {
+		if err := readBatch(appendBatch(nil, &c)[3:], &got, batchMagic[2]); err != nil {
 			t.Fatal(err)
 		}
 		if (got.Text == nil) != (c.Text == nil) || len(got.Dense) != len(c.Dense) || len(c.Dense) > 0 && math.Float64bits(got.Dense[0]) != math.Float64bits(c.Dense[0]) {
@@ -71,6 +71,32 @@ func TestBatchCodecRoundTrip(t *testing.T) {
 	}
 	if old, f, err := decodeFeatures(buf.Bytes()); err != nil || !reflect.DeepEqual(*old, w) || len(f.Offsets) != 2 {
 		t.Errorf("gob share: %+v, %v; want %+v", old, err, w)
+	}
+}
+
+// TestBatchCodecNoFeatures: a reject of a record without features keeps
+// its mark through the wire (errors.Is record.ErrNoFeatures, its message
+// unchanged), another reject gets none; a share of version 1, whose
+// rejects carry no mark, still decodes.
+func TestBatchCodecNoFeatures(t *testing.T) {
+	rs := []record.Reject{
+		record.Rejectf(1, "a", "negative value"),
+		{Offset: 2, ID: "b", Reason: &record.Error{Offset: 2, ID: "b", Err: record.NoFeatures("empty document")}},
+	}
+	w := wireBatch{Rejects: rejectsToWire(rs)}
+	_, f, err := decodeFeatures(appendBatch(nil, &w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range f.Rejects {
+		if r.Reason.Error() != rs[i].Reason.Error() || errors.Is(r.Reason, record.ErrNoFeatures) != (i == 1) {
+			t.Errorf("reject %d: %q, no features %v; want %q, %v", i, r.Reason, errors.Is(r.Reason, record.ErrNoFeatures), rs[i].Reason, i == 1)
+		}
+	}
+	v1 := appendBatch(nil, &wireBatch{Dim: 1, Rows: "dense", Dense: []float64{2}, IDs: []string{"x"}, Labels: []string{""}, Labeled: []bool{false}, Offsets: []int64{0}})
+	v1[2] = batchMagicV1[2] // the same bytes: no reject to mark
+	if _, f, err := decodeFeatures(v1); err != nil || len(f.Offsets) != 1 {
+		t.Errorf("a version-1 share: %v", err)
 	}
 }
 

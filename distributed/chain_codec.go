@@ -33,12 +33,15 @@ type wireReject struct {
 	Offset int64
 	ID     string
 	Reason string
+	// NoFeatures: a record without features (record.ErrNoFeatures), which
+	// the owner's Learner still predicts (stages.Step.Featureless).
+	NoFeatures bool
 }
 
 func rejectsToWire(rs []record.Reject) []wireReject {
 	out := make([]wireReject, len(rs))
 	for i, r := range rs {
-		out[i] = wireReject{Offset: r.Offset, ID: r.ID, Reason: r.Reason.Error()}
+		out[i] = wireReject{Offset: r.Offset, ID: r.ID, Reason: r.Reason.Error(), NoFeatures: errors.Is(r.Reason, record.ErrNoFeatures)}
 	}
 	return out
 }
@@ -50,6 +53,9 @@ func rejectsFromWire(ws []wireReject) []record.Reject {
 	out := make([]record.Reject, len(ws))
 	for i, w := range ws {
 		out[i] = record.Reject{Offset: w.Offset, ID: w.ID, Reason: errors.New(w.Reason)}
+		if w.NoFeatures {
+			out[i].Reason = record.NoFeatures(w.Reason)
+		}
 	}
 	return out
 }
@@ -163,8 +169,8 @@ func (w *wireBatch) size() int {
 // (wrapping errCorrupt) naming what is inconsistent.
 func decodeFeatures(raw []byte) (*wireBatch, *stages.Features, error) {
 	var w wireBatch
-	if len(raw) >= len(batchMagic) && [3]byte(raw[:3]) == batchMagic {
-		if err := readBatch(raw[3:], &w); err != nil {
+	if len(raw) >= len(batchMagic) && ([3]byte(raw[:3]) == batchMagic || [3]byte(raw[:3]) == batchMagicV1) {
+		if err := readBatch(raw[3:], &w, raw[2]); err != nil {
 			return nil, nil, err
 		}
 	} else if err := gob.NewDecoder(bytes.NewReader(raw)).Decode(&w); err != nil {
@@ -259,7 +265,9 @@ func encodeStep(st *stages.Step, c stages.Counters, sc stages.Scores, conf stage
 func encodeStepLabels(st *stages.Step, c stages.Counters, sc stages.Scores, conf stages.Confusion, pending int, lc labelCounts) ([]byte, error) {
 	w := wireStep{Rejects: rejectsToWire(st.Rejects), Duplicates: st.Duplicates, Counters: c, Scored: sc, Pending: pending, Confusion: conf,
 		LabelsWaited: lc.Waited, LabelsWaiting: lc.Waiting, LabelsForgotten: lc.Forgotten, LabelsReplaced: stages.Replaced(st.Waited)}
-	for _, p := range st.Predictions {
+	// The predictions of records without features travel with the
+	// samples'; the driver tells them by their rejects' offsets (merge).
+	for _, p := range append(slices.Clip(st.Predictions), st.Featureless...) {
 		w.IDs = append(w.IDs, p.ID)
 		w.Offsets = append(w.Offsets, p.Offset)
 		w.Labels = append(w.Labels, p.Label)

@@ -65,6 +65,7 @@ func learnInRuns(l *stages.Learner, f, fc *stages.Features, late []record.LateLa
 		}
 		st.Predictions = append(st.Predictions, s.Predictions...)
 		st.Rejects = append(st.Rejects, s.Rejects...)
+		st.Featureless = append(st.Featureless, s.Featureless...)
 		st.Duplicates = append(st.Duplicates, s.Duplicates...)
 		return nil
 	}

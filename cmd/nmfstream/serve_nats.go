@@ -541,7 +541,7 @@ func (ns *natsServer) handleRecords(w http.ResponseWriter, r *http.Request) {
 	}
 	resp := natsRecordsResponse{Predictions: []natsPredictionJSON{}, Rejected: []rejectJSON{}}
 	for _, st := range req.steps {
-		for _, p := range st.Predictions {
+		for _, p := range arrivals(st) {
 			pj := natsPredictionJSON{ID: p.ID, Offset: p.Offset, Score: jsonFloat(p.Score)}
 			if p.Label != "" {
 				pj.Pred = &p.Label

@@ -138,8 +138,8 @@ func TestServeNATS(t *testing.T) {
 
 // TestServeNATSDocuments posts documents to serve --nats: the owner's
 // learner makes them TF-IDF rows, as serve's does, and predicts them; a
-// document of white space only is rejected by offset, and the counters
-// are exact.
+// document of white space only is rejected by offset and answered from
+// the class shares, and the counters are exact.
 func TestServeNATSDocuments(t *testing.T) {
 	post, stats, stop := serveNATS(t)
 	var r1, r2 natsRecordsResponse
@@ -155,13 +155,15 @@ func TestServeNATSDocuments(t *testing.T) {
 {"id":"empty","text":"  \t  "}
 {"id":"q2","text":"garlic butter sauce with basil and onions"}
 `, &r2)
-	if len(r2.Predictions) != 2 || len(r2.Rejected) != 1 || r2.Rejected[0].Offset != 5 {
-		t.Fatalf("second documents: %+v, rejected %+v; want 2 predictions and offset 5 rejected", r2.Predictions, r2.Rejected)
+	// The empty document is rejected and still answered, from the class
+	// shares of the labels before it (stages.Step.Featureless).
+	if len(r2.Predictions) != 3 || len(r2.Rejected) != 1 || r2.Rejected[0].Offset != 5 || r2.Predictions[1].Offset != 5 {
+		t.Fatalf("second documents: %+v, rejected %+v; want 3 predictions and offset 5 rejected", r2.Predictions, r2.Rejected)
 	}
-	for i, want := range []string{"sport", "cooking"} {
+	for i, want := range []string{"sport", "", "cooking"} {
 		p := r2.Predictions[i]
-		if p.Pred == nil || *p.Pred != want {
-			t.Errorf("document %s: prediction %v, want %s", p.ID, p.Pred, want)
+		if p.Pred == nil || want != "" && *p.Pred != want {
+			t.Errorf("document %s: prediction %v, want %q (\"\": a class)", p.ID, p.Pred, want)
 		}
 	}
 	if sum := stats(); sum.Records != 7 || sum.Samples != 6 || sum.Rejected != 1 {

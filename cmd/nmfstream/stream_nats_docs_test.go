@@ -101,9 +101,9 @@ func predictionLines(t testing.TB, path string) map[string]int {
 
 // TestStreamNATSDocuments runs a document stream (Brown passages by genre)
 // through stream --nats with one partition and two: the owners' learners
-// turn the documents into TF-IDF rows as stream's does; every usable
-// document gets exactly one prediction line, the documents without a
-// usable term are rejected and counted, the reported accuracy is the
+// turn the documents into TF-IDF rows as stream's does; every document
+// gets exactly one prediction line, the documents without a usable term
+// too (stages.Step.Featureless), which are rejected and counted, the reported accuracy is the
 // outside scorer's; with one partition it is the single-machine stream's,
 // with two far above a guess.
 func TestStreamNATSDocuments(t *testing.T) {
@@ -114,7 +114,7 @@ func TestStreamNATSDocuments(t *testing.T) {
 	t.Logf("%d records (%d bad); single machine %.4f", records, bad, float64(single.Accuracy))
 	for _, p := range []int{1, 2} {
 		t.Run(fmt.Sprint(p), func(t *testing.T) {
-			sum := runStreamNATSChecked(t, in, filepath.Join(dir, fmt.Sprintf("pred%d.jsonl", p)), p, records, bad)
+			sum := runStreamNATSChecked(t, in, filepath.Join(dir, fmt.Sprintf("pred%d.jsonl", p)), p, records, bad, bad)
 			switch acc := float64(sum.Accuracy); {
 			case p == 1 && sum.Accuracy != single.Accuracy:
 				t.Errorf("one partition: accuracy %.4f, the single-machine stream %.4f", acc, float64(single.Accuracy))
