@@ -1,14 +1,17 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
@@ -18,6 +21,7 @@ import (
 	"github.com/nmfstream/nmfstream/model/metrics"
 	"github.com/nmfstream/nmfstream/model/sparse"
 	"github.com/nmfstream/nmfstream/pipeline"
+	"github.com/nmfstream/nmfstream/record"
 	"github.com/nmfstream/nmfstream/sinks"
 	"github.com/nmfstream/nmfstream/stages"
 )
@@ -131,7 +135,7 @@ func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	_, k := codes.Dims()
-	if err := writeResults(*f.out, k, sinks.Results{IDs: in.ids, Codes: codes, Preds: names, Scores: score}); err != nil {
+	if err := writeResults(*f.out, k, cl.withFeatureless(sinks.Results{IDs: in.ids, Codes: codes, Preds: names, Scores: score}, in)); err != nil {
 		return err
 	}
 	sum := summaryOut(*f.out, stdout, stderr)
@@ -189,6 +193,8 @@ type classifier struct {
 	// lapCodes reads them and lap the rows alone (--doc-codes pair).
 	nnls     projector
 	lapCodes *classify.LapRLS
+	// labels counts the training labels by class (withFeatureless).
+	labels []int
 	// docCodesWhy, if set, says why the default --doc-codes pair fell back
 	// to the rows alone (the model's basis cannot code rows).
 	docCodesWhy string
@@ -309,8 +315,13 @@ func newCodesClassifier(train model.Data, v *mat.Dense, labels []int, classes []
 	if use == stages.CodesOff && train == nil {
 		return nil, fmt.Errorf("%s: --codes off: the model keeps no training features, so only its codes can classify", path)
 	}
-	c := &classifier{}
+	c := &classifier{labels: make([]int, len(classes))}
 	c.enc.Fit(classes)
+	for _, y := range labels {
+		if y >= 0 && y < len(classes) {
+			c.labels[y]++
+		}
+	}
 	var dense *mat.Dense
 	var rows *sparse.CSR
 	var isDense, isSparse bool
@@ -472,6 +483,76 @@ func (c *classifier) predictData(x model.Data, codes *mat.Dense) ([]int, []float
 		score[i] = min(max(s, 0), 1)
 	}
 	return pred, score, nil
+}
+
+// withFeatureless returns r, the results of in's samples (in input
+// order, with codes if r.Codes is set), with a row for each record of in
+// rejected for having no features (record.ErrNoFeatures), in input order:
+// no code, the class with the largest of the document classifier's
+// estimated priors (classify.LapRLS.EstimatedPriors), else the one with
+// the most training labels, its share as the score. A scorer that reads
+// --out counts every record, and nothing else is known of these; their
+// ids are theirs, or their offsets in decimal (docs/DESIGN.md §5).
+func (c *classifier) withFeatureless(r sinks.Results, in *input) sinks.Results {
+	var empty []record.Reject
+	for _, rj := range in.rejects {
+		if errors.Is(rj.Reason, record.ErrNoFeatures) {
+			empty = append(empty, rj)
+		}
+	}
+	if len(empty) == 0 {
+		return r
+	}
+	share := make([]float64, len(c.labels))
+	if c.lap != nil && len(c.lap.EstimatedPriors()) == len(share) {
+		copy(share, c.lap.EstimatedPriors())
+	} else {
+		for j, n := range c.labels {
+			share[j] = float64(n)
+		}
+	}
+	best, total := 0, 0.0
+	for j, v := range share {
+		total += v
+		if v > share[best] {
+			best = j
+		}
+	}
+	class, score := "", math.NaN()
+	if total > 0 {
+		class, score = c.enc.Classes()[best], share[best]/total
+	}
+	slices.SortStableFunc(empty, func(a, b record.Reject) int { return cmp.Compare(a.Offset, b.Offset) })
+	n := r.Len() + len(empty)
+	out := sinks.Results{IDs: make([]string, 0, n), Preds: make([]string, 0, n), Scores: make([]float64, 0, n)}
+	var src []int // row of r per output row, −1 for a record without features
+	for i, e := 0, 0; i < r.Len() || e < len(empty); {
+		if e < len(empty) && (i == r.Len() || empty[e].Offset < in.offsets[i]) {
+			id := empty[e].ID
+			if id == "" {
+				id = strconv.FormatInt(empty[e].Offset, 10)
+			}
+			out.IDs, out.Preds, out.Scores = append(out.IDs, id), append(out.Preds, class), append(out.Scores, score)
+			src = append(src, -1)
+			e++
+			continue
+		}
+		out.IDs, out.Preds, out.Scores = append(out.IDs, r.IDs[i]), append(out.Preds, r.Preds[i]), append(out.Scores, r.Scores[i])
+		src = append(src, i)
+		i++
+	}
+	if r.Codes != nil {
+		_, k := r.Codes.Dims()
+		out.Codes, out.NoCode = mat.NewDense(n, k, nil), make([]bool, n)
+		for o, i := range src {
+			if i < 0 || r.NoCode != nil && r.NoCode[i] {
+				out.NoCode[o] = true
+			} else {
+				out.Codes.SetRow(o, r.Codes.RawRowView(i))
+			}
+		}
+	}
+	return out
 }
 
 // describe says which classifier c is and, for LapRLS, what

@@ -181,7 +181,7 @@ func (in *input) data(tf *stages.TFIDF, fit bool) (model.Data, error) {
 				continue
 			}
 			in.rejects = append(in.rejects, record.Reject{Offset: in.offsets[i], ID: in.ids[i],
-				Reason: &record.Error{Offset: in.offsets[i], ID: in.ids[i], Err: errors.New("document has no term of the model's vocabulary")}})
+				Reason: &record.Error{Offset: in.offsets[i], ID: in.ids[i], Err: record.NoFeatures("document has no term of the model's vocabulary")}})
 		}
 		if len(keep) == 0 {
 			return nil, fmt.Errorf("%s: no document has a term of the vocabulary", in.path)

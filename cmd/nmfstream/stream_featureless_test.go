@@ -124,3 +124,65 @@ func TestServeFeatureless(t *testing.T) {
 		t.Errorf("the last prediction %v, want e's, node -1, a class", last)
 	}
 }
+
+// TestClassifyFeatureless: classify writes a row for every record, in
+// input order: an empty document and one without a term of the model's
+// vocabulary are rejected and still answered (the class with the largest
+// estimated prior), without a code.
+func TestClassifyFeatureless(t *testing.T) {
+	dir := t.TempDir()
+	train, test := filepath.Join(dir, "train.csv"), filepath.Join(dir, "test.csv")
+	out, model := filepath.Join(dir, "p.jsonl"), filepath.Join(dir, "m.model")
+	topics := [][]string{{"goal", "match", "team", "score", "league", "coach"}, {"market", "stock", "price", "bank", "trade", "profit"}}
+	r := rand.New(rand.NewPCG(6, 6))
+	doc := func(c int) string {
+		var w []string
+		for range 8 {
+			w = append(w, topics[c][r.IntN(len(topics[c]))])
+		}
+		return strings.Join(w, " ")
+	}
+	var b strings.Builder
+	b.WriteString("id,label,text\n")
+	for i := range 120 {
+		label := ""
+		if i%6 == 0 {
+			label = []string{"sport", "finance"}[i%2]
+		}
+		fmt.Fprintf(&b, "t%d,%s,%s\n", i, label, doc(i%2))
+	}
+	if err := os.WriteFile(train, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	b.WriteString("id,label,text\n")
+	fmt.Fprintf(&b, "a,,%s\nempty,, \nb,,%s\nunknown,,zebra quantum violin\nc,,%s\n", doc(0), doc(1), doc(0))
+	if err := os.WriteFile(test, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "fit", "--train", train, "--rank", "4", "--save", model)
+	mustRun(t, "classify", "--model", model, "--in", test, "--out", out)
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var p struct {
+			ID   string
+			Pred *string
+			Code []float64
+		}
+		if err := json.Unmarshal([]byte(line), &p); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, p.ID)
+		featureless := p.ID == "empty" || p.ID == "unknown"
+		if p.Pred == nil || (*p.Pred != "sport" && *p.Pred != "finance") || featureless != (p.Code == nil) {
+			t.Errorf("record %s: prediction %v, code %v; want a class, and a code unless it has no features", p.ID, p.Pred, p.Code)
+		}
+	}
+	if got := strings.Join(ids, " "); got != "a empty b unknown c" {
+		t.Errorf("rows %q, want every record in input order", got)
+	}
+}
