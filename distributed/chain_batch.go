@@ -16,11 +16,11 @@ import (
 // one byte each); Offsets (count, values); LateLabels (count, then each
 // one's offset, id and label); Rejects and Unusable (count, then each
 // one's offset, id, reason and, since version 2, a byte: 1 for a record
-// without features, record.ErrNoFeatures); Context (a length and its bytes, itself a
-// binary share). Counts are unsigned varints, integers varints, strings a
-// length and their bytes, float64 values their 8 bits little-endian, so
-// a row travels exactly. decodeFeatures reads gob too (shares an older
-// driver stored), which cannot begin with a zero byte.
+// without features, record.ErrNoFeatures); Context (a length and its
+// bytes, itself a binary share). Counts are unsigned varints, integers
+// varints, strings a length and their bytes, float64 values their 8 bits
+// little-endian, so a row travels exactly. decodeFeatures reads gob too
+// (shares an older driver stored), which cannot begin with a zero byte.
 
 // batchMagic begins a binary share, its last byte the version;
 // batchMagicV1's rejects carry no byte of their own.

@@ -683,18 +683,21 @@ func (a *Arrow) rows(k int64, sp *sparse.CSR) error {
 				}
 			}
 		}
+		sampleID := id
+		if id == "" && a.OffsetIDs {
+			sampleID = strconv.FormatInt(off, 10)
+		}
 		switch {
+		case errors.Is(err, record.ErrNoFeatures):
+			b.rejectErr(off, sampleID, err)
 		case err != nil:
 			b.rejectErr(off, id, err)
 		case empty && id != "" && labeled:
 			b.LateLabels = append(b.LateLabels, record.LateLabel{Offset: off, ID: id, Label: label})
 		case empty:
-			b.rejectNoFeatures(off, id, "no features (a record without features must carry an id and a label)")
+			b.rejectNoFeatures(off, sampleID, "no features (a record without features must carry an id and a label)")
 		default:
-			if id == "" && a.OffsetIDs {
-				id = strconv.FormatInt(off, 10)
-			}
-			b.addMeta(off, id, label, labeled)
+			b.addMeta(off, sampleID, label, labeled)
 		}
 	}
 	return nil

@@ -29,7 +29,10 @@ func (b *batch) addMeta(off int64, id, label string, labeled bool) {
 }
 
 // rejectNoFeatures appends a reject of the record at off, which has no
-// features, with the problem (record.NoFeatures).
+// features, with the problem (record.NoFeatures). id is the id a sample
+// there would have had (its offset in decimal where the source gives
+// those), since the record still gets an arrival prediction by it
+// (stages.Step.Featureless).
 func (b *batch) rejectNoFeatures(off int64, id, problem string) {
 	b.rejectErr(off, id, record.NoFeatures(problem))
 }

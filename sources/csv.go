@@ -463,7 +463,7 @@ func (c *CSV) record(rec []string) {
 		case id != "" && label != "":
 			c.batch.LateLabels = append(c.batch.LateLabels, record.LateLabel{Offset: off, ID: id, Label: label})
 		default:
-			c.batch.rejectNoFeatures(off, id, "empty document (a record without a document must carry an id and a label)")
+			c.batch.rejectNoFeatures(off, sampleID, "empty document (a record without a document must carry an id and a label)")
 		}
 		return
 	}
@@ -474,7 +474,7 @@ func (c *CSV) record(rec []string) {
 	case len(blank) == len(row) && id != "" && label != "":
 		c.batch.LateLabels = append(c.batch.LateLabels, record.LateLabel{Offset: off, ID: id, Label: label})
 	case len(blank) == len(row):
-		c.batch.rejectNoFeatures(off, id, "no features (a record without features must carry an id and a label)")
+		c.batch.rejectNoFeatures(off, sampleID, "no features (a record without features must carry an id and a label)")
 	case len(blank) == 1:
 		c.batch.reject(off, id, "empty feature field in %s", c.column(blank[0]))
 	case len(blank) > 1:

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math"
 	"slices"
-	"strconv"
 
 	"github.com/nmfstream/nmfstream/record"
 )
@@ -39,30 +38,29 @@ func featurelessQueue(rejects []record.Reject) []record.Reject {
 // predictFeatureless predicts the records of l.featureless (records
 // without features, by offset) whose offset is below before, with the
 // labels learned so far, appends the predictions to l.featurelessOut and
-// keeps them for their labels.
+// keeps those with an id for their labels.
 func (l *Learner) predictFeatureless(before int64) {
 	for len(l.featureless) > 0 && l.featureless[0].Offset < before {
 		rj := l.featureless[0]
 		l.featureless = l.featureless[1:]
 		p := l.classShares(rj)
 		l.featurelessOut = append(l.featurelessOut, p)
-		kept := l.predOf(&p)
-		kept.Shares = true
-		l.preds.put(p.ID, kept, l.horizon())
+		if p.ID != "" {
+			kept := l.predOf(&p)
+			kept.Shares = true
+			l.preds.put(p.ID, kept, l.horizon())
+		}
 	}
 }
 
 // classShares returns the arrival prediction of the record without
 // features rj: Node −1, no code, the class with the largest share of the
 // recent labels' (PredictGraph on documents) or of the window's labels,
-// its share as the score. Its ID is rj's, or its offset in decimal where
-// it has none (docs/DESIGN.md §5).
+// its share as the score, and rj's id (the sources give a record without
+// an id its offset in decimal where they do so for samples: docs/DESIGN.md
+// §5).
 func (l *Learner) classShares(rj record.Reject) Prediction {
-	id := rj.ID
-	if id == "" {
-		id = strconv.FormatInt(rj.Offset, 10)
-	}
-	p := Prediction{ID: id, Offset: rj.Offset, Node: -1, Score: math.NaN(), graph: noPrediction, lin: noPrediction, recent: noPrediction}
+	p := Prediction{ID: rj.ID, Offset: rj.Offset, Node: -1, Score: math.NaN(), graph: noPrediction, lin: noPrediction, recent: noPrediction}
 	if !l.KnowsLabel() {
 		p.early = true
 		return p

@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -55,11 +56,11 @@ func TestFeaturelessPredicted(t *testing.T) {
 	if len(st.Featureless) != 1 || st.Featureless[0].ID != "e0" || st.Featureless[0].Label != "" || st.Featureless[0].Node != -1 {
 		t.Fatalf("batch 1's featureless predictions %+v, want e0 without a label (no label known), node -1", st.Featureless)
 	}
-	// Batch 2: e1 (no id: its offset) after the finance labels, five
-	// labeled sport documents, e2, a reject of another kind, then the
-	// late labels of e0 and e1.
+	// Batch 2: e1 (with the id the sources give a record without one: its
+	// offset) after the finance labels, five labeled sport documents, e2, a
+	// reject of another kind, then the late labels of e0 and e1.
 	b = &record.Batch{Form: record.FormText}
-	b.Rejects = append(b.Rejects, noFeatures(off, ""))
+	b.Rejects = append(b.Rejects, noFeatures(off, fmt.Sprint(off)))
 	e1 := off
 	off++
 	for range 5 {
