@@ -12,7 +12,7 @@
 // make writes the samples in stream order as an Arrow IPC file: a fraction
 // frac of the samples are labeled, each label arriving as a label-only
 // record delay samples after its sample (or at the end). It also writes
-// every sample's true label to F.truth.csv (id,label), which the stream
+// every record's true label to F.truth.csv (id,label), which the stream
 // never sees. The corpora (--data):
 //
 //	digits        the 1,797 8×8 digits (columns x, label, id)
@@ -53,13 +53,16 @@
 // The text streams have the columns text, label, id, the texts as they are
 // (mails raw, with their headers). --rare CLASS:SHARE thins one class of a
 // text corpus at random (seeded) to SHARE of the stream, the other classes
-// kept whole and in order: spam:0.07, learned:0.07 for brown.
+// kept whole and in order: spam:0.07, learned:0.07 for brown. --empty F
+// writes a seeded share F of the documents with an empty text: records
+// without features, which the sources reject and score still counts.
 // scripts/fetch-data.sh puts every corpus in ~/.cache/nmfstream-data.
 //
 // score reads the stream, the truth and the predictions (stream --out, as
 // JSON lines) and prints, as JSON, the accuracy over every sample that
-// arrived after the first label record (a sample without a prediction is
-// wrong), by quarter of those samples and over their second half, with
+// arrived after the first label record, and every record the sources
+// reject there, such as a document without text (one without a
+// prediction is wrong), by quarter of those samples and over their second half, with
 // balanced accuracy and macro-F1, the accuracy's 95% Wilson interval,
 // and the ceiling: the share of those samples whose class had a label in
 // the stream before them, the most a predictor that knows only the labels
@@ -516,9 +519,9 @@ func scoredIDs(in string) (ids []string, labelsAt map[string][]int, err error) {
 }
 
 // score scores the predictions in predPath (JSON lines of stream --out)
-// against truthPath (id,label) over every sample of the stream in after
-// its first label record, in stream order; a sample without a prediction
-// is wrong.
+// against truthPath (id,label) over every sample and rejected record of
+// the stream in after its first label record (scoredIDs), in stream
+// order; one without a prediction is wrong.
 func score(in, truthPath, predPath string) (report, error) {
 	ids, labelsAt, err := scoredIDs(in)
 	if err != nil {
