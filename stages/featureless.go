@@ -15,10 +15,7 @@ import (
 // model nothing, but it is still a record of the stream that a
 // prequential scorer counts, where one left without a prediction is
 // wrong. Its only evidence is the labels before it, so it is answered
-// from their class shares: the recent labels' shares where PredictGraph
-// keeps them (documents: the same shares its no-change expert answers,
-// which follow a stream whose classes drift), else the class with the
-// most labels in the window. The prediction waits for its label like any
+// from their class shares (classPrior). The prediction waits for its label like any
 // arrival prediction (Scorer), without scoring PredictGraph's experts,
 // which did not answer it.
 
@@ -53,33 +50,69 @@ func (l *Learner) predictFeatureless(before int64) {
 	}
 }
 
+// classPrior answers records without features: two constant experts, the
+// class with the largest share of the recent labels (recent, PredictGraph's
+// no-change expert on documents) and the class with the most labels so far
+// (count), each scored on every label learned, before it is learned, its
+// right answers forgetting as the hedge's mistakes do (hedgeDecay); the
+// better one so far answers. A stream in time order, whose classes come in
+// runs or drift, is answered by its last labels; a shuffled one by its
+// most frequent class. O(classes) per label.
+type classPrior struct {
+	count []float64  // labels learned, by class
+	hits  [2]float64 // decayed right answers of the recent class and of the most frequent class
+}
+
+// learn scores both experts on a label of class c, recent being the recent
+// labels' shares before it (nil: none), and counts it.
+func (cp *classPrior) learn(c int, recent []float64) {
+	for i := range cp.hits {
+		cp.hits[i] *= hedgeDecay
+	}
+	if recent != nil && argmax(recent) == c {
+		cp.hits[0]++
+	}
+	if len(cp.count) > 0 && argmax(cp.count) == c && cp.count[c] > 0 {
+		cp.hits[1]++
+	}
+	for len(cp.count) <= c {
+		cp.count = append(cp.count, 0)
+	}
+	cp.count[c]++
+}
+
 // classShares returns the arrival prediction of the record without
-// features rj: Node −1, no code, the class with the largest share of the
-// recent labels' (PredictGraph on documents) or of the window's labels,
-// its share as the score, and rj's id (the sources give a record without
-// an id its offset in decimal where they do so for samples: docs/DESIGN.md
-// §5).
+// features rj: Node −1, no code, classPrior's answer (the recent labels'
+// class or the most frequent one, with its share as the score), and rj's
+// id (the sources give a record without an id its offset in decimal where
+// they do so for samples: docs/DESIGN.md §5).
 func (l *Learner) classShares(rj record.Reject) Prediction {
 	p := Prediction{ID: rj.ID, Offset: rj.Offset, Node: -1, Score: math.NaN(), graph: noPrediction, lin: noPrediction, recent: noPrediction}
 	if !l.KnowsLabel() {
 		p.early = true
 		return p
 	}
-	if pr := l.rc.probs(nil, len(l.classes)); pr != nil {
+	if pr := l.rc.probs(nil, len(l.classes)); pr != nil && l.cp.hits[0] >= l.cp.hits[1] {
 		c := argmax(pr)
 		p.Label, p.Score = l.classes[c], pr[c]
 		return p
 	}
-	count, total := l.labelCounts()
+	count := l.cp.count
+	if len(count) == 0 { // a state saved before classPrior: the window's labels
+		n, _ := l.labelCounts()
+		count = make([]float64, len(n))
+		for j, k := range n {
+			count[j] = float64(k)
+		}
+	}
+	var total float64
+	for _, k := range count {
+		total += k
+	}
 	if total == 0 {
 		return p
 	}
-	c := 0
-	for j, k := range count {
-		if k > count[c] {
-			c = j
-		}
-	}
-	p.Label, p.Score = l.classes[c], float64(count[c])/float64(total)
+	c := argmax(count)
+	p.Label, p.Score = l.classes[c], count[c]/total
 	return p
 }

@@ -2,7 +2,9 @@ package stages
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -104,6 +106,9 @@ func TestFeaturelessPredicted(t *testing.T) {
 	if err := restored.Restore(s); err != nil {
 		t.Fatal(err)
 	}
+	if !slices.Equal(restored.cp.count, l.cp.count) || restored.cp.hits != l.cp.hits || len(l.cp.count) != 2 {
+		t.Errorf("restored class prior %+v, want %+v (two classes)", restored.cp, l.cp)
+	}
 	for _, l := range []*Learner{l, restored} {
 		hd := l.hd
 		before = l.Counters()
@@ -143,5 +148,28 @@ func TestFeaturelessDense(t *testing.T) {
 	}
 	if len(st.Featureless) != 1 || st.Featureless[0].Label != "q" || st.Featureless[0].Score != 0.6 {
 		t.Fatalf("featureless %+v, want y answered q with 0.6", st.Featureless)
+	}
+}
+
+// TestClassPrior: each expert is scored on a label before it is learned,
+// its right answers decaying by hedgeDecay; the better one answers a
+// record without features, the recent labels' class on a tie.
+func TestClassPrior(t *testing.T) {
+	var cp classPrior
+	cp.learn(0, nil)             // nothing to score yet
+	cp.learn(0, []float64{1, 0}) // both right
+	cp.learn(1, []float64{1, 0}) // both wrong
+	cp.learn(0, []float64{0, 1}) // the recent class wrong, the most frequent right
+	d := hedgeDecay
+	if want := [2]float64{d * d, d*d + 1}; math.Abs(cp.hits[0]-want[0]) > 1e-12 || math.Abs(cp.hits[1]-want[1]) > 1e-12 || !slices.Equal(cp.count, []float64{3, 1}) {
+		t.Fatalf("hits %v, counts %v; want %v, [3 1]", cp.hits, cp.count, want)
+	}
+	l := &Learner{classes: []string{"a", "b"}, rc: recent{share: []float64{0.2, 0.8}}, cp: cp}
+	if p := l.classShares(noFeatures(9, "x")); p.Label != "a" || p.Score != 0.75 {
+		t.Errorf("the most frequent class answering: %s (%v), want a (0.75)", p.Label, p.Score)
+	}
+	l.cp.hits = [2]float64{1, 1}
+	if p := l.classShares(noFeatures(9, "x")); p.Label != "b" || p.Score != 0.8 {
+		t.Errorf("on a tie: %s (%v), want the recent labels' b (0.8)", p.Label, p.Score)
 	}
 }

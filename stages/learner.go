@@ -142,6 +142,7 @@ type Learner struct {
 	// (Step.Featureless), while LearnFeatures runs.
 	featureless    []record.Reject
 	featurelessOut []Prediction
+	cp             classPrior // their answer
 }
 
 // Step is what Learn did with one batch.

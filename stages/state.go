@@ -48,6 +48,11 @@ type LearnerState struct {
 	// features (Step.Featureless), which no expert made (absent in older
 	// states: none).
 	PredShares []bool
+	// PriorCounts and PriorHits are the answer of records without
+	// features (classPrior: the labels learned by class, the two
+	// experts' decayed right answers; absent in older states).
+	PriorCounts []float64
+	PriorHits   [2]float64
 
 	// spreadRows, set by ForkState only, is a copy of the spreading's
 	// weights as of the model's last TakeGraphEdits, which Restore takes
@@ -123,6 +128,7 @@ func (l *Learner) state(fork bool) (*LearnerState, error) {
 	s.Hedge = [2]float64{l.hd.loss[expertGraph], l.hd.loss[expertLinear]}
 	s.HedgeRecent = l.hd.loss[expertRecent]
 	s.Recent = slices.Clone(l.rc.share)
+	s.PriorCounts, s.PriorHits = slices.Clone(l.cp.count), l.cp.hits
 	s.PendingIDs, s.PendingLabels = l.pending.items()
 	s.Confusion = l.sc.conf.dense()
 	s.Spread, s.SpreadClasses = slices.Clone(l.sp.f), l.sp.c
@@ -140,7 +146,7 @@ func (l *Learner) Restore(s *LearnerState) error {
 	}
 	if s.Online == nil || len(s.PredIDs) != len(s.PredClasses) || len(s.PendingIDs) != len(s.PendingLabels) ||
 		(s.PredGraph == nil) != (s.PredLin == nil) || (s.PredGraph != nil && (len(s.PredGraph) != len(s.PredIDs) || len(s.PredLin) != len(s.PredIDs))) ||
-		(s.PredRecent != nil && len(s.PredRecent) != len(s.PredIDs)) || (s.PredShares != nil && len(s.PredShares) != len(s.PredIDs)) || len(s.Recent) > len(s.Classes) {
+		(s.PredRecent != nil && len(s.PredRecent) != len(s.PredIDs)) || (s.PredShares != nil && len(s.PredShares) != len(s.PredIDs)) || len(s.Recent) > len(s.Classes) || len(s.PriorCounts) > len(s.Classes) {
 		return errors.New("stages: learner: malformed state")
 	}
 	if err := l.Model.Restore(s.Online); err != nil {
@@ -201,6 +207,7 @@ func (l *Learner) Restore(s *LearnerState) error {
 	}
 	l.hd.loss = [experts]float64{expertGraph: s.Hedge[0], expertLinear: s.Hedge[1], expertRecent: s.HedgeRecent}
 	l.rc = recent{share: slices.Clone(s.Recent)}
+	l.cp = classPrior{count: slices.Clone(s.PriorCounts), hits: s.PriorHits}
 	for i, id := range s.PendingIDs {
 		l.pending.put(id, s.PendingLabels[i], lim)
 	}

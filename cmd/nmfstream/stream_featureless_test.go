@@ -80,9 +80,10 @@ func TestStreamFeatureless(t *testing.T) {
 	if n := strings.Count(string(rejected), "empty document"); n != 10 || sum.Rejected != 10 {
 		t.Errorf("%d rejects name an empty document, %d rejected; want 10 of each", n, sum.Rejected)
 	}
-	// r13 saw the labels sport, finance, sport (records 0, 5, 10): sport
-	// leads their recent shares (0.328 against 0.16); its own late
-	// label, right after it, would have made it finance.
+	// r13 saw the labels sport, finance, sport (records 0, 5, 10): the
+	// most frequent class, which answered record 10's label right where
+	// the recent labels' class did not, is sport (the first of a tie); its
+	// own late label, right after it, would have made it finance.
 	if preds["r13"] != "sport" {
 		t.Errorf("r13 predicted %q, want sport", preds["r13"])
 	}
