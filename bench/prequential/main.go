@@ -62,9 +62,9 @@
 // JSON lines) and prints, as JSON, the accuracy over every sample that
 // arrived after the first label record, and every record the sources
 // reject there, such as a document without text (one without a
-// prediction is wrong), by quarter of those samples and over their second half, with
-// balanced accuracy and macro-F1, the accuracy's 95% Wilson interval,
-// and the ceiling: the share of those samples whose class had a label in
+// prediction is wrong), by quarter of those samples and over their second
+// half, with balanced accuracy and macro-F1, the accuracy's 95% Wilson
+// interval, and the ceiling: the share of those samples whose class had a label in
 // the stream before them, the most a predictor that knows only the labels
 // given can get right, and by_class_labels: the samples, and those right,
 // by how many labels of their class came before them (none, 1, 2–4, 5–9,
