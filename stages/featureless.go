@@ -64,7 +64,8 @@ type classPrior struct {
 }
 
 // learn scores both experts on a label of class c, recent being the recent
-// labels' shares before it (nil: none), and counts it.
+// labels' shares before it (recent.share, unnormalized; nil: none), and
+// counts it.
 func (cp *classPrior) learn(c int, recent []float64) {
 	for i := range cp.hits {
 		cp.hits[i] *= hedgeDecay

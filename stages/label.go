@@ -172,7 +172,7 @@ func (l *Learner) setLabel(n, c int) error {
 		return fmt.Errorf("stages: learner: %w", err)
 	}
 	l.Window.setClass(n, c)
-	l.cp.learn(c, l.rc.probs(nil, len(l.classes)))
+	l.cp.learn(c, l.rc.share) // its arg max is the shares' (recent.probs only renormalizes)
 	if l.linear() {
 		d, ind, val := l.linRow(n)
 		l.lin.step(d, ind, val, c)
