@@ -24,9 +24,9 @@ import (
 
 type pred struct {
 	Class int // predicted class, −1 for none
-	// Graph, Lin and Recent are PredictGraph's experts' classes (−1 for
-	// none), scored to weigh them.
-	Graph, Lin, Recent int
+	// Graph, Lin, Recent and Codes are PredictGraph's experts' classes (−1
+	// for none), scored to weigh them.
+	Graph, Lin, Recent, Codes int
 	// Shares: a record without features answered from the class shares
 	// (predictFeatureless); the experts did not answer it.
 	Shares bool
@@ -151,7 +151,7 @@ func (l *Learner) classOfPred(p *Prediction) int {
 // predOf returns what is kept of the arrival prediction p until its label
 // arrives.
 func (l *Learner) predOf(p *Prediction) pred {
-	return pred{Class: l.classOfPred(p), Graph: p.graph, Lin: p.lin, Recent: p.recent}
+	return pred{Class: l.classOfPred(p), Graph: p.graph, Lin: p.lin, Recent: p.recent, Codes: p.codes}
 }
 
 // score scores an arrival prediction p (its class a class, noPrediction,
@@ -159,7 +159,7 @@ func (l *Learner) predOf(p *Prediction) pred {
 // experts with it.
 func (l *Learner) score(p pred, truth int) {
 	if p.Class != beforeLabels && !p.Shares {
-		l.hd.score([experts]int{p.Graph, p.Lin, p.Recent}, truth)
+		l.hd.score([experts]int{p.Graph, p.Lin, p.Recent, p.Codes}, truth)
 	}
 	l.sc.Score(p.Class, truth)
 }
@@ -192,7 +192,7 @@ func (l *Learner) setLabel(n, c int) error {
 func (l *Learner) predictInOrder(ids []int, b *Identified) ([]Prediction, error) {
 	out := make([]Prediction, len(ids))
 	for p, n := range ids {
-		out[p] = Prediction{ID: b.IDs[p], Offset: b.Offsets[p], Node: n, Score: math.NaN(), graph: noPrediction, lin: noPrediction, recent: noPrediction}
+		out[p] = Prediction{ID: b.IDs[p], Offset: b.Offsets[p], Node: n, Score: math.NaN(), graph: noPrediction, lin: noPrediction, recent: noPrediction, codes: noPrediction}
 	}
 	late := b.Late
 	slices.SortStableFunc(late, func(a, b record.LateLabel) int { return cmp.Compare(a.Offset, b.Offset) })

@@ -88,6 +88,11 @@ type Learner struct {
 	// Codes says what the predictor reads of the codes (CodeUse). The zero
 	// value is CodesAuto.
 	Codes CodeUse
+	// NoCodeExpert leaves the code-space expert (codeVotes: the class
+	// shares of the nearest labeled codes) out of PredictGraph's mixture on
+	// documents, the ablation of BENCHMARKS.md. It must be false with
+	// another Predictor or CodesOff, which read no such expert.
+	NoCodeExpert bool
 	// Split, if set, runs the PredictWalk walks of a batch in parts at
 	// once (pipeline.Split provides one), each part with its own walker;
 	// the predictions are the same as without it.

@@ -210,6 +210,7 @@ const (
 	expertGraph  = iota // the label spreading over the k-NN graph
 	expertLinear        // the linear model of the feature rows
 	expertRecent        // the class shares of the last labels learned
+	expertCodes         // the class shares of the nearest labeled codes (codeVotes); last: weights leaves it out by slicing
 	experts
 )
 
@@ -224,11 +225,17 @@ type hedge struct {
 }
 
 // weights returns the mixture's weight of each expert; they sum to one.
-func (h *hedge) weights() [experts]float64 {
-	lo := slices.Min(h.loss[:])
+// The code-space expert takes part only if codes is set (the mixture has
+// its shares), and has weight 0 otherwise.
+func (h *hedge) weights(codes bool) [experts]float64 {
+	n := experts
+	if !codes {
+		n = expertCodes
+	}
+	lo := slices.Min(h.loss[:n])
 	var w [experts]float64
 	tot := 0.0
-	for i, l := range h.loss {
+	for i, l := range h.loss[:n] {
 		w[i] = math.Exp(-hedgeRate * (l - lo))
 		tot += w[i]
 	}

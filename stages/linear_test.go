@@ -115,34 +115,48 @@ func TestLinearTinyEntries(t *testing.T) {
 }
 
 // TestHedgeFollowsTheBetter checks that the weights start equal, sum to
-// one, and move to the expert that makes fewer mistakes, and on to another.
+// one, and move to the expert that makes fewer mistakes, and on to another;
+// and that without the code-space expert's shares (weights(false)) it has
+// no weight and the other three share one.
 func TestHedgeFollowsTheBetter(t *testing.T) {
 	var h hedge
 	check := func(when string, want int, atLeast float64) {
 		t.Helper()
-		w := h.weights()
-		if s := w[0] + w[1] + w[2]; math.Abs(s-1) > 1e-12 {
-			t.Fatalf("%s: weights %v sum to %v", when, w, s)
-		}
-		if w[want] < atLeast {
-			t.Errorf("%s: weights %v, want ≥ %v for expert %d", when, w, atLeast, want)
+		for _, codes := range []bool{true, false} {
+			w := h.weights(codes)
+			if s := w[0] + w[1] + w[2] + w[3]; math.Abs(s-1) > 1e-12 {
+				t.Fatalf("%s, codes %v: weights %v sum to %v", when, codes, w, s)
+			}
+			if !codes && w[expertCodes] != 0 {
+				t.Fatalf("%s: weights(false) %v give the code-space expert weight", when, w)
+			}
+			if (codes || want != expertCodes) && w[want] < atLeast {
+				t.Errorf("%s, codes %v: weights %v, want ≥ %v for expert %d", when, codes, w, atLeast, want)
+			}
 		}
 	}
-	if w := h.weights(); w[0] != w[1] || w[1] != w[2] {
+	if w := h.weights(true); w[0] != w[1] || w[1] != w[2] || w[2] != w[3] {
 		t.Fatalf("initial weights %v, want equal", w)
 	}
+	if w := h.weights(false); w[0] != w[1] || w[1] != w[2] || math.Abs(w[0]-1.0/3) > 1e-15 {
+		t.Fatalf("initial weights without the codes' expert %v, want a third each", w)
+	}
 	for range 100 {
-		h.score([experts]int{1, 0, 1}, 0) // the linear model alone right
+		h.score([experts]int{1, 0, 1, 1}, 0) // the linear model alone right
 	}
 	check("after 100 samples the linear model alone got right", expertLinear, 0.99)
 	for range 200 {
-		h.score([experts]int{0, -1, 1}, 0) // the graph right, the linear model silent
+		h.score([experts]int{0, -1, 1, 1}, 0) // the graph right, the linear model silent
 	}
 	check("after 200 samples the graph alone got right", expertGraph, 0.99)
 	for range 200 {
-		h.score([experts]int{1, 1, 0}, 0) // the recent labels alone right
+		h.score([experts]int{1, 1, 0, 1}, 0) // the recent labels alone right
 	}
 	check("after 200 samples the recent labels alone got right", expertRecent, 0.99)
+	for range 200 {
+		h.score([experts]int{1, 1, 1, 0}, 0) // the codes alone right
+	}
+	check("after 200 samples the nearest codes alone got right", expertCodes, 0.99)
 }
 
 // TestHedgeAveragesCloseExperts checks hedgeRate's contract: two experts
@@ -159,7 +173,7 @@ func TestHedgeAveragesCloseExperts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	swung := 0
 	for i := range 2000 {
-		pred := [experts]int{0, 0, 1} // the recent labels always wrong
+		pred := [experts]int{0, 0, 1, 1} // the recent labels and the codes always wrong
 		if rng.Float64() < 0.30 {
 			pred[expertGraph] = 1
 		}
@@ -167,7 +181,7 @@ func TestHedgeAveragesCloseExperts(t *testing.T) {
 			pred[expertLinear] = 1
 		}
 		h.score(pred, 0)
-		if w := h.weights(); i >= 1000 && min(w[expertGraph], w[expertLinear]) < 0.1*(w[expertGraph]+w[expertLinear]) {
+		if w := h.weights(true); i >= 1000 && min(w[expertGraph], w[expertLinear]) < 0.1*(w[expertGraph]+w[expertLinear]) {
 			swung++
 		}
 	}

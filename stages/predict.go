@@ -83,8 +83,8 @@ type Prediction struct {
 	// before the model's first fit.
 	Code []float64
 
-	early              bool // made before any label was known
-	graph, lin, recent int  // PredictGraph's experts' classes, −1 for none
+	early                     bool // made before any label was known
+	graph, lin, recent, codes int  // PredictGraph's experts' classes, −1 for none
 }
 
 // predict fills out (one per new node ids) with predictions from the labels

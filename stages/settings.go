@@ -61,6 +61,12 @@ func (l *Learner) Check() error {
 	if l.SpreadMetric != 0 && spreads && l.Codes == CodesOnly {
 		errs = append(errs, &SettingError{"SpreadMetric", "Codes=auto|off", "the learned metric searches the samples' graph, which CodesOnly does not spread over: leave it zero, or use CodesAuto or CodesOff"})
 	}
+	switch {
+	case l.NoCodeExpert && l.Predictor != PredictGraph:
+		errs = append(errs, &SettingError{"NoCodeExpert", "Predictor=graph", "the code-space expert is one of PredictGraph's mixture, which the other predictors do not run: leave it false, or use PredictGraph"})
+	case l.NoCodeExpert && l.Codes == CodesOff:
+		errs = append(errs, &SettingError{"NoCodeExpert", "Codes=auto|only", "CodesOff reads no codes, so the mixture has no code-space expert to leave out: leave it false, or use CodesAuto or CodesOnly"})
+	}
 	if l.Model.SearchFit != 0 && (l.Model.SearchBasis <= 0 || l.Model.SearchDim > 0) {
 		errs = append(errs, &SettingError{"Model.SearchFit", "Model.SearchBasis", "it chooses the search basis's fit, and Model.SearchBasis is not set (or Model.SearchDim replaces it): leave it zero, or set SearchBasis without SearchDim"})
 	}

@@ -545,11 +545,13 @@ func (l *Learner) labelCounts() (count []int, total int) {
 
 // mix predicts the new nodes ids by the mixture of the experts' class
 // probabilities, weighted by the hedge: the graph's q (len(ids)×C, zero
-// rows where the graph made no prediction), the linear model's and the
-// recent labels' class shares.
+// rows where the graph made no prediction), the linear model's, the recent
+// labels' class shares and, once the model has codes, the nearest labeled
+// codes' (codeVotes).
 func (l *Learner) mix(ids []int, out []Prediction, q []float64) {
 	nc := len(l.classes)
-	w := l.hd.weights()
+	pc := l.codeVotes(ids)
+	w := l.hd.weights(pc != nil)
 	pr := l.rc.probs(nil, nc)
 	rb := noPrediction
 	if pr != nil {
@@ -568,11 +570,17 @@ func (l *Learner) mix(ids []int, out []Prediction, q []float64) {
 			if pr != nil {
 				m += w[expertRecent] * pr[c]
 			}
+			if pc != nil {
+				m += w[expertCodes] * pc[p*nc+c]
+			}
 			if m > bv {
 				best, bv = c, m
 			}
 		}
 		out[p].lin = argmax(pl)
+		if pc != nil {
+			out[p].codes = argmax(pc[p*nc : (p+1)*nc])
+		}
 		// bv can pass 1 by q's negative entries (predictGraph): the score
 		// is clamped to [0, 1], the prediction left as the mixture says.
 		out[p].Label, out[p].Score = l.classes[best], min(max(bv, 0), 1)

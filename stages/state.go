@@ -35,15 +35,18 @@ type LearnerState struct {
 
 	// PredictGraph's linear model (nil before its first label), the
 	// decayed mistakes of its experts (Hedge: the spreading and the linear
-	// model; HedgeRecent: the recent labels), the recent labels' class
-	// shares, and the experts' classes of the predictions waiting for a
-	// label (beside PredClasses; absent in older states).
+	// model; HedgeRecent: the recent labels; HedgeCodes: the nearest
+	// labeled codes), the recent labels' class shares, and the experts'
+	// classes of the predictions waiting for a label (beside PredClasses;
+	// absent in older states, HedgeCodes read as 0 and PredCodes as none).
 	Linear             *LinearState
 	Hedge              [2]float64
 	HedgeRecent        float64
+	HedgeCodes         float64
 	Recent             []float64
 	PredGraph, PredLin []int
 	PredRecent         []int
+	PredCodes          []int
 	// PredShares marks the waiting predictions of records without
 	// features (Step.Featureless), which no expert made (absent in older
 	// states: none).
@@ -120,6 +123,7 @@ func (l *Learner) state(fork bool) (*LearnerState, error) {
 		s.PredGraph = append(s.PredGraph, p.Graph)
 		s.PredLin = append(s.PredLin, p.Lin)
 		s.PredRecent = append(s.PredRecent, p.Recent)
+		s.PredCodes = append(s.PredCodes, p.Codes)
 		s.PredShares = append(s.PredShares, p.Shares)
 	}
 	if l.lin.c > 0 || l.lin.off {
@@ -127,6 +131,7 @@ func (l *Learner) state(fork bool) (*LearnerState, error) {
 	}
 	s.Hedge = [2]float64{l.hd.loss[expertGraph], l.hd.loss[expertLinear]}
 	s.HedgeRecent = l.hd.loss[expertRecent]
+	s.HedgeCodes = l.hd.loss[expertCodes]
 	s.Recent = slices.Clone(l.rc.share)
 	s.PriorCounts, s.PriorHits = slices.Clone(l.cp.count), l.cp.hits
 	s.PendingIDs, s.PendingLabels = l.pending.items()
@@ -146,7 +151,7 @@ func (l *Learner) Restore(s *LearnerState) error {
 	}
 	if s.Online == nil || len(s.PredIDs) != len(s.PredClasses) || len(s.PendingIDs) != len(s.PendingLabels) ||
 		(s.PredGraph == nil) != (s.PredLin == nil) || (s.PredGraph != nil && (len(s.PredGraph) != len(s.PredIDs) || len(s.PredLin) != len(s.PredIDs))) ||
-		(s.PredRecent != nil && len(s.PredRecent) != len(s.PredIDs)) || (s.PredShares != nil && len(s.PredShares) != len(s.PredIDs)) || len(s.Recent) > len(s.Classes) || len(s.PriorCounts) > len(s.Classes) {
+		(s.PredRecent != nil && len(s.PredRecent) != len(s.PredIDs)) || (s.PredCodes != nil && len(s.PredCodes) != len(s.PredIDs)) || (s.PredShares != nil && len(s.PredShares) != len(s.PredIDs)) || len(s.Recent) > len(s.Classes) || len(s.PriorCounts) > len(s.Classes) {
 		return errors.New("stages: learner: malformed state")
 	}
 	if err := l.Model.Restore(s.Online); err != nil {
@@ -190,12 +195,15 @@ func (l *Learner) Restore(s *LearnerState) error {
 	l.sc.conf.restore(s.Confusion)
 	lim := max(l.horizon(), len(s.PredIDs), len(s.PendingIDs))
 	for i, id := range s.PredIDs {
-		p := pred{Class: s.PredClasses[i], Graph: noPrediction, Lin: noPrediction, Recent: noPrediction}
+		p := pred{Class: s.PredClasses[i], Graph: noPrediction, Lin: noPrediction, Recent: noPrediction, Codes: noPrediction}
 		if s.PredGraph != nil {
 			p.Graph, p.Lin = s.PredGraph[i], s.PredLin[i]
 		}
 		if s.PredRecent != nil {
 			p.Recent = s.PredRecent[i]
+		}
+		if s.PredCodes != nil {
+			p.Codes = s.PredCodes[i]
 		}
 		if s.PredShares != nil {
 			p.Shares = s.PredShares[i]
@@ -205,7 +213,7 @@ func (l *Learner) Restore(s *LearnerState) error {
 	if err := l.lin.restore(s.Linear); err != nil {
 		return err
 	}
-	l.hd.loss = [experts]float64{expertGraph: s.Hedge[0], expertLinear: s.Hedge[1], expertRecent: s.HedgeRecent}
+	l.hd.loss = [experts]float64{expertGraph: s.Hedge[0], expertLinear: s.Hedge[1], expertRecent: s.HedgeRecent, expertCodes: s.HedgeCodes}
 	l.rc = recent{share: slices.Clone(s.Recent)}
 	l.cp = classPrior{count: slices.Clone(s.PriorCounts), hits: s.PriorHits}
 	for i, id := range s.PendingIDs {

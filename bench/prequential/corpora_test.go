@@ -285,7 +285,9 @@ func TestSplitByText(t *testing.T) {
 // text corpus (60 documents of classes A, B and C): the classes are A and
 // rest, and the training file labels exactly 3 documents of each, every
 // test document labeled; --per-class with --frac, --versus rest and a
-// --versus class no document has are refused.
+// --versus class no document has are refused. make --versus labels its
+// stream A and rest too, and refuses a class no document has and an image
+// set.
 func TestSplitVersusPerClass(t *testing.T) {
 	dir := t.TempDir()
 	var b strings.Builder
@@ -337,6 +339,38 @@ func TestSplitVersusPerClass(t *testing.T) {
 		{"--data", "tsv:" + corpus, "--versus", "rest"},
 		{"--data", "tsv:" + corpus, "--versus", "D"},
 	}, []string{"give one", "--versus rest", `no document of class "D"`})
+	// make --versus: the stream's labels are A (its 20 documents) and rest.
+	st := filepath.Join(dir, "s.arrow")
+	if err := runMake([]string{"--data", "tsv:" + corpus, "--versus", "A", "--frac", "1", "--delay", "0", "--out", st}); err != nil {
+		t.Fatal(err)
+	}
+	src, err := sources.Open(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]int{}
+	for src.Next() {
+		bt := src.Batch()
+		for i, ok := range bt.Labeled {
+			if ok {
+				labels[bt.Labels[i]]++
+			}
+		}
+		for _, ll := range bt.LateLabels {
+			labels[ll.Label]++
+		}
+	}
+	src.Close()
+	if err := src.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(labels) != 2 || labels["A"] != 20 || labels["rest"] != 40 {
+		t.Errorf("make --versus A: labels %v, want 20 of A and 40 of rest", labels)
+	}
+	expectRefused(t, "make", runMake, []string{"--out", filepath.Join(dir, "s2.arrow")}, [][]string{
+		{"--data", "tsv:" + corpus, "--versus", "D"},
+		{"--data", "digits", "--versus", "3"},
+	}, []string{`no document of class "D"`, "--versus applies to the text corpora only"})
 }
 
 // handStream writes TestScoreCeiling's stream into a temporary folder:

@@ -173,6 +173,7 @@ func runMake(args []string) error {
 	seed := fs.Uint64("seed", 1, "seed of the choice of labeled samples")
 	out := fs.String("out", "", "output Arrow IPC file (required)")
 	rare := fs.String("rare", "", "CLASS:SHARE: with a text corpus, keep a seeded random part of CLASS's documents so that it is SHARE of the stream (an imbalanced stream, e.g. spam:0.07 or, with brown, learned:0.07)")
+	versus := fs.String("versus", "", "text corpora: two classes, CLASS against all the others (named rest), before --rare (a news topic against the rest: BENCHMARKS.md, \"The codes as an expert of the mixture\")")
 	empty := fs.Float64("empty", 0, "with a text corpus, a seeded fraction of the documents written with an empty text (records without features, as posts left empty by cleaning; the scorer still counts them)")
 	fs.Parse(args)
 	if *out == "" {
@@ -181,12 +182,20 @@ func runMake(args []string) error {
 	if err := checkMake(*data, *frac, *delay, *block, *shuffle, *rare); err != nil {
 		return err
 	}
+	if *versus != "" && isImageSet(*data) {
+		return errors.New("make: --versus applies to the text corpora only")
+	}
 	if !(*empty >= 0 && *empty < 1) || *empty > 0 && isImageSet(*data) {
 		return fmt.Errorf("make: --empty %v: want a fraction in [0, 1) of a text corpus's documents", *empty)
 	}
 	docs, isText, err := loadText(*data)
 	if err != nil {
 		return err
+	}
+	if isText && *versus != "" {
+		if docs, err = versusRest(docs, *versus); err != nil {
+			return fmt.Errorf("make: %w", err)
+		}
 	}
 	if isText {
 		if (strings.HasPrefix(*data, "brown:") || strings.HasPrefix(*data, "kjv:")) && *shuffle == 0 {

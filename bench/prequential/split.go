@@ -70,7 +70,7 @@ func splitText(docs []doc, f splitFlags, seed uint64, train, test string) error 
 	var err error
 	if f.versus != "" {
 		if docs, err = versusRest(docs, f.versus); err != nil {
-			return err
+			return fmt.Errorf("split: %w", err)
 		}
 	}
 	if f.rare != "" {
@@ -119,7 +119,7 @@ func splitText(docs []doc, f splitFlags, seed uint64, train, test string) error 
 // class or class is rest.
 func versusRest(docs []doc, class string) ([]doc, error) {
 	if class == "rest" {
-		return nil, errors.New("split: --versus rest: the others are named rest; name another class")
+		return nil, errors.New("--versus rest: the others are named rest; name another class")
 	}
 	out := make([]doc, len(docs))
 	in := 0
@@ -132,7 +132,7 @@ func versusRest(docs []doc, class string) ([]doc, error) {
 		out[i] = d
 	}
 	if in == 0 {
-		return nil, fmt.Errorf("split: --versus: no document of class %q", class)
+		return nil, fmt.Errorf("--versus: no document of class %q", class)
 	}
 	return out, nil
 }

@@ -85,6 +85,10 @@ type onlineConfig struct {
 	// else 1 + the graph.Metric held. Checkpoints and settings written
 	// without it read as 0.
 	GraphMetric int `json:",omitempty"`
+	// NoCodeExpert is --code-expert=false, stages.Learner.NoCodeExpert.
+	// Checkpoints and settings written without it read as false, the
+	// expert in the mixture.
+	NoCodeExpert bool `json:",omitempty"`
 }
 
 // checkpoint is the whole state of a stream.
@@ -222,6 +226,7 @@ func (c onlineConfig) learner() *stages.Learner {
 		SpreadPower:  c.SpreadPower,
 		SpreadMetric: c.SpreadMetric,
 		SpreadCodes:  c.SpreadCodes,
+		NoCodeExpert: c.NoCodeExpert,
 		Featurize:    stages.Featurize{MaxNormRatio: c.MaxNormRatio, MaxClasses: c.MaxClasses, MaxWindowBytes: c.MaxWindowBytes},
 		Neighbors:    c.Vote,
 		Metric:       classify.Metric(c.Metric),

@@ -66,6 +66,9 @@ func TestStreamRefusesBadValues(t *testing.T) {
 		{[]string{"--search-dim", "16", "--search-basis", "20"}, "--search-dim replaces the search basis"},
 		{[]string{"--search-dim", "16", "--search-fit", "nmf"}, "--search-dim replaces the search basis"},
 		{[]string{"--codes", "off", "--search-basis", "20"}, "--codes off searches the raw samples"},
+		{[]string{"--predictor", "spread", "--code-expert=false"}, "--code-expert=false leaves an expert out of the graph predictor's mixture"},
+		{[]string{"--codes", "off", "--code-expert=false"}, "--codes off reads no codes, so the mixture has no code-space expert"},
+		{[]string{"--code-expert=maybe"}, "-code-expert"},
 	} {
 		code, _, e := runCmd(t, append([]string{"stream", "--in", in, "--out", filepath.Join(dir, "p.jsonl")}, c.args...)...)
 		if code != 2 || !strings.Contains(e, c.want) {
@@ -83,6 +86,7 @@ func TestStreamRefusesBadValues(t *testing.T) {
 		{"--predictor", "spread", "--spread-power", "5", "--spread-codes", "8", "--spread-metric", "1", "--search-basis", "20"},
 		{"--codes", "only", "--spread-power", "5", "--search-fit", "nmf"},
 		{"--codes", "off", "--spread-power", "5", "--spread-metric", "1"},
+		{"--codes", "only", "--code-expert=false"},
 		{"--checkpoint", filepath.Join(dir, "ok.ckpt"), "--checkpoint-every", "0", "--rank", "10"},
 	} {
 		if code, _, e := runCmd(t, append([]string{"stream", "--in", in, "--window", "300"}, args...)...); code != 0 {

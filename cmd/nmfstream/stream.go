@@ -13,6 +13,7 @@ import (
 	"runtime/pprof"
 	"runtime/trace"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -148,7 +149,7 @@ func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
 	// value: the same predictions, the codes' 1-NN within half a point,
 	// about 12% less CPU on MNIST (BENCHMARKS.md, "Eleventh pass").
 	c.Revisit = int(model.RevisitNeighbors)
-	fs.Func("method", "algorithm learned online: gnmf (the default), nmf, dgnmf, ssknmf, n2s2l, nge or auto (see fit -help); it shapes the codes, which --codes auto reads in the weights of the graph predictor's edges (see --spread-codes) and for samples no label reaches (--codes only or --predictor nearest read them alone)", func(s string) error {
+	fs.Func("method", "algorithm learned online: gnmf (the default), nmf, dgnmf, ssknmf, n2s2l, nge or auto (see fit -help); it shapes the codes, which --codes auto reads in the weights of the graph predictor's edges (see --spread-codes), on documents in the vote of the nearest labeled codes (see --code-expert), and for samples no label reaches (--codes only or --predictor nearest read them alone)", func(s string) error {
 		m, err := methods.Lookup(s)
 		if err != nil {
 			return err
@@ -184,6 +185,11 @@ func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
 	})
 	fs.Float64Var(&c.SpreadPower, "spread-power", 0, "p of the graph predictor's edge weights, the cosine of the two samples to the power p (0: 20 on dense rows, binary weights on documents; negative: the graph's binary weights)")
 	fs.Float64Var(&c.SpreadCodes, "spread-codes", 0, "q of the codes' factor on the graph predictor's edge weights with --codes auto: each edge also weighs the cosine of its two samples' codes to the power q, so that --method shapes the predictions (0: 4 on dense rows, 40 on documents; negative: the samples alone)")
+	fs.BoolFunc("code-expert", "on documents, mix into the graph predictor's answer the class shares of the sample's nearest labeled codes (k of --neighbors, by cosine), weighed by their recent accuracy like its other experts (the default; the codes of --method reach the answer through it); --code-expert=false leaves it out, the ablation of BENCHMARKS.md. Images have no mixture: their answer is the spreading's", func(s string) error {
+		on, err := strconv.ParseBool(s)
+		c.NoCodeExpert = !on
+		return err
+	})
 	fs.Float64Var(&c.SpreadMetric, "spread-metric", 0, "weight of the labels' Fisher directions in the graph predictor's search, on dense rows of at most 256 features (the graph rebuilt every step under that metric); 0: the samples' own graph (the default: the learned metric cost accuracy on the digits)")
 	fs.Float64Var(&c.MaxNormRatio, "max-norm-ratio", stages.DefaultMaxNormRatio, "reject a record whose Euclidean norm is more than this many times the window's typical norm (the geometric mean of the other nonzero norms of its samples and its batch): a corrupt record, such as a pixel of 1e30, would otherwise set the basis and its neighbours' codes (a text's TF-IDF row has unit length: it rejects no text); negative: no bound")
 	fs.Func("graph-metric", "distance of the model's k-NN graph of the samples: auto (the default: Euclidean, moved to the cosine where, at the search basis's judgement points, the newest 500 labeled samples are classified better by it leave-one-out by 3 standard deviations: model.Online.ChooseMetric), euclidean or cosine (held throughout). On documents, whose TF-IDF rows have unit length, the two find the same neighbours and the flag changes nothing", func(s string) error {
@@ -275,6 +281,8 @@ var settingFlags = map[[2]string]string{
 	{"SpreadCodes", "Codes=auto"}:              "--spread-codes weighs the samples' edges by their codes with --codes auto only (off reads no codes, only spreads over the codes' own graph): drop it, or use --codes auto",
 	{"SpreadMetric", "Codes=auto|off"}:         "--spread-metric learns the samples' graph, which --codes only does not search: drop it, or use --codes auto or off",
 	{"Model.SearchFit", "Model.SearchBasis"}:   "",
+	{"NoCodeExpert", "Predictor=graph"}:        "--code-expert=false leaves an expert out of the graph predictor's mixture, which --predictor spread, nearest, walk and propagate do not run: drop it, or use --predictor graph",
+	{"NoCodeExpert", "Codes=auto|only"}:        "--codes off reads no codes, so the mixture has no code-space expert to leave out: drop --code-expert=false, or use --codes auto or only",
 }
 
 func spreadsOnly(flag string) string {
@@ -415,7 +423,7 @@ func parseStreamFlagsWith(args []string, stderr io.Writer, synopsis string, extr
 	fs.StringVar(&o.rejects, "rejects", "", "write rejected records to this `file` (JSON lines); a record without features (an empty document) is rejected and still gets its line in --out, answered from the class shares of the labels before it")
 	fs.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the run to this `file` (go tool pprof)")
 	fs.StringVar(&o.trace, "trace", "", "write a runtime execution trace of the run to this `file` (go tool trace; with --cpuprofile it holds the CPU samples too, which bench/streamprof/alone.py reads)")
-	predictor := fs.String("predictor", "graph", "classifier: graph (the default: the labels spread over the k-NN graph of every sample in the window, mixed on documents with an online linear model of the features and the last labels' class shares, by their recent accuracy), spread (the spreading alone), nearest (k-NN vote over every labeled code), walk (the same vote, its neighbours found by a walk of the k-NN graph: cost independent of the window) or propagate (label propagation over the window)")
+	predictor := fs.String("predictor", "graph", "classifier: graph (the default: the labels spread over the k-NN graph of every sample in the window, mixed on documents with an online linear model of the features, the last labels' class shares and the nearest labeled codes' (see --code-expert), by their recent accuracy), spread (the spreading alone), nearest (k-NN vote over every labeled code), walk (the same vote, its neighbours found by a walk of the k-NN graph: cost independent of the window) or propagate (label propagation over the window)")
 	metric := fs.String("metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
 	addOnlineFlags(fs, &o.cfg)
 	addCSVFlags(fs, &o.csvf)
@@ -860,6 +868,8 @@ func sameConfig(fs *flag.FlagSet, now, saved onlineConfig) error {
 			a, b = now.SpreadCodes, saved.SpreadCodes
 		case "spread-metric":
 			a, b = now.SpreadMetric, saved.SpreadMetric
+		case "code-expert":
+			a, b = now.NoCodeExpert, saved.NoCodeExpert
 		case "max-norm-ratio":
 			a, b = model.NormRatio(now.MaxNormRatio), model.NormRatio(saved.MaxNormRatio)
 		case "max-classes", "max-window-bytes":

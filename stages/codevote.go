@@ -1,0 +1,76 @@
+package stages
+
+import "github.com/nmfstream/nmfstream/model/classify"
+
+// The code-space expert of PredictGraph's mixture on documents: the class
+// shares of a new sample's nearest labeled codes. It is the one expert that
+// reads the method's codes alone, so --method reaches the mixture's answer
+// through it as well as through the spreading's edge weights
+// (Learner.SpreadCodes). On documents whose classes are topics (a news
+// topic against the rest, a stream of many topics) the codes' neighbours
+// find a rare topic that the linear model and the class shares answer with
+// the majority; the hedge weighs it down where it errs, as on the State of
+// the Union's parties in time order (BENCHMARKS.md, "The codes as an
+// expert of the mixture").
+
+// codeVotePseudo is the number of pseudo-votes spread evenly over the
+// classes that smooth the expert's shares (an m-estimate with a uniform
+// prior): k votes for one class of C give it (k + m/C)/(k + m), not 1, so
+// that the expert, whose shares are far sharper than the spreading's
+// probabilities, does not overrule the others on its own in the hedge's
+// linear mixture.
+const codeVotePseudo = 2
+
+// codeExpert reports whether PredictGraph's mixture reads the code-space
+// expert: on documents (where the mixture runs: linear), with the codes
+// read (not CodesOff), unless NoCodeExpert, once the model has codes.
+func (l *Learner) codeExpert() bool {
+	return !l.NoCodeExpert && l.Codes != CodesOff && l.Model.Started()
+}
+
+// codeVotes returns the code-space expert's class shares of the new nodes
+// ids (len(ids)×C for the C classes known, each row summing to one; a row
+// of a sample whose code has no finite neighbour is uniform), or nil
+// without codes or labeled samples. The k voters of a sample are its k
+// nearest labeled live window samples by the cosine of their classifying
+// codes (classCodes), k the graph's (Model.Graph.K, else
+// defaultCodeNeighbors) or every labeled sample if fewer. It reads the
+// codes of ids, so it waits for the batch's step (model.Online.Codes). It
+// costs O(len(ids)·L·K) for L labeled samples in the window and codes of K
+// columns, plus a copy of their codes.
+func (l *Learner) codeVotes(ids []int) []float64 {
+	if !l.codeExpert() {
+		return nil
+	}
+	_, y, ref := l.liveCodes(true)
+	if len(y) == 0 {
+		return nil
+	}
+	k := l.Model.Graph.K
+	if k <= 0 {
+		k = defaultCodeNeighbors
+	}
+	k = min(k, len(y))
+	nn := classify.NearestNeighbor{K: k, Metric: classify.Cosine}
+	if err := nn.Fit(ref, y); err != nil {
+		return nil // a labeled code the vote cannot read (not finite)
+	}
+	idx, _ := nn.NeighborsTo(nil, nil, l.codesOf(ids))
+	nc := len(l.classes)
+	prior := codeVotePseudo / float64(nc)
+	out := make([]float64, len(ids)*nc)
+	for p := range ids {
+		row := out[p*nc : (p+1)*nc]
+		votes := 0
+		for _, j := range idx[p*k : (p+1)*k] {
+			if j >= 0 {
+				row[y[j]]++
+				votes++
+			}
+		}
+		for c := range row {
+			row[c] = (row[c] + prior) / (float64(votes) + codeVotePseudo)
+		}
+	}
+	return out
+}
