@@ -110,3 +110,41 @@ func TestGraphMetricFlag(t *testing.T) {
 		t.Errorf("--graph-metric manhattan: %v", err)
 	}
 }
+
+// TestCodeExpertFlag checks --code-expert: false sets the learner's
+// NoCodeExpert, true and the default leave the expert in, a resume naming
+// another value than its checkpoint's is refused naming the flag (a
+// checkpoint written before the flag reads as the expert in), and a value
+// that is no boolean is refused.
+func TestCodeExpertFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		off  bool
+	}{
+		{nil, false},
+		{[]string{"--code-expert"}, false},
+		{[]string{"--code-expert=true"}, false},
+		{[]string{"--code-expert=false"}, true},
+	} {
+		var cfg onlineConfig
+		fs := flag.NewFlagSet("stream", flag.ContinueOnError)
+		addOnlineFlags(fs, &cfg)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.learner().NoCodeExpert; got != tc.off {
+			t.Errorf("%v: NoCodeExpert %v, want %v", tc.args, got, tc.off)
+		}
+		saved := cfg
+		saved.NoCodeExpert = false // a checkpoint with the expert, or from before the flag
+		if err := sameConfig(fs, cfg, saved); (err != nil) != tc.off || err != nil && !strings.Contains(err.Error(), "-code-expert") {
+			t.Errorf("%v against a checkpoint with the expert: %v", tc.args, err)
+		}
+	}
+	fs := flag.NewFlagSet("stream", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	addOnlineFlags(fs, new(onlineConfig))
+	if err := fs.Parse([]string{"--code-expert=sometimes"}); err == nil || !strings.Contains(err.Error(), "code-expert") {
+		t.Errorf("--code-expert=sometimes: %v", err)
+	}
+}
