@@ -12,6 +12,7 @@ import (
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/model/graph"
+	"github.com/nmfstream/nmfstream/pipeline"
 	"github.com/nmfstream/nmfstream/record"
 )
 
@@ -197,4 +198,20 @@ func dot(a, b []float64) float64 {
 		s += a[i] * b[i]
 	}
 	return s
+}
+
+// TestCodeExpertBesideSame: on documents, where the mixture's code-space
+// expert reads the codes of the batch's step, the predictions made beside
+// the step (Learner.Go), with the labels that arrive before a sample set
+// while the step runs, are the same bits as with the step run first.
+func TestCodeExpertBesideSame(t *testing.T) {
+	seq, beside := newTopicLearner(), newTopicLearner()
+	beside.Go = pipeline.Go
+	learnBoth(t, seq, topicBatches(11, 30), func(p, q Prediction) bool {
+		same := p.Score == q.Score || math.IsNaN(p.Score) && math.IsNaN(q.Score)
+		return same && p.Label == q.Label && p.codes == q.codes && p.graph == q.graph && slices.Equal(p.Code, q.Code)
+	}, beside)
+	if seq.hd != beside.hd {
+		t.Errorf("hedge %v beside the step, %v after it", beside.hd, seq.hd)
+	}
 }
