@@ -241,7 +241,7 @@ func learnBoth(t *testing.T, a *Learner, bs []*record.Batch, same func(p, q Pred
 			}
 			for i := range sa.Predictions {
 				if p, q := sa.Predictions[i], sb.Predictions[i]; !same(p, q) {
-					t.Fatalf("offset %d: predictions differ after restore: %+v vs %+v", p.Offset, p, q)
+					t.Fatalf("offset %d: predictions differ: %+v (the first learner) vs %+v", p.Offset, p, q)
 				}
 			}
 		}
