@@ -51,26 +51,41 @@ type record struct {
 	Label string    `json:"label"`
 }
 
-func main() {
-	addr := flag.String("addr", "127.0.0.1:8081", "listen address")
-	selftest := flag.Bool("selftest", false, "post the digits to the service, print the accuracy and exit")
-	flag.Parse()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+// service is the example's state: the channel the handlers push records
+// into, the learner (owned by the pipeline's one learn stage) and the
+// latest predictions and counters, which the sink publishes under mu for
+// the handlers to read.
+type service struct {
+	in      chan record
+	learner *stages.Learner
+	off     int64 // input offset of the next record, the learn stage's
 
-	in := make(chan record, 256) // handlers → pipeline
-	var (
-		mu    sync.Mutex
-		preds = map[string]stages.Prediction{}
-		stats stages.Counters
-	)
+	mu    sync.Mutex
+	preds map[string]stages.Prediction
+	stats stages.Counters
+}
 
-	// The pipeline: channel → batches of up to 32 records (or whatever
-	// arrived within 20 ms of quiet) → learn (one goroutine owns the model)
-	// → a sink that publishes predictions.
+func newService() *service {
+	// Split spreads each step's neighbour search (and PredictWalk's walks)
+	// over the cores, with the results of one core.
+	split := pipeline.Split(runtime.GOMAXPROCS(0))
+	return &service{
+		in: make(chan record, 256),
+		learner: &stages.Learner{
+			Model: &model.Online{Rank: 20, Graph: graph.KNN{K: 5, Window: 5000}, Src: rand.NewPCG(1, 1), Split: split},
+			Split: split,
+		},
+		preds: map[string]stages.Prediction{},
+	}
+}
+
+// pipeline returns the service's pipeline: the channel → batches of up to
+// 32 records (or whatever arrived within 20 ms of quiet) → learn (one
+// goroutine owns the model) → a sink that publishes predictions.
+func (s *service) pipeline() *pipeline.Pipeline {
 	read := pipeline.ReadFunc[record](func(ctx context.Context) (record, error) {
 		select {
-		case r, ok := <-in:
+		case r, ok := <-s.in:
 			if !ok {
 				return record{}, io.EOF
 			}
@@ -79,58 +94,59 @@ func main() {
 			return record{}, ctx.Err()
 		}
 	})
-	// Split spreads each step's neighbour search (and PredictWalk's walks)
-	// over the cores, with the results of one core.
-	split := pipeline.Split(runtime.GOMAXPROCS(0))
-	learner := &stages.Learner{
-		Model: &model.Online{Rank: 20, Graph: graph.KNN{K: 5, Window: 5000}, Src: rand.NewPCG(1, 1), Split: split},
-		Split: split,
-	}
-	var off int64
-	learn := func(ctx context.Context, rs []record) (*stages.Step, error) {
-		b := &nsrecord.Batch{Form: nsrecord.FormDense}
-		var rows [][]float64
-		for _, r := range rs {
-			switch {
-			case r.X != nil && (len(rows) == 0 || len(r.X) == len(rows[0])):
-				rows = append(rows, r.X)
-				b.IDs = append(b.IDs, r.ID)
-				b.Labels = append(b.Labels, r.Label)
-				b.Labeled = append(b.Labeled, r.Label != "")
-				b.Offsets = append(b.Offsets, off)
-			case r.X == nil && r.ID != "" && r.Label != "":
-				b.LateLabels = append(b.LateLabels, nsrecord.LateLabel{Offset: off, ID: r.ID, Label: r.Label})
-			default:
-				b.Rejects = append(b.Rejects, nsrecord.Reject{Offset: off, ID: r.ID, Reason: errors.New("bad record")})
-			}
-			off++
-		}
-		if len(rows) > 0 {
-			b.Dense = mat.NewDense(len(rows), len(rows[0]), nil)
-			for i, r := range rows {
-				b.Dense.SetRow(i, r)
-			}
-		}
-		return learner.Learn(b)
-	}
-	publish := pipeline.WriteFunc[*stages.Step](func(ctx context.Context, st *stages.Step) error {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, p := range st.Predictions {
-			if p.ID != "" {
-				preds[p.ID] = p
-			}
-		}
-		stats = learner.Counters() // read after Learn, before the next: the stage is done with it
-		return nil
-	})
-	p := pipeline.New(pipeline.From("http", read),
+	return pipeline.New(pipeline.From("http", read),
 		[]pipeline.Stage{
 			pipeline.Batch[record]("batch", 32, 20*time.Millisecond),
-			pipeline.Map("learn", 1, learn),
+			pipeline.Map("learn", 1, s.learn),
 		},
-		pipeline.To("predictions", publish))
+		pipeline.To("predictions", pipeline.WriteFunc[*stages.Step](s.publish)))
+}
 
+// learn turns a batch of records into the learner's batch (samples of the
+// first sample's width, late labels, the rest rejected) and learns it.
+func (s *service) learn(ctx context.Context, rs []record) (*stages.Step, error) {
+	b := &nsrecord.Batch{Form: nsrecord.FormDense}
+	var rows [][]float64
+	for _, r := range rs {
+		switch {
+		case r.X != nil && (len(rows) == 0 || len(r.X) == len(rows[0])):
+			rows = append(rows, r.X)
+			b.IDs = append(b.IDs, r.ID)
+			b.Labels = append(b.Labels, r.Label)
+			b.Labeled = append(b.Labeled, r.Label != "")
+			b.Offsets = append(b.Offsets, s.off)
+		case r.X == nil && r.ID != "" && r.Label != "":
+			b.LateLabels = append(b.LateLabels, nsrecord.LateLabel{Offset: s.off, ID: r.ID, Label: r.Label})
+		default:
+			b.Rejects = append(b.Rejects, nsrecord.Reject{Offset: s.off, ID: r.ID, Reason: errors.New("bad record")})
+		}
+		s.off++
+	}
+	if len(rows) > 0 {
+		b.Dense = mat.NewDense(len(rows), len(rows[0]), nil)
+		for i, r := range rows {
+			b.Dense.SetRow(i, r)
+		}
+	}
+	return s.learner.Learn(b)
+}
+
+// publish keeps a step's predictions by id and the learner's counters.
+func (s *service) publish(ctx context.Context, st *stages.Step) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range st.Predictions {
+		if p.ID != "" {
+			s.preds[p.ID] = p
+		}
+	}
+	s.stats = s.learner.Counters() // read after Learn, before the next: the stage is done with it
+	return nil
+}
+
+// routes returns the service's HTTP handlers: POST /records, GET
+// /predictions/{id} and GET /stats.
+func (s *service) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /records", func(w http.ResponseWriter, r *http.Request) {
 		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 16<<20))
@@ -144,7 +160,7 @@ func main() {
 				return
 			}
 			select {
-			case in <- rec:
+			case s.in <- rec:
 				n++
 			case <-r.Context().Done():
 				return
@@ -153,9 +169,9 @@ func main() {
 		fmt.Fprintf(w, "{\"accepted\":%d}\n", n)
 	})
 	mux.HandleFunc("GET /predictions/{id}", func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		pr, ok := preds[r.PathValue("id")]
-		mu.Unlock()
+		s.mu.Lock()
+		pr, ok := s.preds[r.PathValue("id")]
+		s.mu.Unlock()
 		if !ok {
 			http.NotFound(w, r)
 			return
@@ -163,16 +179,27 @@ func main() {
 		fmt.Fprintf(w, "{\"id\":%q,\"pred\":%q}\n", pr.ID, pr.Label)
 	})
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		defer mu.Unlock()
-		json.NewEncoder(w).Encode(stats)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		json.NewEncoder(w).Encode(s.stats)
 	})
+	return mux
+}
 
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8081", "listen address")
+	selftest := flag.Bool("selftest", false, "post the digits to the service, print the accuracy and exit")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	s := newService()
+	p := s.pipeline()
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv := &http.Server{Handler: mux}
+	srv := &http.Server{Handler: s.routes()}
 	var wg sync.WaitGroup
 	runErr := make(chan error, 1)
 	wg.Go(func() { runErr <- p.Run(ctx) })
@@ -192,12 +219,12 @@ func main() {
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	srv.Shutdown(sctx)
 	cancel()
-	close(in) // the source sees io.EOF: a soft stop that flushes the last batch
+	close(s.in) // the source sees io.EOF: a soft stop that flushes the last batch
 	wg.Wait()
 	if err := <-runErr; err != nil && !errors.Is(err, context.Canceled) {
 		log.Fatal(err)
 	}
-	c := learner.Counters()
+	c := s.learner.Counters()
 	fmt.Printf("%d records, %d samples, %d labels scored: prequential accuracy %.4f\n", c.Records, c.Samples, c.Labeled, c.Accuracy())
 }
 
