@@ -35,53 +35,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
-	// The stream: shuffled digits; a labeled sample's label comes later as
-	// a label-only record (same id, no features).
-	x, y := datasets.Digits()
-	n, d := x.Dims()
-	rnd := rand.New(rand.NewPCG(*seed, *seed))
-	order := rnd.Perm(n)
-	isLabeled := map[int]bool{}
-	for _, t := range rnd.Perm(n)[:int(*labeled*float64(n))] {
-		isLabeled[t] = true
-	}
-	var batches []*record.Batch
-	cur := &record.Batch{Form: record.FormDense}
-	var rows [][]float64
-	off := int64(0)
-	flush := func() {
-		if len(rows) > 0 {
-			cur.Dense = mat.NewDense(len(rows), d, nil)
-			for i, r := range rows {
-				cur.Dense.SetRow(i, r)
-			}
-		}
-		batches = append(batches, cur)
-		cur, rows = &record.Batch{Form: record.FormDense}, nil
-	}
-	due := map[int][]int{}
-	for t := 0; t < n+*delay+1; t++ {
-		if t < n {
-			i := order[t]
-			rows = append(rows, x.RawRowView(i))
-			cur.IDs = append(cur.IDs, strconv.Itoa(i))
-			cur.Labels = append(cur.Labels, "")
-			cur.Labeled = append(cur.Labeled, false)
-			cur.Offsets = append(cur.Offsets, off)
-			off++
-			if isLabeled[t] {
-				due[t+*delay] = append(due[t+*delay], i)
-			}
-		}
-		for _, i := range due[t] {
-			cur.LateLabels = append(cur.LateLabels, record.LateLabel{Offset: off, ID: strconv.Itoa(i), Label: strconv.Itoa(y[i])})
-			off++
-		}
-		if cur.Records() >= *batch {
-			flush()
-		}
-	}
-	flush()
+	batches := digitsBatches(*labeled, *delay, *batch, *seed)
 
 	learner := &stages.Learner{Model: &model.Online{Rank: *rank, Graph: graph.KNN{K: 5}, Src: rand.NewPCG(*seed, *seed)}}
 	learn := func(ctx context.Context, b *record.Batch) (stages.Counters, error) {
@@ -108,6 +62,59 @@ func main() {
 	lo, hi := c.Interval(1.96)
 	fmt.Printf("\n%d samples, labels each %d samples late: prequential accuracy %.4f (95%% interval %.4f–%.4f) over the %d labeled samples after the first label (%d before it not scored)\n",
 		c.Samples, *delay, c.Accuracy(), lo, hi, c.Labeled, c.Early)
+}
+
+// digitsBatches returns the stream in batches of batch records: the
+// digits shuffled by seed, each a sample without a label, and for a
+// fraction labeled of them (drawn by the same seed) its label as a
+// label-only record (same id, no features) delay samples later.
+func digitsBatches(labeled float64, delay, batch int, seed uint64) []*record.Batch {
+	x, y := datasets.Digits()
+	n, d := x.Dims()
+	rnd := rand.New(rand.NewPCG(seed, seed))
+	order := rnd.Perm(n)
+	isLabeled := map[int]bool{}
+	for _, t := range rnd.Perm(n)[:int(labeled*float64(n))] {
+		isLabeled[t] = true
+	}
+	var batches []*record.Batch
+	cur := &record.Batch{Form: record.FormDense}
+	var rows [][]float64
+	off := int64(0)
+	flush := func() {
+		if len(rows) > 0 {
+			cur.Dense = mat.NewDense(len(rows), d, nil)
+			for i, r := range rows {
+				cur.Dense.SetRow(i, r)
+			}
+		}
+		batches = append(batches, cur)
+		cur, rows = &record.Batch{Form: record.FormDense}, nil
+	}
+	due := map[int][]int{}
+	for t := 0; t < n+delay+1; t++ {
+		if t < n {
+			i := order[t]
+			rows = append(rows, x.RawRowView(i))
+			cur.IDs = append(cur.IDs, strconv.Itoa(i))
+			cur.Labels = append(cur.Labels, "")
+			cur.Labeled = append(cur.Labeled, false)
+			cur.Offsets = append(cur.Offsets, off)
+			off++
+			if isLabeled[t] {
+				due[t+delay] = append(due[t+delay], i)
+			}
+		}
+		for _, i := range due[t] {
+			cur.LateLabels = append(cur.LateLabels, record.LateLabel{Offset: off, ID: strconv.Itoa(i), Label: strconv.Itoa(y[i])})
+			off++
+		}
+		if cur.Records() >= batch {
+			flush()
+		}
+	}
+	flush()
+	return batches
 }
 
 // progressLine is one line of the stream's progress: samples seen, labeled

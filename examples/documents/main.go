@@ -69,33 +69,7 @@ func main() {
 		isLabeled[i] = true
 	}
 
-	// Records in stream order, cut into batches.
-	var batches []*record.Batch
-	cur := &record.Batch{Form: record.FormText}
-	off := int64(0)
-	due := map[int][]int{}
-	for t := 0; t < len(docs)+*delay+1; t++ {
-		if t < len(docs) {
-			cur.Text = append(cur.Text, docs[t].text)
-			cur.IDs = append(cur.IDs, strconv.Itoa(t))
-			cur.Labels = append(cur.Labels, "")
-			cur.Labeled = append(cur.Labeled, false)
-			cur.Offsets = append(cur.Offsets, off)
-			off++
-			if isLabeled[t] {
-				due[t+*delay] = append(due[t+*delay], t)
-			}
-		}
-		for _, i := range due[t] {
-			cur.LateLabels = append(cur.LateLabels, record.LateLabel{Offset: off, ID: strconv.Itoa(i), Label: docs[i].label})
-			off++
-		}
-		if cur.Records() >= *batch {
-			batches = append(batches, cur)
-			cur = &record.Batch{Form: record.FormText}
-		}
-	}
-	batches = append(batches, cur)
+	batches := batchesOf(docs, isLabeled, *delay, *batch)
 
 	learner := &stages.Learner{
 		Model: &model.Online{Rank: *rank, Graph: graph.KNN{K: 5, Metric: graph.Cosine}, InitSize: 100, Src: rand.NewPCG(*seed, *seed)},
@@ -120,6 +94,38 @@ func main() {
 	sc := learner.Scores()
 	fmt.Printf("prequential accuracy %.4f over %d labeled documents after the first label (balanced accuracy %.4f, macro-F1 %.4f); classes %v\n",
 		c.Accuracy(), c.Labeled, sc.BalancedAccuracy, sc.MacroF1, learner.Classes())
+}
+
+// batchesOf returns the stream of docs in batches of batch records: each
+// document as a sample without a label, and the label of each document i
+// with isLabeled[i] as a late label delay documents after it.
+func batchesOf(docs []doc, isLabeled map[int]bool, delay, batch int) []*record.Batch {
+	var batches []*record.Batch
+	cur := &record.Batch{Form: record.FormText}
+	off := int64(0)
+	due := map[int][]int{}
+	for t := 0; t < len(docs)+delay+1; t++ {
+		if t < len(docs) {
+			cur.Text = append(cur.Text, docs[t].text)
+			cur.IDs = append(cur.IDs, strconv.Itoa(t))
+			cur.Labels = append(cur.Labels, "")
+			cur.Labeled = append(cur.Labeled, false)
+			cur.Offsets = append(cur.Offsets, off)
+			off++
+			if isLabeled[t] {
+				due[t+delay] = append(due[t+delay], t)
+			}
+		}
+		for _, i := range due[t] {
+			cur.LateLabels = append(cur.LateLabels, record.LateLabel{Offset: off, ID: strconv.Itoa(i), Label: docs[i].label})
+			off++
+		}
+		if cur.Records() >= batch {
+			batches = append(batches, cur)
+			cur = &record.Batch{Form: record.FormText}
+		}
+	}
+	return append(batches, cur)
 }
 
 // brownSample cuts the embedded Brown texts of the given genres (letters
