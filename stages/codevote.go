@@ -2,16 +2,13 @@ package stages
 
 import "github.com/nmfstream/nmfstream/model/classify"
 
-// The code-space expert of PredictGraph's mixture on documents: the class
-// shares of a new sample's nearest labeled codes. It is the one expert that
-// reads the method's codes alone, so --method reaches the mixture's answer
-// through it as well as through the spreading's edge weights
-// (Learner.SpreadCodes). On documents whose classes are topics (a news
-// topic against the rest, a stream of many topics) the codes' neighbours
-// find a rare topic that the linear model and the class shares answer with
-// the majority; the hedge weighs it down where it errs, as on the State of
-// the Union's parties in time order (BENCHMARKS.md, "The codes as an
-// expert of the mixture").
+// The code-space expert of PredictGraph's mixture on documents (mix): the
+// class shares of a new sample's nearest labeled codes, weighed by the
+// hedge like the other experts. It is the one expert that reads the
+// method's codes alone, so the codes reach the mixture's answer through it
+// as well as through the spreading's edge weights (Learner.SpreadCodes).
+// What it adds and costs, and how its vote was chosen: BENCHMARKS.md, "The
+// codes as an expert of the mixture".
 
 // codeVotePseudo is the number of pseudo-votes spread evenly over the
 // classes that smooth the expert's shares (an m-estimate with a uniform
@@ -21,9 +18,9 @@ import "github.com/nmfstream/nmfstream/model/classify"
 // linear mixture.
 const codeVotePseudo = 2
 
-// codeExpert reports whether PredictGraph's mixture reads the code-space
-// expert: on documents (where the mixture runs: linear), with the codes
-// read (not CodesOff), unless NoCodeExpert, once the model has codes.
+// codeExpert reports whether the mixture (mix, which runs on documents
+// only) reads the code-space expert: with the codes read (not CodesOff),
+// unless NoCodeExpert, once the model has codes.
 func (l *Learner) codeExpert() bool {
 	return !l.NoCodeExpert && l.Codes != CodesOff && l.Model.Started()
 }

@@ -23,7 +23,7 @@ type Predictor int
 
 const (
 	// PredictGraph (the default) spreads the labels over the graph and, on
-	// sparse rows (documents), mixes in two more experts, the three weighted
+	// sparse rows (documents), mixes in three more experts, the four weighted
 	// by their recent mistakes on the stream (exponential weights): the
 	// known labels spread over the stream's k-NN graph, the graph of every
 	// sample in the window, labeled or not (the harmonic function of Zhu,
@@ -31,8 +31,11 @@ const (
 	// the classes labeled in the window); an online multinomial logistic
 	// regression on the samples' features (an AdaGrad step on each label as
 	// it is learned, and one pass per batch over the labels of the last 3
-	// batches); and the class shares of the last labels (a no-change
-	// forecaster, for streams whose labels come in runs). The spreading uses
+	// batches); the class shares of the last labels (a no-change
+	// forecaster, for streams whose labels come in runs); and, once the
+	// model has codes, the vote of the sample's nearest labeled codes
+	// (codevote.go; not with CodesOff or NoCodeExpert), which waits for the
+	// batch's step. The spreading uses
 	// the unlabeled samples, which carry labels along the data's manifold:
 	// on the digits and MNIST streams it leads from the first label on; the
 	// linear model separates documents that the graph mixes (BENCHMARKS.md).
@@ -43,7 +46,8 @@ const (
 	// classes, plus about k·(the nodes a label reaches at a residual of
 	// 10⁻³, some 1,500 on MNIST) per label learned; the linear model
 	// O(nnz·C) per label per step, and C·D weights (none above 2²²: then the
-	// spreading alone predicts).
+	// spreading alone predicts); the codes' vote O(n·L·K) per batch of n
+	// samples with L labeled samples in the window and K code columns.
 	PredictGraph Predictor = iota
 	// PredictNearest votes among the Neighbors nearest labeled window
 	// samples in code space. It costs n·L·K per batch of n samples with L
