@@ -39,19 +39,15 @@ func (l *Learner) codeVotes(ids []int) []float64 {
 	if !l.codeExpert() {
 		return nil
 	}
-	_, y, ref := l.liveCodes(true)
-	if len(y) == 0 {
-		return nil
-	}
 	k := l.Model.Graph.K
 	if k <= 0 {
 		k = defaultCodeNeighbors
 	}
-	k = min(k, len(y))
-	nn := classify.NearestNeighbor{K: k, Metric: classify.Cosine}
-	if err := nn.Fit(ref, y); err != nil {
-		return nil // a labeled code the vote cannot read (not finite)
+	nn, y := l.labeledVoters(k, classify.Cosine)
+	if nn == nil {
+		return nil
 	}
+	k = nn.K
 	idx, _ := nn.NeighborsTo(nil, nil, l.codesOf(ids))
 	nc := len(l.classes)
 	prior := codeVotePseudo / float64(nc)

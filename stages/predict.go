@@ -181,19 +181,32 @@ func (l *Learner) liveCodes(labeled bool) (nodes, classes []int, codes *mat.Dens
 
 // nearest votes among the labeled live nodes.
 func (l *Learner) nearest(q *mat.Dense) ([]int, []float64) {
-	lab, y, ref := l.liveCodes(true)
-	if len(lab) == 0 {
-		return nil, nil
-	}
 	kk := l.Neighbors
 	if kk == 0 {
 		kk = 1
 	}
-	nn := classify.NearestNeighbor{K: min(kk, len(lab)), Metric: l.Metric}
-	if err := nn.Fit(ref, y); err != nil {
-		return nil, nil // zero code rows under Cosine, for instance: no prediction
+	nn, _ := l.labeledVoters(kk, l.Metric)
+	if nn == nil {
+		return nil, nil
 	}
 	return nn.PredictScoresTo(nil, nil, q)
+}
+
+// labeledVoters returns the labeled live window samples' classifying codes
+// fitted for a vote of k neighbours (at most their number) under metric,
+// and their classes in the order the vote's indices name them; nil without
+// a labeled sample or where the codes cannot be fitted (zero code rows
+// under Cosine, for instance). It copies the L labeled codes: O(L·K).
+func (l *Learner) labeledVoters(k int, metric classify.Metric) (*classify.NearestNeighbor, []int) {
+	_, y, ref := l.liveCodes(true)
+	if len(y) == 0 {
+		return nil, nil
+	}
+	nn := &classify.NearestNeighbor{K: min(k, len(y)), Metric: metric}
+	if err := nn.Fit(ref, y); err != nil {
+		return nil, nil
+	}
+	return nn, y
 }
 
 // walkPart is the workspace of one part of walk's batch.
