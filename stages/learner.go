@@ -93,6 +93,15 @@ type Learner struct {
 	// documents, the ablation of BENCHMARKS.md. It must be false with
 	// another Predictor or CodesOff, which read no such expert.
 	NoCodeExpert bool
+	// PriorPower is γ of PredictGraph's mixture on documents: each class's
+	// mixed probability is divided by its share of the window's labels,
+	// smoothed by one label a class, to the power γ (priorScale), so that
+	// the experts that carry the labels' class prior (the linear model,
+	// the recent labels, the codes' vote) do not answer the majority class
+	// for every sample they cannot tell apart. Zero means
+	// defaultPriorPower; a negative value none (the mixture as it is). It
+	// must be zero with another Predictor, which has no mixture.
+	PriorPower float64
 	// Split, if set, runs the PredictWalk walks of a batch in parts at
 	// once (pipeline.Split provides one), each part with its own walker;
 	// the predictions are the same as without it.

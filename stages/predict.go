@@ -35,7 +35,10 @@ const (
 	// forecaster, for streams whose labels come in runs); and, once the
 	// model has codes, the vote of the sample's nearest labeled codes
 	// (codevote.go; not with CodesOff or NoCodeExpert), which waits for the
-	// batch's step. The spreading uses
+	// batch's step. Each class's mixed probability is then divided by the
+	// class's share of the window's labels to the power PriorPower
+	// (priorScale), which the experts that follow the labels' majority
+	// would otherwise count twice. The spreading uses
 	// the unlabeled samples, which carry labels along the data's manifold:
 	// on the digits and MNIST streams it leads from the first label on; the
 	// linear model separates documents that the graph mixes (BENCHMARKS.md).

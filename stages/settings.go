@@ -67,6 +67,9 @@ func (l *Learner) Check() error {
 	case l.NoCodeExpert && l.Codes == CodesOff:
 		errs = append(errs, &SettingError{"NoCodeExpert", "Codes=auto|only", "CodesOff reads no codes, so the mixture has no code-space expert to leave out: leave it false, or use CodesAuto or CodesOnly"})
 	}
+	if l.PriorPower != 0 && l.Predictor != PredictGraph {
+		errs = append(errs, &SettingError{"PriorPower", "Predictor=graph", "it scales PredictGraph's mixture, which the other predictors do not run: leave it zero, or use PredictGraph"})
+	}
 	if l.Model.SearchFit != 0 && (l.Model.SearchBasis <= 0 || l.Model.SearchDim > 0) {
 		errs = append(errs, &SettingError{"Model.SearchFit", "Model.SearchBasis", "it chooses the search basis's fit, and Model.SearchBasis is not set (or Model.SearchDim replaces it): leave it zero, or set SearchBasis without SearchDim"})
 	}

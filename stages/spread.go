@@ -2,6 +2,7 @@ package stages
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/nmfstream/nmfstream/model/graph"
@@ -557,6 +558,7 @@ func (l *Learner) mix(ids []int, out []Prediction, q []float64) {
 	if pr != nil {
 		rb = argmax(pr)
 	}
+	scale := l.priorScale(nc)
 	for p, n := range ids {
 		out[p].recent = rb
 		d, ind, val := l.linRow(n)
@@ -564,7 +566,7 @@ func (l *Learner) mix(ids []int, out []Prediction, q []float64) {
 		if pl == nil {
 			continue
 		}
-		best, bv := 0, -1.0
+		best, bv, tot := 0, -1.0, 0.0
 		for c := range nc {
 			m := w[expertGraph]*q[p*nc+c] + w[expertLinear]*pl[c]
 			if pr != nil {
@@ -573,9 +575,16 @@ func (l *Learner) mix(ids []int, out []Prediction, q []float64) {
 			if pc != nil {
 				m += w[expertCodes] * pc[p*nc+c]
 			}
+			if scale != nil {
+				m *= scale[c]
+				tot += max(m, 0)
+			}
 			if m > bv {
 				best, bv = c, m
 			}
+		}
+		if scale != nil && tot > 0 {
+			bv /= tot // the scaled mixture renormalized: the score stays a probability
 		}
 		out[p].lin = argmax(pl)
 		if pc != nil {
@@ -585,6 +594,31 @@ func (l *Learner) mix(ids []int, out []Prediction, q []float64) {
 		// is clamped to [0, 1], the prediction left as the mixture says.
 		out[p].Label, out[p].Score = l.classes[best], min(max(bv, 0), 1)
 	}
+}
+
+// defaultPriorPower is Learner.PriorPower's default γ, chosen on the
+// document streams (BENCHMARKS.md, "The labels' prior divided out of the
+// mixture").
+const defaultPriorPower = 0.15
+
+// priorScale returns the factors (π_c)^−γ by which mix divides the
+// mixture's class probabilities out of the labels' prior, π_c = (labels of
+// class c in the window + 1) / (labels in the window + nc), γ =
+// Learner.PriorPower or its default; nil where it is negative.
+func (l *Learner) priorScale(nc int) []float64 {
+	g := l.PriorPower
+	switch {
+	case g < 0:
+		return nil
+	case g == 0:
+		g = defaultPriorPower
+	}
+	count, total := l.labelCounts()
+	scale := make([]float64, nc)
+	for c := range scale {
+		scale[c] = math.Pow((float64(count[c])+1)/(float64(total)+float64(nc)), -g)
+	}
+	return scale
 }
 
 // argmax returns the index of p's largest value, the first of ties.

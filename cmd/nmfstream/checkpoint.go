@@ -89,6 +89,9 @@ type onlineConfig struct {
 	// Checkpoints and settings written without it read as false, the
 	// expert in the mixture.
 	NoCodeExpert bool `json:",omitempty"`
+	// PriorPower is --prior-power, stages.Learner.PriorPower. Checkpoints
+	// and settings written without it read as 0, its default.
+	PriorPower float64 `json:",omitempty"`
 }
 
 // checkpoint is the whole state of a stream.
@@ -227,6 +230,7 @@ func (c onlineConfig) learner() *stages.Learner {
 		SpreadMetric: c.SpreadMetric,
 		SpreadCodes:  c.SpreadCodes,
 		NoCodeExpert: c.NoCodeExpert,
+		PriorPower:   c.PriorPower,
 		Featurize:    stages.Featurize{MaxNormRatio: c.MaxNormRatio, MaxClasses: c.MaxClasses, MaxWindowBytes: c.MaxWindowBytes},
 		Neighbors:    c.Vote,
 		Metric:       classify.Metric(c.Metric),

@@ -69,6 +69,8 @@ func TestStreamRefusesBadValues(t *testing.T) {
 		{[]string{"--predictor", "spread", "--code-expert=false"}, "--code-expert=false leaves an expert out of the graph predictor's mixture"},
 		{[]string{"--codes", "off", "--code-expert=false"}, "--codes off reads no codes, so the mixture has no code-space expert"},
 		{[]string{"--code-expert=maybe"}, "-code-expert"},
+		{[]string{"--predictor", "nearest", "--prior-power", "0.3"}, "--prior-power scales the graph predictor's mixture"},
+		{[]string{"--prior-power", "NaN"}, "--prior-power"},
 	} {
 		code, _, e := runCmd(t, append([]string{"stream", "--in", in, "--out", filepath.Join(dir, "p.jsonl")}, c.args...)...)
 		if code != 2 || !strings.Contains(e, c.want) {
@@ -87,6 +89,7 @@ func TestStreamRefusesBadValues(t *testing.T) {
 		{"--codes", "only", "--spread-power", "5", "--search-fit", "nmf"},
 		{"--codes", "off", "--spread-power", "5", "--spread-metric", "1"},
 		{"--codes", "only", "--code-expert=false"},
+		{"--codes", "off", "--prior-power", "-1"},
 		{"--checkpoint", filepath.Join(dir, "ok.ckpt"), "--checkpoint-every", "0", "--rank", "10"},
 	} {
 		if code, _, e := runCmd(t, append([]string{"stream", "--in", in, "--window", "300"}, args...)...); code != 0 {

@@ -148,3 +148,33 @@ func TestCodeExpertFlag(t *testing.T) {
 		t.Errorf("--code-expert=sometimes: %v", err)
 	}
 }
+
+// TestPriorPowerFlag checks --prior-power: its value reaches the learner's
+// PriorPower (0, the default, when not named), and a resume naming another
+// value than its checkpoint's is refused naming the flag (a checkpoint
+// written before the flag reads as 0).
+func TestPriorPowerFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want float64
+	}{
+		{nil, 0},
+		{[]string{"--prior-power", "0.3"}, 0.3},
+		{[]string{"--prior-power", "-1"}, -1},
+	} {
+		var cfg onlineConfig
+		fs := flag.NewFlagSet("stream", flag.ContinueOnError)
+		addOnlineFlags(fs, &cfg)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.learner().PriorPower; got != tc.want {
+			t.Errorf("%v: PriorPower %v, want %v", tc.args, got, tc.want)
+		}
+		saved := cfg
+		saved.PriorPower = 0 // a checkpoint at the default, or from before the flag
+		if err := sameConfig(fs, cfg, saved); (err != nil) != (tc.want != 0) || err != nil && !strings.Contains(err.Error(), "-prior-power") {
+			t.Errorf("%v against a checkpoint at the default: %v", tc.args, err)
+		}
+	}
+}

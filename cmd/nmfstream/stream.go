@@ -190,6 +190,7 @@ func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
 		c.NoCodeExpert = !on
 		return err
 	})
+	fs.Float64Var(&c.PriorPower, "prior-power", 0, "on documents, divide each class's probability in the graph predictor's mixture by the class's share of the window's labels (one label a class added) to this power, so that a class the labels make rare is still answered where the experts that follow the labels' majority cannot tell it apart (0: the default, 0.15; negative: none, the ablation of BENCHMARKS.md). Images have no mixture")
 	fs.Float64Var(&c.SpreadMetric, "spread-metric", 0, "weight of the labels' Fisher directions in the graph predictor's search, on dense rows of at most 256 features (the graph rebuilt every step under that metric); 0: the samples' own graph (the default: the learned metric cost accuracy on the digits)")
 	fs.Float64Var(&c.MaxNormRatio, "max-norm-ratio", stages.DefaultMaxNormRatio, "reject a record whose Euclidean norm is more than this many times the window's typical norm (the geometric mean of the other nonzero norms of its samples and its batch): a corrupt record, such as a pixel of 1e30, would otherwise set the basis and its neighbours' codes (a text's TF-IDF row has unit length: it rejects no text); negative: no bound")
 	fs.Func("graph-metric", "distance of the model's k-NN graph of the samples: auto (the default: Euclidean, moved to the cosine where, at the search basis's judgement points, the newest 500 labeled samples are classified better by it leave-one-out by 3 standard deviations: model.Online.ChooseMetric), euclidean or cosine (held throughout). On documents, whose TF-IDF rows have unit length, the two find the same neighbours and the flag changes nothing", func(s string) error {
@@ -281,6 +282,7 @@ var settingFlags = map[[2]string]string{
 	{"SpreadCodes", "Codes=auto"}:              "--spread-codes weighs the samples' edges by their codes with --codes auto only (off reads no codes, only spreads over the codes' own graph): drop it, or use --codes auto",
 	{"SpreadMetric", "Codes=auto|off"}:         "--spread-metric learns the samples' graph, which --codes only does not search: drop it, or use --codes auto or off",
 	{"Model.SearchFit", "Model.SearchBasis"}:   "",
+	{"PriorPower", "Predictor=graph"}:          "--prior-power scales the graph predictor's mixture, which --predictor spread, nearest, walk and propagate do not run: drop it, or use --predictor graph",
 	{"NoCodeExpert", "Predictor=graph"}:        "--code-expert=false leaves an expert out of the graph predictor's mixture, which --predictor spread, nearest, walk and propagate do not run: drop it, or use --predictor graph",
 	{"NoCodeExpert", "Codes=auto|only"}:        "--codes off reads no codes, so the mixture has no code-space expert to leave out: drop --code-expert=false, or use --codes auto or only",
 }
@@ -423,7 +425,7 @@ func parseStreamFlagsWith(args []string, stderr io.Writer, synopsis string, extr
 	fs.StringVar(&o.rejects, "rejects", "", "write rejected records to this `file` (JSON lines); a record without features (an empty document) is rejected and still gets its line in --out, answered from the class shares of the labels before it")
 	fs.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the run to this `file` (go tool pprof)")
 	fs.StringVar(&o.trace, "trace", "", "write a runtime execution trace of the run to this `file` (go tool trace; with --cpuprofile it holds the CPU samples too, which bench/streamprof/alone.py reads)")
-	predictor := fs.String("predictor", "graph", "classifier: graph (the default: the labels spread over the k-NN graph of every sample in the window, mixed on documents with an online linear model of the features, the last labels' class shares and the nearest labeled codes' (see --code-expert), by their recent accuracy), spread (the spreading alone), nearest (k-NN vote over every labeled code), walk (the same vote, its neighbours found by a walk of the k-NN graph: cost independent of the window) or propagate (label propagation over the window)")
+	predictor := fs.String("predictor", "graph", "classifier: graph (the default: the labels spread over the k-NN graph of every sample in the window, mixed on documents with an online linear model of the features, the last labels' class shares and the nearest labeled codes' (see --code-expert), by their recent accuracy, the classes then divided by their share of the labels, see --prior-power), spread (the spreading alone), nearest (k-NN vote over every labeled code), walk (the same vote, its neighbours found by a walk of the k-NN graph: cost independent of the window) or propagate (label propagation over the window)")
 	metric := fs.String("metric", "euclidean", "code-space distance of the classifier: euclidean or cosine")
 	addOnlineFlags(fs, &o.cfg)
 	addCSVFlags(fs, &o.csvf)
@@ -522,7 +524,7 @@ func checkOnlineCounts(c onlineConfig) error {
 
 // checkOnlineWeights refuses weights and powers that are not numbers, a
 // --forget outside [0, 1) and a negative --spread-metric. A negative
-// --max-norm-ratio, --spread-power or --spread-codes has a meaning (see
+// --max-norm-ratio, --spread-power, --spread-codes or --prior-power has a meaning (see
 // their help), and so have negative --alpha and --beta for some methods
 // (model.Online's documentation).
 func checkOnlineWeights(c onlineConfig) error {
@@ -530,7 +532,7 @@ func checkOnlineWeights(c onlineConfig) error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"alpha", c.Alpha}, {"beta", c.Beta}, {"spread-power", c.SpreadPower}, {"spread-codes", c.SpreadCodes}, {"spread-metric", c.SpreadMetric}, {"max-norm-ratio", c.MaxNormRatio}} {
+	}{{"alpha", c.Alpha}, {"beta", c.Beta}, {"spread-power", c.SpreadPower}, {"spread-codes", c.SpreadCodes}, {"spread-metric", c.SpreadMetric}, {"prior-power", c.PriorPower}, {"max-norm-ratio", c.MaxNormRatio}} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) && f.name != "max-norm-ratio" {
 			errs = append(errs, fmt.Errorf("%w: --%s %v: want a finite number (see nmfstream stream -help)", errUsage, f.name, f.v))
 		}
@@ -870,6 +872,8 @@ func sameConfig(fs *flag.FlagSet, now, saved onlineConfig) error {
 			a, b = now.SpreadMetric, saved.SpreadMetric
 		case "code-expert":
 			a, b = now.NoCodeExpert, saved.NoCodeExpert
+		case "prior-power":
+			a, b = now.PriorPower, saved.PriorPower
 		case "max-norm-ratio":
 			a, b = model.NormRatio(now.MaxNormRatio), model.NormRatio(saved.MaxNormRatio)
 		case "max-classes", "max-window-bytes":
