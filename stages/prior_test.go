@@ -3,6 +3,7 @@ package stages
 import (
 	"errors"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -34,46 +35,44 @@ func TestPriorScale(t *testing.T) {
 }
 
 // TestPriorPower checks that the mixture divides the labels' prior out on
-// a document stream whose third topic is rare: against PriorPower −1 (the
-// mixture as it is) the default answers the rare topic for more samples
-// and changes some answers, its scores stay probabilities, and a
-// PriorPower with a predictor that has no mixture is refused.
+// a document stream whose third topic is rare: the rare topic is answered
+// for more samples as PriorPower grows (−1, the mixture as it is; 0, the
+// default; 0.5; 1), the default changes some answers, the scores stay
+// probabilities, and a PriorPower with a predictor that has no mixture is
+// refused.
 func TestPriorPower(t *testing.T) {
-	bs := topicBatches(7, 30)
-	l, none := newTopicLearner(), newTopicLearner()
-	none.PriorPower = -1
-	var rare, rareNone, differ, n int
-	for _, b := range bs {
-		sa, err := l.Learn(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sn, err := none.Learn(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for p, pa := range sa.Predictions {
-			pn := sn.Predictions[p]
-			if pa.Label == "" {
-				continue
+	powers := []float64{-1, 0, 0.5, 1}
+	rare := make([]int, len(powers))
+	labels := make([][]string, len(powers))
+	for i, g := range powers {
+		l := newTopicLearner()
+		l.PriorPower = g
+		for _, b := range topicBatches(7, 30) {
+			s, err := l.Learn(b)
+			if err != nil {
+				t.Fatal(err)
 			}
-			n++
-			if pa.Score < 0 || pa.Score > 1 || math.IsNaN(pa.Score) {
-				t.Fatalf("offset %d: score %v, want a probability", pa.Offset, pa.Score)
-			}
-			if pa.Label == "weather" {
-				rare++
-			}
-			if pn.Label == "weather" {
-				rareNone++
-			}
-			if pa.Label != pn.Label {
-				differ++
+			for _, p := range s.Predictions {
+				if p.Label == "" {
+					continue
+				}
+				if p.Score < 0 || p.Score > 1 || math.IsNaN(p.Score) {
+					t.Fatalf("PriorPower %v, offset %d: score %v, want a probability", g, p.Offset, p.Score)
+				}
+				if p.Label == "weather" {
+					rare[i]++
+				}
+				labels[i] = append(labels[i], p.Label)
 			}
 		}
 	}
-	if differ == 0 || rare <= rareNone {
-		t.Errorf("of %d predictions the rare topic answered %d times with the prior divided out, %d without; %d differ: want more, and some differing", n, rare, rareNone, differ)
+	for i := 1; i < len(powers); i++ {
+		if rare[i] < rare[i-1] {
+			t.Errorf("PriorPower %v answered the rare topic %d times, %v %d: want no fewer as it grows", powers[i], rare[i], powers[i-1], rare[i-1])
+		}
+	}
+	if rare[len(powers)-1] < rare[0]+5 || slices.Equal(labels[0], labels[1]) {
+		t.Errorf("the rare topic answered %v times for PriorPower %v; the default's answers the same as without the division: %v", rare, powers, slices.Equal(labels[0], labels[1]))
 	}
 	for _, p := range []Predictor{PredictNearest, PredictSpread, PredictWalk, PredictPropagate} {
 		bad := &Learner{Model: newTopicLearner().Model, PriorPower: 0.3, Predictor: p}
