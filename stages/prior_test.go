@@ -9,16 +9,19 @@ import (
 
 // TestPriorScale checks priorScale against factors worked by hand: labels
 // of three classes 3, 1 and 0 in the window (a fourth labeled node of
-// class 2 has left it), so π = 4/7, 2/7, 1/7 with one label a class added.
+// class 2 has left it), so π = 4/7, 2/7, 1/7 with one label a class added,
+// and the factors (π_min/π_c)^γ = (1/4)^γ, (1/2)^γ, 1; a huge γ leaves
+// them finite.
 func TestPriorScale(t *testing.T) {
 	l := &Learner{classes: []string{"a", "b", "c"}}
 	l.nodes = []node{{live: true, class: 0}, {live: true, class: 0}, {live: true, class: -1}, {live: true, class: 0}, {live: true, class: 1}, {live: false, class: 2}}
 	for _, tc := range []struct {
 		power float64
-		want  []float64 // (7/4)^γ, (7/2)^γ, 7^γ
+		want  []float64 // (1/4)^γ, (1/2)^γ, 1
 	}{
-		{0, []float64{1.08757, 1.20673, 1.33895}}, // the default, γ = 0.15
-		{0.5, []float64{1.32288, 1.87083, 2.64575}},
+		{0, []float64{0.812252, 0.901250, 1}}, // the default, γ = 0.15
+		{0.5, []float64{0.5, 0.707107, 1}},
+		{1e6, []float64{0, 0, 1}},
 		{-1, nil},
 	} {
 		l.PriorPower = tc.power

@@ -601,10 +601,12 @@ func (l *Learner) mix(ids []int, out []Prediction, q []float64) {
 // mixture").
 const defaultPriorPower = 0.15
 
-// priorScale returns the factors (π_c)^−γ by which mix divides the
-// mixture's class probabilities out of the labels' prior, π_c = (labels of
-// class c in the window + 1) / (labels in the window + nc), γ =
-// Learner.PriorPower or its default; nil where it is negative.
+// priorScale returns the factors by which mix divides the mixture's class
+// probabilities out of the labels' prior: (π_c)^−γ over the largest of
+// them, (min π / π_c)^γ, in (0, 1] for any γ (mix renormalizes, so the
+// common factor changes nothing), where π_c = (labels of class c in the
+// window + 1) / (labels in the window + nc) and γ = Learner.PriorPower or
+// its default; nil where PriorPower is negative.
 func (l *Learner) priorScale(nc int) []float64 {
 	g := l.PriorPower
 	switch {
@@ -613,10 +615,14 @@ func (l *Learner) priorScale(nc int) []float64 {
 	case g == 0:
 		g = defaultPriorPower
 	}
-	count, total := l.labelCounts()
+	if nc == 0 {
+		return nil
+	}
+	count, _ := l.labelCounts()
+	least := slices.Min(count) // the smoothing's total cancels in the ratio
 	scale := make([]float64, nc)
 	for c := range scale {
-		scale[c] = math.Pow((float64(count[c])+1)/(float64(total)+float64(nc)), -g)
+		scale[c] = math.Pow(float64(least+1)/float64(count[c]+1), g)
 	}
 	return scale
 }
