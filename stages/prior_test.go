@@ -85,3 +85,40 @@ func TestPriorPower(t *testing.T) {
 		}
 	}
 }
+
+// TestPriorPowerScores checks that the divided mixture's scores are
+// renormalized: on two classes (the topic stream's sport and finance
+// merged) every answer's score is at least a half, as the larger of two
+// probabilities is, though the majority class's factor is below one.
+func TestPriorPowerScores(t *testing.T) {
+	l := newTopicLearner()
+	scored := 0
+	for _, b := range topicBatches(7, 30) {
+		for i, y := range b.Labels {
+			if y == "finance" {
+				b.Labels[i] = "sport"
+			}
+		}
+		for i, ll := range b.LateLabels {
+			if ll.Label == "finance" {
+				b.LateLabels[i].Label = "sport"
+			}
+		}
+		s, err := l.Learn(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range s.Predictions {
+			if p.Label == "" || p.lin == noPrediction {
+				continue // not the mixture's answer
+			}
+			scored++
+			if p.Score < 0.5-1e-12 || p.Score > 1 {
+				t.Fatalf("offset %d: %s with score %v, want a probability of at least ½ (two classes)", p.Offset, p.Label, p.Score)
+			}
+		}
+	}
+	if scored < 250 {
+		t.Fatalf("%d answers of the mixture, want ≥ 250", scored)
+	}
+}
