@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"io"
 	"strings"
@@ -176,5 +177,32 @@ func TestPriorPowerFlag(t *testing.T) {
 		if err := sameConfig(fs, cfg, saved); (err != nil) != (tc.want != 0) || err != nil && !strings.Contains(err.Error(), "-prior-power") {
 			t.Errorf("%v against a checkpoint at the default: %v", tc.args, err)
 		}
+	}
+}
+
+// TestLearnerOfCarriesMixture checks that the owners of stream --nats and
+// serve --nats build their learners with the driver's mixture settings:
+// --prior-power and --code-expert travel in the settings' JSON, and a
+// driver that names neither sends neither (the settings' bytes of a build
+// without the flags).
+func TestLearnerOfCarriesMixture(t *testing.T) {
+	cfg := onlineConfig{Rank: 10, Neighbors: 5, Window: 1000, Batch: 10, Method: "gnmf", PriorPower: 0.3, NoCodeExpert: true}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := learnerOf(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.PriorPower != 0.3 || !l.NoCodeExpert {
+		t.Errorf("owner's learner: PriorPower %v, NoCodeExpert %v; want 0.3, true", l.PriorPower, l.NoCodeExpert)
+	}
+	cfg.PriorPower, cfg.NoCodeExpert = 0, false
+	if b, err = json.Marshal(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if s := string(b); strings.Contains(s, "PriorPower") || strings.Contains(s, "NoCodeExpert") {
+		t.Errorf("default settings carry the mixture's fields: %s", s)
 	}
 }
