@@ -3,7 +3,6 @@ package stages
 import (
 	"cmp"
 	"errors"
-	"math"
 	"slices"
 
 	"github.com/nmfstream/nmfstream/record"
@@ -88,7 +87,7 @@ func (cp *classPrior) learn(c int, recent []float64) {
 // id (the sources give a record without an id its offset in decimal where
 // they do so for samples: docs/DESIGN.md §5).
 func (l *Learner) classShares(rj record.Reject) Prediction {
-	p := Prediction{ID: rj.ID, Offset: rj.Offset, Node: -1, Score: math.NaN(), graph: noPrediction, lin: noPrediction, recent: noPrediction, codes: noPrediction}
+	p := unanswered(rj.ID, rj.Offset, -1)
 	if !l.KnowsLabel() {
 		p.early = true
 		return p

@@ -192,7 +192,7 @@ func (l *Learner) setLabel(n, c int) error {
 func (l *Learner) predictInOrder(ids []int, b *Identified) ([]Prediction, error) {
 	out := make([]Prediction, len(ids))
 	for p, n := range ids {
-		out[p] = Prediction{ID: b.IDs[p], Offset: b.Offsets[p], Node: n, Score: math.NaN(), graph: noPrediction, lin: noPrediction, recent: noPrediction, codes: noPrediction}
+		out[p] = unanswered(b.IDs[p], b.Offsets[p], n)
 	}
 	late := b.Late
 	slices.SortStableFunc(late, func(a, b record.LateLabel) int { return cmp.Compare(a.Offset, b.Offset) })

@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"math"
 	"slices"
 
 	"gonum.org/v1/gonum/mat"
@@ -92,6 +93,13 @@ type Prediction struct {
 
 	early                     bool // made before any label was known
 	graph, lin, recent, codes int  // PredictGraph's experts' classes, −1 for none
+}
+
+// unanswered returns the arrival prediction of record id (at offset off,
+// node n; −1 for a record without features) before any predictor has
+// answered it: no label, a NaN score, and no expert's class.
+func unanswered(id string, off int64, n int) Prediction {
+	return Prediction{ID: id, Offset: off, Node: n, Score: math.NaN(), graph: noPrediction, lin: noPrediction, recent: noPrediction, codes: noPrediction}
 }
 
 // predict fills out (one per new node ids) with predictions from the labels
