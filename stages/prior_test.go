@@ -25,7 +25,8 @@ func TestPriorScale(t *testing.T) {
 		{-1, nil},
 	} {
 		l.PriorPower = tc.power
-		got := l.priorScale(3)
+		count, _ := l.labelCounts()
+		got := l.priorScale(count)
 		if (got == nil) != (tc.want == nil) || len(got) != len(tc.want) {
 			t.Fatalf("PriorPower %v: %v, want %v", tc.power, got, tc.want)
 		}

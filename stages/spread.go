@@ -298,7 +298,8 @@ func (l *Learner) predictGraph(ids []int, out []Prediction) {
 		l.sp.sweepLocal(ids, live, class)
 	}
 	mass := l.sp.classMass(live)
-	l.forgetAbsent(mass)
+	count, _ := l.labelCounts() // the run's labels: read by forgetAbsent and mix
+	l.forgetAbsent(mass, count)
 	useLin := l.linear()
 	var q []float64 // the graph's class probabilities at each position, len(ids)×C
 	if useLin {
@@ -346,7 +347,7 @@ func (l *Learner) predictGraph(ids []int, out []Prediction) {
 		}
 	}
 	if useLin {
-		l.mix(ids, out, q)
+		l.mix(ids, out, q, count)
 	}
 }
 
@@ -521,9 +522,8 @@ func (l *Learner) firstPrediction(ids []int, b *Identified) (end int, ok bool) {
 // class without labeled nodes is zero, and what is left of its scores
 // (warm starts, a few sweeps) would be blown up by the class mass
 // normalization, which would keep predicting a class long after its last
-// label left the window.
-func (l *Learner) forgetAbsent(mass []float64) {
-	count, _ := l.labelCounts()
+// label left the window. count is labelCounts'.
+func (l *Learner) forgetAbsent(mass []float64, count []int) {
 	for c := range mass {
 		if count[c] == 0 {
 			mass[c] = 0
@@ -548,8 +548,9 @@ func (l *Learner) labelCounts() (count []int, total int) {
 // probabilities, weighted by the hedge: the graph's q (len(ids)×C, zero
 // rows where the graph made no prediction), the linear model's, the recent
 // labels' class shares and, once the model has codes, the nearest labeled
-// codes' (codeVotes).
-func (l *Learner) mix(ids []int, out []Prediction, q []float64) {
+// codes' (codeVotes), divided out of the window's label counts count
+// (labelCounts; priorScale).
+func (l *Learner) mix(ids []int, out []Prediction, q []float64, count []int) {
 	nc := len(l.classes)
 	pc := l.codeVotes(ids)
 	w := l.hd.weights(pc != nil)
@@ -558,7 +559,7 @@ func (l *Learner) mix(ids []int, out []Prediction, q []float64) {
 	if pr != nil {
 		rb = argmax(pr)
 	}
-	scale := l.priorScale(nc)
+	scale := l.priorScale(count)
 	for p, n := range ids {
 		out[p].recent = rb
 		d, ind, val := l.linRow(n)
@@ -604,10 +605,11 @@ const defaultPriorPower = 0.15
 // priorScale returns the factors by which mix divides the mixture's class
 // probabilities out of the labels' prior: (π_c)^−γ over the largest of
 // them, (min π / π_c)^γ, in (0, 1] for any γ (mix renormalizes, so the
-// common factor changes nothing), where π_c = (labels of class c in the
-// window + 1) / (labels in the window + nc) and γ = Learner.PriorPower or
-// its default; nil where PriorPower is negative.
-func (l *Learner) priorScale(nc int) []float64 {
+// common factor changes nothing), where π_c = (count[c] + 1) / (the
+// labels in the window + nc) for the window's label counts count
+// (labelCounts) of nc classes, and γ = Learner.PriorPower or its default;
+// nil where PriorPower is negative.
+func (l *Learner) priorScale(count []int) []float64 {
 	g := l.PriorPower
 	switch {
 	case g < 0:
@@ -615,12 +617,11 @@ func (l *Learner) priorScale(nc int) []float64 {
 	case g == 0:
 		g = defaultPriorPower
 	}
-	if nc == 0 {
+	if len(count) == 0 {
 		return nil
 	}
-	count, _ := l.labelCounts()
 	least := slices.Min(count) // the smoothing's total cancels in the ratio
-	scale := make([]float64, nc)
+	scale := make([]float64, len(count))
 	for c := range scale {
 		scale[c] = math.Pow(float64(least+1)/float64(count[c]+1), g)
 	}
