@@ -139,10 +139,16 @@ func judgedAt(prev, seen int) bool {
 	}
 }
 
-// searchesBasis reports whether SearchBasis applies to the stream's samples:
-// dense, of dimension at least searchBasisMinRatio·SearchBasis.
-func (o *Online) searchesBasis() bool {
-	return o.SearchBasis > 0 && !o.sparse && o.dim >= searchBasisMinRatio*o.SearchBasis
+// searchesBasis reports whether SearchBasis applies to the stream's samples
+// (SearchBasisApplies).
+func (o *Online) searchesBasis() bool { return SearchBasisApplies(o.SearchBasis, o.sparse, o.dim) }
+
+// SearchBasisApplies reports whether a search basis of the given rank
+// (Online.SearchBasis) applies to samples of dimension dim, sparse or
+// dense: only to dense ones of dimension at least searchBasisMinRatio (10)
+// times the rank. Elsewhere Online searches the samples as they are.
+func SearchBasisApplies(rank int, sparse bool, dim int) bool {
+	return rank > 0 && !sparse && dim >= searchBasisMinRatio*rank
 }
 
 // fitSearchBasis fits the search basis of rank SearchBasis to the newest

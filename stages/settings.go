@@ -3,6 +3,8 @@ package stages
 import (
 	"errors"
 	"fmt"
+
+	"github.com/nmfstream/nmfstream/record"
 )
 
 // SettingError is a Learner setting that cannot take effect with the
@@ -72,6 +74,41 @@ func (l *Learner) Check() error {
 	}
 	if l.Model.SearchFit != 0 && (l.Model.SearchBasis <= 0 || l.Model.SearchDim > 0) {
 		errs = append(errs, &SettingError{"Model.SearchFit", "Model.SearchBasis", "it chooses the search basis's fit, and Model.SearchBasis is not set (or Model.SearchDim replaces it): leave it zero, or set SearchBasis without SearchDim"})
+	}
+	return errors.Join(errs...)
+}
+
+// The With of CheckForm's errors: the samples a setting takes effect on.
+const (
+	withSparse     = "sparse rows"
+	withSmallDense = "dense rows of at most 256 features"
+	mixtureFix     = "it sets PredictGraph's mixture, which only sparse rows (documents) have; dense rows (images) are predicted by the spreading alone: leave it at its zero value for dense rows"
+	smallDenseFix  = "the learned metric is fitted on dense rows of at most 256 features only (its graph is rebuilt every batch): leave it zero for sparse rows and wider dense ones"
+)
+
+// CheckForm returns the Learner's settings that cannot take effect on the
+// samples of a stream of the given form and dimension dim (the dense rows'
+// features; 0 when not known, which checks the form alone), joined, each
+// a *SettingError whose With names the samples it takes effect on, or
+// nil: PriorPower and NoCodeExpert set PredictGraph's mixture, which dense
+// rows do not have; SpreadMetric learns its metric on dense rows of at
+// most maxMetricDim features only. Check cannot see these, since a
+// stream's form is known only from its input: a caller that knows it
+// before the first batch (the command line, once it has opened the input)
+// calls CheckForm, and refuses to start on an error, as Check's caller
+// does (a setting that is accepted and changes nothing is a defect,
+// docs/DESIGN.md §6).
+func (l *Learner) CheckForm(form record.Form, dim int) error {
+	var errs []error
+	dense := form == record.FormDense
+	if dense && l.PriorPower != 0 {
+		errs = append(errs, &SettingError{"PriorPower", withSparse, mixtureFix})
+	}
+	if dense && l.NoCodeExpert {
+		errs = append(errs, &SettingError{"NoCodeExpert", withSparse, mixtureFix})
+	}
+	if l.SpreadMetric != 0 && (!dense || dim > maxMetricDim) {
+		errs = append(errs, &SettingError{"SpreadMetric", withSmallDense, smallDenseFix})
 	}
 	return errors.Join(errs...)
 }

@@ -2,9 +2,12 @@ package stages
 
 import (
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/record"
 )
 
 // TestLearnerCheck checks that every setting that cannot take effect with
@@ -70,5 +73,47 @@ func TestLearnerCheck(t *testing.T) {
 		if _, err := l.Learn(first); err != nil {
 			t.Errorf("%s: Learn: %v", c.name, err)
 		}
+	}
+}
+
+// TestLearnerCheckForm checks CheckForm: the documents' mixture settings
+// are refused on dense rows only, the learned metric on sparse rows, text
+// and dense rows wider than maxMetricDim (not on rows of unknown width),
+// each by name, and the defaults pass on every form.
+func TestLearnerCheckForm(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		set   func(l *Learner)
+		form  record.Form
+		dim   int
+		field string // "" for accepted
+	}{
+		{"prior power on dense rows", func(l *Learner) { l.PriorPower = 0.3 }, record.FormDense, 64, "PriorPower"},
+		{"no prior power on dense rows", func(l *Learner) { l.PriorPower = -1 }, record.FormDense, 0, "PriorPower"},
+		{"prior power on documents", func(l *Learner) { l.PriorPower = 0.3 }, record.FormText, 0, ""},
+		{"prior power on sparse rows", func(l *Learner) { l.PriorPower = 0.3 }, record.FormSparse, 100, ""},
+		{"no code expert on dense rows", func(l *Learner) { l.NoCodeExpert = true }, record.FormDense, 64, "NoCodeExpert"},
+		{"no code expert on documents", func(l *Learner) { l.NoCodeExpert = true }, record.FormText, 0, ""},
+		{"metric on documents", func(l *Learner) { l.SpreadMetric = 1 }, record.FormText, 0, "SpreadMetric"},
+		{"metric on sparse rows", func(l *Learner) { l.SpreadMetric = 1 }, record.FormSparse, 100, "SpreadMetric"},
+		{"metric on wide dense rows", func(l *Learner) { l.SpreadMetric = 1 }, record.FormDense, maxMetricDim + 1, "SpreadMetric"},
+		{"metric on the widest dense rows it takes", func(l *Learner) { l.SpreadMetric = 1 }, record.FormDense, maxMetricDim, ""},
+		{"metric on dense rows of unknown width", func(l *Learner) { l.SpreadMetric = 1 }, record.FormDense, 0, ""},
+		{"defaults on dense rows", func(*Learner) {}, record.FormDense, 784, ""},
+		{"defaults on documents", func(*Learner) {}, record.FormText, 0, ""},
+	} {
+		l := newDigitsLearner(0)
+		c.set(l)
+		err := l.CheckForm(c.form, c.dim)
+		var se *SettingError
+		switch {
+		case c.field == "" && err != nil:
+			t.Errorf("%s: %v, want accepted", c.name, err)
+		case c.field != "" && (!errors.As(err, &se) || se.Field != c.field):
+			t.Errorf("%s: %v, want a SettingError on %s", c.name, err, c.field)
+		}
+	}
+	if !strings.Contains(withSmallDense, strconv.Itoa(maxMetricDim)) {
+		t.Errorf("CheckForm's With %q does not name maxMetricDim %d", withSmallDense, maxMetricDim)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,15 +86,77 @@ func TestStreamRefusesBadValues(t *testing.T) {
 	for _, args := range [][]string{
 		{"--method", "n2s2l", "--q", "5", "--beta", "3", "--alpha", "2", "--rank", "20"},
 		{"--method", "ssknmf", "--beta", "3", "--forget", "0.5"},
-		{"--predictor", "spread", "--spread-power", "5", "--spread-codes", "8", "--spread-metric", "1", "--search-basis", "20"},
-		{"--codes", "only", "--spread-power", "5", "--search-fit", "nmf"},
+		{"--predictor", "spread", "--spread-power", "5", "--spread-codes", "8", "--spread-metric", "1", "--search-basis", "6"},
+		{"--codes", "only", "--spread-power", "5", "--search-basis", "6", "--search-fit", "nmf"},
 		{"--codes", "off", "--spread-power", "5", "--spread-metric", "1"},
-		{"--codes", "only", "--code-expert=false"},
-		{"--codes", "off", "--prior-power", "-1"},
 		{"--checkpoint", filepath.Join(dir, "ok.ckpt"), "--checkpoint-every", "0", "--rank", "10"},
 	} {
 		if code, _, e := runCmd(t, append([]string{"stream", "--in", in, "--window", "300"}, args...)...); code != 0 {
 			t.Errorf("stream %s: exit %d, %s", strings.Join(args, " "), code, e)
+		}
+	}
+}
+
+// TestStreamRefusesByForm checks that stream refuses, before it writes
+// anything, the settings that change nothing on its input's samples
+// (checkFormUse): the documents' mixture on images, the learned metric on
+// documents and on images of more than 256 features, a search basis
+// where neither its rank nor the default's applies to the images' features, and
+// the graph's metric on documents; and that it accepts each where it acts.
+func TestStreamRefusesByForm(t *testing.T) {
+	dir := t.TempDir()
+	digits := filepath.Join(dir, "d.arrow")
+	writeDigitsStream(t, digits, 0.1, 100)
+	wide, docs := filepath.Join(dir, "wide.csv"), filepath.Join(dir, "docs.csv") // wide: 420 features
+	rnd := rand.New(rand.NewPCG(1, 2))
+	var w, d strings.Builder
+	w.WriteString("label")
+	for j := range 420 {
+		fmt.Fprintf(&w, ",f%d", j)
+	}
+	d.WriteString("label,text\n")
+	words := [2][]string{{"goal", "match", "team", "score", "league"}, {"vote", "party", "senate", "law", "bill"}}
+	for i := range 200 {
+		c := i % 2
+		fmt.Fprintf(&w, "\n%d", c)
+		for j := range 420 {
+			fmt.Fprintf(&w, ",%.3f", rnd.Float64()+float64(c*(j%2)))
+		}
+		fmt.Fprintf(&d, "%d,%s %s %s\n", c, words[c][i%5], words[c][(i+1)%5], words[c][(i+3)%5])
+	}
+	writeTestFile(t, wide, []byte(w.String()+"\n"))
+	writeTestFile(t, docs, []byte(d.String()))
+	for _, c := range []struct {
+		in   string
+		args []string
+		want string // "" for accepted
+	}{
+		{digits, []string{"--prior-power", "0.3"}, "--prior-power scales the documents' mixture, and dense samples (images) have none"},
+		{digits, []string{"--code-expert=false"}, "--code-expert=false leaves an expert out of the documents' mixture"},
+		{digits, []string{"--search-basis", "20"}, "--search-basis 20 changes nothing on dense samples of 64 features"},
+		{digits, []string{"--search-basis", "0"}, "--search-basis 0 changes nothing on dense samples of 64 features"},
+		{digits, []string{"--search-fit", "nmf"}, "--search-fit changes nothing on dense samples of 64 features"},
+		{wide, []string{"--spread-metric", "1"}, "--spread-metric learns a metric on dense samples of at most 256 features"},
+		{docs, []string{"--spread-metric", "1"}, "--spread-metric learns a metric on dense samples of at most 256 features"},
+		{docs, []string{"--graph-metric", "cosine"}, "--graph-metric changes nothing on documents"},
+		{docs, []string{"--search-basis", "20"}, "--search-basis 20 changes nothing on documents"},
+		{digits, []string{"--spread-metric", "1", "--search-basis", "6", "--search-fit", "nmf"}, ""},
+		{wide, []string{"--search-basis", "20", "--graph-metric", "cosine"}, ""},
+		{wide, []string{"--search-basis", "0"}, ""},  // the default's basis applies: none changes the search
+		{wide, []string{"--search-basis", "50"}, ""}, // too wide for 420 features, but the default's applies
+		{docs, []string{"--prior-power", "0.3", "--code-expert=false"}, ""},
+	} {
+		out := filepath.Join(dir, "p.jsonl")
+		os.Remove(out)
+		code, _, e := runCmd(t, append([]string{"stream", "--in", c.in, "--out", out, "--window", "300", "--batch", "50"}, c.args...)...)
+		_, statErr := os.Stat(out)
+		switch {
+		case c.want == "" && code != 0:
+			t.Errorf("stream --in %s %s: exit %d, %s", filepath.Base(c.in), strings.Join(c.args, " "), code, e)
+		case c.want != "" && (code != 2 || !strings.Contains(e, c.want)):
+			t.Errorf("stream --in %s %s: exit %d, %q; want exit 2 naming %q", filepath.Base(c.in), strings.Join(c.args, " "), code, e, c.want)
+		case c.want != "" && statErr == nil:
+			t.Errorf("stream --in %s %s: refused, but wrote --out", filepath.Base(c.in), strings.Join(c.args, " "))
 		}
 	}
 }

@@ -177,10 +177,10 @@ func (c csvFlags) openStream(in string, batch int) (sources.Source, error) {
 		return nil, err
 	}
 	src, err := opener.Open(in)
-	if err != nil && !strings.Contains(err.Error(), in) {
-		err = fmt.Errorf("%s: %w", in, err) // the input named, as fit names it
+	if err != nil {
+		return nil, inputError(in, err) // the input named, as fit names it
 	}
-	return src, err
+	return src, nil
 }
 
 // checkStart joins the start checks of a command (checkInput, checkOutput).

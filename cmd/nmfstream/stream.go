@@ -172,7 +172,7 @@ func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
 	fs.IntVar(&c.Sweeps, "sweeps", 0, "multiplicative sweeps of the affected codes per step (0: 10)")
 	fs.Float64Var(&c.Forget, "forget", 0, "forgetting factor of the statistics in (0, 1) (0: exact window statistics)")
 	fs.IntVar(&c.SearchDim, "search-dim", 0, "search neighbours in a random projection to this many dimensions (0: the full samples; replaces --search-basis)")
-	fs.IntVar(&c.SearchBasis, "search-basis", model.DefaultSearchBasis, "search neighbours, and weigh the graph's edges, in the span of a basis of this rank fitted to the stream's newest samples (see --search-fit; refitted as the stream grows) when the samples are dense with at least 10× as many features (images such as MNIST's 784 pixels) and its span does not classify the labeled samples worse than they do; 0: the samples as they are")
+	fs.IntVar(&c.SearchBasis, "search-basis", model.DefaultSearchBasis, "search neighbours, and weigh the graph's edges, in the span of a basis of this rank fitted to the stream's newest samples (see --search-fit; refitted as the stream grows) when the samples are dense with at least 10× as many features (images such as MNIST's 784 pixels) and its span does not classify the labeled samples worse than they do; 0: the samples as they are. stream refuses a rank that changes nothing on its samples (neither it nor the default applies)")
 	fs.Func("search-fit", "the search basis's fit: svd (the default: the newest samples' leading singular vectors, their principal span) or nmf (a plain NMF's basis, the default before)", func(s string) error {
 		f, err := model.ParseSearchFit(s)
 		c.SearchFit = int(f)
@@ -185,15 +185,15 @@ func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
 	})
 	fs.Float64Var(&c.SpreadPower, "spread-power", 0, "p of the graph predictor's edge weights, the cosine of the two samples to the power p (0: 20 on dense rows, binary weights on documents; negative: the graph's binary weights)")
 	fs.Float64Var(&c.SpreadCodes, "spread-codes", 0, "q of the codes' factor on the graph predictor's edge weights with --codes auto: each edge also weighs the cosine of its two samples' codes to the power q, so that --method shapes the predictions (0: 4 on dense rows, 40 on documents; negative: the samples alone)")
-	fs.BoolFunc("code-expert", "on documents, mix into the graph predictor's answer the class shares of the sample's nearest labeled codes (k of --neighbors, by cosine), weighed by their recent accuracy like its other experts (the default; the codes of --method reach the answer through it); --code-expert=false leaves it out, the ablation of BENCHMARKS.md. Images have no mixture: their answer is the spreading's", func(s string) error {
+	fs.BoolFunc("code-expert", "on documents, mix into the graph predictor's answer the class shares of the sample's nearest labeled codes (k of --neighbors, by cosine), weighed by their recent accuracy like its other experts (the default; the codes of --method reach the answer through it); --code-expert=false leaves it out, the ablation of BENCHMARKS.md. Images have no mixture (their answer is the spreading's): stream refuses it on them", func(s string) error {
 		on, err := strconv.ParseBool(s)
 		c.NoCodeExpert = !on
 		return err
 	})
-	fs.Float64Var(&c.PriorPower, "prior-power", 0, "on documents, divide each class's probability in the graph predictor's mixture by the class's share of the window's labels (one label a class added) to this power, so that a class the labels make rare is still answered where the experts that follow the labels' majority cannot tell it apart (0: the default, 0.15; negative: none, the ablation of BENCHMARKS.md). Images have no mixture")
-	fs.Float64Var(&c.SpreadMetric, "spread-metric", 0, "weight of the labels' Fisher directions in the graph predictor's search, on dense rows of at most 256 features (the graph rebuilt every step under that metric); 0: the samples' own graph (the default: the learned metric cost accuracy on the digits)")
+	fs.Float64Var(&c.PriorPower, "prior-power", 0, "on documents, divide each class's probability in the graph predictor's mixture by the class's share of the window's labels (one label a class added) to this power, so that a class the labels make rare is still answered where the experts that follow the labels' majority cannot tell it apart (0: the default, 0.15; negative: none, the ablation of BENCHMARKS.md). Images have no mixture: stream refuses it on them")
+	fs.Float64Var(&c.SpreadMetric, "spread-metric", 0, "weight of the labels' Fisher directions in the graph predictor's search, on dense rows of at most 256 features (the graph rebuilt every step under that metric); 0: the samples' own graph (the default: the learned metric cost accuracy on the digits); stream refuses it on other samples")
 	fs.Float64Var(&c.MaxNormRatio, "max-norm-ratio", stages.DefaultMaxNormRatio, "reject a record whose Euclidean norm is more than this many times the window's typical norm (the geometric mean of the other nonzero norms of its samples and its batch): a corrupt record, such as a pixel of 1e30, would otherwise set the basis and its neighbours' codes (a text's TF-IDF row has unit length: it rejects no text); negative: no bound")
-	fs.Func("graph-metric", "distance of the model's k-NN graph of the samples: auto (the default: Euclidean, moved to the cosine where, at the search basis's judgement points, the newest 500 labeled samples are classified better by it leave-one-out by 3 standard deviations: model.Online.ChooseMetric), euclidean or cosine (held throughout). On documents, whose TF-IDF rows have unit length, the two find the same neighbours and the flag changes nothing", func(s string) error {
+	fs.Func("graph-metric", "distance of the model's k-NN graph of the samples: auto (the default: Euclidean, moved to the cosine where, at the search basis's judgement points, the newest 500 labeled samples are classified better by it leave-one-out by 3 standard deviations: model.Online.ChooseMetric), euclidean or cosine (held throughout). On documents, whose TF-IDF rows have unit length, the two find the same neighbours: stream refuses it on them", func(s string) error {
 		m, named, err := parseGraphMetric(s)
 		c.GraphMetric = 0
 		if named {
@@ -610,6 +610,10 @@ func (o *streamOptions) open(stderr io.Writer) (*streamRun, error) {
 	if r.src, err = o.csvf.openStream(o.in, o.cfg.Batch); err != nil {
 		return nil, err
 	}
+	if err := o.checkForm(r.src); err != nil {
+		r.src.Close()
+		return nil, err
+	}
 	r.rd = sources.NewReader(r.src)
 	r.rd.Skip, r.rd.Check = r.resumed, check
 	if r.sink, err = o.openOutputs(done); err != nil {
@@ -622,6 +626,24 @@ func (o *streamOptions) open(stderr io.Writer) (*streamRun, error) {
 	r.l.SkipCodes = r.sink.k == 0
 	r.pr, r.start, r.lastCkpt = newProgress(stderr, "stream"), time.Now(), r.l.Counters().Records
 	return r, nil
+}
+
+// checkForm refuses o's settings that change nothing on the samples of
+// src, opened on --in (checkFormUse), before anything is written.
+func (o *streamOptions) checkForm(src sources.Source) error {
+	form, dim, err := inputShape(o.csvf, o.in, o.cfg.Batch, src)
+	if err != nil {
+		return inputError(o.in, err)
+	}
+	return checkFormUse(o.cfg, form, dim)
+}
+
+// inputError names the input path in err, unless err names it already.
+func inputError(path string, err error) error {
+	if strings.Contains(err.Error(), path) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", path, err)
 }
 
 // openOutputs opens --out and --rejects, continued from done when a

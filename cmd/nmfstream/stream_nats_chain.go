@@ -460,8 +460,8 @@ func runStreamNATS(ctx context.Context, args []string, stdout, stderr io.Writer)
 	defer src.Close()
 	src = nf.growBatches(o, src)
 	// The form is read before the server starts: a file that cannot be
-	// used fails at once.
-	if _, err := src.Form(); err != nil {
+	// used fails at once, and so do settings that change nothing on it.
+	if err := o.checkForm(src); err != nil {
 		return err
 	}
 	res, prev, err := nf.resumeFrom(o)

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/nmfstream/nmfstream/model"
+	"github.com/nmfstream/nmfstream/record"
+	"github.com/nmfstream/nmfstream/sources"
+	"github.com/nmfstream/nmfstream/stages"
+)
+
+// inputShape returns the form of the samples of src, opened on the input
+// path, and, for dense samples, their dimension: that of the first batch
+// with samples of a second reading of path, which leaves src unread. dim
+// is 0 for other forms, for standard input ("-", which cannot be read
+// twice) and for an input without samples.
+func inputShape(csvf csvFlags, path string, batch int, src sources.Source) (form record.Form, dim int, err error) {
+	if form, err = src.Form(); err != nil || form != record.FormDense || path == "-" {
+		return form, 0, err
+	}
+	peek, err := csvf.openStream(path, batch)
+	if err != nil {
+		return form, 0, err
+	}
+	defer peek.Close()
+	for peek.Next() {
+		if b := peek.Batch(); b.Dense != nil {
+			_, dim = b.Dense.Dims()
+			break
+		}
+	}
+	return form, dim, peek.Err()
+}
+
+// checkFormUse refuses the settings of c that cannot take effect on an
+// input's samples of form and dimension dim (inputShape; 0 when not known):
+// the learner's own (stages.Learner.CheckForm, worded by formFlags); a
+// --search-basis other than the default where neither it nor the default
+// applies, and a --search-fit other than the default where the basis does
+// not apply (model.SearchBasisApplies: dense samples of ten times its rank
+// features or more); a --graph-metric other than auto on documents, whose
+// TF-IDF rows have unit length, so that the Euclidean distance and the
+// cosine find the same neighbours. Each would change no prediction.
+func checkFormUse(c onlineConfig, form record.Form, dim int) error {
+	var errs []error
+	for _, e := range joined(c.learner().CheckForm(form, dim)) {
+		var se *stages.SettingError
+		if errors.As(e, &se) {
+			if msg, ok := formFlags[se.Field]; ok {
+				e = fmt.Errorf("%w: %s", errUsage, msg)
+			}
+		}
+		errs = append(errs, e)
+	}
+	dense := form == record.FormDense
+	if !dense || dim > 0 {
+		applies := func(rank int) bool { return model.SearchBasisApplies(rank, !dense, dim) }
+		what := "sparse samples"
+		switch form {
+		case record.FormDense:
+			what = fmt.Sprintf("dense samples of %d features", dim)
+		case record.FormText:
+			what = "documents"
+		}
+		if c.SearchBasis != model.DefaultSearchBasis && !applies(c.SearchBasis) && !applies(model.DefaultSearchBasis) {
+			errs = append(errs, fmt.Errorf("%w: --search-basis %d changes nothing on %s: a search basis applies to dense samples of at least 10 times its rank features; drop it", errUsage, c.SearchBasis, what))
+		}
+		if model.SearchFit(c.SearchFit) != model.SearchFitSVD && !applies(c.SearchBasis) {
+			errs = append(errs, fmt.Errorf("%w: --search-fit changes nothing on %s, where no search basis applies (dense samples of at least 10 times --search-basis features): drop it", errUsage, what))
+		}
+	}
+	if form == record.FormText && c.GraphMetric != 0 {
+		errs = append(errs, fmt.Errorf("%w: --graph-metric changes nothing on documents: their TF-IDF rows have unit length, so the Euclidean distance and the cosine find the same neighbours; drop it", errUsage))
+	}
+	return errors.Join(errs...)
+}
+
+// formFlags words CheckForm's stages.SettingError by its Field for the
+// command line, naming the flag.
+var formFlags = map[string]string{
+	"PriorPower":   "--prior-power scales the documents' mixture, and dense samples (images) have none: their answer is the spreading's; drop it",
+	"NoCodeExpert": "--code-expert=false leaves an expert out of the documents' mixture, and dense samples (images) have none: their answer is the spreading's; drop it",
+	"SpreadMetric": "--spread-metric learns a metric on dense samples of at most 256 features only (the graph rebuilt every step): drop it for documents, sparse rows and wider images",
+}
