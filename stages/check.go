@@ -189,10 +189,11 @@ func (l *Learner) rows(f *Features) (model.Data, []int, []record.Reject) {
 
 // capNorms rejects the samples among keep (with their rows of x) whose
 // norm is above Featurize.MaxNormRatio times the reference: the geometric
-// mean of the nonzero norms of the window's samples and of keep's.
+// mean of the nonzero norms of the window's samples and of keep's. A text
+// batch's rows are TF-IDF rows of unit length: they are not bounded.
 func (l *Learner) capNorms(f *Features, x model.Data, keep []int, bad []record.Reject) (model.Data, []int, []record.Reject) {
 	ratio := model.NormRatio(l.Featurize.MaxNormRatio)
-	if ratio < 0 || len(keep) == 0 {
+	if ratio < 0 || len(keep) == 0 || f.Text != nil {
 		return x, keep, bad
 	}
 	nm := model.RowNorms(x)

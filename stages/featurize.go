@@ -92,6 +92,7 @@ type Featurize struct {
 	// through the graph's edges, its neighbours' codes while it stays in
 	// the window). If zero, it defaults to DefaultMaxNormRatio; a negative
 	// value accepts every norm (record.MaxValue still bounds the values).
+	// Documents' TF-IDF rows, of unit length, are not bounded.
 	MaxNormRatio float64
 
 	dim int

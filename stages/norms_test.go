@@ -2,6 +2,7 @@ package stages
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -140,6 +141,38 @@ func TestNegativeNeighbors(t *testing.T) {
 			if _, err := l.Learn(b); err == nil || !strings.Contains(err.Error(), "Neighbors") {
 				t.Fatalf("predictor %v, Neighbors -1: %v, want an error naming Neighbors", p, err)
 			}
+		}
+	}
+}
+
+// TestMaxNormRatioText checks that documents are not bounded by
+// MaxNormRatio (their TF-IDF rows have unit length): a ratio below 1,
+// which would reject every dense row of typical norm, rejects no document
+// and changes no prediction.
+func TestMaxNormRatioText(t *testing.T) {
+	run := func(ratio float64) []Prediction {
+		l := newTopicLearner()
+		l.Featurize.MaxNormRatio = ratio
+		var preds []Prediction
+		for _, b := range topicBatches(7, 30) {
+			s, err := l.Learn(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.Rejects) != 0 {
+				t.Fatalf("MaxNormRatio %v: rejects %v", ratio, s.Rejects)
+			}
+			preds = append(preds, s.Predictions...)
+		}
+		return preds
+	}
+	def, low := run(0), run(0.5)
+	if len(def) == 0 || len(low) != len(def) {
+		t.Fatalf("%d predictions at MaxNormRatio 0.5, %d at the default", len(low), len(def))
+	}
+	for i := range def {
+		if low[i].Label != def[i].Label || low[i].Score != def[i].Score && !(math.IsNaN(low[i].Score) && math.IsNaN(def[i].Score)) {
+			t.Fatalf("offset %d: %+v at MaxNormRatio 0.5, %+v at the default", def[i].Offset, low[i], def[i])
 		}
 	}
 }

@@ -47,6 +47,8 @@ func TestStreamRefusesBadValues(t *testing.T) {
 		{[]string{"--alpha", "NaN"}, "--alpha"},
 		{[]string{"--beta", "NaN", "--method", "ssknmf"}, "--beta"},
 		{[]string{"--max-norm-ratio", "NaN"}, "--max-norm-ratio"},
+		{[]string{"--max-norm-ratio", "0.5"}, "--max-norm-ratio 0.5: want a ratio above 1"},
+		{[]string{"--max-norm-ratio", "1"}, "--max-norm-ratio 1: want a ratio above 1"},
 		{[]string{"--neighbors", "20", "--window", "10", "--batch", "10"}, "--neighbors 20 needs a larger --window than 10"},
 		{[]string{"--method", "gnmf", "--beta", "50"}, "method gnmf does not read --beta (n2s2l, nge, ssknmf do)"},
 		{[]string{"--method", "gnmf", "--q", "5"}, "method gnmf does not read --q"},
@@ -102,7 +104,8 @@ func TestStreamRefusesBadValues(t *testing.T) {
 // (checkFormUse): the documents' mixture on images, the learned metric on
 // documents and on images of more than 256 features, a search basis
 // where neither its rank nor the default's applies to the images' features, and
-// the graph's metric on documents; and that it accepts each where it acts.
+// the graph's metric and the norms' bound on documents; and that it accepts
+// each where it acts.
 func TestStreamRefusesByForm(t *testing.T) {
 	dir := t.TempDir()
 	digits := filepath.Join(dir, "d.arrow")
@@ -140,6 +143,8 @@ func TestStreamRefusesByForm(t *testing.T) {
 		{docs, []string{"--spread-metric", "1"}, "--spread-metric learns a metric on dense samples of at most 256 features"},
 		{docs, []string{"--graph-metric", "cosine"}, "--graph-metric changes nothing on documents"},
 		{docs, []string{"--search-basis", "20"}, "--search-basis 20 changes nothing on documents"},
+		{docs, []string{"--max-norm-ratio", "-1"}, "--max-norm-ratio changes nothing on documents"},
+		{digits, []string{"--max-norm-ratio", "-1"}, ""},
 		{digits, []string{"--spread-metric", "1", "--search-basis", "6", "--search-fit", "nmf"}, ""},
 		{wide, []string{"--search-basis", "20", "--graph-metric", "cosine"}, ""},
 		{wide, []string{"--search-basis", "0"}, ""},  // the default's basis applies: none changes the search
@@ -205,6 +210,8 @@ func TestFitRefusesBadValues(t *testing.T) {
 	}{
 		{[]string{"--alpha", "NaN"}, 2, "--alpha NaN"},
 		{[]string{"--beta", "Inf"}, 2, "--beta +Inf"},
+		{[]string{"--max-norm-ratio", "0.9"}, 2, "--max-norm-ratio 0.9: want a ratio above 1"},
+		{[]string{"--max-norm-ratio", "NaN"}, 2, "--max-norm-ratio NaN"},
 		{[]string{"--method", "gnmf", "--beta", "50"}, 2, "method gnmf does not read --beta"},
 		{[]string{"--method", "nmf", "--alpha", "50"}, 2, "method nmf does not read --alpha"},
 		{[]string{"--method", "dpca", "--alpha", "1"}, 2, "method dpca does not read --alpha"},

@@ -41,7 +41,9 @@ func inputShape(csvf csvFlags, path string, batch int, src sources.Source) (form
 // not apply (model.SearchBasisApplies: dense samples of ten times its rank
 // features or more); a --graph-metric other than auto on documents, whose
 // TF-IDF rows have unit length, so that the Euclidean distance and the
-// cosine find the same neighbours. Each would change no prediction.
+// cosine find the same neighbours, and a --max-norm-ratio other than the
+// default there, where no row is bounded (stages.Learner's capNorms). Each
+// would change no prediction.
 func checkFormUse(c onlineConfig, form record.Form, dim int) error {
 	var errs []error
 	for _, e := range joined(c.learner().CheckForm(form, dim)) {
@@ -72,6 +74,9 @@ func checkFormUse(c onlineConfig, form record.Form, dim int) error {
 	}
 	if form == record.FormText && c.GraphMetric != 0 {
 		errs = append(errs, fmt.Errorf("%w: --graph-metric changes nothing on documents: their TF-IDF rows have unit length, so the Euclidean distance and the cosine find the same neighbours; drop it", errUsage))
+	}
+	if form == record.FormText && model.NormRatio(c.MaxNormRatio) != stages.DefaultMaxNormRatio {
+		errs = append(errs, fmt.Errorf("%w: --max-norm-ratio changes nothing on documents: their TF-IDF rows have unit length, and are not bounded; drop it", errUsage))
 	}
 	return errors.Join(errs...)
 }

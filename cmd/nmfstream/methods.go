@@ -193,6 +193,9 @@ func checkParams(p fitParams) error {
 	if err := checkGraphMetric(p); err != nil {
 		return err
 	}
+	if err := checkNormRatio(p.maxNormRatio); err != nil {
+		return err
+	}
 	if err := checkPrecision(p); err != nil {
 		return err
 	}
@@ -210,6 +213,17 @@ func checkParams(p fitParams) error {
 			return fmt.Errorf("%w: --landmarks %d: method %s has no kernel matrix to approximate (kernel and multik do): drop --landmarks or choose one of those methods", errUsage, p.landmarks, i.Name)
 		}
 		return unreadParams(i, p.alpha, p.beta, 0, false)
+	}
+	return nil
+}
+
+// checkNormRatio refuses a --max-norm-ratio that is not a number, or a
+// positive ratio of 1 or less: it would reject the records of the typical
+// norm themselves (every document: their TF-IDF rows have unit length). 0
+// is the default's spelling in checkpoints, and a negative ratio no bound.
+func checkNormRatio(r float64) error {
+	if math.IsNaN(r) || r > 0 && r <= 1 {
+		return fmt.Errorf("%w: --max-norm-ratio %v: want a ratio above 1 (the default %g), or a negative one for no bound; a ratio of 1 or less rejects the records of the typical norm", errUsage, r, stages.DefaultMaxNormRatio)
 	}
 	return nil
 }

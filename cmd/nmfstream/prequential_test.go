@@ -113,4 +113,13 @@ func TestStreamNothingUsable(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "no usable record") {
 		t.Errorf("exit %d, stderr %q; want a non-zero exit naming the problem", code, stderr)
 	}
+	// Late labels whose samples were rejected are not usable either.
+	late := filepath.Join(t.TempDir(), "late.csv")
+	if err := os.WriteFile(late, []byte("id,a,b,label\n1,-1,2,\n2,3,-4,\n1,,,x\n2,,,y\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runCmd(t, "stream", "--in", late, "--id-column", "id")
+	if code == 0 || !strings.Contains(stderr, "no usable record") || !strings.Contains(stderr, "2 late labels found no sample") {
+		t.Errorf("late labels only: exit %d, stderr %q; want a non-zero exit naming the problem", code, stderr)
+	}
 }

@@ -192,7 +192,7 @@ func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
 	})
 	fs.Float64Var(&c.PriorPower, "prior-power", 0, "on documents, divide each class's probability in the graph predictor's mixture by the class's share of the window's labels (one label a class added) to this power, so that a class the labels make rare is still answered where the experts that follow the labels' majority cannot tell it apart (0: the default, 0.15; negative: none, the ablation of BENCHMARKS.md). Images have no mixture: stream refuses it on them")
 	fs.Float64Var(&c.SpreadMetric, "spread-metric", 0, "weight of the labels' Fisher directions in the graph predictor's search, on dense rows of at most 256 features (the graph rebuilt every step under that metric); 0: the samples' own graph (the default: the learned metric cost accuracy on the digits); stream refuses it on other samples")
-	fs.Float64Var(&c.MaxNormRatio, "max-norm-ratio", stages.DefaultMaxNormRatio, "reject a record whose Euclidean norm is more than this many times the window's typical norm (the geometric mean of the other nonzero norms of its samples and its batch): a corrupt record, such as a pixel of 1e30, would otherwise set the basis and its neighbours' codes (a text's TF-IDF row has unit length: it rejects no text); negative: no bound")
+	fs.Float64Var(&c.MaxNormRatio, "max-norm-ratio", stages.DefaultMaxNormRatio, "reject a record whose Euclidean norm is more than this many times the window's typical norm (the geometric mean of the other nonzero norms of its samples and its batch): a corrupt record, such as a pixel of 1e30, would otherwise set the basis and its neighbours' codes (documents, whose TF-IDF rows have unit length, are not bounded: stream refuses it on them); above 1, or negative: no bound")
 	fs.Func("graph-metric", "distance of the model's k-NN graph of the samples: auto (the default: Euclidean, moved to the cosine where, at the search basis's judgement points, the newest 500 labeled samples are classified better by it leave-one-out by 3 standard deviations: model.Online.ChooseMetric), euclidean or cosine (held throughout). On documents, whose TF-IDF rows have unit length, the two find the same neighbours: stream refuses it on them", func(s string) error {
 		m, named, err := parseGraphMetric(s)
 		c.GraphMetric = 0
@@ -387,10 +387,24 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// docs/DESIGN.md §6: the exit status is non-zero when no record was usable.
 	if c := r.l.Counters(); runErr == nil && c.Records == 0 {
 		return fmt.Errorf("%s: no records: nothing to predict or learn (an empty input, or a header only)", o.in)
-	} else if runErr == nil && c.Samples == 0 && c.LateLabels == 0 {
-		return fmt.Errorf("no usable record: all %d were rejected (see -rejects for the reasons)", c.Rejected)
+	} else if runErr == nil {
+		if err := nothingUsable(c); err != nil {
+			return err
+		}
 	}
 	return runErr
+}
+
+// nothingUsable is the error of a run whose counters c (the whole
+// stream's, across resumes, and with --nats the namespace's) hold records
+// but no sample: every record with features was rejected, and the late
+// labels, if any, found no sample (docs/DESIGN.md §6: the exit status is
+// non-zero when no record was usable); nil otherwise.
+func nothingUsable(c stages.Counters) error {
+	if c.Records == 0 || c.Samples > 0 {
+		return nil
+	}
+	return fmt.Errorf("no usable record: all %d records with features were rejected, and %d late labels found no sample (see --rejects for the reasons)", c.Rejected, c.LateLabels)
 }
 
 // streamOptions are stream's flags, parsed and checked.
@@ -523,7 +537,8 @@ func checkOnlineCounts(c onlineConfig) error {
 }
 
 // checkOnlineWeights refuses weights and powers that are not numbers, a
-// --forget outside [0, 1) and a negative --spread-metric. A negative
+// --forget outside [0, 1), a negative --spread-metric and a
+// --max-norm-ratio checkNormRatio refuses. A negative
 // --max-norm-ratio, --spread-power, --spread-codes or --prior-power has a meaning (see
 // their help), and so have negative --alpha and --beta for some methods
 // (model.Online's documentation).
@@ -532,10 +547,13 @@ func checkOnlineWeights(c onlineConfig) error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"alpha", c.Alpha}, {"beta", c.Beta}, {"spread-power", c.SpreadPower}, {"spread-codes", c.SpreadCodes}, {"spread-metric", c.SpreadMetric}, {"prior-power", c.PriorPower}, {"max-norm-ratio", c.MaxNormRatio}} {
-		if math.IsNaN(f.v) || math.IsInf(f.v, 0) && f.name != "max-norm-ratio" {
+	}{{"alpha", c.Alpha}, {"beta", c.Beta}, {"spread-power", c.SpreadPower}, {"spread-codes", c.SpreadCodes}, {"spread-metric", c.SpreadMetric}, {"prior-power", c.PriorPower}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 			errs = append(errs, fmt.Errorf("%w: --%s %v: want a finite number (see nmfstream stream -help)", errUsage, f.name, f.v))
 		}
+	}
+	if err := checkNormRatio(c.MaxNormRatio); err != nil {
+		errs = append(errs, err)
 	}
 	if c.SpreadMetric < 0 {
 		errs = append(errs, fmt.Errorf("%w: --spread-metric %v: want a positive weight, or 0 for the samples' own graph", errUsage, c.SpreadMetric))

@@ -632,8 +632,8 @@ func (r *natsRun) report(stdout, stderr io.Writer, elapsed float64, server strin
 	if c.Rejected > 0 {
 		fmt.Fprintf(stderr, "nmfstream stream: %d records rejected\n", c.Rejected)
 	}
-	if c.Records > 0 && c.Samples == 0 && c.LateLabels == 0 {
-		return fmt.Errorf("no usable record: all %d were rejected (see -rejects for the reasons)", c.Rejected)
+	if err := nothingUsable(c); err != nil {
+		return err
 	}
 	if r.dups > 0 && r.dups == r.samples {
 		// The counters above are the namespace's, every driver's: say
