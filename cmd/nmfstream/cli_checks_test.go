@@ -166,6 +166,69 @@ func TestStreamRefusesByForm(t *testing.T) {
 	}
 }
 
+// TestEvalRefusesByForm checks that eval (and so fit and report, which
+// read their training records alike) refuses, once it has read the
+// training records' form, the flags that act on other forms only
+// (checkTrainForm), naming each, and accepts them where they act.
+func TestEvalRefusesByForm(t *testing.T) {
+	dir := t.TempDir()
+	_, y := datasets.Digits()
+	label := func(i int) string { return fmt.Sprint(y[i]) }
+	dtr, dte := filepath.Join(dir, "dtr.csv"), filepath.Join(dir, "dte.csv")
+	var tr, te []int
+	for i := range 300 {
+		if i < 200 {
+			tr = append(tr, i)
+		} else {
+			te = append(te, i)
+		}
+	}
+	writeCSV(t, dtr, tr, label)
+	writeCSV(t, dte, te, label)
+	words := [2][]string{{"goal", "match", "team", "score", "league", "coach"}, {"vote", "party", "senate", "law", "bill", "court"}}
+	doc := func(b *strings.Builder, i int, labeled bool) {
+		c := i % 2
+		l := ""
+		if labeled {
+			l = fmt.Sprint(c)
+		}
+		fmt.Fprintf(b, "%s,%s %s %s\n", l, words[c][i%6], words[c][(i+1)%6], words[c][(i+3)%6])
+	}
+	var trb, teb strings.Builder
+	trb.WriteString("label,text\n")
+	teb.WriteString("label,text\n")
+	for i := range 60 {
+		doc(&trb, i, i < 24)
+		doc(&teb, i+1, true)
+	}
+	ttr, tte := filepath.Join(dir, "ttr.csv"), filepath.Join(dir, "tte.csv")
+	writeTestFile(t, ttr, []byte(trb.String()))
+	writeTestFile(t, tte, []byte(teb.String()))
+	for _, c := range []struct {
+		train, test string
+		args        []string
+		want        string // "" for accepted
+	}{
+		{dtr, dte, []string{"--min-df", "3"}, "--min-df changes nothing on dense records: it acts on documents"},
+		{dtr, dte, []string{"--stem", "--sublinear-tf=false"}, "--stem changes nothing on dense records"},
+		{dtr, dte, []string{"--doc-codes", "off"}, "--doc-codes changes nothing on dense records"},
+		{dtr, dte, []string{"--priors", "uniform"}, "--priors changes nothing on dense records"},
+		{ttr, tte, []string{"--self-training", "joint"}, "--self-training changes nothing on text records: it acts on dense rows"},
+		{ttr, tte, []string{"--precision", "float32"}, "--precision changes nothing on text records"},
+		{ttr, tte, []string{"--max-norm-ratio", "5"}, "--max-norm-ratio changes nothing on text records"},
+		{dtr, dte, []string{"--self-training", "joint", "--max-norm-ratio", "5", "--precision", "float32"}, ""},
+		{ttr, tte, []string{"--min-df", "1", "--stem", "--priors", "uniform", "--doc-codes", "off"}, ""},
+	} {
+		code, _, e := runCmd(t, append([]string{"eval", "--train", c.train, "--test", c.test, "--rank", "4", "--iters", "10", "--neighbors", "3"}, c.args...)...)
+		switch {
+		case c.want == "" && code != 0:
+			t.Errorf("eval --train %s %s: exit %d, %s", filepath.Base(c.train), strings.Join(c.args, " "), code, e)
+		case c.want != "" && (code != 2 || !strings.Contains(e, c.want)):
+			t.Errorf("eval --train %s %s: exit %d, %q; want exit 2 naming %q", filepath.Base(c.train), strings.Join(c.args, " "), code, e, c.want)
+		}
+	}
+}
+
 // writeCSV writes a CSV of the digits' rows rows with header id,label,f0…,
 // the label of row i given by label (""for none).
 func writeCSV(t *testing.T, path string, rows []int, label func(i int) string) {

@@ -428,7 +428,7 @@ func TestEvalDocCodes(t *testing.T) {
 	}
 	dtr, dte, _ := digitsFiles(t, dir, 4)
 	code, _, errb := runCmd(t, "eval", "--train", dtr, "--test", dte, "--doc-codes", "append")
-	if want := "the training records are dense, and the joint classifier already reads their codes"; code != 2 || !strings.Contains(errb, want) {
+	if want := "--doc-codes changes nothing on dense records"; code != 2 || !strings.Contains(errb, want) {
 		t.Errorf("eval --doc-codes append on the digits: exit %d, stderr %q; want 2 and %q", code, errb, want)
 	}
 }

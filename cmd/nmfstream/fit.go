@@ -86,6 +86,7 @@ func runFit(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	p.given = givenFlags(fs)
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q (flags go before, as --flag value)", errUsage, fs.Arg(0))
 	}
@@ -202,6 +203,9 @@ func fitFileText(ctx context.Context, path string, p fitParams, tp textParams, s
 		if in != nil {
 			return &fitted{in: in}, err
 		}
+		return nil, err
+	}
+	if err := checkTrainForm(p.given, in.form); err != nil {
 		return nil, err
 	}
 	f := &fitted{in: in, method: name, spec: spec}

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/nmfstream/nmfstream/model"
 	"github.com/nmfstream/nmfstream/record"
@@ -87,4 +88,40 @@ var formFlags = map[string]string{
 	"PriorPower":   "--prior-power scales the documents' mixture, and dense samples (images) have none: their answer is the spreading's; drop it",
 	"NoCodeExpert": "--code-expert=false leaves an expert out of the documents' mixture, and dense samples (images) have none: their answer is the spreading's; drop it",
 	"SpreadMetric": "--spread-metric learns a metric on dense samples of at most 256 features only (the graph rebuilt every step): drop it for documents, sparse rows and wider images",
+}
+
+// trainFormFlags are the flags of fit, eval and report that act on
+// training records of some forms only: the text flags on documents
+// (their vectorizer), the document classifier's on sparse rows and
+// documents, the dense products' and the dense classifier's on dense rows,
+// the norms' bound on all but documents (whose TF-IDF rows have unit
+// length: input's capNorms).
+var trainFormFlags = []struct {
+	flag  string
+	forms []record.Form
+	what  string // the records it acts on, for the message
+}{
+	{"min-df", []record.Form{record.FormText}, "documents (their TF-IDF vectorizer)"},
+	{"stem", []record.Form{record.FormText}, "documents (their TF-IDF vectorizer)"},
+	{"stop-words", []record.Form{record.FormText}, "documents (their TF-IDF vectorizer)"},
+	{"sublinear-tf", []record.Form{record.FormText}, "documents (their TF-IDF vectorizer)"},
+	{"doc-codes", []record.Form{record.FormText, record.FormSparse}, "documents and sparse rows (their LapRLS classifier)"},
+	{"priors", []record.Form{record.FormText, record.FormSparse}, "documents and sparse rows (their LapRLS classifier)"},
+	{"self-training", []record.Form{record.FormDense}, "dense rows (their kernel classifier)"},
+	{"precision", []record.Form{record.FormDense}, "dense rows (their products)"},
+	{"float32", []record.Form{record.FormDense}, "dense rows (their products)"},
+	{"max-norm-ratio", []record.Form{record.FormDense, record.FormSparse}, "dense and sparse rows (documents' TF-IDF rows have unit length)"},
+}
+
+// checkTrainForm refuses the flags in given (givenFlags) that change
+// nothing on training records of form (trainFormFlags), naming each and
+// the records it acts on.
+func checkTrainForm(given map[string]bool, form record.Form) error {
+	var errs []error
+	for _, f := range trainFormFlags {
+		if given[f.flag] && !slices.Contains(f.forms, form) {
+			errs = append(errs, fmt.Errorf("%w: --%s changes nothing on %s records: it acts on %s; drop it", errUsage, f.flag, formName(form), f.what))
+		}
+	}
+	return errors.Join(errs...)
 }

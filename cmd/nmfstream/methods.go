@@ -28,6 +28,9 @@ const autoMethod = model.AutoMethod
 // fitParams are the flags shared by fit and eval. A zero value means the
 // method's documented default.
 type fitParams struct {
+	// given names the flags the command line set (givenFlags), for
+	// checkTrainForm; nil where the command has none to check.
+	given     map[string]bool
 	method    string
 	rank      int
 	neighbors int
