@@ -166,6 +166,34 @@ func TestStreamRefusesByForm(t *testing.T) {
 	}
 }
 
+// TestStreamResumeKeepsForm checks that a resumed stream goes on with its
+// checkpoint's settings without checkFormUse: a checkpoint written by a
+// build that accepted a setting its input's form has no part for (here
+// --prior-power on images, set in the checkpoint) is resumed, not refused,
+// while a fresh run with the setting is refused.
+func TestStreamResumeKeepsForm(t *testing.T) {
+	dir := t.TempDir()
+	in, ckpt := filepath.Join(dir, "d.arrow"), filepath.Join(dir, "c.ckpt")
+	writeDigitsStream(t, in, 0.1, 100)
+	if code, _, e := runCmd(t, "stream", "--in", in, "--checkpoint", ckpt, "--window", "300"); code != 0 {
+		t.Fatalf("first run: exit %d, %s", code, e)
+	}
+	cp, err := loadCheckpoint(ckpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp.Config.PriorPower = 0.3
+	if err := saveCheckpoint(ckpt, cp); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, e := runCmd(t, "stream", "--in", in, "--checkpoint", ckpt); code != 0 {
+		t.Errorf("resumed from a checkpoint with --prior-power on images: exit %d, %s", code, e)
+	}
+	if code, _, e := runCmd(t, "stream", "--in", in, "--window", "300", "--prior-power", "0.3"); code != 2 || !strings.Contains(e, "--prior-power") {
+		t.Errorf("a fresh run with --prior-power on images: exit %d, %q; want refused", code, e)
+	}
+}
+
 // TestEvalRefusesByForm checks that eval (and so fit and report, which
 // read their training records alike) refuses, once it has read the
 // training records' form, the flags that act on other forms only

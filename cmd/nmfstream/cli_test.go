@@ -139,6 +139,12 @@ func TestModelSaveCheckpoint(t *testing.T) {
 	if code != 0 {
 		t.Errorf("serve --model M: exit %d, stderr %q", code, errs)
 	}
+	// The fitted model's samples are dense: a setting of the documents'
+	// mixture would change nothing (checkFormUse).
+	code, errs = runServeBriefly(t, "--model", m, "--rank", "10", "--prior-power", "0.3")
+	if code != 2 || !strings.Contains(errs, "--prior-power scales the documents' mixture") {
+		t.Errorf("serve --model M --prior-power on dense samples: exit %d, stderr %q; want 2", code, errs)
+	}
 	if now, err := os.ReadFile(m); err != nil || !bytes.Equal(now, modelBytes) {
 		t.Errorf("serve changed its --model file (%v)", err)
 	}

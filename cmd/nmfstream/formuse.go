@@ -34,6 +34,22 @@ func inputShape(csvf csvFlags, path string, batch int, src sources.Source) (form
 	return form, dim, peek.Err()
 }
 
+// seedForm returns the form of the training samples a fitted model seeds
+// serve's learner with (the model's vectorizer, sparse or dense rows) and,
+// for dense ones, their dimension; ok is false without samples.
+func seedForm(s *model.Snapshot) (form record.Form, dim int, ok bool) {
+	switch {
+	case s.TrainDense != nil:
+		_, dim = s.TrainDense.Dims()
+		return record.FormDense, dim, true
+	case s.TrainSparse != nil && s.Vectorizer != nil:
+		return record.FormText, 0, true
+	case s.TrainSparse != nil:
+		return record.FormSparse, 0, true
+	}
+	return 0, 0, false
+}
+
 // checkFormUse refuses the settings of c that cannot take effect on an
 // input's samples of form and dimension dim (inputShape; 0 when not known):
 // the learner's own (stages.Learner.CheckForm, worded by formFlags); a

@@ -206,6 +206,16 @@ func newServer(fs *flag.FlagSet, o *serveOptions, cfg onlineConfig, stderr io.Wr
 	if err != nil {
 		return nil, err
 	}
+	// A fitted model fixes the form of the samples from the start; a fresh
+	// model learns it from the first request, too late to refuse a setting
+	// (a resumed one goes on with its checkpoint's settings).
+	if seed != nil && cp == nil {
+		if form, dim, ok := seedForm(seed); ok {
+			if err := checkFormUse(cfg, form, dim); err != nil {
+				return nil, err
+			}
+		}
+	}
 	s := &server{learner: l, cfg: cfg, ckpt: cpath, every: o.every, ckptBytes: o.ckptBytes, maxBody: o.maxBody, recentMax: o.recent,
 		maxInFlight: o.maxInFlight, token: token, readTimeout: o.readTimeout, writeTimeout: o.writeTimeout,
 		minBodyRate: o.minBodyRate, bodyGrace: o.bodyGrace, fsync: policy, fsyncEvery: o.fsyncEvery, stderr: stderr,

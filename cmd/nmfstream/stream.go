@@ -622,15 +622,20 @@ func (o *streamOptions) open(stderr io.Writer) (*streamRun, error) {
 			r.resumed = r.l.Counters().Offset
 		}
 	}
-	if r.l == nil {
+	fresh := r.l == nil
+	if fresh {
 		r.l = o.cfg.learner()
 	}
 	if r.src, err = o.csvf.openStream(o.in, o.cfg.Batch); err != nil {
 		return nil, err
 	}
-	if err := o.checkForm(r.src); err != nil {
-		r.src.Close()
-		return nil, err
+	// A resumed run goes on with its checkpoint's settings (sameConfig
+	// refused any other), checked when the stream started.
+	if fresh {
+		if err := o.checkForm(r.src); err != nil {
+			r.src.Close()
+			return nil, err
+		}
 	}
 	r.rd = sources.NewReader(r.src)
 	r.rd.Skip, r.rd.Check = r.resumed, check
