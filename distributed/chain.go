@@ -1092,7 +1092,7 @@ func addCounters(a, b stages.Counters) stages.Counters {
 		Records: a.Records + b.Records, Samples: a.Samples + b.Samples, Rejected: a.Rejected + b.Rejected,
 		Duplicates: a.Duplicates + b.Duplicates, LateLabels: a.LateLabels + b.LateLabels, Labeled: a.Labeled + b.Labeled,
 		Correct: a.Correct + b.Correct, Unpredicted: a.Unpredicted + b.Unpredicted, Early: a.Early + b.Early,
-		Offset: max(a.Offset, b.Offset),
+		Unlearned: a.Unlearned + b.Unlearned, Offset: max(a.Offset, b.Offset),
 	}
 }
 
@@ -1102,7 +1102,7 @@ func subCounters(a, b stages.Counters) stages.Counters {
 		Records: a.Records - b.Records, Samples: a.Samples - b.Samples, Rejected: a.Rejected - b.Rejected,
 		Duplicates: a.Duplicates - b.Duplicates, LateLabels: a.LateLabels - b.LateLabels, Labeled: a.Labeled - b.Labeled,
 		Correct: a.Correct - b.Correct, Unpredicted: a.Unpredicted - b.Unpredicted, Early: a.Early - b.Early,
-		Offset: a.Offset,
+		Unlearned: a.Unlearned - b.Unlearned, Offset: a.Offset,
 	}
 }
 

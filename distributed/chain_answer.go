@@ -14,7 +14,8 @@ import (
 // one worker"). Layout, after the 3 bytes answerMagic: the predictions'
 // count, then each one's id, offset, label and score; the rejects' count,
 // then each one's offset, id and reason; the duplicates' count and
-// offsets; the counters (stepCounters' fields, count first); the scores'
+// offsets; the counters (stepCounters' fields, count first; the last,
+// Unlearned, only when nonzero); the scores'
 // balanced accuracy and macro-F1; pending. Counts, offsets and counters
 // are varints (unsigned for counts), strings a length and their bytes,
 // float64 values their 8 bits little-endian, so a score travels exactly.
@@ -48,8 +49,14 @@ var answerMagicV4, answerMagic, answerMagicV2, answerMagicV1 = [3]byte{0, 'S', 4
 // this list lacks.
 func stepCounters(c *stages.Counters) []*int64 {
 	return []*int64{&c.Records, &c.Samples, &c.Rejected, &c.Duplicates, &c.LateLabels, &c.Labeled,
-		&c.Correct, &c.Unpredicted, &c.Early, &c.Offset}
+		&c.Correct, &c.Unpredicted, &c.Early, &c.Offset, &c.Unlearned}
 }
+
+// baseCounters is the number of stepCounters' fields the owners wrote
+// before Unlearned: an owner writes Unlearned only when it is nonzero, so
+// that a batch's bytes are otherwise those the drivers before it read, and
+// a driver reads both.
+const baseCounters = 10
 
 // appendString returns b with s appended as its length (an unsigned
 // varint) and its bytes, as answerReader.str reads it.
@@ -83,6 +90,9 @@ func appendAnswer(b []byte, w *wireStep) []byte {
 		b = binary.AppendVarint(b, d)
 	}
 	cs := stepCounters(&w.Counters)
+	if w.Counters.Unlearned == 0 {
+		cs = cs[:baseCounters]
+	}
 	b = binary.AppendUvarint(b, uint64(len(cs)))
 	for _, c := range cs {
 		b = binary.AppendVarint(b, *c)
@@ -259,10 +269,11 @@ func readAnswer(b []byte, w *wireStep, version byte) error {
 		}
 	}
 	cs := stepCounters(&w.Counters)
-	if k := r.uvarint("counters"); r.err == nil && k != uint64(len(cs)) {
-		return corrupt("step: %d counters (this build reads %d)", k, len(cs))
+	k := r.uvarint("counters")
+	if r.err == nil && (k < baseCounters || k > uint64(len(cs))) {
+		return corrupt("step: %d counters (this build reads %d or %d)", k, baseCounters, len(cs))
 	}
-	for _, c := range cs {
+	for _, c := range cs[:min(k, uint64(len(cs)))] {
 		*c = r.varint("counters")
 	}
 	w.Scored.BalancedAccuracy = r.float("scores")

@@ -67,6 +67,20 @@ func TestAnswerCodecRoundTrip(t *testing.T) {
 		}
 	}
 	check("binary", w)
+	// Unlearned travels when nonzero; a zero one is left out, so that the
+	// bytes are those of the owners before it (baseCounters).
+	cu := c
+	cu.Unlearned = 6
+	withU, err := encodeStep(st, cu, sc, stages.Confusion{}, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, err := decodeStep(withU); err != nil || w.Counters != cu {
+		t.Errorf("Unlearned 6: decoded counters %+v (%v), want %+v", w.Counters, err, cu)
+	}
+	if len(withU) != len(raw)+1 {
+		t.Errorf("an answer with Unlearned takes %d bytes, without it %d: want one more (a zero Unlearned left out)", len(withU), len(raw))
+	}
 	// With the owner's confusion; and the first binary form, which ends
 	// before it, still decodes.
 	conf := stages.Confusion{Classes: []string{"7", "spam"}, N: [][]int64{{3, 1, 0}, {0, 2, 1 << 40}}}

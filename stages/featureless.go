@@ -42,9 +42,7 @@ func (l *Learner) predictFeatureless(before int64) {
 		p := l.classShares(rj)
 		l.featurelessOut = append(l.featurelessOut, p)
 		if p.ID != "" {
-			kept := l.predOf(&p)
-			kept.Shares = true
-			l.preds.put(p.ID, kept, l.horizon())
+			l.preds.put(p.ID, l.predOf(&p), l.horizon())
 		}
 	}
 }
@@ -88,14 +86,26 @@ func (cp *classPrior) learn(c int, recent []float64) {
 // they do so for samples: docs/DESIGN.md §5).
 func (l *Learner) classShares(rj record.Reject) Prediction {
 	p := unanswered(rj.ID, rj.Offset, -1)
+	p.shares = true
 	if !l.KnowsLabel() {
 		p.early = true
 		return p
 	}
+	l.answerFromShares(&p)
+	return p
+}
+
+// answerFromShares sets p's label and score to classPrior's answer (the
+// recent labels' class or the most frequent one, with its share as the
+// score), and marks it as answered from the class shares, so that the
+// experts, which did not answer it, are not scored on it; it leaves p
+// unanswered if no label has been learned.
+func (l *Learner) answerFromShares(p *Prediction) {
+	p.shares = true
 	if pr := l.rc.probs(nil, len(l.classes)); pr != nil && l.cp.hits[0] >= l.cp.hits[1] {
 		c := argmax(pr)
 		p.Label, p.Score = l.classes[c], pr[c]
-		return p
+		return
 	}
 	count := l.cp.count
 	if len(count) == 0 { // a state saved before classPrior: the window's labels
@@ -110,9 +120,8 @@ func (l *Learner) classShares(rj record.Reject) Prediction {
 		total += k
 	}
 	if total == 0 {
-		return p
+		return
 	}
 	c := argmax(count)
 	p.Label, p.Score = l.classes[c], count[c]/total
-	return p
 }

@@ -64,6 +64,10 @@ func (l *Learner) lateLabel(id, label string) (waits bool, err error) {
 	if held {
 		return false, l.setLabel(n, c)
 	}
+	// Its sample left the window: the label still counts in the class
+	// shares that answer what no labeled sample reaches (classPrior).
+	l.cp.learn(c, l.rc.share)
+	l.sc.c.Unlearned++
 	return false, nil
 }
 
@@ -151,7 +155,7 @@ func (l *Learner) classOfPred(p *Prediction) int {
 // predOf returns what is kept of the arrival prediction p until its label
 // arrives.
 func (l *Learner) predOf(p *Prediction) pred {
-	return pred{Class: l.classOfPred(p), Graph: p.graph, Lin: p.lin, Recent: p.recent, Codes: p.codes}
+	return pred{Class: l.classOfPred(p), Graph: p.graph, Lin: p.lin, Recent: p.recent, Codes: p.codes, Shares: p.shares}
 }
 
 // score scores an arrival prediction p (its class a class, noPrediction,
@@ -706,6 +710,11 @@ type Counters struct {
 	// arrived before any label was known: nothing could be predicted for
 	// them, and they are not scored.
 	Early int64 `json:"early"`
+	// Unlearned counts the labels that arrived after their sample had left
+	// the window: scored, and counted in the class shares that answer
+	// what no labeled sample reaches, but not learned by the model (a
+	// window longer than the labels' delay learns them).
+	Unlearned int64 `json:"unlearned_labels"`
 	// Offset is one past the input offset of the last record applied: where
 	// a resumed stream starts.
 	Offset int64 `json:"offset"`

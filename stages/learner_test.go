@@ -370,3 +370,35 @@ func TestConfusionAdd(t *testing.T) {
 		t.Errorf("scores %+v", sc)
 	}
 }
+
+// TestLabelsAfterWindow streams the digits through a window of 50 samples
+// with every label 100 samples late, so that each label comes after its
+// sample has left the window: no labeled sample is ever in it. Every
+// prediction after the first label is still answered (from the labels'
+// class shares), with every predictor, and the labels are counted as
+// scored but not learned.
+func TestLabelsAfterWindow(t *testing.T) {
+	recs, _ := digitsStream(0.1, 100)
+	for _, pr := range []Predictor{PredictGraph, PredictNearest, PredictWalk, PredictPropagate} {
+		l := newDigitsLearner(50)
+		l.Predictor = pr
+		for _, b := range batches(recs, 10) {
+			st, err := l.Learn(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range st.Predictions {
+				if p.Label == "" && l.KnowsLabel() && !p.early {
+					t.Fatalf("predictor %v: offset %d unanswered after the first label", pr, p.Offset)
+				}
+			}
+		}
+		// The labels of the stream's last samples come at its end, sooner
+		// than 100 samples after them (digitsStream): one or two may
+		// still find their sample in the window.
+		c := l.Counters()
+		if c.Unpredicted != 0 || c.Unlearned < c.LateLabels-2 || c.Labeled+c.Early != c.LateLabels || c.Labeled == 0 {
+			t.Errorf("predictor %v: counters %+v; want every late label scored, (almost) none learned, none unpredicted", pr, c)
+		}
+	}
+}

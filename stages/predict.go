@@ -92,6 +92,7 @@ type Prediction struct {
 	Code []float64
 
 	early                     bool // made before any label was known
+	shares                    bool // answered from the class shares (answerFromShares), not by the experts
 	graph, lin, recent, codes int  // PredictGraph's experts' classes, −1 for none
 }
 
@@ -103,8 +104,23 @@ func unanswered(id string, off int64, n int) Prediction {
 }
 
 // predict fills out (one per new node ids) with predictions from the labels
-// known now.
+// known now: the Predictor's, and for a sample it leaves without an answer
+// once a label is known (no labeled sample of the window reaches it, as
+// when every label so far came after its sample left the window) the
+// answer of a record without features (answerFromShares): a prediction
+// left without an answer counts as wrong.
 func (l *Learner) predict(ids []int, out []Prediction) {
+	l.predictBy(ids, out)
+	for p := range out {
+		if out[p].Label == "" && !out[p].early {
+			l.answerFromShares(&out[p])
+		}
+	}
+}
+
+// predictBy fills out (one per new node ids) with the Predictor's
+// predictions from the labels known now.
+func (l *Learner) predictBy(ids []int, out []Prediction) {
 	if !l.KnowsLabel() {
 		for p := range out {
 			out[p].early = true

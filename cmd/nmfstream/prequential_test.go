@@ -123,3 +123,30 @@ func TestStreamNothingUsable(t *testing.T) {
 		t.Errorf("late labels only: exit %d, stderr %q; want a non-zero exit naming the problem", code, stderr)
 	}
 }
+
+// TestStreamLabelsAfterWindow checks a stream whose labels come later than
+// its window is long (100 records against 50): every sample after the
+// first label is still answered, and stream --json counts the labels it
+// could not learn (unlearned_labels) and says on stderr what learns them.
+func TestStreamLabelsAfterWindow(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "d.arrow")
+	writeDigitsStream(t, in, 0.1, 100)
+	code, out, stderr := runCmd(t, "stream", "--in", in, "--window", "50", "--batch", "10", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var s struct {
+		Unpredicted int64 `json:"unpredicted"`
+		Unlearned   int64 `json:"unlearned_labels"`
+		LateLabels  int64 `json:"late_labels"`
+	}
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Unpredicted != 0 || s.Unlearned < s.LateLabels/2 {
+		t.Errorf("summary %+v: want no sample unpredicted, most late labels unlearned", s)
+	}
+	if !strings.Contains(stderr, "came after their sample had left the window") || !strings.Contains(stderr, "--window") {
+		t.Errorf("stderr %q: want the unlearned labels told, with --window", stderr)
+	}
+}

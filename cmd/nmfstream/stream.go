@@ -58,6 +58,7 @@ type streamSummary struct {
 	Labeled          int64        `json:"labeled"`
 	Correct          int64        `json:"correct"`
 	Unpredicted      int64        `json:"unpredicted"`
+	Unlearned        int64        `json:"unlearned_labels"` // labels that came after their sample left the window: scored, not learned
 	Pending          int          `json:"pending"`
 	Seconds          float64      `json:"seconds"`
 	RecordsPerSecond float64      `json:"records_per_second"`
@@ -164,7 +165,7 @@ func addOnlineFlags(fs *flag.FlagSet, c *onlineConfig) {
 	fs.IntVar(&c.Rank, "rank", 40, "rank K of the factorization")
 	fs.IntVar(&c.Q, "q", 0, "discriminative columns q of n2s2l and nge, the block V¹ of their codes (0: the number of classes among the labels at the first fit, at least 3K/4 for n2s2l, whose stream classifiers read V¹ alone, and K/4 for nge)")
 	fs.IntVar(&c.Neighbors, "neighbors", 5, "k of the k-NN graph")
-	fs.IntVar(&c.Window, "window", 10000, "samples kept in the sliding window (0: unbounded)")
+	fs.IntVar(&c.Window, "window", 10000, "samples kept in the sliding window (0: unbounded); a label that comes after its sample has left it is scored but not learned (--json: unlearned_labels): keep it longer than the labels' delay")
 	fs.Float64Var(&c.Alpha, "alpha", 0, "graph weight α (0: the method's online default: 3 for gnmf, model.DefaultOnlineGraphWeight)")
 	fs.IntVar(&c.Batch, "batch", 0, "records per learning step (0: max(10, window/100))")
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of the randomized SVD behind the first fit's NNDSVDa initialization (otherwise deterministic: another seed moves the codes by rounding, rarely a prediction) and of --search-dim's random projection")
@@ -393,6 +394,14 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	return runErr
+}
+
+// warnUnlearned says on stderr how many labels came after their sample
+// had left the window (stages.Counters.Unlearned), and what learns them.
+func warnUnlearned(w io.Writer, c stages.Counters) {
+	if c.Unlearned > 0 {
+		fmt.Fprintf(w, "nmfstream stream: %d labels came after their sample had left the window: scored and counted in the class shares, but not learned; a --window longer than the labels' delay learns them\n", c.Unlearned)
+	}
 }
 
 // nothingUsable is the error of a run whose counters c (the whole
@@ -798,7 +807,7 @@ func (r *streamRun) report(stdout, stderr io.Writer, elapsed float64) error {
 		Accuracy:     jsonFloat(c.Accuracy()), NScored: c.Labeled, Early: c.Early,
 		BalancedAccuracy: jsonFloat(sc.BalancedAccuracy), MacroF1: jsonFloat(sc.MacroF1), Majority: jsonFloat(sc.Majority),
 		Records: c.Records, Rejected: c.Rejected, Samples: c.Samples, Duplicates: c.Duplicates,
-		LateLabels: c.LateLabels, Labeled: c.Labeled, Correct: c.Correct, Unpredicted: c.Unpredicted,
+		LateLabels: c.LateLabels, Labeled: c.Labeled, Correct: c.Correct, Unpredicted: c.Unpredicted, Unlearned: c.Unlearned,
 		Pending: r.l.Pending(), Seconds: elapsed, RunRecords: r.runRecords, ResumedFrom: r.resumed,
 		Window: r.o.cfg.Window, Rank: r.l.Model.Rank, // --rank, or the stream's dimension if lower (capRank)
 	}
@@ -816,6 +825,7 @@ func (r *streamRun) report(stdout, stderr io.Writer, elapsed float64) error {
 	if g := r.l.Model.KNN(); g != nil {
 		sum.SearchDims = g.Dim()
 	}
+	warnUnlearned(stderr, c)
 	if r.o.asJSON {
 		return errors.Join(json.NewEncoder(stdout).Encode(sum), refErr)
 	}

@@ -622,6 +622,7 @@ func (r *natsRun) report(stdout, stderr io.Writer, elapsed float64, server strin
 	sum := r.summary(elapsed)
 	c, sc := r.last.Counters, r.last.Scores
 	lo, hi := c.Interval(1.96)
+	warnUnlearned(stderr, c)
 	if r.o.asJSON {
 		return json.NewEncoder(stdout).Encode(natsStats{streamSummary: sum, Workers: r.workers, Partitions: r.parts, Server: server, Shares: r.shares})
 	}
@@ -654,7 +655,7 @@ func (r *natsRun) summary(elapsed float64) streamSummary {
 		Accuracy:     jsonFloat(c.Accuracy()), NScored: c.Labeled, Early: c.Early,
 		BalancedAccuracy: jsonFloat(sc.BalancedAccuracy), MacroF1: jsonFloat(sc.MacroF1), Majority: jsonFloat(sc.Majority),
 		Records: c.Records, Rejected: c.Rejected, Samples: c.Samples, Duplicates: c.Duplicates,
-		LateLabels: c.LateLabels, Labeled: c.Labeled, Correct: c.Correct, Unpredicted: c.Unpredicted,
+		LateLabels: c.LateLabels, Labeled: c.Labeled, Correct: c.Correct, Unpredicted: c.Unpredicted, Unlearned: c.Unlearned,
 		Pending: r.last.Pending, Seconds: elapsed, RunRecords: r.records,
 		CodeNN1: jsonFloat(math.NaN()), CodeNMI: jsonFloat(math.NaN()),
 	}
