@@ -95,6 +95,11 @@ func runClassify(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := docCodes.check(use); err != nil {
 		return err
 	}
+	if form, _, ok := seedForm(snap); ok {
+		if err := checkTrainForm(givenFlags(fs), form); err != nil { // the fitted model's training records fix it
+			return err
+		}
+	}
 	if err := checkLinearProjector(snap, *f.projector, *f.model); err != nil {
 		return err
 	}

@@ -197,7 +197,8 @@ func TestStreamResumeKeepsForm(t *testing.T) {
 // TestEvalRefusesByForm checks that eval (and so fit and report, which
 // read their training records alike) refuses, once it has read the
 // training records' form, the flags that act on other forms only
-// (checkTrainForm), naming each, and accepts them where they act.
+// (checkTrainForm), naming each, and accepts them where they act; and
+// classify alike, from its fitted model's training records.
 func TestEvalRefusesByForm(t *testing.T) {
 	dir := t.TempDir()
 	_, y := datasets.Digits()
@@ -254,6 +255,18 @@ func TestEvalRefusesByForm(t *testing.T) {
 		case c.want != "" && (code != 2 || !strings.Contains(e, c.want)):
 			t.Errorf("eval --train %s %s: exit %d, %q; want exit 2 naming %q", filepath.Base(c.train), strings.Join(c.args, " "), code, e, c.want)
 		}
+	}
+	// classify: the fitted model's training records fix the form.
+	m := filepath.Join(dir, "d.model")
+	if code, _, e := runCmd(t, "fit", "--train", dtr, "--save", m, "--rank", "4", "--iters", "10", "--neighbors", "3"); code != 0 {
+		t.Fatalf("fit: exit %d, %s", code, e)
+	}
+	out := filepath.Join(dir, "c.jsonl")
+	if code, _, e := runCmd(t, "classify", "--model", m, "--in", dte, "--out", out, "--priors", "uniform"); code != 2 || !strings.Contains(e, "--priors changes nothing on dense records") {
+		t.Errorf("classify --priors on a model of dense records: exit %d, %q; want refused", code, e)
+	}
+	if code, _, e := runCmd(t, "classify", "--model", m, "--in", dte, "--out", out, "--self-training", "joint"); code != 0 {
+		t.Errorf("classify --self-training on a model of dense records: exit %d, %s", code, e)
 	}
 }
 
