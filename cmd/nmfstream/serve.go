@@ -1030,6 +1030,7 @@ func (s *server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	metric("nmfstream_late_labels_total", "counter", "Labels that arrived without features.", float64(c.LateLabels))
 	metric("nmfstream_labeled_total", "counter", "Arrival predictions scored against a known label (samples that arrived after the first label).", float64(c.Labeled))
 	metric("nmfstream_early_total", "counter", "Labeled samples that arrived before any label was known: not scored.", float64(c.Early))
+	metric("nmfstream_unlearned_labels_total", "counter", "Labels that came after their sample had left the window: scored, not learned (a longer --window learns them).", float64(c.Unlearned))
 	metric("nmfstream_correct_total", "counter", "Scored predictions that were right.", float64(c.Correct))
 	metric("nmfstream_accuracy", "gauge", "Prequential accuracy of the answered predictions.", c.Accuracy())
 	metric("nmfstream_pending_labels", "gauge", "Labels waiting for their sample.", float64(pending))

@@ -187,6 +187,9 @@ func TestServeConcurrent(t *testing.T) {
 	if labeled != float64(clients*requests*per/5) {
 		t.Errorf("labeled_total + early_total %v, want %d", labeled, clients*requests*per/5)
 	}
+	if got := metricValue(t, text, "nmfstream_unlearned_labels_total"); got != 0 {
+		t.Errorf("unlearned_labels_total %v, want 0: every label found its sample in the window", got)
+	}
 	if acc := metricValue(t, text, "nmfstream_accuracy"); !(acc > 0.5) {
 		t.Errorf("accuracy %v: the service does not learn", acc)
 	}
