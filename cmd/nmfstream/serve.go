@@ -603,7 +603,7 @@ func (s *server) pipeline() *pipeline.Pipeline {
 		return parts, nil
 	}
 	var ls learnState
-	ls.lastSave = s.learner.Counters().Records
+	ls.lastSave, ls.formKnown = s.learner.Counters().Records, s.learner.Model.KNN() != nil
 	learned := func(p *part) error { return s.learned(&ls, p) }
 	respond := func(_ context.Context, p *part) error {
 		r := p.req
@@ -625,6 +625,32 @@ func (s *server) pipeline() *pipeline.Pipeline {
 // records (samples, labels and rejects) counted at the last checkpoint.
 type learnState struct {
 	lastSave int64
+	// formKnown: the learner's samples have fixed their form, and the
+	// settings were checked against it (warnForm).
+	formKnown bool
+}
+
+// warnForm, once the first records have fixed the form of a fresh
+// service's samples, says on stderr which of its settings change nothing
+// on them (checkFormUse): serve, which could not know the form when it
+// started, keeps them. A service seeded by --model was checked when it
+// started, and a resumed one goes on with its checkpoint's settings.
+func (s *server) warnForm(ls *learnState) {
+	l := s.learner
+	if ls.formKnown || l.Model.KNN() == nil || s.stderr == nil {
+		return
+	}
+	ls.formKnown = true
+	form, dim := record.FormDense, l.Featurize.Dim()
+	switch {
+	case l.Model.Sparse() && l.Featurize.TFIDF != nil:
+		form, dim = record.FormText, 0
+	case l.Model.Sparse():
+		form, dim = record.FormSparse, 0
+	}
+	for _, err := range joined(checkFormUse(s.cfg, form, dim)) {
+		fmt.Fprintf(s.stderr, "nmfstream serve: warning: %v (kept: the first records fixed the form after the service started; restart without it)\n", err)
+	}
 }
 
 // learned runs on the chain's learn stage once p's batch is learned: it
@@ -651,6 +677,7 @@ func (s *server) learned(ls *learnState, p *part) error {
 	if l.Model.Started() {
 		p.k = l.Model.Rank
 	}
+	s.warnForm(ls)
 	c := l.Counters()
 	s.mu.Lock()
 	s.counts, s.pending, s.forgotten = c, l.Pending(), l.ForgottenLabels()

@@ -212,3 +212,38 @@ func TestServeConcurrent(t *testing.T) {
 		t.Errorf("checkpoint has %d samples, want %d", cp.State.Counters.Samples, samples)
 	}
 }
+
+// TestServeWarnsForm checks that a fresh service, whose samples' form its
+// first records fix, says once on stderr which of its settings change
+// nothing on them (here the documents' mixture on dense records), and
+// says nothing when every setting acts.
+func TestServeWarnsForm(t *testing.T) {
+	x, _ := datasets.Digits()
+	for _, prior := range []float64{0.3, 0} {
+		cfg := onlineConfig{Rank: 5, Neighbors: 5, Window: 600, Batch: 10, Seed: 1, PriorPower: prior}
+		var stderr bytes.Buffer
+		s := &server{learner: cfg.learner(), cfg: cfg, maxBody: 1 << 20, stderr: &stderr}
+		url, stop := startServer(t, s)
+		for q := range 2 {
+			var body bytes.Buffer
+			for i := range 20 {
+				json.NewEncoder(&body).Encode(map[string]any{"id": q*20 + i, "x": x.RawRowView(q*20 + i)})
+			}
+			resp, err := http.Post(url+"/v1/records", "application/x-ndjson", &body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("records: status %d", resp.StatusCode)
+			}
+		}
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		n := strings.Count(stderr.String(), "--prior-power scales the documents' mixture")
+		if want := map[bool]int{true: 1, false: 0}[prior != 0]; n != want {
+			t.Errorf("--prior-power %v: the warning told %d times, want %d; stderr %q", prior, n, want, stderr.String())
+		}
+	}
+}
