@@ -355,6 +355,9 @@ func TestFitRefusesBadValues(t *testing.T) {
 	if code, _, e := runCmd(t, "fit", "--train", docs, "--save", save, "--rank", "2", "--iters", "5", "--method", "gnmf", "--neighbors", "2"); code != 0 {
 		t.Errorf("fit on documents with --graph-metric auto: exit %d, %s", code, e)
 	}
+	if code, _, e := runCmd(t, "fit", "--train", docs, "--save", save, "--rank", "2", "--min-df", "7"); code != 2 || !strings.Contains(e, "--min-df 7: "+docs+" has 6 training documents") {
+		t.Errorf("fit --min-df 7 on 6 documents: exit %d, %q; want a usage error naming the count", code, e)
+	}
 
 	zeros := filepath.Join(dir, "zeros.csv")
 	if err := os.WriteFile(zeros, []byte("a,b,c\n0,0,0\n0,0,0\n0,0,0\n0,0,0\n"), 0o644); err != nil {

@@ -210,6 +210,9 @@ func fitFileText(ctx context.Context, path string, p fitParams, tp textParams, s
 	}
 	f := &fitted{in: in, method: name, spec: spec}
 	if in.form == record.FormText {
+		if tp.minDF > in.n() {
+			return f, fmt.Errorf("%w: --min-df %d: %s has %d training documents, so no term could be kept: pass %d or less", errUsage, tp.minDF, path, in.n(), in.n())
+		}
 		if f.tf, err = tp.tfidf(); err != nil {
 			return f, err
 		}
