@@ -90,7 +90,10 @@ const (
 // A record with a field count other than the first record's, a field that is
 // not a number, or a negative or non-finite value is rejected; a record whose
 // feature fields (or document) are all empty is a late label if it has an
-// id (from an id column) and a label. Offsets count data records from 0, not
+// id (from an id column) and a label. A quoted document of white space
+// only is a document without a term, rejected (record.ErrNoFeatures) as
+// Arrow's are, not a late label (unquoted, leading space is trimmed, and
+// the field is empty). Offsets count data records from 0, not
 // lines.
 //
 // A record encoding/csv cannot parse (a bare quote, a quote left open) is
@@ -460,10 +463,12 @@ func (c *CSV) record(rec []string) {
 		case strings.TrimSpace(doc) != "":
 			c.batch.Text = append(c.batch.Text, strings.Clone(doc))
 			c.batch.addMeta(off, sampleID, label, label != "")
-		case id != "" && label != "":
+		case doc == "" && id != "" && label != "":
 			c.batch.LateLabels = append(c.batch.LateLabels, record.LateLabel{Offset: off, ID: id, Label: label})
-		default:
+		case doc == "":
 			c.batch.rejectNoFeatures(off, sampleID, "empty document (a record without a document must carry an id and a label)")
+		default:
+			c.batch.rejectNoFeatures(off, sampleID, "empty document (white space only)")
 		}
 		return
 	}

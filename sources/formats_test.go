@@ -284,13 +284,15 @@ func TestCSVColumns(t *testing.T) {
 	}
 
 	// A document-less record with an id and a label is a late label; one
-	// without is rejected.
-	src := NewCSV(strings.NewReader("id,text,label\nd1,words,\nd1,,a\n,,\n"))
+	// without is rejected, and so is a (quoted) document of white space
+	// only, with an id and a label or not (a document without a term, as
+	// in Arrow; unquoted, the reader trims it to an empty field).
+	src := NewCSV(strings.NewReader("id,text,label\nd1,words,\nd1,,a\n,,\nd2,\"   \",b\n"))
 	got := readAll(t, src)
 	if w := []record.LateLabel{{Offset: 1, ID: "d1", Label: "a"}}; !slices.Equal(got.late, w) {
 		t.Errorf("late = %v, want %v", got.late, w)
 	}
-	wantRejects(t, got.rejects, map[int64]string{2: "empty document"})
+	wantRejects(t, got.rejects, map[int64]string{2: "empty document", 3: "empty document (white space only)"})
 
 	for _, c := range []struct {
 		name      string
