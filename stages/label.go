@@ -71,6 +71,29 @@ func (l *Learner) lateLabel(id, label string) (waits bool, err error) {
 	return false, nil
 }
 
+// unseenLabel answers, with AnswerUnseenLabels, the label-only record ll
+// if its id names no sample seen (none in the window, no arrival
+// prediction waiting for its label), as a record without features: its
+// prediction from the class shares (classShares) joins the batch's records
+// without features, it is scored against its label, which the class
+// shares then count, and it is rejected (l.unseen). It reports whether ll
+// was such a record.
+func (l *Learner) unseenLabel(ll record.LateLabel) bool {
+	if _, held := l.Window.Lookup(ll.ID); held || l.preds.has(ll.ID) {
+		return false
+	}
+	err := record.NoFeatures("no features, and no earlier record of its id: a label-only record follows its record (docs/DESIGN.md §5)")
+	rj := record.Reject{Offset: ll.Offset, ID: ll.ID, Reason: &record.Error{Offset: ll.Offset, ID: ll.ID, Err: err}}
+	p := l.classShares(rj)
+	l.featurelessOut = append(l.featurelessOut, p)
+	l.labelSeen = true
+	c := l.class(ll.Label)
+	l.score(l.predOf(&p), c)
+	l.cp.learn(c, l.rc.share)
+	l.unseen = append(l.unseen, rj)
+	return true
+}
+
 // LabelWaits reports whether a label waits for the sample id: applied
 // before it came, and neither taken by it nor forgotten since. Like every
 // method of Learner it must be called from the goroutine that owns the
@@ -231,6 +254,9 @@ func (l *Learner) predictInOrder(ids []int, b *Identified) ([]Prediction, error)
 		}
 		for _, ll := range due {
 			l.predictFeatureless(ll.Offset)
+			if l.AnswerUnseenLabels && l.unseenLabel(ll) {
+				continue
+			}
 			waits, err := l.lateLabel(ll.ID, ll.Label)
 			if err != nil {
 				return nil, err

@@ -93,6 +93,16 @@ type Learner struct {
 	// documents, the ablation of BENCHMARKS.md. It must be false with
 	// another Predictor or CodesOff, which read no such expert.
 	NoCodeExpert bool
+	// AnswerUnseenLabels makes a label-only record whose id names no
+	// sample seen (none in the window, no arrival prediction waiting for
+	// its label) a record without features, as docs/DESIGN.md §5 has it
+	// (a late label is a later record of the same id): it is rejected
+	// (record.ErrNoFeatures), answered from the class shares, scored
+	// against its label, and counted in them, so that a prequential scorer
+	// finds a prediction for it. Without it such a label waits for its
+	// sample (Horizon), as serve's labels, which may overtake their
+	// records, do. stream sets it.
+	AnswerUnseenLabels bool
 	// PriorPower is γ of PredictGraph's mixture on documents: each class's
 	// mixed probability is divided by its share of the window's labels,
 	// smoothed by one label a class, to the power γ (priorScale), so that
@@ -156,7 +166,8 @@ type Learner struct {
 	// (Step.Featureless), while LearnFeatures runs.
 	featureless    []record.Reject
 	featurelessOut []Prediction
-	cp             classPrior // their answer
+	cp             classPrior      // their answer
+	unseen         []record.Reject // the batch's label-only records of unseen ids (AnswerUnseenLabels), rejected
 }
 
 // Step is what Learn did with one batch.
@@ -322,6 +333,13 @@ func (l *Learner) LearnFeatures(f *Features) (*Step, error) {
 	st.Waited, l.waited = l.waited, nil
 	st.Featureless, l.featurelessOut, l.featureless = l.featurelessOut, nil, nil
 	st.Forgotten = l.forgotten - forgot
+	if len(l.unseen) > 0 { // records without features, not late labels
+		st.Rejects = append(st.Rejects, l.unseen...)
+		slices.SortStableFunc(st.Rejects, func(a, b record.Reject) int { return cmpOffset(a.Offset, b.Offset) })
+		l.sc.c.Rejected += int64(len(l.unseen))
+		l.sc.c.LateLabels -= int64(len(l.unseen))
+		l.unseen = nil
+	}
 	r.End()
 	if err != nil {
 		return nil, err

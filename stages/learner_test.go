@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -399,6 +400,51 @@ func TestLabelsAfterWindow(t *testing.T) {
 		c := l.Counters()
 		if c.Unpredicted != 0 || c.Unlearned < c.LateLabels-2 || c.Labeled+c.Early != c.LateLabels || c.Labeled == 0 {
 			t.Errorf("predictor %v: counters %+v; want every late label scored, (almost) none learned, none unpredicted", pr, c)
+		}
+	}
+}
+
+// TestAnswerUnseenLabels checks AnswerUnseenLabels: a label-only record
+// whose id names no sample seen is a record without features — rejected
+// (record.ErrNoFeatures), answered from the class shares among the
+// batch's records without features, and scored against its label — while
+// one of a sample seen stays a late label; without the setting it waits
+// for its sample.
+func TestAnswerUnseenLabels(t *testing.T) {
+	x, y := digitsRows()
+	for _, answer := range []bool{true, false} {
+		l := &Learner{Model: &model.Online{Rank: 5, Graph: graph.KNN{K: 3}, Src: rand.NewPCG(1, 1)}, AnswerUnseenLabels: answer}
+		var ids, labels []string
+		for i := range 20 {
+			ids, labels = append(ids, "d"+strconv.Itoa(i)), append(labels, y[i])
+		}
+		if _, err := l.Learn(denseBatch(0, x[:20], ids, labels)); err != nil {
+			t.Fatal(err)
+		}
+		b := denseBatch(20, x[20:22], []string{"d20", "d21"}, []string{"", ""})
+		b.Offsets = []int64{20, 23}
+		b.LateLabels = []record.LateLabel{{Offset: 21, ID: "ghost", Label: y[3]}, {Offset: 22, ID: "d20", Label: y[20]}}
+		st, err := l.Learn(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := l.Counters()
+		if !answer {
+			if len(st.Featureless) != 0 || len(st.Rejects) != 0 || l.Pending() != 1 || c.LateLabels != 2 {
+				t.Errorf("without the setting: featureless %v, rejects %v, pending %d, counters %+v; want the ghost's label waiting", st.Featureless, st.Rejects, l.Pending(), c)
+			}
+			continue
+		}
+		if len(st.Featureless) != 1 || st.Featureless[0].ID != "ghost" || st.Featureless[0].Offset != 21 || st.Featureless[0].Label == "" {
+			t.Fatalf("featureless predictions %+v, want the ghost's, answered", st.Featureless)
+		}
+		if len(st.Rejects) != 1 || st.Rejects[0].ID != "ghost" || !errors.Is(st.Rejects[0].Reason, record.ErrNoFeatures) {
+			t.Errorf("rejects %v, want the ghost's, without features", st.Rejects)
+		}
+		// 19 scored samples of the first batch (after its first label), d20 by
+		// its late label, the ghost by its own.
+		if l.Pending() != 0 || c.LateLabels != 1 || c.Rejected != 1 || c.Labeled != 21 {
+			t.Errorf("pending %d, counters %+v; want no label waiting, one late label, one reject, 21 scored", l.Pending(), c)
 		}
 	}
 }

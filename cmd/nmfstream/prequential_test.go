@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,13 +114,14 @@ func TestStreamNothingUsable(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "no usable record") {
 		t.Errorf("exit %d, stderr %q; want a non-zero exit naming the problem", code, stderr)
 	}
-	// Late labels whose samples were rejected are not usable either.
+	// Label-only records of samples that were rejected are not usable
+	// either (stream answers them as records without features).
 	late := filepath.Join(t.TempDir(), "late.csv")
 	if err := os.WriteFile(late, []byte("id,a,b,label\n1,-1,2,\n2,3,-4,\n1,,,x\n2,,,y\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code, _, stderr = runCmd(t, "stream", "--in", late, "--id-column", "id")
-	if code == 0 || !strings.Contains(stderr, "no usable record") || !strings.Contains(stderr, "2 late labels found no sample") {
+	if code == 0 || !strings.Contains(stderr, "no usable record: all 4 records were rejected") {
 		t.Errorf("late labels only: exit %d, stderr %q; want a non-zero exit naming the problem", code, stderr)
 	}
 }
@@ -148,5 +150,58 @@ func TestStreamLabelsAfterWindow(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "came after their sample had left the window") || !strings.Contains(stderr, "--window") {
 		t.Errorf("stderr %q: want the unlearned labels told, with --window", stderr)
+	}
+}
+
+// TestStreamAnswersEmptyLabeledDocuments checks that a document left empty
+// but labeled on arrival, with an id no earlier record has, is a record
+// of the stream (docs/DESIGN.md §5: a label-only record follows its
+// record), not a label waiting for a sample: --out has one line for every
+// record, in input order, the empty ones answered.
+func TestStreamAnswersEmptyLabeledDocuments(t *testing.T) {
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "e.csv"), filepath.Join(dir, "p.jsonl")
+	words := [2][]string{{"goal", "match", "team", "score", "league", "coach"}, {"vote", "party", "senate", "law", "bill", "court"}}
+	var b strings.Builder
+	b.WriteString("id,label,text\n")
+	const n = 200
+	for i := range n {
+		c, label, text := i%2, "", fmt.Sprintf("%s %s %s", words[i%2][i%6], words[i%2][(i+1)%6], words[i%2][(i+4)%6])
+		if i%3 == 0 {
+			label = fmt.Sprint(c)
+		}
+		if i%25 == 7 {
+			label, text = fmt.Sprint(c), "" // empty, labeled
+		}
+		fmt.Fprintf(&b, "%d,%s,%s\n", i, label, text)
+	}
+	if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, e := runCmd(t, "stream", "--in", in, "--id-column", "id", "--out", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != n {
+		t.Fatalf("%d lines in --out, want one per record, %d", len(lines), n)
+	}
+	for i, line := range lines {
+		var p struct {
+			ID   string  `json:"id"`
+			Pred *string `json:"pred"`
+		}
+		if err := json.Unmarshal([]byte(line), &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.ID != fmt.Sprint(i) {
+			t.Fatalf("line %d: id %q, want %d (input order)", i, p.ID, i)
+		}
+		if i%25 == 7 && i > 7 && p.Pred == nil {
+			t.Errorf("the empty labeled document %d has no answer", i)
+		}
 	}
 }

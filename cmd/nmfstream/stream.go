@@ -413,7 +413,10 @@ func nothingUsable(c stages.Counters) error {
 	if c.Records == 0 || c.Samples > 0 {
 		return nil
 	}
-	return fmt.Errorf("no usable record: all %d records with features were rejected, and %d late labels found no sample (see --rejects for the reasons)", c.Rejected, c.LateLabels)
+	if c.LateLabels > 0 {
+		return fmt.Errorf("no usable record: all %d records with features were rejected, and %d late labels found no sample (see --rejects for the reasons)", c.Rejected, c.LateLabels)
+	}
+	return fmt.Errorf("no usable record: all %d records were rejected (see --rejects for the reasons)", c.Rejected)
 }
 
 // streamOptions are stream's flags, parsed and checked.
@@ -635,6 +638,9 @@ func (o *streamOptions) open(stderr io.Writer) (*streamRun, error) {
 	if fresh {
 		r.l = o.cfg.learner()
 	}
+	// A file's label-only record follows its record (docs/DESIGN.md §5):
+	// one of an id not seen is a record without features, answered.
+	r.l.AnswerUnseenLabels = true
 	if r.src, err = o.csvf.openStream(o.in, o.cfg.Batch); err != nil {
 		return nil, err
 	}
