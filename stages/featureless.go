@@ -98,13 +98,12 @@ func (l *Learner) classShares(rj record.Reject) Prediction {
 // answerFromShares sets p's label and score to classPrior's answer (the
 // recent labels' class or the most frequent one, with its share as the
 // score), and marks it as answered from the class shares, so that the
-// experts, which did not answer it, are not scored on it; it leaves p
-// unanswered if no label has been learned.
+// experts, which did not answer it, are not scored on it; it leaves p as
+// it is if no label has been learned.
 func (l *Learner) answerFromShares(p *Prediction) {
-	p.shares = true
 	if pr := l.rc.probs(nil, len(l.classes)); pr != nil && l.cp.hits[0] >= l.cp.hits[1] {
 		c := argmax(pr)
-		p.Label, p.Score = l.classes[c], pr[c]
+		p.Label, p.Score, p.shares = l.classes[c], pr[c], true
 		return
 	}
 	count := l.cp.count
@@ -123,5 +122,5 @@ func (l *Learner) answerFromShares(p *Prediction) {
 		return
 	}
 	c := argmax(count)
-	p.Label, p.Score = l.classes[c], count[c]/total
+	p.Label, p.Score, p.shares = l.classes[c], count[c]/total, true
 }
